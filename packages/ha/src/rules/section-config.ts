@@ -1,0 +1,238 @@
+/**
+ * The PVE SectionConfig text format (pve-common `SectionConfig.pm` parse_config / write_config),
+ * reduced to what the HA rules and groups files use.
+ *
+ * ```
+ * <type>: <id>
+ * <TAB><key> <value>
+ * <TAB><boolean-key>            # a bare boolean key means 1
+ *
+ * # comment lines are skipped; an empty line ends a section
+ * ```
+ *
+ * Bad content never throws: like the reference, every problem becomes a warning and the
+ * offending property (or section) is skipped.
+ */
+import { createHash } from 'node:crypto';
+
+import { RulesError } from './errors';
+import { byteCompare } from './sort';
+import type { ConfigWarning, ParseResult, SectionConfigData } from './types';
+
+/** Result of decoding one raw property value. */
+export type DecodeResult = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** Schema of one property of a section type. */
+export interface PropertySchema {
+  /** `boolean` accepts only `1`/`0`, and a bare key means 1. */
+  kind: 'boolean' | 'string';
+  /** A section missing a non-optional property is skipped. */
+  optional: boolean;
+  /** Validates and decodes the raw text (only for `string`); defaults to the text itself. */
+  decode?: (raw: string) => DecodeResult;
+  /** Encodes the decoded value back to its one-line text; defaults to `String(value)`. */
+  encode?: (value: unknown) => string;
+}
+
+/** A section type ("plugin" in the reference) with its properties. */
+export interface SectionPlugin {
+  type: string;
+  properties: Record<string, PropertySchema>;
+}
+
+/** Header line: `type: id` (the type is lowercased). */
+const HEADER_PATTERN = /^(\S+):\s*(\S+)\s*$/;
+/** Property line: indented `key [value]`. */
+const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
+/** Section ids (pve-configid), case-insensitive. */
+const CONFIG_ID_PATTERN = /^[a-z][a-z0-9_-]+$/i;
+const COMMENT_PATTERN = /^\s*#/;
+
+/** SHA1 hex of the raw text, the reference's config digest. */
+export function configDigest(raw: string): string {
+  return createHash('sha1').update(raw, 'utf8').digest('hex');
+}
+
+function decodeBoolean(raw: string | undefined): DecodeResult {
+  if (raw === undefined || raw === '1') return { ok: true, value: 1 };
+  if (raw === '0') return { ok: true, value: 0 };
+  return { ok: false, reason: `type check ('boolean') failed - got '${raw}'` };
+}
+
+function decodeProperty(schema: PropertySchema, raw: string | undefined): DecodeResult {
+  if (schema.kind === 'boolean') return decodeBoolean(raw);
+  if (raw === undefined) return { ok: false, reason: 'missing value' };
+  return schema.decode ? schema.decode(raw) : { ok: true, value: raw };
+}
+
+/**
+ * Parses SectionConfig text. `order` is the 1-based position among the accepted sections; a
+ * section dropped for a missing required property still uses up its number (the reference keeps
+ * it as an undefined entry, which every consumer skips).
+ */
+export function parseSectionConfig<T>(
+  file: string,
+  raw: string,
+  plugins: readonly SectionPlugin[],
+): ParseResult<T> {
+  const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
+  const ids: Record<string, T> = {};
+  const order: Record<string, number> = {};
+  const warnings: ConfigWarning[] = [];
+  const digest = configDigest(raw);
+
+  // Perl's split(/\n/) drops trailing empty fields.
+  const lines = raw.split('\n');
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+
+  let index = 0;
+  let lineNo = 0;
+  const nextLine = (): string | undefined => {
+    while (index < lines.length) {
+      const line = lines[index++] as string;
+      lineNo++;
+      if (!COMMENT_PATTERN.test(line)) return line;
+    }
+    return undefined;
+  };
+  const warn = (reason: string, message: string, extra: { sectionId?: string; key?: string } = {}) => {
+    warnings.push({ file, line: lineNo, ...extra, reason, message });
+  };
+  // Perl truthiness of a line: '' and '0' end a section.
+  const isFalsy = (line: string | undefined) => line === undefined || line === '' || line === '0';
+
+  let position = 1;
+  while (index < lines.length) {
+    const line = nextLine();
+    if (isFalsy(line)) continue;
+    const prefix = () => `file ${file} line ${lineNo}`;
+    const header = HEADER_PATTERN.exec(line as string);
+    if (!header) {
+      warn('ignore config line', `${prefix()} - ignore config line: ${line}`);
+      continue;
+    }
+    const type = (header[1] as string).toLowerCase();
+    const sectionId = header[2] as string;
+    const plugin = pluginByType.get(type);
+    let skipReason: string | undefined;
+    if (!CONFIG_ID_PATTERN.test(sectionId)) skipReason = `invalid configuration ID '${sectionId}'`;
+    else if (!plugin) skipReason = `unsupported type '${type}'`;
+    if (skipReason !== undefined) {
+      warn(skipReason, `${prefix()} (skip section '${sectionId}'): ${skipReason}`, { sectionId });
+    }
+
+    const section: Record<string, unknown> = {};
+    for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
+      if (skipReason !== undefined || !plugin) continue;
+      const text = propertyLine as string;
+      const match = PROPERTY_PATTERN.exec(text);
+      if (!match) {
+        const reason = `ignore config line: ${text}`;
+        warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
+        continue;
+      }
+      const key = match[1] as string;
+      const schema = plugin.properties[key];
+      let result: DecodeResult;
+      if (!schema) result = { ok: false, reason: `unexpected property '${key}'` };
+      else if (section[key] !== undefined) result = { ok: false, reason: 'duplicate attribute' };
+      else result = decodeProperty(schema, match[3]);
+      if (!result.ok) {
+        warn(
+          result.reason,
+          `${prefix()} (section '${sectionId}') - unable to parse value of '${key}': ${result.reason}`,
+          { sectionId, key },
+        );
+        continue;
+      }
+      section[key] = result.value;
+    }
+    if (skipReason !== undefined || !plugin) continue;
+
+    const missing = Object.keys(plugin.properties)
+      .filter((key) => !plugin.properties[key]?.optional && section[key] === undefined)
+      .sort(byteCompare);
+    const sectionPosition = position++;
+    if (missing.length > 0) {
+      const reason = `missing value for required option '${missing[0]}'`;
+      warn(reason, `${prefix()} (skip section '${sectionId}'): ${reason}`, {
+        sectionId,
+        key: missing[0] as string,
+      });
+      delete ids[sectionId];
+      delete order[sectionId];
+      continue;
+    }
+    if (ids[sectionId] !== undefined) {
+      const reason = `duplicate section '${sectionId}', the later one wins`;
+      warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
+    }
+    ids[sectionId] = { type, ...section } as T;
+    order[sectionId] = sectionPosition;
+  }
+
+  return { config: { ids, order, digest }, warnings };
+}
+
+/**
+ * Writes sections as SectionConfig text (write_config): sections by `order` (ids without one
+ * are appended in id order), `comment` and `disable` first, then the required properties in
+ * key order, then the optional ones; every section is followed by an empty line.
+ *
+ * @throws RulesError `unknown-type` for a section without a plugin, `invalid-value` for a
+ *   missing required property or a value containing a line feed.
+ */
+export function writeSectionConfig(
+  config: Pick<SectionConfigData<{ type: string }>, 'ids' | 'order'>,
+  plugins: readonly SectionPlugin[],
+): string {
+  const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
+  const order: Record<string, number> = { ...config.order };
+  let maxOrder = 0;
+  for (const id of Object.keys(config.ids)) maxOrder = Math.max(maxOrder, order[id] ?? 0);
+  for (const id of Object.keys(config.ids).sort(byteCompare)) {
+    if (order[id] === undefined) order[id] = ++maxOrder;
+  }
+  const sectionIds = Object.keys(config.ids).sort(
+    (a, b) => (order[a] as number) - (order[b] as number) || byteCompare(a, b),
+  );
+
+  let out = '';
+  for (const id of sectionIds) {
+    const section = config.ids[id] as { type: string } & Record<string, unknown>;
+    const plugin = pluginByType.get(section.type);
+    if (!plugin) {
+      throw new RulesError('unknown-type', `section '${id}' has unsupported type '${section.type}'`);
+    }
+    const line = (key: string, value: unknown): string => {
+      const schema = plugin.properties[key] as PropertySchema;
+      if (schema.kind === 'boolean') return `\t${key} ${value ? 1 : 0}\n`;
+      const text = schema.encode ? schema.encode(value) : String(value);
+      if (/[\n\r]/.test(text)) {
+        throw new RulesError('invalid-value', `section '${id}' property '${key}' contains a line feed`);
+      }
+      return text === '' ? '' : `\t${key} ${text}\n`;
+    };
+    let data = `${section.type}: ${id}\n`;
+    const done = new Set<string>();
+    if (plugin.properties.comment && section.comment) data += line('comment', section.comment);
+    if (plugin.properties.disable && section.disable) data += '\tdisable\n';
+    done.add('comment');
+    done.add('disable');
+    const keys = Object.keys(plugin.properties).sort(byteCompare);
+    for (const key of keys) {
+      if (done.has(key) || plugin.properties[key]?.optional) continue;
+      done.add(key);
+      if (section[key] === undefined) {
+        throw new RulesError('invalid-value', `section '${id}' is missing required option '${key}'`);
+      }
+      data += line(key, section[key]);
+    }
+    for (const key of keys) {
+      if (done.has(key) || section[key] === undefined || section[key] === null) continue;
+      data += line(key, section[key]);
+    }
+    out += `${data}\n`;
+  }
+  return out;
+}
