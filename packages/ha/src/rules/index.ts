@@ -57,6 +57,30 @@ export {
   migrateGroupsToRules,
 } from './groups';
 export type { PersistentGroupMigration } from './groups';
+export {
+  RULE_CHECKS,
+  buildCheckContext,
+  connectedRuleComponents,
+  effectiveResourceAffinity,
+  negativeFitsNodes,
+  negativeNodeAffinityConsistency,
+  positiveNegativeConsistency,
+  positiveSingleNodeAffinity,
+  singleNodeAffinityPerResource,
+} from './checks';
+export type { CheckContext, RuleCheck, RuleConflict } from './checks';
+export {
+  IMPLICIT_NEGATIVE_RULE_PREFIX,
+  MERGED_RULE_PREFIX,
+  dropInfeasibleRules,
+  dropRuleMessage,
+  inferImplicitNegativeRules,
+  inferNodeAffinityForPositiveRules,
+  mergeConnectedPositiveRules,
+  transformRules,
+} from './transform';
+export { canonicalJson } from './canonical-json';
+export { RULES_TEST_NODES, rulesCheckReport } from './report';
 export { NODE_AFFINITY, RESOURCE_AFFINITY, RULE_TYPES } from './types';
 export type {
   Affinity,
