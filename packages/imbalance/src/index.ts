@@ -1,1 +1,10 @@
-export {};
+export { ImbalanceAccumulator } from './accumulator';
+export { ImbalanceError, type ImbalanceErrorCode } from './errors';
+export {
+  IMBALANCE_METRICS,
+  type ImbalanceMetric,
+  imbalance,
+  imbalanceWithReplaced,
+  normalizedImbalance,
+  rawCv,
+} from './imbalance';

@@ -1,1 +1,12 @@
-export {};
+export { TopsisError, type TopsisErrorCode } from './errors';
+export {
+  type Criteria,
+  type Criterion,
+  defineCriteria,
+  type FlatMatrix,
+  rankAlternatives,
+  rankScores,
+  scoreAlternatives,
+  scoreFlatInPlace,
+  toFlatMatrix,
+} from './topsis';
