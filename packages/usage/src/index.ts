@@ -1,1 +1,39 @@
-export {};
+export { ClusterUsage } from './cluster-usage';
+export { UsageError, type UsageErrorCode } from './errors';
+export {
+  CRITERIA_COUNT,
+  MIGRATION_IMBALANCE_DIGITS,
+  SCHEDULER_CRITERIA,
+  compareNames,
+  compareScoredMigrations,
+  nodeLoad,
+  truncateImbalance,
+} from './kernels';
+export {
+  type AggregationPurpose,
+  type MutableNodeStats,
+  type ResolvedCandidate,
+  type UsageSnapshot,
+  addRunningResource,
+  addStartedResource,
+  referenceAggregate,
+  referenceBestBalancingMigrations,
+  referenceCriteria,
+  referenceImbalanceOf,
+  referenceNodeImbalance,
+  referenceScoreNodesToStart,
+  removeRunningResource,
+} from './reference';
+export type {
+  Aggregation,
+  ImbalanceMetric,
+  MigrationCandidate,
+  MigrationMethod,
+  NodeScore,
+  NodeStats,
+  Placement,
+  ResourceSpec,
+  ResourceState,
+  ResourceStats,
+  ScoredMigration,
+} from './types';

@@ -1,0 +1,465 @@
+import type { ImbalanceMetric } from '@poise/imbalance';
+import { imbalance } from '@poise/imbalance';
+import { UsageError } from './errors';
+import { type ClusterView, type IndexedCandidate, Scratch, fastBruteforce, fastScoreNodesToStart, fastTopsis } from './fast';
+import { compareNames, nodeLoad } from './kernels';
+import { type UsageSnapshot, requireLoadAggregation, resolveCandidates } from './reference';
+import type {
+  Aggregation,
+  MigrationCandidate,
+  MigrationMethod,
+  NodeScore,
+  NodeStats,
+  Placement,
+  ResourceSpec,
+  ResourceState,
+  ResourceStats,
+  ScoredMigration,
+} from './types';
+
+/**
+ * A cpu contribution keeps every partial sum exact when it is a multiple of 2^-32 and the
+ * absolute sum stays below 2^21 (21 + 32 = 53 mantissa bits); memory contributions when they
+ * are integers (bytes) and the absolute sum stays below 2^53. Exact sums are order-independent,
+ * so they can be updated by add/subtract; other nodes are re-folded in reference order.
+ */
+const CPU_GRID = 2 ** 32;
+const CPU_EXACT_LIMIT = 2 ** 21;
+const MEM_EXACT_LIMIT = 2 ** 53;
+
+interface NodeRecord {
+  readonly name: string;
+  base: NodeStats;
+  /** Resources whose current or target node this is. */
+  readonly members: Set<ResourceRecord>;
+  /** Aggregated (static: all members; dynamic: `starting` members) cpu and mem, folded from the base in seq order. */
+  cpu: number;
+  mem: number;
+  valid: boolean;
+  maxSeq: number;
+  /** Count of non-grid values (base included) and absolute sums, for the exactness test. */
+  cpuInexact: number;
+  memInexact: number;
+  cpuAbs: number;
+  memAbs: number;
+}
+
+interface ResourceRecord {
+  readonly sid: string;
+  stats: ResourceStats;
+  state: ResourceState;
+  current: NodeRecord;
+  target: NodeRecord | undefined;
+  readonly seq: number;
+}
+
+function cpuOnGrid(v: number): boolean {
+  return Number.isInteger(v * CPU_GRID) && Math.abs(v) < CPU_EXACT_LIMIT;
+}
+
+function memOnGrid(v: number): boolean {
+  return Number.isInteger(v) && Math.abs(v) < MEM_EXACT_LIMIT;
+}
+
+function checkStats(what: string, stats: NodeStats | ResourceStats, positiveMax: boolean): void {
+  for (const field of ['cpu', 'maxcpu', 'mem', 'maxmem'] as const) {
+    const v = stats[field];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+      throw new UsageError('invalid-stats', `${what}: '${field}' must be a finite number >= 0, got ${String(v)}`);
+    }
+  }
+  if (positiveMax && (stats.maxcpu <= 0 || stats.maxmem <= 0)) {
+    throw new UsageError('invalid-stats', `${what}: 'maxcpu' and 'maxmem' must be > 0`);
+  }
+}
+
+/**
+ * Cluster usage with granular updates (each O(1) amortised, never a rebuild) and the scoring
+ * of spec §4: start scoring, node imbalance and best balancing migrations. Every result equals
+ * the reference functions of `./reference` applied to {@link snapshot}.
+ *
+ * Order: nodes are iterated in byte order of their names; a node's aggregated stats fold its
+ * base stats, then its resources in the order they were added to the usage (`addResource`;
+ * re-adding after `removeResource` moves a resource to the end).
+ */
+export class ClusterUsage {
+  readonly aggregation: Aggregation;
+  readonly metric: ImbalanceMetric;
+  private readonly nodes = new Map<string, NodeRecord>();
+  private readonly resources = new Map<string, ResourceRecord>();
+  private sorted: NodeRecord[] = [];
+  private indexOf = new Map<NodeRecord, number>();
+  private orderDirty = false;
+  private seqCounter = 0;
+  private readonly scratch = new Scratch();
+  private view: { n: number; names: string[]; cpu: Float64Array; maxcpu: Float64Array; mem: Float64Array; maxmem: Float64Array } = {
+    n: 0,
+    names: [],
+    cpu: new Float64Array(0),
+    maxcpu: new Float64Array(0),
+    mem: new Float64Array(0),
+    maxmem: new Float64Array(0),
+  };
+
+  constructor(options: { aggregation: Aggregation; metric: ImbalanceMetric }) {
+    if (!['basic', 'static', 'dynamic'].includes(options.aggregation)) {
+      throw new UsageError('invalid-argument', `unknown aggregation '${String(options.aggregation)}'`);
+    }
+    if (!['raw', 'normalized'].includes(options.metric)) {
+      throw new UsageError('invalid-argument', `unknown imbalance metric '${String(options.metric)}'`);
+    }
+    this.aggregation = options.aggregation;
+    this.metric = options.metric;
+  }
+
+  // ---- nodes ----
+
+  /** Adds a node. Static nodes have cpu 0 / mem 0; dynamic nodes carry the measured usage. */
+  addNode(name: string, stats: NodeStats): void {
+    if (this.nodes.has(name)) throw new UsageError('duplicate-node', `node '${name}' already exists`);
+    checkStats(`node '${name}'`, stats, true);
+    const node: NodeRecord = {
+      name,
+      base: { ...stats },
+      members: new Set(),
+      cpu: 0,
+      mem: 0,
+      valid: false,
+      maxSeq: 0,
+      cpuInexact: 0,
+      memInexact: 0,
+      cpuAbs: 0,
+      memAbs: 0,
+    };
+    this.nodes.set(name, node);
+    this.orderDirty = true;
+  }
+
+  /** Removes a node; it must carry no resource (remove or move them first). */
+  removeNode(name: string): void {
+    const node = this.node(name);
+    if (node.members.size > 0) {
+      const sid = node.members.values().next().value!.sid;
+      throw new UsageError('node-in-use', `node '${name}' still has ${node.members.size} resource(s), e.g. '${sid}'`);
+    }
+    this.nodes.delete(name);
+    this.orderDirty = true;
+  }
+
+  hasNode(name: string): boolean {
+    return this.nodes.has(name);
+  }
+
+  /** Node names in byte order. */
+  nodeNames(): string[] {
+    return this.sortedNodes().map((n) => n.name);
+  }
+
+  /** Replaces a node's base stats (dynamic: the measured usage). */
+  setNodeStats(name: string, stats: NodeStats): void {
+    const node = this.node(name);
+    checkStats(`node '${name}'`, stats, true);
+    node.base = { ...stats };
+    node.valid = false;
+  }
+
+  /** A node's base stats as given. */
+  getNodeStats(name: string): NodeStats {
+    return { ...this.node(name).base };
+  }
+
+  // ---- resources ----
+
+  /** Adds a resource; errors on a duplicate sid, an unknown node or a move to the same node. */
+  addResource(sid: string, spec: ResourceSpec): void {
+    if (this.resources.has(sid)) throw new UsageError('duplicate-resource', `resource '${sid}' already exists`);
+    checkStats(`resource '${sid}'`, spec.stats, false);
+    checkState(sid, spec.state);
+    const [current, target] = this.placementNodes(sid, spec.placement);
+    const r: ResourceRecord = { sid, stats: { ...spec.stats }, state: spec.state, current, target, seq: ++this.seqCounter };
+    this.resources.set(sid, r);
+    this.attach(current, r);
+    if (target) this.attach(target, r);
+  }
+
+  removeResource(sid: string): void {
+    const r = this.resource(sid);
+    this.detach(r.current, r);
+    if (r.target) this.detach(r.target, r);
+    this.resources.delete(sid);
+  }
+
+  hasResource(sid: string): boolean {
+    return this.resources.has(sid);
+  }
+
+  /** A resource as stored. */
+  getResource(sid: string): ResourceSpec {
+    const r = this.resource(sid);
+    return {
+      stats: { ...r.stats },
+      state: r.state,
+      placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name },
+    };
+  }
+
+  /** Replaces a resource's stats (keeps its position in the fold order). */
+  setResourceStats(sid: string, stats: ResourceStats): void {
+    const r = this.resource(sid);
+    checkStats(`resource '${sid}'`, stats, false);
+    this.detach(r.current, r);
+    if (r.target) this.detach(r.target, r);
+    r.stats = { ...stats };
+    this.attach(r.current, r);
+    if (r.target) this.attach(r.target, r);
+  }
+
+  setResourceState(sid: string, state: ResourceState): void {
+    const r = this.resource(sid);
+    checkState(sid, state);
+    this.detach(r.current, r);
+    if (r.target) this.detach(r.target, r);
+    r.state = state;
+    this.attach(r.current, r);
+    if (r.target) this.attach(r.target, r);
+  }
+
+  /**
+   * Moves a resource: stationary → moving (`{current, target}`) → stationary on the target
+   * (`{current: target}`), or any other placement.
+   */
+  setPlacement(sid: string, placement: Placement): void {
+    const r = this.resource(sid);
+    const [current, target] = this.placementNodes(sid, placement);
+    const before = new Set([r.current, ...(r.target ? [r.target] : [])]);
+    const after = new Set([current, ...(target ? [target] : [])]);
+    for (const node of before) if (!after.has(node)) this.detach(node, r);
+    r.current = current;
+    r.target = target;
+    for (const node of after) if (!before.has(node)) this.attach(node, r);
+  }
+
+  /** Number of resources. */
+  get resourceCount(): number {
+    return this.resources.size;
+  }
+
+  /** A plain snapshot for the reference functions (resources in fold order). */
+  snapshot(): UsageSnapshot {
+    return {
+      aggregation: this.aggregation,
+      nodes: this.sortedNodes().map((n) => ({ name: n.name, stats: { ...n.base } })),
+      resources: [...this.resources.values()].map((r) => ({
+        sid: r.sid,
+        stats: { ...r.stats },
+        state: r.state,
+        placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name },
+      })),
+    };
+  }
+
+  // ---- scoring ----
+
+  /**
+   * Start scores for a resource with `stats`, one per node in byte order.
+   * - `basic`: the number of resources whose current or target node it is — **lower is better**;
+   * - `static` / `dynamic`: the TOPSIS score (0..1) of the cluster with the resource added as
+   *   started on that node, over all nodes — **higher is better** (the HA core negates it).
+   */
+  scoreNodesToStart(stats: ResourceStats): NodeScore[] {
+    checkStats('resource to start', stats, false);
+    if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.members.size }));
+    return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
+  }
+
+  /** The node imbalance under the configured metric (static/dynamic only); lower is better. */
+  nodeImbalance(): number {
+    requireLoadAggregation(this.aggregation, 'nodeImbalance');
+    const view = this.gather('balance');
+    const loads = new Float64Array(view.n);
+    for (let i = 0; i < view.n; i++) loads[i] = nodeLoad(view.cpu[i]!, view.maxcpu[i]!, view.mem[i]!, view.maxmem[i]!);
+    return imbalance(loads, this.metric);
+  }
+
+  /**
+   * The first `limit` balancing migrations (spec §4.4/§4.5), best first. Errors (`invalid-candidate`)
+   * when a leader or member is absent, moving, or not on the leader's node.
+   */
+  bestBalancingMigrations(candidates: readonly MigrationCandidate[], method: MigrationMethod, limit: number): ScoredMigration[] {
+    requireLoadAggregation(this.aggregation, 'bestBalancingMigrations');
+    if (method !== 'bruteforce' && method !== 'topsis') {
+      throw new UsageError('invalid-argument', `unknown migration method '${String(method)}'`);
+    }
+    if (!Number.isInteger(limit) || limit < 0) throw new UsageError('invalid-argument', `invalid limit ${String(limit)}`);
+    const resolved = resolveCandidates(
+      candidates,
+      (sid) => {
+        const r = this.resources.get(sid);
+        return r && { stats: r.stats, state: r.state, placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name } };
+      },
+      (name) => this.nodes.has(name),
+    );
+    const view = this.gather('balance');
+    const index = this.indexOf;
+    const indexed: IndexedCandidate[] = resolved.map((c) => ({
+      sid: c.sid,
+      source: index.get(this.nodes.get(c.source)!)!,
+      bundleCpu: c.bundleCpu,
+      bundleMem: c.bundleMem,
+      targets: Int32Array.from(c.targets, (t) => index.get(this.nodes.get(t)!)!),
+    }));
+    return method === 'bruteforce'
+      ? fastBruteforce(view, indexed, limit, this.metric)
+      : fastTopsis(view, indexed, limit, this.metric, this.scratch);
+  }
+
+  // ---- internals ----
+
+  private node(name: string): NodeRecord {
+    const node = this.nodes.get(name);
+    if (!node) throw new UsageError('unknown-node', `node '${name}' does not exist`);
+    return node;
+  }
+
+  private resource(sid: string): ResourceRecord {
+    const r = this.resources.get(sid);
+    if (!r) throw new UsageError('unknown-resource', `resource '${sid}' does not exist`);
+    return r;
+  }
+
+  private placementNodes(sid: string, placement: Placement): [NodeRecord, NodeRecord | undefined] {
+    const { current, target } = placement;
+    if (target !== undefined && target === current) {
+      throw new UsageError('invalid-placement', `resource '${sid}' moves from '${current}' to itself`);
+    }
+    const c = this.nodes.get(current);
+    if (!c) throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${current}'`);
+    if (target === undefined) return [c, undefined];
+    const t = this.nodes.get(target);
+    if (!t) throw new UsageError('unknown-node', `resource '${sid}' moves to unknown node '${target}'`);
+    return [c, t];
+  }
+
+  private sortedNodes(): NodeRecord[] {
+    if (this.orderDirty) {
+      this.sorted = [...this.nodes.values()].sort((a, b) => compareNames(a.name, b.name));
+      this.indexOf = new Map(this.sorted.map((n, i) => [n, i]));
+      this.orderDirty = false;
+    }
+    return this.sorted;
+  }
+
+  /** Whether `r` contributes to its nodes' aggregated stats (the start view in dynamic mode). */
+  private counted(r: ResourceRecord): boolean {
+    return this.aggregation === 'static' || (this.aggregation === 'dynamic' && r.state === 'starting');
+  }
+
+  private attach(node: NodeRecord, r: ResourceRecord): void {
+    node.members.add(r);
+    if (!this.counted(r) || !node.valid) {
+      node.maxSeq = Math.max(node.maxSeq, r.seq);
+      return;
+    }
+    const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
+    const m = r.stats.maxmem;
+    if (!cpuOnGrid(c)) node.cpuInexact++;
+    if (!memOnGrid(m)) node.memInexact++;
+    node.cpuAbs += Math.abs(c);
+    node.memAbs += Math.abs(m);
+    if (r.seq > node.maxSeq || exactNode(node)) {
+      // appending at the end of the fold order is the reference's next fold step
+      node.cpu += c;
+      node.mem += m;
+    } else {
+      node.valid = false;
+    }
+    node.maxSeq = Math.max(node.maxSeq, r.seq);
+  }
+
+  private detach(node: NodeRecord, r: ResourceRecord): void {
+    node.members.delete(r);
+    if (!this.counted(r) || !node.valid) return;
+    const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
+    const m = r.stats.maxmem;
+    if (exactNode(node)) {
+      node.cpu -= c;
+      node.mem -= m;
+      node.cpuAbs -= Math.abs(c);
+      node.memAbs -= Math.abs(m);
+    } else {
+      node.valid = false;
+    }
+  }
+
+  /** Re-folds a node's aggregated stats in reference order (base, then counted members by seq). */
+  private refold(node: NodeRecord): void {
+    const counted = [...node.members].filter((r) => this.counted(r)).sort((a, b) => a.seq - b.seq);
+    let cpu = node.base.cpu;
+    let mem = node.base.mem;
+    let cpuInexact = cpuOnGrid(cpu) ? 0 : 1;
+    let memInexact = memOnGrid(mem) ? 0 : 1;
+    let cpuAbs = Math.abs(cpu);
+    let memAbs = Math.abs(mem);
+    let maxSeq = 0;
+    for (const r of node.members) maxSeq = Math.max(maxSeq, r.seq);
+    for (const r of counted) {
+      const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
+      const m = r.stats.maxmem;
+      cpu += c;
+      mem += m;
+      if (!cpuOnGrid(c)) cpuInexact++;
+      if (!memOnGrid(m)) memInexact++;
+      cpuAbs += Math.abs(c);
+      memAbs += Math.abs(m);
+    }
+    node.cpu = cpu;
+    node.mem = mem;
+    node.cpuInexact = cpuInexact;
+    node.memInexact = memInexact;
+    node.cpuAbs = cpuAbs;
+    node.memAbs = memAbs;
+    node.maxSeq = maxSeq;
+    node.valid = true;
+  }
+
+  /** The aggregated stats of all nodes in sorted order for a purpose (typed arrays reused). */
+  private gather(purpose: 'balance' | 'start'): ClusterView {
+    const nodes = this.sortedNodes();
+    const n = nodes.length;
+    let view = this.view;
+    if (view.cpu.length < n) {
+      const size = Math.max(n, view.cpu.length * 2);
+      view = { n, names: [], cpu: new Float64Array(size), maxcpu: new Float64Array(size), mem: new Float64Array(size), maxmem: new Float64Array(size) };
+      this.view = view;
+    }
+    view.n = n;
+    if (view.names.length !== n) view.names = new Array<string>(n);
+    const identity = this.aggregation === 'dynamic' && purpose === 'balance';
+    for (let i = 0; i < n; i++) {
+      const node = nodes[i]!;
+      view.names[i] = node.name;
+      view.maxcpu[i] = node.base.maxcpu;
+      view.maxmem[i] = node.base.maxmem;
+      if (identity) {
+        view.cpu[i] = node.base.cpu;
+        view.mem[i] = node.base.mem;
+      } else {
+        if (!node.valid) this.refold(node);
+        view.cpu[i] = node.cpu;
+        view.mem[i] = node.mem;
+      }
+    }
+    return view;
+  }
+}
+
+/** Whether every partial sum of the node's fold is exact (so add/subtract equals re-folding). */
+function exactNode(node: NodeRecord): boolean {
+  return node.cpuInexact === 0 && node.memInexact === 0 && node.cpuAbs < CPU_EXACT_LIMIT && node.memAbs < MEM_EXACT_LIMIT;
+}
+
+function checkState(sid: string, state: ResourceState): void {
+  if (state !== 'stopped' && state !== 'starting' && state !== 'started') {
+    throw new UsageError('invalid-argument', `resource '${sid}' has unknown state '${String(state)}'`);
+  }
+}

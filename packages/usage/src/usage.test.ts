@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ClusterUsage,
+  type MigrationCandidate,
+  type NodeStats,
+  type ResourceStats,
+  UsageError,
+  addRunningResource,
+  referenceBestBalancingMigrations,
+  referenceImbalanceOf,
+  removeRunningResource,
+  referenceNodeImbalance,
+  referenceScoreNodesToStart,
+} from './index';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+/** Spec §4.6 fixtures: the same usage on homogeneous and heterogeneous nodes. */
+const usage = [
+  { cpu: 1.7, mem: 12334 * MIB },
+  { cpu: 15.184, mem: 529 * MIB },
+  { cpu: 5.2, mem: 9381 * MIB },
+];
+const fixtures: Record<'homogeneous' | 'heterogeneous', NodeStats[]> = {
+  homogeneous: usage.map((u) => ({ ...u, maxcpu: 16, maxmem: 64 * GIB })),
+  heterogeneous: [
+    { ...usage[0]!, maxcpu: 16, maxmem: 128 * GIB },
+    { ...usage[1]!, maxcpu: 32, maxmem: 96 * GIB },
+    { ...usage[2]!, maxcpu: 24, maxmem: 64 * GIB },
+  ],
+};
+
+/** A dynamic usage (identity aggregation) with vm:101 running on node1 (its usage is in node1's stats). */
+function fixture(name: keyof typeof fixtures, metric: 'raw' | 'normalized' = 'raw'): ClusterUsage {
+  const u = new ClusterUsage({ aggregation: 'dynamic', metric });
+  fixtures[name].forEach((stats, i) => u.addNode(`node${i + 1}`, stats));
+  u.addResource('vm:101', {
+    stats: { cpu: 0.7, maxcpu: 4, mem: 8 * GIB, maxmem: 16 * GIB },
+    state: 'started',
+    placement: { current: 'node1' },
+  });
+  return u;
+}
+
+const candidate: MigrationCandidate = { leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] };
+
+describe('nodeImbalance (spec §4.6)', () => {
+  it.each([
+    ['homogeneous', 'raw', 0.4893954724628247],
+    ['homogeneous', 'normalized', 0.3460548572604576],
+    ['heterogeneous', 'raw', 0.33026013056867354],
+    ['heterogeneous', 'normalized', 0.23352917788066363],
+  ] as const)('%s, %s', (name, metric, expected) => {
+    const u = fixture(name, metric);
+    expect(u.nodeImbalance()).toBe(expected);
+    expect(referenceNodeImbalance(u.snapshot(), metric)).toBe(expected);
+  });
+
+  it('is 0 for an empty cluster and for identical nodes', () => {
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    expect(u.nodeImbalance()).toBe(0);
+    for (const n of ['a', 'b', 'c']) u.addNode(n, { cpu: 0, maxcpu: 8, mem: 0, maxmem: 16 * GIB });
+    expect(u.nodeImbalance()).toBe(0);
+    for (const n of ['a', 'b', 'c']) {
+      u.addResource(`vm:${n}`, { stats: { cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB }, state: 'started', placement: { current: n } });
+    }
+    // every node (2/8 + 4/16) / 2 = 0.25 exactly → sd 0
+    expect(u.nodeImbalance()).toBe(0);
+  });
+});
+
+describe('bestBalancingMigrations (spec §4.6)', () => {
+  it.each([
+    // vm:101 (0.7 cores, 8 GiB) leaves node1; raw CV after the move, truncated to 15 digits
+    ['homogeneous', [['node3', 0.597287465866405], ['node2', 0.723982869039761]]],
+    // spec: raw 0.525031850557711 → trunc(525031850557711.0x)/1e15 prints 0.52503185055771
+    ['heterogeneous', [['node3', 0.52503185055771], ['node2', 0.579417704060553]]],
+  ] as const)('bruteforce ranks node3 before node2 (%s)', (name, expected) => {
+    const u = fixture(name);
+    const raw = { homogeneous: [0.5972874658664057, 0.7239828690397611], heterogeneous: [0.525031850557711, 0.5794177040605537] }[name];
+    const after = (target: number) => {
+      const stats = fixtures[name].map((s) => ({ ...s }));
+      removeRunningResource(stats[0]!, { cpu: 0.7, mem: 8 * GIB });
+      addRunningResource(stats[target]!, { cpu: 0.7, mem: 8 * GIB });
+      return referenceImbalanceOf(stats, 'raw');
+    };
+    expect([after(2), after(1)]).toEqual(raw);
+    const got = u.bestBalancingMigrations([candidate], 'bruteforce', 2);
+    expect(got.map((m) => [m.target, m.imbalance])).toEqual(expected);
+    expect(got.every((m) => m.sid === 'vm:101' && m.source === 'node1')).toBe(true);
+    expect(referenceBestBalancingMigrations(u.snapshot(), [candidate], 'bruteforce', 2, 'raw')).toEqual(got);
+  });
+
+  it.each(['homogeneous', 'heterogeneous'] as const)('topsis ranks node2 before node3 (%s)', (name) => {
+    const u = fixture(name);
+    const got = u.bestBalancingMigrations([candidate], 'topsis', 2);
+    expect(got.map((m) => m.target)).toEqual(['node2', 'node3']);
+    // the reported imbalance is still the (truncated) CV of the state after the move
+    expect(got[0]!.imbalance).toBe(name === 'homogeneous' ? 0.723982869039761 : 0.579417704060553);
+    expect(referenceBestBalancingMigrations(u.snapshot(), [candidate], 'topsis', 2, 'raw')).toEqual(got);
+  });
+
+  it('limit 1 returns only the best', () => {
+    expect(fixture('homogeneous').bestBalancingMigrations([candidate], 'bruteforce', 1).map((m) => m.target)).toEqual(['node3']);
+  });
+
+  it.each([
+    ['absent leader', { leader: 'vm:999', resources: ['vm:999'], targets: ['node2'] }],
+    ['absent member', { leader: 'vm:101', resources: ['vm:101', 'vm:998'], targets: ['node2'] }],
+    ['unknown target', { leader: 'vm:101', resources: ['vm:101'], targets: ['node9'] }],
+  ])('rejects an %s', (_name, bad) => {
+    expect(() => fixture('homogeneous').bestBalancingMigrations([bad], 'bruteforce', 1)).toThrowError(UsageError);
+  });
+
+  it('rejects a moving member', () => {
+    const u = fixture('homogeneous');
+    u.setPlacement('vm:101', { current: 'node1', target: 'node2' });
+    expect(() => u.bestBalancingMigrations([candidate], 'bruteforce', 1)).toThrowError(/not stationary/);
+  });
+});
+
+describe('scoreNodesToStart (spec §4.6 start ranking, static aggregation)', () => {
+  const resources: Record<string, ResourceStats> = {
+    'heavy memory': { cpu: 1, maxcpu: 1, mem: 12 * GIB, maxmem: 12 * GIB },
+    'heavy cpu': { cpu: 12, maxcpu: 12, mem: 0, maxmem: 0 },
+    unlimited: { cpu: 0, maxcpu: 0, mem: 0, maxmem: 0 },
+    combined: { cpu: 12, maxcpu: 12, mem: 12 * GIB, maxmem: 12 * GIB },
+  };
+  it.each([
+    ['homogeneous', 'heavy memory', ['node2', 'node3', 'node1']],
+    ['homogeneous', 'heavy cpu', ['node1', 'node3', 'node2']],
+    ['homogeneous', 'unlimited', ['node1', 'node3', 'node2']],
+    ['homogeneous', 'combined', ['node2', 'node3', 'node1']],
+    ['heterogeneous', 'heavy memory', ['node2', 'node1', 'node3']],
+    ['heterogeneous', 'heavy cpu', ['node3', 'node2', 'node1']],
+    ['heterogeneous', 'unlimited', ['node1', 'node3', 'node2']],
+    ['heterogeneous', 'combined', ['node2', 'node1', 'node3']],
+  ] as const)('%s, %s → %j', (name, resource, ranking) => {
+    // the fixture usage as node base stats; static aggregation adds nothing else here
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    fixtures[name].forEach((stats, i) => u.addNode(`node${i + 1}`, stats));
+    const scores = u.scoreNodesToStart(resources[resource]!);
+    const ranked = [...scores].sort((a, b) => b.score - a.score).map((s) => s.node);
+    expect(ranked).toEqual(ranking);
+    expect(referenceScoreNodesToStart(u.snapshot(), resources[resource]!)).toEqual(scores);
+  });
+
+  it('basic mode counts resources on both sides of a move (lower is better)', () => {
+    const u = new ClusterUsage({ aggregation: 'basic', metric: 'raw' });
+    for (const n of ['node1', 'node2', 'node3']) u.addNode(n, { cpu: 0, maxcpu: 4, mem: 0, maxmem: GIB });
+    const stats = { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 };
+    u.addResource('vm:1', { stats, state: 'started', placement: { current: 'node1' } });
+    u.addResource('vm:2', { stats, state: 'started', placement: { current: 'node1', target: 'node3' } });
+    // node1: vm:1 + vm:2 = 2; node2: 0; node3: vm:2 (target) = 1
+    expect(u.scoreNodesToStart(stats)).toEqual([
+      { node: 'node1', score: 2 },
+      { node: 'node2', score: 0 },
+      { node: 'node3', score: 1 },
+    ]);
+    expect(referenceScoreNodesToStart(u.snapshot(), stats)).toEqual(u.scoreNodesToStart(stats));
+  });
+});
+
+describe('granular operations', () => {
+  it.each([
+    ['duplicate node', (u: ClusterUsage) => u.addNode('node1', { cpu: 0, maxcpu: 1, mem: 0, maxmem: 1 }), 'duplicate-node'],
+    ['duplicate resource', (u: ClusterUsage) => u.addResource('vm:1', spec('node1')), 'duplicate-resource'],
+    ['unknown node', (u: ClusterUsage) => u.addResource('vm:2', spec('node9')), 'unknown-node'],
+    ['move to itself', (u: ClusterUsage) => u.addResource('vm:2', { ...spec('node1'), placement: { current: 'node1', target: 'node1' } }), 'invalid-placement'],
+    ['remove a node in use', (u: ClusterUsage) => u.removeNode('node1'), 'node-in-use'],
+    ['unknown resource', (u: ClusterUsage) => u.removeResource('vm:9'), 'unknown-resource'],
+    ['imbalance in basic mode', () => new ClusterUsage({ aggregation: 'basic', metric: 'raw' }).nodeImbalance(), 'unsupported-aggregation'],
+  ])('errors on %s', (_name, fn, code) => {
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    u.addNode('node1', { cpu: 0, maxcpu: 4, mem: 0, maxmem: GIB });
+    u.addResource('vm:1', spec('node1'));
+    try {
+      fn(u);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).code).toBe(code);
+      expect((error as UsageError).name).toBe('UsageError');
+    }
+  });
+
+  it('a move counts on both nodes in static mode, then only on the target', () => {
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    u.addNode('a', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 4 * GIB });
+    u.addNode('b', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 4 * GIB });
+    u.addResource('vm:1', { stats: { cpu: 2, maxcpu: 2, mem: GIB, maxmem: GIB }, state: 'started', placement: { current: 'a' } });
+    // a: (2/4 + 1/4)/2 = 0.375, b: 0 → mean 0.1875, sd 0.1875 → cv 1
+    expect(u.nodeImbalance()).toBe(1);
+    u.setPlacement('vm:1', { current: 'a', target: 'b' });
+    expect(u.nodeImbalance()).toBe(0);
+    u.setPlacement('vm:1', { current: 'b' });
+    expect(u.nodeImbalance()).toBe(1);
+    expect(referenceNodeImbalance(u.snapshot(), 'raw')).toBe(1);
+  });
+});
+
+function spec(node: string) {
+  return { stats: { cpu: 1, maxcpu: 1, mem: GIB, maxmem: GIB }, state: 'started' as const, placement: { current: node } };
+}
