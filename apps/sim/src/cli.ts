@@ -1,1 +1,166 @@
-export {};
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { loadCase, simulate } from '@poise/sim';
+import { rulesCheckReport } from '@poise/ha';
+
+type Profile = 'pve-5.2.0' | 'pve-9.2';
+const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
+
+const USAGE = `usage:
+  poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
+  poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2]
+  poise-sim rules-check <dir-with-*.cfg>...`;
+
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+interface Args {
+  command: string;
+  paths: string[];
+  profile: Profile;
+  out?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h') throw new UsageError(USAGE);
+  const paths: string[] = [];
+  let profile: Profile = 'pve-9.2';
+  let out: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    if (a === '--profile') {
+      const v = rest[++i];
+      if (!PROFILES.includes(v as Profile)) throw new UsageError(`unknown profile '${v ?? ''}' (${PROFILES.join('|')})`);
+      profile = v as Profile;
+    } else if (a === '--out') {
+      out = rest[++i];
+      if (!out) throw new UsageError("'--out' needs a directory");
+    } else if (a.startsWith('--')) {
+      throw new UsageError(`unknown option '${a}'\n${USAGE}`);
+    } else {
+      paths.push(a);
+    }
+  }
+  return { command, paths, profile, out };
+}
+
+/** Case directories under the given paths: a dir with a cmdlist, or its sub-dirs that have one. */
+function collectCases(paths: string[]): string[] {
+  const cases: string[] = [];
+  for (const p of paths) {
+    if (!existsSync(p)) throw new UsageError(`no such file or directory '${p}'`);
+    if (existsSync(join(p, 'cmdlist')) || existsSync(join(p, 'log.expect'))) {
+      cases.push(p);
+      continue;
+    }
+    const subs = readdirSync(p)
+      .filter((n) => n.startsWith('test-') && statSync(join(p, n)).isDirectory())
+      .sort();
+    if (subs.length === 0) throw new UsageError(`'${p}' is neither a test case nor a directory of test cases`);
+    for (const s of subs) cases.push(join(p, s));
+  }
+  return cases;
+}
+
+function firstDifference(expected: string, got: string): string {
+  const e = expected.split('\n');
+  const g = got.split('\n');
+  for (let i = 0; i < Math.max(e.length, g.length); i++) {
+    if (e[i] !== g[i]) {
+      return `  line ${i + 1}:\n    expected: ${e[i] ?? '<end of file>'}\n    got:      ${g[i] ?? '<end of file>'}`;
+    }
+  }
+  return '  (identical lines, different bytes)';
+}
+
+function cmdRun(args: Args): number {
+  if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
+  const dir = args.paths[0]!;
+  const input = loadCase(dir, basename(resolve(dir)));
+  const res = simulate(input, { profile: args.profile }, (line) => process.stdout.write(line));
+  if (args.out) {
+    mkdirSync(args.out, { recursive: true });
+    writeFileSync(join(args.out, 'log'), res.log);
+  }
+  return res.error ? 1 : 0;
+}
+
+function cmdTest(args: Args): number {
+  if (args.paths.length === 0) throw new UsageError(`'test' needs case directories\n${USAGE}`);
+  let passed = 0;
+  let failed = 0;
+  for (const dir of collectCases(args.paths)) {
+    const name = basename(resolve(dir));
+    try {
+      const expectPath = join(dir, 'log.expect');
+      if (!existsSync(expectPath)) throw new Error(`missing '${expectPath}'`);
+      const expected = readFileSync(expectPath, 'utf8');
+      const res = simulate(loadCase(dir, name), { profile: args.profile });
+      if (res.log === expected) {
+        passed++;
+        console.log(`PASS ${name}`);
+      } else {
+        failed++;
+        console.log(`FAIL ${name}\n${firstDifference(expected, res.log)}`);
+      }
+    } catch (err) {
+      failed++;
+      console.log(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+function cmdRulesCheck(args: Args): number {
+  if (args.paths.length === 0) throw new UsageError(`'rules-check' needs a directory\n${USAGE}`);
+  let passed = 0;
+  let failed = 0;
+  for (const p of args.paths) {
+    const files = statSync(p).isDirectory()
+      ? readdirSync(p).filter((f) => f.endsWith('.cfg')).sort().map((f) => join(p, f))
+      : [p];
+    for (const file of files) {
+      const name = basename(file);
+      try {
+        const expected = readFileSync(`${file}.expect`, 'utf8');
+        const got = rulesCheckReport(readFileSync(file, 'utf8'));
+        if (got === expected) {
+          passed++;
+          console.log(`PASS ${name}`);
+        } else {
+          failed++;
+          console.log(`FAIL ${name}\n${firstDifference(expected, got)}`);
+        }
+      } catch (err) {
+        failed++;
+        console.log(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+export function main(argv: string[]): number {
+  try {
+    const args = parseArgs(argv);
+    switch (args.command) {
+      case 'run': return cmdRun(args);
+      case 'test': return cmdTest(args);
+      case 'rules-check': return cmdRulesCheck(args);
+      default: throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(err.message);
+      return 2;
+    }
+    console.error(`poise-sim: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,1 +1,16 @@
-export {};
+export type { Env, LogLevel } from './env';
+export type {
+  DatacenterSettings,
+  DynamicNodeStats,
+  DynamicServiceStats,
+  LrmResult,
+  LrmStatus,
+  ManagerStatus,
+  NodeInfo,
+  ResourceAgent,
+  ServiceConfig,
+  ServiceConfigEntry,
+  ServiceStatus,
+  StaticNodeStats,
+  StaticServiceStats,
+} from './types';

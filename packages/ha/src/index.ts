@@ -1,1 +1,8 @@
-export {};
+export { Crm, CRM_MAX_IDLE_ROUNDS } from './crm';
+export { Lrm, LRM_MAX_ACTIVE_IDLE_ROUNDS, type LrmProcessState } from './lrm';
+export { Manager, type ManagerOptions } from './manager';
+export { NodeStatus, FENCE_DELAY_SECONDS } from './node-status';
+export { ExitCode, byteCompare, sortedKeys, jsonClone, parseSid } from './tools';
+export { formatFixed } from './format';
+export { rulesCheckReport, canonicalJson } from './rules/index';
+export { compareDebianVersions } from './version';

@@ -1,0 +1,90 @@
+import type {
+  DatacenterSettings,
+  DynamicNodeStats,
+  DynamicServiceStats,
+  LrmStatus,
+  ManagerStatus,
+  NodeInfo,
+  ResourceAgent,
+  ServiceConfig,
+  StaticNodeStats,
+  StaticServiceStats,
+} from './types';
+
+/** Log levels the HA core uses (syslog names, plus `email` for notifications in the simulator). */
+export type LogLevel = 'err' | 'warning' | 'warn' | 'notice' | 'info' | 'debug' | 'email';
+
+/**
+ * Everything the HA core (CRM, LRM, manager) may do to the world. There is no other way out:
+ * time, logging, locks, quorum, status documents, configuration, stats, commands, watchdog and
+ * the resource agents all come through here. One Env belongs to one daemon on one node.
+ *
+ * Contract: every `read*` returns a fresh deep copy the caller may mutate; `write*` stores a
+ * copy. Methods that touch the cluster filesystem throw when it is unavailable, with the
+ * message the reference uses (callers catch and log it).
+ */
+export interface Env {
+  nodename(): string;
+  /** Seconds (integer in the simulator). */
+  getTime(): number;
+  log(level: LogLevel, msg: string): void;
+  /** A pause; the simulator only accounts for it. */
+  sleep(seconds: number): void;
+  sleepUntil(time: number): void;
+  loopStartHook(): void;
+  loopEndHook(): void;
+
+  /** Refreshes the cluster state; false when it is inconsistent (cfs restart). */
+  clusterStateUpdate(): boolean;
+  quorate(): boolean;
+  getNodeInfo(): NodeInfo;
+
+  getHaManagerLock(): boolean;
+  releaseHaManagerLock(): boolean;
+  getHaAgentLock(node?: string): boolean;
+  releaseHaAgentLock(): boolean;
+
+  watchdogOpen(): string;
+  watchdogUpdate(handle: string): void;
+  watchdogClose(handle: string): void;
+
+  readManagerStatus(): ManagerStatus;
+  writeManagerStatus(status: ManagerStatus): void;
+  readLrmStatus(node: string): LrmStatus;
+  writeLrmStatus(status: LrmStatus): void;
+
+  /** Whether this node is shutting down, and whether that is a reboot. */
+  isNodeShutdown(): { shutdown: boolean; reboot: boolean };
+
+  readServiceConfig(): ServiceConfig;
+  updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys?: string[]): void;
+  /** Moves a service's configuration to another node (`steal_service`). */
+  changeServiceLocation(sid: string, currentNode: string, newNode: string): void;
+
+  /** The rules configuration as SectionConfig text ('' when absent). */
+  readRulesConfig(): string;
+  writeRulesConfig(text: string): void;
+  /** The legacy HA groups configuration as SectionConfig text ('' when absent). */
+  readGroupConfig(): string;
+  deleteGroupConfig(): void;
+
+  /** Reads and clears the queued CRM commands (one per line). */
+  readCrmCommands(): string;
+  /** Whether CRM commands are queued, without consuming them. */
+  hasPendingCrmCommands(): boolean;
+  queueCrmCommands(cmd: string): void;
+
+  getDatacenterSettings(): DatacenterSettings;
+  getStaticNodeStats(): Record<string, StaticNodeStats>;
+  getDynamicNodeStats(): Record<string, DynamicNodeStats>;
+  getStaticServiceStats(): Record<string, StaticServiceStats>;
+  getDynamicServiceStats(): Record<string, DynamicServiceStats>;
+  /** The pve-manager version a node runs, if known. */
+  getNodeVersion(node: string): string | undefined;
+
+  /** A notification (fence events); subject is `<prefix>: <subject>`. */
+  sendNotification(prefix: string, subject: string): void;
+  /** 0 runs resource commands synchronously (the simulator). */
+  getMaxWorkers(): number;
+  resourceAgent(type: string): ResourceAgent | undefined;
+}

@@ -1,0 +1,547 @@
+import type { Env, LrmResult, ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import { errorMessage } from './crm';
+import { byteCompare, countFencedServices, ExitCode, parseSid } from './tools';
+
+/** Idle active rounds (no service on this node) before the LRM releases its lock. */
+export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
+/** Seconds after which an LRM that lost its lock while restarting gives up. */
+export const LRM_RESTART_GIVE_UP_SECONDS = 90;
+
+type LrmState = 'startup' | 'wait_for_agent_lock' | 'active' | 'lost_agent_lock' | 'maintenance';
+export type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
+
+interface Worker {
+  sid: string;
+  uid: string | undefined;
+  state: string;
+  params?: { target?: string; timeout?: number | string };
+  startTries: number;
+}
+
+/**
+ * State shared by every LRM of one process. The reference keeps "some LRM wrote its status
+ * since start-up" in a package variable, so in the simulator (all nodes in one process) the
+ * first LRM that writes unblocks all others. The simulator passes one instance to all LRMs.
+ */
+export interface LrmProcessState {
+  wroteStatusAtStartup: boolean;
+}
+
+/**
+ * The local resource manager of one node: holds the node's agent lock and watchdog while
+ * services run here, and executes the manager's requests through the resource agents.
+ */
+export class Lrm {
+  private state: LrmState = 'startup';
+  private stateChangeTime = 0;
+  private mode: LrmMode = 'active';
+  private workers = new Map<string, Worker>();
+  private results: Record<string, LrmResult> = {};
+  private restartTries: Record<string, number> = {};
+  private shutdownRequestAt: number | undefined;
+  private shutdownErrors = 0;
+  private clusterStateUpdated = false;
+  private activeIdleRounds = 0;
+  private agentWatchdog: string | undefined;
+  private serviceStatus: Record<string, ServiceStatus> = {};
+  private maintenanceRequested = false;
+
+  constructor(
+    private readonly env: Env,
+    private readonly process: LrmProcessState,
+  ) {
+    this.setState('wait_for_agent_lock');
+  }
+
+  get currentState(): string {
+    return this.state;
+  }
+
+  private setState(next: LrmState): void {
+    if (this.state === next) return;
+    this.env.log('info', `status change ${this.state} => ${next}`);
+    this.stateChangeTime = this.env.getTime();
+    this.state = next;
+  }
+
+  /** Node shutdown, reboot or daemon restart: apply the shutdown policy. */
+  shutdownRequest(): void {
+    if (this.shutdownRequestAt !== undefined) return;
+    const env = this.env;
+    const { shutdown, reboot } = env.isNodeShutdown();
+    const policy = env.getDatacenterSettings().ha.shutdown_policy ?? 'conditional';
+    if (shutdown) env.log('info', `got shutdown request with shutdown policy '${policy}'`);
+
+    let freezeAll = false;
+    let maintenance = false;
+    if (policy === 'conditional') freezeAll = reboot;
+    else if (policy === 'freeze') freezeAll = true;
+    else if (policy === 'failover') freezeAll = false;
+    else if (policy === 'migrate') maintenance = true;
+    else {
+      env.log('err', `unknown shutdown policy '${policy}', fall back to conditional`);
+      freezeAll = reboot;
+    }
+
+    if (!maintenance && shutdown) {
+      // always queue stop jobs for all services of this node when it shuts down, reboot or
+      // not, else services may be corrupted or the shutdown hindered
+      for (const sid of Object.keys(this.serviceStatus).sort(byteCompare)) {
+        const sd = this.serviceStatus[sid]!;
+        if (!sd.node || sd.node !== env.nodename()) continue;
+        // an undefined uid marks shutdown stop jobs
+        this.queueResourceCommand(sid, undefined, 'request_stop');
+      }
+    }
+
+    if (shutdown) {
+      const type = reboot ? 'reboot' : 'shutdown';
+      if (this.isMaintenanceRequested()) {
+        if (maintenance) {
+          env.log('info', `${type} LRM, ignore maintenance policy, already in maintenance mode`);
+        } else {
+          env.log('info', `${type} LRM, ignore ${policy} policy as manual maintenance mode is enabled`);
+        }
+      } else if (maintenance) {
+        env.log('info', `${type} LRM, doing maintenance, removing this node from active list`);
+        this.mode = 'maintenance';
+      } else if (freezeAll) {
+        env.log('info', `${type} LRM, stop and freeze all services`);
+        this.mode = 'restart';
+      } else {
+        env.log('info', 'shutdown LRM, stop all services');
+        this.mode = 'shutdown';
+      }
+    } else if (this.isMaintenanceRequested()) {
+      env.log('info', 'Restarting LRM in maintenance mode may be delayed until all services are moved');
+    } else {
+      env.log('info', 'restart LRM, freeze all services');
+      this.mode = 'restart';
+    }
+
+    this.shutdownRequestAt = env.getTime();
+    try {
+      if (!this.updateLrmStatus()) throw new Error('not quorate?\n');
+    } catch (err) {
+      env.log('err', `unable to update lrm status file - ${errorMessage(err)}`);
+    }
+  }
+
+  private isMaintenanceRequested(): boolean {
+    return this.maintenanceRequested || this.mode === 'maintenance';
+  }
+
+  private updateLrmStatus(): boolean {
+    const env = this.env;
+    if (!env.quorate()) return false;
+    try {
+      env.writeLrmStatus({
+        state: this.state,
+        mode: this.mode,
+        results: this.results,
+        timestamp: env.getTime(),
+      });
+    } catch (err) {
+      env.log('err', `unable to write lrm status file - ${errorMessage(err)}`);
+      return false;
+    }
+    return true;
+  }
+
+  private updateServiceStatus(): boolean {
+    const env = this.env;
+    let ms;
+    try {
+      ms = env.readManagerStatus();
+    } catch (err) {
+      env.log('err', `updating service status from manager failed: ${errorMessage(err)}`);
+      return false;
+    }
+    this.serviceStatus = ms.service_status ?? {};
+    const request = ms.node_request?.[env.nodename()] ?? {};
+    this.maintenanceRequested = !!request.maintenance;
+    if (this.shutdownRequestAt === undefined) {
+      if (request.maintenance) this.mode = 'maintenance';
+      else if (ms.disarm) this.mode = 'disarm';
+      else if (this.mode === 'maintenance' || this.mode === 'disarm') this.mode = 'active';
+    }
+    return true;
+  }
+
+  private getProtectedAgentLock(): boolean {
+    if (!this.env.getHaAgentLock()) return false;
+    if (this.agentWatchdog !== undefined) this.env.watchdogUpdate(this.agentWatchdog);
+    else this.agentWatchdog = this.env.watchdogOpen();
+    return true;
+  }
+
+  /**
+   * Disables self-fencing; only safe when no service is active here (graceful shutdown with
+   * all services stopped or frozen).
+   */
+  private giveUpWatchdogProtection(): void {
+    if (this.agentWatchdog !== undefined) {
+      this.env.watchdogClose(this.agentWatchdog);
+      this.agentWatchdog = undefined;
+    }
+  }
+
+  private hasConfiguredServiceOnLocalNode(): boolean {
+    const node = this.env.nodename();
+    return Object.values(this.serviceStatus).some((sd) => sd.node && sd.node === node);
+  }
+
+  /** Services this node must keep its lock for (on it, or moving to it). */
+  private activeServiceCount(): number {
+    const node = this.env.nodename();
+    let count = 0;
+    for (const sd of Object.values(this.serviceStatus)) {
+      if (!sd.node) continue;
+      if (sd.node !== node && sd.target !== node) continue;
+      const req = sd.state;
+      if (req === undefined) continue;
+      if (req === 'stopped' || req === 'freeze' || req === 'error' || req === 'request_start') continue;
+      count++;
+    }
+    return count;
+  }
+
+  doOneIteration(): boolean {
+    this.env.loopStartHook();
+    this.clusterStateUpdated = this.env.clusterStateUpdate();
+    const res = this.work();
+    this.env.loopEndHook();
+    return res;
+  }
+
+  private work(): boolean {
+    const env = this.env;
+    if (!this.process.wroteStatusAtStartup) {
+      if (this.updateLrmStatus()) {
+        this.process.wroteStatusAtStartup = true;
+      } else {
+        return this.shutdownRequestAt === undefined;
+      }
+    }
+
+    this.updateServiceStatus();
+    const fenceRequest = countFencedServices(this.serviceStatus, env.nodename()) > 0;
+
+    // state changes first
+    switch (this.state) {
+      case 'wait_for_agent_lock': {
+        if (this.mode === 'disarm') break;
+        const count = this.activeServiceCount();
+        if (!fenceRequest && count > 0 && env.quorate() && this.getProtectedAgentLock()) {
+          this.setState('active');
+        }
+        break;
+      }
+      case 'lost_agent_lock':
+        if (!fenceRequest && env.quorate() && this.getProtectedAgentLock()) this.setState('active');
+        break;
+      case 'active':
+        if (fenceRequest) {
+          env.log('err', 'node needs to be fenced - releasing agent_lock\n');
+          this.setState('lost_agent_lock');
+        } else if (!this.getProtectedAgentLock()) {
+          this.setState('lost_agent_lock');
+        } else if (this.mode === 'maintenance') {
+          this.setState('maintenance');
+        } else if (this.mode === 'disarm' && this.runWorkers() === 0) {
+          env.log('info', 'HA disarm requested, releasing agent lock and watchdog');
+          env.releaseHaAgentLock();
+          this.giveUpWatchdogProtection();
+          this.setState('wait_for_agent_lock');
+        } else if (!this.hasConfiguredServiceOnLocalNode() && this.runWorkers() === 0) {
+          // no service configured here and all (old) workers are done
+          this.activeIdleRounds++;
+          if (this.activeIdleRounds > LRM_MAX_ACTIVE_IDLE_ROUNDS) {
+            env.log('info', `node had no service configured for ${LRM_MAX_ACTIVE_IDLE_ROUNDS} rounds, going idle.\n`);
+            env.releaseHaAgentLock();
+            this.giveUpWatchdogProtection();
+            this.setState('wait_for_agent_lock');
+            this.activeIdleRounds = 0;
+          }
+        } else if (this.activeIdleRounds) {
+          this.activeIdleRounds = 0;
+        }
+        break;
+      case 'maintenance':
+        if (fenceRequest) {
+          env.log('err', 'node needs to be fenced during maintenance mode - releasing agent_lock\n');
+          this.setState('lost_agent_lock');
+        } else if (this.activeServiceCount() || this.runWorkers()) {
+          // keep lock and watchdog as long as services have not left the node
+          if (!this.getProtectedAgentLock()) this.setState('lost_agent_lock');
+        } else if (this.mode !== 'maintenance') {
+          // empty, and maintenance is no longer requested
+          this.setState('active');
+        }
+        break;
+      default:
+        break;
+    }
+
+    // then do the work of the (new) state
+    switch (this.state) {
+      case 'wait_for_agent_lock':
+        if (this.shutdownRequestAt !== undefined) return false;
+        this.updateLrmStatus();
+        break;
+      case 'active': {
+        let shutdown = false;
+        try {
+          if (this.updateServiceStatus()) {
+            if (this.shutdownRequestAt !== undefined) {
+              if (this.mode === 'restart') {
+                const workers = this.runWorkers();
+                if (this.activeServiceCount() === 0 && workers === 0) {
+                  // safety: no active service nor worker
+                  this.giveUpWatchdogProtection();
+                  shutdown = true;
+                  env.releaseHaAgentLock();
+                }
+              } else if (this.runWorkers() === 0) {
+                if (this.shutdownErrors === 0) {
+                  this.giveUpWatchdogProtection();
+                  env.releaseHaAgentLock();
+                }
+                shutdown = true;
+              }
+            } else if (!this.clusterStateUpdated) {
+              env.log('notice', 'temporary inconsistent cluster state (cfs restart?), skip round');
+            } else {
+              this.manageResources();
+            }
+          }
+        } catch (err) {
+          env.log('err', `got unexpected error - ${errorMessage(err)}`);
+        }
+        this.updateLrmStatus();
+        if (shutdown) return false;
+        break;
+      }
+      case 'lost_agent_lock':
+        // the watchdog is active and will fire soon unless the lock comes back
+        if (this.shutdownRequestAt !== undefined) {
+          const count = this.activeServiceCount();
+          if (count > 0) {
+            env.log('err', `get shutdown request in state 'lost_agent_lock' - detected ${count} running services`);
+            if (this.mode === 'restart' && env.getTime() - this.stateChangeTime > LRM_RESTART_GIVE_UP_SECONDS) {
+              env.log('err', `lost agent lock and restart request for over ${LRM_RESTART_GIVE_UP_SECONDS} seconds - giving up!`);
+              return false;
+            }
+          } else {
+            // all services are stopped, so the watchdog may go
+            this.giveUpWatchdogProtection();
+            return false;
+          }
+        }
+        break;
+      case 'maintenance': {
+        // The reference returns the (false) result of a failed status read here, which the
+        // harness takes as the daemon exiting.
+        if (!this.updateServiceStatus()) return false;
+        let exit = false;
+        if (this.activeServiceCount() === 0 && this.runWorkers() === 0) {
+          // all active services moved away
+          this.giveUpWatchdogProtection();
+          if (this.shutdownRequestAt !== undefined) exit = true;
+          env.releaseHaAgentLock();
+        }
+        if (!exit) this.manageResources();
+        this.updateLrmStatus();
+        if (exit) return false;
+        break;
+      }
+      default:
+        throw new Error(`got unexpected status '${this.state}'\n`);
+    }
+    return true;
+  }
+
+  private manageResources(): number {
+    const node = this.env.nodename();
+    const ss = this.serviceStatus;
+    for (const sid of Object.keys(this.restartTries)) {
+      if (!ss[sid]) delete this.restartTries[sid];
+    }
+    for (const sid of Object.keys(ss).sort(byteCompare)) {
+      const sd = ss[sid]!;
+      if (!sd.node || !sd.uid) continue;
+      if (sd.node !== node) continue;
+      const req = sd.state;
+      if (req === undefined) continue;
+      // recovery is the master's business first; frozen services are left alone; request_start
+      // is an intermediate state for node selection
+      if (req === 'recovery' || req === 'freeze' || req === 'request_start') continue;
+      this.queueResourceCommand(sid, sd.uid, req, {
+        target: sd.target,
+        timeout: sd.timeout as number | string | undefined,
+      });
+    }
+    return this.runWorkers();
+  }
+
+  private queueResourceCommand(
+    sid: string,
+    uid: string | undefined,
+    state: string,
+    params?: Worker['params'],
+  ): void {
+    // never queue the same command twice (a failed first try the CRM has not seen yet would
+    // race with a second one); 'stopped' is re-queued every round on purpose
+    if (state !== 'stopped' && uid && this.results[uid] !== undefined) return;
+    this.workers.delete(sid);
+    const w: Worker = { sid, uid, state, startTries: 0 };
+    if (params) w.params = params;
+    this.workers.set(sid, w);
+  }
+
+  /** Runs queued commands synchronously (max_workers 0); returns the workers left. */
+  private runWorkers(): number {
+    const env = this.env;
+    const sc = env.readServiceConfig();
+    const sids = [...this.workers.keys()];
+    sids.sort((a, b) => {
+      const d = this.workers.get(b)!.startTries - this.workers.get(a)!.startTries;
+      return d !== 0 ? d : byteCompare(a, b);
+    });
+    for (const sid of sids) {
+      const w = this.workers.get(sid)!;
+      w.startTries++;
+      let res: number = -1;
+      try {
+        res = this.execResourceAgent(sid, sc[sid], w.state, w.params);
+      } catch (err) {
+        env.log('err', errorMessage(err));
+      }
+      if (w.uid !== undefined) this.resourceCommandFinished(sid, w.uid, res);
+      else this.stopCommandFinished(sid, res);
+    }
+    return this.workers.size;
+  }
+
+  private stopCommandFinished(sid: string, status: number): void {
+    const w = this.workers.get(sid);
+    if (!w) return;
+    this.workers.delete(sid);
+    if (status !== ExitCode.SUCCESS) this.shutdownErrors++;
+  }
+
+  private resourceCommandFinished(sid: string, uid: string, exitCode: number): void {
+    const w = this.workers.get(sid);
+    if (!w) return;
+    this.workers.delete(sid);
+    const status = this.handleServiceExitcode(sid, w.state, exitCode);
+    if (status === ExitCode.ETRY_AGAIN) return; // retried silently
+    this.results[uid] = { sid: w.sid, state: w.state, exit_code: status };
+    // keep only results of uids the manager still knows
+    const valid = new Set<string>();
+    for (const sd of Object.values(this.serviceStatus)) if (sd.uid) valid.add(sd.uid);
+    const kept: Record<string, LrmResult> = {};
+    for (const id of Object.keys(this.results)) if (valid.has(id)) kept[id] = this.results[id]!;
+    this.results = kept;
+  }
+
+  private handleServiceExitcode(sid: string, cmd: string, exitCode: number): number {
+    const env = this.env;
+    const sc = env.readServiceConfig();
+    const maxRestart = sc[sid]?.max_restart ?? 0;
+    if (cmd === 'started') {
+      if (exitCode === ExitCode.SUCCESS) {
+        this.restartTries[sid] = 0;
+        return exitCode;
+      }
+      if (exitCode === ExitCode.ERROR) {
+        const tries = this.restartTries[sid] ?? 0;
+        if (tries >= Number(maxRestart)) {
+          env.log('err', `unable to start service ${sid} on local node after ${tries} retries`);
+          this.restartTries[sid] = 0;
+          return ExitCode.ERROR;
+        }
+        this.restartTries[sid] = tries + 1;
+        env.log('warning', `restart policy: retry number ${tries + 1} for service '${sid}'`);
+        return ExitCode.ETRY_AGAIN;
+      }
+    }
+    return exitCode;
+  }
+
+  private execResourceAgent(
+    sid: string,
+    cd: ServiceConfigEntry | undefined,
+    cmd: string,
+    params: Worker['params'],
+  ): number {
+    const env = this.env;
+    const node = env.nodename();
+    const { type } = parseSid(sid);
+    const agent = env.resourceAgent(type);
+    if (!agent) {
+      env.log('err', `service type '${type}' not implemented`);
+      return ExitCode.EUNKNOWN_SERVICE_TYPE;
+    }
+    if (!cd) {
+      env.log('err', `missing resource configuration for '${sid}'`);
+      return ExitCode.EUNKNOWN_SERVICE;
+    }
+    if (cmd === 'error') {
+      env.log('err', `service ${sid} is in an error state and needs manual intervention. Look up 'ERROR RECOVERY' in the documentation.`);
+      return ExitCode.SUCCESS; // error always succeeds
+    }
+    if (cd.node !== node) {
+      env.log('err', `service '${sid}' not on this node`);
+      return ExitCode.EWRONG_NODE;
+    }
+    let running = agent.checkRunning(sid);
+    if (cmd === 'started') {
+      if (running) return ExitCode.SUCCESS;
+      env.log('info', `starting service ${sid}`);
+      agent.start(sid);
+      running = agent.checkRunning(sid);
+      if (running) {
+        env.log('info', `service status ${sid} started`);
+        return ExitCode.SUCCESS;
+      }
+      env.log('warning', `unable to start service ${sid}`);
+      return ExitCode.ERROR;
+    }
+    if (cmd === 'request_stop' || cmd === 'stopped') {
+      if (!running) return ExitCode.SUCCESS;
+      if (params?.timeout !== undefined && params.timeout !== null) {
+        env.log('info', `stopping service ${sid} (timeout=${params.timeout})`);
+      } else {
+        env.log('info', `stopping service ${sid}`);
+      }
+      agent.shutdown(sid, params?.timeout);
+      running = agent.checkRunning(sid);
+      if (!running) {
+        env.log('info', `service status ${sid} stopped`);
+        return ExitCode.SUCCESS;
+      }
+      env.log('info', `unable to stop service ${sid} (still running)`);
+      return ExitCode.ERROR;
+    }
+    if (cmd === 'migrate' || cmd === 'relocate' || cmd === 'request_start_balance') {
+      const target = params?.target;
+      if (target === undefined || target === null) {
+        throw new Error(`${cmd} '${sid}' failed - missing target\n`);
+      }
+      if (cd.node === target) return ExitCode.SUCCESS; // already there
+      if (cmd === 'request_start_balance' && running) {
+        env.log('info', `ignoring rebalance-on-start for service ${sid} - already running`);
+        return ExitCode.IGNORED;
+      }
+      const ok = agent.migrate(sid, target, cmd === 'migrate');
+      if (!ok) {
+        env.log('err', `service ${sid} not moved (migration error)`);
+        return ExitCode.ERROR;
+      }
+      return ExitCode.SUCCESS;
+    }
+    env.log('err', `implement me (cmd '${cmd}')`);
+    return ExitCode.EUNKNOWN_COMMAND;
+  }
+}

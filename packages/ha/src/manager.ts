@@ -1,0 +1,675 @@
+import type { Env, LrmResult, ManagerStatus, ServiceConfig, ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import { NodeStatus } from './node-status';
+import { BasicUsage, type OnlineNodeUsage } from './scheduler';
+import { byteCompare, ExitCode, jsonClone, perlTrue, sortedKeys } from './tools';
+import { selectServiceNode, type NodePreference } from './select-node';
+import { RulesState, type RulesView } from './rules-state';
+import { type CrsSettings, readCrsSettings } from './crs';
+import { createUsage } from './usage-model';
+import { loadBalance, type BalancerState, initialBalancerState } from './balance';
+
+/** Options the simulator or daemon passes to every manager it creates. */
+export interface ManagerOptions {
+  /** Reference behaviour profile: pve-5.2.0 (raw CV, fractions) or pve-9.2 (normalised, percent). */
+  profile: 'pve-5.2.0' | 'pve-9.2';
+}
+
+/** Service states of the manager's state machine. */
+const VALID_STATES = new Set([
+  'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
+  'recovery', 'migrate', 'relocate', 'freeze', 'error',
+]);
+
+/** Locks that are safe to remove from a guest after its node was fenced. */
+const FENCE_REMOVABLE_LOCKS = [
+  'backup', 'mounted', 'migrate', 'clone', 'rollback', 'snapshot', 'snapshot-delete', 'suspending', 'suspended',
+];
+
+/**
+ * The CRM master's round: node health, service bookkeeping, CRM commands, disarm, balancing and
+ * the service state machine. Created when a CRM becomes master; its in-memory state (last
+ * online times, balancer hold counter) dies with the mastership.
+ */
+export class Manager {
+  readonly ms: ManagerStatus;
+  readonly ns: NodeStatus;
+  readonly ss: Record<string, ServiceStatus>;
+  private uidCounter = 0;
+  usage: OnlineNodeUsage;
+  crs: CrsSettings;
+  readonly rules: RulesState;
+  private balancer: BalancerState = initialBalancerState();
+  private manageRounds = 0;
+  private sc: ServiceConfig = {};
+
+  constructor(
+    readonly env: Env,
+    readonly options: ManagerOptions,
+  ) {
+    const old = env.readManagerStatus();
+    this.ms = { master_node: env.nodename() };
+    this.ms.node_status = old.node_status ?? {};
+    this.ms.service_status = old.service_status ?? {};
+    if (old.node_request) this.ms.node_request = old.node_request;
+    if (old.disarm) this.ms.disarm = old.disarm;
+    this.ss = this.ms.service_status;
+    this.ns = new NodeStatus(env, this.ms.node_status);
+    this.crs = readCrsSettings(env, options.profile);
+    if (this.crs.scheduler !== 'basic') env.log('info', `using scheduler mode '${this.crs.scheduler}'`);
+    this.usage = new BasicUsage([]);
+    this.rules = new RulesState({
+      env,
+      nodeState: (n) => this.ns.getNodeState(n),
+      listNodes: () => this.ns.listNodes(),
+      onlineNodes: () => this.usage.listNodes(),
+      serviceStatus: () => this.ss,
+    });
+  }
+
+  /** Whether every LRM acknowledged the disarm request. */
+  isFullyDisarmed(): boolean {
+    return this.ms.disarm?.state === 'disarmed';
+  }
+
+  private newUid(): string {
+    this.uidCounter++;
+    return `${this.env.nodename()}-${this.uidCounter}`;
+  }
+
+  private flush(): void {
+    this.ms.timestamp = this.env.getTime();
+    this.env.writeManagerStatus(this.ms);
+  }
+
+  /** Reads every known node's LRM status: results by uid, and modes. */
+  private readLrmStatus(): { results: Record<string, LrmResult>; modes: Record<string, string> } {
+    const results: Record<string, LrmResult> = {};
+    const modes: Record<string, string> = {};
+    for (const node of this.ns.listNodes()) {
+      const st = this.env.readLrmStatus(node);
+      modes[node] = st.mode || 'active';
+      for (const uid of Object.keys(st.results ?? {})) {
+        if (results[uid]) continue;
+        results[uid] = st.results![uid]!;
+      }
+    }
+    return { results, modes };
+  }
+
+  /** The round, spec §3.4. */
+  manage(): void {
+    const env = this.env;
+    const ns = this.ns;
+    const ss = this.ss;
+    const { nodeInfo } = env.getNodeInfo();
+    const { results: lrmResults, modes: lrmModes } = this.readLrmStatus();
+    ns.update(nodeInfo, lrmModes);
+    if (!ns.nodeIsOperational(env.nodename())) {
+      env.log('info', 'master seems offline');
+      return;
+    }
+    this.manageRounds++;
+    this.updateCrsSchedulerMode();
+    this.rules.tryPersistentGroupMigration(this.manageRounds, lrmModes);
+
+    const sc = env.readServiceConfig();
+    this.sc = sc;
+    const groupsText = env.readGroupConfig();
+
+    if (!this.ms.disarm) {
+      for (const sid of sortedKeys(sc)) {
+        if (ss[sid]) continue;
+        const cd = sc[sid]!;
+        if (cd.state === 'ignored') continue;
+        env.log('info', `adding new service '${sid}' on node '${cd.node}'`);
+        // assume the service is running on the configured node
+        const state = cd.state === 'started' ? 'request_start' : 'request_stop';
+        ss[sid] = { state, node: cd.node, uid: this.newUid() };
+      }
+      // the reference iterates this hash unsorted; sorted order is the deterministic choice
+      for (const sid of sortedKeys(ss)) {
+        const cd = sc[sid];
+        if (cd && cd.state !== 'ignored') continue;
+        const reason = cd ? 'ignored state requested' : 'no config';
+        env.log('info', `removing stale service '${sid}' (${reason})`);
+        delete ss[sid];
+      }
+    }
+
+    this.recomputeOnlineNodeUsage();
+    this.rules.update(sc, groupsText);
+    this.updateCrmCommands();
+
+    let only: Set<string> | undefined;
+    if (this.ms.disarm) {
+      const deferred = this.handleDisarm(lrmModes);
+      if (!deferred) return;
+      only = deferred;
+    } else {
+      loadBalance(this, this.balancer);
+    }
+
+    for (;;) {
+      let repeat = false;
+      for (const sid of sortedKeys(ss)) {
+        if (only && !only.has(sid)) continue;
+        const sd = ss[sid]!;
+        const cd: ServiceConfigEntry = sc[sid] ?? ({ state: 'disabled' } as ServiceConfigEntry);
+        const lrmRes = sd.uid ? lrmResults[sd.uid] : undefined;
+        const last = sd.state;
+        switch (last) {
+          case 'stopped': this.nextStateStopped(sid, cd, sd); break;
+          case 'started': this.nextStateStarted(sid, cd, sd, lrmRes); break;
+          case 'request_start': this.nextStateRequestStart(sid, cd, sd); break;
+          case 'migrate': case 'relocate': case 'request_start_balance':
+            this.nextStateMigrateRelocate(sid, cd, sd, lrmRes); break;
+          case 'fence': break; // the fencing pass below moves it on
+          case 'recovery': this.nextStateRecovery(sid, cd, sd); break;
+          case 'request_stop': this.nextStateRequestStop(sid, sd, lrmRes); break;
+          case 'freeze': {
+            const mode = sd.node ? lrmModes[sd.node] : undefined;
+            if (mode === 'active') this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop');
+            break;
+          }
+          case 'error': this.nextStateError(sid, cd, sd); break;
+          default: throw new Error(`unknown service state '${last}'`);
+        }
+        const mode = sd.node ? lrmModes[sd.node] : undefined;
+        if (mode === 'restart' && (sd.state === 'started' || sd.state === 'stopped' || sd.state === 'request_stop')) {
+          this.changeServiceState(sid, 'freeze');
+        }
+        if (sd.state !== last) repeat = true;
+      }
+
+      // fencing
+      const fenced: Record<string, boolean> = {};
+      for (const sid of sortedKeys(ss)) {
+        if (only && !only.has(sid)) continue;
+        const sd = ss[sid]!;
+        if (sd.state !== 'fence') continue;
+        if (fenced[sd.node] === undefined) fenced[sd.node] = ns.fenceNode(sd.node);
+        if (!fenced[sd.node]) continue;
+        this.changeServiceState(sid, 'recovery');
+        repeat = true;
+      }
+      // a node in fence state without services to fence (admin interference) must not stay stuck
+      for (const node of sortedKeys(ns.status)) {
+        if (fenced[node] !== undefined) continue;
+        if (ns.getNodeState(node) !== 'fence') continue;
+        env.log('notice', `node '${node}' in fence state but no services to-fence! admin interference?!`);
+        if (ns.fenceNode(node)) repeat = true;
+      }
+      if (!repeat) break;
+    }
+    this.flush();
+  }
+
+  private updateCrsSchedulerMode(): void {
+    const next = readCrsSettings(this.env, this.options.profile);
+    if (next.scheduler !== this.crs.scheduler) {
+      this.env.log('info', `switching scheduler mode from '${this.crs.scheduler}' to '${next.scheduler}'`);
+    }
+    this.crs = next;
+  }
+
+  /** Rebuilds the usage model from the service status (reference: once per round). */
+  recomputeOnlineNodeUsage(): void {
+    this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile);
+    for (const sid of sortedKeys(this.ss)) this.usage.addServiceUsage(sid, this.ss[sid]!);
+    // services the HA stack does not track (ignored) still run on their node
+    for (const sid of sortedKeys(this.sc)) {
+      if (this.ss[sid]) continue;
+      const cd = this.sc[sid]!;
+      this.usage.addServiceUsage(sid, { state: 'started', node: cd.node, running: 1 });
+    }
+  }
+
+  /** Sets a new state, logs it, gives the service a new uid and updates its usage. */
+  changeServiceState(sid: string, newState: string, params: Record<string, string | number> = {}): void {
+    const sd = this.ss[sid];
+    if (!sd) throw new Error(`no such service '${sid}'`);
+    const oldState = sd.state;
+    const { node, failed_nodes: failedNodes, maintenance_node: maintenanceNode } = sd;
+    if (oldState === newState) throw new Error('no state change');
+    if (!VALID_STATES.has(newState)) throw new Error(`invalid CRM service state '${newState}'\n`);
+    for (const k of Object.keys(sd)) delete sd[k];
+    sd.state = newState;
+    sd.node = node;
+    if (failedNodes !== undefined) sd.failed_nodes = failedNodes;
+    if (maintenanceNode !== undefined) sd.maintenance_node = maintenanceNode;
+    let text = '';
+    for (const k of Object.keys(params).sort(byteCompare)) {
+      const v = params[k]!;
+      if (text) text += ', ';
+      text += `${k} = ${v}`;
+      (sd as Record<string, unknown>)[k] = v;
+    }
+    this.usage.removeServiceUsage(sid);
+    this.usage.addServiceUsage(sid, sd);
+    sd.uid = this.newUid();
+    if (text) text = `  (${text})`;
+    this.env.log('info', `service '${sid}': state changed from '${oldState}' to '${newState}'${text}`);
+  }
+
+  // --- CRM commands ------------------------------------------------------------------------
+
+  private updateCrmCommands(): void {
+    const env = this.env;
+    const ms = this.ms;
+    const ns = this.ns;
+    const ss = this.ss;
+    const list = env.readCrmCommands();
+    for (const raw of list.split('\n')) {
+      const cmd = raw.replace(/\n$/, '');
+      if (cmd === '') continue;
+      let m: RegExpExecArray | null;
+      if ((m = /^(migrate|relocate)\s+(\S+)\s+(\S+)$/.exec(cmd))) {
+        const [, task, sid, node] = m as unknown as [string, string, string, string];
+        const sd = ss[sid];
+        if (!sd) env.log('err', `crm command error - no such service: ${cmd}`);
+        else if (!ns.nodeIsOnline(node)) env.log('err', `crm command error - node not online: ${cmd}`);
+        else if (node === sd.node) env.log('info', `ignore crm command - service already on target node: ${cmd}`);
+        else this.queueResourceMotion(cmd, task, sid, node);
+      } else if ((m = /^stop\s+(\S+)\s+(\S+)$/.exec(cmd))) {
+        const [, sid, timeout] = m as unknown as [string, string, string];
+        if (ss[sid]) {
+          env.log('info', `got crm command: ${cmd}`);
+          ss[sid]!.cmd = ['stop', timeout];
+        } else {
+          env.log('err', `crm command error - no such service: ${cmd}`);
+        }
+      } else if ((m = /^enable-node-maintenance\s+(\S+)$/.exec(cmd))) {
+        const node = m[1]!;
+        const state = ns.getNodeState(node);
+        if (ms.disarm) {
+          env.log('warn', `ignoring crm command - cannot enable maintenance for node ${node}, HA stack is disarmed`);
+        } else if (state === 'online') {
+          ms.node_request ??= {};
+          ms.node_request[node] ??= {};
+          ms.node_request[node]!.maintenance = 1;
+        } else if (state === 'maintenance') {
+          env.log('info', `ignoring crm command - node ${node} is already in maintenance state`);
+        } else {
+          env.log('err', `crm command error - node not online: ${cmd}`);
+        }
+      } else if ((m = /^disable-node-maintenance\s+(\S+)$/.exec(cmd))) {
+        const node = m[1]!;
+        const state = ns.getNodeState(node);
+        if (state !== 'maintenance') {
+          env.log('warn', `clearing maintenance of node ${node} requested, but it's in state ${state}`);
+        }
+        if (ms.node_request?.[node]) delete ms.node_request[node]!.maintenance;
+      } else if ((m = /^disarm-ha\s+(freeze|ignore)$/.exec(cmd))) {
+        const mode = m[1]!;
+        if (ms.disarm) {
+          env.log('notice', `ignoring disarm-ha command - already in disarm state (${ms.disarm.state})`);
+        } else {
+          env.log('info', `got crm command: ${cmd}`);
+          if (mode === 'ignore') {
+            for (const sid of sortedKeys(ss)) env.log('info', `disarm: suspending HA tracking for service '${sid}'`);
+          }
+          ms.disarm = { mode, state: 'disarming' };
+        }
+      } else if (/^arm-ha$/.test(cmd)) {
+        if (ms.disarm) {
+          env.log('info', `got crm command: ${cmd}`);
+          if (ms.disarm.mode === 'ignore') {
+            for (const sid of sortedKeys(ss)) {
+              const cd = this.sc[sid];
+              const sd = ss[sid]!;
+              if (cd && cd.node !== sd.node) {
+                env.log('info', `service '${sid}': updating node '${sd.node}' => '${cd.node}' (changed while disarmed)`);
+                sd.node = cd.node;
+              }
+            }
+          }
+          delete ms.disarm;
+        } else {
+          env.log('notice', 'ignoring arm-ha command - HA stack is not disarmed');
+        }
+      } else {
+        env.log('err', `unable to parse crm command: ${cmd}`);
+      }
+    }
+  }
+
+  /**
+   * Queues a migrate/relocate for `sid` and its positively affine partners; refuses when a
+   * negatively affine service is on (or moving to) the target. Shared by user commands and
+   * the balancer.
+   */
+  queueResourceMotion(cmd: string, task: string, sid: string, target: string): boolean {
+    const env = this.env;
+    const ss = this.ss;
+    for (const csid of this.rules.view.negativePartners(sid)) {
+      const csd = ss[csid];
+      if (!csd) continue;
+      if (csd.node === target || csd.target === target) {
+        env.log('err', `crm command '${cmd}' error - service '${csid}' on node '${target}' in negative affinity with service '${sid}'`);
+        return false;
+      }
+    }
+    env.log('info', `got crm command: ${cmd}`);
+    ss[sid]!.cmd = [task, target];
+    for (const csid of this.rules.view.positivePartners(sid)) {
+      const csd = ss[csid];
+      if (!csd) continue;
+      if (csd.node === target && !csd.target) continue;
+      if (csd.target === target) continue;
+      env.log('info', `crm command '${cmd}' - ${task} service '${csid}' to node '${target}' (service '${csid}' in positive affinity with service '${sid}')`);
+      csd.cmd = [task, target];
+    }
+    return true;
+  }
+
+  // --- disarm ------------------------------------------------------------------------------
+
+  /**
+   * Drives a requested disarm. Returns the services that defer it (to run through the state
+   * machine this round), or undefined when the round ends here.
+   */
+  private handleDisarm(lrmModes: Record<string, string>): Set<string> | undefined {
+    const env = this.env;
+    const ss = this.ss;
+    const disarm = this.ms.disarm!;
+    const deferred = new Set<string>();
+    for (const sid of sortedKeys(ss)) {
+      const state = ss[sid]!.state;
+      if (state === 'fence' || state === 'recovery') {
+        env.log('warn', `deferring disarm - service '${sid}' is in '${state}' state`);
+        deferred.add(sid);
+      } else if (state === 'migrate' || state === 'relocate') {
+        env.log('info', `deferring disarm - service '${sid}' is in '${state}' state`);
+        deferred.add(sid);
+      }
+    }
+    if (deferred.size > 0) return deferred;
+
+    const keep = new Set(['state', 'node', 'uid', 'maintenance_node']);
+    for (const sid of sortedKeys(ss)) {
+      const sd = ss[sid]!;
+      for (const k of Object.keys(sd)) if (!keep.has(k)) delete sd[k];
+      if (disarm.mode === 'freeze') {
+        const st = sd.state;
+        if (st === 'started' || st === 'stopped' || st === 'request_stop' || st === 'request_start' || st === 'request_start_balance') {
+          env.log('info', `disarm: freezing service '${sid}' (was '${st}')`);
+          sd.state = 'freeze';
+          sd.uid = this.newUid();
+        }
+      }
+    }
+    if (disarm.state !== 'disarmed') {
+      const online = this.ns.listOnlineNodes();
+      if (online.every((n) => lrmModes[n] === 'disarm')) {
+        env.log('info', 'all LRMs disarmed, HA stack is now fully disarmed');
+        disarm.state = 'disarmed';
+      }
+    }
+    this.flush();
+    return undefined;
+  }
+
+  // --- service state machine ----------------------------------------------------------------
+
+  private selectNode(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, pref: NodePreference): string | undefined {
+    return selectServiceNode(this.rules.view, this.usage, this.ss, sid, cd, sd, pref);
+  }
+
+  private nextStateStopped(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+    const env = this.env;
+    const ns = this.ns;
+    if (cd.node !== undefined && sd.node !== cd.node) {
+      // happens when a node with active migrations is fenced; usage stays stale until the
+      // next round (reference quirk)
+      env.log('info', `fixup service '${sid}' location (${sd.node} => ${cd.node})`);
+      sd.node = cd.node;
+    }
+    if (sd.cmd) {
+      const cmd = String(sd.cmd.shift());
+      if (cmd === 'migrate' || cmd === 'relocate') {
+        const target = String(sd.cmd.shift());
+        if (!ns.nodeIsOnline(target)) {
+          env.log('err', `ignore service '${sid}' ${cmd} request - node '${target}' not online`);
+        } else if (sd.node === target) {
+          env.log('info', `ignore service '${sid}' ${cmd} request - service already on node '${target}'`);
+        } else {
+          this.changeServiceState(sid, cmd, { node: sd.node, target });
+          return;
+        }
+      } else if (cmd === 'stop') {
+        env.log('info', `ignore service '${sid}' ${cmd} request - service already stopped`);
+      } else {
+        env.log('err', `unknown command '${cmd}' for service '${sid}'`);
+      }
+      delete sd.cmd;
+    }
+    if (cd.state === 'disabled') return;
+    if (ns.nodeIsOfflineDelayed(sd.node) && ns.getNodeState(sd.node) !== 'maintenance') {
+      this.changeServiceState(sid, 'fence');
+      return;
+    }
+    if (cd.state === 'stopped') return;
+    if (cd.state === 'started') {
+      this.changeServiceState(sid, 'request_start', { node: sd.node });
+      return;
+    }
+    env.log('err', `service '${sid}' - unknown state '${cd.state}' in service configuration`);
+  }
+
+  private nextStateRequestStart(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+    const current = sd.node;
+    if (this.crs.rebalanceOnRequestStart) {
+      const selected = this.selectNode(sid, cd, sd, 'best-score');
+      if (selected !== undefined) {
+        const which = selected !== current ? 'new' : 'current';
+        this.env.log('info', `service ${sid}: re-balance selected ${which} node ${selected} for startup`);
+        if (selected !== current) {
+          this.changeServiceState(sid, 'request_start_balance', { node: current, target: selected });
+          return;
+        }
+      }
+    }
+    this.changeServiceState(sid, 'started', { node: current });
+  }
+
+  private recordServiceFailedOnNode(sd: ServiceStatus, node: string): void {
+    sd.failed_nodes ??= [];
+    sd.failed_nodes.push(node);
+  }
+
+  private nextStateStarted(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+    const env = this.env;
+    const ns = this.ns;
+    if (!ns.nodeIsOnline(sd.node)) {
+      if (ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
+      if (ns.getNodeState(sd.node) !== 'maintenance') return;
+      // remember the node to come back to when it leaves maintenance
+      sd.maintenance_node = sd.node;
+    }
+    if (cd.state === 'disabled' || cd.state === 'stopped') {
+      this.changeServiceState(sid, 'request_stop');
+      return;
+    }
+    if (cd.state !== 'started') {
+      env.log('err', `service '${sid}' - unknown state '${cd.state}' in service configuration`);
+      return;
+    }
+    if (sd.cmd) {
+      const cmd = String(sd.cmd.shift());
+      if (cmd === 'migrate' || cmd === 'relocate') {
+        const target = String(sd.cmd.shift());
+        if (!ns.nodeIsOnline(target)) {
+          env.log('err', `ignore service '${sid}' ${cmd} request - node '${target}' not online`);
+        } else if (sd.node === target) {
+          env.log('info', `ignore service '${sid}' ${cmd} request - service already on node '${target}'`);
+        } else {
+          env.log('info', `${cmd} service '${sid}' to node '${target}'`);
+          this.changeServiceState(sid, cmd, { node: sd.node, target });
+        }
+      } else if (cmd === 'stop') {
+        const timeout = sd.cmd.shift()!;
+        if (Number(timeout) === 0) {
+          env.log('info', `request immediate service hard-stop for service '${sid}'`);
+        } else {
+          env.log('info', `request graceful stop with timeout '${timeout}' for service '${sid}'`);
+        }
+        this.changeServiceState(sid, 'request_stop', { timeout });
+        env.updateServiceConfig(sid, { state: 'stopped' });
+      } else {
+        env.log('err', `unknown command '${cmd}' for service '${sid}'`);
+      }
+      delete sd.cmd;
+      return;
+    }
+
+    let tryNext = false;
+    if (lrmRes) {
+      const ec = lrmRes.exit_code;
+      if (ec === ExitCode.SUCCESS) {
+        if (sd.failed_nodes !== undefined) {
+          env.log('info', `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`);
+        }
+        delete sd.failed_nodes;
+        // flag a successful start; only valid while the state is 'started'
+        sd.running = 1;
+      } else if (ec === ExitCode.ERROR || ec === ExitCode.EWRONG_NODE) {
+        delete sd.running;
+        this.recordServiceFailedOnNode(sd, sd.node);
+        if (sd.failed_nodes!.length <= Number(cd.max_relocate)) {
+          tryNext = true;
+          env.log('warning', `starting service ${sid} on node '${sd.node}' failed, relocating service.`);
+        } else {
+          env.log('err', `recovery policy for service ${sid} failed, entering error state. Failed nodes: ${sd.failed_nodes!.join(', ')}`);
+          this.changeServiceState(sid, 'error');
+          return;
+        }
+      } else {
+        this.recordServiceFailedOnNode(sd, sd.node);
+        env.log('err', `service '${sid}' got unrecoverable error (exit code ${ec})`);
+        this.changeServiceState(sid, 'error');
+        return;
+      }
+    }
+
+    const node = this.selectNode(sid, cd, sd, tryNext ? 'try-next' : 'none');
+    if (node !== undefined && sd.node !== node) {
+      const fallback = sd.maintenance_node;
+      if (fallback !== undefined) {
+        if (node === fallback) {
+          env.log('info', `moving service '${sid}' back to '${fallback}', node came back from maintenance.`);
+          delete sd.maintenance_node;
+        } else if (sd.node !== fallback) {
+          env.log('info', `dropping maintenance fallback node '${fallback}' for '${sid}'`);
+          delete sd.maintenance_node;
+        }
+      }
+      if (cd.type === 'vm') {
+        env.log('info', `migrate service '${sid}' to node '${node}' (running)`);
+        this.changeServiceState(sid, 'migrate', { node: sd.node, target: node });
+      } else {
+        env.log('info', `relocate service '${sid}' to node '${node}'`);
+        this.changeServiceState(sid, 'relocate', { node: sd.node, target: node });
+      }
+      return;
+    }
+    if (tryNext && node === undefined) {
+      env.log('warning', `Start Error Recovery: Tried all available nodes for service '${sid}', retry start on current node. Tried nodes: ${(sd.failed_nodes ?? []).join(', ')}`);
+    }
+    if (sd.maintenance_node && sd.node === sd.maintenance_node && ns.getNodeState(sd.node) === 'online') {
+      // the service never left the node it was on when maintenance began (e.g. the whole
+      // cluster was shut down with the migrate policy): the fallback is stale
+      env.log('info', `service '${sid}': clearing stale maintenance node '${sd.maintenance_node}' setting (is current node)`);
+      delete sd.maintenance_node;
+    }
+    // make the LRM start it again if it went down unexpectedly, without losing a result
+    if (lrmRes) sd.uid = this.newUid();
+  }
+
+  private nextStateMigrateRelocate(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+    const env = this.env;
+    if (lrmRes) {
+      const ec = lrmRes.exit_code;
+      const req = cd.state === 'started' ? 'started' : 'request_stop';
+      if (ec === ExitCode.SUCCESS) {
+        this.changeServiceState(sid, req, { node: sd.target! });
+        return;
+      } else if (ec === ExitCode.EWRONG_NODE) {
+        env.log('err', `service '${sid}' - migration failed: service registered on wrong node!`);
+        this.changeServiceState(sid, 'error');
+      } else if (ec === ExitCode.IGNORED) {
+        env.log('info', `service '${sid}' - rebalance-on-start request ignored - service already running`);
+        this.changeServiceState(sid, req, { node: sd.node });
+      } else {
+        env.log('err', `service '${sid}' - migration failed (exit code ${ec})`);
+        this.changeServiceState(sid, req, { node: sd.node });
+        return;
+      }
+    }
+    if (this.ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
+  }
+
+  private nextStateRequestStop(sid: string, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+    if (lrmRes) {
+      if (lrmRes.exit_code === ExitCode.SUCCESS) {
+        this.changeServiceState(sid, 'stopped');
+      } else {
+        this.env.log('err', `service '${sid}' stop failed (exit code ${lrmRes.exit_code})`);
+        this.changeServiceState(sid, 'error');
+      }
+      return;
+    }
+    if (this.ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
+  }
+
+  private nextStateRecovery(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+    const env = this.env;
+    const fencedNode = sd.node;
+    const recoveryNode = this.selectNode(sid, cd, sd, 'best-score');
+    if (recoveryNode !== undefined) {
+      if (recoveryNode === fencedNode) {
+        // e.g. strict node affinity and the node came back
+        env.log('info', `recover service '${sid}' to previous failed and fenced node '${fencedNode}' again`);
+      } else {
+        env.log('info', `recover service '${sid}' from fenced node '${fencedNode}' to node '${recoveryNode}'`);
+      }
+      this.fenceRecoveryCleanup(sid);
+      env.changeServiceLocation(sid, sd.node, recoveryNode);
+      cd.node = recoveryNode;
+      sd.node = recoveryNode;
+      this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop', { node: recoveryNode });
+      return;
+    }
+    // no node to recover to: retry every round, the service should become available again
+    env.log('err', `recovering service '${sid}' from fenced node '${fencedNode}' failed, no recovery node found`);
+    if (cd.state === 'disabled') {
+      // an admin disabling the service gets it out of recovery
+      delete sd.failed_nodes;
+      this.changeServiceState(sid, 'stopped');
+    }
+  }
+
+  private fenceRecoveryCleanup(sid: string): void {
+    const type = sid.split(':')[0]!;
+    const agent = this.env.resourceAgent(type);
+    if (!agent) throw new Error(`unknown resource type '${type}'`);
+    const removed = agent.removeLocks(sid, FENCE_REMOVABLE_LOCKS);
+    if (removed) {
+      this.env.log('warning', `removed leftover lock '${removed}' from recovered service '${sid}' to allow its start.`);
+    }
+  }
+
+  private nextStateError(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+    if (cd.state === 'disabled') {
+      delete sd.failed_nodes;
+      this.changeServiceState(sid, 'stopped');
+    }
+  }
+
+  /** The current service configuration of this round. */
+  get serviceConfig(): ServiceConfig {
+    return this.sc;
+  }
+}
+
+export { perlTrue, jsonClone };
+export type { RulesView };

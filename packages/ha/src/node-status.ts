@@ -1,0 +1,129 @@
+import type { Env } from '@poise/env';
+import { byteCompare } from './tools';
+
+/** Seconds a node must be offline before its services are fenced. */
+export const FENCE_DELAY_SECONDS = 60;
+/** Seconds a vanished node stays 'gone' before it is forgotten. */
+export const GONE_NODE_DELETE_SECONDS = 3600;
+
+export type NodeState = 'online' | 'maintenance' | 'unknown' | 'fence' | 'gone';
+
+/**
+ * The master's view of node health (persisted in the manager status as `node_status`), with
+ * the in-memory time each node was last seen online.
+ */
+export class NodeStatus {
+  private readonly lastOnline: Record<string, number> = {};
+
+  constructor(
+    private readonly env: Env,
+    /** The persisted `node_status` map; updated in place. */
+    readonly status: Record<string, string>,
+  ) {}
+
+  /** Nodes known to the status, in byte order. */
+  listNodes(): string[] {
+    return Object.keys(this.status).sort(byteCompare);
+  }
+
+  /** Nodes in state 'online' (not maintenance), in byte order. */
+  listOnlineNodes(): string[] {
+    return this.listNodes().filter((n) => this.status[n] === 'online');
+  }
+
+  getNodeState(node: string): string {
+    if (this.status[node] === undefined) this.status[node] = 'unknown';
+    return this.status[node]!;
+  }
+
+  /** Online or in maintenance: the node runs an LRM the master can talk to. */
+  nodeIsOperational(node: string): boolean {
+    const s = this.getNodeState(node);
+    return s === 'online' || s === 'maintenance';
+  }
+
+  nodeIsOnline(node: string): boolean {
+    return this.getNodeState(node) === 'online';
+  }
+
+  /**
+   * Undefined when the node is operational; otherwise whether it has been offline for at
+   * least {@link FENCE_DELAY_SECONDS}. A node never seen is counted from now.
+   */
+  nodeIsOfflineDelayed(node: string, delay = FENCE_DELAY_SECONDS): boolean | undefined {
+    const now = this.env.getTime();
+    if (this.nodeIsOperational(node)) return undefined;
+    const last = this.lastOnline[node];
+    if (last === undefined) {
+      this.lastOnline[node] = now;
+      return false;
+    }
+    return now - last >= delay;
+  }
+
+  private setNodeState(node: string, state: string): void {
+    const old = this.status[node];
+    if (old === state) return;
+    this.env.log('info', `node '${node}': state changed from '${old ?? 'unknown'}' => '${state}'\n`);
+    this.status[node] = state;
+  }
+
+  /** Folds the cluster membership and the LRM modes into the node states. */
+  update(nodeInfo: Record<string, { online: boolean }>, lrmModes: Record<string, string | undefined>): void {
+    const now = this.env.getTime();
+    for (const node of Object.keys(nodeInfo).sort(byteCompare)) {
+      const d = nodeInfo[node]!;
+      if (!d.online) continue;
+      this.lastOnline[node] = now;
+      const state = this.getNodeState(node);
+      const mode = lrmModes[node];
+      if (state === 'unknown' || state === 'gone') {
+        this.setNodeState(node, 'online');
+      } else if (state === 'online' && mode === 'maintenance') {
+        this.setNodeState(node, 'maintenance');
+      } else if (state === 'maintenance' && mode !== 'maintenance') {
+        this.setNodeState(node, 'online');
+      }
+      // fence: stays until fencing succeeded
+    }
+
+    for (const node of this.listNodes()) {
+      const d = nodeInfo[node];
+      if (d?.online) continue;
+      const state = this.getNodeState(node);
+      if (state === 'online') {
+        this.setNodeState(node, 'unknown');
+      } else if (state === 'maintenance') {
+        if (lrmModes[node] !== 'maintenance') this.setNodeState(node, 'unknown');
+      } else if (state === 'unknown') {
+        if (!d) this.setNodeState(node, 'gone');
+      } else if (state === 'gone') {
+        const last = this.lastOnline[node];
+        if (last !== undefined && now - last >= GONE_NODE_DELETE_SECONDS) {
+          delete this.status[node];
+          delete this.lastOnline[node];
+        }
+      }
+    }
+  }
+
+  /**
+   * Fences `node`: marks it, announces it, and succeeds once the master holds the node's agent
+   * lock (its LRM lost it, so its watchdog fired or will fire).
+   */
+  fenceNode(node: string): boolean {
+    const state = this.getNodeState(node);
+    if (state !== 'fence') {
+      this.setNodeState(node, 'fence');
+      this.env.sendNotification('FENCE', `Try to fence node '${node}'`);
+    }
+    if (this.env.getHaAgentLock(node)) {
+      const msg = `fencing: acknowledged - got agent lock for node '${node}'`;
+      this.env.log('info', msg);
+      this.setNodeState(node, 'unknown');
+      this.env.sendNotification('SUCCEED', msg);
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,166 @@
+import type { Env, ServiceConfig, ServiceStatus } from '@poise/env';
+import {
+  buildPersistentGroupMigration,
+  compileRules,
+  emptyCompiledRules,
+  getNegativePartners,
+  getNodeAffinity,
+  getPositivePartners,
+  getResourceAffinity,
+  migrateGroupsToResources,
+  migrateGroupsToRules,
+  parseGroupsConfig,
+  parseRulesConfig,
+  transformRules,
+  type CompiledRules,
+  type GroupsConfig,
+} from './rules/index';
+import { compareDebianVersions } from './version';
+
+/** The questions placement and motion ask the compiled rules. */
+export interface RulesView {
+  /** allowed: nodes the service may run on; pri: the highest-priority ones (fresh sets). */
+  nodeAffinity(sid: string, onlineNodes: string[]): { allowed: Set<string>; pri: Set<string> };
+  /** Per node, how many positive partners want it (together) / negative partners use it (separate). */
+  resourceAffinity(
+    sid: string,
+    ss: Record<string, ServiceStatus>,
+  ): { together: Map<string, number>; separate: Map<string, number> };
+  positivePartners(sid: string): string[];
+  negativePartners(sid: string): string[];
+  readonly compiled: CompiledRules;
+}
+
+function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView {
+  return {
+    compiled,
+    nodeAffinity: (sid, online) => getNodeAffinity(compiled, sid, online),
+    resourceAffinity: (sid, ss) =>
+      getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+    positivePartners: (sid) => getPositivePartners(compiled, sid),
+    negativePartners: (sid) => getNegativePartners(compiled, sid),
+  };
+}
+
+/** Manage rounds before the first persistent group migration attempt. */
+export const GROUP_MIGRATION_FIRST_ROUND = 3;
+/** Manage rounds between group migration attempts. */
+export const GROUP_MIGRATION_RETRY_ROUNDS = 6;
+/** The pve-manager version every node needs before groups are migrated to rules. */
+export const GROUP_MIGRATION_MIN_VERSION = '9.0.0~16';
+
+/** What the rules state needs from the manager round. */
+export interface RulesHost {
+  readonly env: Env;
+  nodeState(node: string): string;
+  listNodes(): string[];
+  onlineNodes(): string[];
+  serviceStatus(): Record<string, ServiceStatus>;
+}
+
+/**
+ * The manager's rules: read every round, transformed and compiled again only when the rules,
+ * the groups or the node list changed. Also runs the persistent groups → rules migration.
+ */
+export class RulesState {
+  view: RulesView;
+  private lastRulesDigest: string | undefined;
+  private lastGroupsDigest: string | undefined;
+  private lastNodes: string | undefined;
+  private compiledOnce = false;
+  private nextGroupMigrationRound = GROUP_MIGRATION_FIRST_ROUND;
+
+  constructor(private readonly host: RulesHost) {
+    this.view = viewOf(emptyCompiledRules(), () => host.onlineNodes());
+  }
+
+  /** Reads rules and groups, applies group failback to `sc` (in place), recompiles if needed. */
+  update(sc: ServiceConfig, groupsText: string): void {
+    const env = this.host.env;
+    const rulesText = env.readRulesConfig();
+    const rules = parseRulesConfig(rulesText).config;
+    const groups = parseGroupsConfig(groupsText).config;
+    migrateGroupsToResources(groups, sc as Parameters<typeof migrateGroupsToResources>[1]);
+
+    const nodes = this.host.listNodes();
+    const nodesKey = nodes.join(',');
+    if (
+      this.compiledOnce &&
+      nodesKey === this.lastNodes &&
+      rules.digest === this.lastRulesDigest &&
+      groups.digest === this.lastGroupsDigest
+    ) {
+      return;
+    }
+    migrateGroupsToRules(rules, groups, sc as Parameters<typeof migrateGroupsToRules>[2]);
+    for (const msg of transformRules(rules, nodes)) env.log('info', msg);
+    const compiled = compileRules(rules, nodes);
+    this.view = viewOf(compiled, () => this.host.onlineNodes());
+    this.compiledOnce = true;
+    this.lastNodes = nodesKey;
+    this.lastRulesDigest = rules.digest;
+    this.lastGroupsDigest = groups.digest;
+  }
+
+  /**
+   * Migrates legacy HA groups into node-affinity rules once every node runs a new enough
+   * pve-manager with an active LRM (first in manage round 3, then every 6 rounds).
+   */
+  tryPersistentGroupMigration(round: number, lrmModes: Record<string, string>): void {
+    const env = this.host.env;
+    if (round < this.nextGroupMigrationRound) return;
+    let groupsText: string;
+    try {
+      groupsText = env.readGroupConfig();
+    } catch {
+      return;
+    }
+    const groups: GroupsConfig = parseGroupsConfig(groupsText).config;
+    if (Object.keys(groups.ids).length === 0) return;
+
+    env.log('notice', 'start ha group migration...');
+    const fail = (msg: string) => {
+      env.log('err', msg);
+      env.log('err', 'ha groups migration failed');
+      env.log('notice', `retry ha groups migration in ${GROUP_MIGRATION_RETRY_ROUNDS} rounds (~ ${GROUP_MIGRATION_RETRY_ROUNDS * 10} seconds)`);
+      this.nextGroupMigrationRound = round + GROUP_MIGRATION_RETRY_ROUNDS;
+    };
+
+    for (const node of this.host.listNodes()) {
+      const state = this.host.nodeState(node);
+      env.log('notice', `ha groups migration: node '${node}' is in state '${state}'`);
+      if (state !== 'online') return fail(`abort ha groups migration: node '${node}' is not online`);
+      const lrm = env.readLrmStatus(node);
+      const lrmState = lrm.state ?? 'unknown';
+      const lrmMode = lrmModes[node] ?? lrm.mode ?? 'active';
+      env.log('notice', `ha groups migration: lrm '${node}' is in state '${lrmState}' and mode '${lrmMode}'`);
+      if (lrmState !== 'active' && lrmState !== 'wait_for_agent_lock') {
+        return fail(`abort ha groups migration: lrm '${node}' is not in state 'active'`);
+      }
+      if (lrmMode !== 'active') return fail(`abort ha groups migration: lrm '${node}' is not in mode 'active'`);
+      const version = env.getNodeVersion(node) ?? '';
+      env.log('notice', `ha groups migration: node '${node}' has version '${version}'`);
+      if (compareDebianVersions(version, GROUP_MIGRATION_MIN_VERSION) < 0) {
+        return fail(`abort ha groups migration: node '${node}' needs at least pve-manager version '${GROUP_MIGRATION_MIN_VERSION}'`);
+      }
+    }
+
+    try {
+      const rules = parseRulesConfig(env.readRulesConfig()).config;
+      const sc = env.readServiceConfig();
+      const plan = buildPersistentGroupMigration(rules, groups, sc as Parameters<typeof buildPersistentGroupMigration>[2]);
+      env.writeRulesConfig(plan.rulesText);
+      env.log('notice', 'ha groups migration: migration to rules config successful');
+      for (const [sid, upd] of Object.entries(plan.serviceUpdates)) {
+        env.updateServiceConfig(sid, upd.set, upd.delete);
+      }
+      env.log('notice', 'ha groups migration: migration to resources config successful');
+      env.deleteGroupConfig();
+      env.log('notice', 'ha groups migration: group config deletion successful');
+      env.log('notice', 'ha groups migration successful');
+      this.nextGroupMigrationRound = Number.POSITIVE_INFINITY;
+    } catch (err) {
+      fail(`abort ha groups migration: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

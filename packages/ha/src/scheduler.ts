@@ -1,0 +1,87 @@
+import type { ServiceStatus } from '@poise/env';
+
+/**
+ * The manager's model of where services put load, rebuilt at the start of a round and then
+ * kept current by every service state change (remove + add). Implementations: basic (service
+ * count), static and dynamic (CRS on `@poise/usage`).
+ */
+export interface OnlineNodeUsage {
+  readonly mode: 'basic' | 'static' | 'dynamic';
+  /** Online nodes, byte order. */
+  listNodes(): string[];
+  containsNode(node: string): boolean;
+  addServiceUsage(sid: string, sd: ServiceStatus): void;
+  removeServiceUsage(sid: string): void;
+  /** Node → score, lower is better, for every node of the usage. */
+  scoreNodesToStartService(sid: string): Record<string, number>;
+  /** Node imbalance (undefined for basic, which has no load notion). */
+  calculateNodeImbalance(): number | undefined;
+}
+
+/** States in which a service puts load on its current node. */
+const CURRENT_NODE_STATES = new Set([
+  'started', 'request_stop', 'fence', 'freeze', 'error', 'recovery', 'migrate', 'relocate',
+]);
+/** States in which a service also puts load on its target node. */
+const TARGET_NODE_STATES = new Set(['migrate', 'relocate', 'request_start_balance']);
+
+/**
+ * The nodes a service occupies in the usage model, and whether it counts as running
+ * (reference Usage.pm semantics): stopped and request_start occupy nothing; the current node
+ * counts only when it is online, and so does a move's target.
+ */
+export function serviceUsageNodes(
+  sd: ServiceStatus,
+  online: (node: string) => boolean,
+): { current?: string; target?: string; running: boolean } {
+  let current: string | undefined;
+  let target: string | undefined;
+  if (CURRENT_NODE_STATES.has(sd.state) && sd.node && online(sd.node)) current = sd.node;
+  if (TARGET_NODE_STATES.has(sd.state) && sd.target && online(sd.target)) target = sd.target;
+  const running = sd.state === 'started' ? !!sd.running : current !== undefined;
+  return { current, target, running };
+}
+
+/** Basic scheduler: a node's score is the number of services on it or moving to it. */
+export class BasicUsage implements OnlineNodeUsage {
+  readonly mode = 'basic' as const;
+  private readonly counts = new Map<string, number>();
+  private readonly placed = new Map<string, string[]>();
+
+  constructor(nodes: string[]) {
+    for (const n of nodes) this.counts.set(n, 0);
+  }
+
+  listNodes(): string[] {
+    return [...this.counts.keys()];
+  }
+
+  containsNode(node: string): boolean {
+    return this.counts.has(node);
+  }
+
+  addServiceUsage(sid: string, sd: ServiceStatus): void {
+    this.removeServiceUsage(sid);
+    const { current, target } = serviceUsageNodes(sd, (n) => this.counts.has(n));
+    const nodes: string[] = [];
+    if (current !== undefined) nodes.push(current);
+    if (target !== undefined && target !== current) nodes.push(target);
+    for (const n of nodes) this.counts.set(n, this.counts.get(n)! + 1);
+    if (nodes.length) this.placed.set(sid, nodes);
+  }
+
+  removeServiceUsage(sid: string): void {
+    const nodes = this.placed.get(sid);
+    if (!nodes) return;
+    for (const n of nodes) this.counts.set(n, this.counts.get(n)! - 1);
+    this.placed.delete(sid);
+  }
+
+  scoreNodesToStartService(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+
+  calculateNodeImbalance(): number | undefined {
+    return undefined;
+  }
+}

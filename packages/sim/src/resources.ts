@@ -1,0 +1,145 @@
+import type { ResourceAgent } from '@poise/env';
+import type { Hardware } from './hardware';
+import type { SimEnv } from './sim-env';
+
+/**
+ * Simulated guests. The running flag lives in the hardware per node; a migration moves the
+ * config and clears the flag on the source, and the target LRM starts the guest later.
+ */
+class SimResource implements ResourceAgent {
+  constructor(
+    protected readonly env: SimEnv,
+    protected readonly hw: Hardware,
+  ) {}
+
+  exists(_sid: string): boolean {
+    return true;
+  }
+
+  checkRunning(sid: string): boolean {
+    return this.hw.isRunning(this.env.nodename(), sid);
+  }
+
+  start(sid: string): void {
+    const lock = this.hw.serviceLock(sid);
+    if (lock) {
+      this.env.log('err', `service '${sid}' locked (${lock}), unable to start!`);
+      return;
+    }
+    this.hw.setRunning(this.env.nodename(), sid, 1);
+  }
+
+  shutdown(sid: string): void {
+    const lock = this.hw.serviceLock(sid);
+    if (lock) {
+      this.env.log('err', `service '${sid}' locked (${lock}), unable to shutdown!`);
+      return;
+    }
+    this.hw.setRunning(this.env.nodename(), sid, 0);
+  }
+
+  migrate(sid: string, target: string, online: boolean): boolean {
+    const env = this.env;
+    const node = env.nodename();
+    const cmd = online ? 'migrate' : 'relocate';
+    env.log('info', `service ${sid} - start ${cmd} to node '${target}'`);
+    const lock = this.hw.serviceLock(sid);
+    if (lock) {
+      env.log('err', `service '${sid}' locked (${lock}), unable to ${cmd}!`);
+      return false;
+    }
+    // a relocation stops the guest first
+    if (!online && this.checkRunning(sid)) {
+      env.log('info', `stopping service ${sid} (relocate)`);
+      this.shutdown(sid);
+      env.log('info', `service status ${sid} stopped`);
+    }
+    this.hw.changeServiceLocation(sid, node, target);
+    env.log('info', `service ${sid} - end ${cmd} to node '${target}'`);
+    // the source no longer has the guest; the target is NOT marked running
+    this.hw.setRunning(node, sid, undefined);
+    return true;
+  }
+
+  removeLocks(sid: string, locks: string[]): string | undefined {
+    for (const lock of locks) {
+      const removed = this.hw.unlockService(sid, lock);
+      if (removed) return removed;
+    }
+    return undefined;
+  }
+}
+
+/** Containers cannot live-migrate: a running one is relocated instead. */
+class SimContainer extends SimResource {
+  override migrate(sid: string, target: string, online: boolean): boolean {
+    if (online && this.checkRunning(sid)) {
+      this.env.log('warn', 'unable to live migrate running container, fallback to relocate');
+      online = false;
+    }
+    return super.migrate(sid, target, online);
+  }
+}
+
+/**
+ * `fa:<a><b><c><d><e><f>`: b start failures before success, c migration failures, d ≠ 0 means
+ * shutdown never works, e is the value of `exists`, f restricts b and c to `node<f>`. The try
+ * counters are process-global per service, as in the reference.
+ */
+class SimFailingResource extends SimResource {
+  private decode(sid: string) {
+    const id = sid.split(':')[1] ?? '';
+    const m = /^\d(\d)(\d)(\d)?(\d)?(\d)?/.exec(id);
+    return {
+      start: Number(m?.[1] ?? 0),
+      migrate: Number(m?.[2] ?? 0),
+      stop: Number(m?.[3] ?? 0),
+      exists: Number(m?.[4] ?? 1),
+      limitToNode: Number(m?.[5] ?? 0),
+    };
+  }
+
+  private applies(limitToNode: number): boolean {
+    return limitToNode === 0 || this.env.nodename() === `node${limitToNode}`;
+  }
+
+  override exists(sid: string): boolean {
+    return this.decode(sid).exists !== 0;
+  }
+
+  override start(sid: string): void {
+    const d = this.decode(sid);
+    const tries = this.hw.virtFailTries.start;
+    if (this.applies(d.limitToNode)) {
+      tries.set(sid, (tries.get(sid) ?? 0) + 1);
+      if (d.start >= tries.get(sid)!) return;
+    }
+    tries.set(sid, 0);
+    super.start(sid);
+  }
+
+  override shutdown(sid: string): void {
+    if (this.decode(sid).stop) return;
+    super.shutdown(sid);
+  }
+
+  override migrate(sid: string, target: string, online: boolean): boolean {
+    const d = this.decode(sid);
+    const tries = this.hw.virtFailTries.migrate;
+    if (this.applies(d.limitToNode)) {
+      tries.set(sid, (tries.get(sid) ?? 0) + 1);
+      if (d.migrate >= tries.get(sid)!) return false;
+    }
+    tries.set(sid, 0);
+    return super.migrate(sid, target, online);
+  }
+}
+
+export function createResourceAgent(type: string, env: SimEnv, hw: Hardware): ResourceAgent | undefined {
+  switch (type) {
+    case 'vm': return new SimResource(env, hw);
+    case 'ct': return new SimContainer(env, hw);
+    case 'fa': return new SimFailingResource(env, hw);
+    default: return undefined;
+  }
+}

@@ -1,0 +1,216 @@
+import type {
+  DatacenterSettings,
+  DynamicNodeStats,
+  DynamicServiceStats,
+  Env,
+  LogLevel,
+  LrmStatus,
+  ManagerStatus,
+  NodeInfo,
+  ResourceAgent,
+  ServiceConfig,
+  StaticNodeStats,
+  StaticServiceStats,
+} from '@poise/env';
+import type { Hardware } from './hardware';
+import { createResourceAgent } from './resources';
+
+/** The message the simulated cluster filesystem fails with (reference text). */
+export const CFS_ERROR = 'cfs connection refused - not mounted?\n';
+
+/**
+ * The Env of one simulated daemon (`crm` or `lrm`) on one node: its own clock (advanced one
+ * second per loop iteration), its log id `<node>/<daemon>`, and the cluster through the
+ * {@link Hardware}. Cluster-filesystem access throws {@link CFS_ERROR} while the node's cfs
+ * is set to fail.
+ */
+export class SimEnv implements Env {
+  private curTime = 0;
+
+  constructor(
+    private readonly hw: Hardware,
+    private readonly node: string,
+    private readonly daemon: 'crm' | 'lrm',
+  ) {}
+
+  /** Sets the env clock (loop start / round end hooks of the run loop). */
+  setTime(time: number): void {
+    this.curTime = time;
+  }
+
+  nodename(): string {
+    return this.node;
+  }
+
+  getTime(): number {
+    return this.curTime;
+  }
+
+  log(level: LogLevel, msg: string): void {
+    this.hw.log.daemon(level, this.curTime, `${this.node}/${this.daemon}`, msg);
+  }
+
+  sleep(): void {}
+
+  sleepUntil(): void {}
+
+  loopStartHook(): void {}
+
+  loopEndHook(): void {
+    this.curTime += 1;
+  }
+
+  private assertCfs(): void {
+    if (!this.hw.cfsState(this.node, 'rw')) throw new Error(CFS_ERROR);
+  }
+
+  clusterStateUpdate(): boolean {
+    return this.hw.cfsState(this.node, 'update');
+  }
+
+  quorate(): boolean {
+    const { nodeInfo, quorate } = this.hw.getNodeInfo();
+    if (!nodeInfo[this.node]?.online) return false;
+    return quorate;
+  }
+
+  getNodeInfo(): NodeInfo {
+    return this.hw.getNodeInfo();
+  }
+
+  getHaManagerLock(): boolean {
+    return this.hw.lock(this, 'ha_manager_lock', false);
+  }
+
+  releaseHaManagerLock(): boolean {
+    return this.hw.lock(this, 'ha_manager_lock', true);
+  }
+
+  getHaAgentLock(node = this.node): boolean {
+    return this.hw.lock(this, `ha_agent_${node}_lock`, false);
+  }
+
+  releaseHaAgentLock(): boolean {
+    return this.hw.lock(this, `ha_agent_${this.node}_lock`, true);
+  }
+
+  watchdogOpen(): string {
+    return this.hw.watchdogOpen(this.node);
+  }
+
+  watchdogUpdate(handle: string): void {
+    this.hw.watchdogUpdate(handle);
+  }
+
+  watchdogClose(handle: string): void {
+    this.hw.watchdogClose(handle);
+  }
+
+  readManagerStatus(): ManagerStatus {
+    this.assertCfs();
+    return this.hw.readManagerStatus();
+  }
+
+  writeManagerStatus(status: ManagerStatus): void {
+    this.assertCfs();
+    this.hw.writeManagerStatus(status);
+  }
+
+  readLrmStatus(node: string): LrmStatus {
+    this.assertCfs();
+    return this.hw.readLrmStatus(node);
+  }
+
+  writeLrmStatus(status: LrmStatus): void {
+    this.assertCfs();
+    this.hw.writeLrmStatus(this.node, status);
+  }
+
+  isNodeShutdown(): { shutdown: boolean; reboot: boolean } {
+    return this.hw.isNodeShutdown(this.node);
+  }
+
+  readServiceConfig(): ServiceConfig {
+    this.assertCfs();
+    return this.hw.readServiceConfig();
+  }
+
+  updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys?: string[]): void {
+    this.hw.updateServiceConfig(sid, params, deleteKeys);
+  }
+
+  changeServiceLocation(sid: string, currentNode: string, newNode: string): void {
+    this.assertCfs();
+    this.hw.changeServiceLocation(sid, currentNode, newNode);
+  }
+
+  readRulesConfig(): string {
+    this.assertCfs();
+    return this.hw.readRulesConfig();
+  }
+
+  writeRulesConfig(text: string): void {
+    this.assertCfs();
+    this.hw.writeRulesConfig(text);
+  }
+
+  readGroupConfig(): string {
+    this.assertCfs();
+    return this.hw.readGroupConfig();
+  }
+
+  deleteGroupConfig(): void {
+    this.assertCfs();
+    this.hw.deleteGroupConfig();
+  }
+
+  readCrmCommands(): string {
+    this.assertCfs();
+    return this.hw.readCrmCommands();
+  }
+
+  hasPendingCrmCommands(): boolean {
+    return this.hw.hasPendingCrmCommands();
+  }
+
+  queueCrmCommands(cmd: string): void {
+    this.assertCfs();
+    this.hw.queueCrmCommands(cmd);
+  }
+
+  getDatacenterSettings(): DatacenterSettings {
+    return this.hw.getDatacenterSettings();
+  }
+
+  getStaticNodeStats(): Record<string, StaticNodeStats> {
+    return this.hw.getStaticNodeStats();
+  }
+
+  getDynamicNodeStats(): Record<string, DynamicNodeStats> {
+    return this.hw.getDynamicNodeStats();
+  }
+
+  getStaticServiceStats(): Record<string, StaticServiceStats> {
+    return this.hw.getStaticServiceStats();
+  }
+
+  getDynamicServiceStats(): Record<string, DynamicServiceStats> {
+    return this.hw.getDynamicServiceStats();
+  }
+
+  getNodeVersion(node: string): string | undefined {
+    return this.hw.nodeVersion(node);
+  }
+
+  sendNotification(prefix: string, subject: string): void {
+    this.log('email', `${prefix}: ${subject}`);
+  }
+
+  getMaxWorkers(): number {
+    return 0;
+  }
+
+  resourceAgent(type: string): ResourceAgent | undefined {
+    return createResourceAgent(type, this, this.hw);
+  }
+}
