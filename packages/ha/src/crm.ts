@@ -55,9 +55,23 @@ export class Crm {
     if (this.managerWatchdog !== undefined) {
       this.env.watchdogUpdate(this.managerWatchdog);
     } else if (!this.fullyDisarmed) {
-      this.managerWatchdog = this.env.watchdogOpen();
+      if (this.state !== 'master' && this.readDisarmState() === 'disarmed') {
+        // the stack was fully disarmed by the previous master: stay without watchdog
+        this.env.log('info', 'taking over as disarmed master, skipping watchdog');
+        this.fullyDisarmed = true;
+      } else {
+        this.managerWatchdog = this.env.watchdogOpen();
+      }
     }
     return true;
+  }
+
+  private readDisarmState(): string | undefined {
+    try {
+      return this.env.readManagerStatus().disarm?.state;
+    } catch {
+      return undefined;
+    }
   }
 
   private releaseManagerLock(): boolean {
@@ -116,6 +130,11 @@ export class Crm {
     let conf;
     try {
       ms = env.readManagerStatus();
+    } catch (err) {
+      env.log('err', `could not read manager status: ${errorMessage(err)}`);
+      return false;
+    }
+    try {
       conf = env.readServiceConfig();
     } catch {
       return false;

@@ -274,9 +274,15 @@ export class Lrm {
         } else if (this.activeServiceCount() || this.runWorkers()) {
           // keep lock and watchdog as long as services have not left the node
           if (!this.getProtectedAgentLock()) this.setState('lost_agent_lock');
+        } else if (this.mode === 'disarm') {
+          env.log('info', 'HA disarm requested during maintenance, releasing agent lock and watchdog');
+          env.releaseHaAgentLock();
+          this.giveUpWatchdogProtection();
+          this.setState('wait_for_agent_lock');
         } else if (this.mode !== 'maintenance') {
           // empty, and maintenance is no longer requested
-          this.setState('active');
+          if (this.getProtectedAgentLock()) this.setState('active');
+          else this.setState('lost_agent_lock');
         }
         break;
       default:
@@ -327,7 +333,7 @@ export class Lrm {
         if (this.shutdownRequestAt !== undefined) {
           const count = this.activeServiceCount();
           if (count > 0) {
-            env.log('err', `get shutdown request in state 'lost_agent_lock' - detected ${count} running services`);
+            env.log('err', `got shutdown request in state 'lost_agent_lock' - detected ${count} running services`);
             if (this.mode === 'restart' && env.getTime() - this.stateChangeTime > LRM_RESTART_GIVE_UP_SECONDS) {
               env.log('err', `lost agent lock and restart request for over ${LRM_RESTART_GIVE_UP_SECONDS} seconds - giving up!`);
               return false;
