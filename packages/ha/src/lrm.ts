@@ -44,6 +44,7 @@ export class Lrm {
   private activeIdleRounds = 0;
   private agentWatchdog: string | undefined;
   private serviceStatus: Record<string, ServiceStatus> = {};
+  private nodeStatus: Record<string, string> = {};
   private maintenanceRequested = false;
 
   constructor(
@@ -158,6 +159,7 @@ export class Lrm {
       return false;
     }
     this.serviceStatus = ms.service_status ?? {};
+    this.nodeStatus = ms.node_status ?? {};
     const request = ms.node_request?.[env.nodename()] ?? {};
     this.maintenanceRequested = !!request.maintenance;
     if (this.shutdownRequestAt === undefined) {
@@ -225,7 +227,9 @@ export class Lrm {
     }
 
     this.updateServiceStatus();
-    const fenceRequest = countFencedServices(this.serviceStatus, env.nodename()) > 0;
+    // fence: a service of this node waits for fencing, or the master marked the node itself
+    const fenceRequest =
+      countFencedServices(this.serviceStatus, env.nodename()) > 0 || this.nodeStatus[env.nodename()] === 'fence';
 
     // state changes first
     switch (this.state) {

@@ -47,12 +47,12 @@ export class NodeStatus {
   }
 
   /**
-   * Undefined when the node is operational; otherwise whether it has been offline for at
+   * Undefined when the node is online (maintenance counts as offline); otherwise whether it has been offline for at
    * least {@link FENCE_DELAY_SECONDS}. A node never seen is counted from now.
    */
   nodeIsOfflineDelayed(node: string, delay = FENCE_DELAY_SECONDS): boolean | undefined {
     const now = this.env.getTime();
-    if (this.nodeIsOperational(node)) return undefined;
+    if (this.nodeIsOnline(node)) return undefined;
     const last = this.lastOnline[node];
     if (last === undefined) {
       this.lastOnline[node] = now;
