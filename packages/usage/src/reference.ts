@@ -220,33 +220,39 @@ export function referenceBestBalancingMigrations(
   requireLoadAggregation(snapshot.aggregation, 'bestBalancingMigrations');
   const bySid = new Map(snapshot.resources.map((r) => [r.sid, r]));
   const { names, stats: base } = referenceAggregate(snapshot, 'balance');
-  const resolved = resolveCandidates(candidates, (sid) => bySid.get(sid), (name) => names.includes(name));
-  const pairs: { sid: string; source: string; target: string; state: MutableNodeStats[] }[] = [];
-  for (const c of resolved) {
-    for (const target of c.targets) {
-      const state = base.map((s) => ({ ...s }));
-      const bundle = { cpu: c.bundleCpu, mem: c.bundleMem };
-      removeRunningResource(state[names.indexOf(c.source)]!, bundle);
-      addRunningResource(state[names.indexOf(target)]!, bundle);
-      pairs.push({ sid: c.sid, source: c.source, target, state });
-    }
-  }
-  const scored = (p: (typeof pairs)[number]): ScoredMigration => ({
-    sid: p.sid,
-    source: p.source,
-    target: p.target,
-    imbalance: truncateImbalance(referenceImbalanceOf(p.state, metric)),
+  const nameSet = new Set(names);
+  const resolved = resolveCandidates(candidates, (sid) => bySid.get(sid), (name) => nameSet.has(name));
+  // one scratch copy of the cluster state, reset before every pair (no per-pair allocation)
+  const state = base.map((s) => ({ ...s }));
+  const stateAfter = (c: ResolvedCandidate, target: string): MutableNodeStats[] => {
+    for (let i = 0; i < base.length; i++) Object.assign(state[i]!, base[i]!);
+    const bundle = { cpu: c.bundleCpu, mem: c.bundleMem };
+    removeRunningResource(state[names.indexOf(c.source)]!, bundle);
+    addRunningResource(state[names.indexOf(target)]!, bundle);
+    return state;
+  };
+  const scored = (c: ResolvedCandidate, target: string): ScoredMigration => ({
+    sid: c.sid,
+    source: c.source,
+    target,
+    imbalance: truncateImbalance(referenceImbalanceOf(stateAfter(c, target), metric)),
   });
   if (method === 'bruteforce') {
-    return pairs.map(scored).sort(compareScoredMigrations).slice(0, Math.max(0, limit));
+    const all: ScoredMigration[] = [];
+    for (const c of resolved) for (const target of c.targets) all.push(scored(c, target));
+    return all.sort(compareScoredMigrations).slice(0, Math.max(0, limit));
   }
-  const scores = scoreAlternatives(
-    SCHEDULER_CRITERIA,
-    pairs.map((p) => referenceCriteria(p.state)),
-  );
-  return rankScores(scores)
+  const pairs: [ResolvedCandidate, string][] = [];
+  const rows: number[][] = [];
+  for (const c of resolved) {
+    for (const target of c.targets) {
+      pairs.push([c, target]);
+      rows.push(referenceCriteria(stateAfter(c, target)));
+    }
+  }
+  return rankScores(scoreAlternatives(SCHEDULER_CRITERIA, rows))
     .slice(0, Math.max(0, limit))
-    .map((i) => scored(pairs[i]!));
+    .map((i) => scored(...pairs[i]!));
 }
 
 /** Throws unless the aggregation carries loads (static or dynamic). */
