@@ -4,6 +4,19 @@ import { loadCase, simulate } from '@poise/sim';
 import { rulesCheckReport } from '@poise/ha';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
+
+/** Where the CLI writes: whole lines without their newline, and raw log chunks. */
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  write: (chunk: string) => void;
+}
+
+const defaultIo: Io = {
+  out: (line) => console.log(line),
+  err: (line) => console.error(line),
+  write: (chunk) => process.stdout.write(chunk),
+};
 const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
 
 const USAGE = `usage:
@@ -75,11 +88,11 @@ function firstDifference(expected: string, got: string): string {
   return '  (identical lines, different bytes)';
 }
 
-function cmdRun(args: Args): number {
+function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
   const input = loadCase(dir, basename(resolve(dir)));
-  const res = simulate(input, { profile: args.profile }, (line) => process.stdout.write(line));
+  const res = simulate(input, { profile: args.profile }, (line) => io.write(line));
   if (args.out) {
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, 'log'), res.log);
@@ -87,34 +100,35 @@ function cmdRun(args: Args): number {
   return res.error ? 1 : 0;
 }
 
-function cmdTest(args: Args): number {
+function cmdTest(args: Args, io: Io): number {
   if (args.paths.length === 0) throw new UsageError(`'test' needs case directories\n${USAGE}`);
   let passed = 0;
   let failed = 0;
   for (const dir of collectCases(args.paths)) {
     const name = basename(resolve(dir));
     try {
+      const input = loadCase(dir, name);
       const expectPath = join(dir, 'log.expect');
       if (!existsSync(expectPath)) throw new Error(`missing '${expectPath}'`);
       const expected = readFileSync(expectPath, 'utf8');
-      const res = simulate(loadCase(dir, name), { profile: args.profile });
+      const res = simulate(input, { profile: args.profile });
       if (res.log === expected) {
         passed++;
-        console.log(`PASS ${name}`);
+        io.out(`PASS ${name}`);
       } else {
         failed++;
-        console.log(`FAIL ${name}\n${firstDifference(expected, res.log)}`);
+        io.out(`FAIL ${name}\n${firstDifference(expected, res.log)}`);
       }
     } catch (err) {
       failed++;
-      console.log(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
+      io.out(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  console.log(`${passed} passed, ${failed} failed`);
+  io.out(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
 }
 
-function cmdRulesCheck(args: Args): number {
+function cmdRulesCheck(args: Args, io: Io): number {
   if (args.paths.length === 0) throw new UsageError(`'rules-check' needs a directory\n${USAGE}`);
   let passed = 0;
   let failed = 0;
@@ -129,38 +143,42 @@ function cmdRulesCheck(args: Args): number {
         const got = rulesCheckReport(readFileSync(file, 'utf8'));
         if (got === expected) {
           passed++;
-          console.log(`PASS ${name}`);
+          io.out(`PASS ${name}`);
         } else {
           failed++;
-          console.log(`FAIL ${name}\n${firstDifference(expected, got)}`);
+          io.out(`FAIL ${name}\n${firstDifference(expected, got)}`);
         }
       } catch (err) {
         failed++;
-        console.log(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
+        io.out(`FAIL ${name}\n  error: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   }
-  console.log(`${passed} passed, ${failed} failed`);
+  io.out(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
 }
 
-export function main(argv: string[]): number {
+/**
+ * The `poise-sim` command line; returns the exit code (0 ok, 1 failures, 2 usage errors).
+ * Output goes to `out`/`err` (stdout/stderr by default) so tests can capture it.
+ */
+export function main(argv: string[], io: Io = defaultIo): number {
   try {
     const args = parseArgs(argv);
     switch (args.command) {
-      case 'run': return cmdRun(args);
-      case 'test': return cmdTest(args);
-      case 'rules-check': return cmdRulesCheck(args);
+      case 'run': return cmdRun(args, io);
+      case 'test': return cmdTest(args, io);
+      case 'rules-check': return cmdRulesCheck(args, io);
       default: throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(err.message);
+      io.err(err.message);
       return 2;
     }
-    console.error(`poise-sim: ${err instanceof Error ? err.message : String(err)}`);
+    io.err(`poise-sim: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+
