@@ -88,7 +88,7 @@ export class ClusterUsage {
   private readonly nodes = new Map<string, NodeRecord>();
   private readonly resources = new Map<string, ResourceRecord>();
   private sorted: NodeRecord[] = [];
-  private indexOf = new Map<NodeRecord, number>();
+  private nameIndex = new Map<string, number>();
   private orderDirty = false;
   private seqCounter = 0;
   private readonly scratch = new Scratch();
@@ -297,17 +297,21 @@ export class ClusterUsage {
         const r = this.resources.get(sid);
         return r && { stats: r.stats, state: r.state, placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name } };
       },
-      (name) => this.nodes.has(name),
+      undefined, // targets are checked while they are mapped to indices below
     );
     const view = this.gather('balance');
-    const index = this.indexOf;
-    const indexed: IndexedCandidate[] = resolved.map((c) => ({
-      sid: c.sid,
-      source: index.get(this.nodes.get(c.source)!)!,
-      bundleCpu: c.bundleCpu,
-      bundleMem: c.bundleMem,
-      targets: Int32Array.from(c.targets, (t) => index.get(this.nodes.get(t)!)!),
-    }));
+    const index = this.nameIndex;
+    const indexed: IndexedCandidate[] = resolved.map((c) => {
+      const targets = new Int32Array(c.targets.length);
+      for (let k = 0; k < targets.length; k++) {
+        const i = index.get(c.targets[k]!);
+        if (i === undefined) {
+          throw new UsageError('unknown-node', `target node '${c.targets[k]}' of candidate '${c.sid}' does not exist`);
+        }
+        targets[k] = i;
+      }
+      return { sid: c.sid, source: index.get(c.source)!, bundleCpu: c.bundleCpu, bundleMem: c.bundleMem, targets };
+    });
     return method === 'bruteforce'
       ? fastBruteforce(view, indexed, limit, this.metric)
       : fastTopsis(view, indexed, limit, this.metric, this.scratch);
@@ -343,7 +347,7 @@ export class ClusterUsage {
   private sortedNodes(): NodeRecord[] {
     if (this.orderDirty) {
       this.sorted = [...this.nodes.values()].sort((a, b) => compareNames(a.name, b.name));
-      this.indexOf = new Map(this.sorted.map((n, i) => [n, i]));
+      this.nameIndex = new Map(this.sorted.map((n, i) => [n.name, i]));
       this.orderDirty = false;
     }
     return this.sorted;

@@ -246,15 +246,21 @@ export function fastBruteforce(view: ClusterView, candidates: readonly IndexedCa
   let survivorTarget: number[] = [];
   let survivorLo: number[] = [];
   let pruneAt = 1024;
+  const { cpu, maxcpu, mem, maxmem } = view;
   for (let ci = 0; ci < candidates.length; ci++) {
     const c = candidates[ci]!;
     const s = c.source;
-    for (let ti = 0; ti < c.targets.length; ti++) {
-      const t = c.targets[ti]!;
-      movedLoads(view, s, t, c.bundleCpu, c.bundleMem, st);
-      const ls = nodeLoad(st[0]!, view.maxcpu[s]!, st[1]!, view.maxmem[s]!);
-      if (s === t) acc.boundsWithReplaced(s, ls, -1, 0, metric, bounds);
-      else acc.boundsWithReplaced(s, ls, t, nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!), metric, bounds);
+    const bc = c.bundleCpu;
+    const bm = c.bundleMem;
+    // remove_running_resource on the source, once per candidate
+    const sourceCpu = Math.max(0, cpu[s]! - bc);
+    const sourceMem = Math.max(0, mem[s]! - bm);
+    const ls = nodeLoad(sourceCpu, maxcpu[s]!, sourceMem, maxmem[s]!);
+    const targets = c.targets;
+    for (let ti = 0; ti < targets.length; ti++) {
+      const t = targets[ti]!;
+      if (s === t) acc.boundsWithReplaced(s, nodeLoad(sourceCpu + bc, maxcpu[s]!, sourceMem + bm, maxmem[s]!), -1, 0, metric, bounds);
+      else acc.boundsWithReplaced(s, ls, t, nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!), metric, bounds);
       const loKey = truncateImbalance(bounds[0]!);
       if (loKey > threshold) continue;
       const hiKey = truncateImbalance(bounds[1]!);

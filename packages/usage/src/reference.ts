@@ -169,7 +169,7 @@ export interface ResolvedCandidate {
 export function resolveCandidates(
   candidates: readonly MigrationCandidate[],
   lookup: (sid: string) => ResourceSpec | undefined,
-  hasNode: (name: string) => boolean,
+  hasNode: ((name: string) => boolean) | undefined,
 ): ResolvedCandidate[] {
   return candidates.map((c) => {
     const leader = lookup(c.leader);
@@ -197,7 +197,7 @@ export function resolveCandidates(
       bundleCpu += member.stats.cpu;
       bundleMem += member.stats.mem;
     }
-    for (const t of c.targets) {
+    if (hasNode) for (const t of c.targets) {
       if (!hasNode(t)) throw new UsageError('unknown-node', `target node '${t}' of candidate '${c.leader}' does not exist`);
     }
     return { sid: c.leader, source, bundleCpu, bundleMem, targets: c.targets };
