@@ -41,6 +41,7 @@ export class Manager {
   private balancer: BalancerState = initialBalancerState();
   private manageRounds = 0;
   private sc: ServiceConfig = {};
+  private lastCrsProblems = '';
 
   constructor(
     readonly env: Env,
@@ -54,7 +55,7 @@ export class Manager {
     if (old.disarm) this.ms.disarm = old.disarm;
     this.ss = this.ms.service_status;
     this.ns = new NodeStatus(env, this.ms.node_status);
-    this.crs = readCrsSettings(env, options.profile);
+    this.crs = this.readCrs();
     if (this.crs.scheduler !== 'basic') env.log('info', `using scheduler mode '${this.crs.scheduler}'`);
     this.usage = new BasicUsage([]);
     this.rules = new RulesState({
@@ -204,8 +205,19 @@ export class Manager {
     this.flush();
   }
 
+  /** Reads the crs settings, logging invalid values once per change of the problems. */
+  private readCrs(): CrsSettings {
+    const { settings, problems } = readCrsSettings(this.env, this.options.profile);
+    const key = problems.join('\n');
+    if (key !== this.lastCrsProblems) {
+      for (const p of problems) this.env.log('warning', p);
+      this.lastCrsProblems = key;
+    }
+    return settings;
+  }
+
   private updateCrsSchedulerMode(): void {
-    const next = readCrsSettings(this.env, this.options.profile);
+    const next = this.readCrs();
     if (next.scheduler !== this.crs.scheduler) {
       this.env.log('info', `switching scheduler mode from '${this.crs.scheduler}' to '${next.scheduler}'`);
     }

@@ -51,7 +51,16 @@ function readJson(dir: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new SimError('bad-case', `invalid JSON in '${path}': ${(err as Error).message}`, { cause: err });
+    const msg = (err as Error).message;
+    const pos = /position (\d+)/.exec(msg);
+    let where = '';
+    if (pos) {
+      const before = text.slice(0, Number(pos[1]));
+      const line = before.split('\n').length;
+      const column = Number(pos[1]) - before.lastIndexOf('\n');
+      where = ` (line ${line}, column ${column})`;
+    }
+    throw new SimError('bad-case', `invalid JSON in '${path}'${where}: ${msg}`, { cause: err });
   }
 }
 
