@@ -51,6 +51,16 @@ describe('upstream reference cases (pve-5.2.0)', () => {
   });
 });
 
+// poise's own scenarios (README + inputs + expected log), under the default pve-9.2 profile.
+describe('poise scenarios (pve-9.2)', () => {
+  const scenarios = resolve(REPO_ROOT, 'apps/sim/scenarios');
+  test.each(readdirSync(scenarios).sort())('%s reproduces log.expect', (name) => {
+    const caseDir = join(scenarios, name);
+    const { log } = simulate(loadCase(caseDir, name), { profile: 'pve-9.2' });
+    expect(log).toBe(readFileSync(join(caseDir, 'log.expect'), 'utf8'));
+  });
+});
+
 describe('poise-sim CLI', () => {
   const capture = () => {
     const out: string[] = [];

@@ -69,7 +69,7 @@ function collectCases(paths: string[]): string[] {
       continue;
     }
     const subs = readdirSync(p)
-      .filter((n) => n.startsWith('test-') && statSync(join(p, n)).isDirectory())
+      .filter((n) => statSync(join(p, n)).isDirectory() && existsSync(join(p, n, 'cmdlist')))
       .sort();
     if (subs.length === 0) throw new UsageError(`'${p}' is neither a test case nor a directory of test cases`);
     for (const s of subs) cases.push(join(p, s));
