@@ -127,7 +127,8 @@ export class Manager {
         const state = cd.state === 'started' ? 'request_start' : 'request_stop';
         ss[sid] = { state, node: cd.node, uid: this.newUid() };
       }
-      // the reference iterates this hash unsorted; sorted order is the deterministic choice
+      // the reference iterates this hash unsorted (random log order when two services go in
+      // one round); byte order is the deterministic choice
       for (const sid of sortedKeys(ss)) {
         const cd = sc[sid];
         if (cd && cd.state !== 'ignored') continue;
@@ -224,7 +225,12 @@ export class Manager {
     this.crs = next;
   }
 
-  /** Rebuilds the usage model from the service status (reference: once per round). */
+  /**
+   * Rebuilds the usage model from the service status. Reference quirk (§4.7), kept under every
+   * profile: the model is rebuilt once at the start of each round and then only updated by
+   * {@link changeServiceState} (remove + add, O(1) each); stats edited during a round
+   * (set-static-stats, measured usage) are seen from the next round on.
+   */
   recomputeOnlineNodeUsage(): void {
     this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile);
     for (const sid of sortedKeys(this.ss)) this.usage.addServiceUsage(sid, this.ss[sid]!);
@@ -431,8 +437,8 @@ export class Manager {
     const env = this.env;
     const ns = this.ns;
     if (cd.node !== undefined && sd.node !== cd.node) {
-      // happens when a node with active migrations is fenced; usage stays stale until the
-      // next round (reference quirk)
+      // happens when a node with active migrations is fenced. Reference quirk (§4.7): a
+      // direct edit, so the usage model keeps the old node until the next round
       env.log('info', `fixup service '${sid}' location (${sd.node} => ${cd.node})`);
       sd.node = cd.node;
     }
@@ -494,8 +500,12 @@ export class Manager {
     const ns = this.ns;
     if (!ns.nodeIsOnline(sd.node)) {
       if (ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
+      // Reference bug, reproduced: for a node in maintenance the handler goes on after the
+      // change to 'fence', so the service may move on to 'relocate' and back to 'fence' within
+      // one round (test-shutdown-policy4 at t=220).
       if (ns.getNodeState(sd.node) !== 'maintenance') return;
-      // remember the node to come back to when it leaves maintenance
+      // remember the node to come back to when it leaves maintenance (a direct edit: the
+      // usage model is not refreshed, as in the reference)
       sd.maintenance_node = sd.node;
     }
     if (cd.state === 'disabled' || cd.state === 'stopped') {
@@ -542,7 +552,10 @@ export class Manager {
           env.log('info', `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`);
         }
         delete sd.failed_nodes;
-        // flag a successful start; only valid while the state is 'started'
+        // flag a successful start; only valid while the state is 'started'. Reference quirk
+        // (§4.7): a direct edit, the usage model keeps the service as 'starting' until the next
+        // rebuild, which in dynamic mode counts it twice for start scoring this round (the
+        // measured node stats already include it).
         sd.running = 1;
       } else if (ec === ExitCode.ERROR || ec === ExitCode.EWRONG_NODE) {
         delete sd.running;
@@ -606,6 +619,7 @@ export class Manager {
         this.changeServiceState(sid, req, { node: sd.target! });
         return;
       } else if (ec === ExitCode.EWRONG_NODE) {
+        // (as in the reference, these two branches fall through to the offline check below)
         env.log('err', `service '${sid}' - migration failed: service registered on wrong node!`);
         this.changeServiceState(sid, 'error');
       } else if (ec === ExitCode.IGNORED) {
