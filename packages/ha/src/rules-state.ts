@@ -42,6 +42,9 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
   };
 }
 
+/** No rules at all: every online node is allowed, nothing is affine. */
+export const NO_RULES: RulesView = viewOf(emptyCompiledRules(), () => []);
+
 /** Manage rounds before the first persistent group migration attempt. */
 export const GROUP_MIGRATION_FIRST_ROUND = 3;
 /** Manage rounds between group migration attempts. */
