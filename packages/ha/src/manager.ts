@@ -433,6 +433,25 @@ export class Manager {
     return selectServiceNode(this.rules.view, this.usage, this.ss, sid, cd, sd, pref);
   }
 
+  /**
+   * Starts a queued migrate/relocate unless the target is offline or already the service's
+   * node (both logged and ignored). `announce` logs the move first (running services).
+   */
+  private startMove(sid: string, sd: ServiceStatus, cmd: string, target: string, announce: boolean): boolean {
+    const env = this.env;
+    if (!this.ns.nodeIsOnline(target)) {
+      env.log('err', `ignore service '${sid}' ${cmd} request - node '${target}' not online`);
+      return false;
+    }
+    if (sd.node === target) {
+      env.log('info', `ignore service '${sid}' ${cmd} request - service already on node '${target}'`);
+      return false;
+    }
+    if (announce) env.log('info', `${cmd} service '${sid}' to node '${target}'`);
+    this.changeServiceState(sid, cmd, { node: sd.node, target });
+    return true;
+  }
+
   private nextStateStopped(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
     const env = this.env;
     const ns = this.ns;
@@ -445,15 +464,7 @@ export class Manager {
     if (sd.cmd) {
       const cmd = String(sd.cmd.shift());
       if (cmd === 'migrate' || cmd === 'relocate') {
-        const target = String(sd.cmd.shift());
-        if (!ns.nodeIsOnline(target)) {
-          env.log('err', `ignore service '${sid}' ${cmd} request - node '${target}' not online`);
-        } else if (sd.node === target) {
-          env.log('info', `ignore service '${sid}' ${cmd} request - service already on node '${target}'`);
-        } else {
-          this.changeServiceState(sid, cmd, { node: sd.node, target });
-          return;
-        }
+        if (this.startMove(sid, sd, cmd, String(sd.cmd.shift()), false)) return;
       } else if (cmd === 'stop') {
         env.log('info', `ignore service '${sid}' ${cmd} request - service already stopped`);
       } else {
@@ -519,15 +530,7 @@ export class Manager {
     if (sd.cmd) {
       const cmd = String(sd.cmd.shift());
       if (cmd === 'migrate' || cmd === 'relocate') {
-        const target = String(sd.cmd.shift());
-        if (!ns.nodeIsOnline(target)) {
-          env.log('err', `ignore service '${sid}' ${cmd} request - node '${target}' not online`);
-        } else if (sd.node === target) {
-          env.log('info', `ignore service '${sid}' ${cmd} request - service already on node '${target}'`);
-        } else {
-          env.log('info', `${cmd} service '${sid}' to node '${target}'`);
-          this.changeServiceState(sid, cmd, { node: sd.node, target });
-        }
+        this.startMove(sid, sd, cmd, String(sd.cmd.shift()), true);
       } else if (cmd === 'stop') {
         const timeout = sd.cmd.shift()!;
         if (Number(timeout) === 0) {
