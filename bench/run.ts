@@ -1,10 +1,14 @@
 /**
  * poise benchmark: the fast usage paths against the reference's rebuild-per-decision and direct
  * paths, measured in one run. `pnpm bench` prints a table, `pnpm bench --json` the JSON shape
- *   {"startPlacement":[{resources,nodes,totalMs,perCallUs,baselineTotalMs,speedup}],
- *    "rebalanceScoring":[{resources,nodes,method,ms,referenceMs}],
+ *   {"startPlacement":[{resources,nodes,totalMs,perCallUs,baselineTotalMs,speedup,totalMsSpread,perCallUsSpread}],
+ *    "rebalanceScoring":[{resources,nodes,method,ms,referenceMs,msSpread}],
  *    "scale":{resources,nodes,heapMB,ms}}
  * Every fast result is checked against the reference result before it is reported.
+ *
+ * Timings are warm: each fast path first runs once on the full workload as a throw-away JIT
+ * warm-up, then `FAST_REPS` timed repetitions follow and the median is reported with the
+ * spread (min–max). The reference paths are slow (seconds), so they run fewer repetitions.
  */
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -19,6 +23,22 @@ import {
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
+
+/** Timed repetitions of every fast path (after one throw-away warm-up run). */
+const FAST_REPS = 7;
+/** Timed repetitions of the reference (rebuild / direct) paths; 1 above `SLOW_SINGLE_ABOVE` resources. */
+const SLOW_REPS = 3;
+const SLOW_SINGLE_ABOVE = 3000;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function spread(xs: number[]): string {
+  return `${round(Math.min(...xs))}–${round(Math.max(...xs))}`;
+}
 
 /** mulberry32: deterministic workloads. */
 function prng(seed: number): () => number {
@@ -52,6 +72,9 @@ interface StartRow {
   perCallUs: number;
   baselineTotalMs: number;
   speedup: number;
+  /** min–max of the timed repetitions. */
+  totalMsSpread: string;
+  perCallUsSpread: string;
 }
 
 const SEED3_NODES = ['node1', 'node2', 'node3'];
@@ -95,19 +118,36 @@ function startBaseline(count: number): { ms: number; placement: string[] } {
 }
 
 function startPlacement(count: number): StartRow {
-  startFast(Math.min(count, 300)); // warm-up
-  gc();
-  const fast = startFast(count);
-  gc();
-  const base = startBaseline(count);
-  if (fast.placement.join() !== base.placement.join()) throw new Error(`start placement differs from the reference at ${count}`);
+  startFast(count); // warm-up (throw-away)
+  startBaseline(Math.min(count, 300)); // warm-up (throw-away)
+  const totals: number[] = [];
+  const perCall: number[] = [];
+  let fast: ReturnType<typeof startFast> | undefined;
+  for (let rep = 0; rep < FAST_REPS; rep++) {
+    gc();
+    fast = startFast(count);
+    totals.push(fast.ms);
+    perCall.push((fast.scoreMs * 1000) / count);
+  }
+  const baselines: number[] = [];
+  let base: ReturnType<typeof startBaseline> | undefined;
+  for (let rep = 0; rep < (count > SLOW_SINGLE_ABOVE ? 1 : SLOW_REPS); rep++) {
+    gc();
+    base = startBaseline(count);
+    baselines.push(base.ms);
+  }
+  if (fast!.placement.join() !== base!.placement.join()) throw new Error(`start placement differs from the reference at ${count}`);
+  const totalMs = median(totals);
+  const baselineMs = median(baselines);
   return {
     resources: count,
     nodes: SEED3_NODES.length,
-    totalMs: round(fast.ms),
-    perCallUs: round((fast.scoreMs * 1000) / count),
-    baselineTotalMs: round(base.ms),
-    speedup: round(base.ms / fast.ms),
+    totalMs: round(totalMs),
+    perCallUs: round(median(perCall)),
+    baselineTotalMs: round(baselineMs),
+    speedup: round(baselineMs / totalMs),
+    totalMsSpread: spread(totals),
+    perCallUsSpread: spread(perCall),
   };
 }
 
@@ -119,6 +159,8 @@ interface RebalanceRow {
   method: 'bruteforce' | 'topsis';
   ms: number;
   referenceMs: number;
+  /** min–max of the timed repetitions. */
+  msSpread: string;
 }
 
 function rebalanceCluster(resourceCount: number, nodeCount: number): { usage: ClusterUsage; candidates: MigrationCandidate[] } {
@@ -150,21 +192,21 @@ function rebalanceScoring(resourceCount: number, nodeCount: number): RebalanceRo
   const snapshot = usage.snapshot();
   const rows: RebalanceRow[] = [];
   for (const method of ['bruteforce', 'topsis'] as const) {
-    usage.bestBalancingMigrations(candidates.slice(0, 200), method, 1); // warm-up
-    gc();
-    let ms = Infinity;
+    usage.bestBalancingMigrations(candidates, method, 1); // warm-up (throw-away)
+    const times: number[] = [];
     let fast: unknown;
-    for (let rep = 0; rep < 3; rep++) {
+    for (let rep = 0; rep < FAST_REPS; rep++) {
+      gc();
       const t0 = performance.now();
       fast = usage.bestBalancingMigrations(candidates, method, 1);
-      ms = Math.min(ms, performance.now() - t0);
+      times.push(performance.now() - t0);
     }
     gc();
     const t1 = performance.now();
     const reference = referenceBestBalancingMigrations(snapshot, candidates, method, 1, 'raw');
     const referenceMs = performance.now() - t1;
     if (JSON.stringify(fast) !== JSON.stringify(reference)) throw new Error(`${method} differs from the reference`);
-    rows.push({ resources: resourceCount, nodes: nodeCount, method, ms: round(ms), referenceMs: round(referenceMs) });
+    rows.push({ resources: resourceCount, nodes: nodeCount, method, ms: round(median(times)), referenceMs: round(referenceMs), msSpread: spread(times) });
   }
   return rows;
 }
@@ -220,11 +262,13 @@ function main(): void {
     return;
   }
   const lines: string[] = [];
+  lines.push(`warm timings: one throw-away warm-up run, then the median of ${FAST_REPS} runs (spread min–max); reference: median of ${SLOW_REPS} (1 above ${SLOW_SINGLE_ABOVE} resources), single run for rebalancing`);
+  lines.push('');
   lines.push('start placement (seed 003: 3 nodes, static, rebalance on start; decision = score + add)');
-  lines.push(table(['resources', 'nodes', 'total ms', 'µs/score', 'baseline ms', 'speedup'], startPlacementRows.map((r) => [r.resources, r.nodes, r.totalMs, r.perCallUs, r.baselineTotalMs, `${r.speedup}×`])));
+  lines.push(table(['resources', 'nodes', 'total ms', '(spread)', 'µs/score', '(spread)', 'baseline ms', 'speedup'], startPlacementRows.map((r) => [r.resources, r.nodes, r.totalMs, r.totalMsSpread, r.perCallUs, r.perCallUsSpread, r.baselineTotalMs, `${r.speedup}×`])));
   lines.push('');
   lines.push('auto-rebalance scoring (all candidates × all targets, limit 1)');
-  lines.push(table(['resources', 'nodes', 'method', 'ms', 'reference ms'], rebalanceRows.map((r) => [r.resources, r.nodes, r.method, r.ms, r.referenceMs])));
+  lines.push(table(['resources', 'nodes', 'method', 'ms', '(spread)', 'reference ms'], rebalanceRows.map((r) => [r.resources, r.nodes, r.method, r.ms, r.msSpread, r.referenceMs])));
   lines.push('');
   lines.push('scale (build + imbalance + start score + 10 candidates bruteforce)');
   lines.push(table(['resources', 'nodes', 'heap MB', 'ms'], [[scaleRow.resources, scaleRow.nodes, scaleRow.heapMB, scaleRow.ms]]));

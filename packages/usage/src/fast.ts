@@ -4,10 +4,30 @@
  * sums are folded in the same order, and O(1) approximations are only used — with rigorous
  * error bounds — to discard alternatives that cannot be chosen.
  */
-import { ImbalanceAccumulator, type ImbalanceMetric } from '@poise/imbalance';
-import { rankScores, scoreFlatInPlace } from '@poise/topsis';
-import { CRITERIA_COUNT, SCHEDULER_CRITERIA, compareNames, nodeLoad, truncateImbalance } from './kernels';
+import * as imbalanceModule from '@poise/imbalance';
+import type { ImbalanceMetric } from '@poise/imbalance';
+import * as topsisModule from '@poise/topsis';
+import * as kernels from './kernels';
+import * as separated from './topsis-separated';
+
+/*
+ * Module-local copies of the imported bindings used on hot paths: some loaders (tsx's CommonJS
+ * interop) turn every read of an imported binding into a getter call, which costs more than the
+ * arithmetic around it (it was a quarter of the migration scoring time).
+ */
+const { ImbalanceAccumulator } = imbalanceModule;
+type ImbalanceAccumulator = imbalanceModule.ImbalanceAccumulator;
+const { imbalanceWithReplaced } = imbalanceModule;
+const { rankScores, scoreFlatInPlace } = topsisModule;
+const { CRITERIA_COUNT, SCHEDULER_CRITERIA, compareNames, nodeLoad, truncateImbalance } = kernels;
+const { separatedTopsisWinner } = separated;
 import type { NodeScore, ResourceStats, ScoredMigration } from './types';
+
+/**
+ * How often the O(1) TOPSIS choice was proven or declined (then the exact path ran). Internal
+ * diagnostics for tests and the benchmark; not part of the package API.
+ */
+export const topsisPathCounters = { separated: 0, exact: 0 };
 
 /** Aggregated node stats in sorted node order (typed arrays may be longer than `n`). */
 export interface ClusterView {
@@ -80,6 +100,13 @@ export class Scratch {
   scores = new Float64Array(0);
   readonly cpuTop = new TopThree();
   readonly memTop = new TopThree();
+  /** Per-column work space of the separated TOPSIS test (min, max, error bound, scales). */
+  readonly columnMin = new Float64Array(CRITERIA_COUNT);
+  readonly columnMax = new Float64Array(CRITERIA_COUNT);
+  readonly columnBound = new Float64Array(CRITERIA_COUNT);
+  readonly columnScale = new Float64Array(CRITERIA_COUNT);
+  readonly columnLoScale = new Float64Array(CRITERIA_COUNT);
+  readonly columnHiScale = new Float64Array(CRITERIA_COUNT);
 
   ensure(n: number, rows: number): void {
     if (this.cpuLoad.length < n) {
@@ -329,8 +356,17 @@ export function fastTopsis(
   if (rows === 0) return [];
   scratch.ensure(n, rows);
   prepareLoads(view, scratch);
-  const matrix = scratch.matrix;
   const st = new Float64Array(4);
+  if (limit === 1) {
+    // O(1) approximate criteria per pair; proven winner or -1 (then the exact path below)
+    const winner = separatedTopsisWinner(view, candidates, rows, scratch);
+    if (winner !== -1) {
+      topsisPathCounters.separated++;
+      return [scoredRow(view, candidates, winner, metric, st)];
+    }
+  }
+  topsisPathCounters.exact++;
+  const matrix = scratch.matrix;
   const { maxcpu, maxmem } = view;
   // identical bundles on the same source give identical states per target: compute once
   const bundleRow = new Map<string, Int32Array>();
@@ -361,25 +397,24 @@ export function fastTopsis(
     }
   }
   const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores);
-  const ranked = rankTop(scores, rows, limit);
-  const acc = new ImbalanceAccumulator(loadsOf(view));
-  // map row index back to (candidate, target)
-  const result: ScoredMigration[] = [];
-  for (const r of ranked) {
-    let ci = 0;
-    let base = 0;
-    while (base + candidates[ci]!.targets.length <= r) base += candidates[ci++]!.targets.length;
-    const c = candidates[ci]!;
-    const t = c.targets[r - base]!;
-    movedLoads(view, c.source, t, c.bundleCpu, c.bundleMem, st);
-    result.push({
-      sid: c.sid,
-      source: view.names[c.source]!,
-      target: view.names[t]!,
-      imbalance: truncateImbalance(exactMoveImbalance(view, acc, c.source, t, st, metric)),
-    });
-  }
-  return result;
+  return rankTop(scores, rows, limit).map((r) => scoredRow(view, candidates, r, metric, st));
+}
+
+/** The scored migration of row `r` (candidate order, then target order) with its exact imbalance. */
+function scoredRow(view: ClusterView, candidates: readonly IndexedCandidate[], r: number, metric: ImbalanceMetric, st: Float64Array): ScoredMigration {
+  let ci = 0;
+  let base = 0;
+  while (base + candidates[ci]!.targets.length <= r) base += candidates[ci++]!.targets.length;
+  const c = candidates[ci]!;
+  const t = c.targets[r - base]!;
+  movedLoads(view, c.source, t, c.bundleCpu, c.bundleMem, st);
+  const ls = nodeLoad(st[0]!, view.maxcpu[c.source]!, st[1]!, view.maxmem[c.source]!);
+  const loads = loadsOf(view);
+  const imbalance =
+    c.source === t
+      ? imbalanceWithReplaced(loads, metric, c.source, ls, -1, 0)
+      : imbalanceWithReplaced(loads, metric, c.source, ls, t, nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!));
+  return { sid: c.sid, source: view.names[c.source]!, target: view.names[t]!, imbalance: truncateImbalance(imbalance) };
 }
 
 /** The first `limit` indices of a stable descending sort of `scores[0..rows)`. */
