@@ -9,6 +9,11 @@ const UNIT_ROUNDOFF = 2 ** -53;
  * costs a few extra exact evaluations and never a wrong answer.
  */
 const BOUND_SAFETY = 4;
+/**
+ * Below this mean load the interval is given up ([0, ∞)): squared deviations of such loads reach
+ * the subnormal range, where rounding is absolute rather than relative.
+ */
+export const TINY_MEAN = 1e-100;
 
 /** Validates one load: a finite, non-negative number. */
 function checkLoad(load: number, where: string): void {
@@ -68,6 +73,24 @@ export class ImbalanceAccumulator {
   load(i: number): number {
     this.checkIndex(i);
     return this.loads[i]!;
+  }
+
+  /**
+   * The state {@link boundsWithReplaced} works from, for callers that inline that computation in
+   * a hot loop (hoisting the parts that do not change between calls). Any re-association of its
+   * sums stays inside the bounds: `relative` is 4(n+16)·u, far above the rounding of a few
+   * re-ordered operations.
+   */
+  boundState(): { sum: number; sumError: number; shift: number; shiftedSquares: number; squaresError: number; relative: number; normalizer: number } {
+    return {
+      sum: this.sumValue,
+      sumError: this.sumError,
+      shift: this.shift,
+      shiftedSquares: this.shiftedSquares,
+      squaresError: this.squaresError,
+      relative: this.relative,
+      normalizer: this.normalizer,
+    };
   }
 
   /** Recomputes the sums from the loads (O(n)); resets the accumulated error. */
@@ -174,8 +197,9 @@ export class ImbalanceAccumulator {
     const scale = metric === 'raw' ? 1 : this.normalizer;
     const approxVar = squares - deltaSq;
     const approx = sum > 0 && approxVar > 0 ? Math.sqrt(approxVar / n) / (sum / n) / scale : 0;
-    if (meanLo <= 0) {
-      // the sum may be 0 (imbalance 0) or tiny (imbalance unbounded): no useful bound
+    if (!(meanLo > TINY_MEAN)) {
+      // the sum may be 0 (imbalance 0) or tiny (imbalance unbounded, and squares of deviations
+      // may underflow to subnormals where the relative error bounds do not hold): no useful bound
       out[0] = 0;
       out[1] = Infinity;
       out[2] = approx;

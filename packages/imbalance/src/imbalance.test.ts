@@ -97,6 +97,16 @@ describe('ImbalanceAccumulator', () => {
     );
   });
 
+  it('bounds contain the exact fold when squared deviations underflow (tiny loads)', () => {
+    // fast-check counterexample: loads [3.1e-162, 0] square to subnormals, the exact fold's CV is √2
+    const out = new Float64Array(3);
+    const acc = new ImbalanceAccumulator([0, 0]);
+    acc.boundsWithReplaced(1, 0, 0, 3.1434555694052576e-162, 'raw', out);
+    const exact = acc.imbalanceWithReplaced(1, 0, 0, 3.1434555694052576e-162, 'raw');
+    expect(out[0]).toBeLessThanOrEqual(exact);
+    expect(out[1]).toBeGreaterThanOrEqual(exact);
+  });
+
   it('bounds contain the exact fold on symmetric, near-balanced loads', () => {
     const out = new Float64Array(3);
     const loads = Array.from({ length: 64 }, () => 0.1 + 0.2);

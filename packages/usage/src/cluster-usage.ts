@@ -1,9 +1,9 @@
 import type { ImbalanceMetric } from '@poise/imbalance';
 import { imbalance } from '@poise/imbalance';
 import { UsageError } from './errors';
-import { type ClusterView, type IndexedCandidate, Scratch, fastBruteforce, fastScoreNodesToStart, fastTopsis } from './fast';
+import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastScoreNodesToStart, fastTopsis } from './fast';
 import { compareNames, nodeLoad } from './kernels';
-import { type UsageSnapshot, requireLoadAggregation, resolveCandidates } from './reference';
+import { type UsageSnapshot, requireLoadAggregation } from './reference';
 import type {
   Aggregation,
   MigrationCandidate,
@@ -92,6 +92,13 @@ export class ClusterUsage {
   private orderDirty = false;
   private seqCounter = 0;
   private readonly scratch = new Scratch();
+  private candidateBuffers = {
+    source: new Int32Array(0),
+    bundleCpu: new Float64Array(0),
+    bundleMem: new Float64Array(0),
+    targetStart: new Int32Array(1),
+    targets: new Int32Array(0),
+  };
   private view: { n: number; names: string[]; cpu: Float64Array; maxcpu: Float64Array; mem: Float64Array; maxmem: Float64Array } = {
     n: 0,
     names: [],
@@ -291,33 +298,84 @@ export class ClusterUsage {
       throw new UsageError('invalid-argument', `unknown migration method '${String(method)}'`);
     }
     if (!Number.isInteger(limit) || limit < 0) throw new UsageError('invalid-argument', `invalid limit ${String(limit)}`);
-    const resolved = resolveCandidates(
-      candidates,
-      (sid) => {
-        const r = this.resources.get(sid);
-        return r && { stats: r.stats, state: r.state, placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name } };
-      },
-      undefined, // targets are checked while they are mapped to indices below
-    );
     const view = this.gather('balance');
-    const index = this.nameIndex;
-    const indexed: IndexedCandidate[] = resolved.map((c) => {
-      const targets = new Int32Array(c.targets.length);
-      for (let k = 0; k < targets.length; k++) {
-        const i = index.get(c.targets[k]!);
-        if (i === undefined) {
-          throw new UsageError('unknown-node', `target node '${c.targets[k]}' of candidate '${c.sid}' does not exist`);
-        }
-        targets[k] = i;
-      }
-      return { sid: c.sid, source: index.get(c.source)!, bundleCpu: c.bundleCpu, bundleMem: c.bundleMem, targets };
-    });
+    const indexed = this.indexCandidates(candidates);
     return method === 'bruteforce'
       ? fastBruteforce(view, indexed, limit, this.metric)
       : fastTopsis(view, indexed, limit, this.metric, this.scratch);
   }
 
   // ---- internals ----
+
+  /**
+   * Validates candidates like `resolveCandidates` of the reference (same checks, same order, same
+   * messages: every leader and member first, then the targets) straight from the records, and
+   * indexes them flat into reused buffers. Targets usually come in byte order, so the index of
+   * the next target is guessed as the previous one + 1 and checked by one string comparison
+   * before falling back to the name map.
+   */
+  private indexCandidates(candidates: readonly MigrationCandidate[]): IndexedCandidates {
+    const count = candidates.length;
+    let buffers = this.candidateBuffers;
+    if (buffers.source.length < count) {
+      const size = Math.max(count, buffers.source.length * 2);
+      buffers = { ...buffers, source: new Int32Array(size), bundleCpu: new Float64Array(size), bundleMem: new Float64Array(size), targetStart: new Int32Array(size + 1) };
+      this.candidateBuffers = buffers;
+    }
+    const { source, bundleCpu, bundleMem, targetStart } = buffers;
+    const sids = new Array<string>(count);
+    const index = this.nameIndex;
+    let rows = 0;
+    for (let k = 0; k < count; k++) {
+      const c = candidates[k]!;
+      const leader = this.resources.get(c.leader);
+      if (leader === undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
+      if (leader.target !== undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' is not stationary`);
+      const home = leader.current;
+      let cpuSum = 0;
+      let memSum = 0;
+      for (const sid of c.resources) {
+        const member = this.resources.get(sid);
+        if (member === undefined) throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
+        if (member.target !== undefined) {
+          throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is not stationary`);
+        }
+        if (member.current !== home) {
+          throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is on '${member.current.name}', not on '${home.name}'`);
+        }
+        // the bundle's stats: field-wise sum of its members, folded from 0 in member order
+        cpuSum += member.stats.cpu;
+        memSum += member.stats.mem;
+      }
+      sids[k] = c.leader;
+      source[k] = index.get(home.name)!;
+      bundleCpu[k] = cpuSum;
+      bundleMem[k] = memSum;
+      targetStart[k] = rows;
+      rows += c.targets.length;
+    }
+    targetStart[count] = rows;
+    if (buffers.targets.length < rows) {
+      buffers = { ...buffers, targets: new Int32Array(Math.max(rows, buffers.targets.length * 2)) };
+      this.candidateBuffers = buffers;
+    }
+    const targets = buffers.targets;
+    const names = this.sorted;
+    const n = names.length;
+    let row = 0;
+    for (let k = 0; k < count; k++) {
+      const list = candidates[k]!.targets;
+      let guess = 0;
+      for (let j = 0; j < list.length; j++, row++) {
+        const name = list[j]!;
+        let i: number | undefined = guess < n && names[guess]!.name === name ? guess : index.get(name);
+        if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
+        targets[row] = i;
+        guess = i + 1;
+      }
+    }
+    return { count, sids, source, bundleCpu, bundleMem, targetStart, targets };
+  }
 
   private node(name: string): NodeRecord {
     const node = this.nodes.get(name);

@@ -9,6 +9,10 @@ import type { ImbalanceMetric } from '@poise/imbalance';
 import * as topsisModule from '@poise/topsis';
 import * as kernels from './kernels';
 import * as separated from './topsis-separated';
+import * as viewModule from './view';
+import type { ClusterView, IndexedCandidates } from './view';
+
+export type { ClusterView, IndexedCandidates } from './view';
 
 /*
  * Module-local copies of the imported bindings used on hot paths: some loaders (tsx's CommonJS
@@ -16,11 +20,11 @@ import * as separated from './topsis-separated';
  * arithmetic around it (it was a quarter of the migration scoring time).
  */
 const { ImbalanceAccumulator } = imbalanceModule;
-type ImbalanceAccumulator = imbalanceModule.ImbalanceAccumulator;
-const { imbalanceWithReplaced } = imbalanceModule;
+const { imbalanceWithReplaced, TINY_MEAN } = imbalanceModule;
 const { rankScores, scoreFlatInPlace } = topsisModule;
 const { CRITERIA_COUNT, SCHEDULER_CRITERIA, compareNames, nodeLoad, truncateImbalance } = kernels;
 const { separatedTopsisWinner } = separated;
+const { candidateOfRow } = viewModule;
 import type { NodeScore, ResourceStats, ScoredMigration } from './types';
 
 /**
@@ -28,25 +32,6 @@ import type { NodeScore, ResourceStats, ScoredMigration } from './types';
  * diagnostics for tests and the benchmark; not part of the package API.
  */
 export const topsisPathCounters = { separated: 0, exact: 0 };
-
-/** Aggregated node stats in sorted node order (typed arrays may be longer than `n`). */
-export interface ClusterView {
-  readonly n: number;
-  readonly names: readonly string[];
-  readonly cpu: Float64Array;
-  readonly maxcpu: Float64Array;
-  readonly mem: Float64Array;
-  readonly maxmem: Float64Array;
-}
-
-/** A validated candidate with node indices into the view. */
-export interface IndexedCandidate {
-  readonly sid: string;
-  readonly source: number;
-  readonly bundleCpu: number;
-  readonly bundleMem: number;
-  readonly targets: Int32Array;
-}
 
 /** The three largest values of an array with their indices (for "max excluding ≤ 2 positions"). */
 class TopThree {
@@ -96,6 +81,11 @@ export class Scratch {
   memLoad = new Float64Array(0);
   cpuPrefix = new Float64Array(1);
   memPrefix = new Float64Array(1);
+  /** 1/maxcpu, 1/maxmem and the squared loads per node (separated TOPSIS). */
+  cpuReciprocal = new Float64Array(0);
+  memReciprocal = new Float64Array(0);
+  cpuSquare = new Float64Array(0);
+  memSquare = new Float64Array(0);
   matrix = new Float64Array(0);
   scores = new Float64Array(0);
   readonly cpuTop = new TopThree();
@@ -107,6 +97,8 @@ export class Scratch {
   readonly columnScale = new Float64Array(CRITERIA_COUNT);
   readonly columnLoScale = new Float64Array(CRITERIA_COUNT);
   readonly columnHiScale = new Float64Array(CRITERIA_COUNT);
+  readonly columnStats = new Float64Array(18);
+  readonly rowScan = new Int32Array(3);
 
   ensure(n: number, rows: number): void {
     if (this.cpuLoad.length < n) {
@@ -115,6 +107,10 @@ export class Scratch {
       this.memLoad = new Float64Array(size);
       this.cpuPrefix = new Float64Array(size + 1);
       this.memPrefix = new Float64Array(size + 1);
+      this.cpuReciprocal = new Float64Array(size);
+      this.memReciprocal = new Float64Array(size);
+      this.cpuSquare = new Float64Array(size);
+      this.memSquare = new Float64Array(size);
     }
     if (this.scores.length < rows) {
       const size = Math.max(rows, this.scores.length * 2);
@@ -212,7 +208,7 @@ export function fastScoreNodesToStart(view: ClusterView, stats: ResourceStats, s
 
 /** Hypothetical node stats after a bundle leaves `s` and arrives at `t` (s may equal t). */
 function movedLoads(view: ClusterView, s: number, t: number, bc: number, bm: number, out: Float64Array): void {
-  const { cpu, maxcpu, mem, maxmem } = view;
+  const { cpu, mem } = view;
   // remove_running_resource on the source
   let sc = Math.max(0, cpu[s]! - bc);
   let sm = Math.max(0, mem[s]! - bm);
@@ -228,12 +224,14 @@ function movedLoads(view: ClusterView, s: number, t: number, bc: number, bm: num
   }
 }
 
-/** Exact imbalance after a move, through the accumulator's direct fold. */
-function exactMoveImbalance(view: ClusterView, acc: ImbalanceAccumulator, s: number, t: number, st: Float64Array, metric: ImbalanceMetric): number {
+/** Exact imbalance after moving candidate k's bundle to `t`, by the direct fold. */
+function exactMoveImbalance(view: ClusterView, loads: Float64Array, c: IndexedCandidates, k: number, t: number, metric: ImbalanceMetric): number {
+  const st = new Float64Array(4);
+  const s = c.source[k]!;
+  movedLoads(view, s, t, c.bundleCpu[k]!, c.bundleMem[k]!, st);
   const ls = nodeLoad(st[0]!, view.maxcpu[s]!, st[1]!, view.maxmem[s]!);
-  if (s === t) return acc.imbalanceWithReplaced(s, ls, -1, 0, metric);
-  const lt = nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!);
-  return acc.imbalanceWithReplaced(s, ls, t, lt, metric);
+  if (s === t) return imbalanceWithReplaced(loads, metric, s, ls, -1, 0);
+  return imbalanceWithReplaced(loads, metric, s, ls, t, nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!));
 }
 
 function loadsOf(view: ClusterView): Float64Array {
@@ -257,63 +255,136 @@ function compareMigration(a: ScoredMigration, b: ScoredMigration): number {
 }
 
 /**
- * Bruteforce: O(1) bounds per (candidate, target) from the imbalance accumulator; only pairs
- * whose lower bound's truncated key can reach the `limit`-th best upper bound are evaluated with
- * the exact fold (cached per identical hypothetical state). The result equals the reference.
+ * Relative and absolute margins of the bruteforce pre-filter over the truncation key: a pair is
+ * skipped before its full interval is computed only when its lower bound exceeds the threshold
+ * key by `threshold·1e-9 + 1e-13`, far more than the truncation step (1e-15), the spacing of the
+ * keys near 32 (7e-15) and the rounding of the pre-filter itself (~1e-15 relative). A skipped
+ * pair would therefore also have failed the key test `trunc(lo) > threshold`.
  */
-export function fastBruteforce(view: ClusterView, candidates: readonly IndexedCandidate[], limit: number, metric: ImbalanceMetric): ScoredMigration[] {
+const PREFILTER_RELATIVE = 1e-9;
+const PREFILTER_ABSOLUTE = 1e-13;
+
+/**
+ * Bruteforce: O(1) bounds per (candidate, target) — the accumulator's interval
+ * ({@link ImbalanceAccumulator.boundsWithReplaced}) inlined with the source side hoisted per
+ * candidate and a root- and division-free pre-filter against the current threshold — and only
+ * pairs whose lower bound's truncated key can reach the `limit`-th best upper bound are evaluated
+ * with the exact fold (cached per identical hypothetical state). The result equals the reference.
+ */
+export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limit: number, metric: ImbalanceMetric): ScoredMigration[] {
   if (limit <= 0) return [];
-  const acc = new ImbalanceAccumulator(loadsOf(view));
+  const n = view.n;
+  const loads = loadsOf(view);
+  const acc = new ImbalanceAccumulator(loads);
   const bounds = new Float64Array(3);
-  const st = new Float64Array(4);
+  const state = acc.boundState();
+  const rel = state.relative;
+  const shift = state.shift;
+  const sum0 = state.sum;
+  const sumError0 = state.sumError;
+  const squares0 = state.shiftedSquares;
+  const squaresError0 = state.squaresError;
+  const scale = metric === 'raw' ? 1 : state.normalizer;
+  const nShift = n * shift;
+  const oldDev2 = new Float64Array(n);
+  for (let i = 0; i < n; i++) oldDev2[i] = (loads[i]! - shift) * (loads[i]! - shift);
   // the `limit` smallest truncated upper bounds seen so far (ascending)
   const his: number[] = [];
   let threshold = Infinity;
-  let survivorCandidate: number[] = [];
-  let survivorTarget: number[] = [];
+  let cap = Infinity; // pre-filter: skip when varLo/n > cap² (cap grows with meanHi, see below)
+  const capFactor = 1 / (1 - 2 * rel);
+  let survivorRow: number[] = [];
   let survivorLo: number[] = [];
   let pruneAt = 1024;
   const { cpu, maxcpu, mem, maxmem } = view;
-  for (let ci = 0; ci < candidates.length; ci++) {
-    const c = candidates[ci]!;
-    const s = c.source;
-    const bc = c.bundleCpu;
-    const bm = c.bundleMem;
+  const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
+  for (let ci = 0; ci < cands.count; ci++) {
+    const s = source[ci]!;
+    const bc = bundleCpu[ci]!;
+    const bm = bundleMem[ci]!;
     // remove_running_resource on the source, once per candidate
     const sourceCpu = Math.max(0, cpu[s]! - bc);
     const sourceMem = Math.max(0, mem[s]! - bm);
     const ls = nodeLoad(sourceCpu, maxcpu[s]!, sourceMem, maxmem[s]!);
-    const targets = c.targets;
-    for (let ti = 0; ti < targets.length; ti++) {
-      const t = targets[ti]!;
-      if (s === t) acc.boundsWithReplaced(s, nodeLoad(sourceCpu + bc, maxcpu[s]!, sourceMem + bm, maxmem[s]!), -1, 0, metric, bounds);
-      else acc.boundsWithReplaced(s, ls, t, nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!), metric, bounds);
-      const loKey = truncateImbalance(bounds[0]!);
+    // the source's share of the interval (see ImbalanceAccumulator.boundsWithReplaced)
+    const oi = loads[s]!;
+    const dli = ls - shift;
+    const doi2 = oldDev2[s]!;
+    const dli2 = dli * dli;
+    const sumBase = sum0 - oi + ls;
+    const sumErrorBase = sumError0 + rel * (sum0 + oi + ls);
+    const squaresBase = squares0 - doi2 + dli2;
+    const squaresErrorBase = squaresError0 + rel * (squares0 + doi2 + dli2);
+    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
+      const t = targets[row]!;
+      let lo: number;
+      let hi: number;
+      if (t === s || n < 2) {
+        if (t === s) acc.boundsWithReplaced(s, nodeLoad(sourceCpu + bc, maxcpu[s]!, sourceMem + bm, maxmem[s]!), -1, 0, metric, bounds);
+        else acc.boundsWithReplaced(s, ls, t, nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!), metric, bounds);
+        lo = bounds[0]!;
+        hi = bounds[1]!;
+      } else {
+        const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
+        const oj = loads[t]!;
+        const doj2 = oldDev2[t]!;
+        const dlj = lt - shift;
+        const dlj2 = dlj * dlj;
+        const sum = sumBase - oj + lt;
+        const sumError = sumErrorBase + rel * (oj + lt);
+        const squares = squaresBase - doj2 + dlj2;
+        const delta = sum - nShift;
+        const absDelta = Math.abs(delta);
+        const deltaError = sumError + rel * (nShift + absDelta);
+        const deltaSq = (delta * delta) / n;
+        const squaresError = squaresErrorBase + rel * (doj2 + dlj2 + deltaSq);
+        const dHi = absDelta + deltaError;
+        let varLo = squares - squaresError - ((dHi * dHi) / n) * (1 + rel);
+        if (varLo < 0) varLo = 0;
+        const meanLo = ((sum - sumError) / n) * (1 - rel);
+        const meanHi = ((sum + sumError) / n) * (1 + rel);
+        if (!(meanLo > TINY_MEAN)) {
+          lo = 0;
+          hi = Infinity;
+        } else {
+          // pre-filter: lo = √(varLo/n)/meanHi/scale·(1 − 2rel) > cap·meanHi... without root or division
+          const c = cap * meanHi;
+          if (varLo > c * c * n) continue;
+          const dLo = absDelta > deltaError ? absDelta - deltaError : 0;
+          let varHi = squares + squaresError - ((dLo * dLo) / n) * (1 - rel);
+          if (varHi < 0) varHi = 0;
+          const meanSlack = rel * meanHi;
+          lo = (Math.sqrt(varLo / n) / meanHi / scale) * (1 - 2 * rel);
+          hi = (Math.sqrt((varHi + n * meanSlack * meanSlack) / n) / meanLo / scale) * (1 + 2 * rel);
+        }
+      }
+      const loKey = truncateImbalance(lo);
       if (loKey > threshold) continue;
-      const hiKey = truncateImbalance(bounds[1]!);
+      const hiKey = truncateImbalance(hi);
       if (his.length < limit || hiKey < his[his.length - 1]!) {
         let i = his.length;
         while (i > 0 && his[i - 1]! > hiKey) i--;
         his.splice(i, 0, hiKey);
         if (his.length > limit) his.pop();
-        if (his.length === limit) threshold = his[limit - 1]!;
+        if (his.length === limit) {
+          threshold = his[limit - 1]!;
+          // lo > threshold·(1 + 1e-9) + 1e-13 implies trunc(lo) > threshold (PREFILTER_*);
+          // squared with a 1e-12 slack for the pre-filter's own rounding
+          cap = (threshold * (1 + PREFILTER_RELATIVE) + PREFILTER_ABSOLUTE) * scale * capFactor * (1 + 1e-12);
+        }
       }
-      survivorCandidate.push(ci);
-      survivorTarget.push(ti);
+      survivorRow.push(row);
       survivorLo.push(loKey);
       if (survivorLo.length >= pruneAt) {
-        const keepC: number[] = [];
-        const keepT: number[] = [];
+        const keepRow: number[] = [];
         const keepLo: number[] = [];
         for (let k = 0; k < survivorLo.length; k++) {
           if (survivorLo[k]! <= threshold) {
-            keepC.push(survivorCandidate[k]!);
-            keepT.push(survivorTarget[k]!);
+            keepRow.push(survivorRow[k]!);
             keepLo.push(survivorLo[k]!);
           }
         }
-        survivorCandidate = keepC;
-        survivorTarget = keepT;
+        survivorRow = keepRow;
         survivorLo = keepLo;
         pruneAt = Math.max(1024, survivorLo.length * 2);
       }
@@ -323,64 +394,62 @@ export function fastBruteforce(view: ClusterView, candidates: readonly IndexedCa
   const cache = new Map<string, number>();
   for (let k = 0; k < survivorLo.length; k++) {
     if (survivorLo[k]! > threshold) continue;
-    const c = candidates[survivorCandidate[k]!]!;
-    const t = c.targets[survivorTarget[k]!]!;
-    const key = `${c.source}:${t}:${c.bundleCpu}:${c.bundleMem}`;
+    const row = survivorRow[k]!;
+    const ci = candidateOfRow(cands, row);
+    const s = source[ci]!;
+    const t = targets[row]!;
+    const key = `${s}:${t}:${bundleCpu[ci]}:${bundleMem[ci]}`;
     let value = cache.get(key);
     if (value === undefined) {
-      movedLoads(view, c.source, t, c.bundleCpu, c.bundleMem, st);
-      value = truncateImbalance(exactMoveImbalance(view, acc, c.source, t, st, metric));
+      value = truncateImbalance(exactMoveImbalance(view, loads, cands, ci, t, metric));
       cache.set(key, value);
     }
-    insertBest(best, { sid: c.sid, source: view.names[c.source]!, target: view.names[t]!, imbalance: value }, limit);
+    insertBest(best, { sid: cands.sids[ci]!, source: view.names[s]!, target: view.names[t]!, imbalance: value }, limit);
   }
   return best;
 }
 
 /**
- * TOPSIS migrations: the 4 criteria of every (candidate, target) state computed exactly (shared
- * prefix folds for the sums of squares, top-3 maxima for the highest loads; identical states are
- * computed once), then TOPSIS and a stable rank; the first `limit` get their exact imbalance.
+ * TOPSIS migrations. For `limit` 1 the O(1)-per-pair approximation of `./topsis-separated`
+ * proves the winner when it can; otherwise (and for larger limits) the 4 criteria of every
+ * (candidate, target) state are computed exactly (shared prefix folds for the sums of squares,
+ * top-3 maxima for the highest loads; identical states are computed once), then TOPSIS and a
+ * stable rank; the first `limit` get their exact imbalance.
  */
-export function fastTopsis(
-  view: ClusterView,
-  candidates: readonly IndexedCandidate[],
-  limit: number,
-  metric: ImbalanceMetric,
-  scratch: Scratch,
-): ScoredMigration[] {
+export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: number, metric: ImbalanceMetric, scratch: Scratch): ScoredMigration[] {
   if (limit <= 0) return [];
   const n = view.n;
-  let rows = 0;
-  for (const c of candidates) rows += c.targets.length;
+  const rows = cands.targetStart[cands.count]!;
   if (rows === 0) return [];
   scratch.ensure(n, rows);
   prepareLoads(view, scratch);
-  const st = new Float64Array(4);
+  const loads = loadsOf(view);
   if (limit === 1) {
-    // O(1) approximate criteria per pair; proven winner or -1 (then the exact path below)
-    const winner = separatedTopsisWinner(view, candidates, rows, scratch);
+    const winner = separatedTopsisWinner(view, cands, rows, scratch);
     if (winner !== -1) {
       topsisPathCounters.separated++;
-      return [scoredRow(view, candidates, winner, metric, st)];
+      return [scoredRow(view, loads, cands, winner, metric)];
     }
   }
   topsisPathCounters.exact++;
   const matrix = scratch.matrix;
+  const st = new Float64Array(4);
   const { maxcpu, maxmem } = view;
+  const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
   // identical bundles on the same source give identical states per target: compute once
   const bundleRow = new Map<string, Int32Array>();
-  let row = 0;
-  for (const c of candidates) {
-    const s = c.source;
-    const bundleKey = `${s}:${c.bundleCpu}:${c.bundleMem}`;
+  for (let ci = 0; ci < cands.count; ci++) {
+    const s = source[ci]!;
+    const bc = bundleCpu[ci]!;
+    const bm = bundleMem[ci]!;
+    const bundleKey = `${s}:${bc}:${bm}`;
     let known = bundleRow.get(bundleKey);
     if (known === undefined) {
       known = new Int32Array(n).fill(-1);
       bundleRow.set(bundleKey, known);
     }
-    for (let ti = 0; ti < c.targets.length; ti++, row++) {
-      const t = c.targets[ti]!;
+    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
+      const t = targets[row]!;
       const offset = row * CRITERIA_COUNT;
       const earlier = known[t]!;
       if (earlier !== -1) {
@@ -388,7 +457,7 @@ export function fastTopsis(
         continue;
       }
       known[t] = row;
-      movedLoads(view, s, t, c.bundleCpu, c.bundleMem, st);
+      movedLoads(view, s, t, bc, bm, st);
       if (s === t) {
         writeCriteria(scratch, n, matrix, offset, s, st[0]! / maxcpu[s]!, st[1]! / maxmem[s]!, -1, 0, 0);
       } else {
@@ -397,24 +466,20 @@ export function fastTopsis(
     }
   }
   const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores);
-  return rankTop(scores, rows, limit).map((r) => scoredRow(view, candidates, r, metric, st));
+  return rankTop(scores, rows, limit).map((r) => scoredRow(view, loads, cands, r, metric));
 }
 
 /** The scored migration of row `r` (candidate order, then target order) with its exact imbalance. */
-function scoredRow(view: ClusterView, candidates: readonly IndexedCandidate[], r: number, metric: ImbalanceMetric, st: Float64Array): ScoredMigration {
-  let ci = 0;
-  let base = 0;
-  while (base + candidates[ci]!.targets.length <= r) base += candidates[ci++]!.targets.length;
-  const c = candidates[ci]!;
-  const t = c.targets[r - base]!;
-  movedLoads(view, c.source, t, c.bundleCpu, c.bundleMem, st);
-  const ls = nodeLoad(st[0]!, view.maxcpu[c.source]!, st[1]!, view.maxmem[c.source]!);
-  const loads = loadsOf(view);
-  const imbalance =
-    c.source === t
-      ? imbalanceWithReplaced(loads, metric, c.source, ls, -1, 0)
-      : imbalanceWithReplaced(loads, metric, c.source, ls, t, nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!));
-  return { sid: c.sid, source: view.names[c.source]!, target: view.names[t]!, imbalance: truncateImbalance(imbalance) };
+function scoredRow(view: ClusterView, loads: Float64Array, cands: IndexedCandidates, r: number, metric: ImbalanceMetric): ScoredMigration {
+  const ci = candidateOfRow(cands, r);
+  const s = cands.source[ci]!;
+  const t = cands.targets[r]!;
+  return {
+    sid: cands.sids[ci]!,
+    source: view.names[s]!,
+    target: view.names[t]!,
+    imbalance: truncateImbalance(exactMoveImbalance(view, loads, cands, ci, t, metric)),
+  };
 }
 
 /** The first `limit` indices of a stable descending sort of `scores[0..rows)`. */

@@ -24,7 +24,7 @@
  * The bound, with u = 2⁻⁵³, n nodes, R rows, X the reference criteria and X̃ ours:
  * - sums of squares: the reference folds n non-negative rounded squares, error ≤ γ_{n−1}·Σ;
  *   `P` carries the same; our 4 updates add ≤ 4u·(P + new) where `new` is the sum of the two
- *   replaced squares. Hence |S̃ − S| ≤ K·(P + new) with K = 4(n + 8)u (about 2× the textbook
+ *   replaced squares, and the target's load taken by reciprocal (≤ 2u off) ≤ 5u·new more. Hence |S̃ − S| ≤ K·(P + new) with K = 4(n + 8)u (about 2× the textbook
  *   constant), uniformly ε = K·(P + max new).
  * - roots: |√(S̃/n) − √(S/n)| ≤ (ε/n)/√(S̃/n) (or √(ε/n) when the smallest root is 0), plus the
  *   rounding of the division, the root and the `1 +` in both computations (≤ 16u·(1 + max root)):
@@ -45,7 +45,8 @@
  * The test `s_hi(i) < σ` (σ = the winner's lower end) is evaluated without roots or divisions
  * as `d_w,hi²·(1 − σ)² < σ²·d_b,lo²`.
  */
-import type { ClusterView, IndexedCandidate, Scratch } from './fast';
+import type { Scratch } from './fast';
+import { type ClusterView, type IndexedCandidates, candidateOfRow as candidateOfRowExport } from './view';
 import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, SCHEDULER_CRITERIA } from './kernels';
 
 /**
@@ -53,6 +54,7 @@ import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, SCHEDULER_CRITERIA } from './k
  * into a getter call, which costs more than the arithmetic in these loops.
  */
 const CRITERIA_COUNT = CRITERIA_COUNT_EXPORT;
+const candidateOfRow = candidateOfRowExport;
 
 /** Unit roundoff of binary64. */
 const UNIT_ROUNDOFF = 2 ** -53;
@@ -70,19 +72,207 @@ export const SEPARATION_SLACK = 1e-9;
  * of (candidate, target) pairs; `scratch` holds the prepared loads (`prepareLoads`) and room for
  * `rows` matrix rows. O(n + rows).
  */
-export function separatedTopsisWinner(view: ClusterView, candidates: readonly IndexedCandidate[], rows: number, scratch: Scratch): number {
+export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidates, rows: number, scratch: Scratch): number {
   const n = view.n;
   const weights = SCHEDULER_CRITERIA.weights;
   for (let j = 0; j < CRITERIA_COUNT; j++) if (SCHEDULER_CRITERIA.maximize[j]) return -1; // all minimised here
   const u = UNIT_ROUNDOFF;
   if (rows * u >= 0.25) return -1;
-  const { cpu, maxcpu, mem, maxmem } = view;
-  const { cpuLoad, memLoad, cpuTop, memTop } = scratch;
   const cpuTotal = scratch.cpuPrefix[n]!;
   const memTotal = scratch.memPrefix[n]!;
   const x = scratch.matrix;
 
   // ---- 1. approximate criteria, O(1) per pair ----
+  const stats = scratch.columnStats;
+  approximateCriteria(view, cands, scratch, stats);
+  const cpuNewMax = stats[0]!, memNewMax = stats[1]!;
+  const cpuRootMin = stats[2]!, cpuRootMax = stats[3]!, memRootMin = stats[4]!, memRootMax = stats[5]!;
+
+  // ---- 2. per-column error bounds, norms and ideal points ----
+  const K = 4 * (n + 8) * u;
+  const rootError = (total: number, newMax: number, rootMin: number, rootMax: number): number => {
+    const eps = (K * (total + newMax)) / n;
+    const spread = rootMin > 0 ? (eps / rootMin) * (1 + 1e-9) : Math.sqrt(eps) * (1 + 1e-9);
+    return spread + 16 * u * (1 + rootMax);
+  };
+  const errors = [rootError(cpuTotal, cpuNewMax, cpuRootMin, cpuRootMax), 0, rootError(memTotal, memNewMax, memRootMin, memRootMax), 0];
+  const columnSquares = [stats[6]!, stats[7]!, stats[8]!, stats[9]!];
+  const columnLows = [stats[10]!, stats[11]!, stats[12]!, stats[13]!];
+  const columnHighs = [stats[14]!, stats[15]!, stats[16]!, stats[17]!];
+  const gammaR = (rows * u) / (1 - rows * u);
+  const lows = scratch.columnMin;
+  const highs = scratch.columnMax;
+  const bound = scratch.columnBound; // E_j
+  const loScale = scratch.columnLoScale;
+  const hiScale = scratch.columnHiScale;
+  const approxScale = scratch.columnScale;
+  for (let j = 0; j < CRITERIA_COUNT; j++) {
+    const lo = columnLows[j]!;
+    const hi = columnHighs[j]!;
+    const norm = Math.sqrt(columnSquares[j]!);
+    const e = errors[j]!;
+    const kappa = 2 * (gammaR + e + 4 * u) + 16 * u;
+    if (!Number.isFinite(norm) || !(norm > 0) || !Number.isFinite(e) || !(kappa < 0.5)) return -1;
+    lows[j] = lo;
+    highs[j] = hi;
+    bound[j] = 2 * e + 3 * u * (hi + e);
+    approxScale[j] = weights[j]! / norm;
+    loScale[j] = weights[j]! / (norm * (1 + kappa));
+    hiScale[j] = weights[j]! / (norm * (1 - kappa));
+  }
+
+  // ---- 3. one pass: the best approximate row, and the rows with the largest upper score bounds ----
+  const found = scratch.rowScan;
+  scanRows(cands, x, lows, highs, approxScale, bound, loScale, hiScale, found);
+  const winner = found[0]!;
+  if (winner === -1) return -1;
+
+  // ---- 4. the winner's guaranteed score σ against the largest upper bound of another state ----
+  const sigma = scoreLowerBound(x, winner, lows, highs, bound, loScale, hiScale) * (1 - SEPARATION_SLACK);
+  if (!(sigma > 0)) return -1;
+  // rows of the winner's state tie with it exactly and rank after it (stable sort): skip them
+  const wc = candidateOfRow(cands, winner);
+  const highest = found[1]!;
+  const competitor = highest !== -1 && sameState(cands, highest, cands.source[wc]!, cands.targets[winner]!, cands.bundleCpu[wc]!, cands.bundleMem[wc]!) ? found[2]! : highest;
+  if (competitor === -1) return winner; // every row is the winner's state
+  // s_hi < σ  ⇔  d_w,hi·(1 − σ) < σ·d_b,lo  ⇔  d_w,hi²·(1 − σ)² < σ²·d_b,lo² (all ≥ 0); the
+  // extra 1e-12 covers the rounding of the ratio that picked the competitor in scanRows
+  const left = (1 - sigma) * (1 - sigma) * (1 + SEPARATION_SLACK) * (1 + 1e-12);
+  const right = sigma * sigma * (1 - SEPARATION_SLACK);
+  const o = competitor * CRITERIA_COUNT;
+  let worstHi2 = 0;
+  let bestLo2 = 0;
+  for (let j = 0; j < CRITERIA_COUNT; j++) {
+    worstHi2 += sq((highs[j]! - x[o + j]! + bound[j]!) * hiScale[j]!);
+    bestLo2 += sq(pos(x[o + j]! - lows[j]! - bound[j]!) * loScale[j]!);
+  }
+  return worstHi2 * left < bestLo2 * right ? winner : -1;
+}
+
+/** The lower end of the interval of row `r`'s reference score: d_w,lo / (d_b,hi + d_w,lo). */
+function scoreLowerBound(
+  x: Float64Array,
+  r: number,
+  lows: Float64Array,
+  highs: Float64Array,
+  bound: Float64Array,
+  loScale: Float64Array,
+  hiScale: Float64Array,
+): number {
+  const o = r * CRITERIA_COUNT;
+  let bestHi2 = 0;
+  let worstLo2 = 0;
+  for (let j = 0; j < CRITERIA_COUNT; j++) {
+    bestHi2 += sq((x[o + j]! - lows[j]! + bound[j]!) * hiScale[j]!);
+    worstLo2 += sq(pos(highs[j]! - x[o + j]! - bound[j]!) * loScale[j]!);
+  }
+  const worstLo = Math.sqrt(worstLo2);
+  return worstLo > 0 ? worstLo / (Math.sqrt(bestHi2) + worstLo) : 0;
+}
+
+/** Whether row `r` is the hypothetical state (source s, target t, bundle sums bc, bm). */
+function sameState(cands: IndexedCandidates, r: number, s: number, t: number, bc: number, bm: number): boolean {
+  const c = candidateOfRow(cands, r);
+  return cands.source[c] === s && cands.targets[r] === t && cands.bundleCpu[c] === bc && cands.bundleMem[c] === bm;
+}
+
+/**
+ * One pass over the rows. Writes to `out`: [0] the first row with the smallest approximate
+ * d_best²/d_worst² (the best approximate score) or -1; [1] a row A with the smallest
+ * ρ = d_b,lo²/d_w,hi² (the largest upper score bound) or -1; [2] the row with the smallest ρ
+ * among rows of another state than A, or -1. So the largest upper bound among the rows that are
+ * not of state G is A's when A is not of state G, else [2]'s.
+ */
+function scanRows(
+  cands: IndexedCandidates,
+  x: Float64Array,
+  lows: Float64Array,
+  highs: Float64Array,
+  approxScale: Float64Array,
+  bound: Float64Array,
+  loScale: Float64Array,
+  hiScale: Float64Array,
+  out: Int32Array,
+): void {
+  const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
+  const b0 = lows[0]!, b1 = lows[1]!, b2 = lows[2]!, b3 = lows[3]!;
+  const w0 = highs[0]!, w1 = highs[1]!, w2 = highs[2]!, w3 = highs[3]!;
+  const a0 = approxScale[0]!, a1 = approxScale[1]!, a2 = approxScale[2]!, a3 = approxScale[3]!;
+  const e0 = bound[0]!, e1 = bound[1]!, e2 = bound[2]!, e3 = bound[3]!;
+  const l0 = loScale[0]!, l1 = loScale[1]!, l2 = loScale[2]!, l3 = loScale[3]!;
+  const h0 = hiScale[0]!, h1 = hiScale[1]!, h2 = hiScale[2]!, h3 = hiScale[3]!;
+  let winner = -1;
+  let winnerRatio = Infinity;
+  let first = -1;
+  let firstRho = Infinity;
+  let firstS = -1;
+  let firstT = -1;
+  let firstBc = 0;
+  let firstBm = 0;
+  let second = -1;
+  let secondRho = Infinity;
+  for (let ci = 0; ci < cands.count; ci++) {
+    const s = source[ci]!;
+    const bc = bundleCpu[ci]!;
+    const bm = bundleMem[ci]!;
+    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
+      const o = row * CRITERIA_COUNT;
+      const p0 = x[o]! - b0, p1 = x[o + 1]! - b1, p2 = x[o + 2]! - b2, p3 = x[o + 3]! - b3;
+      const q0 = w0 - x[o]!, q1 = w1 - x[o + 1]!, q2 = w2 - x[o + 2]!, q3 = w3 - x[o + 3]!;
+      const best2 = sq(p0 * a0) + sq(p1 * a1) + sq(p2 * a2) + sq(p3 * a3);
+      const worst2 = sq(q0 * a0) + sq(q1 * a1) + sq(q2 * a2) + sq(q3 * a3);
+      if (worst2 > 0 && best2 < winnerRatio * worst2) {
+        winnerRatio = best2 / worst2;
+        winner = row;
+      }
+      const worstHi2 = sq((q0 + e0) * h0) + sq((q1 + e1) * h1) + sq((q2 + e2) * h2) + sq((q3 + e3) * h3);
+      if (!(worstHi2 > 0)) continue; // upper bound 0: below any σ > 0
+      const rho = (sq(pos(p0 - e0) * l0) + sq(pos(p1 - e1) * l1) + sq(pos(p2 - e2) * l2) + sq(pos(p3 - e3) * l3)) / worstHi2;
+      if (rho < secondRho) {
+        const t = targets[row]!;
+        const sameAsFirst = s === firstS && t === firstT && bc === firstBc && bm === firstBm;
+        if (rho < firstRho) {
+          if (!sameAsFirst) {
+            second = first;
+            secondRho = firstRho;
+          }
+          first = row;
+          firstRho = rho;
+          firstS = s;
+          firstT = t;
+          firstBc = bc;
+          firstBm = bm;
+        } else if (!sameAsFirst) {
+          second = row;
+          secondRho = rho;
+        }
+      }
+    }
+  }
+  out[0] = winner;
+  out[1] = first;
+  out[2] = second;
+}
+
+/**
+ * Writes the approximate criteria of every row into `scratch.matrix` and into `out`: the largest
+ * replaced-squares sum (cpu, mem), the smallest and largest root (cpu min, max, mem min, max),
+ * then per column the sum of squares, the minimum and the maximum.
+ */
+function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, out: Float64Array): void {
+  const n = view.n;
+  const { cpu, maxcpu, mem, maxmem } = view;
+  const { cpuLoad, memLoad, cpuTop, memTop } = scratch;
+  const cpuTotal = scratch.cpuPrefix[n]!;
+  const memTotal = scratch.memPrefix[n]!;
+  const x = scratch.matrix;
+  const { cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
+  for (let i = 0; i < n; i++) {
+    cpuReciprocal[i] = 1 / maxcpu[i]!;
+    memReciprocal[i] = 1 / maxmem[i]!;
+    cpuSquare[i] = cpuLoad[i]! * cpuLoad[i]!;
+    memSquare[i] = memLoad[i]! * memLoad[i]!;
+  }
   let cpuNewMax = 0;
   let memNewMax = 0;
   let cpuRootMin = Infinity;
@@ -93,12 +283,11 @@ export function separatedTopsisWinner(view: ClusterView, candidates: readonly In
   let squares0 = 0, squares1 = 0, squares2 = 0, squares3 = 0;
   let min0 = Infinity, min1 = Infinity, min2 = Infinity, min3 = Infinity;
   let max0 = -Infinity, max1 = -Infinity, max2 = -Infinity, max3 = -Infinity;
-  let row = 0;
-  for (let ci = 0; ci < candidates.length; ci++) {
-    const c = candidates[ci]!;
-    const s = c.source;
-    const bc = c.bundleCpu;
-    const bm = c.bundleMem;
+  const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
+  for (let ci = 0; ci < cands.count; ci++) {
+    const s = source[ci]!;
+    const bc = bundleCpu[ci]!;
+    const bm = bundleMem[ci]!;
     // remove_running_resource on the source (same float operations as the reference)
     const sourceCpu = Math.max(0, cpu[s]! - bc);
     const sourceMem = Math.max(0, mem[s]! - bm);
@@ -110,9 +299,16 @@ export function separatedTopsisWinner(view: ClusterView, candidates: readonly In
     const memOld = memLoad[s]!;
     const cpuRest = cpuTotal - cpuOld * cpuOld;
     const memRest = memTotal - memOld * memOld;
-    const targets = c.targets;
-    for (let ti = 0; ti < targets.length; ti++, row++) {
-      const t = targets[ti]!;
+    // the two largest loads of nodes other than the source (top-3 minus the source), with the
+    // index of the first: "highest except source and target" is then one comparison per pair
+    const cpuFirst = cpuTop.i0 !== s ? cpuTop.i0 : cpuTop.i1;
+    const cpuFirstValue = cpuTop.i0 !== s ? cpuTop.v0 : cpuTop.v1;
+    const cpuSecondValue = cpuTop.i0 !== s && cpuTop.i1 !== s ? cpuTop.v1 : cpuTop.v2;
+    const memFirst = memTop.i0 !== s ? memTop.i0 : memTop.i1;
+    const memFirstValue = memTop.i0 !== s ? memTop.v0 : memTop.v1;
+    const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
+    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
+      const t = targets[row]!;
       let cpuNew: number;
       let memNew: number;
       let cpuSquares: number;
@@ -126,19 +322,21 @@ export function separatedTopsisWinner(view: ClusterView, candidates: readonly In
         memNew = bml * bml;
         cpuSquares = cpuRest + cpuNew;
         memSquares = memRest + memNew;
-        cpuHigh = Math.max(cpuTop.maxExcept(s, -1), bcl);
-        memHigh = Math.max(memTop.maxExcept(s, -1), bml);
+        cpuHigh = Math.max(cpuFirstValue, bcl);
+        memHigh = Math.max(memFirstValue, bml);
       } else {
-        const tc = (cpu[t]! + bc) / maxcpu[t]!;
-        const tm = (mem[t]! + bm) / maxmem[t]!;
-        const cpuT = cpuLoad[t]!;
-        const memT = memLoad[t]!;
+        // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
+        // them, where K covers it); the highest loads need the exact quotient only when it can win
+        const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
+        const tm = (mem[t]! + bm) * memReciprocal[t]!;
         cpuNew = scSq + tc * tc;
         memNew = smSq + tm * tm;
-        cpuSquares = cpuRest - cpuT * cpuT + cpuNew;
-        memSquares = memRest - memT * memT + memNew;
-        cpuHigh = Math.max(cpuTop.maxExcept(s, t), sc, tc);
-        memHigh = Math.max(memTop.maxExcept(s, t), sm, tm);
+        cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
+        memSquares = memRest - memSquare[t]! + memNew;
+        const cpuOther = Math.max(cpuFirst !== t ? cpuFirstValue : cpuSecondValue, sc);
+        const memOther = Math.max(memFirst !== t ? memFirstValue : memSecondValue, sm);
+        cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
+        memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
       }
       if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
       if (memNew > memNewMax) memNewMax = memNew;
@@ -171,109 +369,27 @@ export function separatedTopsisWinner(view: ClusterView, candidates: readonly In
       if (v3 > max3) max3 = v3;
     }
   }
-
-  // ---- 2. per-column error bounds, norms and ideal points ----
-  const K = 4 * (n + 8) * u;
-  const rootError = (total: number, newMax: number, rootMin: number, rootMax: number): number => {
-    const eps = (K * (total + newMax)) / n;
-    const spread = rootMin > 0 ? (eps / rootMin) * (1 + 1e-9) : Math.sqrt(eps) * (1 + 1e-9);
-    return spread + 16 * u * (1 + rootMax);
-  };
-  const errors = [rootError(cpuTotal, cpuNewMax, cpuRootMin, cpuRootMax), 0, rootError(memTotal, memNewMax, memRootMin, memRootMax), 0];
-  const columnSquares = [squares0, squares1, squares2, squares3];
-  const columnLows = [min0, min1, min2, min3];
-  const columnHighs = [max0, max1, max2, max3];
-  const gammaR = (rows * u) / (1 - rows * u);
-  const lows = scratch.columnMin;
-  const highs = scratch.columnMax;
-  const bound = scratch.columnBound; // E_j
-  const loScale = scratch.columnLoScale;
-  const hiScale = scratch.columnHiScale;
-  const approxScale = scratch.columnScale;
-  for (let j = 0; j < CRITERIA_COUNT; j++) {
-    const lo = columnLows[j]!;
-    const hi = columnHighs[j]!;
-    const norm = Math.sqrt(columnSquares[j]!);
-    const e = errors[j]!;
-    const kappa = 2 * (gammaR + e + 4 * u) + 16 * u;
-    if (!Number.isFinite(norm) || !(norm > 0) || !Number.isFinite(e) || !(kappa < 0.5)) return -1;
-    lows[j] = lo;
-    highs[j] = hi;
-    bound[j] = 2 * e + 3 * u * (hi + e);
-    approxScale[j] = weights[j]! / norm;
-    loScale[j] = weights[j]! / (norm * (1 + kappa));
-    hiScale[j] = weights[j]! / (norm * (1 - kappa));
-  }
-
-  // ---- 3. the best approximate row: minimal d_best² / d_worst² (maximal score), first wins ----
-  const b0 = lows[0]!, b1 = lows[1]!, b2 = lows[2]!, b3 = lows[3]!;
-  const w0 = highs[0]!, w1 = highs[1]!, w2 = highs[2]!, w3 = highs[3]!;
-  const a0 = approxScale[0]!, a1 = approxScale[1]!, a2 = approxScale[2]!, a3 = approxScale[3]!;
-  let winner = 0;
-  let winnerRatio = Infinity;
-  for (let r = 0, o = 0; r < rows; r++, o += CRITERIA_COUNT) {
-    const p0 = (x[o]! - b0) * a0, p1 = (x[o + 1]! - b1) * a1, p2 = (x[o + 2]! - b2) * a2, p3 = (x[o + 3]! - b3) * a3;
-    const q0 = (w0 - x[o]!) * a0, q1 = (w1 - x[o + 1]!) * a1, q2 = (w2 - x[o + 2]!) * a2, q3 = (w3 - x[o + 3]!) * a3;
-    const best2 = p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3;
-    const worst2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
-    const ratio = worst2 > 0 ? best2 / worst2 : Infinity;
-    if (ratio < winnerRatio) {
-      winnerRatio = ratio;
-      winner = r;
-    }
-  }
-  if (winnerRatio === Infinity) return -1;
-
-  // ---- 4. the winner's guaranteed score σ, then every other state must stay below it ----
-  const e0 = bound[0]!, e1 = bound[1]!, e2 = bound[2]!, e3 = bound[3]!;
-  const l0 = loScale[0]!, l1 = loScale[1]!, l2 = loScale[2]!, l3 = loScale[3]!;
-  const h0 = hiScale[0]!, h1 = hiScale[1]!, h2 = hiScale[2]!, h3 = hiScale[3]!;
-  const wo = winner * CRITERIA_COUNT;
-  const bestHi = Math.sqrt(
-    sq((x[wo]! - b0 + e0) * h0) + sq((x[wo + 1]! - b1 + e1) * h1) + sq((x[wo + 2]! - b2 + e2) * h2) + sq((x[wo + 3]! - b3 + e3) * h3),
-  );
-  const worstLo = Math.sqrt(
-    sq(pos(w0 - x[wo]! - e0) * l0) + sq(pos(w1 - x[wo + 1]! - e1) * l1) + sq(pos(w2 - x[wo + 2]! - e2) * l2) + sq(pos(w3 - x[wo + 3]! - e3) * l3),
-  );
-  if (!(worstLo > 0)) return -1;
-  const sigma = (worstLo / (bestHi + worstLo)) * (1 - SEPARATION_SLACK);
-  if (!(sigma > 0)) return -1;
-  const left = (1 - sigma) * (1 - sigma) * (1 + SEPARATION_SLACK);
-  const right = sigma * sigma * (1 - SEPARATION_SLACK);
-  // the winner's state: rows of the same state tie exactly and rank after it (stable sort)
-  let ws = -1;
-  let wt = -1;
-  let wbc = 0;
-  let wbm = 0;
-  row = 0;
-  for (let ci = 0; ci < candidates.length; ci++) {
-    const len = candidates[ci]!.targets.length;
-    if (winner < row + len) {
-      const c = candidates[ci]!;
-      ws = c.source;
-      wt = c.targets[winner - row]!;
-      wbc = c.bundleCpu;
-      wbm = c.bundleMem;
-      break;
-    }
-    row += len;
-  }
-  row = 0;
-  for (let ci = 0; ci < candidates.length; ci++) {
-    const c = candidates[ci]!;
-    const sameBundle = c.source === ws && c.bundleCpu === wbc && c.bundleMem === wbm;
-    const targets = c.targets;
-    for (let ti = 0; ti < targets.length; ti++, row++) {
-      if (sameBundle && targets[ti] === wt) continue;
-      const o = row * CRITERIA_COUNT;
-      const v0 = x[o]!, v1 = x[o + 1]!, v2 = x[o + 2]!, v3 = x[o + 3]!;
-      const worstHi2 = sq((w0 - v0 + e0) * h0) + sq((w1 - v1 + e1) * h1) + sq((w2 - v2 + e2) * h2) + sq((w3 - v3 + e3) * h3);
-      const bestLo2 = sq(pos(v0 - b0 - e0) * l0) + sq(pos(v1 - b1 - e1) * l1) + sq(pos(v2 - b2 - e2) * l2) + sq(pos(v3 - b3 - e3) * l3);
-      if (!(worstHi2 * left < bestLo2 * right)) return -1;
-    }
-  }
-  return winner;
+  out[0] = cpuNewMax;
+  out[1] = memNewMax;
+  out[2] = cpuRootMin;
+  out[3] = cpuRootMax;
+  out[4] = memRootMin;
+  out[5] = memRootMax;
+  out[6] = squares0;
+  out[7] = squares1;
+  out[8] = squares2;
+  out[9] = squares3;
+  out[10] = min0;
+  out[11] = min1;
+  out[12] = min2;
+  out[13] = min3;
+  out[14] = max0;
+  out[15] = max1;
+  out[16] = max2;
+  out[17] = max3;
 }
+
+
 
 function sq(v: number): number {
   return v * v;
