@@ -124,7 +124,7 @@ function startPlacement(count: number): StartRow {
   const perCall: number[] = [];
   let fast: ReturnType<typeof startFast> | undefined;
   for (let rep = 0; rep < FAST_REPS; rep++) {
-    gc();
+    // no forced gc() here: a full collection between runs made the next run 3–5× slower
     fast = startFast(count);
     totals.push(fast.ms);
     perCall.push((fast.scoreMs * 1000) / count);
@@ -196,7 +196,6 @@ function rebalanceScoring(resourceCount: number, nodeCount: number): RebalanceRo
     const times: number[] = [];
     let fast: unknown;
     for (let rep = 0; rep < FAST_REPS; rep++) {
-      gc();
       const t0 = performance.now();
       fast = usage.bestBalancingMigrations(candidates, method, 1);
       times.push(performance.now() - t0);
