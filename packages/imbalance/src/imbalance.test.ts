@@ -89,6 +89,9 @@ describe('ImbalanceAccumulator', () => {
           if (j === i) j = -1;
           acc.boundsWithReplaced(i, la, j, lb, metric, out);
           const exact = acc.imbalanceWithReplaced(i, la, j, lb, metric);
+          // subnormal loads (e.g. [5e-324, 0]): the mean rounds to 0 and the fold itself gives
+          // 0/0 = NaN, which no interval contains; the accumulator gives up ([0, ∞)) there
+          if (Number.isNaN(exact)) return;
           expect(out[0]).toBeLessThanOrEqual(exact);
           expect(out[1]).toBeGreaterThanOrEqual(exact);
         },

@@ -72,18 +72,20 @@ export function toFlatMatrix(criteria: Criteria, rows: readonly (readonly number
  * 2. best/worst per column = min/max (minimised) or max/min (maximised);
  * 3. d_best = sqrt(Σ_j (w_j·(x_j − best_j))²), d_worst likewise (fold over the criteria);
  * 4. score = d_worst / (d_best + d_worst), or 0 when that divisor is 0.
- * Scores are in [0, 1], **higher is better**. `data` is normalised in place.
+ * Scores are in [0, 1], **higher is better**. `data` is normalised in place. `work` is optional
+ * scratch space (length >= 2·cols) reused instead of allocating.
  * Throws {@link TopsisError} `non-finite-value` on a NaN/infinite input or normalised value.
  */
-export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Float64Array): Float64Array {
+export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Float64Array, work?: Float64Array): Float64Array {
   const { data, rows, cols } = matrix;
   const { weights, maximize } = criteria;
   if (cols !== weights.length) {
     throw new TopsisError('ragged-matrix', `matrix has ${cols} columns, expected ${weights.length}`);
   }
   if (rows === 0) return out;
-  const best = new Float64Array(cols);
-  const worst = new Float64Array(cols);
+  // the ideal points; `work` (length >= 2·cols) spares the allocation on hot paths
+  const space = work !== undefined && work.length >= 2 * cols ? work : new Float64Array(2 * cols);
+  // best_j at space[j], worst_j at space[cols + j]
   for (let j = 0; j < cols; j++) {
     let squares = 0;
     for (let i = 0; i < rows; i++) {
@@ -106,16 +108,16 @@ export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Fl
       if (totalLess(v, min)) min = v;
       if (totalLess(max, v)) max = v;
     }
-    best[j] = maximize[j] ? max : min;
-    worst[j] = maximize[j] ? min : max;
+    space[j] = maximize[j] ? max : min;
+    space[cols + j] = maximize[j] ? min : max;
   }
   for (let i = 0; i < rows; i++) {
     let dBest = 0;
     let dWorst = 0;
     for (let j = 0; j < cols; j++) {
       const x = data[i * cols + j]!;
-      const b = weights[j]! * (x - best[j]!);
-      const w = weights[j]! * (x - worst[j]!);
+      const b = weights[j]! * (x - space[j]!);
+      const w = weights[j]! * (x - space[cols + j]!);
       dBest += b * b;
       dWorst += w * w;
     }

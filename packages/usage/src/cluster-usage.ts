@@ -61,7 +61,19 @@ function memOnGrid(v: number): boolean {
   return Number.isInteger(v) && Math.abs(v) < MEM_EXACT_LIMIT;
 }
 
+/** A finite number >= 0 (NaN and ±Infinity fail). */
+function validStat(v: unknown): boolean {
+  return typeof v === 'number' && v >= 0 && v < Infinity;
+}
+
 function checkStats(what: string, stats: NodeStats | ResourceStats, positiveMax: boolean): void {
+  // the common case in four comparisons; the loop below names the offending field
+  if (validStat(stats.cpu) && validStat(stats.maxcpu) && validStat(stats.mem) && validStat(stats.maxmem)) {
+    if (positiveMax && (stats.maxcpu <= 0 || stats.maxmem <= 0)) {
+      throw new UsageError('invalid-stats', `${what}: 'maxcpu' and 'maxmem' must be > 0`);
+    }
+    return;
+  }
   for (const field of ['cpu', 'maxcpu', 'mem', 'maxmem'] as const) {
     const v = stats[field];
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {

@@ -98,6 +98,8 @@ export class Scratch {
   readonly columnLoScale = new Float64Array(CRITERIA_COUNT);
   readonly columnHiScale = new Float64Array(CRITERIA_COUNT);
   readonly columnStats = new Float64Array(18);
+  /** The TOPSIS ideal points (best, worst per criterion). */
+  readonly ideal = new Float64Array(2 * CRITERIA_COUNT);
   readonly rowScan = new Int32Array(3);
 
   ensure(n: number, rows: number): void {
@@ -200,7 +202,7 @@ export function fastScoreNodesToStart(view: ClusterView, stats: ResourceStats, s
     const m = mem[k]! + stats.maxmem;
     writeCriteria(scratch, n, matrix, k * CRITERIA_COUNT, k, c / maxcpu[k]!, m / maxmem[k]!, -1, 0, 0);
   }
-  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores);
+  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
   const result: NodeScore[] = new Array(n);
   for (let k = 0; k < n; k++) result[k] = { node: view.names[k]!, score: scores[k]! };
   return result;
@@ -465,7 +467,7 @@ export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: n
       }
     }
   }
-  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores);
+  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
   return rankTop(scores, rows, limit).map((r) => scoredRow(view, loads, cands, r, metric));
 }
 
