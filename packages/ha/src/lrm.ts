@@ -1,4 +1,4 @@
-import type { Env, LrmResult, ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import type { Env, LrmResult, ServiceConfig, ServiceConfigEntry, ServiceStatus } from '@poise/env';
 import { errorMessage } from './crm';
 import { byteCompare, countFencedServices, ExitCode, parseSid } from './tools';
 
@@ -418,6 +418,7 @@ export class Lrm {
       const d = this.workers.get(b)!.startTries - this.workers.get(a)!.startTries;
       return d !== 0 ? d : byteCompare(a, b);
     });
+    let finished = false;
     for (const sid of sids) {
       const w = this.workers.get(sid)!;
       w.startTries++;
@@ -427,10 +428,20 @@ export class Lrm {
       } catch (err) {
         env.log('err', errorMessage(err));
       }
-      if (w.uid !== undefined) this.resourceCommandFinished(sid, w.uid, res);
+      if (w.uid !== undefined) finished = this.resourceCommandFinished(sid, w.uid, res, sc) || finished;
       else this.stopCommandFinished(sid, res);
     }
+    if (finished) this.pruneResults();
     return this.workers.size;
+  }
+
+  /** Keeps only the results of uids the manager still knows. */
+  private pruneResults(): void {
+    const valid = new Set<string>();
+    for (const sd of Object.values(this.serviceStatus)) if (sd.uid) valid.add(sd.uid);
+    const kept: Record<string, LrmResult> = {};
+    for (const id of Object.keys(this.results)) if (valid.has(id)) kept[id] = this.results[id]!;
+    this.results = kept;
   }
 
   private stopCommandFinished(sid: string, status: number): void {
@@ -440,24 +451,25 @@ export class Lrm {
     if (status !== ExitCode.SUCCESS) this.shutdownErrors++;
   }
 
-  private resourceCommandFinished(sid: string, uid: string, exitCode: number): void {
+  /**
+   * Records a command's result (unless it is retried); true when a result was recorded. The
+   * reference prunes results of unknown uids after every command; the caller prunes once per
+   * run instead, which leaves the same results (the service status does not change meanwhile)
+   * without a pass over all services per command.
+   */
+  private resourceCommandFinished(sid: string, uid: string, exitCode: number, sc: ServiceConfig): boolean {
     const w = this.workers.get(sid);
-    if (!w) return;
+    if (!w) return false;
     this.workers.delete(sid);
-    const status = this.handleServiceExitcode(sid, w.state, exitCode);
-    if (status === ExitCode.ETRY_AGAIN) return; // retried silently
+    const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
+    if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     this.results[uid] = { sid: w.sid, state: w.state, exit_code: status };
-    // keep only results of uids the manager still knows
-    const valid = new Set<string>();
-    for (const sd of Object.values(this.serviceStatus)) if (sd.uid) valid.add(sd.uid);
-    const kept: Record<string, LrmResult> = {};
-    for (const id of Object.keys(this.results)) if (valid.has(id)) kept[id] = this.results[id]!;
-    this.results = kept;
+    return true;
   }
 
-  private handleServiceExitcode(sid: string, cmd: string, exitCode: number): number {
+  /** The restart policy; `sc` is the service config this worker run read. */
+  private handleServiceExitcode(sid: string, cmd: string, exitCode: number, sc: ServiceConfig): number {
     const env = this.env;
-    const sc = env.readServiceConfig();
     const maxRestart = sc[sid]?.max_restart ?? 0;
     if (cmd === 'started') {
       if (exitCode === ExitCode.SUCCESS) {

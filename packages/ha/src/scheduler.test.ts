@@ -37,3 +37,16 @@ describe('BasicUsage', () => {
     expect(u.calculateNodeImbalance()).toBeUndefined();
   });
 });
+
+import { jsonClone } from './tools';
+
+describe('jsonClone', () => {
+  test('copies deeply and behaves like a JSON round trip', () => {
+    const src = { a: 1, b: 'x', c: [1, { d: true }, undefined], e: undefined, f: null, g: { h: [] } };
+    const copy = jsonClone(src);
+    expect(copy).toEqual(JSON.parse(JSON.stringify(src)));
+    expect(Object.keys(copy)).toEqual(['a', 'b', 'c', 'f', 'g']);
+    (copy.c[1] as { d: boolean }).d = false;
+    expect((src.c[1] as { d: boolean }).d).toBe(true);
+  });
+});

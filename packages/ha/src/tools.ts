@@ -21,9 +21,32 @@ export function sortedKeys(obj: Record<string, unknown> | undefined | null): str
   return obj ? Object.keys(obj).sort(byteCompare) : [];
 }
 
-/** A deep copy through JSON, as every status read of the reference is. */
+/**
+ * A deep copy of JSON data, as every status read of the reference is (a JSON round trip):
+ * object keys whose value is undefined are dropped, like `JSON.stringify` does. Hand-written
+ * because the status documents are copied many times per round and a round trip through a
+ * string costs several times more.
+ */
 export function jsonClone<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+  return cloneJson(value) as T;
+}
+
+function cloneJson(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      out[i] = v === undefined ? null : cloneJson(v);
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key in value as Record<string, unknown>) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = cloneJson(v);
+  }
+  return out;
 }
 
 /** Perl truthiness of a scalar: undef, '', 0 and '0' are false. */

@@ -149,26 +149,22 @@ export class Hardware {
     return conf as unknown as ServiceConfig;
   }
 
-  private writeServiceConfig(conf: ServiceConfig | Record<string, Record<string, unknown>>): void {
-    this.serviceConfig = jsonClone(conf) as Record<string, Record<string, unknown>>;
-  }
+  // The two writers below change the stored entry in place. The reference reads the whole
+  // config with defaults and writes it back; the defaults are re-applied on every read, so the
+  // stored form makes no difference, and in place keeps a change O(1) instead of O(services).
 
   updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys: string[] = []): void {
-    const conf = this.readServiceConfig();
-    const cd = conf[sid];
+    const cd = this.serviceConfig[sid];
     if (!cd) throw new Error(`no such service ${sid}`);
-    for (const [k, v] of Object.entries(params)) (cd as Record<string, unknown>)[k] = v;
-    for (const k of deleteKeys) delete (cd as Record<string, unknown>)[k];
-    this.writeServiceConfig(conf);
+    for (const [k, v] of Object.entries(params)) cd[k] = jsonClone(v);
+    for (const k of deleteKeys) delete cd[k];
   }
 
   changeServiceLocation(sid: string, current: string, next: string): void {
-    const conf = this.readServiceConfig();
-    const cd = conf[sid];
+    const cd = this.serviceConfig[sid];
     if (!cd) throw new Error(`no such service '${sid}'\n`);
     if (current !== cd.node) throw new Error(`current_node for '${sid}' does not match (${current} != ${cd.node})\n`);
     cd.node = next;
-    this.writeServiceConfig(conf);
   }
 
   serviceLock(sid: string): string | undefined {
