@@ -14,3 +14,4 @@ export type {
   StaticNodeStats,
   StaticServiceStats,
 } from './types';
+export { SimEnv, CFS_ERROR, type SimBackend } from './sim-env';

@@ -8,7 +8,8 @@ import type {
 } from '@poise/env';
 import { Crm, Lrm, type LrmProcessState, type ManagerOptions, byteCompare, jsonClone } from '@poise/ha';
 import type { CaseInput, HardwareNode } from './case';
-import { SimEnv } from './sim-env';
+import { SimEnv, type Env, type ResourceAgent, type SimBackend } from '@poise/env';
+import { createResourceAgent } from './resources';
 import { SimLog } from './log';
 import { SimError } from './errors';
 
@@ -36,7 +37,7 @@ interface NodeSlot {
 }
 
 /** The simulated cluster: nodes, power, network, cluster filesystem, locks and watchdogs. */
-export class Hardware {
+export class Hardware implements SimBackend {
   curTime = 0;
   readonly log: SimLog;
   hw: Record<string, HardwareNode>;
@@ -84,6 +85,14 @@ export class Hardware {
         lrmEnv: new SimEnv(this, node, 'lrm'),
       };
     }
+  }
+
+  logDaemon(level: string, time: number, id: string, msg: string): void {
+    this.log.daemon(level, time, id, msg);
+  }
+
+  resourceAgent(type: string, env: Env): ResourceAgent | undefined {
+    return createResourceAgent(type, env, this);
   }
 
   hwLog(level: string, msg: string, id = 'hardware'): void {
@@ -286,7 +295,7 @@ export class Hardware {
   // --- locks and watchdogs -----------------------------------------------------------------
 
   /** The cluster-wide lock of the reference simulator (Sim/Env.pm sim_get_lock). */
-  lock(env: SimEnv, name: string, unlock: boolean): boolean {
+  lock(env: Env, name: string, unlock: boolean): boolean {
     if (!env.quorate()) return false;
     const node = env.nodename();
     const now = env.getTime();

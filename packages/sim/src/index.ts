@@ -1,7 +1,6 @@
 export { loadCase, type CaseInput, type HardwareNode } from './case';
 export { simulate, type SimulationResult } from './simulate';
 export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME } from './hardware';
-export { SimEnv, CFS_ERROR } from './sim-env';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
 export { validateCommand } from './commands';

@@ -1,6 +1,5 @@
-import type { ResourceAgent } from '@poise/env';
+import type { Env, ResourceAgent } from '@poise/env';
 import type { Hardware } from './hardware';
-import type { SimEnv } from './sim-env';
 
 /**
  * Simulated guests. The running flag lives in the hardware per node; a migration moves the
@@ -8,7 +7,7 @@ import type { SimEnv } from './sim-env';
  */
 class SimResource implements ResourceAgent {
   constructor(
-    protected readonly env: SimEnv,
+    protected readonly env: Env,
     protected readonly hw: Hardware,
   ) {}
 
@@ -135,7 +134,7 @@ class SimFailingResource extends SimResource {
   }
 }
 
-export function createResourceAgent(type: string, env: SimEnv, hw: Hardware): ResourceAgent | undefined {
+export function createResourceAgent(type: string, env: Env, hw: Hardware): ResourceAgent | undefined {
   switch (type) {
     case 'vm': return new SimResource(env, hw);
     case 'ct': return new SimContainer(env, hw);

@@ -1,9 +1,8 @@
+import type { Env, LogLevel } from './env';
 import type {
   DatacenterSettings,
   DynamicNodeStats,
   DynamicServiceStats,
-  Env,
-  LogLevel,
   LrmStatus,
   ManagerStatus,
   NodeInfo,
@@ -11,9 +10,45 @@ import type {
   ServiceConfig,
   StaticNodeStats,
   StaticServiceStats,
-} from '@poise/env';
-import type { Hardware } from './hardware';
-import { createResourceAgent } from './resources';
+} from './types';
+
+/**
+ * The simulated cluster behind {@link SimEnv} (implemented by `@poise/sim`'s hardware): shared
+ * state of all simulated nodes. Reads return fresh copies; `lock` logs `got lock` on the
+ * calling env when it takes a lock.
+ */
+export interface SimBackend {
+  logDaemon(level: string, time: number, id: string, msg: string): void;
+  cfsState(node: string, what: 'rw' | 'update'): boolean;
+  getNodeInfo(): NodeInfo;
+  lock(env: Env, name: string, unlock: boolean): boolean;
+  watchdogOpen(node: string): string;
+  watchdogUpdate(handle: string): void;
+  watchdogClose(handle: string): void;
+  readManagerStatus(): ManagerStatus;
+  writeManagerStatus(status: ManagerStatus): void;
+  readLrmStatus(node: string): LrmStatus;
+  writeLrmStatus(node: string, status: LrmStatus): void;
+  isNodeShutdown(node: string): { shutdown: boolean; reboot: boolean };
+  readServiceConfig(): ServiceConfig;
+  updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys?: string[]): void;
+  changeServiceLocation(sid: string, current: string, next: string): void;
+  readRulesConfig(): string;
+  writeRulesConfig(text: string): void;
+  readGroupConfig(): string;
+  deleteGroupConfig(): void;
+  readCrmCommands(): string;
+  hasPendingCrmCommands(): boolean;
+  queueCrmCommands(cmd: string): void;
+  getDatacenterSettings(): DatacenterSettings;
+  getStaticNodeStats(): Record<string, StaticNodeStats>;
+  getDynamicNodeStats(): Record<string, DynamicNodeStats>;
+  getStaticServiceStats(): Record<string, StaticServiceStats>;
+  getDynamicServiceStats(): Record<string, DynamicServiceStats>;
+  nodeVersion(node: string): string | undefined;
+  /** The simulated resource agent of a service type, acting as the daemon of `env`. */
+  resourceAgent(type: string, env: Env): ResourceAgent | undefined;
+}
 
 /** The message the simulated cluster filesystem fails with (reference text). */
 export const CFS_ERROR = 'cfs connection refused - not mounted?\n';
@@ -21,14 +56,14 @@ export const CFS_ERROR = 'cfs connection refused - not mounted?\n';
 /**
  * The Env of one simulated daemon (`crm` or `lrm`) on one node: its own clock (advanced one
  * second per loop iteration), its log id `<node>/<daemon>`, and the cluster through the
- * {@link Hardware}. Cluster-filesystem access throws {@link CFS_ERROR} while the node's cfs
+ * {@link SimBackend}. Cluster-filesystem access throws {@link CFS_ERROR} while the node's cfs
  * is set to fail.
  */
 export class SimEnv implements Env {
   private curTime = 0;
 
   constructor(
-    private readonly hw: Hardware,
+    private readonly hw: SimBackend,
     private readonly node: string,
     private readonly daemon: 'crm' | 'lrm',
   ) {}
@@ -47,7 +82,7 @@ export class SimEnv implements Env {
   }
 
   log(level: LogLevel, msg: string): void {
-    this.hw.log.daemon(level, this.curTime, `${this.node}/${this.daemon}`, msg);
+    this.hw.logDaemon(level, this.curTime, `${this.node}/${this.daemon}`, msg);
   }
 
   sleep(): void {}
@@ -211,6 +246,6 @@ export class SimEnv implements Env {
   }
 
   resourceAgent(type: string): ResourceAgent | undefined {
-    return createResourceAgent(type, this, this.hw);
+    return this.hw.resourceAgent(type, this);
   }
 }
