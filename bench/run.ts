@@ -192,7 +192,7 @@ function rebalanceScoring(resourceCount: number, nodeCount: number): RebalanceRo
   const snapshot = usage.snapshot();
   const rows: RebalanceRow[] = [];
   for (const method of ['bruteforce', 'topsis'] as const) {
-    usage.bestBalancingMigrations(candidates, method, 1); // warm-up (throw-away)
+    for (let warm = 0; warm < 2; warm++) usage.bestBalancingMigrations(candidates, method, 1); // warm-up (throw-away; the JIT needs two calls)
     const times: number[] = [];
     let fast: unknown;
     for (let rep = 0; rep < FAST_REPS; rep++) {
@@ -200,6 +200,7 @@ function rebalanceScoring(resourceCount: number, nodeCount: number): RebalanceRo
       fast = usage.bestBalancingMigrations(candidates, method, 1);
       times.push(performance.now() - t0);
     }
+    if (process.env.BENCH_DEBUG) console.error(method, times.map((t) => t.toFixed(1)).join(' '));
     gc();
     const t1 = performance.now();
     const reference = referenceBestBalancingMigrations(snapshot, candidates, method, 1, 'raw');
@@ -250,18 +251,21 @@ function round(x: number): number {
 function main(): void {
   const json = process.argv.includes('--json');
   if (!(globalThis as { gc?: unknown }).gc && !json) console.error('note: run with --expose-gc for stable heap figures');
-  const startPlacementRows = [300, 3000, 9000].map(startPlacement);
-  if (!json) console.error("start placement done");
-  const rebalanceRows = rebalanceScoring(10_000, 100);
-  if (!json) console.error("rebalance scoring done");
-  const scaleRow = scale(100_000, 1_000);
+  // `--only start|rebalance|scale` runs one section (for development; the others print empty)
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt === -1 ? undefined : process.argv[onlyAt + 1];
+  const startPlacementRows = only === undefined || only === 'start' ? [300, 3000, 9000].map(startPlacement) : [];
+  if (!json) console.error('start placement done');
+  const rebalanceRows = only === undefined || only === 'rebalance' ? rebalanceScoring(10_000, 100) : [];
+  if (!json) console.error('rebalance scoring done');
+  const scaleRow = only === undefined || only === 'scale' ? scale(100_000, 1_000) : { resources: 0, nodes: 0, heapMB: 0, ms: 0 };
   const result = { startPlacement: startPlacementRows, rebalanceScoring: rebalanceRows, scale: scaleRow };
   if (json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
   const lines: string[] = [];
-  lines.push(`warm timings: one throw-away warm-up run, then the median of ${FAST_REPS} runs (spread min–max); reference: median of ${SLOW_REPS} (1 above ${SLOW_SINGLE_ABOVE} resources), single run for rebalancing`);
+  lines.push(`warm timings: throw-away warm-up runs, then the median of ${FAST_REPS} runs (spread min–max); reference: median of ${SLOW_REPS} (1 above ${SLOW_SINGLE_ABOVE} resources), single run for rebalancing`);
   lines.push('');
   lines.push('start placement (seed 003: 3 nodes, static, rebalance on start; decision = score + add)');
   lines.push(table(['resources', 'nodes', 'total ms', '(spread)', 'µs/score', '(spread)', 'baseline ms', 'speedup'], startPlacementRows.map((r) => [r.resources, r.nodes, r.totalMs, r.totalMsSpread, r.perCallUs, r.perCallUsSpread, r.baselineTotalMs, `${r.speedup}×`])));

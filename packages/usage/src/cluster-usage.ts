@@ -372,20 +372,7 @@ export class ClusterUsage {
       this.candidateBuffers = buffers;
     }
     const targets = buffers.targets;
-    const names = this.sorted;
-    const n = names.length;
-    let row = 0;
-    for (let k = 0; k < count; k++) {
-      const list = candidates[k]!.targets;
-      let guess = 0;
-      for (let j = 0; j < list.length; j++, row++) {
-        const name = list[j]!;
-        let i: number | undefined = guess < n && names[guess]!.name === name ? guess : index.get(name);
-        if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
-        targets[row] = i;
-        guess = i + 1;
-      }
-    }
+    mapTargets(candidates, this.sorted, index, targets);
     return { count, sids, source, bundleCpu, bundleMem, targetStart, targets };
   }
 
@@ -524,6 +511,27 @@ export class ClusterUsage {
       }
     }
     return view;
+  }
+}
+
+/**
+ * Writes the node index of every candidate's targets, in order, into `out`. Separate from the
+ * validation loop so that each loop is optimised on its own (one function holding both was
+ * de-optimised at the second loop on every call).
+ */
+function mapTargets(candidates: readonly MigrationCandidate[], names: readonly NodeRecord[], index: ReadonlyMap<string, number>, out: Int32Array): void {
+  const n = names.length;
+  let row = 0;
+  for (let k = 0; k < candidates.length; k++) {
+    const list = candidates[k]!.targets;
+    let guess = 0;
+    for (let j = 0; j < list.length; j++, row++) {
+      const name = list[j]!;
+      const i: number | undefined = guess < n && names[guess]!.name === name ? guess : index.get(name);
+      if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
+      out[row] = i;
+      guess = i + 1;
+    }
   }
 }
 

@@ -319,8 +319,8 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
     const squaresErrorBase = squaresError0 + rel * (squares0 + doi2 + dli2);
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
-      let lo: number;
-      let hi: number;
+      let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
+      let hi = 0;
       if (t === s || n < 2) {
         if (t === s) acc.boundsWithReplaced(s, nodeLoad(sourceCpu + bc, maxcpu[s]!, sourceMem + bm, maxmem[s]!), -1, 0, metric, bounds);
         else acc.boundsWithReplaced(s, ls, t, nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!), metric, bounds);

@@ -309,12 +309,12 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
     const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
-      let cpuNew: number;
-      let memNew: number;
-      let cpuSquares: number;
-      let memSquares: number;
-      let cpuHigh: number;
-      let memHigh: number;
+      let cpuNew = 0; // initialised: keeps the variable an unboxed double in optimised code
+      let memNew = 0;
+      let cpuSquares = 0;
+      let memSquares = 0;
+      let cpuHigh = 0;
+      let memHigh = 0;
       if (t === s) {
         const bcl = (sourceCpu + bc) / maxcpu[s]!;
         const bml = (sourceMem + bm) / maxmem[s]!;
