@@ -118,7 +118,7 @@ function startBaseline(count: number): { ms: number; placement: string[] } {
 }
 
 function startPlacement(count: number): StartRow {
-  startFast(count); // warm-up (throw-away)
+  startFast(Math.max(count, 3000)); // warm-up (throw-away; 300 decisions alone leave the JIT cold)
   startBaseline(Math.min(count, 300)); // warm-up (throw-away)
   const totals: number[] = [];
   const perCall: number[] = [];

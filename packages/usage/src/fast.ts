@@ -2,7 +2,8 @@
  * Fast scoring over a cluster view in sorted node order. Every function returns exactly what
  * the reference ({@link ./reference}) returns: the shared kernels compute the per-node values,
  * sums are folded in the same order, and O(1) approximations are only used — with rigorous
- * error bounds — to discard alternatives that cannot be chosen.
+ * error bounds — to discard alternatives that cannot be chosen (bruteforce) or to prove which
+ * one the reference chooses (TOPSIS, `./topsis-separated`); reported values are always exact.
  */
 import * as imbalanceModule from '@poise/imbalance';
 import type { ImbalanceMetric } from '@poise/imbalance';

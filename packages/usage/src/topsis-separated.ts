@@ -13,9 +13,11 @@
  * 2. bounds the error of every criterion against the reference's float value (uniform per
  *    column, `e_j` below) and propagates it through the normalisation, the ideal points and the
  *    distances into an interval that contains the reference's float score of every row;
- * 3. picks the row with the best approximate score and accepts it only when the lower end of its
- *    interval beats the upper end of every row that is not the same hypothetical state, by a
- *    relative {@link SEPARATION_SLACK} on top of the bound. Rows of the same state (same source,
+ * 3. in one pass over the rows, finds the row with the best approximate score and the rows with
+ *    the largest upper score bound (overall, and among rows of another state than that one), and
+ *    accepts the winner only when the lower end of its interval beats the upper end of every row
+ *    that is not the same hypothetical state, by a relative {@link SEPARATION_SLACK} on top of
+ *    the bound. Rows of the same state (same source,
  *    target and bundle sums) have bit-identical reference scores, and the stable sort then picks
  *    the earliest, which is the first best approximate row. Otherwise it returns -1 and the caller
  *    runs the exact path; so does anything non-finite or degenerate (a column whose spread is
@@ -24,10 +26,12 @@
  * The bound, with u = 2⁻⁵³, n nodes, R rows, X the reference criteria and X̃ ours:
  * - sums of squares: the reference folds n non-negative rounded squares, error ≤ γ_{n−1}·Σ;
  *   `P` carries the same; our 4 updates add ≤ 4u·(P + new) where `new` is the sum of the two
- *   replaced squares, and the target's load taken by reciprocal (≤ 2u off) ≤ 5u·new more. Hence |S̃ − S| ≤ K·(P + new) with K = 4(n + 8)u (about 2× the textbook
- *   constant), uniformly ε = K·(P + max new).
+ *   replaced squares, and the target's load taken by reciprocal (≤ 2u off) ≤ 5u·new more.
+ *   Hence |S̃ − S| ≤ K·(P + new) with K = 4(n + 8)u (about 2× the textbook constant),
+ *   uniformly ε = K·(P + max new).
  * - roots: |√(S̃/n) − √(S/n)| ≤ (ε/n)/√(S̃/n) (or √(ε/n) when the smallest root is 0), plus the
- *   rounding of the division, the root and the `1 +` in both computations (≤ 16u·(1 + max root)):
+ *   rounding of the division (ours: a product with the rounded 1/n), the root and the `1 +` in
+ *   both computations (≤ 16u·(1 + max root)):
  *   that is e_j for the two root columns; the two highest columns are exact (e_j = 0).
  * - column norms: both are sums of R positive squares (the reference folds them in row order,
  *   we fold them in the same order while the rows are produced; γ_R each) of values ≥ 1 that
@@ -42,8 +46,9 @@
  *   [d_w,lo/(d_b,hi + d_w,lo), d_w,hi/(d_b,lo + d_w,hi)].
  * - our own evaluation of these bounds rounds non-negative quantities only (a few dozen
  *   operations, relative ≤ 100u ≈ 1e-14 in total), far inside {@link SEPARATION_SLACK}.
- * The test `s_hi(i) < σ` (σ = the winner's lower end) is evaluated without roots or divisions
- * as `d_w,hi²·(1 − σ)² < σ²·d_b,lo²`.
+ * The test `s_hi(i) < σ` (σ = the winner's lower end) is evaluated without roots as
+ * `d_w,hi²·(1 − σ)² < σ²·d_b,lo²`, for the row with the smallest ρ = d_b,lo²/d_w,hi² (the
+ * largest s_hi) outside the winner's state; an extra 1e-12 covers the rounding of ρ.
  */
 import type { Scratch } from './fast';
 import { type ClusterView, type IndexedCandidates, candidateOfRow as candidateOfRowExport } from './view';
@@ -267,6 +272,7 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
   const memTotal = scratch.memPrefix[n]!;
   const x = scratch.matrix;
   const { cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
+  const nReciprocal = 1 / n;
   for (let i = 0; i < n; i++) {
     cpuReciprocal[i] = 1 / maxcpu[i]!;
     memReciprocal[i] = 1 / maxmem[i]!;
@@ -340,8 +346,9 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
       }
       if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
       if (memNew > memNewMax) memNewMax = memNew;
-      const cpuRoot = Math.sqrt(cpuSquares > 0 ? cpuSquares / n : 0);
-      const memRoot = Math.sqrt(memSquares > 0 ? memSquares / n : 0);
+      // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j
+      const cpuRoot = Math.sqrt(cpuSquares > 0 ? cpuSquares * nReciprocal : 0);
+      const memRoot = Math.sqrt(memSquares > 0 ? memSquares * nReciprocal : 0);
       if (cpuRoot < cpuRootMin) cpuRootMin = cpuRoot;
       if (cpuRoot > cpuRootMax) cpuRootMax = cpuRoot;
       if (memRoot < memRootMin) memRootMin = memRoot;
