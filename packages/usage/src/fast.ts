@@ -289,6 +289,7 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
   const squaresError0 = state.squaresError;
   const scale = metric === 'raw' ? 1 : state.normalizer;
   const nShift = n * shift;
+  const nReciprocal = 1 / n;
   const oldDev2 = new Float64Array(n);
   for (let i = 0; i < n; i++) oldDev2[i] = (loads[i]! - shift) * (loads[i]! - shift);
   // the `limit` smallest truncated upper bounds seen so far (ascending)
@@ -339,13 +340,14 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
         const delta = sum - nShift;
         const absDelta = Math.abs(delta);
         const deltaError = sumError + rel * (nShift + absDelta);
-        const deltaSq = (delta * delta) / n;
+        // × 1/n instead of / n: one more rounding (2u), far inside the (1 ± rel) factors
+        const deltaSq = delta * delta * nReciprocal;
         const squaresError = squaresErrorBase + rel * (doj2 + dlj2 + deltaSq);
         const dHi = absDelta + deltaError;
-        let varLo = squares - squaresError - ((dHi * dHi) / n) * (1 + rel);
+        let varLo = squares - squaresError - dHi * dHi * nReciprocal * (1 + rel);
         if (varLo < 0) varLo = 0;
-        const meanLo = ((sum - sumError) / n) * (1 - rel);
-        const meanHi = ((sum + sumError) / n) * (1 + rel);
+        const meanLo = (sum - sumError) * nReciprocal * (1 - rel);
+        const meanHi = (sum + sumError) * nReciprocal * (1 + rel);
         if (!(meanLo > TINY_MEAN)) {
           lo = 0;
           hi = Infinity;
