@@ -372,7 +372,7 @@ export class ClusterUsage {
       this.candidateBuffers = buffers;
     }
     const targets = buffers.targets;
-    mapTargets(candidates, this.sorted, index, targets);
+    mapTargets(candidates, this.view.names, index, targets);
     return { count, sids, source, bundleCpu, bundleMem, targetStart, targets };
   }
 
@@ -519,7 +519,7 @@ export class ClusterUsage {
  * validation loop so that each loop is optimised on its own (one function holding both was
  * de-optimised at the second loop on every call).
  */
-function mapTargets(candidates: readonly MigrationCandidate[], names: readonly NodeRecord[], index: ReadonlyMap<string, number>, out: Int32Array): void {
+function mapTargets(candidates: readonly MigrationCandidate[], names: readonly string[], index: ReadonlyMap<string, number>, out: Int32Array): void {
   const n = names.length;
   let row = 0;
   for (let k = 0; k < candidates.length; k++) {
@@ -527,7 +527,7 @@ function mapTargets(candidates: readonly MigrationCandidate[], names: readonly N
     let guess = 0;
     for (let j = 0; j < list.length; j++, row++) {
       const name = list[j]!;
-      const i: number | undefined = guess < n && names[guess]!.name === name ? guess : index.get(name);
+      const i: number | undefined = guess < n && names[guess] === name ? guess : index.get(name);
       if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
       out[row] = i;
       guess = i + 1;
