@@ -6,9 +6,11 @@
  *    "scale":{resources,nodes,heapMB,ms}}
  * Every fast result is checked against the reference result before it is reported.
  *
- * Timings are warm: each fast path first runs once on the full workload as a throw-away JIT
- * warm-up, then `FAST_REPS` timed repetitions follow and the median is reported with the
- * spread (min–max). The reference paths are slow (seconds), so they run fewer repetitions.
+ * Timings are warm: each fast path first runs as a throw-away JIT warm-up (start placement:
+ * at least 3,000 decisions; rebalancing: the full workload twice), then `FAST_REPS` timed
+ * repetitions follow and the median is reported with the spread (min–max). No gc() is forced
+ * between them (a forced full collection made the next run 3–5× slower). The reference paths
+ * are slow (seconds), so they run fewer repetitions.
  */
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -24,7 +26,7 @@ import {
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
 
-/** Timed repetitions of every fast path (after one throw-away warm-up run). */
+/** Timed repetitions of every fast path (after the throw-away warm-up runs). */
 const FAST_REPS = 7;
 /** Timed repetitions of the reference (rebuild / direct) paths; 1 above `SLOW_SINGLE_ABOVE` resources. */
 const SLOW_REPS = 3;
