@@ -11,7 +11,10 @@ import {
   removeRunningResource,
   referenceNodeImbalance,
   referenceScoreNodesToStart,
+  referenceCriteria,
+  SCHEDULER_CRITERIA,
 } from './index';
+import { scoreAlternatives } from '@poise/topsis';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -203,3 +206,25 @@ describe('granular operations', () => {
 function spec(node: string) {
   return { stats: { cpu: 1, maxcpu: 1, mem: GIB, maxmem: GIB }, state: 'started' as const, placement: { current: node } };
 }
+
+describe('TOPSIS migration scores (spec §4.6 values)', () => {
+  // The spec gives the scores rounded to 5 digits: homogeneous →node2 0.95857, →node3 0.04143;
+  // heterogeneous 0.97296 / 0.02704. Each alternative is the cluster after moving vm:101
+  // (0.7 cores, 8 GiB) from node1 to the target; its criteria are 1 + RMS and 1 + max of the
+  // cpu and memory loads, all minimised with weights 1, 2, 5, 10 (/18).
+  it.each([
+    ['homogeneous', [0.95857, 0.04143]],
+    ['heterogeneous', [0.97296, 0.02704]],
+  ] as const)('%s', (name, expected) => {
+    const rows = [1, 2].map((target) => {
+      const stats = fixtures[name].map((s) => ({ ...s }));
+      removeRunningResource(stats[0]!, { cpu: 0.7, mem: 8 * GIB });
+      addRunningResource(stats[target]!, { cpu: 0.7, mem: 8 * GIB });
+      return referenceCriteria(stats);
+    });
+    const scores = scoreAlternatives(SCHEDULER_CRITERIA, rows);
+    expect(scores.map((s) => Number(s.toFixed(5)))).toEqual(expected);
+    // the two scores are complementary here: two alternatives, each the other's ideal/anti-ideal
+    expect(scores[0]! + scores[1]!).toBeCloseTo(1, 12);
+  });
+});
