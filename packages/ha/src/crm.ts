@@ -75,15 +75,16 @@ export class Crm {
   }
 
   private releaseManagerLock(): boolean {
-    if (this.managerWatchdog !== undefined) {
-      this.env.watchdogClose(this.managerWatchdog);
-      this.managerWatchdog = undefined;
-    }
+    this.closeManagerWatchdog();
     return this.env.releaseHaManagerLock();
   }
 
-  /** Whether this node may take part in the election (quorum, consistent state, work to do). */
-  private canGetActive(allowQuorumLoss = false): boolean {
+  /**
+   * Whether this node may take part in the election (quorum, consistent state, work to do).
+   * The reference passes an "allow quorum loss" flag from lost_manager_lock; taking the lock
+   * needs quorum anyway, so it makes no difference and is not modelled.
+   */
+  private canGetActive(): boolean {
     const env = this.env;
     if (!env.quorate()) return false;
     if (!this.clusterStateUpdated) return false;
@@ -96,7 +97,6 @@ export class Crm {
     }
     const ss = ms.service_status ?? {};
     if (countFencedServices(ss, env.nodename())) return false;
-    void allowQuorumLoss;
 
     let conf;
     try {
@@ -171,7 +171,7 @@ export class Crm {
         }
         break;
       case 'lost_manager_lock':
-        if (this.canGetActive(true) && this.getProtectedManagerLock()) this.setState('master');
+        if (this.canGetActive() && this.getProtectedManagerLock()) this.setState('master');
         break;
       case 'master':
         if (!this.getProtectedManagerLock()) {
@@ -201,7 +201,7 @@ export class Crm {
           if (this.shutdownRequestAt !== undefined) {
             // release the manager lock, so another CRM can take over without waiting for
             // the lock timeout
-            this.closeWatchdogForShutdown();
+            this.closeManagerWatchdog();
             env.log('info', 'voluntary release CRM lock');
             if (!env.releaseHaManagerLock()) {
               env.log('notice', 'CRM lock release failed, let the lock timeout');
@@ -214,10 +214,7 @@ export class Crm {
             const disarmed = manager.isFullyDisarmed();
             if (disarmed && !this.fullyDisarmed) {
               env.log('info', 'HA stack fully disarmed, releasing CRM watchdog');
-              if (this.managerWatchdog !== undefined) {
-                env.watchdogClose(this.managerWatchdog);
-                this.managerWatchdog = undefined;
-              }
+              this.closeManagerWatchdog();
               this.fullyDisarmed = true;
             } else if (!disarmed && this.fullyDisarmed) {
               env.log('info', 're-arming HA stack');
@@ -231,10 +228,7 @@ export class Crm {
         break;
       }
       case 'lost_manager_lock':
-        if (this.managerWatchdog !== undefined) {
-          env.watchdogClose(this.managerWatchdog);
-          this.managerWatchdog = undefined;
-        }
+        this.closeManagerWatchdog();
         this.setState('wait_for_quorum');
         break;
       case 'wait_for_quorum':
@@ -247,7 +241,7 @@ export class Crm {
     return true;
   }
 
-  private closeWatchdogForShutdown(): void {
+  private closeManagerWatchdog(): void {
     if (this.managerWatchdog !== undefined) {
       this.env.watchdogClose(this.managerWatchdog);
       this.managerWatchdog = undefined;

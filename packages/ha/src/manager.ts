@@ -1,9 +1,9 @@
 import type { Env, LrmResult, ManagerStatus, ServiceConfig, ServiceConfigEntry, ServiceStatus } from '@poise/env';
 import { NodeStatus } from './node-status';
 import { BasicUsage, type OnlineNodeUsage } from './scheduler';
-import { byteCompare, ExitCode, jsonClone, perlTrue, sortedKeys } from './tools';
+import { byteCompare, ExitCode, sortedKeys } from './tools';
 import { selectServiceNode, type NodePreference } from './select-node';
-import { RulesState, type RulesView } from './rules-state';
+import { RulesState } from './rules-state';
 import { type CrsSettings, readCrsSettings } from './crs';
 import { createUsage } from './usage-model';
 import { loadBalance, type BalancerState, initialBalancerState } from './balance';
@@ -63,7 +63,6 @@ export class Manager {
       nodeState: (n) => this.ns.getNodeState(n),
       listNodes: () => this.ns.listNodes(),
       onlineNodes: () => this.usage.listNodes(),
-      serviceStatus: () => this.ss,
     });
   }
 
@@ -700,5 +699,3 @@ export class Manager {
   }
 }
 
-export { perlTrue, jsonClone };
-export type { RulesView };

@@ -58,7 +58,6 @@ export interface RulesHost {
   nodeState(node: string): string;
   listNodes(): string[];
   onlineNodes(): string[];
-  serviceStatus(): Record<string, ServiceStatus>;
 }
 
 /**
