@@ -30,6 +30,15 @@ describe('upstream reference cases (pve-5.2.0)', () => {
       expect(log).toBe(expected);
     });
 
+    test('simulations share no state: the same case twice in one process gives the same log', () => {
+      // fa: failure counters and the LRM start-up flag are process-global in the reference;
+      // in poise they belong to one simulated cluster
+      const caseDir = join(dir, 'test-resource-failure1');
+      const first = simulate(loadCase(caseDir), { profile: 'pve-5.2.0' }).log;
+      const second = simulate(loadCase(caseDir), { profile: 'pve-5.2.0' }).log;
+      expect(second).toBe(first);
+    });
+
     test('overall count over every case in the folder', () => {
       const all = readdirSync(dir).filter((n) => n.startsWith('test-')).sort();
       let passed = 0;
