@@ -4,6 +4,7 @@ import { BasicUsage, type OnlineNodeUsage } from './scheduler';
 import { byteCompare, ExitCode, sortedKeys } from './tools';
 import { selectServiceNode, type NodePreference } from './select-node';
 import { RulesState } from './rules-state';
+import { findNegativeAffinityConflict, getPositivePartnersToMove } from './rules/index';
 import { type CrsSettings, readCrsSettings } from './crs';
 import { createUsage } from './usage-model';
 import { loadBalance, type BalancerState, initialBalancerState } from './balance';
@@ -357,24 +358,18 @@ export class Manager {
    */
   queueResourceMotion(cmd: string, task: string, sid: string, target: string): boolean {
     const env = this.env;
-    const ss = this.ss;
-    for (const csid of this.rules.view.negativePartners(sid)) {
-      const csd = ss[csid];
-      if (!csd) continue;
-      if (csd.node === target || csd.target === target) {
-        env.log('err', `crm command '${cmd}' error - service '${csid}' on node '${target}' in negative affinity with service '${sid}'`);
-        return false;
-      }
+    const ss = this.ss as Parameters<typeof findNegativeAffinityConflict>[3];
+    const compiled = this.rules.view.compiled;
+    const conflict = findNegativeAffinityConflict(compiled, sid, target, ss);
+    if (conflict !== undefined) {
+      env.log('err', `crm command '${cmd}' error - service '${conflict}' on node '${target}' in negative affinity with service '${sid}'`);
+      return false;
     }
     env.log('info', `got crm command: ${cmd}`);
-    ss[sid]!.cmd = [task, target];
-    for (const csid of this.rules.view.positivePartners(sid)) {
-      const csd = ss[csid];
-      if (!csd) continue;
-      if (csd.node === target && !csd.target) continue;
-      if (csd.target === target) continue;
+    this.ss[sid]!.cmd = [task, target];
+    for (const csid of getPositivePartnersToMove(compiled, sid, target, ss)) {
       env.log('info', `crm command '${cmd}' - ${task} service '${csid}' to node '${target}' (service '${csid}' in positive affinity with service '${sid}')`);
-      csd.cmd = [task, target];
+      this.ss[csid]!.cmd = [task, target];
     }
     return true;
   }

@@ -3,9 +3,7 @@ import {
   buildPersistentGroupMigration,
   compileRules,
   emptyCompiledRules,
-  getNegativePartners,
   getNodeAffinity,
-  getPositivePartners,
   getResourceAffinity,
   migrateGroupsToResources,
   migrateGroupsToRules,
@@ -26,8 +24,6 @@ export interface RulesView {
     sid: string,
     ss: Record<string, ServiceStatus>,
   ): { together: Map<string, number>; separate: Map<string, number> };
-  positivePartners(sid: string): string[];
-  negativePartners(sid: string): string[];
   readonly compiled: CompiledRules;
 }
 
@@ -37,8 +33,6 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
     nodeAffinity: (sid, online) => getNodeAffinity(compiled, sid, online),
     resourceAffinity: (sid, ss) =>
       getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
-    positivePartners: (sid) => getPositivePartners(compiled, sid),
-    negativePartners: (sid) => getNegativePartners(compiled, sid),
   };
 }
 
