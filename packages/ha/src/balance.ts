@@ -1,6 +1,6 @@
 import { referencePipeline, type BalanceContext, type MigrationCandidate, type PipelineState } from '@poise/policy';
 import type { Manager } from './manager';
-import { getActiveStationaryResourceBundles } from './rules/index';
+import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from './rules/index';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';
@@ -43,7 +43,7 @@ function migrationCandidates(manager: Manager): MigrationCandidate[] {
     const sd = ss[leader]!;
     const { pri } = view.nodeAffinity(leader, online);
     const { separate } = view.resourceAffinity(leader, ss);
-    for (const node of separate.keys()) pri.delete(node);
+    applyNegativeResourceAffinity(separate, pri);
     pri.delete(sd.node);
     if (pri.size === 0) continue;
     candidates.push({ leader, resources: [...bundles.get(leader)!].sort(byteCompare), targets: [...pri].sort(byteCompare) });

@@ -2,6 +2,7 @@ import type { ServiceConfigEntry, ServiceStatus } from '@poise/env';
 import type { RulesView } from './rules-state';
 import type { OnlineNodeUsage } from './scheduler';
 import { byteCompare, perlTrue } from './tools';
+import { applyNegativeResourceAffinity, applyPositiveResourceAffinity, isAllowedOnNode } from './rules/index';
 
 /**
  * `none`: stay where possible; `best-score`: the best node by score; `try-next`: the node
@@ -37,15 +38,15 @@ export function selectServiceNode(
     preference === 'none' &&
     !perlTrue(cd.failback) &&
     allowed.has(current) &&
-    ((together.get(current) ?? 0) > 0 || !((separate.get(current) ?? 0) > 0))
+    isAllowedOnNode(together, separate, current)
   ) {
     return current;
   }
 
   if (preference === 'try-next') for (const node of tried) pri.delete(node);
 
-  for (const node of separate.keys()) pri.delete(node);
-  applyPositive(together, pri);
+  applyNegativeResourceAffinity(separate, pri);
+  applyPositiveResourceAffinity(together, pri);
 
   if (maintenanceFallback !== undefined && pri.has(maintenanceFallback)) return maintenanceFallback;
   if (preference === 'none' && pri.has(current)) return current;
@@ -61,14 +62,4 @@ export function selectServiceNode(
     return nodes[0];
   }
   return nodes[0];
-}
-
-/** Keeps only the node most positive partners are on (ties: node name), if any is allowed. */
-function applyPositive(together: Map<string, number>, pri: Set<string>): void {
-  const candidates = [...together.keys()].filter((n) => pri.has(n)).sort(byteCompare);
-  if (candidates.length === 0) return;
-  const majority = candidates
-    .map((n) => ({ n, c: together.get(n)! }))
-    .sort((a, b) => b.c - a.c)[0]!.n;
-  for (const n of [...pri]) if (n !== majority) pri.delete(n);
 }
