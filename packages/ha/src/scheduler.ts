@@ -1,4 +1,5 @@
 import type { ServiceStatus } from '@poise/env';
+import { getUsedServiceNodes } from './rules/index';
 
 /**
  * The manager's model of where services put load, rebuilt at the start of a round and then
@@ -18,13 +19,6 @@ export interface OnlineNodeUsage {
   calculateNodeImbalance(): number | undefined;
 }
 
-/** States in which a service puts load on its current node. */
-const CURRENT_NODE_STATES = new Set([
-  'started', 'request_stop', 'fence', 'freeze', 'error', 'recovery', 'migrate', 'relocate',
-]);
-/** States in which a service also puts load on its target node. */
-const TARGET_NODE_STATES = new Set(['migrate', 'relocate', 'request_start_balance']);
-
 /**
  * The nodes a service occupies in the usage model, and whether it counts as running
  * (reference Usage.pm semantics): stopped and request_start occupy nothing; the current node
@@ -34,10 +28,9 @@ export function serviceUsageNodes(
   sd: ServiceStatus,
   online: (node: string) => boolean,
 ): { current?: string; target?: string; running: boolean } {
-  let current: string | undefined;
-  let target: string | undefined;
-  if (CURRENT_NODE_STATES.has(sd.state) && sd.node && online(sd.node)) current = sd.node;
-  if (TARGET_NODE_STATES.has(sd.state) && sd.target && online(sd.target)) target = sd.target;
+  const used = getUsedServiceNodes(sd as Parameters<typeof getUsedServiceNodes>[0]);
+  const current = used.current !== undefined && online(used.current) ? used.current : undefined;
+  const target = used.target !== undefined && online(used.target) ? used.target : undefined;
   const running = sd.state === 'started' ? !!sd.running : current !== undefined;
   return { current, target, running };
 }
