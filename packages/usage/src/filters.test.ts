@@ -18,20 +18,10 @@ import {
   type ResourceStats,
   referenceBestBalancingMigrations,
 } from './index';
+import { prng } from './test-support';
 
 const GIB = 1024 ** 3;
 
-/** mulberry32: a small seeded PRNG (tests never use Math.random). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Every stationary resource × every other node, sids in byte order. */
 function allMoves(u: ClusterUsage): MigrationCandidate[] {
