@@ -64,6 +64,7 @@ export class Manager {
       nodeState: (n) => this.ns.getNodeState(n),
       listNodes: () => this.ns.listNodes(),
       onlineNodes: () => this.usage.listNodes(),
+      logConfigWarnings: options.profile !== 'pve-5.2.0',
     });
   }
 

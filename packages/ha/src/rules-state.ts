@@ -52,6 +52,11 @@ export interface RulesHost {
   nodeState(node: string): string;
   listNodes(): string[];
   onlineNodes(): string[];
+  /**
+   * Log rules/groups parse warnings (bad lines and values, which are skipped). The reference
+   * prints them on stderr only, so the pve-5.2.0 profile keeps its log free of them.
+   */
+  readonly logConfigWarnings: boolean;
 }
 
 /**
@@ -64,6 +69,7 @@ export class RulesState {
   private lastGroupsDigest: string | undefined;
   private lastNodes: string | undefined;
   private compiledOnce = false;
+  private lastWarnedDigests: string | undefined;
   private nextGroupMigrationRound = GROUP_MIGRATION_FIRST_ROUND;
 
   constructor(private readonly host: RulesHost) {
@@ -74,8 +80,18 @@ export class RulesState {
   update(sc: ServiceConfig, groupsText: string): void {
     const env = this.host.env;
     const rulesText = env.readRulesConfig();
-    const rules = parseRulesConfig(rulesText).config;
-    const groups = parseGroupsConfig(groupsText).config;
+    const parsedRules = parseRulesConfig(rulesText);
+    const parsedGroups = parseGroupsConfig(groupsText);
+    const rules = parsedRules.config;
+    const groups = parsedGroups.config;
+    if (this.host.logConfigWarnings) {
+      // once per content change, not every round
+      const key = `${rules.digest}/${groups.digest}`;
+      if (key !== this.lastWarnedDigests) {
+        for (const w of [...parsedRules.warnings, ...parsedGroups.warnings]) env.log('warning', w.message);
+        this.lastWarnedDigests = key;
+      }
+    }
     migrateGroupsToResources(groups, sc as Parameters<typeof migrateGroupsToResources>[1]);
 
     const nodes = this.host.listNodes();
