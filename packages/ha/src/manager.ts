@@ -688,10 +688,5 @@ export class Manager {
       this.changeServiceState(sid, 'stopped');
     }
   }
-
-  /** The current service configuration of this round. */
-  get serviceConfig(): ServiceConfig {
-    return this.sc;
-  }
 }
 
