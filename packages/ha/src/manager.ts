@@ -36,8 +36,11 @@ export class Manager {
   readonly ns: NodeStatus;
   readonly ss: Record<string, ServiceStatus>;
   private uidCounter = 0;
+  /** @internal The round's usage model (node selection and balancing read it). */
   usage: OnlineNodeUsage;
+  /** @internal The `crs` settings in force this round. */
   crs: CrsSettings;
+  /** @internal The rules engine's state for this manager. */
   readonly rules: RulesState;
   private balancer: BalancerState = initialBalancerState();
   private manageRounds = 0;

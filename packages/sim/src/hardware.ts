@@ -54,6 +54,7 @@ export class Hardware implements SimBackend {
   private rulesText: string;
   private groupsText: string;
   private readonly dc: DatacenterSettings;
+  /** @internal Each node's daemons and their envs. */
   readonly nodes: Record<string, NodeSlot> = {};
   readonly nodeNames: string[];
   /** Process-global state of the reference: the LRM start-up flag. */
