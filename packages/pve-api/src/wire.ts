@@ -126,7 +126,8 @@ export function replyError(
   const path = issue.path;
   const field = dotPath('data', path);
   const value = valueAt(data, path);
-  const what = value === undefined && issue.code !== 'custom' ? 'is missing' : `${issue.message.replace(/^Invalid input: /, '')}, got ${preview(value)}`;
+  const expected = issue.message.replace(/^Invalid input: /, '');
+  const what = value === undefined ? `is missing (${expected})` : `${expected}, got ${preview(value)}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   const via = where.baseUrl ? ` via ${where.baseUrl}` : '';
   return new PveApiError('bad-reply', `${where.endpoint}${via}: reply field '${field}'${rowLabel(data, path)} ${what}${more}`, {
