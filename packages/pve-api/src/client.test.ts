@@ -170,6 +170,13 @@ describe('transport', () => {
     expect(server.requests.at(-1)!.path).toBe(`/nodes/node1/tasks/${upid}/status`);
   });
 
+  test('the qmigrate task after a hamigrate is found with the task list filters', async () => {
+    await serve({ 'GET /nodes/{node}/tasks': { data: [{ upid: 'UPID:n1:1:2:3:qmigrate:100:root@pam:', node: 'n1', type: 'qmigrate', id: '100', user: 'root@pam', starttime: 3 }] } });
+    const [t] = await client().tasks('n1', { typefilter: 'qmigrate', vmid: 100, since: 2, source: 'all' });
+    expect(t).toMatchObject({ type: 'qmigrate', outcome: 'running' });
+    expect(Object.fromEntries(server.requests[0]!.query)).toEqual({ typefilter: 'qmigrate', vmid: '100', since: '2', source: 'all' });
+  });
+
   test('HA groups on PVE 9 after the migration to rules: a 500 that means "no groups"', async () => {
     await serve({ 'GET /cluster/ha/groups': { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' } });
     expect(await client().haGroups()).toEqual({ groups: [], migratedToRules: true });

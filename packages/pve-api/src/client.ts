@@ -9,6 +9,7 @@ import {
   clusterStatusSchema,
   guestConfigSchema,
   guestRrdSchema,
+  guestStatusSchema,
   haGroupsSchema,
   haManagerStatusSchema,
   haMotionReplySchema,
@@ -19,6 +20,7 @@ import {
   nodeGuestsSchema,
   nodeRrdSchema,
   nodeStatusSchema,
+  taskListSchema,
   taskStatusSchema,
   upidSchema,
   versionSchema,
@@ -32,6 +34,7 @@ import type {
   ClusterStatusEntry,
   GuestConfig,
   GuestRrdPoint,
+  GuestStatus,
   HaGroups,
   HaManagerStatus,
   HaMotionResult,
@@ -46,6 +49,7 @@ import type {
   PveVersion,
   RrdConsolidation,
   RrdTimeframe,
+  TaskListEntry,
   TaskStatus,
   Upid,
 } from './types';
@@ -242,6 +246,34 @@ export class PveClient {
   /** `GET /nodes/{node}/{qemu|lxc}`: the node's guests with live stats (memhost, PSI) in one call. */
   async nodeGuests(node: string, type: GuestType, options?: CallOptions): Promise<NodeGuest[]> {
     return this.#read('GET /nodes/{node}/{type}', `/nodes/${seg(checkNode(node))}/${checkType(type)}`, nodeGuestsSchema(type, node), options, { node });
+  }
+
+  /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current`: one guest's live stats and whether HA manages it. */
+  async guestStatus(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<GuestStatus> {
+    return this.#read(
+      'GET /nodes/{node}/{type}/{vmid}/status/current',
+      `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/status/current`,
+      guestStatusSchema(type, node, vmid),
+      options,
+      { node, vmid },
+    );
+  }
+
+  /**
+   * `GET /nodes/{node}/tasks`: e.g. the `qmigrate` task the HA LRM started after a `hamigrate`
+   * (`{ typefilter: 'qmigrate', vmid, since, source: 'all' }`).
+   */
+  async tasks(
+    node: string,
+    filter: { typefilter?: string; vmid?: number; since?: number; until?: number; userfilter?: string; source?: 'archive' | 'active' | 'all'; errors?: boolean; start?: number; limit?: number } = {},
+    options?: CallOptions,
+  ): Promise<TaskListEntry[]> {
+    if (filter.vmid !== undefined) checkVmid(filter.vmid);
+    for (const key of ['since', 'until', 'start', 'limit'] as const) {
+      const v = filter[key];
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new PveApiError('bad-option', `'${key}' must be an integer ≥ 0, got ${String(v)}`);
+    }
+    return this.#read('GET /nodes/{node}/tasks', `/nodes/${seg(checkNode(node))}/tasks`, taskListSchema, options, { node, query: { ...filter } });
   }
 
   /** `GET /cluster/ha/status/manager_status`: the CRM's state (service states, node states, LRMs). */

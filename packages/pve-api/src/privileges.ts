@@ -9,6 +9,8 @@ export const ENDPOINT_PRIVILEGES = {
   'GET /nodes/{node}/status': "'Sys.Audit' on '/nodes/{node}'",
   'GET /nodes/{node}/rrddata': "'Sys.Audit' on '/nodes/{node}'",
   'GET /nodes/{node}/{type}/{vmid}/rrddata': "'VM.Audit' on '/vms/{vmid}'",
+  'GET /nodes/{node}/{type}/{vmid}/status/current': "'VM.Audit' on '/vms/{vmid}'",
+  'GET /nodes/{node}/tasks': "'Sys.Audit' on '/nodes/{node}' to see tasks of other users such as 'root@pam' (the list is filtered, not refused)",
   'GET /nodes/{node}/{type}': "'VM.Audit' on '/vms/{vmid}' (the list is filtered per guest)",
   'GET /cluster/ha/status/manager_status': "'Sys.Audit' on '/'",
   'GET /cluster/ha/status/current': "'Sys.Audit' on '/'",

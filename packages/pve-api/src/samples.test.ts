@@ -12,6 +12,7 @@ import {
   clusterStatusSchema,
   guestConfigSchema,
   guestRrdSchema,
+  guestStatusSchema,
   haGroupsSchema,
   haManagerStatusSchema,
   haMotionReplySchema,
@@ -22,6 +23,7 @@ import {
   nodeGuestsSchema,
   nodeRrdSchema,
   nodeStatusSchema,
+  taskListSchema,
   taskStatusSchema,
   upidSchema,
   versionSchema,
@@ -60,6 +62,8 @@ function schemaFor(file: string): z.ZodType | undefined {
     [/^POST-.*-upid$/, () => upidSchema],
     [/^POST-nodes-node-(qemu|lxc)-vmid-migrate$/, () => upidSchema],
     [/^nodes-node-tasks-upid-status$/, () => taskStatusSchema],
+    [/^nodes-node-tasks$/, () => taskListSchema],
+    [/^nodes-node-(qemu|lxc)-vmid-status-current$/, () => guestStatusSchema('qemu', 'node', 100)],
     [/^nodes-node-certificates-info$/, () => certificatesInfoSchema],
   ];
   return rules.find(([re]) => re.test(endpoint))?.[1]();

@@ -14,6 +14,8 @@ import {
   migratePrecheckSchema,
   nodeGuestsSchema,
   nodeRrdSchema,
+  guestStatusSchema,
+  taskListSchema,
   taskStatusSchema,
   upidSchema,
   versionSchema,
@@ -122,6 +124,26 @@ describe('node guest list', () => {
     const [g] = decode(nodeGuestsSchema('qemu', 'pve1'), [{ vmid: '101', status: 'running', cpus: 4, maxmem: 4294967296, mem: 1, memhost: 2, pressurecpusome: 1.5, pressurememoryfull: 0 }], where);
     expect(g).toMatchObject({ sid: 'vm:101', node: 'pve1', running: true, memHostBytes: 2 });
     expect(g!.pressure).toMatchObject({ cpuSome: 1.5, memoryFull: 0, cpuFull: undefined });
+  });
+});
+
+describe('one guest and the task list', () => {
+  test('status/current without vmid takes it from the path; ha.managed 0/1', () => {
+    const g = decode(guestStatusSchema('qemu', 'pve1', 100), { status: 'running', cpus: 2, memhost: 5, ha: { managed: 1 }, pressurecpufull: '0.5' }, where);
+    expect(g).toMatchObject({ vmid: 100, sid: 'vm:100', haManaged: true, memHostBytes: 5 });
+    expect(g.pressure.cpuFull).toBe(0.5);
+  });
+
+  test.each([
+    // [status, endtime, outcome]
+    [undefined, undefined, 'running'],
+    ['running', undefined, 'running'],
+    ['OK', 1700000100, 'ok'],
+    ['WARNINGS: 1', 1700000100, 'warnings'],
+    ['migration problems', 1700000100, 'failed'],
+  ])('task list entry %s → %s', (status, endtime, outcome) => {
+    const [t] = decode(taskListSchema, [{ upid: 'UPID:a:1:2:3:qmigrate:100:root@pam:', node: 'a', type: 'qmigrate', id: '100', user: 'root@pam', starttime: 1700000000, endtime, status }], where);
+    expect(t!.outcome).toBe(outcome);
   });
 });
 

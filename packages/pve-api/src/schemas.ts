@@ -20,6 +20,7 @@ import type {
   GuestConfig,
   GuestPressure,
   GuestRrdPoint,
+  GuestStatus,
   HaDaemonEntry,
   HaGroup,
   HaManagerStatus,
@@ -33,6 +34,7 @@ import type {
   NodeRrdPoint,
   NodeStatus,
   PveVersion,
+  TaskListEntry,
   TaskStatus,
   Upid,
 } from './types';
@@ -355,7 +357,18 @@ export const guestRrdSchema = arr(
 
 /** `GET /nodes/{node}/qemu` or `/lxc` for one node and type; the rows become {@link NodeGuest}. */
 export function nodeGuestsSchema(type: 'qemu' | 'lxc', node: string) {
-  return arr(
+  return arr(guestRowOf(type, node));
+}
+
+/** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current` for one guest. */
+export function guestStatusSchema(type: 'qemu' | 'lxc', node: string, vmid: number) {
+  return z
+    .preprocess((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !('vmid' in v) ? { ...v, vmid } : v), obj({ ha: opt(obj({ managed: opt(bool01) })) }).and(guestRowOf(type, node)))
+    .transform(({ ha, ...guest }): GuestStatus => ({ ...guest, haManaged: ha?.managed }));
+}
+
+function guestRowOf(type: 'qemu' | 'lxc', node: string) {
+  return (
     obj({
       vmid: count,
       name: opt(text),
@@ -392,7 +405,7 @@ export function nodeGuestsSchema(type: 'qemu' | 'lxc', node: string) {
         template: r.template,
         uptimeSeconds: r.uptime,
       }),
-    ),
+    )
   );
 }
 
@@ -821,6 +834,26 @@ export const taskStatusSchema = obj({
     outcome: t.status === 'running' ? 'running' : t.exitstatus === 'OK' ? 'ok' : /^WARNINGS: \d+$/.test(t.exitstatus ?? '') ? 'warnings' : 'failed',
     startTime: t.starttime,
   }),
+);
+
+/** `GET /nodes/{node}/tasks` (running tasks have no `status`/`endtime`, or `status: "running"`). */
+export const taskListSchema = arr(
+  obj({ upid: name, node: name, type: name, id: opt(text), user: name, starttime: count, endtime: opt(count), status: opt(text) }).transform(
+    (t): TaskListEntry => {
+      const finished = t.endtime !== undefined || (t.status !== undefined && t.status !== 'running');
+      return {
+        upid: t.upid,
+        node: t.node,
+        type: t.type,
+        id: t.id,
+        user: t.user,
+        startTime: t.starttime,
+        endTime: t.endtime,
+        exitStatus: finished ? t.status : undefined,
+        outcome: !finished ? 'running' : t.status === 'OK' ? 'ok' : /^WARNINGS: \d+$/.test(t.status ?? '') ? 'warnings' : 'failed',
+      };
+    },
+  ),
 );
 
 /** `GET /nodes/{node}/certificates/info`. */

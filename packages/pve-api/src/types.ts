@@ -281,6 +281,30 @@ export interface NodeGuest {
   uptimeSeconds: number | undefined;
 }
 
+/** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current`: the live stats of one guest plus its HA flag. */
+export interface GuestStatus extends NodeGuest {
+  /** `ha.managed` (0/1), when sent. */
+  haManaged: boolean | undefined;
+}
+
+/** One entry of `GET /nodes/{node}/tasks`. */
+export interface TaskListEntry {
+  upid: string;
+  node: string;
+  /** Task type (`qmigrate`, `hamigrate`, …). */
+  type: string;
+  id: string | undefined;
+  user: string;
+  /** Epoch seconds. */
+  startTime: number;
+  /** Epoch seconds, once finished. */
+  endTime: number | undefined;
+  /** `OK`, `WARNINGS: n` or an error text, once finished. */
+  exitStatus: string | undefined;
+  /** As in {@link TaskStatus}. */
+  outcome: 'running' | 'ok' | 'warnings' | 'failed';
+}
+
 /** `manager_status.service_status[sid]`: the CRM's view of one HA resource. */
 export interface HaServiceStatus {
   /** `started`, `migrate`, `relocate`, `stopped`, `request_stop`, `fence`, `recovery`, `freeze`, `error`, … */
