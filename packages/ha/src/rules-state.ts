@@ -12,7 +12,7 @@ import {
   transformRules,
   type CompiledRules,
   type GroupsConfig,
-} from './rules/index';
+} from '@poise/rules';
 import { compareDebianVersions } from './version';
 
 /** The questions placement and motion ask the compiled rules. */

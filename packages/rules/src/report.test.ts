@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 
 import { rulesCheckReport } from './index';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const upstream = process.env.POISE_UPSTREAM_TESTS ?? join(repoRoot, '..', 'shared', 'upstream-tests');
 const rulesDir = join(upstream, 'rules_cfgs');
 const available = existsSync(rulesDir);
