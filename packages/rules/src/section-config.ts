@@ -13,9 +13,9 @@
  * Bad content never throws: like the reference, every problem becomes a warning and the
  * offending property (or section) is skipped.
  */
-import { createHash } from 'node:crypto';
-
 import { RulesError } from './errors';
+import { copyRecord, getOwn, hasOwn, nullRecord } from './records';
+import { sha1Hex } from './sha1';
 import { byteCompare } from './sort';
 import type { ConfigWarning, ParseResult, SectionConfigData } from './types';
 
@@ -48,9 +48,9 @@ const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
 const CONFIG_ID_PATTERN = /^[a-z][a-z0-9_-]+$/i;
 const COMMENT_PATTERN = /^\s*#/;
 
-/** SHA1 hex of the raw text, the reference's config digest. */
+/** SHA1 hex of the raw text's UTF-8 bytes, the reference's config digest. */
 export function configDigest(raw: string): string {
-  return createHash('sha1').update(raw, 'utf8').digest('hex');
+  return sha1Hex(raw);
 }
 
 function decodeBoolean(raw: string | undefined): DecodeResult {
@@ -76,8 +76,8 @@ export function parseSectionConfig<T>(
   plugins: readonly SectionPlugin[],
 ): ParseResult<T> {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
-  const ids: Record<string, T> = {};
-  const order: Record<string, number> = {};
+  const ids = nullRecord<T>();
+  const order = nullRecord<number>();
   const warnings: ConfigWarning[] = [];
   const digest = configDigest(raw);
 
@@ -121,7 +121,7 @@ export function parseSectionConfig<T>(
       warn(skipReason, `${prefix()} (skip section '${sectionId}'): ${skipReason}`, { sectionId });
     }
 
-    const section: Record<string, unknown> = {};
+    const section = nullRecord<unknown>();
     for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
       if (skipReason !== undefined || !plugin) continue;
       const text = propertyLine as string;
@@ -132,7 +132,7 @@ export function parseSectionConfig<T>(
         continue;
       }
       const key = match[1] as string;
-      const schema = plugin.properties[key];
+      const schema = getOwn(plugin.properties, key);
       let result: DecodeResult;
       if (!schema) result = { ok: false, reason: `unexpected property '${key}'` };
       else if (section[key] !== undefined) result = { ok: false, reason: 'duplicate attribute' };
@@ -163,7 +163,7 @@ export function parseSectionConfig<T>(
       delete order[sectionId];
       continue;
     }
-    if (ids[sectionId] !== undefined) {
+    if (hasOwn(ids, sectionId)) {
       const reason = `duplicate section '${sectionId}', the later one wins`;
       warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
     }
@@ -187,7 +187,7 @@ export function writeSectionConfig(
   plugins: readonly SectionPlugin[],
 ): string {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
-  const order: Record<string, number> = { ...config.order };
+  const order = copyRecord(config.order);
   let maxOrder = 0;
   for (const id of Object.keys(config.ids)) maxOrder = Math.max(maxOrder, order[id] ?? 0);
   for (const id of Object.keys(config.ids).sort(byteCompare)) {
@@ -197,7 +197,7 @@ export function writeSectionConfig(
     (a, b) => (order[a] as number) - (order[b] as number) || byteCompare(a, b),
   );
 
-  let out = '';
+  const out: string[] = [];
   for (const id of sectionIds) {
     const section = config.ids[id] as { type: string } & Record<string, unknown>;
     const plugin = pluginByType.get(section.type);
@@ -232,7 +232,7 @@ export function writeSectionConfig(
       if (done.has(key) || section[key] === undefined || section[key] === null) continue;
       data += line(key, section[key]);
     }
-    out += `${data}\n`;
+    out.push(`${data}\n`);
   }
-  return out;
+  return out.join('');
 }

@@ -72,12 +72,16 @@ export interface Group {
 
 export type GroupsConfig = SectionConfigData<Group>;
 
-/** The subset of a service config entry the group migration reads and writes. */
+/**
+ * The subset of a service config entry the group migration reads and writes. `group` is read
+ * as the reference does (a missing, empty or `'0'` group is no group); `failback` is written
+ * as 0 or 1 and may hold anything before.
+ */
 export interface ServiceConfigEntry {
   node?: string;
   state?: string;
   group?: string;
-  failback?: number;
+  failback?: unknown;
   [key: string]: unknown;
 }
 
