@@ -11,9 +11,9 @@ export interface RulesAnalysis {
   parsed: RulesConfig;
   /** Parse problems, each naming file, line, section and property where known. */
   warnings: ConfigWarning[];
-  /** Every conflict the checks found, in check order (one per conflict). */
+  /** Every conflict the checks found, one per conflict, by rule id, then check order. */
   conflicts: FoundConflict[];
-  /** `Drop rule '<id>', because <reason>.`, sorted, one per conflict (as `transformRules`). */
+  /** `Drop rule '<id>', because <reason>.`, one per conflict, in `conflicts` order (as `transformRules`). */
   dropMessages: string[];
   /** Ids of the dropped rules, each once, in byte order. */
   droppedRuleIds: string[];
@@ -39,7 +39,7 @@ export function analyzeRules(text: string, nodes: readonly string[], file: strin
     parsed,
     warnings,
     conflicts,
-    dropMessages: conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason)).sort(byteCompare),
+    dropMessages: conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason)),
     droppedRuleIds: [...dropped].sort(byteCompare),
     transformed,
     compiled: compileRules(transformed, nodes),

@@ -219,8 +219,8 @@ describe('one message per conflict', () => {
   });
 
   test('every check sees the rules as written: a rule dropped by one check still conflicts in another', () => {
-    // 'lonely' is ineffective (one resource) but its node-affinity partner still counts for
-    // 'na' and 'nb' (vm:1 in two node-affinity rules), and the drops do not cascade further.
+    // 'lonely' is ineffective (one resource) but still joins vm:1's two node-affinity rules
+    // into one positive group, so 'na' and 'nb' get a second message; nothing cascades further.
     const { messages, kept } = drop(
       rules(
         ['node-affinity', 'na', 'vm:1', 'nodes node1'],
@@ -230,13 +230,33 @@ describe('one message per conflict', () => {
       ),
     );
     expect(messages).toEqual([
-      "Drop rule 'lonely', because resources are in multiple node affinity rules.",
+      // by rule id; one rule's messages in check order: node-affinity plugin, resource-affinity
+      // plugin, then the global checks
       "Drop rule 'lonely', because rule is ineffective as there are less than two resources.",
-      dropped('na', POSITIVE_OTHER),
+      "Drop rule 'lonely', because resources are in multiple node affinity rules.",
       "Drop rule 'na', because resource 'vm:1' is already used in another node affinity rule.",
-      dropped('nb', POSITIVE_OTHER),
+      dropped('na', POSITIVE_OTHER),
       "Drop rule 'nb', because resource 'vm:1' is already used in another node affinity rule.",
+      dropped('nb', POSITIVE_OTHER),
     ]);
     expect(kept).toEqual(['fine']);
+  });
+
+  test('messages are sorted by rule id in byte order', () => {
+    // 'a-b' < 'aB' < 'ab' < 'bb' in byte order ('-' 0x2d < 'B' 0x42 < 'b' 0x62)
+    const { messages } = drop(
+      rules(
+        ['resource-affinity', 'bb', 'vm:1', 'affinity positive'],
+        ['resource-affinity', 'aB', 'vm:2', 'affinity negative'],
+        ['resource-affinity', 'a-b', 'vm:3', 'affinity negative'],
+        ['resource-affinity', 'ab', 'vm:4,vm:5,vm:6,vm:7', 'affinity negative'],
+      ),
+    );
+    expect(messages).toEqual([
+      "Drop rule 'a-b', because rule is ineffective as there are less than two resources.",
+      "Drop rule 'aB', because rule is ineffective as there are less than two resources.",
+      "Drop rule 'ab', because rule defines more resources than available nodes.",
+      "Drop rule 'bb', because rule is ineffective as there are less than two resources.",
+    ]);
   });
 });

@@ -2,7 +2,8 @@
  * Rules->transform (Rules.pm:440-468): drop infeasible rules, then rewrite the rest into the
  * form `compileRules` expects. The pipeline, in order:
  * 1. run every check of `RULE_CHECKS` on the enabled rules (all on the same snapshot), drop
- *    each named rule, and sort the messages (one per conflict);
+ *    each named rule, and sort the messages (one per conflict) by rule id, keeping the check
+ *    order for the messages of one rule;
  * 2. merge connected positive resource-affinity rules into `_merged-<ids>`;
  * 3. infer `_implicit-negative-<positive>-<sid>-<csid>` rules: every member of a positive rule
  *    is kept apart from the negative partners of the other members;
@@ -35,9 +36,11 @@ export interface FoundConflict {
 }
 
 /**
- * Runs `checks` (in order) on the enabled rules of `rules` without changing them and returns
- * every conflict, in the order the checks report them: one entry per conflict, so a rule in
- * conflict with two rules appears twice. For a validator that explains each drop.
+ * Runs `checks` on the enabled rules of `rules` without changing them and returns every
+ * conflict, one entry per conflict (a rule in conflict with two rules appears twice), sorted
+ * by rule id (byte order); a rule's conflicts keep the order of `checks`, and within one check
+ * are sorted by reason. This is the order of the drop messages. For a validator that explains
+ * each drop.
  */
 export function findRuleConflicts(
   rules: Pick<RulesConfig, 'ids' | 'order'>,
@@ -47,15 +50,18 @@ export function findRuleConflicts(
   const context = buildCheckContext(rules, nodes);
   const found: FoundConflict[] = [];
   for (const check of checks) {
-    for (const [ruleId, reason] of check.run(context)) found.push({ ruleId, reason, check: check.name });
+    const conflicts = check.run(context).sort((a, b) => byteCompare(a[0], b[0]) || byteCompare(a[1], b[1]));
+    for (const [ruleId, reason] of conflicts) found.push({ ruleId, reason, check: check.name });
   }
-  return found;
+  // stable: equal rule ids keep the check order
+  return found.sort((a, b) => byteCompare(a.ruleId, b.ruleId));
 }
 
 /**
  * Runs `checks` on the enabled rules, removes every rule a check names (from `ids` and
- * `order`) and returns one `Drop rule …` message per conflict, sorted in byte order: a rule in
- * conflict with two rules has two (possibly equal) messages. Mutates `rules`.
+ * `order`) and returns one `Drop rule …` message per conflict in the order of
+ * `findRuleConflicts` (by rule id, then check order): a rule in conflict with two rules has
+ * two (possibly equal) messages. Mutates `rules`.
  */
 export function dropInfeasibleRules(
   rules: RulesConfig,
@@ -64,7 +70,7 @@ export function dropInfeasibleRules(
 ): string[] {
   const conflicts = findRuleConflicts(rules, nodes, checks);
   removeRules(rules, conflicts.map((conflict) => conflict.ruleId));
-  return conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason)).sort(byteCompare);
+  return conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason));
 }
 
 /** Deletes the given rules from `ids` and `order` (unknown ids are ignored). Mutates `rules`. */
@@ -167,8 +173,8 @@ export function inferNodeAffinityForPositiveRules(rules: RulesConfig): void {
 
 /**
  * Checks and transforms `rules` in place for the cluster `nodes` (see the module comment) and
- * returns the sorted `Drop rule '<id>', because <reason>.` messages (without newline), one per
- * conflict. Use `cloneRulesConfig` first to keep the parsed config.
+ * returns the `Drop rule '<id>', because <reason>.` messages (without newline), one per
+ * conflict, sorted by rule id. Use `cloneRulesConfig` first to keep the parsed config.
  */
 export function transformRules(rules: RulesConfig, nodes: readonly string[]): string[] {
   const messages = dropInfeasibleRules(rules, nodes);
