@@ -23,6 +23,7 @@ import {
   transformRules,
   writeRulesConfig,
   type CompiledRules,
+  type ServiceConfig,
   type ServiceStatus,
 } from './index';
 
@@ -70,7 +71,7 @@ describe.each(KEY_NAMES)("the name '%s'", (name) => {
 
   test('is a group name like any other', () => {
     const groups = parseGroupsConfig(`group: ${name}\n\tnodes node2\n\tnofailback 1\n`).config;
-    const services = { 'vm:1': { node: 'node1', group: name }, 'vm:2': { node: 'node1', group: 'valueOf' } };
+    const services: ServiceConfig = { 'vm:1': { node: 'node1', group: name }, 'vm:2': { node: 'node1', group: 'valueOf' } };
     const rules = migrateGroupsToRules(emptyRulesConfig(), groups, services);
     expect(Object.keys(rules.ids)).toEqual(
       name === 'valueOf' ? ['ha-group-valueOf'] : [`ha-group-${name}`],
@@ -83,7 +84,7 @@ describe.each(KEY_NAMES)("the name '%s'", (name) => {
 
   test('an unknown group of that name is unknown, not an inherited property', () => {
     const groups = parseGroupsConfig('group: other\n\tnodes node2\n').config;
-    const services = { 'vm:1': { node: 'node1', group: name } };
+    const services: ServiceConfig = { 'vm:1': { node: 'node1', group: name } };
     expect(migrateGroupsToRules(emptyRulesConfig(), groups, services).ids).toEqual({});
     expect(migrateGroupsToResources(groups, structuredClone(services))['vm:1']?.failback).toBe(1);
   });
