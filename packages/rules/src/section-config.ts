@@ -40,10 +40,46 @@ export interface SectionPlugin {
   properties: Record<string, PropertySchema>;
 }
 
-/** Header line: `type: id` (the type is lowercased). */
-const HEADER_PATTERN = /^(\S+):\s*(\S+)\s*$/;
-/** Property line: indented `key [value]`. */
-const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
+/** Header line: `type: id` (the type is lowercased); the reference's pattern. */
+export const HEADER_PATTERN = /^(\S+):\s*(\S+)\s*$/;
+/** Property line: indented `key [value]`; the reference's pattern. */
+export const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
+/** Line terminators other than `\n`, which `.` in the patterns does not match. */
+const LINE_TERMINATOR = /[\r\u2028\u2029]/;
+
+/**
+ * `HEADER_PATTERN.exec(line)` as `[type, id]` or null, in linear time (the pattern itself
+ * backtracks quadratically on long lines of colons).
+ */
+export function matchHeader(line: string): [type: string, id: string] | null {
+  const text = line.trimEnd();
+  if (text === '' || /^\s/.test(text)) return null;
+  const space = text.search(/\s/);
+  if (space >= 0) {
+    // two runs of non-space: `type:` and the id
+    const first = text.slice(0, space);
+    const id = text.slice(space).trimStart();
+    if (/\s/.test(id) || first.length < 2 || !first.endsWith(':')) return null;
+    return [first.slice(0, -1), id];
+  }
+  // one run: the type is as long as it can be, the id is not empty
+  const colon = text.lastIndexOf(':', text.length - 2);
+  return colon < 1 ? null : [text.slice(0, colon), text.slice(colon + 1)];
+}
+
+/**
+ * `PROPERTY_PATTERN.exec(line)` as `[key, value | undefined]` or null, in linear time (the
+ * pattern itself backtracks quadratically on long runs of blanks).
+ */
+export function matchProperty(line: string): [key: string, value: string | undefined] | null {
+  const text = line.trimEnd();
+  const head = /^\s+(\S+)/.exec(text);
+  if (!head) return null;
+  const rest = text.slice(head[0].length);
+  if (rest === '') return [head[1] as string, undefined];
+  const value = rest.trimStart();
+  return LINE_TERMINATOR.test(value) ? null : [head[1] as string, value];
+}
 /** Section ids (pve-configid), case-insensitive. */
 const CONFIG_ID_PATTERN = /^[a-z][a-z0-9_-]+$/i;
 const COMMENT_PATTERN = /^\s*#/;
@@ -106,13 +142,13 @@ export function parseSectionConfig<T>(
     const line = nextLine();
     if (isFalsy(line)) continue;
     const prefix = () => `file ${file} line ${lineNo}`;
-    const header = HEADER_PATTERN.exec(line as string);
+    const header = matchHeader(line as string);
     if (!header) {
       warn('ignore config line', `${prefix()} - ignore config line: ${line}`);
       continue;
     }
-    const type = (header[1] as string).toLowerCase();
-    const sectionId = header[2] as string;
+    const type = header[0].toLowerCase();
+    const sectionId = header[1];
     const plugin = pluginByType.get(type);
     let skipReason: string | undefined;
     if (!CONFIG_ID_PATTERN.test(sectionId)) skipReason = `invalid configuration ID '${sectionId}'`;
@@ -125,18 +161,18 @@ export function parseSectionConfig<T>(
     for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
       if (skipReason !== undefined || !plugin) continue;
       const text = propertyLine as string;
-      const match = PROPERTY_PATTERN.exec(text);
+      const match = matchProperty(text);
       if (!match) {
         const reason = `ignore config line: ${text}`;
         warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
         continue;
       }
-      const key = match[1] as string;
+      const key = match[0];
       const schema = getOwn(plugin.properties, key);
       let result: DecodeResult;
       if (!schema) result = { ok: false, reason: `unexpected property '${key}'` };
       else if (section[key] !== undefined) result = { ok: false, reason: 'duplicate attribute' };
-      else result = decodeProperty(schema, match[3]);
+      else result = decodeProperty(schema, match[1]);
       if (!result.ok) {
         warn(
           result.reason,
