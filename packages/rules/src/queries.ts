@@ -71,7 +71,7 @@ export function getUsedServiceNodes(
   entry: ServiceStatusEntry,
   onlineNodes?: Iterable<string>,
 ): UsedServiceNodes {
-  const online = onlineNodes === undefined ? undefined : new Set(onlineNodes);
+  const online = onlineNodes === undefined || onlineNodes instanceof Set ? onlineNodes : new Set(onlineNodes);
   const isOnline = (node: string | undefined): node is string =>
     node !== undefined && node !== '' && (online === undefined || online.has(node));
   const used: UsedServiceNodes = {};
@@ -99,7 +99,8 @@ export function getResourceAffinity(
   serviceStatus: ServiceStatus,
   onlineNodes?: Iterable<string>,
 ): ResourceAffinityResult {
-  const online = onlineNodes === undefined ? undefined : [...onlineNodes];
+  // one set for all partners (getUsedServiceNodes reuses a Set it is given)
+  const online = onlineNodes === undefined ? undefined : new Set(onlineNodes);
   const together = new Map<string, number>();
   const separate = new Map<string, number>();
   const bump = (map: Map<string, number>, node: string) => map.set(node, (map.get(node) ?? 0) + 1);
