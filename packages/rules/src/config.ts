@@ -22,8 +22,9 @@ import type {
   SidSet,
 } from './types';
 
-/** Default file names, used in warnings. */
+/** Default file name of the rules config, used in warnings. */
 export const RULES_CONFIG_FILE = 'ha/rules.cfg';
+/** Default file name of the HA groups config, used in warnings. */
 export const GROUPS_CONFIG_FILE = 'ha/groups.cfg';
 
 /** HA resource id (pve-ha-resource-id): `<type>:<name>`, e.g. `vm:101`, `ct:200`, `fa:120001`. */

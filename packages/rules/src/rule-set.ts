@@ -56,12 +56,14 @@ export function enabledRulesByType(rules: Pick<RulesConfig, 'ids' | 'order'>): E
   return byType;
 }
 
+/** The enabled node-affinity rules as `[id, rule]` pairs in rule order. */
 export function enabledNodeAffinityRules(
   rules: Pick<RulesConfig, 'ids' | 'order'>,
 ): Array<[string, NodeAffinityRule]> {
   return enabledRulesByType(rules).nodeAffinity;
 }
 
+/** The enabled resource-affinity rules (of one `affinity`, if given) as `[id, rule]` pairs in rule order. */
 export function enabledResourceAffinityRules(
   rules: Pick<RulesConfig, 'ids' | 'order'>,
   affinity?: Affinity,
