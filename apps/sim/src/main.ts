@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { loadCase, simulate } from '@poise/sim';
-import { rulesCheckReport } from '@poise/ha';
+import { rulesCheckReport } from '@poise/rules';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
 

@@ -1,6 +1,6 @@
 import { referencePipeline, type BalanceContext, type MigrationCandidate, type PipelineState } from '@poise/policy';
 import type { Manager } from './manager';
-import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from './rules/index';
+import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';

@@ -4,5 +4,4 @@ export { Manager, type ManagerOptions } from './manager';
 export { NodeStatus, FENCE_DELAY_SECONDS } from './node-status';
 export { ExitCode, byteCompare, sortedKeys, jsonClone, parseSid } from './tools';
 export { formatFixed } from './format';
-export { rulesCheckReport, canonicalJson } from './rules/index';
 export { compareDebianVersions } from './version';

@@ -4,7 +4,7 @@ import { BasicUsage, type OnlineNodeUsage } from './scheduler';
 import { byteCompare, ExitCode, sortedKeys } from './tools';
 import { selectServiceNode, type NodePreference } from './select-node';
 import { RulesState } from './rules-state';
-import { findNegativeAffinityConflict, getPositivePartnersToMove } from './rules/index';
+import { findNegativeAffinityConflict, getPositivePartnersToMove } from '@poise/rules';
 import { type CrsSettings, readCrsSettings } from './crs';
 import { createUsage } from './usage-model';
 import { loadBalance, type BalancerState, initialBalancerState } from './balance';

@@ -1,6 +1,8 @@
 import type { Env, ServiceConfig, ServiceStatus } from '@poise/env';
 import {
+  GROUPS_CONFIG_FILE,
   buildPersistentGroupMigration,
+  cloneRulesConfig,
   compileRules,
   emptyCompiledRules,
   getNodeAffinity,
@@ -11,8 +13,10 @@ import {
   parseRulesConfig,
   transformRules,
   type CompiledRules,
-  type GroupsConfig,
-} from './rules/index';
+  type Group,
+  type ParseResult,
+  type Rule,
+} from '@poise/rules';
 import { compareDebianVersions } from './version';
 
 /** The questions placement and motion ask the compiled rules. */
@@ -31,8 +35,7 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
   return {
     compiled,
     nodeAffinity: (sid, online) => getNodeAffinity(compiled, sid, online),
-    resourceAffinity: (sid, ss) =>
-      getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+    resourceAffinity: (sid, ss) => getResourceAffinity(compiled, sid, ss, onlineNodes()),
   };
 }
 
@@ -46,6 +49,12 @@ export const GROUP_MIGRATION_RETRY_ROUNDS = 6;
 /** The pve-manager version every node needs before groups are migrated to rules. */
 export const GROUP_MIGRATION_MIN_VERSION = '9.0.0~16';
 
+/**
+ * Service states the LRM does not count as active work (its active_service_count): an LRM
+ * waiting for its agent lock with no service in any other state on its node is idle.
+ */
+const LRM_INACTIVE_SERVICE_STATES: ReadonlySet<string> = new Set(['stopped', 'freeze', 'error', 'request_start']);
+
 /** What the rules state needs from the manager round. */
 export interface RulesHost {
   readonly env: Env;
@@ -53,15 +62,35 @@ export interface RulesHost {
   listNodes(): string[];
   onlineNodes(): string[];
   /**
-   * Log rules/groups parse warnings (bad lines and values, which are skipped). The reference
-   * prints them on stderr only, so the pve-5.2.0 profile keeps its log free of them.
+   * The default profile's handling of config problems (true under pve-9.2): bad lines and
+   * values of the rules and groups configs are logged (once per change), a broken groups
+   * config stops the persistent migration with an error naming file, line, section and
+   * property, and a failed read of it is logged and retried instead of aborting the round.
+   * False (pve-5.2.0) keeps the reference's log: it prints parse problems on stderr only.
    */
   readonly logConfigWarnings: boolean;
 }
 
+/** Parses `text` unless it is the text parsed last time (the result is never mutated). */
+class ParseCache<T> {
+  private text: string | undefined;
+  private result: ParseResult<T> | undefined;
+
+  constructor(private readonly parse: (text: string) => ParseResult<T>) {}
+
+  get(text: string): ParseResult<T> {
+    if (this.result === undefined || text !== this.text) {
+      this.result = this.parse(text);
+      this.text = text;
+    }
+    return this.result;
+  }
+}
+
 /**
- * The manager's rules: read every round, transformed and compiled again only when the rules,
- * the groups or the node list changed. Also runs the persistent groups → rules migration.
+ * The manager's rules: read every round, parsed only when the text changed, and transformed and
+ * compiled again only when the rules, the groups or the node list changed. Also runs the
+ * persistent groups → rules migration.
  */
 export class RulesState {
   view: RulesView;
@@ -71,6 +100,8 @@ export class RulesState {
   private compiledOnce = false;
   private lastWarnedDigests: string | undefined;
   private nextGroupMigrationRound = GROUP_MIGRATION_FIRST_ROUND;
+  private readonly rulesCache = new ParseCache<Rule>((text) => parseRulesConfig(text));
+  private readonly groupsCache = new ParseCache<Group>((text) => parseGroupsConfig(text));
 
   constructor(private readonly host: RulesHost) {
     this.view = viewOf(emptyCompiledRules(), () => host.onlineNodes());
@@ -79,44 +110,59 @@ export class RulesState {
   /** Reads rules and groups, applies group failback to `sc` (in place), recompiles if needed. */
   update(sc: ServiceConfig, groupsText: string): void {
     const env = this.host.env;
-    const rulesText = env.readRulesConfig();
-    const parsedRules = parseRulesConfig(rulesText);
-    const parsedGroups = parseGroupsConfig(groupsText);
-    const rules = parsedRules.config;
+    const parsedRules = this.rulesCache.get(env.readRulesConfig());
+    const parsedGroups = this.groupsCache.get(groupsText);
     const groups = parsedGroups.config;
+    const rulesDigest = parsedRules.config.digest;
     if (this.host.logConfigWarnings) {
       // once per content change, not every round
-      const key = `${rules.digest}/${groups.digest}`;
+      const key = `${rulesDigest}/${groups.digest}`;
       if (key !== this.lastWarnedDigests) {
         for (const w of [...parsedRules.warnings, ...parsedGroups.warnings]) env.log('warning', w.message);
         this.lastWarnedDigests = key;
       }
     }
-    migrateGroupsToResources(groups, sc as Parameters<typeof migrateGroupsToResources>[1]);
+    migrateGroupsToResources(groups, sc);
 
     const nodes = this.host.listNodes();
     const nodesKey = nodes.join(',');
     if (
       this.compiledOnce &&
       nodesKey === this.lastNodes &&
-      rules.digest === this.lastRulesDigest &&
+      rulesDigest === this.lastRulesDigest &&
       groups.digest === this.lastGroupsDigest
     ) {
       return;
     }
-    migrateGroupsToRules(rules, groups, sc as Parameters<typeof migrateGroupsToRules>[2]);
+    // the transforms mutate: work on a copy, the cached parse stays as read
+    const rules = cloneRulesConfig(parsedRules.config);
+    migrateGroupsToRules(rules, groups, sc);
     for (const msg of transformRules(rules, nodes)) env.log('info', msg);
     const compiled = compileRules(rules, nodes);
     this.view = viewOf(compiled, () => this.host.onlineNodes());
     this.compiledOnce = true;
     this.lastNodes = nodesKey;
-    this.lastRulesDigest = rules.digest;
+    this.lastRulesDigest = rulesDigest;
     this.lastGroupsDigest = groups.digest;
   }
 
+  /** Whether `node`'s LRM counts as active for the migration: `active`, or idle (see below). */
+  private lrmIsActiveOrIdle(node: string, lrmState: string): boolean {
+    if (lrmState === 'active') return true;
+    if (lrmState !== 'wait_for_agent_lock') return false;
+    // waiting for the agent lock is idle only with nothing to do on the node (the last
+    // service status the manager wrote, which is this round's until the round ends)
+    const services = this.host.env.readManagerStatus().service_status ?? {};
+    return !Object.values(services).some(
+      (sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state),
+    );
+  }
+
   /**
-   * Migrates legacy HA groups into node-affinity rules once every node runs a new enough
-   * pve-manager with an active LRM (first in manage round 3, then every 6 rounds).
+   * Migrates legacy HA groups into node-affinity rules once every node is online, runs a new
+   * enough pve-manager and has an active (or idle) LRM in mode active (first in manage round
+   * 3, then every 6 rounds). Under pve-9.2 a groups config with bad lines or values is
+   * reported and not migrated (its broken groups would be lost with the file).
    */
   tryPersistentGroupMigration(round: number, lrmModes: Record<string, string>): void {
     const env = this.host.env;
@@ -124,43 +170,57 @@ export class RulesState {
     let groupsText: string;
     try {
       groupsText = env.readGroupConfig();
-    } catch {
-      return;
+    } catch (err) {
+      // the reference's read dies out of the manager round
+      if (!this.host.logConfigWarnings) throw err;
+      env.log('notice', 'start ha group migration...');
+      return this.failGroupMigration(
+        round,
+        `abort ha groups migration: could not read '${GROUPS_CONFIG_FILE}' - ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
-    const groups: GroupsConfig = parseGroupsConfig(groupsText).config;
-    if (Object.keys(groups.ids).length === 0) return;
+    const parsed = parseGroupsConfig(groupsText);
+    const groups = parsed.config;
+    const broken = this.host.logConfigWarnings && parsed.warnings.length > 0;
+    if (Object.keys(groups.ids).length === 0 && !broken) return;
 
     env.log('notice', 'start ha group migration...');
-    const fail = (msg: string) => {
-      env.log('err', msg);
-      env.log('err', 'ha groups migration failed');
-      env.log('notice', `retry ha groups migration in ${GROUP_MIGRATION_RETRY_ROUNDS} rounds (~ ${GROUP_MIGRATION_RETRY_ROUNDS * 10} seconds)`);
-      this.nextGroupMigrationRound = round + GROUP_MIGRATION_RETRY_ROUNDS;
-    };
+    if (broken) {
+      for (const warning of parsed.warnings) env.log('err', `ha groups migration: ${warning.message}`);
+      const count = parsed.warnings.length;
+      return this.failGroupMigration(
+        round,
+        `abort ha groups migration: '${GROUPS_CONFIG_FILE}' has ${count} ${count === 1 ? 'problem' : 'problems'}, fix ${count === 1 ? 'it' : 'them'} first`,
+      );
+    }
 
     for (const node of this.host.listNodes()) {
       const state = this.host.nodeState(node);
       env.log('notice', `ha groups migration: node '${node}' is in state '${state}'`);
-      if (state !== 'online') return fail(`abort ha groups migration: node '${node}' is not online`);
+      if (state !== 'online') return this.failGroupMigration(round, `abort ha groups migration: node '${node}' is not online`);
       const lrm = env.readLrmStatus(node);
       const lrmState = lrm.state ?? 'unknown';
       const lrmMode = lrmModes[node] ?? lrm.mode ?? 'active';
       env.log('notice', `ha groups migration: lrm '${node}' is in state '${lrmState}' and mode '${lrmMode}'`);
-      if (lrmState !== 'active' && lrmState !== 'wait_for_agent_lock') {
-        return fail(`abort ha groups migration: lrm '${node}' is not in state 'active'`);
+      if (!this.lrmIsActiveOrIdle(node, lrmState)) {
+        return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in state 'active' or 'idle'`);
       }
-      if (lrmMode !== 'active') return fail(`abort ha groups migration: lrm '${node}' is not in mode 'active'`);
+      if (lrmMode !== 'active') {
+        return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in mode 'active'`);
+      }
       const version = env.getNodeVersion(node) ?? '';
       env.log('notice', `ha groups migration: node '${node}' has version '${version}'`);
       if (compareDebianVersions(version, GROUP_MIGRATION_MIN_VERSION) < 0) {
-        return fail(`abort ha groups migration: node '${node}' needs at least pve-manager version '${GROUP_MIGRATION_MIN_VERSION}'`);
+        return this.failGroupMigration(
+          round,
+          `abort ha groups migration: node '${node}' needs at least pve-manager version '${GROUP_MIGRATION_MIN_VERSION}'`,
+        );
       }
     }
 
     try {
       const rules = parseRulesConfig(env.readRulesConfig()).config;
-      const sc = env.readServiceConfig();
-      const plan = buildPersistentGroupMigration(rules, groups, sc as Parameters<typeof buildPersistentGroupMigration>[2]);
+      const plan = buildPersistentGroupMigration(rules, groups, env.readServiceConfig());
       env.writeRulesConfig(plan.rulesText);
       env.log('notice', 'ha groups migration: migration to rules config successful');
       for (const [sid, upd] of Object.entries(plan.serviceUpdates)) {
@@ -172,7 +232,18 @@ export class RulesState {
       env.log('notice', 'ha groups migration successful');
       this.nextGroupMigrationRound = Number.POSITIVE_INFINITY;
     } catch (err) {
-      fail(`abort ha groups migration: ${err instanceof Error ? err.message : String(err)}`);
+      this.failGroupMigration(round, `abort ha groups migration: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+
+  private failGroupMigration(round: number, reason: string): void {
+    const env = this.host.env;
+    env.log('err', reason);
+    env.log('err', 'ha groups migration failed');
+    env.log(
+      'notice',
+      `retry ha groups migration in ${GROUP_MIGRATION_RETRY_ROUNDS} rounds (~ ${GROUP_MIGRATION_RETRY_ROUNDS * 10} seconds)`,
+    );
+    this.nextGroupMigrationRound = round + GROUP_MIGRATION_RETRY_ROUNDS;
   }
 }

@@ -1,5 +1,5 @@
 import type { ServiceStatus } from '@poise/env';
-import { getUsedServiceNodes } from './rules/index';
+import { getUsedServiceNodes } from '@poise/rules';
 
 /**
  * The manager's model of where services put load, rebuilt at the start of a round and then

@@ -2,7 +2,7 @@ import type { ServiceConfigEntry, ServiceStatus } from '@poise/env';
 import type { RulesView } from './rules-state';
 import type { OnlineNodeUsage } from './scheduler';
 import { byteCompare, perlTrue } from './tools';
-import { applyNegativeResourceAffinity, applyPositiveResourceAffinity, isAllowedOnNode } from './rules/index';
+import { applyNegativeResourceAffinity, applyPositiveResourceAffinity, isAllowedOnNode } from '@poise/rules';
 
 /**
  * `none`: stay where possible; `best-score`: the best node by score; `try-next`: the node

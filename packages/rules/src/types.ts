@@ -20,13 +20,17 @@ export type NodePriorities = Record<string, NodePriority>;
 /** Boolean as the reference keeps it after the schema check: only `0` or `1`. */
 export type Flag = 0 | 1;
 
+/** Section type of node-affinity rules. */
 export const NODE_AFFINITY = 'node-affinity' as const;
+/** Section type of resource-affinity rules. */
 export const RESOURCE_AFFINITY = 'resource-affinity' as const;
 
 /** Rule types in the order the reference registers its plugins (Sim/Env.pm:26-29). */
 export const RULE_TYPES = [NODE_AFFINITY, RESOURCE_AFFINITY] as const;
+/** A rule's section type. */
 export type RuleType = (typeof RULE_TYPES)[number];
 
+/** Positive: keep the resources on one node; negative: keep them on different nodes. */
 export type Affinity = 'positive' | 'negative';
 
 interface RuleBase {
@@ -50,6 +54,7 @@ export interface ResourceAffinityRule extends RuleBase {
   affinity: Affinity;
 }
 
+/** A rule of the rules config. */
 export type Rule = NodeAffinityRule | ResourceAffinityRule;
 
 /** A parsed SectionConfig: sections by id, their 1-based file order, SHA1 hex of the raw text. */
@@ -59,6 +64,7 @@ export interface SectionConfigData<T> {
   digest: string;
 }
 
+/** A parsed rules config (`ha/rules.cfg`). */
 export type RulesConfig = SectionConfigData<Rule>;
 
 /** A legacy HA group (`group: <id>` in `ha/groups.cfg`). */
@@ -70,17 +76,23 @@ export interface Group {
   comment?: string;
 }
 
+/** A parsed HA groups config (`ha/groups.cfg`). */
 export type GroupsConfig = SectionConfigData<Group>;
 
-/** The subset of a service config entry the group migration reads and writes. */
+/**
+ * The subset of a service config entry the group migration reads and writes. `group` is read
+ * as the reference does (a missing, empty or `'0'` group is no group); `failback` is written
+ * as 0 or 1 and may hold anything before.
+ */
 export interface ServiceConfigEntry {
   node?: string;
   state?: string;
   group?: string;
-  failback?: number;
+  failback?: unknown;
   [key: string]: unknown;
 }
 
+/** Service config entries by sid. */
 export type ServiceConfig = Record<string, ServiceConfigEntry>;
 
 /** Compiled node affinity of one resource (NodeAffinity.pm compile). */
@@ -116,6 +128,7 @@ export interface ConfigWarning {
   message: string;
 }
 
+/** What a parser returns: the config (problems skipped) and the problems. */
 export interface ParseResult<T> {
   config: SectionConfigData<T>;
   warnings: ConfigWarning[];
@@ -128,4 +141,5 @@ export interface ServiceStatusEntry {
   target?: string;
 }
 
+/** Service status entries by sid. */
 export type ServiceStatus = Record<string, ServiceStatusEntry>;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
 import {
@@ -11,6 +12,7 @@ import {
   writeGroupsConfig,
   writeRulesConfig,
 } from './index';
+import { HEADER_PATTERN, PROPERTY_PATTERN, matchHeader, matchProperty } from './section-config';
 
 const NODE_RULE = 'node-affinity: r1\n\tresources vm:101\n\tnodes node1\n';
 
@@ -211,5 +213,39 @@ describe('writer', () => {
     } catch (error) {
       expect(error).toMatchObject({ name: 'RulesError', code: 'invalid-value' });
     }
+  });
+});
+
+describe('line patterns in linear time', () => {
+  const alphabet = fc.constantFrom(' ', '\t', ':', 'a', 'B', '#', '\r', '\u2028', '\u00a0', '1');
+  const line = fc.array(alphabet, { maxLength: 12 }).map((chars) => chars.join(''));
+
+  test('matchHeader agrees with the reference pattern', () => {
+    fc.assert(
+      fc.property(line, (text) => {
+        const match = HEADER_PATTERN.exec(text);
+        expect(matchHeader(text)).toEqual(match ? [match[1], match[2]] : null);
+      }),
+      { numRuns: 20000, seed: 3 },
+    );
+  });
+
+  test('matchProperty agrees with the reference pattern', () => {
+    fc.assert(
+      fc.property(line, (text) => {
+        const match = PROPERTY_PATTERN.exec(text);
+        expect(matchProperty(text)).toEqual(match ? [match[1], match[3]] : null);
+      }),
+      { numRuns: 20000, seed: 5 },
+    );
+  });
+
+  test.each([
+    ['a header of 200,000 colons', `${':'.repeat(200_000)} a b\n`],
+    ['a property of 200,000 blanks', `node-affinity: r1\n\tcomment${' '.repeat(200_000)}x\u2028y\n`],
+  ])('%s is refused with a warning', (_name, text) => {
+    // with the patterns themselves this took minutes (quadratic backtracking)
+    const { warnings } = parseRulesConfig(text);
+    expect(warnings.map((w) => w.reason)[0]).toMatch(/^ignore config line/);
   });
 });

@@ -2,16 +2,11 @@
  * Migration of legacy HA groups to node-affinity rules (PVE::HA::Groups), in memory every
  * manager round (spec §3.4 step 8) and persistently once the cluster is upgraded (step 4).
  */
-import { writeRulesConfig } from './config';
+import { cloneRulesConfig, writeRulesConfig, cloneNodePriorities } from './config';
+import { getOwn, nullRecord } from './records';
+import { lowestOrder } from './rule-set';
 import { sortedStrings } from './sort';
-import type {
-  GroupsConfig,
-  NodeAffinityRule,
-  NodePriorities,
-  RulesConfig,
-  ServiceConfig,
-  SidSet,
-} from './types';
+import type { Group, GroupsConfig, NodeAffinityRule, RulesConfig, ServiceConfigEntry, SidSet } from './types';
 
 /** Id of the node-affinity rule generated from group `group`. */
 export function groupRuleId(group: string): string {
@@ -23,10 +18,16 @@ export function groupRuleComment(group: string): string {
   return `Generated from HA group '${group}'.`;
 }
 
-/** Smallest `order` value, or 0 for none (the reference sorts ascending and takes the first). */
-export function lowestOrder(order: Record<string, number>): number {
-  const values = Object.values(order);
-  return values.length === 0 ? 0 : Math.min(...values);
+/** The group a service config entry names, read as Perl does: missing, '' and '0' are none. */
+export function serviceGroup(entry: Readonly<ServiceConfigEntry> | undefined): string | undefined {
+  const group = entry?.group;
+  if (typeof group === 'number') return group === 0 ? undefined : String(group);
+  return typeof group === 'string' && group !== '' && group !== '0' ? group : undefined;
+}
+
+/** The group `id` of a groups config (own entries only: `constructor` is a name like any other). */
+export function findGroup(groups: Pick<GroupsConfig, 'ids'>, id: string): Group | undefined {
+  return getOwn(groups.ids, id);
 }
 
 /**
@@ -39,27 +40,25 @@ export function lowestOrder(order: Record<string, number>): number {
 export function migrateGroupsToRules(
   rules: RulesConfig,
   groups: Pick<GroupsConfig, 'ids'>,
-  serviceConfig: ServiceConfig,
+  serviceConfig: Readonly<Record<string, Readonly<ServiceConfigEntry>>>,
 ): RulesConfig {
   const groupResources = new Map<string, SidSet>();
   for (const sid of sortedStrings(Object.keys(serviceConfig))) {
-    const group = serviceConfig[sid]?.group;
-    if (!group) continue;
-    const resources = groupResources.get(group) ?? {};
+    const group = serviceGroup(serviceConfig[sid]);
+    if (group === undefined) continue;
+    let resources = groupResources.get(group);
+    if (resources === undefined) groupResources.set(group, (resources = nullRecord<1>()));
     resources[sid] = 1;
-    groupResources.set(group, resources);
   }
 
   let order = lowestOrder(rules.order);
   for (const group of sortedStrings(groupResources.keys())) {
-    const definition = groups.ids[group];
+    const definition = findGroup(groups, group);
     if (!definition) continue;
-    const nodes: NodePriorities = {};
-    for (const [node, entry] of Object.entries(definition.nodes)) nodes[node] = { priority: entry.priority };
     const rule: NodeAffinityRule = {
       type: 'node-affinity',
       resources: groupResources.get(group) as SidSet,
-      nodes,
+      nodes: cloneNodePriorities(definition.nodes),
       comment: groupRuleComment(group),
     };
     if (definition.restricted !== undefined) rule.strict = definition.restricted;
@@ -74,14 +73,15 @@ export function migrateGroupsToRules(
  * Sets `failback` of every service with a `group` to the group's `!nofailback`, 1 when the
  * group is unknown (migrate_groups_to_resources). Mutates `serviceConfig` and returns it.
  */
-export function migrateGroupsToResources(
+export function migrateGroupsToResources<T extends Record<string, ServiceConfigEntry>>(
   groups: Pick<GroupsConfig, 'ids'>,
-  serviceConfig: ServiceConfig,
-): ServiceConfig {
+  serviceConfig: T,
+): T {
   for (const sid of Object.keys(serviceConfig)) {
-    const entry = serviceConfig[sid];
-    if (!entry?.group) continue;
-    entry.failback = groups.ids[entry.group]?.nofailback ? 0 : 1;
+    const entry = serviceConfig[sid] as ServiceConfigEntry;
+    const group = serviceGroup(entry);
+    if (group === undefined) continue;
+    entry.failback = findGroup(groups, group)?.nofailback ? 0 : 1;
   }
   return serviceConfig;
 }
@@ -103,19 +103,21 @@ export interface PersistentGroupMigration {
  * Builds everything the persistent migration writes, without touching the inputs: the rules
  * config (existing rules + generated ones) and its text, and the service config updates. The
  * caller writes the rules, applies the updates, then deletes the groups file.
+ *
+ * @throws RulesError `invalid-value` when a rule cannot be written (see `writeRulesConfig`).
  */
 export function buildPersistentGroupMigration(
   rules: RulesConfig,
   groups: Pick<GroupsConfig, 'ids'>,
-  serviceConfig: ServiceConfig,
+  serviceConfig: Readonly<Record<string, Readonly<ServiceConfigEntry>>>,
 ): PersistentGroupMigration {
-  const migrated = migrateGroupsToRules(structuredClone(rules), groups, serviceConfig);
-  const serviceUpdates: PersistentGroupMigration['serviceUpdates'] = {};
+  const migrated = migrateGroupsToRules(cloneRulesConfig(rules), groups, serviceConfig);
+  const serviceUpdates: PersistentGroupMigration['serviceUpdates'] = nullRecord();
   for (const sid of sortedStrings(Object.keys(serviceConfig))) {
-    const group = serviceConfig[sid]?.group;
-    if (!group) continue;
+    const group = serviceGroup(serviceConfig[sid]);
+    if (group === undefined) continue;
     const update: { delete: string[]; set: { failback?: number } } = { delete: ['group'], set: {} };
-    if (groups.ids[group]?.nofailback) update.set.failback = 0;
+    if (findGroup(groups, group)?.nofailback) update.set.failback = 0;
     serviceUpdates[sid] = update;
   }
   return { rules: migrated, rulesText: writeRulesConfig(migrated), serviceUpdates };

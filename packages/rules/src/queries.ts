@@ -4,6 +4,7 @@
  * `apply*` functions, which narrow the `pri` set they are given in place (like the reference)
  * and also return it.
  */
+import { getOwn } from './records';
 import { sortedStrings } from './sort';
 import type { CompiledRules, ServiceStatus, ServiceStatusEntry } from './types';
 
@@ -25,7 +26,7 @@ export function getNodeAffinity(
   onlineNodes: Iterable<string>,
 ): NodeAffinityResult {
   const online = new Set(onlineNodes);
-  const rule = compiled['node-affinity'][sid];
+  const rule = getOwn(compiled['node-affinity'], sid);
   if (!rule) return { allowed: new Set(online), pri: new Set(online) };
 
   const allowed = new Set<string>();
@@ -35,7 +36,7 @@ export function getNodeAffinity(
     allowed.add(node);
     highest = Math.max(highest, (rule.nodes[node] as { priority: number }).priority);
   }
-  const pri = new Set([...allowed].filter((node) => rule.nodes[node]?.priority === highest));
+  const pri = new Set([...allowed].filter((node) => (rule.nodes[node] as { priority: number }).priority === highest));
   return { allowed, pri };
 }
 
@@ -70,7 +71,7 @@ export function getUsedServiceNodes(
   entry: ServiceStatusEntry,
   onlineNodes?: Iterable<string>,
 ): UsedServiceNodes {
-  const online = onlineNodes === undefined ? undefined : new Set(onlineNodes);
+  const online = onlineNodes === undefined || onlineNodes instanceof Set ? onlineNodes : new Set(onlineNodes);
   const isOnline = (node: string | undefined): node is string =>
     node !== undefined && node !== '' && (online === undefined || online.has(node));
   const used: UsedServiceNodes = {};
@@ -98,20 +99,21 @@ export function getResourceAffinity(
   serviceStatus: ServiceStatus,
   onlineNodes?: Iterable<string>,
 ): ResourceAffinityResult {
-  const online = onlineNodes === undefined ? undefined : [...onlineNodes];
+  // one set for all partners (getUsedServiceNodes reuses a Set it is given)
+  const online = onlineNodes === undefined ? undefined : new Set(onlineNodes);
   const together = new Map<string, number>();
   const separate = new Map<string, number>();
   const bump = (map: Map<string, number>, node: string) => map.set(node, (map.get(node) ?? 0) + 1);
 
   for (const csid of getPositivePartners(compiled, sid)) {
-    const entry = serviceStatus[csid];
+    const entry = getOwn(serviceStatus, csid);
     if (!entry) continue;
     const used = getUsedServiceNodes(entry, online);
     const node = used.target ?? used.current;
     if (node !== undefined) bump(together, node);
   }
   for (const csid of getNegativePartners(compiled, sid)) {
-    const entry = serviceStatus[csid];
+    const entry = getOwn(serviceStatus, csid);
     if (!entry) continue;
     const used = getUsedServiceNodes(entry, online);
     if (used.current !== undefined) bump(separate, used.current);
@@ -170,12 +172,12 @@ export function applyPositiveResourceAffinity(
 
 /** Resources that must share a node with `sid`, sorted (empty if none). */
 export function getPositivePartners(compiled: CompiledRules, sid: string): string[] {
-  return sortedStrings(Object.keys(compiled['resource-affinity'].positive[sid] ?? {}));
+  return sortedStrings(Object.keys(getOwn(compiled['resource-affinity'].positive, sid) ?? {}));
 }
 
 /** Resources that must not share a node with `sid`, sorted (empty if none). */
 export function getNegativePartners(compiled: CompiledRules, sid: string): string[] {
-  return sortedStrings(Object.keys(compiled['resource-affinity'].negative[sid] ?? {}));
+  return sortedStrings(Object.keys(getOwn(compiled['resource-affinity'].negative, sid) ?? {}));
 }
 
 /** States in which a resource is in motion; a bundle with such a member is not stationary. */
@@ -201,7 +203,7 @@ export function getActiveStationaryResourceBundles(
     const nodes = new Set([entry.node]);
     let moving = false;
     for (const csid of getPositivePartners(compiled, sid)) {
-      const partner = serviceStatus[csid];
+      const partner = getOwn(serviceStatus, csid);
       if (!partner) continue;
       if (MOVING_STATES.has(partner.state)) {
         moving = true;
@@ -229,7 +231,7 @@ export function findNegativeAffinityConflict(
   serviceStatus: ServiceStatus,
 ): string | undefined {
   return getNegativePartners(compiled, sid).find((csid) => {
-    const entry = serviceStatus[csid];
+    const entry = getOwn(serviceStatus, csid);
     return entry !== undefined && (entry.node === target || entry.target === target);
   });
 }
@@ -245,7 +247,7 @@ export function getPositivePartnersToMove(
   serviceStatus: ServiceStatus,
 ): string[] {
   return getPositivePartners(compiled, sid).filter((csid) => {
-    const entry = serviceStatus[csid];
+    const entry = getOwn(serviceStatus, csid);
     return entry !== undefined && entry.node !== target && entry.target !== target;
   });
 }

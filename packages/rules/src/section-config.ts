@@ -13,9 +13,9 @@
  * Bad content never throws: like the reference, every problem becomes a warning and the
  * offending property (or section) is skipped.
  */
-import { createHash } from 'node:crypto';
-
 import { RulesError } from './errors';
+import { copyRecord, getOwn, hasOwn, nullRecord } from './records';
+import { sha1Hex } from './sha1';
 import { byteCompare } from './sort';
 import type { ConfigWarning, ParseResult, SectionConfigData } from './types';
 
@@ -40,17 +40,53 @@ export interface SectionPlugin {
   properties: Record<string, PropertySchema>;
 }
 
-/** Header line: `type: id` (the type is lowercased). */
-const HEADER_PATTERN = /^(\S+):\s*(\S+)\s*$/;
-/** Property line: indented `key [value]`. */
-const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
+/** Header line: `type: id` (the type is lowercased); the reference's pattern. */
+export const HEADER_PATTERN = /^(\S+):\s*(\S+)\s*$/;
+/** Property line: indented `key [value]`; the reference's pattern. */
+export const PROPERTY_PATTERN = /^\s+(\S+)(\s+(.*\S))?\s*$/;
+/** Line terminators other than `\n`, which `.` in the patterns does not match. */
+const LINE_TERMINATOR = /[\r\u2028\u2029]/;
+
+/**
+ * `HEADER_PATTERN.exec(line)` as `[type, id]` or null, in linear time (the pattern itself
+ * backtracks quadratically on long lines of colons).
+ */
+export function matchHeader(line: string): [type: string, id: string] | null {
+  const text = line.trimEnd();
+  if (text === '' || /^\s/.test(text)) return null;
+  const space = text.search(/\s/);
+  if (space >= 0) {
+    // two runs of non-space: `type:` and the id
+    const first = text.slice(0, space);
+    const id = text.slice(space).trimStart();
+    if (/\s/.test(id) || first.length < 2 || !first.endsWith(':')) return null;
+    return [first.slice(0, -1), id];
+  }
+  // one run: the type is as long as it can be, the id is not empty
+  const colon = text.lastIndexOf(':', text.length - 2);
+  return colon < 1 ? null : [text.slice(0, colon), text.slice(colon + 1)];
+}
+
+/**
+ * `PROPERTY_PATTERN.exec(line)` as `[key, value | undefined]` or null, in linear time (the
+ * pattern itself backtracks quadratically on long runs of blanks).
+ */
+export function matchProperty(line: string): [key: string, value: string | undefined] | null {
+  const text = line.trimEnd();
+  const head = /^\s+(\S+)/.exec(text);
+  if (!head) return null;
+  const rest = text.slice(head[0].length);
+  if (rest === '') return [head[1] as string, undefined];
+  const value = rest.trimStart();
+  return LINE_TERMINATOR.test(value) ? null : [head[1] as string, value];
+}
 /** Section ids (pve-configid), case-insensitive. */
 const CONFIG_ID_PATTERN = /^[a-z][a-z0-9_-]+$/i;
 const COMMENT_PATTERN = /^\s*#/;
 
-/** SHA1 hex of the raw text, the reference's config digest. */
+/** SHA1 hex of the raw text's UTF-8 bytes, the reference's config digest. */
 export function configDigest(raw: string): string {
-  return createHash('sha1').update(raw, 'utf8').digest('hex');
+  return sha1Hex(raw);
 }
 
 function decodeBoolean(raw: string | undefined): DecodeResult {
@@ -76,8 +112,8 @@ export function parseSectionConfig<T>(
   plugins: readonly SectionPlugin[],
 ): ParseResult<T> {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
-  const ids: Record<string, T> = {};
-  const order: Record<string, number> = {};
+  const ids = nullRecord<T>();
+  const order = nullRecord<number>();
   const warnings: ConfigWarning[] = [];
   const digest = configDigest(raw);
 
@@ -106,13 +142,13 @@ export function parseSectionConfig<T>(
     const line = nextLine();
     if (isFalsy(line)) continue;
     const prefix = () => `file ${file} line ${lineNo}`;
-    const header = HEADER_PATTERN.exec(line as string);
+    const header = matchHeader(line as string);
     if (!header) {
       warn('ignore config line', `${prefix()} - ignore config line: ${line}`);
       continue;
     }
-    const type = (header[1] as string).toLowerCase();
-    const sectionId = header[2] as string;
+    const type = header[0].toLowerCase();
+    const sectionId = header[1];
     const plugin = pluginByType.get(type);
     let skipReason: string | undefined;
     if (!CONFIG_ID_PATTERN.test(sectionId)) skipReason = `invalid configuration ID '${sectionId}'`;
@@ -121,22 +157,22 @@ export function parseSectionConfig<T>(
       warn(skipReason, `${prefix()} (skip section '${sectionId}'): ${skipReason}`, { sectionId });
     }
 
-    const section: Record<string, unknown> = {};
+    const section = nullRecord<unknown>();
     for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
       if (skipReason !== undefined || !plugin) continue;
       const text = propertyLine as string;
-      const match = PROPERTY_PATTERN.exec(text);
+      const match = matchProperty(text);
       if (!match) {
         const reason = `ignore config line: ${text}`;
         warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
         continue;
       }
-      const key = match[1] as string;
-      const schema = plugin.properties[key];
+      const key = match[0];
+      const schema = getOwn(plugin.properties, key);
       let result: DecodeResult;
       if (!schema) result = { ok: false, reason: `unexpected property '${key}'` };
       else if (section[key] !== undefined) result = { ok: false, reason: 'duplicate attribute' };
-      else result = decodeProperty(schema, match[3]);
+      else result = decodeProperty(schema, match[1]);
       if (!result.ok) {
         warn(
           result.reason,
@@ -163,7 +199,7 @@ export function parseSectionConfig<T>(
       delete order[sectionId];
       continue;
     }
-    if (ids[sectionId] !== undefined) {
+    if (hasOwn(ids, sectionId)) {
       const reason = `duplicate section '${sectionId}', the later one wins`;
       warn(reason, `${prefix()} (section '${sectionId}') - ${reason}`, { sectionId });
     }
@@ -187,7 +223,7 @@ export function writeSectionConfig(
   plugins: readonly SectionPlugin[],
 ): string {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
-  const order: Record<string, number> = { ...config.order };
+  const order = copyRecord(config.order);
   let maxOrder = 0;
   for (const id of Object.keys(config.ids)) maxOrder = Math.max(maxOrder, order[id] ?? 0);
   for (const id of Object.keys(config.ids).sort(byteCompare)) {
@@ -197,7 +233,7 @@ export function writeSectionConfig(
     (a, b) => (order[a] as number) - (order[b] as number) || byteCompare(a, b),
   );
 
-  let out = '';
+  const out: string[] = [];
   for (const id of sectionIds) {
     const section = config.ids[id] as { type: string } & Record<string, unknown>;
     const plugin = pluginByType.get(section.type);
@@ -232,7 +268,7 @@ export function writeSectionConfig(
       if (done.has(key) || section[key] === undefined || section[key] === null) continue;
       data += line(key, section[key]);
     }
-    out += `${data}\n`;
+    out.push(`${data}\n`);
   }
-  return out;
+  return out.join('');
 }

@@ -1,16 +1,25 @@
 /**
- * The HA rules engine: SectionConfig parsing/writing of the rules and groups configs, group
- * migration, rule checks and transforms, compilation, and the placement queries the manager
- * uses. Named exports only.
+ * `@poise/rules`: the Proxmox VE HA rules engine (`PVE::HA::Rules`, its node-affinity and
+ * resource-affinity plugins, and the legacy HA groups), as pure functions.
+ *
+ * - Configs: `parseRulesConfig` / `writeRulesConfig`, `parseGroupsConfig` / `writeGroupsConfig`
+ *   (SectionConfig text; bad content becomes `warnings`, never an exception).
+ * - Feasibility: `RULE_CHECKS`, `findRuleConflicts`, `dropInfeasibleRules`.
+ * - Transforms: `transformRules` (checks, drop, merge, implicit negatives, node affinity).
+ * - Compile and query: `compileRules`, `getNodeAffinity`, `getResourceAffinity`, ….
+ * - Groups: `migrateGroupsToRules`, `migrateGroupsToResources`, `buildPersistentGroupMigration`.
+ * - Everything at once for a validator or a UI: `analyzeRules`.
+ * - The reference's `rules_cfgs/*.expect` report: `rulesCheckReport`.
+ *
+ * No I/O, clock, logging or `node:*` imports: messages are returned as values. Records keyed by
+ * rule ids, node names or sids are created without a prototype and read through own
+ * properties, so `toString`, `constructor` or `__proto__` are names like any other.
+ * Named exports only; each is documented where it is declared.
  */
 export { RulesError } from './errors';
 export type { RulesErrorCode } from './errors';
 export { byteCompare, sortedStrings } from './sort';
-export {
-  configDigest,
-  parseSectionConfig,
-  writeSectionConfig,
-} from './section-config';
+export { configDigest, parseSectionConfig, writeSectionConfig } from './section-config';
 export type { DecodeResult, PropertySchema, SectionPlugin } from './section-config';
 export {
   GROUPS_CONFIG_FILE,
@@ -18,6 +27,8 @@ export {
   RULES_CONFIG_FILE,
   RULE_PLUGINS,
   SID_PATTERN,
+  cloneNodePriorities,
+  cloneRule,
   cloneRulesConfig,
   decodeNodes,
   decodeResources,
@@ -30,7 +41,16 @@ export {
   writeGroupsConfig,
   writeRulesConfig,
 } from './config';
-export { enabledRules, isRuleDisabled, sortedRuleIds } from './rule-set';
+export {
+  enabledNodeAffinityRules,
+  enabledResourceAffinityRules,
+  enabledRules,
+  enabledRulesByType,
+  isRuleDisabled,
+  lowestOrder,
+  sortedRuleIds,
+} from './rule-set';
+export type { EnabledRulesByType } from './rule-set';
 export { NON_STRICT_OTHER_NODE_PRIORITY, compileRules, emptyCompiledRules } from './compile';
 export {
   CURRENT_NODE_STATES,
@@ -50,11 +70,12 @@ export {
 export type { NodeAffinityResult, ResourceAffinityResult, UsedServiceNodes } from './queries';
 export {
   buildPersistentGroupMigration,
+  findGroup,
   groupRuleComment,
   groupRuleId,
-  lowestOrder,
   migrateGroupsToResources,
   migrateGroupsToRules,
+  serviceGroup,
 } from './groups';
 export type { PersistentGroupMigration } from './groups';
 export {
@@ -62,23 +83,31 @@ export {
   buildCheckContext,
   connectedRuleComponents,
   effectiveResourceAffinity,
+  indexRulesBySid,
   negativeFitsNodes,
   negativeNodeAffinityConsistency,
   positiveNegativeConsistency,
   positiveSingleNodeAffinity,
   singleNodeAffinityPerResource,
+  singlePriorityNodeAffinityForResourceAffinity,
 } from './checks';
-export type { CheckContext, RuleCheck, RuleConflict } from './checks';
+export type { CheckContext, PositiveComponent, RuleCheck, RuleConflict } from './checks';
 export {
   IMPLICIT_NEGATIVE_RULE_PREFIX,
   MERGED_RULE_PREFIX,
+  applyRuleTransforms,
   dropInfeasibleRules,
   dropRuleMessage,
+  findRuleConflicts,
   inferImplicitNegativeRules,
   inferNodeAffinityForPositiveRules,
   mergeConnectedPositiveRules,
+  removeRules,
   transformRules,
 } from './transform';
+export type { FoundConflict } from './transform';
+export { analyzeRules } from './analyze';
+export type { RulesAnalysis } from './analyze';
 export { canonicalJson } from './canonical-json';
 export { RULES_TEST_NODES, rulesCheckReport } from './report';
 export { NODE_AFFINITY, RESOURCE_AFFINITY, RULE_TYPES } from './types';

@@ -9,10 +9,12 @@ import {
   type PropertySchema,
   type SectionPlugin,
 } from './section-config';
+import { copyRecord, nullRecord } from './records';
 import { byteCompare, sortedStrings } from './sort';
 import type {
   GroupsConfig,
   NodePriorities,
+  NodePriority,
   ParseResult,
   Group,
   Rule,
@@ -20,8 +22,9 @@ import type {
   SidSet,
 } from './types';
 
-/** Default file names, used in warnings. */
+/** Default file name of the rules config, used in warnings. */
 export const RULES_CONFIG_FILE = 'ha/rules.cfg';
+/** Default file name of the HA groups config, used in warnings. */
 export const GROUPS_CONFIG_FILE = 'ha/groups.cfg';
 
 /** HA resource id (pve-ha-resource-id): `<type>:<name>`, e.g. `vm:101`, `ct:200`, `fa:120001`. */
@@ -40,9 +43,12 @@ export function splitList(text: string): string[] {
     .filter((entry) => entry !== '');
 }
 
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
 /** PVE::Tools::encode_text: control, non-ASCII, `:` and `%` characters as `%XX`. */
 export function encodeText(text: string): string {
-  const bytes = new TextEncoder().encode(text);
+  const bytes = utf8Encoder.encode(text);
   let out = '';
   for (const byte of bytes) {
     const escape = byte < 0x20 || byte >= 0x7f || byte === 0x3a || byte === 0x25;
@@ -53,22 +59,36 @@ export function encodeText(text: string): string {
 
 /** PVE::Tools::decode_text: `%XX` back to bytes, read as UTF-8. */
 export function decodeText(text: string): string {
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const hex = text.slice(i + 1, i + 3);
-    if (text[i] === '%' && /^[0-9a-fA-F]{2}$/.test(hex)) {
-      bytes.push(parseInt(hex, 16));
+  if (!text.includes('%')) return text;
+  const input = utf8Encoder.encode(text);
+  const bytes = new Uint8Array(input.length);
+  let length = 0;
+  for (let i = 0; i < input.length; i++) {
+    const byte = input[i] as number;
+    const high = hexValue(input[i + 1]);
+    const low = hexValue(input[i + 2]);
+    if (byte === 0x25 && high >= 0 && low >= 0) {
+      bytes[length++] = high * 16 + low;
       i += 2;
     } else {
-      bytes.push(...new TextEncoder().encode(text[i] as string));
+      bytes[length++] = byte;
     }
   }
-  return new TextDecoder().decode(new Uint8Array(bytes));
+  return utf8Decoder.decode(bytes.subarray(0, length));
+}
+
+/** Value of an ASCII hex digit byte, -1 for anything else (or undefined). */
+function hexValue(byte: number | undefined): number {
+  if (byte === undefined) return -1;
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  if (byte >= 0x41 && byte <= 0x46) return byte - 0x41 + 10;
+  if (byte >= 0x61 && byte <= 0x66) return byte - 0x61 + 10;
+  return -1;
 }
 
 /** Parses a `resources` list into a set; any invalid id rejects the whole property. */
 export function decodeResources(raw: string): DecodeResult {
-  const resources: SidSet = {};
+  const resources: SidSet = nullRecord<1>();
   for (const sid of splitList(raw)) {
     if (!SID_PATTERN.test(sid)) {
       return { ok: false, reason: `invalid format - value '${sid}' does not look like a valid ha resource id` };
@@ -80,7 +100,7 @@ export function decodeResources(raw: string): DecodeResult {
 
 /** Parses a `node[:prio]` list into `{ node: { priority } }`; priority defaults to 0. */
 export function decodeNodes(raw: string): DecodeResult {
-  const nodes: NodePriorities = {};
+  const nodes: NodePriorities = nullRecord<NodePriority>();
   for (const entry of splitList(raw)) {
     const match = NODE_ENTRY_PATTERN.exec(entry);
     if (!match) return { ok: false, reason: `invalid format - value '${entry}' is not a valid node entry` };
@@ -182,7 +202,27 @@ export function emptyRulesConfig(): RulesConfig {
   return parseRulesConfig('').config;
 }
 
-/** Deep copy of a rules config (transforms mutate their argument). */
+/** Copy of `{ node: { priority } }` as a new prototype-free record. */
+export function cloneNodePriorities(nodes: Readonly<NodePriorities>): NodePriorities {
+  const copy = nullRecord<NodePriority>();
+  for (const [node, entry] of Object.entries(nodes)) copy[node] = { priority: entry.priority };
+  return copy;
+}
+
+/** Copy of a rule whose `resources` and `nodes` are new prototype-free records. */
+export function cloneRule(rule: Rule): Rule {
+  if (rule.type === 'node-affinity') {
+    return { ...rule, resources: copyRecord(rule.resources), nodes: cloneNodePriorities(rule.nodes) };
+  }
+  return { ...rule, resources: copyRecord(rule.resources) };
+}
+
+/**
+ * Deep copy of a rules config (transforms mutate their argument); the copy's records have no
+ * prototype, like a parsed config's. Cost: linear in the config's size.
+ */
 export function cloneRulesConfig(config: RulesConfig): RulesConfig {
-  return structuredClone(config);
+  const ids = nullRecord<Rule>();
+  for (const id of Object.keys(config.ids)) ids[id] = cloneRule(config.ids[id] as Rule);
+  return { ids, order: copyRecord(config.order), digest: config.digest };
 }
