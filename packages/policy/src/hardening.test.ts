@@ -121,7 +121,7 @@ describe('the context itself', () => {
   ])('$reason: stage pipeline, code invalid-input, state unchanged', ({ over, reason }) => {
     const state = { 'threshold-hold': { sustainedRounds: 2 } };
     const out = ref(3).run(host(over as never), state);
-    expect(out.decision).toEqual({ action: 'none', stage: 'pipeline', code: 'invalid-input', reason, key: 'pipeline:invalid-input', notices: [] });
+    expect(out.decision).toEqual({ action: 'none', stage: 'pipeline', code: 'invalid-input', reason, key: 'pipeline:invalid-input', quiet: false, notices: [] });
     expect(out.state['threshold-hold']).toEqual({ sustainedRounds: 2 });
   });
 

@@ -137,6 +137,7 @@ describe('threshold and hold rounds (spec §3.7 step 3)', () => {
       code: 'holding',
       reason: 'imbalance above threshold for 1 of 3 rounds',
       key: 'threshold-hold:holding',
+      quiet: true,
       notices: [],
     });
     expect(decisions[1]).toEqual({
@@ -145,6 +146,7 @@ describe('threshold and hold rounds (spec §3.7 step 3)', () => {
       code: 'below-threshold',
       reason: 'imbalance 0.2 at or below threshold 0.3',
       key: 'threshold-hold:below-threshold',
+      quiet: false,
       notices: [],
     });
   });
@@ -164,6 +166,7 @@ describe('motion in flight (spec §3.7 step 2)', () => {
       code: 'motion-in-flight',
       reason: 'a motion is queued or running',
       key: 'motion-in-flight:motion-in-flight',
+      quiet: false,
       notices: [],
     });
     expect(fake.calls).toEqual({ imbalance: 0, candidates: 0, score: 0 });

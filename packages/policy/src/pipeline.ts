@@ -96,7 +96,7 @@ export class Pipeline {
     };
     const stopped = (stage: string, stop: Omit<StageStop<unknown>, 'state'>): StopDecision => {
       const code = stop.code ?? 'stopped';
-      return { action: 'none', stage, code, reason: stop.stop, key: stop.key ?? `${stage}:${code}`, notices };
+      return { action: 'none', stage, code, reason: stop.stop, key: stop.key ?? `${stage}:${code}`, quiet: stop.quiet ?? false, notices };
     };
 
     if (typeof ctx.now !== 'number' || !Number.isFinite(ctx.now)) {

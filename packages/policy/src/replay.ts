@@ -67,7 +67,7 @@ export type ReplayEvent =
       readonly imbalanceAfter: number;
     }
   | { readonly time: number; readonly type: 'outcome'; readonly resources: readonly string[]; readonly source: string; readonly target: string; readonly ok: boolean }
-  /** A stop, recorded only when its key differs from the previous stop's (log on change). */
+  /** A stop, recorded only when it is not quiet and its key differs from the last one recorded (log on change). */
   | { readonly time: number; readonly type: 'stop'; readonly stage: string; readonly code: string; readonly reason: string; readonly key: string }
   | { readonly time: number; readonly type: 'notice'; readonly stage: string; readonly code: string; readonly message: string };
 
@@ -288,6 +288,7 @@ export class ReplayCluster {
   apply(decision: Decision): void {
     for (const n of decision.notices) this.events.push({ time: this.time, type: 'notice', stage: n.stage, code: n.code, message: n.message });
     if (decision.action === 'none') {
+      if (decision.quiet) return;
       if (decision.key !== this.lastKey) {
         this.events.push({ time: this.time, type: 'stop', stage: decision.stage, code: decision.code, reason: decision.reason, key: decision.key });
       }

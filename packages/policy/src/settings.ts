@@ -81,7 +81,7 @@ export type CrsKeySpec = NumberKeySpec | FlagKeySpec | ChoiceKeySpec;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 function quoted(raw: unknown): string {
-  return typeof raw === 'object' && raw !== null ? showValue(raw) : `'${String(raw)}'`;
+  return typeof raw === 'object' && raw !== null ? `(${showValue(raw)})` : `'${String(raw)}'`;
 }
 
 /** Reads the `crs` section and its preset. Never throws. */

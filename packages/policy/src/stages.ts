@@ -39,7 +39,7 @@ export interface HoldState {
 /**
  * Acts only after the imbalance stayed above `threshold` for `holdRounds` consecutive rounds:
  * at or below the threshold the count resets (code `below-threshold`); above it the count
- * grows (code `holding` while it is below `holdRounds`), and when it reaches `holdRounds` it
+ * grows (code `holding`, a quiet stop, while it is below `holdRounds`), and when it reaches `holdRounds` it
  * resets and the round goes on (0 or 1 = at once).
  *
  * Variants: when an earlier gate continues a rebalancing series (`plan.continueSeries`), the
@@ -75,6 +75,7 @@ export function thresholdHoldGate(options: { threshold: number; holdRounds: numb
         return {
           stop: `imbalance above threshold for ${rounds} of ${options.holdRounds} rounds`,
           code: 'holding',
+          quiet: true,
           state: { sustainedRounds: rounds },
         };
       }

@@ -245,6 +245,12 @@ export interface StageStop<S> {
    * so `threshold-hold` starts counting its hold rounds again.
    */
   readonly breaksStreak?: boolean;
+  /**
+   * Not a decision yet, only progress towards one (the hold rounds counting): a host logs
+   * nothing for it and keeps comparing later keys with the last key it logged, so a round
+   * cycle like `holding, holding, below-margin` logs `below-margin` once, not every cycle.
+   */
+  readonly quiet?: boolean;
   readonly notices?: readonly NoticeInit[];
 }
 
@@ -312,8 +318,14 @@ export interface StopDecision {
   readonly code: string;
   /** Human-readable reason. */
   readonly reason: string;
-  /** Changes only when the explanation changes (no counters, no measured values): log on change. */
+  /**
+   * Changes only when the explanation changes (no counters, no measured values). A host logs a
+   * stop when it is not `quiet` and its key differs from the last key it logged (forget the
+   * last key after a move), and can count skips by `code`.
+   */
   readonly key: string;
+  /** Progress, not a decision (`threshold-hold` counting its hold rounds): log nothing. */
+  readonly quiet: boolean;
   /** Messages to log once, raised this round (possibly while stopping). */
   readonly notices: readonly Notice[];
 }
