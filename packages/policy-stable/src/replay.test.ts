@@ -3,24 +3,11 @@
 import { type Pipeline, ReplayCluster, type ReplayEvent, composePipeline, readCrs } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
 import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
-import { GIB } from './test-support';
+import { GIB, dominantGuest, seed004 } from './test-support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const pipelineWith = (settings: StableSettings): Pipeline => composePipeline(REFERENCE, stableStages(settings));
 const RECOMMENDED = parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
-
-/**
- * Seed 004's case: three 24-core, 32 GiB nodes; four guests of 1 core and 4 GiB on node1, the
- * first of them failing its first `failures` motions (fa:102 fails 2, fa:109 fails 9). All on
- * one node is 100 % imbalance; one guest moved is 66.1 %, whichever guest and target.
- */
-function seed004(sid: string, failures: number) {
-  return new ReplayCluster({
-    nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 24, maxmem: 32 * GIB })),
-    guests: [sid, 'vm:102', 'vm:103', 'vm:104'].map((s) => ({ sid: s, node: 'node1', cpu: 1, mem: 4 * GIB, failures: s === sid ? failures : 0 })),
-    start: 40,
-  });
-}
 
 /** `time resources→target ok|FAIL` per motion, from the issued moves and their outcomes. */
 function motions(events: readonly ReplayEvent[]): string[] {
@@ -113,37 +100,6 @@ describe("seed 004: the review's fa:109 counter-example", () => {
     expect(motions(cluster.events).slice(0, 2)).toEqual(['80 vm:101+vm:102→node2 FAIL', '100 vm:103→node2 ok']);
   });
 });
-
-/** A seeded uniform generator in [0, 1) (mulberry32), for reproducible noise. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Seed symptom 2: two 16-core, 64 GiB nodes, each with 0.5 cores and 2 GiB of its own load;
- * one dominant guest (1.2 cores, 2.4 GiB). Every round the nodes' own cpu is resampled by
- * ±0.16 cores, ±0.5 pp of node load. The guest's load v is 5.6 pp, the total S 11.9 pp: the
- * imbalance is (v ± d) / S ≈ 47 % on either node, and moving the guest is a relative
- * improvement of 2d / (v + d), above the 10 % margin as soon as d ≥ v / 19 ≈ 0.3 pp.
- */
-function dominantGuest(seed: number) {
-  const random = mulberry32(seed);
-  const cluster = new ReplayCluster({
-    nodes: ['node1', 'node2'].map((name) => ({ name, maxcpu: 16, maxmem: 64 * GIB, cpu: 0.5, mem: 2 * GIB })),
-    guests: [{ sid: 'vm:100', node: 'node1', cpu: 1.2, mem: 2.4 * GIB }],
-  });
-  const noise = (c: ReplayCluster) => {
-    for (const node of ['node1', 'node2']) c.setNode(node, { cpu: 0.5 + (random() * 2 - 1) * 0.16 });
-  };
-  return { cluster, noise };
-}
 
 describe('seed symptom 2: a dominant guest on an idle 2-node cluster with ±0.5 pp noise', () => {
   const MIN27 = 27 * 60;
