@@ -7,6 +7,8 @@ import {
   Pipeline,
   type PipelineState,
   PolicyError,
+  ReplayCluster,
+  type ReplayOptions,
   type ScoredMigration,
   type Stage,
   composePipeline,
@@ -358,5 +360,34 @@ describe('properties', () => {
 
   it('thresholdHoldGate and the reference pipeline reject a bad config when built', () => {
     expect(() => thresholdHoldGate({ threshold: NaN, holdRounds: 0 })).toThrow(PolicyError);
+  });
+});
+
+describe('ReplayCluster checks what it is given', () => {
+  const node = { name: 'node1', maxcpu: 4, maxmem: 8 };
+  it.each([
+    [{ nodes: [{ ...node, maxcpu: 0 }], guests: [] }, "node 'node1': 'maxcpu' must be a finite number > 0, got 0"],
+    [{ nodes: [{ ...node, mem: NaN }], guests: [] }, "node 'node1': 'mem' must be a finite number >= 0, got NaN"],
+    [{ nodes: [node, node], guests: [] }, "node 'node1' listed twice"],
+    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node2', cpu: 1, mem: 1 }] }, "guest 'vm:1' is on unknown node 'node2'"],
+    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: -1, mem: 1 }] }, "guest 'vm:1': 'cpu' must be a finite number >= 0, got -1"],
+    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1, failures: 1.5 }] }, "guest 'vm:1': 'failures' must be an integer >= 0, got '1.5'"],
+  ])('%j', (options, message) => {
+    expect(() => new ReplayCluster(options as ReplayOptions)).toThrow(new PolicyError('invalid-config', message));
+  });
+
+  it('a bad load set later is refused too; bad pressure goes to the pipeline, which stops the round', () => {
+    const cluster = new ReplayCluster({ nodes: [node, { ...node, name: 'node2' }], guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1 }] });
+    expect(() => cluster.setNode('node1', { cpu: Infinity })).toThrow("node 'node1': 'cpu' must be a finite number >= 0, got Infinity");
+    cluster.setNode('node1', { pressureCpu: 250 });
+    const reader: Stage<null> = { name: 'reader', kind: 'gate', initialState: () => null, run: (ctx, plan, state) => (ctx.nodes!(), { plan, state }) };
+    const pipeline = new Pipeline([reader, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
+    expect(cluster.round(pipeline, pipeline.initialState()).decision).toMatchObject({ stage: 'reader', code: 'invalid-input' });
+  });
+
+  it('a stage without a name is refused when the pipeline is built', () => {
+    expect(() => new Pipeline([{ ...hostCandidates(), name: '' }, usageScorer({ method: 'bruteforce' }), selectBest()])).toThrow(
+      new PolicyError('invalid-pipeline', 'stage name must be a non-empty string, got ""'),
+    );
   });
 });

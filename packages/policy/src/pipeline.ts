@@ -34,7 +34,7 @@ export class Pipeline {
   readonly stages: readonly Stage[];
 
   /**
-   * Checks the stages: unique names, known kinds in the order gate < candidates < filter <
+   * Checks the stages: unique non-empty names, known kinds in the order gate < candidates < filter <
    * score < select < accept, at least one `candidates`, `score` and `select` stage. Throws
    * `PolicyError` `invalid-pipeline`.
    */
@@ -42,6 +42,7 @@ export class Pipeline {
     const names = new Set<string>();
     let last = 0;
     for (const stage of stages) {
+      if (typeof stage.name !== 'string' || stage.name === '') throw new PolicyError('invalid-pipeline', `stage name must be a non-empty string, got ${showValue(stage.name)}`);
       if (stage.name === PIPELINE_STAGE) throw new PolicyError('invalid-pipeline', `stage name '${PIPELINE_STAGE}' is reserved`);
       if (names.has(stage.name)) throw new PolicyError('invalid-pipeline', `duplicate stage name '${stage.name}'`);
       names.add(stage.name);

@@ -1,5 +1,6 @@
 import { ClusterUsage, compareNames, type ImbalanceMetric } from '@poise/usage';
 import { PolicyError } from './errors';
+import { showValue } from './state';
 import type { Pipeline } from './pipeline';
 import type {
   AdjustedNodeUsage,
@@ -91,6 +92,15 @@ interface Node {
   pressureMem: number | undefined;
 }
 
+/** Capacities (> 0 when `positive`) and loads (≥ 0): finite numbers. */
+function checkAmounts(what: string, values: Record<string, number>, positive: boolean): void {
+  for (const [field, v] of Object.entries(values)) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0)) {
+      throw new PolicyError('invalid-config', `${what}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'}, got ${showValue(v)}`);
+    }
+  }
+}
+
 interface Pending {
   resources: string[];
   source: string;
@@ -126,12 +136,18 @@ export class ReplayCluster {
     for (const g of options.guests) {
       if (this.guests.has(g.sid)) throw new PolicyError('invalid-config', `guest '${g.sid}' listed twice`);
       if (!this.nodeMap.has(g.node)) throw new PolicyError('invalid-config', `guest '${g.sid}' is on unknown node '${g.node}'`);
+      checkAmounts(`guest '${g.sid}'`, { cpu: g.cpu, mem: g.mem }, false);
+      if (g.failures !== undefined && (!Number.isInteger(g.failures) || g.failures < 0)) {
+        throw new PolicyError('invalid-config', `guest '${g.sid}': 'failures' must be an integer >= 0, got '${g.failures}'`);
+      }
       this.guests.set(g.sid, { sid: g.sid, node: g.node, cpu: g.cpu, mem: g.mem, failures: g.failures ?? 0, bundle: g.bundle ?? g.sid, config: g.config });
     }
   }
 
   addNode(node: ReplayNode): void {
     if (this.nodeMap.has(node.name)) throw new PolicyError('invalid-config', `node '${node.name}' listed twice`);
+    checkAmounts(`node '${node.name}'`, { maxcpu: node.maxcpu, maxmem: node.maxmem }, true);
+    checkAmounts(`node '${node.name}'`, { cpu: node.cpu ?? 0, mem: node.mem ?? 0 }, false);
     this.nodeMap.set(node.name, {
       name: node.name,
       maxcpu: node.maxcpu,
@@ -149,10 +165,17 @@ export class ReplayCluster {
     this.nodeMap.delete(name);
   }
 
-  /** Changes a node's own load or pressure. */
+  /**
+   * Changes a node's own load (cores, bytes: finite, ≥ 0) or pressure (percent; any value, even
+   * out of range, is passed to the pipeline as it is, so tests can feed it bad telemetry).
+   */
   setNode(name: string, patch: Partial<Pick<Node, 'cpu' | 'mem' | 'pressureCpu' | 'pressureMem'>>): void {
     const node = this.nodeMap.get(name);
     if (!node) throw new PolicyError('invalid-config', `unknown node '${name}'`);
+    const amounts: Record<string, number> = {};
+    if ('cpu' in patch) amounts.cpu = patch.cpu!;
+    if ('mem' in patch) amounts.mem = patch.mem!;
+    checkAmounts(`node '${name}'`, amounts, false);
     Object.assign(node, patch);
   }
 
