@@ -131,8 +131,24 @@ describe('threshold and hold rounds (spec §3.7 step 3)', () => {
 
   it('says why it holds: rounds so far and the hold, or the threshold', () => {
     const { decisions } = runRounds(ref(3), [H, L]);
-    expect(decisions[0]).toEqual({ action: 'none', stage: 'threshold-hold', reason: 'imbalance above threshold for 1 of 3 rounds' });
-    expect(decisions[1]).toEqual({ action: 'none', stage: 'threshold-hold', reason: 'imbalance 0.2 at or below threshold 0.3' });
+    expect(decisions[0]).toEqual({
+      action: 'none',
+      stage: 'threshold-hold',
+      code: 'holding',
+      reason: 'imbalance above threshold for 1 of 3 rounds',
+      key: 'threshold-hold:holding',
+      quiet: true,
+      notices: [],
+    });
+    expect(decisions[1]).toEqual({
+      action: 'none',
+      stage: 'threshold-hold',
+      code: 'below-threshold',
+      reason: 'imbalance 0.2 at or below threshold 0.3',
+      key: 'threshold-hold:below-threshold',
+      quiet: false,
+      notices: [],
+    });
   });
 });
 
@@ -144,7 +160,15 @@ describe('motion in flight (spec §3.7 step 2)', () => {
     expect(held(state)).toBe(2);
     const fake = fakeContext({ imbalance: 0.5, motionInFlight: true });
     const out = pipeline.run(fake.ctx, deepFreeze(state));
-    expect(out.decision).toEqual({ action: 'none', stage: 'motion-in-flight', reason: 'a motion is queued or running' });
+    expect(out.decision).toEqual({
+      action: 'none',
+      stage: 'motion-in-flight',
+      code: 'motion-in-flight',
+      reason: 'a motion is queued or running',
+      key: 'motion-in-flight:motion-in-flight',
+      quiet: false,
+      notices: [],
+    });
     expect(fake.calls).toEqual({ imbalance: 0, candidates: 0, score: 0 });
     expect(held(out.state)).toBe(2);
     // the next free round is the 3rd above the threshold: it fires
@@ -179,7 +203,7 @@ describe('laziness: a stopped stage never asks for later values', () => {
       const fake = fakeContext();
       const { decision } = ref(0, 0.1, method).run(fake.ctx, {});
       expect(fake.scoreArgs).toEqual([{ candidates: CANDIDATES, method, limit: 1 }]);
-      expect(decision).toEqual({ action: 'move', migration: BEST, imbalanceBefore: 1.41, imbalanceAfter: 0.94 });
+      expect(decision).toEqual({ action: 'move', migration: BEST, resources: ['vm:101'], imbalanceBefore: 1.41, imbalanceAfter: 0.94, notices: [] });
     }
   });
 });
@@ -203,7 +227,14 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
     const fake = fakeContext({ imbalance: before, scored: [{ ...BEST, imbalance: after }] });
     const { decision } = ref(0, margin).run(fake.ctx, {});
     if (move) {
-      expect(decision).toEqual({ action: 'move', migration: { ...BEST, imbalance: after }, imbalanceBefore: before, imbalanceAfter: after });
+      expect(decision).toEqual({
+        action: 'move',
+        migration: { ...BEST, imbalance: after },
+        resources: ['vm:101'],
+        imbalanceBefore: before,
+        imbalanceAfter: after,
+        notices: [],
+      });
     } else {
       expect(decision.action).toBe('none');
       expect(decision.action === 'none' && decision.stage).toBe('relative-margin');
@@ -212,13 +243,13 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
 
   it('reports the relative improvement when it rejects', () => {
     const { decision } = ref(0, 0.5).run(fakeContext({ imbalance: 2, scored: [{ ...BEST, imbalance: 1.5 }] }).ctx, {});
-    expect(decision).toEqual({ action: 'none', stage: 'relative-margin', reason: 'relative improvement 0.25 below margin 0.5' });
+    expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'below-margin', reason: 'relative improvement 0.25 below margin 0.5' });
   });
 
   it('reads the imbalance from the host when no gate computed it', () => {
     const pipeline = new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest(), relativeMarginAccept({ margin: 0.1 })]);
     const fake = fakeContext({ imbalance: 1.41 });
-    expect(pipeline.run(fake.ctx, {}).decision).toEqual({ action: 'move', migration: BEST, imbalanceBefore: 1.41, imbalanceAfter: 0.94 });
+    expect(pipeline.run(fake.ctx, {}).decision).toMatchObject({ action: 'move', migration: BEST, imbalanceBefore: 1.41, imbalanceAfter: 0.94 });
     expect(fake.calls.imbalance).toBe(1);
   });
 });

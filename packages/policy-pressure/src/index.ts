@@ -1,0 +1,30 @@
+export {
+  pressureGate,
+  pressureSourceFilter,
+  type PressureGateState,
+  type PressureMissing,
+  type PressureOptions,
+} from './pressure';
+export {
+  REPORT_FORGET_SECONDS,
+  isLocalStorage,
+  judgeMigratability,
+  migratableFilter,
+  parsePropertyString,
+  type GuestKind,
+  type JudgeOptions,
+  type MigratableState,
+  type ReportedGuest,
+} from './migratable';
+export {
+  CHECK_MIGRATABLE_KEY,
+  MIN_PRESSURE_CPU_KEY,
+  MIN_PRESSURE_MEM_KEY,
+  PRESSURE_KEYS,
+  PRESSURE_MISSING_KEY,
+  PRESSURE_OFF,
+  PRESSURE_ORDER,
+  parsePressureSettings,
+  pressureStages,
+  type PressureSettings,
+} from './settings';

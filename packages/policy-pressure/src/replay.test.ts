@@ -1,0 +1,179 @@
+// Pipeline-level replays on the in-memory host (ReplayCluster of @poise/policy): seed symptom 3
+// (an idle cluster), the pressure episodes of the seed's patch 7, and symptom 1 with the
+// migratability check; then both variant packages composed together.
+import fc from 'fast-check';
+import {
+  type BalanceContext,
+  type PipelineState,
+  ReplayCluster,
+  type ReplayEvent,
+  composePipeline,
+  readCrs,
+  referencePipeline,
+} from '@poise/policy';
+import { STABLE_KEYS, parseStableSettings, stableStages } from '@poise/policy-stable';
+import { describe, expect, it } from 'vitest';
+import { PRESSURE_KEYS, PRESSURE_OFF, type PressureSettings, parsePressureSettings, pressureStages } from './index';
+
+const GIB = 1024 ** 3;
+const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
+const RECOMMENDED = parsePressureSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
+const withPressure = (settings: PressureSettings) => composePipeline(REFERENCE, pressureStages(settings));
+
+/**
+ * Seed symptom 3: three 32-core, 128 GiB nodes, almost idle. node1 carries its own 0.5 cores /
+ * 2 GiB and two small guests; node2 and node3 only 0.6 cores / 2.5 GiB each. Node loads 6.3 %,
+ * 1.9 %, 1.9 %: an imbalance of about 43 %, above the 30 % threshold, with nothing to gain.
+ */
+function idleCluster() {
+  return new ReplayCluster({
+    nodes: [
+      { name: 'node1', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.5, mem: 2 * GIB, pressureCpu: 3.1, pressureMem: 0 },
+      { name: 'node2', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.6, mem: 2.5 * GIB, pressureCpu: 0.4, pressureMem: 0 },
+      { name: 'node3', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.6, mem: 2.5 * GIB, pressureCpu: 0.2, pressureMem: 0 },
+    ],
+    guests: [
+      { sid: 'vm:101', node: 'node1', cpu: 1, mem: 4 * GIB },
+      { sid: 'vm:102', node: 'node1', cpu: 0.5, mem: 2 * GIB },
+    ],
+  });
+}
+
+const stops = (events: readonly ReplayEvent[]) => events.flatMap((e) => (e.type === 'stop' ? [`${e.time} ${e.reason}`] : []));
+const EIGHT_HOURS = 8 * 3600;
+
+describe('seed symptom 3: an idle cluster with a high imbalance', () => {
+  it('the reference moves with nothing to gain; the pressure gate moves nothing in 8 h and says so once', () => {
+    const reference = idleCluster();
+    reference.run(withPressure(PRESSURE_OFF), { until: EIGHT_HOURS });
+    expect(reference.moves().length).toBeGreaterThanOrEqual(1);
+
+    const gated = idleCluster();
+    gated.run(withPressure(RECOMMENDED), { until: EIGHT_HOURS });
+    expect(gated.moves()).toEqual([]);
+    expect(stops(gated.events)).toEqual(['0 pressure gate: no node under pressure (max cpu 3.1%, mem 0.0%)']);
+  });
+
+  it('cpu pressure of 10 % on node1: a guest leaves node1 within 2 minutes', () => {
+    const cluster = idleCluster();
+    const pipeline = withPressure(RECOMMENDED);
+    let state = cluster.run(pipeline, { until: 3600 });
+    cluster.setNode('node1', { pressureCpu: 12 });
+    state = cluster.run(pipeline, { until: 3600 + 120, state });
+    const [move] = cluster.moves();
+    expect(move).toMatchObject({ source: 'node1' });
+    // three rounds above the threshold with pressure: 3600, 3620, 3640
+    expect(move!.time).toBe(3640);
+  });
+
+  it('every node under pressure: nothing moves, and the need for capacity is said once', () => {
+    const cluster = idleCluster();
+    for (const node of ['node1', 'node2', 'node3']) cluster.setNode(node, { pressureCpu: 25 });
+    cluster.setNode('node3', { pressureCpu: 2, pressureMem: 8 });
+    cluster.run(withPressure(RECOMMENDED), { until: 3600 });
+    expect(cluster.moves()).toEqual([]);
+    expect(stops(cluster.events)).toEqual([
+      '0 pressure gate: every node under pressure (node1 cpu 25.0%, node2 cpu 25.0%, node3 mem 8.0%): the cluster needs more capacity',
+    ]);
+  });
+
+  it("missing telemetry: 'balance' keeps the reference behaviour, 'hold' moves nothing", () => {
+    const blind = (missing: 'balance' | 'hold') => {
+      const cluster = idleCluster();
+      for (const node of ['node1', 'node2', 'node3']) cluster.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
+      cluster.run(withPressure({ ...RECOMMENDED, pressureMissing: missing, checkMigratable: false }), { until: 3600 });
+      return cluster;
+    };
+    const reference = idleCluster();
+    reference.run(withPressure(PRESSURE_OFF), { until: 3600 });
+    const balance = blind('balance');
+    expect(balance.moves().map((m) => m.type === 'move' && m.resources)).toEqual(reference.moves().map((m) => m.type === 'move' && m.resources));
+    expect(balance.events.filter((e) => e.type === 'notice').map((e) => e.type === 'notice' && e.code)).toEqual(['pressure-missing']);
+    const hold = blind('hold');
+    expect(hold.moves()).toEqual([]);
+    expect(stops(hold.events)).toEqual(['0 pressure gate: no pressure telemetry for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem)']);
+  });
+});
+
+describe('seed symptom 1 with the migratability check', () => {
+  it('a guest with a local cd-rom image is never tried; the others balance', () => {
+    const cluster = new ReplayCluster({
+      nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 24, maxmem: 32 * GIB })),
+      guests: [
+        { sid: 'vm:101', node: 'node1', cpu: 1, mem: 4 * GIB, failures: 1_000_000, config: { ide2: 'local:iso/d.iso,media=cdrom', scsi0: 'ceph:vm-101-disk-0' } },
+        ...['vm:102', 'vm:103', 'vm:104'].map((sid) => ({ sid, node: 'node1', cpu: 1, mem: 4 * GIB, config: { scsi0: `ceph:${sid}-disk-0` } })),
+      ],
+      start: 40,
+    });
+    cluster.run(withPressure({ ...PRESSURE_OFF, checkMigratable: true }), { until: 40 + 1200 });
+    expect(cluster.moves().every((m) => m.type === 'move' && !m.resources.includes('vm:101'))).toBe(true);
+    expect(cluster.outcomes().every((o) => o.type === 'outcome' && o.ok)).toBe(true);
+    expect(cluster.moves().length).toBeGreaterThanOrEqual(2);
+    const told = cluster.events.filter((e) => e.type === 'notice').map((e) => (e.type === 'notice' ? e.message : ''));
+    expect(told).toEqual(["vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)"]);
+  });
+});
+
+describe('both variant packages composed', () => {
+  const offNumber = fc.constantFrom(undefined, null, '', 0, '0', '0.0');
+  const offFlag = fc.constantFrom(undefined, 0, '0', false);
+  const keys = [...STABLE_KEYS, ...PRESSURE_KEYS];
+
+  it('with every key off (any spelling), decisions and state transitions equal the reference pipeline on random rounds', () => {
+    const crsArb = fc.record(
+      Object.fromEntries(keys.map((k) => [k.key, k.type === 'flag' ? offFlag : k.type === 'choice' ? fc.constantFrom(undefined, 'balance', 'hold') : offNumber])),
+      { requiredKeys: [] },
+    );
+    const roundArb = fc.record({
+      dt: fc.integer({ min: 0, max: 60 }),
+      motionInFlight: fc.boolean(),
+      imbalance: fc.double({ min: 0, max: 1.5, noNaN: true }),
+      after: fc.double({ min: 0, max: 1.5, noNaN: true }),
+      target: fc.constantFrom('node2', 'node3'),
+      empty: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(crsArb, fc.array(roundArb, { maxLength: 25 }), (crs, rounds) => {
+        const input = readCrs(crs);
+        const stable = parseStableSettings(input);
+        const pressure = parsePressureSettings(input);
+        expect([...input.problems, ...stable.problems, ...pressure.problems]).toEqual([]);
+        const composed = composePipeline(REFERENCE, [...stableStages(stable.settings), ...pressureStages(pressure.settings)]);
+        const reference = referencePipeline(REFERENCE);
+        let a: PipelineState = composed.initialState();
+        let b: PipelineState = reference.initialState();
+        let now = 0;
+        for (const r of rounds) {
+          now += r.dt;
+          const ctx = (): BalanceContext => ({
+            now,
+            motionInFlight: r.motionInFlight,
+            outcomes: [{ resources: ['vm:101'], source: 'node1', target: r.target, ok: r.empty, at: now }],
+            imbalance: () => r.imbalance,
+            candidates: () => (r.empty ? [] : [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'], source: 'node1' }]),
+            score: (_c, _m, limit) => [{ sid: 'vm:101', source: 'node1', target: r.target, imbalance: r.after }].slice(0, limit),
+          });
+          const x = composed.run(ctx(), a);
+          const y = reference.run(ctx(), b);
+          expect(x).toEqual(y);
+          a = x.state;
+          b = y.state;
+        }
+      }),
+    );
+  });
+
+  it('recommended (all stages) on the idle cluster with a pressure episode: one move, off the pressured node, state plain JSON', () => {
+    const crs = readCrs({ 'ha-auto-rebalance-preset': 'recommended' });
+    const pipeline = composePipeline(REFERENCE, [...stableStages(parseStableSettings(crs).settings), ...pressureStages(parsePressureSettings(crs).settings)]);
+    const cluster = idleCluster();
+    let state = cluster.run(pipeline, { until: 1800 });
+    cluster.setNode('node1', { pressureCpu: 30 });
+    state = cluster.run(pipeline, { until: 1800 + 600, state });
+    cluster.setNode('node1', { pressureCpu: 1 });
+    state = cluster.run(pipeline, { until: EIGHT_HOURS, state });
+    expect(cluster.moves().map((m) => m.type === 'move' && `${m.resources.join('+')} ${m.source}→${m.target}`)).toHaveLength(1);
+    expect(cluster.moves()[0]).toMatchObject({ source: 'node1' });
+    expect(pipeline.restore(JSON.parse(JSON.stringify(state)))).toEqual(state);
+  });
+});

@@ -1,0 +1,125 @@
+import {
+  type ChoiceKeySpec,
+  type CrsInput,
+  type FlagKeySpec,
+  type NumberKeySpec,
+  PolicyError,
+  type SettingProblem,
+  type StagePart,
+  readChoiceKey,
+  readFlagKey,
+  readNumberKey,
+} from '@poise/policy';
+import { migratableFilter } from './migratable';
+import { type PressureMissing, pressureGate, pressureSourceFilter } from './pressure';
+
+/** `ha-auto-rebalance-min-pressure-cpu`: node cpu some-pressure (PSI avg10, %) that counts as pressure; 0 = off. */
+export const MIN_PRESSURE_CPU_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-min-pressure-cpu',
+  type: 'number',
+  unit: 'percent',
+  min: 0,
+  max: 100,
+  off: 0,
+  recommended: 10,
+  description: 'balance only while some node spends at least this share of time with work waiting for cpu (PSI some avg10)',
+  why: "the seed's field value: at 10 % some-pressure, work on the node loses a noticeable share of its time to contention",
+};
+
+/** `ha-auto-rebalance-min-pressure-mem`: node memory some-pressure (PSI avg10, %) that counts as pressure; 0 = off. */
+export const MIN_PRESSURE_MEM_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-min-pressure-mem',
+  type: 'number',
+  unit: 'percent',
+  min: 0,
+  max: 100,
+  off: 0,
+  recommended: 5,
+  description: 'balance only while some node spends at least this share of time with work waiting for memory reclaim (PSI some avg10)',
+  why: 'memory stalls are the more severe (reclaim, then the OOM killer), so act at half the cpu value',
+};
+
+/** `ha-auto-rebalance-pressure-missing`: what to do while some node reports no pressure telemetry. */
+export const PRESSURE_MISSING_KEY: ChoiceKeySpec<PressureMissing> = {
+  key: 'ha-auto-rebalance-pressure-missing',
+  type: 'choice',
+  choices: ['balance', 'hold'],
+  off: 'balance',
+  recommended: 'balance',
+  description: "while some node reports no pressure: 'balance' judges the nodes that report it (fail open), 'hold' moves nothing",
+  why: 'fail open: nodes on an older stats schema keep the reference behaviour instead of switching the balancer off',
+};
+
+/** `ha-auto-rebalance-check-migratable` (0/1): guests whose configuration prevents a migration are not candidates. */
+export const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
+  key: 'ha-auto-rebalance-check-migratable',
+  type: 'flag',
+  off: false,
+  recommended: true,
+  description: 'guests with a local cd-rom image, pci/usb passthrough, amd sev / intel tdx or local disks are not candidates',
+  why: 'such a motion fails every time (seed symptom 1); not trying it beats backing it off',
+};
+
+/** Every key this package reads, for docs and `crsJsonSchema`. */
+export const PRESSURE_KEYS = [MIN_PRESSURE_CPU_KEY, MIN_PRESSURE_MEM_KEY, PRESSURE_MISSING_KEY, CHECK_MIGRATABLE_KEY] as const;
+
+/** The pressure and migratability settings, in the keys' units; 0 / false = off. */
+export interface PressureSettings {
+  /** cpu pressure threshold, percent (0 = cpu not judged). */
+  readonly minPressureCpuPercent: number;
+  /** memory pressure threshold, percent (0 = memory not judged). */
+  readonly minPressureMemPercent: number;
+  /** While telemetry is missing: `balance` (fail open) or `hold`. */
+  readonly pressureMissing: PressureMissing;
+  readonly checkMigratable: boolean;
+}
+
+/** Every stage off: the reference balancer. */
+export const PRESSURE_OFF: PressureSettings = { minPressureCpuPercent: 0, minPressureMemPercent: 0, pressureMissing: 'balance', checkMigratable: false };
+
+/**
+ * Reads the pressure and migratability keys from the `crs` section (see `readCrs` of
+ * `@poise/policy`). An absent key takes the preset's value (`recommended`) or off; an explicit
+ * key overrides the preset; a bad value is a problem naming the key, and that stage is off.
+ * Never throws.
+ */
+export function parsePressureSettings(input: CrsInput): { settings: PressureSettings; problems: SettingProblem[] } {
+  const problems: SettingProblem[] = [];
+  const settings: PressureSettings = {
+    minPressureCpuPercent: readNumberKey(input, MIN_PRESSURE_CPU_KEY, problems),
+    minPressureMemPercent: readNumberKey(input, MIN_PRESSURE_MEM_KEY, problems),
+    pressureMissing: readChoiceKey(input, PRESSURE_MISSING_KEY, problems),
+    checkMigratable: readFlagKey(input, CHECK_MIGRATABLE_KEY, problems),
+  };
+  return { settings, problems };
+}
+
+/** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
+export const PRESSURE_ORDER = {
+  /** gate: after smoothing (10) and backoff-series (20), before threshold-hold. */
+  pressure: 30,
+  /** filter: first — it restricts the sources most and needs no host lookups. */
+  'pressure-source': 10,
+  /** filter: last — the host's guest configurations are read only for the survivors. */
+  migratable: 40,
+} as const;
+
+/**
+ * The stages the settings turn on, in their slots, for `composePipeline`; empty when every
+ * setting is off. Throws `PolicyError` `invalid-config` for a value out of range
+ * (`parsePressureSettings` never yields one).
+ */
+export function pressureStages(settings: PressureSettings): StagePart[] {
+  for (const key of ['minPressureCpuPercent', 'minPressureMemPercent'] as const) {
+    const v = settings[key];
+    if (!Number.isFinite(v) || v < 0 || v > 100) throw new PolicyError('invalid-config', `pressure setting '${key}' must be a percentage in 0..100, got '${v}'`);
+  }
+  const parts: StagePart[] = [];
+  if (settings.minPressureCpuPercent > 0 || settings.minPressureMemPercent > 0) {
+    const options = { cpuPercent: settings.minPressureCpuPercent, memPercent: settings.minPressureMemPercent, missing: settings.pressureMissing };
+    parts.push({ slot: 'gate', order: PRESSURE_ORDER.pressure, stage: pressureGate(options) });
+    parts.push({ slot: 'filter', order: PRESSURE_ORDER['pressure-source'], stage: pressureSourceFilter(options) });
+  }
+  if (settings.checkMigratable) parts.push({ slot: 'filter', order: PRESSURE_ORDER.migratable, stage: migratableFilter() });
+  return parts;
+}

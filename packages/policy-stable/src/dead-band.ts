@@ -1,0 +1,26 @@
+import { PolicyError, type Stage, evaluatorOf, selectedOf, stateCheck } from '@poise/policy';
+
+/**
+ * An absolute dead band on top of the relative margin (name `min-improvement`, an accept
+ * stage): the selected move must lower the imbalance by at least `minImprovement`, i.e.
+ * `before − after ≥ minImprovement`, in the imbalance's own unit (a fraction: 5 percentage
+ * points = 0.05). Otherwise the round stops with code `below-min-improvement`, e.g.
+ * `improvement 0.02 below min-improvement 0.05`. `minImprovement` is a finite number ≥ 0.
+ */
+export function minImprovementAccept(options: { minImprovement: number }): Stage<null> {
+  const min = options.minImprovement;
+  if (!Number.isFinite(min) || min < 0) throw new PolicyError('invalid-config', `minImprovement must be a finite number >= 0, got '${min}'`);
+  const check = stateCheck('min-improvement');
+  return {
+    name: 'min-improvement',
+    kind: 'accept',
+    initialState: () => null,
+    validateState: (value) => check.none(value),
+    run: (ctx, plan, state) => {
+      const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
+      const improvement = before - selectedOf(plan, 'min-improvement').imbalance;
+      if (improvement >= min) return { plan, state };
+      return { stop: `improvement ${improvement} below min-improvement ${min}`, code: 'below-min-improvement', state };
+    },
+  };
+}

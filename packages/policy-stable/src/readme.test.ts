@@ -1,0 +1,95 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type ReplayCluster, composePipeline, readCrs } from '@poise/policy';
+import { describe, expect, it, vi } from 'vitest';
+import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
+import { dominantGuest, seed004 } from './test-support';
+
+const README = new URL('../README.md', import.meta.url);
+
+describe('README', () => {
+  // The README's example is real code: run the ```ts block under "## Example" and compare what
+  // it prints with the ```text block that follows it.
+  it('the example runs and prints what the README shows', async () => {
+    const match = /## Example\n[\s\S]*?```ts\n([\s\S]*?)```\n+```text\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'));
+    expect(match, 'README has an example and its output').not.toBeNull();
+    const file = fileURLToPath(new URL('./readme-example.tmp.ts', import.meta.url));
+    writeFileSync(file, match![1]!);
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
+    try {
+      await import(/* @vite-ignore */ file);
+    } finally {
+      log.mockRestore();
+      rmSync(file, { force: true });
+    }
+    expect(`${lines.join('\n')}\n`).toBe(match![2]);
+  });
+
+  // The replay table is computed here; POISE_UPDATE_README=1 writes it into the README.
+  it('the replay table is what the replays give', () => {
+    const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
+    const variants: Array<[string, StableSettings]> = [
+      ['defaults', STABLE_OFF],
+      ['backoff 60', { ...STABLE_OFF, backoffSeconds: 60 }],
+      ['cooldown 600', { ...STABLE_OFF, cooldownSeconds: 600 }],
+      ['min-improvement 5', { ...STABLE_OFF, minImprovementPoints: 5 }],
+      ['smoothing 300', { ...STABLE_OFF, smoothingHalfLifeSeconds: 300 }],
+      ['cost-weight 0.2', { ...STABLE_OFF, costWeight: 0.2 }],
+      ['recommended', parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings],
+    ];
+    const moves = (c: ReplayCluster) => {
+      const failed = c.outcomes().filter((o) => o.type === 'outcome' && !o.ok).length;
+      const perPair = new Map<string, number>();
+      for (const m of c.moves()) if (m.type === 'move') perPair.set(`${m.resources}>${m.target}`, (perPair.get(`${m.resources}>${m.target}`) ?? 0) + 1);
+      return `${c.moves().length} (${failed} failed, ≤ ${Math.max(0, ...perPair.values())} per pair)`;
+    };
+    const rows: Array<[string, (s: StableSettings) => string]> = [
+      [
+        "seed 004 fa:109 (fails 9×), 20 min: moves",
+        (s) => {
+          const c = seed004('fa:109', 9);
+          c.run(composePipeline(REFERENCE, stableStages(s)), { until: 40 + 1200 });
+          return moves(c);
+        },
+      ],
+      [
+        'a guest that never migrates, 20 min: moves',
+        (s) => {
+          const c = seed004('vm:101', 1_000_000);
+          c.run(composePipeline(REFERENCE, stableStages(s)), { until: 40 + 1200 });
+          return moves(c);
+        },
+      ],
+      [
+        'dominant guest ±0.5 pp, 27 min: moves, seeds 1/2/3',
+        (s) =>
+          [1, 2, 3]
+            .map((seed) => {
+              const { cluster, noise } = dominantGuest(seed);
+              cluster.run(composePipeline(REFERENCE, stableStages(s)), { until: 27 * 60, beforeRound: noise });
+              return cluster.moves().length;
+            })
+            .join('/'),
+      ],
+      [
+        'dominant guest ±0.5 pp, 24 h (seed 1): moves; log lines',
+        (s) => {
+          const { cluster, noise } = dominantGuest(1);
+          cluster.run(composePipeline(REFERENCE, stableStages(s)), { until: 24 * 3600, beforeRound: noise });
+          return `${cluster.moves().length}; ${cluster.events.filter((e) => e.type === 'stop' || e.type === 'notice').length}`;
+        },
+      ],
+    ];
+    const table = [
+      `| scenario | ${variants.map(([name]) => name).join(' | ')} |`,
+      `|---|${variants.map(() => '---').join('|')}|`,
+      ...rows.map(([name, cell]) => `| ${name} | ${variants.map(([, s]) => cell(s)).join(' | ')} |`),
+    ].join('\n');
+    const text = readFileSync(README, 'utf8');
+    const block = /(<!-- replay-table -->\n)([\s\S]*?)\n?(<!-- \/replay-table -->)/;
+    expect(block.test(text), 'README has the replay-table markers').toBe(true);
+    if (process.env.POISE_UPDATE_README === '1') writeFileSync(README, text.replace(block, (_m, open: string, _old, close: string) => `${open}${table}\n${close}`));
+    else expect(block.exec(text)?.[2]).toBe(table);
+  });
+});

@@ -1,0 +1,203 @@
+import {
+  type CrsInput,
+  type FlagKeySpec,
+  type NumberKeySpec,
+  PolicyError,
+  type SettingProblem,
+  type StagePart,
+  readFlagKey,
+  readNumberKey,
+} from '@poise/policy';
+import { BACKOFF_MAX_SECONDS, backoffFilter, backoffSeriesGate } from './backoff';
+import { cooldownFilter } from './cooldown';
+import { COST_SCORE_LIMIT, costSelect } from './cost';
+import { minImprovementAccept } from './dead-band';
+import { smoothingGate } from './smoothing';
+
+/**
+ * `ha-auto-rebalance-backoff`: base delay of the cross-series backoff of a failed
+ * (bundle, target) pair, seconds; 0 = off (also turns off the series exclusion).
+ */
+export const BACKOFF_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-backoff',
+  type: 'number',
+  unit: 'seconds',
+  min: 0,
+  max: BACKOFF_MAX_SECONDS,
+  off: 0,
+  recommended: 60,
+  description: 'a failed (bundle, target) pair is excluded for the rest of its rebalancing series and skipped base·2^(failures−1) s (≤ 1 h) in later series',
+  why: 'the delay the seed series validated on a live cluster (60 s, 120 s, ...); retries inside a series are excluded anyway',
+};
+
+/** `ha-auto-rebalance-cooldown`: seconds a resource the balancer moved is left alone; 0 = off. */
+export const COOLDOWN_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-cooldown',
+  type: 'number',
+  unit: 'seconds',
+  min: 0,
+  max: 86_400,
+  off: 0,
+  recommended: 600,
+  description: 'a resource the balancer moved is not moved by it again within this time',
+  why: "the seed's 10 min: the field's oscillation moved one guest every ~5 min, and a real load shift lasts longer",
+};
+
+/** `ha-auto-rebalance-min-improvement`: absolute dead band, percentage points of imbalance; 0 = off. */
+export const MIN_IMPROVEMENT_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-min-improvement',
+  type: 'number',
+  unit: 'percentage points',
+  min: 0,
+  max: 100,
+  off: 0,
+  recommended: 5,
+  description: 'a move must lower the imbalance by at least this many percentage points, on top of the relative margin',
+  why: 'on a lightly loaded 2-node cluster a 0.5 pp base-load swing changes the imbalance by several points; 5 pp keeps such moves out',
+};
+
+/** `ha-auto-rebalance-smoothing`: half-life of the residual's moving average, seconds; 0 = off. */
+export const SMOOTHING_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-smoothing',
+  type: 'number',
+  unit: 'seconds',
+  min: 0,
+  max: 86_400,
+  off: 0,
+  recommended: 300,
+  description: 'half-life of the moving average of the node load the HA services do not account for',
+  why: '5 min: divides the noise of 20 s point samples by about 6.6, while a load change that lasts 15 min is followed',
+};
+
+/** `ha-auto-rebalance-cost-weight`: tolerance (fraction of the best improvement) for preferring cheaper moves; 0 = off. */
+export const COST_WEIGHT_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-cost-weight',
+  type: 'number',
+  unit: 'fraction of the best improvement',
+  min: 0,
+  max: 1,
+  off: 0,
+  recommended: 0.2,
+  description: 'among moves improving by at least (1 − weight) of the best improvement, the one copying the least memory is chosen',
+  why: 'giving up a fifth of the gain to copy, say, 4 GiB instead of 64 GiB is worth it; more would prefer clearly worse moves',
+};
+
+/** `ha-auto-rebalance-memhost` (0/1): the host feeds the host-side memory footprint to the usage model. */
+export const MEMHOST_KEY: FlagKeySpec = {
+  key: 'ha-auto-rebalance-memhost',
+  type: 'flag',
+  off: false,
+  recommended: true,
+  description: "dynamic guest memory uses the host-side footprint ('memhost') when present (a host concern: which value it feeds to the usage model)",
+  why: 'the balloon-adjusted guest value mispredicts the state after a move (seed symptom 2); memhost is what the node carries and what a migration copies',
+};
+
+/** Every key this package reads, for docs and `crsJsonSchema`. */
+export const STABLE_KEYS = [BACKOFF_KEY, COOLDOWN_KEY, MIN_IMPROVEMENT_KEY, SMOOTHING_KEY, COST_WEIGHT_KEY, MEMHOST_KEY] as const;
+
+/** The stability settings, in the keys' units; 0 / false = off. */
+export interface StableSettings {
+  /** Backoff base, seconds (0 = off). */
+  readonly backoffSeconds: number;
+  /** Cooldown, seconds (0 = off). */
+  readonly cooldownSeconds: number;
+  /** Dead band, percentage points of imbalance (0 = off); the stage gets it / 100. */
+  readonly minImprovementPoints: number;
+  /** Smoothing half-life, seconds (0 = off). */
+  readonly smoothingHalfLifeSeconds: number;
+  /** Cost tolerance, fraction 0..1 (0 = off). */
+  readonly costWeight: number;
+  /** Feed the host-side memory footprint to the usage model (a host concern; no stage). */
+  readonly memhost: boolean;
+}
+
+/** Every stage off: the reference balancer. */
+export const STABLE_OFF: StableSettings = {
+  backoffSeconds: 0,
+  cooldownSeconds: 0,
+  minImprovementPoints: 0,
+  smoothingHalfLifeSeconds: 0,
+  costWeight: 0,
+  memhost: false,
+};
+
+/**
+ * Reads the stability keys from the `crs` section (see `readCrs` of `@poise/policy`). An
+ * absent key takes the preset's value (`recommended`) or off; an explicit key overrides the
+ * preset (an explicit 0 turns that stage off); a bad value is a problem naming the key, and
+ * that stage is off. Never throws.
+ */
+export function parseStableSettings(input: CrsInput): { settings: StableSettings; problems: SettingProblem[] } {
+  const problems: SettingProblem[] = [];
+  const settings: StableSettings = {
+    backoffSeconds: readNumberKey(input, BACKOFF_KEY, problems),
+    cooldownSeconds: readNumberKey(input, COOLDOWN_KEY, problems),
+    minImprovementPoints: readNumberKey(input, MIN_IMPROVEMENT_KEY, problems),
+    smoothingHalfLifeSeconds: readNumberKey(input, SMOOTHING_KEY, problems),
+    costWeight: readNumberKey(input, COST_WEIGHT_KEY, problems),
+    memhost: readFlagKey(input, MEMHOST_KEY, problems),
+  };
+  return { settings, problems };
+}
+
+/** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
+export const STABLE_ORDER = {
+  /** gate: first, so every later gate and the threshold see the adjusted view. */
+  smoothing: 10,
+  /** gate: before the pressure gate, so a retry round without pressure ends the series. */
+  'backoff-series': 20,
+  /** filter: after pressure-source (10), before backoff. */
+  cooldown: 20,
+  /** filter: after cooldown, before migratable (40). */
+  backoff: 30,
+  /** accept: after relative-margin. */
+  'min-improvement': 10,
+} as const;
+
+/** Options of {@link stableStages} that are not datacenter.cfg keys. */
+export interface StableStageOptions {
+  /** Cap of the backoff delay, seconds (default {@link BACKOFF_MAX_SECONDS}). */
+  readonly maxBackoffSeconds?: number;
+  /** How many scored migrations the cost stage compares (default {@link COST_SCORE_LIMIT}). */
+  readonly costScoreLimit?: number;
+}
+
+function checkSetting(name: keyof StableSettings, value: number, max: number): void {
+  if (!Number.isFinite(value) || value < 0 || value > max) {
+    throw new PolicyError('invalid-config', `stable setting '${name}' must be a finite number in 0..${max}, got '${value}'`);
+  }
+}
+
+/**
+ * The stages the settings turn on, in their slots, for `composePipeline`; empty when every
+ * setting is off (the composed pipeline is then the reference). `minImprovementPoints` is
+ * converted to the imbalance's fraction (/ 100). Throws `PolicyError` `invalid-config` for a
+ * value out of range (`parseStableSettings` never yields one).
+ */
+export function stableStages(settings: StableSettings, options: StableStageOptions = {}): StagePart[] {
+  checkSetting('backoffSeconds', settings.backoffSeconds, BACKOFF_KEY.max);
+  checkSetting('cooldownSeconds', settings.cooldownSeconds, COOLDOWN_KEY.max);
+  checkSetting('minImprovementPoints', settings.minImprovementPoints, MIN_IMPROVEMENT_KEY.max);
+  checkSetting('smoothingHalfLifeSeconds', settings.smoothingHalfLifeSeconds, SMOOTHING_KEY.max);
+  checkSetting('costWeight', settings.costWeight, COST_WEIGHT_KEY.max);
+  const parts: StagePart[] = [];
+  if (settings.smoothingHalfLifeSeconds > 0) {
+    parts.push({ slot: 'gate', order: STABLE_ORDER.smoothing, stage: smoothingGate({ halfLifeSeconds: settings.smoothingHalfLifeSeconds }) });
+  }
+  if (settings.backoffSeconds > 0) {
+    parts.push({ slot: 'gate', order: STABLE_ORDER['backoff-series'], stage: backoffSeriesGate() });
+    const maxSeconds = Math.max(options.maxBackoffSeconds ?? BACKOFF_MAX_SECONDS, settings.backoffSeconds);
+    parts.push({ slot: 'filter', order: STABLE_ORDER.backoff, stage: backoffFilter({ baseSeconds: settings.backoffSeconds, maxSeconds }) });
+  }
+  if (settings.cooldownSeconds > 0) {
+    parts.push({ slot: 'filter', order: STABLE_ORDER.cooldown, stage: cooldownFilter({ seconds: settings.cooldownSeconds }) });
+  }
+  if (settings.costWeight > 0) {
+    const limit = options.costScoreLimit ?? COST_SCORE_LIMIT;
+    parts.push({ slot: 'select', order: 0, stage: costSelect({ weight: settings.costWeight, limit }), scoreLimit: limit });
+  }
+  if (settings.minImprovementPoints > 0) {
+    parts.push({ slot: 'accept', order: STABLE_ORDER['min-improvement'], stage: minImprovementAccept({ minImprovement: settings.minImprovementPoints / 100 }) });
+  }
+  return parts;
+}

@@ -1,0 +1,196 @@
+import { invalidInput } from './errors';
+import { showValue } from './state';
+import type {
+  AdjustedNodeUsage,
+  BalanceCandidate,
+  BalanceContext,
+  BalanceEvaluator,
+  BalanceMethod,
+  MigrationCandidate,
+  MotionOutcome,
+  NodeTelemetry,
+  NoticeInit,
+  ScoredMigration,
+} from './types';
+
+/** Upper bound of node telemetry values (cores, bytes): keeps every sum and average finite. */
+export const TELEMETRY_MAX = 2 ** 53;
+
+const isName = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+/** Checks an imbalance from the host: a finite number ≥ 0. */
+export function checkImbalance(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalidInput(`${what} must be a finite number >= 0, got ${showValue(value)}`);
+  }
+  return value;
+}
+
+/** Checks the host's candidates (see `BalanceCandidate` for the accepted shape). */
+export function checkCandidates(value: unknown): BalanceCandidate[] {
+  if (!Array.isArray(value)) throw invalidInput(`candidates must be an array, got ${showValue(value)}`);
+  const leaders = new Set<string>();
+  value.forEach((c: unknown, i) => {
+    const at = `candidates.${i}`;
+    if (typeof c !== 'object' || c === null) throw invalidInput(`${at} must be an object, got ${showValue(c)}`);
+    const { leader, resources, targets, source, transferBytes } = c as Record<string, unknown>;
+    if (!isName(leader)) throw invalidInput(`${at}.leader must be a non-empty string, got ${showValue(leader)}`);
+    const name = `candidate '${leader}' (${at})`;
+    if (leaders.has(leader)) throw invalidInput(`${name}: leader listed twice`);
+    leaders.add(leader);
+    if (!Array.isArray(resources) || resources.length === 0) throw invalidInput(`${name}: 'resources' must be a non-empty array`);
+    const members = new Set<string>();
+    for (const sid of resources) {
+      if (!isName(sid)) throw invalidInput(`${name}: 'resources' must hold non-empty strings, got ${showValue(sid)}`);
+      if (members.has(sid)) throw invalidInput(`${name}: 'resources' lists '${sid}' twice`);
+      members.add(sid);
+    }
+    if (!members.has(leader)) throw invalidInput(`${name}: 'resources' must include the leader`);
+    if (!Array.isArray(targets)) throw invalidInput(`${name}: 'targets' must be an array`);
+    const seen = new Set<string>();
+    for (const t of targets) {
+      if (!isName(t)) throw invalidInput(`${name}: 'targets' must hold non-empty strings, got ${showValue(t)}`);
+      if (seen.has(t)) throw invalidInput(`${name}: 'targets' lists '${t}' twice`);
+      seen.add(t);
+    }
+    if (source !== undefined) {
+      if (!isName(source)) throw invalidInput(`${name}: 'source' must be a non-empty string, got ${showValue(source)}`);
+      if (seen.has(source)) throw invalidInput(`${name}: its source '${source}' is also a target`);
+    }
+    if (transferBytes !== undefined && (typeof transferBytes !== 'number' || !Number.isFinite(transferBytes) || transferBytes < 0)) {
+      throw invalidInput(`${name}: 'transferBytes' must be a finite number >= 0, got ${showValue(transferBytes)}`);
+    }
+  });
+  return value as BalanceCandidate[];
+}
+
+/** Checks scored migrations against the candidates they were scored from. */
+export function checkScored(value: unknown, candidates: readonly MigrationCandidate[], limit: number): ScoredMigration[] {
+  if (!Array.isArray(value)) throw invalidInput(`scored migrations must be an array, got ${showValue(value)}`);
+  if (value.length > limit) throw invalidInput(`the host scored ${value.length} migrations, more than the limit ${limit}`);
+  if (value.length === 0) return value;
+  const byLeader = new Map<string, MigrationCandidate>();
+  for (const c of candidates) byLeader.set(c.leader, c);
+  value.forEach((m: unknown, i) => {
+    const at = `scored.${i}`;
+    if (typeof m !== 'object' || m === null) throw invalidInput(`${at} must be an object, got ${showValue(m)}`);
+    const { sid, source, target, imbalance } = m as Record<string, unknown>;
+    for (const [field, v] of [['sid', sid], ['source', source], ['target', target]] as const) {
+      if (!isName(v)) throw invalidInput(`${at}.${field} must be a non-empty string, got ${showValue(v)}`);
+    }
+    checkImbalance(imbalance, `${at}.imbalance (the imbalance after moving '${String(sid)}')`);
+    if (source === target) throw invalidInput(`${at}: '${String(sid)}' would move from '${String(source)}' to itself`);
+    const candidate = byLeader.get(sid as string);
+    if (!candidate || !candidate.targets.includes(target as string)) {
+      throw invalidInput(`${at}: '${String(sid)}' to '${String(target)}' is not one of the candidates given to the scorer`);
+    }
+    const candidateSource = (candidate as BalanceCandidate).source;
+    if (candidateSource !== undefined && candidateSource !== source) {
+      throw invalidInput(`${at}: '${String(sid)}' is scored from '${String(source)}' but the candidate's source is '${candidateSource}'`);
+    }
+  });
+  return value as ScoredMigration[];
+}
+
+/** Checks node telemetry (see `NodeTelemetry` for the accepted range). */
+export function checkNodes(value: unknown): readonly NodeTelemetry[] {
+  if (!Array.isArray(value)) throw invalidInput(`node telemetry must be an array, got ${showValue(value)}`);
+  const names = new Set<string>();
+  value.forEach((n: unknown, i) => {
+    const at = `nodes.${i}`;
+    if (typeof n !== 'object' || n === null) throw invalidInput(`${at} must be an object, got ${showValue(n)}`);
+    const t = n as Record<string, unknown>;
+    if (!isName(t.node)) throw invalidInput(`${at}.node must be a non-empty string, got ${showValue(t.node)}`);
+    const name = `node '${t.node}'`;
+    if (names.has(t.node)) throw invalidInput(`${name}: listed twice in the node telemetry`);
+    names.add(t.node);
+    for (const field of ['cpu', 'mem', 'servicesCpu', 'servicesMem', 'maxcpu', 'maxmem'] as const) {
+      const v = t[field];
+      const positive = field === 'maxcpu' || field === 'maxmem';
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0) || v > TELEMETRY_MAX) {
+        throw invalidInput(`${name}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'} and <= 2^53, got ${showValue(v)}`);
+      }
+    }
+    for (const field of ['pressureCpu', 'pressureMem'] as const) {
+      const v = t[field];
+      if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 100)) {
+        throw invalidInput(`${name}: '${field}' must be a percentage in 0..100 or undefined (missing), got ${showValue(v)}`);
+      }
+    }
+  });
+  return value as NodeTelemetry[];
+}
+
+/** Splits reported outcomes into valid ones and a warning per invalid one. */
+export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOutcome[]; notices: NoticeInit[] } {
+  if (value === undefined) return { outcomes: [], notices: [] };
+  const bad = (i: number | undefined, why: string): NoticeInit => ({
+    code: 'invalid-outcome',
+    severity: 'warning',
+    message: `ignored an invalid motion outcome${i === undefined ? '' : ` (outcomes.${i})`}: ${why}`,
+  });
+  if (!Array.isArray(value)) return { outcomes: [], notices: [bad(undefined, `outcomes must be an array, got ${showValue(value)}`)] };
+  const outcomes: MotionOutcome[] = [];
+  const notices: NoticeInit[] = [];
+  value.forEach((o: unknown, i) => {
+    if (typeof o !== 'object' || o === null) return void notices.push(bad(i, `not an object (${showValue(o)})`));
+    const { resources, source, target, ok, at, detail } = o as Record<string, unknown>;
+    if (!Array.isArray(resources) || resources.length === 0 || !resources.every(isName) || new Set(resources).size !== resources.length) {
+      return void notices.push(bad(i, "'resources' must be non-empty distinct names"));
+    }
+    if (!isName(source) || !isName(target)) return void notices.push(bad(i, "'source' and 'target' must be non-empty strings"));
+    if (source === target) return void notices.push(bad(i, `source and target are both '${source}'`));
+    if (typeof ok !== 'boolean') return void notices.push(bad(i, `'ok' must be a boolean, got ${showValue(ok)}`));
+    if (typeof at !== 'number' || !Number.isFinite(at)) return void notices.push(bad(i, `'at' must be a finite number, got ${showValue(at)}`));
+    outcomes.push({
+      resources: [...(resources as string[])],
+      source,
+      target,
+      ok,
+      at: Math.min(at, now),
+      ...(typeof detail === 'string' ? { detail } : {}),
+    });
+  });
+  return { outcomes, notices };
+}
+
+/** Wraps an evaluator: memoises the imbalance and checks every value it returns. */
+export function checkedEvaluator(inner: BalanceEvaluator, what: string): BalanceEvaluator {
+  let imbalance: number | undefined;
+  return {
+    imbalance: () => (imbalance ??= checkImbalance(inner.imbalance(), `${what} imbalance`)),
+    score: (candidates: MigrationCandidate[], method: BalanceMethod, limit: number) =>
+      checkScored(inner.score(candidates, method, limit), candidates, limit),
+  };
+}
+
+/**
+ * The context the stages see: the host's context with `imbalance`, `candidates` and `nodes`
+ * memoised, and every value checked (out-of-range data throws `invalid-input`). Optional
+ * members are present exactly when the host provides them.
+ */
+export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutcome[]): BalanceContext {
+  const measured = checkedEvaluator(ctx, 'the host');
+  let candidates: BalanceCandidate[] | undefined;
+  let nodes: readonly NodeTelemetry[] | undefined;
+  const round: { -readonly [K in keyof BalanceContext]: BalanceContext[K] } = {
+    now: ctx.now,
+    motionInFlight: ctx.motionInFlight,
+    outcomes,
+    imbalance: measured.imbalance,
+    score: measured.score,
+    candidates: () => (candidates ??= checkCandidates(ctx.candidates())),
+  };
+  if (ctx.nodes) {
+    const read = ctx.nodes.bind(ctx);
+    round.nodes = () => (nodes ??= checkNodes(read()));
+  }
+  if (ctx.adjust) {
+    const adjust = ctx.adjust.bind(ctx);
+    round.adjust = (list: readonly AdjustedNodeUsage[]) => checkedEvaluator(adjust(list), 'the adjusted');
+  }
+  if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
+  if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);
+  if (ctx.sharedStorage) round.sharedStorage = ctx.sharedStorage.bind(ctx);
+  return round;
+}

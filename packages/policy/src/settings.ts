@@ -1,0 +1,191 @@
+import { showValue } from './state';
+
+/**
+ * Settings of the variant stages come from the datacenter.cfg `crs` section (keys
+ * `ha-auto-rebalance-*`, units of the `pve-9.2` profile). Parsing never throws for a bad
+ * value: the value is reported as a {@link SettingProblem} naming the key, and the stage it
+ * configures falls back to off. Flow for a host:
+ *
+ * ```ts
+ * const input = readCrs(datacenterCfg.crs);        // the preset, once
+ * const stable = parseStableSettings(input);       // @poise/policy-stable
+ * const pressure = parsePressureSettings(input);   // @poise/policy-pressure
+ * const problems = [...input.problems, ...stable.problems, ...pressure.problems];
+ * ```
+ */
+
+/** The key selecting a preset of values for every variant stage. */
+export const PRESET_KEY = 'ha-auto-rebalance-preset';
+/** Known presets: `recommended` turns every variant stage on with the values each package documents. */
+export const PRESETS = ['recommended'] as const;
+export type RebalancePreset = (typeof PRESETS)[number];
+
+/** A bad settings value: the key (dot path from datacenter.cfg), the raw value, and a log line. */
+export interface SettingProblem {
+  /** e.g. `crs.ha-auto-rebalance-backoff`. */
+  readonly key: string;
+  readonly value: unknown;
+  /** e.g. `datacenter.cfg: invalid value 'x' for 'crs.ha-auto-rebalance-backoff' (...), falling back to 0 (off)`. */
+  readonly message: string;
+}
+
+/** The `crs` section, read once: the raw keys, the preset and the problems found so far. */
+export interface CrsInput {
+  /** The section as given; empty when it is missing or not an object. Read with `Object.hasOwn`. */
+  readonly crs: Readonly<Record<string, unknown>>;
+  readonly preset: RebalancePreset | undefined;
+  readonly problems: readonly SettingProblem[];
+}
+
+/** A numeric key: a finite number (or a decimal string) in `min..max`, inclusive. */
+export interface NumberKeySpec {
+  readonly key: string;
+  readonly type: 'number';
+  /** Unit as a word for messages and docs, e.g. `seconds`, `percentage points`. */
+  readonly unit: string;
+  readonly min: number;
+  readonly max: number;
+  /** The value when the key is absent and no preset applies, and after a bad value: off. */
+  readonly off: number;
+  /** The value under `ha-auto-rebalance-preset: recommended`. */
+  readonly recommended: number;
+  readonly description: string;
+  /** One line: why the recommended value (provisional until tuned with the scenarios). */
+  readonly why: string;
+}
+
+/** A 0/1 key: `0`, `1`, `'0'`, `'1'`, `false` or `true`. */
+export interface FlagKeySpec {
+  readonly key: string;
+  readonly type: 'flag';
+  readonly off: boolean;
+  readonly recommended: boolean;
+  readonly description: string;
+  readonly why: string;
+}
+
+/** A key with a fixed set of words. */
+export interface ChoiceKeySpec<C extends string = string> {
+  readonly key: string;
+  readonly type: 'choice';
+  readonly choices: readonly C[];
+  readonly off: C;
+  readonly recommended: C;
+  readonly description: string;
+  readonly why: string;
+}
+
+export type CrsKeySpec = NumberKeySpec | FlagKeySpec | ChoiceKeySpec;
+
+/** A strict decimal number: no hex, no blanks, no empty string (which `Number` would accept). */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function quoted(raw: unknown): string {
+  return typeof raw === 'object' && raw !== null ? `(${showValue(raw)})` : `'${String(raw)}'`;
+}
+
+/** Reads the `crs` section and its preset. Never throws. */
+export function readCrs(raw: unknown): CrsInput {
+  const problems: SettingProblem[] = [];
+  if (raw === undefined || raw === null) return { crs: {}, preset: undefined, problems };
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push({ key: 'crs', value: raw, message: `datacenter.cfg: 'crs' must be an object, got ${showValue(raw)}; the balancer stages are off` });
+    return { crs: {}, preset: undefined, problems };
+  }
+  const crs = raw as Record<string, unknown>;
+  const value = Object.hasOwn(crs, PRESET_KEY) ? crs[PRESET_KEY] : undefined;
+  let preset: RebalancePreset | undefined;
+  if (value !== undefined && value !== null && value !== '') {
+    if ((PRESETS as readonly unknown[]).includes(value)) preset = value as RebalancePreset;
+    else {
+      problems.push({
+        key: `crs.${PRESET_KEY}`,
+        value,
+        message: `datacenter.cfg: invalid value ${quoted(value)} for 'crs.${PRESET_KEY}' (one of ${PRESETS.join(', ')}), using no preset`,
+      });
+    }
+  }
+  return { crs, preset, problems };
+}
+
+/** The raw value of a key, or `undefined` when absent (`undefined`, `null` and `''` count as absent). */
+function rawValue(input: CrsInput, key: string): unknown {
+  const v = Object.hasOwn(input.crs, key) ? input.crs[key] : undefined;
+  return v === null || v === '' ? undefined : v;
+}
+
+function problem(spec: CrsKeySpec, raw: unknown, expected: string, problems: SettingProblem[]): void {
+  const fallback = spec.type === 'choice' ? `'${spec.off}' (the default)` : spec.type === 'flag' ? `${spec.off ? 1 : 0} (off)` : `${spec.off} (off)`;
+  problems.push({
+    key: `crs.${spec.key}`,
+    value: raw,
+    message: `datacenter.cfg: invalid value ${quoted(raw)} for 'crs.${spec.key}' (${expected}), falling back to ${fallback}`,
+  });
+}
+
+/** Reads a numeric key: absent → the preset's value or off; bad → off and a problem. */
+export function readNumberKey(input: CrsInput, spec: NumberKeySpec, problems: SettingProblem[]): number {
+  const raw = rawValue(input, spec.key);
+  if (raw === undefined) return input.preset === 'recommended' ? spec.recommended : spec.off;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : NaN;
+  if (!Number.isFinite(value) || value < spec.min || value > spec.max) {
+    problem(spec, raw, `${spec.unit}, ${spec.min} to ${spec.max}`, problems);
+    return spec.off;
+  }
+  return value;
+}
+
+/** Reads a 0/1 key: absent → the preset's value or off; bad → off and a problem. */
+export function readFlagKey(input: CrsInput, spec: FlagKeySpec, problems: SettingProblem[]): boolean {
+  const raw = rawValue(input, spec.key);
+  if (raw === undefined) return input.preset === 'recommended' ? spec.recommended : spec.off;
+  if (raw === 1 || raw === '1' || raw === true) return true;
+  if (raw === 0 || raw === '0' || raw === false) return false;
+  problem(spec, raw, '0 or 1', problems);
+  return spec.off;
+}
+
+/** Reads a choice key: absent → the preset's value or the default; bad → the default and a problem. */
+export function readChoiceKey<C extends string>(input: CrsInput, spec: ChoiceKeySpec<C>, problems: SettingProblem[]): C {
+  const raw = rawValue(input, spec.key);
+  if (raw === undefined) return input.preset === 'recommended' ? spec.recommended : spec.off;
+  if ((spec.choices as readonly unknown[]).includes(raw)) return raw as C;
+  problem(spec, raw, `one of ${spec.choices.join(', ')}`, problems);
+  return spec.off;
+}
+
+/**
+ * A JSON schema (draft 2020-12) of the given keys, for config validators and docs: each key
+ * with its description, range and default (off). Numbers may also be decimal strings, as
+ * datacenter.cfg stores them.
+ */
+export function crsJsonSchema(specs: readonly CrsKeySpec[]): Record<string, unknown> {
+  const properties: Record<string, unknown> = {
+    [PRESET_KEY]: { description: 'preset of values for every variant stage; explicit keys override it', enum: [...PRESETS] },
+  };
+  for (const spec of specs) {
+    if (spec.type === 'number') {
+      properties[spec.key] = {
+        description: `${spec.description} (${spec.unit}; ${spec.off} = off; recommended ${spec.recommended})`,
+        anyOf: [
+          { type: 'number', minimum: spec.min, maximum: spec.max },
+          { type: 'string', pattern: DECIMAL.source },
+        ],
+        default: spec.off,
+      };
+    } else if (spec.type === 'flag') {
+      properties[spec.key] = {
+        description: `${spec.description} (0/1; recommended ${spec.recommended ? 1 : 0})`,
+        enum: [0, 1, '0', '1', false, true],
+        default: spec.off ? 1 : 0,
+      };
+    } else {
+      properties[spec.key] = {
+        description: `${spec.description} (recommended '${spec.recommended}')`,
+        enum: [...spec.choices],
+        default: spec.off,
+      };
+    }
+  }
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties };
+}
