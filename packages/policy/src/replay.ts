@@ -82,7 +82,8 @@ interface Guest {
   config: GuestConfig | undefined;
 }
 
-interface Node {
+/** A node of the replay cluster, as {@link ReplayCluster.setNode} patches it. */
+export interface ReplayNodeState {
   name: string;
   maxcpu: number;
   maxmem: number;
@@ -122,7 +123,7 @@ export class ReplayCluster {
   readonly roundSeconds: number;
   readonly motionSeconds: number;
   private readonly metric: ImbalanceMetric;
-  private readonly nodeMap = new Map<string, Node>();
+  private readonly nodeMap = new Map<string, ReplayNodeState>();
   private readonly guests = new Map<string, Guest>();
   private pending: Pending | undefined;
   private lastKey: string | undefined;
@@ -169,7 +170,7 @@ export class ReplayCluster {
    * Changes a node's own load (cores, bytes: finite, ≥ 0) or pressure (percent; any value, even
    * out of range, is passed to the pipeline as it is, so tests can feed it bad telemetry).
    */
-  setNode(name: string, patch: Partial<Pick<Node, 'cpu' | 'mem' | 'pressureCpu' | 'pressureMem'>>): void {
+  setNode(name: string, patch: Partial<Pick<ReplayNodeState, 'cpu' | 'mem' | 'pressureCpu' | 'pressureMem'>>): void {
     const node = this.nodeMap.get(name);
     if (!node) throw new PolicyError('invalid-config', `unknown node '${name}'`);
     const amounts: Record<string, number> = {};
@@ -196,7 +197,7 @@ export class ReplayCluster {
     return this.events.filter((e) => e.type === 'outcome');
   }
 
-  private sortedNodes(): Node[] {
+  private sortedNodes(): ReplayNodeState[] {
     return [...this.nodeMap.values()].sort((a, b) => compareNames(a.name, b.name));
   }
 
