@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase } from '@poise/sim';
@@ -54,6 +54,20 @@ export function tlsNotices(config: ManagerConfig): { level: LogLevel; msg: strin
   return out;
 }
 
+/** Reads the cluster CA file (PEM); throws `invalid-config` naming the file when unusable. */
+export function readCaFile(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ManagerError('invalid-config', `pve.tls.ca-file: cannot read '${path}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ManagerError('invalid-config', `pve.tls.ca-file: '${path}' holds no PEM certificate`);
+  }
+  return pem;
+}
+
 /**
  * The Proxmox VE host. Integration seam: needs `@poise/pve-api` (the typed client) and the
  * adapter from its replies to {@link BalancerPort} (`pve-port.ts`). Everything up to it is real:
@@ -62,6 +76,7 @@ export function tlsNotices(config: ManagerConfig): { level: LogLevel; msg: strin
 export function createPveHost(config: ManagerConfig): Host {
   const warnings: string[] = [];
   const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, process.env, warnings);
+  if (config.pve.tls.caFile !== undefined) readCaFile(config.pve.tls.caFile);
   throw new ManagerError(
     'not-available',
     `env 'pve' is not available yet: the Proxmox VE adapter needs the @poise/pve-api client, which is not merged into this build ` +

@@ -1,4 +1,4 @@
-import { bundledSimCase, createHost, type HostFactory, tlsNotices } from './adapters';
+import { bundledSimCase, createHost, type HostFactory, readCaFile, tlsNotices } from './adapters';
 import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig } from './config/load';
 import { configJsonSchema } from './config/schema';
 import { loadToken } from './config/secret';
@@ -150,7 +150,10 @@ function checkConfig(config: ManagerConfig, io: Io): void {
   io.out(`config ${source} is valid`);
   io.out(`  env ${config.env}, mode ${config.mode}, interval ${config.intervalSeconds} s`);
   if (config.env === 'pve') {
-    const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, io.env);
+    const warnings: string[] = [];
+    const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, io.env, warnings);
+    if (config.pve.tls.caFile !== undefined) readCaFile(config.pve.tls.caFile);
+    for (const w of warnings) io.out(`  warning: ${w}`);
     io.out(`  cluster: ${config.pve.urls.join(', ')}; API token ${token.id} from ${token.origin}`);
     for (const n of tlsNotices(config)) io.out(`  ${n.msg}`);
   } else {

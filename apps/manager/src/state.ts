@@ -194,7 +194,11 @@ export function writeAtomically(path: string, text: string): void {
     }
     renameSync(tmp, path);
   } catch (err) {
-    rmSync(tmp, { force: true });
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // nothing was created
+    }
     throw new ManagerError('state', `cannot write the state file '${path}': ${(err as Error).message}`, { cause: err });
   }
   try {

@@ -41,6 +41,11 @@ const LOCK_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
+/** A mapping of settings (unknown keys are errors). */
+function section<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.strictObject(shape, { error: 'expected a mapping of settings' });
+}
+
 function num(what: string) {
   return z.number({ error: `expected ${what}` });
 }
@@ -57,8 +62,7 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: `expected one of ${values.map((v) => `'${v}'`).join(', ')}` });
 }
 
-const tlsSchema = z
-  .strictObject({
+const tlsSchema = section({
     'ca-file': str('a file path')
       .optional()
       .describe('PEM file of the CA that signed the node certificates; on a cluster node /etc/pve/pve-root-ca.pem.'),
@@ -78,8 +82,7 @@ const tlsSchema = z
   })
   .describe('TLS verification of the Proxmox VE API. Verified against the system CAs by default.');
 
-const pveSchema = z
-  .strictObject({
+const pveSchema = section({
     urls: z
       .array(z.string({ error: 'expected a URL' }).regex(HTTP_URL, { error: 'expected an https:// URL like https://node1:8006' }), {
         error: 'expected a list of URLs',
@@ -103,8 +106,7 @@ const pveSchema = z
   })
   .describe('The Proxmox VE cluster (env: pve).');
 
-const simSchema = z
-  .strictObject({
+const simSchema = section({
     'case-dir': str('a directory path')
       .optional()
       .describe('Simulator test-case directory (the poise-sim format) to run the daemon against.'),
@@ -120,8 +122,7 @@ const policyValue = z.union([z.string(), z.number(), z.boolean()], {
   error: 'expected a string, number or boolean',
 });
 
-export const policySchema = z
-  .object({
+export const policySchema = z.object({
     'ha-auto-rebalance-threshold': num('a number from 0 to 100')
       .min(0, { error: 'expected a number from 0 to 100' })
       .max(100, { error: 'expected a number from 0 to 100' })
@@ -140,7 +141,7 @@ export const policySchema = z
       .max(100, { error: 'expected a number from 0 to 100' })
       .default(DEFAULT_MARGIN_PERCENT)
       .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
-  })
+  }, { error: 'expected a mapping of settings' })
   .catchall(policyValue)
   .superRefine((value, ctx) => {
     for (const key of Object.keys(value)) {
@@ -160,8 +161,7 @@ export const policySchema = z
     "The balancer policy, keyed like the datacenter.cfg 'crs' options. The reference keys are checked here; any other ha-auto-rebalance-* key (backoff, cooldown, preset, …) is passed to the policy stages, which check it.",
   );
 
-const limitsSchema = z
-  .strictObject({
+const limitsSchema = section({
     'max-motions-in-flight': z
       .literal(1, { error: 'expected 1 (one motion at a time is all that is supported)' })
       .default(1)
@@ -182,8 +182,7 @@ const limitsSchema = z
   })
   .describe('Safety limits on what the daemon does.');
 
-const metricsSchema = z
-  .strictObject({
+const metricsSchema = section({
     enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
     listen: z
       .string({ error: 'expected host:port' })
@@ -193,8 +192,7 @@ const metricsSchema = z
   })
   .describe('Prometheus metrics.');
 
-const stateSchema = z
-  .strictObject({
+const stateSchema = section({
     file: str('a file path')
       .default(DEFAULT_STATE_FILE)
       .describe(
@@ -203,8 +201,7 @@ const stateSchema = z
   })
   .describe('Persistent state.');
 
-const lockSchema = z
-  .strictObject({
+const lockSchema = section({
     enabled: bool().default(true).describe('Take the active/standby lock before acting (env: pve).'),
     dir: str('a directory path')
       .default(DEFAULT_LOCK_DIR)
@@ -217,8 +214,7 @@ const lockSchema = z
   })
   .describe('Active/standby: one instance acts at a time.');
 
-const logSchema = z
-  .strictObject({
+const logSchema = section({
     format: oneOf(['auto', 'json', 'text'])
       .default('auto')
       .describe('auto: readable text on a terminal, JSON lines otherwise.'),
@@ -226,16 +222,14 @@ const logSchema = z
   })
   .describe('Logging (to stdout).');
 
-const guestsSchema = z
-  .strictObject({
+const guestsSchema = section({
     'non-ha': bool()
       .default(false)
       .describe('Also balance running guests that are not HA resources (through the guest migrate endpoint and its precondition check).'),
   })
   .describe('Which guests are balanced.');
 
-export const configSchema = z
-  .strictObject({
+export const configSchema = section({
     env: oneOf(['sim', 'pve']).default('sim').describe('Where the cluster is: the embedded simulator or a Proxmox VE cluster.'),
     mode: oneOf(['observe', 'act'])
       .default('observe')
