@@ -15,7 +15,7 @@ export interface Host {
   readonly clock: Clock;
   /** True once the environment has ended (a finished simulation): the loop stops after that round. */
   finished?(): boolean;
-  /** Start-up lines about the connection (TLS options, where the token came from). */
+  /** Start-up lines about the connection beyond the TLS choices (which the daemon states itself). */
   readonly notices: readonly { readonly level: LogLevel; readonly msg: string }[];
   /** Strings that must never be logged (the API token and its secret part). */
   readonly secrets: readonly string[];

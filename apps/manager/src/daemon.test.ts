@@ -110,6 +110,20 @@ describe('observe mode', () => {
   });
 });
 
+describe('TLS choices at start', () => {
+  it.each([
+    [{}, 'info', 'TLS: verified against the system CAs'],
+    [{ tls: { 'ca-file': '/etc/pve/pve-root-ca.pem', fingerprint: 'ab'.repeat(32) } }, 'info', `TLS: verified against CA file '/etc/pve/pve-root-ca.pem', fingerprint ${Array(32).fill('AB').join(':')} pinned`],
+    [{ tls: { 'insecure-skip-verify': true } }, 'error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned: anyone on the path can read the API token'],
+    [{ tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } }, 'error', `INSECURE: the certificate chain is not verified (pve.tls.insecure-skip-verify); only the pinned fingerprint ${Array(32).fill('AB').join(':')} is checked`],
+    [{ urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } }, 'error', 'INSECURE: plain http:// is allowed (pve.tls.allow-plain-http) and used: the API token travels unencrypted'],
+  ])('%j is stated at level %s', async (pve, level, msg) => {
+    const s = setup({ pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve } });
+    await s.daemon.start();
+    expect(s.records().filter((r) => r.event === 'start')).toContainEqual(expect.objectContaining({ level, msg }));
+  });
+});
+
 describe('act mode', () => {
   it('balances the fake cluster, one motion at a time, and then stays below the threshold', async () => {
     const s = setup({ mode: 'act' });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { compareNames } from '@poise/usage';
 import type { Decision, ScoredMigration } from '@poise/policy';
-import type { Host } from './adapters';
+import { type Host, tlsNotices } from './adapters';
 import type { ManagerConfig } from './config/load';
 import { errorMessage } from './errors';
 import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs } from './lock';
@@ -83,6 +83,8 @@ export class Daemon {
   private reportedProblems = new Set<string>();
   private lastReport: RoundReport | undefined;
   private active: boolean;
+  /** Whether this instance stood by since start (its state file may be stale then). */
+  private wasStandby = false;
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
@@ -133,6 +135,7 @@ export class Daemon {
       `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
     );
     log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
+    if (c.env === 'pve') for (const notice of tlsNotices(c)) log.log(notice.level, 'start', notice.msg);
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.loadState('start');
     if (c.metrics.enabled) {
@@ -339,13 +342,15 @@ export class Daemon {
       if (attempt.changed && attempt.held) {
         this.active = true;
         this.log.info('lock', `acquired the lock '${this.lock.path}': this instance is active`);
-        this.loadState('lock');
+        // another instance may have acted meanwhile: its state (and motion in flight) counts
+        if (this.wasStandby) this.loadState('lock');
       } else if (attempt.changed && !attempt.held) {
         this.active = false;
         this.log.warn('lock', `lost the lock '${this.lock.path}' (${attempt.reason}): stepping down to standby`);
       }
       this.metrics.active.set(attempt.held ? 1 : 0);
       if (!attempt.held) {
+        this.wasStandby = true;
         return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
       }
     }
