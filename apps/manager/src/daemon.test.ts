@@ -142,6 +142,16 @@ describe('act mode', () => {
     for (let i = 1; i < requests.length; i++) expect(requests[i]!.time).toBeGreaterThan(outcomes[i - 1]!.at - 1);
   });
 
+  it('nodes named like Object.prototype members are ordinary nodes', async () => {
+    const spec = unbalanced({ nodes: [{ name: '__proto__' }, { name: 'constructor' }, { name: 'toString' }] });
+    spec.guests.forEach((g) => (g.node = '__proto__'));
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(30);
+    expect(await imbalanceOf(s.cluster)).toBeLessThanOrEqual(0.3);
+    expect(new Set(s.cluster.s.requests.map((r) => r.target))).toEqual(new Set(['constructor', 'toString']));
+  });
+
   it('says what it does and follows the motion to its outcome', async () => {
     const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
     await s.daemon.start();

@@ -261,9 +261,9 @@ export class FakeCluster implements BalancerPort {
   }
 
   private script(sid: string, target: string): FakeMotionScript {
-    const key = this.s.scripts[`${sid}>${target}`] ? `${sid}>${target}` : sid;
-    const list = this.s.scripts[key] ?? [{}];
-    const n = this.s.attempts[key] ?? 0;
+    const key = Object.hasOwn(this.s.scripts, `${sid}>${target}`) ? `${sid}>${target}` : sid;
+    const list = Object.hasOwn(this.s.scripts, key) ? this.s.scripts[key]! : [{}];
+    const n = Object.hasOwn(this.s.attempts, key) ? this.s.attempts[key]! : 0;
     this.s.attempts[key] = n + 1;
     return list[Math.min(n, list.length - 1)]!;
   }
@@ -283,7 +283,7 @@ export class FakeCluster implements BalancerPort {
   }
 
   async checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck> {
-    const reason = this.s.guestCheckRefusals[request.sid];
+    const reason = Object.hasOwn(this.s.guestCheckRefusals, request.sid) ? this.s.guestCheckRefusals[request.sid] : undefined;
     return reason === undefined ? { allowed: true } : { allowed: false, reason };
   }
 
@@ -303,7 +303,7 @@ export class FakeCluster implements BalancerPort {
 
   async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress> {
     if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds: this.s.pickupTimeoutSeconds });
-    const task = motion.task === undefined ? undefined : this.s.tasks[motion.task];
+    const task = motion.task === undefined || !Object.hasOwn(this.s.tasks, motion.task) ? undefined : this.s.tasks[motion.task];
     if (!task) {
       // written before the request left: judge by where the guest is
       const g = snapshot.guests.find((x) => x.sid === motion.sid);

@@ -104,6 +104,18 @@ describe('config errors name the field by dot path and show the bad value', () =
   });
 });
 
+describe('keys that are names of Object.prototype', () => {
+  it('are refused like any unknown key, wherever they appear', () => {
+    const doc = JSON.parse('{"env":"sim","sim":{"case-dir":"/tmp"},"__proto__":{"mode":"act"},"constructor":1,"policy":{"__proto__":{"x":1},"toString":2}}');
+    expect(problems(doc).sort()).toEqual([
+      'test.yaml: __proto__: unknown key',
+      'test.yaml: constructor: unknown key',
+      "test.yaml: policy.__proto__: unknown policy key (expected a datacenter.cfg crs key 'ha-auto-rebalance-*')",
+      "test.yaml: policy.toString: unknown policy key (expected a datacenter.cfg crs key 'ha-auto-rebalance-*')",
+    ]);
+  });
+});
+
 describe('cross-field rules', () => {
   it.each([
     [{ env: 'pve' }, "test.yaml: pve.urls: expected at least one URL when env is 'pve', got nothing"],

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ManagerError } from '../errors';
-import { type ConfigFile, configSchema, POLICY_KEY_PATTERN } from './schema';
+import { type ConfigFile, configSchema, POLICY_KEY_PATTERN, policyKeyMessage } from './schema';
 
 /** The reference balancer's keys (checked by the config schema). */
 export interface ReferencePolicy {
@@ -78,12 +78,23 @@ function dotPath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
 }
 
-/** Hints for keys people put in the wrong place. */
-const KEY_HINTS: Readonly<Record<string, string>> = {
-  token: "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file",
-  secret: "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file",
-  password: 'poise-manager authenticates with an API token only',
-};
+const TOKEN_HINT = "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
+/** Hints for keys people put in the wrong place (a Map: keys come from the file). */
+const KEY_HINTS: ReadonlyMap<string, string> = new Map([
+  ['token', TOKEN_HINT],
+  ['secret', TOKEN_HINT],
+  ['password', 'poise-manager authenticates with an API token only'],
+]);
+
+/** Policy keys that are not `ha-auto-rebalance-*`, read from the document itself (the parsed output loses `__proto__`). */
+function policyKeyProblems(doc: unknown): string[] {
+  if (doc === null || typeof doc !== 'object' || !Object.hasOwn(doc, 'policy')) return [];
+  const policy = (doc as { policy: unknown }).policy;
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) return [];
+  return Object.keys(policy)
+    .filter((key) => !POLICY_KEY_PATTERN.test(key))
+    .map((key) => `policy.${key}: ${policyKeyMessage(key)}`);
+}
 
 /** One line per problem: `<dot.path>: <what was expected>, got <value>`. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -91,7 +102,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        const hint = KEY_HINTS[key.toLowerCase()] ?? KEY_HINTS[key.replace(/^.*-/, '').toLowerCase()];
+        const hint = KEY_HINTS.get(key.toLowerCase()) ?? KEY_HINTS.get(key.replace(/^.*-/, '').toLowerCase());
         lines.push(`${dotPath([...issue.path, key])}: unknown key${hint ? ` (${hint})` : ''}`);
       }
       continue;
@@ -212,7 +223,10 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
   const label = source ?? '(defaults)';
   const raw = doc === null || doc === undefined ? {} : doc;
   const result = configSchema.safeParse(raw, { reportInput: true });
-  if (!result.success) throw invalid(label, formatIssues(result.error.issues));
+  const keyProblems = policyKeyProblems(raw);
+  if (!result.success || keyProblems.length > 0) {
+    throw invalid(label, [...new Set([...formatIssues(result.success ? [] : result.error.issues), ...keyProblems])]);
+  }
   const file: ConfigFile = {
     ...result.data,
     env: overrides.env ?? result.data.env,

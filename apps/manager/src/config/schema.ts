@@ -117,6 +117,13 @@ const simSchema = section({
   })
   .describe('The embedded simulator (env: sim).');
 
+/** Why a key under `policy` is refused. */
+export function policyKeyMessage(key: string): string {
+  return key === 'ha-auto-rebalance'
+    ? "unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)"
+    : `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*')`;
+}
+
 /** A value of a policy key the variant packages validate later (datacenter.cfg values are strings). */
 const policyValue = z.union([z.string(), z.number(), z.boolean()], {
   error: 'expected a string, number or boolean',
@@ -146,15 +153,7 @@ export const policySchema = z.object({
   .superRefine((value, ctx) => {
     for (const key of Object.keys(value)) {
       if (POLICY_KEY_PATTERN.test(key)) continue;
-      ctx.addIssue({
-        code: 'custom',
-        path: [key],
-        input: undefined,
-        message:
-          key === 'ha-auto-rebalance'
-            ? "unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)"
-            : `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*')`,
-      });
+      ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key) });
     }
   })
   .describe(
