@@ -354,6 +354,26 @@ describe('restart', () => {
     expect(cluster.s.requests.length).toBeGreaterThan(0); // later rounds decide afresh
   });
 
+  it('a motion whose write-ahead fails is not requested and not remembered', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    // the state the round will compute for the pipeline is on disk already, so the first write
+    // the round attempts is the motion's write-ahead
+    const pipeline = { 'motion-in-flight': null, 'threshold-hold': { sustainedRounds: 0 }, candidates: null, 'score-bruteforce': null, 'select-best': null, 'relative-margin': null };
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline, motion: null, motionsIssuedAt: [], outcomes: [] }));
+    await s.daemon.start();
+    const { mkdirSync, rmdirSync } = await import('node:fs');
+    const tmp = `${s.statePath}.tmp-${process.pid}`;
+    mkdirSync(tmp); // the temporary file cannot be created (root ignores permissions, not this)
+    await s.run(1);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'error', level: 'error', msg: expect.stringMatching(/^round failed: cannot write the state file '.*state\.json': EISDIR/) });
+    expect(s.cluster.s.requests).toEqual([]);
+    expect(s.daemon.currentState()).toMatchObject({ motion: null, motionsIssuedAt: [] });
+    rmdirSync(tmp);
+    await s.run(1);
+    expect(s.rounds()[1]).toMatchObject({ outcome: 'move' });
+    expect(JSON.parse(readFileSync(s.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'queued' });
+  });
+
   it('a corrupt state file is reported and set aside, and the daemon runs on', async () => {
     const s = setup({ mode: 'act' });
     writeFileSync(s.statePath, '{"format":"poise-manager-state","vers');

@@ -185,16 +185,20 @@ export class Daemon {
       this.log.info(
         'state',
         `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${new Date(m.issuedAt * 1000).toISOString()}, ${m.phase})` : ''}`,
-        { event_source: event },
+        { trigger: event },
       );
     }
     this.metrics.motionInFlight.set(this.state.motion ? 1 : 0);
   }
 
-  /** Applies a state change and saves it at once (write-ahead for motions). */
+  /**
+   * Saves a state change, then applies it (write-ahead for motions): when the file cannot be
+   * written the round fails and the state in memory stays as it was, so no request goes out.
+   */
   private update(change: Partial<DaemonState>): void {
-    this.state = { ...this.state, ...change };
-    this.store.save(this.state);
+    const next = { ...this.state, ...change };
+    this.store.save(next);
+    this.state = next;
     this.metrics.motionInFlight.set(this.state.motion ? 1 : 0);
   }
 
