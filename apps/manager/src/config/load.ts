@@ -1,0 +1,274 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { ManagerError } from '../errors';
+import { type ConfigFile, configSchema, POLICY_KEY_PATTERN, policyKeyMessage } from './schema';
+
+/** The reference balancer's keys (checked by the config schema). */
+export interface ReferencePolicy {
+  /** Percent of the normalised imbalance (0..100). */
+  readonly thresholdPercent: number;
+  readonly method: 'bruteforce' | 'topsis';
+  readonly holdRounds: number;
+  /** Percent of the current imbalance. */
+  readonly marginPercent: number;
+}
+
+/** The policy keys as configured: the reference ones checked, every `ha-auto-rebalance-*` key kept. */
+export interface PolicyConfig {
+  readonly reference: ReferencePolicy;
+  /** Every key under `policy` as written in the file (and the reference defaults), by name. */
+  readonly keys: ReadonlyMap<string, string | number | boolean>;
+}
+
+/** The validated, normalised configuration the daemon runs with. */
+export interface ManagerConfig {
+  /** The file it came from (absolute), or `undefined` for the built-in defaults. */
+  readonly file: string | undefined;
+  readonly env: 'sim' | 'pve';
+  readonly mode: 'observe' | 'act';
+  readonly intervalSeconds: number;
+  readonly pve: {
+    readonly urls: readonly string[];
+    readonly tokenFile: string | undefined;
+    readonly tokenEnv: string | undefined;
+    readonly timeoutSeconds: number;
+    readonly tls: {
+      readonly caFile: string | undefined;
+      /** Upper-case, colon-separated. */
+      readonly fingerprint: string | undefined;
+      readonly insecureSkipVerify: boolean;
+      readonly allowPlainHttp: boolean;
+    };
+  };
+  readonly sim: { readonly caseDir: string | undefined; readonly speed: number };
+  readonly policy: PolicyConfig;
+  readonly guests: { readonly nonHa: boolean };
+  readonly limits: {
+    readonly maxMotionsInFlight: 1;
+    readonly maxMotionsPerHour: number;
+    readonly motionTimeoutSeconds: number;
+    readonly pickupTimeoutSeconds: number;
+  };
+  readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
+  readonly statePath: string;
+  readonly lock: { readonly enabled: boolean; readonly dir: string; readonly name: string };
+  readonly log: { readonly format: 'auto' | 'json' | 'text'; readonly level: 'debug' | 'info' | 'warn' | 'error' };
+}
+
+/** A value that looks like a Proxmox VE API token (`user@realm!id=secret`) or a bare UUID. */
+const TOKEN_LIKE = /[^\s@]+@[^\s!]+![^\s=]+=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/** How a bad value is shown in an error: short, quoted, and never something token-like. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    if (TOKEN_LIKE.test(value)) return 'a value that looks like an API token (not shown)';
+    const shown = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+    return JSON.stringify(shown);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'a list';
+  return 'a mapping';
+}
+
+function dotPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+const TOKEN_HINT = "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
+/** Hints for keys people put in the wrong place (a Map: keys come from the file). */
+const KEY_HINTS: ReadonlyMap<string, string> = new Map([
+  ['token', TOKEN_HINT],
+  ['secret', TOKEN_HINT],
+  ['password', 'poise-manager authenticates with an API token only'],
+]);
+
+/** Policy keys that are not `ha-auto-rebalance-*`, read from the document itself (the parsed output loses `__proto__`). */
+function policyKeyProblems(doc: unknown): string[] {
+  if (doc === null || typeof doc !== 'object' || !Object.hasOwn(doc, 'policy')) return [];
+  const policy = (doc as { policy: unknown }).policy;
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) return [];
+  return Object.keys(policy)
+    .filter((key) => !POLICY_KEY_PATTERN.test(key))
+    .map((key) => `policy.${key}: ${policyKeyMessage(key)}`);
+}
+
+/** One line per problem: `<dot.path>: <what was expected>, got <value>`. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = KEY_HINTS.get(key.toLowerCase()) ?? KEY_HINTS.get(key.replace(/^.*-/, '').toLowerCase());
+        lines.push(`${dotPath([...issue.path, key])}: unknown key${hint ? ` (${hint})` : ''}`);
+      }
+      continue;
+    }
+    if (issue.code === 'custom') {
+      lines.push(`${dotPath(issue.path)}: ${issue.message}`);
+      continue;
+    }
+    lines.push(`${dotPath(issue.path)}: ${issue.message}, got ${describeValue(issue.input)}`);
+  }
+  return [...new Set(lines)];
+}
+
+function normaliseFingerprint(fp: string): string {
+  const hex = fp.replace(/:/g, '').toUpperCase();
+  return hex.match(/../g)!.join(':');
+}
+
+function parseListen(listen: string): { host: string; port: number } {
+  const colon = listen.lastIndexOf(':');
+  let host = listen.slice(0, colon);
+  if (host.startsWith('[')) host = host.slice(1, -1);
+  return { host, port: Number(listen.slice(colon + 1)) };
+}
+
+/** Cross-field rules on a parsed file; one message per problem, with dot paths. */
+function crossFieldProblems(file: ConfigFile): string[] {
+  const problems: string[] = [];
+  const port = parseListen(file.metrics.listen).port;
+  if (port > 65535) problems.push(`metrics.listen: expected a port from 0 to 65535, got ${port}`);
+  if (file.env === 'pve') {
+    if (file.pve.urls.length === 0) problems.push("pve.urls: expected at least one URL when env is 'pve', got nothing");
+    const sources = [file.pve['token-file'], file.pve['token-env']].filter((v) => v !== undefined).length;
+    if (sources !== 1) {
+      problems.push(
+        `pve.token-file: expected exactly one of 'pve.token-file' and 'pve.token-env' when env is 'pve', got ${sources === 0 ? 'neither' : 'both'}`,
+      );
+    }
+  }
+  file.pve.urls.forEach((url, i) => {
+    if (url.startsWith('http://') && !file.pve.tls['allow-plain-http']) {
+      problems.push(`pve.urls[${i}]: plain http:// sends the API token in clear; use https:// or set 'pve.tls.allow-plain-http: true'`);
+    }
+  });
+  if (file.pve.tls['insecure-skip-verify'] && file.pve.tls['ca-file'] !== undefined) {
+    problems.push("pve.tls.insecure-skip-verify: cannot be combined with 'pve.tls.ca-file' (either verify against the CA or do not verify)");
+  }
+  return problems;
+}
+
+function resolvePath(base: string | undefined, path: string): string {
+  return isAbsolute(path) || base === undefined ? path : resolve(dirname(base), path);
+}
+
+/** Normalises a parsed file: camelCase, parsed addresses, resolved relative paths (relative to the file). */
+function normalise(file: ConfigFile, path: string | undefined): ManagerConfig {
+  const policy = file.policy;
+  const keys = new Map<string, string | number | boolean>();
+  for (const key of Object.keys(policy).sort()) {
+    if (POLICY_KEY_PATTERN.test(key)) keys.set(key, policy[key] as string | number | boolean);
+  }
+  const listen = parseListen(file.metrics.listen);
+  const fileRel = (p: string | undefined) => (p === undefined ? undefined : resolvePath(path, p));
+  return {
+    file: path,
+    env: file.env,
+    mode: file.mode,
+    intervalSeconds: file.interval,
+    pve: {
+      urls: file.pve.urls.map((u) => u.replace(/\/+$/, '')),
+      tokenFile: fileRel(file.pve['token-file']),
+      tokenEnv: file.pve['token-env'],
+      timeoutSeconds: file.pve.timeout,
+      tls: {
+        caFile: fileRel(file.pve.tls['ca-file']),
+        fingerprint: file.pve.tls.fingerprint === undefined ? undefined : normaliseFingerprint(file.pve.tls.fingerprint),
+        insecureSkipVerify: file.pve.tls['insecure-skip-verify'],
+        allowPlainHttp: file.pve.tls['allow-plain-http'],
+      },
+    },
+    sim: { caseDir: fileRel(file.sim['case-dir']), speed: file.sim.speed },
+    policy: {
+      reference: {
+        thresholdPercent: policy['ha-auto-rebalance-threshold'],
+        method: policy['ha-auto-rebalance-method'],
+        holdRounds: policy['ha-auto-rebalance-hold-duration'],
+        marginPercent: policy['ha-auto-rebalance-margin'],
+      },
+      keys,
+    },
+    guests: { nonHa: file.guests['non-ha'] },
+    limits: {
+      maxMotionsInFlight: file.limits['max-motions-in-flight'],
+      maxMotionsPerHour: file.limits['max-motions-per-hour'],
+      motionTimeoutSeconds: file.limits['motion-timeout'],
+      pickupTimeoutSeconds: file.limits['pickup-timeout'],
+    },
+    metrics: { enabled: file.metrics.enabled, host: listen.host, port: listen.port },
+    statePath: resolvePath(path, file.state.file),
+    lock: { enabled: file.lock.enabled, dir: resolvePath(path, file.lock.dir), name: file.lock.name },
+    log: file.log,
+  };
+}
+
+/** Overrides applied after the file (command-line flags such as `--sim <dir>`). */
+export interface ConfigOverrides {
+  readonly env?: 'sim' | 'pve';
+  readonly mode?: 'observe' | 'act';
+  readonly simCaseDir?: string;
+}
+
+/**
+ * Validates a config document (the parsed YAML): parse → normalise → cross-field rules.
+ * Throws a {@link ManagerError} `invalid-config` whose message lists every problem, one per
+ * line, as `<file>: <dot.path>: expected …, got …`.
+ */
+export function parseConfig(doc: unknown, source: string | undefined, overrides: ConfigOverrides = {}): ManagerConfig {
+  const label = source ?? '(defaults)';
+  const raw = doc === null || doc === undefined ? {} : doc;
+  const result = configSchema.safeParse(raw, { reportInput: true });
+  const keyProblems = policyKeyProblems(raw);
+  if (!result.success || keyProblems.length > 0) {
+    throw invalid(label, [...new Set([...formatIssues(result.success ? [] : result.error.issues), ...keyProblems])]);
+  }
+  const file: ConfigFile = {
+    ...result.data,
+    env: overrides.env ?? result.data.env,
+    mode: overrides.mode ?? result.data.mode,
+    sim: overrides.simCaseDir === undefined ? result.data.sim : { ...result.data.sim, 'case-dir': overrides.simCaseDir },
+  };
+  const problems = crossFieldProblems(file);
+  if (file.env === 'sim' && file.sim['case-dir'] === undefined) {
+    problems.push("sim.case-dir: expected a case directory when env is 'sim', got nothing");
+  }
+  if (problems.length > 0) throw invalid(label, problems);
+  const config = normalise(file, source === undefined ? undefined : resolve(source));
+  // a --sim directory is relative to the working directory, not to the config file
+  if (overrides.simCaseDir !== undefined) return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
+  return config;
+}
+
+function invalid(label: string, problems: string[]): ManagerError {
+  return new ManagerError('invalid-config', problems.map((p) => `${label}: ${p}`).join('\n'));
+}
+
+/** Reads, parses (YAML) and validates a config file; see {@link parseConfig}. */
+export function loadConfig(path: string, overrides: ConfigOverrides = {}): ManagerConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ManagerError('invalid-config', `${path}: cannot read the config file (${code ?? String(err)})`, { cause: err });
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const lines = doc.errors.map((e) => {
+      const pos = e.linePos?.[0];
+      return `${path}:${pos ? `${pos.line}:${pos.col}` : '?'}: YAML: ${e.message.split('\n')[0]}`;
+    });
+    throw new ManagerError('invalid-config', lines.join('\n'));
+  }
+  return parseConfig(doc.toJS(), path, overrides);
+}
+
+/** The built-in defaults with overrides (no config file given). */
+export function defaultConfig(overrides: ConfigOverrides = {}): ManagerConfig {
+  return parseConfig({}, undefined, overrides);
+}

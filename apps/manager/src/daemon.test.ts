@@ -1,0 +1,516 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Host } from './adapters';
+import { parseConfig } from './config/load';
+import { Daemon } from './daemon';
+import { ManagerError } from './errors';
+import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
+import { localLockFs } from './lock';
+import { Logger } from './log';
+import type { MotionReply } from './port';
+
+const GIB = 1024 ** 3;
+
+/** Three nodes of 16 cores / 64 GiB; six HA VMs of 2 cores / 8 GiB, all on node1 (load 0.75, 0, 0: imbalance 100 %). */
+function unbalanced(extra: Partial<FakeClusterSpec> = {}): FakeClusterSpec {
+  return {
+    nodes: [{ name: 'node1' }, { name: 'node2' }, { name: 'node3' }],
+    guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104', 'vm:105', 'vm:106'].map((sid) => ({ sid, node: 'node1', cpu: 2, mem: 8 * GIB })),
+    ...extra,
+  };
+}
+
+interface Setup {
+  dir: string;
+  statePath: string;
+  cluster: FakeCluster;
+  host: Host;
+  lines: string[];
+  records: () => Record<string, unknown>[];
+  rounds: () => Record<string, unknown>[];
+  daemon: Daemon;
+  /** Runs n rounds with a cluster round (step) between them. */
+  run: (n: number) => Promise<void>;
+}
+
+function setup(doc: Record<string, unknown> = {}, spec: FakeClusterSpec = unbalanced(), options: { dir?: string; cluster?: FakeCluster; lines?: string[] } = {}): Setup {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'poise-daemon-'));
+  const statePath = join(dir, 'state.json');
+  const config = parseConfig(
+    {
+      env: 'pve',
+      pve: { urls: ['https://node1:8006'], 'token-env': 'POISE_TEST_TOKEN' },
+      state: { file: statePath },
+      metrics: { enabled: false },
+      lock: { enabled: false },
+      ...doc,
+    },
+    join(dir, 'poise-manager.yaml'),
+  );
+  const cluster = options.cluster ?? FakeCluster.create(spec);
+  const host = fakeHost(cluster);
+  const lines = options.lines ?? [];
+  const log = new Logger({ format: 'json', level: 'debug' }, (l) => lines.push(l), () => cluster.time);
+  const daemon = new Daemon({ config, host, log, version: 'test', lockFs: localLockFs });
+  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  const never = new AbortController().signal;
+  return {
+    dir,
+    statePath,
+    cluster,
+    host,
+    lines,
+    records,
+    rounds: () => records().filter((r) => r.event === 'round'),
+    daemon,
+    run: async (n) => {
+      for (let i = 0; i < n; i++) {
+        await daemon.runRound();
+        await host.clock.sleep(config.intervalSeconds, never);
+      }
+    },
+  };
+}
+
+const imbalanceOf = async (cluster: FakeCluster) => {
+  const { buildUsageModel } = await import('./model');
+  return buildUsageModel(await cluster.readSnapshot()).usage.nodeImbalance();
+};
+
+describe('observe mode', () => {
+  it('explains every round and moves nothing', async () => {
+    const s = setup({ mode: 'observe' });
+    await s.daemon.start();
+    await s.run(12);
+    expect(s.cluster.s.requests).toEqual([]);
+    const rounds = s.rounds();
+    expect(rounds).toHaveLength(12); // exactly one line per round
+    expect(rounds.slice(0, 3).map((r) => r.msg)).toEqual([
+      'hold round 1/3: imbalance 100.0% > 30.0%',
+      'hold round 2/3: imbalance 100.0% > 30.0%',
+      // one VM to node2: loads (0.625, 0.125, 0), mean 0.25, deviations (0.375, −0.125, −0.25),
+      // variance (0.140625 + 0.015625 + 0.0625)/3 = 0.0729, sd 0.2700, CV 1.0801, / sqrt 2 = 76.4 %
+      'observe: would migrate vm:101 from node1 to node2 (imbalance 100.0% → 76.4%)',
+    ]);
+    expect(rounds.filter((r) => r.outcome === 'would-move')).toHaveLength(4); // rounds 3, 6, 9, 12
+    expect(s.daemon.status()).toMatchObject({ mode: 'observe', notice: 'observe mode: nothing is moved', motionInFlight: null });
+    expect(await imbalanceOf(s.cluster)).toBeCloseTo(1, 12);
+  });
+
+  it('states mode, env and policy at start', async () => {
+    const s = setup({ mode: 'observe', policy: { 'ha-auto-rebalance-backoff': 300 } });
+    await s.daemon.start();
+    const start = s.records().filter((r) => r.event === 'start').map((r) => r.msg as string);
+    expect(start[0]).toMatch(/^poise-manager test starting: env pve \(fake cluster\), mode observe, interval 10 s, pid \d+$/);
+    expect(start).toContain('observe mode: each round says what it would do; nothing is moved (mode: act to move)');
+    expect(start.some((m) => m.startsWith('policy: reference pipeline (motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin): threshold 30%, hold 3 rounds, margin 10%, method bruteforce'))).toBe(true);
+    expect(start).toContain('policy keys not applied by this build: ha-auto-rebalance-backoff (their stages come with the policy variant packages)');
+  });
+});
+
+describe('TLS choices at start', () => {
+  it.each([
+    [{}, 'info', 'TLS: verified against the system CAs'],
+    [{ tls: { 'ca-file': '/etc/pve/pve-root-ca.pem', fingerprint: 'ab'.repeat(32) } }, 'info', `TLS: verified against CA file '/etc/pve/pve-root-ca.pem', fingerprint ${Array(32).fill('AB').join(':')} pinned`],
+    [{ tls: { 'insecure-skip-verify': true } }, 'error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned: anyone on the path can read the API token'],
+    [{ tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } }, 'error', `INSECURE: the certificate chain is not verified (pve.tls.insecure-skip-verify); only the pinned fingerprint ${Array(32).fill('AB').join(':')} is checked`],
+    [{ urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } }, 'error', 'INSECURE: plain http:// is allowed (pve.tls.allow-plain-http) and used: the API token travels unencrypted'],
+  ])('%j is stated at level %s', async (pve, level, msg) => {
+    const s = setup({ pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve } });
+    await s.daemon.start();
+    expect(s.records().filter((r) => r.event === 'start')).toContainEqual(expect.objectContaining({ level, msg }));
+  });
+});
+
+describe('act mode', () => {
+  it('balances the fake cluster, one motion at a time, and then stays below the threshold', async () => {
+    const s = setup({ mode: 'act' });
+    await s.daemon.start();
+    await s.run(60);
+    const requests = s.cluster.s.requests;
+    expect(requests.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(requests.map((r) => r.sid)).size).toBe(requests.length); // every VM moved at most once
+    const outcomes = s.daemon.currentState().outcomes;
+    expect(outcomes.map((o) => o.result)).toEqual(requests.map(() => 'succeeded'));
+    expect(await imbalanceOf(s.cluster)).toBeLessThanOrEqual(0.3);
+    const last = s.rounds().at(-1)!;
+    expect(last.reason).toBe('threshold-hold');
+    expect(last.msg).toMatch(/^below threshold: imbalance \d+\.\d% ≤ 30\.0%$/);
+    // never a second request while one is in flight: each request comes after the previous outcome
+    for (let i = 1; i < requests.length; i++) expect(requests[i]!.time).toBeGreaterThan(outcomes[i - 1]!.at - 1);
+  });
+
+  it('nodes named like Object.prototype members are ordinary nodes', async () => {
+    const spec = unbalanced({ nodes: [{ name: '__proto__' }, { name: 'constructor' }, { name: 'toString' }] });
+    spec.guests.forEach((g) => (g.node = '__proto__'));
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(30);
+    expect(await imbalanceOf(s.cluster)).toBeLessThanOrEqual(0.3);
+    expect(new Set(s.cluster.s.requests.map((r) => r.target))).toEqual(new Set(['constructor', 'toString']));
+  });
+
+  it('says what it does and follows the motion to its outcome', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    await s.daemon.start();
+    await s.run(3);
+    const msgs = s.records().filter((r) => r.event === 'round' || r.event === 'motion').map((r) => r.msg);
+    expect(msgs).toEqual([
+      'migrate vm:101 from node1 to node2 (imbalance 100.0% → 76.4%)',
+      'motion in flight: migrate vm:101 from node1 to node2 (moving, 10 s)', // picked up after one cluster round
+      'migrate vm:101 from node1 to node2 succeeded after 20 s',
+      // loads (0.5, 0.125, 0.125): mean 0.25, variance (0.0625 + 2·0.015625)/3 = 0.03125, sd 0.1768, CV 0.7071, / sqrt 2 = 50 %
+      'migrate vm:102 from node1 to node3 (imbalance 76.4% → 50.0%)',
+    ]);
+  });
+
+  it('reports a failed motion, records its outcome, and moves on', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, unbalanced({ scripts: { 'vm:101': { outcome: 'fail', rounds: 2 } } }));
+    await s.daemon.start();
+    await s.run(5);
+    const motion = s.records().filter((r) => r.event === 'motion');
+    expect(motion[0]).toMatchObject({
+      level: 'warn',
+      msg: "migrate vm:101 from node1 to node2 failed after 30 s: migration failed, 'vm:101' is back on 'node1'",
+      sid: 'vm:101',
+      result: 'failed',
+    });
+    expect(s.daemon.currentState().outcomes[0]).toMatchObject({ sid: 'vm:101', target: 'node2', result: 'failed' });
+    expect(s.cluster.guest('vm:101').node).toBe('node1');
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_motions_failed_total')).toMatch(/poise_motions_failed_total\{via="ha"\} 1/);
+  });
+
+  it.each([
+    ['dropped by the CRM', { outcome: 'drop' as const }, 'the HA manager did not pick the command up within 120 s'],
+    ['ending in the HA error state', { outcome: 'error' as const }, "'vm:101' is in the HA error state on 'node1'"],
+  ])('a motion %s is reported failed', async (_name, script, reason) => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, unbalanced({ scripts: { 'vm:101': script } }));
+    await s.daemon.start();
+    await s.run(16);
+    const failed = s.records().find((r) => r.event === 'motion')!;
+    expect(failed.msg).toContain(reason);
+    // one request until its outcome was known (the reference policy may pick it again afterwards:
+    // the backoff stage of the policy variants is what stops that)
+    expect(s.cluster.s.requests.filter((r) => r.time < Date.parse(failed.time as string) / 1000)).toHaveLength(1);
+  });
+
+  it('a request that timed out after sending is followed, never repeated', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, unbalanced({ scripts: { 'vm:101': { reply: 'lost' } } }));
+    await s.daemon.start();
+    await s.run(4);
+    const rounds = s.rounds();
+    expect(rounds[0]).toMatchObject({ outcome: 'move', reason: 'request-uncertain', level: 'warn' });
+    expect(rounds[0]!.msg).toMatch(/the request failed \(timeout, POST \/cluster\/ha\/resources\/\{sid\}\/migrate: scripted timeout after sending\); it may have been applied, so it is followed, not repeated$/);
+    expect(s.cluster.s.requests.filter((r) => r.sid === 'vm:101')).toHaveLength(1);
+    expect(s.cluster.guest('vm:101').node).toBe('node2');
+    expect(s.daemon.currentState().outcomes[0]).toMatchObject({ sid: 'vm:101', result: 'succeeded' });
+  });
+
+  it('a refused request is reported and recorded as failed', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, unbalanced({ scripts: { 'vm:101': { reply: 'refuse' } } }));
+    await s.daemon.start();
+    await s.run(1);
+    expect(s.rounds()[0]).toMatchObject({
+      outcome: 'refused',
+      msg: 'the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 76.4%): scripted refusal (403)',
+    });
+    expect(s.daemon.currentState()).toMatchObject({ motion: null, outcomes: [{ sid: 'vm:101', result: 'failed', reason: 'scripted refusal (403)' }] });
+  });
+
+  it('stops issuing at max-motions-per-hour and says until when', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, limits: { 'max-motions-per-hour': 2 } });
+    await s.daemon.start();
+    await s.run(8);
+    expect(s.cluster.s.requests).toHaveLength(2);
+    const limited = s.rounds().filter((r) => r.reason === 'motion-limit');
+    expect(limited.length).toBeGreaterThan(0);
+    // first motion at 00:00:00, so the window frees up at 01:00:00
+    expect(limited[0]!.msg).toMatch(/^limit reached: 2 motions in the last hour \(max 2\) until 2026-01-01T01:00:00\.000Z; not issuing migrate vm:103 from node1 to /);
+  });
+
+  it('skips a round whose cluster read fails, counts the error, and goes on', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    s.cluster.failNextReads('timeout', 'invalid-reply');
+    await s.daemon.start();
+    await s.run(3);
+    const rounds = s.rounds();
+    expect(rounds[0]).toMatchObject({ outcome: 'error', reason: 'api-error', level: 'warn', msg: 'reading the cluster failed (timeout, GET /cluster/resources): scripted timeout failure; nothing done this round' });
+    expect(rounds[1]).toMatchObject({ outcome: 'error', kind: 'invalid-reply' });
+    expect(rounds[2]).toMatchObject({ outcome: 'move' });
+    const metric = await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total');
+    expect(metric).toContain('poise_api_errors_total{endpoint="GET /cluster/resources",kind="timeout"} 1');
+    expect(metric).toContain('poise_api_errors_total{endpoint="GET /cluster/resources",kind="invalid-reply"} 1');
+  });
+
+  it('below the margin it says how much better the best move would be', async () => {
+    // node1 load (2/16 + 8/64)/2 = 0.125 from one VM; node2 base 0.0625: moving the VM only swaps the imbalance
+    const spec: FakeClusterSpec = {
+      nodes: [{ name: 'node1' }, { name: 'node2', baseCpu: 1, baseMem: 4 * GIB }],
+      guests: [{ sid: 'vm:101', node: 'node1', cpu: 2, mem: 8 * GIB }],
+    };
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-threshold': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(1);
+    expect(s.rounds()[0]!.msg).toMatch(/^below margin: the best move \(vm:101 from node1 to node2\) changes the imbalance from 33\.3% to \d+\.\d%, -?\d+\.\d% better, margin 10%$/);
+    expect(s.cluster.s.requests).toEqual([]);
+  });
+});
+
+describe("the cluster's own ha-auto-rebalance", () => {
+  it('is not fought: HA resources are left alone, said at the first read and in every round and the status', async () => {
+    const s = setup({ mode: 'act' }, unbalanced({ autoRebalance: true }));
+    await s.daemon.start();
+    await s.run(5);
+    expect(s.cluster.s.requests).toEqual([]);
+    expect(s.records().filter((r) => r.event === 'cluster')).toEqual([
+      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise does not move HA resources while it is" }),
+    ]);
+    expect(s.rounds().every((r) => r.reason === 'cluster-auto-rebalance' && r.msg === "the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance 100.0%)")).toBe(true);
+    expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise does not move HA resources" });
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_cluster_auto_rebalance')).toMatch(/poise_cluster_auto_rebalance 1$/);
+  });
+
+  it('non-HA guests are still balanced when configured, through the guest migrate endpoint', async () => {
+    const spec = unbalanced({ autoRebalance: true });
+    spec.guests.push({ sid: 'vm:201', node: 'node1', ha: false, cpu: 4, mem: 16 * GIB });
+    const s = setup({ mode: 'act', guests: { 'non-ha': true }, policy: { 'ha-auto-rebalance-hold-duration': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(3);
+    expect(s.cluster.s.requests).toEqual([expect.objectContaining({ sid: 'vm:201', via: 'guest' })]);
+    // a guest migration is a task that starts at once (no HA manager round to wait for)
+    expect(s.records().find((r) => r.event === 'motion')).toMatchObject({ msg: 'migrate vm:201 from node1 to node2 succeeded after 10 s' });
+  });
+});
+
+describe('non-HA guests', () => {
+  it('a precondition check refusal is reported and nothing is requested', async () => {
+    const spec: FakeClusterSpec = {
+      nodes: [{ name: 'node1' }, { name: 'node2' }],
+      guests: [
+        { sid: 'vm:201', node: 'node1', ha: false, cpu: 4, mem: 16 * GIB },
+        { sid: 'vm:202', node: 'node1', ha: false, cpu: 4, mem: 16 * GIB },
+      ],
+      guestCheckRefusals: { 'vm:201': "local disk 'local-lvm:vm-201-disk-0'" },
+    };
+    const s = setup({ mode: 'act', guests: { 'non-ha': true }, policy: { 'ha-auto-rebalance-hold-duration': 0 } }, spec);
+    await s.daemon.start();
+    await s.run(1);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'refused', reason: 'precondition', msg: expect.stringMatching(/^precondition check refused to migrate vm:201 from node1 to node2 \(imbalance .*\): local disk 'local-lvm:vm-201-disk-0'$/) });
+    expect(s.cluster.s.requests).toEqual([]);
+  });
+
+  it('are not balanced unless configured', async () => {
+    const spec: FakeClusterSpec = { nodes: [{ name: 'node1' }, { name: 'node2' }], guests: [{ sid: 'vm:201', node: 'node1', ha: false, cpu: 4, mem: 16 * GIB }] };
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 0 } }, spec);
+    await s.daemon.start();
+    await s.run(1);
+    expect(s.rounds()[0]!.msg).toMatch(/^no candidates: no started HA resource can move/);
+  });
+});
+
+describe('restart', () => {
+  it('a daemon killed in the middle of a motion follows it after the restart and issues no duplicate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-restart-'));
+    const doc = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } };
+    const first = setup(doc, unbalanced({ scripts: { 'vm:101': { rounds: 3 } } }), { dir });
+    await first.daemon.start();
+    await first.run(2); // request, then seen moving; killed here: no shutdown, the state file is what it wrote
+    expect(first.cluster.s.requests).toHaveLength(1);
+    expect(first.cluster.guest('vm:101').haState).toBe('migrate');
+
+    const second = setup(doc, undefined, { dir, cluster: first.cluster });
+    await second.daemon.start();
+    expect(second.records().find((r) => r.event === 'state')!.msg).toMatch(
+      /^state loaded from '.*state\.json'; following the motion in flight from before: migrate vm:101 from node1 to node2 \(issued at 2026-01-01T00:00:00\.000Z, moving\)$/,
+    );
+    await second.run(4);
+    expect(second.cluster.s.requests.filter((r) => r.sid === 'vm:101')).toHaveLength(1);
+    expect(second.records().find((r) => r.event === 'motion')!.msg).toBe('migrate vm:101 from node1 to node2 succeeded after 40 s');
+    expect(second.rounds()[0]!.msg).toMatch(/^motion in flight: migrate vm:101 from node1 to node2 \(moving, 20 s\)$/);
+  });
+
+  it('a daemon killed after writing the motion but before the request left follows it, and it fails as never picked up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-restart-'));
+    const doc = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } };
+    const first = setup(doc, unbalanced(), { dir });
+    // the request never leaves: the process dies while sending
+    first.cluster.requestMotion = () => new Promise<MotionReply>(() => {});
+    await first.daemon.start();
+    void first.daemon.runRound();
+    await new Promise((r) => setTimeout(r, 20));
+    const written = JSON.parse(readFileSync(first.statePath, 'utf8'));
+    expect(written.motion).toMatchObject({ sid: 'vm:101', phase: 'requesting' });
+
+    const cluster = FakeCluster.fromJSON(structuredClone(first.cluster.toJSON()));
+    const second = setup(doc, undefined, { dir, cluster });
+    await second.daemon.start();
+    await second.run(15);
+    const failed = second.records().find((r) => r.event === 'motion')!;
+    expect(failed.msg).toMatch(/^migrate vm:101 from node1 to node2 failed after 1[23]\d s: the HA manager did not pick the command up within 120 s/);
+    const failedAt = Date.parse(failed.time as string) / 1000;
+    expect(cluster.s.requests.filter((r) => r.time < failedAt)).toEqual([]); // never re-issued while followed
+    expect(cluster.s.requests.length).toBeGreaterThan(0); // later rounds decide afresh
+  });
+
+  it('a motion whose write-ahead fails is not requested and not remembered', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    // the state the round will compute for the pipeline is on disk already, so the first write
+    // the round attempts is the motion's write-ahead
+    const pipeline = { 'motion-in-flight': null, 'threshold-hold': { sustainedRounds: 0 }, candidates: null, 'score-bruteforce': null, 'select-best': null, 'relative-margin': null };
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline, motion: null, motionsIssuedAt: [], outcomes: [] }));
+    await s.daemon.start();
+    const { mkdirSync, rmdirSync } = await import('node:fs');
+    const tmp = `${s.statePath}.tmp-${process.pid}`;
+    mkdirSync(tmp); // the temporary file cannot be created (root ignores permissions, not this)
+    await s.run(1);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'error', level: 'error', msg: expect.stringMatching(/^round failed: cannot write the state file '.*state\.json': EISDIR/) });
+    expect(s.cluster.s.requests).toEqual([]);
+    expect(s.daemon.currentState()).toMatchObject({ motion: null, motionsIssuedAt: [] });
+    rmdirSync(tmp);
+    await s.run(1);
+    expect(s.rounds()[1]).toMatchObject({ outcome: 'move' });
+    expect(JSON.parse(readFileSync(s.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'queued' });
+  });
+
+  it('a corrupt state file is reported and set aside, and the daemon runs on', async () => {
+    const s = setup({ mode: 'act' });
+    writeFileSync(s.statePath, '{"format":"poise-manager-state","vers');
+    await s.daemon.start();
+    const line = s.records().find((r) => r.event === 'state')!;
+    expect(line.level).toBe('error');
+    expect(line.msg).toMatch(/^the state file '.*state\.json' is corrupt \(not JSON .*\): moved aside to '.*state\.json\.corrupt-20260101T000000Z'; starting afresh/);
+    expect(readdirSync(s.dir).filter((f) => f.startsWith('state.json.corrupt-'))).toHaveLength(1);
+    await s.run(1);
+    expect(existsSync(s.statePath)).toBe(true); // a fresh state was written
+  });
+
+  it('a state file of an unknown version stops the start with a clear error', async () => {
+    const s = setup({ mode: 'act' });
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 7 }));
+    await expect(s.daemon.start()).rejects.toThrow(ManagerError);
+    await expect(setup({ mode: 'act' }, undefined, { dir: s.dir }).daemon.start()).rejects.toThrow(/has version 7; this poise-manager reads version 1 only/);
+  });
+});
+
+describe('active/standby', () => {
+  it('one instance acts; the standby takes over when the lock expires and follows the motion in flight', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-standby-'));
+    const doc = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, lock: { enabled: true, dir: join(dir, 'lock') } };
+    const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 30 } } })); // a long migration
+    const a = setup(doc, undefined, { dir, cluster });
+    const b = setup(doc, undefined, { dir, cluster });
+    await a.daemon.start();
+    await b.daemon.start();
+    const never = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      await a.daemon.runRound();
+      await b.daemon.runRound();
+      await cluster.step();
+    }
+    expect(a.records().find((r) => r.event === 'lock' && String(r.msg).startsWith('acquired'))).toBeDefined();
+    expect(b.rounds().every((r) => r.outcome === 'standby' && r.msg === `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance`)).toBe(true);
+    expect(cluster.s.requests).toHaveLength(1); // a requested vm:101; still moving
+
+    // a dies; b keeps trying every round and takes over once the lock is more than 120 s old
+    for (let i = 0; i < 14 && b.rounds().at(-1)!.outcome === 'standby'; i++) {
+      await b.daemon.runRound();
+      await b.host.clock.sleep(10, never);
+    }
+    expect(b.rounds().at(-1)!.outcome).not.toBe('standby');
+    const taken = b.records().filter((r) => r.event === 'lock' || r.event === 'state').map((r) => r.msg as string);
+    expect(taken.some((m) => m.startsWith('acquired the lock'))).toBe(true);
+    expect(taken.some((m) => m.includes('following the motion in flight from before: migrate vm:101 from node1 to node2'))).toBe(true);
+    expect(b.rounds().at(-1)!.msg).toMatch(/^motion in flight: migrate vm:101 from node1 to node2/);
+    expect(cluster.s.requests).toHaveLength(1); // no duplicate
+
+    // a comes back: its lock is long expired, b holds a fresh one: a steps down
+    await a.daemon.runRound();
+    expect(a.records().filter((r) => r.event === 'lock').at(-1)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/^lost the lock '.*' \(held by another instance\): stepping down to standby$/) });
+    expect(a.rounds().at(-1)!.outcome).toBe('standby');
+  });
+});
+
+describe('reload', () => {
+  it('applies a good config from the next round and keeps the running one on a bad file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-reload-'));
+    const lines: string[] = [];
+    const cluster = FakeCluster.create(unbalanced());
+    const file = join(dir, 'poise-manager.yaml');
+    const base = `env: pve\npve: {urls: ['https://node1:8006'], token-env: T}\nstate: {file: ${join(dir, 'state.json')}}\nmetrics: {enabled: false}\nlock: {enabled: false}\npolicy: {ha-auto-rebalance-hold-duration: 1}\n`;
+    writeFileSync(file, `${base}mode: observe\n`);
+    const { loadConfig } = await import('./config/load');
+    const log = new Logger({ format: 'json', level: 'info' }, (l) => lines.push(l), () => cluster.time);
+    const daemon = new Daemon({ config: loadConfig(file), host: fakeHost(cluster), log, version: 'test', reloadConfig: () => loadConfig(file) });
+    await daemon.start();
+    await daemon.runRound();
+    writeFileSync(file, `${base}mode: act\ninterval: nope\n`);
+    daemon.requestReload();
+    await daemon.runRound();
+    expect(cluster.s.requests).toEqual([]);
+    writeFileSync(file, `${base}mode: act\n`);
+    daemon.requestReload();
+    await daemon.runRound();
+    expect(cluster.s.requests).toHaveLength(1);
+    const config = lines.map((l) => JSON.parse(l)).filter((r) => r.event === 'config');
+    expect(config[0]).toMatchObject({ level: 'error', msg: `reload failed, keeping the running config:\n  ${file}: interval: expected a number of seconds from 1 to 3600, got "nope"` });
+    expect(config[1]).toMatchObject({ level: 'info', msg: `reloaded '${file}': mode act, interval 10 s` });
+  });
+});
+
+describe('metrics', () => {
+  it('serves imbalance, node load and pressure, decisions, skips, motions, round duration, API errors and the status', async () => {
+    const spec = unbalanced();
+    spec.nodes[0]!.pressureCpu = 12.5;
+    const s = setup({ mode: 'act', metrics: { enabled: true, listen: '127.0.0.1:0' }, policy: { 'ha-auto-rebalance-hold-duration': 2 } }, spec);
+    s.cluster.failNextReads('timeout');
+    let port = 0;
+    // the daemon reports its bound address through onListening; reach it through a fresh daemon
+    const daemon = new Daemon({
+      config: (s.daemon as unknown as { config: import('./config/load').ManagerConfig }).config,
+      host: s.host,
+      log: new Logger({ format: 'json', level: 'info' }, (l) => s.lines.push(l), () => s.cluster.time),
+      version: 'test',
+      onListening: (a) => (port = a.port),
+    });
+    await daemon.start();
+    expect(port).toBeGreaterThan(0);
+    const never = new AbortController().signal;
+    for (let i = 0; i < 4; i++) {
+      await daemon.runRound();
+      await s.host.clock.sleep(10, never);
+    }
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const line of [
+      'poise_info{mode="act",env="pve",version="test"} 1',
+      'poise_active 1',
+      'poise_cluster_auto_rebalance 0',
+      'poise_node_load_ratio{node="node1",resource="total"} 0.75',
+      'poise_node_load_ratio{node="node2",resource="cpu"} 0',
+      'poise_node_pressure_some_avg10_percent{node="node1",resource="cpu"} 12.5',
+      'poise_rounds_total 4',
+      'poise_round_decisions_total{outcome="error"} 1',
+      'poise_round_decisions_total{outcome="move"} 1',
+      'poise_round_skips_total{reason="api-error"} 1',
+      'poise_round_skips_total{reason="threshold-hold"} 1',
+      'poise_round_skips_total{reason="motion-in-flight"} 1',
+      'poise_motions_issued_total{via="ha"} 1',
+      'poise_motion_in_flight 1',
+      'poise_round_duration_seconds_count 4',
+      'poise_api_errors_total{endpoint="GET /cluster/resources",kind="timeout"} 1',
+    ]) {
+      expect(text).toContain(line);
+    }
+    expect(text).toContain('poise_imbalance_ratio 1'); // vm:101 still counts on node1 while it moves
+    expect(text).not.toContain('poise_node_pressure_some_avg10_percent{node="node2"'); // not reported: absent, never 0
+    const status = (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as Record<string, unknown>;
+    expect(status).toMatchObject({ mode: 'act', active: true, rounds: 4, motionInFlight: { sid: 'vm:101', target: 'node2' }, motionsLastHour: 1 });
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    daemon.stop('SIGTERM');
+    await (daemon as unknown as { shutdown: () => Promise<void> }).shutdown();
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+});

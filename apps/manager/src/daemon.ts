@@ -1,0 +1,643 @@
+import { performance } from 'node:perf_hooks';
+import { compareNames } from '@poise/usage';
+import type { Decision, ScoredMigration } from '@poise/policy';
+import { type Host, tlsNotices } from './adapters';
+import type { ManagerConfig } from './config/load';
+import { errorMessage } from './errors';
+import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs } from './lock';
+import { type LogFields, type Logger, type LogLevel, resolveLogFormat } from './log';
+import { Metrics, MetricsServer } from './metrics';
+import { buildUsageModel, clusterMotionInFlight, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
+import { balanceContext, type BuiltPolicy, buildPolicy } from './policy';
+import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError } from './port';
+import { type DaemonState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
+
+/** The sliding window of `limits.max-motions-per-hour`. */
+export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
+
+/** What a round did: the one line it logs. */
+export interface RoundReport {
+  readonly round: number;
+  /**
+   * `move`: a motion was requested; `would-move`: a decision not carried out (observe mode);
+   * `refused`: the cluster or the precondition check refused it; `skip`: nothing to do, see
+   * `reason`; `standby`: another instance holds the lock; `error`: the round failed (API).
+   */
+  readonly outcome: 'move' | 'would-move' | 'refused' | 'skip' | 'standby' | 'error';
+  /** Bounded label: the policy stage that stopped, or a daemon reason (`standby`, `api-error`, …). */
+  readonly reason: string;
+  readonly message: string;
+  readonly level: LogLevel;
+  readonly fields: LogFields;
+}
+
+type PartialReport = Omit<RoundReport, 'round' | 'fields' | 'level'> & { level?: LogLevel; fields?: LogFields };
+
+/** Everything the daemon is built from. */
+export interface DaemonOptions {
+  readonly config: ManagerConfig;
+  readonly host: Host;
+  readonly log: Logger;
+  readonly version: string;
+  /** Run one round and stop. */
+  readonly once?: boolean;
+  /** Re-reads the config file (SIGHUP); throws on a bad file. */
+  readonly reloadConfig?: () => ManagerConfig;
+  /** The lock's file-system semantics (default: by the lock directory, see `lockFsFor`). */
+  readonly lockFs?: LockFs;
+  /** Whether stdout is a terminal (log format `auto` on reload). */
+  readonly isTty?: boolean;
+  /** Called with the metrics address once listening (tests). */
+  readonly onListening?: (address: { host: string; port: number }) => void;
+}
+
+/** Fraction → `12.3%`. */
+export function percent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)}%`;
+}
+
+function describeMotion(m: { kind: string; sid: string; source: string; target: string }): string {
+  return `${m.kind} ${m.sid} from ${m.source} to ${m.target}`;
+}
+
+/**
+ * poise-manager: config → start-up → loop (lock → read the cluster → follow the motion in
+ * flight → usage model → candidates → policy pipeline → act or explain) → one log line per
+ * round. The state (pipeline state, the motion in flight, motions of the last hour, outcomes)
+ * is saved after each change, so a restart forgets nothing and re-issues nothing.
+ */
+export class Daemon {
+  private config: ManagerConfig;
+  private policy: BuiltPolicy;
+  private state: DaemonState;
+  private readonly store: StateStore;
+  private readonly lock: ActiveLock | undefined;
+  readonly metrics = new Metrics();
+  private readonly server: MetricsServer;
+  private roundNo = 0;
+  private inRound = false;
+  private stopping = false;
+  private reloadPending = false;
+  private readonly abort = new AbortController();
+  private clusterAutoRebalance: boolean | undefined;
+  private reportedProblems = new Set<string>();
+  private lastReport: RoundReport | undefined;
+  private active: boolean;
+  /** Whether this instance stood by since start (its state file may be stale then). */
+  private wasStandby = false;
+
+  constructor(private readonly options: DaemonOptions) {
+    this.config = options.config;
+    this.policy = buildPolicy(this.config.policy);
+    this.store = new StateStore(this.config.statePath, () => this.now());
+    this.state = { pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [] };
+    // the lock guards acting on a real cluster; the simulator has one daemon by construction
+    this.lock =
+      this.config.lock.enabled && this.config.env === 'pve'
+        ? new ActiveLock(this.config.lock.dir, this.config.lock.name, () => this.now(), options.lockFs ?? lockFsFor(this.config.lock.dir))
+        : undefined;
+    this.active = this.lock === undefined;
+    this.server = new MetricsServer(this.metrics, () => this.status());
+    options.log.addSecrets(options.host.secrets);
+  }
+
+  private get log(): Logger {
+    return this.options.log;
+  }
+
+  private now(): number {
+    return this.options.host.clock.now();
+  }
+
+  /** The state as it stands (tests, status). */
+  currentState(): DaemonState {
+    return this.state;
+  }
+
+  /** Start-up: the lines that say how it runs, the state file, the metrics endpoint. */
+  async start(): Promise<void> {
+    const c = this.config;
+    const log = this.log;
+    log.info(
+      'start',
+      `poise-manager ${this.options.version} starting: env ${c.env} (${this.options.host.port.description}), mode ${c.mode}, interval ${c.intervalSeconds} s, pid ${process.pid}`,
+      { env: c.env, mode: c.mode, interval: c.intervalSeconds, version: this.options.version, config: c.file ?? null },
+    );
+    log.info(
+      'start',
+      c.mode === 'observe'
+        ? 'observe mode: each round says what it would do; nothing is moved (mode: act to move)'
+        : 'act mode: decisions are carried out (at most one motion in flight)',
+    );
+    this.logPolicy('start');
+    log.info(
+      'start',
+      `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
+    );
+    log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
+    if (c.env === 'pve') for (const notice of tlsNotices(c)) log.log(notice.level, 'start', notice.msg);
+    for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
+    this.loadState('start');
+    if (c.metrics.enabled) {
+      const addr = await this.server.listen(c.metrics.host, c.metrics.port);
+      const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+      log.info('metrics', `metrics on http://${host}:${addr.port}/metrics, status on /status`);
+      this.options.onListening?.(addr);
+    } else {
+      log.info('metrics', 'metrics disabled (metrics.enabled: false)');
+    }
+    if (this.lock) {
+      const semantics = this.options.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
+      log.info('lock', `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`);
+    } else {
+      log.info('lock', this.config.env === 'pve' ? 'active/standby lock disabled (lock.enabled: false): this instance always acts' : 'no active/standby lock against the simulator');
+    }
+    this.metrics.info.set({ mode: c.mode, env: c.env, version: this.options.version }, 1);
+    this.metrics.active.set(this.active ? 1 : 0);
+  }
+
+  private logPolicy(event: string): void {
+    this.log.info(event, `policy: ${this.policy.description}`);
+    if (this.policy.unusedKeys.length > 0) {
+      this.log.warn(
+        event,
+        `policy keys not applied by this build: ${this.policy.unusedKeys.join(', ')} (their stages come with the policy variant packages)`,
+      );
+    }
+  }
+
+  /** Loads the state file (at start, and when becoming active: another instance may have written it). */
+  private loadState(event: string): void {
+    const loaded = this.store.load();
+    this.state = loaded.state;
+    const path = this.store.path;
+    if (loaded.status === 'missing') {
+      this.log.info('state', `no state file at '${path}' yet: starting afresh`);
+    } else if (loaded.status === 'corrupt') {
+      this.log.error(
+        'state',
+        `the state file '${path}' is corrupt (${loaded.problem}): moved aside to '${loaded.setAsidePath}'; starting afresh ` +
+          '(hold counters and backoffs are lost; check the cluster for a motion in flight)',
+        { setAside: loaded.setAsidePath ?? null },
+      );
+    } else {
+      const m = this.state.motion;
+      this.log.info(
+        'state',
+        `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${new Date(m.issuedAt * 1000).toISOString()}, ${m.phase})` : ''}`,
+        { trigger: event },
+      );
+    }
+    this.metrics.motionInFlight.set(this.state.motion ? 1 : 0);
+  }
+
+  /**
+   * Saves a state change, then applies it (write-ahead for motions): when the file cannot be
+   * written the round fails and the state in memory stays as it was, so no request goes out.
+   */
+  private update(change: Partial<DaemonState>): void {
+    const next = { ...this.state, ...change };
+    this.store.save(next);
+    this.state = next;
+    this.metrics.motionInFlight.set(this.state.motion ? 1 : 0);
+  }
+
+  /** The loop; resolves with the exit code. */
+  async run(): Promise<number> {
+    let code = 0;
+    await this.start();
+    try {
+      while (!this.stopping) {
+        const report = await this.runRound();
+        if (this.reloadPending) this.reload();
+        if (this.options.once) {
+          code = report.outcome === 'error' ? 1 : 0;
+          break;
+        }
+        if (this.options.host.finished?.()) {
+          this.log.info('stop', 'the environment has ended');
+          break;
+        }
+        if (this.stopping) break;
+        await this.options.host.clock.sleep(this.config.intervalSeconds, this.abort.signal);
+      }
+    } finally {
+      await this.shutdown();
+    }
+    return code;
+  }
+
+  /** SIGTERM/SIGINT: finish the current round, then exit 0. */
+  stop(signal: string): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.log.info('stop', this.inRound ? `${signal}: finishing the current round, then exiting` : `${signal}: exiting`);
+    this.abort.abort();
+  }
+
+  /** SIGHUP: reload the config now, or right after the current round. */
+  requestReload(): void {
+    if (this.inRound) this.reloadPending = true;
+    else this.reload();
+  }
+
+  /**
+   * Re-reads the config. A bad file keeps the running config (and says why); settings that
+   * need a restart (env, the cluster connection, metrics address, state file, lock) keep their
+   * running values with a warning; the rest (mode, interval, policy, guests, limits, log) apply
+   * from the next round. The pipeline state is kept (it is keyed by stage name).
+   */
+  reload(): void {
+    this.reloadPending = false;
+    const read = this.options.reloadConfig;
+    if (!read) {
+      this.log.warn('config', 'reload requested, but the daemon runs without a config file: nothing to reload');
+      return;
+    }
+    let next: ManagerConfig;
+    let policy: BuiltPolicy;
+    try {
+      next = read();
+      policy = buildPolicy(next.policy);
+    } catch (err) {
+      this.log.error('config', `reload failed, keeping the running config:\n${errorMessage(err)}`.replace(/\n/g, '\n  '), {
+        file: this.config.file ?? null,
+      });
+      return;
+    }
+    const old = this.config;
+    const needRestart: string[] = [];
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if (next.env !== old.env) needRestart.push('env');
+    if (!same(next.pve, old.pve)) needRestart.push('pve');
+    if (!same(next.sim, old.sim)) needRestart.push('sim');
+    if (!same(next.metrics, old.metrics)) needRestart.push('metrics');
+    if (next.statePath !== old.statePath) needRestart.push('state');
+    if (!same(next.lock, old.lock)) needRestart.push('lock');
+    if (needRestart.length > 0) {
+      this.log.warn('config', `changes to ${needRestart.map((k) => `'${k}'`).join(', ')} need a restart; running with the old values of those until then`);
+    }
+    this.config = { ...next, env: old.env, pve: old.pve, sim: old.sim, metrics: old.metrics, statePath: old.statePath, lock: old.lock };
+    this.policy = policy;
+    this.log.configure({ format: resolveLogFormat(next.log.format, this.options.isTty ?? false), level: next.log.level });
+    this.log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, { mode: next.mode });
+    this.logPolicy('config');
+    this.metrics.info.reset();
+    this.metrics.info.set({ mode: this.config.mode, env: this.config.env, version: this.options.version }, 1);
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.lock && this.active) {
+      this.lock.release();
+      this.log.info('lock', `released the lock '${this.lock.path}'`);
+    }
+    await this.server.close();
+    await this.options.host.port.close?.();
+    this.log.info('stop', `stopped after ${this.roundNo} rounds`);
+  }
+
+  /** One round; never throws (a failure is the round's line). */
+  async runRound(): Promise<RoundReport> {
+    const started = performance.now();
+    this.inRound = true;
+    this.roundNo++;
+    let partial: PartialReport;
+    try {
+      partial = await this.roundBody();
+    } catch (err) {
+      partial = { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
+    } finally {
+      this.inRound = false;
+    }
+    const report: RoundReport = {
+      round: this.roundNo,
+      outcome: partial.outcome,
+      reason: partial.reason,
+      message: partial.message,
+      level: partial.level ?? (partial.outcome === 'error' ? 'warn' : 'info'),
+      fields: partial.fields ?? {},
+    };
+    this.metrics.rounds.inc();
+    this.metrics.decisions.inc({ outcome: report.outcome });
+    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error') this.metrics.skips.inc({ reason: report.reason });
+    this.metrics.roundDuration.observe((performance.now() - started) / 1000);
+    this.lastReport = report;
+    this.log.log(report.level, 'round', report.message, { round: report.round, outcome: report.outcome, reason: report.reason, ...report.fields });
+    return report;
+  }
+
+  private portFailure(err: unknown, what: string): PartialReport {
+    if (!(err instanceof PortError)) throw err;
+    this.metrics.apiErrors.inc({ endpoint: err.endpoint, kind: err.kind });
+    return {
+      outcome: 'error',
+      reason: 'api-error',
+      message: `${what} failed (${err.kind}, ${err.endpoint}): ${err.message}; nothing done this round`,
+      fields: { endpoint: err.endpoint, kind: err.kind },
+    };
+  }
+
+  private async roundBody(): Promise<PartialReport> {
+    const now = this.now();
+    const config = this.config;
+
+    if (this.lock) {
+      const attempt = this.lock.acquire();
+      if (attempt.changed && attempt.held) {
+        this.active = true;
+        this.log.info('lock', `acquired the lock '${this.lock.path}': this instance is active`);
+        // another instance may have acted meanwhile: its state (and motion in flight) counts
+        if (this.wasStandby) this.loadState('lock');
+      } else if (attempt.changed && !attempt.held) {
+        this.active = false;
+        this.log.warn('lock', `lost the lock '${this.lock.path}' (${attempt.reason}): stepping down to standby`);
+      }
+      this.metrics.active.set(attempt.held ? 1 : 0);
+      if (!attempt.held) {
+        this.wasStandby = true;
+        return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
+      }
+    }
+
+    let snapshot: ClusterSnapshot;
+    try {
+      snapshot = await this.options.host.port.readSnapshot();
+    } catch (err) {
+      return this.portFailure(err, 'reading the cluster');
+    }
+    this.noteClusterAutoRebalance(snapshot.crs.autoRebalance);
+
+    if (this.state.motion) {
+      try {
+        await this.followMotion(this.state.motion, snapshot, now);
+      } catch (err) {
+        return this.portFailure(err, `following ${describeMotion(this.state.motion)}`);
+      }
+    }
+
+    const model = buildUsageModel(snapshot);
+    this.reportProblems(model.problems);
+    const imbalance = model.nodes.length > 0 ? model.usage.nodeImbalance() : undefined;
+    this.exportNodes(snapshot, model, imbalance);
+    const fields: LogFields = { imbalance: imbalance ?? null };
+
+    if (!snapshot.quorate) return { outcome: 'skip', reason: 'not-quorate', message: 'the cluster is not quorate: nothing is balanced', fields };
+    if (snapshot.haDisarmed) return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
+    if (imbalance === undefined) return { outcome: 'skip', reason: 'no-nodes', message: 'no usable node (online, not in maintenance, with valid stats)', fields };
+
+    const balanceHa = !snapshot.crs.autoRebalance;
+    if (!balanceHa && !config.guests.nonHa) {
+      return {
+        outcome: 'skip',
+        reason: 'cluster-auto-rebalance',
+        message: `the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance ${percent(imbalance)})`,
+        fields,
+      };
+    }
+    const candidates = restrictToModel(
+      [...(balanceHa ? migrationCandidates(snapshot) : []), ...(config.guests.nonHa ? nonHaCandidates(snapshot) : [])].sort((a, b) =>
+        compareNames(a.leader, b.leader),
+      ),
+      model,
+    );
+
+    let lastScored: ScoredMigration[] = [];
+    const ctx = balanceContext({
+      now,
+      snapshot,
+      model,
+      candidates,
+      motionInFlight: this.state.motion !== null || clusterMotionInFlight(snapshot),
+      outcomes: this.state.outcomes,
+      onScoreError: (err) => this.log.warn('round', `unable to score the balancing migrations: ${errorMessage(err)}`),
+    });
+    const scoringCtx = { ...ctx, score: (...args: Parameters<typeof ctx.score>) => (lastScored = ctx.score(...args)) };
+    const { decision, state: pipelineState } = this.policy.pipeline.run(scoringCtx, this.state.pipeline);
+    this.update({ pipeline: pipelineState });
+    if (decision.action === 'none') {
+      return { outcome: 'skip', reason: decision.stage, message: this.explain(decision, imbalance, pipelineState, lastScored, snapshot), fields };
+    }
+    return this.act(decision, snapshot, now);
+  }
+
+  private noteClusterAutoRebalance(on: boolean): void {
+    if (on === this.clusterAutoRebalance) return;
+    this.clusterAutoRebalance = on;
+    this.metrics.clusterAutoRebalance.set(on ? 1 : 0);
+    if (on) {
+      this.log.warn(
+        'cluster',
+        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise does not move HA resources while it is${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
+      );
+    } else {
+      this.log.info('cluster', "the cluster's own ha-auto-rebalance is off: poise balances HA resources");
+    }
+  }
+
+  private reportProblems(problems: readonly string[]): void {
+    const next = new Set(problems);
+    for (const p of next) if (!this.reportedProblems.has(p)) this.log.warn('cluster', p);
+    this.reportedProblems = next;
+  }
+
+  private exportNodes(snapshot: ClusterSnapshot, model: UsageModel, imbalance: number | undefined): void {
+    this.metrics.setNodes(
+      snapshot.nodes.map((n) => {
+        const load = model.loads.get(n.name);
+        return {
+          name: n.name,
+          load: load?.load,
+          cpu: load?.cpu,
+          mem: load?.mem,
+          pressureCpu: n.pressure.cpuSome,
+          pressureMem: n.pressure.memSome,
+        };
+      }),
+    );
+    if (imbalance !== undefined) this.metrics.imbalance.set(imbalance);
+  }
+
+  /** Why a round did nothing, in words (the policy's reason, made readable for known stages). */
+  private explain(
+    decision: Extract<Decision, { action: 'none' }>,
+    imbalance: number,
+    pipelineState: Readonly<Record<string, unknown>>,
+    scored: readonly ScoredMigration[],
+    snapshot: ClusterSnapshot,
+  ): string {
+    const threshold = this.policy.thresholdFraction;
+    switch (decision.stage) {
+      case 'motion-in-flight': {
+        const m = this.state.motion;
+        if (m) return `motion in flight: ${describeMotion(m)} (${m.phase}, ${Math.round(this.now() - m.issuedAt)} s)`;
+        const moving = snapshot.guests.filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate');
+        return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
+      }
+      case 'threshold-hold': {
+        if (imbalance <= threshold) return `below threshold: imbalance ${percent(imbalance)} ≤ ${percent(threshold)}`;
+        const held = (pipelineState['threshold-hold'] as { sustainedRounds?: number } | undefined)?.sustainedRounds;
+        return `hold round ${held ?? '?'}/${this.policy.holdRounds}: imbalance ${percent(imbalance)} > ${percent(threshold)}`;
+      }
+      case 'candidates':
+        return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (imbalance ${percent(imbalance)})`;
+      case 'relative-margin': {
+        const best = scored[0];
+        if (best) {
+          const gain = (imbalance - best.imbalance) / imbalance;
+          return `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the imbalance from ${percent(imbalance)} to ${percent(best.imbalance)}, ${percent(gain)} better, margin ${this.config.policy.reference.marginPercent}%`;
+        }
+        return `below margin: ${decision.reason}`;
+      }
+      default:
+        if (decision.stage.startsWith('score-')) return `no scored migration (imbalance ${percent(imbalance)})`;
+        return `${decision.stage}: ${decision.reason}`;
+    }
+  }
+
+  private recordOutcome(motion: Pick<MotionRecord, 'sid' | 'source' | 'target' | 'via'>, result: 'succeeded' | 'failed', reason: string | undefined): MotionOutcome[] {
+    const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.now() };
+    (result === 'succeeded' ? this.metrics.motionsSucceeded : this.metrics.motionsFailed).inc({ via: motion.via });
+    return [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES);
+  }
+
+  private async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, now: number): Promise<void> {
+    const age = Math.round(now - motion.issuedAt);
+    const timeout = this.config.limits.motionTimeoutSeconds;
+    const progress =
+      now - motion.issuedAt > timeout
+        ? ({ status: 'failed', reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed` } as const)
+        : await this.options.host.port.followMotion(motion, snapshot);
+    if (progress.status === 'pending') {
+      if (progress.phase !== motion.phase) this.update({ motion: { ...motion, phase: progress.phase } });
+      return;
+    }
+    if (progress.status === 'succeeded') {
+      this.update({ motion: null, outcomes: this.recordOutcome(motion, 'succeeded', undefined) });
+      this.log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, { sid: motion.sid, target: motion.target, result: 'succeeded' });
+    } else {
+      this.update({ motion: null, outcomes: this.recordOutcome(motion, 'failed', progress.reason) });
+      this.log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, {
+        sid: motion.sid,
+        target: motion.target,
+        result: 'failed',
+      });
+    }
+  }
+
+  private async act(decision: Extract<Decision, { action: 'move' }>, snapshot: ClusterSnapshot, now: number): Promise<PartialReport> {
+    const m = decision.migration;
+    const guest = snapshot.guests.find((g) => g.sid === m.sid);
+    const via = guest?.ha ? 'ha' : 'guest';
+    const kind = guest?.type === 'ct' ? 'relocate' : 'migrate';
+    const what = `${describeMotion({ kind, sid: m.sid, source: m.source, target: m.target })} (imbalance ${percent(decision.imbalanceBefore)} → ${percent(decision.imbalanceAfter)})`;
+    const fields: LogFields = {
+      imbalance: decision.imbalanceBefore,
+      expected: decision.imbalanceAfter,
+      sid: m.sid,
+      source: m.source,
+      target: m.target,
+      via,
+    };
+    if (this.config.mode === 'observe') return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
+    if (via === 'ha' && snapshot.crs.autoRebalance) {
+      return { outcome: 'skip', reason: 'cluster-auto-rebalance', message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`, fields };
+    }
+    const recent = this.state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS);
+    if (recent.length >= this.config.limits.maxMotionsPerHour) {
+      if (recent.length !== this.state.motionsIssuedAt.length) this.update({ motionsIssuedAt: recent });
+      const next = Math.min(...recent) + MOTION_LIMIT_WINDOW_SECONDS;
+      return {
+        outcome: 'skip',
+        reason: 'motion-limit',
+        message: `limit reached: ${recent.length} motions in the last hour (max ${this.config.limits.maxMotionsPerHour}) until ${new Date(next * 1000).toISOString()}; not issuing ${what}`,
+        fields,
+      };
+    }
+    if (this.lock && !this.lock.safeToAct()) {
+      return {
+        outcome: 'skip',
+        reason: 'lock-expiring',
+        message: `the lock has ${Math.floor(this.lock.remainingSeconds())} s left (< ${LOCK_SAFETY_SECONDS} s): not issuing ${what}`,
+        fields,
+      };
+    }
+    const request: MotionRequest = { sid: m.sid, kind, target: m.target };
+    const port = this.options.host.port;
+    if (via === 'guest') {
+      let check;
+      try {
+        check = await port.checkGuestMigration(request);
+      } catch (err) {
+        return this.portFailure(err, `the migration check of ${m.sid}`);
+      }
+      if (!check.allowed) {
+        this.update({ outcomes: this.recordOutcome({ sid: m.sid, source: m.source, target: m.target, via }, 'failed', check.reason) });
+        return { outcome: 'refused', reason: 'precondition', level: 'warn', message: `precondition check refused to ${what}: ${check.reason}`, fields };
+      }
+    }
+    // write-ahead: the motion is on disk before the request leaves, so a crash in between
+    // leads to following it, never to a second request
+    const record: MotionRecord = {
+      sid: m.sid,
+      kind,
+      via,
+      source: m.source,
+      target: m.target,
+      issuedAt: now,
+      phase: 'requesting',
+      task: undefined,
+      imbalanceBefore: decision.imbalanceBefore,
+      imbalanceAfter: decision.imbalanceAfter,
+    };
+    this.update({ motion: record, motionsIssuedAt: [...recent, now] });
+    this.metrics.motionsIssued.inc({ via });
+    let reply;
+    try {
+      reply = via === 'ha' ? await port.requestMotion(request) : await port.requestGuestMigration(request);
+    } catch (err) {
+      if (!(err instanceof PortError)) throw err;
+      this.metrics.apiErrors.inc({ endpoint: err.endpoint, kind: err.kind });
+      return {
+        outcome: 'move',
+        reason: 'request-uncertain',
+        level: 'warn',
+        message: `${what}: the request failed (${err.kind}, ${err.endpoint}: ${err.message}); it may have been applied, so it is followed, not repeated`,
+        fields,
+      };
+    }
+    if (!reply.accepted) {
+      this.update({ motion: null, outcomes: this.recordOutcome(record, 'failed', reply.reason) });
+      return { outcome: 'refused', reason: 'refused', level: 'warn', message: `the cluster refused to ${what}: ${reply.reason}`, fields };
+    }
+    this.update({ motion: { ...record, phase: 'queued', task: reply.task } });
+    const along = reply.comigrated.length > 0 ? `, with ${reply.comigrated.join(', ')}` : '';
+    return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };
+  }
+
+  /** The JSON of `/status`. */
+  status(): Record<string, unknown> {
+    const now = this.now();
+    return {
+      version: this.options.version,
+      env: this.config.env,
+      mode: this.config.mode,
+      active: this.active,
+      clusterAutoRebalance: this.clusterAutoRebalance ?? null,
+      notice:
+        this.clusterAutoRebalance === true
+          ? "the cluster's own ha-auto-rebalance is on: poise does not move HA resources"
+          : this.config.mode === 'observe'
+            ? 'observe mode: nothing is moved'
+            : null,
+      policy: this.policy.description,
+      unusedPolicyKeys: this.policy.unusedKeys,
+      rounds: this.roundNo,
+      lastRound: this.lastReport
+        ? { round: this.lastReport.round, outcome: this.lastReport.outcome, reason: this.lastReport.reason, message: this.lastReport.message }
+        : null,
+      motionInFlight: this.state.motion,
+      motionsLastHour: this.state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS).length,
+      recentOutcomes: this.state.outcomes.slice(-5),
+    };
+  }
+}

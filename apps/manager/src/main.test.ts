@@ -1,0 +1,318 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadToken } from './config/secret';
+import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io, main } from './main';
+import { PortError } from './port';
+
+const ROOT = resolve(__dirname, '../../..');
+const FIXTURE = join(__dirname, '__fixtures__', 'fake-daemon.ts');
+const CLI = join(__dirname, 'cli.ts');
+const GIB = 1024 ** 3;
+const SECRET = '5ec2e7aa-0000-4bad-8c0d-5ec2e75ec2e7';
+const TOKEN = `poise@pve!balancer=${SECRET}`;
+
+function unbalanced(extra: Partial<FakeClusterSpec> = {}): FakeClusterSpec {
+  return {
+    nodes: [{ name: 'node1' }, { name: 'node2' }, { name: 'node3' }],
+    guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104'].map((sid) => ({ sid, node: 'node1', cpu: 2, mem: 8 * GIB })),
+    ...extra,
+  };
+}
+
+/** A config file (YAML) in a fresh directory with a token file; returns paths. */
+function workspace(extraYaml = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'poise-main-'));
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, `${TOKEN}\n`);
+  chmodSync(tokenFile, 0o600);
+  const config = join(dir, 'poise-manager.yaml');
+  const base = [
+    'env: pve',
+    'pve:',
+    '  urls: [https://node1:8006]',
+    `  token-file: ${tokenFile}`,
+    `state: {file: ${join(dir, 'state.json')}}`,
+    'metrics: {listen: "127.0.0.1:0"}',
+    `lock: {dir: ${join(dir, 'lock')}}`,
+    'log: {format: json}',
+  ].join('\n');
+  writeFileSync(config, `${base}\n${extraYaml}`);
+  return { dir, config, tokenFile, base, statePath: join(dir, 'state.json') };
+}
+
+function captureIo(env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const logs: string[] = [];
+  const handlers = new Map<string, () => void>();
+  const io: Io = {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    logLine: (l) => logs.push(l),
+    isTty: false,
+    env,
+    onSignal: (signal, handler) => {
+      handlers.set(signal, handler);
+      return () => handlers.delete(signal);
+    },
+  };
+  return { io, out, err, logs, handlers };
+}
+
+describe('command line', () => {
+  it.each([
+    [['--help'], EXIT_OK, /^usage: poise-manager/],
+    [['--bogus'], EXIT_USAGE, /^poise-manager: unknown option '--bogus'/],
+    [['--mode', 'fast'], EXIT_USAGE, /^poise-manager: '--mode' takes observe or act, got 'fast'/],
+    [['--config'], EXIT_USAGE, /^poise-manager: '--config' needs a value/],
+    [['--sim', '--once'], EXIT_USAGE, /'--sim' and '--once' do not go together/],
+    [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
+  ])('%j exits %i', async (argv, code, text) => {
+    const c = captureIo();
+    expect(await main(argv, c.io)).toBe(code);
+    expect([...c.out, ...c.err].join('\n')).toMatch(text);
+  });
+
+  it('--print-schema prints the committed JSON schema', async () => {
+    const c = captureIo();
+    expect(await main(['--print-schema'], c.io)).toBe(EXIT_OK);
+    expect(JSON.parse(c.out.join('\n'))).toEqual(JSON.parse(readFileSync(join(__dirname, '..', 'config.schema.json'), 'utf8')));
+  });
+
+  it('--check-config summarises a valid config, with the token id but not its secret', async () => {
+    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-margin: 5, ha-auto-rebalance-cooldown: 600}');
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_OK);
+    const text = c.out.join('\n');
+    expect(text).toContain(`config ${w.config} is valid`);
+    expect(text).toContain('env pve, mode act, interval 10 s');
+    expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
+    expect(text).toContain('TLS: verified against the system CAs');
+    expect(text).toContain('margin 5%');
+    expect(text).toContain('policy keys not applied by this build: ha-auto-rebalance-cooldown');
+    expect(text).not.toContain(SECRET);
+  });
+
+  it.each([
+    ['interval: fast', /poise-manager\.yaml: interval: expected a number of seconds from 1 to 3600, got "fast"/],
+    ['policy: {ha-auto-rebalance-threshold: abc}', /poise-manager\.yaml: policy\.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"/],
+    ['guests: {non-ha: maybe}', /poise-manager\.yaml: guests\.non-ha: expected true or false, got "maybe"/],
+  ])('--check-config refuses a bad config (%s) with exit 78 and the dot path', async (yaml, message) => {
+    const w = workspace(yaml);
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
+    expect(c.err.join('\n')).toMatch(message);
+  });
+
+  it('--check-config reads the CA file', async () => {
+    const w = workspace();
+    writeFileSync(w.config, w.base.replace('  token-file:', '  tls: {ca-file: /nonexistent/ca.pem}\n  token-file:'));
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
+    expect(c.err.join('\n')).toContain("pve.tls.ca-file: cannot read '/nonexistent/ca.pem' (ENOENT)");
+  });
+
+  it('--check-config refuses a malformed token without showing it', async () => {
+    const w = workspace();
+    writeFileSync(w.tokenFile, SECRET);
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
+    expect(c.err.join('\n')).toContain(`API token from file '${w.tokenFile}': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)`);
+    expect(c.err.join('\n')).not.toContain(SECRET);
+  });
+
+  it("env pve stops at the adapter seam with a clear 'not available yet' (exit 1)", async () => {
+    const w = workspace();
+    const c = captureIo();
+    expect(await main(['--config', w.config, '--once'], c.io)).toBe(EXIT_FAILURE);
+    const line = JSON.parse(c.logs.at(-1)!);
+    expect(line.msg).toMatch(/^cannot start: env 'pve' is not available yet: the Proxmox VE adapter needs the @poise\/pve-api client/);
+    expect(c.logs.join('\n')).not.toContain(SECRET);
+  });
+
+  it("--sim reads the case and stops at the adapter seam with a clear 'not available yet' (exit 1)", async () => {
+    const c = captureIo();
+    expect(await main(['--sim'], c.io)).toBe(EXIT_FAILURE);
+    expect(JSON.parse(c.logs.at(-1)!).msg).toMatch(
+      /^cannot start: env 'sim' is not available yet: driving the simulator round by round needs the Simulation API of @poise\/sim .*\(case '.*three-nodes-unbalanced' was read: 3 nodes, 6 services\)$/,
+    );
+    const bad = captureIo();
+    expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
+    expect(bad.err.join('\n')).toMatch(/sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/);
+  });
+
+  it('--once runs one round and exits', async () => {
+    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 0}');
+    const cluster = FakeCluster.create(unbalanced());
+    const c = captureIo();
+    expect(await main(['--config', w.config, '--once'], c.io, { createHost: () => fakeHost(cluster) })).toBe(EXIT_OK);
+    const rounds = c.logs.map((l) => JSON.parse(l)).filter((r) => r.event === 'round');
+    expect(rounds).toHaveLength(1);
+    expect(cluster.s.requests).toHaveLength(1);
+  });
+});
+
+describe('secrets', () => {
+  it('the API token appears in no log line, no metric and no status, even when an adapter error or a config echoes it', async () => {
+    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}');
+    const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { outcome: 'fail' } } }));
+    // a careless adapter that puts the Authorization header in its error
+    let reads = 0;
+    const read = cluster.readSnapshot.bind(cluster);
+    cluster.readSnapshot = async () => {
+      reads++;
+      if (reads === 2) throw new PortError('GET /cluster/resources', 'auth', `401 for header PVEAPIToken=${TOKEN}`);
+      return read();
+    };
+    const c = captureIo();
+    let port = 0;
+    let scraped = '';
+    let status = '';
+    let rounds = 0;
+    const code = await main(['--config', w.config], c.io, {
+      createHost: (config) => {
+        const token = loadToken({ file: config.pve.tokenFile });
+        const host = fakeHost(cluster, { secrets: token.secrets() });
+        return {
+          ...host,
+          // a token-like value in a config reload, and the end of the run after a few rounds
+          finished: () => {
+            rounds++;
+            if (rounds === 3) {
+              writeFileSync(w.config, `${w.base}\nmode: act\npve: {urls: ['${TOKEN}']}\n`);
+              c.handlers.get('SIGHUP')!();
+            }
+            return rounds >= 8;
+          },
+          clock: {
+            now: host.clock.now,
+            sleep: async (seconds, signal) => {
+              if (rounds === 6) {
+                scraped = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+                status = await (await fetch(`http://127.0.0.1:${port}/status`)).text();
+              }
+              await host.clock.sleep(seconds, signal);
+            },
+          },
+        };
+      },
+      onListening: (a) => (port = a.port),
+    });
+    expect(code).toBe(EXIT_OK);
+    expect(scraped).toContain('poise_api_errors_total{endpoint="GET /cluster/resources",kind="auth"} 1');
+    expect(c.logs.some((l) => l.includes('[redacted]'))).toBe(true); // the careless error was logged, redacted
+    expect(c.logs.some((l) => l.includes('reload failed'))).toBe(true);
+    for (const text of [...c.logs, ...c.out, ...c.err, scraped, status]) {
+      expect(text).not.toContain(SECRET);
+    }
+    expect(c.logs.length).toBeGreaterThan(10);
+  });
+});
+
+/** A poise-manager process over a fake cluster file (see __fixtures__/fake-daemon.ts). */
+function spawnDaemon(clusterFile: string, args: string[], env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', FIXTURE, clusterFile, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
+  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  async function waitFor(what: string, predicate: (r: Record<string, unknown>) => boolean, timeoutMs = 60_000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const found = records().find(predicate);
+      if (found) return found;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  return { child, lines, records, waitFor, exited, stderr: () => stderr };
+}
+
+function clusterFile(dir: string, spec: FakeClusterSpec): string {
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(FakeCluster.create(spec).toJSON()));
+  return file;
+}
+
+describe('signals (child process)', () => {
+  it('the CLI entry point runs', async () => {
+    const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(0);
+    expect(out).toMatch(/^usage: poise-manager/);
+  });
+
+  it('SIGTERM finishes the current round and exits 0', async () => {
+    const w = workspace('mode: observe');
+    const d = spawnDaemon(clusterFile(w.dir, unbalanced()), ['--config', w.config], { FAKE_READ_DELAY_MS: '1500' });
+    await d.waitFor('the start-up', (r) => r.event === 'lock');
+    d.child.kill('SIGTERM'); // the first round is reading the cluster now
+    expect(await d.exited).toBe(0);
+    const events = d.records().map((r) => `${r.event}: ${r.msg}`);
+    const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
+    expect(term).toBeGreaterThan(0);
+    // the round ends (after saying what the first read showed), the lock is released
+    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'round', 'lock', 'stop']);
+    expect(events.at(-1)).toBe('stop: stopped after 1 rounds');
+  });
+
+  it('SIGHUP reloads the config; a bad one is refused and the old one kept', async () => {
+    const w = workspace('mode: observe');
+    const cluster = clusterFile(w.dir, unbalanced());
+    const d = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '100' });
+    await d.waitFor('a round', (r) => r.event === 'round');
+    writeFileSync(w.config, `${w.base}\nmode: act\npolicy: {ha-auto-rebalance-hold-duration: -1}\n`);
+    d.child.kill('SIGHUP');
+    const refused = await d.waitFor('the refusal', (r) => r.event === 'config');
+    expect(refused.level).toBe('error');
+    expect(refused.msg).toBe(`reload failed, keeping the running config:\n  ${w.config}: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -1`);
+    writeFileSync(w.config, `${w.base}\nmode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}\n`);
+    d.child.kill('SIGHUP');
+    await d.waitFor('the reload', (r) => r.event === 'config' && String(r.msg).startsWith('reloaded'));
+    await d.waitFor('a motion', (r) => r.event === 'round' && r.outcome === 'move');
+    d.child.kill('SIGTERM');
+    expect(await d.exited).toBe(0);
+    const before = d.records().slice(0, d.records().findIndex((r) => String(r.msg).startsWith('reloaded')));
+    expect(before.filter((r) => r.outcome === 'move')).toEqual([]); // observe kept until the good reload
+  });
+
+  it('killed (SIGKILL) in the middle of a motion and restarted: the motion is followed, not re-issued', async () => {
+    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}');
+    const cluster = clusterFile(w.dir, unbalanced({ scripts: { 'vm:101': { rounds: 6 } } }));
+    const first = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '100' });
+    await first.waitFor('vm:101 moving', (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)));
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+    expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });
+
+    // the lock of the killed process is fresh: the restarted one waits for it to expire (the fake
+    // clock runs 10 s per round), then takes over and follows the motion
+    const second = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '20' });
+    const loaded = await second.waitFor('the state', (r) => r.event === 'state');
+    expect(loaded.msg).toMatch(/following the motion in flight from before: migrate vm:101 from node1 to node2/);
+    const outcome = await second.waitFor('the outcome', (r) => r.event === 'motion');
+    expect(outcome.msg).toMatch(/^migrate vm:101 from node1 to node2 succeeded after \d+ s$/);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const requests = (JSON.parse(readFileSync(cluster, 'utf8')) as { requests: { sid: string }[] }).requests;
+    expect(requests.filter((r) => r.sid === 'vm:101')).toHaveLength(1);
+  });
+});

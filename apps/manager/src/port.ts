@@ -1,0 +1,276 @@
+import { ManagerError } from './errors';
+
+/**
+ * The balancer port: everything `poise-manager` needs from a cluster, and nothing more.
+ *
+ * On a real cluster the reference HA stack stays in charge of HA (fencing, recovery, its own
+ * service state machine); poise only balances. So the daemon never drives the simulated HA
+ * core's `Env`: it reads a {@link ClusterSnapshot}, asks for a motion, and follows its outcome.
+ * Two adapters implement it: the Proxmox VE API (`@poise/pve-api`) and the embedded simulator
+ * (`@poise/sim`'s `Simulation`); tests use `FakeCluster` (`fake-cluster.ts`).
+ *
+ * Contract, for every method:
+ * - Methods are async and may be slow (HTTP). They never return NaN or Infinity: a value the
+ *   adapter cannot read as a finite number is either left out (optional fields: `undefined`) or
+ *   makes the call fail with a {@link PortError} that names the endpoint and field.
+ * - A {@link PortError} is a failure of that call only; the daemon logs it, counts it by
+ *   endpoint and kind, and tries again next round. Any other exception is a bug.
+ * - Secrets (the API token) never appear in a returned value or an error message.
+ * - Names are returned in byte order (nodes by name, guests by sid).
+ */
+export interface BalancerPort {
+  /** A short description for the start-up line, e.g. `pve https://node1:8006` (no secrets). */
+  readonly description: string;
+
+  /** Reads the whole cluster for one round. */
+  readSnapshot(): Promise<ClusterSnapshot>;
+
+  /**
+   * Asks the HA manager to move an HA resource (`POST /cluster/ha/resources/{sid}/migrate` or
+   * `/relocate`). Returns `accepted: false` with a reason when the request was certainly not
+   * applied (a 4xx reply, `blocking-resources` in the reply, the resource in `error`). Throws a
+   * {@link PortError} only when it is unknown whether the request was applied (a timeout or a
+   * dropped connection after sending): the daemon then follows the motion as if accepted and
+   * never re-issues it. Adapters never retry this call.
+   */
+  requestMotion(request: MotionRequest): Promise<MotionReply>;
+
+  /**
+   * The guest migrate endpoint's precondition check for a guest that is not HA-managed
+   * (`GET /nodes/{node}/qemu/{vmid}/migrate?target=…`, plus the guest config for local
+   * resources). Read-only.
+   */
+  checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck>;
+
+  /**
+   * Migrates a guest that is not HA-managed (`POST /nodes/{node}/qemu/{vmid}/migrate` with
+   * `online=1`, or `/lxc/{vmid}/migrate` with `restart=1`). Same reply and throw contract as
+   * {@link requestMotion}; the handle carries the task id (UPID) to follow.
+   */
+  requestGuestMigration(request: MotionRequest): Promise<MotionReply>;
+
+  /**
+   * Where a motion this daemon issued stands, given the snapshot just read. HA motions are
+   * judged from the HA manager status ({@link followHaMotion} in `motion.ts` holds the rules
+   * every adapter shares): started on the target = succeeded; back on the source after moving,
+   * `error`, or gone = failed; not yet picked up = pending. Guest (non-HA) motions follow the
+   * migration task. The daemon persists `seenMoving` and the phase between rounds, so this is
+   * a function of its arguments and the cluster, never of adapter memory (a restarted daemon
+   * follows a motion issued by its previous run).
+   */
+  followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress>;
+
+  /** Releases connections and timers. Optional; called once at shutdown. */
+  close?(): Promise<void>;
+}
+
+/** Kind of failure of a port call, for the `poise_api_errors_total{endpoint,kind}` metric. */
+export type PortErrorKind =
+  /** The connection failed or was dropped. */
+  | 'network'
+  /** No reply in time. */
+  | 'timeout'
+  /** An HTTP error status (5xx, or a 4xx other than 401/403). */
+  | 'http'
+  /** 401 or 403: the token is wrong, revoked, or lacks a privilege (the message names it). */
+  | 'auth'
+  /** A reply that does not match the schema (the message names the endpoint and field). */
+  | 'invalid-reply'
+  /** TLS verification failed (untrusted certificate, wrong fingerprint). */
+  | 'tls'
+  /** Any other failure of the environment (the simulator stopped, …). */
+  | 'other';
+
+/** A failed port call: which endpoint, what kind of failure. The message never holds a secret. */
+export class PortError extends ManagerError {
+  override name = 'PortError';
+  constructor(
+    /** The endpoint as a template, e.g. `GET /cluster/resources` (bounded label values). */
+    readonly endpoint: string,
+    readonly kind: PortErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('port', message, options);
+  }
+}
+
+/** One round's view of the cluster. */
+export interface ClusterSnapshot {
+  /** When it was read, in seconds (the port's clock: epoch seconds, or simulated time). */
+  readonly time: number;
+  /** Whether the cluster is quorate; without quorum nothing is balanced. */
+  readonly quorate: boolean;
+  /**
+   * HA is disarmed (`manager_status.disarm`, PVE 9): commands are not applied, so nothing is
+   * balanced.
+   */
+  readonly haDisarmed: boolean;
+  /** Every cluster node, online or not, by name in byte order. */
+  readonly nodes: readonly NodeSnapshot[];
+  /** Every guest (HA-managed or not), by sid in byte order. */
+  readonly guests: readonly GuestSnapshot[];
+  /**
+   * HA rules in force, typed. PVE 9 reads `/cluster/ha/rules`; PVE 8 groups are converted by
+   * the adapter into node-affinity rules named `ha-group-<name>` (strict = restricted), as
+   * PVE 9's own migration does. Rules with `errors` in the API are not applied and not listed.
+   */
+  readonly rules: readonly HaRule[];
+  /** The datacenter `crs` options. */
+  readonly crs: CrsOptions;
+}
+
+/**
+ * A node. Units: `cpu` and `maxcpu` in cores (the API's `cpu` fraction × `maxcpu`), `mem` and
+ * `maxmem` in bytes; `cpu`/`mem` are measured usage (everything running there, guests and host).
+ */
+export interface NodeSnapshot {
+  readonly name: string;
+  /**
+   * Up, in the quorate partition, and `online` in the HA manager's node status. A node in
+   * maintenance, fenced, unknown or gone is not online.
+   */
+  readonly online: boolean;
+  /** HA node status `maintenance` (its guests are being moved away by HA). */
+  readonly maintenance: boolean;
+  readonly maxcpu: number;
+  readonly maxmem: number;
+  readonly cpu: number;
+  readonly mem: number;
+  /**
+   * Pressure stall information "some", avg10, in percent (0..100), from the node RRD; each
+   * `undefined` when the node does not report it (PVE 8, or a node on an older version).
+   */
+  readonly pressure: { readonly cpuSome: number | undefined; readonly memSome: number | undefined };
+}
+
+/** A guest's HA state as in `manager_status.service_status[sid].state` (spec §3.5). */
+export type HaServiceState =
+  | 'stopped'
+  | 'request_stop'
+  | 'request_start'
+  | 'request_start_balance'
+  | 'started'
+  | 'fence'
+  | 'recovery'
+  | 'migrate'
+  | 'relocate'
+  | 'freeze'
+  | 'error';
+
+/** HA side of a guest that is an HA resource. */
+export interface GuestHa {
+  /** The CRM's state of the service. */
+  readonly state: HaServiceState;
+  /** Set while `migrate`/`relocate`: the node it is moving to. */
+  readonly target: string | undefined;
+  /** The requested state from `resources.cfg` (`started`, `stopped`, `disabled`, `ignored`). */
+  readonly requestState: string;
+  /**
+   * The PVE 9.2 per-resource opt-out `auto-rebalance` (default true): false means no balancer,
+   * the cluster's or poise, may move it.
+   */
+  readonly autoRebalance: boolean;
+}
+
+/**
+ * A guest. Units: `cpu` cores in use (the API's fraction × the guest's cores), `maxcpu`
+ * configured cores, `mem`/`maxmem` bytes (guest view, balloon-adjusted), `memhost` bytes of the
+ * host-side footprint (PVE 9, VMs only; `undefined` where not reported).
+ */
+export interface GuestSnapshot {
+  /** `vm:<vmid>` or `ct:<vmid>`, as HA names it (also for guests that are not HA-managed). */
+  readonly sid: string;
+  readonly vmid: number;
+  readonly type: 'vm' | 'ct';
+  /** The node it is on (for a moving HA resource: the source). */
+  readonly node: string;
+  /** Whether it is running. */
+  readonly running: boolean;
+  /** A config lock (`backup`, `migrate`, `snapshot`, …): a locked guest is not moved. */
+  readonly lock: string | undefined;
+  readonly template: boolean;
+  /** `undefined` when the guest is not an HA resource. */
+  readonly ha: GuestHa | undefined;
+  readonly stats: {
+    readonly cpu: number;
+    readonly maxcpu: number;
+    readonly mem: number;
+    readonly maxmem: number;
+    readonly memhost: number | undefined;
+  };
+}
+
+/** An HA rule in force (spec §3.5); node priorities as configured (higher is preferred). */
+export type HaRule =
+  | {
+      readonly type: 'node-affinity';
+      readonly id: string;
+      readonly resources: readonly string[];
+      readonly nodes: readonly { readonly node: string; readonly priority: number }[];
+      readonly strict: boolean;
+    }
+  | {
+      readonly type: 'resource-affinity';
+      readonly id: string;
+      readonly resources: readonly string[];
+      readonly affinity: 'positive' | 'negative';
+    };
+
+/** The datacenter `crs` options as the daemon needs them. */
+export interface CrsOptions {
+  /** The HA scheduler mode (`basic`, `static`, `dynamic`). */
+  readonly ha: string;
+  /** `ha-auto-rebalance`: the cluster's own balancer (PVE 9.2). When on, poise leaves HA resources alone. */
+  readonly autoRebalance: boolean;
+}
+
+/** What the daemon asks for: move `sid` to `target` (`relocate` = stop, move, start). */
+export interface MotionRequest {
+  readonly sid: string;
+  readonly kind: 'migrate' | 'relocate';
+  readonly target: string;
+}
+
+/** The cluster's answer to a motion request. */
+export type MotionReply =
+  | {
+      readonly accepted: true;
+      /** The migration task id (UPID) of a guest migration; `undefined` for HA motions. */
+      readonly task: string | undefined;
+      /** Resources HA moves along (positive affinity), from the PVE 9 reply. */
+      readonly comigrated: readonly string[];
+    }
+  | { readonly accepted: false; readonly reason: string };
+
+/** The guest migrate endpoint's verdict for one (guest, target). */
+export type GuestMigrationCheck = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
+
+/**
+ * A motion this daemon issued, as persisted in the state file (plain JSON). `phase`:
+ * `requesting` (written before the request is sent, so a crash in between never leads to a
+ * second request), `queued` (accepted, not yet seen moving), `moving` (seen in
+ * `migrate`/`relocate`, or the task running).
+ */
+export interface MotionRecord {
+  readonly sid: string;
+  readonly kind: 'migrate' | 'relocate';
+  /** `ha`: an HA motion followed through the HA manager status; `guest`: a migration task. */
+  readonly via: 'ha' | 'guest';
+  readonly source: string;
+  readonly target: string;
+  /** Seconds (the daemon's clock) when the request was sent. */
+  readonly issuedAt: number;
+  readonly phase: 'requesting' | 'queued' | 'moving';
+  /** The migration task (UPID) for `via: 'guest'`. */
+  readonly task: string | undefined;
+  /** The imbalance before and the one expected after (fractions), for the outcome line. */
+  readonly imbalanceBefore: number;
+  readonly imbalanceAfter: number;
+}
+
+/** Where a motion stands. */
+export type MotionProgress =
+  | { readonly status: 'pending'; readonly phase: 'queued' | 'moving' }
+  | { readonly status: 'succeeded' }
+  | { readonly status: 'failed'; readonly reason: string };

@@ -1,0 +1,35 @@
+import type { ClusterSnapshot, GuestSnapshot, NodeSnapshot } from './port';
+
+export const GIB = 1024 ** 3;
+export const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+/** A usable node of 16 cores and 64 GiB, idle unless given. */
+export function node(name: string, extra: Partial<NodeSnapshot> = {}): NodeSnapshot {
+  return { name, online: true, maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 0, pressure: { cpuSome: undefined, memSome: undefined }, ...extra };
+}
+
+/** A started HA VM using 2 cores and 4 GiB (unless given). */
+export function haGuest(sid: string, onNode: string, extra: Partial<GuestSnapshot> & { state?: NonNullable<GuestSnapshot['ha']>['state']; target?: string; autoRebalance?: boolean } = {}): GuestSnapshot {
+  const { state = 'started', target, autoRebalance = true, ...rest } = extra;
+  return {
+    sid,
+    vmid: Number(sid.slice(3)),
+    type: sid.startsWith('ct:') ? 'ct' : 'vm',
+    node: onNode,
+    running: true,
+    lock: undefined,
+    template: false,
+    ha: { state, target, requestState: 'started', autoRebalance },
+    stats: { cpu: 2, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB, memhost: undefined },
+    ...rest,
+  };
+}
+
+/** A running guest that is not an HA resource. */
+export function plainGuest(sid: string, onNode: string, extra: Partial<GuestSnapshot> = {}): GuestSnapshot {
+  return { ...haGuest(sid, onNode), ha: undefined, ...extra };
+}
+
+export function snapshot(nodes: NodeSnapshot[], guests: GuestSnapshot[], extra: Partial<ClusterSnapshot> = {}): ClusterSnapshot {
+  return { time: T0, quorate: true, haDisarmed: false, nodes, guests, rules: [], crs: { ha: 'dynamic', autoRebalance: false }, ...extra };
+}
