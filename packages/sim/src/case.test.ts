@@ -140,12 +140,12 @@ describe('loadCase: malformed cases fail with the file and position', () => {
     {
       name: 'a bad power state',
       files: { cmdlist: [], hardware_status: { node1: { power: 'maybe', network: 'on' } } },
-      message: (d) => `'${join(d, 'hardware_status')}' node1.power: expected "on" or "off"`,
+      message: (d) => `'${join(d, 'hardware_status')}' node1.power: expected one of on, off, got "maybe"`,
     },
     {
       name: 'a bad service id',
       files: { cmdlist: [], service_config: { vm101: { node: 'node1' } } },
-      message: (d) => `'${join(d, 'service_config')}': invalid service id 'vm101'`,
+      message: (d) => `'${join(d, 'service_config')}' vm101: invalid service id 'vm101'`,
     },
     {
       name: 'a service without node',

@@ -1,6 +1,8 @@
-export { loadCase, type CaseInput, type HardwareNode } from './case';
+export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, NODE_NAME_PATTERN } from './case';
 export { simulate, type SimulationResult } from './simulate';
 export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME } from './hardware';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
-export { validateCommand } from './commands';
+export { parseCommand, validateCommand, type Command, type ParseResult } from './commands';
+export { MAX_INPUT_FILE_BYTES, readInputFile } from './files';
+export { JsonSyntaxError, parseStrictJson } from './json';
