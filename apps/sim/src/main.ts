@@ -18,6 +18,8 @@ const defaultIo: Io = {
   write: (chunk) => process.stdout.write(chunk),
 };
 const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
+/** `run` writes the log in chunks of about this many characters. */
+const OUTPUT_CHUNK_CHARS = 64 * 1024;
 
 const USAGE = `usage:
   poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
@@ -92,7 +94,16 @@ function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
   const input = loadCase(dir, basename(resolve(dir)));
-  const res = simulate(input, { profile: args.profile }, (line) => io.write(line));
+  // lines go out in chunks: one write per line costs more than the simulation at scale
+  let chunk = '';
+  const res = simulate(input, { profile: args.profile }, (line) => {
+    chunk += line;
+    if (chunk.length >= OUTPUT_CHUNK_CHARS) {
+      io.write(chunk);
+      chunk = '';
+    }
+  });
+  if (chunk) io.write(chunk);
   if (args.out) {
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, 'log'), res.log);

@@ -12,7 +12,7 @@ function usageWith(scores: Record<string, number>): OnlineNodeUsage {
     containsNode: (n) => n in scores,
     addServiceUsage: () => {},
     removeServiceUsage: () => {},
-    scoreNodesToStartService: () => ({ ...scores }),
+    scoreNodesToStartService: () => new Map(Object.entries(scores)),
     calculateNodeImbalance: () => undefined,
   };
 }

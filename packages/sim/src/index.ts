@@ -1,5 +1,14 @@
 export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, NODE_NAME_PATTERN } from './case';
-export { simulate, type SimulationResult } from './simulate';
+export { simulate } from './simulate';
+export {
+  Simulation,
+  type ClusterView,
+  type NodeView,
+  type RoundEvent,
+  type ServiceView,
+  type SimulationOptions,
+  type SimulationResult,
+} from './simulation';
 export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME } from './hardware';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
