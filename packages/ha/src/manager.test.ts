@@ -53,3 +53,24 @@ describe('Manager: what it reads stays as it was', () => {
     expect(env.managerStatus.service_status!['vm:101']!.state).toBe('started');
   });
 });
+
+describe('Manager: service ids that are Object.prototype keys', () => {
+  test.each(['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__'])('%s is placed like any other service', (sid) => {
+    const env = new MemoryEnv('node1', ['node1', 'node2']);
+    const services = Object.create(null) as Record<string, Record<string, unknown>>;
+    services[sid] = { node: 'node1', state: 'started', type: 'vm', failback: 1, max_restart: 1, max_relocate: 1 };
+    env.setServices(services);
+    const stats = Object.create(null) as Record<string, unknown>;
+    stats[sid] = { maxcpu: 1, maxmem: GIB };
+    env.staticServiceStats = snapshot(stats) as never;
+    env.staticNodeStats = snapshot({ node1: { maxcpu: 4, maxmem: 8 * GIB }, node2: { maxcpu: 4, maxmem: 8 * GIB } }) as never;
+    env.datacenter = snapshot({ ha: {}, crs: { ha: 'static', 'ha-rebalance-on-start': 1 } }) as never;
+    env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online' } });
+    const manager = new Manager(env, { profile: 'pve-9.2' });
+    env.time = 20;
+    manager.manage();
+    expect(env.lines.filter((l) => l.startsWith('err') || l.startsWith('warning'))).toEqual([]);
+    expect(env.lines).toContain(`info 20 service ${sid}: re-balance selected current node node1 for startup`);
+    expect(Object.keys(env.managerStatus.service_status!)).toEqual([sid]);
+  });
+});

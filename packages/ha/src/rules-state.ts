@@ -36,7 +36,12 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
     compiled,
     unconstrained: (sid) =>
       !Object.hasOwn(compiled['node-affinity'], sid) && !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid),
-    nodeAffinity: (sid, online) => getNodeAffinity(compiled, sid, online),
+    // a service no node-affinity rule names may run anywhere (asked as an own key: a service
+    // id such as `toString` must not find Object.prototype's member in the compiled rules)
+    nodeAffinity: (sid, online) =>
+      Object.hasOwn(compiled['node-affinity'], sid)
+        ? getNodeAffinity(compiled, sid, online)
+        : { allowed: new Set(online), pri: new Set(online) },
     resourceAffinity: (sid, ss) =>
       getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
   };

@@ -178,3 +178,20 @@ describe('the command check and the runner agree', () => {
     );
   });
 });
+
+describe('measured node usage with a bad service measurement', () => {
+  // pve-9.2 leaves a value that is not a finite number >= 0 out of its node's sum, so one bad
+  // measurement cannot make the node's own stats invalid (and the whole cluster fall back to
+  // basic); pve-5.2.0 sums what it is given, as the reference does
+  it.each([
+    ['pve-9.2', 1],
+    ['pve-5.2.0', 1 + -5],
+  ] as const)('%s: node1 measures %d cores', (profile, cpu) => {
+    const input = caseInput([powerOn], { serviceConfig: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' } } });
+    const sim = new Simulation(input, { profile });
+    sim.step();
+    sim.step();
+    sim.execute('service vm:102 set-dynamic-stats cpu -5');
+    expect(sim.view().nodeStats.get('node1')!.cpu).toBe(cpu);
+  });
+});
