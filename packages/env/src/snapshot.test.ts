@@ -17,8 +17,8 @@ describe('snapshot', () => {
 
   test('names that are Object.prototype keys are plain keys', () => {
     const source = nullRecord<unknown>();
-    source.__proto__ = { online: true };
-    source.toString = 'node';
+    source['__proto__'] = { online: true };
+    source['toString'] = 'node';
     const s = snapshot(source) as Record<string, unknown>;
     expect(Object.keys(s).sort()).toEqual(['__proto__', 'toString']);
     expect(s.__proto__).toEqual({ online: true });
@@ -67,7 +67,7 @@ describe('snapshot', () => {
 
   test('thaw makes an explicit mutable copy; the snapshot stays as it was', () => {
     const s = snapshot({ node_status: { node1: 'online' }, list: ['a'] });
-    const copy = thaw(s) as { node_status: Record<string, string>; list: string[] };
+    const copy = thaw<{ node_status: Record<string, string>; list: string[] }>(s);
     copy.node_status.node1 = 'fence';
     copy.list.push('b');
     expect(s.node_status.node1).toBe('online');

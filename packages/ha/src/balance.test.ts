@@ -39,7 +39,7 @@ function balancingRun(
     stats[sid] = { maxcpu: 4, maxmem: 8 * GIB };
   }
   env.setServices(services);
-  env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: status });
+  env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: status }) as never;
   env.staticServiceStats = snapshot(stats) as never;
   let manager: Manager | undefined;
   const moves: string[] = [];
