@@ -465,9 +465,7 @@ export class Lrm {
       for (const sid in ss) if (Object.hasOwn(ss, sid) && ss[sid]!.uid) uids.add(ss[sid]!.uid!);
       return uids;
     });
-    const kept = nullRecord<LrmResult>();
-    for (const id of Object.keys(this.results)) if (valid.has(id)) kept[id] = this.results[id]!;
-    this.results = kept;
+    for (const id of Object.keys(this.results)) if (!valid.has(id)) delete this.results[id];
   }
 
   private stopCommandFinished(sid: string, status: number): void {

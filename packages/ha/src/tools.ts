@@ -23,8 +23,15 @@ export function byteCompare(a: string, b: string): number {
  * from input, where `toString` or `__proto__` must not find what `Object.prototype` holds.
  */
 export function own<V>(obj: { readonly [key: string]: V } | undefined | null, key: string): V | undefined {
-  return obj != null && Object.hasOwn(obj, key) ? obj[key] : undefined;
+  if (obj == null) return undefined;
+  if (key === '__proto__') return Object.hasOwn(obj, key) ? obj[key] : undefined;
+  const v = obj[key];
+  // only a value Object.prototype also holds can be inherited: check those (rare) ones
+  if (v !== undefined && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key)) return undefined;
+  return v;
 }
+
+const OBJECT_PROTO: object = Object.prototype;
 
 /** Whether an object has no own enumerable key (O(1), unlike `Object.keys(obj).length`). */
 export function isEmptyRecord(obj: object | undefined | null): boolean {
