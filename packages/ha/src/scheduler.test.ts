@@ -49,4 +49,10 @@ describe('jsonClone', () => {
     (copy.c[1] as { d: boolean }).d = false;
     expect((src.c[1] as { d: boolean }).d).toBe(true);
   });
+
+  test('copies a __proto__ key as a key (it used to set the copy\'s prototype)', () => {
+    const copy = jsonClone(JSON.parse('{"__proto__": {"online": true}}') as Record<string, unknown>);
+    expect(Object.keys(copy)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(copy)).toBeNull();
+  });
 });

@@ -1,4 +1,4 @@
-import { isSnapshot } from '@poise/env';
+import { isSnapshot, thaw } from '@poise/env';
 
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
 export const ExitCode = {
@@ -74,31 +74,14 @@ export function sortedKeys(obj: { readonly [key: string]: unknown } | undefined 
 }
 
 /**
- * A deep copy of JSON data, as every status read of the reference is (a JSON round trip):
- * object keys whose value is undefined are dropped, like `JSON.stringify` does. Hand-written
- * because the status documents are copied many times per round and a round trip through a
- * string costs several times more.
+ * A mutable deep copy of JSON data (a JSON round trip: undefined keys dropped, null-prototype
+ * objects, so `__proto__` is copied as a key). The same as `thaw` of `@poise/env`, which new
+ * code should use; nothing in the HA core copies whole documents any more (Env reads are
+ * immutable snapshots).
+ * @deprecated use `thaw` from `@poise/env`.
  */
 export function jsonClone<T>(value: T): T {
-  return cloneJson(value) as T;
-}
-
-function cloneJson(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i];
-      out[i] = v === undefined ? null : cloneJson(v);
-    }
-    return out;
-  }
-  const out: Record<string, unknown> = {};
-  for (const key in value as Record<string, unknown>) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = cloneJson(v);
-  }
-  return out;
+  return thaw<T>(value);
 }
 
 /** Perl truthiness of a scalar: undef, '', 0 and '0' are false. */

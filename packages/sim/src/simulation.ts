@@ -5,7 +5,7 @@ import type {
   Snapshot,
   StaticServiceStats,
 } from '@poise/env';
-import type { ManagerOptions } from '@poise/ha';
+import { byteCompare, type ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
@@ -220,7 +220,7 @@ export class Simulation {
     const staticStats = hw.staticStatsSnapshot();
     const dynamicStats = hw.dynamicStatsSnapshot();
     const services = new Map<string, ServiceView>();
-    for (const sid of Object.keys(config).sort()) {
+    for (const sid of Object.keys(config).sort(byteCompare)) {
       const cd = config[sid]!;
       services.set(sid, Object.freeze({
         node: cd.node,
@@ -238,7 +238,7 @@ export class Simulation {
       nodeStats,
       services,
       managerStatus: hw.readManagerStatus(),
-      lrmModes: new Map([...lrmModes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      lrmModes: new Map([...lrmModes].sort(([a], [b]) => byteCompare(a, b))),
     });
   }
 
