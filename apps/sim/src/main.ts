@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readdirSync, statSync, writeSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadCase, simulate } from '@poise/sim';
+import { loadCase, readInputFile, simulate } from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
@@ -18,6 +18,8 @@ const defaultIo: Io = {
   write: (chunk) => process.stdout.write(chunk),
 };
 const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
+/** `run` writes the log in chunks of about this many characters. */
+const OUTPUT_CHUNK_CHARS = 64 * 1024;
 
 const USAGE = `usage:
   poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
@@ -59,22 +61,68 @@ function parseArgs(argv: string[]): Args {
   return { command, paths, profile, out };
 }
 
+/** The stats of `path`, or undefined when nothing is there (stat never opens, so never blocks). */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a path is, for messages. */
+function kindOf(st: Stats): string {
+  if (st.isFile()) return 'a file';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+/** Throws a usage error unless `path` is a directory. */
+function expectDirectory(path: string, what: string): void {
+  const st = statOf(path);
+  if (!st) throw new UsageError(`no such file or directory '${path}'`);
+  if (!st.isDirectory()) throw new UsageError(`'${path}' is ${kindOf(st)}, expected ${what}`);
+}
+
 /** Case directories under the given paths: a dir with a cmdlist, or its sub-dirs that have one. */
 function collectCases(paths: string[]): string[] {
   const cases: string[] = [];
   for (const p of paths) {
-    if (!existsSync(p)) throw new UsageError(`no such file or directory '${p}'`);
-    if (existsSync(join(p, 'cmdlist')) || existsSync(join(p, 'log.expect'))) {
+    expectDirectory(p, 'a case directory or a directory of cases');
+    if (statOf(join(p, 'cmdlist')) || statOf(join(p, 'log.expect'))) {
       cases.push(p);
       continue;
     }
     const subs = readdirSync(p)
-      .filter((n) => statSync(join(p, n)).isDirectory() && existsSync(join(p, n, 'cmdlist')))
+      .filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined)
       .sort();
     if (subs.length === 0) throw new UsageError(`'${p}' is neither a test case nor a directory of test cases`);
     for (const s of subs) cases.push(join(p, s));
   }
   return cases;
+}
+
+/**
+ * Writes `text` to `<dir>/<name>`, creating `dir`. Refuses (never blocks on) an existing path
+ * that is not a directory or not a regular file: a FIFO without a reader fails at once.
+ */
+function writeOutput(dir: string, name: string, text: string): void {
+  const st = statOf(dir);
+  if (st && !st.isDirectory()) throw new UsageError(`'--out' '${dir}' is ${kindOf(st)}, expected a directory`);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, name);
+  const target = statOf(path);
+  if (target && !target.isFile()) throw new UsageError(`'${path}' is ${kindOf(target)}, expected a regular file`);
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NONBLOCK ?? 0));
+  try {
+    const bytes = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function firstDifference(expected: string, got: string): string {
@@ -92,11 +140,17 @@ function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
   const input = loadCase(dir, basename(resolve(dir)));
-  const res = simulate(input, { profile: args.profile }, (line) => io.write(line));
-  if (args.out) {
-    mkdirSync(args.out, { recursive: true });
-    writeFileSync(join(args.out, 'log'), res.log);
-  }
+  // lines go out in chunks: one write per line costs more than the simulation at scale
+  let chunk = '';
+  const res = simulate(input, { profile: args.profile }, (line) => {
+    chunk += line;
+    if (chunk.length >= OUTPUT_CHUNK_CHARS) {
+      io.write(chunk);
+      chunk = '';
+    }
+  });
+  if (chunk) io.write(chunk);
+  if (args.out) writeOutput(args.out, 'log', res.log);
   return res.error ? 1 : 0;
 }
 
@@ -109,8 +163,8 @@ function cmdTest(args: Args, io: Io): number {
     try {
       const input = loadCase(dir, name);
       const expectPath = join(dir, 'log.expect');
-      if (!existsSync(expectPath)) throw new Error(`missing '${expectPath}'`);
-      const expected = readFileSync(expectPath, 'utf8');
+      const expected = readInputFile(expectPath);
+      if (expected === undefined) throw new Error(`missing '${expectPath}'`);
       const res = simulate(input, { profile: args.profile });
       if (res.log === expected) {
         passed++;
@@ -133,14 +187,18 @@ function cmdRulesCheck(args: Args, io: Io): number {
   let passed = 0;
   let failed = 0;
   for (const p of args.paths) {
-    const files = statSync(p).isDirectory()
+    const st = statOf(p);
+    if (!st) throw new UsageError(`no such file or directory '${p}'`);
+    if (!st.isDirectory() && !st.isFile()) throw new UsageError(`'${p}' is ${kindOf(st)}, expected a directory or a .cfg file`);
+    const files = st.isDirectory()
       ? readdirSync(p).filter((f) => f.endsWith('.cfg')).sort().map((f) => join(p, f))
       : [p];
     for (const file of files) {
       const name = basename(file);
       try {
-        const expected = readFileSync(`${file}.expect`, 'utf8');
-        const got = rulesCheckReport(readFileSync(file, 'utf8'));
+        const expected = readInputFile(`${file}.expect`);
+        if (expected === undefined) throw new Error(`missing '${file}.expect'`);
+        const got = rulesCheckReport(readInputFile(file) ?? '');
         if (got === expected) {
           passed++;
           io.out(`PASS ${name}`);

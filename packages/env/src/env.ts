@@ -10,6 +10,7 @@ import type {
   StaticNodeStats,
   StaticServiceStats,
 } from './types';
+import type { Snapshot } from './snapshot';
 
 /** Log levels the HA core uses (syslog names, plus `email` for notifications in the simulator). */
 export type LogLevel = 'err' | 'warning' | 'warn' | 'notice' | 'info' | 'debug' | 'email';
@@ -19,9 +20,12 @@ export type LogLevel = 'err' | 'warning' | 'warn' | 'notice' | 'info' | 'debug' 
  * time, logging, locks, quorum, status documents, configuration, stats, commands, watchdog and
  * the resource agents all come through here. One Env belongs to one daemon on one node.
  *
- * Contract: every `read*` returns a fresh deep copy the caller may mutate; `write*` stores a
- * copy. Methods that touch the cluster filesystem throw when it is unavailable, with the
- * message the reference uses (callers catch and log it).
+ * Contract: every `read*` and `get*Stats` returns an immutable {@link Snapshot} of the stored
+ * document (deeply read-only, frozen by the simulator), in O(1) or O(what is read); a caller
+ * that wants to change what it read makes an explicit copy (`thaw`). `write*` takes a value
+ * the caller may go on changing: the implementation stores its own snapshot, sharing the
+ * parts that did not change with the previous one. Methods that touch the cluster filesystem
+ * throw when it is unavailable, with the message the reference uses (callers catch and log it).
  */
 export interface Env {
   nodename(): string;
@@ -48,15 +52,15 @@ export interface Env {
   watchdogUpdate(handle: string): void;
   watchdogClose(handle: string): void;
 
-  readManagerStatus(): ManagerStatus;
-  writeManagerStatus(status: ManagerStatus): void;
-  readLrmStatus(node: string): LrmStatus;
-  writeLrmStatus(status: LrmStatus): void;
+  readManagerStatus(): Snapshot<ManagerStatus>;
+  writeManagerStatus(status: Snapshot<ManagerStatus>): void;
+  readLrmStatus(node: string): Snapshot<LrmStatus>;
+  writeLrmStatus(status: Snapshot<LrmStatus>): void;
 
   /** Whether this node is shutting down, and whether that is a reboot. */
   isNodeShutdown(): { shutdown: boolean; reboot: boolean };
 
-  readServiceConfig(): ServiceConfig;
+  readServiceConfig(): Snapshot<ServiceConfig>;
   updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys?: string[]): void;
   /** Moves a service's configuration to another node (`steal_service`). */
   changeServiceLocation(sid: string, currentNode: string, newNode: string): void;
@@ -74,11 +78,13 @@ export interface Env {
   hasPendingCrmCommands(): boolean;
   queueCrmCommands(cmd: string): void;
 
-  getDatacenterSettings(): DatacenterSettings;
-  getStaticNodeStats(): Record<string, StaticNodeStats>;
-  getDynamicNodeStats(): Record<string, DynamicNodeStats>;
-  getStaticServiceStats(): Record<string, StaticServiceStats>;
-  getDynamicServiceStats(): Record<string, DynamicServiceStats>;
+  getDatacenterSettings(): Snapshot<DatacenterSettings>;
+  getStaticNodeStats(): Snapshot<Record<string, StaticNodeStats>>;
+  getDynamicNodeStats(): Snapshot<Record<string, DynamicNodeStats>>;
+  /** Per service as reported; values are not validated (the HA core checks them). */
+  getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>>;
+  /** Per service as measured; values are not validated (the HA core checks them). */
+  getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>>;
   /** The pve-manager version a node runs, if known. */
   getNodeVersion(node: string): string | undefined;
 

@@ -15,3 +15,4 @@ export type {
   StaticServiceStats,
 } from './types';
 export { SimEnv, CFS_ERROR, type SimBackend } from './sim-env';
+export { isSnapshot, nullRecord, openRecord, sealRecord, snapshot, thaw, type Snapshot } from './snapshot';

@@ -11,11 +11,12 @@ import type {
   StaticNodeStats,
   StaticServiceStats,
 } from './types';
+import type { Snapshot } from './snapshot';
 
 /**
  * The simulated cluster behind {@link SimEnv} (implemented by `@poise/sim`'s hardware): shared
- * state of all simulated nodes. Reads return fresh copies; `lock` logs `got lock` on the
- * calling env when it takes a lock.
+ * state of all simulated nodes. Reads return immutable snapshots (see {@link Env}); `lock` logs
+ * `got lock` on the calling env when it takes a lock.
  */
 export interface SimBackend {
   logDaemon(level: string, time: number, id: string, msg: string): void;
@@ -25,12 +26,12 @@ export interface SimBackend {
   watchdogOpen(node: string): string;
   watchdogUpdate(handle: string): void;
   watchdogClose(handle: string): void;
-  readManagerStatus(): ManagerStatus;
-  writeManagerStatus(status: ManagerStatus): void;
-  readLrmStatus(node: string): LrmStatus;
-  writeLrmStatus(node: string, status: LrmStatus): void;
+  readManagerStatus(): Snapshot<ManagerStatus>;
+  writeManagerStatus(status: Snapshot<ManagerStatus>): void;
+  readLrmStatus(node: string): Snapshot<LrmStatus>;
+  writeLrmStatus(node: string, status: Snapshot<LrmStatus>): void;
   isNodeShutdown(node: string): { shutdown: boolean; reboot: boolean };
-  readServiceConfig(): ServiceConfig;
+  readServiceConfig(): Snapshot<ServiceConfig>;
   updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys?: string[]): void;
   changeServiceLocation(sid: string, current: string, next: string): void;
   readRulesConfig(): string;
@@ -40,11 +41,11 @@ export interface SimBackend {
   readCrmCommands(): string;
   hasPendingCrmCommands(): boolean;
   queueCrmCommands(cmd: string): void;
-  getDatacenterSettings(): DatacenterSettings;
-  getStaticNodeStats(): Record<string, StaticNodeStats>;
-  getDynamicNodeStats(): Record<string, DynamicNodeStats>;
-  getStaticServiceStats(): Record<string, StaticServiceStats>;
-  getDynamicServiceStats(): Record<string, DynamicServiceStats>;
+  getDatacenterSettings(): Snapshot<DatacenterSettings>;
+  getStaticNodeStats(): Snapshot<Record<string, StaticNodeStats>>;
+  getDynamicNodeStats(): Snapshot<Record<string, DynamicNodeStats>>;
+  getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>>;
+  getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>>;
   nodeVersion(node: string): string | undefined;
   /** The simulated resource agent of a service type, acting as the daemon of `env`. */
   resourceAgent(type: string, env: Env): ResourceAgent | undefined;
@@ -141,22 +142,22 @@ export class SimEnv implements Env {
     this.hw.watchdogClose(handle);
   }
 
-  readManagerStatus(): ManagerStatus {
+  readManagerStatus(): Snapshot<ManagerStatus> {
     this.assertCfs();
     return this.hw.readManagerStatus();
   }
 
-  writeManagerStatus(status: ManagerStatus): void {
+  writeManagerStatus(status: Snapshot<ManagerStatus>): void {
     this.assertCfs();
     this.hw.writeManagerStatus(status);
   }
 
-  readLrmStatus(node: string): LrmStatus {
+  readLrmStatus(node: string): Snapshot<LrmStatus> {
     this.assertCfs();
     return this.hw.readLrmStatus(node);
   }
 
-  writeLrmStatus(status: LrmStatus): void {
+  writeLrmStatus(status: Snapshot<LrmStatus>): void {
     this.assertCfs();
     this.hw.writeLrmStatus(this.node, status);
   }
@@ -165,7 +166,7 @@ export class SimEnv implements Env {
     return this.hw.isNodeShutdown(this.node);
   }
 
-  readServiceConfig(): ServiceConfig {
+  readServiceConfig(): Snapshot<ServiceConfig> {
     this.assertCfs();
     return this.hw.readServiceConfig();
   }
@@ -213,23 +214,23 @@ export class SimEnv implements Env {
     this.hw.queueCrmCommands(cmd);
   }
 
-  getDatacenterSettings(): DatacenterSettings {
+  getDatacenterSettings(): Snapshot<DatacenterSettings> {
     return this.hw.getDatacenterSettings();
   }
 
-  getStaticNodeStats(): Record<string, StaticNodeStats> {
+  getStaticNodeStats(): Snapshot<Record<string, StaticNodeStats>> {
     return this.hw.getStaticNodeStats();
   }
 
-  getDynamicNodeStats(): Record<string, DynamicNodeStats> {
+  getDynamicNodeStats(): Snapshot<Record<string, DynamicNodeStats>> {
     return this.hw.getDynamicNodeStats();
   }
 
-  getStaticServiceStats(): Record<string, StaticServiceStats> {
+  getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>> {
     return this.hw.getStaticServiceStats();
   }
 
-  getDynamicServiceStats(): Record<string, DynamicServiceStats> {
+  getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>> {
     return this.hw.getDynamicServiceStats();
   }
 

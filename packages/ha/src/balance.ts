@@ -59,31 +59,51 @@ export function formatImbalance(value: number, profile: string): string {
 /**
  * Auto-rebalance (spec §3.7): runs the balancer pipeline configured from the `crs` settings
  * and queues the chosen motion through the same path as a user's migrate command.
+ *
+ * As the reference's `load_balance`: nothing happens (the hold counter included) unless
+ * balancing is enabled and the configured mode is static or dynamic, or while a motion is in
+ * flight. Otherwise the imbalance is measured and the hold counter counts or resets, also when
+ * the method is unknown (then no move is scored, silently) and when the usage fell back to
+ * basic because the static/dynamic init failed (the basic usage has no load, so its imbalance
+ * is 0 and the counter resets).
+ *
+ * A service that is not part of the usage (no or invalid stats) cannot be scored: the
+ * reference then fails the whole scoring every round (`unable to score best balancing
+ * migration - …`), which `pve-5.2.0` keeps; under `pve-9.2` bundles with such a member are
+ * not candidates, and the others still are.
  */
 export function loadBalance(manager: Manager, state: BalancerState): void {
   const crs = manager.crs;
+  if (!crs.autoRebalance) return;
+  if (crs.scheduler !== 'static' && crs.scheduler !== 'dynamic') return;
   const usage = manager.usage;
-  if (!crs.autoRebalance || !(usage instanceof CrsUsage)) return;
+  const crsUsage = usage instanceof CrsUsage ? usage : undefined;
   const env = manager.env;
-  const percent = manager.options.profile !== 'pve-5.2.0';
-  const method = crs.method;
-  if (method !== 'bruteforce' && method !== 'topsis') return; // the reference silently does nothing
+  const profile = manager.options.profile;
+  const percent = profile !== 'pve-5.2.0';
+  const knownMethod = crs.method === 'bruteforce' || crs.method === 'topsis';
 
   const pipeline = referencePipeline({
     threshold: percent ? crs.threshold / 100 : crs.threshold,
     holdRounds: crs.holdRounds,
     margin: percent ? crs.margin / 100 : crs.margin,
-    method,
+    method: knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce',
   });
   let imbalance: number | undefined;
   const ctx: BalanceContext = {
     now: env.getTime(),
     motionInFlight: motionInFlight(manager),
-    imbalance: () => (imbalance ??= usage.calculateNodeImbalance()),
-    candidates: () => migrationCandidates(manager),
+    imbalance: () => (imbalance ??= crsUsage ? crsUsage.calculateNodeImbalance() : 0),
+    candidates: () => {
+      const all = migrationCandidates(manager);
+      if (!percent || !crsUsage) return all;
+      return all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
+    },
     score: (candidates, m, limit) => {
+      // an unknown method scores nothing, silently (the reference returns without a word)
+      if (!knownMethod || !crsUsage) return [];
       try {
-        return usage.scoreBestBalancingMigrations(candidates, m, limit);
+        return crsUsage.scoreBestBalancingMigrations(candidates, m, limit);
       } catch (err) {
         env.log('warning', `unable to score best balancing migration - ${errorMessage(err)}`);
         return [];
@@ -96,8 +116,8 @@ export function loadBalance(manager: Manager, state: BalancerState): void {
 
   const { sid, target } = decision.migration;
   const task = sid.startsWith('vm:') ? 'migrate' : 'relocate';
-  const before = formatImbalance(decision.imbalanceBefore, manager.options.profile);
-  const after = formatImbalance(decision.imbalanceAfter, manager.options.profile);
+  const before = formatImbalance(decision.imbalanceBefore, profile);
+  const after = formatImbalance(decision.imbalanceAfter, profile);
   env.log('info', `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`);
   manager.queueResourceMotion(`${task} ${sid} ${target}`, task, sid, target);
 }

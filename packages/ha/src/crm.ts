@@ -1,6 +1,6 @@
 import type { Env } from '@poise/env';
 import { Manager, type ManagerOptions } from './manager';
-import { countFencedServices } from './tools';
+import { countFencedServices, isEmptyRecord, own } from './tools';
 
 /** Idle master rounds (no service configured, nothing to do) before the CRM goes idle. */
 export const CRM_MAX_IDLE_ROUNDS = 90;
@@ -95,7 +95,7 @@ export class Crm {
       env.log('err', `could not read manager status: ${errorMessage(err)}`);
       return false;
     }
-    const ss = ms.service_status ?? {};
+    const ss = ms.service_status;
     if (countFencedServices(ss, env.nodename())) return false;
 
     let conf;
@@ -105,18 +105,18 @@ export class Crm {
       env.log('err', `could not read service config: ${errorMessage(err)}`);
       return false;
     }
-    if (Object.keys(conf).length === 0) {
+    if (isEmptyRecord(conf)) {
       // No service configured: only become active when there is pending work and no other
       // master is taking care of it.
       const master = ms.master_node;
-      const nodeStatus = ms.node_status ?? {};
-      if (master && master !== env.nodename() && nodeStatus[master] === 'online') return false;
-      const request = ms.node_request ?? {};
-      for (const node of Object.keys(nodeStatus)) {
-        if (nodeStatus[node] === 'maintenance' && !request[node]?.maintenance) return true;
+      const nodeStatus = ms.node_status;
+      if (master && master !== env.nodename() && own(nodeStatus, master) === 'online') return false;
+      const request = ms.node_request;
+      for (const node of Object.keys(nodeStatus ?? {})) {
+        if (own(nodeStatus, node) === 'maintenance' && !own(request, node)?.maintenance) return true;
       }
       if (env.hasPendingCrmCommands()) return true;
-      if (Object.keys(ss).length > 0) return true;
+      if (!isEmptyRecord(ss)) return true;
       if (ms.disarm) return true;
       return false;
     }
@@ -139,8 +139,8 @@ export class Crm {
     } catch {
       return false;
     }
-    if (Object.keys(ms.service_status ?? {}).length > 0) return false;
-    if (Object.keys(conf).length > 0) return false;
+    if (!isEmptyRecord(ms.service_status)) return false;
+    if (!isEmptyRecord(conf)) return false;
     if (ms.disarm) return false;
     return true;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Env } from '@poise/env';
-import { readCrsSettings } from './crs';
+import { perlNumber, readCrsSettings } from './crs';
 
 const envWith = (crs: Record<string, unknown>) => ({ getDatacenterSettings: () => ({ ha: {}, crs }) }) as unknown as Env;
 
@@ -22,13 +22,45 @@ describe('readCrsSettings', () => {
     expect(settings).toEqual({ scheduler: 'dynamic', rebalanceOnRequestStart: true, autoRebalance: true, threshold: 0.5, method: 'topsis', holdRounds: 0, margin: 0.2 });
   });
 
-  test('an invalid number falls back to the default and names the field', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-hold-duration': 1.5 }), 'pve-5.2.0');
-    expect(settings.threshold).toBe(0.3);
+  test('pve-9.2: an invalid number falls back to the default and names the field', () => {
+    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-hold-duration': 1.5 }), 'pve-9.2');
+    expect(settings.threshold).toBe(30);
     expect(settings.holdRounds).toBe(3);
     expect(problems).toEqual([
-      "datacenter.cfg: invalid value 'high' for 'crs.ha-auto-rebalance-threshold', using the default 0.3",
+      "datacenter.cfg: invalid value 'high' for 'crs.ha-auto-rebalance-threshold', using the default 30",
       "datacenter.cfg: invalid value '1.5' for 'crs.ha-auto-rebalance-hold-duration', using the default 3",
     ]);
+  });
+
+  test('pve-5.2.0 reads a bad number as Perl does and reports nothing (the reference logs nothing)', () => {
+    const { settings, problems } = readCrsSettings(
+      envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-margin': '0.25x', 'ha-auto-rebalance-hold-duration': 1.5 }),
+      'pve-5.2.0',
+    );
+    // 'high' numifies to 0, '0.25x' to its prefix 0.25; `rounds < 1.5` first fails at 2 rounds
+    expect([settings.threshold, settings.margin, settings.holdRounds]).toEqual([0, 0.25, 2]);
+    expect(problems).toEqual([]);
+  });
+
+  test.each(['pve-5.2.0', 'pve-9.2'] as const)('%s: an empty or 0 crs.ha means basic, as an absent one (ha || basic)', (profile) => {
+    expect(readCrsSettings(envWith({ ha: '' }), profile).settings.scheduler).toBe('basic');
+    expect(readCrsSettings(envWith({ ha: '0' }), profile).settings.scheduler).toBe('basic');
+    expect(readCrsSettings(envWith({ ha: 'static' }), profile).settings.scheduler).toBe('static');
+  });
+});
+
+describe('perlNumber', () => {
+  test.each([
+    [5, 5],
+    ['7', 7],
+    ['  2.5e1x', 25],
+    ['.5', 0.5],
+    ['-3', -3],
+    ['abc', 0],
+    ['', 0],
+    [undefined, 0],
+    [true, 1],
+  ])('%j reads as %d', (raw, expected) => {
+    expect(perlNumber(raw)).toBe(expected);
   });
 });

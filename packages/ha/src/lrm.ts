@@ -1,6 +1,6 @@
-import type { Env, LrmResult, ServiceConfig, ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import { nullRecord, snapshot, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
 import { errorMessage } from './crm';
-import { byteCompare, countFencedServices, ExitCode, parseSid } from './tools';
+import { byteCompare, countFencedServices, ExitCode, memo, own, parseSid } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
@@ -28,6 +28,25 @@ export interface LrmProcessState {
 }
 
 /**
+ * The services whose node is `node`, in byte order (remembered per manager status snapshot, so
+ * each LRM finds its own services without scanning and sorting all of them every round).
+ */
+function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): readonly string[] {
+  const byNode = memo(ss, 'servicesByNode', () => {
+    const map = new Map<string, string[]>();
+    for (const sid of Object.keys(ss).sort(byteCompare)) {
+      const n = ss[sid]!.node;
+      if (!n) continue;
+      let list = map.get(n);
+      if (!list) map.set(n, (list = []));
+      list.push(sid);
+    }
+    return map;
+  });
+  return byNode.get(node) ?? [];
+}
+
+/**
  * The local resource manager of one node: holds the node's agent lock and watchdog while
  * services run here, and executes the manager's requests through the resource agents.
  */
@@ -36,15 +55,17 @@ export class Lrm {
   private stateChangeTime = 0;
   private mode: LrmMode = 'active';
   private workers = new Map<string, Worker>();
-  private results: Record<string, LrmResult> = {};
-  private restartTries: Record<string, number> = {};
+  /** Results by command uid (null-prototype: uids come from the manager status). */
+  private results: Record<string, LrmResult> = nullRecord();
+  private readonly restartTries = new Map<string, number>();
   private shutdownRequestAt: number | undefined;
   private shutdownErrors = 0;
   private clusterStateUpdated = false;
   private activeIdleRounds = 0;
   private agentWatchdog: string | undefined;
-  private serviceStatus: Record<string, ServiceStatus> = {};
-  private nodeStatus: Record<string, string> = {};
+  /** The manager's service status as last read (an immutable snapshot; read only). */
+  private serviceStatus: Snapshot<Record<string, ServiceStatus>> = nullRecord();
+  private nodeStatus: Snapshot<Record<string, string>> = nullRecord();
   private maintenanceRequested = false;
 
   constructor(
@@ -87,9 +108,7 @@ export class Lrm {
     if (!maintenance && shutdown) {
       // always queue stop jobs for all services of this node when it shuts down, reboot or
       // not, else services may be corrupted or the shutdown hindered
-      for (const sid of Object.keys(this.serviceStatus).sort(byteCompare)) {
-        const sd = this.serviceStatus[sid]!;
-        if (!sd.node || sd.node !== env.nodename()) continue;
+      for (const sid of servicesOn(this.serviceStatus, env.nodename())) {
         // an undefined uid marks shutdown stop jobs
         this.queueResourceCommand(sid, undefined, 'request_stop');
       }
@@ -158,12 +177,12 @@ export class Lrm {
       env.log('err', `updating service status from manager failed: ${errorMessage(err)}`);
       return false;
     }
-    this.serviceStatus = ms.service_status ?? {};
-    this.nodeStatus = ms.node_status ?? {};
-    const request = ms.node_request?.[env.nodename()] ?? {};
-    this.maintenanceRequested = !!request.maintenance;
+    this.serviceStatus = ms.service_status ?? nullRecord();
+    this.nodeStatus = ms.node_status ?? nullRecord();
+    const request = own(ms.node_request, env.nodename());
+    this.maintenanceRequested = !!request?.maintenance;
     if (this.shutdownRequestAt === undefined) {
-      if (request.maintenance) this.mode = 'maintenance';
+      if (request?.maintenance) this.mode = 'maintenance';
       else if (ms.disarm) this.mode = 'disarm';
       else if (this.mode === 'maintenance' || this.mode === 'disarm') this.mode = 'active';
     }
@@ -189,23 +208,27 @@ export class Lrm {
   }
 
   private hasConfiguredServiceOnLocalNode(): boolean {
-    const node = this.env.nodename();
-    return Object.values(this.serviceStatus).some((sd) => sd.node && sd.node === node);
+    return servicesOn(this.serviceStatus, this.env.nodename()).length > 0;
   }
 
   /** Services this node must keep its lock for (on it, or moving to it). */
   private activeServiceCount(): number {
-    const node = this.env.nodename();
-    let count = 0;
-    for (const sd of Object.values(this.serviceStatus)) {
-      if (!sd.node) continue;
-      if (sd.node !== node && sd.target !== node) continue;
-      const req = sd.state;
-      if (req === undefined) continue;
-      if (req === 'stopped' || req === 'freeze' || req === 'error' || req === 'request_start') continue;
-      count++;
-    }
-    return count;
+    const ss = this.serviceStatus;
+    const counts = memo(ss, 'activeServiceCounts', () => {
+      const perNode = new Map<string, number>();
+      for (const sid in ss) {
+        if (!Object.hasOwn(ss, sid)) continue;
+        const sd = ss[sid]!;
+        if (!sd.node) continue;
+        const req = sd.state;
+        if (req === undefined) continue;
+        if (req === 'stopped' || req === 'freeze' || req === 'error' || req === 'request_start') continue;
+        perNode.set(sd.node, (perNode.get(sd.node) ?? 0) + 1);
+        if (sd.target !== undefined && sd.target !== sd.node) perNode.set(sd.target, (perNode.get(sd.target) ?? 0) + 1);
+      }
+      return perNode;
+    });
+    return counts.get(this.env.nodename()) ?? 0;
   }
 
   doOneIteration(): boolean {
@@ -229,7 +252,7 @@ export class Lrm {
     this.updateServiceStatus();
     // fence: a service of this node waits for fencing, or the master marked the node itself
     const fenceRequest =
-      countFencedServices(this.serviceStatus, env.nodename()) > 0 || this.nodeStatus[env.nodename()] === 'fence';
+      countFencedServices(this.serviceStatus, env.nodename()) > 0 || own(this.nodeStatus, env.nodename()) === 'fence';
 
     // state changes first
     switch (this.state) {
@@ -374,13 +397,12 @@ export class Lrm {
   private manageResources(): number {
     const node = this.env.nodename();
     const ss = this.serviceStatus;
-    for (const sid of Object.keys(this.restartTries)) {
-      if (!ss[sid]) delete this.restartTries[sid];
+    for (const sid of [...this.restartTries.keys()]) {
+      if (!own(ss, sid)) this.restartTries.delete(sid);
     }
-    for (const sid of Object.keys(ss).sort(byteCompare)) {
+    for (const sid of servicesOn(ss, node)) {
       const sd = ss[sid]!;
-      if (!sd.node || !sd.uid) continue;
-      if (sd.node !== node) continue;
+      if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;
       // recovery is the master's business first; frozen services are left alone; request_start
@@ -402,7 +424,7 @@ export class Lrm {
   ): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
-    if (state !== 'stopped' && uid && this.results[uid] !== undefined) return;
+    if (state !== 'stopped' && uid && own(this.results, uid) !== undefined) return;
     this.workers.delete(sid);
     const w: Worker = { sid, uid, state, startTries: 0 };
     if (params) w.params = params;
@@ -424,7 +446,7 @@ export class Lrm {
       w.startTries++;
       let res: number = -1;
       try {
-        res = this.execResourceAgent(sid, sc[sid], w.state, w.params);
+        res = this.execResourceAgent(sid, own(sc, sid), w.state, w.params);
       } catch (err) {
         env.log('err', errorMessage(err));
       }
@@ -437,11 +459,13 @@ export class Lrm {
 
   /** Keeps only the results of uids the manager still knows. */
   private pruneResults(): void {
-    const valid = new Set<string>();
-    for (const sd of Object.values(this.serviceStatus)) if (sd.uid) valid.add(sd.uid);
-    const kept: Record<string, LrmResult> = {};
-    for (const id of Object.keys(this.results)) if (valid.has(id)) kept[id] = this.results[id]!;
-    this.results = kept;
+    const ss = this.serviceStatus;
+    const valid = memo(ss, 'uids', () => {
+      const uids = new Set<string>();
+      for (const sid in ss) if (Object.hasOwn(ss, sid) && ss[sid]!.uid) uids.add(ss[sid]!.uid!);
+      return uids;
+    });
+    for (const id of Object.keys(this.results)) if (!valid.has(id)) delete this.results[id];
   }
 
   private stopCommandFinished(sid: string, status: number): void {
@@ -457,33 +481,34 @@ export class Lrm {
    * run instead, which leaves the same results (the service status does not change meanwhile)
    * without a pass over all services per command.
    */
-  private resourceCommandFinished(sid: string, uid: string, exitCode: number, sc: ServiceConfig): boolean {
+  private resourceCommandFinished(sid: string, uid: string, exitCode: number, sc: Snapshot<ServiceConfig>): boolean {
     const w = this.workers.get(sid);
     if (!w) return false;
     this.workers.delete(sid);
     const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
-    this.results[uid] = { sid: w.sid, state: w.state, exit_code: status };
+    // results never change once recorded: an immutable value, shared with every status written
+    this.results[uid] = snapshot<LrmResult>({ sid: w.sid, state: w.state, exit_code: status }) as LrmResult;
     return true;
   }
 
   /** The restart policy; `sc` is the service config this worker run read. */
-  private handleServiceExitcode(sid: string, cmd: string, exitCode: number, sc: ServiceConfig): number {
+  private handleServiceExitcode(sid: string, cmd: string, exitCode: number, sc: Snapshot<ServiceConfig>): number {
     const env = this.env;
-    const maxRestart = sc[sid]?.max_restart ?? 0;
+    const maxRestart = own(sc, sid)?.max_restart ?? 0;
     if (cmd === 'started') {
       if (exitCode === ExitCode.SUCCESS) {
-        this.restartTries[sid] = 0;
+        this.restartTries.set(sid, 0);
         return exitCode;
       }
       if (exitCode === ExitCode.ERROR) {
-        const tries = this.restartTries[sid] ?? 0;
+        const tries = this.restartTries.get(sid) ?? 0;
         if (tries >= Number(maxRestart)) {
           env.log('err', `unable to start service ${sid} on local node after ${tries} retries`);
-          this.restartTries[sid] = 0;
+          this.restartTries.set(sid, 0);
           return ExitCode.ERROR;
         }
-        this.restartTries[sid] = tries + 1;
+        this.restartTries.set(sid, tries + 1);
         env.log('warning', `restart policy: retry number ${tries + 1} for service '${sid}'`);
         return ExitCode.ETRY_AGAIN;
       }
@@ -493,7 +518,7 @@ export class Lrm {
 
   private execResourceAgent(
     sid: string,
-    cd: ServiceConfigEntry | undefined,
+    cd: Snapshot<ServiceConfigEntry> | undefined,
     cmd: string,
     params: Worker['params'],
   ): number {

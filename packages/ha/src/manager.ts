@@ -1,7 +1,17 @@
-import type { Env, LrmResult, ManagerStatus, ServiceConfig, ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import {
+  nullRecord,
+  thaw,
+  type Env,
+  type LrmResult,
+  type ManagerStatus,
+  type ServiceConfig,
+  type ServiceConfigEntry,
+  type ServiceStatus,
+  type Snapshot,
+} from '@poise/env';
 import { NodeStatus } from './node-status';
 import { BasicUsage, type OnlineNodeUsage } from './scheduler';
-import { byteCompare, ExitCode, sortedKeys } from './tools';
+import { byteCompare, ExitCode, own, sortedKeys } from './tools';
 import { selectServiceNode, type NodePreference } from './select-node';
 import { RulesState } from './rules-state';
 import { findNegativeAffinityConflict, getPositivePartnersToMove } from '@poise/rules';
@@ -20,6 +30,9 @@ const VALID_STATES = new Set([
   'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
   'recovery', 'migrate', 'relocate', 'freeze', 'error',
 ]);
+
+/** What a service without config reads as in the state machine. */
+const NO_CONFIG = { state: 'disabled' } as Snapshot<ServiceConfigEntry>;
 
 /** Locks that are safe to remove from a guest after its node was fenced. */
 const FENCE_REMOVABLE_LOCKS = [
@@ -44,21 +57,35 @@ export class Manager {
   readonly rules: RulesState;
   private balancer: BalancerState = initialBalancerState();
   private manageRounds = 0;
-  private sc: ServiceConfig = {};
+  /** The service config read this round (an immutable snapshot). */
+  private sc: Snapshot<ServiceConfig> = nullRecord();
+  /**
+   * This round's own changes to the config it read (the recovery node): the reference edits
+   * its in-memory copy, which the rest of the round sees; poise records the edit here instead
+   * of changing the snapshot.
+   */
+  private readonly scEdits = new Map<string, Snapshot<ServiceConfigEntry>>();
   private lastCrsProblems = '';
+  /** `ss` keys in byte order; dropped whenever a service is added or removed. */
+  private sortedSids: readonly string[] | undefined;
 
   constructor(
     readonly env: Env,
     readonly options: ManagerOptions,
   ) {
+    // the manager owns its status: an explicit, mutable copy of what it read (once per
+    // mastership); it is written back at the end of every round
     const old = env.readManagerStatus();
-    this.ms = { master_node: env.nodename() };
-    this.ms.node_status = old.node_status ?? {};
-    this.ms.service_status = old.service_status ?? {};
-    if (old.node_request) this.ms.node_request = old.node_request;
-    if (old.disarm) this.ms.disarm = old.disarm;
-    this.ss = this.ms.service_status;
-    this.ns = new NodeStatus(env, this.ms.node_status);
+    this.ms = nullRecord<unknown>() as ManagerStatus;
+    this.ms.master_node = env.nodename();
+    const nodeStatus = old.node_status ? thaw<Record<string, string>>(old.node_status) : nullRecord<string>();
+    const serviceStatus = old.service_status ? thaw<Record<string, ServiceStatus>>(old.service_status) : nullRecord<ServiceStatus>();
+    this.ms.node_status = nodeStatus;
+    this.ms.service_status = serviceStatus;
+    if (old.node_request) this.ms.node_request = thaw<NonNullable<ManagerStatus['node_request']>>(old.node_request);
+    if (old.disarm) this.ms.disarm = thaw<NonNullable<ManagerStatus['disarm']>>(old.disarm);
+    this.ss = serviceStatus;
+    this.ns = new NodeStatus(env, nodeStatus);
     this.crs = this.readCrs();
     if (this.crs.scheduler !== 'basic') env.log('info', `using scheduler mode '${this.crs.scheduler}'`);
     this.usage = new BasicUsage([]);
@@ -87,18 +114,31 @@ export class Manager {
   }
 
   /** Reads every known node's LRM status: results by uid, and modes. */
-  private readLrmStatus(): { results: Record<string, LrmResult>; modes: Record<string, string> } {
-    const results: Record<string, LrmResult> = {};
-    const modes: Record<string, string> = {};
+  private readLrmStatus(): { results: Record<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
+    const results = nullRecord<Snapshot<LrmResult>>();
+    const modes = nullRecord<string>();
     for (const node of this.ns.listNodes()) {
       const st = this.env.readLrmStatus(node);
       modes[node] = st.mode || 'active';
-      for (const uid of Object.keys(st.results ?? {})) {
-        if (results[uid]) continue;
-        results[uid] = st.results![uid]!;
+      const res = st.results;
+      if (!res) continue;
+      for (const uid of Object.keys(res)) {
+        if (Object.hasOwn(results, uid)) continue;
+        results[uid] = res[uid]!;
       }
     }
     return { results, modes };
+  }
+
+  /** The tracked services in byte order. */
+  private sids(): readonly string[] {
+    this.sortedSids ??= Object.keys(this.ss).sort(byteCompare);
+    return this.sortedSids;
+  }
+
+  /** A service's config this round (with the round's own edits), undefined when it has none. */
+  private configOf(sid: string): Snapshot<ServiceConfigEntry> | undefined {
+    return this.scEdits.get(sid) ?? own(this.sc, sid);
   }
 
   /** The round, spec §3.4. */
@@ -117,33 +157,36 @@ export class Manager {
     this.updateCrsSchedulerMode();
     this.rules.tryPersistentGroupMigration(this.manageRounds, lrmModes);
 
-    const sc = env.readServiceConfig();
-    this.sc = sc;
+    this.scEdits.clear();
+    this.sc = env.readServiceConfig();
     const groupsText = env.readGroupConfig();
 
     if (!this.ms.disarm) {
-      for (const sid of sortedKeys(sc)) {
-        if (ss[sid]) continue;
-        const cd = sc[sid]!;
+      for (const sid of sortedKeys(this.sc)) {
+        if (Object.hasOwn(ss, sid)) continue;
+        const cd = this.sc[sid]!;
         if (cd.state === 'ignored') continue;
         env.log('info', `adding new service '${sid}' on node '${cd.node}'`);
         // assume the service is running on the configured node
         const state = cd.state === 'started' ? 'request_start' : 'request_stop';
         ss[sid] = { state, node: cd.node, uid: this.newUid() };
+        this.sortedSids = undefined;
       }
       // the reference iterates this hash unsorted (random log order when two services go in
       // one round); byte order is the deterministic choice
-      for (const sid of sortedKeys(ss)) {
-        const cd = sc[sid];
+      for (const sid of this.sids()) {
+        const cd = own(this.sc, sid);
         if (cd && cd.state !== 'ignored') continue;
         const reason = cd ? 'ignored state requested' : 'no config';
         env.log('info', `removing stale service '${sid}' (${reason})`);
         delete ss[sid];
+        this.sortedSids = undefined;
       }
     }
 
     this.recomputeOnlineNodeUsage();
-    this.rules.update(sc, groupsText);
+    // groups set the failback of their services for this round (a copy when they do)
+    this.sc = this.rules.update(this.sc, groupsText);
     this.updateCrmCommands();
 
     let only: Set<string> | undefined;
@@ -157,11 +200,11 @@ export class Manager {
 
     for (;;) {
       let repeat = false;
-      for (const sid of sortedKeys(ss)) {
+      for (const sid of this.sids()) {
         if (only && !only.has(sid)) continue;
         const sd = ss[sid]!;
-        const cd: ServiceConfigEntry = sc[sid] ?? ({ state: 'disabled' } as ServiceConfigEntry);
-        const lrmRes = sd.uid ? lrmResults[sd.uid] : undefined;
+        const cd: Snapshot<ServiceConfigEntry> = this.configOf(sid) ?? NO_CONFIG;
+        const lrmRes = sd.uid ? own(lrmResults, sd.uid) : undefined;
         const last = sd.state;
         switch (last) {
           case 'stopped': this.nextStateStopped(sid, cd, sd); break;
@@ -173,14 +216,14 @@ export class Manager {
           case 'recovery': this.nextStateRecovery(sid, cd, sd); break;
           case 'request_stop': this.nextStateRequestStop(sid, sd, lrmRes); break;
           case 'freeze': {
-            const mode = sd.node ? lrmModes[sd.node] : undefined;
+            const mode = sd.node ? own(lrmModes, sd.node) : undefined;
             if (mode === 'active') this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop');
             break;
           }
           case 'error': this.nextStateError(sid, cd, sd); break;
           default: throw new Error(`unknown service state '${last}'`);
         }
-        const mode = sd.node ? lrmModes[sd.node] : undefined;
+        const mode = sd.node ? own(lrmModes, sd.node) : undefined;
         if (mode === 'restart' && (sd.state === 'started' || sd.state === 'stopped' || sd.state === 'request_stop')) {
           this.changeServiceState(sid, 'freeze');
         }
@@ -188,19 +231,19 @@ export class Manager {
       }
 
       // fencing
-      const fenced: Record<string, boolean> = {};
-      for (const sid of sortedKeys(ss)) {
+      const fenced = new Map<string, boolean>();
+      for (const sid of this.sids()) {
         if (only && !only.has(sid)) continue;
         const sd = ss[sid]!;
         if (sd.state !== 'fence') continue;
-        if (fenced[sd.node] === undefined) fenced[sd.node] = ns.fenceNode(sd.node);
-        if (!fenced[sd.node]) continue;
+        if (!fenced.has(sd.node)) fenced.set(sd.node, ns.fenceNode(sd.node));
+        if (!fenced.get(sd.node)) continue;
         this.changeServiceState(sid, 'recovery');
         repeat = true;
       }
       // a node in fence state without services to fence (admin interference) must not stay stuck
       for (const node of sortedKeys(ns.status)) {
-        if (fenced[node] !== undefined) continue;
+        if (fenced.has(node)) continue;
         if (ns.getNodeState(node) !== 'fence') continue;
         env.log('notice', `node '${node}' in fence state but no services to-fence! admin interference?!`);
         if (ns.fenceNode(node)) repeat = true;
@@ -237,18 +280,20 @@ export class Manager {
    */
   recomputeOnlineNodeUsage(): void {
     this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile);
-    for (const sid of sortedKeys(this.ss)) this.usage.addServiceUsage(sid, this.ss[sid]!);
-    // services the HA stack does not track (ignored) still run on their node
+    for (const sid of this.sids()) this.usage.addServiceUsage(sid, this.ss[sid]!);
+    // configured services the manager does not track (ignored ones, and new ones while the
+    // stack is disarmed) count by their configured state, by the same rules as tracked ones
+    // (spec §3.6): `started` loads its node, `stopped`, `disabled` and `ignored` load nothing
     for (const sid of sortedKeys(this.sc)) {
-      if (this.ss[sid]) continue;
+      if (Object.hasOwn(this.ss, sid)) continue;
       const cd = this.sc[sid]!;
-      this.usage.addServiceUsage(sid, { state: 'started', node: cd.node, running: 1 });
+      this.usage.addServiceUsage(sid, { state: cd.state, node: cd.node });
     }
   }
 
   /** Sets a new state, logs it, gives the service a new uid and updates its usage. */
   changeServiceState(sid: string, newState: string, params: Record<string, string | number> = {}): void {
-    const sd = this.ss[sid];
+    const sd = own(this.ss, sid);
     if (!sd) throw new Error(`no such service '${sid}'`);
     const oldState = sd.state;
     const { node, failed_nodes: failedNodes, maintenance_node: maintenanceNode } = sd;
@@ -287,16 +332,17 @@ export class Manager {
       let m: RegExpExecArray | null;
       if ((m = /^(migrate|relocate)\s+(\S+)\s+(\S+)$/.exec(cmd))) {
         const [, task, sid, node] = m as unknown as [string, string, string, string];
-        const sd = ss[sid];
+        const sd = own(ss, sid);
         if (!sd) env.log('err', `crm command error - no such service: ${cmd}`);
         else if (!ns.nodeIsOnline(node)) env.log('err', `crm command error - node not online: ${cmd}`);
         else if (node === sd.node) env.log('info', `ignore crm command - service already on target node: ${cmd}`);
         else this.queueResourceMotion(cmd, task, sid, node);
       } else if ((m = /^stop\s+(\S+)\s+(\S+)$/.exec(cmd))) {
         const [, sid, timeout] = m as unknown as [string, string, string];
-        if (ss[sid]) {
+        const sd = own(ss, sid);
+        if (sd) {
           env.log('info', `got crm command: ${cmd}`);
-          ss[sid]!.cmd = ['stop', timeout];
+          sd.cmd = ['stop', timeout];
         } else {
           env.log('err', `crm command error - no such service: ${cmd}`);
         }
@@ -306,9 +352,9 @@ export class Manager {
         if (ms.disarm) {
           env.log('warn', `ignoring crm command - cannot enable maintenance for node ${node}, HA stack is disarmed`);
         } else if (state === 'online') {
-          ms.node_request ??= {};
-          ms.node_request[node] ??= {};
-          ms.node_request[node]!.maintenance = 1;
+          ms.node_request ??= nullRecord();
+          const request = own(ms.node_request, node) ?? (ms.node_request[node] = {});
+          request.maintenance = 1;
         } else if (state === 'maintenance') {
           env.log('info', `ignoring crm command - node ${node} is already in maintenance state`);
         } else {
@@ -320,7 +366,8 @@ export class Manager {
         if (state !== 'maintenance') {
           env.log('warn', `clearing maintenance of node ${node} requested, but it's in state ${state}`);
         }
-        if (ms.node_request?.[node]) delete ms.node_request[node]!.maintenance;
+        const request = own(ms.node_request, node);
+        if (request) delete request.maintenance;
       } else if ((m = /^disarm-ha\s+(freeze|ignore)$/.exec(cmd))) {
         const mode = m[1]!;
         if (ms.disarm) {
@@ -328,7 +375,7 @@ export class Manager {
         } else {
           env.log('info', `got crm command: ${cmd}`);
           if (mode === 'ignore') {
-            for (const sid of sortedKeys(ss)) env.log('info', `disarm: suspending HA tracking for service '${sid}'`);
+            for (const sid of this.sids()) env.log('info', `disarm: suspending HA tracking for service '${sid}'`);
           }
           ms.disarm = { mode, state: 'disarming' };
         }
@@ -336,8 +383,8 @@ export class Manager {
         if (ms.disarm) {
           env.log('info', `got crm command: ${cmd}`);
           if (ms.disarm.mode === 'ignore') {
-            for (const sid of sortedKeys(ss)) {
-              const cd = this.sc[sid];
+            for (const sid of this.sids()) {
+              const cd = this.configOf(sid);
               const sd = ss[sid]!;
               if (cd && cd.node !== sd.node) {
                 env.log('info', `service '${sid}': updating node '${sd.node}' => '${cd.node}' (changed while disarmed)`);
@@ -389,7 +436,7 @@ export class Manager {
     const ss = this.ss;
     const disarm = this.ms.disarm!;
     const deferred = new Set<string>();
-    for (const sid of sortedKeys(ss)) {
+    for (const sid of this.sids()) {
       const state = ss[sid]!.state;
       if (state === 'fence' || state === 'recovery') {
         env.log('warn', `deferring disarm - service '${sid}' is in '${state}' state`);
@@ -402,7 +449,7 @@ export class Manager {
     if (deferred.size > 0) return deferred;
 
     const keep = new Set(['state', 'node', 'uid', 'maintenance_node']);
-    for (const sid of sortedKeys(ss)) {
+    for (const sid of this.sids()) {
       const sd = ss[sid]!;
       for (const k of Object.keys(sd)) if (!keep.has(k)) delete sd[k];
       if (disarm.mode === 'freeze') {
@@ -427,7 +474,7 @@ export class Manager {
 
   // --- service state machine ----------------------------------------------------------------
 
-  private selectNode(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, pref: NodePreference): string | undefined {
+  private selectNode(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, pref: NodePreference): string | undefined {
     return selectServiceNode(this.rules.view, this.usage, this.ss, sid, cd, sd, pref);
   }
 
@@ -450,7 +497,7 @@ export class Manager {
     return true;
   }
 
-  private nextStateStopped(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+  private nextStateStopped(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus): void {
     const env = this.env;
     const ns = this.ns;
     if (cd.node !== undefined && sd.node !== cd.node) {
@@ -483,7 +530,7 @@ export class Manager {
     env.log('err', `service '${sid}' - unknown state '${cd.state}' in service configuration`);
   }
 
-  private nextStateRequestStart(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+  private nextStateRequestStart(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus): void {
     const current = sd.node;
     if (this.crs.rebalanceOnRequestStart) {
       const selected = this.selectNode(sid, cd, sd, 'best-score');
@@ -504,7 +551,7 @@ export class Manager {
     sd.failed_nodes.push(node);
   }
 
-  private nextStateStarted(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+  private nextStateStarted(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, lrmRes: Snapshot<LrmResult> | undefined): void {
     const env = this.env;
     const ns = this.ns;
     if (!ns.nodeIsOnline(sd.node)) {
@@ -611,7 +658,7 @@ export class Manager {
     if (lrmRes) sd.uid = this.newUid();
   }
 
-  private nextStateMigrateRelocate(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+  private nextStateMigrateRelocate(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, lrmRes: Snapshot<LrmResult> | undefined): void {
     const env = this.env;
     if (lrmRes) {
       const ec = lrmRes.exit_code;
@@ -635,7 +682,7 @@ export class Manager {
     if (this.ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
   }
 
-  private nextStateRequestStop(sid: string, sd: ServiceStatus, lrmRes: LrmResult | undefined): void {
+  private nextStateRequestStop(sid: string, sd: ServiceStatus, lrmRes: Snapshot<LrmResult> | undefined): void {
     if (lrmRes) {
       if (lrmRes.exit_code === ExitCode.SUCCESS) {
         this.changeServiceState(sid, 'stopped');
@@ -648,7 +695,7 @@ export class Manager {
     if (this.ns.nodeIsOfflineDelayed(sd.node)) this.changeServiceState(sid, 'fence');
   }
 
-  private nextStateRecovery(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+  private nextStateRecovery(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus): void {
     const env = this.env;
     const fencedNode = sd.node;
     const recoveryNode = this.selectNode(sid, cd, sd, 'best-score');
@@ -661,7 +708,8 @@ export class Manager {
       }
       this.fenceRecoveryCleanup(sid);
       env.changeServiceLocation(sid, sd.node, recoveryNode);
-      cd.node = recoveryNode;
+      // the rest of this round sees the new location, as in the reference (which edits its copy)
+      this.scEdits.set(sid, Object.assign(nullRecord<unknown>(), cd, { node: recoveryNode }) as Snapshot<ServiceConfigEntry>);
       sd.node = recoveryNode;
       this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop', { node: recoveryNode });
       return;
@@ -685,7 +733,7 @@ export class Manager {
     }
   }
 
-  private nextStateError(sid: string, cd: ServiceConfigEntry, sd: ServiceStatus): void {
+  private nextStateError(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus): void {
     if (cd.state === 'disabled') {
       delete sd.failed_nodes;
       this.changeServiceState(sid, 'stopped');

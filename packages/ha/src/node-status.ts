@@ -1,5 +1,5 @@
 import type { Env } from '@poise/env';
-import { byteCompare } from './tools';
+import { byteCompare, own } from './tools';
 
 /** Seconds a node must be offline before its services are fenced. */
 export const FENCE_DELAY_SECONDS = 60;
@@ -13,11 +13,11 @@ export type NodeState = 'online' | 'maintenance' | 'unknown' | 'fence' | 'gone';
  * the in-memory time each node was last seen online.
  */
 export class NodeStatus {
-  private readonly lastOnline: Record<string, number> = {};
+  private readonly lastOnline = new Map<string, number>();
 
   constructor(
     private readonly env: Env,
-    /** The persisted `node_status` map; updated in place. */
+    /** The persisted `node_status` map (a null-prototype object the manager owns); updated in place. */
     readonly status: Record<string, string>,
   ) {}
 
@@ -32,8 +32,10 @@ export class NodeStatus {
   }
 
   getNodeState(node: string): string {
-    if (this.status[node] === undefined) this.status[node] = 'unknown';
-    return this.status[node]!;
+    const state = own(this.status, node);
+    if (state !== undefined) return state;
+    this.status[node] = 'unknown';
+    return 'unknown';
   }
 
   /** Online or in maintenance: the node runs an LRM the master can talk to. */
@@ -53,30 +55,33 @@ export class NodeStatus {
   nodeIsOfflineDelayed(node: string, delay = FENCE_DELAY_SECONDS): boolean | undefined {
     const now = this.env.getTime();
     if (this.nodeIsOnline(node)) return undefined;
-    const last = this.lastOnline[node];
+    const last = this.lastOnline.get(node);
     if (last === undefined) {
-      this.lastOnline[node] = now;
+      this.lastOnline.set(node, now);
       return false;
     }
     return now - last >= delay;
   }
 
   private setNodeState(node: string, state: string): void {
-    const old = this.status[node];
+    const old = own(this.status, node);
     if (old === state) return;
     this.env.log('info', `node '${node}': state changed from '${old ?? 'unknown'}' => '${state}'\n`);
     this.status[node] = state;
   }
 
   /** Folds the cluster membership and the LRM modes into the node states. */
-  update(nodeInfo: Record<string, { online: boolean }>, lrmModes: Record<string, string | undefined>): void {
+  update(
+    nodeInfo: { readonly [node: string]: { readonly online: boolean } },
+    lrmModes: { readonly [node: string]: string | undefined },
+  ): void {
     const now = this.env.getTime();
     for (const node of Object.keys(nodeInfo).sort(byteCompare)) {
       const d = nodeInfo[node]!;
       if (!d.online) continue;
-      this.lastOnline[node] = now;
+      this.lastOnline.set(node, now);
       const state = this.getNodeState(node);
-      const mode = lrmModes[node];
+      const mode = own(lrmModes, node);
       if (state === 'unknown' || state === 'gone') {
         this.setNodeState(node, 'online');
       } else if (state === 'online' && mode === 'maintenance') {
@@ -88,20 +93,20 @@ export class NodeStatus {
     }
 
     for (const node of this.listNodes()) {
-      const d = nodeInfo[node];
+      const d = own(nodeInfo, node);
       if (d?.online) continue;
       const state = this.getNodeState(node);
       if (state === 'online') {
         this.setNodeState(node, 'unknown');
       } else if (state === 'maintenance') {
-        if (lrmModes[node] !== 'maintenance') this.setNodeState(node, 'unknown');
+        if (own(lrmModes, node) !== 'maintenance') this.setNodeState(node, 'unknown');
       } else if (state === 'unknown') {
         if (!d) this.setNodeState(node, 'gone');
       } else if (state === 'gone') {
-        const last = this.lastOnline[node];
+        const last = this.lastOnline.get(node);
         if (last !== undefined && now - last >= GONE_NODE_DELETE_SECONDS) {
           delete this.status[node];
-          delete this.lastOnline[node];
+          this.lastOnline.delete(node);
         }
       }
     }

@@ -296,8 +296,7 @@ describe('update', () => {
   test('the service config gets the failback of its group every round', () => {
     const w = world();
     const { state } = migrate(w, 'pve-9.2', 0);
-    const sc = structuredClone(w.config);
-    state.update(sc, GROUPS);
+    const sc = state.update(structuredClone(w.config), GROUPS);
     expect([sc['vm:101']?.failback, sc['vm:102']?.failback]).toEqual([1, 0]);
   });
 });

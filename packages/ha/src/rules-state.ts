@@ -1,4 +1,4 @@
-import type { Env, ServiceConfig, ServiceStatus } from '@poise/env';
+import { nullRecord, thaw, type Env, type ServiceConfig, type ServiceStatus, type Snapshot } from '@poise/env';
 import {
   GROUPS_CONFIG_FILE,
   buildPersistentGroupMigration,
@@ -14,10 +14,12 @@ import {
   transformRules,
   type CompiledRules,
   type Group,
+  type GroupsConfig,
   type ParseResult,
   type Rule,
 } from '@poise/rules';
 import { compareDebianVersions } from './version';
+import { memo } from './tools';
 
 /** The questions placement and motion ask the compiled rules. */
 export interface RulesView {
@@ -29,14 +31,39 @@ export interface RulesView {
     ss: Record<string, ServiceStatus>,
   ): { together: Map<string, number>; separate: Map<string, number> };
   readonly compiled: CompiledRules;
+  /** True when no rule names `sid` (no node affinity, no resource affinity partner). */
+  unconstrained(sid: string): boolean;
 }
 
 function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView {
+  const affinity = compiled['resource-affinity'];
   return {
     compiled,
-    nodeAffinity: (sid, online) => getNodeAffinity(compiled, sid, online),
-    resourceAffinity: (sid, ss) => getResourceAffinity(compiled, sid, ss, onlineNodes()),
+    unconstrained: (sid) =>
+      !Object.hasOwn(compiled['node-affinity'], sid) && !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid),
+    // a service no node-affinity rule names may run anywhere (asked as an own key: a service
+    // id such as `toString` must not find Object.prototype's member in the compiled rules)
+    nodeAffinity: (sid, online) =>
+      Object.hasOwn(compiled['node-affinity'], sid)
+        ? getNodeAffinity(compiled, sid, online)
+        : { allowed: new Set(online), pri: new Set(online) },
+    resourceAffinity: (sid, ss) =>
+      getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
   };
+}
+
+/**
+ * The config with group failback applied (migrate_groups_to_resources): `sc` as it is when no
+ * service has a group; otherwise a shallow copy whose grouped entries are fresh copies, so the
+ * snapshot read from the Env is never changed. O(services) pointer copies when groups are used.
+ */
+function withGroupFailback(sc: Snapshot<ServiceConfig>, groups: GroupsConfig): Snapshot<ServiceConfig> {
+  const grouped = memo(sc, 'groupedServices', () => Object.keys(sc).filter((sid) => sc[sid]!.group));
+  if (grouped.length === 0) return sc;
+  const copy = Object.assign(nullRecord(), sc) as ServiceConfig;
+  for (const sid of grouped) copy[sid] = thaw(sc[sid]!);
+  migrateGroupsToResources(groups, copy as Parameters<typeof migrateGroupsToResources>[1]);
+  return copy;
 }
 
 /** No rules at all: every online node is allowed, nothing is affine. */
@@ -107,8 +134,12 @@ export class RulesState {
     this.view = viewOf(emptyCompiledRules(), () => host.onlineNodes());
   }
 
-  /** Reads rules and groups, applies group failback to `sc` (in place), recompiles if needed. */
-  update(sc: ServiceConfig, groupsText: string): void {
+  /**
+   * Reads rules and groups and recompiles if needed. Returns the service config the round
+   * works with: `sc` itself, or, when services belong to a group, a copy in which those
+   * services' `failback` follows their group (the reference edits its in-memory copy).
+   */
+  update(readConfig: Snapshot<ServiceConfig>, groupsText: string): Snapshot<ServiceConfig> {
     const env = this.host.env;
     const parsedRules = this.rulesCache.get(env.readRulesConfig());
     const parsedGroups = this.groupsCache.get(groupsText);
@@ -122,7 +153,7 @@ export class RulesState {
         this.lastWarnedDigests = key;
       }
     }
-    migrateGroupsToResources(groups, sc);
+    const sc = withGroupFailback(readConfig, groups);
 
     const nodes = this.host.listNodes();
     const nodesKey = nodes.join(',');
@@ -132,7 +163,7 @@ export class RulesState {
       rulesDigest === this.lastRulesDigest &&
       groups.digest === this.lastGroupsDigest
     ) {
-      return;
+      return sc;
     }
     // the transforms mutate: work on a copy, the cached parse stays as read
     const rules = cloneRulesConfig(parsedRules.config);
@@ -144,6 +175,7 @@ export class RulesState {
     this.lastNodes = nodesKey;
     this.lastRulesDigest = rulesDigest;
     this.lastGroupsDigest = groups.digest;
+    return sc;
   }
 
   /** Whether `node`'s LRM counts as active for the migration: `active`, or idle (see below). */

@@ -27,13 +27,13 @@ describe('BasicUsage', () => {
     u.addServiceUsage('vm:101', { state: 'started', node: 'node1' });
     u.addServiceUsage('vm:102', { state: 'migrate', node: 'node1', target: 'node2' });
     u.addServiceUsage('vm:103', { state: 'stopped', node: 'node3' });
-    expect(u.scoreNodesToStartService()).toEqual({ node1: 2, node2: 1, node3: 0 });
+    expect(Object.fromEntries(u.scoreNodesToStartService())).toEqual({ node1: 2, node2: 1, node3: 0 });
     // re-adding replaces the old placement
     u.addServiceUsage('vm:102', { state: 'started', node: 'node2' });
-    expect(u.scoreNodesToStartService()).toEqual({ node1: 1, node2: 1, node3: 0 });
+    expect(Object.fromEntries(u.scoreNodesToStartService())).toEqual({ node1: 1, node2: 1, node3: 0 });
     u.removeServiceUsage('vm:101');
     u.removeServiceUsage('vm:101');
-    expect(u.scoreNodesToStartService()).toEqual({ node1: 0, node2: 1, node3: 0 });
+    expect(Object.fromEntries(u.scoreNodesToStartService())).toEqual({ node1: 0, node2: 1, node3: 0 });
     expect(u.calculateNodeImbalance()).toBeUndefined();
   });
 });
@@ -48,5 +48,11 @@ describe('jsonClone', () => {
     expect(Object.keys(copy)).toEqual(['a', 'b', 'c', 'f', 'g']);
     (copy.c[1] as { d: boolean }).d = false;
     expect((src.c[1] as { d: boolean }).d).toBe(true);
+  });
+
+  test('copies a __proto__ key as a key (it used to set the copy\'s prototype)', () => {
+    const copy = jsonClone(JSON.parse('{"__proto__": {"online": true}}') as Record<string, unknown>);
+    expect(Object.keys(copy)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(copy)).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
-import type { ServiceStatus } from '@poise/env';
-import { getUsedServiceNodes } from '@poise/rules';
+import type { ServiceStatus, Snapshot } from '@poise/env';
+import { CURRENT_NODE_STATES, TARGET_NODE_STATES } from '@poise/rules';
 
 /**
  * The manager's model of where services put load, rebuilt at the start of a round and then
@@ -11,28 +11,33 @@ export interface OnlineNodeUsage {
   /** Online nodes, byte order. */
   listNodes(): string[];
   containsNode(node: string): boolean;
-  addServiceUsage(sid: string, sd: ServiceStatus): void;
+  addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void;
   removeServiceUsage(sid: string): void;
   /** Node → score, lower is better, for every node of the usage. */
-  scoreNodesToStartService(sid: string): Record<string, number>;
+  scoreNodesToStartService(sid: string): ReadonlyMap<string, number>;
   /** Node imbalance (undefined for basic, which has no load notion). */
   calculateNodeImbalance(): number | undefined;
 }
 
 /**
  * The nodes a service occupies in the usage model, and whether it counts as running
- * (reference Usage.pm semantics): stopped and request_start occupy nothing; the current node
- * counts only when it is online, and so does a move's target.
+ * (reference Usage.pm semantics, the state sets of the rules engine's `getUsedServiceNodes`):
+ * stopped and request_start occupy nothing; the current node counts only when it is online,
+ * and so does a move's target. Runs for every service every round, so it allocates nothing
+ * but its result.
  */
 export function serviceUsageNodes(
-  sd: ServiceStatus,
+  sd: Snapshot<ServiceStatus>,
   online: (node: string) => boolean,
 ): { current?: string; target?: string; running: boolean } {
-  const used = getUsedServiceNodes(sd as Parameters<typeof getUsedServiceNodes>[0]);
-  const current = used.current !== undefined && online(used.current) ? used.current : undefined;
-  const target = used.target !== undefined && online(used.target) ? used.target : undefined;
-  const running = sd.state === 'started' ? !!sd.running : current !== undefined;
-  return { current, target, running };
+  const state = sd.state;
+  const node = sd.node;
+  const target = sd.target;
+  const current = CURRENT_NODE_STATES.has(state) && node !== undefined && node !== '' && online(node) ? node : undefined;
+  const moving =
+    TARGET_NODE_STATES.has(state) && target !== undefined && target !== '' && online(target) ? target : undefined;
+  const running = state === 'started' ? !!sd.running : current !== undefined;
+  return { current, target: moving, running };
 }
 
 /** Basic scheduler: a node's score is the number of services on it or moving to it. */
@@ -53,7 +58,7 @@ export class BasicUsage implements OnlineNodeUsage {
     return this.counts.has(node);
   }
 
-  addServiceUsage(sid: string, sd: ServiceStatus): void {
+  addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
     this.removeServiceUsage(sid);
     const { current, target } = serviceUsageNodes(sd, (n) => this.counts.has(n));
     const nodes: string[] = [];
@@ -70,8 +75,8 @@ export class BasicUsage implements OnlineNodeUsage {
     this.placed.delete(sid);
   }
 
-  scoreNodesToStartService(): Record<string, number> {
-    return Object.fromEntries(this.counts);
+  scoreNodesToStartService(): ReadonlyMap<string, number> {
+    return new Map(this.counts);
   }
 
   calculateNodeImbalance(): number | undefined {

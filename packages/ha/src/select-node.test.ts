@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import fc from 'fast-check';
 import type { ServiceConfigEntry, ServiceStatus } from '@poise/env';
 import { selectServiceNode, type NodePreference } from './select-node';
 import { NO_RULES, type RulesView } from './rules-state';
@@ -12,7 +13,7 @@ function usageWith(scores: Record<string, number>): OnlineNodeUsage {
     containsNode: (n) => n in scores,
     addServiceUsage: () => {},
     removeServiceUsage: () => {},
-    scoreNodesToStartService: () => ({ ...scores }),
+    scoreNodesToStartService: () => new Map(Object.entries(scores)),
     calculateNodeImbalance: () => undefined,
   };
 }
@@ -81,5 +82,35 @@ describe('selectServiceNode', () => {
   test('ties in score go to the node name in byte order (node10 before node2)', () => {
     const usage = usageWith({ node2: 0, node10: 0 });
     expect(selectServiceNode(NO_RULES, usage, {}, 'vm:101', cd(1), { state: 'recovery', node: 'node3' }, 'best-score')).toBe('node10');
+  });
+});
+
+describe('selectServiceNode: the fast path for services no rule names', () => {
+  // the fast path (no node sets built) must choose exactly what the general path chooses
+  const node = fc.constantFrom('node1', 'node2', 'node3', 'node4');
+  test('property: same choice as the general path', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(node, { minLength: 0, maxLength: 4 }),
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 4, maxLength: 4 }),
+        node,
+        fc.option(node, { nil: undefined }),
+        fc.array(node, { maxLength: 2 }),
+        fc.constantFrom(0, 1),
+        fc.constantFrom<NodePreference>('none', 'best-score', 'try-next'),
+        (online, scoreList, current, maintenance, failed, failback, pref) => {
+          const scores: Record<string, number> = {};
+          online.forEach((n, i) => (scores[n] = scoreList[i]!));
+          const sd: ServiceStatus = { state: 'started', node: current };
+          if (maintenance !== undefined) sd.maintenance_node = maintenance;
+          if (failed.length) sd.failed_nodes = failed;
+          const general = rulesWith({ unconstrained: () => false });
+          const fast = selectServiceNode(NO_RULES, usageWith(scores), {}, 'vm:101', cd(failback), sd, pref);
+          const slow = selectServiceNode(general, usageWith(scores), {}, 'vm:101', cd(failback), sd, pref);
+          expect(fast).toBe(slow);
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

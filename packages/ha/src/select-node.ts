@@ -1,4 +1,4 @@
-import type { ServiceConfigEntry, ServiceStatus } from '@poise/env';
+import type { ServiceConfigEntry, ServiceStatus, Snapshot } from '@poise/env';
 import type { RulesView } from './rules-state';
 import type { OnlineNodeUsage } from './scheduler';
 import { byteCompare, perlTrue } from './tools';
@@ -20,13 +20,23 @@ export function selectServiceNode(
   usage: OnlineNodeUsage,
   ss: Record<string, ServiceStatus>,
   sid: string,
-  cd: ServiceConfigEntry,
+  cd: Snapshot<ServiceConfigEntry>,
   sd: ServiceStatus,
   preference: NodePreference,
 ): string | undefined {
   const current = sd.node;
   const tried = sd.failed_nodes ?? [];
   const maintenanceFallback = sd.maintenance_node;
+
+  // The common case of a large cluster, without building node sets: a service no rule names,
+  // asked whether it stays. All online nodes are allowed and preferred, and no partner
+  // narrows them, so the steps below reduce to these three checks.
+  if (preference === 'none' && rules.unconstrained(sid)) {
+    if (!perlTrue(cd.failback) && usage.containsNode(current)) return current;
+    if (maintenanceFallback !== undefined && usage.containsNode(maintenanceFallback)) return maintenanceFallback;
+    if (usage.containsNode(current)) return current;
+  }
+
   const online = usage.listNodes();
   const { allowed, pri } = rules.nodeAffinity(sid, online);
   if (pri.size === 0) return undefined;
@@ -53,7 +63,7 @@ export function selectServiceNode(
 
   const scores = usage.scoreNodesToStartService(sid);
   const nodes = [...pri].sort((a, b) => {
-    const d = (scores[a] ?? 0) - (scores[b] ?? 0);
+    const d = (scores.get(a) ?? 0) - (scores.get(b) ?? 0);
     return d !== 0 ? d : byteCompare(a, b);
   });
   if (preference === 'try-next') {

@@ -1,3 +1,5 @@
+import { isSnapshot, thaw } from '@poise/env';
+
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
 export const ExitCode = {
   SUCCESS: 0,
@@ -16,37 +18,70 @@ export function byteCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Keys of an object in byte order. */
-export function sortedKeys(obj: Record<string, unknown> | undefined | null): string[] {
-  return obj ? Object.keys(obj).sort(byteCompare) : [];
+/**
+ * `obj[key]` if `key` is an own property, else undefined: the lookup for objects keyed by names
+ * from input, where `toString` or `__proto__` must not find what `Object.prototype` holds.
+ */
+export function own<V>(obj: { readonly [key: string]: V } | undefined | null, key: string): V | undefined {
+  if (obj == null) return undefined;
+  if (key === '__proto__') return Object.hasOwn(obj, key) ? obj[key] : undefined;
+  const v = obj[key];
+  // only a value Object.prototype also holds can be inherited: check those (rare) ones
+  if (v !== undefined && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key)) return undefined;
+  return v;
+}
+
+const OBJECT_PROTO: object = Object.prototype;
+
+/** Whether an object has no own enumerable key (O(1), unlike `Object.keys(obj).length`). */
+export function isEmptyRecord(obj: object | undefined | null): boolean {
+  if (obj == null) return true;
+  // for-in lists every key of a large object up front: ask once per snapshot
+  return memo(obj, 'isEmpty', () => {
+    for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+    return true;
+  });
+}
+
+/** Values derived from immutable snapshots, kept as long as the snapshot lives. */
+const derived = new WeakMap<object, Map<string, unknown>>();
+
+/**
+ * `compute()`, remembered per snapshot under `key` when `obj` is an immutable snapshot of the
+ * Env (its contents can never change, so neither can anything computed from it); computed
+ * afresh for any other object. Several daemons read the same snapshot each round: what one
+ * of them derives in O(entries) the others get in O(1).
+ */
+export function memo<T>(obj: object, key: string, compute: () => T): T {
+  if (!isSnapshot(obj)) return compute();
+  let cache = derived.get(obj);
+  if (!cache) {
+    cache = new Map();
+    derived.set(obj, cache);
+  }
+  if (cache.has(key)) return cache.get(key) as T;
+  const value = compute();
+  cache.set(key, value);
+  return value;
+}
+
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** Keys of an object in byte order (remembered for snapshots; do not change the array). */
+export function sortedKeys(obj: { readonly [key: string]: unknown } | undefined | null): readonly string[] {
+  if (!obj) return NO_KEYS;
+  return memo(obj, 'sortedKeys', () => Object.freeze(Object.keys(obj).sort(byteCompare)));
 }
 
 /**
- * A deep copy of JSON data, as every status read of the reference is (a JSON round trip):
- * object keys whose value is undefined are dropped, like `JSON.stringify` does. Hand-written
- * because the status documents are copied many times per round and a round trip through a
- * string costs several times more.
+ * A mutable deep copy of JSON data (a JSON round trip: undefined keys dropped, null-prototype
+ * objects, so `__proto__` is copied as a key). The same as `thaw` of `@poise/env`, which new
+ * code should use; nothing in the HA core copies whole documents any more (Env reads are
+ * immutable snapshots).
+ * @deprecated use `thaw` from `@poise/env`.
  */
 export function jsonClone<T>(value: T): T {
-  return cloneJson(value) as T;
-}
-
-function cloneJson(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i];
-      out[i] = v === undefined ? null : cloneJson(v);
-    }
-    return out;
-  }
-  const out: Record<string, unknown> = {};
-  for (const key in value as Record<string, unknown>) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = cloneJson(v);
-  }
-  return out;
+  return thaw<T>(value);
 }
 
 /** Perl truthiness of a scalar: undef, '', 0 and '0' are false. */
@@ -65,13 +100,18 @@ export function parseSid(sid: string): { type: string; name: string } {
 
 /** Number of services in state `fence` on `node` (or on any node when not given). */
 export function countFencedServices(
-  ss: Record<string, { state: string; node: string }> | undefined,
+  ss: { readonly [sid: string]: { readonly state: string; readonly node: string } } | undefined,
   node: string,
 ): number {
-  let count = 0;
-  for (const sid of Object.keys(ss ?? {})) {
-    const sd = ss![sid]!;
-    if (sd.state === 'fence' && sd.node === node) count++;
-  }
-  return count;
+  if (!ss) return 0;
+  const perNode = memo(ss, 'fencedPerNode', () => {
+    const counts = new Map<string, number>();
+    for (const sid in ss) {
+      if (!Object.hasOwn(ss, sid)) continue;
+      const sd = ss[sid]!;
+      if (sd.state === 'fence') counts.set(sd.node, (counts.get(sd.node) ?? 0) + 1);
+    }
+    return counts;
+  });
+  return perNode.get(node) ?? 0;
 }

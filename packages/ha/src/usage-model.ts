@@ -1,18 +1,83 @@
-import type { Env, ServiceStatus } from '@poise/env';
-import { ClusterUsage, type MigrationCandidate, type ResourceStats, type ScoredMigration } from '@poise/usage';
+import type { DynamicServiceStats, Env, ServiceStatus, Snapshot, StaticServiceStats } from '@poise/env';
+import {
+  ClusterUsage,
+  UsageError,
+  type MigrationCandidate,
+  type ResourceStats,
+  type ScoredMigration,
+} from '@poise/usage';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
 import { errorMessage } from './crm';
+import { own } from './tools';
+
+/** A service's stats could not be used: missing, or not a finite number >= 0. */
+export class ServiceStatsError extends Error {
+  override readonly name = 'ServiceStatsError';
+}
+
+/** A stat value the scheduler can use: a finite number >= 0. */
+function validStat(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v < Infinity;
+}
+
+function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (typeof v === 'string') return `'${v}'`;
+  return String(v);
+}
+
+/**
+ * Checks one service's stats as reported by the Env (which does not validate them) and
+ * returns them as the scheduler needs them. Throws {@link ServiceStatsError} naming the service
+ * and field: no entry (`did not get static service usage information for '<sid>'`, the
+ * reference's wording), a missing field, or a value that is not a finite number >= 0.
+ */
+export function checkServiceStats(
+  sid: string,
+  mode: 'static' | 'dynamic',
+  staticStats: Snapshot<StaticServiceStats> | undefined,
+  dynamicStats: Snapshot<DynamicServiceStats> | undefined,
+): ResourceStats {
+  if (!staticStats) throw new ServiceStatsError(`did not get static service usage information for '${sid}'`);
+  const maxcpu: unknown = staticStats.maxcpu;
+  const maxmem: unknown = staticStats.maxmem;
+  if (!validStat(maxcpu)) throw invalidStat(sid, 'static', 'maxcpu', maxcpu);
+  if (!validStat(maxmem)) throw invalidStat(sid, 'static', 'maxmem', maxmem);
+  if (mode === 'static') return { cpu: maxcpu, maxcpu, mem: maxmem, maxmem };
+  // a service that was not measured has no usage: it is not idle (no 0 in its place)
+  if (!dynamicStats) throw new ServiceStatsError(`did not get dynamic service usage information for '${sid}'`);
+  const cpu: unknown = dynamicStats.cpu;
+  const mem: unknown = dynamicStats.mem;
+  if (!validStat(cpu)) throw invalidStat(sid, 'dynamic', 'cpu', cpu);
+  if (!validStat(mem)) throw invalidStat(sid, 'dynamic', 'mem', mem);
+  return { cpu, maxcpu, mem, maxmem };
+}
+
+function invalidStat(sid: string, kind: string, key: string, value: unknown): ServiceStatsError {
+  return new ServiceStatsError(
+    `invalid ${kind} service usage information for '${sid}': '${key}' must be a finite number >= 0, got ${describeValue(value)}`,
+  );
+}
 
 /**
  * The static or dynamic CRS usage on {@link ClusterUsage}, with the reference's semantics:
  * static counts every assigned service at its configured maxcpu/maxmem; dynamic uses the
  * measured node stats and adds starting services at their configured maxima for start scoring.
+ *
+ * A service whose stats are missing or invalid is left out of the usage with a warning
+ * (`unable to add service '<sid>' - …`), as the reference does, instead of failing the round;
+ * scoring nodes for such a service logs an error and falls back to the service counts (the
+ * reference's fallback), so placement and recovery go on.
  */
 export class CrsUsage implements OnlineNodeUsage {
   private readonly usage: ClusterUsage;
   private readonly nodes: string[];
-  private readonly staticStats: Record<string, { maxcpu: number; maxmem: number }>;
-  private readonly dynamicStats: Record<string, { cpu: number; mem: number }>;
+  private readonly staticStats: Snapshot<Record<string, StaticServiceStats>>;
+  private readonly dynamicStats: Snapshot<Record<string, DynamicServiceStats>> | undefined;
+  /** Services on (or moving to) each node, whatever their stats: the fallback scores. */
+  private readonly counts = new Map<string, number>();
+  /** The node(s) each placed service counts on (one name, or current and target). */
+  private readonly placed = new Map<string, string | readonly [string, string]>();
 
   constructor(
     private readonly env: Env,
@@ -21,25 +86,27 @@ export class CrsUsage implements OnlineNodeUsage {
     metric: 'raw' | 'normalized',
   ) {
     this.usage = new ClusterUsage({ aggregation: mode, metric });
-    this.staticStats = env.getStaticServiceStats();
-    this.dynamicStats = mode === 'dynamic' ? env.getDynamicServiceStats() : {};
     this.nodes = [...onlineNodes];
+    for (const node of onlineNodes) this.counts.set(node, 0);
     if (mode === 'static') {
       const stats = env.getStaticNodeStats();
       for (const node of onlineNodes) {
-        const s = stats[node];
+        const s = own(stats, node);
         if (!s || s.maxcpu === undefined || s.maxmem === undefined) {
           throw new Error(`missing static stats for node '${node}'`);
         }
         this.usage.addNode(node, { cpu: 0, maxcpu: Math.trunc(s.maxcpu), mem: 0, maxmem: Math.trunc(s.maxmem) });
       }
+      this.staticStats = env.getStaticServiceStats();
     } else {
       const stats = env.getDynamicNodeStats();
       for (const node of onlineNodes) {
-        const s = stats[node];
+        const s = own(stats, node);
         if (!s) throw new Error(`missing dynamic stats for node '${node}'`);
         this.usage.addNode(node, { cpu: s.cpu, maxcpu: Math.trunc(s.maxcpu), mem: Math.trunc(s.mem), maxmem: Math.trunc(s.maxmem) });
       }
+      this.staticStats = env.getStaticServiceStats();
+      this.dynamicStats = env.getDynamicServiceStats();
     }
   }
 
@@ -51,42 +118,61 @@ export class CrsUsage implements OnlineNodeUsage {
     return this.usage.hasNode(node);
   }
 
-  /** Service stats as the scheduler sees them (static: cpu = maxcpu, mem = maxmem). */
-  private serviceStats(sid: string): ResourceStats {
-    const st = this.staticStats[sid];
-    if (!st) throw new Error(`no static stats for service '${sid}'`);
-    if (this.mode === 'static') {
-      return { cpu: st.maxcpu, maxcpu: st.maxcpu, mem: st.maxmem, maxmem: st.maxmem };
-    }
-    const dyn = this.dynamicStats[sid] ?? { cpu: 0, mem: 0 };
-    return { cpu: dyn.cpu ?? 0, maxcpu: st.maxcpu, mem: dyn.mem ?? 0, maxmem: st.maxmem };
+  /** Whether the service is part of the usage (it has valid stats and occupies a node). */
+  containsService(sid: string): boolean {
+    return this.usage.hasResource(sid);
   }
 
-  addServiceUsage(sid: string, sd: ServiceStatus): void {
-    if (this.usage.hasResource(sid)) this.usage.removeResource(sid);
+  /** Service stats as the scheduler sees them (static: cpu = maxcpu, mem = maxmem). */
+  private serviceStats(sid: string): ResourceStats {
+    return checkServiceStats(sid, this.mode, own(this.staticStats, sid), own(this.dynamicStats, sid));
+  }
+
+  addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
+    this.removeServiceUsage(sid);
     const { current, target, running } = serviceUsageNodes(sd, (n) => this.usage.hasNode(n));
     if (current === undefined && target === undefined) return;
-    let stats: ResourceStats;
+    // a service with no current node (request_start_balance) is placed on its target
+    const home = (current ?? target)!;
+    const moving = current !== undefined && target !== undefined && target !== current ? target : undefined;
+    this.counts.set(home, this.counts.get(home)! + 1);
+    if (moving !== undefined) this.counts.set(moving, this.counts.get(moving)! + 1);
+    this.placed.set(sid, moving === undefined ? home : [home, moving]);
     try {
-      stats = this.serviceStats(sid);
+      const stats = this.serviceStats(sid);
+      const placement = moving === undefined ? { current: home } : { current: home, target: moving };
+      this.usage.addResource(sid, { stats, state: running ? 'started' : 'starting', placement });
     } catch (err) {
+      if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
       this.env.log('warning', `unable to add service '${sid}' - ${errorMessage(err)}`);
-      return;
     }
-    const placement = current !== undefined
-      ? target !== undefined && target !== current ? { current, target } : { current }
-      : { current: target! };
-    this.usage.addResource(sid, { stats, state: running ? 'started' : 'starting', placement });
   }
 
   removeServiceUsage(sid: string): void {
+    const nodes = this.placed.get(sid);
+    if (nodes !== undefined) {
+      if (typeof nodes === 'string') {
+        this.counts.set(nodes, this.counts.get(nodes)! - 1);
+      } else {
+        for (const n of nodes) this.counts.set(n, this.counts.get(n)! - 1);
+      }
+      this.placed.delete(sid);
+    }
     if (this.usage.hasResource(sid)) this.usage.removeResource(sid);
   }
 
-  scoreNodesToStartService(sid: string): Record<string, number> {
-    const stats = this.serviceStats(sid);
-    const res: Record<string, number> = {};
-    for (const { node, score } of this.usage.scoreNodesToStart(stats)) res[node] = -score;
+  scoreNodesToStartService(sid: string): ReadonlyMap<string, number> {
+    let scores;
+    try {
+      scores = this.usage.scoreNodesToStart(this.serviceStats(sid));
+    } catch (err) {
+      if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
+      this.env.log('err', `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`);
+      // the reference's fallback: the number of services per node (lower is better)
+      return new Map(this.counts);
+    }
+    const res = new Map<string, number>();
+    for (const { node, score } of scores) res.set(node, -score);
     return res;
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -140,12 +140,12 @@ describe('loadCase: malformed cases fail with the file and position', () => {
     {
       name: 'a bad power state',
       files: { cmdlist: [], hardware_status: { node1: { power: 'maybe', network: 'on' } } },
-      message: (d) => `'${join(d, 'hardware_status')}' node1.power: expected "on" or "off"`,
+      message: (d) => `'${join(d, 'hardware_status')}' node1.power: expected one of on, off, got "maybe"`,
     },
     {
       name: 'a bad service id',
       files: { cmdlist: [], service_config: { vm101: { node: 'node1' } } },
-      message: (d) => `'${join(d, 'service_config')}': invalid service id 'vm101'`,
+      message: (d) => `'${join(d, 'service_config')}' vm101: invalid service id 'vm101'`,
     },
     {
       name: 'a service without node',
@@ -171,5 +171,111 @@ describe('loadCase: malformed cases fail with the file and position', () => {
   it('keeps the JSON parser error as the cause', () => {
     const err = loadError(caseDir({ cmdlist: '[' }));
     expect(err.cause).toBeInstanceOf(SyntaxError);
+  });
+});
+
+// Values that load as JSON but mean nothing: each is refused at load time, naming file and
+// field (before, every one of these loaded and was misread or failed later in the run).
+describe('loadCase: values that mean nothing are refused, naming file and field', () => {
+  const hw = (node: Record<string, unknown>) => ({ cmdlist: [], hardware_status: { node1: { ...ON, ...node } } });
+  const sc = (entry: Record<string, unknown>) => ({ cmdlist: [], service_config: { 'vm:101': { node: 'node1', ...entry } } });
+  const dc = (cfg: unknown) => ({ cmdlist: [], 'datacenter.cfg': cfg });
+  const ms = (status: unknown) => ({ cmdlist: [], manager_status: status });
+  const cases: Array<[string, Record<string, unknown>, string, string]> = [
+    // file, then the expected "<field>: <problem>" after the quoted path
+    ['a node name with a space', { cmdlist: [], hardware_status: { 'node 1': ON } }, 'hardware_status', `["node 1"]: invalid node name 'node 1'`],
+    ['a node name with a slash', { cmdlist: [], hardware_status: { 'a/b': ON } }, 'hardware_status', `["a/b"]: invalid node name 'a/b'`],
+    ['an unknown hardware key', hw({ maxmemory: 1 }), 'hardware_status', 'node1.maxmemory: unknown key'],
+    ['a negative node maxcpu', hw({ maxcpu: -4 }), 'hardware_status', 'node1.maxcpu: expected a number of cores >= 1, got -4'],
+    ['a node maxmem as a string', hw({ maxmem: '64G' }), 'hardware_status', 'node1.maxmem: expected a number of bytes >= 1, got "64G"'],
+    ['a cfs flag that is no flag', hw({ cfs: { rw: 'yes' } }), 'hardware_status', 'node1.cfs.rw: expected a flag (0, 1, true or false), got "yes"'],
+    ['an unknown shutdown target', hw({ shutdown: 'halt' }), 'hardware_status', 'node1.shutdown: expected one of shutdown, reboot, got "halt"'],
+    ['a service on a node that does not exist', sc({ node: 'node9' }), 'service_config', "vm:101.node: node 'node9' does not exist in hardware_status"],
+    ['a failback that is no flag', sc({ failback: 'yes' }), 'service_config', 'vm:101.failback: expected a flag (0, 1, true or false), got "yes"'],
+    ['a failback of 2', sc({ failback: 2 }), 'service_config', 'vm:101.failback: expected a flag (0, 1, true or false), got 2'],
+    ['a negative max_restart', sc({ max_restart: -1 }), 'service_config', 'vm:101.max_restart: expected a whole number >= 0, got -1'],
+    ['an unknown service state', sc({ state: 'running' }), 'service_config', 'vm:101.state: expected one of started, disabled, stopped, ignored, enabled, got "running"'],
+    ['an unknown service key', sc({ nodes: 'node1' }), 'service_config', 'vm:101.nodes: unknown key'],
+    ['crs that is not an object', dc({ crs: 'static' }), 'datacenter.cfg', 'crs: expected a JSON object, got "static"'],
+    ['ha that is not an object', dc({ ha: [] }), 'datacenter.cfg', 'ha: expected a JSON object, got an array'],
+    ['a rebalance flag that is no flag', dc({ crs: { 'ha-auto-rebalance': 'yes' } }), 'datacenter.cfg', 'crs.ha-auto-rebalance: expected a flag (0, 1, true or false), got "yes"'],
+    ['an unknown balancer method', dc({ crs: { 'ha-auto-rebalance-method': 'random' } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-method: expected one of bruteforce, topsis, got "random"'],
+    ['a negative threshold', dc({ crs: { 'ha-auto-rebalance-threshold': -5 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-threshold: expected a finite number >= 0, got -5'],
+    ['a hold duration that is no whole number', dc({ crs: { 'ha-auto-rebalance-hold-duration': 1.5 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-hold-duration: expected a whole number >= 0, got 1.5'],
+    ['an unknown crs key', dc({ crs: { 'ha-auto-rebalance-treshold': 10 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-treshold: unknown key'],
+    ['an unknown top-level key', dc({ cluster: {} }), 'datacenter.cfg', 'cluster: unknown key'],
+    ['a crs.ha that is not a string', dc({ crs: { ha: 1 } }), 'datacenter.cfg', 'crs.ha: expected a string, got 1'],
+    ['an unknown service state in the manager status', ms({ service_status: { 'vm:101': { state: 'running', node: 'node1' } } }), 'manager_status', 'service_status.vm:101.state: expected one of'],
+    ['a negative timeout in the manager status', ms({ service_status: { 'vm:101': { state: 'request_stop', node: 'node1', timeout: -5 } } }), 'manager_status', 'service_status.vm:101.timeout: expected a whole number >= 0, got -5'],
+    ['failed nodes that are no list', ms({ service_status: { 'vm:101': { state: 'started', node: 'node1', failed_nodes: 'node2' } } }), 'manager_status', 'service_status.vm:101.failed_nodes: expected an array of node names, got "node2"'],
+    ['an unknown disarm mode', ms({ disarm: { mode: 'pause', state: 'disarmed' } }), 'manager_status', 'disarm.mode: expected one of freeze, ignore, got "pause"'],
+    ['an unknown node state', ms({ node_status: { node1: 'up' } }), 'manager_status', 'node_status.node1: expected one of online, maintenance, unknown, fence, gone, got "up"'],
+    ['a stats entry that is no object', { cmdlist: [], static_service_stats: { 'vm:101': 4 } }, 'static_service_stats', 'vm:101: expected a JSON object, got 4'],
+    ['a stat given as a string', { cmdlist: [], static_service_stats: { 'vm:101': { maxcpu: '4', maxmem: 1 } } }, 'static_service_stats', 'vm:101.maxcpu: expected a number, got "4"'],
+    ['an unknown stat key', { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, memory: 1 } } }, 'dynamic_service_stats', 'vm:101.memory: unknown key'],
+    ['a stats key that is no service id', { cmdlist: [], static_service_stats: { __proto__x: { maxcpu: 1, maxmem: 1 } } }, 'static_service_stats', "__proto__x: invalid service id '__proto__x'"],
+    ['a running flag that is no flag', { cmdlist: [], service_status_node1: { 'vm:101': 'yes' } }, 'service_status_node1', 'vm:101: expected a flag (0, 1, true or false), got "yes"'],
+  ];
+  it.each(cases)('%s', (_name, files, file, problem) => {
+    const dir = caseDir(files);
+    const err = loadError(dir);
+    expect(err.code).toBe('bad-case');
+    expect(err.message).toContain(`'${join(dir, file)}' ${problem}`);
+  });
+
+  it('a duplicate key is refused with its position (JSON.parse would keep the last)', () => {
+    const dir = caseDir({ cmdlist: [], hardware_status: '{"node1": {"power": "on", "network": "on"},\n "node1": {"power": "off", "network": "off"}}' });
+    expect(loadError(dir).message).toBe(`invalid JSON in '${join(dir, 'hardware_status')}' (line 2, column 2): duplicate key 'node1'`);
+  });
+
+  it('a UTF-8 byte order mark is refused', () => {
+    const dir = caseDir({ cmdlist: '\ufeff[]' });
+    expect(loadError(dir).message).toBe(`'${join(dir, 'cmdlist')}' starts with a UTF-8 byte order mark; save it without one`);
+  });
+
+  it('a file that is not UTF-8 is refused', () => {
+    const dir = caseDir({ cmdlist: [] });
+    writeFileSync(join(dir, 'rules_config'), Buffer.from([0x6e, 0x6f, 0xff, 0x64, 0x65]));
+    expect(loadError(dir).message).toBe(`'${join(dir, 'rules_config')}' is not valid UTF-8`);
+  });
+
+  it('a file over the size limit is refused before it is read', () => {
+    // {"vm:101":{"node":"node1"}} is 27 bytes
+    const dir = caseDir({ cmdlist: [], service_config: { 'vm:101': { node: 'node1' } } });
+    const err = (() => {
+      try {
+        loadCase(dir, 'x', { maxFileBytes: 16 });
+      } catch (e) {
+        return e as SimError;
+      }
+      throw new Error('no error');
+    })();
+    expect(err.message).toBe(`'${join(dir, 'service_config')}' is 27 bytes, over the limit of 16 bytes`);
+  });
+
+  it('a directory where a file is expected, and a file where the case directory is expected', () => {
+    const dir = caseDir({ cmdlist: [] });
+    mkdirSync(join(dir, 'hardware_status'));
+    expect(loadError(dir).message).toBe(`'${join(dir, 'hardware_status')}' is a directory, expected a regular file`);
+    const file = join(dir, 'cmdlist');
+    expect(() => loadCase(file)).toThrow(`'${file}' is a file, expected a case directory`);
+    expect(() => loadCase(join(dir, 'nope'))).toThrow(`no such directory '${join(dir, 'nope')}'`);
+  });
+
+  it('names that are Object.prototype keys load like any other name', () => {
+    const names = ['__proto__', 'toString', 'constructor'];
+    const hardware: Record<string, unknown> = Object.create(null);
+    for (const n of names) hardware[n] = ON;
+    const dir = caseDir({
+      cmdlist: [['power __proto__ off']],
+      hardware_status: JSON.stringify(hardware),
+      service_config: '{"vm:101": {"node": "__proto__"}, "vm:102": {"node": "toString"}}',
+      manager_status: '{"node_status": {"constructor": "online"}, "service_status": {"__proto__": {"state": "started", "node": "toString"}}}',
+    });
+    const input = loadCase(dir);
+    expect(Object.keys(input.hardwareStatus)).toEqual(names);
+    expect(input.serviceConfig['vm:101']!.node).toBe('__proto__');
+    expect(Object.keys(input.managerStatus.service_status!)).toEqual(['__proto__']);
+    expect(Object.keys(input.serviceStatus)).toEqual(names);
   });
 });

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatacenterSettings, ManagerStatus } from '@poise/env';
 import { SimError } from './errors';
-import { validateCommand } from './commands';
+import { SERVICE_STATE_WORDS, SID_PATTERN, parseCommand } from './commands';
+import { expectDirectory, readInputFile, statPath } from './files';
+import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
 
 /** One node of `hardware_status`. */
 export interface HardwareNode {
@@ -11,12 +12,16 @@ export interface HardwareNode {
   maxcpu?: number;
   maxmem?: number;
   'pve-manager-version'?: string;
-  cfs?: { rw?: boolean; update?: boolean };
+  cfs?: { rw?: boolean | number | string; update?: boolean | number | string };
   shutdown?: string | null;
   [key: string]: unknown;
 }
 
-/** A test case: the inputs of one simulation, with the reference's defaults applied. */
+/**
+ * A test case: the inputs of one simulation, with the reference's defaults applied. Every map
+ * is a null-prototype object, so node names and service ids such as `toString` or
+ * `__proto__` are plain keys.
+ */
 export interface CaseInput {
   name: string;
   cmdlist: string[][];
@@ -32,6 +37,12 @@ export interface CaseInput {
   serviceStatus: Record<string, Record<string, number>>;
 }
 
+/** Options of {@link loadCase}. */
+export interface LoadOptions {
+  /** Largest file accepted, bytes (default `MAX_INPUT_FILE_BYTES`, 64 MiB). */
+  maxFileBytes?: number;
+}
+
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
@@ -45,142 +56,172 @@ export const DEFAULT_SERVICE_MAXMEM = 4 * GiB;
 export const DEFAULT_SERVICE_CPU = 2.0;
 export const DEFAULT_SERVICE_MEM = 2 * GiB;
 
-function readJson(dir: string, file: string): unknown {
-  const path = join(dir, file);
-  const text = readFileSync(path, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const msg = (err as Error).message;
-    const pos = /position (\d+)/.exec(msg);
-    let where = '';
-    if (pos) {
-      const before = text.slice(0, Number(pos[1]));
-      const line = before.split('\n').length;
-      const column = Number(pos[1]) - before.lastIndexOf('\n');
-      where = ` (line ${line}, column ${column})`;
+/**
+ * Node names: 1 to 63 letters, digits, `-` and `_`, not starting with `-` (a Proxmox VE node
+ * name, plus `_`). Anything else (a space, `/`, `:`, `,`) would break commands, log ids, lock
+ * names or the rules' node lists.
+ */
+export const NODE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$/;
+
+/** Keys of one node in `hardware_status`. */
+const HARDWARE_KEYS = ['power', 'network', 'maxcpu', 'maxmem', 'pve-manager-version', 'cfs', 'shutdown'];
+/** Keys of one service in `service_config`. */
+const SERVICE_KEYS = ['node', 'state', 'group', 'failback', 'max_restart', 'max_relocate', 'comment', 'lock'];
+/** `crs` keys of `datacenter.cfg`. */
+const CRS_KEYS = [
+  'ha',
+  'ha-rebalance-on-start',
+  'ha-auto-rebalance',
+  'ha-auto-rebalance-threshold',
+  'ha-auto-rebalance-method',
+  'ha-auto-rebalance-hold-duration',
+  'ha-auto-rebalance-margin',
+];
+const BALANCER_METHODS = ['bruteforce', 'topsis'];
+const SERVICE_STATES = [
+  'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
+  'recovery', 'migrate', 'relocate', 'freeze', 'error',
+];
+const NODE_STATES = ['online', 'maintenance', 'unknown', 'fence', 'gone'];
+
+/** A field path for messages: `node1.maxcpu`, `"vm:101".node`, `["a b"].power`. */
+function fieldPath(parts: readonly string[]): string {
+  let out = '';
+  for (const p of parts) {
+    if (/^[A-Za-z0-9_:-]+$/.test(p)) out += out ? `.${p}` : p;
+    else out += `[${JSON.stringify(p)}]`;
+  }
+  return out;
+}
+
+/** Checks of one JSON file, with the file's path for messages. */
+class FileCheck {
+  constructor(readonly path: string) {}
+
+  fail(field: readonly string[], problem: string): never {
+    const where = field.length ? ` ${fieldPath(field)}` : '';
+    throw new SimError('bad-case', `'${this.path}'${where}: ${problem}`);
+  }
+
+  object(v: JsonValue | undefined, field: readonly string[]): JsonObject {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) this.fail(field, `expected a JSON object, got ${describe(v)}`);
+    return v;
+  }
+
+  keys(obj: JsonObject, allowed: readonly string[], field: readonly string[]): void {
+    for (const key of Object.keys(obj)) {
+      if (!allowed.includes(key)) this.fail([...field, key], `unknown key (expected one of ${allowed.join(', ')})`);
     }
-    throw new SimError('bad-case', `invalid JSON in '${path}'${where}: ${msg}`, { cause: err });
+  }
+
+  string(v: JsonValue | undefined, field: readonly string[], nonEmpty = true): string {
+    if (typeof v !== 'string' || (nonEmpty && v === '')) this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
+    return v;
+  }
+
+  oneOf(v: JsonValue | undefined, values: readonly string[], field: readonly string[]): string {
+    if (typeof v !== 'string' || !values.includes(v)) this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
+    return v;
+  }
+
+  /** A flag: 0, 1, true or false (also "0" and "1", as the PVE API sends them). */
+  flag(v: JsonValue | undefined, field: readonly string[]): void {
+    if (v === 0 || v === 1 || v === true || v === false || v === '0' || v === '1') return;
+    this.fail(field, `expected a flag (0, 1, true or false), got ${describe(v)}`);
+  }
+
+  /** A whole number >= 0, as a JSON number or a string of digits. */
+  count(v: JsonValue | undefined, field: readonly string[]): void {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return;
+    if (typeof v === 'string' && /^\d+$/.test(v)) return;
+    this.fail(field, `expected a whole number >= 0, got ${describe(v)}`);
+  }
+
+  /** A finite number >= `min` (> `min` when `exclusive`), as a JSON number or a numeric string. */
+  number(v: JsonValue | undefined, field: readonly string[], min = 0, exclusive = false): void {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Number(v) : NaN;
+    if (Number.isFinite(n) && (exclusive ? n > min : n >= min)) return;
+    this.fail(field, `expected a finite number ${exclusive ? '>' : '>='} ${min}, got ${describe(v)}`);
+  }
+
+  node(v: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): string {
+    const name = this.string(v, field);
+    if (!nodes.has(name)) this.fail(field, `node '${name}' does not exist in hardware_status`);
+    return name;
+  }
+
+  sid(sid: string, field: readonly string[]): void {
+    if (!SID_PATTERN.test(sid)) this.fail(field, `invalid service id '${sid}' (vm|ct|fa:<number>)`);
   }
 }
 
-function readOptionalJson(dir: string, file: string): unknown {
-  return existsSync(join(dir, file)) ? readJson(dir, file) : undefined;
+function describe(v: JsonValue | undefined): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return JSON.stringify(v);
 }
 
-function readOptionalText(dir: string, file: string): string {
+/** Reads and parses a JSON file of the case; undefined when absent. */
+function readJson(dir: string, file: string, options: LoadOptions): { value: JsonValue; check: FileCheck } | undefined {
   const path = join(dir, file);
-  return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const text = readInputFile(path, { maxBytes: options.maxFileBytes });
+  if (text === undefined) return undefined;
+  const check = new FileCheck(path);
+  try {
+    return { value: parseStrictJson(text), check };
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) {
+      throw new SimError('bad-case', `invalid JSON in '${path}' (line ${err.line}, column ${err.column}): ${err.reason}`, { cause: err });
+    }
+    throw err;
+  }
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function expectObject(v: unknown, where: string): Record<string, unknown> {
-  if (!isObject(v)) throw new SimError('bad-case', `${where}: expected a JSON object`);
-  return v;
+function nullObject<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
 }
 
 /**
- * Loads a test-case directory (the reference tester's format, spec §1.2). Throws a
- * {@link SimError} naming the file and field for anything malformed; never writes.
+ * Loads a test-case directory (the reference tester's format, spec §1.2) and checks it: every
+ * file must be a regular UTF-8 file without a byte order mark and within the size limit; JSON
+ * files are parsed strictly (a duplicate key is an error); fields must have the types and
+ * values documented in the package README; every command must parse. Throws
+ * {@link SimError} `bad-case` naming the file and field. Never writes.
  */
-export function loadCase(dir: string, name = dir): CaseInput {
-  if (!existsSync(join(dir, 'cmdlist'))) {
-    throw new SimError('bad-case', `missing '${join(dir, 'cmdlist')}'`);
-  }
-  const rawCmdlist = readJson(dir, 'cmdlist');
-  if (!Array.isArray(rawCmdlist)) throw new SimError('bad-case', `'${join(dir, 'cmdlist')}': expected an array of command lists`);
-  const cmdlist = rawCmdlist.map((list, i) => {
-    if (!Array.isArray(list)) throw new SimError('bad-case', `'${join(dir, 'cmdlist')}' [${i}]: expected an array of commands`);
-    return list.map((cmd, j) => {
-      if (typeof cmd !== 'string') throw new SimError('bad-case', `'${join(dir, 'cmdlist')}' [${i}][${j}]: expected a command string`);
-      return cmd;
-    });
-  });
+export function loadCase(dir: string, name = dir, options: LoadOptions = {}): CaseInput {
+  expectDirectory(dir, 'a case directory');
+  const cmdlistPath = join(dir, 'cmdlist');
+  if (!statPath(cmdlistPath)) throw new SimError('bad-case', `missing '${cmdlistPath}'`);
 
-  let hardwareStatus: Record<string, HardwareNode>;
-  const rawHw = readOptionalJson(dir, 'hardware_status');
-  if (rawHw === undefined) {
-    hardwareStatus = {};
-    for (const n of ['node1', 'node2', 'node3']) {
-      hardwareStatus[n] = { power: 'off', network: 'off', maxcpu: DEFAULT_NODE_MAXCPU, maxmem: DEFAULT_NODE_MAXMEM };
-    }
-  } else {
-    const hw = expectObject(rawHw, `'${join(dir, 'hardware_status')}'`);
-    hardwareStatus = {};
-    for (const [node, d] of Object.entries(hw)) {
-      const nd = expectObject(d, `'${join(dir, 'hardware_status')}' node '${node}'`);
-      for (const key of ['power', 'network']) {
-        if (nd[key] !== 'on' && nd[key] !== 'off') {
-          throw new SimError('bad-case', `'${join(dir, 'hardware_status')}' ${node}.${key}: expected "on" or "off"`);
-        }
-      }
-      hardwareStatus[node] = nd as HardwareNode;
-    }
-  }
-  const nodes = Object.keys(hardwareStatus);
-  if (nodes.length === 0) throw new SimError('bad-case', `'${join(dir, 'hardware_status')}': no nodes`);
+  const hardwareStatus = loadHardware(dir, options);
+  const nodes = new Set(Object.keys(hardwareStatus));
+  const cmdlist = loadCmdlist(dir, options, nodes);
+  const serviceConfig = loadServiceConfig(dir, options, nodes);
+  const managerStatus = loadManagerStatus(dir, options);
+  const datacenterCfg = loadDatacenterCfg(dir, options);
 
-  let serviceConfig: Record<string, Record<string, unknown>>;
-  const rawSc = readOptionalJson(dir, 'service_config');
-  if (rawSc === undefined) {
-    serviceConfig = {};
-    for (let i = 0; i < 6; i++) serviceConfig[`vm:${101 + i}`] = { node: `node${(i % 3) + 1}` };
-  } else {
-    serviceConfig = {};
-    for (const [sid, d] of Object.entries(expectObject(rawSc, `'${join(dir, 'service_config')}'`))) {
-      const cd = expectObject(d, `'${join(dir, 'service_config')}' '${sid}'`);
-      if (!/^(vm|ct|fa):\d+$/.test(sid)) throw new SimError('bad-case', `'${join(dir, 'service_config')}': invalid service id '${sid}'`);
-      if (!cd.node) throw new SimError('bad-case', `'${join(dir, 'service_config')}' ${sid}.node: service without assigned node`);
-      serviceConfig[sid] = cd;
-    }
-  }
+  const staticServiceStats = loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options) as CaseInput['staticServiceStats'] | undefined
+    ?? defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
+  const dynamicServiceStats = loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem'], options) as CaseInput['dynamicServiceStats'] | undefined
+    ?? defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
 
-  const managerStatus = (readOptionalJson(dir, 'manager_status') ?? {}) as ManagerStatus;
-  expectObject(managerStatus, `'${join(dir, 'manager_status')}'`);
-
-  const rawDc = readOptionalJson(dir, 'datacenter.cfg');
-  const dc = rawDc === undefined ? {} : expectObject(rawDc, `'${join(dir, 'datacenter.cfg')}'`);
-  const datacenterCfg: DatacenterSettings = {
-    ...dc,
-    ha: isObject(dc.ha) ? (dc.ha as DatacenterSettings['ha']) : {},
-    crs: isObject(dc.crs) ? (dc.crs as DatacenterSettings['crs']) : {},
-  };
-
-  let staticServiceStats = readOptionalJson(dir, 'static_service_stats') as CaseInput['staticServiceStats'] | undefined;
-  if (staticServiceStats === undefined) {
-    staticServiceStats = {};
-    for (const sid of Object.keys(serviceConfig)) {
-      staticServiceStats[sid] = { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM };
-    }
-  } else {
-    expectObject(staticServiceStats, `'${join(dir, 'static_service_stats')}'`);
-  }
-  let dynamicServiceStats = readOptionalJson(dir, 'dynamic_service_stats') as CaseInput['dynamicServiceStats'] | undefined;
-  if (dynamicServiceStats === undefined) {
-    dynamicServiceStats = {};
-    for (const sid of Object.keys(staticServiceStats)) {
-      dynamicServiceStats[sid] = { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM };
-    }
-  } else {
-    expectObject(dynamicServiceStats, `'${join(dir, 'dynamic_service_stats')}'`);
-  }
-
-  const serviceStatus: Record<string, Record<string, number>> = {};
+  const serviceStatus = nullObject<Record<string, number>>();
   for (const node of nodes) {
-    const raw = readOptionalJson(dir, `service_status_${node}`);
-    serviceStatus[node] = raw === undefined ? {} : (expectObject(raw, `'${join(dir, `service_status_${node}`)}'`) as Record<string, number>);
+    const file = readJson(dir, `service_status_${node}`, options);
+    const flags = nullObject<number>();
+    if (file) {
+      const obj = file.check.object(file.value, []);
+      for (const sid of Object.keys(obj)) {
+        file.check.sid(sid, [sid]);
+        file.check.flag(obj[sid], [sid]);
+        const v = obj[sid];
+        flags[sid] = v === true || v === 1 || v === '1' ? 1 : 0;
+      }
+    }
+    serviceStatus[node] = flags;
   }
-
-  // validate every command up front, so a typo fails with its position instead of midway
-  cmdlist.forEach((list, i) =>
-    list.forEach((cmd, j) => {
-      const problem = validateCommand(cmd, nodes);
-      if (problem) throw new SimError('bad-case', `'${join(dir, 'cmdlist')}' [${i}][${j}] '${cmd}': ${problem}`);
-    }),
-  );
 
   return {
     name,
@@ -188,11 +229,219 @@ export function loadCase(dir: string, name = dir): CaseInput {
     hardwareStatus,
     serviceConfig,
     managerStatus,
-    rulesConfig: readOptionalText(dir, 'rules_config'),
-    groups: readOptionalText(dir, 'groups'),
+    rulesConfig: readInputFile(join(dir, 'rules_config'), { maxBytes: options.maxFileBytes }) ?? '',
+    groups: readInputFile(join(dir, 'groups'), { maxBytes: options.maxFileBytes }) ?? '',
     datacenterCfg,
     staticServiceStats,
     dynamicServiceStats,
     serviceStatus,
   };
+}
+
+function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): string[][] {
+  const file = readJson(dir, 'cmdlist', options)!;
+  const value = file.value;
+  const check: FileCheck = file.check;
+  if (!Array.isArray(value)) check.fail([], `expected an array of command lists, got ${describe(value)}`);
+  const at = (...index: number[]) => `'${check.path}' ${index.map((i) => `[${i}]`).join('')}`;
+  return value.map((list, i) => {
+    if (!Array.isArray(list)) throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
+    return list.map((cmd, j) => {
+      if (typeof cmd !== 'string') throw new SimError('bad-case', `${at(i, j)}: expected a command string, got ${describe(cmd)}`);
+      // the runner uses the same parser, so a command that passes here never fails to parse
+      const parsed = parseCommand(cmd, nodes);
+      if (!parsed.ok) throw new SimError('bad-case', `${at(i, j)} '${cmd}': ${parsed.problem}`);
+      return cmd;
+    });
+  });
+}
+
+function loadHardware(dir: string, options: LoadOptions): Record<string, HardwareNode> {
+  const hardwareStatus = nullObject<HardwareNode>();
+  const file = readJson(dir, 'hardware_status', options);
+  if (!file) {
+    for (const n of ['node1', 'node2', 'node3']) {
+      hardwareStatus[n] = { power: 'off', network: 'off', maxcpu: DEFAULT_NODE_MAXCPU, maxmem: DEFAULT_NODE_MAXMEM };
+    }
+    return hardwareStatus;
+  }
+  const check: FileCheck = file.check;
+  const hw = check.object(file.value, []);
+  for (const node of Object.keys(hw)) {
+    if (!NODE_NAME_PATTERN.test(node)) {
+      check.fail([node], `invalid node name '${node}' (1-63 letters, digits, '-' and '_', not starting with '-')`);
+    }
+    const d = check.object(hw[node], [node]);
+    check.keys(d, HARDWARE_KEYS, [node]);
+    check.oneOf(d.power, ['on', 'off'], [node, 'power']);
+    check.oneOf(d.network, ['on', 'off'], [node, 'network']);
+    // a node's capacity: at least one core and one byte (the scheduler divides by it)
+    if (d.maxcpu !== undefined && (typeof d.maxcpu !== 'number' || !(d.maxcpu >= 1) || d.maxcpu === Infinity)) {
+      check.fail([node, 'maxcpu'], `expected a number of cores >= 1, got ${describe(d.maxcpu)}`);
+    }
+    if (d.maxmem !== undefined && (typeof d.maxmem !== 'number' || !(d.maxmem >= 1) || d.maxmem === Infinity)) {
+      check.fail([node, 'maxmem'], `expected a number of bytes >= 1, got ${describe(d.maxmem)}`);
+    }
+    if (d['pve-manager-version'] !== undefined) check.string(d['pve-manager-version'], [node, 'pve-manager-version']);
+    if (d.cfs !== undefined) {
+      const cfs = check.object(d.cfs, [node, 'cfs']);
+      check.keys(cfs, ['rw', 'update'], [node, 'cfs']);
+      for (const k of Object.keys(cfs)) check.flag(cfs[k], [node, 'cfs', k]);
+    }
+    if (d.shutdown !== undefined && d.shutdown !== null) check.oneOf(d.shutdown, ['shutdown', 'reboot'], [node, 'shutdown']);
+    hardwareStatus[node] = d as unknown as HardwareNode;
+  }
+  if (Object.keys(hardwareStatus).length === 0) check.fail([], 'no nodes');
+  return hardwareStatus;
+}
+
+function loadServiceConfig(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): Record<string, Record<string, unknown>> {
+  const serviceConfig = nullObject<Record<string, unknown>>();
+  const file = readJson(dir, 'service_config', options);
+  if (!file) {
+    for (let i = 0; i < 6; i++) {
+      const cd = nullObject<unknown>();
+      cd.node = `node${(i % 3) + 1}`;
+      serviceConfig[`vm:${101 + i}`] = cd;
+    }
+    return serviceConfig;
+  }
+  const check: FileCheck = file.check;
+  const sc = check.object(file.value, []);
+  for (const sid of Object.keys(sc)) {
+    check.sid(sid, [sid]);
+    const cd = check.object(sc[sid], [sid]);
+    check.keys(cd, SERVICE_KEYS, [sid]);
+    if (cd.node === undefined) check.fail([sid, 'node'], 'service without assigned node');
+    check.node(cd.node, [sid, 'node'], nodes);
+    if (cd.state !== undefined && cd.state !== '') check.oneOf(cd.state, SERVICE_STATE_WORDS, [sid, 'state']);
+    if (cd.failback !== undefined) check.flag(cd.failback, [sid, 'failback']);
+    if (cd.max_restart !== undefined) check.count(cd.max_restart, [sid, 'max_restart']);
+    if (cd.max_relocate !== undefined) check.count(cd.max_relocate, [sid, 'max_relocate']);
+    if (cd.group !== undefined) check.string(cd.group, [sid, 'group']);
+    if (cd.comment !== undefined) check.string(cd.comment, [sid, 'comment'], false);
+    if (cd.lock !== undefined) check.string(cd.lock, [sid, 'lock']);
+    serviceConfig[sid] = cd;
+  }
+  return serviceConfig;
+}
+
+/**
+ * `manager_status`: the CRM's persisted state. Known fields are checked; unknown keys are kept
+ * and ignored, as the reference ignores them (e.g. `relocate_tried_nodes`).
+ */
+function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
+  const file = readJson(dir, 'manager_status', options);
+  if (!file) return nullObject<unknown>() as ManagerStatus;
+  const check: FileCheck = file.check;
+  const ms = check.object(file.value, []);
+  if (ms.master_node !== undefined) check.string(ms.master_node, ['master_node']);
+  if (ms.timestamp !== undefined) check.number(ms.timestamp, ['timestamp']);
+  if (ms.node_status !== undefined) {
+    const ns = check.object(ms.node_status, ['node_status']);
+    for (const node of Object.keys(ns)) {
+      if (!NODE_NAME_PATTERN.test(node)) check.fail(['node_status', node], `invalid node name '${node}'`);
+      check.oneOf(ns[node], NODE_STATES, ['node_status', node]);
+    }
+  }
+  if (ms.service_status !== undefined) {
+    const ss = check.object(ms.service_status, ['service_status']);
+    for (const sid of Object.keys(ss)) {
+      const f = ['service_status', sid];
+      const sd = check.object(ss[sid], f);
+      check.oneOf(sd.state, SERVICE_STATES, [...f, 'state']);
+      check.string(sd.node, [...f, 'node']);
+      if (sd.uid !== undefined) check.string(sd.uid, [...f, 'uid']);
+      if (sd.target !== undefined) check.string(sd.target, [...f, 'target']);
+      if (sd.maintenance_node !== undefined) check.string(sd.maintenance_node, [...f, 'maintenance_node']);
+      if (sd.running !== undefined) check.flag(sd.running, [...f, 'running']);
+      if (sd.timeout !== undefined) check.count(sd.timeout, [...f, 'timeout']);
+      if (sd.failed_nodes !== undefined) {
+        if (!Array.isArray(sd.failed_nodes)) check.fail([...f, 'failed_nodes'], `expected an array of node names, got ${describe(sd.failed_nodes)}`);
+        sd.failed_nodes.forEach((n, i) => check.string(n, [...f, 'failed_nodes', `${i}`]));
+      }
+      if (sd.cmd !== undefined) {
+        if (!Array.isArray(sd.cmd)) check.fail([...f, 'cmd'], `expected an array, got ${describe(sd.cmd)}`);
+        sd.cmd.forEach((c, i) => {
+          if (typeof c !== 'string' && typeof c !== 'number') check.fail([...f, 'cmd', `${i}`], `expected a string or number, got ${describe(c)}`);
+        });
+      }
+    }
+  }
+  if (ms.node_request !== undefined) {
+    const nr = check.object(ms.node_request, ['node_request']);
+    for (const node of Object.keys(nr)) {
+      const req = check.object(nr[node], ['node_request', node]);
+      if (req.maintenance !== undefined) check.flag(req.maintenance, ['node_request', node, 'maintenance']);
+    }
+  }
+  if (ms.disarm !== undefined) {
+    const disarm = check.object(ms.disarm, ['disarm']);
+    check.oneOf(disarm.mode, ['freeze', 'ignore'], ['disarm', 'mode']);
+    check.oneOf(disarm.state, ['disarming', 'disarmed'], ['disarm', 'state']);
+  }
+  return ms as unknown as ManagerStatus;
+}
+
+/**
+ * `datacenter.cfg` (JSON): `ha` and `crs`. Values the reference reports at run time keep that
+ * behaviour (an unknown `crs.ha` scheduler mode: warning, basic; an unknown
+ * `ha.shutdown_policy`: error, conditional); values it would silently misread are refused
+ * here (a flag that is not 0/1/true/false, an unknown balancer method, a negative threshold,
+ * a hold duration that is not a whole number, unknown keys).
+ */
+function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSettings {
+  const file = readJson(dir, 'datacenter.cfg', options);
+  if (!file) return { ha: nullObject<unknown>(), crs: nullObject<unknown>() };
+  const check: FileCheck = file.check;
+  const dc = check.object(file.value, []);
+  check.keys(dc, ['ha', 'crs'], []);
+  const ha = dc.ha === undefined ? nullObject<JsonValue>() : check.object(dc.ha, ['ha']);
+  check.keys(ha, ['shutdown_policy'], ['ha']);
+  if (ha.shutdown_policy !== undefined) check.string(ha.shutdown_policy, ['ha', 'shutdown_policy']);
+  const crs = dc.crs === undefined ? nullObject<JsonValue>() : check.object(dc.crs, ['crs']);
+  check.keys(crs, CRS_KEYS, ['crs']);
+  if (crs.ha !== undefined) check.string(crs.ha, ['crs', 'ha'], false);
+  for (const key of ['ha-rebalance-on-start', 'ha-auto-rebalance']) {
+    if (crs[key] !== undefined) check.flag(crs[key], ['crs', key]);
+  }
+  for (const key of ['ha-auto-rebalance-threshold', 'ha-auto-rebalance-margin']) {
+    if (crs[key] !== undefined) check.number(crs[key], ['crs', key]);
+  }
+  if (crs['ha-auto-rebalance-hold-duration'] !== undefined) check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
+  if (crs['ha-auto-rebalance-method'] !== undefined) check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
+  const out = nullObject<unknown>() as unknown as DatacenterSettings;
+  out.ha = ha as DatacenterSettings['ha'];
+  out.crs = crs as DatacenterSettings['crs'];
+  return out;
+}
+
+/**
+ * A stats file: sid → { key: number }. Structure and types are checked here (an entry that is
+ * not an object, a value that is not a JSON number, an unknown key); the values themselves
+ * (negative, too large for a double, missing) load as given and are reported by the HA core
+ * at run time, which leaves such a service out of the usage, as the reference does.
+ */
+function loadStats(dir: string, file: string, keys: readonly string[], options: LoadOptions): Record<string, Record<string, number>> | undefined {
+  const f = readJson(dir, file, options);
+  if (!f) return undefined;
+  const check: FileCheck = f.check;
+  const stats = check.object(f.value, []);
+  const out = nullObject<Record<string, number>>();
+  for (const sid of Object.keys(stats)) {
+    check.sid(sid, [sid]);
+    const entry = check.object(stats[sid], [sid]);
+    check.keys(entry, keys, [sid]);
+    for (const key of Object.keys(entry)) {
+      if (typeof entry[key] !== 'number') check.fail([sid, key], `expected a number, got ${describe(entry[key])}`);
+    }
+    out[sid] = entry as Record<string, number>;
+  }
+  return out;
+}
+
+function defaultStats<T extends object>(sids: string[], value: T): Record<string, T> {
+  const out = nullObject<T>();
+  for (const sid of sids) out[sid] = { ...value };
+  return out;
 }

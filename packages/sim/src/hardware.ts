@@ -1,29 +1,47 @@
-import type {
-  DatacenterSettings,
-  DynamicNodeStats,
-  LrmStatus,
-  ManagerStatus,
-  ServiceConfig,
-  ServiceConfigEntry,
+import {
+  SimEnv,
+  nullRecord,
+  snapshot,
+  thaw,
+  type DatacenterSettings,
+  type DynamicNodeStats,
+  type DynamicServiceStats,
+  type Env,
+  type LrmStatus,
+  type ManagerStatus,
+  type NodeInfo,
+  type ResourceAgent,
+  type ServiceConfig,
+  type ServiceConfigEntry,
+  type SimBackend,
+  type Snapshot,
+  type StaticNodeStats,
+  type StaticServiceStats,
 } from '@poise/env';
-import { Crm, Lrm, type LrmProcessState, type ManagerOptions, byteCompare, jsonClone } from '@poise/ha';
+import { Crm, Lrm, type LrmProcessState, type ManagerOptions, byteCompare } from '@poise/ha';
 import type { CaseInput, HardwareNode } from './case';
-import { SimEnv, type Env, type ResourceAgent, type SimBackend } from '@poise/env';
+import type { Command } from './commands';
+import { SID_PATTERN } from './commands';
 import { createResourceAgent } from './resources';
 import { SimLog } from './log';
 import { SimError } from './errors';
+import { KeyedStore } from './store';
 
 /** Seconds after which a lock not renewed may be taken by another node. */
 export const LOCK_TIMEOUT_SECONDS = 120;
 /** Seconds after which a watchdog not updated powers its node off. */
 export const WATCHDOG_TIMEOUT_SECONDS = 60;
-/** The simulation dies once simulated time passes this. */
+/** The simulation dies once simulated time passes this (the reference's limit, seconds). */
 export const MAX_SIM_TIME = 10000;
 /** Default node capacity for the dynamic stats. */
 export const DYNAMIC_NODE_DEFAULT_MAXCPU = 24;
 export const DYNAMIC_NODE_DEFAULT_MAXMEM = 128 * 1024 ** 3;
 /** pve-manager version of a node without one in hardware_status. */
 export const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
+/** A round lasts at least this many seconds (the reference: max(20, 2 × nodes)). */
+export const MIN_ROUND_SECONDS = 20;
+/** The reference dies when a round would take this long (30 nodes and more). */
+export const MAX_ROUND_SECONDS = 60;
 
 const MiB = 1024 ** 2;
 
@@ -36,27 +54,57 @@ interface NodeSlot {
   crmStop?: boolean;
 }
 
-/** The simulated cluster: nodes, power, network, cluster filesystem, locks and watchdogs. */
+/** Skip counters of `skip-round` (rounds left without CRM / LRM iterations). */
+export interface SkipRounds {
+  crm: number;
+  lrm: number;
+}
+
+/** A finite number >= 0: the only stat value the pve-9.2 hardware adds to a node's usage. */
+function validMeasure(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v < Infinity;
+}
+
+/** The reference's `read_service_config` defaults (Hardware.pm), applied on every read. */
+function withDefaults(sid: string, raw: Record<string, unknown>): ServiceConfigEntry {
+  if (!raw.node) throw new Error(`service '${sid}' without assigned node!`);
+  const m = SID_PATTERN.exec(sid);
+  if (!m) throw new Error('implement me');
+  const d = Object.assign(Object.create(null) as Record<string, unknown>, raw);
+  d.type = m[1];
+  d.name = sid.slice(m[1]!.length + 1);
+  if (!d.state) d.state = 'disabled';
+  if (d.state === 'enabled') d.state = 'started';
+  if (d.failback === undefined) d.failback = 1;
+  if (d.max_restart === undefined) d.max_restart = 1;
+  if (d.max_relocate === undefined) d.max_relocate = 1;
+  return d as ServiceConfigEntry;
+}
+
+/**
+ * The simulated cluster: nodes, power, network, cluster filesystem, locks, watchdogs, and the
+ * documents the daemons share. Documents are kept as immutable snapshots (reads are O(1)) or
+ * as keyed stores whose snapshots are rebuilt only after a change; see `@poise/env`.
+ */
 export class Hardware implements SimBackend {
   curTime = 0;
   readonly log: SimLog;
-  hw: Record<string, HardwareNode>;
-  private serviceConfig: Record<string, Record<string, unknown>>;
-  private managerStatus: ManagerStatus;
-  private lrmStatus: Record<string, LrmStatus> = {};
-  private running: Record<string, Record<string, number>>;
+  private readonly hw = new Map<string, HardwareNode>();
+  private readonly serviceConfig = new KeyedStore<Record<string, unknown>, ServiceConfigEntry>(withDefaults);
+  private managerStatus: Snapshot<ManagerStatus>;
+  private readonly lrmStatus = new Map<string, Snapshot<LrmStatus>>();
+  private readonly running = new Map<string, Map<string, number>>();
   private crmCommands = '';
-  private locks: Record<string, { node: string; time: number }> = {};
-  private watchdogs = new Map<string, { node: string; updateTime: number }>();
+  private readonly locks = new Map<string, { node: string; time: number }>();
+  private readonly watchdogs = new Map<string, { node: string; updateTime: number }>();
   private wdCounter = 0;
-  private staticStats: CaseInput['staticServiceStats'];
-  private dynamicStats: CaseInput['dynamicServiceStats'];
+  private readonly staticStats = new KeyedStore<Record<string, unknown>>();
+  private readonly dynamicStats = new KeyedStore<Record<string, unknown>>();
   private rulesText: string;
   private groupsText: string;
-  private readonly dc: DatacenterSettings;
-  /** @internal Each node's daemons and their envs. */
-  readonly nodes: Record<string, NodeSlot> = {};
-  readonly nodeNames: string[];
+  private readonly dc: Snapshot<DatacenterSettings>;
+  private readonly nodes = new Map<string, NodeSlot>();
+  readonly nodeNames: readonly string[];
   /** Process-global state of the reference: the LRM start-up flag. */
   readonly lrmProcess: LrmProcessState = { wroteStatusAtStartup: false };
   /** Process-global failure counters of `fa:` resources, per service name. */
@@ -68,24 +116,28 @@ export class Hardware implements SimBackend {
     sink?: (line: string) => void,
   ) {
     this.log = new SimLog(sink);
-    const c = jsonClone(input);
-    this.hw = c.hardwareStatus;
-    this.serviceConfig = c.serviceConfig;
-    this.managerStatus = c.managerStatus;
-    this.running = c.serviceStatus;
-    this.staticStats = c.staticServiceStats;
-    this.dynamicStats = c.dynamicServiceStats;
-    this.rulesText = c.rulesConfig;
-    this.groupsText = c.groups;
-    this.dc = c.datacenterCfg;
-    this.nodeNames = Object.keys(this.hw).sort(byteCompare);
+    // the hardware owns copies: a case can be simulated again, and a caller's changes to its
+    // input never reach a running simulation
+    for (const node of Object.keys(input.hardwareStatus)) this.hw.set(node, thaw(input.hardwareStatus[node]!));
+    for (const sid of Object.keys(input.serviceConfig)) this.serviceConfig.set(sid, thaw(input.serviceConfig[sid]!));
+    for (const sid of Object.keys(input.staticServiceStats)) this.staticStats.set(sid, thaw(input.staticServiceStats[sid]!));
+    for (const sid of Object.keys(input.dynamicServiceStats)) this.dynamicStats.set(sid, thaw(input.dynamicServiceStats[sid]!));
+    this.managerStatus = snapshot(input.managerStatus);
+    this.rulesText = input.rulesConfig;
+    this.groupsText = input.groups;
+    this.dc = snapshot(input.datacenterCfg);
+    this.nodeNames = [...this.hw.keys()].sort(byteCompare);
     for (const node of this.nodeNames) {
-      this.running[node] ??= {};
-      this.nodes[node] = {
-        crmEnv: new SimEnv(this, node, 'crm'),
-        lrmEnv: new SimEnv(this, node, 'lrm'),
-      };
+      const flags = new Map<string, number>();
+      const given = Object.hasOwn(input.serviceStatus, node) ? input.serviceStatus[node]! : {};
+      for (const sid of Object.keys(given)) flags.set(sid, Number(given[sid]));
+      this.running.set(node, flags);
+      this.nodes.set(node, { crmEnv: new SimEnv(this, node, 'crm'), lrmEnv: new SimEnv(this, node, 'lrm') });
     }
+  }
+
+  private get legacy(): boolean {
+    return this.managerOptions.profile === 'pve-5.2.0';
   }
 
   logDaemon(level: string, time: number, id: string, msg: string): void {
@@ -102,90 +154,82 @@ export class Hardware implements SimBackend {
 
   // --- cluster membership, cfs -------------------------------------------------------------
 
-  getNodeInfo(): { nodeInfo: Record<string, { online: boolean }>; quorate: boolean } {
-    const nodeInfo: Record<string, { online: boolean }> = {};
+  /** Whether a node is powered and networked (before quorum is taken into account). */
+  private nodeUp(d: HardwareNode): boolean {
+    return d.power === 'on' && d.network === 'on';
+  }
+
+  getNodeInfo(): NodeInfo {
+    const nodeInfo = nullRecord<{ online: boolean }>();
     let online = 0;
-    const names = Object.keys(this.hw);
-    for (const node of names) {
-      const d = this.hw[node]!;
-      const on = d.power === 'on' && d.network === 'on';
+    for (const [node, d] of this.hw) {
+      const on = this.nodeUp(d);
       nodeInfo[node] = { online: on };
       if (on) online++;
     }
-    const quorate = online > Math.trunc(names.length / 2);
-    if (!quorate) for (const node of names) nodeInfo[node]!.online = false;
+    const quorate = online > Math.trunc(this.hw.size / 2);
+    if (!quorate) for (const node of this.hw.keys()) nodeInfo[node]!.online = false;
     return { nodeInfo, quorate };
   }
 
   cfsState(node: string, what: 'rw' | 'update'): boolean {
-    const v = this.hw[node]?.cfs?.[what];
+    const v = this.hw.get(node)?.cfs?.[what];
     return v === undefined ? true : !!v;
   }
 
   // --- status documents ----------------------------------------------------------------------
 
-  readManagerStatus(): ManagerStatus {
-    return jsonClone(this.managerStatus);
+  readManagerStatus(): Snapshot<ManagerStatus> {
+    return this.managerStatus;
   }
 
-  writeManagerStatus(ms: ManagerStatus): void {
-    this.managerStatus = jsonClone(ms);
+  writeManagerStatus(ms: Snapshot<ManagerStatus>): void {
+    this.managerStatus = snapshot(ms, this.managerStatus);
   }
 
-  readLrmStatus(node: string): LrmStatus {
-    return jsonClone(this.lrmStatus[node] ?? {});
+  readLrmStatus(node: string): Snapshot<LrmStatus> {
+    return this.lrmStatus.get(node) ?? EMPTY;
   }
 
-  writeLrmStatus(node: string, status: LrmStatus): void {
-    this.lrmStatus[node] = jsonClone(status);
+  writeLrmStatus(node: string, status: Snapshot<LrmStatus>): void {
+    this.lrmStatus.set(node, snapshot(status, this.lrmStatus.get(node)));
   }
 
   /** The service config with the reference's defaults (Hardware.pm read_service_config). */
-  readServiceConfig(): ServiceConfig {
-    const conf = jsonClone(this.serviceConfig) as Record<string, Record<string, unknown>>;
-    for (const sid of Object.keys(conf)) {
-      const d = conf[sid]!;
-      if (!d.node) throw new Error(`service '${sid}' without assigned node!`);
-      const m = /^(vm|ct|fa):(\d+)$/.exec(sid);
-      if (!m) throw new Error('implement me');
-      d.type = m[1];
-      d.name = m[2];
-      if (!d.state) d.state = 'disabled';
-      if (d.state === 'enabled') d.state = 'started';
-      if (d.failback === undefined) d.failback = 1;
-      if (d.max_restart === undefined) d.max_restart = 1;
-      if (d.max_relocate === undefined) d.max_relocate = 1;
-    }
-    return conf as unknown as ServiceConfig;
+  readServiceConfig(): Snapshot<ServiceConfig> {
+    return this.serviceConfig.snapshot();
   }
 
-  // The two writers below change the stored entry in place. The reference reads the whole
-  // config with defaults and writes it back; the defaults are re-applied on every read, so the
-  // stored form makes no difference, and in place keeps a change O(1) instead of O(services).
+  // The writers change the stored entry in place. The reference reads the whole config with
+  // defaults and writes it back; the defaults are re-applied on every read, so the stored
+  // form makes no difference, and in place keeps a change O(1) instead of O(services).
 
   updateServiceConfig(sid: string, params: Record<string, unknown>, deleteKeys: string[] = []): void {
-    const cd = this.serviceConfig[sid];
+    const cd = this.serviceConfig.get(sid);
     if (!cd) throw new Error(`no such service ${sid}`);
-    for (const [k, v] of Object.entries(params)) cd[k] = jsonClone(v);
+    for (const k of Object.keys(params)) cd[k] = thaw(params[k]);
     for (const k of deleteKeys) delete cd[k];
+    this.serviceConfig.changed(sid);
   }
 
   changeServiceLocation(sid: string, current: string, next: string): void {
-    const cd = this.serviceConfig[sid];
+    const cd = this.serviceConfig.get(sid);
     if (!cd) throw new Error(`no such service '${sid}'\n`);
-    if (current !== cd.node) throw new Error(`current_node for '${sid}' does not match (${current} != ${cd.node})\n`);
+    if (current !== cd.node) throw new Error(`current_node for '${sid}' does not match (${current} != ${String(cd.node)})\n`);
     cd.node = next;
+    this.serviceConfig.changed(sid);
   }
 
   serviceLock(sid: string): string | undefined {
-    const lock = this.serviceConfig[sid]?.lock;
+    const lock = this.serviceConfig.get(sid)?.lock;
     return typeof lock === 'string' && lock !== '' ? lock : undefined;
   }
 
   unlockService(sid: string, lock: string): string | undefined {
-    const cd = this.serviceConfig[sid];
+    const cd = this.serviceConfig.get(sid);
     if (!cd || cd.lock !== lock) return undefined;
     delete cd.lock;
+    this.serviceConfig.changed(sid);
     return lock;
   }
 
@@ -219,76 +263,113 @@ export class Hardware implements SimBackend {
     this.crmCommands += `${cmd.replace(/\n$/, '')}\n`;
   }
 
-  getDatacenterSettings(): DatacenterSettings {
-    return jsonClone(this.dc);
+  getDatacenterSettings(): Snapshot<DatacenterSettings> {
+    return this.dc;
   }
 
   nodeVersion(node: string): string | undefined {
-    return (this.hw[node]?.['pve-manager-version'] as string | undefined) ?? DEFAULT_PVE_MANAGER_VERSION;
+    return (this.hw.get(node)?.['pve-manager-version'] as string | undefined) ?? DEFAULT_PVE_MANAGER_VERSION;
   }
 
   isNodeShutdown(node: string): { shutdown: boolean; reboot: boolean } {
-    const d = this.hw[node];
+    const d = this.hw.get(node);
     if (!d) throw new Error(`undefined node status for node '${node}'`);
     const target = d.shutdown;
     if (!target) return { shutdown: false, reboot: false };
     if (target === 'shutdown') return { shutdown: true, reboot: false };
     if (target === 'reboot') return { shutdown: true, reboot: true };
-    throw new Error(`unknown shutdown target '${target}'`);
+    throw new Error(`unknown shutdown target '${String(target)}'`);
   }
 
   // --- running flags and stats -------------------------------------------------------------
 
   isRunning(node: string, sid: string): boolean {
-    return !!this.running[node]?.[sid];
+    return !!this.running.get(node)?.get(sid);
   }
 
   setRunning(node: string, sid: string, running: number | undefined): void {
-    this.running[node] ??= {};
-    if (running === undefined) delete this.running[node]![sid];
-    else this.running[node]![sid] = running;
+    let flags = this.running.get(node);
+    if (!flags) {
+      flags = new Map();
+      this.running.set(node, flags);
+    }
+    if (running === undefined) flags.delete(sid);
+    else flags.set(sid, running);
   }
 
-  getStaticNodeStats(): Record<string, { maxcpu: number; maxmem: number }> {
-    const res: Record<string, { maxcpu: number; maxmem: number }> = {};
+  getStaticNodeStats(): Snapshot<Record<string, StaticNodeStats>> {
+    const res = nullRecord<StaticNodeStats>();
     for (const node of this.nodeNames) {
-      const d = this.hw[node]!;
+      const d = this.hw.get(node)!;
       res[node] = { maxcpu: d.maxcpu as number, maxmem: d.maxmem as number };
     }
-    return res;
+    return snapshot(res);
   }
 
-  getStaticServiceStats(): Record<string, { maxcpu: number; maxmem: number }> {
-    return jsonClone(this.staticStats);
+  getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>> {
+    return this.staticStats.snapshot() as Snapshot<Record<string, StaticServiceStats>>;
   }
 
-  getDynamicServiceStats(): Record<string, { cpu: number; mem: number }> {
-    return jsonClone(this.dynamicStats);
+  /**
+   * The measured service usage; logs the reference's `overcommitted cpu|mem on '<sid>'`
+   * warnings (hardware log) for services using more than their configured maximum.
+   */
+  getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>> {
+    for (const sid of this.dynamicStats.sortedKeys()) {
+      const dyn = this.dynamicStats.get(sid)!;
+      const st = this.staticStats.get(sid);
+      for (const [used, max, what] of [['cpu', 'maxcpu', 'cpu'], ['mem', 'maxmem', 'mem']] as const) {
+        const u = dyn[used];
+        const m = st?.[max];
+        if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m) this.hwLog('warning', `overcommitted ${what} on '${sid}'`);
+      }
+    }
+    return this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
   }
 
   /**
    * Measured node usage: a node's cpu and memory are the sum of the measured usage of the
-   * services running on it (by config node and running flag), summed in sid byte order.
+   * services running on it (by config node and running flag), summed in sid byte order; logs
+   * `overcommitted cpu|mem on '<node>'` when a node's sum exceeds its capacity. Under
+   * `pve-5.2.0` every value is summed as the reference does (a missing value counts 0);
+   * under `pve-9.2` a value that is not a finite number >= 0 is left out, so one bad service
+   * stat cannot make a node's measurement meaningless.
    */
-  getDynamicNodeStats(): Record<string, DynamicNodeStats> {
-    const res: Record<string, DynamicNodeStats> = {};
+  getDynamicNodeStats(): Snapshot<Record<string, DynamicNodeStats>> {
+    const res = this.measureNodes();
     for (const node of this.nodeNames) {
-      const d = this.hw[node]!;
+      const s = res[node]!;
+      if (s.cpu > s.maxcpu) this.hwLog('warning', `overcommitted cpu on '${node}'`);
+      if (s.mem > s.maxmem) this.hwLog('warning', `overcommitted mem on '${node}'`);
+    }
+    return snapshot(res);
+  }
+
+  private measureNodes(): Record<string, DynamicNodeStats> {
+    const res = nullRecord<DynamicNodeStats>();
+    for (const node of this.nodeNames) {
+      const d = this.hw.get(node)!;
       res[node] = {
         cpu: 0.0,
-        maxcpu: (d.maxcpu as number | undefined) ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
+        maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
         mem: 0,
-        maxmem: (d.maxmem as number | undefined) ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
+        maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
       };
     }
-    const conf = this.serviceConfig;
-    for (const sid of Object.keys(conf).sort(byteCompare)) {
-      const node = conf[sid]!.node as string;
-      if (!res[node] || !this.isRunning(node, sid)) continue;
-      const st = this.dynamicStats[sid];
+    const legacy = this.legacy;
+    for (const sid of this.serviceConfig.sortedKeys()) {
+      const node = this.serviceConfig.get(sid)!.node as string;
+      if (!Object.hasOwn(res, node) || !this.isRunning(node, sid)) continue;
+      const st = this.dynamicStats.get(sid);
       if (!st) continue;
-      res[node]!.cpu += st.cpu ?? 0;
-      res[node]!.mem += st.mem ?? 0;
+      const n = res[node]!;
+      if (legacy) {
+        n.cpu += typeof st.cpu === 'number' ? st.cpu : 0;
+        n.mem += typeof st.mem === 'number' ? st.mem : 0;
+      } else {
+        if (validMeasure(st.cpu)) n.cpu += st.cpu;
+        if (validMeasure(st.mem)) n.mem += st.mem;
+      }
     }
     return res;
   }
@@ -300,13 +381,13 @@ export class Hardware implements SimBackend {
     if (!env.quorate()) return false;
     const node = env.nodename();
     const now = env.getTime();
-    const d = this.locks[name];
+    const d = this.locks.get(name);
     if (unlock) {
       if (!d) return false;
       const tdiff = now - d.time;
       if (tdiff > LOCK_TIMEOUT_SECONDS) return true;
       if (d.node === node) {
-        delete this.locks[name];
+        this.locks.delete(name);
         return true;
       }
       return false;
@@ -325,7 +406,7 @@ export class Hardware implements SimBackend {
       d.time = now;
       return true;
     }
-    this.locks[name] = { node, time: now };
+    this.locks.set(name, { node, time: now });
     env.log('info', `got lock '${name}'`);
     return true;
   }
@@ -364,290 +445,316 @@ export class Hardware implements SimBackend {
   // --- commands ------------------------------------------------------------------------------
 
   private startCrm(node: string): Crm {
-    return new Crm(this.nodes[node]!.crmEnv, this.managerOptions);
+    return new Crm(this.slot(node).crmEnv, this.managerOptions);
   }
 
   private startLrm(node: string): Lrm {
-    return new Lrm(this.nodes[node]!.lrmEnv, this.lrmProcess);
+    return new Lrm(this.slot(node).lrmEnv, this.lrmProcess);
   }
 
-  /** Executes one hardware/cluster command (spec §2); `id` is the log id of the issuer. */
-  simCmd(cmdstr: string, id: string): void {
-    const [cmd, objid, action, ...params] = cmdstr.trim().split(/\s+/);
-    if (!objid) throw new Error(`sim_hardware_cmd: no node or service for command specified`);
-    this.hwLog('info', `execute ${cmdstr}`, id);
+  private slot(node: string): NodeSlot {
+    const d = this.nodes.get(node);
+    if (!d) throw new SimError('command-failed', `sim_hardware_cmd: no such node '${node}'`);
+    return d;
+  }
 
-    if (cmd === 'service') {
-      this.serviceCmd(objid, action ?? '', params);
-      return;
-    }
-    const node = objid;
-    const d = this.nodes[node];
-    const hw = this.hw[node];
-    if (!d || !hw) throw new Error(`sim_hardware_cmd: no such node '${node}'`);
+  private node(node: string): HardwareNode {
+    const d = this.hw.get(node);
+    if (!d) throw new SimError('command-failed', `sim_hardware_cmd: no such node '${node}'`);
+    return d;
+  }
 
-    switch (cmd) {
-      case 'power': {
-        if (action !== 'on' && action !== 'off') throw new Error(`sim_hardware_cmd: unknown action '${action}'`);
-        if (hw.power !== action) {
-          if (action === 'on') {
-            d.crm ??= this.startCrm(node);
-            d.lrm ??= this.startLrm(node);
-            d.lrmRestart = undefined;
-            hw.cfs = {};
-          } else {
-            if (d.crm) {
-              d.crmEnv.log('info', 'killed by poweroff');
-              d.crm = undefined;
-            }
-            if (d.lrm) {
-              d.lrmEnv.log('info', 'killed by poweroff');
-              d.lrm = undefined;
-            }
-            this.watchdogReset(node);
-            this.running[node] = {};
-          }
-        }
-        hw.power = action;
-        hw.network = action;
-        hw.shutdown = undefined;
-        break;
-      }
+  /**
+   * Executes one hardware/cluster command (spec §2) already parsed by `parseCommand`; `text` is
+   * the command as given (logged as `execute <text>`), `id` the log id of the issuer
+   * (`cmdlist`, `watchdog`, `reboot`, `shutdown`). `delay` and `skip-round` belong to the run
+   * loop. A command that cannot apply (a service that already exists, ...) throws
+   * `command-failed`.
+   */
+  execute(command: Command, text: string, id: string): void {
+    this.hwLog('info', `execute ${text}`, id);
+    switch (command.kind) {
+      case 'delay':
+      case 'skip-round':
+        throw new SimError('command-failed', `'${command.kind}' is a run-loop command`);
+      case 'power':
+        this.power(command.node, command.on);
+        return;
       case 'network':
-        if (action !== 'on' && action !== 'off') throw new Error(`sim_hardware_cmd: unknown network action '${action}'`);
-        hw.network = action;
-        break;
+        this.node(command.node).network = command.on ? 'on' : 'off';
+        return;
       case 'cfs': {
-        if (action !== 'rw' && action !== 'update') throw new Error(`sim_hardware_cmd: unknown cfs action '${action}' for node '${node}'`);
-        const v = params[0];
-        if (v !== 'work' && v !== 'fail') throw new Error(`sim_hardware_cmd: unknown cfs command '${v}' for '${action}' on node '${node}'`);
+        const hw = this.node(command.node);
         hw.cfs ??= {};
-        hw.cfs[action] = v === 'work';
-        break;
+        hw.cfs[command.what] = command.works;
+        return;
       }
       case 'reboot':
-      case 'shutdown':
-        hw.shutdown = cmd;
-        d.lrm?.shutdownRequest();
-        break;
-      case 'restart-lrm':
+      case 'shutdown': {
+        const hw = this.node(command.node);
+        hw.shutdown = command.kind;
+        this.slot(command.node).lrm?.shutdownRequest();
+        return;
+      }
+      case 'restart-lrm': {
+        const d = this.slot(command.node);
         if (d.lrm) {
           d.lrmRestart = true;
           d.lrm.shutdownRequest();
         }
-        break;
-      case 'crm':
-        switch (action) {
+        return;
+      }
+      case 'crm': {
+        const d = this.slot(command.node);
+        switch (command.action) {
           case 'stop':
             if (d.crm) {
               d.crmStop = true;
               d.crm.shutdownRequest();
             }
-            break;
+            return;
           case 'start':
-            d.crm ??= this.startCrm(node);
-            break;
+            d.crm ??= this.startCrm(command.node);
+            return;
           case 'enable-node-maintenance':
           case 'disable-node-maintenance':
-            this.queueCrmCommands(`${action} ${node}`);
-            break;
-          case 'disarm-ha':
-            if (params[0] !== 'freeze' && params[0] !== 'ignore') throw new Error(`sim_hardware_cmd: unknown disarm mode '${params[0]}'`);
-            this.queueCrmCommands(`disarm-ha ${params[0]}`);
-            break;
+            this.queueCrmCommands(`${command.action} ${command.node}`);
+            return;
           case 'arm-ha':
             this.queueCrmCommands('arm-ha');
-            break;
-          default:
-            throw new Error(`sim_hardware_cmd: unknown action '${action}'`);
+            return;
         }
-        break;
+        return;
+      }
+      case 'crm-disarm':
+        this.slot(command.node);
+        this.queueCrmCommands(`disarm-ha ${command.mode}`);
+        return;
       case 'pve-manager-version':
-        if (action !== 'set' || params[0] === undefined) throw new Error(`sim_hardware_cmd: unknown action '${action}'`);
-        hw['pve-manager-version'] = params[0];
-        break;
+        this.node(command.node)['pve-manager-version'] = command.version;
+        return;
       default:
-        throw new Error(`sim_hardware_cmd: unknown command '${cmd}'`);
+        this.serviceCommand(command);
     }
   }
 
-  private serviceCmd(sid: string, action: string, params: string[]): void {
-    const conf = this.serviceConfig;
-    switch (action) {
-      case 'started': case 'disabled': case 'stopped': case 'ignored': case 'enabled':
-        if (!conf[sid]) throw new Error(`no such service '${sid}'`);
-        conf[sid]!.state = action;
-        return;
-      case 'migrate': case 'relocate':
-        this.queueCrmCommands(`${action} ${sid} ${params[0]}`);
-        return;
-      case 'stop':
-        if (params[0] === undefined) throw new Error(`sim_hardware_cmd: missing timeout for 'stop' command`);
-        this.queueCrmCommands(`stop ${sid} ${params[0]}`);
-        return;
-      case 'add': {
-        if (conf[sid]) throw new Error(`sim_hardware_cmd: cannot add service '${sid}', already exists`);
-        const [node, state = 'started', running = '0'] = params;
-        conf[sid] = { state, node };
-        this.setRunning(node!, sid, Number(running));
-        return;
-      }
-      case 'delete':
-        delete conf[sid];
-        delete this.staticStats[sid];
-        return;
-      case 'lock': {
-        if (!conf[sid]) throw new Error(`no such service '${sid}'`);
-        conf[sid]!.lock = params[0] || 'backup';
-        return;
-      }
-      case 'unlock': {
-        const cd = conf[sid];
-        if (!cd) throw new Error(`no such service '${sid}'`);
-        if (params[0] && cd.lock !== params[0]) return; // the reference warns on stderr only
-        delete cd.lock;
-        return;
-      }
-      case 'set-static-stats':
-      case 'set-dynamic-stats': {
-        const dyn = action === 'set-dynamic-stats';
-        const target = (dyn ? this.dynamicStats : this.staticStats) as Record<string, Record<string, number>>;
-        target[sid] ??= {};
-        for (let i = 0; i < params.length; i += 2) {
-          const key = params[i]!;
-          const raw = Number(params[i + 1]);
-          if (key === 'maxcpu' || key === 'cpu') target[sid]![key] = raw;
-          else if (key === 'maxmem' || key === 'mem') target[sid]![key] = raw * MiB;
-          else throw new Error(`sim_hardware_cmd: unknown stat '${key}'`);
-        }
-        return;
-      }
-      case 'manual-migrate': {
-        const cd = conf[sid];
-        if (!cd) throw new Error(`no such service '${sid}'`);
-        const disarmMode = this.managerStatus.disarm?.mode;
-        if (cd.state !== 'ignored' && disarmMode !== 'ignore') {
-          throw new Error(`sim_hardware_cmd: manual-migrate requires service '${sid}' to be ignored or the HA stack disarmed in ignore mode`);
-        }
-        cd.node = params[0];
-        return;
-      }
-      default:
-        throw new Error(`sim_hardware_cmd: unknown service action '${action}'`);
-    }
-  }
-
-  // --- the run loop ------------------------------------------------------------------------
-
-  /**
-   * Runs the simulation (spec §1.4): 20-second rounds, nodes in byte order, CRM then LRM per
-   * node, command lists at round ends.
-   */
-  run(cmdlist: string[][]): void {
-    const lists = cmdlist.map((l) => [...l]);
-    let loopCount = 0;
-    let nextCmdAt = 0;
-    let lastCommandTime = 0;
-    const skip = { crm: 0, lrm: 0 };
-
-    for (;;) {
-      const start = this.curTime;
-      const nodes = this.nodeNames;
-      const loopTime = Math.max(20, 2 * nodes.length);
-      if (loopTime >= 60) throw new SimError('sim-abort', 'too many nodes');
-      let first = true;
-      for (const node of nodes) {
-        const d = this.nodes[node]!;
+  private power(node: string, on: boolean): void {
+    const hw = this.node(node);
+    const d = this.slot(node);
+    const action = on ? 'on' : 'off';
+    if (hw.power !== action) {
+      if (on) {
+        d.crm ??= this.startCrm(node);
+        d.lrm ??= this.startLrm(node);
+        d.lrmRestart = undefined;
+        hw.cfs = {};
+      } else {
         if (d.crm) {
-          let exit = false;
-          if (!skip.crm) {
-            d.crmEnv.setTime(this.curTime);
-            exit = !d.crm.doOneIteration();
-          } else if (first) {
-            this.hwLog('info', 'skipping CRM round', 'run-loop');
-          }
-          this.curTime = Math.max(this.curTime, d.crmEnv.getTime());
-          if (exit) {
-            d.crmEnv.log('info', 'exit (loop end)');
-            d.crm = undefined;
-            const flag = this.hw[node]!.shutdown;
-            if (flag === 'reboot') {
-              this.simCmd(`power ${node} off`, 'reboot');
-              this.simCmd(`power ${node} on`, 'reboot');
-            } else if (flag === 'shutdown') {
-              this.simCmd(`power ${node} off`, 'shutdown');
-            } else if (!d.crmStop) {
-              throw new SimError('sim-abort', 'unexpected CRM exit - not implemented');
-            }
-            d.crmStop = false;
-          }
+          d.crmEnv.log('info', 'killed by poweroff');
+          d.crm = undefined;
         }
         if (d.lrm) {
-          let exit = false;
-          if (!skip.lrm) {
-            d.lrmEnv.setTime(this.curTime);
-            exit = !d.lrm.doOneIteration();
-          } else if (first) {
-            this.hwLog('info', 'skipping LRM round', 'run-loop');
-          }
-          this.curTime = Math.max(this.curTime, d.lrmEnv.getTime());
-          if (exit) {
-            d.lrmEnv.log('info', 'exit (loop end)');
-            d.lrm = undefined;
-            const flag = this.hw[node]!.shutdown;
-            if (d.lrmRestart) {
-              d.lrmRestart = undefined;
-              d.lrm = this.startLrm(node);
-            } else if (flag === 'reboot' || flag === 'shutdown') {
-              this.simCmd(`crm ${node} stop`, flag);
-            } else {
-              throw new SimError('sim-abort', 'unexpected LRM exit - not implemented');
-            }
-          }
+          d.lrmEnv.log('info', 'killed by poweroff');
+          d.lrm = undefined;
         }
-        for (const n of nodes) {
-          if (!this.watchdogCheck(n)) {
-            this.simCmd(`power ${n} off`, 'watchdog');
-            this.hwLog('info', `server '${n}' stopped by poweroff (watchdog)`);
-          }
-        }
-        first = false;
+        this.watchdogReset(node);
+        this.running.set(node, new Map());
       }
-      if (skip.crm > 0) skip.crm--;
-      if (skip.lrm > 0) skip.lrm--;
-
-      if (this.curTime - start < loopTime) this.curTime = start + loopTime;
-      if (this.curTime > MAX_SIM_TIME) throw new SimError('sim-abort', `simulation end - time limit reached`);
-
-      for (const node of nodes) {
-        this.nodes[node]!.lrmEnv.setTime(this.curTime);
-        this.nodes[node]!.crmEnv.setTime(this.curTime);
-      }
-
-      if (this.curTime < nextCmdAt) continue;
-      if (loopCount % 5 === 0) {
-        const list = lists.shift();
-        if (!list) {
-          if (this.curTime - lastCommandTime > 500) return;
-        } else {
-          for (const cmd of list) {
-            lastCommandTime = this.curTime;
-            let m: RegExpExecArray | null;
-            if ((m = /^delay\s+(\d+)\s*$/.exec(cmd))) {
-              this.hwLog('info', `execute ${cmd}`, 'cmdlist');
-              nextCmdAt = this.curTime + Number(m[1]);
-            } else if ((m = /^skip-round\s+(crm|lrm)(?:\s+(\d+))?\s*$/.exec(cmd))) {
-              this.hwLog('info', `execute ${cmd}`, 'cmdlist');
-              skip[m[1] as 'crm' | 'lrm'] += m[2] !== undefined ? Number(m[2]) : 1;
-            } else {
-              this.simCmd(cmd, 'cmdlist');
-            }
-          }
-        }
-      }
-      loopCount++;
     }
+    hw.power = action;
+    hw.network = action;
+    hw.shutdown = undefined;
+  }
+
+  private serviceCommand(command: Exclude<Command, { kind: 'delay' | 'skip-round' | 'power' | 'network' | 'cfs' | 'reboot' | 'shutdown' | 'restart-lrm' | 'crm' | 'crm-disarm' | 'pve-manager-version' }>): void {
+    const conf = this.serviceConfig;
+    const sid = command.sid;
+    const existing = (): Record<string, unknown> => {
+      const cd = conf.get(sid);
+      if (!cd) throw new SimError('command-failed', `no such service '${sid}'`);
+      return cd;
+    };
+    switch (command.kind) {
+      case 'service-state':
+        existing().state = command.state;
+        conf.changed(sid);
+        return;
+      case 'service-move':
+        this.queueCrmCommands(`${command.task} ${sid} ${command.node}`);
+        return;
+      case 'service-stop':
+        this.queueCrmCommands(`stop ${sid} ${command.timeout}`);
+        return;
+      case 'service-add': {
+        if (conf.has(sid)) throw new SimError('command-failed', `sim_hardware_cmd: cannot add service '${sid}', already exists`);
+        const cd = nullRecord<unknown>();
+        cd.state = command.state;
+        cd.node = command.node;
+        conf.set(sid, cd);
+        this.setRunning(command.node, sid, command.running);
+        return;
+      }
+      case 'service-delete':
+        conf.delete(sid);
+        this.staticStats.delete(sid);
+        return;
+      case 'service-lock':
+        existing().lock = command.lock || 'backup';
+        conf.changed(sid);
+        return;
+      case 'service-unlock': {
+        const cd = existing();
+        if (command.lock && cd.lock !== command.lock) return; // the reference warns on stderr only
+        delete cd.lock;
+        conf.changed(sid);
+        return;
+      }
+      case 'service-stats': {
+        const store = command.which === 'static' ? this.staticStats : this.dynamicStats;
+        const entry = store.get(sid) ?? nullRecord<unknown>();
+        for (const [key, value] of command.values) {
+          entry[key] = key === 'maxmem' || key === 'mem' ? value * MiB : value;
+        }
+        store.set(sid, entry);
+        return;
+      }
+      case 'service-manual-migrate': {
+        const cd = existing();
+        const disarmMode = this.managerStatus.disarm?.mode;
+        if (cd.state !== 'ignored' && disarmMode !== 'ignore') {
+          throw new SimError(
+            'command-failed',
+            `sim_hardware_cmd: manual-migrate requires service '${sid}' to be ignored or the HA stack disarmed in ignore mode`,
+          );
+        }
+        cd.node = command.node;
+        conf.changed(sid);
+        return;
+      }
+    }
+  }
+
+  // --- one round ---------------------------------------------------------------------------
+
+  /** The length of a round with this many nodes (the reference: max(20, 2 × nodes) seconds). */
+  roundSeconds(): number {
+    return Math.max(MIN_ROUND_SECONDS, 2 * this.nodeNames.length);
+  }
+
+  /**
+   * One round of the reference run loop (spec §1.4): every node in byte order runs its CRM then
+   * its LRM iteration (1 s each), watchdogs are checked after each node, and time advances to
+   * the round's end, where every env clock is set. Command lists are the caller's business.
+   */
+  runRound(skip: SkipRounds): void {
+    const start = this.curTime;
+    const nodes = this.nodeNames;
+    const loopTime = this.roundSeconds();
+    if (loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
+    let first = true;
+    for (const node of nodes) {
+      const d = this.nodes.get(node)!;
+      if (d.crm) {
+        let exit = false;
+        if (!skip.crm) {
+          d.crmEnv.setTime(this.curTime);
+          exit = !d.crm.doOneIteration();
+        } else if (first) {
+          this.hwLog('info', 'skipping CRM round', 'run-loop');
+        }
+        this.curTime = Math.max(this.curTime, d.crmEnv.getTime());
+        if (exit) this.crmExited(node, d);
+      }
+      if (d.lrm) {
+        let exit = false;
+        if (!skip.lrm) {
+          d.lrmEnv.setTime(this.curTime);
+          exit = !d.lrm.doOneIteration();
+        } else if (first) {
+          this.hwLog('info', 'skipping LRM round', 'run-loop');
+        }
+        this.curTime = Math.max(this.curTime, d.lrmEnv.getTime());
+        if (exit) this.lrmExited(node, d);
+      }
+      for (const n of nodes) {
+        if (!this.watchdogCheck(n)) {
+          this.internal({ kind: 'power', node: n, on: false }, `power ${n} off`, 'watchdog');
+          this.hwLog('info', `server '${n}' stopped by poweroff (watchdog)`);
+        }
+      }
+      first = false;
+    }
+    if (this.curTime - start < loopTime) this.curTime = start + loopTime;
+    for (const node of nodes) {
+      const d = this.nodes.get(node)!;
+      d.lrmEnv.setTime(this.curTime);
+      d.crmEnv.setTime(this.curTime);
+    }
+  }
+
+  /** A command the simulated hardware issues itself (watchdog, reboot, shutdown). */
+  private internal(command: Command, text: string, id: string): void {
+    this.execute(command, text, id);
+  }
+
+  private crmExited(node: string, d: NodeSlot): void {
+    d.crmEnv.log('info', 'exit (loop end)');
+    d.crm = undefined;
+    const flag = this.hw.get(node)!.shutdown;
+    if (flag === 'reboot') {
+      this.internal({ kind: 'power', node, on: false }, `power ${node} off`, 'reboot');
+      this.internal({ kind: 'power', node, on: true }, `power ${node} on`, 'reboot');
+    } else if (flag === 'shutdown') {
+      this.internal({ kind: 'power', node, on: false }, `power ${node} off`, 'shutdown');
+    } else if (!d.crmStop) {
+      throw new SimError('sim-abort', 'unexpected CRM exit - not implemented');
+    }
+    d.crmStop = false;
+  }
+
+  private lrmExited(node: string, d: NodeSlot): void {
+    d.lrmEnv.log('info', 'exit (loop end)');
+    d.lrm = undefined;
+    const flag = this.hw.get(node)!.shutdown;
+    if (d.lrmRestart) {
+      d.lrmRestart = undefined;
+      d.lrm = this.startLrm(node);
+    } else if (flag === 'reboot' || flag === 'shutdown') {
+      this.internal({ kind: 'crm', node, action: 'stop' }, `crm ${node} stop`, flag);
+    } else {
+      throw new SimError('sim-abort', 'unexpected LRM exit - not implemented');
+    }
+  }
+
+  // --- read-only views for the Simulation API ----------------------------------------------
+
+  /** Node hardware state (copies; the view is read-only). */
+  nodeHardware(node: string): Readonly<HardwareNode> | undefined {
+    return this.hw.get(node);
+  }
+
+  /** Measured node usage without the overcommit warnings (for views). */
+  measuredNodeStats(): Record<string, DynamicNodeStats> {
+    return this.measureNodes();
+  }
+
+  /** Services in the config, insertion order, with the defaults of a read. */
+  serviceEntries(): Snapshot<ServiceConfig> {
+    return this.serviceConfig.snapshot();
+  }
+
+  staticStatsSnapshot(): Snapshot<Record<string, StaticServiceStats>> {
+    return this.staticStats.snapshot() as Snapshot<Record<string, StaticServiceStats>>;
+  }
+
+  dynamicStatsSnapshot(): Snapshot<Record<string, DynamicServiceStats>> {
+    return this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
+  }
+
+  /** The LRM statuses written so far. */
+  lrmStatuses(): ReadonlyMap<string, Snapshot<LrmStatus>> {
+    return this.lrmStatus;
   }
 }
 
-export type { ServiceConfigEntry };
+const EMPTY: Snapshot<LrmStatus> = snapshot({});

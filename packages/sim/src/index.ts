@@ -1,6 +1,17 @@
-export { loadCase, type CaseInput, type HardwareNode } from './case';
-export { simulate, type SimulationResult } from './simulate';
-export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME } from './hardware';
+export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, NODE_NAME_PATTERN } from './case';
+export { simulate } from './simulate';
+export {
+  Simulation,
+  type ClusterView,
+  type NodeView,
+  type RoundEvent,
+  type ServiceView,
+  type SimulationOptions,
+  type SimulationResult,
+} from './simulation';
+export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME, type SkipRounds } from './hardware';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
-export { validateCommand } from './commands';
+export { parseCommand, validateCommand, type Command, type CrmAction, type ParseResult, type ServiceStateWord, type StatKey } from './commands';
+export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';
+export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';

@@ -1,10 +1,15 @@
+/** Lines kept one by one before they are joined into a block. */
+const LINES_PER_BLOCK = 1024;
+
 /**
  * The simulator's log, byte-compatible with the reference tester: every line is
  * `sprintf("%-5s %5d %12s: %s\n", level, time, id, msg)` with one trailing newline of the
  * message removed first.
  */
 export class SimLog {
-  private readonly lines: string[] = [];
+  /** Joined blocks of lines: flat strings, much smaller than the lines' concatenation trees. */
+  private readonly blocks: string[] = [];
+  private pending: string[] = [];
 
   constructor(private readonly sink?: (line: string) => void) {}
 
@@ -22,12 +27,16 @@ export class SimLog {
   private write(level: string, time: number, id: string, msg: string): void {
     const text = msg.endsWith('\n') ? msg.slice(0, -1) : msg;
     const line = `${level.padEnd(5)} ${String(Math.trunc(time)).padStart(5)} ${id.padStart(12)}: ${text}\n`;
-    this.lines.push(line);
+    this.pending.push(line);
+    if (this.pending.length >= LINES_PER_BLOCK) {
+      this.blocks.push(this.pending.join(''));
+      this.pending = [];
+    }
     this.sink?.(line);
   }
 
   /** The whole log so far. */
   text(): string {
-    return this.lines.join('');
+    return this.blocks.join('') + this.pending.join('');
   }
 }

@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'vitest';
+import { snapshot } from '@poise/env';
+import { CrsUsage, checkServiceStats, createUsage } from './usage-model';
+import { MemoryEnv } from './memory-env.testkit';
+
+const GIB = 1024 ** 3;
+const NODES = ['node1', 'node2', 'node3'];
+
+/** An env with three 16-core, 64 GiB nodes and the given service stats. */
+function envWith(staticStats: Record<string, unknown>, dynamicStats: Record<string, unknown> = {}): MemoryEnv {
+  const env = new MemoryEnv('node1', NODES);
+  const node = { maxcpu: 16, maxmem: 64 * GIB };
+  env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node });
+  env.dynamicNodeStats = snapshot({
+    node1: { cpu: 2, maxcpu: 16, mem: 4 * GIB, maxmem: 64 * GIB },
+    node2: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+    node3: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+  });
+  env.staticServiceStats = snapshot(staticStats) as never;
+  env.dynamicServiceStats = snapshot(dynamicStats) as never;
+  return env;
+}
+
+const started = (node: string) => snapshot({ state: 'started', node, running: 1 });
+const good = { maxcpu: 4, maxmem: 8 * GIB };
+
+describe('CrsUsage: a service with invalid stats is left out with a warning, the round goes on', () => {
+  const cases: Array<[string, 'static' | 'dynamic', Record<string, unknown>, Record<string, unknown>, string]> = [
+    ['no static entry', 'static', {}, {}, "did not get static service usage information for 'vm:102'"],
+    ['a negative maxcpu', 'static', { 'vm:102': { maxcpu: -2, maxmem: GIB } }, {}, "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got -2"],
+    ['no maxmem', 'static', { 'vm:102': { maxcpu: 2 } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got nothing"],
+    ['a maxmem that is a string', 'static', { 'vm:102': { maxcpu: 2, maxmem: '4G' } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got '4G'"],
+    ['an infinite maxcpu', 'static', { 'vm:102': { maxcpu: Infinity, maxmem: GIB } }, {}, "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got Infinity"],
+    ['a NaN maxmem', 'static', { 'vm:102': { maxcpu: 1, maxmem: NaN } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got NaN"],
+    // a service that was not measured has no usage: not 0
+    ['no dynamic entry', 'dynamic', { 'vm:102': good }, {}, "did not get dynamic service usage information for 'vm:102'"],
+    ['no measured cpu', 'dynamic', { 'vm:102': good }, { 'vm:102': { mem: GIB } }, "invalid dynamic service usage information for 'vm:102': 'cpu' must be a finite number >= 0, got nothing"],
+    ['a negative measured mem', 'dynamic', { 'vm:102': good }, { 'vm:102': { cpu: 1, mem: -1 } }, "invalid dynamic service usage information for 'vm:102': 'mem' must be a finite number >= 0, got -1"],
+  ];
+  test.each(cases)('%s (%s)', (_name, mode, staticStats, dynamicStats, problem) => {
+    const env = envWith({ 'vm:101': good, ...staticStats }, { 'vm:101': { cpu: 2, mem: 4 * GIB }, ...dynamicStats });
+    const usage = new CrsUsage(env, mode, NODES, 'normalized');
+    usage.addServiceUsage('vm:101', started('node1'));
+    usage.addServiceUsage('vm:102', started('node2'));
+    expect(env.lines).toEqual([`warning 0 unable to add service 'vm:102' - ${problem}`]);
+    expect(usage.containsService('vm:101')).toBe(true);
+    expect(usage.containsService('vm:102')).toBe(false);
+    // the others are still scored
+    expect([...usage.scoreNodesToStartService('vm:101').keys()]).toEqual(NODES);
+
+    // choosing a node for the bad service: an error and the service counts as scores
+    // (node1: vm:101, node2: vm:102, node3: none; lower is better)
+    env.lines = [];
+    expect(Object.fromEntries(usage.scoreNodesToStartService('vm:102'))).toEqual({ node1: 1, node2: 1, node3: 0 });
+    expect(env.lines).toEqual([`err 0 unable to score nodes according to ${mode} usage for service 'vm:102' - ${problem}`]);
+  });
+
+  test('removing and re-adding keeps the counts right (moves count on both nodes)', () => {
+    const env = envWith({ 'vm:101': good });
+    const usage = new CrsUsage(env, 'static', NODES, 'raw');
+    usage.addServiceUsage('vm:101', snapshot({ state: 'migrate', node: 'node1', target: 'node3' }));
+    usage.addServiceUsage('vm:102', started('node1'));
+    // counts: node1 2 (vm:101, vm:102), node3 1 (vm:101's target)
+    expect(Object.fromEntries(usage.scoreNodesToStartService('vm:102'))).toEqual({ node1: 2, node2: 0, node3: 1 });
+    usage.removeServiceUsage('vm:101');
+    usage.addServiceUsage('vm:101', started('node3'));
+    expect(Object.fromEntries(usage.scoreNodesToStartService('vm:102'))).toEqual({ node1: 1, node2: 0, node3: 1 });
+  });
+
+  test('checkServiceStats: static stats are used as cpu = maxcpu, mem = maxmem', () => {
+    expect(checkServiceStats('vm:1', 'static', snapshot(good), undefined)).toEqual({ cpu: 4, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB });
+    expect(checkServiceStats('vm:1', 'dynamic', snapshot(good), snapshot({ cpu: 1.5, mem: GIB }))).toEqual({ cpu: 1.5, maxcpu: 4, mem: GIB, maxmem: 8 * GIB });
+  });
+});
+
+describe('createUsage: modes', () => {
+  test('a static node without capacity falls back to basic with the reference warning', () => {
+    const env = envWith({});
+    env.staticNodeStats = snapshot({ node1: { maxcpu: 16, maxmem: 64 * GIB }, node2: { maxcpu: 16 }, node3: { maxcpu: 16, maxmem: 64 * GIB } }) as never;
+    expect(createUsage(env, 'static', NODES, 'pve-9.2').mode).toBe('basic');
+    expect(env.lines).toEqual(["warning 0 fallback to 'basic' scheduler mode, init for 'static' failed - missing static stats for node 'node2'"]);
+  });
+
+  test('an unknown mode warns and uses basic', () => {
+    const env = envWith({});
+    expect(createUsage(env, 'fancy', NODES, 'pve-9.2').mode).toBe('basic');
+    expect(env.lines).toEqual(["warning 0 got unknown scheduler mode 'fancy', using 'basic'"]);
+  });
+});

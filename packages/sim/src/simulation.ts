@@ -1,0 +1,283 @@
+import type {
+  DynamicNodeStats,
+  DynamicServiceStats,
+  ManagerStatus,
+  Snapshot,
+  StaticServiceStats,
+} from '@poise/env';
+import { byteCompare, type ManagerOptions } from '@poise/ha';
+import type { CaseInput } from './case';
+import { parseCommand, parseCommandOrThrow, type Command } from './commands';
+import { SimError } from './errors';
+import { Hardware, MAX_SIM_TIME, type SkipRounds } from './hardware';
+
+/** Options of a {@link Simulation}. */
+export interface SimulationOptions {
+  /** Reference behaviour profile (`pve-9.2` is the current release, `pve-5.2.0` the reference logs). */
+  profile: ManagerOptions['profile'];
+  /** Receives every log line as it is written (with its newline). */
+  sink?(line: string): void;
+  /**
+   * The simulation aborts once simulated time passes this many seconds (default
+   * {@link MAX_SIM_TIME}, the reference's 10,000 s; `Infinity` for long runs).
+   */
+  maxTimeSeconds?: number;
+}
+
+/** One node as the view shows it. */
+export interface NodeView {
+  power: 'on' | 'off';
+  network: 'on' | 'off';
+  /** Powered and networked, and the cluster is quorate. */
+  online: boolean;
+  /** Cores; undefined when `hardware_status` gives none. */
+  maxcpu: number | undefined;
+  /** Bytes; undefined when `hardware_status` gives none. */
+  maxmem: number | undefined;
+}
+
+/** One configured service as the view shows it. */
+export interface ServiceView {
+  /** The node its config names. */
+  node: string;
+  /** Configured state after the defaults of a read (`enabled` reads as `started`, empty as `disabled`). */
+  state: string;
+  /** Whether it runs on its config node (the simulated running flag). */
+  running: boolean;
+  /** Configured maxima (cores, bytes) as given, if any; values are not validated. */
+  staticStats: Snapshot<StaticServiceStats> | undefined;
+  /** Measured usage (cores, bytes) as given, if any; values are not validated. */
+  dynamicStats: Snapshot<DynamicServiceStats> | undefined;
+}
+
+/**
+ * A read-only picture of the simulated cluster between two rounds. Maps are keyed by node name
+ * or service id (byte order); nothing in it changes when the simulation goes on.
+ */
+export interface ClusterView {
+  /** Simulated time, seconds. */
+  time: number;
+  nodes: ReadonlyMap<string, NodeView>;
+  /** Measured node usage: cpu cores, memory bytes, with the node's capacity. */
+  nodeStats: ReadonlyMap<string, Readonly<DynamicNodeStats>>;
+  services: ReadonlyMap<string, ServiceView>;
+  /** The last manager status the CRM master wrote (`service_status`: state, node, target, ...). */
+  managerStatus: Snapshot<ManagerStatus>;
+  /** Per node, the mode its LRM last published (`active`, `maintenance`, ...), if any. */
+  lrmModes: ReadonlyMap<string, string>;
+}
+
+/** What a round listener gets after each {@link Simulation.step}. */
+export interface RoundEvent {
+  /** Simulated time at the end of the round (after its command slot), seconds. */
+  time: number;
+  /** Rounds run so far, this one included. */
+  round: number;
+  /** Whether the simulation ended with this round. */
+  ended: boolean;
+}
+
+/** How a finished simulation ended. */
+export interface SimulationResult {
+  /** The log, byte-compatible with the reference's `status/log`. */
+  log: string;
+  /** Set when the simulation aborted (logged as `exit simulation - <msg>` at level err). */
+  error?: string;
+}
+
+/**
+ * A simulated cluster driven round by round (spec §1.4): each {@link step} runs one round (every
+ * node's CRM then LRM iteration, 1 s each, nodes in byte order; 20 s per round) followed by its
+ * command slot (the next command list at 20, then every 100 s; `delay N` postpones it). The
+ * simulation ends at the first slot more than 500 s after the last command, or aborts when a
+ * command or daemon fails; either way the log gets its closing line, exactly as `simulate`
+ * writes it. Between steps a caller may look ({@link view}) and act ({@link execute},
+ * {@link queueCrmCommand}).
+ */
+export class Simulation {
+  private readonly hw: Hardware;
+  private readonly lists: string[][];
+  private readonly maxTime: number;
+  private readonly nodes: ReadonlySet<string>;
+  private readonly listeners = new Set<(event: RoundEvent) => void>();
+  private loopCount = 0;
+  private nextCmdAt = 0;
+  private lastCommandTime = 0;
+  private readonly skip: SkipRounds = { crm: 0, lrm: 0 };
+  private rounds = 0;
+  private done = false;
+  private failure: string | undefined;
+
+  constructor(input: CaseInput, options: SimulationOptions) {
+    this.hw = new Hardware(input, { profile: options.profile }, options.sink?.bind(options));
+    this.lists = input.cmdlist.map((l) => [...l]);
+    this.maxTime = options.maxTimeSeconds ?? MAX_SIM_TIME;
+    this.nodes = new Set(this.hw.nodeNames);
+    this.hw.hwLog('info', 'starting simulation');
+  }
+
+  /** Simulated time, seconds (the end of the last round). */
+  get time(): number {
+    return this.hw.curTime;
+  }
+
+  /** Whether the simulation has ended (done or aborted). */
+  get ended(): boolean {
+    return this.done;
+  }
+
+  /** Why the simulation aborted, if it did. */
+  get error(): string | undefined {
+    return this.failure;
+  }
+
+  /** The log so far. */
+  log(): string {
+    return this.hw.log.text();
+  }
+
+  /**
+   * Runs one round and its command slot. Returns true while the simulation goes on, false once
+   * it has ended (then further calls do nothing). Never throws for failures inside the run:
+   * they end the simulation with `err … exit simulation - <msg> `, as the reference does.
+   */
+  step(): boolean {
+    if (this.done) return false;
+    try {
+      this.hw.runRound(this.skip);
+      if (this.skip.crm > 0) this.skip.crm--;
+      if (this.skip.lrm > 0) this.skip.lrm--;
+      if (this.hw.curTime > this.maxTime) throw new SimError('sim-abort', 'simulation end - time limit reached');
+      if (this.commandSlot()) this.finish();
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      this.failure = msg;
+      this.hw.hwLog('err', `exit simulation - ${msg} `);
+      this.done = true;
+    }
+    this.rounds++;
+    const event: RoundEvent = { time: this.hw.curTime, round: this.rounds, ended: this.done };
+    for (const listener of [...this.listeners]) listener(event);
+    return !this.done;
+  }
+
+  /** Steps until the simulation ends; returns the log and the abort message, if any. */
+  run(): SimulationResult {
+    while (this.step()) {
+      // one round per step
+    }
+    return this.failure === undefined ? { log: this.log() } : { log: this.log(), error: this.failure };
+  }
+
+  /** Calls `listener` after every step; returns the function that unsubscribes it. */
+  onRound(listener: (event: RoundEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Runs one cmdlist command now (between rounds, at the current time, logged as
+   * `execute <cmd>` like a command of the list) and counts it as the latest command. Throws
+   * {@link SimError} `bad-command` for a command the language does not accept, and
+   * `command-failed` when it cannot apply (e.g. adding a service that exists); the simulation
+   * goes on either way.
+   */
+  execute(cmd: string): void {
+    if (this.done) throw new SimError('command-failed', 'the simulation has ended');
+    const command = parseCommandOrThrow(cmd, this.nodes);
+    this.lastCommandTime = this.hw.curTime;
+    this.apply(command, cmd);
+  }
+
+  /**
+   * Queues a command for the CRM master, as `ha-manager` would (`migrate vm:101 node2`,
+   * `stop vm:101 0`, `enable-node-maintenance node1`, ...); the master reads it in its next
+   * round and logs what it did with it (or `unable to parse crm command`).
+   */
+  queueCrmCommand(cmd: string): void {
+    this.hw.queueCrmCommands(cmd);
+  }
+
+  /** A read-only picture of the cluster now. O(nodes + services). */
+  view(): ClusterView {
+    const hw = this.hw;
+    const { nodeInfo } = hw.getNodeInfo();
+    const nodes = new Map<string, NodeView>();
+    for (const name of hw.nodeNames) {
+      const d = hw.nodeHardware(name)!;
+      nodes.set(name, Object.freeze({
+        power: d.power as 'on' | 'off',
+        network: d.network as 'on' | 'off',
+        online: !!nodeInfo[name]?.online,
+        maxcpu: d.maxcpu,
+        maxmem: d.maxmem,
+      }));
+    }
+    const measured = hw.measuredNodeStats();
+    const nodeStats = new Map<string, Readonly<DynamicNodeStats>>();
+    for (const name of hw.nodeNames) nodeStats.set(name, Object.freeze(measured[name]!));
+    const config = hw.serviceEntries();
+    const staticStats = hw.staticStatsSnapshot();
+    const dynamicStats = hw.dynamicStatsSnapshot();
+    const services = new Map<string, ServiceView>();
+    for (const sid of Object.keys(config).sort(byteCompare)) {
+      const cd = config[sid]!;
+      services.set(sid, Object.freeze({
+        node: cd.node,
+        state: cd.state,
+        running: hw.isRunning(cd.node, sid),
+        staticStats: Object.hasOwn(staticStats, sid) ? staticStats[sid] : undefined,
+        dynamicStats: Object.hasOwn(dynamicStats, sid) ? dynamicStats[sid] : undefined,
+      }));
+    }
+    const lrmModes = new Map<string, string>();
+    for (const [node, st] of hw.lrmStatuses()) if (typeof st.mode === 'string') lrmModes.set(node, st.mode);
+    return Object.freeze({
+      time: hw.curTime,
+      nodes,
+      nodeStats,
+      services,
+      managerStatus: hw.readManagerStatus(),
+      lrmModes: new Map([...lrmModes].sort(([a], [b]) => byteCompare(a, b))),
+    });
+  }
+
+  /** The command slot at the end of a round; true when the simulation ends here. */
+  private commandSlot(): boolean {
+    const hw = this.hw;
+    if (hw.curTime < this.nextCmdAt) return false; // the slot counter does not advance
+    if (this.loopCount % 5 === 0) {
+      const list = this.lists.shift();
+      if (!list) {
+        if (hw.curTime - this.lastCommandTime > 500) return true;
+      } else {
+        for (const cmd of list) {
+          this.lastCommandTime = hw.curTime;
+          const parsed = parseCommand(cmd, this.nodes);
+          if (!parsed.ok) throw new SimError('bad-command', `invalid command '${cmd}': ${parsed.problem}`);
+          this.apply(parsed.command, cmd);
+        }
+      }
+    }
+    this.loopCount++;
+    return false;
+  }
+
+  private apply(command: Command, text: string): void {
+    const hw = this.hw;
+    if (command.kind === 'delay') {
+      hw.hwLog('info', `execute ${text}`, 'cmdlist');
+      this.nextCmdAt = hw.curTime + command.seconds;
+    } else if (command.kind === 'skip-round') {
+      hw.hwLog('info', `execute ${text}`, 'cmdlist');
+      this.skip[command.daemon] += command.rounds;
+    } else {
+      hw.execute(command, text, 'cmdlist');
+    }
+  }
+
+  private finish(): void {
+    this.hw.hwLog('info', 'exit simulation - done');
+    this.done = true;
+  }
+}
