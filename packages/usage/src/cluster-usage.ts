@@ -138,7 +138,7 @@ export class ClusterUsage {
   addNode(name: string, stats: NodeStats): void {
     checkName('node', name, 'addNode');
     if (this.nodes.has(name)) throw new UsageError('duplicate-node', `node '${name}' already exists`);
-    checkStats(`node '${name}'`, stats, true);
+    checkStats(() => `node '${name}'`, stats, true);
     const node: NodeRecord = {
       name,
       base: { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem },
@@ -179,7 +179,7 @@ export class ClusterUsage {
   /** Replaces a node's base stats (dynamic: the measured usage). */
   setNodeStats(name: string, stats: NodeStats): void {
     const node = this.node(name);
-    checkStats(`node '${name}'`, stats, true);
+    checkStats(() => `node '${name}'`, stats, true);
     node.base = { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem };
     node.valid = false;
   }
@@ -201,7 +201,7 @@ export class ClusterUsage {
     if (typeof spec !== 'object' || spec === null) {
       throw new UsageError('invalid-argument', `resource '${sid}': expected { stats, state, placement }`);
     }
-    checkStats(`resource '${sid}'`, spec.stats, false);
+    checkStats(() => `resource '${sid}'`, spec.stats, false);
     checkState(sid, spec.state);
     const [current, target] = this.placementNodes(sid, spec.placement);
     const r: ResourceRecord = {
@@ -243,7 +243,7 @@ export class ClusterUsage {
   /** Replaces a resource's stats (keeps its position in the fold order). */
   setResourceStats(sid: string, stats: ResourceStats): void {
     const r = this.resource(sid);
-    checkStats(`resource '${sid}'`, stats, false);
+    checkStats(() => `resource '${sid}'`, stats, false);
     this.detach(r.current, r);
     if (r.target) this.detach(r.target, r);
     r.stats = { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem };

@@ -123,22 +123,22 @@ export function validateSnapshot(snapshot: UsageSnapshot): void {
   if (!Array.isArray(snapshot.resources)) throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
   const nodes = new Set<string>();
   snapshot.nodes.forEach((n, i) => {
-    checkName('node', n?.name, `snapshot.nodes[${i}].name`);
+    checkName('node', n?.name, () => `snapshot.nodes[${i}].name`);
     if (nodes.has(n.name)) throw new UsageError('duplicate-node', `snapshot.nodes[${i}]: node '${n.name}' already exists`);
     nodes.add(n.name);
-    checkStats(`snapshot.nodes[${i}]: node '${n.name}'`, n.stats, true);
+    checkStats(() => `snapshot.nodes[${i}]: node '${n.name}'`, n.stats, true);
   });
   const sids = new Set<string>();
   snapshot.resources.forEach((r, i) => {
-    checkName('resource', r?.sid, `snapshot.resources[${i}].sid`);
+    checkName('resource', r?.sid, () => `snapshot.resources[${i}].sid`);
     if (sids.has(r.sid)) throw new UsageError('duplicate-resource', `snapshot.resources[${i}]: resource '${r.sid}' already exists`);
     sids.add(r.sid);
-    checkStats(`snapshot.resources[${i}]: resource '${r.sid}'`, r.stats, false);
+    checkStats(() => `snapshot.resources[${i}]: resource '${r.sid}'`, r.stats, false);
     checkState(r.sid, r.state);
     checkPlacementShape(r.sid, r.placement);
-    for (const side of placementNodes(r)) {
-      if (!nodes.has(side)) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${side}'`);
-    }
+    const { current, target } = r.placement;
+    if (!nodes.has(current)) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${current}'`);
+    if (target !== undefined && !nodes.has(target)) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${target}'`);
   });
 }
 

@@ -23,6 +23,16 @@ export const MAX_STAT_VALUE = 2 ** 64;
  */
 export const MIN_NODE_CAPACITY = 1;
 
+/**
+ * Where a value came from, for the error message: a string, or a function building it, so that
+ * the checks on the hot boundaries (one per `addResource`) build no string unless they fail.
+ */
+export type Where = string | (() => string);
+
+function text(where: Where): string {
+  return typeof where === 'string' ? where : where();
+}
+
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -31,9 +41,9 @@ function describe(value: unknown): string {
 }
 
 /** A node name or sid: a non-empty string (any string: `toString` and `__proto__` are names too). */
-export function checkName(kind: 'node' | 'resource', name: unknown, where: string): asserts name is string {
+export function checkName(kind: 'node' | 'resource', name: unknown, where: Where): asserts name is string {
   if (typeof name !== 'string' || name === '') {
-    throw new UsageError('invalid-argument', `${where}: a ${kind} name must be a non-empty string, got ${describe(name)}`);
+    throw new UsageError('invalid-argument', `${text(where)}: a ${kind} name must be a non-empty string, got ${describe(name)}`);
   }
 }
 
@@ -49,9 +59,9 @@ function validStat(v: unknown): boolean {
  * Node or resource stats: an object whose four fields are numbers in [0, 2^64]; for a node
  * (`node` true) `maxcpu` and `maxmem` are at least 1. `what` names the owner (`node 'n1'`).
  */
-export function checkStats(what: string, stats: NodeStats | ResourceStats, node: boolean): void {
+export function checkStats(what: Where, stats: NodeStats | ResourceStats, node: boolean): void {
   if (typeof stats !== 'object' || stats === null) {
-    throw new UsageError('invalid-stats', `${what}: stats must be an object with 'cpu', 'maxcpu', 'mem' and 'maxmem', got ${describe(stats)}`);
+    throw new UsageError('invalid-stats', `${text(what)}: stats must be an object with 'cpu', 'maxcpu', 'mem' and 'maxmem', got ${describe(stats)}`);
   }
   // the common case in four comparisons; the loop below names the offending field
   if (validStat(stats.cpu) && validStat(stats.maxcpu) && validStat(stats.mem) && validStat(stats.maxmem)) {
@@ -60,12 +70,12 @@ export function checkStats(what: string, stats: NodeStats | ResourceStats, node:
   for (const field of STAT_FIELDS) {
     const v = stats[field];
     if (!validStat(v)) {
-      throw new UsageError('invalid-stats', `${what}: '${field}' must be a finite number of ${UNITS[field]} in [0, 2^64], got ${describe(v)}`);
+      throw new UsageError('invalid-stats', `${text(what)}: '${field}' must be a finite number of ${UNITS[field]} in [0, 2^64], got ${describe(v)}`);
     }
   }
   for (const field of ['maxcpu', 'maxmem'] as const) {
     if (stats[field] < MIN_NODE_CAPACITY) {
-      throw new UsageError('invalid-stats', `${what}: '${field}' must be at least 1 (${UNITS[field]}), got ${stats[field]}`);
+      throw new UsageError('invalid-stats', `${text(what)}: '${field}' must be at least 1 (${UNITS[field]}), got ${stats[field]}`);
     }
   }
 }
@@ -81,8 +91,8 @@ export function checkPlacementShape(sid: string, placement: Placement): void {
   if (typeof placement !== 'object' || placement === null) {
     throw new UsageError('invalid-placement', `resource '${sid}': placement must be an object { current, target? }, got ${describe(placement)}`);
   }
-  checkName('node', placement.current, `resource '${sid}': placement.current`);
-  if (placement.target !== undefined) checkName('node', placement.target, `resource '${sid}': placement.target`);
+  checkName('node', placement.current, () => `resource '${sid}': placement.current`);
+  if (placement.target !== undefined) checkName('node', placement.target, () => `resource '${sid}': placement.target`);
   if (placement.target === placement.current) {
     throw new UsageError('invalid-placement', `resource '${sid}' moves from '${placement.current}' to itself`);
   }

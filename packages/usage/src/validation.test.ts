@@ -262,10 +262,28 @@ describe('the reference functions check their input too', () => {
 
 /** Stats from the finite extremes of the accepted range. */
 const EXTREME_STATS = [0, 5e-324, 1e-300, 1e-10, 0.3, 1, 7, 2 ** 32, 2 ** 53 - 1, 2 ** 53 + 2, 1e18, MAX_STAT_VALUE];
-const statValue = fc.oneof(fc.constantFrom(...EXTREME_STATS), fc.double({ min: 0, max: MAX_STAT_VALUE, noNaN: true }), fc.integer({ min: 0, max: 64 }));
+/** Tiny stats only: every load is subnormal or near it, where the plain imbalance fold broke. */
+const TINY_STATS = [0, 5e-324, 1e-323, 3e-320, 1e-310, 1e-300];
+const statValue = fc.oneof(
+  fc.constantFrom(...EXTREME_STATS),
+  fc.double({ min: 0, max: MAX_STAT_VALUE, noNaN: true }),
+  fc.integer({ min: 0, max: 64 }),
+);
+const tinyValue = fc.constantFrom(...TINY_STATS);
 const capacity = fc.oneof(fc.constantFrom(1, 1.5, 16, 2 ** 40, 2 ** 53, MAX_STAT_VALUE), fc.double({ min: 1, max: MAX_STAT_VALUE, noNaN: true }));
-const nodeStats = fc.record({ cpu: statValue, maxcpu: capacity, mem: statValue, maxmem: capacity });
-const resourceStats = fc.record({ cpu: statValue, maxcpu: statValue, mem: statValue, maxmem: statValue });
+const tinyCapacity = fc.constantFrom(1, 2, 3);
+/** Node stats: from the whole range, or (a quarter of the cases) all tiny. */
+function nodeStatsOf(tiny: boolean): fc.Arbitrary<NodeStats> {
+  return tiny
+    ? fc.record({ cpu: tinyValue, maxcpu: tinyCapacity, mem: tinyValue, maxmem: tinyCapacity })
+    : fc.record({ cpu: statValue, maxcpu: capacity, mem: statValue, maxmem: capacity });
+}
+function resourceStatsOf(tiny: boolean): fc.Arbitrary<ResourceStats> {
+  const v = tiny ? tinyValue : statValue;
+  return fc.record({ cpu: v, maxcpu: v, mem: v, maxmem: v });
+}
+const nodeStats = nodeStatsOf(false);
+const resourceStats = resourceStatsOf(false);
 
 interface Op {
   kind: 'add' | 'remove' | 'stats' | 'state' | 'place' | 'node';
@@ -278,16 +296,18 @@ interface Op {
   poison: number; // 0: leave valid; else make the operation invalid in one of several ways
 }
 
-const op: fc.Arbitrary<Op> = fc.record({
-  kind: fc.constantFrom('add', 'add', 'remove', 'stats', 'state', 'place', 'node'),
-  sid: fc.nat({ max: 7 }),
-  node: fc.nat({ max: 3 }),
-  other: fc.nat({ max: 3 }),
-  stats: resourceStats,
-  nodeStats,
-  state: fc.constantFrom('stopped', 'starting', 'started', 'bogus'),
-  poison: fc.oneof(fc.constant(0), fc.constant(0), fc.nat({ max: 5 })),
-});
+function opOf(tiny: boolean): fc.Arbitrary<Op> {
+  return fc.record({
+    kind: fc.constantFrom('add', 'add', 'remove', 'stats', 'state', 'place', 'node'),
+    sid: fc.nat({ max: 7 }),
+    node: fc.nat({ max: 3 }),
+    other: fc.nat({ max: 3 }),
+    stats: resourceStatsOf(tiny),
+    nodeStats: nodeStatsOf(tiny),
+    state: fc.constantFrom('stopped', 'starting', 'started', 'bogus'),
+    poison: fc.oneof(fc.constant(0), fc.constant(0), fc.nat({ max: 5 })),
+  });
+}
 
 const NODES = ['n1', 'n2', 'n3', 'toString'];
 const POISONED_STATS: ResourceStats[] = [stats(-1), stats(1, Number.NaN), stats(1, 1, Infinity), stats(1, 1, 1, 2 ** 65), stats(bad('1'))];
@@ -340,12 +360,15 @@ function allMoves(u: ClusterUsage): MigrationCandidate[] {
 }
 
 describe('properties on the finite extremes of the accepted range', () => {
-  const setup = fc.record({
-    aggregation: fc.constantFrom<Aggregation>('static', 'dynamic'),
-    metric: fc.constantFrom<ImbalanceMetric>('raw', 'normalized'),
-    nodes: fc.array(nodeStats, { minLength: 4, maxLength: 4 }),
-    ops: fc.array(op, { maxLength: 30 }),
-  });
+  // a quarter of the clusters have tiny stats only (subnormal loads), the rest the whole range
+  const setup = fc.oneof(fc.constant(false), fc.constant(false), fc.constant(false), fc.constant(true)).chain((tiny) =>
+    fc.record({
+      aggregation: fc.constantFrom<Aggregation>('static', 'dynamic'),
+      metric: fc.constantFrom<ImbalanceMetric>('raw', 'normalized'),
+      nodes: fc.array(nodeStatsOf(tiny), { minLength: 4, maxLength: 4 }),
+      ops: fc.array(opOf(tiny), { maxLength: 30 }),
+    }),
+  );
 
   it('add/remove/set sequences with rejections in between: a rejected call changes nothing', () => {
     fc.assert(
@@ -437,6 +460,20 @@ function observeAll(u: ClusterUsage): unknown {
     moves: (['bruteforce', 'topsis'] as const).map((m) => u.bestBalancingMigrations(candidates, m, 2)),
   };
 }
+
+describe('tiny usage is measured, not lost to underflow', () => {
+  it('a node with 1e-310 cores in use against an idle one is as imbalanced as any one-sided cluster', () => {
+    // loads (1e-310/1 + 0)/2 = 5e-311 and 0: the plain fold squares 2.5e-311 to 0 and said 0;
+    // raw CV of [x, 0] is 1 for any x > 0, normalised 1/√1 = 1
+    for (const metric of ['raw', 'normalized'] as const) {
+      const u = new ClusterUsage({ aggregation: 'dynamic', metric });
+      u.addNode('a', node(1e-310, 1, 0, 1));
+      u.addNode('b', node(0, 1, 0, 1));
+      expect(u.nodeImbalance()).toBe(1);
+      expect(referenceNodeImbalance(u.snapshot(), metric)).toBe(1);
+    }
+  });
+});
 
 describe('kernels and constants', () => {
   it('truncateImbalance stays finite for every finite input', () => {
