@@ -260,13 +260,14 @@ function scaledScore(data: Float64Array, offset: number, cols: number, weights: 
   let top = -Infinity;
   for (let j = 0; j < cols; j++) {
     const w = weights[j]!;
-    if (w === 0) continue;
     const x = data[offset + j]!;
+    const toBest = Math.abs(x - space[j]!);
+    const toWorst = Math.abs(x - space[cols + j]!);
+    // identical alternatives (every difference 0) are the common case here: no exponent work
+    if (w === 0 || (toBest === 0 && toWorst === 0)) continue;
     const ew = exponentOf(w);
-    for (const ideal of [space[j]!, space[cols + j]!]) {
-      const d = Math.abs(x - ideal);
-      if (d !== 0) top = Math.max(top, ew + exponentOf(d));
-    }
+    if (toBest !== 0) top = Math.max(top, ew + exponentOf(toBest));
+    if (toWorst !== 0) top = Math.max(top, ew + exponentOf(toWorst));
   }
   if (top === -Infinity) return 0;
   let dBest = 0;

@@ -15,6 +15,7 @@ import {
   checkPlacementShape,
   checkState,
   checkStats,
+  statsOk,
 } from './validate';
 import type {
   Aggregation,
@@ -138,10 +139,10 @@ export class ClusterUsage {
   addNode(name: string, stats: NodeStats): void {
     checkName('node', name, 'addNode');
     if (this.nodes.has(name)) throw new UsageError('duplicate-node', `node '${name}' already exists`);
-    checkStats(() => `node '${name}'`, stats, true);
+    if (!statsOk(stats, true)) checkStats(() => `node '${name}'`, stats, true);
     const node: NodeRecord = {
       name,
-      base: { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem },
+      base: { ...stats },
       members: new Set(),
       cpu: 0,
       mem: 0,
@@ -179,8 +180,8 @@ export class ClusterUsage {
   /** Replaces a node's base stats (dynamic: the measured usage). */
   setNodeStats(name: string, stats: NodeStats): void {
     const node = this.node(name);
-    checkStats(() => `node '${name}'`, stats, true);
-    node.base = { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem };
+    if (!statsOk(stats, true)) checkStats(() => `node '${name}'`, stats, true);
+    node.base = { ...stats };
     node.valid = false;
   }
 
@@ -201,12 +202,12 @@ export class ClusterUsage {
     if (typeof spec !== 'object' || spec === null) {
       throw new UsageError('invalid-argument', `resource '${sid}': expected { stats, state, placement }`);
     }
-    checkStats(() => `resource '${sid}'`, spec.stats, false);
+    if (!statsOk(spec.stats, false)) checkStats(() => `resource '${sid}'`, spec.stats, false);
     checkState(sid, spec.state);
     const [current, target] = this.placementNodes(sid, spec.placement);
     const r: ResourceRecord = {
       sid,
-      stats: { cpu: spec.stats.cpu, maxcpu: spec.stats.maxcpu, mem: spec.stats.mem, maxmem: spec.stats.maxmem },
+      stats: { ...spec.stats },
       state: spec.state,
       current,
       target,
@@ -243,10 +244,10 @@ export class ClusterUsage {
   /** Replaces a resource's stats (keeps its position in the fold order). */
   setResourceStats(sid: string, stats: ResourceStats): void {
     const r = this.resource(sid);
-    checkStats(() => `resource '${sid}'`, stats, false);
+    if (!statsOk(stats, false)) checkStats(() => `resource '${sid}'`, stats, false);
     this.detach(r.current, r);
     if (r.target) this.detach(r.target, r);
-    r.stats = { cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem };
+    r.stats = { ...stats };
     this.attach(r.current, r);
     if (r.target) this.attach(r.target, r);
   }

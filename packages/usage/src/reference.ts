@@ -20,6 +20,8 @@ import {
   checkPlacementShape,
   checkState,
   checkStats,
+  placementOk,
+  statsOk,
 } from './validate';
 import type {
   Aggregation,
@@ -122,24 +124,32 @@ export function validateSnapshot(snapshot: UsageSnapshot): void {
   if (!Array.isArray(snapshot.nodes)) throw new UsageError('invalid-argument', 'snapshot.nodes: expected an array');
   if (!Array.isArray(snapshot.resources)) throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
   const nodes = new Set<string>();
-  snapshot.nodes.forEach((n, i) => {
-    checkName('node', n?.name, () => `snapshot.nodes[${i}].name`);
+  const nodeList = snapshot.nodes;
+  for (let i = 0; i < nodeList.length; i++) {
+    const n = nodeList[i]!;
+    if (typeof n?.name !== 'string' || n.name === '') checkName('node', n?.name, `snapshot.nodes[${i}].name`);
     if (nodes.has(n.name)) throw new UsageError('duplicate-node', `snapshot.nodes[${i}]: node '${n.name}' already exists`);
     nodes.add(n.name);
-    checkStats(() => `snapshot.nodes[${i}]: node '${n.name}'`, n.stats, true);
-  });
+    if (!statsOk(n.stats, true)) checkStats(`snapshot.nodes[${i}]: node '${n.name}'`, n.stats, true);
+  }
+  // one pass, nothing built unless a check fails (the reference functions validate on every call)
   const sids = new Set<string>();
-  snapshot.resources.forEach((r, i) => {
-    checkName('resource', r?.sid, () => `snapshot.resources[${i}].sid`);
-    if (sids.has(r.sid)) throw new UsageError('duplicate-resource', `snapshot.resources[${i}]: resource '${r.sid}' already exists`);
-    sids.add(r.sid);
-    checkStats(() => `snapshot.resources[${i}]: resource '${r.sid}'`, r.stats, false);
-    checkState(r.sid, r.state);
-    checkPlacementShape(r.sid, r.placement);
-    const { current, target } = r.placement;
-    if (!nodes.has(current)) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${current}'`);
-    if (target !== undefined && !nodes.has(target)) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${target}'`);
-  });
+  const resources = snapshot.resources;
+  for (let i = 0; i < resources.length; i++) {
+    const r = resources[i]!;
+    const sid = r?.sid;
+    if (typeof sid !== 'string' || sid === '') checkName('resource', sid, `snapshot.resources[${i}].sid`);
+    if (sids.size === sids.add(sid).size) throw new UsageError('duplicate-resource', `snapshot.resources[${i}]: resource '${sid}' already exists`);
+    if (!statsOk(r.stats, false)) checkStats(`snapshot.resources[${i}]: resource '${sid}'`, r.stats, false);
+    const state = r.state;
+    if (state !== 'started' && state !== 'starting' && state !== 'stopped') checkState(sid, state);
+    const placement = r.placement;
+    if (!placementOk(placement)) checkPlacementShape(sid, placement);
+    if (!nodes.has(placement.current)) throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${placement.current}'`);
+    if (placement.target !== undefined && !nodes.has(placement.target)) {
+      throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${placement.target}'`);
+    }
+  }
 }
 
 /** Which view of the cluster is aggregated: balancing/imbalance, or start scoring. */

@@ -56,6 +56,29 @@ function validStat(v: unknown): boolean {
 }
 
 /**
+ * Whether `stats` passes {@link checkStats}, in four comparisons and without building anything:
+ * the boundaries call this first and {@link checkStats} (which names the field) only on failure.
+ */
+export function statsOk(stats: NodeStats | ResourceStats, node: boolean): boolean {
+  return (
+    typeof stats === 'object' &&
+    stats !== null &&
+    validStat(stats.cpu) &&
+    validStat(stats.maxcpu) &&
+    validStat(stats.mem) &&
+    validStat(stats.maxmem) &&
+    (!node || (stats.maxcpu >= MIN_NODE_CAPACITY && stats.maxmem >= MIN_NODE_CAPACITY))
+  );
+}
+
+/** Whether `placement` passes {@link checkPlacementShape} (no string built). */
+export function placementOk(placement: Placement): boolean {
+  if (typeof placement !== 'object' || placement === null) return false;
+  const { current, target } = placement;
+  return typeof current === 'string' && current !== '' && (target === undefined || (typeof target === 'string' && target !== '' && target !== current));
+}
+
+/**
  * Node or resource stats: an object whose four fields are numbers in [0, 2^64]; for a node
  * (`node` true) `maxcpu` and `maxmem` are at least 1. `what` names the owner (`node 'n1'`).
  */
@@ -88,6 +111,7 @@ export function checkState(sid: string, state: ResourceState): void {
 
 /** The shape of a placement (the nodes' existence is checked against the usage). */
 export function checkPlacementShape(sid: string, placement: Placement): void {
+  if (placementOk(placement)) return;
   if (typeof placement !== 'object' || placement === null) {
     throw new UsageError('invalid-placement', `resource '${sid}': placement must be an object { current, target? }, got ${describe(placement)}`);
   }
