@@ -175,6 +175,7 @@ export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Fl
   // the ideal points; `work` (length >= 2·cols) spares the allocation on hot paths
   const space = work !== undefined && work.length >= 2 * cols ? work : new Float64Array(2 * cols);
   // best_j at space[j], worst_j at space[cols + j]
+  const safeSquares = rows * SAFE_MIN_SQUARES_PER_VALUE;
   for (let j = 0; j < cols; j++) {
     let squares = 0;
     for (let i = 0; i < rows; i++) {
@@ -184,25 +185,29 @@ export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Fl
       }
       squares += x * x;
     }
-    if (squares < Infinity && squares >= rows * SAFE_MIN_SQUARES_PER_VALUE) {
+    let min = Infinity;
+    let max = -Infinity;
+    if (squares < Infinity && squares >= safeSquares) {
       const divisor = Math.sqrt(squares);
       for (let i = 0; i < rows; i++) {
         const k = i * cols + j;
-        data[k] = data[k]! / divisor;
+        const v = data[k]! / divisor;
+        data[k] = v;
+        if (totalLess(v, min)) min = v;
+        if (totalLess(max, v)) max = v;
       }
     } else {
       normalizeScaled(data, rows, cols, j);
-    }
-    let min = Infinity;
-    let max = -Infinity;
-    for (let i = 0; i < rows; i++) {
-      const v = data[i * cols + j]!;
-      if (totalLess(v, min)) min = v;
-      if (totalLess(max, v)) max = v;
+      for (let i = 0; i < rows; i++) {
+        const v = data[i * cols + j]!;
+        if (totalLess(v, min)) min = v;
+        if (totalLess(max, v)) max = v;
+      }
     }
     space[j] = maximize[j] ? max : min;
     space[cols + j] = maximize[j] ? min : max;
   }
+  const safeDistance = cols * SAFE_MIN_DISTANCE_SQUARES_PER_CRITERION;
   for (let i = 0; i < rows; i++) {
     let dBest = 0;
     let dWorst = 0;
@@ -214,11 +219,13 @@ export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Fl
       dWorst += w * w;
     }
     const total = dBest + dWorst;
-    if (total < Infinity && total >= cols * SAFE_MIN_DISTANCE_SQUARES_PER_CRITERION) {
+    if (total < Infinity && total >= safeDistance) {
       dBest = Math.sqrt(dBest);
       dWorst = Math.sqrt(dWorst);
       const divisor = dBest + dWorst;
       out[i] = divisor === 0 ? 0 : dWorst / divisor;
+    } else if (total === 0 && atBothIdeals(data, i * cols, cols, space)) {
+      out[i] = 0; // identical alternatives: both distances exactly 0, as in the plain fold
     } else {
       out[i] = scaledScore(data, i * cols, cols, weights, space);
     }
@@ -284,6 +291,15 @@ function scaledScore(data: Float64Array, offset: number, cols: number, weights: 
   dBest = Math.sqrt(dBest);
   dWorst = Math.sqrt(dWorst);
   return dWorst / (dBest + dWorst);
+}
+
+/** Whether the row at `offset` equals the best and the worst point in every column. */
+function atBothIdeals(data: Float64Array, offset: number, cols: number, space: Float64Array): boolean {
+  for (let j = 0; j < cols; j++) {
+    const x = data[offset + j]!;
+    if (x !== space[j] || x !== space[cols + j]) return false;
+  }
+  return true;
 }
 
 /** a·b·2^-top for a, b >= 0 finite: the mantissas' product (in [1, 4)) times 2^(ea + eb − top). */

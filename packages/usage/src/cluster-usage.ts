@@ -139,10 +139,12 @@ export class ClusterUsage {
   addNode(name: string, stats: NodeStats): void {
     checkName('node', name, 'addNode');
     if (this.nodes.has(name)) throw new UsageError('duplicate-node', `node '${name}' already exists`);
-    if (!statsOk(stats, true)) checkStats(() => `node '${name}'`, stats, true);
+    // validate the copy that is kept (a getter cannot hand the check one value and the usage another)
+    const base = copyStats(stats);
+    if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
     const node: NodeRecord = {
       name,
-      base: { ...stats },
+      base,
       members: new Set(),
       cpu: 0,
       mem: 0,
@@ -180,8 +182,9 @@ export class ClusterUsage {
   /** Replaces a node's base stats (dynamic: the measured usage). */
   setNodeStats(name: string, stats: NodeStats): void {
     const node = this.node(name);
-    if (!statsOk(stats, true)) checkStats(() => `node '${name}'`, stats, true);
-    node.base = { ...stats };
+    const base = copyStats(stats);
+    if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
+    node.base = base;
     node.valid = false;
   }
 
@@ -202,13 +205,15 @@ export class ClusterUsage {
     if (typeof spec !== 'object' || spec === null) {
       throw new UsageError('invalid-argument', `resource '${sid}': expected { stats, state, placement }`);
     }
-    if (!statsOk(spec.stats, false)) checkStats(() => `resource '${sid}'`, spec.stats, false);
-    checkState(sid, spec.state);
+    const stats = copyStats(spec.stats);
+    if (!statsOk(stats, false)) checkStats(() => `resource '${sid}'`, stats, false);
+    const state = spec.state;
+    checkState(sid, state);
     const [current, target] = this.placementNodes(sid, spec.placement);
     const r: ResourceRecord = {
       sid,
-      stats: { ...spec.stats },
-      state: spec.state,
+      stats,
+      state,
       current,
       target,
       seq: ++this.seqCounter,
@@ -244,10 +249,11 @@ export class ClusterUsage {
   /** Replaces a resource's stats (keeps its position in the fold order). */
   setResourceStats(sid: string, stats: ResourceStats): void {
     const r = this.resource(sid);
-    if (!statsOk(stats, false)) checkStats(() => `resource '${sid}'`, stats, false);
+    const copy = copyStats(stats);
+    if (!statsOk(copy, false)) checkStats(() => `resource '${sid}'`, copy, false);
     this.detach(r.current, r);
     if (r.target) this.detach(r.target, r);
-    r.stats = { ...stats };
+    r.stats = copy;
     this.attach(r.current, r);
     if (r.target) this.attach(r.target, r);
   }
@@ -305,7 +311,7 @@ export class ClusterUsage {
    *   started on that node, over all nodes — **higher is better** (the HA core negates it).
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
-    checkStats('resource to start', stats, false);
+    if (!statsOk(stats, false)) checkStats('resource to start', stats, false);
     if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.members.size }));
     return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
   }
@@ -594,6 +600,15 @@ function mapTargets(
       guess = i + 1;
     }
   }
+}
+
+/**
+ * A plain copy of stats to validate and keep (so a getter or a later change of the caller's
+ * object cannot make the kept values differ from the checked ones); a non-object is returned as
+ * it is, for the check to name.
+ */
+function copyStats<T extends NodeStats | ResourceStats>(stats: T): T {
+  return typeof stats === 'object' && stats !== null ? { ...stats } : stats;
 }
 
 /** Whether every partial sum of the node's fold is exact (so add/subtract equals re-folding). */

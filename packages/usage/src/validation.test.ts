@@ -192,6 +192,31 @@ describe('ClusterUsage rejects bad input, names it, and stays as it was', () => 
   });
 });
 
+describe('the usage keeps the values it checked', () => {
+  it('stats whose getter changes after the first read are read once (validated copy)', () => {
+    const u = cluster('static');
+    let reads = 0;
+    const shifty = {
+      get cpu() {
+        reads++;
+        return reads === 1 ? 1 : Number.NaN;
+      },
+      maxcpu: 1,
+      mem: GIB,
+      maxmem: GIB,
+    };
+    u.addResource('vm:9', { stats: shifty, state: 'started', placement: { current: 'n3' } });
+    expect(u.getResource('vm:9').stats.cpu).toBe(1);
+    expect(Number.isFinite(u.nodeImbalance())).toBe(true);
+    // and changing the caller's object afterwards changes nothing either
+    const mutable = stats(2, 2, GIB, GIB);
+    u.setResourceStats('vm:9', mutable);
+    const before = observe(u);
+    (mutable as { maxmem: number }).maxmem = Number.NaN;
+    expect(observe(u)).toEqual(before);
+  });
+});
+
 describe('self-moves are errors, documented: a caller that asks for one has a bug', () => {
   it('is rejected by both paths, and leaving the current node out is accepted', () => {
     const u = cluster();
