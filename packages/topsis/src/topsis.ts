@@ -36,6 +36,11 @@ function describe(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
 
+/** A value for an error message: numbers as they print, anything else with its type. */
+function shown(value: unknown): string {
+  return typeof value === 'number' ? String(value) : `${describe(value)} ${JSON.stringify(value) ?? String(value)}`;
+}
+
 /**
  * Validates and normalises criteria (like `Criteria::new` of the reference): a non-empty array
  * of `{ name, weight }` with distinct non-empty names and finite weights, at least one non-zero.
@@ -57,7 +62,7 @@ export function defineCriteria(criteria: readonly Criterion[]): Criteria {
     if (seen.has(name)) throw new TopsisError('duplicate-criterion', `criteria[${j}].name: criterion '${name}' is defined twice`);
     seen.add(name);
     if (typeof c.weight !== 'number' || !Number.isFinite(c.weight)) {
-      throw new TopsisError('invalid-weight', `criteria[${j}].weight: criterion '${name}' has a non-finite weight ${String(c.weight)}`);
+      throw new TopsisError('invalid-weight', `criteria[${j}].weight: criterion '${name}' has a non-finite weight ${shown(c.weight)}`);
     }
     const w = Math.abs(c.weight);
     sum += w;
@@ -131,7 +136,7 @@ export function toFlatMatrix(criteria: Criteria, rows: readonly (readonly number
     for (let j = 0; j < cols; j++) {
       const v: unknown = row[j];
       if (typeof v !== 'number' || !Number.isFinite(v)) {
-        throw new TopsisError('non-finite-value', `rows[${i}][${j}]: alternative ${i} has a non-finite value ${String(v)} for criterion '${criteria.names[j]}'`);
+        throw new TopsisError('non-finite-value', `rows[${i}][${j}]: alternative ${i} has the value ${shown(v)} for criterion '${criteria.names[j]}', expected a finite number`);
       }
       data[i * cols + j] = v;
     }
@@ -334,7 +339,7 @@ export function rankScores(scores: ArrayLike<number>): number[] {
   for (let i = 0; i < n; i++) {
     const s: unknown = scores[i];
     if (typeof s !== 'number' || !Number.isFinite(s)) {
-      throw new TopsisError('non-finite-value', `scores[${i}]: expected a finite number, got ${String(s)}`);
+      throw new TopsisError('non-finite-value', `scores[${i}]: expected a finite number, got ${shown(s)}`);
     }
   }
   const order = Array.from({ length: n }, (_, i) => i);
