@@ -86,8 +86,8 @@ describe('buildUsageModel', () => {
     const model = buildUsageModel(snapshot(nodes, guests));
     expect(model.nodes).toEqual(['node1', 'node3']);
     expect(model.problems).toEqual([
-      "node 'node2' left out: node 'node2': 'maxcpu' and 'maxmem' must be > 0",
-      "guest 'vm:101' left out: resource 'vm:101': 'cpu' must be a finite number >= 0, got -1",
+      "node 'node2' left out: node 'node2': 'maxmem' must be at least 1 (bytes), got 0",
+      "guest 'vm:101' left out: resource 'vm:101': 'cpu' must be a finite number of cores in [0, 2^64], got -1",
     ]);
     const candidates = restrictToModel(migrationCandidates(snapshot(nodes, guests)), model);
     // vm:101 is not in the model; vm:102's node left out; vm:103 may only go to node1

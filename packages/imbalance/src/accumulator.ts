@@ -1,5 +1,5 @@
 import { ImbalanceError } from './errors';
-import { type ImbalanceMetric, imbalance, imbalanceWithReplaced } from './imbalance';
+import { type ImbalanceMetric, checkMetric, imbalance, imbalanceWithReplaced, invalidLoad, isLoad } from './imbalance';
 
 /** Unit roundoff of binary64. */
 const UNIT_ROUNDOFF = 2 ** -53;
@@ -10,15 +10,28 @@ const UNIT_ROUNDOFF = 2 ** -53;
  */
 const BOUND_SAFETY = 4;
 /**
- * Below this mean load the interval is given up ([0, ∞)): squared deviations of such loads reach
- * the subnormal range, where rounding is absolute rather than relative.
+ * Below this mean load the interval is given up ({@link ImbalanceAccumulator.boundsWithReplaced}
+ * folds exactly instead): squared deviations of such loads reach the subnormal range, where
+ * rounding is absolute rather than relative.
  */
 export const TINY_MEAN = 1e-100;
+/**
+ * The largest load the accumulator holds (2^400 ≈ 2.6e120, far above any real ratio): its sums
+ * of squares then stay finite for any count of nodes below 2^200.
+ */
+export const MAX_ACCUMULATOR_LOAD = 2 ** 400;
+/**
+ * Above this mean load (reachable only through the unchecked replacements of
+ * {@link ImbalanceAccumulator.boundsWithReplaced}) the interval is given up too: squared
+ * deviations could overflow.
+ */
+const HUGE_MEAN = 2 ** 450;
 
-/** Validates one load: a finite, non-negative number. */
+/** Validates one held load: a finite number in [0, {@link MAX_ACCUMULATOR_LOAD}]. */
 function checkLoad(load: number, where: string): void {
-  if (!Number.isFinite(load) || load < 0) {
-    throw new ImbalanceError('invalid-load', `invalid load ${String(load)} at ${where}: expected a finite number >= 0`);
+  if (!isLoad(load)) throw invalidLoad(load, where);
+  if (load > MAX_ACCUMULATOR_LOAD) {
+    throw new ImbalanceError('invalid-load', `invalid load ${String(load)} at ${where}: the accumulator holds loads up to 2^400 (MAX_ACCUMULATOR_LOAD)`);
   }
 }
 
@@ -33,7 +46,9 @@ function checkLoad(load: number, where: string): void {
  * Callers that must reproduce the reference bit for bit use the interval to discard
  * alternatives that cannot win and re-evaluate only the rest exactly.
  *
- * Loads are ratios (node load, usually 0..1) and must be finite and >= 0.
+ * Loads are ratios (node load, usually 0..1) and must be finite numbers in
+ * [0, {@link MAX_ACCUMULATOR_LOAD}] (else {@link ImbalanceError} `invalid-load` naming the
+ * index); every result is finite. A rejected call leaves the accumulator as it was.
  */
 export class ImbalanceAccumulator {
   private readonly loads: Float64Array;
@@ -48,10 +63,14 @@ export class ImbalanceAccumulator {
   private readonly normalizer: number;
 
   constructor(loads: ArrayLike<number>) {
-    this.n = loads.length;
+    const n = (loads as { length?: unknown } | null | undefined)?.length;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+      throw new ImbalanceError('invalid-argument', 'loads: expected an array of loads');
+    }
+    this.n = n;
     this.loads = new Float64Array(this.n);
     for (let i = 0; i < this.n; i++) {
-      checkLoad(loads[i]!, `index ${i}`);
+      checkLoad(loads[i]!, `loads[${i}]`);
       this.loads[i] = loads[i]!;
     }
     this.relative = BOUND_SAFETY * (this.n + 16) * UNIT_ROUNDOFF;
@@ -113,7 +132,7 @@ export class ImbalanceAccumulator {
   /** Sets node `i`'s load in O(1) (the sums are updated, their error bounds grow). */
   setLoad(i: number, load: number): void {
     this.checkIndex(i);
-    checkLoad(load, `index ${i}`);
+    checkLoad(load, `the new load of index ${i}`);
     const old = this.loads[i]!;
     const dOld = old - this.shift;
     const dNew = load - this.shift;
@@ -129,33 +148,58 @@ export class ImbalanceAccumulator {
     return imbalance(this.loads, metric);
   }
 
-  /** The exact imbalance if load `d` moves from node `i` to node `j` (direct fold, O(n)). */
+  /**
+   * The exact imbalance if load `d` moves from node `i` to node `j` (direct fold, O(n)).
+   * `i` and `j` are distinct indices; `d` is finite (negative: the load moves from `j` to `i`)
+   * and both loads after the move are valid (>= 0 and finite), else an {@link ImbalanceError}.
+   */
   imbalanceWithMove(i: number, j: number, d: number, metric: ImbalanceMetric): number {
-    this.checkIndex(i);
-    this.checkIndex(j);
-    if (i === j) return this.imbalance(metric);
-    return imbalanceWithReplaced(this.loads, metric, i, this.loads[i]! - d, j, this.loads[j]! + d);
-  }
-
-  /** The exact imbalance with node `i` at `li` and node `j` at `lj` (direct fold, O(n)). */
-  imbalanceWithReplaced(i: number, li: number, j: number, lj: number, metric: ImbalanceMetric): number {
-    this.checkIndex(i);
-    if (j !== -1) this.checkIndex(j);
+    const [li, lj] = this.moved(i, j, d);
     return imbalanceWithReplaced(this.loads, metric, i, li, j, lj);
   }
 
-  /** O(1) approximation of {@link imbalanceWithMove}: the midpoint of {@link boundsWithReplaced}. */
+  /**
+   * The exact imbalance with node `i` at `li` and node `j` at `lj` (direct fold, O(n)); the
+   * arguments are checked like those of the free {@link imbalanceWithReplaced}.
+   */
+  imbalanceWithReplaced(i: number, li: number, j: number, lj: number, metric: ImbalanceMetric): number {
+    return imbalanceWithReplaced(this.loads, metric, i, li, j, lj);
+  }
+
+  /**
+   * O(1) approximation of {@link imbalanceWithMove} (same argument checks): the midpoint of
+   * {@link boundsWithReplaced}, finite.
+   */
   approxImbalanceWithMove(i: number, j: number, d: number, metric: ImbalanceMetric): number {
+    checkMetric(metric, 'metric');
+    const [li, lj] = this.moved(i, j, d);
     const out = new Float64Array(3);
-    if (i === j) this.boundsWithReplaced(i, this.loads[i]!, -1, 0, metric, out);
-    else this.boundsWithReplaced(i, this.loads[i]! - d, j, this.loads[j]! + d, metric, out);
+    this.boundsWithReplaced(i, li, j, lj, metric, out);
     return out[2]!;
+  }
+
+  /** The two loads after `d` moves from `i` to `j`, validated. */
+  private moved(i: number, j: number, d: number): [number, number] {
+    this.checkIndex(i);
+    this.checkIndex(j);
+    if (i === j) throw new ImbalanceError('invalid-argument', `a move needs two nodes, got i = j = ${i}`);
+    if (typeof d !== 'number' || !Number.isFinite(d)) {
+      throw new ImbalanceError('invalid-argument', `moved load d must be a finite number, got ${String(d)}`);
+    }
+    const li = this.loads[i]! - d;
+    const lj = this.loads[j]! + d;
+    if (!isLoad(li)) throw invalidLoad(li, `index ${i} after moving ${d} away`);
+    if (!isLoad(lj)) throw invalidLoad(lj, `index ${j} after receiving ${d}`);
+    return [li, lj];
   }
 
   /**
    * O(1): writes into `out` `[lo, hi, approx]` such that the exact fold
    * `imbalanceWithReplaced(i, li, j, lj)` lies in `[lo, hi]`. `j = -1` replaces one node only;
-   * `j === i` is not allowed (combine the two changes first). No argument checks: hot path.
+   * `j === i` is not allowed (combine the two changes first). No argument checks: hot path
+   * (`li`, `lj` must be valid loads, `out` of length >= 3). Where the float bound does not hold
+   * — a mean load below {@link TINY_MEAN} (subnormal squares) or above 2^450 (overflowing
+   * squares) — it computes the exact fold instead (O(n)) and writes it three times.
    */
   boundsWithReplaced(i: number, li: number, j: number, lj: number, metric: ImbalanceMetric, out: Float64Array): void {
     const n = this.n;
@@ -196,15 +240,17 @@ export class ImbalanceAccumulator {
     const meanHi = ((sum + sumError) / n) * (1 + rel);
     const scale = metric === 'raw' ? 1 : this.normalizer;
     const approxVar = squares - deltaSq;
-    const approx = sum > 0 && approxVar > 0 ? Math.sqrt(approxVar / n) / (sum / n) / scale : 0;
-    if (!(meanLo > TINY_MEAN)) {
+    if (!(meanLo > TINY_MEAN) || !(meanHi < HUGE_MEAN) || !(varLo >= 0) || !(varHi < Infinity)) {
       // the sum may be 0 (imbalance 0) or tiny (imbalance unbounded, and squares of deviations
-      // may underflow to subnormals where the relative error bounds do not hold): no useful bound
-      out[0] = 0;
-      out[1] = Infinity;
-      out[2] = approx;
+      // may underflow to subnormals where the relative error bounds do not hold), or so large
+      // that squares overflow: no useful bound, the exact fold instead
+      const exact = imbalanceWithReplaced(this.loads, metric, i, li, j, lj);
+      out[0] = exact;
+      out[1] = exact;
+      out[2] = exact;
       return;
     }
+    const approx = approxVar > 0 ? Math.sqrt(approxVar / n) / (sum / n) / scale : 0;
     // the direct fold's own mean error adds n·δm² to the variance it sees
     const meanSlack = rel * meanHi;
     const lo = (Math.sqrt(varLo / n) / meanHi / scale) * (1 - 2 * rel);

@@ -1,5 +1,5 @@
 /** Machine-readable reason of an {@link ImbalanceError}. */
-export type ImbalanceErrorCode = 'invalid-load' | 'index-out-of-range' | 'invalid-metric';
+export type ImbalanceErrorCode = 'invalid-load' | 'index-out-of-range' | 'invalid-metric' | 'invalid-argument';
 
 /** The one error class of `@poise/imbalance`: thrown only for invalid input. */
 export class ImbalanceError extends Error {

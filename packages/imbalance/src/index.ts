@@ -1,4 +1,4 @@
-export { ImbalanceAccumulator, TINY_MEAN } from './accumulator';
+export { ImbalanceAccumulator, MAX_ACCUMULATOR_LOAD, TINY_MEAN } from './accumulator';
 export { ImbalanceError, type ImbalanceErrorCode } from './errors';
 export {
   IMBALANCE_METRICS,

@@ -119,3 +119,13 @@ describe('properties', () => {
     );
   });
 });
+
+describe('README example', () => {
+  it('gives the values the README states', () => {
+    const biggest = defineCriteria([{ name: 'value', weight: 1 }]);
+    expect(rankAlternatives(biggest, [[1], [2], [5], [3], [4]])).toEqual([2, 4, 3, 1, 0]);
+    const smallest = defineCriteria([{ name: 'value', weight: -1 }]);
+    expect(scoreAlternatives(smallest, [[1], [2]])).toEqual([1, 0]);
+    expect(scoreAlternatives(biggest, [[1e300], [2e300]])).toEqual([0, 1]);
+  });
+});

@@ -4,6 +4,19 @@ import { UsageError } from './errors';
 import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastScoreNodesToStart, fastTopsis } from './fast';
 import { compareNames, nodeLoad } from './kernels';
 import { type UsageSnapshot, requireLoadAggregation } from './reference';
+import {
+  candidateErrors,
+  checkAggregation,
+  checkCandidateShape,
+  checkCandidatesArray,
+  checkMethodAndLimit,
+  checkMetric,
+  checkName,
+  checkPlacementShape,
+  checkState,
+  checkStats,
+  statsOk,
+} from './validate';
 import type {
   Aggregation,
   MigrationCandidate,
@@ -51,6 +64,9 @@ interface ResourceRecord {
   current: NodeRecord;
   target: NodeRecord | undefined;
   readonly seq: number;
+  /** Candidate stamps of the last `bestBalancingMigrations` call that named it (duplicate checks). */
+  leaderMark: number;
+  memberMark: number;
 }
 
 function cpuOnGrid(v: number): boolean {
@@ -61,30 +77,6 @@ function memOnGrid(v: number): boolean {
   return Number.isInteger(v) && Math.abs(v) < MEM_EXACT_LIMIT;
 }
 
-/** A finite number >= 0 (NaN and ±Infinity fail). */
-function validStat(v: unknown): boolean {
-  return typeof v === 'number' && v >= 0 && v < Infinity;
-}
-
-function checkStats(what: string, stats: NodeStats | ResourceStats, positiveMax: boolean): void {
-  // the common case in four comparisons; the loop below names the offending field
-  if (validStat(stats.cpu) && validStat(stats.maxcpu) && validStat(stats.mem) && validStat(stats.maxmem)) {
-    if (positiveMax && (stats.maxcpu <= 0 || stats.maxmem <= 0)) {
-      throw new UsageError('invalid-stats', `${what}: 'maxcpu' and 'maxmem' must be > 0`);
-    }
-    return;
-  }
-  for (const field of ['cpu', 'maxcpu', 'mem', 'maxmem'] as const) {
-    const v = stats[field];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-      throw new UsageError('invalid-stats', `${what}: '${field}' must be a finite number >= 0, got ${String(v)}`);
-    }
-  }
-  if (positiveMax && (stats.maxcpu <= 0 || stats.maxmem <= 0)) {
-    throw new UsageError('invalid-stats', `${what}: 'maxcpu' and 'maxmem' must be > 0`);
-  }
-}
-
 /**
  * Cluster usage with granular updates (each O(1) amortised, never a rebuild) and the scoring
  * of spec §4: start scoring, node imbalance and best balancing migrations. Every result equals
@@ -93,6 +85,11 @@ function checkStats(what: string, stats: NodeStats | ResourceStats, positiveMax:
  * Order: nodes are iterated in byte order of their names; a node's aggregated stats fold its
  * base stats, then its resources in the order they were added to the usage (`addResource`;
  * re-adding after `removeResource` moves a resource to the end).
+ *
+ * Input is checked when it arrives (see `./validate`): names are non-empty strings, stats are
+ * numbers in [0, 2^64] with node capacities of at least 1, so every result is finite. A rejected
+ * call throws a {@link UsageError} naming the node or resource and the field, and leaves the usage
+ * exactly as it was.
  */
 export class ClusterUsage {
   readonly aggregation: Aggregation;
@@ -103,6 +100,9 @@ export class ClusterUsage {
   private nameIndex = new Map<string, number>();
   private orderDirty = false;
   private seqCounter = 0;
+  /** Candidate stamps: every candidate of every call gets a new one (duplicate checks without a set). */
+  private markCounter = 0;
+  private targetMarks = new Float64Array(0);
   private readonly scratch = new Scratch();
   private candidateBuffers = {
     source: new Int32Array(0),
@@ -121,25 +121,30 @@ export class ClusterUsage {
   };
 
   constructor(options: { aggregation: Aggregation; metric: ImbalanceMetric }) {
-    if (!['basic', 'static', 'dynamic'].includes(options.aggregation)) {
-      throw new UsageError('invalid-argument', `unknown aggregation '${String(options.aggregation)}'`);
+    if (typeof options !== 'object' || options === null) {
+      throw new UsageError('invalid-argument', 'options: expected { aggregation, metric }');
     }
-    if (!['raw', 'normalized'].includes(options.metric)) {
-      throw new UsageError('invalid-argument', `unknown imbalance metric '${String(options.metric)}'`);
-    }
+    checkAggregation(options.aggregation);
+    checkMetric(options.metric);
     this.aggregation = options.aggregation;
     this.metric = options.metric;
   }
 
   // ---- nodes ----
 
-  /** Adds a node. Static nodes have cpu 0 / mem 0; dynamic nodes carry the measured usage. */
+  /**
+   * Adds a node. Static nodes have cpu 0 / mem 0; dynamic nodes carry the measured usage.
+   * Errors: `invalid-argument` (name not a non-empty string), `duplicate-node`, `invalid-stats`.
+   */
   addNode(name: string, stats: NodeStats): void {
+    checkName('node', name, 'addNode');
     if (this.nodes.has(name)) throw new UsageError('duplicate-node', `node '${name}' already exists`);
-    checkStats(`node '${name}'`, stats, true);
+    // validate the copy that is kept (a getter cannot hand the check one value and the usage another)
+    const base = copyStats(stats);
+    if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
     const node: NodeRecord = {
       name,
-      base: { ...stats },
+      base,
       members: new Set(),
       cpu: 0,
       mem: 0,
@@ -177,8 +182,9 @@ export class ClusterUsage {
   /** Replaces a node's base stats (dynamic: the measured usage). */
   setNodeStats(name: string, stats: NodeStats): void {
     const node = this.node(name);
-    checkStats(`node '${name}'`, stats, true);
-    node.base = { ...stats };
+    const base = copyStats(stats);
+    if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
+    node.base = base;
     node.valid = false;
   }
 
@@ -189,13 +195,31 @@ export class ClusterUsage {
 
   // ---- resources ----
 
-  /** Adds a resource; errors on a duplicate sid, an unknown node or a move to the same node. */
+  /**
+   * Adds a resource. Errors: `invalid-argument` (sid, spec or state), `duplicate-resource`,
+   * `invalid-stats`, `invalid-placement` (a move to the same node), `unknown-node`.
+   */
   addResource(sid: string, spec: ResourceSpec): void {
+    checkName('resource', sid, 'addResource');
     if (this.resources.has(sid)) throw new UsageError('duplicate-resource', `resource '${sid}' already exists`);
-    checkStats(`resource '${sid}'`, spec.stats, false);
-    checkState(sid, spec.state);
+    if (typeof spec !== 'object' || spec === null) {
+      throw new UsageError('invalid-argument', `resource '${sid}': expected { stats, state, placement }`);
+    }
+    const stats = copyStats(spec.stats);
+    if (!statsOk(stats, false)) checkStats(() => `resource '${sid}'`, stats, false);
+    const state = spec.state;
+    checkState(sid, state);
     const [current, target] = this.placementNodes(sid, spec.placement);
-    const r: ResourceRecord = { sid, stats: { ...spec.stats }, state: spec.state, current, target, seq: ++this.seqCounter };
+    const r: ResourceRecord = {
+      sid,
+      stats,
+      state,
+      current,
+      target,
+      seq: ++this.seqCounter,
+      leaderMark: 0,
+      memberMark: 0,
+    };
     this.resources.set(sid, r);
     this.attach(current, r);
     if (target) this.attach(target, r);
@@ -225,10 +249,11 @@ export class ClusterUsage {
   /** Replaces a resource's stats (keeps its position in the fold order). */
   setResourceStats(sid: string, stats: ResourceStats): void {
     const r = this.resource(sid);
-    checkStats(`resource '${sid}'`, stats, false);
+    const copy = copyStats(stats);
+    if (!statsOk(copy, false)) checkStats(() => `resource '${sid}'`, copy, false);
     this.detach(r.current, r);
     if (r.target) this.detach(r.target, r);
-    r.stats = { ...stats };
+    r.stats = copy;
     this.attach(r.current, r);
     if (r.target) this.attach(r.target, r);
   }
@@ -286,7 +311,7 @@ export class ClusterUsage {
    *   started on that node, over all nodes — **higher is better** (the HA core negates it).
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
-    checkStats('resource to start', stats, false);
+    if (!statsOk(stats, false)) checkStats('resource to start', stats, false);
     if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.members.size }));
     return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
   }
@@ -301,15 +326,19 @@ export class ClusterUsage {
   }
 
   /**
-   * The first `limit` balancing migrations (spec §4.4/§4.5), best first. Errors (`invalid-candidate`)
-   * when a leader or member is absent, moving, or not on the leader's node.
+   * The first `limit` balancing migrations (spec §4.4/§4.5), best first. Errors
+   * (`invalid-candidate`, naming `candidates[k]...`) when a leader or member is absent, moving,
+   * or not on the leader's node, when a leader is the leader of two candidates, when a bundle
+   * lists a resource twice or does not list its leader, when a target is the candidate's own
+   * node (a self-move is an error, not skipped: a caller that asks for one has a bug) or is
+   * listed twice; `unknown-node` for a target that does not exist; `invalid-argument` for the
+   * method, a limit that is not an integer >= 0, or candidates that are not an array.
+   * Checked in this order: every candidate's leader and members first, then every target.
    */
   bestBalancingMigrations(candidates: readonly MigrationCandidate[], method: MigrationMethod, limit: number): ScoredMigration[] {
     requireLoadAggregation(this.aggregation, 'bestBalancingMigrations');
-    if (method !== 'bruteforce' && method !== 'topsis') {
-      throw new UsageError('invalid-argument', `unknown migration method '${String(method)}'`);
-    }
-    if (!Number.isInteger(limit) || limit < 0) throw new UsageError('invalid-argument', `invalid limit ${String(limit)}`);
+    checkMethodAndLimit(method, limit);
+    checkCandidatesArray(candidates);
     const view = this.gather('balance');
     const indexed = this.indexCandidates(candidates);
     return method === 'bruteforce'
@@ -322,9 +351,8 @@ export class ClusterUsage {
   /**
    * Validates candidates like `resolveCandidates` of the reference (same checks, same order, same
    * messages: every leader and member first, then the targets) straight from the records, and
-   * indexes them flat into reused buffers. Targets usually come in byte order, so the index of
-   * the next target is guessed as the previous one + 1 and checked by one string comparison
-   * before falling back to the name map.
+   * indexes them flat into reused buffers. Duplicates are found with per-candidate stamps on the
+   * records and the node marks, not with sets.
    */
   private indexCandidates(candidates: readonly MigrationCandidate[]): IndexedCandidates {
     const count = candidates.length;
@@ -337,18 +365,29 @@ export class ClusterUsage {
     const { source, bundleCpu, bundleMem, targetStart } = buffers;
     const sids = new Array<string>(count);
     const index = this.nameIndex;
+    // candidate k's stamp is base + k + 1, unique over all calls
+    const base = this.markCounter;
+    this.markCounter += count + 1;
     let rows = 0;
     for (let k = 0; k < count; k++) {
       const c = candidates[k]!;
+      checkCandidateShape(c, k);
+      const stamp = base + k + 1;
       const leader = this.resources.get(c.leader);
       if (leader === undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
+      if (leader.leaderMark > base) throw candidateErrors.duplicateLeader(k, c.leader, leader.leaderMark - base - 1);
+      leader.leaderMark = stamp;
       if (leader.target !== undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' is not stationary`);
       const home = leader.current;
       let cpuSum = 0;
       let memSum = 0;
-      for (const sid of c.resources) {
+      const members = c.resources;
+      for (let m = 0; m < members.length; m++) {
+        const sid = members[m]!;
         const member = this.resources.get(sid);
         if (member === undefined) throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
+        if (member.memberMark === stamp) throw candidateErrors.duplicateMember(k, m, sid, c.leader);
+        member.memberMark = stamp;
         if (member.target !== undefined) {
           throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is not stationary`);
         }
@@ -359,6 +398,7 @@ export class ClusterUsage {
         cpuSum += member.stats.cpu;
         memSum += member.stats.mem;
       }
+      if (leader.memberMark !== stamp) throw candidateErrors.leaderNotMember(k, c.leader);
       sids[k] = c.leader;
       source[k] = index.get(home.name)!;
       bundleCpu[k] = cpuSum;
@@ -371,8 +411,9 @@ export class ClusterUsage {
       buffers = { ...buffers, targets: new Int32Array(Math.max(rows, buffers.targets.length * 2)) };
       this.candidateBuffers = buffers;
     }
+    if (this.targetMarks.length < this.view.n) this.targetMarks = new Float64Array(this.view.n);
     const targets = buffers.targets;
-    mapTargets(candidates, this.view.names, index, targets);
+    mapTargets(candidates, this.view.names, this.view.n, index, source, base, this.targetMarks, targets);
     return { count, sids, source, bundleCpu, bundleMem, targetStart, targets };
   }
 
@@ -389,10 +430,8 @@ export class ClusterUsage {
   }
 
   private placementNodes(sid: string, placement: Placement): [NodeRecord, NodeRecord | undefined] {
+    checkPlacementShape(sid, placement);
     const { current, target } = placement;
-    if (target !== undefined && target === current) {
-      throw new UsageError('invalid-placement', `resource '${sid}' moves from '${current}' to itself`);
-    }
     const c = this.nodes.get(current);
     if (!c) throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${current}'`);
     if (target === undefined) return [c, undefined];
@@ -515,33 +554,64 @@ export class ClusterUsage {
 }
 
 /**
- * Writes the node index of every candidate's targets, in order, into `out`. Separate from the
- * validation loop so that each loop is optimised on its own (one function holding both was
- * de-optimised at the second loop on every call).
+ * Writes the node index of every candidate's targets, in order, into `out`, and rejects unknown
+ * targets, self-moves and targets listed twice. Targets usually come in byte order, so the index
+ * of the next target is guessed as the previous one + 1 and checked by one string comparison
+ * before falling back to the name map; while the indices increase no target can repeat, and only
+ * a candidate whose targets go out of order stamps them in `marks` (per node index) to find a
+ * repeat. Separate from the validation loop so that each loop is optimised on its own (one
+ * function holding both was de-optimised at the second loop on every call).
  */
-function mapTargets(candidates: readonly MigrationCandidate[], names: readonly string[], index: ReadonlyMap<string, number>, out: Int32Array): void {
-  const n = names.length;
+function mapTargets(
+  candidates: readonly MigrationCandidate[],
+  names: readonly string[],
+  n: number,
+  index: ReadonlyMap<string, number>,
+  source: Int32Array,
+  base: number,
+  marks: Float64Array,
+  out: Int32Array,
+): void {
   let row = 0;
   for (let k = 0; k < candidates.length; k++) {
     const list = candidates[k]!.targets;
+    const home = source[k]!;
+    const stamp = base + k + 1;
+    const first = row;
     let guess = 0;
+    let previous = -1;
+    let marked = false;
     for (let j = 0; j < list.length; j++, row++) {
       const name = list[j]!;
       const i: number | undefined = guess < n && names[guess] === name ? guess : index.get(name);
       if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
+      if (i === home) throw candidateErrors.selfMove(k, j, name, candidates[k]!.leader);
+      if (!marked && i > previous) {
+        previous = i;
+      } else {
+        if (!marked) {
+          for (let r = first; r < row; r++) marks[out[r]!] = stamp;
+          marked = true;
+        }
+        if (marks[i] === stamp) throw candidateErrors.duplicateTarget(k, j, name, candidates[k]!.leader);
+        marks[i] = stamp;
+      }
       out[row] = i;
       guess = i + 1;
     }
   }
 }
 
+/**
+ * A plain copy of stats to validate and keep (so a getter or a later change of the caller's
+ * object cannot make the kept values differ from the checked ones); a non-object is returned as
+ * it is, for the check to name.
+ */
+function copyStats<T extends NodeStats | ResourceStats>(stats: T): T {
+  return typeof stats === 'object' && stats !== null ? { ...stats } : stats;
+}
+
 /** Whether every partial sum of the node's fold is exact (so add/subtract equals re-folding). */
 function exactNode(node: NodeRecord): boolean {
   return node.cpuInexact === 0 && node.memInexact === 0 && node.cpuAbs < CPU_EXACT_LIMIT && node.memAbs < MEM_EXACT_LIMIT;
-}
-
-function checkState(sid: string, state: ResourceState): void {
-  if (state !== 'stopped' && state !== 'starting' && state !== 'started') {
-    throw new UsageError('invalid-argument', `resource '${sid}' has unknown state '${String(state)}'`);
-  }
 }

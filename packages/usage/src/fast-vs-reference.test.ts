@@ -31,21 +31,30 @@ function randomStats(rand: () => number, noisy: boolean, aggregation: Aggregatio
   return { cpu: Math.round(rand() * maxcpu * 100) / 100, maxcpu, mem: Math.floor(rand() * maxmem), maxmem };
 }
 
-/** All single-resource candidates (stationary, started) with every other node as target, plus a bundle per node. */
+/**
+ * Candidates like the HA core's: disjoint bundles, each leader once, every other node as target.
+ * The first three stationary resources of every node with at least two form a bundle (leader the
+ * first); every other stationary resource is a candidate of its own. Sorted by leader.
+ */
 function candidatesOf(u: ClusterUsage): MigrationCandidate[] {
   const nodes = u.nodeNames();
   const snapshot = u.snapshot();
   const stationary = snapshot.resources.filter((r) => r.placement.target === undefined).map((r) => r.sid);
   stationary.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const result: MigrationCandidate[] = stationary.map((sid) => {
-    const current = u.getResource(sid).placement.current;
-    return { leader: sid, resources: [sid], targets: nodes.filter((n) => n !== current) };
-  });
+  const result: MigrationCandidate[] = [];
+  const bundled = new Set<string>();
   for (const node of nodes) {
     const members = stationary.filter((sid) => u.getResource(sid).placement.current === node).slice(0, 3);
-    if (members.length >= 2) result.push({ leader: members[0]!, resources: members, targets: nodes.filter((n) => n !== node) });
+    if (members.length < 2) continue;
+    members.forEach((sid) => bundled.add(sid));
+    result.push({ leader: members[0]!, resources: members, targets: nodes.filter((n) => n !== node) });
   }
-  return result;
+  for (const sid of stationary) {
+    if (bundled.has(sid)) continue;
+    const current = u.getResource(sid).placement.current;
+    result.push({ leader: sid, resources: [sid], targets: nodes.filter((n) => n !== current) });
+  }
+  return result.sort((a, b) => (a.leader < b.leader ? -1 : a.leader > b.leader ? 1 : 0));
 }
 
 function compareAll(u: ClusterUsage, rand: () => number, metric: ImbalanceMetric): void {

@@ -23,7 +23,7 @@ export type { ClusterView, IndexedCandidates } from './view';
 const { ImbalanceAccumulator } = imbalanceModule;
 const { imbalanceWithReplaced, TINY_MEAN } = imbalanceModule;
 const { rankScores, scoreFlatInPlace } = topsisModule;
-const { CRITERIA_COUNT, SCHEDULER_CRITERIA, compareNames, nodeLoad, truncateImbalance } = kernels;
+const { CRITERIA_COUNT, schedulerCriteria, compareNames, nodeLoad, truncateImbalance } = kernels;
 const { separatedTopsisWinner } = separated;
 const { candidateOfRow } = viewModule;
 import type { NodeScore, ResourceStats, ScoredMigration } from './types';
@@ -203,28 +203,23 @@ export function fastScoreNodesToStart(view: ClusterView, stats: ResourceStats, s
     const m = mem[k]! + stats.maxmem;
     writeCriteria(scratch, n, matrix, k * CRITERIA_COUNT, k, c / maxcpu[k]!, m / maxmem[k]!, -1, 0, 0);
   }
-  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
+  const scores = scoreFlatInPlace(schedulerCriteria, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
   const result: NodeScore[] = new Array(n);
   for (let k = 0; k < n; k++) result[k] = { node: view.names[k]!, score: scores[k]! };
   return result;
 }
 
-/** Hypothetical node stats after a bundle leaves `s` and arrives at `t` (s may equal t). */
+/**
+ * Hypothetical node stats after a bundle leaves `s` and arrives at `t` (never `s`: self-moves are
+ * rejected when the candidates are indexed).
+ */
 function movedLoads(view: ClusterView, s: number, t: number, bc: number, bm: number, out: Float64Array): void {
   const { cpu, mem } = view;
-  // remove_running_resource on the source
-  let sc = Math.max(0, cpu[s]! - bc);
-  let sm = Math.max(0, mem[s]! - bm);
-  if (s === t) {
-    sc += bc;
-    sm += bm;
-  }
-  out[0] = sc;
-  out[1] = sm;
-  if (s !== t) {
-    out[2] = cpu[t]! + bc;
-    out[3] = mem[t]! + bm;
-  }
+  // remove_running_resource on the source, add_running_resource on the target
+  out[0] = Math.max(0, cpu[s]! - bc);
+  out[1] = Math.max(0, mem[s]! - bm);
+  out[2] = cpu[t]! + bc;
+  out[3] = mem[t]! + bm;
 }
 
 /** Exact imbalance after moving candidate k's bundle to `t`, by the direct fold. */
@@ -233,7 +228,6 @@ function exactMoveImbalance(view: ClusterView, loads: Float64Array, c: IndexedCa
   const s = c.source[k]!;
   movedLoads(view, s, t, c.bundleCpu[k]!, c.bundleMem[k]!, st);
   const ls = nodeLoad(st[0]!, view.maxcpu[s]!, st[1]!, view.maxmem[s]!);
-  if (s === t) return imbalanceWithReplaced(loads, metric, s, ls, -1, 0);
   return imbalanceWithReplaced(loads, metric, s, ls, t, nodeLoad(st[2]!, view.maxcpu[t]!, st[3]!, view.maxmem[t]!));
 }
 
@@ -279,7 +273,6 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
   const n = view.n;
   const loads = loadsOf(view);
   const acc = new ImbalanceAccumulator(loads);
-  const bounds = new Float64Array(3);
   const state = acc.boundState();
   const rel = state.relative;
   const shift = state.shift;
@@ -321,47 +314,43 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
     const squaresErrorBase = squaresError0 + rel * (squares0 + doi2 + dli2);
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
+      // every row has t !== s (self-moves are rejected when the candidates are indexed), hence n >= 2
       let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
       let hi = 0;
-      if (t === s || n < 2) {
-        if (t === s) acc.boundsWithReplaced(s, nodeLoad(sourceCpu + bc, maxcpu[s]!, sourceMem + bm, maxmem[s]!), -1, 0, metric, bounds);
-        else acc.boundsWithReplaced(s, ls, t, nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!), metric, bounds);
-        lo = bounds[0]!;
-        hi = bounds[1]!;
+      const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
+      const oj = loads[t]!;
+      const doj2 = oldDev2[t]!;
+      const dlj = lt - shift;
+      const dlj2 = dlj * dlj;
+      const sum = sumBase - oj + lt;
+      const sumError = sumErrorBase + rel * (oj + lt);
+      const squares = squaresBase - doj2 + dlj2;
+      const delta = sum - nShift;
+      const absDelta = Math.abs(delta);
+      const deltaError = sumError + rel * (nShift + absDelta);
+      // × 1/n instead of / n: one more rounding (2u), far inside the (1 ± rel) factors
+      const deltaSq = delta * delta * nReciprocal;
+      const squaresError = squaresErrorBase + rel * (doj2 + dlj2 + deltaSq);
+      const dHi = absDelta + deltaError;
+      let varLo = squares - squaresError - dHi * dHi * nReciprocal * (1 + rel);
+      if (varLo < 0) varLo = 0;
+      const meanLo = (sum - sumError) * nReciprocal * (1 - rel);
+      const meanHi = (sum + sumError) * nReciprocal * (1 + rel);
+      // (the validated stats keep every load below 2^100, so the mean never reaches the
+      // accumulator's upper limit; only tiny means give the bound up)
+      if (!(meanLo > TINY_MEAN)) {
+        lo = 0;
+        hi = Infinity;
       } else {
-        const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
-        const oj = loads[t]!;
-        const doj2 = oldDev2[t]!;
-        const dlj = lt - shift;
-        const dlj2 = dlj * dlj;
-        const sum = sumBase - oj + lt;
-        const sumError = sumErrorBase + rel * (oj + lt);
-        const squares = squaresBase - doj2 + dlj2;
-        const delta = sum - nShift;
-        const absDelta = Math.abs(delta);
-        const deltaError = sumError + rel * (nShift + absDelta);
-        // × 1/n instead of / n: one more rounding (2u), far inside the (1 ± rel) factors
-        const deltaSq = delta * delta * nReciprocal;
-        const squaresError = squaresErrorBase + rel * (doj2 + dlj2 + deltaSq);
-        const dHi = absDelta + deltaError;
-        let varLo = squares - squaresError - dHi * dHi * nReciprocal * (1 + rel);
-        if (varLo < 0) varLo = 0;
-        const meanLo = (sum - sumError) * nReciprocal * (1 - rel);
-        const meanHi = (sum + sumError) * nReciprocal * (1 + rel);
-        if (!(meanLo > TINY_MEAN)) {
-          lo = 0;
-          hi = Infinity;
-        } else {
-          // pre-filter: lo = √(varLo/n)/meanHi/scale·(1 − 2rel) > cap·meanHi... without root or division
-          const c = cap * meanHi;
-          if (varLo > c * c * n) continue;
-          const dLo = absDelta > deltaError ? absDelta - deltaError : 0;
-          let varHi = squares + squaresError - ((dLo * dLo) / n) * (1 - rel);
-          if (varHi < 0) varHi = 0;
-          const meanSlack = rel * meanHi;
-          lo = (Math.sqrt(varLo / n) / meanHi / scale) * (1 - 2 * rel);
-          hi = (Math.sqrt((varHi + n * meanSlack * meanSlack) / n) / meanLo / scale) * (1 + 2 * rel);
-        }
+        // pre-filter: lo = √(varLo/n)/meanHi/scale·(1 − 2rel) > cap·meanHi... without root or division
+        const c = cap * meanHi;
+        if (varLo > c * c * n) continue;
+        const dLo = absDelta > deltaError ? absDelta - deltaError : 0;
+        let varHi = squares + squaresError - ((dLo * dLo) / n) * (1 - rel);
+        if (varHi < 0) varHi = 0;
+        const meanSlack = rel * meanHi;
+        lo = (Math.sqrt(varLo / n) / meanHi / scale) * (1 - 2 * rel);
+        hi = (Math.sqrt((varHi + n * meanSlack * meanSlack) / n) / meanLo / scale) * (1 + 2 * rel);
       }
       const loKey = truncateImbalance(lo);
       if (loKey > threshold) continue;
@@ -463,14 +452,10 @@ export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: n
       }
       known[t] = row;
       movedLoads(view, s, t, bc, bm, st);
-      if (s === t) {
-        writeCriteria(scratch, n, matrix, offset, s, st[0]! / maxcpu[s]!, st[1]! / maxmem[s]!, -1, 0, 0);
-      } else {
-        writeCriteria(scratch, n, matrix, offset, s, st[0]! / maxcpu[s]!, st[1]! / maxmem[s]!, t, st[2]! / maxcpu[t]!, st[3]! / maxmem[t]!);
-      }
+      writeCriteria(scratch, n, matrix, offset, s, st[0]! / maxcpu[s]!, st[1]! / maxmem[s]!, t, st[2]! / maxcpu[t]!, st[3]! / maxmem[t]!);
     }
   }
-  const scores = scoreFlatInPlace(SCHEDULER_CRITERIA, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
+  const scores = scoreFlatInPlace(schedulerCriteria, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
   return rankTop(scores, rows, limit).map((r) => scoredRow(view, loads, cands, r, metric));
 }
 

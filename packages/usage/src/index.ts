@@ -23,7 +23,9 @@ export {
   referenceNodeImbalance,
   referenceScoreNodesToStart,
   removeRunningResource,
+  validateSnapshot,
 } from './reference';
+export { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from './validate';
 export type {
   Aggregation,
   ImbalanceMetric,

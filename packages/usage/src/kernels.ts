@@ -4,7 +4,11 @@
  */
 import { type Criteria, defineCriteria } from '@poise/topsis';
 
-/** Node load, a ratio: `(cpu/maxcpu + mem/maxmem) / 2` (spec §4.1, `NodeStats::load`). */
+/**
+ * Node load, a ratio: `(cpu/maxcpu + mem/maxmem) / 2` (spec §4.1, `NodeStats::load`). A kernel
+ * of the hot loops, so it checks nothing: with the stats {@link ClusterUsage} accepts (finite,
+ * >= 0, capacities >= 1) the load is finite and >= 0; a capacity of 0 gives Infinity or NaN.
+ */
 export function nodeLoad(cpu: number, maxcpu: number, mem: number, maxmem: number): number {
   return (cpu / maxcpu + mem / maxmem) / 2;
 }
@@ -13,32 +17,47 @@ export function nodeLoad(cpu: number, maxcpu: number, mem: number, maxmem: numbe
 export const MIGRATION_IMBALANCE_DIGITS = 15;
 const TRUNCATION_SCALE = 1e15;
 
-/** `trunc(x·1e15)/1e15`: the imbalance a scored migration reports and is ordered by. */
+/**
+ * `trunc(x·1e15)/1e15`: the imbalance a scored migration reports and is ordered by. For |x| at
+ * or above 1.79e293, where x·1e15 overflows, x itself (it has no digits after the 15th decimal
+ * anyway), so a finite x gives a finite result; ±Infinity and NaN pass through.
+ */
 export function truncateImbalance(x: number): number {
-  return Math.trunc(x * TRUNCATION_SCALE) / TRUNCATION_SCALE;
+  const scaled = x * TRUNCATION_SCALE;
+  return scaled < Infinity && scaled > -Infinity ? Math.trunc(scaled) / TRUNCATION_SCALE : x;
 }
 
-/**
- * The 4 minimised criteria of a hypothetical cluster state (spec §4.5), as data: average
- * (root mean square) and highest CPU load, average and highest memory load, weights 1, 2, 5, 10
- * (normalised to w/18). Values are `1 + ratio`, lower is better.
- */
-export const SCHEDULER_CRITERIA: Criteria = defineCriteria([
+/** The criteria as data (see {@link SCHEDULER_CRITERIA}). */
+const SCHEDULER_CRITERION_LIST = [
   { name: 'average cpu', weight: -1 },
   { name: 'highest cpu', weight: -2 },
   { name: 'average memory', weight: -5 },
   { name: 'highest memory', weight: -10 },
-]);
+] as const;
+
+/**
+ * The 4 minimised criteria of a hypothetical cluster state (spec §4.5), as data: average
+ * (root mean square) and highest CPU load, average and highest memory load, weights 1, 2, 5, 10
+ * (normalised to w/18). Values are `1 + ratio`, lower is better. A copy for callers: the package
+ * scores with its own instance, so changing this one's typed arrays changes no result.
+ */
+export const SCHEDULER_CRITERIA: Criteria = defineCriteria(SCHEDULER_CRITERION_LIST);
+
+/** The instance the package scores with (not exported from the package). */
+export const schedulerCriteria: Criteria = defineCriteria(SCHEDULER_CRITERION_LIST);
 
 /** Number of scheduler criteria (columns of every scheduler TOPSIS matrix). */
 export const CRITERIA_COUNT = 4;
 
-/** `a < b` in byte order for the ASCII identifiers sids and node names are (never localeCompare). */
+/** Byte order of two strings (UTF-16 code units, i.e. bytes for the ASCII names and sids; never localeCompare). */
 export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Orders scored migrations: imbalance, then sid, source, target (reference `Ord`). */
+/**
+ * Orders scored migrations: imbalance, then sid, source, target (reference `Ord`). A comparator,
+ * so it checks nothing: imbalances must not be NaN (no function of this package returns one).
+ */
 export function compareScoredMigrations(
   a: { sid: string; source: string; target: string; imbalance: number },
   b: { sid: string; source: string; target: string; imbalance: number },

@@ -52,7 +52,7 @@
  */
 import type { Scratch } from './fast';
 import { type ClusterView, type IndexedCandidates, candidateOfRow as candidateOfRowExport } from './view';
-import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, SCHEDULER_CRITERIA } from './kernels';
+import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, schedulerCriteria } from './kernels';
 
 /**
  * Module-local copy: some loaders (tsx's CommonJS interop) turn every read of an imported binding
@@ -79,8 +79,8 @@ export const SEPARATION_SLACK = 1e-9;
  */
 export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidates, rows: number, scratch: Scratch): number {
   const n = view.n;
-  const weights = SCHEDULER_CRITERIA.weights;
-  for (let j = 0; j < CRITERIA_COUNT; j++) if (SCHEDULER_CRITERIA.maximize[j]) return -1; // all minimised here
+  const weights = schedulerCriteria.weights;
+  for (let j = 0; j < CRITERIA_COUNT; j++) if (schedulerCriteria.maximize[j]) return -1; // all minimised here
   const u = UNIT_ROUNDOFF;
   if (rows * u >= 0.25) return -1;
   const cpuTotal = scratch.cpuPrefix[n]!;
@@ -315,35 +315,19 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
     const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
-      let cpuNew = 0; // initialised: keeps the variable an unboxed double in optimised code
-      let memNew = 0;
-      let cpuSquares = 0;
-      let memSquares = 0;
-      let cpuHigh = 0;
-      let memHigh = 0;
-      if (t === s) {
-        const bcl = (sourceCpu + bc) / maxcpu[s]!;
-        const bml = (sourceMem + bm) / maxmem[s]!;
-        cpuNew = bcl * bcl;
-        memNew = bml * bml;
-        cpuSquares = cpuRest + cpuNew;
-        memSquares = memRest + memNew;
-        cpuHigh = Math.max(cpuFirstValue, bcl);
-        memHigh = Math.max(memFirstValue, bml);
-      } else {
-        // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
-        // them, where K covers it); the highest loads need the exact quotient only when it can win
-        const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
-        const tm = (mem[t]! + bm) * memReciprocal[t]!;
-        cpuNew = scSq + tc * tc;
-        memNew = smSq + tm * tm;
-        cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
-        memSquares = memRest - memSquare[t]! + memNew;
-        const cpuOther = Math.max(cpuFirst !== t ? cpuFirstValue : cpuSecondValue, sc);
-        const memOther = Math.max(memFirst !== t ? memFirstValue : memSecondValue, sm);
-        cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
-        memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
-      }
+      // t !== s: self-moves are rejected when the candidates are indexed
+      // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
+      // them, where K covers it); the highest loads need the exact quotient only when it can win
+      const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
+      const tm = (mem[t]! + bm) * memReciprocal[t]!;
+      const cpuNew = scSq + tc * tc;
+      const memNew = smSq + tm * tm;
+      const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
+      const memSquares = memRest - memSquare[t]! + memNew;
+      const cpuOther = Math.max(cpuFirst !== t ? cpuFirstValue : cpuSecondValue, sc);
+      const memOther = Math.max(memFirst !== t ? memFirstValue : memSecondValue, sm);
+      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
+      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
       if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
       if (memNew > memNewMax) memNewMax = memNew;
       // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j

@@ -228,3 +228,21 @@ describe('TOPSIS migration scores (spec §4.6 values)', () => {
     expect(scores[0]! + scores[1]!).toBeCloseTo(1, 12);
   });
 });
+
+describe('README example', () => {
+  it('runs and gives what the README states', () => {
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    for (const node of ['node1', 'node2', 'node3']) u.addNode(node, { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB });
+    u.addResource('vm:101', {
+      stats: { cpu: 4, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB },
+      state: 'started',
+      placement: { current: 'node1' },
+    });
+    const scores = u.scoreNodesToStart({ cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB });
+    expect(scores.map((s) => s.node)).toEqual(['node1', 'node2', 'node3']);
+    expect(scores.every((s) => s.score >= 0 && s.score <= 1)).toBe(true);
+    expect(u.nodeImbalance()).toBeGreaterThan(0);
+    const [best] = u.bestBalancingMigrations([{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] }], 'bruteforce', 1);
+    expect(best).toMatchObject({ sid: 'vm:101', source: 'node1', target: 'node2' });
+  });
+});
