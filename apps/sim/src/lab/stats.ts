@@ -1,0 +1,198 @@
+import { mean, quantileSeq, std } from 'mathjs';
+import type { RunSummary } from './summary';
+
+/** Which way a metric is better. `none`: reported, never judged. */
+export type Better = 'lower' | 'higher' | 'none';
+
+/** A metric of the lab: a number per run, its unit and which way is better. */
+export interface MetricDef {
+  key: MetricKey;
+  label: string;
+  unit: string;
+  better: Better;
+  /** One line for the report and the README. */
+  description: string;
+}
+
+export type MetricKey =
+  | 'moves'
+  | 'failedMoves'
+  | 'pingPongs'
+  | 'maxMovesPerSid'
+  | 'imbalanceTimeWeighted'
+  | 'pressureSeconds'
+  | 'simSeconds';
+
+/**
+ * The metrics compared across variants, with the direction of "better" declared next to each.
+ * All but `simSeconds` are better lower: a policy that reaches the same balance with fewer,
+ * surer, steadier moves and less pressure is the better one. `simSeconds` is context only.
+ */
+export const METRICS: readonly MetricDef[] = [
+  { key: 'moves', label: 'moves', unit: 'count', better: 'lower', description: 'motions the balancer issued (per resource)' },
+  { key: 'failedMoves', label: 'failed moves', unit: 'count', better: 'lower', description: 'motions that failed or were refused' },
+  { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', description: 'moves back to a node the resource left ≤ 30 min before' },
+  { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', description: 'the largest count in movesBySid (0 without moves)' },
+  { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: '% (0–100)', better: 'lower', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
+  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', description: 'seconds × nodes with cpu or memory PSI ≥ 10 %' },
+  { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', description: 'length of the run' },
+];
+
+/**
+ * The value of a metric for one run; null when the run cannot tell (no samples, no pressure
+ * telemetry). The imbalance is reported in percent (fraction × 100) for reading.
+ */
+export function metricValue(s: RunSummary, key: MetricKey): number | null {
+  switch (key) {
+    case 'maxMovesPerSid': {
+      let m = 0;
+      for (const v of Object.values(s.movesBySid)) if (v > m) m = v;
+      return m;
+    }
+    case 'imbalanceTimeWeighted':
+      return s.imbalanceTimeWeighted === null ? null : s.imbalanceTimeWeighted * 100;
+    default:
+      return s[key];
+  }
+}
+
+/** Descriptive statistics of one metric across seeds. */
+export interface Stats {
+  /** Number of runs (seeds). */
+  n: number;
+  mean: number;
+  /** Sample standard deviation (n − 1 in the denominator); null for a single run. */
+  sd: number | null;
+  /** Median and 95th percentile, linear interpolation between closest ranks (see {@link describeValues}). */
+  p50: number;
+  p95: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * Mean, sample standard deviation, p50/p95, min and max of a non-empty list, with mathjs.
+ *
+ * Quantile definition (mathjs `quantileSeq`, Hyndman & Fan type 7, the default of R and
+ * NumPy): sort the n values x₀ ≤ … ≤ xₙ₋₁, h = (n − 1)·p, result = x⌊h⌋ + (h − ⌊h⌋)·(x⌊h⌋₊₁ − x⌊h⌋).
+ * For n = 20, p95 = x₁₈ + 0.05·(x₁₉ − x₁₈).
+ */
+export function describeValues(values: readonly number[]): Stats {
+  if (values.length === 0) throw new RangeError('describeValues: no values');
+  for (const v of values) if (!Number.isFinite(v)) throw new RangeError(`describeValues: not a finite number: ${v}`);
+  // Sorted here with an exact comparison: mathjs compares with a tolerance (relTol 1e-12), so
+  // its own sort, min and max would treat nearly equal values as equal.
+  const xs = [...values].sort((a, b) => a - b);
+  return {
+    n: xs.length,
+    mean: Number(mean(xs)),
+    sd: xs.length < 2 ? null : Number(std(xs, 'unbiased')),
+    p50: Number(quantileSeq(xs, 0.5, true)),
+    p95: Number(quantileSeq(xs, 0.95, true)),
+    min: xs[0]!,
+    max: xs[xs.length - 1]!,
+  };
+}
+
+/** Statistics of one metric of one variant in one scenario; `stats` null when a run could not tell. */
+export interface MetricStats {
+  scenario: string;
+  variant: string;
+  metric: MetricKey;
+  stats: Stats | null;
+  /** Why `stats` is null. */
+  reason?: string;
+}
+
+/** Runs of one (scenario, variant): their summaries in seed order. */
+export interface RunGroup {
+  scenario: string;
+  variant: string;
+  summaries: readonly RunSummary[];
+}
+
+/** Statistics of every metric for every (scenario, variant) group, in the groups' order then METRICS order. */
+export function computeStats(groups: readonly RunGroup[]): MetricStats[] {
+  const out: MetricStats[] = [];
+  for (const g of groups) {
+    for (const m of METRICS) {
+      const values = g.summaries.map((s) => metricValue(s, m.key));
+      if (values.length === 0) {
+        out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: 'no runs' });
+      } else if (values.some((v) => v === null)) {
+        const why = m.key === 'pressureSeconds' ? 'no pressure telemetry' : 'no samples in some runs';
+        out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: why });
+      } else {
+        out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: describeValues(values as number[]) });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Which variant is better on one metric of one scenario, judged on the mean across seeds.
+ * `better` null: a tie, a metric that is not judged, or statistics missing (see `note`).
+ */
+export interface Verdict {
+  scenario: string;
+  metric: MetricKey;
+  better: string | null;
+  /** The runner-up (second best mean). */
+  worse: string | null;
+  betterMean: number | null;
+  worseMean: number | null;
+  /** |worseMean − betterMean|, in the metric's unit. */
+  difference: number | null;
+  /** difference / |worseMean|; null when worseMean is 0 or not known. */
+  relative: number | null;
+  note?: string;
+}
+
+/**
+ * Verdicts per scenario and metric: the variant with the best mean against the runner-up. Ties
+ * (equal means) have no winner. Variants keep the given order where means are equal.
+ */
+export function computeVerdicts(stats: readonly MetricStats[], scenarios: readonly string[], variants: readonly string[]): Verdict[] {
+  const byKey = new Map<string, MetricStats>();
+  for (const s of stats) byKey.set(`${s.scenario}\u0000${s.variant}\u0000${s.metric}`, s);
+  const out: Verdict[] = [];
+  for (const scenario of scenarios) {
+    for (const m of METRICS) {
+      const base: Verdict = { scenario, metric: m.key, better: null, worse: null, betterMean: null, worseMean: null, difference: null, relative: null };
+      if (m.better === 'none') {
+        out.push({ ...base, note: 'not judged' });
+        continue;
+      }
+      if (variants.length < 2) {
+        out.push({ ...base, note: 'one variant' });
+        continue;
+      }
+      const ranked: { variant: string; mean: number }[] = [];
+      let missing: string | undefined;
+      for (const v of variants) {
+        const s = byKey.get(`${scenario}\u0000${v}\u0000${m.key}`);
+        if (!s?.stats) {
+          missing = s?.reason ?? 'no runs';
+          break;
+        }
+        ranked.push({ variant: v, mean: s.stats.mean });
+      }
+      if (missing !== undefined) {
+        out.push({ ...base, note: missing });
+        continue;
+      }
+      // stable sort: equal means keep the variants' order
+      ranked.sort((a, b) => (m.better === 'lower' ? a.mean - b.mean : b.mean - a.mean));
+      const [first, second] = ranked as [{ variant: string; mean: number }, { variant: string; mean: number }];
+      const difference = Math.abs(second.mean - first.mean);
+      const relative = second.mean === 0 ? null : difference / Math.abs(second.mean);
+      if (difference === 0) {
+        out.push({ ...base, betterMean: first.mean, worseMean: second.mean, difference: 0, relative: second.mean === 0 ? null : 0, note: 'tie' });
+        continue;
+      }
+      out.push({ scenario, metric: m.key, better: first.variant, worse: second.variant, betterMean: first.mean, worseMean: second.mean, difference, relative });
+    }
+  }
+  return out;
+}
