@@ -99,13 +99,13 @@ function moduleUrl(module: string | URL): string {
 }
 
 /**
- * How a worker gets to import `url`: for a `.ts` module outside a tsx process, tsx's ESM API
- * (registered in the worker before the import; a `--import` in a worker's execArgv is not
- * applied in time) and the source condition.
+ * How a worker gets to import `url`: for a `.ts` module, tsx's ESM API (registered in the
+ * worker before the import: the `--import` of a tsx parent process is not applied to an
+ * eval'd worker) and the source condition.
  */
 function workerSetup(url: string): { execArgv: string[]; tsxApi?: string } {
   const inherited = process.execArgv;
-  if (!/\.[mc]?ts$/.test(url) || inherited.some((a) => /\/tsx\/dist\/loader\.mjs$/.test(a))) return { execArgv: inherited };
+  if (!/\.[mc]?ts$/.test(url)) return { execArgv: inherited };
   const require = createRequire(import.meta.url);
   const pkgFile = require.resolve('tsx/package.json');
   const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };

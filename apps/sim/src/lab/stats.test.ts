@@ -63,10 +63,10 @@ const summary = (over: Partial<RunSummary>): RunSummary => ({
 });
 
 describe('metricValue', () => {
-  it('derives the most moves of one resource and reports the imbalance in percent', () => {
+  it('derives the most moves of one resource; other metrics as in the summary', () => {
     const s = summary({ movesBySid: { 'vm:1': 2, 'vm:2': 5 }, imbalanceTimeWeighted: 0.25 });
     expect(metricValue(s, 'maxMovesPerSid')).toBe(5);
-    expect(metricValue(s, 'imbalanceTimeWeighted')).toBe(25);
+    expect(metricValue(s, 'imbalanceTimeWeighted')).toBe(0.25);
     expect(metricValue(summary({}), 'maxMovesPerSid')).toBe(0);
   });
 });

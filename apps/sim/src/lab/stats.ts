@@ -8,8 +8,12 @@ export type Better = 'lower' | 'higher' | 'none';
 export interface MetricDef {
   key: MetricKey;
   label: string;
+  /** Unit of the values in summary.json / summary.csv. */
   unit: string;
   better: Better;
+  /** The report shows value × `displayScale` in `displayUnit` (the imbalance as a percentage). */
+  displayScale: number;
+  displayUnit: string;
   /** One line for the report and the README. */
   description: string;
 }
@@ -29,19 +33,16 @@ export type MetricKey =
  * surer, steadier moves and less pressure is the better one. `simSeconds` is context only.
  */
 export const METRICS: readonly MetricDef[] = [
-  { key: 'moves', label: 'moves', unit: 'count', better: 'lower', description: 'motions the balancer issued (per resource)' },
-  { key: 'failedMoves', label: 'failed moves', unit: 'count', better: 'lower', description: 'motions that failed or were refused' },
-  { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', description: 'moves back to a node the resource left ≤ 30 min before' },
-  { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', description: 'the largest count in movesBySid (0 without moves)' },
-  { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: '% (0–100)', better: 'lower', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
-  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', description: 'seconds × nodes with cpu or memory PSI ≥ 10 %' },
-  { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', description: 'length of the run' },
+  { key: 'moves', label: 'moves', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'motions the balancer issued (per resource)' },
+  { key: 'failedMoves', label: 'failed moves', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'motions that failed or were refused' },
+  { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'moves back to a node the resource left ≤ 30 min before' },
+  { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'the largest count in movesBySid (0 without moves)' },
+  { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: 'fraction 0..1', better: 'lower', displayScale: 100, displayUnit: '%', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
+  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × nodes with cpu or memory PSI ≥ 10 %' },
+  { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', displayScale: 1, displayUnit: 's', description: 'length of the run' },
 ];
 
-/**
- * The value of a metric for one run; null when the run cannot tell (no samples, no pressure
- * telemetry). The imbalance is reported in percent (fraction × 100) for reading.
- */
+/** The value of a metric for one run; null when the run cannot tell (no samples, no pressure telemetry). */
 export function metricValue(s: RunSummary, key: MetricKey): number | null {
   switch (key) {
     case 'maxMovesPerSid': {
@@ -49,8 +50,6 @@ export function metricValue(s: RunSummary, key: MetricKey): number | null {
       for (const v of Object.values(s.movesBySid)) if (v > m) m = v;
       return m;
     }
-    case 'imbalanceTimeWeighted':
-      return s.imbalanceTimeWeighted === null ? null : s.imbalanceTimeWeighted * 100;
     default:
       return s[key];
   }
