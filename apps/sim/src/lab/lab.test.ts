@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runComparison } from './lab';
 import { readTrace } from './trace';
+import type { Variant } from './variants';
 
 const MODEL = new URL('./__fixtures__/synthetic-model.ts', import.meta.url);
 
@@ -19,7 +20,7 @@ function scenarios() {
 
 describe('runComparison', () => {
   const sc = scenarios();
-  const variants = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
+  const variants: Variant[] = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
   const files = ['report.html', 'summary.json', 'summary.csv', 'runs.csv'];
 
   it('2 workers write the same bytes as 1 worker', async () => {

@@ -14,6 +14,7 @@ import { CHART_MAX_BINS, HEATMAP_MAX_CELLS, MAX_NODE_LINES } from './charts';
 import { runComparison } from './lab';
 import { binWidth } from './series';
 import { readTrace, type RunTrace } from './trace';
+import type { Variant } from './variants';
 
 const CHROMIUM = process.env.POISE_CHROMIUM ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -46,7 +47,7 @@ describe('report.html in a headless browser', () => {
       return { name, dir: join(root, name) };
     };
     const out = join(root, 'out');
-    const variants = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
+    const variants: Variant[] = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
     await runComparison({
       scenarios: [mk('three-nodes', { nodes: 3, rounds: 180, pressure: true }), mk('twelve-nodes', { nodes: 12, rounds: 90 })],
       variants, seeds: [1, 2, 3], module: MODEL, jobs: 2, out, saveTraces: true, title: 'poise policy lab (synthetic model)',
