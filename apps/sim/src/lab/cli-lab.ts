@@ -179,10 +179,10 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
     bar.done();
   }
   for (const v of summary.verdicts) {
-    if (v.better === null) continue;
+    if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;
     const rel = v.relative === null ? '' : ` (${fmt(v.relative * 100)} %)`;
-    io.out(`${v.scenario}: ${m.label}: ${v.better} better than ${v.worse} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}`);
+    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}`);
   }
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
   return 0;

@@ -34,15 +34,16 @@ function shown(m: MetricDef, v: number | null | undefined): string {
 
 function verdictCell(v: Verdict | undefined, m: MetricDef): string {
   if (!v) return '<td class="na">—</td>';
-  if (v.better === null) {
-    const what = v.note === 'tie' ? `tie (${shown(m, v.betterMean)})` : esc(v.note ?? 'n/a');
+  if (v.next === null) {
+    const what = v.note === 'tie' ? `all tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
     return `<td class="na">${what}</td>`;
   }
   const diff = v.difference! * m.displayScale;
   const unit = m.displayUnit === '%' ? ' pp' : m.displayUnit && m.displayUnit !== '' ? ` ${m.displayUnit}` : '';
   const rel = v.relative === null ? '' : ` (${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %)`;
   const word = m.better === 'lower' ? (m.unit === 'count' ? 'fewer' : 'lower') : 'higher';
-  return `<td><b>${esc(v.better)}</b><br><span class="small">${fmt(diff)}${unit} ${word}${rel} than ${esc(v.worse!)}: ${shown(m, v.betterMean)} vs ${shown(m, v.worseMean)}</span></td>`;
+  const who = v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ');
+  return `<td>${who}<br><span class="small">${fmt(diff)}${unit} ${word}${rel} than ${esc(v.next)}: ${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}</span></td>`;
 }
 
 function statCell(m: MetricDef, s: Stats | null | undefined, reason: string | undefined): string {
@@ -80,7 +81,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric below is better <i>lower</i>. A verdict names the variant with the best mean across seeds and how far ahead of the runner-up it is (absolute, then relative). The tables give mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds. Charts: imbalance is averaged over seeds; moves show every run; node charts show each variant’s first seed.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric below is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds and how far ahead of the next variant they are (absolute, then relative). The tables give mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds. Charts: imbalance is averaged over seeds; moves show every run; node charts show each variant’s first seed.</p>`,
   );
 
   // verdicts
@@ -94,12 +95,11 @@ export async function buildReport(input: ReportInput): Promise<string> {
     const wins = new Map(variants.map((v) => [v, 0]));
     let judgedCount = 0;
     for (const v of s.verdicts) {
-      if (v.better !== null) {
-        wins.set(v.better, (wins.get(v.better) ?? 0) + 1);
-        judgedCount++;
-      }
+      if (v.next === null) continue;
+      judgedCount++;
+      for (const b of v.best) wins.set(b, (wins.get(b) ?? 0) + 1);
     }
-    parts.push(`<p>Wins over all scenarios and metrics (${judgedCount} decided, ties and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
+    parts.push(`<p>Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
   }
 
   // per scenario

@@ -82,31 +82,41 @@ describe('computeStats and computeVerdicts', () => {
 
   it('judges on the mean, with the difference and the relative change against the runner-up', () => {
     // defaults: mean 12, recommended: mean 3 → 9 fewer, 9 / 12 = 75 %
-    expect(v('moves')).toMatchObject({ better: 'recommended', worse: 'defaults', betterMean: 3, worseMean: 12, difference: 9, relative: 0.75 });
+    expect(v('moves')).toMatchObject({ best: ['recommended'], next: 'defaults', bestMean: 3, nextMean: 12, difference: 9, relative: 0.75 });
     // defaults 3, recommended 0 → 3 fewer, 100 %
-    expect(v('pingPongs')).toMatchObject({ better: 'recommended', difference: 3, relative: 1 });
+    expect(v('pingPongs')).toMatchObject({ best: ['recommended'], difference: 3, relative: 1 });
   });
-  it('equal means are a tie without a winner', () => {
-    expect(v('failedMoves')).toMatchObject({ better: null, difference: 0, note: 'tie' });
-    expect(v('imbalanceTimeWeighted')).toMatchObject({ better: null, note: 'tie' });
+  it('equal means are a tie: every variant best, none next', () => {
+    expect(v('failedMoves')).toMatchObject({ best: ['defaults', 'recommended'], next: null, difference: 0, note: 'tie' });
+    expect(v('imbalanceTimeWeighted')).toMatchObject({ next: null, note: 'tie' });
   });
   it('a metric some run cannot tell has no statistics and no verdict, with the reason', () => {
     const ps = stats.find((s) => s.metric === 'pressureSeconds' && s.variant === 'defaults') as MetricStats;
     expect(ps.stats).toBeNull();
     expect(ps.reason).toBe('no pressure telemetry');
-    expect(v('pressureSeconds')).toMatchObject({ better: null, note: 'no pressure telemetry' });
+    expect(v('pressureSeconds')).toMatchObject({ best: [], note: 'no pressure telemetry' });
   });
   it('simulated time is reported, never judged', () => {
-    expect(v('simSeconds')).toMatchObject({ better: null, note: 'not judged' });
+    expect(v('simSeconds')).toMatchObject({ best: [], note: 'not judged' });
   });
   it('with three variants the best is compared with the second best', () => {
     const three = [...groups, { scenario: 'sc', variant: 'no-smoothing', summaries: [summary({ moves: 5 }), summary({ moves: 7 })] }];
     const vv = computeVerdicts(computeStats(three), ['sc'], ['defaults', 'recommended', 'no-smoothing']).find((x) => x.metric === 'moves')!;
     // recommended 3, no-smoothing 6, defaults 12 → 3 fewer than no-smoothing, 50 %
-    expect(vv).toMatchObject({ better: 'recommended', worse: 'no-smoothing', difference: 3, relative: 0.5 });
+    expect(vv).toMatchObject({ best: ['recommended'], next: 'no-smoothing', difference: 3, relative: 0.5 });
+  });
+  it('two variants tied at the best are both best, ahead of the next', () => {
+    const g = [
+      { scenario: 'sc', variant: 'a', summaries: [summary({ moves: 0 })] },
+      { scenario: 'sc', variant: 'b', summaries: [summary({ moves: 16 })] },
+      { scenario: 'sc', variant: 'c', summaries: [summary({ moves: 0 })] },
+    ];
+    const vv = computeVerdicts(computeStats(g), ['sc'], ['a', 'b', 'c']).find((x) => x.metric === 'moves')!;
+    // a and c: 0, b: 16 → 16 fewer, 100 %
+    expect(vv).toMatchObject({ best: ['a', 'c'], next: 'b', bestMean: 0, nextMean: 16, difference: 16, relative: 1 });
   });
   it('one variant: nothing to judge', () => {
     const one = computeVerdicts(computeStats(groups.slice(0, 1)), ['sc'], ['defaults']);
-    expect(one.every((x) => x.better === null && x.note !== undefined)).toBe(true);
+    expect(one.every((x) => x.best.length === 0 && x.note !== undefined)).toBe(true);
   });
 });

@@ -130,27 +130,29 @@ export function computeStats(groups: readonly RunGroup[]): MetricStats[] {
 }
 
 /**
- * Which variant is better on one metric of one scenario, judged on the mean across seeds.
- * `better` null: a tie, a metric that is not judged, or statistics missing (see `note`).
+ * Which variants are best on one metric of one scenario, judged on the mean across seeds, and by
+ * how much they lead the next variant. `best` is empty when the metric is not judged or
+ * statistics are missing (see `note`); several variants share `best` when their means are equal.
  */
 export interface Verdict {
   scenario: string;
   metric: MetricKey;
-  better: string | null;
-  /** The runner-up (second best mean). */
-  worse: string | null;
-  betterMean: number | null;
-  worseMean: number | null;
-  /** |worseMean − betterMean|, in the metric's unit. */
+  /** The variants with the best mean (in the variants' order); empty when not judged. */
+  best: string[];
+  /** The first variant behind them; null when every variant ties or nothing is judged. */
+  next: string | null;
+  bestMean: number | null;
+  nextMean: number | null;
+  /** |nextMean − bestMean|, in the metric's unit. */
   difference: number | null;
-  /** difference / |worseMean|; null when worseMean is 0 or not known. */
+  /** difference / |nextMean|; null when nextMean is 0 or not known. */
   relative: number | null;
   note?: string;
 }
 
 /**
- * Verdicts per scenario and metric: the variant with the best mean against the runner-up. Ties
- * (equal means) have no winner. Variants keep the given order where means are equal.
+ * Verdicts per scenario and metric: the variants with the best mean against the next one
+ * (e.g. defaults 0 and topsis 0 moves are best, 16 fewer than eager). All equal: a tie.
  */
 export function computeVerdicts(stats: readonly MetricStats[], scenarios: readonly string[], variants: readonly string[]): Verdict[] {
   const byKey = new Map<string, MetricStats>();
@@ -158,7 +160,7 @@ export function computeVerdicts(stats: readonly MetricStats[], scenarios: readon
   const out: Verdict[] = [];
   for (const scenario of scenarios) {
     for (const m of METRICS) {
-      const base: Verdict = { scenario, metric: m.key, better: null, worse: null, betterMean: null, worseMean: null, difference: null, relative: null };
+      const base: Verdict = { scenario, metric: m.key, best: [], next: null, bestMean: null, nextMean: null, difference: null, relative: null };
       if (m.better === 'none') {
         out.push({ ...base, note: 'not judged' });
         continue;
@@ -183,14 +185,18 @@ export function computeVerdicts(stats: readonly MetricStats[], scenarios: readon
       }
       // stable sort: equal means keep the variants' order
       ranked.sort((a, b) => (m.better === 'lower' ? a.mean - b.mean : b.mean - a.mean));
-      const [first, second] = ranked as [{ variant: string; mean: number }, { variant: string; mean: number }];
-      const difference = Math.abs(second.mean - first.mean);
-      const relative = second.mean === 0 ? null : difference / Math.abs(second.mean);
-      if (difference === 0) {
-        out.push({ ...base, betterMean: first.mean, worseMean: second.mean, difference: 0, relative: second.mean === 0 ? null : 0, note: 'tie' });
+      const first = ranked[0]!;
+      const best = ranked.filter((r) => r.mean === first.mean).map((r) => r.variant);
+      const nxt = ranked.find((r) => r.mean !== first.mean);
+      if (!nxt) {
+        out.push({ ...base, best, bestMean: first.mean, nextMean: null, difference: 0, note: 'tie' });
         continue;
       }
-      out.push({ scenario, metric: m.key, better: first.variant, worse: second.variant, betterMean: first.mean, worseMean: second.mean, difference, relative });
+      const difference = Math.abs(nxt.mean - first.mean);
+      out.push({
+        scenario, metric: m.key, best, next: nxt.variant, bestMean: first.mean, nextMean: nxt.mean, difference,
+        relative: nxt.mean === 0 ? null : difference / Math.abs(nxt.mean),
+      });
     }
   }
   return out;

@@ -157,3 +157,17 @@ describe('bad parameters are errors before anything is written', () => {
     expect(['', '1w', '-5', '0.5s'].map(parseDuration)).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
+
+describe('committed parameter files', () => {
+  const root = new URL('../../../lab/', import.meta.url);
+  for (const sub of ['corpus', 'examples']) {
+    const dir = new URL(`${sub}/`, root);
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml')).sort()) {
+      it(`${sub}/${f} is valid and generates`, async () => {
+        const { readParams } = await import('./params');
+        const files = generateCase(validateParams(readParams(new URL(f, dir).pathname), f), f);
+        expect(files.get('cmdlist')).toMatch(/power node1 on/);
+      });
+    }
+  }
+});
