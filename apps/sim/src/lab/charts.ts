@@ -100,12 +100,14 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
     config: baseConfig,
     data: { values },
     layer: [
+      // the band shares the lines' colour scale; only the lines have a legend (legends resolved independently)
       { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
       {
         mark: { type: 'line', strokeWidth: 2 },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } }, color },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
       },
     ],
+    resolve: { legend: { color: 'independent' } },
   };
 }
 
