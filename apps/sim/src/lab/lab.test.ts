@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runComparison } from './lab';
+import { reportTraces, runComparison } from './lab';
+import { TRACE_FORMAT } from './trace';
 import { readTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -49,5 +50,16 @@ describe('runComparison', () => {
     const json = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(json.format).toBe('poise-lab-summary/1');
     expect(json.verdicts.length).toBe(2 * 7);
+  });
+});
+
+describe('reportTraces', () => {
+  it('an empty run (no samples, no moves) still makes a report, with the metrics it cannot tell marked', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'poise-lab-empty-'));
+    const empty = { format: TRACE_FORMAT, scenario: 'empty', variant: 'defaults', seed: 1, endTime: 0, nodes: ['node1'], rounds: { time: [], imbalance: [], cpu: [[]], mem: [[]] }, moves: [] } as const;
+    const s = await reportTraces([structuredClone(empty) as never], out, 'empty run');
+    expect(s.stats.find((x) => x.metric === 'imbalanceTimeWeighted')).toMatchObject({ stats: null, reason: 'no samples in some runs' });
+    expect(s.stats.find((x) => x.metric === 'moves')!.stats).toMatchObject({ n: 1, mean: 0 });
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('no samples in some runs');
   });
 });

@@ -112,6 +112,14 @@ describe('generateCase', () => {
     expect(JSON.parse(files.get('sim_options')!)).toEqual({ seed: 1, 'max-time': 7220 + 1200 });
   });
 
+  for (const shape of ['idle', 'diurnal', 'bursty', 'hot-node']) {
+    it(`no guests at all is a valid ${shape} scenario`, () => {
+      const files = gen({ guests: { count: 0 }, load: { shape } });
+      expect(files.get('service_config')).toBe('{}\n');
+      expect(JSON.parse(files.get('cmdlist')!)[0]).toEqual(['power node1 on', 'power node2 on', 'power node3 on', 'delay 6520']);
+    });
+  }
+
   it('reaches 64 nodes × 5,000 guests × 24 h with files of reasonable size', () => {
     const files = gen({
       duration: '24h', nodes: [{ count: 48, cpu: 64, memGiB: 512 }, { count: 16, cpu: 128, memGiB: 1024 }],

@@ -198,17 +198,15 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       for (const x of followers) at(t, setCpu(x, initialCpu.get(x.sid)! * factor(t)));
     }
   } else if (L.shape === 'bursty') {
-    const n = Math.round((L.burstsPerHour * (p.duration - END_AFTER_LAST_COMMAND)) / 3600);
+    const n = guests.length === 0 ? 0 : Math.round((L.burstsPerHour * (p.duration - END_AFTER_LAST_COMMAND)) / 3600);
     const bursts = Array.from({ length: n }, () => {
       const x = guests[loadRng.int(guests.length)]!;
       const start = Math.round(loadRng.uniform(0, Math.max(1, p.duration - END_AFTER_LAST_COMMAND - L.burst)));
       return { x, start };
     }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
-    if (guests.length > 0) {
-      for (const { x, start } of bursts) {
-        at(start, setCpu(x, initialCpu.get(x.sid)! * L.factor));
-        at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
-      }
+    for (const { x, start } of bursts) {
+      at(start, setCpu(x, initialCpu.get(x.sid)! * L.factor));
+      at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
     }
   } else if (L.shape === 'hot-node') {
     const hot = L.hotNode ?? nodes[0]!.name;
