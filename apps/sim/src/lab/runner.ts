@@ -99,20 +99,21 @@ function moduleUrl(module: string | URL): string {
 }
 
 /**
- * How a worker gets to import `url`: for a `.ts` module, tsx's ESM API (registered in the
- * worker before the import: the `--import` of a tsx parent process is not applied to an
- * eval'd worker) and the source condition.
+ * How a worker gets to import `url`: for a `.ts` module, or when the workspace's source condition
+ * is on (then `@poise/*` imports resolve to TypeScript sources), tsx's ESM API, registered in the
+ * worker before the import (the `--import` of a tsx parent process is not applied to an eval'd
+ * worker), and the source condition.
  */
 function workerSetup(url: string): { execArgv: string[]; tsxApi?: string } {
   const inherited = process.execArgv;
-  if (!/\.[mc]?ts$/.test(url)) return { execArgv: inherited };
+  const sourceCondition = inherited.some((a) => a.includes('poise-source'));
+  if (!/\.[mc]?ts$/.test(url) && !sourceCondition) return { execArgv: inherited };
   const require = createRequire(import.meta.url);
   const pkgFile = require.resolve('tsx/package.json');
   const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };
   const api = pkg.exports['./esm/api']?.import?.default;
   if (!api) throw new LabError('bad-argument', `cannot find tsx's ESM API to run '${url}'`);
-  const conditions = inherited.some((a) => a.includes('poise-source')) ? [] : ['--conditions=poise-source'];
-  return { execArgv: [...inherited, ...conditions], tsxApi: pathToFileURL(join(dirname(pkgFile), api)).href };
+  return { execArgv: sourceCondition ? inherited : [...inherited, '--conditions=poise-source'], tsxApi: pathToFileURL(join(dirname(pkgFile), api)).href };
 }
 
 function describeJob(job: RunJob): string {
