@@ -71,6 +71,12 @@ describe('runAll', () => {
     writeFileSync(m, 'export const x = 1;\n');
     await expect(runAll(jobs.slice(0, 1), { module: m, jobs: 1, consume: keep })).rejects.toThrow(/exports no function 'runOne'/);
   });
+  it('a JavaScript module importing a workspace package runs under the source condition', async () => {
+    const js = new URL('./__fixtures__/js-model.mjs', import.meta.url);
+    const [r] = await runAll(jobs.slice(0, 1), { module: js, jobs: 1, consume: keep });
+    // loads 0.2 and 0.6: CV = 0.2 / 0.4 = 0.5, normalised by √(2 − 1) = 0.5
+    expect(r!.summary.imbalanceTimeWeighted).toBeCloseTo(0.25, 12); // 0.5 for 20 s, 0 for 20 s
+  });
   it('rejects a bad job count', async () => {
     await expect(runAll(jobs, { module: MODEL, jobs: 0, consume: keep })).rejects.toThrow(/jobs: expected an integer ≥ 1, got 0/);
   });
