@@ -2,6 +2,8 @@ import { closeSync, constants, mkdirSync, openSync, readdirSync, statSync, write
 import { basename, join, resolve } from 'node:path';
 import { loadCase, readInputFile, simulate } from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
+import { LAB_USAGE, LabUsageError, cmdCompare, cmdGenerate, cmdReport, type LabIo } from './lab/cli-lab';
+import { LabError } from './lab/errors';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
 
@@ -10,12 +12,15 @@ export interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
   write: (chunk: string) => void;
+  /** Where `compare` draws its progress bar (a TTY only); default stderr. */
+  progress?: LabIo['progress'];
 }
 
 const defaultIo: Io = {
   out: (line) => console.log(line),
   err: (line) => console.error(line),
   write: (chunk) => process.stdout.write(chunk),
+  progress: process.stderr,
 };
 const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
 /** `run` writes the log in chunks of about this many characters. */
@@ -24,7 +29,8 @@ const OUTPUT_CHUNK_CHARS = 64 * 1024;
 const USAGE = `usage:
   poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
   poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2]
-  poise-sim rules-check <dir-with-*.cfg>...`;
+  poise-sim rules-check <dir-with-*.cfg>...
+${LAB_USAGE}`;
 
 class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -216,11 +222,36 @@ function cmdRulesCheck(args: Args, io: Io): number {
   return failed > 0 ? 1 : 0;
 }
 
+const LAB_COMMANDS: Record<string, (argv: string[], io: Io, command: string) => number | Promise<number>> = {
+  generate: (argv, io) => cmdGenerate(argv, io),
+  compare: cmdCompare,
+  report: cmdReport,
+};
+
+async function runLab(argv: string[], io: Io): Promise<number> {
+  try {
+    return await LAB_COMMANDS[argv[0]!]!(argv.slice(1), io, `poise-sim ${argv.join(' ')}`);
+  } catch (err) {
+    return labFailure(err, io);
+  }
+}
+
+function labFailure(err: unknown, io: Io): number {
+  if (err instanceof LabUsageError) {
+    io.err(`poise-sim ${err.message}\n${USAGE}`);
+    return 2;
+  }
+  io.err(`poise-sim: ${err instanceof LabError ? err.message : err instanceof Error ? err.message : String(err)}`);
+  return 1;
+}
+
 /**
- * The `poise-sim` command line; returns the exit code (0 ok, 1 failures, 2 usage errors).
- * Output goes to `out`/`err` (stdout/stderr by default) so tests can capture it.
+ * The `poise-sim` command line; returns the exit code (0 ok, 1 failures, 2 usage errors), as a
+ * promise for `generate`, `compare` and `report`. Output goes to `out`/`err` (stdout/stderr by
+ * default) so tests can capture it.
  */
-export function main(argv: string[], io: Io = defaultIo): number {
+export function main(argv: string[], io: Io = defaultIo): number | Promise<number> {
+  if (argv[0] !== undefined && Object.hasOwn(LAB_COMMANDS, argv[0])) return runLab(argv, io);
   try {
     const args = parseArgs(argv);
     switch (args.command) {

@@ -1,0 +1,230 @@
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import { binMeans, binWidth, rebin, type Bins } from './series';
+import type { RunDigest } from './compare';
+
+/** Bins per chart line (the report's time resolution). */
+export const CHART_MAX_BINS = 200;
+/** Cells per heatmap panel (nodes × bins), to keep the file small. */
+export const HEATMAP_MAX_CELLS = 3000;
+/** Up to this many nodes a load chart has one line per node; above, a heatmap. */
+export const MAX_NODE_LINES = 8;
+
+const WIDTH = 720;
+const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
+
+/** Outcome colours and shapes of move markers. */
+const OUTCOMES = { domain: ['ok', 'failed', 'in flight'], range: ['#4c78a8', '#d62728', '#ff7f0e'], shapes: ['circle', 'cross', 'triangle-up'] };
+
+/** The time axis' unit: minutes for runs up to 3 h, hours beyond. */
+export function timeUnit(horizon: number): { seconds: number; label: string } {
+  return horizon <= 3 * 3600 ? { seconds: 60, label: 'simulated time (min)' } : { seconds: 3600, label: 'simulated time (h)' };
+}
+
+/**
+ * Renders a Vega-Lite spec to an SVG string with Vega's headless renderer (no DOM, no network).
+ * Vega numbers gradients and clip paths with process-wide counters; they are renamed
+ * `<idPrefix>-1`, `-2`, ... in order of definition, so that the SVG depends only on the spec
+ * and several SVGs can share one page.
+ */
+export async function renderSvg(spec: TopLevelSpec, idPrefix = 'chart'): Promise<string> {
+  const vgSpec = compile(spec).spec;
+  const view = new vega.View(vega.parse(vgSpec), { renderer: 'none' });
+  try {
+    return renameIds(await view.toSVG(), idPrefix);
+  } finally {
+    view.finalize();
+  }
+}
+
+/** Renames every `id="…"` of an SVG and its `url(#…)` / `href="#…"` references. */
+export function renameIds(svg: string, prefix: string): string {
+  const ids = new Map<string, string>();
+  for (const m of svg.matchAll(/\sid="([^"]+)"/g)) if (!ids.has(m[1]!)) ids.set(m[1]!, `${prefix}-${ids.size + 1}`);
+  if (ids.size === 0) return svg;
+  const ren = (id: string) => ids.get(id) ?? id;
+  return svg
+    .replace(/(\sid=")([^"]+)(")/g, (_, a: string, id: string, b: string) => a + ren(id) + b)
+    .replace(/url\(#([^)]+)\)/g, (_, id: string) => `url(#${ren(id)})`)
+    .replace(/(href=")#([^"]+)(")/g, (_, a: string, id: string, b: string) => `${a}#${ren(id)}${b}`);
+}
+
+const baseConfig = {
+  font: FONT,
+  title: { fontSize: 14, anchor: 'start' as const, subtitleFontSize: 11, subtitleColor: '#555' },
+  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const },
+  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, orient: 'right' as const, titleLimit: 260 },
+  view: { stroke: '#ccc' },
+};
+
+function merged(bins: Bins, width: number): (number | null)[] {
+  return binMeans(rebin(bins, width));
+}
+
+/** The report's bin width for a scenario: ≤ CHART_MAX_BINS bins, a multiple of every run's stored width. */
+export function scenarioBinWidth(digests: readonly RunDigest[]): number {
+  const horizon = Math.max(0, ...digests.map((d) => d.endTime));
+  const stored = Math.max(0, ...digests.map((d) => d.imbalance.width));
+  return binWidth(horizon, CHART_MAX_BINS, stored);
+}
+
+/**
+ * Imbalance over time: per variant, the mean across seeds of each bin's time-weighted
+ * imbalance (a line) and the range across seeds (a band). One line per variant.
+ */
+export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+  const width = scenarioBinWidth(digests);
+  const horizon = Math.max(0, ...digests.map((d) => d.endTime));
+  const unit = timeUnit(horizon);
+  const values: { variant: string; t: number; mean: number; lo: number; hi: number }[] = [];
+  let seedCount = 0;
+  for (const v of variants) {
+    const runs = digests.filter((d) => d.variant === v).map((d) => merged(d.imbalance, width));
+    seedCount = Math.max(seedCount, runs.length);
+    const n = Math.max(0, ...runs.map((r) => r.length));
+    for (let k = 0; k < n; k++) {
+      const xs = runs.map((r) => r[k]).filter((x): x is number => x !== null && x !== undefined);
+      if (xs.length === 0) continue;
+      let sum = 0;
+      for (const x of xs) sum += x;
+      values.push({ variant: v, t: ((k + 0.5) * width) / unit.seconds, mean: (sum / xs.length) * 100, lo: Math.min(...xs) * 100, hi: Math.max(...xs) * 100 });
+    }
+  }
+  const color = { field: 'variant', type: 'nominal' as const, scale: { domain: [...variants] }, title: 'variant' };
+  const x = { field: 't', type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: title, subtitle: `mean across ${seedCount} seed${seedCount === 1 ? '' : 's'} per ${width} s bin; band: lowest to highest seed` },
+    width: WIDTH,
+    height: 220,
+    config: baseConfig,
+    data: { values },
+    layer: [
+      // the band shares the lines' colour scale; only the lines have a legend (legends resolved independently)
+      { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
+      {
+        mark: { type: 'line', strokeWidth: 2 },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
+      },
+    ],
+    resolve: { legend: { color: 'independent' } },
+  };
+}
+
+/** Every move as a marker: one row per variant and seed; shape and colour by outcome. */
+export function movesSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+  const horizon = Math.max(0, ...digests.map((d) => d.endTime));
+  const unit = timeUnit(horizon);
+  const rows: string[] = [];
+  const values: { run: string; t: number; outcome: string; move: string }[] = [];
+  for (const v of variants) {
+    for (const d of digests.filter((x) => x.variant === v)) {
+      const run = `${v} · seed ${d.seed}`;
+      rows.push(run);
+      for (const m of d.moves) {
+        values.push({ run, t: m.time / unit.seconds, outcome: m.ok === true ? 'ok' : m.ok === false ? 'failed' : 'in flight', move: `${m.sid} ${m.source} → ${m.target}` });
+      }
+    }
+  }
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: title, subtitle: `${values.length} move${values.length === 1 ? '' : 's'}; each mark is one resource moved by the balancer` },
+    width: WIDTH,
+    height: { step: 14 },
+    config: baseConfig,
+    data: { values },
+    mark: { type: 'point', filled: true, size: 40, opacity: 0.85 },
+    encoding: {
+      x: { field: 't', type: 'quantitative', title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } },
+      y: { field: 'run', type: 'nominal', title: null, scale: { domain: rows }, axis: { labelLimit: 220 } },
+      color: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.range }, title: 'outcome' },
+      shape: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.shapes }, title: 'outcome' },
+      tooltip: [{ field: 'move' }],
+    },
+  };
+}
+
+/** Which node quantity a chart shows. */
+export type NodeQuantity = 'load' | 'pressure';
+
+/**
+ * Node load (cpu and memory use, % of capacity) or pressure (PSI "some" avg10, %) of one run,
+ * cpu above memory: one line per node up to {@link MAX_NODE_LINES} nodes, a heatmap beyond.
+ * Returns null for pressure when the run has no pressure telemetry.
+ */
+export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: string, horizon: number): TopLevelSpec | null {
+  const nodes = digest.nodes;
+  if (!nodes) return null;
+  const cpu = quantity === 'load' ? nodes.cpu : nodes.pressureCpu;
+  const mem = quantity === 'load' ? nodes.mem : nodes.pressureMem;
+  if (!cpu && !mem) return null;
+  const unit = timeUnit(horizon);
+  const heat = nodes.names.length > MAX_NODE_LINES;
+  const width = binWidth(horizon, heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS, digest.imbalance.width);
+  const panels: [string, Bins[] | undefined][] = [
+    [quantity === 'load' ? 'cpu' : 'cpu pressure', cpu],
+    [quantity === 'load' ? 'memory' : 'memory pressure', mem],
+  ];
+  const values: { node: string; resource: string; t: number; t0: number; t1: number; value: number }[] = [];
+  for (const [resource, series] of panels) {
+    if (!series) continue;
+    series.forEach((bins, i) => {
+      merged(bins, width).forEach((v, k) => {
+        if (v === null) return;
+        values.push({
+          node: nodes.names[i]!,
+          resource,
+          t: ((k + 0.5) * width) / unit.seconds,
+          t0: (k * width) / unit.seconds,
+          t1: Math.min((k + 1) * width, horizon) / unit.seconds,
+          value: quantity === 'load' ? v * 100 : v,
+        });
+      });
+    });
+  }
+  const valueTitle = quantity === 'load' ? 'use (% of capacity)' : 'PSI some avg10 (%)';
+  const rowOrder = panels.filter(([, s]) => s).map(([r]) => r);
+  const x = { type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  const subtitle = heat
+    ? `one row per node, ${width} s bins; darker = higher`
+    : `one line per node, time-weighted mean per ${width} s bin`;
+  const common = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: title, subtitle },
+    config: { ...baseConfig, facet: { spacing: 12 }, header: { labelFontSize: 12, labelAngle: 0, labelAlign: 'left' as const, labelAnchor: 'start' as const, labelOrient: 'top' as const, title: null } },
+    data: { values },
+  };
+  if (heat) {
+    return {
+      ...common,
+      facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
+      spec: {
+        width: WIDTH,
+        height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
+        mark: { type: 'rect' },
+        encoding: {
+          x: { field: 't0', ...x },
+          x2: { field: 't1' },
+          y: { field: 'node', type: 'nominal', title: 'node', sort: nodes.names, axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {} },
+          // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
+          color: { field: 'value', type: 'quantitative', title: valueTitle, scale: { scheme: 'blues', domain: [0, Math.max(100, ...values.map((x) => x.value))] } },
+        },
+      },
+      resolve: { scale: { y: 'shared' } },
+    } as TopLevelSpec;
+  }
+  return {
+    ...common,
+    facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
+    spec: {
+      width: WIDTH,
+      height: 120,
+      mark: { type: 'line', strokeWidth: 1.5 },
+      encoding: {
+        x: { field: 't', ...x },
+        y: { field: 'value', type: 'quantitative', title: valueTitle, scale: { domainMin: 0 } },
+        color: { field: 'node', type: 'nominal', title: 'node', sort: nodes.names },
+      },
+    },
+  } as TopLevelSpec;
+}

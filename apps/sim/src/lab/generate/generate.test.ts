@@ -1,0 +1,181 @@
+import { mkdtempSync, readFileSync, readdirSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadCase, simulate } from '@poise/sim';
+import { buildCmdlist, generateCase, slotAtOrAfter, writeCase } from './generate';
+import { parseDuration, validateParams } from './params';
+
+const gen = (params: object) => generateCase(validateParams(params, 'p.yaml'), 'p.yaml');
+const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
+
+describe('slots and delays (spec §1.4)', () => {
+  it('slot times are 20, 120, 220, ...', () => {
+    expect([0, 20, 21, 120, 121, 7200].map(slotAtOrAfter)).toEqual([20, 20, 120, 120, 220, 7220]);
+  });
+  it('consecutive slots need no delay; a gap of g adds delay g − 80 to the earlier slot', () => {
+    // 120 → 520: delay 320 at 120; the next list runs at the first round end ≥ 440 (440) + 80 = 520
+    const events = new Map([[20, ['a']], [120, ['b']], [520, ['c']], [620, ['d']]]);
+    expect(buildCmdlist(events)).toEqual([['a'], ['b', 'delay 320'], ['c'], ['d']]);
+  });
+  it('the simulator runs each list at its planned time', () => {
+    const dir = tmp('poise-gen-slots-');
+    const files = gen({ duration: 3600, guests: { count: 2 }, maintenance: { count: 1, duration: 900 }, failures: { count: 1, duration: 600, kind: 'network' } });
+    writeCase(dir, files);
+    const cmds = JSON.parse(files.get('cmdlist')!) as string[][];
+    // replay the slot arithmetic: list i at t_i; a delay d at t moves the next list to t + 20·⌈d/20⌉ + 80
+    let t = 20;
+    const planned: [number, string][] = [];
+    for (const list of cmds) {
+      let next = t + 100;
+      for (const c of list) {
+        const m = /^delay (\d+)$/.exec(c);
+        if (m && Number(m[1]) > 20) next = t + Math.ceil(Number(m[1]) / 20) * 20 + 80;
+        planned.push([t, c]);
+      }
+      t = next;
+    }
+    const { log, error } = simulate(loadCase(dir), { profile: 'pve-9.2' });
+    expect(error).toBeUndefined();
+    for (const [time, c] of planned) expect(log).toMatch(new RegExp(`^info +${time} +cmdlist: execute ${c}$`, 'm'));
+    // the run ends 600 s after the last list, at the requested duration (3600 → last slot 3020)
+    expect(log).toMatch(/^info +3620 +hardware: exit simulation - done$/m);
+  });
+});
+
+describe('generateCase', () => {
+  const params = {
+    name: 'mixed', seed: 7, duration: '2h',
+    nodes: [{ count: 3, cpu: 32, memGiB: 128 }, { count: 2, cpu: 16, memGiB: 64 }],
+    guests: { count: 60, containers: 0.2, placement: 'random' },
+    rules: { nodeAffinity: 2, together: 2, separate: 2 },
+    load: { shape: 'diurnal', step: '30m' },
+    maintenance: { count: 1, duration: '20m' },
+    failures: { count: 1, duration: '10m' },
+  };
+
+  it('same parameters and seed → the same files, byte for byte; another seed → others', () => {
+    const a = tmp('poise-gen-a-');
+    const b = tmp('poise-gen-b-');
+    writeCase(a, gen(params));
+    writeCase(b, gen(params));
+    const names = readdirSync(a).sort();
+    expect(readdirSync(b).sort()).toEqual(names);
+    for (const f of names) expect(readFileSync(join(b, f)).equals(readFileSync(join(a, f))), f).toBe(true);
+    const c = gen({ ...params, seed: 8 });
+    expect(c.get('dynamic_service_stats')).not.toBe(readFileSync(join(a, 'dynamic_service_stats'), 'utf8'));
+  });
+
+  it('a case without the new simulator features loads and runs today', () => {
+    const dir = tmp('poise-gen-run-');
+    writeCase(dir, gen(params));
+    const input = loadCase(dir);
+    expect(Object.keys(input.hardwareStatus)).toHaveLength(5);
+    expect(Object.keys(input.serviceConfig)).toHaveLength(60);
+    expect(input.rulesConfig).toContain('affinity negative');
+    const { log, error } = simulate(input, { profile: 'pve-9.2' });
+    expect(error).toBeUndefined();
+    expect(log).toMatch(/exit simulation - done/);
+    // the diurnal curve updates 20 % of the guests every 30 min
+    expect(log).toMatch(/cmdlist: execute service (vm|ct):\d+ set-dynamic-stats cpu /);
+    expect(log).toMatch(/execute crm node\d enable-node-maintenance/);
+    expect(log).toMatch(/execute power node\d off/);
+  });
+
+  it('every guest fits on its node; sizes are heavy-tailed (mean above the median)', () => {
+    const files = gen({ ...params, guests: { count: 400, placement: 'spread' }, nodes: [{ count: 8, cpu: 64, memGiB: 512 }] });
+    const hw = JSON.parse(files.get('hardware_status')!) as Record<string, { maxmem: number }>;
+    const sc = JSON.parse(files.get('service_config')!) as Record<string, { node: string }>;
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxmem: number }>;
+    const used = new Map<string, number>();
+    for (const [sid, c] of Object.entries(sc)) used.set(c.node, (used.get(c.node) ?? 0) + st[sid]!.maxmem);
+    for (const [n, u] of used) expect(u).toBeLessThanOrEqual(hw[n]!.maxmem);
+    const mems = Object.values(st).map((s) => s.maxmem).sort((a, b) => a - b);
+    const mean = mems.reduce((a, b) => a + b, 0) / mems.length;
+    expect(mean).toBeGreaterThan(mems[mems.length / 2]!);
+  });
+
+  it('failing guests, pressure, base load and noise use issue 8 syntax', () => {
+    const files = gen({
+      guests: { count: 10 }, failing: { cdrom: 2, fa: 1 }, duration: '2h',
+      pressure: { episodes: 2, duration: '15m', cpu: 30, mem: 5 }, baseLoad: { cpu: 0.05, mem: 0.1 }, noise: { cpu: 0.5, memMiB: 256 },
+    });
+    expect(Object.keys(JSON.parse(files.get('guest_config')!))).toHaveLength(2);
+    expect(JSON.parse(files.get('guest_config')!)).toMatchObject({});
+    expect(files.get('guest_config')).toContain('"ide2": "local:iso/install.iso,media=cdrom"');
+    expect(files.get('service_config')).toMatch(/"fa:1090100001"/);
+    const cmd = files.get('cmdlist')!;
+    expect(cmd).toMatch(/"node node1 set-dynamic-stats cpu 0\.8 mem 6554"/); // 16 · 0.05; 65536 · 0.1
+    expect(cmd).toMatch(/"node node1 set-noise cpu 0\.5 mem 256"/);
+    expect(cmd).toMatch(/"node node\d set-dynamic-stats pressurecpusome 30 pressurememorysome 5"/);
+    expect(cmd).toMatch(/"node node\d set-dynamic-stats pressurecpusome 0 pressurememorysome 0"/);
+    expect(JSON.parse(files.get('sim_options')!)).toEqual({ seed: 1, 'max-time': 7220 + 1200 });
+  });
+
+  for (const shape of ['idle', 'diurnal', 'bursty', 'hot-node']) {
+    it(`no guests at all is a valid ${shape} scenario`, () => {
+      const files = gen({ guests: { count: 0 }, load: { shape } });
+      expect(files.get('service_config')).toBe('{}\n');
+      expect(JSON.parse(files.get('cmdlist')!)[0]).toEqual(['power node1 on', 'power node2 on', 'power node3 on', 'delay 6520']);
+    });
+  }
+
+  it('reaches 64 nodes × 5,000 guests × 24 h with files of reasonable size', () => {
+    const files = gen({
+      duration: '24h', nodes: [{ count: 48, cpu: 64, memGiB: 512 }, { count: 16, cpu: 128, memGiB: 1024 }],
+      guests: { count: 5000, containers: 0.2 }, rules: { nodeAffinity: 20, together: 10, separate: 10 },
+      load: { shape: 'diurnal', step: '1h', share: 0.2 }, pressure: { episodes: 6 }, failing: { cdrom: 10, fa: 5 },
+      maintenance: { count: 2 }, failures: { count: 1 },
+    });
+    const total = [...files.values()].reduce((a, t) => a + Buffer.byteLength(t), 0);
+    // 24 updates × 1,000 guests ≈ 24,000 commands; every file together under 8 MB
+    expect(total).toBeLessThan(8 * 1024 * 1024);
+    expect(JSON.parse(files.get('cmdlist')!).flat().length).toBeGreaterThan(20_000);
+    expect(Object.keys(JSON.parse(files.get('hardware_status')!))).toHaveLength(64);
+  });
+});
+
+describe('bad parameters are errors before anything is written', () => {
+  const cases: { name: string; params: object; error: RegExp }[] = [
+    { name: 'more guests than fit (before drawing)', params: { nodes: [{ count: 2, cpu: 8, memGiB: 16 }], guests: { count: 100 } }, error: /^'p\.yaml' guests\.count: 100 guests of at least 0\.5 GiB need 50 GiB; the nodes have 32 GiB$/ },
+    { name: 'more guests than fit (once drawn)', params: { nodes: [{ count: 2, cpu: 8, memGiB: 16 }], guests: { count: 40, memGiB: { median: 4, min: 0.5 } } }, error: /^'p\.yaml' guests: the 40 guests drawn need [\d.]+ GiB of memory; the nodes have 32\.0 GiB/ },
+    { name: 'a negative count', params: { guests: { count: -1 } }, error: /^'p\.yaml' guests\.count: expected a count ≥ 0$/ },
+    { name: 'an unknown load shape', params: { load: { shape: 'spiky' } }, error: /^'p\.yaml' load\.shape: expected one of idle, diurnal, bursty, hot-node$/ },
+    { name: 'an unknown field', params: { gusets: { count: 3 } }, error: /^'p\.yaml' \(top level\): unrecognized key/ },
+    { name: 'a bad duration', params: { duration: '3 weeks' }, error: /^'p\.yaml' duration: expected a duration in whole seconds/ },
+    { name: 'a too short duration', params: { duration: 60 }, error: /^'p\.yaml' duration: expected a duration between 1200 s/ },
+    { name: 'an unknown hot node', params: { load: { shape: 'hot-node', hotNode: 'node9' } }, error: /^'p\.yaml' load\.hotNode: unknown node 'node9' \(node1\.\.node3\)$/ },
+    { name: 'more failing guests than guests', params: { guests: { count: 2 }, failing: { fa: 3 } }, error: /^'p\.yaml' failing: 3 failing guests, but only 2 guests$/ },
+    { name: 'too many rules', params: { guests: { count: 4 }, rules: { together: 3 } }, error: /^'p\.yaml' rules: the rules need 6 distinct guests/ },
+    { name: 'every node failing', params: { failures: { count: 3 } }, error: /^'p\.yaml' failures\.count: 3 of 3 nodes: at least one node must stay up$/ },
+    { name: 'an unknown crs key', params: { crs: { 'ha-rebalance-speed': 2 } }, error: /^'p\.yaml' crs: unknown crs key 'ha-rebalance-speed'/ },
+    { name: 'min above median', params: { guests: { memGiB: { median: 1, min: 2 } } }, error: /^'p\.yaml' guests\.memGiB: expected 'min' ≤ 'median' ≤ 'max'$/ },
+    { name: 'no nodes', params: { nodes: [] }, error: /^'p\.yaml' nodes: expected at least one node group$/ },
+    { name: 'a fraction above 1', params: { guests: { containers: 1.5 } }, error: /^'p\.yaml' guests\.containers: expected a fraction in 0\.\.1$/ },
+  ];
+  for (const c of cases) it(c.name, () => expect(() => gen(c.params)).toThrow(c.error));
+  it('a non-empty output directory is refused', () => {
+    const dir = tmp('poise-gen-full-');
+    writeCase(dir, gen({}));
+    expect(() => writeCase(dir, gen({}))).toThrow(/exists and is not empty/);
+    expect(existsSync(join(dir, 'cmdlist'))).toBe(true);
+  });
+  it('durations', () => {
+    expect([90, '90', '90s', '30m', '24h', '2d', '1.5h'].map(parseDuration)).toEqual([90, 90, 90, 1800, 86400, 172800, 5400]);
+    expect(['', '1w', '-5', '0.5s'].map(parseDuration)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});
+
+describe('committed parameter files', () => {
+  const root = new URL('../../../lab/', import.meta.url);
+  for (const sub of ['corpus', 'examples']) {
+    const dir = new URL(`${sub}/`, root);
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml')).sort()) {
+      it(`${sub}/${f} is valid and generates`, async () => {
+        const { readParams } = await import('./params');
+        const files = generateCase(validateParams(readParams(new URL(f, dir).pathname), f), f);
+        expect(files.get('cmdlist')).toMatch(/power node1 on/);
+      });
+    }
+  }
+});

@@ -1,0 +1,317 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LabError } from '../errors';
+import { Prng } from '../prng';
+import type { GeneratorParams } from './params';
+
+const MiB = 1024 ** 2;
+
+/** Command slots run at 20, 120, 220, ... s (spec §1.4: every 5th 20 s round). */
+export const FIRST_SLOT = 20;
+export const SLOT_SPACING = 100;
+/** A run ends at the first slot more than 500 s after the last command (spec §1.4): last + 600. */
+export const END_AFTER_LAST_COMMAND = 600;
+
+interface Node {
+  name: string;
+  cpu: number;
+  memMiB: number;
+  freeMiB: number;
+}
+
+interface Guest {
+  sid: string;
+  kind: 'fa' | 'cdrom' | 'ct' | 'vm';
+  node: string;
+  maxcpu: number;
+  memMiB: number;
+  cpu: number;
+  useMiB: number;
+}
+
+/** A generated case: file name → content, in the order written. */
+export type CaseFiles = Map<string, string>;
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const json = (v: unknown) => `${JSON.stringify(v, null, 1)}\n`;
+
+/** The first slot time ≥ t. */
+export function slotAtOrAfter(t: number): number {
+  return t <= FIRST_SLOT ? FIRST_SLOT : FIRST_SLOT + Math.ceil((t - FIRST_SLOT) / SLOT_SPACING) * SLOT_SPACING;
+}
+
+/**
+ * The cmdlist for commands at slot times: consecutive slots need nothing between them; a gap of
+ * g > 100 s adds `delay (g − 80)` to the earlier slot (the next list then runs at its round end
+ * + 80 s, spec §1.4). Times assume 20 s rounds; with longer rounds each list runs at the first
+ * slot at or after its planned time.
+ */
+export function buildCmdlist(events: Map<number, string[]>): string[][] {
+  const times = [...events.keys()].sort((a, b) => a - b);
+  const lists: string[][] = [];
+  for (let i = 0; i < times.length; i++) {
+    const t = times[i]!;
+    if ((t - FIRST_SLOT) % SLOT_SPACING !== 0 || t < FIRST_SLOT) throw new RangeError(`buildCmdlist: ${t} is not a slot time`);
+    const list = [...events.get(t)!];
+    const next = times[i + 1];
+    if (i === 0 && t > FIRST_SLOT) lists.push([`delay ${t - FIRST_SLOT - 80}`]);
+    if (next !== undefined && next - t > SLOT_SPACING) list.push(`delay ${next - t - 80}`);
+    lists.push(list);
+  }
+  return lists;
+}
+
+/**
+ * Generates a case directory's files from validated parameters. Pure: the same parameters give
+ * the same bytes. Throws {@link LabError} `bad-params` for parameters that turn out impossible
+ * once the guests are drawn (they do not fit in the nodes' memory).
+ */
+export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFiles {
+  const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
+  // --- nodes
+  const nodes: Node[] = [];
+  for (const g of p.nodes) {
+    for (let i = 0; i < g.count; i++) {
+      const memMiB = Math.round(g.memGiB * 1024);
+      nodes.push({ name: `node${nodes.length + 1}`, cpu: g.cpu, memMiB, freeMiB: memMiB });
+    }
+  }
+  const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
+
+  // --- guests: sizes (own stream), then kinds, then placement
+  const sizes = new Prng(p.seed, 'sizes');
+  const g = p.guests;
+  const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+  const drawn = Array.from({ length: g.count }, () => {
+    const memMiB = Math.max(512, Math.round(clamp(sizes.logNormal(g.memGiB.median, g.memGiB.sigma), g.memGiB.min, g.memGiB.max) * 2) * 512);
+    const cpu = Math.max(0.01, round2(clamp(sizes.logNormal(g.cpu.median, g.cpu.sigma), g.cpu.min, g.cpu.max)));
+    const use = sizes.uniform(g.memUse.min, g.memUse.max);
+    const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2))));
+    return { memMiB, cpu, useMiB: Math.max(1, Math.round(memMiB * use)), maxcpu };
+  });
+  const totalNeed = drawn.reduce((a, x) => a + x.memMiB, 0);
+  const totalHave = nodes.reduce((a, n) => a + n.memMiB, 0);
+  if (totalNeed > totalHave) {
+    throw bad('guests', `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`);
+  }
+  const kinds = new Prng(p.seed, 'kinds');
+  const order = kinds.shuffled(drawn.map((_, i) => i));
+  const kindOf = new Array<'fa' | 'cdrom' | 'ct' | 'vm'>(g.count).fill('vm');
+  let k = 0;
+  for (let i = 0; i < p.failing.fa; i++) kindOf[order[k++]!] = 'fa';
+  for (let i = 0; i < p.failing.cdrom; i++) kindOf[order[k++]!] = 'cdrom';
+  for (; k < g.count; k++) if (kinds.float() < g.containers) kindOf[order[k]!] = 'ct';
+  let faIndex = 0;
+  const sidOf = (i: number) => {
+    const kind = kindOf[i]!;
+    // fa:<a><b><c><d><e><f>…: b start failures (0), c migration failures (9: every 10th try works), d stop ok (0), e exists (1), f any node (0)
+    if (kind === 'fa') return `fa:109010${String(++faIndex).padStart(4, '0')}`;
+    return `${kind === 'ct' ? 'ct' : 'vm'}:${100 + i}`;
+  };
+
+  const place = new Prng(p.seed, 'placement');
+  const guests: Guest[] = [];
+  // largest first, so that a fit is found whenever the first-fit-decreasing bound allows one
+  const byMem = drawn.map((_, i) => i).sort((a, b) => drawn[b]!.memMiB - drawn[a]!.memMiB || a - b);
+  const assigned = new Array<string>(g.count);
+  for (const i of byMem) {
+    const need = drawn[i]!.memMiB;
+    let node: Node | undefined;
+    if (g.placement === 'packed') node = nodes.find((n) => n.freeMiB >= need);
+    else if (g.placement === 'spread') {
+      for (const n of nodes) if (n.freeMiB >= need && (!node || n.freeMiB > node.freeMiB)) node = n;
+    } else {
+      const start = place.int(nodes.length);
+      for (let j = 0; j < nodes.length && !node; j++) {
+        const n = nodes[(start + j) % nodes.length]!;
+        if (n.freeMiB >= need) node = n;
+      }
+    }
+    if (!node) throw bad('guests', `a guest of ${(need / 1024).toFixed(1)} GiB fits on no node once the larger ones are placed (fewer or smaller guests, or more nodes)`);
+    node.freeMiB -= need;
+    assigned[i] = node.name;
+  }
+  for (let i = 0; i < g.count; i++) {
+    const d = drawn[i]!;
+    guests.push({ sid: sidOf(i), kind: kindOf[i]!, node: assigned[i]!, maxcpu: d.maxcpu, memMiB: d.memMiB, cpu: d.cpu, useMiB: d.useMiB });
+  }
+
+  // --- rules: distinct plain guests (no fa/cdrom)
+  const rulesRng = new Prng(p.seed, 'rules');
+  const plain = rulesRng.shuffled(guests.filter((x) => x.kind === 'vm' || x.kind === 'ct'));
+  const used = new Set<string>();
+  const take = (pred: (x: Guest) => boolean) => {
+    const x = plain.find((y) => !used.has(y.sid) && pred(y));
+    if (x) used.add(x.sid);
+    return x;
+  };
+  const rules: string[] = [];
+  for (let r = 0; r < p.rules.nodeAffinity; r++) {
+    const x = take(() => true)!;
+    const others = nodes.filter((n) => n.name !== x.node);
+    const other = others[rulesRng.int(others.length)]!.name;
+    rules.push(`node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(byteCmp).join(',')}\n\tresources ${x.sid}\n`);
+  }
+  for (let r = 0; r < p.rules.together; r++) {
+    const a = take(() => true)!;
+    const b = take((y) => y.node === a.node) ?? take(() => true);
+    if (!b) throw bad('rules.together', 'not enough guests for the pairs');
+    rules.push(`resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity positive\n`);
+  }
+  for (let r = 0; r < p.rules.separate; r++) {
+    const a = take(() => true)!;
+    const b = take((y) => y.node !== a.node) ?? take(() => true);
+    if (!b) throw bad('rules.separate', 'not enough guests for the pairs');
+    rules.push(`resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity negative\n`);
+  }
+
+  // --- timeline: slot time → commands
+  const events = new Map<number, string[]>();
+  const lastSlot = slotAtOrAfter(Math.max(FIRST_SLOT, p.duration - END_AFTER_LAST_COMMAND));
+  const at = (t: number, cmd: string) => {
+    const s = Math.min(slotAtOrAfter(t), lastSlot);
+    let list = events.get(s);
+    if (!list) events.set(s, (list = []));
+    list.push(cmd);
+  };
+  for (const n of nodes) at(0, `power ${n.name} on`);
+  if (p.baseLoad && (p.baseLoad.cpu > 0 || p.baseLoad.mem > 0)) {
+    for (const n of nodes) at(0, `node ${n.name} set-dynamic-stats cpu ${round2(n.cpu * p.baseLoad.cpu)} mem ${Math.round(n.memMiB * p.baseLoad.mem)}`);
+  }
+  if (p.noise && (p.noise.cpu > 0 || p.noise.memMiB > 0)) {
+    for (const n of nodes) at(0, `node ${n.name} set-noise cpu ${p.noise.cpu} mem ${p.noise.memMiB}`);
+  }
+  const loadRng = new Prng(p.seed, 'load');
+  const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
+  const initialCpu = new Map(guests.map((x) => [x.sid, x.cpu]));
+  const L = p.load;
+  if (L.shape === 'idle') {
+    // idle: 5 % of the drawn cpu, from the start (in dynamic_service_stats)
+    for (const x of guests) x.cpu = Math.max(0.01, round2(x.cpu * 0.05));
+  } else if (L.shape === 'diurnal') {
+    const followers = loadRng.shuffled(guests).slice(0, Math.round(guests.length * L.share));
+    followers.sort((a, b) => byteCmp(a.sid, b.sid));
+    // the day starts at midnight: factor 1 − a·cos(2πt/1 d), lowest at 0 h, highest at 12 h
+    const factor = (t: number) => 1 - L.amplitude * Math.cos((2 * Math.PI * t) / 86400);
+    for (const x of followers) x.cpu = Math.max(0.01, round2(initialCpu.get(x.sid)! * factor(0)));
+    for (let t = L.step; t < p.duration - END_AFTER_LAST_COMMAND; t += L.step) {
+      for (const x of followers) at(t, setCpu(x, initialCpu.get(x.sid)! * factor(t)));
+    }
+  } else if (L.shape === 'bursty') {
+    const n = guests.length === 0 ? 0 : Math.round((L.burstsPerHour * (p.duration - END_AFTER_LAST_COMMAND)) / 3600);
+    const bursts = Array.from({ length: n }, () => {
+      const x = guests[loadRng.int(guests.length)]!;
+      const start = Math.round(loadRng.uniform(0, Math.max(1, p.duration - END_AFTER_LAST_COMMAND - L.burst)));
+      return { x, start };
+    }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
+    for (const { x, start } of bursts) {
+      at(start, setCpu(x, initialCpu.get(x.sid)! * L.factor));
+      at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
+    }
+  } else if (L.shape === 'hot-node') {
+    const hot = L.hotNode ?? nodes[0]!.name;
+    for (const x of guests.filter((y) => y.node === hot)) {
+      if (L.at === 0) x.cpu = Math.min(x.maxcpu, round2(x.cpu * L.factor));
+      else at(L.at, setCpu(x, Math.min(x.maxcpu, x.cpu * L.factor)));
+    }
+  }
+  const evRng = new Prng(p.seed, 'events');
+  const window = (d: number) => {
+    // start in [5 % of the run, end − 20 min − d]
+    const lo = Math.round(p.duration * 0.05);
+    const hi = Math.max(lo, p.duration - 1200 - d);
+    return Math.round(evRng.uniform(lo, hi));
+  };
+  if (p.pressure) {
+    for (let e = 0; e < p.pressure.episodes; e++) {
+      const n = nodes[evRng.int(nodes.length)]!.name;
+      const t = window(p.pressure.duration);
+      const set = (cpu: number, mem: number) => `node ${n} set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
+      at(t, set(p.pressure.cpu, p.pressure.mem));
+      at(t + p.pressure.duration, set(0, 0));
+    }
+  }
+  const pickNodes = (count: number) => evRng.shuffled(nodes.map((n) => n.name)).slice(0, count);
+  if (p.maintenance) {
+    for (const n of pickNodes(p.maintenance.count)) {
+      const t = window(p.maintenance.duration);
+      at(t, `crm ${n} enable-node-maintenance`);
+      at(t + p.maintenance.duration, `crm ${n} disable-node-maintenance`);
+    }
+  }
+  if (p.failures) {
+    for (const n of pickNodes(p.failures.count)) {
+      const t = window(p.failures.duration);
+      at(t, `${p.failures.kind} ${n} off`);
+      at(t + p.failures.duration, `${p.failures.kind} ${n} on`);
+    }
+  }
+  // the run ends at the last slot + 600 s ≈ duration
+  if (!events.has(lastSlot)) at(lastSlot, 'delay 0');
+
+  // --- files
+  const files: CaseFiles = new Map();
+  const hw: Record<string, unknown> = {};
+  for (const n of nodes) hw[n.name] = { power: 'off', network: 'off', maxcpu: n.cpu, maxmem: n.memMiB * MiB };
+  const sc: Record<string, unknown> = {};
+  const st: Record<string, unknown> = {};
+  const dy: Record<string, unknown> = {};
+  const running = new Map<string, Record<string, number>>(nodes.map((n) => [n.name, {}]));
+  const sorted = [...guests].sort((a, b) => byteCmp(a.sid, b.sid));
+  for (const x of sorted) {
+    sc[x.sid] = { node: x.node, state: 'started' };
+    st[x.sid] = { maxcpu: x.maxcpu, maxmem: x.memMiB * MiB };
+    dy[x.sid] = { cpu: x.cpu, mem: x.useMiB * MiB };
+    running.get(x.node)![x.sid] = 1;
+  }
+  const guestConfig: Record<string, unknown> = {};
+  for (const x of sorted) {
+    if (x.kind === 'cdrom') guestConfig[x.sid] = { ide2: 'local:iso/install.iso,media=cdrom' };
+  }
+  const endTime = lastSlot + END_AFTER_LAST_COMMAND;
+  files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf));
+  files.set('hardware_status', json(hw));
+  files.set('service_config', json(sc));
+  files.set('static_service_stats', json(st));
+  files.set('dynamic_service_stats', json(dy));
+  for (const n of nodes) files.set(`service_status_${n.name}`, json(running.get(n.name)));
+  files.set('datacenter.cfg', json({ crs: p.crs }));
+  if (rules.length > 0) files.set('rules_config', rules.join('\n'));
+  if (Object.keys(guestConfig).length > 0) files.set('guest_config', json(guestConfig));
+  files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200 }));
+  files.set('cmdlist', `[\n${buildCmdlist(events).map((l) => ` ${JSON.stringify(l)}`).join(',\n')}\n]\n`);
+  files.set('generator.json', json(p));
+  return files;
+}
+
+function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: string[]): string {
+  const count = (k: string) => kinds.filter((x) => x === k).length;
+  const lines = [
+    `${p.name} — generated by poise-sim generate (seed ${p.seed}); generator.json holds the parameters.`,
+    '',
+    `${nodes} nodes, ${guests} guests (${count('vm') + count('cdrom')} vm, ${count('ct')} ct, ${count('fa')} fa), load shape '${p.load.shape}', ` +
+      `about ${(end / 3600).toFixed(1)} h simulated (last command at ${end - END_AFTER_LAST_COMMAND} s).`,
+    `Guest memory: log-normal (median ${p.guests.memGiB.median} GiB, sigma ${p.guests.memGiB.sigma}, ${p.guests.memGiB.min}..${p.guests.memGiB.max} GiB);`,
+    `cpu in use: log-normal (median ${p.guests.cpu.median} cores, sigma ${p.guests.cpu.sigma}); placement '${p.guests.placement}'.`,
+  ];
+  if (p.failing.cdrom) lines.push(`${p.failing.cdrom} VMs have a local CD-ROM (guest_config): their live migration fails.`);
+  if (p.failing.fa) lines.push(`${p.failing.fa} fa: guests fail 9 of every 10 migration attempts.`);
+  if (p.pressure?.episodes) lines.push(`${p.pressure.episodes} pressure episodes (cpu ${p.pressure.cpu} %, memory ${p.pressure.mem} %, ${p.pressure.duration} s).`);
+  if (p.maintenance?.count) lines.push(`${p.maintenance.count} node maintenance windows of ${p.maintenance.duration} s.`);
+  if (p.failures?.count) lines.push(`${p.failures.count} node failures (${p.failures.kind}) of ${p.failures.duration} s.`);
+  if (p.baseLoad || p.noise || p.pressure?.episodes || p.failing.cdrom) {
+    lines.push('Uses the simulator extensions of issue 8 (node set-dynamic-stats / set-noise, guest_config, sim_options).');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function byteCmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Writes the files into `dir`, which must not exist or be empty. Nothing is written on error. */
+export function writeCase(dir: string, files: CaseFiles): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new LabError('bad-argument', `'${dir}' exists and is not empty`);
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of files) writeFileSync(join(dir, name), text);
+}

@@ -1,0 +1,168 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { imbalanceSpec, movesSpec, nodeSpec, renderSvg } from './charts';
+import type { LabSummary, RunDigest } from './compare';
+import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
+
+/** What a report shows. `digests` in (scenario, variant, seed) order, as `summary` was made from. */
+export interface ReportInput {
+  title: string;
+  summary: LabSummary;
+  digests: readonly RunDigest[];
+  /** The command line that made it, shown under the title. */
+  command?: string;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** A number for reading: integers as they are, others with 3 significant digits at most. */
+export function fmt(v: number | null | undefined): string {
+  if (v === null || v === undefined) return '—';
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return v.toPrecision(2);
+}
+
+function shown(m: MetricDef, v: number | null | undefined): string {
+  if (v === null || v === undefined) return '—';
+  const s = fmt(v * m.displayScale);
+  return m.displayUnit === '%' ? `${s} %` : s;
+}
+
+function verdictCell(v: Verdict | undefined, m: MetricDef): string {
+  if (!v) return '<td class="na">—</td>';
+  if (v.next === null) {
+    const what = v.note === 'tie' ? `all tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
+    return `<td class="na">${what}</td>`;
+  }
+  const diff = v.difference! * m.displayScale;
+  const unit = m.displayUnit === '%' ? ' pp' : m.displayUnit && m.displayUnit !== '' ? ` ${m.displayUnit}` : '';
+  const rel = v.relative === null ? '' : ` (${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %)`;
+  const word = m.better === 'lower' ? (m.unit === 'count' ? 'fewer' : 'lower') : 'higher';
+  const who = v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ');
+  return `<td>${who}<br><span class="small">${fmt(diff)}${unit} ${word}${rel} than ${esc(v.next)}: ${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}</span></td>`;
+}
+
+function statCell(m: MetricDef, s: Stats | null | undefined, reason: string | undefined): string {
+  if (!s) return `<td class="na" colspan="3">${esc(reason ?? '—')}</td>`;
+  const sd = s.sd === null ? '' : ` ± ${fmt(s.sd * m.displayScale)}`;
+  return `<td>${shown(m, s.mean)}${sd}</td><td>${shown(m, s.p50)}</td><td>${shown(m, s.p95)}</td>`;
+}
+
+const CSS = `
+body { font-family: 'DejaVu Sans', Helvetica, Arial, sans-serif; color: #222; margin: 24px auto; max-width: 1040px; padding: 0 16px; line-height: 1.4; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 40px; border-bottom: 1px solid #ccc; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 24px 0 6px; }
+.small { font-size: 12px; color: #555; } .how { background: #f4f6f8; border-left: 4px solid #4c78a8; padding: 8px 12px; font-size: 13px; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; } th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f6f8; font-weight: 600; } td.na { color: #888; }
+figure { margin: 12px 0 20px; } figure svg { max-width: 100%; height: auto; }
+code { background: #f4f6f8; padding: 1px 4px; font-size: 12px; }
+.note { color: #666; font-style: italic; font-size: 13px; }
+`;
+
+/** Builds the self-contained report (inline CSS and SVG; no scripts, fonts or external URLs). */
+export async function buildReport(input: ReportInput): Promise<string> {
+  const { summary: s, digests } = input;
+  const variants = s.variants.map((v) => v.name);
+  const judged = METRICS.filter((m) => m.better !== 'none');
+  const verdict = (scenario: string, metric: string) => s.verdicts.find((v) => v.scenario === scenario && v.metric === metric);
+  const parts: string[] = [];
+  parts.push(`<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>${esc(input.title)}</title>\n<style>${CSS}</style>\n</head>\n<body>`);
+  parts.push(`<h1>${esc(input.title)}</h1>`);
+  if (input.command) parts.push(`<p class="small">made by <code>${esc(input.command)}</code></p>`);
+  const variantList = s.variants
+    .map((v) => `<b>${esc(v.name)}</b> (${Object.keys(v.crs).length === 0 ? 'the scenario’s own settings' : Object.entries(v.crs).map(([k, x]) => `<code>${esc(k)}=${esc(String(x))}</code>`).join(' ')})`)
+    .join(', ');
+  parts.push(
+    `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
+  );
+  parts.push(
+    `<p class="how"><b>How to read this:</b> every metric below is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds and how far ahead of the next variant they are (absolute, then relative). The tables give mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds. Charts: imbalance is averaged over seeds; moves show every run; node charts show each variant’s first seed.</p>`,
+  );
+
+  // verdicts
+  parts.push(`<h2>Verdicts</h2>`);
+  parts.push('<table><tr><th>metric (better lower)</th>' + s.scenarios.map((sc) => `<th>${esc(sc)}</th>`).join('') + '</tr>');
+  for (const m of judged) {
+    parts.push(`<tr><th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>` + s.scenarios.map((sc) => verdictCell(verdict(sc, m.key), m)).join('') + '</tr>');
+  }
+  parts.push('</table>');
+  if (variants.length > 1) {
+    const wins = new Map(variants.map((v) => [v, 0]));
+    let judgedCount = 0;
+    for (const v of s.verdicts) {
+      if (v.next === null) continue;
+      judgedCount++;
+      for (const b of v.best) wins.set(b, (wins.get(b) ?? 0) + 1);
+    }
+    parts.push(`<p>Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
+  }
+
+  // per scenario
+  let chart = 0;
+  const render = async (spec: Parameters<typeof renderSvg>[0]) => renderSvg(spec, `c${++chart}`);
+  for (const sc of s.scenarios) {
+    const ds = digests.filter((d) => d.scenario === sc);
+    const horizon = Math.max(0, ...ds.map((d) => d.endTime));
+    parts.push(`<h2 id="${esc(anchor(sc))}">Scenario ${esc(sc)}</h2>`);
+    parts.push(`<h3>Summary metrics across seeds</h3>`);
+    parts.push(
+      '<table><tr><th rowspan="2">metric</th><th rowspan="2">unit</th>' +
+        variants.map((v) => `<th colspan="3">${esc(v)}</th>`).join('') +
+        '</tr><tr>' +
+        variants.map(() => '<th>mean ± sd</th><th>p50</th><th>p95</th>').join('') +
+        '</tr>',
+    );
+    for (const m of METRICS) {
+      const cells = variants
+        .map((v) => {
+          const st = s.stats.find((x) => x.scenario === sc && x.variant === v && x.metric === m.key);
+          return statCell(m, st?.stats, st?.reason);
+        })
+        .join('');
+      parts.push(`<tr><th>${esc(m.label)}<br><span class="small">${esc(m.description)}</span></th><td>${esc(m.displayUnit || m.unit)}</td>${cells}</tr>`);
+    }
+    parts.push('</table>');
+    parts.push(figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))));
+    parts.push(figure('moves', sc, undefined, await render(movesSpec(ds, variants, `Balancer moves — ${sc}`))));
+    for (const v of variants) {
+      const first = ds.find((d) => d.variant === v && d.nodes);
+      if (!first) continue;
+      const load = nodeSpec(first, 'load', `Node load — ${sc}, ${v}, seed ${first.seed}`, horizon);
+      if (load) parts.push(figure('load', sc, v, await render(load)));
+      const pressure = nodeSpec(first, 'pressure', `Node pressure — ${sc}, ${v}, seed ${first.seed}`, horizon);
+      if (pressure) parts.push(figure('pressure', sc, v, await render(pressure)));
+      else parts.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
+    }
+  }
+  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file.</p>`);
+  parts.push('</body>\n</html>\n');
+  return parts.join('\n');
+}
+
+function figure(kind: string, scenario: string, variant: string | undefined, svg: string): string {
+  const v = variant === undefined ? '' : ` data-variant="${esc(variant)}"`;
+  return `<figure class="chart" data-chart="${kind}" data-scenario="${esc(scenario)}"${v}>\n${svg}\n</figure>`;
+}
+
+function anchor(s: string): string {
+  return `scenario-${s.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+}
+
+/** `1..20` for a run of consecutive seeds, else a comma list. */
+export function seedList(seeds: readonly number[]): string {
+  if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1)) return `${seeds[0]}..${seeds[seeds.length - 1]}`;
+  return seeds.join(', ');
+}
+
+/** Writes report.html into `out`. */
+export async function writeReport(out: string, input: ReportInput): Promise<string> {
+  mkdirSync(out, { recursive: true });
+  const file = join(out, 'report.html');
+  writeFileSync(file, await buildReport(input));
+  return file;
+}

@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { LabError } from './errors';
+
+/** The format tag of a {@link RunTrace} file; bumped when the layout changes. */
+export const TRACE_FORMAT = 'poise-run-trace/1';
+
+/**
+ * One motion the balancer issued. A bundle (positive resource affinity) is one move per
+ * resource, all with the same time and target.
+ */
+export interface TraceMove {
+  /** Simulated time the motion was issued, seconds. */
+  time: number;
+  sid: string;
+  /** Node the resource was on when the motion was issued. */
+  source: string;
+  target: string;
+  /** true: arrived on the target; false: failed or refused; null: still in flight when the run ended. */
+  ok: boolean | null;
+}
+
+/**
+ * The time series of a run, one column per quantity (index r = round, index i = node in
+ * `RunTrace.nodes` order). Samples are taken at the start of each round and hold until the
+ * next sample (the last one until `RunTrace.endTime`).
+ */
+export interface TraceRounds {
+  /** Sample times, seconds, strictly increasing, each ≤ `endTime`. */
+  time: number[];
+  /** Node imbalance of the measured loads (the `pve-9.2` normalised metric), 0..1, lower is better. */
+  imbalance: number[];
+  /** `cpu[i][r]`: node i's cpu use as a fraction of its cores (≥ 0; above 1 when overcommitted). */
+  cpu: number[][];
+  /** `mem[i][r]`: node i's memory use as a fraction of its memory (≥ 0). */
+  mem: number[][];
+  /** `pressureCpu[i][r]`: PSI cpu "some" avg10, percent 0..100; null = not reported that round. Absent: no telemetry. */
+  pressureCpu?: (number | null)[][];
+  /** `pressureMem[i][r]`: PSI memory "some" avg10, percent 0..100; null = not reported. */
+  pressureMem?: (number | null)[][];
+}
+
+/** What one simulation run (scenario × variant × seed) produced for the lab. */
+export interface RunTrace {
+  format: typeof TRACE_FORMAT;
+  scenario: string;
+  variant: string;
+  seed: number;
+  /** Simulated seconds from 0 to the end of the run. */
+  endTime: number;
+  /** Node names in byte order. */
+  nodes: string[];
+  rounds: TraceRounds;
+  /** Balancer motions in issue order (times non-decreasing). */
+  moves: TraceMove[];
+}
+
+const finite = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
+const nonNeg = finite.refine((v) => v >= 0, { message: 'expected a number ≥ 0' });
+const percent = finite.refine((v) => v >= 0 && v <= 100, { message: 'expected a percentage in 0..100' });
+
+const moveSchema = z.strictObject({
+  time: nonNeg,
+  sid: z.string().regex(/^(vm|ct|fa):\d+$/, { message: "expected a service id such as 'vm:101'" }),
+  source: z.string().min(1),
+  target: z.string().min(1),
+  ok: z.boolean().nullable(),
+});
+
+const traceSchema = z
+  .strictObject({
+    format: z.literal(TRACE_FORMAT),
+    scenario: z.string().min(1),
+    variant: z.string().min(1),
+    seed: z.number().int().nonnegative(),
+    endTime: nonNeg,
+    nodes: z.array(z.string().min(1)),
+    rounds: z.strictObject({
+      time: z.array(nonNeg),
+      imbalance: z.array(nonNeg.refine((v) => v <= 1, { message: 'expected an imbalance in 0..1' })),
+      cpu: z.array(z.array(nonNeg)),
+      mem: z.array(z.array(nonNeg)),
+      pressureCpu: z.array(z.array(percent.nullable())).optional(),
+      pressureMem: z.array(z.array(percent.nullable())).optional(),
+    }),
+    moves: z.array(moveSchema),
+  })
+  .superRefine((t, ctx) => {
+    const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+    const sorted = [...t.nodes].sort(byteCompare);
+    t.nodes.forEach((n, i) => {
+      if (n !== sorted[i]) issue(['nodes', i], 'node names must be unique and in byte order');
+    });
+    const n = t.rounds.time.length;
+    t.rounds.time.forEach((v, r) => {
+      if (r > 0 && v <= t.rounds.time[r - 1]!) issue(['rounds', 'time', r], 'sample times must be strictly increasing');
+      if (v > t.endTime) issue(['rounds', 'time', r], `sample time ${v} is after 'endTime' ${t.endTime}`);
+    });
+    if (t.rounds.imbalance.length !== n) issue(['rounds', 'imbalance'], `expected ${n} values (one per sample time), got ${t.rounds.imbalance.length}`);
+    for (const key of ['cpu', 'mem', 'pressureCpu', 'pressureMem'] as const) {
+      const cols = t.rounds[key];
+      if (cols === undefined) continue;
+      if (cols.length !== t.nodes.length) issue(['rounds', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
+      cols.forEach((c, i) => {
+        if (c.length !== n) issue(['rounds', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
+      });
+    }
+    const known = new Set(t.nodes);
+    t.moves.forEach((m, j) => {
+      if (j > 0 && m.time < t.moves[j - 1]!.time) issue(['moves', j, 'time'], 'moves must be in time order');
+      if (m.time > t.endTime) issue(['moves', j, 'time'], `move time ${m.time} is after 'endTime' ${t.endTime}`);
+      if (!known.has(m.source)) issue(['moves', j, 'source'], `unknown node '${m.source}'`);
+      if (!known.has(m.target)) issue(['moves', j, 'target'], `unknown node '${m.target}'`);
+      if (m.source === m.target) issue(['moves', j, 'target'], 'a move needs a target other than its source');
+    });
+  });
+
+/** Byte order of two strings (never localeCompare). */
+export function byteCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `rounds.cpu[2][17]` from a zod issue path. */
+export function dotPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+/** First problem of a zod error as `field: message` (dot path). */
+export function firstIssue(error: z.ZodError): string {
+  const i = error.issues[0]!;
+  return `${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`;
+}
+
+/**
+ * Checks a value against the trace format; throws {@link LabError} `bad-trace` naming `where`
+ * (a file or a run) and the first bad field.
+ */
+export function validateTrace(value: unknown, where: string): RunTrace {
+  const res = traceSchema.safeParse(value);
+  if (!res.success) throw new LabError('bad-trace', `'${where}': ${firstIssue(res.error)}`);
+  return res.data as RunTrace;
+}
+
+/** Reads and validates a trace file (JSON); a bad file is an error naming the file and field. */
+export function readTrace(file: string): RunTrace {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LabError('bad-trace', `cannot read '${file}': ${(err as Error).message}`, { cause: err });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new LabError('bad-trace', `'${file}': invalid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  return validateTrace(value, file);
+}

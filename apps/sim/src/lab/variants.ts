@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { LabError } from './errors';
+
+/**
+ * The datacenter.cfg `crs` keys a variant may set: the reference's (spec §3.6) and the policy
+ * stages of issue 8. Extend this list when a stage adds a key; anything else is an error before
+ * a run starts.
+ */
+export const KNOWN_CRS_KEYS: readonly string[] = [
+  // reference (spec §3.6)
+  'ha',
+  'ha-rebalance-on-start',
+  'ha-auto-rebalance',
+  'ha-auto-rebalance-threshold',
+  'ha-auto-rebalance-method',
+  'ha-auto-rebalance-hold-duration',
+  'ha-auto-rebalance-margin',
+  // policy stages (issue 8)
+  'ha-auto-rebalance-backoff',
+  'ha-auto-rebalance-cooldown',
+  'ha-auto-rebalance-min-improvement',
+  'ha-auto-rebalance-smoothing',
+  'ha-auto-rebalance-min-pressure-cpu',
+  'ha-auto-rebalance-min-pressure-mem',
+  'ha-auto-rebalance-pressure-missing',
+  'ha-auto-rebalance-memhost',
+  'ha-auto-rebalance-check-migratable',
+  'ha-auto-rebalance-cost-weight',
+  'ha-auto-rebalance-preset',
+];
+
+/** A datacenter.cfg value as the case files carry it. */
+export type CrsValue = string | number | boolean;
+
+/** A named set of `crs` overrides applied on top of a scenario's datacenter.cfg. */
+export interface Variant {
+  name: string;
+  crs: Record<string, CrsValue>;
+}
+
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+
+const CRS_VALUE = z.union([z.string(), z.number().refine(Number.isFinite, { message: 'expected a finite number' }), z.boolean()], {
+  error: 'expected a string, number or boolean',
+});
+
+function isPlainMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Parses a variants document (YAML or JSON): a map of variant name → map of `crs` key → value,
+ * e.g. `defaults: {}` / `recommended: {ha-auto-rebalance-preset: recommended}`. Variants keep
+ * the file's order (the first is listed first in the report). Throws {@link LabError}
+ * `bad-variants` naming `file` and the field.
+ */
+export function parseVariants(text: string, file: string, knownKeys: readonly string[] = KNOWN_CRS_KEYS): Variant[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+  }
+  const known = new Set(knownKeys);
+  const fail = (field: string, why: string) => new LabError('bad-variants', `'${file}' ${field}: ${why}`);
+  if (!isPlainMap(doc)) throw fail('(top level)', 'expected a map of variant name → crs keys');
+  // Object.entries, not a zod record: a record drops keys such as '__proto__', which are valid names
+  const variants: Variant[] = [];
+  for (const [name, crs] of Object.entries(doc)) {
+    if (!NAME.test(name)) throw fail(name, 'a variant name is letters, digits, dot, dash or underscore');
+    if (!isPlainMap(crs)) throw fail(name, 'expected a map of crs key → value (use {} for none)');
+    const copy: Record<string, CrsValue> = Object.create(null) as Record<string, CrsValue>;
+    for (const [key, value] of Object.entries(crs)) {
+      if (!known.has(key)) throw fail(name, `unknown crs key '${key}' (known: ${knownKeys.join(', ')})`);
+      const res = CRS_VALUE.safeParse(value);
+      if (!res.success) throw fail(`${name}.${key}`, res.error.issues[0]!.message);
+      copy[key] = res.data;
+    }
+    variants.push({ name, crs: copy });
+  }
+  if (variants.length === 0) throw new LabError('bad-variants', `'${file}': no variants`);
+  return variants;
+}
+
+/** Reads a variants file; an unreadable file is a {@link LabError} naming it. */
+export function readVariants(file: string, knownKeys: readonly string[] = KNOWN_CRS_KEYS): Variant[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LabError('bad-variants', `cannot read '${file}': ${(err as Error).message}`, { cause: err });
+  }
+  return parseVariants(text, file, knownKeys);
+}
+
+/** Largest seed list `parseSeeds` accepts. */
+export const MAX_SEEDS = 10_000;
+
+/**
+ * `1..20` (inclusive range), `1,5,9`, or a mix (`1..3,10`): non-negative integers, unique,
+ * returned ascending. Throws {@link LabError} `bad-seeds`.
+ */
+export function parseSeeds(spec: string): number[] {
+  const seeds = new Set<number>();
+  const bad = (why: string) => new LabError('bad-seeds', `--seeds '${spec}': ${why} (expected e.g. '1..20' or '1,5,9')`);
+  if (spec.trim() === '') throw bad('empty');
+  for (const part of spec.split(',')) {
+    const p = part.trim();
+    const range = /^(\d+)\.\.(\d+)$/.exec(p);
+    if (range) {
+      const a = Number(range[1]);
+      const b = Number(range[2]);
+      if (b < a) throw bad(`range '${p}' runs backwards`);
+      if (b - a + 1 > MAX_SEEDS) throw bad(`more than ${MAX_SEEDS} seeds`);
+      for (let s = a; s <= b; s++) {
+        if (seeds.has(s)) throw bad(`seed ${s} given twice`);
+        seeds.add(s);
+      }
+    } else if (/^\d+$/.test(p)) {
+      if (seeds.has(Number(p))) throw bad(`seed ${Number(p)} given twice`);
+      seeds.add(Number(p));
+    } else {
+      throw bad(`'${p}' is not a seed or a range`);
+    }
+    if (seeds.size > MAX_SEEDS) throw bad(`more than ${MAX_SEEDS} seeds`);
+  }
+  for (const s of seeds) if (!Number.isSafeInteger(s)) throw bad(`seed '${s}' is too large`);
+  return [...seeds].sort((a, b) => a - b);
+}
