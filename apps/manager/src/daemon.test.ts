@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateCertificates } from '@poise/pve-api/testing';
 import { describe, expect, it } from 'vitest';
-import type { Host } from './adapters';
+import { createPveHost, type Host } from './adapters';
 import { parseConfig } from './config/load';
 import { Daemon } from './daemon';
 import { ManagerError } from './errors';
@@ -12,6 +13,10 @@ import { Logger } from './log';
 import type { MotionReply } from './port';
 
 const GIB = 1024 ** 3;
+const T0 = 1_767_225_600;
+/** A PEM file that is a certificate (the client reads it at construction). */
+const CA_FILE = join(mkdtempSync(join(tmpdir(), 'poise-ca-')), 'ca.pem');
+writeFileSync(CA_FILE, (await generateCertificates()).caPem);
 
 /** Three nodes of 16 cores / 64 GiB; six HA VMs of 2 cores / 8 GiB, all on node1 (load 0.75, 0, 0: imbalance 100 %). */
 function unbalanced(extra: Partial<FakeClusterSpec> = {}): FakeClusterSpec {
@@ -99,28 +104,65 @@ describe('observe mode', () => {
     expect(await imbalanceOf(s.cluster)).toBeCloseTo(1, 12);
   });
 
-  it('states mode, env and policy at start', async () => {
-    const s = setup({ mode: 'observe', policy: { 'ha-auto-rebalance-backoff': 300 } });
+  it('states mode, env and policy at start, each bad policy value naming its key, and keys no stage reads', async () => {
+    const s = setup({
+      mode: 'observe',
+      policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-cooldown': 'soon', 'ha-auto-rebalance-typo': 1 },
+    });
     await s.daemon.start();
     const start = s.records().filter((r) => r.event === 'start').map((r) => r.msg as string);
     expect(start[0]).toMatch(/^poise-manager test starting: env pve \(fake cluster\), mode observe, interval 10 s, pid \d+$/);
     expect(start).toContain('observe mode: each round says what it would do; nothing is moved (mode: act to move)');
-    expect(start.some((m) => m.startsWith('policy: reference pipeline (motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin): threshold 30%, hold 3 rounds, margin 10%, method bruteforce'))).toBe(true);
-    expect(start).toContain('policy keys not applied by this build: ha-auto-rebalance-backoff (their stages come with the policy variant packages)');
+    expect(start).toContain(
+      'policy: motion-in-flight → backoff-series → threshold-hold → candidates → backoff → score-bruteforce → select-best → relative-margin: ' +
+        'threshold 30%, hold 3 rounds, margin 10%, method bruteforce; backoff 300 s',
+    );
+    expect(s.records()).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        event: 'start',
+        msg: "policy.ha-auto-rebalance-cooldown: invalid value 'soon' (seconds, 0 to 86400), falling back to 0 (off)",
+      }),
+    );
+    expect(start).toContain('policy keys no stage reads (ignored): ha-auto-rebalance-typo');
   });
 });
 
 describe('TLS choices at start', () => {
+  const pin = Array(32).fill('AB').join(':');
   it.each([
-    [{}, 'info', 'TLS: verified against the system CAs'],
-    [{ tls: { 'ca-file': '/etc/pve/pve-root-ca.pem', fingerprint: 'ab'.repeat(32) } }, 'info', `TLS: verified against CA file '/etc/pve/pve-root-ca.pem', fingerprint ${Array(32).fill('AB').join(':')} pinned`],
-    [{ tls: { 'insecure-skip-verify': true } }, 'error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned: anyone on the path can read the API token'],
-    [{ tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } }, 'error', `INSECURE: the certificate chain is not verified (pve.tls.insecure-skip-verify); only the pinned fingerprint ${Array(32).fill('AB').join(':')} is checked`],
-    [{ urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } }, 'error', 'INSECURE: plain http:// is allowed (pve.tls.allow-plain-http) and used: the API token travels unencrypted'],
-  ])('%j is stated at level %s', async (pve, level, msg) => {
-    const s = setup({ pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve } });
-    await s.daemon.start();
-    expect(s.records().filter((r) => r.event === 'start')).toContainEqual(expect.objectContaining({ level, msg }));
+    [{}, [['info', 'TLS: verified against the system CAs, host name checked']]],
+    [{ tls: { 'ca-file': CA_FILE, fingerprint: 'ab'.repeat(32) } }, [['info', `TLS: verified against CA file '${CA_FILE}', fingerprint ${pin} pinned`]]],
+    [{ tls: { fingerprint: 'ab'.repeat(32) } }, [['info', `TLS: only the certificate with fingerprint ${pin} is accepted (pinned; the chain is not checked)`]]],
+    [
+      { tls: { 'insecure-skip-verify': true } },
+      [
+        ['error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned'],
+        ['error', 'INSECURE: tls verification is disabled: any server can impersonate the cluster and receive the API token'],
+      ],
+    ],
+    [
+      { tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } },
+      [['info', `TLS: only the certificate with fingerprint ${pin} is accepted (pinned; pve.tls.insecure-skip-verify only drops the chain check; the chain is not checked)`]],
+    ],
+    [
+      { urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } },
+      [['error', 'INSECURE: plain http is allowed: the API token and all replies travel unencrypted']],
+    ],
+  ])('%j is stated as the client verifies it', async (pve, expected) => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-daemon-'));
+    const config = parseConfig(
+      { env: 'pve', pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve }, state: { file: join(dir, 'state.json') }, metrics: { enabled: false }, lock: { enabled: false } },
+      join(dir, 'poise-manager.yaml'),
+    );
+    const host = createPveHost(config, { env: { T: 'poise@pve!balancer=5ec2e7aa-0000-4bad-8c0d-5ec2e75ec2e7' } });
+    const lines: string[] = [];
+    const daemon = new Daemon({ config, host, log: new Logger({ format: 'json', level: 'info' }, (l) => lines.push(l), () => T0), version: 'test' });
+    await daemon.start();
+    const start = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === 'start');
+    for (const [level, msg] of expected) expect(start).toContainEqual(expect.objectContaining({ level, msg }));
+    expect(start.filter((r) => String(r.msg).includes('TLS') || String(r.msg).startsWith('INSECURE'))).toHaveLength(expected.length);
+    await host.port.close?.();
   });
 });
 
@@ -136,7 +178,7 @@ describe('act mode', () => {
     expect(outcomes.map((o) => o.result)).toEqual(requests.map(() => 'succeeded'));
     expect(await imbalanceOf(s.cluster)).toBeLessThanOrEqual(0.3);
     const last = s.rounds().at(-1)!;
-    expect(last.reason).toBe('threshold-hold');
+    expect(last.reason).toBe('below-threshold');
     expect(last.msg).toMatch(/^below threshold: imbalance \d+\.\d% ≤ 30\.0%$/);
     // never a second request while one is in flight: each request comes after the previous outcome
     for (let i = 1; i < requests.length; i++) expect(requests[i]!.time).toBeGreaterThan(outcomes[i - 1]!.at - 1);
@@ -265,10 +307,10 @@ describe("the cluster's own ha-auto-rebalance", () => {
     await s.run(5);
     expect(s.cluster.s.requests).toEqual([]);
     expect(s.records().filter((r) => r.event === 'cluster')).toEqual([
-      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise does not move HA resources while it is" }),
+      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is" }),
     ]);
     expect(s.rounds().every((r) => r.reason === 'cluster-auto-rebalance' && r.msg === "the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance 100.0%)")).toBe(true);
-    expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise does not move HA resources" });
+    expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources" });
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_cluster_auto_rebalance')).toMatch(/poise_cluster_auto_rebalance 1$/);
   });
 
@@ -495,7 +537,7 @@ describe('metrics', () => {
       'poise_round_decisions_total{outcome="error"} 1',
       'poise_round_decisions_total{outcome="move"} 1',
       'poise_round_skips_total{reason="api-error"} 1',
-      'poise_round_skips_total{reason="threshold-hold"} 1',
+      'poise_round_skips_total{reason="holding"} 1',
       'poise_round_skips_total{reason="motion-in-flight"} 1',
       'poise_motions_issued_total{via="ha"} 1',
       'poise_motion_in_flight 1',

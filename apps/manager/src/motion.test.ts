@@ -5,6 +5,7 @@ import { haGuest, node, plainGuest, snapshot, T0 } from './test-support';
 
 const MOTION: MotionRecord = {
   sid: 'vm:101',
+  resources: ['vm:101'],
   kind: 'migrate',
   via: 'ha',
   source: 'node1',

@@ -18,6 +18,7 @@ import type { ClusterSnapshot, MotionProgress, MotionRecord } from './port';
  * | `started` | source | no, within `pickupTimeoutSeconds` | pending (queued) |
  * | `started` | source | no, after it | failed (not picked up: the CRM drops a command whose target is offline or holds a negative-affinity partner) |
  * | `freeze` | source | — | pending (a node shutdown; the motion timeout bounds it) |
+ * | `unknown` (a state this build does not know) | source | — | pending (the motion timeout bounds it) |
  * | `error` / `fence` / `recovery` / `stopped` / … | not target | — | failed |
  * | gone, or no longer HA | — | — | failed |
  *
@@ -56,6 +57,7 @@ export function followHaMotion(
     }
     return { status: 'pending', phase: 'queued' };
   }
-  if (state === 'freeze') return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
+  // a node shutdown (freeze), or a state of a newer Proxmox VE: the motion timeout bounds it
+  if (state === 'freeze' || state === 'unknown') return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
   return { status: 'failed', reason: `'${motion.sid}' went to HA state '${state}' on '${motion.source}'` };
 }
