@@ -5,6 +5,7 @@ import {
   type ClusterSnapshot,
   type GuestMigrationCheck,
   type GuestSnapshot,
+  type HaRule,
   type HaServiceState,
   type MotionProgress,
   type MotionRecord,
@@ -13,6 +14,7 @@ import {
   type NodeSnapshot,
   PortError,
   type PortErrorKind,
+  type SnapshotNeeds,
 } from './port';
 
 /** A node of a fake cluster: capacity, base load outside the guests (cores, bytes), pressure (%). */
@@ -44,6 +46,8 @@ export interface FakeGuest {
   mem: number;
   maxmem: number;
   memhost?: number;
+  /** The guest's configuration (`GET …/config` keys), read when the policy checks migratability. */
+  config?: Record<string, string>;
 }
 
 /**
@@ -70,6 +74,8 @@ export interface FakeClusterState {
   nodes: FakeNode[];
   guests: FakeGuest[];
   autoRebalance: boolean;
+  /** HA rules in force (positive partners move along with a motion, as HA does). */
+  rules: HaRule[];
   quorate: boolean;
   haDisarmed: boolean;
   pickupTimeoutSeconds: number;
@@ -94,6 +100,7 @@ export interface FakeClusterSpec {
   nodes: (Partial<FakeNode> & { name: string })[];
   guests: (Partial<FakeGuest> & { sid: string; node: string })[];
   autoRebalance?: boolean;
+  rules?: HaRule[];
   roundSeconds?: number;
   startTime?: number;
   pickupTimeoutSeconds?: number;
@@ -142,6 +149,7 @@ export class FakeCluster implements BalancerPort {
         };
       }),
       autoRebalance: spec.autoRebalance ?? false,
+      rules: spec.rules ?? [],
       quorate: true,
       haDisarmed: false,
       pickupTimeoutSeconds: spec.pickupTimeoutSeconds ?? 120,
@@ -180,6 +188,20 @@ export class FakeCluster implements BalancerPort {
     return n;
   }
 
+  /** Started positive-affinity partners of `sid` on its node: HA moves them along (spec §4.1). */
+  partners(sid: string): string[] {
+    const g = this.guest(sid);
+    const out = new Set<string>();
+    for (const r of this.s.rules ?? []) {
+      if (r.type !== 'resource-affinity' || r.affinity !== 'positive' || !r.resources.includes(sid)) continue;
+      for (const p of r.resources) {
+        const pg = this.s.guests.find((x) => x.sid === p);
+        if (p !== sid && pg && pg.ha && pg.haState === 'started' && pg.node === g.node) out.add(p);
+      }
+    }
+    return [...out].sort(byName);
+  }
+
   /** The next `kinds.length` snapshot reads fail with these kinds. */
   failNextReads(...kinds: PortErrorKind[]): void {
     this.s.readFailures.push(...kinds);
@@ -208,14 +230,17 @@ export class FakeCluster implements BalancerPort {
       const g = this.s.guests.find((x) => x.sid === cmd.sid);
       const target = this.s.nodes.find((n) => n.name === cmd.target);
       if (!g || !target || !target.online || g.node === cmd.target || cmd.script.outcome === 'drop') continue; // dropped, as the CRM does
-      g.haState = cmd.kind;
-      g.haTarget = cmd.target;
-      this.s.moving.push({ sid: g.sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
+      for (const sid of [g.sid, ...(g.ha ? this.partners(g.sid) : [])]) {
+        const m = this.guest(sid);
+        m.haState = cmd.kind;
+        m.haTarget = cmd.target;
+        this.s.moving.push({ sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
+      }
     }
     this.s.queue = [];
   }
 
-  async readSnapshot(): Promise<ClusterSnapshot> {
+  async readSnapshot(needs?: SnapshotNeeds): Promise<ClusterSnapshot> {
     const failure = this.s.readFailures.shift();
     if (failure) throw new PortError('GET /cluster/resources', failure, `scripted ${failure} failure`);
     const nodes: NodeSnapshot[] = [...this.s.nodes].sort((a, b) => byName(a.name, b.name)).map((n) => {
@@ -255,8 +280,11 @@ export class FakeCluster implements BalancerPort {
       haDisarmed: this.s.haDisarmed,
       nodes,
       guests,
-      rules: [],
+      rules: this.s.rules ?? [],
       crs: { ha: 'dynamic', autoRebalance: this.s.autoRebalance },
+      ...(needs?.guestConfigs
+        ? { guestConfigs: new Map(this.s.guests.filter((g) => g.config !== undefined).map((g) => [g.sid, { ...g.config! }])) }
+        : {}),
     });
   }
 
@@ -279,7 +307,7 @@ export class FakeCluster implements BalancerPort {
     if (script.reply === 'lost' || script.reply === 'lost-unapplied') {
       throw new PortError(`POST /cluster/ha/resources/{sid}/${request.kind}`, 'timeout', 'scripted timeout after sending');
     }
-    return { accepted: true, task: undefined, comigrated: [] };
+    return { accepted: true, task: undefined, comigrated: this.partners(request.sid) };
   }
 
   async checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck> {
