@@ -352,6 +352,40 @@ describe('non-HA guests', () => {
   });
 });
 
+describe('policy stages that need more than the reference', () => {
+  it('check-migratable: a guest whose configuration blocks migration is never tried, and said once', async () => {
+    const spec = unbalanced();
+    for (const g of spec.guests) g.config = { scsi0: `ceph:vm-${g.sid.slice(3)}-disk-0` };
+    spec.guests[0]!.config = { ide2: 'local:iso/d.iso,media=cdrom' };
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-check-migratable': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(8);
+    expect(s.cluster.s.requests.map((r) => r.sid)).not.toContain('vm:101');
+    expect(s.cluster.s.requests.length).toBeGreaterThan(0);
+    expect(s.records().filter((r) => r.event === 'policy').map((r) => r.msg)).toEqual([
+      "migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)",
+    ]);
+  });
+
+  it('a stop of a variant stage explains itself from the decision, counted by its code', async () => {
+    const spec = unbalanced();
+    for (const n of spec.nodes) n.pressureCpu = 2;
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-min-pressure-cpu': 10 } }, spec);
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds()[0]).toMatchObject({
+      outcome: 'skip',
+      reason: 'no-pressure',
+      stage: 'pressure',
+      code: 'no-pressure',
+      key: 'pressure:no-pressure',
+      msg: 'pressure: pressure gate: no node under pressure (max cpu 2.0%)',
+    });
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_round_skips_total')).toContain('poise_round_skips_total{reason="no-pressure"} 2');
+    expect(s.cluster.s.requests).toEqual([]);
+  });
+});
+
 describe('restart', () => {
   it('a daemon killed in the middle of a motion follows it after the restart and issues no duplicate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'poise-restart-'));
@@ -426,6 +460,41 @@ describe('restart', () => {
     expect(readdirSync(s.dir).filter((f) => f.startsWith('state.json.corrupt-'))).toHaveLength(1);
     await s.run(1);
     expect(existsSync(s.statePath)).toBe(true); // a fresh state was written
+  });
+
+  it('an outcome reaches the policy exactly once, also when it was learned before a restart', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } });
+    // the previous run learned that vm:101 → node2 failed and died before its pipeline ran
+    const unreported = [{ resources: ['vm:101'], source: 'node1', target: 'node2', ok: false, detail: 'migration aborted' }];
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [], unreported }));
+    await s.daemon.start();
+    await s.run(4);
+    const notices = s.records().filter((r) => r.event === 'policy');
+    expect(notices.map((r) => r.msg)).toEqual([
+      'backoff: vm:101 to node2 did not succeed (migration aborted) (attempt 1): not retried in this series, backed off for 60s until 2026-01-01T00:01:00Z',
+    ]);
+    const saved = JSON.parse(readFileSync(s.statePath, 'utf8'));
+    expect(saved.unreported).toEqual([]);
+    expect(saved.pipeline.backoff.pairs).toEqual([expect.objectContaining({ resources: ['vm:101'], target: 'node2', failures: 1 })]);
+    // the series goes on at once with the next-best pair
+    expect(s.cluster.s.requests.map((r) => `${r.sid}>${r.target}`)[0]).toBe('vm:101>node3');
+  });
+
+  it('a corrupt stage state is reported naming the stage and field, set aside, and the policy starts fresh', async () => {
+    const s = setup({ mode: 'observe', policy: { 'ha-auto-rebalance-backoff': 60 } });
+    const pipeline = { 'threshold-hold': { sustainedRounds: 2 }, backoff: { lastOutcomeAt: 'yesterday', pairs: [], series: [] } };
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline, motion: null, motionsIssuedAt: [], outcomes: [] }));
+    await s.daemon.start();
+    const line = s.records().find((r) => r.event === 'state' && r.level === 'error')!;
+    expect(line.msg).toMatch(
+      /^the policy state is corrupt \(stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got "yesterday"\): set aside in '.*state\.json\.pipeline-corrupt-20260101T000000Z'; the policy starts fresh/,
+    );
+    expect(line.stages).toEqual(['backoff']);
+    const aside = readdirSync(s.dir).find((f) => f.startsWith('state.json.pipeline-corrupt-'))!;
+    expect(JSON.parse(readFileSync(join(s.dir, aside), 'utf8'))).toEqual(pipeline);
+    expect(JSON.parse(readFileSync(s.statePath, 'utf8')).pipeline).toEqual({});
+    await s.run(1);
+    expect(s.rounds()[0]!.msg).toBe('hold round 1/3: imbalance 100.0% > 30.0%'); // the hold count started again
   });
 
   it('a state file of an unknown version stops the start with a clear error', async () => {

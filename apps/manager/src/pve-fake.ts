@@ -21,6 +21,8 @@ export interface FakePve {
   inject(route: string, ...replies: FakeReply[]): void;
   /** Like `inject`, for the requests to `route` that `match` accepts (e.g. one node's). */
   injectWhere(route: string, match: (request: FakeRequest) => boolean, ...replies: FakeReply[]): void;
+  /** Milliseconds a motion POST waits after it was applied before its reply is sent (0 by default). */
+  postDelayMs: number;
   /** The HA and guest migrate POSTs that reached the server, in order. */
   posts(): FakeRequest[];
   close(): Promise<void>;
@@ -219,7 +221,10 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
         try {
           const reply = await cluster.requestMotion({ sid, kind, target: req.form.get('node') ?? '' });
           if (!reply.accepted) return { status: 400, statusText: reply.reason };
-          return { data: { sid, 'requested-node': req.form.get('node'), ...(reply.comigrated.length > 0 ? { 'comigrated-resources': reply.comigrated } : {}) } };
+          return {
+            data: { sid, 'requested-node': req.form.get('node'), ...(reply.comigrated.length > 0 ? { 'comigrated-resources': reply.comigrated } : {}) },
+            delayMs: fake.postDelayMs,
+          };
         } catch (err) {
           // a scripted 'lost' reply: the command was queued, the reply never arrives
           if (err instanceof PortError) return { drop: 'before-reply' };
@@ -258,13 +263,14 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       })),
     );
   }
+  const fake = { postDelayMs: 0 };
   const server = await startFakePveServer({ tls: options.tls, tokens: options.tokens, routes: Object.fromEntries(active), port: options.port });
-  return {
+  return Object.assign(fake, {
     server,
     url: server.url,
     inject: (key, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match: () => true, reply }))]),
     injectWhere: (key, match, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match, reply }))]),
     posts: () => server.requests.filter((r) => r.method === 'POST'),
     close: () => server.close(),
-  };
+  });
 }

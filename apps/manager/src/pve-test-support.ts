@@ -1,9 +1,10 @@
 // Test support: a daemon in this process against a fake cluster served over real HTTPS on
 // 127.0.0.1 (pve-fake.ts), through the real Proxmox VE host (`createPveHost`: client, TLS pin,
 // adapter). The daemon's clock is the cluster's: each sleep between rounds is one HA round.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
 import { createPveHost, type Host } from './adapters';
 import { type ManagerConfig, parseConfig } from './config/load';
@@ -110,4 +111,38 @@ export async function pveSetup(
       await fake.close();
     },
   };
+}
+
+const ROOT = resolve(__dirname, '../../..');
+const CLI = join(__dirname, 'cli.ts');
+
+/** The real `poise-manager` CLI in a child process (from source), its JSON log lines collected. */
+export function spawnCli(args: string[], env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
+  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  async function waitFor(what: string, predicate: (r: Record<string, unknown>) => boolean, timeoutMs = 60_000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const found = records().find(predicate);
+      if (found) return found;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  return { child, lines, records, waitFor, exited, stderr: () => stderr };
 }
