@@ -673,6 +673,7 @@ export class Daemon {
       target: m.target,
       issuedAt: now,
       phase: 'requesting',
+      haUid: guest?.ha?.uid,
       task: undefined,
       imbalanceBefore: decision.imbalanceBefore,
       imbalanceAfter: decision.imbalanceAfter,

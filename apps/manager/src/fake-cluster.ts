@@ -37,6 +37,8 @@ export interface FakeGuest {
   /** Whether it is an HA resource. */
   ha: boolean;
   haState: HaServiceState;
+  /** Bumped at every HA state change, like the CRM's service `uid`. */
+  haUid?: number;
   haTarget?: string;
   autoRebalance: boolean;
   running: boolean;
@@ -221,6 +223,7 @@ export class FakeCluster implements BalancerPort {
       const target = g.haTarget!;
       if (m.outcome === 'succeed') g.node = target;
       g.haState = m.outcome === 'error' ? 'error' : 'started';
+      g.haUid = (g.haUid ?? 0) + 1;
       delete g.haTarget;
       if (!g.ha) delete g.lock;
       if (m.task) this.s.tasks[m.task] = { ...this.s.tasks[m.task]!, status: 'stopped', exitstatus: m.outcome === 'succeed' ? 'OK' : 'migration aborted' };
@@ -233,6 +236,7 @@ export class FakeCluster implements BalancerPort {
       for (const sid of [g.sid, ...(g.ha ? this.partners(g.sid) : [])]) {
         const m = this.guest(sid);
         m.haState = cmd.kind;
+        m.haUid = (m.haUid ?? 0) + 1;
         m.haTarget = cmd.target;
         this.s.moving.push({ sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
       }
@@ -271,7 +275,7 @@ export class FakeCluster implements BalancerPort {
       running: g.running,
       lock: g.lock,
       template: false,
-      ha: g.ha ? { state: g.haState, target: g.haTarget, requestState: 'started', autoRebalance: g.autoRebalance } : undefined,
+      ha: g.ha ? { state: g.haState, target: g.haTarget, requestState: 'started', autoRebalance: g.autoRebalance, uid: String(g.haUid ?? 0) } : undefined,
       stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.maxmem, memhost: g.memhost },
     }));
     return structuredClone({

@@ -214,6 +214,12 @@ export interface GuestHa {
    * the cluster's or poise, may move it.
    */
   readonly autoRebalance: boolean;
+  /**
+   * `service_status[sid].uid`: the HA manager gives a service a new one at every state change,
+   * so a changed uid shows that a command was handled even when no read saw the service move
+   * (a migration that failed between two reads). `undefined` when not reported.
+   */
+  readonly uid?: string | undefined;
 }
 
 /**
@@ -321,6 +327,8 @@ export interface MotionRecord {
   /** Seconds (the daemon's clock) when the request was sent. */
   readonly issuedAt: number;
   readonly phase: 'requesting' | 'queued' | 'moving';
+  /** For `via: 'ha'`: the service's HA `uid` when the request was sent (see `GuestHa.uid`). */
+  readonly haUid?: string | undefined;
   /** The migration task (UPID) for `via: 'guest'`. */
   readonly task: string | undefined;
   /** The imbalance before and the one expected after (fractions), for the outcome line. */

@@ -322,6 +322,7 @@ export class PveAdapter implements BalancerPort {
               target: svc?.target,
               requestState: haConfig?.state ?? 'started',
               autoRebalance: haConfig?.autoRebalance ?? true,
+              uid: svc?.uid,
             };
       const node = svc?.node ?? row.node;
       let cpu = 0;

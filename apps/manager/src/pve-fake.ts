@@ -132,7 +132,7 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       const services: Record<string, unknown> = {};
       for (const g of cluster.s.guests) {
         if (!g.ha) continue;
-        services[g.sid] = { state: g.haState, node: g.node, uid: `uid${vmidOf(g.sid)}`, ...(g.haTarget !== undefined ? { target: g.haTarget } : {}), ...(g.haState === 'started' ? { running: 1 } : {}) };
+        services[g.sid] = { state: g.haState, node: g.node, uid: `${vmidOf(g.sid)}-${g.haUid ?? 0}`, ...(g.haTarget !== undefined ? { target: g.haTarget } : {}), ...(g.haState === 'started' ? { running: 1 } : {}) };
       }
       return {
         data: {
@@ -263,14 +263,15 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       })),
     );
   }
-  const fake = { postDelayMs: 0 };
+  const fake: { postDelayMs: number } = { postDelayMs: 0 };
   const server = await startFakePveServer({ tls: options.tls, tokens: options.tokens, routes: Object.fromEntries(active), port: options.port });
-  return Object.assign(fake, {
+  const methods: Omit<FakePve, 'postDelayMs'> = {
     server,
     url: server.url,
     inject: (key, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match: () => true, reply }))]),
     injectWhere: (key, match, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match, reply }))]),
     posts: () => server.requests.filter((r) => r.method === 'POST'),
     close: () => server.close(),
-  });
+  };
+  return Object.assign(fake, methods);
 }

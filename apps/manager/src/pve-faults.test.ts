@@ -183,6 +183,20 @@ describe('faults of a motion request: never re-sent blindly', () => {
   });
 });
 
+describe('a migration that fails while a read fails', () => {
+  it('is known failed from its changed HA uid at the next read, not taken for a command still queued', async () => {
+    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } }, unbalanced({ scripts: { 'vm:101': { outcome: 'fail' } } }));
+    await s.daemon.start();
+    await s.run(1); // vm:101 → node2 requested; the HA manager starts it
+    s.fake.inject(RESOURCES, ...Array(3).fill({ status: 500, statusText: 'internal error' }));
+    await s.run(2); // the read fails while it moves; it fails and is back on node1 before the next read
+    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe(
+      "migrate vm:101 from node1 to node2 failed after 20 s: migration failed, 'vm:101' is back on 'node1' (its HA state changed since the request)",
+    );
+    expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node3']); // the next pair at once (backoff series)
+  });
+});
+
 describe('TLS faults: refused before a request is sent, resumed once the right certificate is back', () => {
   it.each([
     ['a wrong fingerprint', 'pin', /server certificate fingerprint '.*' matches none of the 1 pinned fingerprint\(s\); refused before sending the request/],

@@ -4,7 +4,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
 import { createPveHost, type Host } from './adapters';
 import { type ManagerConfig, parseConfig } from './config/load';
@@ -113,8 +114,9 @@ export async function pveSetup(
   };
 }
 
-const ROOT = resolve(__dirname, '../../..');
-const CLI = join(__dirname, 'cli.ts');
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '../../..');
+const CLI = join(HERE, 'cli.ts');
 
 /** The real `poise-manager` CLI in a child process (from source), its JSON log lines collected. */
 export function spawnCli(args: string[], env: Record<string, string> = {}) {

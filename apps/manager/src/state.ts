@@ -66,6 +66,7 @@ const motionSchema = z.strictObject({
   target: z.string(),
   issuedAt: finite,
   phase: z.enum(['requesting', 'queued', 'moving']),
+  haUid: z.string().optional(),
   task: z.string().optional(),
   imbalanceBefore: finite,
   imbalanceAfter: finite,
