@@ -591,7 +591,7 @@ export class Daemon {
     const progress =
       now - motion.issuedAt > timeout
         ? ({ status: 'failed', reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed` } as const)
-        : await this.options.host.port.followMotion(motion, snapshot);
+        : await this.options.host.port.followMotion(motion, snapshot, { pickupTimeoutSeconds: this.config.limits.pickupTimeoutSeconds });
     if (progress.status === 'pending') {
       if (progress.phase !== motion.phase) this.update({ motion: { ...motion, phase: progress.phase } });
       return;

@@ -3,6 +3,7 @@ import { followHaMotion } from './motion';
 import {
   type BalancerPort,
   type ClusterSnapshot,
+  type FollowOptions,
   type GuestMigrationCheck,
   type GuestSnapshot,
   type HaRule,
@@ -333,14 +334,15 @@ export class FakeCluster implements BalancerPort {
     return { accepted: true, task, comigrated: [] };
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress> {
-    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds: this.s.pickupTimeoutSeconds });
+  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+    const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.s.pickupTimeoutSeconds;
+    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
     const task = motion.task === undefined || !Object.hasOwn(this.s.tasks, motion.task) ? undefined : this.s.tasks[motion.task];
     if (!task) {
       // written before the request left: judge by where the guest is
       const g = snapshot.guests.find((x) => x.sid === motion.sid);
       if (g?.node === motion.target) return { status: 'succeeded' };
-      if (snapshot.time - motion.issuedAt > this.s.pickupTimeoutSeconds) return { status: 'failed', reason: 'no migration task was started' };
+      if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds) return { status: 'failed', reason: 'no migration task was started' };
       return { status: 'pending', phase: 'queued' };
     }
     if (task.status === 'running') return { status: 'pending', phase: 'moving' };

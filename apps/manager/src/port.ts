@@ -62,7 +62,7 @@ export interface BalancerPort {
    * a function of its arguments and the cluster, never of adapter memory (a restarted daemon
    * follows a motion issued by its previous run).
    */
-  followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress>;
+  followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress>;
 
   /** Releases connections and timers. Optional; called once at shutdown. */
   close?(): Promise<void>;
@@ -78,6 +78,12 @@ export interface SnapshotNeeds {
   readonly guestConfigs: boolean;
   /** Also the running non-HA guests (`guests.non-ha`), not only the HA resources. */
   readonly nonHa: boolean;
+}
+
+/** How a motion is judged, from the config in force (a reload changes it). */
+export interface FollowOptions {
+  /** `limits.pickup-timeout`: a motion not seen moving this long after its request was dropped. */
+  readonly pickupTimeoutSeconds: number;
 }
 
 /** Kind of failure of a port call, for the `poise_api_errors_total{endpoint,kind}` metric. */

@@ -21,6 +21,7 @@ import {
   type BalancerPort,
   type ClusterSnapshot,
   type CrsOptions,
+  type FollowOptions,
   type GuestMigrationCheck,
   type GuestSnapshot,
   type HaRule,
@@ -555,8 +556,9 @@ export class PveAdapter implements BalancerPort {
     }
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress> {
-    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds: this.pickupTimeoutSeconds });
+  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+    const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.pickupTimeoutSeconds;
+    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
     if (motion.task !== undefined) {
       const task = await call('GET /nodes/{node}/tasks/{upid}/status', () => this.client.taskStatus(motion.task!));
       return taskProgress(task.outcome, task.exitStatus);
@@ -575,8 +577,8 @@ export class PveAdapter implements BalancerPort {
     );
     const task: TaskListEntry | undefined = [...tasks].sort((a, b) => b.startTime - a.startTime)[0];
     if (task) return taskProgress(task.outcome, task.exitStatus);
-    if (snapshot.time - motion.issuedAt > this.pickupTimeoutSeconds) {
-      return { status: 'failed', reason: `no migration task of '${motion.sid}' was started within ${this.pickupTimeoutSeconds} s` };
+    if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds) {
+      return { status: 'failed', reason: `no migration task of '${motion.sid}' was started within ${pickupTimeoutSeconds} s` };
     }
     return { status: 'pending', phase: 'queued' };
   }
