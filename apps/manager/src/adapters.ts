@@ -2,12 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase } from '@poise/sim';
-import type { Clock } from './clock';
+import { PveApiError, ApiToken as PveApiToken, PveClient, type PveTlsOptions, type TransportSecurity } from '@poise/pve-api';
+import { type Clock, systemClock } from './clock';
 import type { ManagerConfig } from './config/load';
-import { loadToken } from './config/secret';
+import { type ApiToken, loadToken } from './config/secret';
 import { errorMessage, ManagerError } from './errors';
 import type { LogLevel } from './log';
 import type { BalancerPort } from './port';
+import { PveAdapter } from './pve-adapter';
 
 /** What the daemon runs against: a port, its clock, and what to say about it at start. */
 export interface Host {
@@ -31,27 +33,75 @@ export function bundledSimCase(): string {
   return resolve(here, '..', 'scenarios', 'three-nodes-unbalanced');
 }
 
-/** The Proxmox VE side of the start-up lines: TLS choices, loudest first. */
-export function tlsNotices(config: ManagerConfig): { level: LogLevel; msg: string }[] {
+/**
+ * The TLS options of the client from the config. A fingerprint without a CA file pins the
+ * certificate itself (the chain of a self-signed cluster is not checked; the pin names the
+ * exact certificate), also with `insecure-skip-verify`; a CA file with a fingerprint checks
+ * both; `insecure-skip-verify` alone checks nothing.
+ */
+export function tlsOptions(config: ManagerConfig, ca: string | undefined): PveTlsOptions {
   const tls = config.pve.tls;
+  const fingerprints = tls.fingerprint === undefined ? undefined : [tls.fingerprint];
+  if (ca !== undefined) return { ca, ...(fingerprints ? { fingerprints } : {}) };
+  if (fingerprints) return { fingerprints };
+  return tls.insecureSkipVerify ? { insecureSkipVerify: true } : {};
+}
+
+/**
+ * The start-up lines about TLS, from what the client actually verifies (`client.security`):
+ * the mode at level info, or error when nothing is verified, and each of the client's
+ * `warnings` at level error, prefixed `INSECURE:`.
+ */
+export function tlsNotices(config: ManagerConfig, security: TransportSecurity): { level: LogLevel; msg: string }[] {
+  const tls = config.pve.tls;
+  const fp = tls.fingerprint;
   const out: { level: LogLevel; msg: string }[] = [];
-  if (tls.allowPlainHttp && config.pve.urls.some((u) => u.startsWith('http://'))) {
-    out.push({ level: 'error', msg: 'INSECURE: plain http:// is allowed (pve.tls.allow-plain-http) and used: the API token travels unencrypted' });
+  // only plain http: no TLS at all, the warning below says it
+  const mode = config.pve.urls.every((u) => u.startsWith('http://')) ? undefined : security.mode;
+  switch (mode) {
+    case 'system-ca':
+      out.push({ level: 'info', msg: 'TLS: verified against the system CAs, host name checked' });
+      break;
+    case 'ca':
+      out.push({ level: 'info', msg: `TLS: verified against CA file '${tls.caFile}', host name checked` });
+      break;
+    case 'ca+pin':
+      out.push({ level: 'info', msg: `TLS: verified against CA file '${tls.caFile}', fingerprint ${fp} pinned` });
+      break;
+    case 'pin':
+      out.push({
+        level: 'info',
+        msg: `TLS: only the certificate with fingerprint ${fp} is accepted (pinned${tls.insecureSkipVerify ? '; pve.tls.insecure-skip-verify only drops the chain check' : ''}; the chain is not checked)`,
+      });
+      break;
+    case 'none':
+      out.push({ level: 'error', msg: 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned' });
+      break;
   }
-  if (tls.insecureSkipVerify) {
-    out.push({
-      level: 'error',
-      msg:
-        tls.fingerprint === undefined
-          ? 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned: anyone on the path can read the API token'
-          : `INSECURE: the certificate chain is not verified (pve.tls.insecure-skip-verify); only the pinned fingerprint ${tls.fingerprint} is checked`,
-    });
-  }
-  if (!tls.insecureSkipVerify) {
-    const trust = tls.caFile !== undefined ? `CA file '${tls.caFile}'` : 'the system CAs';
-    out.push({ level: 'info', msg: `TLS: verified against ${trust}${tls.fingerprint !== undefined ? `, fingerprint ${tls.fingerprint} pinned` : ''}` });
-  }
+  for (const w of security.warnings) out.push({ level: 'error', msg: `INSECURE: ${w}` });
   return out;
+}
+
+/** The API client of a config: URLs, token, TLS, timeout. Throws `invalid-config` for bad TLS options. */
+export function createPveClient(
+  config: ManagerConfig,
+  token: ApiToken,
+  options: { retries?: number; backoffBaseMs?: number; signal?: AbortSignal } = {},
+): PveClient {
+  const ca = config.pve.tls.caFile === undefined ? undefined : readCaFile(config.pve.tls.caFile);
+  try {
+    return new PveClient({
+      baseUrls: config.pve.urls,
+      token: PveApiToken.parse(token.reveal(), token.origin),
+      tls: tlsOptions(config, ca),
+      allowPlainHttp: config.pve.tls.allowPlainHttp,
+      timeoutMs: Math.max(1, Math.round(config.pve.timeoutSeconds * 1000)),
+      ...options,
+    });
+  } catch (err) {
+    if (err instanceof PveApiError) throw new ManagerError(err.code === 'bad-token' ? 'invalid-token' : 'invalid-config', `pve: ${err.message}`, { cause: err });
+    throw err;
+  }
 }
 
 /** Reads the cluster CA file (PEM); throws `invalid-config` naming the file when unusable. */
@@ -68,20 +118,40 @@ export function readCaFile(path: string): string {
   return pem;
 }
 
+/** Test and fixture hooks of {@link createPveHost}. */
+export interface PveHostOptions {
+  /** Where `pve.token-env` is read (default `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The daemon's clock (default the system clock: epoch seconds, real sleeps). */
+  readonly clock?: Clock;
+  /** Client retry tuning (defaults of `@poise/pve-api`). */
+  readonly retries?: number;
+  readonly backoffBaseMs?: number;
+}
+
 /**
- * The Proxmox VE host. Integration seam: needs `@poise/pve-api` (the typed client) and the
- * adapter from its replies to {@link BalancerPort} (`pve-port.ts`). Everything up to it is real:
- * the token is read and checked, the TLS choices are stated.
+ * The Proxmox VE host: the API client (`@poise/pve-api`) with the config's URLs, token and
+ * TLS, the {@link PveAdapter} over it, the system clock (epoch seconds), and the start-up
+ * lines: the TLS mode and every weakness the client reports (level error), and a token file
+ * readable by others. The token's secret is registered as a secret of the logger.
  */
-export function createPveHost(config: ManagerConfig): Host {
+export function createPveHost(config: ManagerConfig, options: PveHostOptions = {}): Host {
   const warnings: string[] = [];
-  const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, process.env, warnings);
-  if (config.pve.tls.caFile !== undefined) readCaFile(config.pve.tls.caFile);
-  throw new ManagerError(
-    'not-available',
-    `env 'pve' is not available yet: the Proxmox VE adapter needs the @poise/pve-api client, which is not merged into this build ` +
-      `(config and API token ${token.id} from ${token.origin} are valid)`,
-  );
+  const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, options.env ?? process.env, warnings);
+  const client = createPveClient(config, token, { retries: options.retries, backoffBaseMs: options.backoffBaseMs });
+  const clock = options.clock ?? systemClock;
+  const port = new PveAdapter({
+    client,
+    now: () => clock.now(),
+    pickupTimeoutSeconds: config.limits.pickupTimeoutSeconds,
+    description: `pve ${client.baseUrls.join(', ')}, API token ${token.id}`,
+  });
+  return {
+    port,
+    clock,
+    notices: [...tlsNotices(config, client.security), ...warnings.map((msg) => ({ level: 'warn' as const, msg }))],
+    secrets: token.secrets(),
+  };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateCertificates } from '@poise/pve-api/testing';
 import { describe, expect, it } from 'vitest';
-import type { Host } from './adapters';
+import { createPveHost, type Host } from './adapters';
 import { parseConfig } from './config/load';
 import { Daemon } from './daemon';
 import { ManagerError } from './errors';
@@ -12,6 +13,10 @@ import { Logger } from './log';
 import type { MotionReply } from './port';
 
 const GIB = 1024 ** 3;
+const T0 = 1_767_225_600;
+/** A PEM file that is a certificate (the client reads it at construction). */
+const CA_FILE = join(mkdtempSync(join(tmpdir(), 'poise-ca-')), 'ca.pem');
+writeFileSync(CA_FILE, (await generateCertificates()).caPem);
 
 /** Three nodes of 16 cores / 64 GiB; six HA VMs of 2 cores / 8 GiB, all on node1 (load 0.75, 0, 0: imbalance 100 %). */
 function unbalanced(extra: Partial<FakeClusterSpec> = {}): FakeClusterSpec {
@@ -99,28 +104,65 @@ describe('observe mode', () => {
     expect(await imbalanceOf(s.cluster)).toBeCloseTo(1, 12);
   });
 
-  it('states mode, env and policy at start', async () => {
-    const s = setup({ mode: 'observe', policy: { 'ha-auto-rebalance-backoff': 300 } });
+  it('states mode, env and policy at start, each bad policy value naming its key, and keys no stage reads', async () => {
+    const s = setup({
+      mode: 'observe',
+      policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-cooldown': 'soon', 'ha-auto-rebalance-typo': 1 },
+    });
     await s.daemon.start();
     const start = s.records().filter((r) => r.event === 'start').map((r) => r.msg as string);
     expect(start[0]).toMatch(/^poise-manager test starting: env pve \(fake cluster\), mode observe, interval 10 s, pid \d+$/);
     expect(start).toContain('observe mode: each round says what it would do; nothing is moved (mode: act to move)');
-    expect(start.some((m) => m.startsWith('policy: reference pipeline (motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin): threshold 30%, hold 3 rounds, margin 10%, method bruteforce'))).toBe(true);
-    expect(start).toContain('policy keys not applied by this build: ha-auto-rebalance-backoff (their stages come with the policy variant packages)');
+    expect(start).toContain(
+      'policy: motion-in-flight → backoff-series → threshold-hold → candidates → backoff → score-bruteforce → select-best → relative-margin: ' +
+        'threshold 30%, hold 3 rounds, margin 10%, method bruteforce; backoff 300 s',
+    );
+    expect(s.records()).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        event: 'start',
+        msg: "policy.ha-auto-rebalance-cooldown: invalid value 'soon' (seconds, 0 to 86400), falling back to 0 (off)",
+      }),
+    );
+    expect(start).toContain('policy keys no stage reads (ignored): ha-auto-rebalance-typo');
   });
 });
 
 describe('TLS choices at start', () => {
+  const pin = Array(32).fill('AB').join(':');
   it.each([
-    [{}, 'info', 'TLS: verified against the system CAs'],
-    [{ tls: { 'ca-file': '/etc/pve/pve-root-ca.pem', fingerprint: 'ab'.repeat(32) } }, 'info', `TLS: verified against CA file '/etc/pve/pve-root-ca.pem', fingerprint ${Array(32).fill('AB').join(':')} pinned`],
-    [{ tls: { 'insecure-skip-verify': true } }, 'error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned: anyone on the path can read the API token'],
-    [{ tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } }, 'error', `INSECURE: the certificate chain is not verified (pve.tls.insecure-skip-verify); only the pinned fingerprint ${Array(32).fill('AB').join(':')} is checked`],
-    [{ urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } }, 'error', 'INSECURE: plain http:// is allowed (pve.tls.allow-plain-http) and used: the API token travels unencrypted'],
-  ])('%j is stated at level %s', async (pve, level, msg) => {
-    const s = setup({ pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve } });
-    await s.daemon.start();
-    expect(s.records().filter((r) => r.event === 'start')).toContainEqual(expect.objectContaining({ level, msg }));
+    [{}, [['info', 'TLS: verified against the system CAs, host name checked']]],
+    [{ tls: { 'ca-file': CA_FILE, fingerprint: 'ab'.repeat(32) } }, [['info', `TLS: verified against CA file '${CA_FILE}', fingerprint ${pin} pinned`]]],
+    [{ tls: { fingerprint: 'ab'.repeat(32) } }, [['info', `TLS: only the certificate with fingerprint ${pin} is accepted (pinned; the chain is not checked)`]]],
+    [
+      { tls: { 'insecure-skip-verify': true } },
+      [
+        ['error', 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned'],
+        ['error', 'INSECURE: tls verification is disabled: any server can impersonate the cluster and receive the API token'],
+      ],
+    ],
+    [
+      { tls: { 'insecure-skip-verify': true, fingerprint: 'ab'.repeat(32) } },
+      [['info', `TLS: only the certificate with fingerprint ${pin} is accepted (pinned; pve.tls.insecure-skip-verify only drops the chain check; the chain is not checked)`]],
+    ],
+    [
+      { urls: ['http://node1:8006'], tls: { 'allow-plain-http': true } },
+      [['error', 'INSECURE: plain http is allowed: the API token and all replies travel unencrypted']],
+    ],
+  ])('%j is stated as the client verifies it', async (pve, expected) => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-daemon-'));
+    const config = parseConfig(
+      { env: 'pve', pve: { urls: ['https://node1:8006'], 'token-env': 'T', ...pve }, state: { file: join(dir, 'state.json') }, metrics: { enabled: false }, lock: { enabled: false } },
+      join(dir, 'poise-manager.yaml'),
+    );
+    const host = createPveHost(config, { env: { T: 'poise@pve!balancer=5ec2e7aa-0000-4bad-8c0d-5ec2e75ec2e7' } });
+    const lines: string[] = [];
+    const daemon = new Daemon({ config, host, log: new Logger({ format: 'json', level: 'info' }, (l) => lines.push(l), () => T0), version: 'test' });
+    await daemon.start();
+    const start = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === 'start');
+    for (const [level, msg] of expected) expect(start).toContainEqual(expect.objectContaining({ level, msg }));
+    expect(start.filter((r) => String(r.msg).includes('TLS') || String(r.msg).startsWith('INSECURE'))).toHaveLength(expected.length);
+    await host.port.close?.();
   });
 });
 
@@ -136,7 +178,7 @@ describe('act mode', () => {
     expect(outcomes.map((o) => o.result)).toEqual(requests.map(() => 'succeeded'));
     expect(await imbalanceOf(s.cluster)).toBeLessThanOrEqual(0.3);
     const last = s.rounds().at(-1)!;
-    expect(last.reason).toBe('threshold-hold');
+    expect(last.reason).toBe('below-threshold');
     expect(last.msg).toMatch(/^below threshold: imbalance \d+\.\d% ≤ 30\.0%$/);
     // never a second request while one is in flight: each request comes after the previous outcome
     for (let i = 1; i < requests.length; i++) expect(requests[i]!.time).toBeGreaterThan(outcomes[i - 1]!.at - 1);
@@ -265,10 +307,10 @@ describe("the cluster's own ha-auto-rebalance", () => {
     await s.run(5);
     expect(s.cluster.s.requests).toEqual([]);
     expect(s.records().filter((r) => r.event === 'cluster')).toEqual([
-      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise does not move HA resources while it is" }),
+      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is" }),
     ]);
     expect(s.rounds().every((r) => r.reason === 'cluster-auto-rebalance' && r.msg === "the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance 100.0%)")).toBe(true);
-    expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise does not move HA resources" });
+    expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources" });
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_cluster_auto_rebalance')).toMatch(/poise_cluster_auto_rebalance 1$/);
   });
 
@@ -307,6 +349,40 @@ describe('non-HA guests', () => {
     await s.daemon.start();
     await s.run(1);
     expect(s.rounds()[0]!.msg).toMatch(/^no candidates: no started HA resource can move/);
+  });
+});
+
+describe('policy stages that need more than the reference', () => {
+  it('check-migratable: a guest whose configuration blocks migration is never tried, and said once', async () => {
+    const spec = unbalanced();
+    for (const g of spec.guests) g.config = { scsi0: `ceph:vm-${g.sid.slice(3)}-disk-0` };
+    spec.guests[0]!.config = { ide2: 'local:iso/d.iso,media=cdrom' };
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-check-migratable': 1 } }, spec);
+    await s.daemon.start();
+    await s.run(8);
+    expect(s.cluster.s.requests.map((r) => r.sid)).not.toContain('vm:101');
+    expect(s.cluster.s.requests.length).toBeGreaterThan(0);
+    expect(s.records().filter((r) => r.event === 'policy').map((r) => r.msg)).toEqual([
+      "migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)",
+    ]);
+  });
+
+  it('a stop of a variant stage explains itself from the decision, counted by its code', async () => {
+    const spec = unbalanced();
+    for (const n of spec.nodes) n.pressureCpu = 2;
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-min-pressure-cpu': 10 } }, spec);
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds()[0]).toMatchObject({
+      outcome: 'skip',
+      reason: 'no-pressure',
+      stage: 'pressure',
+      code: 'no-pressure',
+      key: 'pressure:no-pressure',
+      msg: 'pressure: pressure gate: no node under pressure (max cpu 2.0%)',
+    });
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_round_skips_total')).toContain('poise_round_skips_total{reason="no-pressure"} 2');
+    expect(s.cluster.s.requests).toEqual([]);
   });
 });
 
@@ -384,6 +460,41 @@ describe('restart', () => {
     expect(readdirSync(s.dir).filter((f) => f.startsWith('state.json.corrupt-'))).toHaveLength(1);
     await s.run(1);
     expect(existsSync(s.statePath)).toBe(true); // a fresh state was written
+  });
+
+  it('an outcome reaches the policy exactly once, also when it was learned before a restart', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } });
+    // the previous run learned that vm:101 → node2 failed and died before its pipeline ran
+    const unreported = [{ resources: ['vm:101'], source: 'node1', target: 'node2', ok: false, detail: 'migration aborted' }];
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [], unreported }));
+    await s.daemon.start();
+    await s.run(4);
+    const notices = s.records().filter((r) => r.event === 'policy');
+    expect(notices.map((r) => r.msg)).toEqual([
+      'backoff: vm:101 to node2 did not succeed (migration aborted) (attempt 1): not retried in this series, backed off for 60s until 2026-01-01T00:01:00Z',
+    ]);
+    const saved = JSON.parse(readFileSync(s.statePath, 'utf8'));
+    expect(saved.unreported).toEqual([]);
+    expect(saved.pipeline.backoff.pairs).toEqual([expect.objectContaining({ resources: ['vm:101'], target: 'node2', failures: 1 })]);
+    // the series goes on at once with the next-best pair
+    expect(s.cluster.s.requests.map((r) => `${r.sid}>${r.target}`)[0]).toBe('vm:101>node3');
+  });
+
+  it('a corrupt stage state is reported naming the stage and field, set aside, and the policy starts fresh', async () => {
+    const s = setup({ mode: 'observe', policy: { 'ha-auto-rebalance-backoff': 60 } });
+    const pipeline = { 'threshold-hold': { sustainedRounds: 2 }, backoff: { lastOutcomeAt: 'yesterday', pairs: [], series: [] } };
+    writeFileSync(s.statePath, JSON.stringify({ format: 'poise-manager-state', version: 1, savedAt: 'x', pipeline, motion: null, motionsIssuedAt: [], outcomes: [] }));
+    await s.daemon.start();
+    const line = s.records().find((r) => r.event === 'state' && r.level === 'error')!;
+    expect(line.msg).toMatch(
+      /^the policy state is corrupt \(stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got "yesterday"\): set aside in '.*state\.json\.pipeline-corrupt-20260101T000000Z'; the policy starts fresh/,
+    );
+    expect(line.stages).toEqual(['backoff']);
+    const aside = readdirSync(s.dir).find((f) => f.startsWith('state.json.pipeline-corrupt-'))!;
+    expect(JSON.parse(readFileSync(join(s.dir, aside), 'utf8'))).toEqual(pipeline);
+    expect(JSON.parse(readFileSync(s.statePath, 'utf8')).pipeline).toEqual({});
+    await s.run(1);
+    expect(s.rounds()[0]!.msg).toBe('hold round 1/3: imbalance 100.0% > 30.0%'); // the hold count started again
   });
 
   it('a state file of an unknown version stops the start with a clear error', async () => {
@@ -495,7 +606,7 @@ describe('metrics', () => {
       'poise_round_decisions_total{outcome="error"} 1',
       'poise_round_decisions_total{outcome="move"} 1',
       'poise_round_skips_total{reason="api-error"} 1',
-      'poise_round_skips_total{reason="threshold-hold"} 1',
+      'poise_round_skips_total{reason="holding"} 1',
       'poise_round_skips_total{reason="motion-in-flight"} 1',
       'poise_motions_issued_total{via="ha"} 1',
       'poise_motion_in_flight 1',

@@ -1,16 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { compareNames } from '@poise/usage';
-import type { Decision, ScoredMigration } from '@poise/policy';
-import { type Host, tlsNotices } from './adapters';
+import type { Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
+import type { Host } from './adapters';
 import type { ManagerConfig } from './config/load';
 import { errorMessage } from './errors';
 import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs } from './lock';
 import { type LogFields, type Logger, type LogLevel, resolveLogFormat } from './log';
 import { Metrics, MetricsServer } from './metrics';
-import { buildUsageModel, clusterMotionInFlight, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
-import { balanceContext, type BuiltPolicy, buildPolicy } from './policy';
-import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError } from './port';
-import { type DaemonState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
+import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
+import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState } from './policy';
+import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError, type SnapshotProblem } from './port';
+import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
 
 /** The sliding window of `limits.max-motions-per-hour`. */
 export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
@@ -24,7 +24,10 @@ export interface RoundReport {
    * `reason`; `standby`: another instance holds the lock; `error`: the round failed (API).
    */
   readonly outcome: 'move' | 'would-move' | 'refused' | 'skip' | 'standby' | 'error';
-  /** Bounded label: the policy stage that stopped, or a daemon reason (`standby`, `api-error`, …). */
+  /**
+   * Bounded label: the policy's stop code (`holding`, `below-margin`, `backoff`, …; see
+   * `@poise/policy`), or a daemon reason (`standby`, `api-error`, …).
+   */
   readonly reason: string;
   readonly message: string;
   readonly level: LogLevel;
@@ -56,8 +59,14 @@ export function percent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
 }
 
-function describeMotion(m: { kind: string; sid: string; source: string; target: string }): string {
-  return `${m.kind} ${m.sid} from ${m.source} to ${m.target}`;
+function describeMotion(m: { kind: string; sid: string; source: string; target: string; resources?: readonly string[] }): string {
+  const along = m.resources !== undefined && m.resources.length > 1 ? ` (with ${m.resources.filter((r) => r !== m.sid).join(', ')})` : '';
+  return `${m.kind} ${m.sid}${along} from ${m.source} to ${m.target}`;
+}
+
+/** Epoch seconds in a policy text (`… until 1767225660`) as UTC times (`… until 2026-01-01T00:01:00Z`). */
+export function readableTimes(text: string): string {
+  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${new Date(Math.round(Number(seconds)) * 1000).toISOString().replace(/\.000Z$/, 'Z')}`);
 }
 
 /**
@@ -80,6 +89,8 @@ export class Daemon {
   private reloadPending = false;
   private readonly abort = new AbortController();
   private clusterAutoRebalance: boolean | undefined;
+  /** The cluster's own balancer settings as last read (for the status). */
+  private lastCrs: ClusterSnapshot['crs']['settings'];
   private reportedProblems = new Set<string>();
   private lastReport: RoundReport | undefined;
   private active: boolean;
@@ -90,7 +101,7 @@ export class Daemon {
     this.config = options.config;
     this.policy = buildPolicy(this.config.policy);
     this.store = new StateStore(this.config.statePath, () => this.now());
-    this.state = { pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [] };
+    this.state = initialState();
     // the lock guards acting on a real cluster; the simulator has one daemon by construction
     this.lock =
       this.config.lock.enabled && this.config.env === 'pve'
@@ -135,7 +146,6 @@ export class Daemon {
       `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
     );
     log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
-    if (c.env === 'pve') for (const notice of tlsNotices(c)) log.log(notice.level, 'start', notice.msg);
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.loadState('start');
     if (c.metrics.enabled) {
@@ -158,12 +168,31 @@ export class Daemon {
 
   private logPolicy(event: string): void {
     this.log.info(event, `policy: ${this.policy.description}`);
+    for (const problem of this.policy.problems) this.log.warn(event, problem);
     if (this.policy.unusedKeys.length > 0) {
-      this.log.warn(
-        event,
-        `policy keys not applied by this build: ${this.policy.unusedKeys.join(', ')} (their stages come with the policy variant packages)`,
-      );
+      this.log.warn(event, `policy keys no stage reads (ignored): ${this.policy.unusedKeys.join(', ')}`);
     }
+  }
+
+  /**
+   * Takes a persisted pipeline state if every stage's part is valid for the pipeline in force;
+   * otherwise each corrupt stage is named (stage and field), the whole pipeline state is set
+   * aside in a file beside the state file, and the policy starts fresh — never silently.
+   */
+  private adoptPipelineState(raw: unknown, event: string): void {
+    const checked = checkPipelineState(this.policy.pipeline, raw);
+    if ('state' in checked) {
+      if (JSON.stringify(checked.state) !== JSON.stringify(this.state.pipeline)) this.update({ pipeline: checked.state });
+      return;
+    }
+    const aside = this.store.setAsidePipeline(raw);
+    this.log.error(
+      'state',
+      `the policy state is corrupt (${checked.problems.map((p) => p.message).join('; ')}): set aside in '${aside}'; the policy starts fresh ` +
+        '(hold counters, backoffs, cooldowns and smoothing are lost)',
+      { trigger: event, stages: checked.problems.map((p) => p.stage) },
+    );
+    this.update({ pipeline: {} });
   }
 
   /** Loads the state file (at start, and when becoming active: another instance may have written it). */
@@ -189,6 +218,7 @@ export class Daemon {
       );
     }
     this.metrics.motionInFlight.set(this.state.motion ? 1 : 0);
+    this.adoptPipelineState(this.state.pipeline, event);
   }
 
   /**
@@ -279,6 +309,7 @@ export class Daemon {
     }
     this.config = { ...next, env: old.env, pve: old.pve, sim: old.sim, metrics: old.metrics, statePath: old.statePath, lock: old.lock };
     this.policy = policy;
+    this.adoptPipelineState(this.state.pipeline, 'config');
     this.log.configure({ format: resolveLogFormat(next.log.format, this.options.isTty ?? false), level: next.log.level });
     this.log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, { mode: next.mode });
     this.logPolicy('config');
@@ -361,11 +392,11 @@ export class Daemon {
 
     let snapshot: ClusterSnapshot;
     try {
-      snapshot = await this.options.host.port.readSnapshot();
+      snapshot = await this.options.host.port.readSnapshot({ guestConfigs: this.policy.checkMigratable, nonHa: config.guests.nonHa });
     } catch (err) {
       return this.portFailure(err, 'reading the cluster');
     }
-    this.noteClusterAutoRebalance(snapshot.crs.autoRebalance);
+    this.noteClusterAutoRebalance(snapshot);
 
     if (this.state.motion) {
       try {
@@ -375,8 +406,9 @@ export class Daemon {
       }
     }
 
-    const model = buildUsageModel(snapshot);
-    this.reportProblems(model.problems);
+    const model = buildUsageModel(snapshot, { memhost: this.policy.memhost });
+    const rules = compileSnapshotRules(snapshot);
+    this.reportProblems([...(snapshot.problems ?? []), ...[...rules.dropped, ...model.problems].map((message) => ({ message }))]);
     const imbalance = model.nodes.length > 0 ? model.usage.nodeImbalance() : undefined;
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
@@ -395,48 +427,84 @@ export class Daemon {
       };
     }
     const candidates = restrictToModel(
-      [...(balanceHa ? migrationCandidates(snapshot) : []), ...(config.guests.nonHa ? nonHaCandidates(snapshot) : [])].sort((a, b) =>
+      [...(balanceHa ? migrationCandidates(snapshot, rules) : []), ...(config.guests.nonHa ? nonHaCandidates(snapshot) : [])].sort((a, b) =>
         compareNames(a.leader, b.leader),
       ),
       model,
     );
 
     let lastScored: ScoredMigration[] = [];
+    // outcomes learned since the policy last ran, stamped with this round's time (see UnreportedOutcome)
+    const outcomes: PolicyOutcome[] = this.state.unreported.map((o) => ({
+      resources: [...o.resources],
+      source: o.source,
+      target: o.target,
+      ok: o.ok,
+      at: now,
+      ...(o.detail === undefined ? {} : { detail: o.detail }),
+    }));
     const ctx = balanceContext({
       now,
       snapshot,
       model,
       candidates,
       motionInFlight: this.state.motion !== null || clusterMotionInFlight(snapshot),
-      outcomes: this.state.outcomes,
+      outcomes,
+      memhost: this.policy.memhost,
       onScoreError: (err) => this.log.warn('round', `unable to score the balancing migrations: ${errorMessage(err)}`),
     });
     const scoringCtx = { ...ctx, score: (...args: Parameters<typeof ctx.score>) => (lastScored = ctx.score(...args)) };
     const { decision, state: pipelineState } = this.policy.pipeline.run(scoringCtx, this.state.pipeline);
-    this.update({ pipeline: pipelineState });
+    // the pipeline state that saw the outcomes and the end of their being unreported: one write
+    this.update({ pipeline: pipelineState, unreported: [] });
+    this.logNotices(decision.notices);
     if (decision.action === 'none') {
-      return { outcome: 'skip', reason: decision.stage, message: this.explain(decision, imbalance, pipelineState, lastScored, snapshot), fields };
+      return {
+        outcome: 'skip',
+        reason: decision.code,
+        message: this.explain(decision, imbalance, pipelineState, lastScored, snapshot),
+        fields: { ...fields, stage: decision.stage, code: decision.code, key: decision.key },
+      };
     }
     return this.act(decision, snapshot, now);
   }
 
-  private noteClusterAutoRebalance(on: boolean): void {
+  /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
+  private logNotices(notices: readonly Notice[]): void {
+    for (const n of notices) {
+      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${readableTimes(n.message)}`, { stage: n.stage, code: n.code });
+    }
+  }
+
+  private noteClusterAutoRebalance(snapshot: ClusterSnapshot): void {
+    const on = snapshot.crs.autoRebalance;
+    this.lastCrs = snapshot.crs.settings;
     if (on === this.clusterAutoRebalance) return;
     this.clusterAutoRebalance = on;
     this.metrics.clusterAutoRebalance.set(on ? 1 : 0);
     if (on) {
+      const s = snapshot.crs.settings;
+      const how = s && s.thresholdPercent !== undefined ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})` : '';
       this.log.warn(
         'cluster',
-        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise does not move HA resources while it is${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
+        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
       );
     } else {
       this.log.info('cluster', "the cluster's own ha-auto-rebalance is off: poise balances HA resources");
     }
   }
 
-  private reportProblems(problems: readonly string[]): void {
-    const next = new Set(problems);
-    for (const p of next) if (!this.reportedProblems.has(p)) this.log.warn('cluster', p);
+  /**
+   * Logs each problem line when it first appears (not again while it lasts) and counts every
+   * failed call behind one, each round it happens.
+   */
+  private reportProblems(problems: readonly SnapshotProblem[]): void {
+    const next = new Set<string>();
+    for (const p of problems) {
+      if (p.error) this.metrics.apiErrors.inc({ endpoint: p.error.endpoint, kind: p.error.kind });
+      if (!next.has(p.message) && !this.reportedProblems.has(p.message)) this.log.warn('cluster', p.message);
+      next.add(p.message);
+    }
     this.reportedProblems = next;
   }
 
@@ -457,7 +525,11 @@ export class Daemon {
     if (imbalance !== undefined) this.metrics.imbalance.set(imbalance);
   }
 
-  /** Why a round did nothing, in words (the policy's reason, made readable for known stages). */
+  /**
+   * Why a round did nothing, in words: the policy's structured decision (`code`, `reason`),
+   * with the daemon's own facts for the reference codes (the motion it follows, the hold
+   * count, the best move below the margin) and epoch seconds shown as UTC times.
+   */
   private explain(
     decision: Extract<Decision, { action: 'none' }>,
     imbalance: number,
@@ -466,21 +538,24 @@ export class Daemon {
     snapshot: ClusterSnapshot,
   ): string {
     const threshold = this.policy.thresholdFraction;
-    switch (decision.stage) {
+    switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.state.motion;
         if (m) return `motion in flight: ${describeMotion(m)} (${m.phase}, ${Math.round(this.now() - m.issuedAt)} s)`;
         const moving = snapshot.guests.filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate');
         return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
       }
-      case 'threshold-hold': {
-        if (imbalance <= threshold) return `below threshold: imbalance ${percent(imbalance)} ≤ ${percent(threshold)}`;
+      case 'below-threshold':
+        return `below threshold: imbalance ${percent(imbalance)} ≤ ${percent(threshold)}`;
+      case 'holding': {
         const held = (pipelineState['threshold-hold'] as { sustainedRounds?: number } | undefined)?.sustainedRounds;
         return `hold round ${held ?? '?'}/${this.policy.holdRounds}: imbalance ${percent(imbalance)} > ${percent(threshold)}`;
       }
-      case 'candidates':
+      case 'no-candidates':
         return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (imbalance ${percent(imbalance)})`;
-      case 'relative-margin': {
+      case 'nothing-scored':
+        return `no scored migration (imbalance ${percent(imbalance)})`;
+      case 'below-margin': {
         const best = scored[0];
         if (best) {
           const gain = (imbalance - best.imbalance) / imbalance;
@@ -489,15 +564,25 @@ export class Daemon {
         return `below margin: ${decision.reason}`;
       }
       default:
-        if (decision.stage.startsWith('score-')) return `no scored migration (imbalance ${percent(imbalance)})`;
-        return `${decision.stage}: ${decision.reason}`;
+        return `${decision.stage}: ${readableTimes(decision.reason)}`;
     }
   }
 
-  private recordOutcome(motion: Pick<MotionRecord, 'sid' | 'source' | 'target' | 'via'>, result: 'succeeded' | 'failed', reason: string | undefined): MotionOutcome[] {
+  /** Records an outcome: in the history (status, metrics) and for the policy (reported next time it runs). */
+  private recordOutcome(
+    motion: Pick<MotionRecord, 'sid' | 'source' | 'target' | 'via' | 'resources'>,
+    result: 'succeeded' | 'failed',
+    reason: string | undefined,
+  ): Pick<DaemonState, 'outcomes' | 'unreported'> {
     const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.now() };
     (result === 'succeeded' ? this.metrics.motionsSucceeded : this.metrics.motionsFailed).inc({ via: motion.via });
-    return [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES);
+    return {
+      outcomes: [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES),
+      unreported: [
+        ...this.state.unreported,
+        { resources: [...motion.resources], source: motion.source, target: motion.target, ok: result === 'succeeded', detail: reason },
+      ],
+    };
   }
 
   private async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, now: number): Promise<void> {
@@ -506,16 +591,16 @@ export class Daemon {
     const progress =
       now - motion.issuedAt > timeout
         ? ({ status: 'failed', reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed` } as const)
-        : await this.options.host.port.followMotion(motion, snapshot);
+        : await this.options.host.port.followMotion(motion, snapshot, { pickupTimeoutSeconds: this.config.limits.pickupTimeoutSeconds });
     if (progress.status === 'pending') {
       if (progress.phase !== motion.phase) this.update({ motion: { ...motion, phase: progress.phase } });
       return;
     }
     if (progress.status === 'succeeded') {
-      this.update({ motion: null, outcomes: this.recordOutcome(motion, 'succeeded', undefined) });
+      this.update({ motion: null, ...this.recordOutcome(motion, 'succeeded', undefined) });
       this.log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, { sid: motion.sid, target: motion.target, result: 'succeeded' });
     } else {
-      this.update({ motion: null, outcomes: this.recordOutcome(motion, 'failed', progress.reason) });
+      this.update({ motion: null, ...this.recordOutcome(motion, 'failed', progress.reason) });
       this.log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, {
         sid: motion.sid,
         target: motion.target,
@@ -529,11 +614,13 @@ export class Daemon {
     const guest = snapshot.guests.find((g) => g.sid === m.sid);
     const via = guest?.ha ? 'ha' : 'guest';
     const kind = guest?.type === 'ct' ? 'relocate' : 'migrate';
-    const what = `${describeMotion({ kind, sid: m.sid, source: m.source, target: m.target })} (imbalance ${percent(decision.imbalanceBefore)} → ${percent(decision.imbalanceAfter)})`;
+    const resources = decision.resources.length > 0 ? [...decision.resources] : [m.sid];
+    const what = `${describeMotion({ kind, sid: m.sid, source: m.source, target: m.target, resources })} (imbalance ${percent(decision.imbalanceBefore)} → ${percent(decision.imbalanceAfter)})`;
     const fields: LogFields = {
       imbalance: decision.imbalanceBefore,
       expected: decision.imbalanceAfter,
       sid: m.sid,
+      resources,
       source: m.source,
       target: m.target,
       via,
@@ -571,7 +658,7 @@ export class Daemon {
         return this.portFailure(err, `the migration check of ${m.sid}`);
       }
       if (!check.allowed) {
-        this.update({ outcomes: this.recordOutcome({ sid: m.sid, source: m.source, target: m.target, via }, 'failed', check.reason) });
+        this.update(this.recordOutcome({ sid: m.sid, source: m.source, target: m.target, via, resources }, 'failed', check.reason));
         return { outcome: 'refused', reason: 'precondition', level: 'warn', message: `precondition check refused to ${what}: ${check.reason}`, fields };
       }
     }
@@ -579,12 +666,14 @@ export class Daemon {
     // leads to following it, never to a second request
     const record: MotionRecord = {
       sid: m.sid,
+      resources,
       kind,
       via,
       source: m.source,
       target: m.target,
       issuedAt: now,
       phase: 'requesting',
+      haUid: guest?.ha?.uid,
       task: undefined,
       imbalanceBefore: decision.imbalanceBefore,
       imbalanceAfter: decision.imbalanceAfter,
@@ -606,11 +695,12 @@ export class Daemon {
       };
     }
     if (!reply.accepted) {
-      this.update({ motion: null, outcomes: this.recordOutcome(record, 'failed', reply.reason) });
+      if (reply.error) this.metrics.apiErrors.inc({ endpoint: reply.error.endpoint, kind: reply.error.kind });
+      this.update({ motion: null, ...this.recordOutcome(record, 'failed', reply.reason) });
       return { outcome: 'refused', reason: 'refused', level: 'warn', message: `the cluster refused to ${what}: ${reply.reason}`, fields };
     }
     this.update({ motion: { ...record, phase: 'queued', task: reply.task } });
-    const along = reply.comigrated.length > 0 ? `, with ${reply.comigrated.join(', ')}` : '';
+    const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
     return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };
   }
 
@@ -625,11 +715,13 @@ export class Daemon {
       clusterAutoRebalance: this.clusterAutoRebalance ?? null,
       notice:
         this.clusterAutoRebalance === true
-          ? "the cluster's own ha-auto-rebalance is on: poise does not move HA resources"
+          ? "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources"
           : this.config.mode === 'observe'
             ? 'observe mode: nothing is moved'
             : null,
+      clusterBalancer: this.clusterAutoRebalance === true ? (this.lastCrs ?? null) : null,
       policy: this.policy.description,
+      policyProblems: this.policy.problems,
       unusedPolicyKeys: this.policy.unusedKeys,
       rounds: this.roundNo,
       lastRound: this.lastReport

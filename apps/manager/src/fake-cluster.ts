@@ -3,8 +3,10 @@ import { followHaMotion } from './motion';
 import {
   type BalancerPort,
   type ClusterSnapshot,
+  type FollowOptions,
   type GuestMigrationCheck,
   type GuestSnapshot,
+  type HaRule,
   type HaServiceState,
   type MotionProgress,
   type MotionRecord,
@@ -13,6 +15,7 @@ import {
   type NodeSnapshot,
   PortError,
   type PortErrorKind,
+  type SnapshotNeeds,
 } from './port';
 
 /** A node of a fake cluster: capacity, base load outside the guests (cores, bytes), pressure (%). */
@@ -35,6 +38,8 @@ export interface FakeGuest {
   /** Whether it is an HA resource. */
   ha: boolean;
   haState: HaServiceState;
+  /** Bumped at every HA state change, like the CRM's service `uid`. */
+  haUid?: number;
   haTarget?: string;
   autoRebalance: boolean;
   running: boolean;
@@ -44,6 +49,8 @@ export interface FakeGuest {
   mem: number;
   maxmem: number;
   memhost?: number;
+  /** The guest's configuration (`GET …/config` keys), read when the policy checks migratability. */
+  config?: Record<string, string>;
 }
 
 /**
@@ -70,6 +77,8 @@ export interface FakeClusterState {
   nodes: FakeNode[];
   guests: FakeGuest[];
   autoRebalance: boolean;
+  /** HA rules in force (positive partners move along with a motion, as HA does). */
+  rules: HaRule[];
   quorate: boolean;
   haDisarmed: boolean;
   pickupTimeoutSeconds: number;
@@ -94,6 +103,7 @@ export interface FakeClusterSpec {
   nodes: (Partial<FakeNode> & { name: string })[];
   guests: (Partial<FakeGuest> & { sid: string; node: string })[];
   autoRebalance?: boolean;
+  rules?: HaRule[];
   roundSeconds?: number;
   startTime?: number;
   pickupTimeoutSeconds?: number;
@@ -142,6 +152,7 @@ export class FakeCluster implements BalancerPort {
         };
       }),
       autoRebalance: spec.autoRebalance ?? false,
+      rules: spec.rules ?? [],
       quorate: true,
       haDisarmed: false,
       pickupTimeoutSeconds: spec.pickupTimeoutSeconds ?? 120,
@@ -180,6 +191,20 @@ export class FakeCluster implements BalancerPort {
     return n;
   }
 
+  /** Started positive-affinity partners of `sid` on its node: HA moves them along (spec §4.1). */
+  partners(sid: string): string[] {
+    const g = this.guest(sid);
+    const out = new Set<string>();
+    for (const r of this.s.rules ?? []) {
+      if (r.type !== 'resource-affinity' || r.affinity !== 'positive' || !r.resources.includes(sid)) continue;
+      for (const p of r.resources) {
+        const pg = this.s.guests.find((x) => x.sid === p);
+        if (p !== sid && pg && pg.ha && pg.haState === 'started' && pg.node === g.node) out.add(p);
+      }
+    }
+    return [...out].sort(byName);
+  }
+
   /** The next `kinds.length` snapshot reads fail with these kinds. */
   failNextReads(...kinds: PortErrorKind[]): void {
     this.s.readFailures.push(...kinds);
@@ -199,6 +224,7 @@ export class FakeCluster implements BalancerPort {
       const target = g.haTarget!;
       if (m.outcome === 'succeed') g.node = target;
       g.haState = m.outcome === 'error' ? 'error' : 'started';
+      g.haUid = (g.haUid ?? 0) + 1;
       delete g.haTarget;
       if (!g.ha) delete g.lock;
       if (m.task) this.s.tasks[m.task] = { ...this.s.tasks[m.task]!, status: 'stopped', exitstatus: m.outcome === 'succeed' ? 'OK' : 'migration aborted' };
@@ -208,14 +234,18 @@ export class FakeCluster implements BalancerPort {
       const g = this.s.guests.find((x) => x.sid === cmd.sid);
       const target = this.s.nodes.find((n) => n.name === cmd.target);
       if (!g || !target || !target.online || g.node === cmd.target || cmd.script.outcome === 'drop') continue; // dropped, as the CRM does
-      g.haState = cmd.kind;
-      g.haTarget = cmd.target;
-      this.s.moving.push({ sid: g.sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
+      for (const sid of [g.sid, ...(g.ha ? this.partners(g.sid) : [])]) {
+        const m = this.guest(sid);
+        m.haState = cmd.kind;
+        m.haUid = (m.haUid ?? 0) + 1;
+        m.haTarget = cmd.target;
+        this.s.moving.push({ sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
+      }
     }
     this.s.queue = [];
   }
 
-  async readSnapshot(): Promise<ClusterSnapshot> {
+  async readSnapshot(needs?: SnapshotNeeds): Promise<ClusterSnapshot> {
     const failure = this.s.readFailures.shift();
     if (failure) throw new PortError('GET /cluster/resources', failure, `scripted ${failure} failure`);
     const nodes: NodeSnapshot[] = [...this.s.nodes].sort((a, b) => byName(a.name, b.name)).map((n) => {
@@ -246,7 +276,7 @@ export class FakeCluster implements BalancerPort {
       running: g.running,
       lock: g.lock,
       template: false,
-      ha: g.ha ? { state: g.haState, target: g.haTarget, requestState: 'started', autoRebalance: g.autoRebalance } : undefined,
+      ha: g.ha ? { state: g.haState, target: g.haTarget, requestState: 'started', autoRebalance: g.autoRebalance, uid: String(g.haUid ?? 0) } : undefined,
       stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.maxmem, memhost: g.memhost },
     }));
     return structuredClone({
@@ -255,8 +285,11 @@ export class FakeCluster implements BalancerPort {
       haDisarmed: this.s.haDisarmed,
       nodes,
       guests,
-      rules: [],
+      rules: this.s.rules ?? [],
       crs: { ha: 'dynamic', autoRebalance: this.s.autoRebalance },
+      ...(needs?.guestConfigs
+        ? { guestConfigs: new Map(this.s.guests.filter((g) => g.config !== undefined).map((g) => [g.sid, { ...g.config! }])) }
+        : {}),
     });
   }
 
@@ -279,7 +312,7 @@ export class FakeCluster implements BalancerPort {
     if (script.reply === 'lost' || script.reply === 'lost-unapplied') {
       throw new PortError(`POST /cluster/ha/resources/{sid}/${request.kind}`, 'timeout', 'scripted timeout after sending');
     }
-    return { accepted: true, task: undefined, comigrated: [] };
+    return { accepted: true, task: undefined, comigrated: this.partners(request.sid) };
   }
 
   async checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck> {
@@ -301,14 +334,15 @@ export class FakeCluster implements BalancerPort {
     return { accepted: true, task, comigrated: [] };
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress> {
-    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds: this.s.pickupTimeoutSeconds });
+  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+    const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.s.pickupTimeoutSeconds;
+    if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
     const task = motion.task === undefined || !Object.hasOwn(this.s.tasks, motion.task) ? undefined : this.s.tasks[motion.task];
     if (!task) {
       // written before the request left: judge by where the guest is
       const g = snapshot.guests.find((x) => x.sid === motion.sid);
       if (g?.node === motion.target) return { status: 'succeeded' };
-      if (snapshot.time - motion.issuedAt > this.s.pickupTimeoutSeconds) return { status: 'failed', reason: 'no migration task was started' };
+      if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds) return { status: 'failed', reason: 'no migration task was started' };
       return { status: 'pending', phase: 'queued' };
     }
     if (task.status === 'running') return { status: 'pending', phase: 'moving' };

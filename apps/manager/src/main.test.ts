@@ -92,8 +92,7 @@ describe('command line', () => {
     expect(text).toContain('env pve, mode act, interval 10 s');
     expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
     expect(text).toContain('TLS: verified against the system CAs');
-    expect(text).toContain('margin 5%');
-    expect(text).toContain('policy keys not applied by this build: ha-auto-rebalance-cooldown');
+    expect(text).toContain('margin 5%, method bruteforce; cooldown 600 s');
     expect(text).not.toContain(SECRET);
   });
 
@@ -125,12 +124,14 @@ describe('command line', () => {
     expect(c.err.join('\n')).not.toContain(SECRET);
   });
 
-  it("env pve stops at the adapter seam with a clear 'not available yet' (exit 1)", async () => {
+  it('env pve against a cluster that cannot be reached: --once says why in the round line and exits 1', async () => {
     const w = workspace();
+    writeFileSync(w.config, w.base.replace('https://node1:8006', 'https://127.0.0.1:1'));
     const c = captureIo();
     expect(await main(['--config', w.config, '--once'], c.io)).toBe(EXIT_FAILURE);
-    const line = JSON.parse(c.logs.at(-1)!);
-    expect(line.msg).toMatch(/^cannot start: env 'pve' is not available yet: the Proxmox VE adapter needs the @poise\/pve-api client/);
+    const round = c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round');
+    expect(round).toMatchObject({ outcome: 'error', reason: 'api-error', kind: 'network' });
+    expect(round.msg).toMatch(/^reading the cluster failed \(network, GET \/cluster\/\S+\): .*via https:\/\/127\.0\.0\.1:1: connection failed .*; nothing done this round$/);
     expect(c.logs.join('\n')).not.toContain(SECRET);
   });
 

@@ -1,4 +1,4 @@
-import { bundledSimCase, createHost, type HostFactory, readCaFile, tlsNotices } from './adapters';
+import { bundledSimCase, createHost, createPveClient, type HostFactory, tlsNotices } from './adapters';
 import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig } from './config/load';
 import { configJsonSchema } from './config/schema';
 import { loadToken } from './config/secret';
@@ -152,16 +152,18 @@ function checkConfig(config: ManagerConfig, io: Io): void {
   if (config.env === 'pve') {
     const warnings: string[] = [];
     const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, io.env, warnings);
-    if (config.pve.tls.caFile !== undefined) readCaFile(config.pve.tls.caFile);
+    const client = createPveClient(config, token);
     for (const w of warnings) io.out(`  warning: ${w}`);
     io.out(`  cluster: ${config.pve.urls.join(', ')}; API token ${token.id} from ${token.origin}`);
-    for (const n of tlsNotices(config)) io.out(`  ${n.msg}`);
+    for (const n of tlsNotices(config, client.security)) io.out(`  ${n.msg}`);
+    void client.close();
   } else {
     io.out(`  simulator case: ${config.sim.caseDir ?? '(none)'}`);
   }
   const policy = buildPolicy(config.policy);
   io.out(`  policy: ${policy.description}`);
-  if (policy.unusedKeys.length > 0) io.out(`  policy keys not applied by this build: ${policy.unusedKeys.join(', ')}`);
+  for (const problem of policy.problems) io.out(`  warning: ${problem}`);
+  if (policy.unusedKeys.length > 0) io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
   io.out(`  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`);
   io.out(`  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`);
   io.out(`  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`);

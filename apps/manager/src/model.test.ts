@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildUsageModel, clusterMotionInFlight, migrationCandidates, nonHaCandidates, restrictToModel } from './model';
+import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel } from './model';
+import type { HaRule } from './port';
 import { GIB, haGuest, node, plainGuest, snapshot } from './test-support';
 
 const NODES = [node('node1'), node('node2'), node('node3')];
@@ -36,6 +37,59 @@ describe('migrationCandidates', () => {
 
   it('a resource with no other usable node is no candidate', () => {
     expect(migrationCandidates(snapshot([node('node1'), node('node2', { online: false })], [haGuest('vm:101', 'node1')]))).toEqual([]);
+  });
+});
+
+describe('migrationCandidates with HA rules (the query the HA manager balances with)', () => {
+  const FOUR = [node('node1'), node('node2'), node('node3'), node('node4')];
+  const together: HaRule = { type: 'resource-affinity', id: 'together', resources: ['vm:101', 'vm:102'], affinity: 'positive' };
+  const apart: HaRule = { type: 'resource-affinity', id: 'apart', resources: ['vm:101', 'vm:301'], affinity: 'negative' };
+  const strictHome: HaRule = { type: 'node-affinity', id: 'home', resources: ['vm:201'], nodes: [{ node: 'node1', priority: 0 }, { node: 'node2', priority: 0 }], strict: true };
+  const preferred: HaRule = { type: 'node-affinity', id: 'pref', resources: ['vm:201'], nodes: [{ node: 'node3', priority: 2 }, { node: 'node4', priority: 1 }], strict: false };
+
+  it.each<[string, HaRule[], ReturnType<typeof haGuest>[], { leader: string; resources: string[]; targets: string[] }[]]>([
+    [
+      'positive affinity: one bundle led by the first sid, moving together',
+      [together],
+      [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1')],
+      [{ leader: 'vm:101', resources: ['vm:101', 'vm:102'], targets: ['node2', 'node3', 'node4'] }],
+    ],
+    ['positive partners on different nodes: no bundle at all', [together], [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node2')], []],
+    ['a moving partner: the bundle waits', [together], [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1', { state: 'migrate', target: 'node2' })], []],
+    [
+      "negative affinity: never to the partner's node (nor where it moves to)",
+      [apart],
+      [haGuest('vm:101', 'node1'), haGuest('vm:301', 'node2', { state: 'migrate', target: 'node3' })],
+      [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node4'] }],
+    ],
+    // strict node1, node2 (priority 0 both): only the other listed node
+    ['strict node affinity: only the listed nodes', [strictHome], [haGuest('vm:201', 'node1')], [{ leader: 'vm:201', resources: ['vm:201'], targets: ['node2'] }]],
+    // non-strict node3:2, node4:1, others -1: the highest-priority class only (node3); HA would move it back from anywhere else
+    ['non-strict node affinity: the highest-priority online class only', [preferred], [haGuest('vm:201', 'node1')], [{ leader: 'vm:201', resources: ['vm:201'], targets: ['node3'] }]],
+    ['already in its highest-priority class: no candidate', [preferred], [haGuest('vm:201', 'node3')], []],
+    [
+      'a partner opted out (auto-rebalance: 0) or locked keeps the whole bundle',
+      [together],
+      [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1', { autoRebalance: false })],
+      [],
+    ],
+  ])('%s', (_name, rules, guests, expected) => {
+    expect(migrationCandidates(snapshot(FOUR, guests, { rules }))).toEqual(expected);
+  });
+
+  it('a node in maintenance is not a target, even for the highest-priority class', () => {
+    const nodes = [node('node1'), node('node2'), node('node3', { maintenance: true }), node('node4')];
+    // node3 is in maintenance: the best online class left is node4 (priority 1)
+    expect(migrationCandidates(snapshot(nodes, [haGuest('vm:201', 'node1')], { rules: [preferred] }))).toEqual([
+      { leader: 'vm:201', resources: ['vm:201'], targets: ['node4'] },
+    ]);
+  });
+
+  it('rules the feasibility checks drop are reported and not applied', () => {
+    const lonely: HaRule = { type: 'resource-affinity', id: 'lonely', resources: ['vm:101'], affinity: 'positive' };
+    const snap = snapshot(FOUR, [haGuest('vm:101', 'node1')], { rules: [lonely] });
+    expect(compileSnapshotRules(snap).dropped).toEqual(["Drop rule 'lonely', because rule is ineffective as there are less than two resources."]);
+    expect(migrationCandidates(snap)).toEqual([{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3', 'node4'] }]);
   });
 });
 

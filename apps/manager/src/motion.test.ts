@@ -5,6 +5,7 @@ import { haGuest, node, plainGuest, snapshot, T0 } from './test-support';
 
 const MOTION: MotionRecord = {
   sid: 'vm:101',
+  resources: ['vm:101'],
   kind: 'migrate',
   via: 'ha',
   source: 'node1',
@@ -46,6 +47,15 @@ describe('followHaMotion', () => {
     ['on a third node: failed', [haGuest('vm:101', 'node3')], {}, 30, { status: 'failed', reason: "'vm:101' is on 'node3', neither source nor target" }],
     ['frozen on the source (node shutdown): pending', [haGuest('vm:101', 'node1', { state: 'freeze' })], { phase: 'moving' }, 500, { status: 'pending', phase: 'moving' }],
     ['stopped on the source: failed', [haGuest('vm:101', 'node1', { state: 'stopped', running: false })], {}, 30, { status: 'failed', reason: "'vm:101' went to HA state 'stopped' on 'node1'" }],
+    [
+      'started on the source, never seen moving, but its HA uid changed since the request: failed between two reads',
+      [haGuest('vm:101', 'node1', { ha: { state: 'started', target: undefined, requestState: 'started', autoRebalance: true, uid: 'u2' } })],
+      { haUid: 'u1' },
+      30,
+      { status: 'failed', reason: "migration failed, 'vm:101' is back on 'node1' (its HA state changed since the request)" },
+    ],
+    ['started on the source, the same HA uid: pending, queued', [haGuest('vm:101', 'node1', { ha: { state: 'started', target: undefined, requestState: 'started', autoRebalance: true, uid: 'u1' } })], { haUid: 'u1' }, 30, { status: 'pending', phase: 'queued' }],
+    ['in a state this build does not know: pending', [haGuest('vm:101', 'node1', { state: 'unknown' })], { phase: 'moving' }, 30, { status: 'pending', phase: 'moving' }],
     ['gone: failed', [], {}, 30, { status: 'failed', reason: "'vm:101' is gone from the cluster" }],
     ['no longer HA: failed', [plainGuest('vm:101', 'node1')], {}, 30, { status: 'failed', reason: "'vm:101' is no longer an HA resource" }],
   ])('%s', (_name, guests, motion, after, expected) => {

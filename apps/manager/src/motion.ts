@@ -15,9 +15,11 @@ import type { ClusterSnapshot, MotionProgress, MotionRecord } from './port';
  * | `migrate`/`relocate` to the target | source | — | pending (moving) |
  * | `migrate`/`relocate` elsewhere | — | — | failed (moved elsewhere) |
  * | `started` | source | yes | failed (back on the source) |
+ * | `started`, its HA `uid` changed since the request | source | no | failed (moved and came back between two reads) |
  * | `started` | source | no, within `pickupTimeoutSeconds` | pending (queued) |
  * | `started` | source | no, after it | failed (not picked up: the CRM drops a command whose target is offline or holds a negative-affinity partner) |
  * | `freeze` | source | — | pending (a node shutdown; the motion timeout bounds it) |
+ * | `unknown` (a state this build does not know) | source | — | pending (the motion timeout bounds it) |
  * | `error` / `fence` / `recovery` / `stopped` / … | not target | — | failed |
  * | gone, or no longer HA | — | — | failed |
  *
@@ -48,6 +50,10 @@ export function followHaMotion(
   }
   if (state === 'started') {
     if (motion.phase === 'moving') return { status: 'failed', reason: `migration failed, '${motion.sid}' is back on '${motion.source}'` };
+    // not seen moving, but the HA manager changed its state since the request: it moved and came back
+    if (motion.haUid !== undefined && ha.uid !== undefined && ha.uid !== motion.haUid) {
+      return { status: 'failed', reason: `migration failed, '${motion.sid}' is back on '${motion.source}' (its HA state changed since the request)` };
+    }
     if (options.now - motion.issuedAt > options.pickupTimeoutSeconds) {
       return {
         status: 'failed',
@@ -56,6 +62,7 @@ export function followHaMotion(
     }
     return { status: 'pending', phase: 'queued' };
   }
-  if (state === 'freeze') return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
+  // a node shutdown (freeze), or a state of a newer Proxmox VE: the motion timeout bounds it
+  if (state === 'freeze' || state === 'unknown') return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
   return { status: 'failed', reason: `'${motion.sid}' went to HA state '${state}' on '${motion.source}'` };
 }

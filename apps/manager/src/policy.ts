@@ -1,10 +1,25 @@
-import { type BalanceContext, type MigrationCandidate, type Pipeline, referencePipeline, type ScoredMigration } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type BalanceContext,
+  type BalanceEvaluator,
+  type BalanceMethod,
+  composePipeline,
+  type MigrationCandidate,
+  type MotionOutcome,
+  type NodeTelemetry,
+  type Pipeline,
+  PolicyError,
+  PRESET_KEY,
+  readCrs,
+  type ScoredMigration,
+} from '@poise/policy';
+import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
+import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
 import type { PolicyConfig } from './config/load';
-import type { UsageModel } from './model';
+import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
 import type { ClusterSnapshot } from './port';
-import type { MotionOutcome } from './state';
 
-/** The keys the reference pipeline reads; every other configured key waits for its stage. */
+/** The keys the reference pipeline reads (checked by the config schema itself). */
 export const REFERENCE_POLICY_KEYS: readonly string[] = [
   'ha-auto-rebalance-hold-duration',
   'ha-auto-rebalance-margin',
@@ -12,86 +27,227 @@ export const REFERENCE_POLICY_KEYS: readonly string[] = [
   'ha-auto-rebalance-threshold',
 ];
 
+/** Every policy key this build applies: the reference's, the variant packages' and the preset. */
+export const KNOWN_POLICY_KEYS: readonly string[] = [
+  ...REFERENCE_POLICY_KEYS,
+  PRESET_KEY,
+  ...STABLE_KEYS.map((k) => k.key),
+  ...PRESSURE_KEYS.map((k) => k.key),
+].sort();
+
 /** A policy ready to run, with what the start-up line says about it. */
 export interface BuiltPolicy {
   readonly pipeline: Pipeline;
   /** One line: the stages and their settings. */
   readonly description: string;
-  /** Configured keys this build does not apply (named in the start-up and reload lines). */
+  /**
+   * One line per bad setting, naming the key (`policy.ha-auto-rebalance-backoff: invalid value
+   * 'abc' (seconds, 0 to 3600), falling back to 0 (off)`); that stage is off, as the variant
+   * packages decide.
+   */
+  readonly problems: readonly string[];
+  /** Configured `ha-auto-rebalance-*` keys no stage reads (a typo, or a key of a newer build). */
   readonly unusedKeys: readonly string[];
   /** For the round line: the threshold as a fraction of the normalised imbalance, and the hold rounds. */
   readonly thresholdFraction: number;
   readonly holdRounds: number;
+  /** `ha-auto-rebalance-memhost`: the usage model takes the guests' host-side memory (`memhost`) when reported. */
+  readonly memhost: boolean;
+  /** `ha-auto-rebalance-check-migratable`: the round needs the guest configurations. */
+  readonly checkMigratable: boolean;
+  readonly stable: StableSettings;
+  readonly pressure: PressureSettings;
+}
+
+/** `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid value 'x' (…), falling back …`. */
+function settingProblemLine(problem: { key: string; message: string }): string {
+  const key = problem.key.replace(/^crs\./, '');
+  const text = problem.message.replace(/^datacenter\.cfg: /, '').replace(` for '${problem.key}'`, '');
+  return `policy.${key}: ${text}`;
+}
+
+function describeSettings(stable: StableSettings, pressure: PressureSettings, preset: string | undefined): string {
+  const on: string[] = [];
+  if (preset !== undefined) on.push(`preset ${preset}`);
+  if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
+  if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);
+  if (stable.minImprovementPoints > 0) on.push(`min-improvement ${stable.minImprovementPoints} pp`);
+  if (stable.smoothingHalfLifeSeconds > 0) on.push(`smoothing ${stable.smoothingHalfLifeSeconds} s`);
+  if (stable.costWeight > 0) on.push(`cost-weight ${stable.costWeight}`);
+  if (stable.memhost) on.push('memhost');
+  if (pressure.minPressureCpuPercent > 0) on.push(`min-pressure-cpu ${pressure.minPressureCpuPercent}%`);
+  if (pressure.minPressureMemPercent > 0) on.push(`min-pressure-mem ${pressure.minPressureMemPercent}%`);
+  if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0) on.push(`pressure-missing ${pressure.pressureMissing}`);
+  if (pressure.checkMigratable) on.push('check-migratable');
+  return on.length > 0 ? on.join(', ') : 'no variant stage';
 }
 
 /**
- * Builds the balancer pipeline from the `crs`-style policy keys (pve-9.2 units: threshold and
- * margin in percent of the normalised imbalance, hence the division by 100).
- *
- * Integration seam: today the reference pipeline only (`@poise/policy` `referencePipeline`). At
- * integration this becomes the variant packages' settings parsers and pipeline builder
- * (`@poise/policy-stable`, `@poise/policy-pressure`: backoff, cooldown, dead band, smoothing,
- * pressure gate, migratability, cost, preset), which validate the other `ha-auto-rebalance-*`
- * keys; `unusedKeys` is then empty.
+ * Builds the balancer pipeline from the `crs`-style policy keys, the way `@poise/policy`
+ * documents it for a host: `readCrs` (the preset), `parseStableSettings` and
+ * `parsePressureSettings` (each bad value a problem naming its key, that stage off), then
+ * `composePipeline` with the reference keys in the pve-9.2 units (threshold and margin in
+ * percent of the normalised imbalance, hence the division by 100, as `@poise/ha` does).
+ * Never throws for a bad variant value; the reference keys are checked by the config schema.
  */
 export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
   const ref = policy.reference;
+  const raw: Record<string, string | number | boolean> = Object.create(null) as Record<string, string | number | boolean>;
+  for (const [key, value] of policy.keys) raw[key] = value;
+  const input = readCrs(raw);
+  const stable = parseStableSettings(input);
+  const pressure = parsePressureSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map(settingProblemLine);
   const thresholdFraction = ref.thresholdPercent / 100;
-  const pipeline = referencePipeline({
-    threshold: thresholdFraction,
-    holdRounds: ref.holdRounds,
-    margin: ref.marginPercent / 100,
-    method: ref.method,
-  });
-  const unusedKeys = [...policy.keys.keys()].filter((k) => !REFERENCE_POLICY_KEYS.includes(k));
+  const pipeline = composePipeline(
+    { threshold: thresholdFraction, holdRounds: ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
+    [...stableStages(stable.settings), ...pressureStages(pressure.settings)],
+  );
+  const unusedKeys = [...policy.keys.keys()].filter((k) => !KNOWN_POLICY_KEYS.includes(k));
   return {
     pipeline,
     description:
-      `reference pipeline (${pipeline.stages.map((s) => s.name).join(' → ')}): ` +
-      `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}`,
+      `${pipeline.stages.map((s) => s.name).join(' → ')}: ` +
+      `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}; ` +
+      describeSettings(stable.settings, pressure.settings, input.preset),
+    problems,
     unusedKeys,
     thresholdFraction,
     holdRounds: ref.holdRounds,
+    memhost: stable.settings.memhost,
+    checkMigratable: pressure.settings.checkMigratable,
+    stable: stable.settings,
+    pressure: pressure.settings,
   };
+}
+
+/** A stage state that `pipeline.restore` refused, named by stage. */
+export interface StageStateProblem {
+  readonly stage: string;
+  readonly message: string;
+}
+
+/**
+ * Checks a persisted pipeline state stage by stage (`pipeline.restore` of each stage's value
+ * alone), so that every corrupt stage is named, not only the first. Returns the restored state
+ * when all are valid.
+ */
+export function checkPipelineState(pipeline: Pipeline, state: unknown): { state: Readonly<Record<string, unknown>> } | { problems: StageStateProblem[] } {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+    return { problems: [{ stage: '(all)', message: 'the pipeline state is not an object' }] };
+  }
+  const problems: StageStateProblem[] = [];
+  for (const stage of pipeline.stages) {
+    if (!Object.hasOwn(state, stage.name)) continue;
+    try {
+      pipeline.restore({ [stage.name]: (state as Record<string, unknown>)[stage.name] });
+    } catch (err) {
+      if (!(err instanceof PolicyError) || err.code !== 'invalid-state') throw err;
+      problems.push({ stage: stage.name, message: err.message });
+    }
+  }
+  return problems.length > 0 ? { problems } : { state: pipeline.restore(state) };
 }
 
 /** What a round hands to the policy. */
 export interface RoundInput {
-  /** Seconds (the daemon's clock). */
+  /** Seconds (the daemon's clock: epoch seconds on a real cluster). */
   readonly now: number;
   readonly snapshot: ClusterSnapshot;
   readonly model: UsageModel;
+  /** The candidates, already restricted to the model (`restrictToModel`). */
   readonly candidates: readonly MigrationCandidate[];
   readonly motionInFlight: boolean;
-  /** Outcomes of the motions this daemon issued, oldest first (for the backoff stage). */
+  /** Outcomes of the daemon's motions not yet reported to the policy (each reported once). */
   readonly outcomes: readonly MotionOutcome[];
+  /** Whether the model uses the guests' host-side memory (`ha-auto-rebalance-memhost`). */
+  readonly memhost: boolean;
   /** Called when scoring throws (bad candidates): the round goes on with no scored migration. */
   readonly onScoreError: (err: unknown) => void;
 }
 
-/**
- * The policy's view of a round. The imbalance is computed once, lazily (a gate that stops the
- * round early never pays for candidates or scoring).
- *
- * Integration seam: the extended `BalanceContext` of `@poise/policy` adds node pressure
- * (`snapshot.nodes[].pressure`), motion outcomes (`input.outcomes`), move costs (guest memory)
- * and the adjusted evaluation; this function is where they are filled in from `RoundInput`,
- * which already carries all of them.
- */
-export function balanceContext(input: RoundInput): BalanceContext {
-  let imbalance: number | undefined;
+function evaluator(usage: UsageModel['usage'], onScoreError: (err: unknown) => void): BalanceEvaluator {
   return {
-    now: input.now,
-    motionInFlight: input.motionInFlight,
-    imbalance: () => (imbalance ??= input.model.usage.nodeImbalance()),
-    candidates: () => [...input.candidates],
-    score: (candidates, method, limit): ScoredMigration[] => {
+    imbalance: () => usage.nodeImbalance(),
+    score: (candidates: MigrationCandidate[], method: BalanceMethod, limit: number): ScoredMigration[] => {
       try {
-        return input.model.usage.bestBalancingMigrations(candidates, method, limit);
+        return usage.bestBalancingMigrations(candidates, method, limit);
       } catch (err) {
-        input.onScoreError(err);
+        onScoreError(err);
         return [];
       }
     },
+  };
+}
+
+/**
+ * The candidates with the facts the variant stages read: `source` (the node the bundle runs
+ * on) and `transferBytes` (the members' memory in use: `memhost` when the model uses it and
+ * the guest reports it, else `mem`).
+ */
+export function withMotionFacts(candidates: readonly MigrationCandidate[], snapshot: ClusterSnapshot, memhost: boolean): BalanceCandidate[] {
+  const guests = new Map(snapshot.guests.map((g) => [g.sid, g]));
+  return candidates.map((c) => {
+    const members = c.resources.map((sid) => guests.get(sid));
+    const leader = guests.get(c.leader);
+    const bytes = members.every((g) => g !== undefined) ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0) : undefined;
+    return { ...c, source: leader?.node, transferBytes: bytes };
+  });
+}
+
+/**
+ * The policy's view of a round (`@poise/policy`'s `BalanceContext`, every member filled):
+ * - `imbalance()`, `score()`: the usage model of the measured stats;
+ * - `candidates()`: with `source` and `transferBytes` (see {@link withMotionFacts});
+ * - `nodes()`: each node of the model with its measured cpu (cores) and memory (bytes), the
+ *   part its guests account for (`services*`, the values a migration moves) and its PSI
+ *   (`undefined` when the node does not report it);
+ * - `adjust()`: a second usage model with the given node stats, built on its first use;
+ * - `outcomes`: the daemon's motion outcomes not reported before (see `RoundInput`);
+ * - `guestConfig()`, `sharedStorage()`: from the snapshot (`undefined` = unknown).
+ * The imbalance is computed once, lazily (a gate that stops the round early never pays for
+ * candidates or scoring).
+ */
+export function balanceContext(input: RoundInput): BalanceContext {
+  const measured = evaluator(input.model.usage, input.onScoreError);
+  let imbalance: number | undefined;
+  const { snapshot, model } = input;
+  return {
+    now: input.now,
+    motionInFlight: input.motionInFlight,
+    outcomes: input.outcomes,
+    imbalance: () => (imbalance ??= measured.imbalance()),
+    score: measured.score,
+    candidates: () => withMotionFacts(input.candidates, snapshot, input.memhost),
+    nodes: (): NodeTelemetry[] => {
+      const inModel = new Set(model.nodes);
+      return snapshot.nodes
+        .filter((n) => isUsableNode(n) && inModel.has(n.name))
+        .map((n) => {
+          const services = model.services.get(n.name) ?? { cpu: 0, mem: 0 };
+          return {
+            node: n.name,
+            cpu: n.cpu,
+            maxcpu: n.maxcpu,
+            mem: n.mem,
+            maxmem: n.maxmem,
+            servicesCpu: services.cpu,
+            servicesMem: services.mem,
+            pressureCpu: n.pressure.cpuSome,
+            pressureMem: n.pressure.memSome,
+          };
+        });
+    },
+    adjust: (nodes) => {
+      let adjusted: BalanceEvaluator | undefined;
+      const build = () =>
+        (adjusted ??= evaluator(
+          buildUsageModel(snapshot, { memhost: input.memhost, nodeUsage: new Map(nodes.map((n) => [n.node, { cpu: n.cpu, mem: n.mem }])) }).usage,
+          input.onScoreError,
+        ));
+      return { imbalance: () => build().imbalance(), score: (c, m, l) => build().score(c, m, l) };
+    },
+    guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
+    sharedStorage: (storage) => snapshot.storageShared?.get(storage),
   };
 }

@@ -22,8 +22,12 @@ export interface BalancerPort {
   /** A short description for the start-up line, e.g. `pve https://node1:8006` (no secrets). */
   readonly description: string;
 
-  /** Reads the whole cluster for one round. */
-  readSnapshot(): Promise<ClusterSnapshot>;
+  /**
+   * Reads the whole cluster for one round. `needs` says what the policy in force reads beyond
+   * the basics (guest configurations for the migratability check); an adapter may ignore it
+   * when the extra costs nothing.
+   */
+  readSnapshot(needs?: SnapshotNeeds): Promise<ClusterSnapshot>;
 
   /**
    * Asks the HA manager to move an HA resource (`POST /cluster/ha/resources/{sid}/migrate` or
@@ -58,10 +62,28 @@ export interface BalancerPort {
    * a function of its arguments and the cluster, never of adapter memory (a restarted daemon
    * follows a motion issued by its previous run).
    */
-  followMotion(motion: MotionRecord, snapshot: ClusterSnapshot): Promise<MotionProgress>;
+  followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress>;
 
   /** Releases connections and timers. Optional; called once at shutdown. */
   close?(): Promise<void>;
+}
+
+/** What the policy in force reads beyond nodes, guests, HA state and rules (see `readSnapshot`). */
+export interface SnapshotNeeds {
+  /**
+   * Guest configurations of the guests that could be moved (`ha-auto-rebalance-check-migratable`):
+   * `ClusterSnapshot.guestConfigs`. An adapter reading them over the network caches them and
+   * refreshes them at a bounded rate.
+   */
+  readonly guestConfigs: boolean;
+  /** Also the running non-HA guests (`guests.non-ha`), not only the HA resources. */
+  readonly nonHa: boolean;
+}
+
+/** How a motion is judged, from the config in force (a reload changes it). */
+export interface FollowOptions {
+  /** `limits.pickup-timeout`: a motion not seen moving this long after its request was dropped. */
+  readonly pickupTimeoutSeconds: number;
 }
 
 /** Kind of failure of a port call, for the `poise_api_errors_total{endpoint,kind}` metric. */
@@ -118,6 +140,28 @@ export interface ClusterSnapshot {
   readonly rules: readonly HaRule[];
   /** The datacenter `crs` options. */
   readonly crs: CrsOptions;
+  /**
+   * Guest configurations by sid (`GET /nodes/{node}/{qemu|lxc}/{vmid}/config`: key → value),
+   * when {@link SnapshotNeeds.guestConfigs} asked for them; a guest left out is unknown.
+   */
+  readonly guestConfigs?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** `shared` of each storage id (`storage.cfg`), when known; a storage left out is unknown. */
+  readonly storageShared?: ReadonlyMap<string, boolean>;
+  /**
+   * Parts of the cluster the adapter could not read this round, each left out or unknown (a
+   * node without pressure telemetry, a guest whose config failed to load): the round goes on
+   * without them. The daemon logs each line when it first appears and counts `error` by
+   * endpoint and kind.
+   */
+  readonly problems?: readonly SnapshotProblem[];
+}
+
+/** Something the adapter left out of a snapshot, and why. */
+export interface SnapshotProblem {
+  /** One line, stable while the problem lasts (no timestamps or counters): logged when it first appears. */
+  readonly message: string;
+  /** The failed call, when a call failed (counted in `poise_api_errors_total`). */
+  readonly error?: PortError;
 }
 
 /**
@@ -156,7 +200,12 @@ export type HaServiceState =
   | 'migrate'
   | 'relocate'
   | 'freeze'
-  | 'error';
+  | 'error'
+  /**
+   * A state this build does not know (a newer Proxmox VE): never a candidate; a motion in
+   * flight stays pending until the motion timeout.
+   */
+  | 'unknown';
 
 /** HA side of a guest that is an HA resource. */
 export interface GuestHa {
@@ -171,6 +220,12 @@ export interface GuestHa {
    * the cluster's or poise, may move it.
    */
   readonly autoRebalance: boolean;
+  /**
+   * `service_status[sid].uid`: the HA manager gives a service a new one at every state change,
+   * so a changed uid shows that a command was handled even when no read saw the service move
+   * (a migration that failed between two reads). `undefined` when not reported.
+   */
+  readonly uid?: string | undefined;
 }
 
 /**
@@ -223,6 +278,12 @@ export interface CrsOptions {
   readonly ha: string;
   /** `ha-auto-rebalance`: the cluster's own balancer (PVE 9.2). When on, poise leaves HA resources alone. */
   readonly autoRebalance: boolean;
+  /**
+   * The cluster's own balancer settings, for the log and the status only (poise balances with
+   * its own `policy`): threshold and margin in percent whatever unit the cluster stores them
+   * in (see the Proxmox VE adapter), hold in rounds; `undefined` when not set.
+   */
+  readonly settings?: { readonly thresholdPercent?: number; readonly marginPercent?: number; readonly holdRounds?: number; readonly method?: string };
 }
 
 /** What the daemon asks for: move `sid` to `target` (`relocate` = stop, move, start). */
@@ -241,7 +302,12 @@ export type MotionReply =
       /** Resources HA moves along (positive affinity), from the PVE 9 reply. */
       readonly comigrated: readonly string[];
     }
-  | { readonly accepted: false; readonly reason: string };
+  | {
+      readonly accepted: false;
+      readonly reason: string;
+      /** The failed call when the refusal was an API error (a 4xx, a connection refused before sending): counted. */
+      readonly error?: PortError;
+    };
 
 /** The guest migrate endpoint's verdict for one (guest, target). */
 export type GuestMigrationCheck = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
@@ -254,6 +320,11 @@ export type GuestMigrationCheck = { readonly allowed: true } | { readonly allowe
  */
 export interface MotionRecord {
   readonly sid: string;
+  /**
+   * The whole bundle that moves (the leader `sid` and its positive-affinity partners, which HA
+   * moves along), for the policy's motion outcome. `[sid]` for a motion of one guest.
+   */
+  readonly resources: readonly string[];
   readonly kind: 'migrate' | 'relocate';
   /** `ha`: an HA motion followed through the HA manager status; `guest`: a migration task. */
   readonly via: 'ha' | 'guest';
@@ -262,6 +333,8 @@ export interface MotionRecord {
   /** Seconds (the daemon's clock) when the request was sent. */
   readonly issuedAt: number;
   readonly phase: 'requesting' | 'queued' | 'moving';
+  /** For `via: 'ha'`: the service's HA `uid` when the request was sent (see `GuestHa.uid`). */
+  readonly haUid?: string | undefined;
   /** The migration task (UPID) for `via: 'guest'`. */
   readonly task: string | undefined;
   /** The imbalance before and the one expected after (fractions), for the outcome line. */

@@ -9,6 +9,7 @@ import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, STATE_FORMAT, STATE_
 const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
 const MOTION: MotionRecord = {
   sid: 'vm:101',
+  resources: ['vm:101'],
   kind: 'migrate',
   via: 'ha',
   source: 'node1',
@@ -24,6 +25,7 @@ const STATE: DaemonState = {
   motion: MOTION,
   motionsIssuedAt: [T0],
   outcomes: [{ sid: 'vm:102', source: 'node1', target: 'node3', via: 'ha', result: 'failed', reason: 'back on the source', at: T0 - 60 }],
+  unreported: [{ resources: ['vm:102'], source: 'node1', target: 'node3', ok: false, detail: 'back on the source' }],
 };
 
 function store() {

@@ -24,6 +24,20 @@ export interface MotionOutcome {
   readonly at: number;
 }
 
+/**
+ * A motion outcome the policy has not been told yet (its `MotionOutcome` without the time: it
+ * is reported with the `now` of the round that reports it, so outcome times only grow, even
+ * for a refusal learned after the round's pipeline ran). Reported exactly once: cleared in the
+ * same state write that stores the pipeline state which saw it.
+ */
+export interface UnreportedOutcome {
+  readonly resources: readonly string[];
+  readonly source: string;
+  readonly target: string;
+  readonly ok: boolean;
+  readonly detail: string | undefined;
+}
+
 /** Everything the daemon keeps across restarts. Plain JSON. */
 export interface DaemonState {
   /** The policy pipeline's per-stage state (hold counter; backoff, cooldown, smoothing later). */
@@ -33,21 +47,26 @@ export interface DaemonState {
   /** When motions were issued (seconds), within the last hour, for `max-motions-per-hour`. */
   readonly motionsIssuedAt: readonly number[];
   readonly outcomes: readonly MotionOutcome[];
+  /** Outcomes not yet handed to the policy (see {@link UnreportedOutcome}). */
+  readonly unreported: readonly UnreportedOutcome[];
 }
 
 export function initialState(): DaemonState {
-  return { pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [] };
+  return { pipeline: {}, motion: null, motionsIssuedAt: [], outcomes: [], unreported: [] };
 }
 
 const finite = z.number().refine(Number.isFinite);
 const motionSchema = z.strictObject({
   sid: z.string(),
+  // files written before bundles were followed lack it: the motion of the sid alone
+  resources: z.array(z.string()).min(1).optional(),
   kind: z.enum(['migrate', 'relocate']),
   via: z.enum(['ha', 'guest']),
   source: z.string(),
   target: z.string(),
   issuedAt: finite,
   phase: z.enum(['requesting', 'queued', 'moving']),
+  haUid: z.string().optional(),
   task: z.string().optional(),
   imbalanceBefore: finite,
   imbalanceAfter: finite,
@@ -69,6 +88,17 @@ const fileSchema = z.strictObject({
   motion: motionSchema.nullable(),
   motionsIssuedAt: z.array(finite),
   outcomes: z.array(outcomeSchema),
+  unreported: z
+    .array(
+      z.strictObject({
+        resources: z.array(z.string()).min(1),
+        source: z.string(),
+        target: z.string(),
+        ok: z.boolean(),
+        detail: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** The result of loading: the state and what to report about it. */
@@ -134,9 +164,10 @@ export class StateStore {
       status: 'loaded',
       state: {
         pipeline: f.pipeline,
-        motion: f.motion === null ? null : { ...f.motion, task: f.motion.task },
+        motion: f.motion === null ? null : { ...f.motion, resources: f.motion.resources ?? [f.motion.sid], task: f.motion.task },
         motionsIssuedAt: f.motionsIssuedAt,
         outcomes: f.outcomes.map((o) => ({ ...o, reason: o.reason })),
+        unreported: (f.unreported ?? []).map((o) => ({ ...o, detail: o.detail })),
       },
     };
   }
@@ -153,6 +184,16 @@ export class StateStore {
     return { state: initialState(), status: 'corrupt', problem, setAsidePath: aside };
   }
 
+  /**
+   * Keeps a pipeline state the policy refused (corrupt stage states) in a file beside the state
+   * file, `state.json.pipeline-corrupt-<UTC time>`, and returns its path.
+   */
+  setAsidePipeline(pipeline: unknown): string {
+    const aside = `${this.path}.pipeline-corrupt-${compactStamp(this.now())}`;
+    writeAtomically(aside, `${JSON.stringify(pipeline, null, 1)}\n`);
+    return aside;
+  }
+
   /** Writes the state if it changed since the last load or save. Returns whether it wrote. */
   save(state: DaemonState): boolean {
     const body = {
@@ -160,6 +201,7 @@ export class StateStore {
       motion: state.motion,
       motionsIssuedAt: state.motionsIssuedAt,
       outcomes: state.outcomes.slice(-MAX_KEPT_OUTCOMES),
+      unreported: state.unreported,
     };
     const comparable = JSON.stringify(body);
     if (this.lastWritten !== undefined && stripSavedAt(this.lastWritten) === comparable) return false;
@@ -173,7 +215,7 @@ export class StateStore {
 function stripSavedAt(text: string): string | undefined {
   try {
     const { format: _f, version: _v, savedAt: _s, ...body } = JSON.parse(text) as Record<string, unknown>;
-    return JSON.stringify({ pipeline: body.pipeline, motion: body.motion, motionsIssuedAt: body.motionsIssuedAt, outcomes: body.outcomes });
+    return JSON.stringify({ pipeline: body.pipeline, motion: body.motion, motionsIssuedAt: body.motionsIssuedAt, outcomes: body.outcomes, unreported: body.unreported });
   } catch {
     return undefined;
   }

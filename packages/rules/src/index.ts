@@ -59,6 +59,7 @@ export {
   applyPositiveResourceAffinity,
   findNegativeAffinityConflict,
   getActiveStationaryResourceBundles,
+  getBalancingCandidates,
   getNegativePartners,
   getNodeAffinity,
   getPositivePartners,
@@ -67,7 +68,7 @@ export {
   getUsedServiceNodes,
   isAllowedOnNode,
 } from './queries';
-export type { NodeAffinityResult, ResourceAffinityResult, UsedServiceNodes } from './queries';
+export type { BalancingCandidate, NodeAffinityResult, ResourceAffinityResult, UsedServiceNodes } from './queries';
 export {
   buildPersistentGroupMigration,
   findGroup,

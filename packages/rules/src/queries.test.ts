@@ -6,6 +6,7 @@ import {
   compileRules,
   findNegativeAffinityConflict,
   getActiveStationaryResourceBundles,
+  getBalancingCandidates,
   getNegativePartners,
   getNodeAffinity,
   getPositivePartners,
@@ -202,5 +203,42 @@ describe('partners, bundles and motions', () => {
     };
     expect(getPositivePartnersToMove(compiled, 'vm:201', 'node2', status)).toEqual([]);
     expect(getPositivePartnersToMove(compiled, 'vm:202', 'node3', status)).toEqual(['vm:201', 'vm:203']);
+  });
+});
+
+describe('getBalancingCandidates', () => {
+  const status: ServiceStatus = {
+    'vm:101': { state: 'started', node: 'node1' },
+    'vm:102': { state: 'started', node: 'node1' },
+    'vm:201': { state: 'started', node: 'node2' },
+    'vm:202': { state: 'started', node: 'node2' },
+    'vm:203': { state: 'started', node: 'node2' },
+    'vm:301': { state: 'started', node: 'node3' },
+    'vm:302': { state: 'stopped', node: 'node1' },
+    'vm:999': { state: 'started', node: 'node1' },
+  };
+
+  test('bundles with the leader\'s preferred nodes, minus negative partners\' nodes and its own', () => {
+    expect(getBalancingCandidates(compiled, status, NODES)).toEqual([
+      // strict node1:2,node2:2,node3:1 → preferred {node1, node2}, minus its own node1
+      { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'] },
+      // non-strict node3: node3 has priority 0, every other node -1 → {node3}
+      { leader: 'vm:102', resources: ['vm:102'], targets: ['node3'] },
+      // positive vm:201+202+203 on node2, negative partner vm:301 on node3 (vm:302 is stopped: no node)
+      { leader: 'vm:201', resources: ['vm:201', 'vm:202', 'vm:203'], targets: ['node1', 'node10'] },
+      // vm:301 is kept apart from the whole positive group (implicit negatives) on node2, and is on node3
+      { leader: 'vm:301', resources: ['vm:301'], targets: ['node1', 'node10'] },
+      // no rule: every other online node, in byte order (node10 < node2)
+      { leader: 'vm:999', resources: ['vm:999'], targets: ['node10', 'node2', 'node3'] },
+    ]);
+  });
+
+  test('a bundle with a moving member is no candidate; a bundle without a target is not listed', () => {
+    const moving = { ...status, 'vm:202': { state: 'migrate', node: 'node2', target: 'node1' } };
+    const leaders = getBalancingCandidates(compiled, moving, NODES).map((c) => c.leader);
+    expect(leaders).toEqual(['vm:101', 'vm:102', 'vm:301', 'vm:999']);
+    // vm:301 now also avoids node1 (vm:202 moves there); only node1 online: vm:101 has no other node
+    expect(getBalancingCandidates(compiled, moving, ['node1'])).toEqual([]);
+    expect(getBalancingCandidates(compiled, moving, NODES).find((c) => c.leader === 'vm:301')?.targets).toEqual(['node10']);
   });
 });

@@ -251,3 +251,43 @@ export function getPositivePartnersToMove(
     return entry !== undefined && entry.node !== target && entry.target !== target;
   });
 }
+
+/** A movable bundle and the nodes it may go to (the shape of `@poise/usage`'s `MigrationCandidate`). */
+export interface BalancingCandidate {
+  /** The bundle's first sid in byte order; scored migrations name it. */
+  leader: string;
+  /** The members, sorted (leader included). */
+  resources: string[];
+  /** Allowed targets, sorted. */
+  targets: string[];
+}
+
+/**
+ * The auto-rebalance candidates (spec §3.7 step 4): every movable bundle
+ * ({@link getActiveStationaryResourceBundles}: started, co-located, positively affine resources
+ * with no member moving), with as targets the leader's highest-priority allowed nodes among
+ * `onlineNodes` ({@link getNodeAffinity} `pri`: strict and non-strict node affinity), minus
+ * the nodes its negative partners use or move to ({@link applyNegativeResourceAffinity}),
+ * minus the node it is on. A bundle left without a target is not listed. Leaders in byte
+ * order. This is what the HA manager's balancer offers; a daemon balancing a real cluster
+ * offers the same so that HA never moves a balanced resource back (failback).
+ */
+export function getBalancingCandidates(
+  compiled: CompiledRules,
+  serviceStatus: ServiceStatus,
+  onlineNodes: Iterable<string>,
+): BalancingCandidate[] {
+  const online = [...onlineNodes];
+  const bundles = getActiveStationaryResourceBundles(compiled, serviceStatus);
+  const candidates: BalancingCandidate[] = [];
+  for (const [leader, members] of bundles) {
+    const entry = serviceStatus[leader] as ServiceStatusEntry;
+    const { pri } = getNodeAffinity(compiled, leader, online);
+    const { separate } = getResourceAffinity(compiled, leader, serviceStatus, online);
+    applyNegativeResourceAffinity(separate, pri);
+    pri.delete(entry.node);
+    if (pri.size === 0) continue;
+    candidates.push({ leader, resources: [...members], targets: sortedStrings(pri) });
+  }
+  return candidates;
+}

@@ -71,11 +71,11 @@ const tlsSchema = section({
       .regex(FINGERPRINT, { error: 'expected a SHA-256 fingerprint (64 hex digits, colons allowed)' })
       .optional()
       .describe(
-        'SHA-256 fingerprint of the node certificate to pin (as `pvenode cert info` prints it); checked after the chain verified, or instead of it with insecure-skip-verify.',
+        'SHA-256 fingerprint of the node certificate to pin (as `pvenode cert info` or GET /nodes/{node}/certificates/info gives it). With ca-file both are checked; alone, exactly this certificate is accepted (self-signed clusters: the chain is not checked, the pin names the certificate).',
       ),
     'insecure-skip-verify': bool()
       .default(false)
-      .describe('Do not verify the certificate chain. Logged loudly at start. With a fingerprint the pin is still checked.'),
+      .describe('Do not verify the certificate chain. Without a fingerprint nothing is verified (logged loudly at start); with one, only the pin is checked, as with the fingerprint alone.'),
     'allow-plain-http': bool()
       .default(false)
       .describe('Allow http:// URLs (no TLS at all; the token travels in clear). Logged loudly at start.'),
