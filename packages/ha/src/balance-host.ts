@@ -10,6 +10,7 @@ import {
   type NodeTelemetry,
   type Pipeline,
   type PipelineState,
+  type ScoredMigration,
 } from '@poise/policy';
 import { stableStages } from '@poise/policy-stable';
 import { pressureStages } from '@poise/policy-pressure';
@@ -215,11 +216,16 @@ export class BalancerHost {
 export function variantContext(
   usage: CrsUsage,
   guestConfig: (sid: string) => GuestConfig | undefined,
+  scoreSafely: (score: () => ScoredMigration[]) => ScoredMigration[],
 ): Pick<BalanceContext, 'nodes' | 'adjust' | 'guestConfig'> {
   let telemetry: NodeTelemetry[] | undefined;
   return {
     nodes: () => (telemetry ??= usage.nodeTelemetry()),
-    adjust: (nodes) => usage.adjusted(nodes),
+    adjust: (nodes) => {
+      const view = usage.adjusted(nodes);
+      // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored
+      return { imbalance: view.imbalance, score: (candidates, method, limit) => scoreSafely(() => view.score(candidates, method, limit)) };
+    },
     guestConfig,
   };
 }

@@ -1,4 +1,4 @@
-import type { GuestConfig, MigrationCandidate, BalanceCandidate, BalanceContext, Decision } from '@poise/policy';
+import type { GuestConfig, MigrationCandidate, BalanceCandidate, BalanceContext, Decision, ScoredMigration } from '@poise/policy';
 import type { Manager } from './manager';
 import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
 import { CrsUsage } from './usage-model';
@@ -6,6 +6,7 @@ import { formatFixed } from './format';
 import { errorMessage } from './crm';
 import { byteCompare } from './tools';
 import { BalancerHost, describeCandidate, variantContext } from './balance-host';
+import { VARIANT_OFF } from './crs';
 
 export { BalancerHost, type BalancerEvent } from './balance-host';
 
@@ -87,8 +88,25 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
   const now = env.getTime();
 
   host.settle(manager.ss, now);
-  const pipeline = host.pipeline(crs, percent, knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce');
+  // without a CRS usage (the static/dynamic init failed and the usage fell back to basic) there
+  // is no telemetry to host the variant stages on: the reference stages judge the round (the
+  // basic usage has no load, imbalance 0), and the variant stages keep their state for later
+  const settings = crsUsage ? crs : { ...crs, variant: VARIANT_OFF };
+  const pipeline = host.pipeline(settings, percent, knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce');
   let imbalance: number | undefined;
+  /**
+   * Scoring as the reference does it: an unknown method scores nothing, silently (the
+   * reference returns without a word); a scoring error is logged and scores nothing.
+   */
+  const scoreSafely = (score: () => ScoredMigration[]): ScoredMigration[] => {
+    if (!knownMethod || !crsUsage) return [];
+    try {
+      return score();
+    } catch (err) {
+      env.log('warning', `unable to score best balancing migration - ${errorMessage(err)}`);
+      return [];
+    }
+  };
   const guestConfig = (sid: string) => env.getGuestConfig?.(sid) as GuestConfig | undefined;
   const ctx: BalanceContext = {
     now,
@@ -101,17 +119,8 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
       const scorable = all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
       return scorable.map((c): BalanceCandidate => describeCandidate(c, c.source, crsUsage));
     },
-    score: (candidates, m, limit) => {
-      // an unknown method scores nothing, silently (the reference returns without a word)
-      if (!knownMethod || !crsUsage) return [];
-      try {
-        return crsUsage.scoreBestBalancingMigrations(candidates, m, limit);
-      } catch (err) {
-        env.log('warning', `unable to score best balancing migration - ${errorMessage(err)}`);
-        return [];
-      }
-    },
-    ...(crsUsage ? variantContext(crsUsage, guestConfig) : { guestConfig }),
+    score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
+    ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);
   host.state = next;

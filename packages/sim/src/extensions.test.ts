@@ -257,7 +257,7 @@ describe('RunRecorder: a run recorded from the Simulation API', () => {
 });
 
 describe('--set <crs-key>=<value>', () => {
-  it.each<[string, string, number | string | undefined]>([
+  it.each<[string, string, number | string | boolean | undefined]>([
     ['ha-auto-rebalance-backoff=60', 'ha-auto-rebalance-backoff', 60],
     ['ha-auto-rebalance-preset=recommended', 'ha-auto-rebalance-preset', 'recommended'],
     ['ha-auto-rebalance-pressure-missing=hold', 'ha-auto-rebalance-pressure-missing', 'hold'],
@@ -265,6 +265,8 @@ describe('--set <crs-key>=<value>', () => {
     ['ha-auto-rebalance-threshold=40', 'ha-auto-rebalance-threshold', 40],
     ['ha-auto-rebalance-method=topsis', 'ha-auto-rebalance-method', 'topsis'],
     ['ha=static', 'ha', 'static'],
+    ['ha-auto-rebalance=true', 'ha-auto-rebalance', true],
+    ['ha-auto-rebalance-memhost=false', 'ha-auto-rebalance-memhost', false],
     ['ha-auto-rebalance-cooldown=', 'ha-auto-rebalance-cooldown', undefined],
   ])('accepts %s', (text, key, value) => {
     expect(parseCrsOverride(text)).toEqual({ key, value });
@@ -287,6 +289,7 @@ describe('--set <crs-key>=<value>', () => {
     ['ha-auto-rebalance-check-migratable=2', "invalid value '2' for 'crs.ha-auto-rebalance-check-migratable' (0 or 1)"],
     ['ha-auto-rebalance-preset=aggressive', "invalid value 'aggressive' for 'crs.ha-auto-rebalance-preset' (one of recommended)"],
     ['ha-auto-rebalance=yes', "'--set ha-auto-rebalance=yes': expected a flag (0, 1, true or false)"],
+    ['ha-auto-rebalance=2', "'--set ha-auto-rebalance=2': expected a flag (0, 1, true or false)"],
     ['ha-auto-rebalance-threshold=-1', "'--set ha-auto-rebalance-threshold=-1': expected a finite number >= 0"],
     ['ha-auto-rebalance-hold-duration=1.5', "'--set ha-auto-rebalance-hold-duration=1.5': expected a whole number >= 0"],
     ['ha-auto-rebalance-method=random', "'--set ha-auto-rebalance-method=random': expected bruteforce or topsis"],

@@ -11,13 +11,13 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS].map((spec) => [spec.key, spec]));
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
-function referenceProblem(key: string, value: number | string): string | undefined {
+function referenceProblem(key: string, value: number | string | boolean): string | undefined {
   switch (key) {
     case 'ha':
       return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
     case 'ha-rebalance-on-start':
     case 'ha-auto-rebalance':
-      return value === 0 || value === 1 || value === 'true' || value === 'false' ? undefined : 'a flag (0, 1, true or false)';
+      return value === 0 || value === 1 || value === true || value === false ? undefined : 'a flag (0, 1, true or false)';
     case 'ha-auto-rebalance-threshold':
     case 'ha-auto-rebalance-margin':
       return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? undefined : 'a finite number >= 0';
@@ -31,7 +31,7 @@ function referenceProblem(key: string, value: number | string): string | undefin
 }
 
 /** The problem with a variant key's value (judged as the HA core judges it), or undefined. */
-function variantProblem(key: string, value: number | string): string | undefined {
+function variantProblem(key: string, value: number | string | boolean): string | undefined {
   const input = readCrs({ [key]: value });
   const problems: SettingProblem[] = [...input.problems];
   const spec = VARIANT_SPECS.get(key);
@@ -43,20 +43,21 @@ function variantProblem(key: string, value: number | string): string | undefined
 
 /**
  * One `--set <crs-key>=<value>` of the command line, parsed: a decimal value becomes a number
- * (except for `ha`, the scheduler mode, and the method), anything else stays a string; an
+ * (except for `ha`, the scheduler mode, and the method), `true`/`false` a boolean (as JSON
+ * would give them), anything else stays a string; an
  * empty value (`key=`) removes the key, i.e. restores its default. Throws {@link SimError}
  * `bad-override` for an unknown key or a value the key does not accept (the same rules as the
  * case loader for the reference keys, and the HA core's ranges for the balancer's variant
  * keys, which the core would otherwise only log).
  */
-export function parseCrsOverride(text: string): { key: string; value: number | string | undefined } {
+export function parseCrsOverride(text: string): { key: string; value: number | string | boolean | undefined } {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new SimError('bad-override', `'--set ${text}': expected <crs-key>=<value>`);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
   if (!CRS_KEYS.includes(key)) throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
   if (raw === '') return { key, value: undefined };
-  const value = key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw) ? Number(raw) : raw;
+  const value = raw === 'true' || raw === 'false' ? raw === 'true' : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw) ? Number(raw) : raw;
   const problem = VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset' ? variantProblem(key, value) : referenceProblem(key, value);
   if (problem !== undefined) {
     const expected = problem.startsWith('a ') || !problem.includes("'") ? `expected ${problem}` : problem;
