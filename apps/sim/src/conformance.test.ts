@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadCase, simulate } from '@poise/sim';
-import { REPO_ROOT, upstreamAvailability } from './upstream';
+import { loadCase, simulate, withCrsOverrides } from '@poise/sim';
+import { REPO_ROOT, scenarioVariants, upstreamAvailability } from './upstream';
 import { main } from './main';
 
 // The reference HA manager's regression cases, run in place from ../shared (never copied).
@@ -61,20 +61,32 @@ describe('upstream reference cases (pve-5.2.0)', () => {
 });
 
 // poise's own scenarios (README + inputs + expected log): `log.expect` under the default
-// pve-9.2 profile, and `log.expect.pve-5.2.0`, where present, under pve-5.2.0 (the
-// reference's behaviour where the default profile fixes it; the README says which).
+// pve-9.2 profile; `log.expect.pve-5.2.0`, where present, under pve-5.2.0 (the reference's
+// behaviour where the default profile fixes it; the README says which); and, where the
+// scenario has a `variants` file (`{"<name>": ["<crs-key>=<value>", ...]}`), each variant
+// under pve-9.2 with those datacenter.cfg overrides (`poise-sim --set`) against
+// `log.expect.<name>`.
 describe('poise scenarios', () => {
   const scenarios = resolve(REPO_ROOT, 'apps/sim/scenarios');
-  const runs: Array<[string, 'pve-9.2' | 'pve-5.2.0', string]> = [];
+  const runs: Array<[string, 'pve-9.2' | 'pve-5.2.0', string, string[]]> = [];
   for (const name of readdirSync(scenarios).sort()) {
-    runs.push([name, 'pve-9.2', 'log.expect']);
-    if (existsSync(join(scenarios, name, 'log.expect.pve-5.2.0'))) runs.push([name, 'pve-5.2.0', 'log.expect.pve-5.2.0']);
+    runs.push([name, 'pve-9.2', 'log.expect', []]);
+    if (existsSync(join(scenarios, name, 'log.expect.pve-5.2.0'))) runs.push([name, 'pve-5.2.0', 'log.expect.pve-5.2.0', []]);
+    for (const [variant, sets] of Object.entries(scenarioVariants(join(scenarios, name)))) runs.push([name, 'pve-9.2', `log.expect.${variant}`, sets]);
   }
-  test.each(runs)('%s under %s reproduces %s', (name, profile, expectFile) => {
+  test.each(runs)('%s under %s reproduces %s', (name, profile, expectFile, sets) => {
     const caseDir = join(scenarios, name);
     expect(existsSync(join(caseDir, 'README')), `scenario '${name}' has no README`).toBe(true);
-    const { log } = simulate(loadCase(caseDir, name), { profile });
+    const { log } = simulate(withCrsOverrides(loadCase(caseDir, name), sets), { profile });
     expect(log).toBe(readFileSync(join(caseDir, expectFile), 'utf8'));
+  });
+
+  test('every log.expect.<name> belongs to a variant or the pve-5.2.0 profile', () => {
+    for (const name of readdirSync(scenarios)) {
+      const known = new Set(['log.expect', 'log.expect.pve-5.2.0', ...Object.keys(scenarioVariants(join(scenarios, name))).map((v) => `log.expect.${v}`)]);
+      const files = readdirSync(join(scenarios, name)).filter((f) => f.startsWith('log.expect'));
+      expect(files.filter((f) => !known.has(f)), `scenario '${name}'`).toEqual([]);
+    }
   });
 });
 

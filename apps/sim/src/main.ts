@@ -1,6 +1,6 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, statSync, writeSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadCase, readInputFile, simulate } from '@poise/sim';
+import { RunRecorder, SimError, Simulation, loadCase, parseCrsOverride, readInputFile, simulate, withCrsOverrides } from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
 import { LAB_USAGE, LabUsageError, cmdCompare, cmdGenerate, cmdReport, type LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
@@ -27,8 +27,9 @@ const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
 const OUTPUT_CHUNK_CHARS = 64 * 1024;
 
 const USAGE = `usage:
-  poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
-  poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2]
+  poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>] [--set <crs-key>=<value>]...
+  poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
+  poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
   poise-sim rules-check <dir-with-*.cfg>...
 ${LAB_USAGE}`;
 
@@ -41,6 +42,8 @@ interface Args {
   paths: string[];
   profile: Profile;
   out?: string;
+  /** `--set <crs-key>=<value>` overrides of datacenter.cfg, in order. */
+  sets: string[];
 }
 
 function parseArgs(argv: string[]): Args {
@@ -49,6 +52,7 @@ function parseArgs(argv: string[]): Args {
   const paths: string[] = [];
   let profile: Profile = 'pve-9.2';
   let out: string | undefined;
+  const sets: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
     if (a === '--profile') {
@@ -58,13 +62,35 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--out') {
       out = rest[++i];
       if (!out) throw new UsageError("'--out' needs a directory");
+    } else if (a === '--set') {
+      const v = rest[++i];
+      if (!v) throw new UsageError("'--set' needs <crs-key>=<value>");
+      sets.push(v);
     } else if (a.startsWith('--')) {
       throw new UsageError(`unknown option '${a}'\n${USAGE}`);
     } else {
       paths.push(a);
     }
   }
-  return { command, paths, profile, out };
+  return { command, paths, profile, out, sets };
+}
+
+/** Checks the `--set` overrides: a bad key or value is a usage error. */
+function checkOverrides(sets: readonly string[]): void {
+  for (const set of sets) {
+    try {
+      parseCrsOverride(set);
+    } catch (err) {
+      if (err instanceof SimError && err.code === 'bad-override') throw new UsageError(err.message);
+      throw err;
+    }
+  }
+}
+
+/** Loads a case with the `--set` overrides applied (checked first: a bad one is a usage error). */
+function loadWithOverrides(dir: string, name: string, sets: readonly string[]) {
+  checkOverrides(sets);
+  return withCrsOverrides(loadCase(dir, name), sets);
 }
 
 /** The stats of `path`, or undefined when nothing is there (stat never opens, so never blocks). */
@@ -145,7 +171,7 @@ function firstDifference(expected: string, got: string): string {
 function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
-  const input = loadCase(dir, basename(resolve(dir)));
+  const input = loadWithOverrides(dir, basename(resolve(dir)), args.sets);
   // lines go out in chunks: one write per line costs more than the simulation at scale
   let chunk = '';
   const res = simulate(input, { profile: args.profile }, (line) => {
@@ -162,12 +188,14 @@ function cmdRun(args: Args, io: Io): number {
 
 function cmdTest(args: Args, io: Io): number {
   if (args.paths.length === 0) throw new UsageError(`'test' needs case directories\n${USAGE}`);
+  // a bad override is a usage error before any case runs
+  checkOverrides(args.sets);
   let passed = 0;
   let failed = 0;
   for (const dir of collectCases(args.paths)) {
     const name = basename(resolve(dir));
     try {
-      const input = loadCase(dir, name);
+      const input = withCrsOverrides(loadCase(dir, name), args.sets);
       const expectPath = join(dir, 'log.expect');
       const expected = readInputFile(expectPath);
       if (expected === undefined) throw new Error(`missing '${expectPath}'`);
@@ -186,6 +214,26 @@ function cmdTest(args: Args, io: Io): number {
   }
   io.out(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
+}
+
+/**
+ * `summary`: runs the case with a {@link RunRecorder} and prints its summary as one line of
+ * JSON (`moves`, `failedMoves`, `movesBySid`, `pingPongs`, `imbalanceTimeWeighted`,
+ * `pressureSeconds`, `simSeconds`; see the `@poise/sim` README). Exit 1 if the simulation
+ * aborted (the summary of the run so far is printed all the same).
+ */
+function cmdSummary(args: Args, io: Io): number {
+  if (args.paths.length !== 1) throw new UsageError(`'summary' takes one case directory\n${USAGE}`);
+  const dir = args.paths[0]!;
+  const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args.sets), { profile: args.profile });
+  const recorder = new RunRecorder(sim);
+  sim.run();
+  io.out(JSON.stringify(recorder.summary()));
+  if (sim.error !== undefined) {
+    io.err(`poise-sim: the simulation aborted: ${sim.error}`);
+    return 1;
+  }
+  return 0;
 }
 
 function cmdRulesCheck(args: Args, io: Io): number {
@@ -257,6 +305,7 @@ export function main(argv: string[], io: Io = defaultIo): number | Promise<numbe
     switch (args.command) {
       case 'run': return cmdRun(args, io);
       case 'test': return cmdTest(args, io);
+      case 'summary': return cmdSummary(args, io);
       case 'rules-check': return cmdRulesCheck(args, io);
       default: throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
     }

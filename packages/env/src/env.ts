@@ -2,6 +2,7 @@ import type {
   DatacenterSettings,
   DynamicNodeStats,
   DynamicServiceStats,
+  GuestConfigEntry,
   LrmStatus,
   ManagerStatus,
   NodeInfo,
@@ -87,6 +88,13 @@ export interface Env {
   getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>>;
   /** The pve-manager version a node runs, if known. */
   getNodeVersion(node: string): string | undefined;
+  /**
+   * Optional: a guest's current configuration (keys to property strings, as the PVE API
+   * returns it), or `undefined` when unknown. Used by the balancer's migratability check; an
+   * Env without it makes every guest's configuration unknown (the check then moves them).
+   * May be slow on a real cluster: the HA core asks only for guests it considers moving.
+   */
+  getGuestConfig?(sid: string): Snapshot<GuestConfigEntry> | undefined;
 
   /** A notification (fence events); subject is `<prefix>: <subject>`. */
   sendNotification(prefix: string, subject: string): void;

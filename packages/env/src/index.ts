@@ -3,6 +3,7 @@ export type {
   DatacenterSettings,
   DynamicNodeStats,
   DynamicServiceStats,
+  GuestConfigEntry,
   LrmResult,
   LrmStatus,
   ManagerStatus,

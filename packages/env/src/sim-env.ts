@@ -3,6 +3,7 @@ import type {
   DatacenterSettings,
   DynamicNodeStats,
   DynamicServiceStats,
+  GuestConfigEntry,
   LrmStatus,
   ManagerStatus,
   NodeInfo,
@@ -47,6 +48,8 @@ export interface SimBackend {
   getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>>;
   getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>>;
   nodeVersion(node: string): string | undefined;
+  /** A guest's configuration (the case's `guest_config`), `undefined` when it has none. */
+  getGuestConfig?(sid: string): Snapshot<GuestConfigEntry> | undefined;
   /** The simulated resource agent of a service type, acting as the daemon of `env`. */
   resourceAgent(type: string, env: Env): ResourceAgent | undefined;
 }
@@ -236,6 +239,10 @@ export class SimEnv implements Env {
 
   getNodeVersion(node: string): string | undefined {
     return this.hw.nodeVersion(node);
+  }
+
+  getGuestConfig(sid: string): Snapshot<GuestConfigEntry> | undefined {
+    return this.hw.getGuestConfig?.(sid);
   }
 
   sendNotification(prefix: string, subject: string): void {

@@ -88,12 +88,21 @@ export interface StaticNodeStats {
   maxmem: number;
 }
 
-/** Measured node usage: cpu in cores, memory in bytes. */
+/**
+ * Measured node usage: cpu in cores, memory in bytes (everything on the node: HA services,
+ * other guests, the host). The pressure fields are the node's PSI "some" avg10 in percent
+ * (0..100), as PVE 9 nodes broadcast them in their RRD stats; absent when the node does not
+ * report them (an older stats schema), which is not the same as 0 (no pressure).
+ */
 export interface DynamicNodeStats {
   cpu: number;
   maxcpu: number;
   mem: number;
   maxmem: number;
+  /** PSI cpu "some" avg10, percent; absent = not reported. */
+  pressurecpusome?: number;
+  /** PSI memory "some" avg10, percent; absent = not reported. */
+  pressurememorysome?: number;
 }
 
 /** Static service stats: configured cores and memory bytes. */
@@ -102,11 +111,23 @@ export interface StaticServiceStats {
   maxmem: number;
 }
 
-/** Measured service usage: cores and memory bytes. */
+/**
+ * Measured service usage: cores and memory bytes. `mem` is the guest's own (balloon-adjusted)
+ * view; `memhost`, when reported, is the host-side footprint of the guest (what the node
+ * carries and what a migration copies; PVE's RRD `memhost`).
+ */
 export interface DynamicServiceStats {
   cpu: number;
   mem: number;
+  /** Host-side memory footprint, bytes; absent = not reported. */
+  memhost?: number;
 }
+
+/**
+ * A guest's configuration as `GET /nodes/{node}/qemu/{vmid}/config` (or `lxc`) returns it:
+ * keys to property strings or numbers (`"ide2": "local:iso/d.iso,media=cdrom"`).
+ */
+export type GuestConfigEntry = Record<string, string | number | boolean>;
 
 /** The resource agent of one service type (vm, ct, ...) as the LRM drives it. */
 export interface ResourceAgent {

@@ -50,7 +50,7 @@ function balancingRun(
     manager ??= new Manager(env, { profile: 'pve-9.2' });
     env.lines = [];
     manager.manage();
-    moves.push(...env.lines.filter((l) => l.includes('auto rebalance')).map((l) => `round ${round}`));
+    moves.push(...env.lines.filter((l) => /auto rebalance - (migrate|relocate) /.test(l)).map(() => `round ${round}`));
   }
   return moves;
 }
@@ -66,6 +66,14 @@ describe('load_balance: the hold counter (spec §3.7)', () => {
   test('resets when the static init fails and the usage falls back to basic (no load: imbalance 0)', () => {
     // rounds 1, 2: 1, 2; round 3: node2 has no maxmem → basic → reset to 0; rounds 4, 5, 6: 1, 2, 3 → move
     const moves = balancingRun(6, () => crs('bruteforce'), (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}));
+    expect(moves).toEqual(['round 6']);
+  });
+
+  test('with variant stages on, a fallback to basic runs the reference stages instead of failing the round', () => {
+    // the pressure and smoothing stages need node telemetry, which the basic usage has not:
+    // round 3 falls back to basic (reset), rounds 4, 5 hold; the missing telemetry fails open
+    const variant = { 'ha-auto-rebalance-min-pressure-cpu': 10, 'ha-auto-rebalance-smoothing': 300 };
+    const moves = balancingRun(6, () => ({ ...crs('bruteforce'), ...variant }), (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}));
     expect(moves).toEqual(['round 6']);
   });
 

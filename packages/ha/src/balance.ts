@@ -1,19 +1,14 @@
-import { referencePipeline, type BalanceContext, type MigrationCandidate, type PipelineState } from '@poise/policy';
+import type { GuestConfig, MigrationCandidate, BalanceCandidate, BalanceContext, Decision, ScoredMigration } from '@poise/policy';
 import type { Manager } from './manager';
 import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';
 import { byteCompare } from './tools';
+import { BalancerHost, describeCandidate, variantContext } from './balance-host';
+import { VARIANT_OFF } from './crs';
 
-/** The balancer's state across rounds; it lives as long as the manager (not persisted). */
-export interface BalancerState {
-  pipeline: PipelineState;
-}
-
-export function initialBalancerState(): BalancerState {
-  return { pipeline: {} };
-}
+export { BalancerHost, type BalancerEvent } from './balance-host';
 
 /** Whether any service is moving or has a move queued. */
 function motionInFlight(manager: Manager): boolean {
@@ -30,7 +25,7 @@ function motionInFlight(manager: Manager): boolean {
  * each with the leader's highest-priority allowed nodes minus nodes of its negative partners
  * and minus its own node.
  */
-function migrationCandidates(manager: Manager): MigrationCandidate[] {
+function migrationCandidates(manager: Manager): Array<MigrationCandidate & { source: string }> {
   const view = manager.rules.view;
   const ss = manager.ss;
   const online = manager.usage.listNodes();
@@ -38,7 +33,7 @@ function migrationCandidates(manager: Manager): MigrationCandidate[] {
     view.compiled,
     ss as Parameters<typeof getActiveStationaryResourceBundles>[1],
   );
-  const candidates: MigrationCandidate[] = [];
+  const candidates: Array<MigrationCandidate & { source: string }> = [];
   for (const leader of [...bundles.keys()].sort(byteCompare)) {
     const sd = ss[leader]!;
     const { pri } = view.nodeAffinity(leader, online);
@@ -46,7 +41,7 @@ function migrationCandidates(manager: Manager): MigrationCandidate[] {
     applyNegativeResourceAffinity(separate, pri);
     pri.delete(sd.node);
     if (pri.size === 0) continue;
-    candidates.push({ leader, resources: [...bundles.get(leader)!].sort(byteCompare), targets: [...pri].sort(byteCompare) });
+    candidates.push({ leader, resources: [...bundles.get(leader)!].sort(byteCompare), targets: [...pri].sort(byteCompare), source: sd.node });
   }
   return candidates;
 }
@@ -58,7 +53,9 @@ export function formatImbalance(value: number, profile: string): string {
 
 /**
  * Auto-rebalance (spec §3.7): runs the balancer pipeline configured from the `crs` settings
- * and queues the chosen motion through the same path as a user's migrate command.
+ * (the reference stages, plus the variant stages of `@poise/policy-stable` and
+ * `@poise/policy-pressure` that the `pve-9.2` keys turn on) and queues the chosen motion
+ * through the same path as a user's migrate command.
  *
  * As the reference's `load_balance`: nothing happens (the hold counter included) unless
  * balancing is enabled and the configured mode is static or dynamic, or while a motion is in
@@ -71,8 +68,14 @@ export function formatImbalance(value: number, profile: string): string {
  * reference then fails the whole scoring every round (`unable to score best balancing
  * migration - …`), which `pve-5.2.0` keeps; under `pve-9.2` bundles with such a member are
  * not candidates, and the others still are.
+ *
+ * With a variant key set (`crs.variant.active`), the balancer explains itself: a decision not
+ * to act is logged (`auto rebalance - <reason>`) when its key differs from the last one logged
+ * (never the quiet hold rounds, never while a motion is in flight; forgotten after a move), and
+ * every notice is logged once (`auto rebalance - <message>`, at its severity). With every key
+ * at its default nothing of this is logged: the reference's log, byte for byte.
  */
-export function loadBalance(manager: Manager, state: BalancerState): void {
+export function loadBalance(manager: Manager, host: BalancerHost): void {
   const crs = manager.crs;
   if (!crs.autoRebalance) return;
   if (crs.scheduler !== 'static' && crs.scheduler !== 'dynamic') return;
@@ -82,42 +85,70 @@ export function loadBalance(manager: Manager, state: BalancerState): void {
   const profile = manager.options.profile;
   const percent = profile !== 'pve-5.2.0';
   const knownMethod = crs.method === 'bruteforce' || crs.method === 'topsis';
+  const now = env.getTime();
 
-  const pipeline = referencePipeline({
-    threshold: percent ? crs.threshold / 100 : crs.threshold,
-    holdRounds: crs.holdRounds,
-    margin: percent ? crs.margin / 100 : crs.margin,
-    method: knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce',
-  });
+  host.settle(manager.ss, now);
+  // without a CRS usage (the static/dynamic init failed and the usage fell back to basic) there
+  // is no telemetry to host the variant stages on: the reference stages judge the round (the
+  // basic usage has no load, imbalance 0), and the variant stages keep their state for later
+  const settings = crsUsage ? crs : { ...crs, variant: VARIANT_OFF };
+  const pipeline = host.pipeline(settings, percent, knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce');
   let imbalance: number | undefined;
+  /**
+   * Scoring as the reference does it: an unknown method scores nothing, silently (the
+   * reference returns without a word); a scoring error is logged and scores nothing.
+   */
+  const scoreSafely = (score: () => ScoredMigration[]): ScoredMigration[] => {
+    if (!knownMethod || !crsUsage) return [];
+    try {
+      return score();
+    } catch (err) {
+      env.log('warning', `unable to score best balancing migration - ${errorMessage(err)}`);
+      return [];
+    }
+  };
+  const guestConfig = (sid: string) => env.getGuestConfig?.(sid) as GuestConfig | undefined;
   const ctx: BalanceContext = {
-    now: env.getTime(),
+    now,
     motionInFlight: motionInFlight(manager),
+    outcomes: host.takeOutcomes(),
     imbalance: () => (imbalance ??= crsUsage ? crsUsage.calculateNodeImbalance() : 0),
     candidates: () => {
       const all = migrationCandidates(manager);
       if (!percent || !crsUsage) return all;
-      return all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
+      const scorable = all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
+      return scorable.map((c): BalanceCandidate => describeCandidate(c, c.source, crsUsage));
     },
-    score: (candidates, m, limit) => {
-      // an unknown method scores nothing, silently (the reference returns without a word)
-      if (!knownMethod || !crsUsage) return [];
-      try {
-        return crsUsage.scoreBestBalancingMigrations(candidates, m, limit);
-      } catch (err) {
-        env.log('warning', `unable to score best balancing migration - ${errorMessage(err)}`);
-        return [];
-      }
-    },
+    score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
+    ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
   };
-  const { decision, state: next } = pipeline.run(ctx, state.pipeline);
-  state.pipeline = next;
+  const { decision, state: next } = pipeline.run(ctx, host.state);
+  host.state = next;
+  if (crs.variant.active) explain(manager, host, decision);
   if (decision.action !== 'move') return;
 
-  const { sid, target } = decision.migration;
+  const { sid, source, target } = decision.migration;
   const task = sid.startsWith('vm:') ? 'migrate' : 'relocate';
   const before = formatImbalance(decision.imbalanceBefore, profile);
   const after = formatImbalance(decision.imbalanceAfter, profile);
   env.log('info', `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`);
-  manager.queueResourceMotion(`${task} ${sid} ${target}`, task, sid, target);
+  host.moved(decision, now);
+  if (manager.queueResourceMotion(`${task} ${sid} ${target}`, task, sid, target)) {
+    host.issued(decision.resources, source, target, now, manager.ss);
+  } else {
+    host.refused(decision.resources, source, target, now);
+  }
+}
+
+/** Stops that are not decisions: nothing to explain (a motion in flight is a round that did not happen). */
+const UNEXPLAINED_STOPS = new Set(['motion-in-flight']);
+
+/** Logs the notices and, on change, the decision not to act (see {@link loadBalance}). */
+function explain(manager: Manager, host: BalancerHost, decision: Decision): void {
+  const env = manager.env;
+  for (const n of decision.notices) env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);
+  if (decision.action !== 'none' || decision.quiet || UNEXPLAINED_STOPS.has(decision.code)) return;
+  if (decision.key === host.lastLoggedKey) return;
+  host.lastLoggedKey = decision.key;
+  env.log(decision.code === 'invalid-input' ? 'warning' : 'info', `auto rebalance - ${decision.reason}`);
 }

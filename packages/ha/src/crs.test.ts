@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import type { Env } from '@poise/env';
-import { perlNumber, readCrsSettings } from './crs';
+import { VARIANT_OFF, perlNumber, readCrsSettings } from './crs';
 
 const envWith = (crs: Record<string, unknown>) => ({ getDatacenterSettings: () => ({ ha: {}, crs }) }) as unknown as Env;
 
 describe('readCrsSettings', () => {
   test('defaults: basic, no balancing, fractions under pve-5.2.0 and percent under pve-9.2', () => {
     expect(readCrsSettings(envWith({}), 'pve-5.2.0')).toEqual({
-      settings: { scheduler: 'basic', rebalanceOnRequestStart: false, autoRebalance: false, threshold: 0.3, method: 'bruteforce', holdRounds: 3, margin: 0.1 },
+      settings: { scheduler: 'basic', rebalanceOnRequestStart: false, autoRebalance: false, threshold: 0.3, method: 'bruteforce', holdRounds: 3, margin: 0.1, variant: VARIANT_OFF },
       problems: [],
     });
     const { settings } = readCrsSettings(envWith({}), 'pve-9.2');
@@ -19,7 +19,7 @@ describe('readCrsSettings', () => {
       envWith({ ha: 'dynamic', 'ha-rebalance-on-start': 1, 'ha-auto-rebalance': '1', 'ha-auto-rebalance-threshold': 0.5, 'ha-auto-rebalance-method': 'topsis', 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-margin': 0.2 }),
       'pve-5.2.0',
     );
-    expect(settings).toEqual({ scheduler: 'dynamic', rebalanceOnRequestStart: true, autoRebalance: true, threshold: 0.5, method: 'topsis', holdRounds: 0, margin: 0.2 });
+    expect(settings).toEqual({ scheduler: 'dynamic', rebalanceOnRequestStart: true, autoRebalance: true, threshold: 0.5, method: 'topsis', holdRounds: 0, margin: 0.2, variant: VARIANT_OFF });
   });
 
   test('pve-9.2: an invalid number falls back to the default and names the field', () => {
@@ -46,6 +46,43 @@ describe('readCrsSettings', () => {
     expect(readCrsSettings(envWith({ ha: '' }), profile).settings.scheduler).toBe('basic');
     expect(readCrsSettings(envWith({ ha: '0' }), profile).settings.scheduler).toBe('basic');
     expect(readCrsSettings(envWith({ ha: 'static' }), profile).settings.scheduler).toBe('static');
+  });
+});
+
+describe('readCrsSettings: the variant keys', () => {
+  test('pve-9.2 reads them in its units; any non-default value makes the variant active', () => {
+    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-min-pressure-cpu': '10' }), 'pve-9.2');
+    expect(problems).toEqual([]);
+    expect(settings.variant.active).toBe(true);
+    expect(settings.variant.stable.backoffSeconds).toBe(60);
+    expect(settings.variant.pressure.minPressureCpuPercent).toBe(10);
+    expect(settings.variant.stable.cooldownSeconds).toBe(0);
+  });
+
+  test('pve-9.2: the preset turns every stage on; an explicit key overrides it', () => {
+    const { settings } = readCrsSettings(envWith({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-cooldown': 0 }), 'pve-9.2');
+    expect(settings.variant.active).toBe(true);
+    expect(settings.variant.stable.backoffSeconds).toBeGreaterThan(0);
+    expect(settings.variant.stable.cooldownSeconds).toBe(0);
+    expect(settings.variant.stable.memhost).toBe(true);
+    expect(settings.variant.pressure.checkMigratable).toBe(true);
+  });
+
+  test('pve-9.2: a bad value names the key, and that stage is off', () => {
+    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-check-migratable': 2 }), 'pve-9.2');
+    expect(settings.variant.stable.backoffSeconds).toBe(0);
+    expect(settings.variant.pressure.checkMigratable).toBe(false);
+    expect(settings.variant.active).toBe(false);
+    expect(problems).toEqual([
+      "datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)",
+      "datacenter.cfg: invalid value '2' for 'crs.ha-auto-rebalance-check-migratable' (0 or 1), falling back to 0 (off)",
+    ]);
+  });
+
+  test('pve-5.2.0 ignores them (the reference knows none): every stage off, nothing reported', () => {
+    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-preset': 'bogus' }), 'pve-5.2.0');
+    expect(settings.variant).toEqual(VARIANT_OFF);
+    expect(problems).toEqual([]);
   });
 });
 

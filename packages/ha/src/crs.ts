@@ -1,4 +1,7 @@
 import type { Env } from '@poise/env';
+import { readCrs } from '@poise/policy';
+import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
+import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
@@ -21,6 +24,45 @@ export interface CrsSettings {
   method: string;
   holdRounds: number;
   margin: number;
+  /**
+   * The balancer's variant stages (`ha-auto-rebalance-backoff`, `-cooldown`,
+   * `-min-improvement`, `-smoothing`, `-cost-weight`, `-memhost`, `-min-pressure-cpu`,
+   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-preset`), in the units of
+   * the `pve-9.2` profile. Under `pve-5.2.0` the reference knows none of these keys: they are
+   * ignored there (every stage off) and nothing is logged about them.
+   */
+  variant: VariantSettings;
+}
+
+/** The variant stages' settings; every field off means the reference balancer. */
+export interface VariantSettings {
+  readonly stable: StableSettings;
+  readonly pressure: PressureSettings;
+  /**
+   * Some variant key has a non-default value (explicitly or through the preset): the balancer
+   * then explains its decisions not to act in the log (on change) and logs its notices. With
+   * every key at its default the log is the reference's, byte for byte.
+   */
+  readonly active: boolean;
+}
+
+/** Every variant stage off (the reference balancer). */
+export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, active: false };
+
+/**
+ * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
+ * A bad value is returned as a problem naming the key (e.g.
+ * `datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)`)
+ * and that stage is off.
+ */
+export function readVariantSettings(crs: unknown): { settings: VariantSettings; problems: string[] } {
+  const input = readCrs(crs);
+  const stable = parseStableSettings(input);
+  const pressure = parsePressureSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map((p) => p.message);
+  const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
+  const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF);
+  return { settings: { stable: stable.settings, pressure: pressure.settings, active }, problems };
 }
 
 /**
@@ -72,6 +114,12 @@ export function readCrsSettings(
   };
   const mode = crs.ha;
   const method = crs['ha-auto-rebalance-method'];
+  let variant = VARIANT_OFF;
+  if (!legacy) {
+    const read = readVariantSettings(crs);
+    variant = read.settings;
+    problems.push(...read.problems);
+  }
   return {
     settings: {
       scheduler: perlTrue(mode) ? String(mode) : 'basic',
@@ -81,6 +129,7 @@ export function readCrsSettings(
       method: method === undefined || method === null ? 'bruteforce' : String(method),
       holdRounds: num('ha-auto-rebalance-hold-duration', AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS, true),
       margin: num('ha-auto-rebalance-margin', defaults.margin),
+      variant,
     },
     problems,
   };

@@ -17,12 +17,17 @@ import { RulesState } from './rules-state';
 import { findNegativeAffinityConflict, getPositivePartnersToMove } from '@poise/rules';
 import { type CrsSettings, readCrsSettings } from './crs';
 import { createUsage } from './usage-model';
-import { loadBalance, type BalancerState, initialBalancerState } from './balance';
+import { BalancerHost, loadBalance, type BalancerEvent } from './balance';
 
 /** Options the simulator or daemon passes to every manager it creates. */
 export interface ManagerOptions {
   /** Reference behaviour profile: pve-5.2.0 (raw CV, fractions) or pve-9.2 (normalised, percent). */
   profile: 'pve-5.2.0' | 'pve-9.2';
+  /**
+   * Optional observer of the balancer: every motion it queues and every outcome of such a
+   * motion (see {@link BalancerEvent}). For recorders and metrics; it must not throw.
+   */
+  onBalancerEvent?: (event: BalancerEvent) => void;
 }
 
 /** Service states of the manager's state machine. */
@@ -42,7 +47,9 @@ const FENCE_REMOVABLE_LOCKS = [
 /**
  * The CRM master's round: node health, service bookkeeping, CRM commands, disarm, balancing and
  * the service state machine. Created when a CRM becomes master; its in-memory state (last
- * online times, balancer hold counter) dies with the mastership.
+ * online times, the balancer's stage state — hold counter, backoff, cooldown, smoothing — and
+ * the balancer motions it waits for) dies with the mastership, as the reference's hold
+ * counter does.
  */
 export class Manager {
   readonly ms: ManagerStatus;
@@ -55,7 +62,8 @@ export class Manager {
   crs: CrsSettings;
   /** @internal The rules engine's state for this manager. */
   readonly rules: RulesState;
-  private balancer: BalancerState = initialBalancerState();
+  /** The balancer's host side: pipeline, stage state, motions waited for (see `balance-host.ts`). */
+  private readonly balancer: BalancerHost;
   private manageRounds = 0;
   /** The service config read this round (an immutable snapshot). */
   private sc: Snapshot<ServiceConfig> = nullRecord();
@@ -85,6 +93,7 @@ export class Manager {
     if (old.node_request) this.ms.node_request = thaw<NonNullable<ManagerStatus['node_request']>>(old.node_request);
     if (old.disarm) this.ms.disarm = thaw<NonNullable<ManagerStatus['disarm']>>(old.disarm);
     this.ss = serviceStatus;
+    this.balancer = new BalancerHost(options.onBalancerEvent);
     this.ns = new NodeStatus(env, nodeStatus);
     this.crs = this.readCrs();
     if (this.crs.scheduler !== 'basic') env.log('info', `using scheduler mode '${this.crs.scheduler}'`);
@@ -279,7 +288,9 @@ export class Manager {
    * (set-static-stats, measured usage) are seen from the next round on.
    */
   recomputeOnlineNodeUsage(): void {
-    this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile);
+    this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile, {
+      memhost: this.crs.variant.stable.memhost,
+    });
     for (const sid of this.sids()) this.usage.addServiceUsage(sid, this.ss[sid]!);
     // configured services the manager does not track (ignored ones, and new ones while the
     // stack is disarmed) count by their configured state, by the same rules as tracked ones
@@ -663,6 +674,8 @@ export class Manager {
     if (lrmRes) {
       const ec = lrmRes.exit_code;
       const req = cd.state === 'started' ? 'started' : 'request_stop';
+      // the outcome of a balancer motion is known here, for each member of its bundle
+      this.balancer.lrmResult(sid, sd, ec, env.getTime());
       if (ec === ExitCode.SUCCESS) {
         this.changeServiceState(sid, req, { node: sd.target! });
         return;

@@ -87,3 +87,48 @@ describe('createUsage: modes', () => {
     expect(env.lines).toEqual(["warning 0 got unknown scheduler mode 'fancy', using 'basic'"]);
   });
 });
+
+describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, memhost)', () => {
+  test('memhost: the host-side footprint replaces the guest memory only when asked for and reported', () => {
+    const stats = { maxcpu: 4, maxmem: 8 * GIB };
+    expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, true).mem).toBe(3 * GIB);
+    expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, false).mem).toBe(GIB);
+    expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB }, true).mem).toBe(GIB);
+    expect(() => checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: -1 } as never, true)).toThrow(
+      "invalid dynamic service usage information for 'vm:101': 'memhost' must be a finite number >= 0, got -1",
+    );
+  });
+
+  test('telemetry: measured node stats, the services placed there, and the PSI the node reports', () => {
+    const env = envWith({ 'vm:101': good }, { 'vm:101': { cpu: 1.5, mem: 3 * GIB } });
+    env.dynamicNodeStats = snapshot({
+      node1: { cpu: 2, maxcpu: 16, mem: 4 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0 },
+      node2: { cpu: 0.25, maxcpu: 16, mem: GIB, maxmem: 64 * GIB },
+      node3: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+    });
+    const usage = new CrsUsage(env, 'dynamic', NODES, 'normalized');
+    usage.addServiceUsage('vm:101', started('node1'));
+    expect(usage.nodeTelemetry()).toEqual([
+      // node1: 2 cores measured, 1.5 of them vm:101's: a residual of 0.5 cores and 1 GiB
+      { node: 'node1', cpu: 2, maxcpu: 16, mem: 4 * GIB, maxmem: 64 * GIB, servicesCpu: 1.5, servicesMem: 3 * GIB, pressureCpu: 12.5, pressureMem: 0 },
+      { node: 'node2', cpu: 0.25, maxcpu: 16, mem: GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: undefined, pressureMem: undefined },
+      { node: 'node3', cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: undefined, pressureMem: undefined },
+    ]);
+    expect(usage.serviceMem('vm:101')).toBe(3 * GIB);
+    expect(usage.serviceMem('vm:999')).toBeUndefined();
+  });
+
+  test('an adjusted view replaces node stats lazily and leaves the usage itself alone', () => {
+    const env = envWith({ 'vm:101': good }, { 'vm:101': { cpu: 2, mem: 4 * GIB } });
+    const usage = new CrsUsage(env, 'dynamic', NODES, 'normalized');
+    usage.addServiceUsage('vm:101', started('node1'));
+    const measured = usage.calculateNodeImbalance();
+    // every node as loaded as node1 (2 cores, 4 GiB): no imbalance at all
+    const even = usage.adjusted(NODES.map((node) => ({ node, cpu: 2, mem: 4 * GIB })));
+    expect(even.imbalance()).toBe(0);
+    expect(usage.calculateNodeImbalance()).toBe(measured);
+    // moving vm:101 off node1 in the even view leaves node1 empty: worse than not moving
+    const [best] = even.score([{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'] }], 'bruteforce', 1);
+    expect(best!.imbalance).toBeGreaterThan(0);
+  });
+});

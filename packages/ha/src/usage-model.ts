@@ -1,4 +1,4 @@
-import type { DynamicServiceStats, Env, ServiceStatus, Snapshot, StaticServiceStats } from '@poise/env';
+import type { DynamicNodeStats, DynamicServiceStats, Env, ServiceStatus, Snapshot, StaticServiceStats } from '@poise/env';
 import {
   ClusterUsage,
   UsageError,
@@ -37,6 +37,7 @@ export function checkServiceStats(
   mode: 'static' | 'dynamic',
   staticStats: Snapshot<StaticServiceStats> | undefined,
   dynamicStats: Snapshot<DynamicServiceStats> | undefined,
+  memhost = false,
 ): ResourceStats {
   if (!staticStats) throw new ServiceStatsError(`did not get static service usage information for '${sid}'`);
   const maxcpu: unknown = staticStats.maxcpu;
@@ -50,6 +51,12 @@ export function checkServiceStats(
   const mem: unknown = dynamicStats.mem;
   if (!validStat(cpu)) throw invalidStat(sid, 'dynamic', 'cpu', cpu);
   if (!validStat(mem)) throw invalidStat(sid, 'dynamic', 'mem', mem);
+  // `ha-auto-rebalance-memhost`: the host-side footprint when the guest reports one
+  const host: unknown = dynamicStats.memhost;
+  if (memhost && host !== undefined) {
+    if (!validStat(host)) throw invalidStat(sid, 'dynamic', 'memhost', host);
+    return { cpu, maxcpu, mem: host, maxmem };
+  }
   return { cpu, maxcpu, mem, maxmem };
 }
 
@@ -78,13 +85,18 @@ export class CrsUsage implements OnlineNodeUsage {
   private readonly counts = new Map<string, number>();
   /** The node(s) each placed service counts on (one name, or current and target). */
   private readonly placed = new Map<string, string | readonly [string, string]>();
+  /** The measured node stats this usage was built from (dynamic mode), for the pressure telemetry. */
+  private measured: Snapshot<Record<string, DynamicNodeStats>> | undefined;
+  private readonly memhost: boolean;
 
   constructor(
     private readonly env: Env,
     readonly mode: 'static' | 'dynamic',
     onlineNodes: string[],
     metric: 'raw' | 'normalized',
+    options: UsageOptions = {},
   ) {
+    this.memhost = options.memhost ?? false;
     this.usage = new ClusterUsage({ aggregation: mode, metric });
     this.nodes = [...onlineNodes];
     for (const node of onlineNodes) this.counts.set(node, 0);
@@ -100,6 +112,7 @@ export class CrsUsage implements OnlineNodeUsage {
       this.staticStats = env.getStaticServiceStats();
     } else {
       const stats = env.getDynamicNodeStats();
+      this.measured = stats;
       for (const node of onlineNodes) {
         const s = own(stats, node);
         if (!s) throw new Error(`missing dynamic stats for node '${node}'`);
@@ -125,7 +138,7 @@ export class CrsUsage implements OnlineNodeUsage {
 
   /** Service stats as the scheduler sees them (static: cpu = maxcpu, mem = maxmem). */
   private serviceStats(sid: string): ResourceStats {
-    return checkServiceStats(sid, this.mode, own(this.staticStats, sid), own(this.dynamicStats, sid));
+    return checkServiceStats(sid, this.mode, own(this.staticStats, sid), own(this.dynamicStats, sid), this.memhost);
   }
 
   addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
@@ -187,14 +200,123 @@ export class CrsUsage implements OnlineNodeUsage {
   ): ScoredMigration[] {
     return this.usage.bestBalancingMigrations(candidates, method, limit);
   }
+
+  /** Memory a service's motion copies, bytes: its memory in the usage (the host-side footprint with memhost); undefined when it is not part of the usage. */
+  serviceMem(sid: string): number | undefined {
+    return this.usage.hasResource(sid) ? this.usage.getResource(sid).stats.mem : undefined;
+  }
+
+  /**
+   * Per online node (byte order): the node's stats as the usage sees them and the part the
+   * services placed on it (as their current node) account for. Dynamic: `cpu`/`mem` are the
+   * measured node stats (everything on the node), the services' part is the sum of their
+   * dynamic stats; static: both are the sum of the services' configured maxima (no residual).
+   * Pressure (PSI some avg10, percent) comes from the measured node stats when the node
+   * reports it. O(nodes + services).
+   */
+  nodeTelemetry(): NodeUsageTelemetry[] {
+    const services = this.servicesPerNode();
+    const measured = this.measured ?? (this.env.getDynamicNodeStats() as Snapshot<Record<string, DynamicNodeStats>>);
+    this.measured = measured;
+    return this.usage.nodeNames().map((node) => {
+      const base = this.usage.getNodeStats(node);
+      const part = services.get(node) ?? { cpu: 0, mem: 0 };
+      const m = own(measured, node);
+      const dynamic = this.mode === 'dynamic';
+      return {
+        node,
+        cpu: dynamic ? base.cpu : part.cpu,
+        maxcpu: base.maxcpu,
+        mem: dynamic ? base.mem : part.mem,
+        maxmem: base.maxmem,
+        servicesCpu: part.cpu,
+        servicesMem: part.mem,
+        pressureCpu: pressureValue(m?.pressurecpusome),
+        pressureMem: pressureValue(m?.pressurememorysome),
+      };
+    });
+  }
+
+  /** cpu and mem of the services placed on each node as their current node, in fold order. */
+  private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
+    const out = new Map<string, { cpu: number; mem: number }>();
+    for (const r of this.usage.snapshot().resources) {
+      const sum = out.get(r.placement.current) ?? { cpu: 0, mem: 0 };
+      sum.cpu += r.stats.cpu;
+      sum.mem += r.stats.mem;
+      out.set(r.placement.current, sum);
+    }
+    return out;
+  }
+
+  /**
+   * A usage like this one in which each listed node's cpu/mem (as {@link nodeTelemetry}
+   * reports them) are the given ones; services, placements and capacities are unchanged.
+   * Built on the first call of the returned evaluator (lazily). Dynamic: the node's measured
+   * stats are replaced; static: the node's base becomes what the services do not account for
+   * (at least 0).
+   */
+  adjusted(nodes: ReadonlyArray<{ node: string; cpu: number; mem: number }>): {
+    imbalance(): number;
+    score(candidates: MigrationCandidate[], method: 'bruteforce' | 'topsis', limit: number): ScoredMigration[];
+  } {
+    let built: ClusterUsage | undefined;
+    const build = (): ClusterUsage => {
+      if (built) return built;
+      const snap = this.usage.snapshot();
+      const given = new Map(nodes.map((n) => [n.node, n]));
+      const services = this.mode === 'static' ? this.servicesPerNode() : undefined;
+      const usage = new ClusterUsage({ aggregation: snap.aggregation, metric: this.usage.metric });
+      for (const n of snap.nodes) {
+        const g = given.get(n.name);
+        let stats = n.stats;
+        if (g) {
+          const part = services?.get(n.name) ?? { cpu: 0, mem: 0 };
+          stats = { cpu: Math.max(0, g.cpu - part.cpu), maxcpu: n.stats.maxcpu, mem: Math.max(0, Math.round(g.mem - part.mem)), maxmem: n.stats.maxmem };
+        }
+        usage.addNode(n.name, stats);
+      }
+      for (const r of snap.resources) usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
+      built = usage;
+      return usage;
+    };
+    return {
+      imbalance: () => build().nodeImbalance(),
+      score: (candidates, method, limit) => build().bestBalancingMigrations(candidates, method, limit),
+    };
+  }
+}
+
+/** Options of the CRS usage model. */
+export interface UsageOptions {
+  /** `ha-auto-rebalance-memhost`: a guest's memory is its host-side footprint when reported. */
+  memhost?: boolean;
+}
+
+/** One node of {@link CrsUsage.nodeTelemetry}: cores, bytes, PSI percent. */
+export interface NodeUsageTelemetry {
+  node: string;
+  cpu: number;
+  maxcpu: number;
+  mem: number;
+  maxmem: number;
+  servicesCpu: number;
+  servicesMem: number;
+  pressureCpu: number | undefined;
+  pressureMem: number | undefined;
+}
+
+/** A reported pressure value as it is (the pipeline range-checks it); undefined when absent. */
+function pressureValue(v: unknown): number | undefined {
+  return v === undefined || v === null ? undefined : (v as number);
 }
 
 /** Builds the usage model for a scheduler mode, falling back to basic as the reference does. */
-export function createUsage(env: Env, mode: string, onlineNodes: string[], profile: string): OnlineNodeUsage {
+export function createUsage(env: Env, mode: string, onlineNodes: string[], profile: string, options: UsageOptions = {}): OnlineNodeUsage {
   const metric = profile === 'pve-5.2.0' ? 'raw' : 'normalized';
   if (mode === 'static' || mode === 'dynamic') {
     try {
-      return new CrsUsage(env, mode, onlineNodes, metric);
+      return new CrsUsage(env, mode, onlineNodes, metric, options);
     } catch (err) {
       env.log('warning', `fallback to 'basic' scheduler mode, init for '${mode}' failed - ${errorMessage(err)}`);
     }

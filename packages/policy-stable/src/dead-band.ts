@@ -1,4 +1,4 @@
-import { PolicyError, type Stage, evaluatorOf, selectedOf, stateCheck } from '@poise/policy';
+import { PolicyError, type Stage, evaluatorOf, formatCompared, selectedOf, stateCheck } from '@poise/policy';
 
 /**
  * An absolute dead band on top of the relative margin (name `min-improvement`, an accept
@@ -20,7 +20,7 @@ export function minImprovementAccept(options: { minImprovement: number }): Stage
       const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
       const improvement = before - selectedOf(plan, 'min-improvement').imbalance;
       if (improvement >= min) return { plan, state };
-      return { stop: `improvement ${improvement} below min-improvement ${min}`, code: 'below-min-improvement', state };
+      return { stop: `improvement ${formatCompared(improvement, min)} below min-improvement ${min}`, code: 'below-min-improvement', state };
     },
   };
 }

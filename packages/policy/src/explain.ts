@@ -28,3 +28,14 @@ export function pairKey(resources: readonly string[], target: string): string {
 export function formatPercent(value: number): string {
   return `${value.toFixed(1)}%`;
 }
+
+/**
+ * A number compared with a bound, for stop reasons: 4 significant digits (`0.07692`,
+ * `0.25` for 0.24999999999999997), unless that would print the bound itself for a value that
+ * differs from it (then every digit: `0.049999999999999996` below `0.05`, never `0.05 below 0.05`).
+ */
+export function formatCompared(value: number, bound: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const short = Number(value.toPrecision(4));
+  return short === bound && value !== bound ? String(value) : String(short);
+}

@@ -21,7 +21,7 @@ export {
 export { PolicyError, invalidInput, missingContext, type PolicyErrorCode } from './errors';
 export { showValue, stateCheck, type StateCheck } from './state';
 export { TELEMETRY_MAX } from './round';
-export { REASON_LIST_MAX, bundleLabel, formatList, formatPercent, pairKey, sortedBundle } from './explain';
+export { REASON_LIST_MAX, bundleLabel, formatCompared, formatList, formatPercent, pairKey, sortedBundle } from './explain';
 export {
   PRESETS,
   PRESET_KEY,

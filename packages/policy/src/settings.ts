@@ -50,7 +50,7 @@ export interface NumberKeySpec {
   /** The value under `ha-auto-rebalance-preset: recommended`. */
   readonly recommended: number;
   readonly description: string;
-  /** One line: why the recommended value (provisional until tuned with the scenarios). */
+  /** One line: why the recommended value (the evidence from the simulator scenarios, where there is some). */
   readonly why: string;
 }
 

@@ -1,4 +1,5 @@
 import type { BalanceContext, BalanceEvaluator, BalanceMethod, Plan, Stage } from './types';
+import { formatCompared } from './explain';
 import { PolicyError } from './errors';
 import { stateCheck } from './state';
 
@@ -64,7 +65,7 @@ export function thresholdHoldGate(options: { threshold: number; holdRounds: numb
       const imbalance = evaluatorOf(ctx, plan).imbalance();
       if (imbalance <= options.threshold) {
         return {
-          stop: `imbalance ${imbalance} at or below threshold ${options.threshold}`,
+          stop: `imbalance ${formatCompared(imbalance, options.threshold)} at or below threshold ${options.threshold}`,
           code: 'below-threshold',
           state: { sustainedRounds: 0 },
         };
@@ -170,7 +171,7 @@ export function relativeMarginAccept(options: { margin: number }): Stage<null> {
         return { stop: `relative improvement undefined (imbalance ${before} to ${after})`, code: 'invalid-improvement', state };
       }
       return relative < options.margin
-        ? { stop: `relative improvement ${relative} below margin ${options.margin}`, code: 'below-margin', state }
+        ? { stop: `relative improvement ${formatCompared(relative, options.margin)} below margin ${options.margin}`, code: 'below-margin', state }
         : { plan: { ...plan, imbalance: before }, state };
     },
   };

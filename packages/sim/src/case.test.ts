@@ -215,12 +215,44 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     ['an unknown stat key', { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, memory: 1 } } }, 'dynamic_service_stats', 'vm:101.memory: unknown key'],
     ['a stats key that is no service id', { cmdlist: [], static_service_stats: { __proto__x: { maxcpu: 1, maxmem: 1 } } }, 'static_service_stats', "__proto__x: invalid service id '__proto__x'"],
     ['a running flag that is no flag', { cmdlist: [], service_status_node1: { 'vm:101': 'yes' } }, 'service_status_node1', 'vm:101: expected a flag (0, 1, true or false), got "yes"'],
+    // additions: the balancer's variant keys (scalars; the HA core judges their values), memhost, guest_config, sim_options
+    ['a variant crs key that is an object', dc({ crs: { 'ha-auto-rebalance-backoff': { base: 60 } } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-backoff: expected a number, string or flag (the HA core judges the value), got an object'],
+    ['a preset that is a list', dc({ crs: { 'ha-auto-rebalance-preset': ['recommended'] } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-preset: expected a number, string or flag (the HA core judges the value), got an array'],
+    ['a memhost given as a string', { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1, memhost: '2G' } } }, 'dynamic_service_stats', 'vm:101.memhost: expected a number, got "2G"'],
+    ['a guest config of no service id', { cmdlist: [], guest_config: { 'qemu/101': { ide2: 'none' } } }, 'guest_config', "[\"qemu/101\"]: invalid service id 'qemu/101'"],
+    ['a guest config that is no object', { cmdlist: [], guest_config: { 'vm:101': 'ide2: none' } }, 'guest_config', 'vm:101: expected a JSON object, got "ide2: none"'],
+    ['a guest config value that is an object', { cmdlist: [], guest_config: { 'vm:101': { ide2: { file: 'x' } } } }, 'guest_config', 'vm:101.ide2: expected a string, number or boolean, got an object'],
+    ['a guest config key in upper case', { cmdlist: [], guest_config: { 'vm:101': { IDE2: 'none' } } }, 'guest_config', "vm:101.IDE2: invalid config key 'IDE2'"],
+    ['an unknown sim option', { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } }, 'sim_options', 'maxtime: unknown key (expected one of seed, max-time)'],
+    ['a negative seed', { cmdlist: [], sim_options: { seed: -1 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got -1'],
+    ['a fractional seed', { cmdlist: [], sim_options: { seed: 1.5 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got 1.5'],
+    ['a max-time of 0', { cmdlist: [], sim_options: { 'max-time': 0 } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got 0'],
+    ['a max-time as a string', { cmdlist: [], sim_options: { 'max-time': '36000' } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got "36000"'],
   ];
   it.each(cases)('%s', (_name, files, file, problem) => {
     const dir = caseDir(files);
     const err = loadError(dir);
     expect(err.code).toBe('bad-case');
     expect(err.message).toContain(`'${join(dir, file)}' ${problem}`);
+  });
+
+  it('loads the additions: variant crs keys as given (judged at run time), memhost, guest_config, sim_options', () => {
+    const dir = caseDir({
+      cmdlist: [],
+      'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-memhost': 1 } },
+      dynamic_service_stats: { 'vm:101': { cpu: 1, mem: GIB, memhost: 2 * GIB } },
+      guest_config: { 'vm:101': { ide2: 'local:iso/d.iso,media=cdrom', hostpci0: '01:00.0', cores: 4, onboot: true } },
+      sim_options: { seed: 7, 'max-time': 36000 },
+    });
+    const input = loadCase(dir);
+    expect(input.datacenterCfg.crs['ha-auto-rebalance-backoff']).toBe('abc');
+    expect(input.dynamicServiceStats['vm:101']).toEqual({ cpu: 1, mem: GIB, memhost: 2 * GIB });
+    expect(input.guestConfig).toEqual({ 'vm:101': { ide2: 'local:iso/d.iso,media=cdrom', hostpci0: '01:00.0', cores: 4, onboot: true } });
+    expect(input.simOptions).toEqual({ seed: 7, maxTime: 36000 });
+    // both absent: no fields at all
+    const plain = loadCase(caseDir({ cmdlist: [] }));
+    expect(plain.guestConfig).toBeUndefined();
+    expect(plain.simOptions).toBeUndefined();
   });
 
   it('a duplicate key is refused with its position (JSON.parse would keep the last)', () => {

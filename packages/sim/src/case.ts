@@ -4,6 +4,9 @@ import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, SID_PATTERN, parseCommand } from './commands';
 import { expectDirectory, readInputFile, statPath } from './files';
 import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
+import { PRESET_KEY } from '@poise/policy';
+import { STABLE_KEYS } from '@poise/policy-stable';
+import { PRESSURE_KEYS } from '@poise/policy-pressure';
 
 /** One node of `hardware_status`. */
 export interface HardwareNode {
@@ -32,9 +35,25 @@ export interface CaseInput {
   groups: string;
   datacenterCfg: DatacenterSettings;
   staticServiceStats: Record<string, { maxcpu: number; maxmem: number }>;
-  dynamicServiceStats: Record<string, { cpu: number; mem: number }>;
+  dynamicServiceStats: Record<string, { cpu: number; mem: number; memhost?: number }>;
   /** Per node, sid → running flag (`service_status_<node>`). */
   serviceStatus: Record<string, Record<string, number>>;
+  /**
+   * `guest_config` (optional): sid → the guest's configuration as the PVE API returns it
+   * (`{"ide2": "local:iso/d.iso,media=cdrom"}`). A guest whose configuration prevents the
+   * migration fails it in the simulator, and the balancer's migratability check reads it.
+   */
+  guestConfig?: Record<string, Record<string, string | number | boolean>>;
+  /** `sim_options` (optional): the noise seed and the time limit. */
+  simOptions?: SimOptions;
+}
+
+/** The optional case file `sim_options`: `{"seed": 1, "max-time": 36000}`. */
+export interface SimOptions {
+  /** Seed of the node noise (`node <node> set-noise`), an integer 0..2^32−1 (default 0). */
+  seed?: number;
+  /** The simulation aborts once simulated time passes this many seconds (default 10,000, the reference's). */
+  maxTime?: number;
 }
 
 /** Options of {@link loadCase}. */
@@ -67,8 +86,8 @@ export const NODE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$/;
 const HARDWARE_KEYS = ['power', 'network', 'maxcpu', 'maxmem', 'pve-manager-version', 'cfs', 'shutdown'];
 /** Keys of one service in `service_config`. */
 const SERVICE_KEYS = ['node', 'state', 'group', 'failback', 'max_restart', 'max_relocate', 'comment', 'lock'];
-/** `crs` keys of `datacenter.cfg`. */
-const CRS_KEYS = [
+/** `crs` keys of `datacenter.cfg` the reference knows. */
+const REFERENCE_CRS_KEYS = [
   'ha',
   'ha-rebalance-on-start',
   'ha-auto-rebalance',
@@ -77,6 +96,18 @@ const CRS_KEYS = [
   'ha-auto-rebalance-hold-duration',
   'ha-auto-rebalance-margin',
 ];
+/**
+ * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, the preset).
+ * Their values are judged by the HA core at run time (a bad one is logged naming the key and
+ * that stage is off), so the loader only checks that each is a JSON scalar.
+ */
+export const VARIANT_CRS_KEYS: readonly string[] = [PRESET_KEY, ...STABLE_KEYS.map((k) => k.key), ...PRESSURE_KEYS.map((k) => k.key)];
+/** Every `crs` key a case may set. */
+export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
+/** Keys of `sim_options`. */
+const SIM_OPTION_KEYS = ['seed', 'max-time'];
+/** Largest `sim_options` seed (a 32-bit unsigned integer). */
+export const MAX_SEED = 2 ** 32 - 1;
 const BALANCER_METHODS = ['bruteforce', 'topsis'];
 const SERVICE_STATES = [
   'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
@@ -204,7 +235,7 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
 
   const staticServiceStats = loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options) as CaseInput['staticServiceStats'] | undefined
     ?? defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
-  const dynamicServiceStats = loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem'], options) as CaseInput['dynamicServiceStats'] | undefined
+  const dynamicServiceStats = loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options) as CaseInput['dynamicServiceStats'] | undefined
     ?? defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
 
   const serviceStatus = nullObject<Record<string, number>>();
@@ -223,6 +254,8 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
     serviceStatus[node] = flags;
   }
 
+  const guestConfig = loadGuestConfig(dir, options);
+  const simOptions = loadSimOptions(dir, options);
   return {
     name,
     cmdlist,
@@ -235,7 +268,59 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
     staticServiceStats,
     dynamicServiceStats,
     serviceStatus,
+    ...(guestConfig ? { guestConfig } : {}),
+    ...(simOptions ? { simOptions } : {}),
   };
+}
+
+/**
+ * `guest_config`: sid → { config key: string | number | boolean }. The values are what the
+ * PVE API returns (property strings); they are judged when a migration runs, not here.
+ */
+function loadGuestConfig(dir: string, options: LoadOptions): CaseInput['guestConfig'] {
+  const file = readJson(dir, 'guest_config', options);
+  if (!file) return undefined;
+  const check: FileCheck = file.check;
+  const all = check.object(file.value, []);
+  const out = nullObject<Record<string, string | number | boolean>>();
+  for (const sid of Object.keys(all)) {
+    check.sid(sid, [sid]);
+    const entry = check.object(all[sid], [sid]);
+    const config = nullObject<string | number | boolean>();
+    for (const key of Object.keys(entry)) {
+      const v = entry[key];
+      if (!/^[a-z][a-z0-9_-]*$/.test(key)) check.fail([sid, key], `invalid config key '${key}' (lower-case letters, digits, '-' and '_')`);
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
+        check.fail([sid, key], `expected a string, number or boolean, got ${describe(v)}`);
+      }
+      if (typeof v === 'number' && !Number.isFinite(v)) check.fail([sid, key], `expected a finite number, got ${describe(v)}`);
+      config[key] = v;
+    }
+    out[sid] = config;
+  }
+  return out;
+}
+
+/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds >= 1. */
+function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefined {
+  const file = readJson(dir, 'sim_options', options);
+  if (!file) return undefined;
+  const check: FileCheck = file.check;
+  const o = check.object(file.value, []);
+  check.keys(o, SIM_OPTION_KEYS, []);
+  const out: SimOptions = {};
+  if (o.seed !== undefined) {
+    if (typeof o.seed !== 'number' || !Number.isInteger(o.seed) || o.seed < 0 || o.seed > MAX_SEED) {
+      check.fail(['seed'], `expected an integer from 0 to ${MAX_SEED}, got ${describe(o.seed)}`);
+    }
+    out.seed = o.seed;
+  }
+  if (o['max-time'] !== undefined) {
+    const t = o['max-time'];
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) check.fail(['max-time'], `expected a whole number of seconds >= 1, got ${describe(t)}`);
+    out.maxTime = t;
+  }
+  return out;
 }
 
 function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): string[][] {
@@ -388,7 +473,9 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
  * behaviour (an unknown `crs.ha` scheduler mode: warning, basic; an unknown
  * `ha.shutdown_policy`: error, conditional); values it would silently misread are refused
  * here (a flag that is not 0/1/true/false, an unknown balancer method, a negative threshold,
- * a hold duration that is not a whole number, unknown keys).
+ * a hold duration that is not a whole number, unknown keys). The balancer's variant keys
+ * (`VARIANT_CRS_KEYS`) must be scalars; their values are judged by the HA core at run time,
+ * which logs a bad one naming the key (so a scenario can show that log).
  */
 function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSettings {
   const file = readJson(dir, 'datacenter.cfg', options);
@@ -410,6 +497,12 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   }
   if (crs['ha-auto-rebalance-hold-duration'] !== undefined) check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
   if (crs['ha-auto-rebalance-method'] !== undefined) check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
+  for (const key of VARIANT_CRS_KEYS) {
+    const v = crs[key];
+    if (v !== undefined && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
+      check.fail(['crs', key], `expected a number, string or flag (the HA core judges the value), got ${describe(v)}`);
+    }
+  }
   const out = nullObject<unknown>() as unknown as DatacenterSettings;
   out.ha = ha as DatacenterSettings['ha'];
   out.crs = crs as DatacenterSettings['crs'];

@@ -52,6 +52,13 @@ describe('validateCommand: the cmdlist language of spec §2', () => {
     'service vm:101 set-static-stats maxcpu 8 maxmem 4096',
     'service vm:101 set-static-stats maxmem 512',
     'service vm:101 set-dynamic-stats cpu 1.5 mem 1024',
+    'service vm:101 set-dynamic-stats memhost 2048',
+    // node base load and pressure outside the HA services; noise amplitudes
+    'node node1 set-dynamic-stats cpu 0.5',
+    'node node2 set-dynamic-stats cpu 1 mem 2048 pressurecpusome 12.5 pressurememorysome 0',
+    'node node3 set-dynamic-stats pressurecpusome 100',
+    'node node1 set-noise cpu 0.16',
+    'node node1 set-noise cpu 0 mem 512',
   ];
   it.each(good)('accepts %j', (cmd) => {
     expect(validateCommand(cmd, NODES)).toBeUndefined();
@@ -104,8 +111,22 @@ describe('validateCommand: the cmdlist language of spec §2', () => {
     ['service vm:101 set-static-stats', 'expected <key> <value> pairs (maxcpu|maxmem)'],
     ['service vm:101 set-static-stats maxcpu', 'expected <key> <value> pairs (maxcpu|maxmem)'],
     ['service vm:101 set-static-stats cpu 1', "unknown stat 'cpu' (maxcpu|maxmem)"],
-    ['service vm:101 set-dynamic-stats maxmem 1', "unknown stat 'maxmem' (cpu|mem)"],
+    ['service vm:101 set-dynamic-stats maxmem 1', "unknown stat 'maxmem' (cpu|mem|memhost)"],
     ['service vm:101 set-dynamic-stats mem lots', "value of 'mem' must be a number, got 'lots'"],
+    ['service vm:101 set-dynamic-stats memhost 1 x', 'expected <key> <value> pairs (cpu|mem|memhost)'],
+    ['node', 'missing node'],
+    ['node node9 set-noise cpu 1', "unknown node 'node9'"],
+    ['node node1 set-stats cpu 1', "unknown node action 'set-stats' (set-dynamic-stats|set-noise)"],
+    ['node node1 set-dynamic-stats', 'expected <key> <value> pairs (cpu|mem|pressurecpusome|pressurememorysome)'],
+    ['node node1 set-dynamic-stats cpu', 'expected <key> <value> pairs (cpu|mem|pressurecpusome|pressurememorysome)'],
+    ['node node1 set-dynamic-stats maxcpu 4', "unknown stat 'maxcpu' (cpu|mem|pressurecpusome|pressurememorysome)"],
+    ['node node1 set-dynamic-stats cpu -1', "value of 'cpu' must be a number from 0 to 1099511627776, got '-1'"],
+    ['node node1 set-dynamic-stats mem lots', "value of 'mem' must be a number from 0 to 1099511627776, got 'lots'"],
+    ['node node1 set-dynamic-stats pressurecpusome 101', "value of 'pressurecpusome' must be a number from 0 to 100, got '101'"],
+    ['node node1 set-dynamic-stats pressurememorysome -0.5', "value of 'pressurememorysome' must be a number from 0 to 100, got '-0.5'"],
+    ['node node1 set-dynamic-stats cpu 1e999', "value of 'cpu' must be a number from 0 to 1099511627776, got '1e999'"],
+    ['node node1 set-noise pressurecpusome 5', "unknown stat 'pressurecpusome' (cpu|mem)"],
+    ['node node1 set-noise cpu -0.1', "value of 'cpu' must be a number from 0 to 1099511627776, got '-0.1'"],
   ];
   it.each(bad)('rejects %j: %s', (cmd, problem) => {
     expect(validateCommand(cmd, NODES)).toBe(problem);

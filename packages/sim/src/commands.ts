@@ -31,11 +31,17 @@ export type Command =
   | { kind: 'service-delete'; sid: string }
   | { kind: 'service-lock' | 'service-unlock'; sid: string; lock: string | undefined }
   | { kind: 'service-stats'; sid: string; which: 'static' | 'dynamic'; values: Array<[StatKey, number]> }
-  | { kind: 'service-manual-migrate'; sid: string; node: string };
+  | { kind: 'service-manual-migrate'; sid: string; node: string }
+  | { kind: 'node-stats'; node: string; values: Array<[NodeStatKey, number]> }
+  | { kind: 'node-noise'; node: string; values: Array<[NodeNoiseKey, number]> };
 
 export type CrmAction = 'stop' | 'start' | 'enable-node-maintenance' | 'disable-node-maintenance' | 'arm-ha';
 export type ServiceStateWord = 'started' | 'disabled' | 'stopped' | 'ignored' | 'enabled';
-export type StatKey = 'maxcpu' | 'maxmem' | 'cpu' | 'mem';
+export type StatKey = 'maxcpu' | 'maxmem' | 'cpu' | 'mem' | 'memhost';
+/** `node <node> set-dynamic-stats` keys: base load (cores, MiB) and PSI some avg10 (percent). */
+export type NodeStatKey = 'cpu' | 'mem' | 'pressurecpusome' | 'pressurememorysome';
+/** `node <node> set-noise` keys: amplitude of the random walk (cores, MiB). */
+export type NodeNoiseKey = 'cpu' | 'mem';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; problem: string };
 
@@ -47,7 +53,11 @@ export const SID_PATTERN = /^(vm|ct|fa):\d+$/;
 const CRM_ACTIONS: readonly string[] = ['stop', 'start', 'enable-node-maintenance', 'disable-node-maintenance', 'arm-ha'];
 const DIGITS = /^\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const STAT_KEYS = { static: ['maxcpu', 'maxmem'], dynamic: ['cpu', 'mem'] } as const;
+const STAT_KEYS = { static: ['maxcpu', 'maxmem'], dynamic: ['cpu', 'mem', 'memhost'] } as const;
+const NODE_STAT_KEYS: readonly NodeStatKey[] = ['cpu', 'mem', 'pressurecpusome', 'pressurememorysome'];
+const NODE_NOISE_KEYS: readonly NodeNoiseKey[] = ['cpu', 'mem'];
+/** Largest node base load or noise amplitude a command accepts (cores or MiB): 2^40. */
+export const MAX_NODE_LOAD = 2 ** 40;
 
 /** Parses one cmdlist command; `nodes` are the case's node names. */
 export function parseCommand(text: string, nodes: ReadonlySet<string> | readonly string[]): ParseResult {
@@ -111,9 +121,41 @@ export function parseCommand(text: string, nodes: ReadonlySet<string> | readonly
     }
     case 'service':
       return parseServiceCommand(obj, action, params, node, unknownNode);
+    case 'node': {
+      const n = node(obj);
+      if (n === undefined) return unknownNode(obj);
+      if (action === 'set-dynamic-stats') {
+        const values = parseNodePairs(params, NODE_STAT_KEYS);
+        return typeof values === 'string' ? fail(values) : ok({ kind: 'node-stats', node: n, values });
+      }
+      if (action === 'set-noise') {
+        const values = parseNodePairs(params, NODE_NOISE_KEYS);
+        return typeof values === 'string' ? fail(values) : ok({ kind: 'node-noise', node: n, values });
+      }
+      return fail(`unknown node action '${action ?? ''}' (set-dynamic-stats|set-noise)`);
+    }
     default:
       return fail(`unknown command '${verb}'`);
   }
+}
+
+/**
+ * `<key> <value>` pairs of a node command: keys from `keys`, values decimal numbers >= 0
+ * (cores, MiB, or a percentage <= 100 for the pressure keys). Returns the problem as text.
+ */
+function parseNodePairs<K extends string>(params: string[], keys: readonly K[]): Array<[K, number]> | string {
+  if (params.length === 0 || params.length % 2) return `expected <key> <value> pairs (${keys.join('|')})`;
+  const values: Array<[K, number]> = [];
+  for (let i = 0; i < params.length; i += 2) {
+    const key = params[i]!;
+    const raw = params[i + 1]!;
+    if (!(keys as readonly string[]).includes(key)) return `unknown stat '${key}' (${keys.join('|')})`;
+    const v = DECIMAL.test(raw) ? Number(raw) : NaN;
+    const max = key.startsWith('pressure') ? 100 : MAX_NODE_LOAD;
+    if (!Number.isFinite(v) || v < 0 || v > max) return `value of '${key}' must be a number from 0 to ${max}, got '${raw}'`;
+    values.push([key as K, v]);
+  }
+  return values;
 }
 
 function parseServiceCommand(

@@ -1,5 +1,5 @@
 /** Error codes of the simulator package. */
-export type SimErrorCode = 'bad-case' | 'bad-command' | 'command-failed' | 'sim-abort';
+export type SimErrorCode = 'bad-case' | 'bad-command' | 'bad-override' | 'command-failed' | 'sim-abort';
 
 /** Base error of `@poise/sim`: bad test cases, bad commands, aborted simulations. */
 export class SimError extends Error {

@@ -7,6 +7,7 @@ import {
   type DynamicNodeStats,
   type DynamicServiceStats,
   type Env,
+  type GuestConfigEntry,
   type LrmStatus,
   type ManagerStatus,
   type NodeInfo,
@@ -26,6 +27,8 @@ import { createResourceAgent } from './resources';
 import { SimLog } from './log';
 import { SimError } from './errors';
 import { KeyedStore } from './store';
+import { Prng, walkStep } from './noise';
+import { openRecord, sealRecord } from '@poise/env';
 
 /** Seconds after which a lock not renewed may be taken by another node. */
 export const LOCK_TIMEOUT_SECONDS = 120;
@@ -58,6 +61,28 @@ interface NodeSlot {
 export interface SkipRounds {
   crm: number;
   lrm: number;
+}
+
+/** A node's load and pressure outside the HA services (`node <node> set-dynamic-stats`). */
+interface NodeBase {
+  /** Cores. */
+  cpu: number;
+  /** Bytes. */
+  mem: number;
+  /** PSI some avg10, percent; undefined until set (the node reports no pressure). */
+  pressureCpu?: number;
+  pressureMem?: number;
+}
+
+/** The random walk on a node's base load (`node <node> set-noise`): amplitudes and the current offsets. */
+interface NodeNoise {
+  /** Amplitude, cores. */
+  cpu: number;
+  /** Amplitude, bytes. */
+  mem: number;
+  /** Current offsets (cores, bytes). */
+  cpuOffset: number;
+  memOffset: number;
 }
 
 /** A finite number >= 0: the only stat value the pve-9.2 hardware adds to a node's usage. */
@@ -109,12 +134,29 @@ export class Hardware implements SimBackend {
   readonly lrmProcess: LrmProcessState = { wroteStatusAtStartup: false };
   /** Process-global failure counters of `fa:` resources, per service name. */
   readonly virtFailTries = { start: new Map<string, number>(), migrate: new Map<string, number>() };
+  /** Node load and pressure outside the HA services, by node. */
+  private readonly nodeBase = new Map<string, NodeBase>();
+  /** Node noise walks, by node. */
+  private readonly nodeNoise = new Map<string, NodeNoise>();
+  private readonly prng: Prng;
+  private readonly guestConfigs = new Map<string, Snapshot<GuestConfigEntry>>();
+  /**
+   * Bumped whenever what the measured service stats depend on changes (running flags, config
+   * nodes, the stats themselves), so the measured document is rebuilt only then.
+   */
+  private measureVersion = 0;
+  private measuredServices: { version: number; doc: Snapshot<Record<string, DynamicServiceStats>> } | undefined;
 
   constructor(
     input: CaseInput,
     readonly managerOptions: ManagerOptions,
     sink?: (line: string) => void,
+    seed = 0,
   ) {
+    this.prng = new Prng(seed);
+    if (input.guestConfig) {
+      for (const sid of Object.keys(input.guestConfig)) this.guestConfigs.set(sid, snapshot(input.guestConfig[sid]!) as Snapshot<GuestConfigEntry>);
+    }
     this.log = new SimLog(sink);
     // the hardware owns copies: a case can be simulated again, and a caller's changes to its
     // input never reach a running simulation
@@ -210,6 +252,7 @@ export class Hardware implements SimBackend {
     for (const k of Object.keys(params)) cd[k] = thaw(params[k]);
     for (const k of deleteKeys) delete cd[k];
     this.serviceConfig.changed(sid);
+    this.measureVersion++;
   }
 
   changeServiceLocation(sid: string, current: string, next: string): void {
@@ -218,6 +261,7 @@ export class Hardware implements SimBackend {
     if (current !== cd.node) throw new Error(`current_node for '${sid}' does not match (${current} != ${String(cd.node)})\n`);
     cd.node = next;
     this.serviceConfig.changed(sid);
+    this.measureVersion++;
   }
 
   serviceLock(sid: string): string | undefined {
@@ -295,6 +339,16 @@ export class Hardware implements SimBackend {
     }
     if (running === undefined) flags.delete(sid);
     else flags.set(sid, running);
+    this.measureVersion++;
+  }
+
+  /**
+   * A guest's configuration: its entry in the case's `guest_config`, an empty configuration
+   * (nothing that prevents a migration) for any other configured service, undefined for a
+   * service the cluster does not know.
+   */
+  getGuestConfig(sid: string): Snapshot<GuestConfigEntry> | undefined {
+    return this.guestConfigs.get(sid) ?? (this.serviceConfig.has(sid) ? NO_GUEST_CONFIG : undefined);
   }
 
   getStaticNodeStats(): Snapshot<Record<string, StaticNodeStats>> {
@@ -313,6 +367,11 @@ export class Hardware implements SimBackend {
   /**
    * The measured service usage; logs the reference's `overcommitted cpu|mem on '<sid>'`
    * warnings (hardware log) for services using more than their configured maximum.
+   *
+   * Under `pve-9.2` the stats follow the actual running state, as a real cluster's RRD stats
+   * do: a guest that is not running on its config node (stopped, or between the end of a
+   * migration and its start on the target) measures 0 (`cpu`, `mem` and `memhost`). Under
+   * `pve-5.2.0` they are the configured values whatever runs, as in the reference simulator.
    */
   getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>> {
     for (const sid of this.dynamicStats.sortedKeys()) {
@@ -324,12 +383,32 @@ export class Hardware implements SimBackend {
         if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m) this.hwLog('warning', `overcommitted ${what} on '${sid}'`);
       }
     }
-    return this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
+    const configured = this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
+    if (this.legacy) return configured;
+    return this.measuredServiceStats(configured);
+  }
+
+  /** The configured stats with every guest that does not run measuring 0 (cached per change). */
+  private measuredServiceStats(configured: Snapshot<Record<string, DynamicServiceStats>>): Snapshot<Record<string, DynamicServiceStats>> {
+    const cached = this.measuredServices;
+    if (cached && cached.version === this.measureVersion) return cached.doc;
+    const out = openRecord<DynamicServiceStats>();
+    for (const sid of Object.keys(configured)) {
+      const entry = configured[sid]!;
+      const cd = this.serviceConfig.get(sid);
+      out[sid] = cd && this.isRunning(cd.node as string, sid) ? entry : idle(entry);
+    }
+    const doc = sealRecord(out);
+    this.measuredServices = { version: this.measureVersion, doc };
+    return doc;
   }
 
   /**
-   * Measured node usage: a node's cpu and memory are the sum of the measured usage of the
-   * services running on it (by config node and running flag), summed in sid byte order; logs
+   * Measured node usage: a node's cpu and memory are its base load (`node <node>
+   * set-dynamic-stats`, plus its noise) and the sum of the measured usage of the services
+   * running on it (by config node and running flag), summed in sid byte order; a guest's memory
+   * counts with its host-side footprint (`memhost`) when it reports one, as a node's own memory
+   * figure does. The node's pressure (PSI, percent) is reported once set. Logs
    * `overcommitted cpu|mem on '<node>'` when a node's sum exceeds its capacity. Under
    * `pve-5.2.0` every value is summed as the reference does (a missing value counts 0);
    * under `pve-9.2` a value that is not a finite number >= 0 is left out, so one bad service
@@ -349,12 +428,21 @@ export class Hardware implements SimBackend {
     const res = nullRecord<DynamicNodeStats>();
     for (const node of this.nodeNames) {
       const d = this.hw.get(node)!;
-      res[node] = {
+      const base = this.nodeBase.get(node);
+      const noise = this.nodeNoise.get(node);
+      const stats: DynamicNodeStats = {
         cpu: 0.0,
         maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
         mem: 0,
         maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
       };
+      if (base || noise) {
+        stats.cpu = Math.max(0, (base?.cpu ?? 0) + (noise?.cpuOffset ?? 0));
+        stats.mem = Math.max(0, Math.round((base?.mem ?? 0) + (noise?.memOffset ?? 0)));
+      }
+      if (base?.pressureCpu !== undefined) stats.pressurecpusome = base.pressureCpu;
+      if (base?.pressureMem !== undefined) stats.pressurememorysome = base.pressureMem;
+      res[node] = stats;
     }
     const legacy = this.legacy;
     for (const sid of this.serviceConfig.sortedKeys()) {
@@ -368,7 +456,8 @@ export class Hardware implements SimBackend {
         n.mem += typeof st.mem === 'number' ? st.mem : 0;
       } else {
         if (validMeasure(st.cpu)) n.cpu += st.cpu;
-        if (validMeasure(st.mem)) n.mem += st.mem;
+        const mem = validMeasure(st.memhost) ? st.memhost : st.mem;
+        if (validMeasure(mem)) n.mem += mem;
       }
     }
     return res;
@@ -533,6 +622,10 @@ export class Hardware implements SimBackend {
       case 'pve-manager-version':
         this.node(command.node)['pve-manager-version'] = command.version;
         return;
+      case 'node-stats':
+      case 'node-noise':
+        this.nodeCommand(command);
+        return;
       default:
         this.serviceCommand(command);
     }
@@ -559,6 +652,7 @@ export class Hardware implements SimBackend {
         }
         this.watchdogReset(node);
         this.running.set(node, new Map());
+        this.measureVersion++;
       }
     }
     hw.power = action;
@@ -566,7 +660,9 @@ export class Hardware implements SimBackend {
     hw.shutdown = undefined;
   }
 
-  private serviceCommand(command: Exclude<Command, { kind: 'delay' | 'skip-round' | 'power' | 'network' | 'cfs' | 'reboot' | 'shutdown' | 'restart-lrm' | 'crm' | 'crm-disarm' | 'pve-manager-version' }>): void {
+  private serviceCommand(
+    command: Exclude<Command, { kind: 'delay' | 'skip-round' | 'power' | 'network' | 'cfs' | 'reboot' | 'shutdown' | 'restart-lrm' | 'crm' | 'crm-disarm' | 'pve-manager-version' | 'node-stats' | 'node-noise' }>,
+  ): void {
     const conf = this.serviceConfig;
     const sid = command.sid;
     const existing = (): Record<string, unknown> => {
@@ -597,6 +693,7 @@ export class Hardware implements SimBackend {
       case 'service-delete':
         conf.delete(sid);
         this.staticStats.delete(sid);
+        this.measureVersion++;
         return;
       case 'service-lock':
         existing().lock = command.lock || 'backup';
@@ -613,9 +710,10 @@ export class Hardware implements SimBackend {
         const store = command.which === 'static' ? this.staticStats : this.dynamicStats;
         const entry = store.get(sid) ?? nullRecord<unknown>();
         for (const [key, value] of command.values) {
-          entry[key] = key === 'maxmem' || key === 'mem' ? value * MiB : value;
+          entry[key] = key === 'maxmem' || key === 'mem' || key === 'memhost' ? value * MiB : value;
         }
         store.set(sid, entry);
+        this.measureVersion++;
         return;
       }
       case 'service-manual-migrate': {
@@ -629,8 +727,46 @@ export class Hardware implements SimBackend {
         }
         cd.node = command.node;
         conf.changed(sid);
+        this.measureVersion++;
         return;
       }
+    }
+  }
+
+  /** `node <node> set-dynamic-stats` and `node <node> set-noise` (values: cores, MiB, percent). */
+  private nodeCommand(command: Extract<Command, { kind: 'node-stats' | 'node-noise' }>): void {
+    this.node(command.node);
+    if (command.kind === 'node-stats') {
+      const base = this.nodeBase.get(command.node) ?? { cpu: 0, mem: 0 };
+      for (const [key, value] of command.values) {
+        if (key === 'cpu') base.cpu = value;
+        else if (key === 'mem') base.mem = value * MiB;
+        else if (key === 'pressurecpusome') base.pressureCpu = value;
+        else base.pressureMem = value;
+      }
+      this.nodeBase.set(command.node, base);
+      return;
+    }
+    const noise = this.nodeNoise.get(command.node) ?? { cpu: 0, mem: 0, cpuOffset: 0, memOffset: 0 };
+    for (const [key, value] of command.values) {
+      if (key === 'cpu') noise.cpu = value;
+      else noise.mem = value * MiB;
+    }
+    this.nodeNoise.set(command.node, noise);
+  }
+
+  /**
+   * Moves every node's noise one step (see `noise.ts`): nodes in byte order, cpu then mem.
+   * Called at the end of every round, so the next round's manager sees the new values.
+   */
+  resampleNoise(): void {
+    if (this.nodeNoise.size === 0) return;
+    for (const node of this.nodeNames) {
+      const noise = this.nodeNoise.get(node);
+      if (!noise) continue;
+      const base = this.nodeBase.get(node);
+      noise.cpuOffset = walkStep(noise.cpuOffset, noise.cpu, base?.cpu ?? 0, this.prng.nextSigned());
+      noise.memOffset = walkStep(noise.memOffset, noise.mem, base?.mem ?? 0, this.prng.nextSigned());
     }
   }
 
@@ -685,6 +821,7 @@ export class Hardware implements SimBackend {
       first = false;
     }
     if (this.curTime - start < loopTime) this.curTime = start + loopTime;
+    this.resampleNoise();
     for (const node of nodes) {
       const d = this.nodes.get(node)!;
       d.lrmEnv.setTime(this.curTime);
@@ -758,3 +895,13 @@ export class Hardware implements SimBackend {
 }
 
 const EMPTY: Snapshot<LrmStatus> = snapshot({});
+
+const NO_GUEST_CONFIG: Snapshot<GuestConfigEntry> = snapshot({});
+
+const IDLE: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0 });
+const IDLE_WITH_MEMHOST: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0, memhost: 0 });
+
+/** What a guest that does not run measures: 0 for every value it reports. */
+function idle(entry: Snapshot<DynamicServiceStats>): Snapshot<DynamicServiceStats> {
+  return entry.memhost === undefined ? IDLE : IDLE_WITH_MEMHOST;
+}

@@ -1,8 +1,9 @@
-export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, NODE_NAME_PATTERN } from './case';
+export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, type SimOptions, CRS_KEYS, MAX_SEED, NODE_NAME_PATTERN, VARIANT_CRS_KEYS } from './case';
 export { simulate } from './simulate';
 export {
   Simulation,
   type ClusterView,
+  type NodeSample,
   type NodeView,
   type RoundEvent,
   type ServiceView,
@@ -12,6 +13,30 @@ export {
 export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME, type SkipRounds } from './hardware';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
-export { parseCommand, validateCommand, type Command, type CrmAction, type ParseResult, type ServiceStateWord, type StatKey } from './commands';
+export {
+  MAX_NODE_LOAD,
+  parseCommand,
+  validateCommand,
+  type Command,
+  type CrmAction,
+  type NodeNoiseKey,
+  type NodeStatKey,
+  type ParseResult,
+  type ServiceStateWord,
+  type StatKey,
+} from './commands';
+export { parseCrsOverride, withCrsOverrides } from './overrides';
+export {
+  PING_PONG_WINDOW_SECONDS,
+  PRESSURE_THRESHOLD_PERCENT,
+  RunRecorder,
+  countPingPongs,
+  timeWeightedMean,
+  type RecordedMotion,
+  type RecordedRounds,
+  type RunSummary,
+} from './summary';
+export { Prng, walkStep } from './noise';
+export type { BalancerEvent } from '@poise/ha';
 export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';
 export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';

@@ -1,4 +1,5 @@
 import type { Env, ResourceAgent } from '@poise/env';
+import { judgeMigratability } from '@poise/policy-pressure';
 import type { Hardware } from './hardware';
 
 /**
@@ -47,6 +48,14 @@ class SimResource implements ResourceAgent {
       env.log('err', `service '${sid}' locked (${lock}), unable to ${cmd}!`);
       return false;
     }
+    // a guest whose configuration prevents the migration (`guest_config`: a local cd-rom
+    // image, passthrough, local disks, ...) fails it, as on a real cluster; judged by the same
+    // function as the balancer's migratability check, so both agree
+    const blockers = this.blockers(sid);
+    if (blockers) {
+      env.log('err', `service '${sid}' cannot be moved (${blockers}), unable to ${cmd}!`);
+      return false;
+    }
     // a relocation stops the guest first
     if (!online && this.checkRunning(sid)) {
       env.log('info', `stopping service ${sid} (relocate)`);
@@ -58,6 +67,14 @@ class SimResource implements ResourceAgent {
     // the source no longer has the guest; the target is NOT marked running
     this.hw.setRunning(node, sid, undefined);
     return true;
+  }
+
+  /** Why the guest's configuration prevents a migration, or undefined when nothing does. */
+  protected blockers(sid: string): string | undefined {
+    const config = this.hw.getGuestConfig(sid);
+    if (!config) return undefined;
+    const verdict = judgeMigratability(config, { kind: sid.startsWith('ct:') ? 'ct' : 'vm' });
+    return verdict.migratable ? undefined : verdict.blockers.map((b) => b.message).join('; ');
   }
 
   removeLocks(sid: string, locks: string[]): string | undefined {

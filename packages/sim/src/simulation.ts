@@ -5,7 +5,7 @@ import type {
   Snapshot,
   StaticServiceStats,
 } from '@poise/env';
-import { byteCompare, type ManagerOptions } from '@poise/ha';
+import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
@@ -18,10 +18,30 @@ export interface SimulationOptions {
   /** Receives every log line as it is written (with its newline). */
   sink?(line: string): void;
   /**
-   * The simulation aborts once simulated time passes this many seconds (default
-   * {@link MAX_SIM_TIME}, the reference's 10,000 s; `Infinity` for long runs).
+   * The simulation aborts once simulated time passes this many seconds (default: the case's
+   * `sim_options` `max-time`, else {@link MAX_SIM_TIME}, the reference's 10,000 s; `Infinity`
+   * for long runs).
    */
   maxTimeSeconds?: number;
+  /** Seed of the node noise (default: the case's `sim_options` `seed`, else 0); an integer 0..2^32−1. */
+  seed?: number;
+}
+
+/**
+ * One node's measurement between two rounds ({@link Simulation.sample}): what the next round's
+ * manager reads (cores, bytes, PSI percent).
+ */
+export interface NodeSample {
+  /** Powered and networked, and the cluster is quorate. */
+  online: boolean;
+  cpu: number;
+  maxcpu: number;
+  mem: number;
+  maxmem: number;
+  /** PSI cpu some avg10, percent; undefined when the node reports none. */
+  pressureCpu: number | undefined;
+  /** PSI memory some avg10, percent; undefined when the node reports none. */
+  pressureMem: number | undefined;
 }
 
 /** One node as the view shows it. */
@@ -100,6 +120,7 @@ export class Simulation {
   private readonly maxTime: number;
   private readonly nodes: ReadonlySet<string>;
   private readonly listeners = new Set<(event: RoundEvent) => void>();
+  private readonly balancerListeners = new Set<(event: BalancerEvent) => void>();
   private loopCount = 0;
   private nextCmdAt = 0;
   private lastCommandTime = 0;
@@ -109,9 +130,14 @@ export class Simulation {
   private failure: string | undefined;
 
   constructor(input: CaseInput, options: SimulationOptions) {
-    this.hw = new Hardware(input, { profile: options.profile }, options.sink?.bind(options));
+    const onBalancerEvent = (event: BalancerEvent): void => {
+      for (const listener of [...this.balancerListeners]) listener(event);
+    };
+    const seed = options.seed ?? input.simOptions?.seed ?? 0;
+    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) throw new SimError('bad-case', `seed must be an integer from 0 to ${2 ** 32 - 1}, got ${seed}`);
+    this.hw = new Hardware(input, { profile: options.profile, onBalancerEvent }, options.sink?.bind(options), seed);
     this.lists = input.cmdlist.map((l) => [...l]);
-    this.maxTime = options.maxTimeSeconds ?? MAX_SIM_TIME;
+    this.maxTime = options.maxTimeSeconds ?? input.simOptions?.maxTime ?? MAX_SIM_TIME;
     this.nodes = new Set(this.hw.nodeNames);
     this.hw.hwLog('info', 'starting simulation');
   }
@@ -173,6 +199,39 @@ export class Simulation {
   onRound(listener: (event: RoundEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with every motion the balancer queues and every outcome of such a motion
+   * (as the manager learns them, during the round); returns the function that unsubscribes it.
+   */
+  onBalancerEvent(listener: (event: BalancerEvent) => void): () => void {
+    this.balancerListeners.add(listener);
+    return () => this.balancerListeners.delete(listener);
+  }
+
+  /**
+   * Every node's measurement now (node byte order): what the next round's manager reads.
+   * O(nodes + services); cheaper than {@link view}.
+   */
+  sample(): ReadonlyMap<string, NodeSample> {
+    const hw = this.hw;
+    const { nodeInfo } = hw.getNodeInfo();
+    const measured = hw.measuredNodeStats();
+    const out = new Map<string, NodeSample>();
+    for (const name of hw.nodeNames) {
+      const m = measured[name]!;
+      out.set(name, {
+        online: !!nodeInfo[name]?.online,
+        cpu: m.cpu,
+        maxcpu: m.maxcpu,
+        mem: m.mem,
+        maxmem: m.maxmem,
+        pressureCpu: m.pressurecpusome,
+        pressureMem: m.pressurememorysome,
+      });
+    }
+    return out;
   }
 
   /**

@@ -1,0 +1,84 @@
+import { readChoiceKey, readCrs, readFlagKey, readNumberKey, type CrsKeySpec, type SettingProblem } from '@poise/policy';
+import { STABLE_KEYS } from '@poise/policy-stable';
+import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import type { DatacenterSettings } from '@poise/env';
+import { CRS_KEYS, type CaseInput } from './case';
+import { SimError } from './errors';
+
+/** A decimal number as the command line gives it (no hex, no blanks). */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS].map((spec) => [spec.key, spec]));
+
+/** The problem with a reference key's value, or undefined (the rules of the case loader). */
+function referenceProblem(key: string, value: number | string | boolean): string | undefined {
+  switch (key) {
+    case 'ha':
+      return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
+    case 'ha-rebalance-on-start':
+    case 'ha-auto-rebalance':
+      return value === 0 || value === 1 || value === true || value === false ? undefined : 'a flag (0, 1, true or false)';
+    case 'ha-auto-rebalance-threshold':
+    case 'ha-auto-rebalance-margin':
+      return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? undefined : 'a finite number >= 0';
+    case 'ha-auto-rebalance-hold-duration':
+      return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? undefined : 'a whole number >= 0';
+    case 'ha-auto-rebalance-method':
+      return value === 'bruteforce' || value === 'topsis' ? undefined : 'bruteforce or topsis';
+    default:
+      return 'a known key';
+  }
+}
+
+/** The problem with a variant key's value (judged as the HA core judges it), or undefined. */
+function variantProblem(key: string, value: number | string | boolean): string | undefined {
+  const input = readCrs({ [key]: value });
+  const problems: SettingProblem[] = [...input.problems];
+  const spec = VARIANT_SPECS.get(key);
+  if (spec?.type === 'number') readNumberKey(input, spec, problems);
+  else if (spec?.type === 'flag') readFlagKey(input, spec, problems);
+  else if (spec?.type === 'choice') readChoiceKey(input, spec, problems);
+  return problems[0]?.message.replace(/^datacenter\.cfg: /, '').replace(/, falling back to .*$|, using no preset$/, '');
+}
+
+/**
+ * One `--set <crs-key>=<value>` of the command line, parsed: a decimal value becomes a number
+ * (except for `ha`, the scheduler mode, and the method), `true`/`false` a boolean (as JSON
+ * would give them), anything else stays a string; an
+ * empty value (`key=`) removes the key, i.e. restores its default. Throws {@link SimError}
+ * `bad-override` for an unknown key or a value the key does not accept (the same rules as the
+ * case loader for the reference keys, and the HA core's ranges for the balancer's variant
+ * keys, which the core would otherwise only log).
+ */
+export function parseCrsOverride(text: string): { key: string; value: number | string | boolean | undefined } {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new SimError('bad-override', `'--set ${text}': expected <crs-key>=<value>`);
+  const key = text.slice(0, eq);
+  const raw = text.slice(eq + 1);
+  if (!CRS_KEYS.includes(key)) throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
+  if (raw === '') return { key, value: undefined };
+  const value = raw === 'true' || raw === 'false' ? raw === 'true' : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw) ? Number(raw) : raw;
+  const problem = VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset' ? variantProblem(key, value) : referenceProblem(key, value);
+  if (problem !== undefined) {
+    const expected = problem.startsWith('a ') || !problem.includes("'") ? `expected ${problem}` : problem;
+    throw new SimError('bad-override', `'--set ${text}': ${expected}`);
+  }
+  return { key, value };
+}
+
+/**
+ * The case with `datacenter.cfg` `crs` keys overridden (`poise-sim … --set <key>=<value>`),
+ * applied in order (a later one wins); the input is not changed. Throws {@link SimError}
+ * `bad-override` (see {@link parseCrsOverride}).
+ */
+export function withCrsOverrides(input: CaseInput, sets: readonly string[]): CaseInput {
+  if (sets.length === 0) return input;
+  const crs = Object.assign(Object.create(null) as Record<string, unknown>, input.datacenterCfg.crs);
+  for (const text of sets) {
+    const { key, value } = parseCrsOverride(text);
+    if (value === undefined) delete crs[key];
+    else crs[key] = value;
+  }
+  const datacenterCfg = Object.assign(Object.create(null) as DatacenterSettings, input.datacenterCfg, { crs });
+  return { ...input, datacenterCfg };
+}
