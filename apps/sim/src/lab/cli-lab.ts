@@ -8,7 +8,7 @@ import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
 import { defaultJobs, type ScenarioRef } from './runner';
-import { checkVariantSupported, runOne } from './sim-adapter';
+import { runOne } from './sim-adapter';
 import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
 import { parseSeeds, readVariants } from './variants';
@@ -154,7 +154,6 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const seeds = parseSeeds(f.values.get('--seeds') ?? '1');
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile);
-  for (const v of variants) checkVariantSupported(v);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
   const scenarios = collectScenarios(f.paths, out, io);
   for (const s of scenarios) {
@@ -188,6 +187,15 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   return 0;
 }
 
+/** The seed a case directory runs with on its own: its `sim_options` `seed`, else 0 (as `poise-sim run`). */
+function caseSeed(dir: string): number {
+  try {
+    return loadCase(dir).simOptions?.seed ?? 0;
+  } catch (err) {
+    throw new LabError('bad-scenario', `scenario '${basename(resolve(dir))}': ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** `poise-sim report`. */
 export async function cmdReport(argv: string[], io: LabIo, command: string): Promise<number> {
   const f = parseFlags(argv, ['--out', '--title'], []);
@@ -196,7 +204,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
   const traces: RunTrace[] = [];
   for (const p of f.paths) {
-    if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, 1));
+    if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p)));
     else traces.push(readTrace(p));
   }
   const seen = new Set<string>();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { binSteps, binWidth, type Bins } from './series';
 import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, type RunGroup, type Verdict } from './stats';
 import { summarize, type RunSummary } from './summary';
-import type { RunTrace, TraceMove } from './trace';
+import { hasPressure, type RunTrace, type TraceMove } from './trace';
 import type { Variant } from './variants';
 
 /** Bins kept per run series (the report merges them further). */
@@ -50,8 +50,7 @@ export function digestTrace(trace: RunTrace, keepNodes: boolean): RunDigest {
       names: trace.nodes,
       cpu: r.cpu.map(bin),
       mem: r.mem.map(bin),
-      ...(r.pressureCpu ? { pressureCpu: r.pressureCpu.map(bin) } : {}),
-      ...(r.pressureMem ? { pressureMem: r.pressureMem.map(bin) } : {}),
+      ...(hasPressure(r) ? { pressureCpu: r.pressureCpu.map(bin), pressureMem: r.pressureMem.map(bin) } : {}),
     };
   }
   return digest;

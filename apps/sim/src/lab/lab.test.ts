@@ -56,7 +56,7 @@ describe('runComparison', () => {
 describe('reportTraces', () => {
   it('an empty run (no samples, no moves) still makes a report, with the metrics it cannot tell marked', async () => {
     const out = mkdtempSync(join(tmpdir(), 'poise-lab-empty-'));
-    const empty = { format: TRACE_FORMAT, scenario: 'empty', variant: 'defaults', seed: 1, endTime: 0, nodes: ['node1'], rounds: { time: [], imbalance: [], cpu: [[]], mem: [[]] }, moves: [] } as const;
+    const empty = { format: TRACE_FORMAT, scenario: 'empty', variant: 'defaults', seed: 1, endTime: 0, nodes: ['node1'], rounds: { time: [], imbalance: [], cpu: [[]], mem: [[]], online: [[]], pressureCpu: [[]], pressureMem: [[]] }, moves: [] } as const;
     const s = await reportTraces([structuredClone(empty) as never], out, 'empty run');
     expect(s.stats.find((x) => x.metric === 'imbalanceTimeWeighted')).toMatchObject({ stats: null, reason: 'no samples in some runs' });
     expect(s.stats.find((x) => x.metric === 'moves')!.stats).toMatchObject({ n: 1, mean: 0 });

@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 import { CHART_MAX_BINS, HEATMAP_MAX_CELLS, MAX_NODE_LINES } from './charts';
 import { runComparison } from './lab';
 import { binWidth } from './series';
-import { readTrace, type RunTrace } from './trace';
+import { hasPressure, readTrace, type RunTrace } from './trace';
 import type { Variant } from './variants';
 
 const CHROMIUM = process.env.POISE_CHROMIUM ?? '/usr/bin/chromium';
@@ -96,7 +96,7 @@ describe('report.html in a headless browser', () => {
           const w = binWidth(horizon, heat ? Math.floor(HEATMAP_MAX_CELLS / n) : CHART_MAX_BINS, binWidth(first.endTime, 1000));
           const load = heat ? { lines: 0, rects: 2 * n * binsWithData(first, w) } : { lines: 2 * n, rects: 0 };
           expected.push({ chart: 'load', scenario: sc, variant: v.name, svg: true, width: 0, height: 0, areas: 0, symbols: 0, title: '', ...load });
-          if (first.rounds.pressureCpu) expected.push({ chart: 'pressure', scenario: sc, variant: v.name, svg: true, width: 0, height: 0, lines: n, areas: 0, symbols: 0, rects: 0, title: '' });
+          if (hasPressure(first.rounds)) expected.push({ chart: 'pressure', scenario: sc, variant: v.name, svg: true, width: 0, height: 0, lines: n, areas: 0, symbols: 0, rects: 0, title: '' });
         }
       }
       const strip = (c: (typeof charts)[number]) => ({ ...c, width: 0, height: 0, title: '' });

@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { LabError } from '../errors';
 import { dotPath } from '../trace';
-import { KNOWN_CRS_KEYS } from '../variants';
+import { crsProblem } from '../variants';
 
 /** Load shapes of `load.shape`. */
 export const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node'] as const;
@@ -141,8 +141,10 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   }
   const p = res.data;
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
-  const known = new Set(KNOWN_CRS_KEYS);
-  for (const k of Object.keys(p.crs)) if (!known.has(k)) throw bad('crs', `unknown crs key '${k}' (known: ${KNOWN_CRS_KEYS.join(', ')})`);
+  for (const [k, v] of Object.entries(p.crs)) {
+    const problem = crsProblem(k, v);
+    if (problem !== undefined) throw bad(problem.startsWith('unknown') ? 'crs' : `crs.${k}`, problem);
+  }
   const nodeCount = p.nodes.reduce((a, g) => a + g.count, 0);
   if (nodeCount > MAX_NODES) throw bad('nodes', `${nodeCount} nodes, at most ${MAX_NODES}`);
   const g = p.guests;
