@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase } from '@poise/sim';
 import { LabError } from './errors';
-import { generateCase, writeCase } from './generate/generate';
+import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
@@ -100,38 +100,126 @@ export function cmdGenerate(argv: string[], io: LabIo): number {
   return 0;
 }
 
-function isParamsFile(p: string): boolean {
-  return ['.yaml', '.yml', '.json'].includes(extname(p)) && existsSync(p) && statSync(p).isFile();
+
+/**
+ * Simulated seconds a case will run, from its command lists (spec §1.4): the first list at 20 s,
+ * each next one 100 s later or, after `delay d`, 20·⌈d/20⌉ + 80 s later; the end at the first
+ * slot more than 500 s after the last command. An estimate for ordering runs: exact for 20 s
+ * rounds, unless the run aborts.
+ */
+export function estimateEndTime(cmdlist: readonly (readonly string[])[]): number {
+  let t = 20;
+  let last = 0;
+  for (const list of cmdlist) {
+    let next = t + 100;
+    for (const cmd of list) {
+      last = t;
+      const m = /^delay\s+(\d+)\s*$/.exec(cmd);
+      if (m && Number(m[1]) > 20) next = t + Math.ceil(Number(m[1]) / 20) * 20 + 80;
+    }
+    t = next;
+  }
+  // the first slot (from the next one, every 100 s) more than 500 s after the last command
+  while (t - last <= 500) t += 100;
+  return t;
 }
 
-/** Scenario directories of the arguments: a case dir, a dir of case dirs, or a parameter file to generate. */
-function collectScenarios(paths: string[], out: string, io: LabIo): ScenarioRef[] {
+/** Whether `dir` holds exactly `files` (the same names and bytes). */
+function holdsExactly(dir: string, files: CaseFiles): boolean {
+  const names = readdirSync(dir).sort();
+  const want = [...files.keys()].sort();
+  if (names.length !== want.length || names.some((n, i) => n !== want[i])) return false;
+  return want.every((n) => readFileSync(join(dir, n), 'utf8') === files.get(n));
+}
+
+/**
+ * The scenarios of the arguments: a case dir, a dir of case dirs, or a parameter file. Every
+ * case is loaded and every parameter file generated (in memory, once per seed: the seed
+ * replaces the file's `seed`, so each seed is another cluster of the same kind) before anything
+ * is written; then the generated cases are written to `<out>/scenarios/<name>/seed-<n>` (an
+ * existing directory with the same bytes is reused, one with other content is refused). If
+ * anything fails, what this call wrote is removed again.
+ */
+function collectScenarios(paths: string[], seeds: readonly number[], out: string, io: LabIo): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
+  const load = (name: string, dir: string) => {
+    try {
+      return loadCase(dir, name);
+    } catch (err) {
+      throw new LabError('bad-scenario', `scenario '${name}': ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const caseCost = (input: ReturnType<typeof loadCase>) =>
+    estimateEndTime(input.cmdlist) * (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
   const pending: { file: string; name: string }[] = [];
   for (const p of paths) {
-    if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-    if (isParamsFile(p)) {
+    const st = statOf(p);
+    if (!st) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
+    if (st.isFile() && ['.yaml', '.yml', '.json'].includes(extname(p))) {
       pending.push({ file: p, name: basename(p, extname(p)) });
       continue;
     }
-    if (!statSync(p).isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
-    if (existsSync(join(p, 'cmdlist'))) {
-      scenarios.push({ name: basename(resolve(p)), dir: p });
+    if (!st.isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
+    if (statOf(join(p, 'cmdlist'))) {
+      const name = basename(resolve(p));
+      scenarios.push({ name, dir: p, cost: caseCost(load(name, p)) });
       continue;
     }
-    const subs = readdirSync(p).filter((n) => statSync(join(p, n)).isDirectory() && existsSync(join(p, n, 'cmdlist'))).sort();
+    const subs = readdirSync(p).filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined).sort();
     if (subs.length === 0) throw new LabError('bad-scenario', `'${p}' has no 'cmdlist' and no case directories`);
-    for (const s of subs) scenarios.push({ name: s, dir: join(p, s) });
+    for (const name of subs) scenarios.push({ name, dir: join(p, name), cost: caseCost(load(name, join(p, name))) });
   }
-  // parameter files: validate and generate all of them before writing any
-  const generated = pending.map(({ file, name }) => ({ name, files: generateCase(validateParams(readParams(file), file), file) }));
-  for (const g of generated) {
-    const dir = join(out, 'scenarios', g.name);
-    writeCase(dir, g.files);
-    io.out(`generated ${dir}`);
-    scenarios.push({ name: g.name, dir });
+  // parameter files: validated and generated for every seed before anything is written
+  const generated = pending.map(({ file, name }) => {
+    const params = validateParams(readParams(file), file);
+    const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
+    return { name, cost: params.duration * (nodes + params.guests.count), bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })) };
+  });
+  const written: string[] = [];
+  // the directories this call creates (parents first), removed again on failure when empty
+  const created = [out, join(out, 'scenarios'), ...generated.map((g) => join(out, 'scenarios', g.name))].filter((d) => generated.length > 0 && !statOf(d));
+  try {
+    for (const g of generated) {
+      const root = join(out, 'scenarios', g.name);
+      const seedDirs: Record<string, string> = Object.create(null) as Record<string, string>;
+      for (const { seed, files } of g.bySeed) {
+        const dir = join(root, `seed-${seed}`);
+        const st = statOf(dir);
+        if (st && !(st.isDirectory() && (readdirSync(dir).length === 0 || holdsExactly(dir, files)))) {
+          throw new LabError('bad-argument', `'${dir}' exists with other content (another parameter file or generator version); choose another --out`);
+        }
+        if (!st || readdirSync(dir).length === 0) {
+          if (!st) written.push(dir);
+          writeCase(dir, files);
+        }
+        load(g.name, dir);
+        seedDirs[String(seed)] = dir;
+      }
+      io.out(`generated ${root} (${g.bySeed.length === 1 ? 'seed' : 'seeds'} ${seeds.join(', ')})`);
+      scenarios.push({ name: g.name, dir: root, seedDirs, cost: g.cost });
+    }
+  } catch (err) {
+    for (const dir of written) rmSync(dir, { recursive: true, force: true });
+    for (const dir of created.reverse()) removeIfEmpty(dir);
+    throw err;
   }
   return scenarios;
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    if (readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {
+    // not there or not empty: leave it
+  }
 }
 
 /** The simulator-backed runOne module: the TypeScript source, or the built file beside the CLI. */
@@ -155,14 +243,7 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, out, io);
-  for (const s of scenarios) {
-    try {
-      loadCase(s.dir, s.name);
-    } catch (err) {
-      throw new LabError('bad-scenario', `scenario '${s.name}': ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const scenarios = collectScenarios(f.paths, seeds, out, io);
   const total = scenarios.length * variants.length * seeds.length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(`${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`);

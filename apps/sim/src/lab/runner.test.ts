@@ -53,6 +53,14 @@ describe('runAll', () => {
     // the variants really differ (the test would pass trivially on identical runs otherwise)
     expect(one[0]!.trace).not.toBe(one[3]!.trace);
   });
+  it('starts the costliest runs first (one worker: the completion order is the start order); results stay in job order', async () => {
+    const costly = planRuns([{ name: 'a-cheap', dir, cost: 1 }, { name: 'b-dear', dir, cost: 100 }, { name: 'c-mid', dir, cost: 10 }, { name: 'd-unknown', dir }], [{ name: 'defaults', crs: {} }], [1, 2]);
+    const seen: string[] = [];
+    const got = await runAll(costly, { module: MODEL, jobs: 1, consume: (job, t) => (seen.push(`${job.scenario.name}/${job.seed}`), keep(job, t)) });
+    // cost 100, 10, then 1 and the default 1 in job order
+    expect(seen).toEqual(['b-dear/1', 'b-dear/2', 'c-mid/1', 'c-mid/2', 'a-cheap/1', 'a-cheap/2', 'd-unknown/1', 'd-unknown/2']);
+    expect(got.map((r) => r.key)).toEqual(['a-cheap/defaults/1', 'a-cheap/defaults/2', 'b-dear/defaults/1', 'b-dear/defaults/2', 'c-mid/defaults/1', 'c-mid/defaults/2', 'd-unknown/defaults/1', 'd-unknown/defaults/2']);
+  });
   it('a failing run rejects naming the run', async () => {
     const bad = planRuns([{ name: 's', dir }], [{ name: 'defaults', crs: {} }, { name: 'explode', crs: {} }], [1, 2]);
     // which of the two failing runs is reported first depends on scheduling

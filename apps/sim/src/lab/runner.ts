@@ -12,6 +12,21 @@ import type { Variant } from './variants';
 export interface ScenarioRef {
   name: string;
   dir: string;
+  /**
+   * A generated scenario: the case directory of each seed (seed as a decimal string → dir);
+   * a run with a seed listed here runs that directory instead of `dir`.
+   */
+  seedDirs?: Record<string, string>;
+  /**
+   * Relative cost of one run (e.g. simulated seconds × (nodes + guests)); the pool starts the
+   * costliest runs first so that no worker is left with a long run at the end. Default 1.
+   */
+  cost?: number;
+}
+
+/** The case directory of a scenario's run with `seed` (its own for a generated scenario). */
+export function scenarioDir(scenario: ScenarioRef, seed: number): string {
+  return scenario.seedDirs?.[String(seed)] ?? scenario.dir;
 }
 
 /**
@@ -139,6 +154,9 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
   return new Promise<T[]>((resolvePromise, reject) => {
     const workers: Worker[] = [];
     const inFlight = new Map<Worker, number>();
+    // costliest first (longest-processing-time order), ties in job order: the last runs to
+    // finish are short ones, so the workers end together
+    const order = jobs.map((_, i) => i).sort((a, b) => (jobs[b]!.scenario.cost ?? 1) - (jobs[a]!.scenario.cost ?? 1) || a - b);
     let next = 0;
     let done = 0;
     let settled = false;
@@ -155,7 +173,7 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         void w.terminate();
         return;
       }
-      const i = next++;
+      const i = order[next++]!;
       const job = jobs[i]!;
       inFlight.set(w, i);
       w.postMessage({ index: i, scenario: job.scenario, variant: { name: job.variant.name, crs: { ...job.variant.crs } }, seed: job.seed });
@@ -170,6 +188,8 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         if (msg.error !== undefined) {
           return fail(new LabError('run-failed', `run of ${describeJob(job)} failed: ${msg.error}`, { cause: msg.stack }));
         }
+        // the worker gets its next run before this result is checked and kept (main-thread work)
+        dispatch(w);
         try {
           const trace = validateTrace(msg.trace, `run of ${describeJob(job)}`);
           if (trace.scenario !== job.scenario.name || trace.variant !== job.variant.name || trace.seed !== job.seed) {
@@ -185,8 +205,6 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
           settled = true;
           for (const x of workers) void x.terminate();
           resolvePromise(results);
-        } else {
-          dispatch(w);
         }
       });
       w.on('error', (err) => fail(new LabError('run-failed', `a worker died: ${err.message}`, { cause: err })));

@@ -8,7 +8,7 @@
  */
 import { RunRecorder, SimError, Simulation, loadCase, withCrsOverrides } from '@poise/sim';
 import { LabError } from './errors';
-import type { ScenarioRef } from './runner';
+import { scenarioDir, type ScenarioRef } from './runner';
 import { TRACE_FORMAT, type RunTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -28,7 +28,7 @@ export function variantOverrides(variant: Variant): string[] {
 export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
   let input;
   try {
-    input = loadCase(scenario.dir, scenario.name);
+    input = loadCase(scenarioDir(scenario, seed), scenario.name);
   } catch (err) {
     throw new LabError('bad-scenario', `scenario '${scenario.name}': ${(err as Error).message}`, { cause: err });
   }
