@@ -230,7 +230,7 @@ describe('bad parameters are errors before anything is written', () => {
 
 describe('committed parameter files', () => {
   const root = new URL('../../../lab/', import.meta.url);
-  for (const sub of ['corpus', 'examples']) {
+  for (const sub of ['corpus', 'corpus/large', 'examples']) {
     const dir = new URL(`${sub}/`, root);
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml')).sort()) {
       it(`${sub}/${f} is valid and generates`, async () => {
