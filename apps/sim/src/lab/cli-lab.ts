@@ -124,6 +124,26 @@ export function estimateEndTime(cmdlist: readonly (readonly string[])[]): number
   return t;
 }
 
+/** A parameter file's leading comment lines (`# ...`), joined: what the scenario is. */
+export function describeParams(text: string): string | undefined {
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^#\s?(.*)$/.exec(line);
+    if (!m) break;
+    lines.push(m[1]!.trim());
+  }
+  const d = lines.join(' ').trim();
+  return d === '' ? undefined : d;
+}
+
+/** A case directory's README, first paragraph (undefined without a README). */
+export function describeCase(dir: string): string | undefined {
+  const st = statOf(join(dir, 'README'));
+  if (!st?.isFile()) return undefined;
+  const first = readFileSync(join(dir, 'README'), 'utf8').split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim();
+  return first === '' ? undefined : first;
+}
+
 /** Whether `dir` holds exactly `files` (the same names and bytes). */
 function holdsExactly(dir: string, files: CaseFiles): boolean {
   const names = readdirSync(dir).sort();
@@ -162,18 +182,19 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
     if (!st.isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
     if (statOf(join(p, 'cmdlist'))) {
       const name = basename(resolve(p));
-      scenarios.push({ name, dir: p, cost: caseCost(load(name, p)) });
+      scenarios.push({ name, dir: p, cost: caseCost(load(name, p)), ...optional('description', describeCase(p)) });
       continue;
     }
     const subs = readdirSync(p).filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined).sort();
     if (subs.length === 0) throw new LabError('bad-scenario', `'${p}' has no 'cmdlist' and no case directories`);
-    for (const name of subs) scenarios.push({ name, dir: join(p, name), cost: caseCost(load(name, join(p, name))) });
+    for (const name of subs) scenarios.push({ name, dir: join(p, name), cost: caseCost(load(name, join(p, name))), ...optional('description', describeCase(join(p, name))) });
   }
   // parameter files: validated and generated for every seed before anything is written
   const generated = pending.map(({ file, name }) => {
     const params = validateParams(readParams(file), file);
     const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
-    return { name, cost: params.duration * (nodes + params.guests.count), bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })) };
+    const description = describeParams(readFileSync(file, 'utf8'));
+    return { name, description, cost: params.duration * (nodes + params.guests.count), bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })) };
   });
   const written: string[] = [];
   // the directories this call creates (parents first), removed again on failure when empty
@@ -196,7 +217,7 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
         seedDirs[String(seed)] = dir;
       }
       io.out(`generated ${root} (${g.bySeed.length === 1 ? 'seed' : 'seeds'} ${seeds.join(', ')})`);
-      scenarios.push({ name: g.name, dir: root, seedDirs, cost: g.cost });
+      scenarios.push({ name: g.name, dir: root, seedDirs, cost: g.cost, ...optional('description', g.description) });
     }
   } catch (err) {
     for (const dir of written) rmSync(dir, { recursive: true, force: true });
@@ -204,6 +225,10 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
     throw err;
   }
   return scenarios;
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [k in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [k in K]?: V };
 }
 
 function statOf(path: string): Stats | undefined {
@@ -284,7 +309,10 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
   const out = requireOut(f);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
   const traces: RunTrace[] = [];
+  const descriptions = new Map<string, string>();
   for (const p of f.paths) {
+    const d = statSync(p).isDirectory() ? describeCase(p) : undefined;
+    if (d !== undefined) descriptions.set(basename(resolve(p)), d);
     if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p)));
     else traces.push(readTrace(p));
   }
@@ -295,7 +323,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
     seen.add(k);
   }
   traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
-  await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command);
+  await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command, descriptions);
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
   return 0;
 }

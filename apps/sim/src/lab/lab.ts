@@ -39,11 +39,12 @@ export async function runComparison(o: ComparisonOptions): Promise<LabSummary> {
       return digestTrace(trace, job.seed === firstSeed);
     },
   });
-  return writeAll(o.out, digests, o.variants, o.title ?? 'poise policy lab', o.command);
+  const descriptions = new Map(o.scenarios.filter((x) => x.description).map((x) => [x.name, x.description!]));
+  return writeAll(o.out, digests, o.variants, o.title ?? 'poise policy lab', o.command, descriptions);
 }
 
 /** Report and summary files for traces already at hand (`poise-sim report`). */
-export async function reportTraces(traces: readonly RunTrace[], out: string, title: string, command?: string): Promise<LabSummary> {
+export async function reportTraces(traces: readonly RunTrace[], out: string, title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
   const variants: Variant[] = [];
   for (const t of traces) if (!variants.some((v) => v.name === t.variant)) variants.push({ name: t.variant, crs: {} });
   const firstSeed = new Map<string, number>();
@@ -52,13 +53,13 @@ export async function reportTraces(traces: readonly RunTrace[], out: string, tit
     firstSeed.set(k, Math.min(firstSeed.get(k) ?? Infinity, t.seed));
   }
   const digests = traces.map((t) => digestTrace(t, firstSeed.get(`${t.scenario}\u0000${t.variant}`) === t.seed));
-  return writeAll(out, digests, variants, title, command);
+  return writeAll(out, digests, variants, title, command, descriptions);
 }
 
-async function writeAll(out: string, digests: RunDigest[], variants: Variant[], title: string, command?: string): Promise<LabSummary> {
+async function writeAll(out: string, digests: RunDigest[], variants: Variant[], title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
   const summary = analyze(digests, variants);
   writeSummaryFiles(out, summary);
-  await writeReport(out, { title, summary, digests, command });
+  await writeReport(out, { title, summary, digests, command, ...(descriptions ? { descriptions } : {}) });
   return summary;
 }
 

@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { imbalanceSpec, movesSpec, nodeSpec, renderSvg } from './charts';
+import { imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
 import type { LabSummary, RunDigest } from './compare';
 import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
+
+/** Width of a node chart's plot when the variants stand side by side (px). */
+const NODE_CHART_WIDTH = 360;
 
 /** What a report shows. `digests` in (scenario, variant, seed) order, as `summary` was made from. */
 export interface ReportInput {
@@ -11,6 +14,8 @@ export interface ReportInput {
   digests: readonly RunDigest[];
   /** The command line that made it, shown under the title. */
   command?: string;
+  /** What each scenario is (shown under its heading), by scenario name. */
+  descriptions?: ReadonlyMap<string, string>;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -32,18 +37,16 @@ function shown(m: MetricDef, v: number | null | undefined): string {
   return m.displayUnit === '%' ? `${s} %` : s;
 }
 
-function verdictCell(v: Verdict | undefined, m: MetricDef): string {
+function verdictCell(v: Verdict | undefined, m: MetricDef, variantCount: number): string {
   if (!v) return '<td class="na">—</td>';
   if (v.next === null) {
-    const what = v.note === 'tie' ? `all tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
+    const what = v.note === 'tie' ? `tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
     return `<td class="na">${what}</td>`;
   }
-  const diff = v.difference! * m.displayScale;
-  const unit = m.displayUnit === '%' ? ' pp' : m.displayUnit && m.displayUnit !== '' ? ` ${m.displayUnit}` : '';
-  const rel = v.relative === null ? '' : ` (${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %)`;
-  const word = m.better === 'lower' ? (m.unit === 'count' ? 'fewer' : 'lower') : 'higher';
+  const rel = v.relative === null ? '' : `, ${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %`;
   const who = v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ');
-  return `<td>${who}<br><span class="small">${fmt(diff)}${unit} ${word}${rel} than ${esc(v.next)}: ${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}</span></td>`;
+  const than = variantCount > 2 ? ` (${esc(v.next)})` : '';
+  return `<td>${who}<br><span class="small">${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}</span></td>`;
 }
 
 function statCell(m: MetricDef, s: Stats | null | undefined, reason: string | undefined): string {
@@ -60,6 +63,9 @@ h3 { font-size: 15px; margin: 24px 0 6px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; } th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; font-weight: 600; } td.na { color: #888; }
 figure { margin: 12px 0 20px; } figure svg { max-width: 100%; height: auto; }
+.variants { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 0 16px; }
+.variants h4 { font-size: 14px; margin: 8px 0 0; }
+.desc { margin: 4px 0 8px; }
 code { background: #f4f6f8; padding: 1px 4px; font-size: 12px; }
 .note { color: #666; font-style: italic; font-size: 13px; }
 `;
@@ -81,14 +87,18 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric below is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds and how far ahead of the next variant they are (absolute, then relative). The tables give mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds. Charts: imbalance is averaged over seeds; moves show every run; node charts show each variant’s first seed.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. A grey “tie” means every variant had the same mean. Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
   );
 
-  // verdicts
+  // verdicts: one row per scenario, one column per judged metric
   parts.push(`<h2>Verdicts</h2>`);
-  parts.push('<table><tr><th>metric (better lower)</th>' + s.scenarios.map((sc) => `<th>${esc(sc)}</th>`).join('') + '</tr>');
-  for (const m of judged) {
-    parts.push(`<tr><th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>` + s.scenarios.map((sc) => verdictCell(verdict(sc, m.key), m)).join('') + '</tr>');
+  parts.push(
+    '<table class="verdicts"><tr><th>scenario</th>' +
+      judged.map((m) => `<th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>`).join('') +
+      '</tr>',
+  );
+  for (const sc of s.scenarios) {
+    parts.push(`<tr><th><a href="#${esc(anchor(sc))}">${esc(sc)}</a></th>` + judged.map((m) => verdictCell(verdict(sc, m.key), m, variants.length)).join('') + '</tr>');
   }
   parts.push('</table>');
   if (variants.length > 1) {
@@ -109,6 +119,8 @@ export async function buildReport(input: ReportInput): Promise<string> {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));
     parts.push(`<h2 id="${esc(anchor(sc))}">Scenario ${esc(sc)}</h2>`);
+    const description = input.descriptions?.get(sc);
+    if (description) parts.push(`<p class="desc">${esc(description)}</p>`);
     parts.push(`<h3>Summary metrics across seeds</h3>`);
     parts.push(
       '<table><tr><th rowspan="2">metric</th><th rowspan="2">unit</th>' +
@@ -129,15 +141,24 @@ export async function buildReport(input: ReportInput): Promise<string> {
     parts.push('</table>');
     parts.push(figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))));
     parts.push(figure('moves', sc, undefined, await render(movesSpec(ds, variants, `Balancer moves — ${sc}`))));
+    // node load and pressure of each variant's first seed, side by side
+    const columns: string[] = [];
+    const firsts = variants.map((v) => ds.find((d) => d.variant === v && d.nodes)).filter((d): d is RunDigest => d !== undefined);
+    const peak = (q: 'load' | 'pressure') => Math.max(0, ...firsts.map((d) => nodePeak(d, q)));
     for (const v of variants) {
       const first = ds.find((d) => d.variant === v && d.nodes);
       if (!first) continue;
-      const load = nodeSpec(first, 'load', `Node load — ${sc}, ${v}, seed ${first.seed}`, horizon);
-      if (load) parts.push(figure('load', sc, v, await render(load)));
-      const pressure = nodeSpec(first, 'pressure', `Node pressure — ${sc}, ${v}, seed ${first.seed}`, horizon);
-      if (pressure) parts.push(figure('pressure', sc, v, await render(pressure)));
-      else parts.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
+      const col = [`<div><h4>${esc(v)} (seed ${first.seed})</h4>`];
+      const load = nodeSpec(first, 'load', `Node load — ${v}`, horizon, NODE_CHART_WIDTH, peak('load'));
+      if (load.spec) col.push(figure('load', sc, v, await render(load.spec)));
+      const pressure = nodeSpec(first, 'pressure', `Node pressure — ${v}`, horizon, NODE_CHART_WIDTH, peak('pressure'));
+      if (pressure.spec) col.push(figure('pressure', sc, v, await render(pressure.spec)));
+      else if (pressure.notes.length > 0) col.push(`<p class="note">Node pressure — ${esc(v)}: ${esc(pressure.notes.join('; '))}.</p>`);
+      else col.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
+      col.push('</div>');
+      columns.push(col.join('\n'));
     }
+    if (columns.length > 0) parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
   }
   parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file.</p>`);
   parts.push('</body>\n</html>\n');

@@ -22,6 +22,8 @@ export interface ScenarioRef {
    * costliest runs first so that no worker is left with a long run at the end. Default 1.
    */
   cost?: number;
+  /** What the scenario is, for the report (a parameter file's leading comment, a case's README). */
+  description?: string;
 }
 
 /** The case directory of a scenario's run with `seed` (its own for a generated scenario). */

@@ -38,7 +38,7 @@ export const METRICS: readonly MetricDef[] = [
   { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'moves back to a node the resource left ≤ 30 min before' },
   { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'the largest count in movesBySid (0 without moves)' },
   { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: 'fraction 0..1', better: 'lower', displayScale: 100, displayUnit: '%', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
-  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × nodes with cpu or memory PSI ≥ 10 %' },
+  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %' },
   { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', displayScale: 1, displayUnit: 's', description: 'length of the run' },
 ];
 

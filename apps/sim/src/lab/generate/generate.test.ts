@@ -144,6 +144,16 @@ describe('generateCase', () => {
     expect(later[1]).toContain(hot);
   });
 
+  it('a burst never takes a guest past its cores (maxcpu)', () => {
+    const files = gen({ duration: '4h', guests: { count: 20, cpu: { median: 2, sigma: 1, min: 0.1, max: 8 } }, load: { shape: 'bursty', burstsPerHour: 30, factor: 20 } });
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const sets = JSON.parse(files.get('cmdlist')!).flat().map((c: string) => /^service (\S+) set-dynamic-stats cpu (\S+)$/.exec(c)).filter(Boolean) as RegExpExecArray[];
+    expect(sets.length).toBeGreaterThan(50);
+    for (const m of sets) expect(Number(m[2])).toBeLessThanOrEqual(st[m[1]!]!.maxcpu);
+    // and some bursts reach it: × 20 is more than any guest has
+    expect(sets.some((m) => Number(m[2]) === st[m[1]!]!.maxcpu)).toBe(true);
+  });
+
   it("failing.pick 'largest' gives the largest guests the failing kinds", () => {
     const base = { guests: { count: 30 }, nodes: [{ count: 3, cpu: 32, memGiB: 128 }] };
     const files = gen({ ...base, failing: { cdrom: 2, fa: 1, pick: 'largest' } });

@@ -220,7 +220,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       return { x, start };
     }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
     for (const { x, start } of bursts) {
-      at(start, setCpu(x, initialCpu.get(x.sid)! * L.factor));
+      at(start, setCpu(x, Math.min(x.maxcpu, initialCpu.get(x.sid)! * L.factor)));
       at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
     }
   } else if (L.shape === 'hot-node') {

@@ -107,7 +107,7 @@ export const paramsSchema = z.strictObject({
       share: fraction.default(0.2),
       /** diurnal: the curve's swing around the guest's base cpu (0.6 → 0.4× at night, 1.6× at noon). */
       amplitude: fraction.default(0.6),
-      /** bursty: bursts per hour over the cluster, each multiplying one guest's cpu by `factor` for `burst`. */
+      /** bursty: bursts per hour over the cluster, each multiplying one guest's cpu by `factor` (at most its cores, `maxcpu`) for `burst`. */
       burstsPerHour: z.number().min(0).max(3600).default(4),
       factor: z.number().min(1).max(100).default(4),
       burst: duration(100).default(1200),
