@@ -109,7 +109,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
       judgedCount++;
       for (const b of v.best) wins.set(b, (wins.get(b) ?? 0) + 1);
     }
-    parts.push(`<p>Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
+    parts.push(`<p class="wins">Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
   }
 
   // per scenario
@@ -118,7 +118,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
   for (const sc of s.scenarios) {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));
-    parts.push(`<h2 id="${esc(anchor(sc))}">Scenario ${esc(sc)}</h2>`);
+    parts.push(`<section class="scenario" id="${esc(anchor(sc))}" data-scenario="${esc(sc)}">\n<h2>Scenario ${esc(sc)}</h2>`);
     const description = input.descriptions?.get(sc);
     if (description) parts.push(`<p class="desc">${esc(description)}</p>`);
     parts.push(`<h3>Summary metrics across seeds</h3>`);
@@ -159,6 +159,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
       columns.push(col.join('\n'));
     }
     if (columns.length > 0) parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
+    parts.push('</section>');
   }
   parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file.</p>`);
   parts.push('</body>\n</html>\n');
