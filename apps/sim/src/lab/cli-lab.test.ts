@@ -58,7 +58,7 @@ describe('poise-sim compare (today’s simulator in worker threads)', () => {
     const code = await main(['compare', SCENARIO, params, '--variants', variants, '--seeds', '1,2', '--jobs', '2', '--out', out], io);
     expect(io.stderr.join('\n')).toContain('8 runs (2 scenarios × 2 variants × 2 seeds) on 2 workers');
     expect(code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['report.html', 'runs.csv', 'scenarios', 'summary.csv', 'summary.json']);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'runs.csv', 'scenarios', 'summary.csv', 'summary.json', 'summary.md']);
     // a parameter file is generated once per seed: another cluster of the same kind per seed
     expect(readdirSync(join(out, 'scenarios', 'tiny')).sort()).toEqual(['seed-1', 'seed-2']);
     expect(JSON.parse(readFileSync(join(out, 'scenarios', 'tiny', 'seed-2', 'sim_options'), 'utf8'))).toMatchObject({ seed: 2 });

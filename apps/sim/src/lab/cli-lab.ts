@@ -289,7 +289,7 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
     const rel = v.relative === null ? '' : ` (${fmt(v.relative * 100)} %)`;
     io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}`);
   }
-  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }
 
@@ -324,6 +324,6 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
   }
   traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
   await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command, descriptions);
-  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { binSteps, binWidth, type Bins } from './series';
 import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, type RunGroup, type Verdict } from './stats';
+import { summaryMarkdown } from './markdown';
 import { summarize, type RunSummary } from './summary';
 import { hasPressure, type RunTrace, type TraceMove } from './trace';
 import type { Variant } from './variants';
@@ -132,10 +133,11 @@ export function runsCsv(s: LabSummary): string {
   ]);
 }
 
-/** Writes summary.json, summary.csv and runs.csv into `out` (created if needed). */
+/** Writes summary.json, summary.csv, runs.csv and summary.md into `out` (created if needed). */
 export function writeSummaryFiles(out: string, s: LabSummary): void {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(s, null, 2)}\n`);
   writeFileSync(join(out, 'summary.csv'), summaryCsv(s));
   writeFileSync(join(out, 'runs.csv'), runsCsv(s));
+  writeFileSync(join(out, 'summary.md'), summaryMarkdown(s));
 }

@@ -14,7 +14,7 @@ export interface ComparisonOptions {
   module: string | URL;
   /** Worker threads; default one per core. */
   jobs?: number;
-  /** Output directory: report.html, summary.json, summary.csv, runs.csv (and traces/ with `saveTraces`). */
+  /** Output directory: report.html, summary.json, summary.csv, runs.csv, summary.md (and traces/ with `saveTraces`). */
   out: string;
   title?: string;
   command?: string;
