@@ -274,15 +274,21 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   io.err(`${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`);
   const bar = progressBar(io.progress ?? { isTTY: false, write: () => undefined });
   let summary;
+  let workerLine = '';
+  const started = Date.now();
   try {
     summary = await runComparison({
       scenarios, variants, seeds, jobs, out, module: adapterModule(), command,
       title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
       saveTraces: f.switches.has('--save-traces'), onProgress: (d, t) => bar.update(d, t),
+      onWorkers: (ws) => {
+        workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
+      },
     });
   } finally {
     bar.done();
   }
+  if (workerLine) io.err(workerLine);
   for (const v of summary.verdicts) {
     if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze, digestTrace, writeSummaryFiles, type LabSummary, type RunDigest } from './compare';
 import { writeReport } from './report';
-import { planRuns, runAll, type ScenarioRef } from './runner';
+import { planRuns, runAll, type ScenarioRef, type WorkerStats } from './runner';
 import type { RunTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -21,6 +21,8 @@ export interface ComparisonOptions {
   /** Also write every run's trace to `out/traces/<scenario>/<variant>/seed-<n>.json`. */
   saveTraces?: boolean;
   onProgress?: (done: number, total: number) => void;
+  /** Each worker's runs and busy share, once all runs are done (see `runAll`). */
+  onWorkers?: (workers: WorkerStats[]) => void;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function runComparison(o: ComparisonOptions): Promise<LabSummary> {
     module: o.module,
     jobs: o.jobs,
     onProgress: o.onProgress,
+    onWorkers: o.onWorkers,
     consume: (job, trace) => {
       if (o.saveTraces) saveTrace(o.out, trace);
       return digestTrace(trace, job.seed === firstSeed);

@@ -46,7 +46,12 @@ describe('runAll', () => {
   it('returns results in job order whatever the finishing order; 2 workers = 1 worker, byte for byte', async () => {
     const progress: number[] = [];
     const one = await runAll(jobs, { module: MODEL, jobs: 1, consume: keep, onProgress: (d) => progress.push(d) });
-    const two = await runAll(jobs, { module: MODEL, jobs: 2, consume: keep });
+    let workers: { runs: number; utilization: number }[] = [];
+    const two = await runAll(jobs, { module: MODEL, jobs: 2, consume: keep, onWorkers: (ws) => (workers = ws) });
+    // every run done by one of the two workers; each busy a share 0..1 of its life
+    expect(workers).toHaveLength(2);
+    expect(workers.reduce((a, w) => a + w.runs, 0)).toBe(jobs.length);
+    for (const w of workers) expect(w.utilization).toBeGreaterThan(0), expect(w.utilization).toBeLessThanOrEqual(1);
     expect(one.map((r) => r.key)).toEqual(jobs.map((j) => `${j.scenario.name}/${j.variant.name}/${j.seed}`));
     expect(JSON.stringify(two)).toBe(JSON.stringify(one));
     expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
