@@ -80,8 +80,8 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
   const groups: RunGroup[] = [];
   for (const scenario of scenarios) {
     for (const v of variants) {
-      const summaries = digests.filter((d) => d.scenario === scenario && d.variant === v.name).map((d) => d.summary);
-      groups.push({ scenario, variant: v.name, summaries });
+      const runs = digests.filter((d) => d.scenario === scenario && d.variant === v.name);
+      groups.push({ scenario, variant: v.name, summaries: runs.map((d) => d.summary), seeds: runs.map((d) => d.seed) });
     }
   }
   const stats = computeStats(groups);
@@ -93,7 +93,7 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     metrics: METRICS,
     runs: digests.map((d) => ({ scenario: d.scenario, variant: d.variant, seed: d.seed, ...d.summary, movesBySid: { ...d.summary.movesBySid } })),
     stats,
-    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name)),
+    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name), groups),
   };
 }
 

@@ -32,7 +32,7 @@ export function summaryMarkdown(s: LabSummary): string {
     });
   }
   lines.push(table);
-  lines.push('Verdicts (the variant with the best mean; best mean vs the next variant’s, relative difference):', '');
+  lines.push('Verdicts (the variant with the best mean, in bold when its lead is clear of the seed-to-seed noise: more than twice the standard error of the per-seed difference; best mean vs the next variant’s, relative difference):', '');
   table = head(['scenario']);
   for (const sc of s.scenarios) {
     const cells = judged.map((m) => {
@@ -41,7 +41,8 @@ export function summaryMarkdown(s: LabSummary): string {
       if (v.next === null) return v.note === 'tie' ? `tie (${shown(m, v.bestMean)})` : (v.note ?? '—');
       const rel = v.relative === null ? '' : `, ${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %`;
       const than = s.variants.length > 2 ? ` (${v.next})` : '';
-      return `**${v.best.join(' and ')}** ${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}`;
+      const detail = `${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}`;
+      return v.clear === false ? `${v.best.join(' and ')} ${detail} (within noise)` : `**${v.best.join(' and ')}** ${detail}`;
     });
     table += `| ${sc} | ${cells.join(' | ')} |\n`;
   }

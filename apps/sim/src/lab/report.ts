@@ -44,9 +44,13 @@ function verdictCell(v: Verdict | undefined, m: MetricDef, variantCount: number)
     return `<td class="na">${what}</td>`;
   }
   const rel = v.relative === null ? '' : `, ${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %`;
-  const who = v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ');
   const than = variantCount > 2 ? ` (${esc(v.next)})` : '';
-  return `<td>${who}<br><span class="small">${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}</span></td>`;
+  const detail = `${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}`;
+  if (v.clear === false) {
+    // a lead inside the seed-to-seed noise: said, not claimed
+    return `<td class="noise">${v.best.map(esc).join(' and ')}<br><span class="small">${detail}; within noise</span></td>`;
+  }
+  return `<td>${v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ')}<br><span class="small">${detail}</span></td>`;
 }
 
 function statCell(m: MetricDef, s: Stats | null | undefined, reason: string | undefined): string {
@@ -61,7 +65,7 @@ h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 40
 h3 { font-size: 15px; margin: 24px 0 6px; }
 .small { font-size: 12px; color: #555; } .how { background: #f4f6f8; border-left: 4px solid #4c78a8; padding: 8px 12px; font-size: 13px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; } th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f6f8; font-weight: 600; } td.na { color: #888; }
+th { background: #f4f6f8; font-weight: 600; } td.na, td.noise { color: #888; }
 figure { margin: 12px 0 20px; } figure svg { max-width: 100%; height: auto; }
 .variants { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 0 16px; }
 .variants h4 { font-size: 14px; margin: 8px 0 0; }
@@ -87,7 +91,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. A grey “tie” means every variant had the same mean. Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
   );
 
   // verdicts: one row per scenario, one column per judged metric
@@ -104,12 +108,19 @@ export async function buildReport(input: ReportInput): Promise<string> {
   if (variants.length > 1) {
     const wins = new Map(variants.map((v) => [v, 0]));
     let judgedCount = 0;
+    let noise = 0;
     for (const v of s.verdicts) {
       if (v.next === null) continue;
+      if (v.clear === false) {
+        noise++;
+        continue;
+      }
       judgedCount++;
       for (const b of v.best) wins.set(b, (wins.get(b) ?? 0) + 1);
     }
-    parts.push(`<p class="wins">Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
+    parts.push(
+      `<p class="wins">Best (alone or shared) over all scenarios and metrics, of ${judgedCount} clear verdicts (ties, leads within noise${noise > 0 ? ` (${noise})` : ''} and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`,
+    );
   }
 
   // per scenario
