@@ -68,6 +68,11 @@ describe('poise-sim compare (today’s simulator in worker threads)', () => {
     // the scenario's own run: 3 moves with defaults (see sim-adapter.test.ts)
     expect(s.runs[0]).toMatchObject({ scenario: 'rebalance-and-failover', variant: 'defaults', seed: 1, moves: 3, pingPongs: 1, simSeconds: 1100 });
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
+    // one line per decided verdict on stdout; a lead inside the noise says so
+    const verdictLines = io.stdout.filter((l) => / better than /.test(l));
+    const decided = s.verdicts.filter((v: { next: string | null }) => v.next !== null);
+    expect(verdictLines).toHaveLength(decided.length);
+    decided.forEach((v: { clear?: boolean | null }, i: number) => expect(verdictLines[i]!.endsWith('within the seed-to-seed noise')).toBe(v.clear === false));
 
     // bad input: each an error before anything runs or is written
     const bad = join(dir, 'bad.yaml');

@@ -293,7 +293,8 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
     if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;
     const rel = v.relative === null ? '' : ` (${fmt(v.relative * 100)} %)`;
-    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}`);
+    const noise = v.clear === false ? ' — within the seed-to-seed noise' : '';
+    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`);
   }
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
