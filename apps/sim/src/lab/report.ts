@@ -172,7 +172,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
     if (columns.length > 0) parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
     parts.push('</section>');
   }
-  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file.</p>`);
+  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file; the tables as Markdown: <code>summary.md</code>.</p>`);
   parts.push('</body>\n</html>\n');
   return parts.join('\n');
 }
