@@ -4,6 +4,7 @@ import { loadCase, readInputFile, simulate } from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
 import { LAB_USAGE, LabUsageError, cmdCompare, cmdGenerate, cmdReport, type LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
+import { cmdServe, SERVE_USAGE } from './serve/cli-serve';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
 
@@ -30,6 +31,7 @@ const USAGE = `usage:
   poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>]
   poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2]
   poise-sim rules-check <dir-with-*.cfg>...
+${SERVE_USAGE}
 ${LAB_USAGE}`;
 
 class UsageError extends Error {
@@ -252,6 +254,7 @@ function labFailure(err: unknown, io: Io): number {
  */
 export function main(argv: string[], io: Io = defaultIo): number | Promise<number> {
   if (argv[0] !== undefined && Object.hasOwn(LAB_COMMANDS, argv[0])) return runLab(argv, io);
+  if (argv[0] === 'serve') return cmdServe(argv.slice(1), io);
   try {
     const args = parseArgs(argv);
     switch (args.command) {
