@@ -176,7 +176,7 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
   }
   if (args.managerConfig !== undefined) {
     try {
-      writeManagerConfig(args.managerConfig, serve, resolve(args.tokenFile!));
+      writeManagerConfig(args.managerConfig, serve, resolve(args.tokenFile!), args.speed ?? DEFAULT_SPEED);
     } catch (err) {
       await serve.close();
       io.err(`poise-sim serve: '--manager-config' '${args.managerConfig}' cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
@@ -191,13 +191,18 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
   return 0;
 }
 
-/** A poise-manager config for a running server: its URL, the token file, the pinned fingerprint, mode observe. */
-export function managerConfigText(serve: Pick<SimServe, 'url' | 'fingerprint'>, tokenFile: string, stateFile: string): string {
+/**
+ * A poise-manager config for a running server: its URL, the token file, the pinned
+ * fingerprint, mode observe, and an interval of about one simulated HA round at `speed` (20 s /
+ * speed, at least 1 s), so the daemon keeps pace with the accelerated cluster.
+ */
+export function managerConfigText(serve: Pick<SimServe, 'url' | 'fingerprint'>, tokenFile: string, stateFile: string, speed: number): string {
+  const interval = Math.max(1, Math.round(20 / speed));
   return [
     '# poise-manager against `poise-sim serve` (written by poise-sim serve --manager-config)',
     'env: pve',
     'mode: observe          # act: request the motions',
-    'interval: 10',
+    `interval: ${interval}            # about one simulated HA round (20 s at --speed ${speed})`,
     'pve:',
     `  urls: ['${serve.url}']`,
     `  token-file: '${tokenFile}'`,
@@ -214,8 +219,8 @@ export function managerConfigText(serve: Pick<SimServe, 'url' | 'fingerprint'>, 
  * server run (the simulation starts from its case every time), so a motion in flight in it
  * would be about another cluster.
  */
-function writeManagerConfig(path: string, serve: SimServe, tokenFile: string): void {
+function writeManagerConfig(path: string, serve: SimServe, tokenFile: string, speed: number): void {
   const state = join(dirname(resolve(path)), 'poise-manager-state.json');
-  writeFileSync(path, managerConfigText(serve, tokenFile, state), { mode: 0o600 });
+  writeFileSync(path, managerConfigText(serve, tokenFile, state, speed), { mode: 0o600 });
   rmSync(state, { force: true });
 }

@@ -1,6 +1,6 @@
 // poise-sim serve: the simulated cluster behind the Proxmox VE API, read with the typed client
 // of @poise/pve-api (every reply validated by its schemas) over HTTPS with a pinned fingerprint.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -277,7 +277,12 @@ describe('the command line', () => {
     expect(code).toBe(0);
     expect(c.out).toContain(`fingerprint (SHA-256): ${certs.fingerprint256}`);
     expect(c.out.at(-1)).toBe('SIGTERM: stopped');
-    expect(managerConfigText(started!, join(dir, 'token'), join(dir, 'poise-manager-state.json'))).toContain(`tls: {fingerprint: '${certs.fingerprint256}'}`);
+    const written = readFileSync(join(dir, 'pm.yaml'), 'utf8');
+    expect(written).toBe(managerConfigText(started!, join(dir, 'token'), join(dir, 'poise-manager-state.json'), 10));
+    expect(written).toContain(`tls: {fingerprint: '${certs.fingerprint256}'}`);
+    expect(written).toContain(`token-file: '${join(dir, 'token')}'`);
+    expect(written).toMatch(/^interval: 2 /m); // one simulated round at the default speed 10
+    expect(written).not.toContain(SECRET);
     expect(c.out.join('\n')).not.toContain(SECRET);
   });
 });
