@@ -64,9 +64,17 @@ function describeMotion(m: { kind: string; sid: string; source: string; target: 
   return `${m.kind} ${m.sid}${along} from ${m.source} to ${m.target}`;
 }
 
-/** Epoch seconds in a policy text (`… until 1767225660`) as UTC times (`… until 2026-01-01T00:01:00Z`). */
-export function readableTimes(text: string): string {
-  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${new Date(Math.round(Number(seconds)) * 1000).toISOString().replace(/\.000Z$/, 'Z')}`);
+/** Epoch seconds as a UTC time without milliseconds (`2026-01-01T00:01:00Z`). */
+export function utcTime(seconds: number): string {
+  return new Date(Math.round(seconds) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+}
+
+/**
+ * Epoch seconds in a policy text (`… until 1767225660`) as times: UTC (`… until
+ * 2026-01-01T00:01:00Z`), or as `label` writes them (the simulator's `sim 00:01:00`).
+ */
+export function readableTimes(text: string, label: (seconds: number) => string = utcTime): string {
+  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`);
 }
 
 /**
@@ -96,11 +104,13 @@ export class Daemon {
   private active: boolean;
   /** Whether this instance stood by since start (its state file may be stale then). */
   private wasStandby = false;
+  /** This run's motions and observe-mode decisions, for the closing line. */
+  private readonly runCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0 };
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
     this.policy = buildPolicy(this.config.policy);
-    this.store = new StateStore(this.config.statePath, () => this.now());
+    this.store = new StateStore(options.host.statePath ?? this.config.statePath, () => this.now());
     this.state = initialState();
     // the lock guards acting on a real cluster; the simulator has one daemon by construction
     this.lock =
@@ -118,6 +128,17 @@ export class Daemon {
 
   private now(): number {
     return this.options.host.clock.now();
+  }
+
+  /** A time of the daemon's clock in a message: ISO 8601, or the host's own label (simulated time). */
+  private timeText(seconds: number): string {
+    return this.options.host.timeLabel?.(seconds) ?? new Date(seconds * 1000).toISOString();
+  }
+
+  /** A policy text with its epoch seconds as times: UTC, or the host's own label. */
+  private policyText(text: string): string {
+    const label = this.options.host.timeLabel;
+    return label ? readableTimes(text, label) : readableTimes(text);
   }
 
   /** The state as it stands (tests, status). */
@@ -213,7 +234,7 @@ export class Daemon {
       const m = this.state.motion;
       this.log.info(
         'state',
-        `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${new Date(m.issuedAt * 1000).toISOString()}, ${m.phase})` : ''}`,
+        `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${this.timeText(m.issuedAt)}, ${m.phase})` : ''}`,
         { trigger: event },
       );
     }
@@ -245,7 +266,9 @@ export class Daemon {
           break;
         }
         if (this.options.host.finished?.()) {
-          this.log.info('stop', 'the environment has ended');
+          const end = this.options.host.endStatus?.() ?? { ok: true, message: 'the environment has ended' };
+          this.log.log(end.ok ? 'info' : 'error', 'stop', end.message);
+          if (!end.ok) code = 1;
           break;
         }
         if (this.stopping) break;
@@ -324,7 +347,8 @@ export class Daemon {
     }
     await this.server.close();
     await this.options.host.port.close?.();
-    this.log.info('stop', `stopped after ${this.roundNo} rounds`);
+    await this.options.host.close?.();
+    this.log.info('stop', `stopped after ${this.roundNo} ${this.roundNo === 1 ? 'round' : 'rounds'}${this.runSummary()}`);
   }
 
   /** One round; never throws (a failure is the round's line). */
@@ -472,7 +496,7 @@ export class Daemon {
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
   private logNotices(notices: readonly Notice[]): void {
     for (const n of notices) {
-      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${readableTimes(n.message)}`, { stage: n.stage, code: n.code });
+      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${this.policyText(n.message)}`, { stage: n.stage, code: n.code });
     }
   }
 
@@ -564,7 +588,7 @@ export class Daemon {
         return `below margin: ${decision.reason}`;
       }
       default:
-        return `${decision.stage}: ${readableTimes(decision.reason)}`;
+        return `${decision.stage}: ${this.policyText(decision.reason)}`;
     }
   }
 
@@ -576,6 +600,8 @@ export class Daemon {
   ): Pick<DaemonState, 'outcomes' | 'unreported'> {
     const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.now() };
     (result === 'succeeded' ? this.metrics.motionsSucceeded : this.metrics.motionsFailed).inc({ via: motion.via });
+    if (result === 'succeeded') this.runCounts.succeeded++;
+    else this.runCounts.failed++;
     return {
       outcomes: [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES),
       unreported: [
@@ -625,7 +651,10 @@ export class Daemon {
       target: m.target,
       via,
     };
-    if (this.config.mode === 'observe') return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
+    if (this.config.mode === 'observe') {
+      this.runCounts.wouldMove++;
+      return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
+    }
     if (via === 'ha' && snapshot.crs.autoRebalance) {
       return { outcome: 'skip', reason: 'cluster-auto-rebalance', message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`, fields };
     }
@@ -636,7 +665,7 @@ export class Daemon {
       return {
         outcome: 'skip',
         reason: 'motion-limit',
-        message: `limit reached: ${recent.length} motions in the last hour (max ${this.config.limits.maxMotionsPerHour}) until ${new Date(next * 1000).toISOString()}; not issuing ${what}`,
+        message: `limit reached: ${recent.length} motions in the last hour (max ${this.config.limits.maxMotionsPerHour}) until ${this.timeText(next)}; not issuing ${what}`,
         fields,
       };
     }
@@ -680,6 +709,7 @@ export class Daemon {
     };
     this.update({ motion: record, motionsIssuedAt: [...recent, now] });
     this.metrics.motionsIssued.inc({ via });
+    this.runCounts.requested++;
     let reply;
     try {
       reply = via === 'ha' ? await port.requestMotion(request) : await port.requestGuestMigration(request);
@@ -702,6 +732,16 @@ export class Daemon {
     this.update({ motion: { ...record, phase: 'queued', task: reply.task } });
     const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
     return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };
+  }
+
+  /** `; motions this run: 3 requested, 2 succeeded, 1 failed` (or what observe mode would have done). */
+  private runSummary(): string {
+    const c = this.runCounts;
+    if (this.config.mode === 'observe' && c.requested === 0) {
+      return c.wouldMove > 0 ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion` : '; observe mode: nothing moved';
+    }
+    const inFlight = this.state.motion ? `, 1 still in flight (${describeMotion(this.state.motion)})` : '';
+    return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${inFlight}`;
   }
 
   /** The JSON of `/status`. */

@@ -70,6 +70,9 @@ describe('command line', () => {
     [['--mode', 'fast'], EXIT_USAGE, /^poise-manager: '--mode' takes observe or act, got 'fast'/],
     [['--config'], EXIT_USAGE, /^poise-manager: '--config' needs a value/],
     [['--sim', '--once'], EXIT_USAGE, /'--sim' and '--once' do not go together/],
+    [['--sim', '--speed', 'fast'], EXIT_USAGE, /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/],
+    [['--sim', '--speed', '-1'], EXIT_USAGE, /'--speed' takes a number ≥ 0 .*got '-1'/],
+    [['--speed', '10'], EXIT_USAGE, /'--speed' goes with '--sim'/],
     [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
   ])('%j exits %i', async (argv, code, text) => {
     const c = captureIo();
@@ -135,12 +138,14 @@ describe('command line', () => {
     expect(c.logs.join('\n')).not.toContain(SECRET);
   });
 
-  it("--sim reads the case and stops at the adapter seam with a clear 'not available yet' (exit 1)", async () => {
+  it('--sim runs the bundled scenario to its end (exit 0); a directory that is no case is a config error (exit 78)', async () => {
     const c = captureIo();
-    expect(await main(['--sim'], c.io)).toBe(EXIT_FAILURE);
-    expect(JSON.parse(c.logs.at(-1)!).msg).toMatch(
-      /^cannot start: env 'sim' is not available yet: driving the simulator round by round needs the Simulation API of @poise\/sim .*\(case '.*three-nodes-unbalanced' was read: 3 nodes, 6 services\)$/,
-    );
+    expect(await main(['--sim'], c.io)).toBe(EXIT_OK);
+    const records = c.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.filter((r) => r.event === 'stop').map((r) => r.msg)).toEqual([
+      'the scenario ended at 720 s of simulated time',
+      'stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed',
+    ]);
     const bad = captureIo();
     expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
     expect(bad.err.join('\n')).toMatch(/sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/);
@@ -272,7 +277,7 @@ describe('signals (child process)', () => {
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
     expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'round', 'lock', 'stop']);
-    expect(events.at(-1)).toBe('stop: stopped after 1 rounds');
+    expect(events.at(-1)).toBe('stop: stopped after 1 round; observe mode: nothing moved');
   });
 
   it('SIGHUP reloads the config; a bad one is refused and the old one kept', async () => {

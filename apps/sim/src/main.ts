@@ -4,6 +4,7 @@ import { RunRecorder, SimError, Simulation, loadCase, parseCrsOverride, readInpu
 import { rulesCheckReport } from '@poise/rules';
 import { LAB_USAGE, LabUsageError, cmdCompare, cmdGenerate, cmdReport, type LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
+import { cmdServe, SERVE_USAGE } from './serve/cli-serve';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
 
@@ -31,6 +32,7 @@ const USAGE = `usage:
   poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
   poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
   poise-sim rules-check <dir-with-*.cfg>...
+${SERVE_USAGE}
 ${LAB_USAGE}`;
 
 class UsageError extends Error {
@@ -300,6 +302,7 @@ function labFailure(err: unknown, io: Io): number {
  */
 export function main(argv: string[], io: Io = defaultIo): number | Promise<number> {
   if (argv[0] !== undefined && Object.hasOwn(LAB_COMMANDS, argv[0])) return runLab(argv, io);
+  if (argv[0] === 'serve') return cmdServe(argv.slice(1), io);
   try {
     const args = parseArgs(argv);
     switch (args.command) {
