@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { compareNames } from '@poise/usage';
-import type { Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
+import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
 import type { Host } from './adapters';
 import type { ManagerConfig } from './config/load';
 import { errorMessage } from './errors';
@@ -8,7 +8,7 @@ import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs }
 import { type LogFields, type Logger, type LogLevel, resolveLogFormat } from './log';
 import { Metrics, MetricsServer } from './metrics';
 import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
-import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState } from './policy';
+import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState, REASON_FORMAT } from './policy';
 import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError, type SnapshotProblem } from './port';
 import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
 
@@ -54,9 +54,9 @@ export interface DaemonOptions {
   readonly onListening?: (address: { host: string; port: number }) => void;
 }
 
-/** Fraction → `12.3%`. */
+/** An imbalance (a fraction) → `12.3%`, as the policy's reasons print it. */
 export function percent(fraction: number): string {
-  return `${(fraction * 100).toFixed(1)}%`;
+  return REASON_FORMAT.value('imbalance', fraction);
 }
 
 function describeMotion(m: { kind: string; sid: string; source: string; target: string; resources?: readonly string[] }): string {
@@ -477,7 +477,22 @@ export class Daemon {
       memhost: this.policy.memhost,
       onScoreError: (err) => this.log.warn('round', `unable to score the balancing migrations: ${errorMessage(err)}`),
     });
-    const scoringCtx = { ...ctx, score: (...args: Parameters<typeof ctx.score>) => (lastScored = ctx.score(...args)) };
+    // what the stages judged, for the round line: the scored moves and, when smoothing adjusted
+    // the node stats, the adjusted imbalance (the threshold and the margin judge that one)
+    let smoothed: number | undefined;
+    const adjust = ctx.adjust;
+    const scoringCtx: BalanceContext = {
+      ...ctx,
+      score: (...args) => (lastScored = ctx.score(...args)),
+      ...(adjust
+        ? {
+            adjust: (nodes) => {
+              const view = adjust(nodes);
+              return { imbalance: () => (smoothed = view.imbalance()), score: (...args) => (lastScored = view.score(...args)) };
+            },
+          }
+        : {}),
+    };
     const { decision, state: pipelineState } = this.policy.pipeline.run(scoringCtx, this.state.pipeline);
     // the pipeline state that saw the outcomes and the end of their being unreported: one write
     this.update({ pipeline: pipelineState, unreported: [] });
@@ -486,7 +501,7 @@ export class Daemon {
       return {
         outcome: 'skip',
         reason: decision.code,
-        message: this.explain(decision, imbalance, pipelineState, lastScored, snapshot),
+        message: this.explain(decision, { value: smoothed ?? imbalance, smoothed: smoothed !== undefined }, pipelineState, lastScored, snapshot),
         fields: { ...fields, stage: decision.stage, code: decision.code, key: decision.key },
       };
     }
@@ -556,12 +571,15 @@ export class Daemon {
    */
   private explain(
     decision: Extract<Decision, { action: 'none' }>,
-    imbalance: number,
+    judged: { readonly value: number; readonly smoothed: boolean },
     pipelineState: Readonly<Record<string, unknown>>,
     scored: readonly ScoredMigration[],
     snapshot: ClusterSnapshot,
   ): string {
     const threshold = this.policy.thresholdFraction;
+    const imbalance = judged.value;
+    // the imbalance the threshold judged, with digits enough to tell it from the threshold
+    const judgedText = `${judged.smoothed ? 'smoothed imbalance' : 'imbalance'} ${REASON_FORMAT.value('imbalance', imbalance, threshold)}`;
     switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.state.motion;
@@ -570,20 +588,25 @@ export class Daemon {
         return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
       }
       case 'below-threshold':
-        return `below threshold: imbalance ${percent(imbalance)} ≤ ${percent(threshold)}`;
+        return `below threshold: ${judgedText} ≤ ${REASON_FORMAT.bound('imbalance', threshold)}`;
       case 'holding': {
         const held = (pipelineState['threshold-hold'] as { sustainedRounds?: number } | undefined)?.sustainedRounds;
-        return `hold round ${held ?? '?'}/${this.policy.holdRounds}: imbalance ${percent(imbalance)} > ${percent(threshold)}`;
+        return `hold round ${held ?? '?'}/${this.policy.holdRounds}: ${judgedText} > ${REASON_FORMAT.bound('imbalance', threshold)}`;
       }
       case 'no-candidates':
-        return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (imbalance ${percent(imbalance)})`;
+        return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (${judgedText})`;
       case 'nothing-scored':
-        return `no scored migration (imbalance ${percent(imbalance)})`;
+        return `no scored migration (${judgedText})`;
       case 'below-margin': {
         const best = scored[0];
         if (best) {
-          const gain = (imbalance - best.imbalance) / imbalance;
-          return `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the imbalance from ${percent(imbalance)} to ${percent(best.imbalance)}, ${percent(gain)} better, margin ${this.config.policy.reference.marginPercent}%`;
+          const margin = this.config.policy.reference.marginPercent / 100;
+          const relative = REASON_FORMAT.value('relative-improvement', (imbalance - best.imbalance) / imbalance, margin);
+          const what = judged.smoothed ? 'smoothed imbalance' : 'imbalance';
+          return (
+            `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the ${what} from ${percent(imbalance)} ` +
+            `to ${percent(best.imbalance)}, relative improvement ${relative} below margin ${REASON_FORMAT.bound('relative-improvement', margin)}`
+          );
         }
         return `below margin: ${decision.reason}`;
       }

@@ -1,4 +1,4 @@
-import type { GuestConfig, MigrationCandidate, BalanceCandidate, BalanceContext, Decision, ScoredMigration } from '@poise/policy';
+import { percentReasonFormat, type GuestConfig, type MigrationCandidate, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
 import type { Manager } from './manager';
 import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
 import { CrsUsage } from './usage-model';
@@ -50,6 +50,14 @@ function migrationCandidates(manager: Manager): Array<MigrationCandidate & { sou
 export function formatImbalance(value: number, profile: string): string {
   return profile === 'pve-5.2.0' ? formatFixed(value, 2) : `${formatFixed(value * 100, 1)}%`;
 }
+
+/**
+ * How the balancer's reasons and notices print imbalances under `pve-9.2`, whose keys are in
+ * percent: `imbalance 27.4% at or below threshold 30.0%`, `relative improvement -1.2% below
+ * margin 10.0%`, `improvement 18.4 pp`, rounded like the move lines ({@link formatImbalance}).
+ * `pve-5.2.0` keeps the policy's default (fractions), and logs none of these lines anyway.
+ */
+export const PERCENT_REASONS = percentReasonFormat(formatFixed);
 
 /**
  * Auto-rebalance (spec §3.7): runs the balancer pipeline configured from the `crs` settings
@@ -121,6 +129,7 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
+    ...(percent ? { format: PERCENT_REASONS } : {}),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);
   host.state = next;
