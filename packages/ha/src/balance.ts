@@ -1,10 +1,9 @@
-import { percentReasonFormat, type GuestConfig, type MigrationCandidate, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
+import { percentReasonFormat, type GuestConfig, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
 import type { Manager } from './manager';
-import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
+import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';
-import { byteCompare } from './tools';
 import { BalancerHost, describeCandidate, variantContext } from './balance-host';
 import { VARIANT_OFF } from './crs';
 
@@ -21,29 +20,26 @@ function motionInFlight(manager: Manager): boolean {
 }
 
 /**
- * Movable bundles (started, co-located, positively affine services with no member moving),
- * each with the leader's highest-priority allowed nodes minus nodes of its negative partners
- * and minus its own node.
+ * The balancer's candidates: `@poise/rules`' {@link getBalancingCandidates} (movable bundles:
+ * started, co-located, positively affine services with no member moving; as targets the
+ * leader's highest-priority allowed nodes minus nodes of its negative partners and minus its
+ * own node), on the nodes of the usage, the same query poise-manager asks. Each with its source,
+ * the node the bundle runs on.
  */
-function migrationCandidates(manager: Manager): Array<MigrationCandidate & { source: string }> {
-  const view = manager.rules.view;
+function migrationCandidates(manager: Manager): Array<BalancingCandidate & { source: string }> {
   const ss = manager.ss;
-  const online = manager.usage.listNodes();
-  const bundles = getActiveStationaryResourceBundles(
-    view.compiled,
-    ss as Parameters<typeof getActiveStationaryResourceBundles>[1],
-  );
-  const candidates: Array<MigrationCandidate & { source: string }> = [];
-  for (const leader of [...bundles.keys()].sort(byteCompare)) {
-    const sd = ss[leader]!;
-    const { pri } = view.nodeAffinity(leader, online);
-    const { separate } = view.resourceAffinity(leader, ss);
-    applyNegativeResourceAffinity(separate, pri);
-    pri.delete(sd.node);
-    if (pri.size === 0) continue;
-    candidates.push({ leader, resources: [...bundles.get(leader)!].sort(byteCompare), targets: [...pri].sort(byteCompare), source: sd.node });
-  }
-  return candidates;
+  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({ ...c, source: ss[c.leader]!.node }));
+}
+
+/**
+ * The `pve-9.2` rule the rules query knows nothing of, since it is about the usage: a bundle
+ * with a member the usage left out (no or invalid stats) cannot be scored, so it is not a
+ * candidate, and the other bundles still are (the reference offers it, and then every round's
+ * scoring fails: `pve-5.2.0` keeps that). Each remaining candidate carries the memory its move
+ * copies (see {@link describeCandidate}).
+ */
+export function scorableCandidates(candidates: ReadonlyArray<BalancingCandidate & { source: string }>, usage: CrsUsage): BalanceCandidate[] {
+  return candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))).map((c) => describeCandidate(c, c.source, usage));
 }
 
 /** Formats an imbalance for the log: `%.2f` (pve-5.2.0) or percent with one decimal (pve-9.2). */
@@ -123,9 +119,7 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
     imbalance: () => (imbalance ??= crsUsage ? crsUsage.calculateNodeImbalance() : 0),
     candidates: () => {
       const all = migrationCandidates(manager);
-      if (!percent || !crsUsage) return all;
-      const scorable = all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
-      return scorable.map((c): BalanceCandidate => describeCandidate(c, c.source, crsUsage));
+      return percent && crsUsage ? scorableCandidates(all, crsUsage) : all;
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
