@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { simTimeLabel } from './adapters';
 import { SimulationClock, type SteppedSimulation } from './clock';
 import { EXIT_FAILURE, EXIT_OK, type Io, main } from './main';
-import { judgeMotion, SIM_EPOCH_SECONDS, simCaseFacts, simCrs, simSnapshot } from './sim-port';
-import { loadCase } from '@poise/sim';
+import { judgeMotion, SIM_EPOCH_SECONDS, SimPort, simCaseFacts, simCrs, simSnapshot } from './sim-port';
+import { loadCase, Simulation } from '@poise/sim';
 
 const GIB = 1024 ** 3;
 
@@ -272,7 +272,7 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     expect(pick(simSnapshot(view(extra), facts, { time: 0 }))).toEqual(expected);
   });
 
-  it('reads the fields a richer simulator adds when they are there: node PSI, guest memhost, a service lock, the auto-rebalance opt-out', () => {
+  it('reads the simulator’s typed additions: node PSI, guest memhost, a service lock', () => {
     const v = view({
       nodeStats: new Map([
         ['node1', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0.4 }],
@@ -280,7 +280,7 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
         ['node3', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB }],
       ]) as ClusterView['nodeStats'],
       services: new Map([
-        ['vm:101', service('node1', { dynamicStats: { cpu: 2, mem: 4 * GIB, memhost: 5 * GIB } as ServiceView['dynamicStats'], lock: 'backup', 'auto-rebalance': 0 })],
+        ['vm:101', service('node1', { dynamicStats: { cpu: 2, mem: 4 * GIB, memhost: 5 * GIB }, lock: 'backup' })],
       ]),
     });
     const s = simSnapshot(v, facts, { time: 0 });
@@ -289,7 +289,36 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
       { cpuSome: undefined, memSome: undefined },
       { cpuSome: undefined, memSome: undefined },
     ]);
-    expect(s.guests[0]).toMatchObject({ lock: 'backup', stats: { memhost: 5 * GIB }, ha: { autoRebalance: false } });
+    expect(s.guests[0]).toMatchObject({ lock: 'backup', stats: { memhost: 5 * GIB }, ha: { autoRebalance: true } });
+  });
+
+  it('a case’s node pressure and a guest lock reach the daemon’s snapshot through the port (a real simulation)', async () => {
+    // the second command list (at 120 s) puts 12 % cpu pressure on node1 and locks vm:101
+    const input = loadCase(
+      caseDir({
+        service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' } },
+        cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['node node1 set-dynamic-stats pressurecpusome 12 pressurememorysome 0.5', 'service vm:101 lock backup']],
+      }),
+    );
+    const sim = new Simulation(input, { profile: 'pve-9.2' });
+    const port = new SimPort(sim, simCaseFacts(input), { pickupTimeoutSeconds: 60, description: 'test' });
+    const before = await port.readSnapshot();
+    expect(before.nodes.map((n) => n.pressure)).toEqual([
+      { cpuSome: undefined, memSome: undefined },
+      { cpuSome: undefined, memSome: undefined },
+      { cpuSome: undefined, memSome: undefined },
+    ]);
+    while (sim.time < 120) sim.step();
+    const after = await port.readSnapshot();
+    expect(after.nodes.map((n) => [n.name, n.pressure])).toEqual([
+      ['node1', { cpuSome: 12, memSome: 0.5 }],
+      ['node2', { cpuSome: undefined, memSome: undefined }],
+      ['node3', { cpuSome: undefined, memSome: undefined }],
+    ]);
+    expect(after.guests.map((g) => [g.sid, g.lock])).toEqual([
+      ['vm:101', 'backup'],
+      ['vm:102', undefined],
+    ]);
   });
 
   it('leaves out, and names, a node or guest whose numbers are not finite (no NaN reaches the policy)', () => {

@@ -11,7 +11,7 @@ import {
   type CompiledRules,
   type ServiceStatus as RulesServiceStatus,
 } from '@poise/rules';
-import type { CaseInput, ClusterView, ServiceView, Simulation } from '@poise/sim';
+import type { CaseInput, ClusterView, Simulation } from '@poise/sim';
 import { compareNames } from '@poise/usage';
 import { followHaMotion } from './motion';
 import {
@@ -39,25 +39,13 @@ import {
  * the daemon's motion requests to the simulated CRM's command queue (what `ha-manager migrate`
  * and the API's HA migrate endpoint do on a real cluster).
  *
- * Fields the simulator may add to its view (node pressure, guest `memhost`, a service `lock`;
- * see {@link ViewExtras}) are read when present, so wiring a richer simulator changes nothing
- * here but the interface that names them.
+ * The view's typed fields carry the simulator's additions: node PSI (`pressurecpusome`,
+ * `pressurememorysome` of the node measurement, from `node <n> set-dynamic-stats`), a guest's
+ * `memhost` (its measured stats), a service `lock`, the case's `guest_config`.
  */
 
 /** 2026-01-01T00:00:00Z: simulated time 0 on the daemon's clock (epoch seconds), so logs are reproducible. */
 export const SIM_EPOCH_SECONDS = 1_767_225_600;
-
-/**
- * Optional fields of the simulator's view that this mapping reads when they are there (the
- * simulator's node base load, PSI, `memhost` and lock support): node measurements may carry
- * `pressurecpusome`/`pressurememorysome` (percent, as the `node <n> set-dynamic-stats` command
- * names them), a service's measured stats `memhost` (bytes), a service its config `lock`.
- */
-export interface ViewExtras {
-  readonly nodeStats: { readonly pressurecpusome?: unknown; readonly pressurememorysome?: unknown };
-  readonly dynamicStats: { readonly memhost?: unknown };
-  readonly service: { readonly lock?: unknown; readonly 'auto-rebalance'?: unknown };
-}
 
 /** What of a case the view does not show, read once from the case (it does not change during a run). */
 export interface SimCaseFacts {
@@ -71,9 +59,6 @@ export interface SimCaseFacts {
   /** Lines about the case worth saying once (rules that failed to parse). */
   readonly notes: readonly string[];
 }
-
-/** A node's measurement in the view. */
-type NodeStatsView = ClusterView['nodeStats'] extends ReadonlyMap<string, infer S> ? S : never;
 
 const HA_STATES: ReadonlySet<string> = new Set([
   'stopped',
@@ -156,7 +141,7 @@ export function simCaseFacts(input: CaseInput): SimCaseFacts {
   const compiled = compileRules(transformed, nodes);
 
   const guestConfigs = new Map<string, Record<string, string>>();
-  const given = (input as CaseInput & { guestConfig?: Record<string, Record<string, unknown>> }).guestConfig;
+  const given = input.guestConfig;
   if (given) {
     for (const sid of Object.keys(given).sort(compareNames)) {
       const entries = Object.create(null) as Record<string, string>;
@@ -198,7 +183,7 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
   const nodes: NodeSnapshot[] = [];
   for (const name of [...view.nodes.keys()].sort(compareNames)) {
     const nv = view.nodes.get(name)!;
-    const stats = view.nodeStats.get(name) as (NodeStatsView & ViewExtras['nodeStats']) | undefined;
+    const stats = view.nodeStats.get(name);
     const haNode = Object.hasOwn(nodeStatus, name) ? nodeStatus[name] : undefined;
     const maintenance = haNode === 'maintenance' || (Object.hasOwn(nodeRequest, name) && nodeRequest[name]!.maintenance === 1) || view.lrmModes.get(name) === 'maintenance';
     let online = nv.online && (haKnown ? haNode === 'online' : true);
@@ -225,11 +210,11 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
 
   const guests: GuestSnapshot[] = [];
   for (const sid of [...view.services.keys()].sort(compareNames)) {
-    const sv = view.services.get(sid)! as ServiceView & ViewExtras['service'];
+    const sv = view.services.get(sid)!;
     const svc = Object.hasOwn(services, sid) ? services[sid] : undefined;
     const maxcpu = measure(sv.staticStats?.maxcpu);
     const maxmem = measure(sv.staticStats?.maxmem);
-    const dyn = sv.dynamicStats as (typeof sv.dynamicStats & ViewExtras['dynamicStats']) | undefined;
+    const dyn = sv.dynamicStats;
     let cpu = 0;
     let mem = 0;
     let memhost: number | undefined;
@@ -262,7 +247,8 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
         state,
         target: typeof svc?.target === 'string' ? svc.target : undefined,
         requestState: sv.state,
-        autoRebalance: sv['auto-rebalance'] === undefined ? true : flag(sv['auto-rebalance']),
+        // the case format has no per-resource opt-out of the balancer
+        autoRebalance: true,
         uid: typeof svc?.uid === 'string' ? svc.uid : undefined,
       },
       stats: { cpu, maxcpu, mem, maxmem, memhost },

@@ -68,6 +68,11 @@ export interface ServiceView {
   staticStats: Snapshot<StaticServiceStats> | undefined;
   /** Measured usage (cores, bytes) as given, if any; values are not validated. */
   dynamicStats: Snapshot<DynamicServiceStats> | undefined;
+  /**
+   * The config's `lock` (`service_config` `lock`, or `service <sid> lock [<name>]`: `backup`,
+   * `migrate`, ...); undefined when the guest is not locked.
+   */
+  lock?: string | undefined;
 }
 
 /**
@@ -287,6 +292,7 @@ export class Simulation {
         running: hw.isRunning(cd.node, sid),
         staticStats: Object.hasOwn(staticStats, sid) ? staticStats[sid] : undefined,
         dynamicStats: Object.hasOwn(dynamicStats, sid) ? dynamicStats[sid] : undefined,
+        lock: hw.serviceLock(sid),
       }));
     }
     const lrmModes = new Map<string, string>();

@@ -199,6 +199,25 @@ describe('motions', () => {
   });
 });
 
+describe('the simulator’s additions on the wire', () => {
+  it('node pressure set in the case is served in the RRD rows; a locked guest is served with its lock', async () => {
+    // the second command list (at 120 s) puts 12 % cpu pressure on node1 and locks vm:101
+    const dir = caseDir({
+      service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' } },
+      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['node node1 set-dynamic-stats pressurecpusome 12', 'service vm:101 lock backup'], ['delay 3000']],
+    });
+    const { s, client, steps } = await serve(dir);
+    steps(8); // past 120 s
+    const rows = await client.nodeRrd('node1', { timeframe: 'hour', cf: 'AVERAGE' });
+    expect(rows.at(-2)!.pressure.cpuSome).toBe(12);
+    const other = (await raw(s, '/nodes/node2/rrddata?timeframe=hour', { token: TOKEN })).body.data as Record<string, unknown>[];
+    expect(other.at(-2)).not.toHaveProperty('pressurecpusome');
+    const resources = (await raw(s, '/cluster/resources', { token: TOKEN })).body.data as Record<string, unknown>[];
+    expect(resources.find((r) => r.id === 'qemu/101')).toMatchObject({ lock: 'backup' });
+    expect(resources.find((r) => r.id === 'qemu/102')).not.toHaveProperty('lock');
+  });
+});
+
 describe('older clusters', () => {
   it('--pve-version 8.x: no rules (501 → groups), groups served and named by the resources, no memhost, HA migrate answers null', async () => {
     const dir = caseDir({

@@ -4,9 +4,9 @@
  * datacenter `crs`, node versions, guest configurations) to `@poise/pve-api/testing`'s
  * `ServedCluster`, which `clusterReadRoutes` writes with the real API's shapes and quirks.
  *
- * Fields a richer simulator adds to its view (node PSI `pressurecpusome`/`pressurememorysome`
- * in the node measurement, a service's `memhost` in its measured stats, a service `lock` or
- * `auto-rebalance`, the case's `guest_config`) are read when present ({@link ViewExtras}).
+ * The view's typed fields carry the simulator's additions: node PSI (`pressurecpusome`,
+ * `pressurememorysome` of the node measurement, from `node <n> set-dynamic-stats`), a guest's
+ * `memhost` (its measured stats), a service `lock`, the case's `guest_config`.
  */
 import type { ServedCluster, ServedGuest, ServedNode, ServedRule } from '@poise/pve-api/testing';
 import {
@@ -25,18 +25,11 @@ import {
   type CompiledRules,
   type ServiceStatus as RulesServiceStatus,
 } from '@poise/rules';
-import type { CaseInput, ClusterView, ServiceView } from '@poise/sim';
+import type { CaseInput, ClusterView } from '@poise/sim';
 
 /** The simulator's default maxima of a service without static stats (cores, bytes), as its loader uses them. */
 export const DEFAULT_GUEST_MAXCPU = 4;
 export const DEFAULT_GUEST_MAXMEM = 4 * 1024 ** 3;
-
-/** Optional fields of the simulator's view read when they are there (see the module comment). */
-export interface ViewExtras {
-  readonly nodeStats: { readonly pressurecpusome?: unknown; readonly pressurememorysome?: unknown };
-  readonly dynamicStats: { readonly memhost?: unknown };
-  readonly service: { readonly lock?: unknown; readonly 'auto-rebalance'?: unknown };
-}
 
 /** What of a case the view does not show, read once. */
 export interface ServedCaseFacts {
@@ -65,10 +58,6 @@ function finite(value: unknown): number | undefined {
 function percent(value: unknown): number | undefined {
   const n = finite(value);
   return n !== undefined && n <= 100 ? n : undefined;
-}
-
-function flag(value: unknown): boolean {
-  return value === 1 || value === '1' || value === true || value === 'true';
 }
 
 /** Reads the case once: rules and groups (as the API of `version` shows them), `crs`, node versions, guest configs. */
@@ -131,7 +120,7 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
     }),
   );
   const guestConfigs = new Map<string, Record<string, string | number>>();
-  const given = (input as CaseInput & { guestConfig?: Record<string, Record<string, unknown>> }).guestConfig;
+  const given = input.guestConfig;
   if (given) {
     for (const sid of Object.keys(given)) {
       const entries: Record<string, string | number> = {};
@@ -141,8 +130,6 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
   }
   return { version, rules, groups, groupOf: pve9 ? new Map() : groupOf, compiled, crs, pve8Nodes, guestConfigs, notes };
 }
-
-type NodeStatsView = ClusterView['nodeStats'] extends ReadonlyMap<string, infer S> ? S : never;
 
 /**
  * The cluster now as the API shows it. `time` is the wall clock (epoch seconds: timestamps and
@@ -159,7 +146,7 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
   const ss = ms.service_status ?? {};
   const nodes: ServedNode[] = [...view.nodes.keys()].sort(byteCompare).map((name) => {
     const nv = view.nodes.get(name)!;
-    const st = view.nodeStats.get(name) as (NodeStatsView & ViewExtras['nodeStats']) | undefined;
+    const st = view.nodeStats.get(name);
     const haState = Object.hasOwn(nodeStatus, name) ? nodeStatus[name]! : nv.online ? 'online' : 'unknown';
     return {
       name,
@@ -178,9 +165,9 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
   const guests: ServedGuest[] = [];
   const resources: ServedCluster['ha']['resources'][number][] = [];
   for (const sid of [...view.services.keys()].sort(byteCompare)) {
-    const sv = view.services.get(sid)! as ServiceView & ViewExtras['service'];
+    const sv = view.services.get(sid)!;
     const svc = Object.hasOwn(ss, sid) ? ss[sid] : undefined;
-    const dyn = sv.dynamicStats as (ServiceView['dynamicStats'] & ViewExtras['dynamicStats']) | undefined;
+    const dyn = sv.dynamicStats;
     const config = facts.guestConfigs.get(sid);
     guests.push({
       sid,
@@ -199,7 +186,6 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
     resources.push({
       sid,
       state: sv.state,
-      ...(sv['auto-rebalance'] !== undefined ? { autoRebalance: flag(sv['auto-rebalance']) } : {}),
       ...(facts.groupOf.has(sid) ? { group: facts.groupOf.get(sid) } : {}),
     });
   }
