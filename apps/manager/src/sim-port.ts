@@ -121,7 +121,7 @@ export function simCaseFacts(input: CaseInput): SimCaseFacts {
   const groups = parseGroupsConfig(input.groups, 'groups');
   for (const w of [...parsed.warnings, ...groups.warnings]) notes.push(`case: ${w.message}`);
   const config = parsed.config;
-  migrateGroupsToRules(config, groups.config, input.serviceConfig as Parameters<typeof migrateGroupsToRules>[2]);
+  migrateGroupsToRules(config, groups.config, input.serviceConfig);
   const rules: HaRule[] = [];
   for (const [id, rule] of enabledRules(config)) {
     const resources = Object.keys(rule.resources).sort(compareNames);

@@ -71,10 +71,10 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
   const config = parsedRules.config;
   const groupOf = new Map<string, string>();
   for (const sid of Object.keys(input.serviceConfig).sort(byteCompare)) {
-    const group = serviceGroup(input.serviceConfig[sid] as Parameters<typeof serviceGroup>[0]);
+    const group = serviceGroup(input.serviceConfig[sid]);
     if (group !== undefined) groupOf.set(sid, group);
   }
-  if (pve9) migrateGroupsToRules(config, parsedGroups.config, input.serviceConfig as Parameters<typeof migrateGroupsToRules>[2]);
+  if (pve9) migrateGroupsToRules(config, parsedGroups.config, input.serviceConfig);
   const errors = new Map<string, string[]>();
   for (const c of findRuleConflicts(config, nodes)) errors.set(c.ruleId, [...(errors.get(c.ruleId) ?? []), c.reason]);
   const rules: ServedRule[] = [];
