@@ -42,7 +42,8 @@ options:
   -h, --help           this text
 
 signals: SIGTERM/SIGINT finish the current round and exit 0; SIGHUP reloads the config
-(a bad file keeps the running config).
+(a bad file keeps the running config). A closed output (\`| head\`) ends it like SIGTERM,
+quietly, with status 0.
 exit codes: 0 ok, 1 failure, 2 usage error, 78 bad config or token.`;
 
 /** Where the CLI writes and what it runs with; tests replace any of it. */
@@ -55,6 +56,12 @@ export interface Io {
   readonly env: NodeJS.ProcessEnv;
   /** Signal registration (`process` by default). */
   onSignal(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): () => void;
+  /**
+   * Calls `handler` when stdout (or stderr) is closed by its reader (`| head`); returns the
+   * function that removes it. The command line's entry wires it (`cli.ts`); without it a closed
+   * output is not noticed.
+   */
+  onOutputClosed?(handler: () => void): () => void;
 }
 
 export const processIo: Io = {
@@ -257,6 +264,8 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     io.onSignal('SIGTERM', () => daemon.stop('SIGTERM')),
     io.onSignal('SIGINT', () => daemon.stop('SIGINT')),
     io.onSignal('SIGHUP', () => daemon.requestReload()),
+    // nobody reads the log any more: stop as on SIGTERM (status 0)
+    ...(io.onOutputClosed ? [io.onOutputClosed(() => daemon.stop('output closed'))] : []),
   ];
   try {
     return await daemon.run();

@@ -83,6 +83,21 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     expect(c.logs.at(-1)).toBe('sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed');
   });
 
+  it('a closed output stops the daemon as SIGTERM does: the round finishes, status 0', async () => {
+    const c = captureIo();
+    let closed: (() => void) | undefined;
+    // the reader goes away while the 5th round line is written
+    const logLine = (line: string) => {
+      c.io.logLine(line);
+      if (c.records().filter((r) => r.event === 'round').length === 5) closed?.();
+    };
+    const io = { ...c.io, logLine, onOutputClosed: (handler: () => void) => ((closed = handler), () => (closed = undefined)) };
+    expect(await main(['--sim'], io)).toBe(EXIT_OK);
+    expect(c.records().filter((r) => r.event === 'round')).toHaveLength(5);
+    expect(c.records().find((r) => r.event === 'stop')?.msg).toBe('output closed: exiting');
+    expect(closed).toBeUndefined(); // removed when the daemon stopped
+  });
+
   it('in observe mode nothing moves and every round says what it would do', async () => {
     const c = captureIo();
     expect(await main(['--sim', '--mode', 'observe'], c.io)).toBe(EXIT_OK);

@@ -50,7 +50,7 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h') throw new UsageError(USAGE);
+  if (!command) throw new UsageError(USAGE);
   const paths: string[] = [];
   let profile: Profile = 'pve-9.2';
   let out: string | undefined;
@@ -303,6 +303,10 @@ function labFailure(err: unknown, io: Io): number {
 export function main(argv: string[], io: Io = defaultIo): number | Promise<number> {
   if (argv[0] !== undefined && Object.hasOwn(LAB_COMMANDS, argv[0])) return runLab(argv, io);
   if (argv[0] === 'serve') return cmdServe(argv.slice(1), io);
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    io.out(USAGE);
+    return 0;
+  }
   try {
     const args = parseArgs(argv);
     switch (args.command) {
