@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +6,7 @@ import { loadToken } from './config/secret';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io, main } from './main';
 import { PortError } from './port';
+import { spawnScript } from './pve-test-support';
 
 const ROOT = resolve(__dirname, '../../..');
 const FIXTURE = join(__dirname, '__fixtures__', 'fake-daemon.ts');
@@ -221,33 +221,7 @@ describe('secrets', () => {
 
 /** A poise-manager process over a fake cluster file (see __fixtures__/fake-daemon.ts). */
 function spawnDaemon(clusterFile: string, args: string[], env: Record<string, string> = {}) {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', FIXTURE, clusterFile, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let stderr = '';
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const parts = buffer.split('\n');
-    buffer = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
-  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  async function waitFor(what: string, predicate: (r: Record<string, unknown>) => boolean, timeoutMs = 60_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const found = records().find(predicate);
-      if (found) return found;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  return { child, lines, records, waitFor, exited, stderr: () => stderr };
+  return spawnScript(FIXTURE, [clusterFile, ...args], env);
 }
 
 function clusterFile(dir: string, spec: FakeClusterSpec): string {
@@ -258,12 +232,9 @@ function clusterFile(dir: string, spec: FakeClusterSpec): string {
 
 describe('signals (child process)', () => {
   it('the CLI entry point runs', async () => {
-    const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise((r) => child.on('exit', r));
-    expect(code).toBe(0);
-    expect(out).toMatch(/^usage: poise-manager/);
+    const cli = spawnScript(CLI, ['--help']);
+    expect(await cli.exited).toBe(0);
+    expect(cli.lines.join('\n')).toMatch(/^usage: poise-manager/);
   });
 
   it('SIGTERM finishes the current round and exits 0', async () => {

@@ -9,7 +9,6 @@ import {
   parseRulesConfig,
   transformRules,
   type CompiledRules,
-  type ServiceStatus as RulesServiceStatus,
 } from '@poise/rules';
 import type { CaseInput, ClusterView, Simulation } from '@poise/sim';
 import { compareNames } from '@poise/usage';
@@ -273,17 +272,6 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
   };
 }
 
-/** The HA manager's service table of a view, as `@poise/rules` queries it. */
-function rulesServiceStatus(view: ClusterView): RulesServiceStatus {
-  const out = Object.create(null) as RulesServiceStatus;
-  const ss = view.managerStatus.service_status ?? {};
-  for (const sid of Object.keys(ss)) {
-    const e = ss[sid]!;
-    out[sid] = e.target === undefined ? { state: e.state, node: e.node } : { state: e.state, node: e.node, target: e.target };
-  }
-  return out;
-}
-
 /**
  * What the HA migrate endpoint answers for a motion (spec §4.1), judged on the simulated
  * cluster: refused for an unknown service or one in `error`; `blocking` names the
@@ -302,10 +290,9 @@ export function judgeMotion(
   if (Object.hasOwn(ss, request.sid) && ss[request.sid]!.state === 'error') {
     return { ok: false, reason: `service '${request.sid}' in error state, must be disabled and fixed first` };
   }
-  const status = rulesServiceStatus(view);
-  const conflict = findNegativeAffinityConflict(compiled, request.sid, request.target, status);
+  const conflict = findNegativeAffinityConflict(compiled, request.sid, request.target, ss);
   if (conflict !== undefined) return { ok: false, reason: `blocked by '${conflict}' (resource-affinity)`, blocking: conflict };
-  return { ok: true, comigrated: getPositivePartnersToMove(compiled, request.sid, request.target, status).sort(compareNames) };
+  return { ok: true, comigrated: getPositivePartnersToMove(compiled, request.sid, request.target, ss).sort(compareNames) };
 }
 
 /** Options of {@link SimPort}. */

@@ -4,7 +4,7 @@
 // over real HTTPS on 127.0.0.1. The serve command runs the simulation in accelerated real time;
 // the daemon's pauses between rounds are shortened to keep the test fast (its clock is the
 // wall clock; only `sleep` is shorter than `interval`).
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPveHost, type Host } from './adapters';
 import { systemClock } from './clock';
 import { EXIT_FAILURE, EXIT_OK, type Io, main } from './main';
+import { spawnScript } from './pve-test-support';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../../..');
@@ -52,27 +53,14 @@ function e2eCase(): string {
 
 /** `poise-sim serve` in a child process; resolves once it listens, with its URL and printed fingerprint. */
 async function startServe(dir: string, tokenFile: string) {
-  const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', SIM_CLI, 'serve', e2eCase(), '--port', '0', '--token-file', tokenFile, '--speed', String(SPEED)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, lines, stderr } = spawnScript(SIM_CLI, ['serve', e2eCase(), '--port', '0', '--token-file', tokenFile, '--speed', String(SPEED)]);
   children.push(child);
-  const lines: string[] = [];
-  let stderr = '';
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const parts = buffer.split('\n');
-    buffer = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const until = Date.now() + 60_000;
   for (;;) {
     const url = lines.map((l) => /API on (https:\/\/127\.0\.0\.1:\d+)\/api2\/json$/.exec(l)?.[1]).find((u) => u !== undefined);
     const fingerprint = lines.map((l) => /^fingerprint \(SHA-256\): ([0-9A-F:]+)$/.exec(l)?.[1]).find((f) => f !== undefined);
-    if (url && fingerprint) return { url, fingerprint, lines, stderr: () => stderr, dir };
-    if (child.exitCode !== null || Date.now() > until) throw new Error(`poise-sim serve did not start:\n${lines.join('\n')}\n${stderr}`);
+    if (url && fingerprint) return { url, fingerprint, lines, stderr, dir };
+    if (child.exitCode !== null || Date.now() > until) throw new Error(`poise-sim serve did not start:\n${lines.join('\n')}\n${stderr()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

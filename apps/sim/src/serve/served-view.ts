@@ -23,7 +23,6 @@ import {
   serviceGroup,
   transformRules,
   type CompiledRules,
-  type ServiceStatus as RulesServiceStatus,
 } from '@poise/rules';
 import type { CaseInput, ClusterView } from '@poise/sim';
 
@@ -213,17 +212,6 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
   };
 }
 
-/** The HA manager's service table of a view, as `@poise/rules` queries it. */
-function rulesStatus(view: ClusterView): RulesServiceStatus {
-  const out = Object.create(null) as RulesServiceStatus;
-  const ss = view.managerStatus.service_status ?? {};
-  for (const sid of Object.keys(ss)) {
-    const e = ss[sid]!;
-    out[sid] = e.target === undefined ? { state: e.state, node: e.node } : { state: e.state, node: e.node, target: e.target };
-  }
-  return out;
-}
-
 /** What the HA migrate/relocate endpoint does with a request (see {@link judgeHaMotion}). */
 export type HaMotionVerdict =
   | { readonly kind: 'unknown'; readonly message: string }
@@ -247,10 +235,9 @@ export function judgeHaMotion(
   if (!view.services.has(sid)) return { kind: 'unknown', message: `service '${sid}' is not configured in HA` };
   const ss = view.managerStatus.service_status ?? {};
   if (Object.hasOwn(ss, sid) && ss[sid]!.state === 'error') return { kind: 'error', message: `service '${sid}' in error state, must be disabled and fixed first` };
-  const status = rulesStatus(view);
-  const conflict = findNegativeAffinityConflict(compiled, sid, target, status);
+  const conflict = findNegativeAffinityConflict(compiled, sid, target, ss);
   if (conflict !== undefined) return { kind: 'blocked', blocking: [conflict] };
-  return { kind: 'queue', comigrated: getPositivePartnersToMove(compiled, sid, target, status).sort(byteCompare) };
+  return { kind: 'queue', comigrated: getPositivePartnersToMove(compiled, sid, target, ss).sort(byteCompare) };
 }
 
 /** `vm:101`, or a bare `101` resolved to the configured `vm:` or `ct:` service (the API accepts both). */
