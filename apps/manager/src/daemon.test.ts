@@ -307,7 +307,7 @@ describe('act mode', () => {
     const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-min-improvement': 50 } });
     await s.daemon.start();
     await s.run(1);
-    expect(s.rounds()[0]!.msg).toBe('min-improvement: improvement 23.6 pp below min-improvement 50.0 pp');
+    expect(s.rounds()[0]!.msg).toBe('improvement 23.6 pp below min-improvement 50.0 pp');
   });
 
   it('with smoothing, the round line shows the smoothed imbalance the threshold judged, not the measured one', async () => {
@@ -341,7 +341,7 @@ describe("the cluster's own ha-auto-rebalance", () => {
     await s.run(5);
     expect(s.cluster.s.requests).toEqual([]);
     expect(s.records().filter((r) => r.event === 'cluster')).toEqual([
-      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is" }),
+      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is on" }),
     ]);
     expect(s.rounds().every((r) => r.reason === 'cluster-auto-rebalance' && r.msg === "the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance 100.0%)")).toBe(true);
     expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources" });
@@ -413,7 +413,7 @@ describe('policy stages that need more than the reference', () => {
       stage: 'pressure',
       code: 'no-pressure',
       key: 'pressure:no-pressure',
-      msg: 'pressure: pressure gate: no node under pressure (max cpu 2.0%)',
+      msg: 'pressure gate: no node under pressure (highest cpu 2.0% < 10.0%)',
     });
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_round_skips_total')).toContain('poise_round_skips_total{reason="no-pressure"} 2');
     expect(s.cluster.s.requests).toEqual([]);

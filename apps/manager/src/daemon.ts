@@ -175,7 +175,7 @@ export class Daemon {
       log.info('metrics', `metrics on http://${host}:${addr.port}/metrics, status on /status`);
       this.options.onListening?.(addr);
     } else {
-      log.info('metrics', 'metrics disabled (metrics.enabled: false)');
+      log.info('metrics', 'disabled (metrics.enabled: false)');
     }
     if (this.lock) {
       const semantics = this.options.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
@@ -526,7 +526,7 @@ export class Daemon {
       const how = s && s.thresholdPercent !== undefined ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})` : '';
       this.log.warn(
         'cluster',
-        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
+        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is on${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
       );
     } else {
       this.log.info('cluster', "the cluster's own ha-auto-rebalance is off: poise balances HA resources");
@@ -565,9 +565,10 @@ export class Daemon {
   }
 
   /**
-   * Why a round did nothing, in words: the policy's structured decision (`code`, `reason`),
-   * with the daemon's own facts for the reference codes (the motion it follows, the hold
-   * count, the best move below the margin) and epoch seconds shown as UTC times.
+   * Why a round did nothing, in words: the policy's reason (the stage is a field of its own;
+   * named in the text only for invalid input), with the daemon's own facts for the reference
+   * codes (the motion it follows, the hold count, the best move below the margin) and epoch
+   * seconds shown as UTC times.
    */
   private explain(
     decision: Extract<Decision, { action: 'none' }>,
@@ -610,8 +611,12 @@ export class Daemon {
         }
         return `below margin: ${decision.reason}`;
       }
-      default:
+      case 'invalid-input':
+        // a host bug: name the stage that found it
         return `${decision.stage}: ${this.policyText(decision.reason)}`;
+      default:
+        // the variant stages' reasons say what they are about (`pressure gate: …`, `cooldown of …`)
+        return this.policyText(decision.reason);
     }
   }
 

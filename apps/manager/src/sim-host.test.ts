@@ -127,7 +127,7 @@ describe('runs of other cases', () => {
     expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
     const records = c.records();
     expect(records.find((r) => r.event === 'cluster')!.msg).toBe(
-      "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 20%)): poise refuses to move HA resources while it is",
+      "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 20%)): poise refuses to move HA resources while it is on",
     );
     const rounds = records.filter((r) => r.event === 'round');
     expect(rounds.filter((r) => r.outcome === 'move')).toEqual([]);

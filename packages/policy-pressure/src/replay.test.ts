@@ -32,7 +32,7 @@ describe('seed symptom 3: an idle cluster with a high imbalance', () => {
     const gated = idleCluster();
     gated.run(withPressure(RECOMMENDED), { until: EIGHT_HOURS });
     expect(gated.moves()).toEqual([]);
-    expect(stops(gated.events)).toEqual(['0 pressure gate: no node under pressure (max cpu 3.1%, mem 0.0%)']);
+    expect(stops(gated.events)).toEqual(['0 pressure gate: no node under pressure (highest cpu 3.1% < 10.0%, mem 0.0% < 5.0%)']);
   });
 
   it('cpu pressure of 10 % on node1: a guest leaves node1 within 2 minutes', () => {
