@@ -81,6 +81,12 @@ describe('pressure gate (cpu 10 %, memory 5 %)', () => {
     expect(back.notices).toEqual([{ code: 'pressure-telemetry-back', severity: 'info', message: 'pressure telemetry is complete again' }]);
   });
 
+  it("with 'balance' and no node reporting pressure at all, says the gate has nothing to judge", () => {
+    const out = gate.run(context([node('node1'), node('node2')]), {}, INITIAL);
+    expect('plan' in out).toBe(true);
+    expect(out.notices).toEqual([{ code: 'pressure-missing', severity: 'warning', message: 'no pressure telemetry from any node: balancing as without the pressure gate' }]);
+  });
+
   it('needs node telemetry; rejects bad options and state', () => {
     const bare = { ...context([]), nodes: undefined };
     expect(() => gate.run(bare, {}, INITIAL)).toThrow(new PolicyError('invalid-context', "stage 'pressure' needs 'ctx.nodes()', which the host does not provide"));

@@ -120,7 +120,9 @@ function pressuredNodes(j: Judged): string {
  * reports; when no node is known to be under pressure but some telemetry is missing, the
  * round goes on as without the gate (fail open) and the sources are not restricted. A change
  * in the set of nodes without telemetry raises a `pressure-missing` warning notice (once per
- * change; `pressure-telemetry-back` when it is complete again). Needs `ctx.nodes()`.
+ * change: `no pressure telemetry for node2 (cpu, mem): judging the nodes that report it`, or
+ * `no pressure telemetry from any node: balancing as without the pressure gate`;
+ * `pressure-telemetry-back` when it is complete again). Needs `ctx.nodes()`.
  */
 export function pressureGate(options: PressureOptions): Stage<PressureGateState> {
   const opts = checkOptions(options);
@@ -138,9 +140,14 @@ export function pressureGate(options: PressureOptions): Stage<PressureGateState>
       const next = changed ? { missing: j.missing } : state;
       const notices: NoticeInit[] = [];
       if (changed && opts.missing === 'balance') {
+        // no judged value known anywhere: the gate has nothing to judge
+        const none = j.extremes.every((e) => e.max === undefined);
+        const message = none
+          ? 'no pressure telemetry from any node: balancing as without the pressure gate'
+          : `no pressure telemetry for ${formatList(j.missing)}: judging the nodes that report it`;
         notices.push(
           j.missing.length > 0
-            ? { code: 'pressure-missing', severity: 'warning', message: `no pressure telemetry for ${formatList(j.missing)}: judging the nodes that report it` }
+            ? { code: 'pressure-missing', severity: 'warning', message }
             : { code: 'pressure-telemetry-back', severity: 'info', message: 'pressure telemetry is complete again' },
         );
       }
