@@ -275,7 +275,8 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
   out(`poise-sim serve: case '${input.name}' (${nodes} nodes, ${services} HA resources) as a Proxmox VE ${version} API on ${server.url}/api2/json`);
   out(`TLS certificate: ${options.tls ? 'from --cert/--key' : 'self-signed, generated for this run (--cert/--key to serve your own)'}; pin its fingerprint (poise-manager: pve.tls.fingerprint)`);
   out(`fingerprint (SHA-256): ${fingerprint}`);
-  out(`API token${options.tokens.length > 1 ? 's' : ''}: ${options.tokens.map((t) => t.tokenId).join(', ')} (any other request: 401)`);
+  const several = options.tokens.length > 1;
+  out(`API token${several ? 's' : ''}: ${options.tokens.map((t) => t.tokenId).join(', ')} (a request without ${several ? 'one of them' : 'it'} or with another gets 401; the secret is not printed)`);
   out(`time: one 20 s HA round every ${Number((20 / speed).toFixed(3))} s (--speed ${speed}); the simulation ends with its scenario, then its last state is served until stopped`);
   for (const note of facts.notes) out(`warning: ${note}`);
 
