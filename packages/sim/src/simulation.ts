@@ -9,7 +9,7 @@ import { byteCompare, type ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
-import { Hardware, MAX_SIM_TIME, type SkipRounds } from './hardware';
+import { Hardware, MAX_SIM_TIME, type RoundModel, type SkipRounds } from './hardware';
 
 /** Options of a {@link Simulation}. */
 export interface SimulationOptions {
@@ -22,6 +22,12 @@ export interface SimulationOptions {
    * {@link MAX_SIM_TIME}, the reference's 10,000 s; `Infinity` for long runs).
    */
   maxTimeSeconds?: number;
+  /**
+   * How a round's daemons are laid out in time (see {@link RoundModel}); by default the
+   * reference's, and `concurrent` under `pve-9.2` from 30 nodes on. `pve-5.2.0` refuses
+   * `concurrent` (the constructor throws `SimError` `bad-case`).
+   */
+  roundModel?: RoundModel;
 }
 
 /** One node as the view shows it. */
@@ -109,7 +115,7 @@ export class Simulation {
   private failure: string | undefined;
 
   constructor(input: CaseInput, options: SimulationOptions) {
-    this.hw = new Hardware(input, { profile: options.profile }, options.sink?.bind(options));
+    this.hw = new Hardware(input, { profile: options.profile, roundModel: options.roundModel }, options.sink?.bind(options));
     this.lists = input.cmdlist.map((l) => [...l]);
     this.maxTime = options.maxTimeSeconds ?? MAX_SIM_TIME;
     this.nodes = new Set(this.hw.nodeNames);
@@ -119,6 +125,11 @@ export class Simulation {
   /** Simulated time, seconds (the end of the last round). */
   get time(): number {
     return this.hw.curTime;
+  }
+
+  /** The round model in force (see {@link SimulationOptions.roundModel}). */
+  get roundModel(): RoundModel {
+    return this.hw.roundModel;
   }
 
   /** Whether the simulation has ended (done or aborted). */
