@@ -1,6 +1,6 @@
 import { nullRecord, snapshot, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
 import { errorMessage } from './crm';
-import { byteCompare, countFencedServices, ExitCode, memo, own, parseSid } from './tools';
+import { byteCompare, countFencedServices, ExitCode, KeyOrder, memo, own, parseSid } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
@@ -27,6 +27,9 @@ export interface LrmProcessState {
   wroteStatusAtStartup: boolean;
 }
 
+/** The byte order of the service status keys (usually the same keys round after round). */
+const serviceOrder = new KeyOrder();
+
 /**
  * The services whose node is `node`, in byte order (remembered per manager status snapshot, so
  * each LRM finds its own services without scanning and sorting all of them every round).
@@ -34,7 +37,7 @@ export interface LrmProcessState {
 function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): readonly string[] {
   const byNode = memo(ss, 'servicesByNode', () => {
     const map = new Map<string, string[]>();
-    for (const sid of Object.keys(ss).sort(byteCompare)) {
+    for (const sid of serviceOrder.sort(Object.keys(ss))) {
       const n = ss[sid]!.node;
       if (!n) continue;
       let list = map.get(n);
@@ -57,6 +60,11 @@ export class Lrm {
   private workers = new Map<string, Worker>();
   /** Results by command uid (null-prototype: uids come from the manager status). */
   private results: Record<string, LrmResult> = nullRecord();
+  /**
+   * The uids of {@link results}, kept beside it for the lookups: a uid is a fresh string each
+   * round, which a keyed read of the (large) record would have to intern first.
+   */
+  private readonly resultUids = new Set<string>();
   private readonly restartTries = new Map<string, number>();
   private shutdownRequestAt: number | undefined;
   private shutdownErrors = 0;
@@ -424,7 +432,7 @@ export class Lrm {
   ): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
-    if (state !== 'stopped' && uid && own(this.results, uid) !== undefined) return;
+    if (state !== 'stopped' && uid && this.resultUids.has(uid)) return;
     this.workers.delete(sid);
     const w: Worker = { sid, uid, state, startTries: 0 };
     if (params) w.params = params;
@@ -465,7 +473,11 @@ export class Lrm {
       for (const sid in ss) if (Object.hasOwn(ss, sid) && ss[sid]!.uid) uids.add(ss[sid]!.uid!);
       return uids;
     });
-    for (const id of Object.keys(this.results)) if (!valid.has(id)) delete this.results[id];
+    for (const id of this.resultUids) {
+      if (valid.has(id)) continue;
+      delete this.results[id];
+      this.resultUids.delete(id);
+    }
   }
 
   private stopCommandFinished(sid: string, status: number): void {
@@ -489,6 +501,7 @@ export class Lrm {
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
     this.results[uid] = snapshot<LrmResult>({ sid: w.sid, state: w.state, exit_code: status }) as LrmResult;
+    this.resultUids.add(uid);
     return true;
   }
 

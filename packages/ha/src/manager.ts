@@ -113,9 +113,13 @@ export class Manager {
     this.env.writeManagerStatus(this.ms);
   }
 
-  /** Reads every known node's LRM status: results by uid, and modes. */
-  private readLrmStatus(): { results: Record<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
-    const results = nullRecord<Snapshot<LrmResult>>();
+  /**
+   * Reads every known node's LRM status: results by uid (the first node in `listNodes` order
+   * wins a uid two report), and modes. A `Map`: the uids looked up are fresh strings every round,
+   * which a keyed read of a large object would have to intern first.
+   */
+  private readLrmStatus(): { results: Map<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
+    const results = new Map<string, Snapshot<LrmResult>>();
     const modes = nullRecord<string>();
     for (const node of this.ns.listNodes()) {
       const st = this.env.readLrmStatus(node);
@@ -123,8 +127,7 @@ export class Manager {
       const res = st.results;
       if (!res) continue;
       for (const uid of Object.keys(res)) {
-        if (Object.hasOwn(results, uid)) continue;
-        results[uid] = res[uid]!;
+        if (!results.has(uid)) results.set(uid, res[uid]!);
       }
     }
     return { results, modes };
@@ -204,7 +207,7 @@ export class Manager {
         if (only && !only.has(sid)) continue;
         const sd = ss[sid]!;
         const cd: Snapshot<ServiceConfigEntry> = this.configOf(sid) ?? NO_CONFIG;
-        const lrmRes = sd.uid ? own(lrmResults, sd.uid) : undefined;
+        const lrmRes = sd.uid ? lrmResults.get(sd.uid) : undefined;
         const last = sd.state;
         switch (last) {
           case 'stopped': this.nextStateStopped(sid, cd, sd); break;
