@@ -1,6 +1,6 @@
-import { nullRecord, snapshot, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
+import { nullRecord, openRecord, sealRecord, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
 import { errorMessage } from './crm';
-import { byteCompare, countFencedServices, ExitCode, KeyOrder, memo, own, parseSid } from './tools';
+import { byteCompare, countFencedServices, ExitCode, own, serviceIndex, sidType } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
@@ -27,27 +27,12 @@ export interface LrmProcessState {
   wroteStatusAtStartup: boolean;
 }
 
-/** The byte order of the service status keys (usually the same keys round after round). */
-const serviceOrder = new KeyOrder();
-
-/**
- * The services whose node is `node`, in byte order (remembered per manager status snapshot, so
- * each LRM finds its own services without scanning and sorting all of them every round).
- */
+/** The services whose node is `node`, in byte order (see {@link serviceIndex}). */
 function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): readonly string[] {
-  const byNode = memo(ss, 'servicesByNode', () => {
-    const map = new Map<string, string[]>();
-    for (const sid of serviceOrder.sort(Object.keys(ss))) {
-      const n = ss[sid]!.node;
-      if (!n) continue;
-      let list = map.get(n);
-      if (!list) map.set(n, (list = []));
-      list.push(sid);
-    }
-    return map;
-  });
-  return byNode.get(node) ?? [];
+  return serviceIndex(ss).byNode.get(node) ?? NO_SERVICES;
 }
+
+const NO_SERVICES: readonly string[] = Object.freeze([]);
 
 /**
  * The local resource manager of one node: holds the node's agent lock and watchdog while
@@ -221,22 +206,7 @@ export class Lrm {
 
   /** Services this node must keep its lock for (on it, or moving to it). */
   private activeServiceCount(): number {
-    const ss = this.serviceStatus;
-    const counts = memo(ss, 'activeServiceCounts', () => {
-      const perNode = new Map<string, number>();
-      for (const sid in ss) {
-        if (!Object.hasOwn(ss, sid)) continue;
-        const sd = ss[sid]!;
-        if (!sd.node) continue;
-        const req = sd.state;
-        if (req === undefined) continue;
-        if (req === 'stopped' || req === 'freeze' || req === 'error' || req === 'request_start') continue;
-        perNode.set(sd.node, (perNode.get(sd.node) ?? 0) + 1);
-        if (sd.target !== undefined && sd.target !== sd.node) perNode.set(sd.target, (perNode.get(sd.target) ?? 0) + 1);
-      }
-      return perNode;
-    });
-    return counts.get(this.env.nodename()) ?? 0;
+    return serviceIndex(this.serviceStatus).active.get(this.env.nodename()) ?? 0;
   }
 
   doOneIteration(): boolean {
@@ -467,12 +437,7 @@ export class Lrm {
 
   /** Keeps only the results of uids the manager still knows. */
   private pruneResults(): void {
-    const ss = this.serviceStatus;
-    const valid = memo(ss, 'uids', () => {
-      const uids = new Set<string>();
-      for (const sid in ss) if (Object.hasOwn(ss, sid) && ss[sid]!.uid) uids.add(ss[sid]!.uid!);
-      return uids;
-    });
+    const valid = serviceIndex(this.serviceStatus).uids;
     for (const id of this.resultUids) {
       if (valid.has(id)) continue;
       delete this.results[id];
@@ -500,7 +465,12 @@ export class Lrm {
     const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
-    this.results[uid] = snapshot<LrmResult>({ sid: w.sid, state: w.state, exit_code: status }) as LrmResult;
+    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the walk)
+    const result = openRecord<unknown>();
+    result.sid = w.sid;
+    result.state = w.state;
+    result.exit_code = status;
+    this.results[uid] = sealRecord(result) as unknown as LrmResult;
     this.resultUids.add(uid);
     return true;
   }
@@ -537,7 +507,7 @@ export class Lrm {
   ): number {
     const env = this.env;
     const node = env.nodename();
-    const { type } = parseSid(sid);
+    const type = sidType(sid);
     const agent = env.resourceAgent(type);
     if (!agent) {
       env.log('err', `service type '${type}' not implemented`);

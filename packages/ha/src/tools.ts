@@ -129,20 +129,83 @@ export function parseSid(sid: string): { type: string; name: string } {
   return { type: m[1]!, name: m[2]! };
 }
 
-/** Number of services in state `fence` on `node` (or on any node when not given). */
-export function countFencedServices(
-  ss: { readonly [sid: string]: { readonly state: string; readonly node: string } } | undefined,
-  node: string,
-): number {
-  if (!ss) return 0;
-  const perNode = memo(ss, 'fencedPerNode', () => {
-    const counts = new Map<string, number>();
-    for (const sid in ss) {
-      if (!Object.hasOwn(ss, sid)) continue;
+/** Types of the sids parsed so far (an LRM parses every service's sid every round). */
+const sidTypes = new Map<string, string>();
+/** {@link sidTypes} starts over when it reaches this many sids (a process that sees ever new ones). */
+const SID_TYPES_MAX = 1_000_000;
+
+/** The type of a service id, as {@link parseSid} gives it (and with its error); remembered. */
+export function sidType(sid: string): string {
+  let type = sidTypes.get(sid);
+  if (type === undefined) {
+    type = parseSid(sid).type;
+    if (sidTypes.size >= SID_TYPES_MAX) sidTypes.clear();
+    sidTypes.set(sid, type);
+  }
+  return type;
+}
+
+/** What the daemons derive from a service status document, in one pass (see {@link serviceIndex}). */
+export interface ServiceIndex {
+  /** Service ids in byte order. */
+  readonly sorted: readonly string[];
+  /** Per node, the services whose `node` it is, in byte order. */
+  readonly byNode: ReadonlyMap<string, readonly string[]>;
+  /** Per node, the services in state `fence` on it. */
+  readonly fenced: ReadonlyMap<string | undefined, number>;
+  /**
+   * Per node, the services an LRM there must keep its lock for: on it or moving to it, in any
+   * state but stopped, freeze, error and request_start.
+   */
+  readonly active: ReadonlyMap<string, number>;
+  /** The uids of all services. */
+  readonly uids: ReadonlySet<string>;
+}
+
+/** The byte order of service status keys (usually the same keys round after round). */
+const statusOrder = new KeyOrder();
+
+/**
+ * The {@link ServiceIndex} of a service status document, built in one pass over it and
+ * remembered per snapshot: every daemon reads the same status each round, and a large
+ * document's keys are costly to enumerate.
+ */
+export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> }): ServiceIndex {
+  return memo(ss, 'serviceIndex', () => {
+    const sorted = statusOrder.sort(Object.keys(ss));
+    const byNode = new Map<string, string[]>();
+    const fenced = new Map<string | undefined, number>();
+    const active = new Map<string, number>();
+    const uids = new Set<string>();
+    for (const sid of sorted) {
       const sd = ss[sid]!;
-      if (sd.state === 'fence') counts.set(sd.node, (counts.get(sd.node) ?? 0) + 1);
+      const node = sd.node;
+      const state = sd.state;
+      if (sd.uid) uids.add(sd.uid);
+      if (state === 'fence') fenced.set(node, (fenced.get(node) ?? 0) + 1);
+      if (!node) continue;
+      let list = byNode.get(node);
+      if (!list) byNode.set(node, (list = []));
+      list.push(sid);
+      if (state === undefined || state === 'stopped' || state === 'freeze' || state === 'error' || state === 'request_start') continue;
+      active.set(node, (active.get(node) ?? 0) + 1);
+      const target = sd.target;
+      if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
     }
-    return counts;
+    return { sorted, byNode, fenced, active, uids };
   });
-  return perNode.get(node) ?? 0;
+}
+
+/** The fields of a service status entry the {@link ServiceIndex} reads. */
+interface ServiceStatusLike {
+  readonly state: string;
+  readonly node: string;
+  readonly uid?: string | undefined;
+  readonly target?: string | undefined;
+}
+
+/** Number of services in state `fence` on `node`. */
+export function countFencedServices(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> } | undefined, node: string): number {
+  if (!ss) return 0;
+  return serviceIndex(ss).fenced.get(node) ?? 0;
 }

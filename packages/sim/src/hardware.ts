@@ -149,6 +149,7 @@ export class Hardware implements SimBackend {
   private groupsText: string;
   private readonly dc: Snapshot<DatacenterSettings>;
   private readonly nodes = new Map<string, NodeSlot>();
+  private readonly agents = new Map<Env, Map<string, ResourceAgent | undefined>>();
   readonly nodeNames: readonly string[];
   /** Process-global state of the reference: the LRM start-up flag. */
   readonly lrmProcess: LrmProcessState = { wroteStatusAtStartup: false };
@@ -192,7 +193,11 @@ export class Hardware implements SimBackend {
   }
 
   resourceAgent(type: string, env: Env): ResourceAgent | undefined {
-    return createResourceAgent(type, env, this);
+    // agents hold nothing but their env and this hardware: one per env and type
+    let agents = this.agents.get(env);
+    if (!agents) this.agents.set(env, (agents = new Map()));
+    if (!agents.has(type)) agents.set(type, createResourceAgent(type, env, this));
+    return agents.get(type);
   }
 
   hwLog(level: string, msg: string, id = 'hardware'): void {

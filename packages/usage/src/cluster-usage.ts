@@ -370,6 +370,11 @@ export class ClusterUsage {
     if (target !== undefined && target !== oldCurrent && target !== oldTarget) this.attach(target, r, 1);
   }
 
+  /** Number of resources whose current or target node `name` is (`unknown-node` if it does not exist). O(1). */
+  nodeResourceCount(name: string): number {
+    return this.node(name).count;
+  }
+
   /** Number of resources. */
   get resourceCount(): number {
     return this.resources.size;
