@@ -129,6 +129,10 @@ interface RebalanceWorkload {
 }
 
 /** A dynamic cluster with skewed placement (so that balancing has work to do), every guest a candidate. */
+export function rebalanceWorkloadForProfile(resourceCount: number, nodeCount: number): RebalanceWorkload {
+  return rebalanceWorkload(resourceCount, nodeCount);
+}
+
 function rebalanceWorkload(resourceCount: number, nodeCount: number): RebalanceWorkload {
   const rand = prng(42);
   const names = Array.from({ length: nodeCount }, (_, i) => `node${i + 1}`);

@@ -674,8 +674,25 @@ function mapTargets(
   for (let k = 0; k < candidates.length; k++) {
     const list = candidates[k]!.targets;
     const home = source[k]!;
-    const stamp = base + k + 1;
     const first = row;
+    // the usual list, every other node in byte order: one comparison and one store per target
+    // (valid by construction: increasing, no repeat, not the home node); anything else falls
+    // through to the general mapping below, which starts the candidate over
+    if (list.length === n - 1) {
+      let j = 0;
+      while (j < home && list[j] === names[j]) out[row + j] = j++;
+      if (j === home) {
+        while (j < n - 1 && list[j] === names[j + 1]) {
+          out[row + j] = j + 1;
+          j++;
+        }
+      }
+      if (j === n - 1) {
+        row += n - 1;
+        continue;
+      }
+    }
+    const stamp = base + k + 1;
     let guess = 0;
     let previous = -1;
     let marked = false;
