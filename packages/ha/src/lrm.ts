@@ -49,7 +49,7 @@ export class Lrm {
    * The uids of {@link results}, kept beside it for the lookups: a uid is a fresh string each
    * round, which a keyed read of the (large) record would have to intern first.
    */
-  private readonly resultUids = new Set<string>();
+  private resultUids = new Set<string>();
   private readonly restartTries = new Map<string, number>();
   private shutdownRequestAt: number | undefined;
   private shutdownErrors = 0;
@@ -438,11 +438,24 @@ export class Lrm {
   /** Keeps only the results of uids the manager still knows. */
   private pruneResults(): void {
     const valid = serviceIndex(this.serviceStatus).uids;
-    for (const id of this.resultUids) {
-      if (valid.has(id)) continue;
-      delete this.results[id];
-      this.resultUids.delete(id);
+    const kept: string[] = [];
+    for (const id of this.resultUids) if (valid.has(id)) kept.push(id);
+    if (kept.length === this.resultUids.size) return;
+    if (kept.length >= this.resultUids.size / 2) {
+      for (const id of this.resultUids) {
+        if (valid.has(id)) continue;
+        delete this.results[id];
+        this.resultUids.delete(id);
+      }
+      return;
     }
+    // most results are stale (every started service gets a new uid each round): copy the few
+    // kept ones, in their order, into a fresh record rather than deleting from a large one
+    // (a record's hash table degrades with deletions)
+    const results = nullRecord<LrmResult>();
+    for (const id of kept) results[id] = this.results[id]!;
+    this.results = results;
+    this.resultUids = new Set(kept);
   }
 
   private stopCommandFinished(sid: string, status: number): void {

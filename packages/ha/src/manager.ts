@@ -68,6 +68,15 @@ export class Manager {
   private lastCrsProblems = '';
   /** `ss` keys in byte order; dropped whenever a service is added or removed. */
   private sortedSids: readonly string[] | undefined;
+  /**
+   * The config snapshot and the `ss` keys (the {@link sids} array) after the last round that
+   * synchronised them: while both are the same objects, every configured service is tracked and
+   * every tracked one configured, so the next round skips the two passes that check it.
+   */
+  private syncedConfig: Snapshot<ServiceConfig> | undefined;
+  private syncedSids: readonly string[] | undefined;
+  /** Configured services `ss` does not track, in byte order, for {@link syncedConfig} and {@link syncedSids}. */
+  private untracked: readonly string[] | undefined;
 
   constructor(
     readonly env: Env,
@@ -164,7 +173,11 @@ export class Manager {
     this.sc = env.readServiceConfig();
     const groupsText = env.readGroupConfig();
 
-    if (!this.ms.disarm) {
+    if (this.sc !== this.syncedConfig || this.sortedSids === undefined || this.sortedSids !== this.syncedSids) {
+      this.syncedConfig = undefined;
+      this.untracked = undefined;
+    }
+    if (!this.ms.disarm && this.syncedConfig === undefined) {
       for (const sid of sortedKeys(this.sc)) {
         if (Object.hasOwn(ss, sid)) continue;
         const cd = this.sc[sid]!;
@@ -185,6 +198,8 @@ export class Manager {
         delete ss[sid];
         this.sortedSids = undefined;
       }
+      this.syncedConfig = this.sc;
+      this.syncedSids = this.sids();
     }
 
     this.recomputeOnlineNodeUsage();
@@ -203,6 +218,8 @@ export class Manager {
 
     for (;;) {
       let repeat = false;
+      // whether a service is in state `fence` after its pass (only its own pass changes its state)
+      let fencing = false;
       for (const sid of this.sids()) {
         if (only && !only.has(sid)) continue;
         const sd = ss[sid]!;
@@ -231,11 +248,12 @@ export class Manager {
           this.changeServiceState(sid, 'freeze');
         }
         if (sd.state !== last) repeat = true;
+        if (sd.state === 'fence') fencing = true;
       }
 
       // fencing
       const fenced = new Map<string, boolean>();
-      for (const sid of this.sids()) {
+      for (const sid of fencing ? this.sids() : []) {
         if (only && !only.has(sid)) continue;
         const sd = ss[sid]!;
         if (sd.state !== 'fence') continue;
@@ -287,11 +305,19 @@ export class Manager {
     // configured services the manager does not track (ignored ones, and new ones while the
     // stack is disarmed) count by their configured state, by the same rules as tracked ones
     // (spec §3.6): `started` loads its node, `stopped`, `disabled` and `ignored` load nothing
-    for (const sid of sortedKeys(this.sc)) {
-      if (Object.hasOwn(this.ss, sid)) continue;
+    for (const sid of this.untrackedServices()) {
       const cd = this.sc[sid]!;
       this.usage.addServiceUsage(sid, { state: cd.state, node: cd.node });
     }
+  }
+
+  /** Configured services `ss` does not track, in byte order (remembered while config and keys stay). */
+  private untrackedServices(): readonly string[] {
+    const synced = this.sc === this.syncedConfig && this.sortedSids !== undefined && this.sortedSids === this.syncedSids;
+    if (synced && this.untracked !== undefined) return this.untracked;
+    const list = sortedKeys(this.sc).filter((sid) => !Object.hasOwn(this.ss, sid));
+    if (synced) this.untracked = list;
+    return list;
   }
 
   /** Sets a new state, logs it, gives the service a new uid and updates its usage. */
