@@ -68,6 +68,7 @@ export class Manager {
   private lastCrsProblems = '';
   /** `ss` keys in byte order; dropped whenever a service is added or removed. */
   private sortedSids: readonly string[] | undefined;
+  private sortedEntries: readonly ServiceStatus[] | undefined;
   /**
    * The config snapshot and the `ss` keys (the {@link sids} array) after the last round that
    * synchronised them: while both are the same objects, every configured service is tracked and
@@ -144,8 +145,22 @@ export class Manager {
 
   /** The tracked services in byte order. */
   private sids(): readonly string[] {
-    this.sortedSids ??= Object.keys(this.ss).sort(byteCompare);
+    if (this.sortedSids === undefined) {
+      const sids = Object.keys(this.ss).sort(byteCompare);
+      this.sortedSids = sids;
+      this.sortedEntries = sids.map((sid) => this.ss[sid]!);
+    }
     return this.sortedSids;
+  }
+
+  /**
+   * The status entries of {@link sids}, index by index: the passes over every service read them
+   * in order instead of looking each up in the (large) status record. An entry is changed in
+   * place, never replaced, while its service is tracked.
+   */
+  private entries(): readonly ServiceStatus[] {
+    this.sids();
+    return this.sortedEntries!;
   }
 
   /** A service's config this round (with the round's own edits), undefined when it has none. */
@@ -220,9 +235,12 @@ export class Manager {
       let repeat = false;
       // whether a service is in state `fence` after its pass (only its own pass changes its state)
       let fencing = false;
-      for (const sid of this.sids()) {
+      const sids = this.sids();
+      const entries = this.entries();
+      for (let i = 0; i < sids.length; i++) {
+        const sid = sids[i]!;
         if (only && !only.has(sid)) continue;
-        const sd = ss[sid]!;
+        const sd = entries[i]!;
         const cd: Snapshot<ServiceConfigEntry> = this.configOf(sid) ?? NO_CONFIG;
         const lrmRes = sd.uid ? lrmResults.get(sd.uid) : undefined;
         const last = sd.state;
@@ -253,9 +271,12 @@ export class Manager {
 
       // fencing
       const fenced = new Map<string, boolean>();
-      for (const sid of fencing ? this.sids() : []) {
+      const fenceSids = fencing ? this.sids() : [];
+      const fenceEntries = fencing ? this.entries() : [];
+      for (let i = 0; i < fenceSids.length; i++) {
+        const sid = fenceSids[i]!;
         if (only && !only.has(sid)) continue;
-        const sd = ss[sid]!;
+        const sd = fenceEntries[i]!;
         if (sd.state !== 'fence') continue;
         if (!fenced.has(sd.node)) fenced.set(sd.node, ns.fenceNode(sd.node));
         if (!fenced.get(sd.node)) continue;
@@ -301,7 +322,9 @@ export class Manager {
    */
   recomputeOnlineNodeUsage(): void {
     this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile);
-    for (const sid of this.sids()) this.usage.addServiceUsage(sid, this.ss[sid]!);
+    const sids = this.sids();
+    const entries = this.entries();
+    for (let i = 0; i < sids.length; i++) this.usage.addServiceUsage(sids[i]!, entries[i]!);
     // configured services the manager does not track (ignored ones, and new ones while the
     // stack is disarmed) count by their configured state, by the same rules as tracked ones
     // (spec §3.6): `started` loads its node, `stopped`, `disabled` and `ignored` load nothing
