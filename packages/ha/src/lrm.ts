@@ -51,6 +51,12 @@ export class Lrm {
    */
   private resultUids = new Set<string>();
   private readonly restartTries = new Map<string, number>();
+  /**
+   * The service ids (the {@link serviceIndex} array) {@link restartTries} was last pruned against,
+   * and whether it got a new key since: while neither changed, pruning would remove nothing.
+   */
+  private restartTriesPrunedFor: readonly string[] | undefined;
+  private restartTriesGrew = false;
   private shutdownRequestAt: number | undefined;
   private shutdownErrors = 0;
   private clusterStateUpdated = false;
@@ -375,8 +381,13 @@ export class Lrm {
   private manageResources(): number {
     const node = this.env.nodename();
     const ss = this.serviceStatus;
-    for (const sid of [...this.restartTries.keys()]) {
-      if (!own(ss, sid)) this.restartTries.delete(sid);
+    const sorted = serviceIndex(ss).sorted;
+    if (sorted !== this.restartTriesPrunedFor || this.restartTriesGrew) {
+      for (const sid of [...this.restartTries.keys()]) {
+        if (!own(ss, sid)) this.restartTries.delete(sid);
+      }
+      this.restartTriesPrunedFor = sorted;
+      this.restartTriesGrew = false;
     }
     for (const sid of servicesOn(ss, node)) {
       const sd = ss[sid]!;
@@ -413,14 +424,15 @@ export class Lrm {
   private runWorkers(): number {
     const env = this.env;
     const sc = env.readServiceConfig();
-    const sids = [...this.workers.keys()];
-    sids.sort((a, b) => {
-      const d = this.workers.get(b)!.startTries - this.workers.get(a)!.startTries;
-      return d !== 0 ? d : byteCompare(a, b);
+    // most tried first, then by sid (a worker's sid is its key in `workers`)
+    const queue = [...this.workers.values()];
+    queue.sort((a, b) => {
+      const d = b.startTries - a.startTries;
+      return d !== 0 ? d : byteCompare(a.sid, b.sid);
     });
     let finished = false;
-    for (const sid of sids) {
-      const w = this.workers.get(sid)!;
+    for (const w of queue) {
+      const sid = w.sid;
       w.startTries++;
       let res: number = -1;
       try {
@@ -488,23 +500,28 @@ export class Lrm {
     return true;
   }
 
+  private setRestartTries(sid: string, tries: number): void {
+    if (!this.restartTries.has(sid)) this.restartTriesGrew = true;
+    this.restartTries.set(sid, tries);
+  }
+
   /** The restart policy; `sc` is the service config this worker run read. */
   private handleServiceExitcode(sid: string, cmd: string, exitCode: number, sc: Snapshot<ServiceConfig>): number {
     const env = this.env;
-    const maxRestart = own(sc, sid)?.max_restart ?? 0;
     if (cmd === 'started') {
       if (exitCode === ExitCode.SUCCESS) {
-        this.restartTries.set(sid, 0);
+        this.setRestartTries(sid, 0);
         return exitCode;
       }
       if (exitCode === ExitCode.ERROR) {
         const tries = this.restartTries.get(sid) ?? 0;
+        const maxRestart = own(sc, sid)?.max_restart ?? 0;
         if (tries >= Number(maxRestart)) {
           env.log('err', `unable to start service ${sid} on local node after ${tries} retries`);
-          this.restartTries.set(sid, 0);
+          this.setRestartTries(sid, 0);
           return ExitCode.ERROR;
         }
-        this.restartTries.set(sid, tries + 1);
+        this.setRestartTries(sid, tries + 1);
         env.log('warning', `restart policy: retry number ${tries + 1} for service '${sid}'`);
         return ExitCode.ETRY_AGAIN;
       }
