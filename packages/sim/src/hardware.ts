@@ -700,7 +700,7 @@ export class Hardware implements SimBackend {
   /**
    * One round of the run loop in the {@link roundModel}: the reference's (spec §1.4: every node
    * in byte order runs its CRM then its LRM iteration, 1 s each, watchdogs checked after each
-   * node) or the concurrent one ({@link runConcurrentRound}); then time advances to the round's
+   * node) or the concurrent one (all CRMs at T, all LRMs at T+1); then time advances to the round's
    * end, where every env clock is set. Command lists are the caller's business.
    */
   runRound(skip: SkipRounds): void {
