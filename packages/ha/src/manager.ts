@@ -69,6 +69,10 @@ export class Manager {
   /** `ss` keys in byte order; dropped whenever a service is added or removed. */
   private sortedSids: readonly string[] | undefined;
   private sortedEntries: readonly ServiceStatus[] | undefined;
+  /** {@link configs}: the entries, and the config and ids they were read for. */
+  private alignedConfigs: readonly (Snapshot<ServiceConfigEntry> | undefined)[] = [];
+  private alignedConfig: Snapshot<ServiceConfig> | undefined;
+  private alignedSids: readonly string[] | undefined;
   /**
    * The config snapshot and the `ss` keys (the {@link sids} array) after the last round that
    * synchronised them: while both are the same objects, every configured service is tracked and
@@ -163,6 +167,20 @@ export class Manager {
     return this.sortedEntries!;
   }
 
+  /**
+   * The config entries of {@link sids} in this round's config (without the round's own edits),
+   * index by index; remembered while the config and the ids stay the same objects.
+   */
+  private configs(): readonly (Snapshot<ServiceConfigEntry> | undefined)[] {
+    const sids = this.sids();
+    if (this.alignedConfig !== this.sc || this.alignedSids !== sids) {
+      this.alignedConfigs = sids.map((sid) => own(this.sc, sid));
+      this.alignedConfig = this.sc;
+      this.alignedSids = sids;
+    }
+    return this.alignedConfigs;
+  }
+
   /** A service's config this round (with the round's own edits), undefined when it has none. */
   private configOf(sid: string): Snapshot<ServiceConfigEntry> | undefined {
     return this.scEdits.get(sid) ?? own(this.sc, sid);
@@ -237,11 +255,13 @@ export class Manager {
       let fencing = false;
       const sids = this.sids();
       const entries = this.entries();
+      const configs = this.configs();
       for (let i = 0; i < sids.length; i++) {
         const sid = sids[i]!;
         if (only && !only.has(sid)) continue;
         const sd = entries[i]!;
-        const cd: Snapshot<ServiceConfigEntry> = this.configOf(sid) ?? NO_CONFIG;
+        // configOf(sid), with the config of this round read by index
+        const cd: Snapshot<ServiceConfigEntry> = (this.scEdits.size > 0 ? this.scEdits.get(sid) : undefined) ?? configs[i] ?? NO_CONFIG;
         const lrmRes = sd.uid ? lrmResults.get(sd.uid) : undefined;
         const last = sd.state;
         switch (last) {
