@@ -161,7 +161,9 @@ export class Hardware implements SimBackend {
   readonly roundModel: RoundModel;
 
   constructor(input: CaseInput, options: HardwareOptions, sink?: (line: string) => void) {
-    this.managerOptions = { profile: options.profile };
+    // every option but the round model is the managers' (kept as given)
+    const { roundModel: _roundModel, ...managerOptions } = options;
+    this.managerOptions = managerOptions;
     this.roundModel = resolveRoundModel(options.profile, Object.keys(input.hardwareStatus).length, options.roundModel);
     this.log = new SimLog(sink);
     // the hardware owns copies: a case can be simulated again, and a caller's changes to its
