@@ -706,16 +706,16 @@ export class Hardware implements SimBackend {
    * end, where every env clock is set. Command lists are the caller's business.
    */
   runRound(skip: SkipRounds): void {
-    if (this.roundModel === 'concurrent') {
-      this.runConcurrentRound(skip);
-      return;
-    }
     const start = this.curTime;
     const nodes = this.nodeNames;
     const loopTime = this.roundSeconds();
-    if (loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
+    // the concurrent model runs its daemons in phases; the reference's node loop below then has
+    // nothing to do, and the round ends the same way for both
+    const concurrent = this.roundModel === 'concurrent';
+    if (concurrent) this.runConcurrentDaemons(skip);
+    if (!concurrent && loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
     let first = true;
-    for (const node of nodes) {
+    for (const node of concurrent ? [] : nodes) {
       const d = this.nodes.get(node)!;
       if (d.crm) {
         let exit = false;
@@ -756,13 +756,14 @@ export class Hardware implements SimBackend {
   }
 
   /**
-   * A round of the `concurrent` model: expired watchdogs are enforced first (time moved on since
-   * the last round), then every node's CRM iteration runs at the round's start T (nodes in byte
-   * order), the watchdogs are checked, then every node's LRM iteration at T+1, the watchdogs
-   * again. Within a phase simulated time stands still, so one watchdog pass per phase sees what
-   * a pass after every node would see. The round lasts {@link CONCURRENT_ROUND_SECONDS}.
+   * The daemons of a round in the `concurrent` model: expired watchdogs are enforced first (time
+   * moved on since the last round), then every node's CRM iteration runs at the round's start T
+   * (nodes in byte order), the watchdogs are checked, then every node's LRM iteration at T+1,
+   * the watchdogs again (at T+2). Within a phase simulated time stands still, so one watchdog pass
+   * per phase sees what a pass after every node would see. The caller ends the round
+   * ({@link CONCURRENT_ROUND_SECONDS} after T).
    */
-  private runConcurrentRound(skip: SkipRounds): void {
+  private runConcurrentDaemons(skip: SkipRounds): void {
     const start = this.curTime;
     const nodes = this.nodeNames;
     this.enforceWatchdogs();
@@ -784,7 +785,6 @@ export class Hardware implements SimBackend {
     if (skip.lrm) this.hwLog('info', 'skipping LRM round', 'run-loop');
     this.setClocks(start + 2);
     this.enforceWatchdogs();
-    this.setClocks(start + CONCURRENT_ROUND_SECONDS);
   }
 
   /** Sets the hardware clock and every daemon's (between the phases of a concurrent round). */
