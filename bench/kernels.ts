@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { ClusterUsage, type MigrationCandidate, type ResourceStats } from '../packages/usage/src/index';
 import { LeanMigrationBaseline, LeanStartBaseline, bestStartNode } from './baselines';
+import { type Stamp, since, stamp } from './clock';
 import { type StartRow, type RebalanceRow, type UsageMemoryRow, PUBLISHED_START_SCORE_US, summary } from './schema';
 
 const GIB = 1024 ** 3;
@@ -42,8 +43,8 @@ function sids(count: number): string[] {
 }
 
 /** `count` decisions (score all nodes, pick the best, add the guest there) with {@link ClusterUsage}. */
-function startFast(names: readonly string[], placement: Int32Array): number {
-  const t0 = performance.now();
+function startFast(names: readonly string[], placement: Int32Array): Stamp {
+  const t0 = stamp();
   const usage = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
   for (const n of SEED3_NODES) usage.addNode(n, SEED3_NODE);
   const nodeIndex = new Map(SEED3_NODES.map((n, i) => [n, i]));
@@ -55,12 +56,12 @@ function startFast(names: readonly string[], placement: Int32Array): number {
     usage.addResource(names[k]!, { stats: SEED3_GUEST, state: 'started', placement: { current: top.node } });
     placement[k] = nodeIndex.get(top.node)!;
   }
-  return performance.now() - t0;
+  return since(t0);
 }
 
 /** The same decisions with the lean rebuild per decision. */
-function startBaseline(names: readonly string[], placement: Int32Array): number {
-  const t0 = performance.now();
+function startBaseline(names: readonly string[], placement: Int32Array): Stamp {
+  const t0 = stamp();
   const baseline = new LeanStartBaseline('static', SEED3_NODES.map((name) => ({ name, stats: SEED3_NODE })));
   const nodeIndex = new Map(SEED3_NODES.map((n, i) => [n, i]));
   for (let k = 0; k < names.length; k++) {
@@ -68,7 +69,7 @@ function startBaseline(names: readonly string[], placement: Int32Array): number 
     baseline.add(SEED3_GUEST, 'started', node);
     placement[k] = nodeIndex.get(node)!;
   }
-  return performance.now() - t0;
+  return since(t0);
 }
 
 /** µs per `scoreNodesToStart` call on a usage holding `count` guests (a batch of `count` calls). */
@@ -93,8 +94,8 @@ export function startPlacement(count: number, reps: number): StartRow {
   startBaseline(names, basePlacement);
   scoreBatchUs(Math.max(count, 3000));
   const timedNames = names.slice(0, count);
-  const fast: number[] = [];
-  const base: number[] = [];
+  const fast: Stamp[] = [];
+  const base: Stamp[] = [];
   const score: number[] = [];
   for (let rep = 0; rep < reps; rep++) {
     // interleaved; no forced gc() in between (a full collection made the next run slower)
@@ -105,15 +106,19 @@ export function startPlacement(count: number, reps: number): StartRow {
       if (fastPlacement[k] !== basePlacement[k]) throw new Error(`start placement: decision ${k} of ${count} differs from the baseline`);
     }
   }
-  const fastMs = summary(fast);
-  const baselineMs = summary(base);
+  const fastMs = summary(fast.map((t) => t.wall));
+  const fastCpuMs = summary(fast.map((t) => t.cpu));
+  const baselineMs = summary(base.map((t) => t.wall));
+  const baselineCpuMs = summary(base.map((t) => t.cpu));
   return {
     resources: count,
     nodes: SEED3_NODES.length,
     fastMs,
+    fastCpuMs,
     fastPerDecisionUs: (fastMs.median * 1000) / count,
     scoreUs: summary(score),
     baselineMs,
+    baselineCpuMs,
     baselinePerDecisionUs: (baselineMs.median * 1000) / count,
     speedup: baselineMs.median / fastMs.median,
     publishedScoreUs: PUBLISHED_START_SCORE_US[count] ?? null,
@@ -167,21 +172,30 @@ export function rebalanceScoring(resourceCount: number, nodeCount: number, reps:
       usage.bestBalancingMigrations(candidates, method, 1);
       baseline.best(candidates, method, 1);
     }
-    const fast: number[] = [];
-    const base: number[] = [];
+    const fast: Stamp[] = [];
+    const base: Stamp[] = [];
     for (let rep = 0; rep < reps; rep++) {
-      let t0 = performance.now();
+      let t0 = stamp();
       const a = usage.bestBalancingMigrations(candidates, method, 1);
-      fast.push(performance.now() - t0);
-      t0 = performance.now();
+      fast.push(since(t0));
+      t0 = stamp();
       const b = baseline.best(candidates, method, 1);
-      base.push(performance.now() - t0);
+      base.push(since(t0));
       if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${method}: the fast path and the baseline chose differently`);
     }
-    if (process.env.BENCH_DEBUG) console.error(method, fast.map((t) => t.toFixed(1)).join(' '), '|', base.map((t) => t.toFixed(1)).join(' '));
-    const fastMs = summary(fast);
-    const baselineMs = summary(base);
-    rows.push({ resources: resourceCount, nodes: nodeCount, method, fastMs, baselineMs, speedup: baselineMs.median / fastMs.median });
+    if (process.env.BENCH_DEBUG) console.error(method, fast.map((t) => t.wall.toFixed(1)).join(' '), '|', base.map((t) => t.wall.toFixed(1)).join(' '));
+    const fastMs = summary(fast.map((t) => t.wall));
+    const baselineMs = summary(base.map((t) => t.wall));
+    rows.push({
+      resources: resourceCount,
+      nodes: nodeCount,
+      method,
+      fastMs,
+      fastCpuMs: summary(fast.map((t) => t.cpu)),
+      baselineMs,
+      baselineCpuMs: summary(base.map((t) => t.cpu)),
+      speedup: baselineMs.median / fastMs.median,
+    });
   }
   return rows;
 }

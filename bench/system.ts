@@ -8,46 +8,46 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { Manager } from '../packages/ha/src/index';
 import { Simulation, loadCase } from '../packages/sim/src/index';
+import { type Stamp, since, stamp } from './clock';
 import { gc } from './kernels';
 import { PUBLISHED_FIRST_ROUND_MS, type ProfileSection, type SystemRow, summary } from './schema';
 import { writeDynamicCase, writeSeed3Case } from './sim-case';
 
 const HOUR_ROUNDS = 180;
 
-/** Manager rounds of the current run, ms (filled by the wrapped `manage`). */
-let managerRounds: number[] = [];
+/** Manager rounds of the current run (filled by the wrapped `manage`). */
+let managerRounds: Stamp[] = [];
 const manage = Manager.prototype.manage;
 Manager.prototype.manage = function timedManage(this: Manager): void {
-  const t0 = performance.now();
+  const t0 = stamp();
   manage.call(this);
-  managerRounds.push(performance.now() - t0);
+  managerRounds.push(since(t0));
 };
 
 interface Run {
-  ms: number;
+  time: Stamp;
   rounds: number;
-  manager: number[];
+  manager: Stamp[];
   sim: Simulation;
 }
 
 /** Loads the case and steps `rounds` rounds (or to its end); throws if the run aborted. */
 function run(dir: string, rounds?: number): Run {
   managerRounds = [];
-  const t0 = performance.now();
+  const t0 = stamp();
   const sim = new Simulation(loadCase(dir), { profile: 'pve-9.2', maxTimeSeconds: Infinity });
   let steps = 0;
   while (rounds === undefined || steps < rounds) {
     steps++;
     if (!sim.step()) break;
   }
-  const ms = performance.now() - t0;
+  const time = since(t0);
   if (sim.error !== undefined) throw new Error(`${dir}: the simulation aborted: ${sim.error}`);
   if (rounds !== undefined && steps !== rounds) throw new Error(`${dir}: ended after ${steps} of ${rounds} rounds`);
-  return { ms, rounds: steps, manager: managerRounds, sim };
+  return { time, rounds: steps, manager: managerRounds, sim };
 }
 
 export interface SystemWorkload {
@@ -75,29 +75,29 @@ export function systemRow(w: SystemWorkload, reps: number, hourReps: number): Sy
   try {
     const { caseDir, hourDir } = writeCases(w, root);
     run(caseDir); // warm-up (throw-away)
-    const firsts: number[] = [];
-    const laters: number[] = [];
+    const firsts: Stamp[] = [];
+    const laters: Stamp[] = [];
     let laterMax = 0;
-    const runs: number[] = [];
+    const runs: Stamp[] = [];
     let rounds = 0;
     let roundModel: SystemRow['roundModel'] = 'reference';
     for (let rep = 0; rep < reps; rep++) {
       const r = run(caseDir);
-      runs.push(r.ms);
+      runs.push(r.time);
       rounds = r.rounds;
       roundModel = r.sim.roundModel;
       firsts.push(r.manager[0]!);
       const later = r.manager.slice(1);
-      laters.push(summary(later).median);
-      laterMax = Math.max(laterMax, ...later);
+      laters.push({ wall: summary(later.map((t) => t.wall)).median, cpu: summary(later.map((t) => t.cpu)).median });
+      laterMax = Math.max(laterMax, ...later.map((t) => t.wall));
     }
-    const hours: number[] = [];
+    const hours: Stamp[] = [];
     let bytesPerService = 0;
     for (let rep = 0; rep < hourReps; rep++) {
       gc();
       const before = process.memoryUsage().heapUsed;
       const r = run(hourDir, HOUR_ROUNDS);
-      hours.push(r.ms);
+      hours.push(r.time);
       if (r.sim.time !== HOUR_ROUNDS * 20) throw new Error(`hour run ended at ${r.sim.time} s`);
       gc();
       bytesPerService = Math.max(bytesPerService, (process.memoryUsage().heapUsed - before) / w.services);
@@ -109,12 +109,16 @@ export function systemRow(w: SystemWorkload, reps: number, hourReps: number): Sy
       services: w.services,
       mode: w.workload === 'seed-003' ? 'static' : 'dynamic',
       roundModel,
-      firstRoundMs: summary(firsts),
-      laterRoundMs: summary(laters),
+      firstRoundMs: summary(firsts.map((t) => t.wall)),
+      firstRoundCpuMs: summary(firsts.map((t) => t.cpu)),
+      laterRoundMs: summary(laters.map((t) => t.wall)),
+      laterRoundCpuMs: summary(laters.map((t) => t.cpu)),
       laterRoundMaxMs: laterMax,
       rounds,
-      runMs: summary(runs),
-      hourMs: summary(hours),
+      runMs: summary(runs.map((t) => t.wall)),
+      runCpuMs: summary(runs.map((t) => t.cpu)),
+      hourMs: summary(hours.map((t) => t.wall)),
+      hourCpuMs: summary(hours.map((t) => t.cpu)),
       bytesPerService,
       publishedFirstRoundMs: w.workload === 'seed-003' && w.nodes === 3 ? (PUBLISHED_FIRST_ROUND_MS[w.services] ?? null) : null,
     };
