@@ -476,7 +476,8 @@ export class ClusterUsage {
       const members = c.resources;
       for (let m = 0; m < members.length; m++) {
         const sid = members[m]!;
-        const member = this.resources.get(sid);
+        // (the leader, usually the only member, was looked up already)
+        const member = sid === c.leader ? leader : this.resources.get(sid);
         if (member === undefined) throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
         if (member.memberMark === stamp) throw candidateErrors.duplicateMember(k, m, sid, c.leader);
         member.memberMark = stamp;
