@@ -9,7 +9,7 @@ export default defineConfig({
   resolve: { conditions: ['poise-source'] },
   ssr: { resolve: { conditions: ['poise-source'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tools/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tools/**/*.test.ts', 'bench/**/*.test.ts'],
     testTimeout: 120_000,
     reporters: jsonReport ? ['default', 'json'] : ['default'],
     outputFile: jsonReport ? { json: jsonReport } : undefined,

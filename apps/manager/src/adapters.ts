@@ -1,15 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadCase } from '@poise/sim';
+import { type CaseInput, loadCase, Simulation } from '@poise/sim';
 import { PveApiError, ApiToken as PveApiToken, PveClient, type PveTlsOptions, type TransportSecurity } from '@poise/pve-api';
-import { type Clock, systemClock } from './clock';
+import { type Clock, SimulationClock, systemClock } from './clock';
 import type { ManagerConfig } from './config/load';
 import { type ApiToken, loadToken } from './config/secret';
 import { errorMessage, ManagerError } from './errors';
 import type { LogLevel } from './log';
 import type { BalancerPort } from './port';
 import { PveAdapter } from './pve-adapter';
+import { SIM_EPOCH_SECONDS, SimPort, simCaseFacts } from './sim-port';
 
 /** What the daemon runs against: a port, its clock, and what to say about it at start. */
 export interface Host {
@@ -17,6 +19,14 @@ export interface Host {
   readonly clock: Clock;
   /** True once the environment has ended (a finished simulation): the loop stops after that round. */
   finished?(): boolean;
+  /** How the environment ended, once `finished()` (a simulation that aborted is not ok: exit 1). */
+  endStatus?(): { readonly ok: boolean; readonly message: string };
+  /** How a time of its clock is written in text log lines and messages (default ISO 8601 UTC): the simulator's `sim 00:01:20`. */
+  timeLabel?(seconds: number): string;
+  /** Where the daemon keeps its state instead of `state.file` (the simulator: a file for this run only). */
+  readonly statePath?: string;
+  /** Releases what the host holds beyond the port (a temporary directory); called once at shutdown. */
+  close?(): Promise<void>;
   /** Start-up lines about the connection beyond the TLS choices (which the daemon states itself). */
   readonly notices: readonly { readonly level: LogLevel; readonly msg: string }[];
   /** Strings that must never be logged (the API token and its secret part). */
@@ -154,33 +164,80 @@ export function createPveHost(config: ManagerConfig, options: PveHostOptions = {
   };
 }
 
+/** Simulated seconds since the start as `sim 00:01:20` (hours grow past 99 if they must). */
+export function simTimeLabel(seconds: number): string {
+  const t = Math.max(0, Math.round(seconds));
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `sim ${two(Math.floor(t / 3600))}:${two(Math.floor(t / 60) % 60)}:${two(t % 60)}`;
+}
+
+/** Test hooks of {@link createSimHost}. */
+export interface SimHostOptions {
+  /** Real waiting between rounds when `sim.speed` > 0 (tests replace it). */
+  readonly wait?: (seconds: number, signal: AbortSignal) => Promise<void>;
+  /** Where the run's state file goes (default: a fresh temporary directory, removed at the end). */
+  readonly stateDir?: string;
+}
+
 /**
- * The embedded simulator's host. Integration seam: needs the round-by-round `Simulation` API of
- * `@poise/sim` (`step()`, `view()`, `queueCrmCommand()`) and the adapter from its view to
- * {@link BalancerPort} (`sim-port.ts`), with a {@link Clock} whose `sleep` steps the simulation
- * (time accelerated by `sim.speed`) and `finished()` when the scenario ends. Everything up to
- * it is real: the case directory is read and validated.
+ * The embedded simulator's host: the case directory (`sim.case-dir`) loaded with `@poise/sim`
+ * (`loadCase`, refused with `invalid-config` naming the file and field), a `Simulation` on the
+ * pve-9.2 profile, the {@link SimPort} over it (`sim-port.ts`: the view as the port's snapshot,
+ * motions through the CRM command queue), and a {@link SimulationClock} whose `sleep` steps the
+ * simulation (one 20 s HA round per step; real pacing by `sim.speed`). `finished()` is true
+ * once the scenario ended; `endStatus()` says how. The run's state is a fresh file in a
+ * temporary directory, removed at the end: a simulation starts from its case every time, so a
+ * state of an earlier run (a motion in flight, a backoff) would belong to another cluster.
  */
-export function createSimHost(config: ManagerConfig): Host {
+export function createSimHost(config: ManagerConfig, options: SimHostOptions = {}): Host {
   const dir = config.sim.caseDir;
   if (dir === undefined) throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
   if (!existsSync(join(dir, 'cmdlist'))) {
     throw new ManagerError('invalid-config', `sim.case-dir: '${dir}' is not a simulator case directory (no 'cmdlist' file)`);
   }
-  let nodes: number;
-  let services: number;
+  let input: CaseInput;
   try {
-    const input = loadCase(dir, basename(dir));
-    nodes = Object.keys(input.hardwareStatus).length;
-    services = Object.keys(input.serviceConfig).length;
+    input = loadCase(dir, basename(dir));
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
-  throw new ManagerError(
-    'not-available',
-    `env 'sim' is not available yet: driving the simulator round by round needs the Simulation API of @poise/sim ` +
-      `(step(), view(), queueCrmCommand()), which is not merged into this build (case '${dir}' was read: ${nodes} nodes, ${services} services)`,
-  );
+  const sim = new Simulation(input, { profile: 'pve-9.2' });
+  const facts = simCaseFacts(input);
+  const nodes = Object.keys(input.hardwareStatus).length;
+  const services = Object.keys(input.serviceConfig).length;
+  const port = new SimPort(sim, facts, {
+    epoch: SIM_EPOCH_SECONDS,
+    pickupTimeoutSeconds: config.limits.pickupTimeoutSeconds,
+    description: `simulator, case '${basename(dir)}': ${nodes} nodes, ${services} HA resources`,
+  });
+  const clock = new SimulationClock(sim, SIM_EPOCH_SECONDS, config.sim.speed, options.wait);
+  const ownDir = options.stateDir === undefined ? mkdtempSync(join(tmpdir(), 'poise-manager-sim-')) : undefined;
+  const stateDir = options.stateDir ?? ownDir!;
+  const pace = config.sim.speed > 0 ? `${config.sim.speed}× real time` : 'as fast as it runs';
+  const notices: { level: LogLevel; msg: string }[] = [
+    {
+      level: 'info',
+      msg: `simulator: case '${dir}' (profile pve-9.2); times are simulated (sim hh:mm:ss since the start); each pause runs the HA manager for at least one 20 s round, ${pace}; the run ends with the scenario`,
+    },
+    { level: 'info', msg: `simulator: state kept in '${stateDir}' for this run only (a simulation always starts from its case)` },
+    ...facts.notes.map((msg) => ({ level: 'warn' as const, msg })),
+  ];
+  return {
+    port,
+    clock,
+    notices,
+    secrets: [],
+    timeLabel: (seconds) => simTimeLabel(seconds - SIM_EPOCH_SECONDS),
+    statePath: join(stateDir, 'state.json'),
+    finished: () => sim.ended,
+    endStatus: () =>
+      sim.error === undefined
+        ? { ok: true, message: `the scenario ended at ${sim.time} s of simulated time` }
+        : { ok: false, message: `the simulation aborted at ${sim.time} s: ${sim.error}` },
+    close: async () => {
+      if (ownDir !== undefined) rmSync(ownDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The host for a config's `env`. */

@@ -1,3 +1,18 @@
-import { main } from './main';
+import { EXIT_OK, main, processIo } from './main';
+import { onOutputClosed } from './output';
 
-process.exitCode = await main(process.argv.slice(2));
+// A closed stdout or stderr (`poise-manager --sim | head`): a running daemon finishes its round
+// and exits 0, as on SIGTERM (its state is saved as after every round); otherwise exit 0 now.
+const whenClosed = new Set<() => void>();
+onOutputClosed([process.stdout, process.stderr], () => {
+  if (whenClosed.size === 0) process.exit(EXIT_OK);
+  for (const handler of whenClosed) handler();
+});
+
+process.exitCode = await main(process.argv.slice(2), {
+  ...processIo,
+  onOutputClosed: (handler) => {
+    whenClosed.add(handler);
+    return () => whenClosed.delete(handler);
+  },
+});

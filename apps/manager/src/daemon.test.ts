@@ -295,8 +295,42 @@ describe('act mode', () => {
     const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-threshold': 1 } }, spec);
     await s.daemon.start();
     await s.run(1);
-    expect(s.rounds()[0]!.msg).toMatch(/^below margin: the best move \(vm:101 from node1 to node2\) changes the imbalance from 33\.3% to \d+\.\d%, -?\d+\.\d% better, margin 10%$/);
+    expect(s.rounds()[0]!.msg).toMatch(
+      /^below margin: the best move \(vm:101 from node1 to node2\) changes the imbalance from 33\.3% to \d+\.\d%, relative improvement -?\d+\.\d% below margin 10\.0%$/,
+    );
     expect(s.cluster.s.requests).toEqual([]);
+  });
+
+  it('a policy reason speaks the units of the policy keys (percentage points for the dead band)', async () => {
+    // six VMs on node1 of three nodes: the best move takes the imbalance from 100 % to 76.4 %,
+    // 23.6 pp, less than a 50 pp dead band
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-min-improvement': 50 } });
+    await s.daemon.start();
+    await s.run(1);
+    expect(s.rounds()[0]!.msg).toBe('improvement 23.6 pp below min-improvement 50.0 pp');
+  });
+
+  it('with smoothing, the round line shows the smoothed imbalance the threshold judged, not the measured one', async () => {
+    // node2's own load halves after round 1 (load (8/16 + 32/64)/2 = 0.5 → 0.25, node1 stays at
+    // 0.125): the measured imbalance falls, the smoothed one (node2's residual averaged over both
+    // rounds, load ≈ 0.375) lies between the two measured values
+    const spec: FakeClusterSpec = {
+      nodes: [{ name: 'node1' }, { name: 'node2', baseCpu: 8, baseMem: 32 * GIB }],
+      guests: [{ sid: 'vm:101', node: 'node1', cpu: 2, mem: 8 * GIB }],
+    };
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-smoothing': 300, 'ha-auto-rebalance-threshold': 90 } }, spec);
+    await s.daemon.start();
+    await s.run(1);
+    s.cluster.s.nodes[1]!.baseCpu = 4;
+    s.cluster.s.nodes[1]!.baseMem = 16 * GIB;
+    await s.run(1);
+    const [first, second] = s.rounds() as Array<{ msg: string; imbalance: number }>;
+    const shown = (msg: string) => Number(/^below threshold: smoothed imbalance (\d+\.\d)% ≤ 90\.0%$/.exec(msg)?.[1]);
+    // round 1: one sample, the mean is the sample itself
+    expect(shown(first!.msg)).toBe(Number((first!.imbalance * 100).toFixed(1)));
+    const smoothed = shown(second!.msg);
+    expect(smoothed).toBeGreaterThan(Math.min(first!.imbalance, second!.imbalance) * 100);
+    expect(smoothed).toBeLessThan(Math.max(first!.imbalance, second!.imbalance) * 100);
   });
 });
 
@@ -307,7 +341,7 @@ describe("the cluster's own ha-auto-rebalance", () => {
     await s.run(5);
     expect(s.cluster.s.requests).toEqual([]);
     expect(s.records().filter((r) => r.event === 'cluster')).toEqual([
-      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is" }),
+      expect.objectContaining({ level: 'warn', msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs): poise refuses to move HA resources while it is on" }),
     ]);
     expect(s.rounds().every((r) => r.reason === 'cluster-auto-rebalance' && r.msg === "the cluster's own ha-auto-rebalance is on: poise leaves HA resources to it (imbalance 100.0%)")).toBe(true);
     expect(s.daemon.status()).toMatchObject({ clusterAutoRebalance: true, notice: "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources" });
@@ -379,7 +413,7 @@ describe('policy stages that need more than the reference', () => {
       stage: 'pressure',
       code: 'no-pressure',
       key: 'pressure:no-pressure',
-      msg: 'pressure: pressure gate: no node under pressure (max cpu 2.0%)',
+      msg: 'pressure gate: no node under pressure (highest cpu 2.0% < 10.0%)',
     });
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_round_skips_total')).toContain('poise_round_skips_total{reason="no-pressure"} 2');
     expect(s.cluster.s.requests).toEqual([]);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { compareNames } from '@poise/usage';
-import type { Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
+import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
 import type { Host } from './adapters';
 import type { ManagerConfig } from './config/load';
 import { errorMessage } from './errors';
@@ -8,7 +8,7 @@ import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs }
 import { type LogFields, type Logger, type LogLevel, resolveLogFormat } from './log';
 import { Metrics, MetricsServer } from './metrics';
 import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
-import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState } from './policy';
+import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState, REASON_FORMAT } from './policy';
 import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError, type SnapshotProblem } from './port';
 import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
 
@@ -54,9 +54,9 @@ export interface DaemonOptions {
   readonly onListening?: (address: { host: string; port: number }) => void;
 }
 
-/** Fraction → `12.3%`. */
+/** An imbalance (a fraction) → `12.3%`, as the policy's reasons print it. */
 export function percent(fraction: number): string {
-  return `${(fraction * 100).toFixed(1)}%`;
+  return REASON_FORMAT.value('imbalance', fraction);
 }
 
 function describeMotion(m: { kind: string; sid: string; source: string; target: string; resources?: readonly string[] }): string {
@@ -64,9 +64,17 @@ function describeMotion(m: { kind: string; sid: string; source: string; target: 
   return `${m.kind} ${m.sid}${along} from ${m.source} to ${m.target}`;
 }
 
-/** Epoch seconds in a policy text (`… until 1767225660`) as UTC times (`… until 2026-01-01T00:01:00Z`). */
-export function readableTimes(text: string): string {
-  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${new Date(Math.round(Number(seconds)) * 1000).toISOString().replace(/\.000Z$/, 'Z')}`);
+/** Epoch seconds as a UTC time without milliseconds (`2026-01-01T00:01:00Z`). */
+export function utcTime(seconds: number): string {
+  return new Date(Math.round(seconds) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+}
+
+/**
+ * Epoch seconds in a policy text (`… until 1767225660`) as times: UTC (`… until
+ * 2026-01-01T00:01:00Z`), or as `label` writes them (the simulator's `sim 00:01:00`).
+ */
+export function readableTimes(text: string, label: (seconds: number) => string = utcTime): string {
+  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`);
 }
 
 /**
@@ -96,11 +104,13 @@ export class Daemon {
   private active: boolean;
   /** Whether this instance stood by since start (its state file may be stale then). */
   private wasStandby = false;
+  /** This run's motions and observe-mode decisions, for the closing line. */
+  private readonly runCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0 };
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
     this.policy = buildPolicy(this.config.policy);
-    this.store = new StateStore(this.config.statePath, () => this.now());
+    this.store = new StateStore(options.host.statePath ?? this.config.statePath, () => this.now());
     this.state = initialState();
     // the lock guards acting on a real cluster; the simulator has one daemon by construction
     this.lock =
@@ -118,6 +128,17 @@ export class Daemon {
 
   private now(): number {
     return this.options.host.clock.now();
+  }
+
+  /** A time of the daemon's clock in a message: ISO 8601, or the host's own label (simulated time). */
+  private timeText(seconds: number): string {
+    return this.options.host.timeLabel?.(seconds) ?? new Date(seconds * 1000).toISOString();
+  }
+
+  /** A policy text with its epoch seconds as times: UTC, or the host's own label. */
+  private policyText(text: string): string {
+    const label = this.options.host.timeLabel;
+    return label ? readableTimes(text, label) : readableTimes(text);
   }
 
   /** The state as it stands (tests, status). */
@@ -154,7 +175,7 @@ export class Daemon {
       log.info('metrics', `metrics on http://${host}:${addr.port}/metrics, status on /status`);
       this.options.onListening?.(addr);
     } else {
-      log.info('metrics', 'metrics disabled (metrics.enabled: false)');
+      log.info('metrics', 'disabled (metrics.enabled: false)');
     }
     if (this.lock) {
       const semantics = this.options.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
@@ -213,7 +234,7 @@ export class Daemon {
       const m = this.state.motion;
       this.log.info(
         'state',
-        `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${new Date(m.issuedAt * 1000).toISOString()}, ${m.phase})` : ''}`,
+        `state loaded from '${path}'${m ? `; following the motion in flight from before: ${describeMotion(m)} (issued at ${this.timeText(m.issuedAt)}, ${m.phase})` : ''}`,
         { trigger: event },
       );
     }
@@ -245,7 +266,9 @@ export class Daemon {
           break;
         }
         if (this.options.host.finished?.()) {
-          this.log.info('stop', 'the environment has ended');
+          const end = this.options.host.endStatus?.() ?? { ok: true, message: 'the environment has ended' };
+          this.log.log(end.ok ? 'info' : 'error', 'stop', end.message);
+          if (!end.ok) code = 1;
           break;
         }
         if (this.stopping) break;
@@ -324,7 +347,8 @@ export class Daemon {
     }
     await this.server.close();
     await this.options.host.port.close?.();
-    this.log.info('stop', `stopped after ${this.roundNo} rounds`);
+    await this.options.host.close?.();
+    this.log.info('stop', `stopped after ${this.roundNo} ${this.roundNo === 1 ? 'round' : 'rounds'}${this.runSummary()}`);
   }
 
   /** One round; never throws (a failure is the round's line). */
@@ -453,7 +477,22 @@ export class Daemon {
       memhost: this.policy.memhost,
       onScoreError: (err) => this.log.warn('round', `unable to score the balancing migrations: ${errorMessage(err)}`),
     });
-    const scoringCtx = { ...ctx, score: (...args: Parameters<typeof ctx.score>) => (lastScored = ctx.score(...args)) };
+    // what the stages judged, for the round line: the scored moves and, when smoothing adjusted
+    // the node stats, the adjusted imbalance (the threshold and the margin judge that one)
+    let smoothed: number | undefined;
+    const adjust = ctx.adjust;
+    const scoringCtx: BalanceContext = {
+      ...ctx,
+      score: (...args) => (lastScored = ctx.score(...args)),
+      ...(adjust
+        ? {
+            adjust: (nodes) => {
+              const view = adjust(nodes);
+              return { imbalance: () => (smoothed = view.imbalance()), score: (...args) => (lastScored = view.score(...args)) };
+            },
+          }
+        : {}),
+    };
     const { decision, state: pipelineState } = this.policy.pipeline.run(scoringCtx, this.state.pipeline);
     // the pipeline state that saw the outcomes and the end of their being unreported: one write
     this.update({ pipeline: pipelineState, unreported: [] });
@@ -462,7 +501,7 @@ export class Daemon {
       return {
         outcome: 'skip',
         reason: decision.code,
-        message: this.explain(decision, imbalance, pipelineState, lastScored, snapshot),
+        message: this.explain(decision, { value: smoothed ?? imbalance, smoothed: smoothed !== undefined }, pipelineState, lastScored, snapshot),
         fields: { ...fields, stage: decision.stage, code: decision.code, key: decision.key },
       };
     }
@@ -472,7 +511,7 @@ export class Daemon {
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
   private logNotices(notices: readonly Notice[]): void {
     for (const n of notices) {
-      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${readableTimes(n.message)}`, { stage: n.stage, code: n.code });
+      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${this.policyText(n.message)}`, { stage: n.stage, code: n.code });
     }
   }
 
@@ -487,7 +526,7 @@ export class Daemon {
       const how = s && s.thresholdPercent !== undefined ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})` : '';
       this.log.warn(
         'cluster',
-        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
+        `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is on${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
       );
     } else {
       this.log.info('cluster', "the cluster's own ha-auto-rebalance is off: poise balances HA resources");
@@ -526,18 +565,22 @@ export class Daemon {
   }
 
   /**
-   * Why a round did nothing, in words: the policy's structured decision (`code`, `reason`),
-   * with the daemon's own facts for the reference codes (the motion it follows, the hold
-   * count, the best move below the margin) and epoch seconds shown as UTC times.
+   * Why a round did nothing, in words: the policy's reason (the stage is a field of its own;
+   * named in the text only for invalid input), with the daemon's own facts for the reference
+   * codes (the motion it follows, the hold count, the best move below the margin) and epoch
+   * seconds shown as UTC times.
    */
   private explain(
     decision: Extract<Decision, { action: 'none' }>,
-    imbalance: number,
+    judged: { readonly value: number; readonly smoothed: boolean },
     pipelineState: Readonly<Record<string, unknown>>,
     scored: readonly ScoredMigration[],
     snapshot: ClusterSnapshot,
   ): string {
     const threshold = this.policy.thresholdFraction;
+    const imbalance = judged.value;
+    // the imbalance the threshold judged, with digits enough to tell it from the threshold
+    const judgedText = `${judged.smoothed ? 'smoothed imbalance' : 'imbalance'} ${REASON_FORMAT.value('imbalance', imbalance, threshold)}`;
     switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.state.motion;
@@ -546,25 +589,34 @@ export class Daemon {
         return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
       }
       case 'below-threshold':
-        return `below threshold: imbalance ${percent(imbalance)} ≤ ${percent(threshold)}`;
+        return `below threshold: ${judgedText} ≤ ${REASON_FORMAT.bound('imbalance', threshold)}`;
       case 'holding': {
         const held = (pipelineState['threshold-hold'] as { sustainedRounds?: number } | undefined)?.sustainedRounds;
-        return `hold round ${held ?? '?'}/${this.policy.holdRounds}: imbalance ${percent(imbalance)} > ${percent(threshold)}`;
+        return `hold round ${held ?? '?'}/${this.policy.holdRounds}: ${judgedText} > ${REASON_FORMAT.bound('imbalance', threshold)}`;
       }
       case 'no-candidates':
-        return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (imbalance ${percent(imbalance)})`;
+        return `no candidates: no started ${this.config.guests.nonHa ? 'guest' : 'HA resource'} can move to another usable node (${judgedText})`;
       case 'nothing-scored':
-        return `no scored migration (imbalance ${percent(imbalance)})`;
+        return `no scored migration (${judgedText})`;
       case 'below-margin': {
         const best = scored[0];
         if (best) {
-          const gain = (imbalance - best.imbalance) / imbalance;
-          return `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the imbalance from ${percent(imbalance)} to ${percent(best.imbalance)}, ${percent(gain)} better, margin ${this.config.policy.reference.marginPercent}%`;
+          const margin = this.config.policy.reference.marginPercent / 100;
+          const relative = REASON_FORMAT.value('relative-improvement', (imbalance - best.imbalance) / imbalance, margin);
+          const what = judged.smoothed ? 'smoothed imbalance' : 'imbalance';
+          return (
+            `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the ${what} from ${percent(imbalance)} ` +
+            `to ${percent(best.imbalance)}, relative improvement ${relative} below margin ${REASON_FORMAT.bound('relative-improvement', margin)}`
+          );
         }
         return `below margin: ${decision.reason}`;
       }
+      case 'invalid-input':
+        // a host bug: name the stage that found it
+        return `${decision.stage}: ${this.policyText(decision.reason)}`;
       default:
-        return `${decision.stage}: ${readableTimes(decision.reason)}`;
+        // the variant stages' reasons say what they are about (`pressure gate: …`, `cooldown of …`)
+        return this.policyText(decision.reason);
     }
   }
 
@@ -576,6 +628,8 @@ export class Daemon {
   ): Pick<DaemonState, 'outcomes' | 'unreported'> {
     const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.now() };
     (result === 'succeeded' ? this.metrics.motionsSucceeded : this.metrics.motionsFailed).inc({ via: motion.via });
+    if (result === 'succeeded') this.runCounts.succeeded++;
+    else this.runCounts.failed++;
     return {
       outcomes: [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES),
       unreported: [
@@ -625,7 +679,10 @@ export class Daemon {
       target: m.target,
       via,
     };
-    if (this.config.mode === 'observe') return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
+    if (this.config.mode === 'observe') {
+      this.runCounts.wouldMove++;
+      return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
+    }
     if (via === 'ha' && snapshot.crs.autoRebalance) {
       return { outcome: 'skip', reason: 'cluster-auto-rebalance', message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`, fields };
     }
@@ -636,7 +693,7 @@ export class Daemon {
       return {
         outcome: 'skip',
         reason: 'motion-limit',
-        message: `limit reached: ${recent.length} motions in the last hour (max ${this.config.limits.maxMotionsPerHour}) until ${new Date(next * 1000).toISOString()}; not issuing ${what}`,
+        message: `limit reached: ${recent.length} motions in the last hour (max ${this.config.limits.maxMotionsPerHour}) until ${this.timeText(next)}; not issuing ${what}`,
         fields,
       };
     }
@@ -680,6 +737,7 @@ export class Daemon {
     };
     this.update({ motion: record, motionsIssuedAt: [...recent, now] });
     this.metrics.motionsIssued.inc({ via });
+    this.runCounts.requested++;
     let reply;
     try {
       reply = via === 'ha' ? await port.requestMotion(request) : await port.requestGuestMigration(request);
@@ -702,6 +760,16 @@ export class Daemon {
     this.update({ motion: { ...record, phase: 'queued', task: reply.task } });
     const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
     return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };
+  }
+
+  /** `; motions this run: 3 requested, 2 succeeded, 1 failed` (or what observe mode would have done). */
+  private runSummary(): string {
+    const c = this.runCounts;
+    if (this.config.mode === 'observe' && c.requested === 0) {
+      return c.wouldMove > 0 ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion` : '; observe mode: nothing moved';
+    }
+    const inFlight = this.state.motion ? `, 1 still in flight (${describeMotion(this.state.motion)})` : '';
+    return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${inFlight}`;
   }
 
   /** The JSON of `/status`. */

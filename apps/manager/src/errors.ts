@@ -10,8 +10,6 @@ export type ManagerErrorCode =
   | 'lock'
   /** The balancer port (cluster adapter) failed; see {@link PortError}. */
   | 'port'
-  /** A part of the daemon that needs a package not merged yet (an adapter seam). */
-  | 'not-available'
   /** The metrics endpoint cannot listen. */
   | 'metrics'
   /** A command-line usage error. */

@@ -35,13 +35,20 @@ export class Logger {
   private format: 'json' | 'text';
   private readonly secrets = new Set<string>();
 
+  private readonly timeLabel: ((seconds: number) => string) | undefined;
+
+  /**
+   * `timeLabel` writes the time of a text line instead of ISO 8601 (the simulator's simulated
+   * time); JSON lines always carry ISO 8601 `time`.
+   */
   constructor(
-    options: { format: 'json' | 'text'; level: LogLevel },
+    options: { format: 'json' | 'text'; level: LogLevel; timeLabel?: (seconds: number) => string },
     private readonly write: (line: string) => void,
     private readonly now: () => number,
   ) {
     this.level = options.level;
     this.format = options.format;
+    this.timeLabel = options.timeLabel;
   }
 
   configure(options: { format: 'json' | 'text'; level: LogLevel }): void {
@@ -60,8 +67,9 @@ export class Logger {
 
   log(level: LogLevel, event: string, msg: string, fields: LogFields = {}): void {
     if (!this.enabled(level)) return;
-    const record: LogRecord = { time: new Date(this.now() * 1000).toISOString(), level, event, msg, fields };
-    this.write(this.redact(this.format === 'json' ? formatJson(record) : formatText(record)));
+    const now = this.now();
+    const record: LogRecord = { time: new Date(now * 1000).toISOString(), level, event, msg, fields };
+    this.write(this.redact(this.format === 'json' ? formatJson(record) : formatText(record, this.timeLabel?.(now))));
   }
 
   debug(event: string, msg: string, fields?: LogFields): void {
@@ -98,9 +106,9 @@ function formatJson(record: LogRecord): string {
   return JSON.stringify(out);
 }
 
-function formatText(record: LogRecord): string {
+function formatText(record: LogRecord, time = record.time): string {
   const round = record.event === 'round' && typeof record.fields.round === 'number' ? `round ${record.fields.round}` : record.event;
-  return `${record.time} ${record.level.padEnd(5)} ${round}: ${record.msg}`;
+  return `${time} ${record.level.padEnd(5)} ${round}: ${record.msg}`;
 }
 
 /** `auto` → text on a terminal, JSON lines otherwise. */

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +6,7 @@ import { loadToken } from './config/secret';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io, main } from './main';
 import { PortError } from './port';
+import { spawnScript } from './pve-test-support';
 
 const ROOT = resolve(__dirname, '../../..');
 const FIXTURE = join(__dirname, '__fixtures__', 'fake-daemon.ts');
@@ -70,6 +70,9 @@ describe('command line', () => {
     [['--mode', 'fast'], EXIT_USAGE, /^poise-manager: '--mode' takes observe or act, got 'fast'/],
     [['--config'], EXIT_USAGE, /^poise-manager: '--config' needs a value/],
     [['--sim', '--once'], EXIT_USAGE, /'--sim' and '--once' do not go together/],
+    [['--sim', '--speed', 'fast'], EXIT_USAGE, /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/],
+    [['--sim', '--speed', '-1'], EXIT_USAGE, /'--speed' takes a number ≥ 0 .*got '-1'/],
+    [['--speed', '10'], EXIT_USAGE, /'--speed' goes with '--sim'/],
     [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
   ])('%j exits %i', async (argv, code, text) => {
     const c = captureIo();
@@ -135,12 +138,14 @@ describe('command line', () => {
     expect(c.logs.join('\n')).not.toContain(SECRET);
   });
 
-  it("--sim reads the case and stops at the adapter seam with a clear 'not available yet' (exit 1)", async () => {
+  it('--sim runs the bundled scenario to its end (exit 0); a directory that is no case is a config error (exit 78)', async () => {
     const c = captureIo();
-    expect(await main(['--sim'], c.io)).toBe(EXIT_FAILURE);
-    expect(JSON.parse(c.logs.at(-1)!).msg).toMatch(
-      /^cannot start: env 'sim' is not available yet: driving the simulator round by round needs the Simulation API of @poise\/sim .*\(case '.*three-nodes-unbalanced' was read: 3 nodes, 6 services\)$/,
-    );
+    expect(await main(['--sim'], c.io)).toBe(EXIT_OK);
+    const records = c.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.filter((r) => r.event === 'stop').map((r) => r.msg)).toEqual([
+      'the scenario ended at 720 s of simulated time',
+      'stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed',
+    ]);
     const bad = captureIo();
     expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
     expect(bad.err.join('\n')).toMatch(/sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/);
@@ -216,33 +221,7 @@ describe('secrets', () => {
 
 /** A poise-manager process over a fake cluster file (see __fixtures__/fake-daemon.ts). */
 function spawnDaemon(clusterFile: string, args: string[], env: Record<string, string> = {}) {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', FIXTURE, clusterFile, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let stderr = '';
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const parts = buffer.split('\n');
-    buffer = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
-  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  async function waitFor(what: string, predicate: (r: Record<string, unknown>) => boolean, timeoutMs = 60_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const found = records().find(predicate);
-      if (found) return found;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  return { child, lines, records, waitFor, exited, stderr: () => stderr };
+  return spawnScript(FIXTURE, [clusterFile, ...args], env);
 }
 
 function clusterFile(dir: string, spec: FakeClusterSpec): string {
@@ -253,12 +232,9 @@ function clusterFile(dir: string, spec: FakeClusterSpec): string {
 
 describe('signals (child process)', () => {
   it('the CLI entry point runs', async () => {
-    const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise((r) => child.on('exit', r));
-    expect(code).toBe(0);
-    expect(out).toMatch(/^usage: poise-manager/);
+    const cli = spawnScript(CLI, ['--help']);
+    expect(await cli.exited).toBe(0);
+    expect(cli.lines.join('\n')).toMatch(/^usage: poise-manager/);
   });
 
   it('SIGTERM finishes the current round and exits 0', async () => {
@@ -272,7 +248,7 @@ describe('signals (child process)', () => {
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
     expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'round', 'lock', 'stop']);
-    expect(events.at(-1)).toBe('stop: stopped after 1 rounds');
+    expect(events.at(-1)).toBe('stop: stopped after 1 round; observe mode: nothing moved');
   });
 
   it('SIGHUP reloads the config; a bad one is refused and the old one kept', async () => {

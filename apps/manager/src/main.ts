@@ -1,5 +1,5 @@
 import { bundledSimCase, createHost, createPveClient, type HostFactory, tlsNotices } from './adapters';
-import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig } from './config/load';
+import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig } from './config/load';
 import { configJsonSchema } from './config/schema';
 import { loadToken } from './config/secret';
 import { Daemon } from './daemon';
@@ -18,7 +18,7 @@ export const EXIT_USAGE = 2;
 export const EXIT_CONFIG = 78;
 
 export const USAGE = `usage: poise-manager [--config <file>] [--mode observe|act] [--once]
-       poise-manager --sim [<case-dir>] [--config <file>] [--mode observe|act]
+       poise-manager --sim [<case-dir>] [--speed <n>] [--config <file>] [--mode observe|act]
        poise-manager --check-config --config <file>
        poise-manager --print-schema
        poise-manager --help
@@ -33,13 +33,17 @@ options:
   --once               run one round and exit (exit 1 if the round failed)
   --sim [<case-dir>]   run against the embedded simulator on a case directory (default: the
                        bundled scenario), time accelerated, printing each decision; mode act
-                       unless --mode says otherwise; exits when the scenario ends
+                       unless --mode says otherwise; exits when the scenario ends. Without
+                       --config: one round per 20 s HA round, no metrics listener
+  --speed <n>          with --sim: simulated seconds per real second (0, the default: as fast
+                       as it runs; 10: one 20 s round every 2 s)
   --check-config       validate the config (and read the API token), print a summary, exit
   --print-schema       print the config file's JSON schema
   -h, --help           this text
 
 signals: SIGTERM/SIGINT finish the current round and exit 0; SIGHUP reloads the config
-(a bad file keeps the running config).
+(a bad file keeps the running config). A closed output (\`| head\`) ends it like SIGTERM,
+quietly, with status 0.
 exit codes: 0 ok, 1 failure, 2 usage error, 78 bad config or token.`;
 
 /** Where the CLI writes and what it runs with; tests replace any of it. */
@@ -52,6 +56,12 @@ export interface Io {
   readonly env: NodeJS.ProcessEnv;
   /** Signal registration (`process` by default). */
   onSignal(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): () => void;
+  /**
+   * Calls `handler` when stdout (or stderr) is closed by its reader (`| head`); returns the
+   * function that removes it. The command line's entry wires it (`cli.ts`); without it a closed
+   * output is not noticed.
+   */
+  onOutputClosed?(handler: () => void): () => void;
 }
 
 export const processIo: Io = {
@@ -82,6 +92,7 @@ interface Args {
   once: boolean;
   sim: boolean;
   simDir?: string;
+  speed?: number;
   checkConfig: boolean;
   printSchema: boolean;
   help: boolean;
@@ -120,6 +131,13 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--print-schema':
         args.printSchema = true;
         break;
+      case '--speed': {
+        const v = value(a);
+        const n = Number(v);
+        if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n)) throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
+        args.speed = n;
+        break;
+      }
       case '--sim':
         args.sim = true;
         if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-')) args.simDir = argv[++i];
@@ -129,6 +147,7 @@ export function parseArgs(argv: readonly string[]): Args {
     }
   }
   if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");
+  if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
   return args;
 }
 
@@ -136,12 +155,20 @@ function overridesOf(args: Args): ConfigOverrides {
   return {
     ...(args.mode ? { mode: args.mode } : {}),
     ...(args.sim ? { env: 'sim' as const, simCaseDir: args.simDir ?? bundledSimCase(), mode: args.mode ?? 'act' } : {}),
+    ...(args.speed !== undefined ? { simSpeed: args.speed } : {}),
   };
 }
 
+/**
+ * `--sim` without a config file: one daemon round per simulated HA round (20 s), and no
+ * metrics listener (a run of seconds needs none, and a second one must not clash on the port).
+ */
+export const SIM_DEFAULTS = { interval: 20, metrics: { enabled: false } } as const;
+
 function readConfig(args: Args): ManagerConfig {
   const overrides = overridesOf(args);
-  return args.config === undefined ? defaultConfig(overrides) : loadConfig(args.config, overrides);
+  if (args.config !== undefined) return loadConfig(args.config, overrides);
+  return args.sim ? parseConfig(SIM_DEFAULTS, undefined, overrides) : defaultConfig(overrides);
 }
 
 /** `--check-config`: the summary lines. */
@@ -212,7 +239,11 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     daemon = new Daemon({
       config,
       host,
-      log: new Logger({ format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level }, io.logLine, () => host.clock.now()),
+      log: new Logger(
+        { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level, timeLabel: host.timeLabel },
+        io.logLine,
+        () => host.clock.now(),
+      ),
       version: VERSION,
       once: args.once,
       isTty: io.isTty,
@@ -233,6 +264,8 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     io.onSignal('SIGTERM', () => daemon.stop('SIGTERM')),
     io.onSignal('SIGINT', () => daemon.stop('SIGINT')),
     io.onSignal('SIGHUP', () => daemon.requestReload()),
+    // nobody reads the log any more: stop as on SIGTERM (status 0)
+    ...(io.onOutputClosed ? [io.onOutputClosed(() => daemon.stop('output closed'))] : []),
   ];
   try {
     return await daemon.run();

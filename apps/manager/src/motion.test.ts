@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { followHaMotion } from './motion';
 import type { GuestSnapshot, MotionRecord } from './port';
-import { haGuest, node, plainGuest, snapshot, T0 } from './test-support';
+import { haGuest, motionRecord, node, plainGuest, snapshot, T0 } from './test-support';
 
-const MOTION: MotionRecord = {
-  sid: 'vm:101',
-  resources: ['vm:101'],
-  kind: 'migrate',
-  via: 'ha',
-  source: 'node1',
-  target: 'node2',
-  issuedAt: T0,
-  phase: 'queued',
-  task: undefined,
-  imbalanceBefore: 0.6,
-  imbalanceAfter: 0.3,
-};
+const MOTION: MotionRecord = motionRecord();
 const NODES = [node('node1'), node('node2'), node('node3')];
 const PICKUP = 120;
 

@@ -4,6 +4,7 @@ import {
   type BalanceEvaluator,
   type BalanceMethod,
   composePipeline,
+  percentReasonFormat,
   type MigrationCandidate,
   type MotionOutcome,
   type NodeTelemetry,
@@ -18,6 +19,13 @@ import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } f
 import type { PolicyConfig } from './config/load';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
 import type { ClusterSnapshot } from './port';
+
+/**
+ * How the policy's reasons and notices, and the daemon's own round lines, print imbalances and
+ * improvements: percent and percentage points, the units of the policy keys
+ * (`imbalance 27.4% at or below threshold 30.0%`, `improvement 18.4 pp`).
+ */
+export const REASON_FORMAT = percentReasonFormat();
 
 /** The keys the reference pipeline reads (checked by the config schema itself). */
 export const REFERENCE_POLICY_KEYS: readonly string[] = [
@@ -249,5 +257,6 @@ export function balanceContext(input: RoundInput): BalanceContext {
     },
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),
+    format: REASON_FORMAT,
   };
 }

@@ -247,7 +247,7 @@ describe("the cluster's own ha-auto-rebalance", () => {
     expect(notice).toBeLessThan(firstRound);
     expect(lines[notice]).toMatchObject({
       level: 'warn',
-      msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 30%, margin 10%)): poise refuses to move HA resources while it is",
+      msg: "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 30%, margin 10%)): poise refuses to move HA resources while it is on",
     });
     expect(s.rounds().map((r) => r.reason)).toEqual(Array(4).fill('cluster-auto-rebalance'));
     expect(s.daemon.status()).toMatchObject({

@@ -120,7 +120,16 @@ const CLI = join(HERE, 'cli.ts');
 
 /** The real `poise-manager` CLI in a child process (from source), its JSON log lines collected. */
 export function spawnCli(args: string[], env: Record<string, string> = {}) {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, ...args], {
+  return spawnScript(CLI, args, env);
+}
+
+/**
+ * A TypeScript entry point (`script`, from source) in a child process: its stdout lines
+ * collected (`records()` parses them as JSON log lines), its stderr, its exit, and `waitFor` a
+ * line that matches.
+ */
+export function spawnScript(script: string, args: readonly string[], env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -135,7 +144,8 @@ export function spawnCli(args: string[], env: Record<string, string> = {}) {
     lines.push(...parts);
   });
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? signal ?? -1)));
+  // 'close': the process has exited and its output is read to the end
+  const exited = new Promise<number | string>((r) => child.on('close', (code, signal) => r(code ?? signal ?? -1)));
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   async function waitFor(what: string, predicate: (r: Record<string, unknown>) => boolean, timeoutMs = 60_000) {
     const until = Date.now() + timeoutMs;

@@ -5,21 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { ManagerError } from './errors';
 import type { MotionRecord } from './port';
 import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, STATE_FORMAT, STATE_VERSION, StateStore } from './state';
+import { motionRecord, T0 } from './test-support';
 
-const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
-const MOTION: MotionRecord = {
-  sid: 'vm:101',
-  resources: ['vm:101'],
-  kind: 'migrate',
-  via: 'ha',
-  source: 'node1',
-  target: 'node2',
-  issuedAt: T0,
-  phase: 'queued',
-  task: undefined,
-  imbalanceBefore: 0.5,
-  imbalanceAfter: 0.2,
-};
+const MOTION: MotionRecord = motionRecord({ imbalanceBefore: 0.5, imbalanceAfter: 0.2 });
 const STATE: DaemonState = {
   pipeline: { 'threshold-hold': { sustainedRounds: 2 }, 'a-future-stage': { backoff: { 'vm:101>node2': 1767226000 } } },
   motion: MOTION,

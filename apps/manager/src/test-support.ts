@@ -1,4 +1,4 @@
-import type { ClusterSnapshot, GuestSnapshot, NodeSnapshot } from './port';
+import type { ClusterSnapshot, GuestSnapshot, MotionRecord, NodeSnapshot } from './port';
 
 export const GIB = 1024 ** 3;
 export const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -32,4 +32,22 @@ export function plainGuest(sid: string, onNode: string, extra: Partial<GuestSnap
 
 export function snapshot(nodes: NodeSnapshot[], guests: GuestSnapshot[], extra: Partial<ClusterSnapshot> = {}): ClusterSnapshot {
   return { time: T0, quorate: true, haDisarmed: false, nodes, guests, rules: [], crs: { ha: 'dynamic', autoRebalance: false }, ...extra };
+}
+
+/** An HA migrate of vm:101 from node1 to node2, issued at T0 and queued (fields as given). */
+export function motionRecord(extra: Partial<MotionRecord> = {}): MotionRecord {
+  return {
+    sid: 'vm:101',
+    resources: ['vm:101'],
+    kind: 'migrate',
+    via: 'ha',
+    source: 'node1',
+    target: 'node2',
+    issuedAt: T0,
+    phase: 'queued',
+    task: undefined,
+    imbalanceBefore: 0.6,
+    imbalanceAfter: 0.3,
+    ...extra,
+  };
 }

@@ -129,6 +129,16 @@ describe('poise-sim CLI', () => {
     expect(lines.at(-1)).toBe('0 passed, 1 failed');
   });
 
+  test('--help prints the usage on stdout and exits 0; no command is a usage error', () => {
+    const help = capture();
+    expect(main(['--help'], help.io)).toBe(0);
+    expect(help.out[0]).toMatch(/^usage:\n  poise-sim run <case-dir>/);
+    expect(help.err).toEqual([]);
+    const none = capture();
+    expect(main([], none.io)).toBe(2);
+    expect(none.err[0]).toMatch(/^usage:/);
+  });
+
   test('usage errors exit 2 and name the problem', () => {
     const c = capture();
     expect(main(['run', 'x', '--profile', 'pve-1'], c.io)).toBe(2);

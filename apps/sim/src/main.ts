@@ -4,6 +4,7 @@ import { RunRecorder, SimError, Simulation, loadCase, parseCrsOverride, readInpu
 import { rulesCheckReport } from '@poise/rules';
 import { LAB_USAGE, LabUsageError, cmdCompare, cmdGenerate, cmdReport, type LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
+import { cmdServe, SERVE_USAGE } from './serve/cli-serve';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
 
@@ -31,6 +32,7 @@ const USAGE = `usage:
   poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
   poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
   poise-sim rules-check <dir-with-*.cfg>...
+${SERVE_USAGE}
 ${LAB_USAGE}`;
 
 class UsageError extends Error {
@@ -48,7 +50,7 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h') throw new UsageError(USAGE);
+  if (!command) throw new UsageError(USAGE);
   const paths: string[] = [];
   let profile: Profile = 'pve-9.2';
   let out: string | undefined;
@@ -300,6 +302,11 @@ function labFailure(err: unknown, io: Io): number {
  */
 export function main(argv: string[], io: Io = defaultIo): number | Promise<number> {
   if (argv[0] !== undefined && Object.hasOwn(LAB_COMMANDS, argv[0])) return runLab(argv, io);
+  if (argv[0] === 'serve') return cmdServe(argv.slice(1), io);
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    io.out(USAGE);
+    return 0;
+  }
   try {
     const args = parseArgs(argv);
     switch (args.command) {

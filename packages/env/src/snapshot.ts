@@ -87,14 +87,18 @@ function snapObject(value: Record<string, unknown>, prev: Record<string, unknown
     const v = value[key];
     if (v === undefined) continue;
     count++;
-    const p = prev === undefined ? undefined : own(prev, key);
-    const c = snap(v, p);
+    // a snapshot object's prototype chain (SNAPSHOT_PROTO, then null) holds nothing: a read
+    // finds own properties only, `__proto__` included
+    const p = prev === undefined ? undefined : prev[key];
+    const c = typeof v !== 'object' || v === null ? v : snap(v, p);
     if (out === undefined) {
       if (p !== undefined && c === p) continue;
       out = newObject();
-      for (const k in value) {
-        if (k === key) break;
-        if (Object.hasOwn(value, k) && value[k] !== undefined) out[k] = prev![k];
+      if (count > 1) {
+        for (const k in value) {
+          if (k === key) break;
+          if (Object.hasOwn(value, k) && value[k] !== undefined) out[k] = prev![k];
+        }
       }
     }
     out[key] = c;
@@ -102,7 +106,7 @@ function snapObject(value: Record<string, unknown>, prev: Record<string, unknown
   if (out === undefined) {
     // every child is the previous one; the same object unless keys were removed
     let prevCount = 0;
-    if (prev !== undefined) for (const k in prev) if (Object.hasOwn(prev, k)) prevCount++;
+    if (prev !== undefined) for (const k in prev) prevCount++;
     if (prev !== undefined && prevCount === count) return prev;
     out = newObject();
     for (const k in value) if (Object.hasOwn(value, k) && value[k] !== undefined) out[k] = prev![k];

@@ -184,7 +184,7 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
     });
     // rounds 1-4 no pressure (logged once), from round 5 node1 is under pressure: hold 5, 6, move in 7
     expect(balancerLines(lines)).toEqual([
-      'info 20 auto rebalance - pressure gate: no node under pressure (max cpu 2.0%)',
+      'info 20 auto rebalance - pressure gate: no node under pressure (highest cpu 2.0% < 10.0%)',
       'info 140 auto rebalance - migrate vm:101 to node2 (expected change for imbalance from 100.0% to 57.7%)',
     ]);
   });

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { snapshot } from '@poise/env';
-import { formatImbalance } from './balance';
+import { formatImbalance, scorableCandidates } from './balance';
 import { Manager } from './manager';
 import { MemoryEnv } from './memory-env.testkit';
+import { CrsUsage } from './usage-model';
 
 describe('formatImbalance', () => {
   test.each([
@@ -81,5 +82,28 @@ describe('load_balance: the hold counter (spec §3.7)', () => {
     // rounds 1, 2: 1, 2; round 3 basic: no balancing, counter kept; round 4: 3 → move
     const moves = balancingRun(4, (r) => (r === 3 ? { ...crs('bruteforce'), ha: 'basic' } : crs('bruteforce')));
     expect(moves).toEqual(['round 4']);
+  });
+});
+
+describe('scorableCandidates: the pve-9.2 rule on top of the rules query', () => {
+  test('a bundle with a member outside the usage is not a candidate; the others are, with the memory they copy', () => {
+    // vm:102 has no static stats, so the usage leaves it out (with a warning)
+    const env = new MemoryEnv('node1', ['node1', 'node2']);
+    const node = { maxcpu: 16, maxmem: 64 * GIB };
+    env.staticNodeStats = snapshot({ node1: node, node2: node });
+    env.staticServiceStats = snapshot({ 'vm:101': { maxcpu: 4, maxmem: 8 * GIB }, 'vm:103': { maxcpu: 2, maxmem: 2 * GIB } }) as never;
+    const usage = new CrsUsage(env, 'static', ['node1', 'node2'], 'normalized');
+    for (const sid of ['vm:101', 'vm:102', 'vm:103']) usage.addServiceUsage(sid, snapshot({ state: 'started', node: 'node1', running: 1 }) as never);
+    const candidates = [
+      { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1' },
+      // a bundle of vm:102 with vm:103: one member outside the usage drops the whole bundle
+      { leader: 'vm:102', resources: ['vm:102', 'vm:103'], targets: ['node2'], source: 'node1' },
+      { leader: 'vm:103', resources: ['vm:103'], targets: ['node2'], source: 'node1' },
+    ];
+    // static mode: the memory a move copies is the configured maxmem (8 GiB, 2 GiB)
+    expect(scorableCandidates(candidates, usage)).toEqual([
+      { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1', transferBytes: 8 * GIB },
+      { leader: 'vm:103', resources: ['vm:103'], targets: ['node2'], source: 'node1', transferBytes: 2 * GIB },
+    ]);
   });
 });

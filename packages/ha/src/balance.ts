@@ -1,10 +1,9 @@
-import type { GuestConfig, MigrationCandidate, BalanceCandidate, BalanceContext, Decision, ScoredMigration } from '@poise/policy';
+import { percentReasonFormat, type GuestConfig, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
 import type { Manager } from './manager';
-import { applyNegativeResourceAffinity, getActiveStationaryResourceBundles } from '@poise/rules';
+import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';
-import { byteCompare } from './tools';
 import { BalancerHost, describeCandidate, variantContext } from './balance-host';
 import { VARIANT_OFF } from './crs';
 
@@ -21,35 +20,40 @@ function motionInFlight(manager: Manager): boolean {
 }
 
 /**
- * Movable bundles (started, co-located, positively affine services with no member moving),
- * each with the leader's highest-priority allowed nodes minus nodes of its negative partners
- * and minus its own node.
+ * The balancer's candidates: `@poise/rules`' {@link getBalancingCandidates} (movable bundles:
+ * started, co-located, positively affine services with no member moving; as targets the
+ * leader's highest-priority allowed nodes minus nodes of its negative partners and minus its
+ * own node), on the nodes of the usage, the same query poise-manager asks. Each with its source,
+ * the node the bundle runs on.
  */
-function migrationCandidates(manager: Manager): Array<MigrationCandidate & { source: string }> {
-  const view = manager.rules.view;
+function migrationCandidates(manager: Manager): Array<BalancingCandidate & { source: string }> {
   const ss = manager.ss;
-  const online = manager.usage.listNodes();
-  const bundles = getActiveStationaryResourceBundles(
-    view.compiled,
-    ss as Parameters<typeof getActiveStationaryResourceBundles>[1],
-  );
-  const candidates: Array<MigrationCandidate & { source: string }> = [];
-  for (const leader of [...bundles.keys()].sort(byteCompare)) {
-    const sd = ss[leader]!;
-    const { pri } = view.nodeAffinity(leader, online);
-    const { separate } = view.resourceAffinity(leader, ss);
-    applyNegativeResourceAffinity(separate, pri);
-    pri.delete(sd.node);
-    if (pri.size === 0) continue;
-    candidates.push({ leader, resources: [...bundles.get(leader)!].sort(byteCompare), targets: [...pri].sort(byteCompare), source: sd.node });
-  }
-  return candidates;
+  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({ ...c, source: ss[c.leader]!.node }));
+}
+
+/**
+ * The `pve-9.2` rule the rules query knows nothing of, since it is about the usage: a bundle
+ * with a member the usage left out (no or invalid stats) cannot be scored, so it is not a
+ * candidate, and the other bundles still are (the reference offers it, and then every round's
+ * scoring fails: `pve-5.2.0` keeps that). Each remaining candidate carries the memory its move
+ * copies (see {@link describeCandidate}).
+ */
+export function scorableCandidates(candidates: ReadonlyArray<BalancingCandidate & { source: string }>, usage: CrsUsage): BalanceCandidate[] {
+  return candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))).map((c) => describeCandidate(c, c.source, usage));
 }
 
 /** Formats an imbalance for the log: `%.2f` (pve-5.2.0) or percent with one decimal (pve-9.2). */
 export function formatImbalance(value: number, profile: string): string {
   return profile === 'pve-5.2.0' ? formatFixed(value, 2) : `${formatFixed(value * 100, 1)}%`;
 }
+
+/**
+ * How the balancer's reasons and notices print imbalances under `pve-9.2`, whose keys are in
+ * percent: `imbalance 27.4% at or below threshold 30.0%`, `relative improvement -1.2% below
+ * margin 10.0%`, `improvement 18.4 pp`, rounded like the move lines ({@link formatImbalance}).
+ * `pve-5.2.0` keeps the policy's default (fractions), and logs none of these lines anyway.
+ */
+export const PERCENT_REASONS = percentReasonFormat(formatFixed);
 
 /**
  * Auto-rebalance (spec §3.7): runs the balancer pipeline configured from the `crs` settings
@@ -115,12 +119,11 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
     imbalance: () => (imbalance ??= crsUsage ? crsUsage.calculateNodeImbalance() : 0),
     candidates: () => {
       const all = migrationCandidates(manager);
-      if (!percent || !crsUsage) return all;
-      const scorable = all.filter((c) => c.resources.every((sid) => crsUsage.containsService(sid)));
-      return scorable.map((c): BalanceCandidate => describeCandidate(c, c.source, crsUsage));
+      return percent && crsUsage ? scorableCandidates(all, crsUsage) : all;
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
+    ...(percent ? { format: PERCENT_REASONS } : {}),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);
   host.state = next;

@@ -139,8 +139,9 @@ export class Crm {
     } catch {
       return false;
     }
-    if (!isEmptyRecord(ms.service_status)) return false;
+    // (the config first: it is the same snapshot round after round, so its answer is remembered)
     if (!isEmptyRecord(conf)) return false;
+    if (!isEmptyRecord(ms.service_status)) return false;
     if (ms.disarm) return false;
     return true;
   }

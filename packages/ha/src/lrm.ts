@@ -1,6 +1,6 @@
-import { nullRecord, snapshot, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
+import { nullRecord, openRecord, sealRecord, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
 import { errorMessage } from './crm';
-import { byteCompare, countFencedServices, ExitCode, memo, own, parseSid } from './tools';
+import { byteCompare, countFencedServices, ExitCode, own, serviceIndex, sidType } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
@@ -27,24 +27,12 @@ export interface LrmProcessState {
   wroteStatusAtStartup: boolean;
 }
 
-/**
- * The services whose node is `node`, in byte order (remembered per manager status snapshot, so
- * each LRM finds its own services without scanning and sorting all of them every round).
- */
+/** The services whose node is `node`, in byte order (see {@link serviceIndex}). */
 function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): readonly string[] {
-  const byNode = memo(ss, 'servicesByNode', () => {
-    const map = new Map<string, string[]>();
-    for (const sid of Object.keys(ss).sort(byteCompare)) {
-      const n = ss[sid]!.node;
-      if (!n) continue;
-      let list = map.get(n);
-      if (!list) map.set(n, (list = []));
-      list.push(sid);
-    }
-    return map;
-  });
-  return byNode.get(node) ?? [];
+  return serviceIndex(ss).byNode.get(node) ?? NO_SERVICES;
 }
+
+const NO_SERVICES: readonly string[] = Object.freeze([]);
 
 /**
  * The local resource manager of one node: holds the node's agent lock and watchdog while
@@ -57,7 +45,18 @@ export class Lrm {
   private workers = new Map<string, Worker>();
   /** Results by command uid (null-prototype: uids come from the manager status). */
   private results: Record<string, LrmResult> = nullRecord();
+  /**
+   * The uids of {@link results}, kept beside it for the lookups: a uid is a fresh string each
+   * round, which a keyed read of the (large) record would have to intern first.
+   */
+  private resultUids = new Set<string>();
   private readonly restartTries = new Map<string, number>();
+  /**
+   * The service ids (the {@link serviceIndex} array) {@link restartTries} was last pruned against,
+   * and whether it got a new key since: while neither changed, pruning would remove nothing.
+   */
+  private restartTriesPrunedFor: readonly string[] | undefined;
+  private restartTriesGrew = false;
   private shutdownRequestAt: number | undefined;
   private shutdownErrors = 0;
   private clusterStateUpdated = false;
@@ -213,22 +212,7 @@ export class Lrm {
 
   /** Services this node must keep its lock for (on it, or moving to it). */
   private activeServiceCount(): number {
-    const ss = this.serviceStatus;
-    const counts = memo(ss, 'activeServiceCounts', () => {
-      const perNode = new Map<string, number>();
-      for (const sid in ss) {
-        if (!Object.hasOwn(ss, sid)) continue;
-        const sd = ss[sid]!;
-        if (!sd.node) continue;
-        const req = sd.state;
-        if (req === undefined) continue;
-        if (req === 'stopped' || req === 'freeze' || req === 'error' || req === 'request_start') continue;
-        perNode.set(sd.node, (perNode.get(sd.node) ?? 0) + 1);
-        if (sd.target !== undefined && sd.target !== sd.node) perNode.set(sd.target, (perNode.get(sd.target) ?? 0) + 1);
-      }
-      return perNode;
-    });
-    return counts.get(this.env.nodename()) ?? 0;
+    return serviceIndex(this.serviceStatus).active.get(this.env.nodename()) ?? 0;
   }
 
   doOneIteration(): boolean {
@@ -397,8 +381,13 @@ export class Lrm {
   private manageResources(): number {
     const node = this.env.nodename();
     const ss = this.serviceStatus;
-    for (const sid of [...this.restartTries.keys()]) {
-      if (!own(ss, sid)) this.restartTries.delete(sid);
+    const sorted = serviceIndex(ss).sorted;
+    if (sorted !== this.restartTriesPrunedFor || this.restartTriesGrew) {
+      for (const sid of [...this.restartTries.keys()]) {
+        if (!own(ss, sid)) this.restartTries.delete(sid);
+      }
+      this.restartTriesPrunedFor = sorted;
+      this.restartTriesGrew = false;
     }
     for (const sid of servicesOn(ss, node)) {
       const sd = ss[sid]!;
@@ -424,7 +413,7 @@ export class Lrm {
   ): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
-    if (state !== 'stopped' && uid && own(this.results, uid) !== undefined) return;
+    if (state !== 'stopped' && uid && this.resultUids.has(uid)) return;
     this.workers.delete(sid);
     const w: Worker = { sid, uid, state, startTries: 0 };
     if (params) w.params = params;
@@ -435,14 +424,15 @@ export class Lrm {
   private runWorkers(): number {
     const env = this.env;
     const sc = env.readServiceConfig();
-    const sids = [...this.workers.keys()];
-    sids.sort((a, b) => {
-      const d = this.workers.get(b)!.startTries - this.workers.get(a)!.startTries;
-      return d !== 0 ? d : byteCompare(a, b);
+    // most tried first, then by sid (a worker's sid is its key in `workers`)
+    const queue = [...this.workers.values()];
+    queue.sort((a, b) => {
+      const d = b.startTries - a.startTries;
+      return d !== 0 ? d : byteCompare(a.sid, b.sid);
     });
     let finished = false;
-    for (const sid of sids) {
-      const w = this.workers.get(sid)!;
+    for (const w of queue) {
+      const sid = w.sid;
       w.startTries++;
       let res: number = -1;
       try {
@@ -459,13 +449,25 @@ export class Lrm {
 
   /** Keeps only the results of uids the manager still knows. */
   private pruneResults(): void {
-    const ss = this.serviceStatus;
-    const valid = memo(ss, 'uids', () => {
-      const uids = new Set<string>();
-      for (const sid in ss) if (Object.hasOwn(ss, sid) && ss[sid]!.uid) uids.add(ss[sid]!.uid!);
-      return uids;
-    });
-    for (const id of Object.keys(this.results)) if (!valid.has(id)) delete this.results[id];
+    const valid = serviceIndex(this.serviceStatus).uids;
+    const kept: string[] = [];
+    for (const id of this.resultUids) if (valid.has(id)) kept.push(id);
+    if (kept.length === this.resultUids.size) return;
+    if (kept.length >= this.resultUids.size / 2) {
+      for (const id of this.resultUids) {
+        if (valid.has(id)) continue;
+        delete this.results[id];
+        this.resultUids.delete(id);
+      }
+      return;
+    }
+    // most results are stale (every started service gets a new uid each round): copy the few
+    // kept ones, in their order, into a fresh record rather than deleting from a large one
+    // (a record's hash table degrades with deletions)
+    const results = nullRecord<LrmResult>();
+    for (const id of kept) results[id] = this.results[id]!;
+    this.results = results;
+    this.resultUids = new Set(kept);
   }
 
   private stopCommandFinished(sid: string, status: number): void {
@@ -488,27 +490,38 @@ export class Lrm {
     const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
-    this.results[uid] = snapshot<LrmResult>({ sid: w.sid, state: w.state, exit_code: status }) as LrmResult;
+    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the walk)
+    const result = openRecord<unknown>();
+    result.sid = w.sid;
+    result.state = w.state;
+    result.exit_code = status;
+    this.results[uid] = sealRecord(result) as unknown as LrmResult;
+    this.resultUids.add(uid);
     return true;
+  }
+
+  private setRestartTries(sid: string, tries: number): void {
+    if (!this.restartTries.has(sid)) this.restartTriesGrew = true;
+    this.restartTries.set(sid, tries);
   }
 
   /** The restart policy; `sc` is the service config this worker run read. */
   private handleServiceExitcode(sid: string, cmd: string, exitCode: number, sc: Snapshot<ServiceConfig>): number {
     const env = this.env;
-    const maxRestart = own(sc, sid)?.max_restart ?? 0;
     if (cmd === 'started') {
       if (exitCode === ExitCode.SUCCESS) {
-        this.restartTries.set(sid, 0);
+        this.setRestartTries(sid, 0);
         return exitCode;
       }
       if (exitCode === ExitCode.ERROR) {
         const tries = this.restartTries.get(sid) ?? 0;
+        const maxRestart = own(sc, sid)?.max_restart ?? 0;
         if (tries >= Number(maxRestart)) {
           env.log('err', `unable to start service ${sid} on local node after ${tries} retries`);
-          this.restartTries.set(sid, 0);
+          this.setRestartTries(sid, 0);
           return ExitCode.ERROR;
         }
-        this.restartTries.set(sid, tries + 1);
+        this.setRestartTries(sid, tries + 1);
         env.log('warning', `restart policy: retry number ${tries + 1} for service '${sid}'`);
         return ExitCode.ETRY_AGAIN;
       }
@@ -524,7 +537,7 @@ export class Lrm {
   ): number {
     const env = this.env;
     const node = env.nodename();
-    const { type } = parseSid(sid);
+    const type = sidType(sid);
     const agent = env.resourceAgent(type);
     if (!agent) {
       env.log('err', `service type '${type}' not implemented`);

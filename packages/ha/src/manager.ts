@@ -76,6 +76,20 @@ export class Manager {
   private lastCrsProblems = '';
   /** `ss` keys in byte order; dropped whenever a service is added or removed. */
   private sortedSids: readonly string[] | undefined;
+  private sortedEntries: readonly ServiceStatus[] | undefined;
+  /** {@link configs}: the entries, and the config and ids they were read for. */
+  private alignedConfigs: readonly (Snapshot<ServiceConfigEntry> | undefined)[] = [];
+  private alignedConfig: Snapshot<ServiceConfig> | undefined;
+  private alignedSids: readonly string[] | undefined;
+  /**
+   * The config snapshot and the `ss` keys (the {@link sids} array) after the last round that
+   * synchronised them: while both are the same objects, every configured service is tracked and
+   * every tracked one configured, so the next round skips the two passes that check it.
+   */
+  private syncedConfig: Snapshot<ServiceConfig> | undefined;
+  private syncedSids: readonly string[] | undefined;
+  /** Configured services `ss` does not track, in byte order, for {@link syncedConfig} and {@link syncedSids}. */
+  private untracked: readonly string[] | undefined;
 
   constructor(
     readonly env: Env,
@@ -122,9 +136,13 @@ export class Manager {
     this.env.writeManagerStatus(this.ms);
   }
 
-  /** Reads every known node's LRM status: results by uid, and modes. */
-  private readLrmStatus(): { results: Record<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
-    const results = nullRecord<Snapshot<LrmResult>>();
+  /**
+   * Reads every known node's LRM status: results by uid (the first node in `listNodes` order
+   * wins a uid two report), and modes. A `Map`: the uids looked up are fresh strings every round,
+   * which a keyed read of a large object would have to intern first.
+   */
+  private readLrmStatus(): { results: Map<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
+    const results = new Map<string, Snapshot<LrmResult>>();
     const modes = nullRecord<string>();
     for (const node of this.ns.listNodes()) {
       const st = this.env.readLrmStatus(node);
@@ -132,8 +150,7 @@ export class Manager {
       const res = st.results;
       if (!res) continue;
       for (const uid of Object.keys(res)) {
-        if (Object.hasOwn(results, uid)) continue;
-        results[uid] = res[uid]!;
+        if (!results.has(uid)) results.set(uid, res[uid]!);
       }
     }
     return { results, modes };
@@ -141,8 +158,36 @@ export class Manager {
 
   /** The tracked services in byte order. */
   private sids(): readonly string[] {
-    this.sortedSids ??= Object.keys(this.ss).sort(byteCompare);
+    if (this.sortedSids === undefined) {
+      const sids = Object.keys(this.ss).sort(byteCompare);
+      this.sortedSids = sids;
+      this.sortedEntries = sids.map((sid) => this.ss[sid]!);
+    }
     return this.sortedSids;
+  }
+
+  /**
+   * The status entries of {@link sids}, index by index: the passes over every service read them
+   * in order instead of looking each up in the (large) status record. An entry is changed in
+   * place, never replaced, while its service is tracked.
+   */
+  private entries(): readonly ServiceStatus[] {
+    this.sids();
+    return this.sortedEntries!;
+  }
+
+  /**
+   * The config entries of {@link sids} in this round's config (without the round's own edits),
+   * index by index; remembered while the config and the ids stay the same objects.
+   */
+  private configs(): readonly (Snapshot<ServiceConfigEntry> | undefined)[] {
+    const sids = this.sids();
+    if (this.alignedConfig !== this.sc || this.alignedSids !== sids) {
+      this.alignedConfigs = sids.map((sid) => own(this.sc, sid));
+      this.alignedConfig = this.sc;
+      this.alignedSids = sids;
+    }
+    return this.alignedConfigs;
   }
 
   /** A service's config this round (with the round's own edits), undefined when it has none. */
@@ -170,7 +215,11 @@ export class Manager {
     this.sc = env.readServiceConfig();
     const groupsText = env.readGroupConfig();
 
-    if (!this.ms.disarm) {
+    if (this.sc !== this.syncedConfig || this.sortedSids === undefined || this.sortedSids !== this.syncedSids) {
+      this.syncedConfig = undefined;
+      this.untracked = undefined;
+    }
+    if (!this.ms.disarm && this.syncedConfig === undefined) {
       for (const sid of sortedKeys(this.sc)) {
         if (Object.hasOwn(ss, sid)) continue;
         const cd = this.sc[sid]!;
@@ -191,6 +240,8 @@ export class Manager {
         delete ss[sid];
         this.sortedSids = undefined;
       }
+      this.syncedConfig = this.sc;
+      this.syncedSids = this.sids();
     }
 
     this.recomputeOnlineNodeUsage();
@@ -209,11 +260,18 @@ export class Manager {
 
     for (;;) {
       let repeat = false;
-      for (const sid of this.sids()) {
+      // whether a service is in state `fence` after its pass (only its own pass changes its state)
+      let fencing = false;
+      const sids = this.sids();
+      const entries = this.entries();
+      const configs = this.configs();
+      for (let i = 0; i < sids.length; i++) {
+        const sid = sids[i]!;
         if (only && !only.has(sid)) continue;
-        const sd = ss[sid]!;
-        const cd: Snapshot<ServiceConfigEntry> = this.configOf(sid) ?? NO_CONFIG;
-        const lrmRes = sd.uid ? own(lrmResults, sd.uid) : undefined;
+        const sd = entries[i]!;
+        // configOf(sid), with the config of this round read by index
+        const cd: Snapshot<ServiceConfigEntry> = (this.scEdits.size > 0 ? this.scEdits.get(sid) : undefined) ?? configs[i] ?? NO_CONFIG;
+        const lrmRes = sd.uid ? lrmResults.get(sd.uid) : undefined;
         const last = sd.state;
         switch (last) {
           case 'stopped': this.nextStateStopped(sid, cd, sd); break;
@@ -237,13 +295,17 @@ export class Manager {
           this.changeServiceState(sid, 'freeze');
         }
         if (sd.state !== last) repeat = true;
+        if (sd.state === 'fence') fencing = true;
       }
 
       // fencing
       const fenced = new Map<string, boolean>();
-      for (const sid of this.sids()) {
+      const fenceSids = fencing ? this.sids() : [];
+      const fenceEntries = fencing ? this.entries() : [];
+      for (let i = 0; i < fenceSids.length; i++) {
+        const sid = fenceSids[i]!;
         if (only && !only.has(sid)) continue;
-        const sd = ss[sid]!;
+        const sd = fenceEntries[i]!;
         if (sd.state !== 'fence') continue;
         if (!fenced.has(sd.node)) fenced.set(sd.node, ns.fenceNode(sd.node));
         if (!fenced.get(sd.node)) continue;
@@ -291,15 +353,25 @@ export class Manager {
     this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile, {
       memhost: this.crs.variant.stable.memhost,
     });
-    for (const sid of this.sids()) this.usage.addServiceUsage(sid, this.ss[sid]!);
+    const sids = this.sids();
+    const entries = this.entries();
+    for (let i = 0; i < sids.length; i++) this.usage.addServiceUsage(sids[i]!, entries[i]!);
     // configured services the manager does not track (ignored ones, and new ones while the
     // stack is disarmed) count by their configured state, by the same rules as tracked ones
     // (spec §3.6): `started` loads its node, `stopped`, `disabled` and `ignored` load nothing
-    for (const sid of sortedKeys(this.sc)) {
-      if (Object.hasOwn(this.ss, sid)) continue;
+    for (const sid of this.untrackedServices()) {
       const cd = this.sc[sid]!;
       this.usage.addServiceUsage(sid, { state: cd.state, node: cd.node });
     }
+  }
+
+  /** Configured services `ss` does not track, in byte order (remembered while config and keys stay). */
+  private untrackedServices(): readonly string[] {
+    const synced = this.sc === this.syncedConfig && this.sortedSids !== undefined && this.sortedSids === this.syncedSids;
+    if (synced && this.untracked !== undefined) return this.untracked;
+    const list = sortedKeys(this.sc).filter((sid) => !Object.hasOwn(this.ss, sid));
+    if (synced) this.untracked = list;
+    return list;
   }
 
   /** Sets a new state, logs it, gives the service a new uid and updates its usage. */
@@ -310,7 +382,10 @@ export class Manager {
     const { node, failed_nodes: failedNodes, maintenance_node: maintenanceNode } = sd;
     if (oldState === newState) throw new Error('no state change');
     if (!VALID_STATES.has(newState)) throw new Error(`invalid CRM service state '${newState}'\n`);
-    for (const k of Object.keys(sd)) delete sd[k];
+    // last key first: deleting an object's last property keeps it in V8's fast mode (any other
+    // order turns it into a slow dictionary for the rest of its life)
+    const keys = Object.keys(sd);
+    for (let i = keys.length - 1; i >= 0; i--) delete sd[keys[i]!];
     sd.state = newState;
     sd.node = node;
     if (failedNodes !== undefined) sd.failed_nodes = failedNodes;

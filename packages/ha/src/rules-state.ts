@@ -43,12 +43,27 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
       !Object.hasOwn(compiled['node-affinity'], sid) && !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid),
     // a service no node-affinity rule names may run anywhere (asked as an own key: a service
     // id such as `toString` must not find Object.prototype's member in the compiled rules)
-    nodeAffinity: (sid, online) =>
-      Object.hasOwn(compiled['node-affinity'], sid)
-        ? getNodeAffinity(compiled, sid, online)
-        : { allowed: new Set(online), pri: new Set(online) },
+    nodeAffinity: (sid, online) => (Object.hasOwn(compiled['node-affinity'], sid) ? getNodeAffinity(compiled, sid, online) : unconstrainedNodes(online)),
+    // a service without resource-affinity partners: nothing to count (and no set of the
+    // online nodes to build, once per service the balancer or placement asks about)
     resourceAffinity: (sid, ss) =>
-      getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+      !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid)
+        ? { together: new Map(), separate: new Map() }
+        : getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+  };
+}
+
+/**
+ * Every online node, allowed and preferred: two fresh sets, the allowed one made when it is first
+ * read (the balancer asks for the preferred nodes of every candidate and never reads it).
+ */
+function unconstrainedNodes(online: string[]): { allowed: Set<string>; pri: Set<string> } {
+  let allowed: Set<string> | undefined;
+  return {
+    get allowed(): Set<string> {
+      return (allowed ??= new Set(online));
+    },
+    pri: new Set(online),
   };
 }
 

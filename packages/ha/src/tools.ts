@@ -26,8 +26,10 @@ export function own<V>(obj: { readonly [key: string]: V } | undefined | null, ke
   if (obj == null) return undefined;
   if (key === '__proto__') return Object.hasOwn(obj, key) ? obj[key] : undefined;
   const v = obj[key];
-  // only a value Object.prototype also holds can be inherited: check those (rare) ones
-  if (v !== undefined && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key)) return undefined;
+  // only a value Object.prototype also holds can be inherited, and every one of those (but
+  // `__proto__`, handled above) is a function: look at the prototype for functions only (a
+  // keyed read of Object.prototype with ever new keys is slow, and data values never need it)
+  if (typeof v === 'function' && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key)) return undefined;
   return v;
 }
 
@@ -67,6 +69,35 @@ export function memo<T>(obj: object, key: string, compute: () => T): T {
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
 
+/**
+ * Sorts key lists in byte order, remembering the last list it sorted: when the next list has
+ * the same keys in the same order (a new version of a document whose keys did not change, e.g.
+ * the service status of the next round), the sorted copy is returned again after an O(n)
+ * comparison instead of an O(n log n) sort. One instance per kind of document.
+ */
+export class KeyOrder {
+  private keys: readonly string[] = NO_KEYS;
+  private sorted: readonly string[] = NO_KEYS;
+
+  /** `keys` in byte order (frozen; do not change it). */
+  sort(keys: readonly string[]): readonly string[] {
+    const last = this.keys;
+    if (keys.length === last.length) {
+      let same = true;
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i] !== last[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.sorted;
+    }
+    this.keys = keys;
+    this.sorted = Object.freeze([...keys].sort(byteCompare));
+    return this.sorted;
+  }
+}
+
 /** Keys of an object in byte order (remembered for snapshots; do not change the array). */
 export function sortedKeys(obj: { readonly [key: string]: unknown } | undefined | null): readonly string[] {
   if (!obj) return NO_KEYS;
@@ -98,20 +129,83 @@ export function parseSid(sid: string): { type: string; name: string } {
   return { type: m[1]!, name: m[2]! };
 }
 
-/** Number of services in state `fence` on `node` (or on any node when not given). */
-export function countFencedServices(
-  ss: { readonly [sid: string]: { readonly state: string; readonly node: string } } | undefined,
-  node: string,
-): number {
-  if (!ss) return 0;
-  const perNode = memo(ss, 'fencedPerNode', () => {
-    const counts = new Map<string, number>();
-    for (const sid in ss) {
-      if (!Object.hasOwn(ss, sid)) continue;
+/** Types of the sids parsed so far (an LRM parses every service's sid every round). */
+const sidTypes = new Map<string, string>();
+/** {@link sidTypes} starts over when it reaches this many sids (a process that sees ever new ones). */
+const SID_TYPES_MAX = 1_000_000;
+
+/** The type of a service id, as {@link parseSid} gives it (and with its error); remembered. */
+export function sidType(sid: string): string {
+  let type = sidTypes.get(sid);
+  if (type === undefined) {
+    type = parseSid(sid).type;
+    if (sidTypes.size >= SID_TYPES_MAX) sidTypes.clear();
+    sidTypes.set(sid, type);
+  }
+  return type;
+}
+
+/** What the daemons derive from a service status document, in one pass (see {@link serviceIndex}). */
+export interface ServiceIndex {
+  /** Service ids in byte order. */
+  readonly sorted: readonly string[];
+  /** Per node, the services whose `node` it is, in byte order. */
+  readonly byNode: ReadonlyMap<string, readonly string[]>;
+  /** Per node, the services in state `fence` on it. */
+  readonly fenced: ReadonlyMap<string | undefined, number>;
+  /**
+   * Per node, the services an LRM there must keep its lock for: on it or moving to it, in any
+   * state but stopped, freeze, error and request_start.
+   */
+  readonly active: ReadonlyMap<string, number>;
+  /** The uids of all services. */
+  readonly uids: ReadonlySet<string>;
+}
+
+/** The byte order of service status keys (usually the same keys round after round). */
+const statusOrder = new KeyOrder();
+
+/**
+ * The {@link ServiceIndex} of a service status document, built in one pass over it and
+ * remembered per snapshot: every daemon reads the same status each round, and a large
+ * document's keys are costly to enumerate.
+ */
+export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> }): ServiceIndex {
+  return memo(ss, 'serviceIndex', () => {
+    const sorted = statusOrder.sort(Object.keys(ss));
+    const byNode = new Map<string, string[]>();
+    const fenced = new Map<string | undefined, number>();
+    const active = new Map<string, number>();
+    const uids = new Set<string>();
+    for (const sid of sorted) {
       const sd = ss[sid]!;
-      if (sd.state === 'fence') counts.set(sd.node, (counts.get(sd.node) ?? 0) + 1);
+      const node = sd.node;
+      const state = sd.state;
+      if (sd.uid) uids.add(sd.uid);
+      if (state === 'fence') fenced.set(node, (fenced.get(node) ?? 0) + 1);
+      if (!node) continue;
+      let list = byNode.get(node);
+      if (!list) byNode.set(node, (list = []));
+      list.push(sid);
+      if (state === undefined || state === 'stopped' || state === 'freeze' || state === 'error' || state === 'request_start') continue;
+      active.set(node, (active.get(node) ?? 0) + 1);
+      const target = sd.target;
+      if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
     }
-    return counts;
+    return { sorted, byNode, fenced, active, uids };
   });
-  return perNode.get(node) ?? 0;
+}
+
+/** The fields of a service status entry the {@link ServiceIndex} reads. */
+interface ServiceStatusLike {
+  readonly state: string;
+  readonly node: string;
+  readonly uid?: string | undefined;
+  readonly target?: string | undefined;
+}
+
+/** Number of services in state `fence` on `node`. */
+export function countFencedServices(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> } | undefined, node: string): number {
+  if (!ss) return 0;
+  return serviceIndex(ss).fenced.get(node) ?? 0;
 }

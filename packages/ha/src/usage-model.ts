@@ -81,10 +81,13 @@ export class CrsUsage implements OnlineNodeUsage {
   private readonly nodes: string[];
   private readonly staticStats: Snapshot<Record<string, StaticServiceStats>>;
   private readonly dynamicStats: Snapshot<Record<string, DynamicServiceStats>> | undefined;
-  /** Services on (or moving to) each node, whatever their stats: the fallback scores. */
-  private readonly counts = new Map<string, number>();
-  /** The node(s) each placed service counts on (one name, or current and target). */
-  private readonly placed = new Map<string, string | readonly [string, string]>();
+  /**
+   * Services placed on a node but left out of the usage (stats missing or invalid), with the
+   * node(s) they count on (one name, or current and target): with the usage's own counts per
+   * node, the fallback scores.
+   */
+  private readonly unscored = new Map<string, string | readonly [string, string]>();
+  private readonly isNode = (node: string): boolean => this.usage.hasNode(node);
   /** The measured node stats this usage was built from (dynamic mode), for the pressure telemetry. */
   private measured: Snapshot<Record<string, DynamicNodeStats>> | undefined;
   private readonly memhost: boolean;
@@ -99,7 +102,6 @@ export class CrsUsage implements OnlineNodeUsage {
     this.memhost = options.memhost ?? false;
     this.usage = new ClusterUsage({ aggregation: mode, metric });
     this.nodes = [...onlineNodes];
-    for (const node of onlineNodes) this.counts.set(node, 0);
     if (mode === 'static') {
       const stats = env.getStaticNodeStats();
       for (const node of onlineNodes) {
@@ -143,35 +145,37 @@ export class CrsUsage implements OnlineNodeUsage {
 
   addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
     this.removeServiceUsage(sid);
-    const { current, target, running } = serviceUsageNodes(sd, (n) => this.usage.hasNode(n));
+    const { current, target, running } = serviceUsageNodes(sd, this.isNode);
     if (current === undefined && target === undefined) return;
     // a service with no current node (request_start_balance) is placed on its target
     const home = (current ?? target)!;
     const moving = current !== undefined && target !== undefined && target !== current ? target : undefined;
-    this.counts.set(home, this.counts.get(home)! + 1);
-    if (moving !== undefined) this.counts.set(moving, this.counts.get(moving)! + 1);
-    this.placed.set(sid, moving === undefined ? home : [home, moving]);
     try {
       const stats = this.serviceStats(sid);
       const placement = moving === undefined ? { current: home } : { current: home, target: moving };
       this.usage.addResource(sid, { stats, state: running ? 'started' : 'starting', placement });
     } catch (err) {
       if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
+      // (a rejected addResource leaves the usage as it was: the service counts for the fallback only)
+      this.unscored.set(sid, moving === undefined ? home : [home, moving]);
       this.env.log('warning', `unable to add service '${sid}' - ${errorMessage(err)}`);
     }
   }
 
   removeServiceUsage(sid: string): void {
-    const nodes = this.placed.get(sid);
-    if (nodes !== undefined) {
-      if (typeof nodes === 'string') {
-        this.counts.set(nodes, this.counts.get(nodes)! - 1);
-      } else {
-        for (const n of nodes) this.counts.set(n, this.counts.get(n)! - 1);
-      }
-      this.placed.delete(sid);
-    }
+    if (this.unscored.size > 0 && this.unscored.delete(sid)) return;
     if (this.usage.hasResource(sid)) this.usage.removeResource(sid);
+  }
+
+  /** The number of services on (or moving to) each node, whatever their stats (lower is better). */
+  private serviceCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const node of this.nodes) counts.set(node, this.usage.nodeResourceCount(node));
+    for (const nodes of this.unscored.values()) {
+      if (typeof nodes === 'string') counts.set(nodes, counts.get(nodes)! + 1);
+      else for (const n of nodes) counts.set(n, counts.get(n)! + 1);
+    }
+    return counts;
   }
 
   scoreNodesToStartService(sid: string): ReadonlyMap<string, number> {
@@ -182,7 +186,7 @@ export class CrsUsage implements OnlineNodeUsage {
       if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
       this.env.log('err', `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`);
       // the reference's fallback: the number of services per node (lower is better)
-      return new Map(this.counts);
+      return this.serviceCounts();
     }
     const res = new Map<string, number>();
     for (const { node, score } of scores) res.set(node, -score);

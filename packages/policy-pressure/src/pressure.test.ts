@@ -32,7 +32,7 @@ describe('pressure gate (cpu 10 %, memory 5 %)', () => {
     {
       name: 'no node reaches a threshold: stop, naming the highest values',
       nodes: [node('node1', 3.14, 0), node('node2', 0.5, 0.04)],
-      expected: { code: 'no-pressure', stop: 'pressure gate: no node under pressure (max cpu 3.1%, mem 0.0%)', breaksStreak: true },
+      expected: { code: 'no-pressure', stop: 'pressure gate: no node under pressure (highest cpu 3.1% < 10.0%, mem 0.0% < 5.0%)', breaksStreak: true },
     },
     { name: 'one node at the cpu threshold (≥ counts): go on', nodes: [node('node1', 10, 0), node('node2', 0, 0)], expected: 'pass' },
     { name: 'one node under memory pressure only: go on', nodes: [node('node1', 0, 5.5), node('node2', 0, 0)], expected: 'pass' },
@@ -56,7 +56,7 @@ describe('pressure gate (cpu 10 %, memory 5 %)', () => {
     // memory pressure 50 % is not looked at, nor is a missing memory value
     expect(stopOf(cpuOnly.run(context([node('node1', 1, 50), node('node2', 2, undefined)]), {}, INITIAL))).toEqual({
       code: 'no-pressure',
-      stop: 'pressure gate: no node under pressure (max cpu 2.0%)',
+      stop: 'pressure gate: no node under pressure (highest cpu 2.0% < 10.0%)',
       breaksStreak: true,
     });
   });
@@ -79,6 +79,12 @@ describe('pressure gate (cpu 10 %, memory 5 %)', () => {
     expect(again.notices).toEqual([]);
     const back = gate.run(context([node('node1', 20, 0), node('node2', 0, 0)]), {}, again.state);
     expect(back.notices).toEqual([{ code: 'pressure-telemetry-back', severity: 'info', message: 'pressure telemetry is complete again' }]);
+  });
+
+  it("with 'balance' and no node reporting pressure at all, says the gate has nothing to judge", () => {
+    const out = gate.run(context([node('node1'), node('node2')]), {}, INITIAL);
+    expect('plan' in out).toBe(true);
+    expect(out.notices).toEqual([{ code: 'pressure-missing', severity: 'warning', message: 'no pressure telemetry from any node: balancing as without the pressure gate' }]);
   });
 
   it('needs node telemetry; rejects bad options and state', () => {

@@ -42,8 +42,8 @@ interface Judged {
   /** Labels of nodes missing a judged value: `node2 (cpu)`. */
   readonly missing: string[];
   readonly count: number;
-  /** Per judged dimension, the max and min known values (for the reasons). */
-  readonly extremes: { readonly dim: 'cpu' | 'mem'; readonly max: number | undefined }[];
+  /** Per judged dimension, the highest known value and the threshold (for the reasons). */
+  readonly extremes: { readonly dim: 'cpu' | 'mem'; readonly max: number | undefined; readonly threshold: number }[];
 }
 
 function checkOptions(options: PressureOptions): Required<PressureOptions> {
@@ -83,7 +83,7 @@ function judge(nodes: readonly NodeTelemetry[], options: Required<PressureOption
         result.pressured.set(n.node, [...(result.pressured.get(n.node) ?? []), `${d.dim} ${formatPercent(v)}`]);
       }
     }
-    result.extremes.push({ dim: d.dim, max });
+    result.extremes.push({ dim: d.dim, max, threshold: d.threshold });
   }
   for (const n of sorted) {
     const absent = dims.filter((d) => d.value(n) === undefined).map((d) => d.dim);
@@ -92,8 +92,9 @@ function judge(nodes: readonly NodeTelemetry[], options: Required<PressureOption
   return result;
 }
 
+/** `cpu 2.1% < 10.0%, mem 0.0% < 5.0%`: the highest value of each judged dimension and its threshold. */
 function maxima(j: Judged): string {
-  return j.extremes.map((e) => `${e.dim} ${e.max === undefined ? 'unknown' : formatPercent(e.max)}`).join(', ');
+  return j.extremes.map((e) => `${e.dim} ${e.max === undefined ? 'unknown' : `${formatPercent(e.max)} < ${formatPercent(e.threshold)}`}`).join(', ');
 }
 
 /** `node1 cpu 12.0%, node2 mem 7.3%` (nodes in byte order, at most a few). */
@@ -109,7 +110,7 @@ function pressuredNodes(j: Judged): string {
  * round that does not qualify (the hold count starts again):
  *
  * - `no-pressure`: no node under pressure, e.g.
- *   `pressure gate: no node under pressure (max cpu 3.1%, mem 0.0%)`;
+ *   `pressure gate: no node under pressure (highest cpu 3.1% < 10.0%, mem 0.0% < 5.0%)`;
  * - `all-under-pressure`: every node under pressure — a move cannot relieve anything; e.g.
  *   `pressure gate: every node under pressure (node1 cpu 12.0%, node2 mem 7.3%): the cluster needs more capacity`;
  * - `pressure-missing` (with `missing: 'hold'`): some node reports no value for a judged
@@ -119,7 +120,9 @@ function pressuredNodes(j: Judged): string {
  * reports; when no node is known to be under pressure but some telemetry is missing, the
  * round goes on as without the gate (fail open) and the sources are not restricted. A change
  * in the set of nodes without telemetry raises a `pressure-missing` warning notice (once per
- * change; `pressure-telemetry-back` when it is complete again). Needs `ctx.nodes()`.
+ * change: `no pressure telemetry for node2 (cpu, mem): judging the nodes that report it`, or
+ * `no pressure telemetry from any node: balancing as without the pressure gate`;
+ * `pressure-telemetry-back` when it is complete again). Needs `ctx.nodes()`.
  */
 export function pressureGate(options: PressureOptions): Stage<PressureGateState> {
   const opts = checkOptions(options);
@@ -137,9 +140,14 @@ export function pressureGate(options: PressureOptions): Stage<PressureGateState>
       const next = changed ? { missing: j.missing } : state;
       const notices: NoticeInit[] = [];
       if (changed && opts.missing === 'balance') {
+        // no judged value known anywhere: the gate has nothing to judge
+        const none = j.extremes.every((e) => e.max === undefined);
+        const message = none
+          ? 'no pressure telemetry from any node: balancing as without the pressure gate'
+          : `no pressure telemetry for ${formatList(j.missing)}: judging the nodes that report it`;
         notices.push(
           j.missing.length > 0
-            ? { code: 'pressure-missing', severity: 'warning', message: `no pressure telemetry for ${formatList(j.missing)}: judging the nodes that report it` }
+            ? { code: 'pressure-missing', severity: 'warning', message }
             : { code: 'pressure-telemetry-back', severity: 'info', message: 'pressure telemetry is complete again' },
         );
       }
@@ -152,7 +160,7 @@ export function pressureGate(options: PressureOptions): Stage<PressureGateState>
         return { stop, code: 'all-under-pressure', breaksStreak: true, state: next, notices };
       }
       if (j.pressured.size === 0 && j.missing.length === 0) {
-        return { stop: `pressure gate: no node under pressure (max ${maxima(j)})`, code: 'no-pressure', breaksStreak: true, state: next, notices };
+        return { stop: `pressure gate: no node under pressure (highest ${maxima(j)})`, code: 'no-pressure', breaksStreak: true, state: next, notices };
       }
       return { plan, state: next, notices };
     },

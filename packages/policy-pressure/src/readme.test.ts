@@ -1,46 +1,16 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { type Pipeline, ReplayCluster, type StagePart, composePipeline, readCrs } from '@poise/policy';
 import { parseStableSettings, stableStages } from '@poise/policy-stable';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { readmeBlock, testReadmeExample } from '../../../tools/test-support/readme';
 import { PRESSURE_OFF, parsePressureSettings, pressureStages } from './index';
+import { GIB, idleCluster } from './test-support';
 
 const README = new URL('../README.md', import.meta.url);
-const GIB = 1024 ** 3;
-
-/** Seed symptom 3's idle cluster (node loads 6.3 %, 1.9 %, 1.9 %; imbalance 43 %). */
-function idleCluster(configs = false) {
-  return new ReplayCluster({
-    nodes: [
-      { name: 'node1', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.5, mem: 2 * GIB, pressureCpu: 3.1, pressureMem: 0 },
-      { name: 'node2', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.6, mem: 2.5 * GIB, pressureCpu: 0.4, pressureMem: 0 },
-      { name: 'node3', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.6, mem: 2.5 * GIB, pressureCpu: 0.2, pressureMem: 0 },
-    ],
-    guests: [
-      { sid: 'vm:101', node: 'node1', cpu: 1, mem: 4 * GIB, ...(configs ? { config: { scsi0: 'ceph:vm-101-disk-0' } } : {}) },
-      { sid: 'vm:102', node: 'node1', cpu: 0.5, mem: 2 * GIB, ...(configs ? { config: { scsi0: 'ceph:vm-102-disk-0' } } : {}) },
-    ],
-  });
-}
 
 describe('README', () => {
   // The README's example is real code: run the ```ts block under "## Example" and compare what
   // it prints with the ```text block that follows it.
-  it('the example runs and prints what the README shows', async () => {
-    const match = /## Example\n[\s\S]*?```ts\n([\s\S]*?)```\n+```text\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'));
-    expect(match, 'README has an example and its output').not.toBeNull();
-    const file = fileURLToPath(new URL('./readme-example.tmp.ts', import.meta.url));
-    writeFileSync(file, match![1]!);
-    const lines: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
-    try {
-      await import(/* @vite-ignore */ file);
-    } finally {
-      log.mockRestore();
-      rmSync(file, { force: true });
-    }
-    expect(`${lines.join('\n')}\n`).toBe(match![2]);
-  });
+  testReadmeExample(README, new URL('./', import.meta.url));
 
   // The replay table is computed here; POISE_UPDATE_README=1 writes it into the README.
   it('the replay table is what the replays give', () => {
@@ -121,10 +91,8 @@ describe('README', () => {
       `|---|${variants.map(() => '---').join('|')}|`,
       ...rows.map(([name, cell]) => `| ${name} | ${variants.map(([, parts]) => cell(composePipeline(REFERENCE, parts))).join(' | ')} |`),
     ].join('\n');
-    const text = readFileSync(README, 'utf8');
-    const block = /(<!-- replay-table -->\n)([\s\S]*?)\n?(<!-- \/replay-table -->)/;
-    expect(block.test(text), 'README has the replay-table markers').toBe(true);
-    if (process.env.POISE_UPDATE_README === '1') writeFileSync(README, text.replace(block, (_m, open: string, _old, close: string) => `${open}${table}\n${close}`));
-    else expect(block.exec(text)?.[2]).toBe(table);
+    const current = readmeBlock(README, 'replay-table', table);
+    expect(current, 'README has the replay-table markers').toBeDefined();
+    expect(current).toBe(table);
   });
 });

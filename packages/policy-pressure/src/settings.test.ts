@@ -60,7 +60,7 @@ describe('pressureStages', () => {
 
   it('rejects settings out of range, and the schema lists the keys', () => {
     expect(() => pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: -1 })).toThrow(
-      new PolicyError('invalid-config', "pressure setting 'minPressureCpuPercent' must be a percentage in 0..100, got '-1'"),
+      new PolicyError('invalid-config', "pressure setting 'minPressureCpuPercent' must be a finite number in 0..100 (percent), got '-1'"),
     );
     expect(Object.keys((crsJsonSchema(PRESSURE_KEYS) as { properties: object }).properties)).toEqual([
       'ha-auto-rebalance-preset',

@@ -3,12 +3,10 @@ import {
   type CrsInput,
   type FlagKeySpec,
   type NumberKeySpec,
-  PolicyError,
   type SettingProblem,
   type StagePart,
-  readChoiceKey,
-  readFlagKey,
-  readNumberKey,
+  checkSettingRange,
+  readCrsKeys,
 } from '@poise/policy';
 import { migratableFilter } from './migratable';
 import { type PressureMissing, pressureGate, pressureSourceFilter } from './pressure';
@@ -74,6 +72,14 @@ export interface PressureSettings {
   readonly checkMigratable: boolean;
 }
 
+/** The key of each setting. */
+const PRESSURE_FIELDS = {
+  minPressureCpuPercent: MIN_PRESSURE_CPU_KEY,
+  minPressureMemPercent: MIN_PRESSURE_MEM_KEY,
+  pressureMissing: PRESSURE_MISSING_KEY,
+  checkMigratable: CHECK_MIGRATABLE_KEY,
+} as const satisfies { readonly [K in keyof PressureSettings]: NumberKeySpec | FlagKeySpec | ChoiceKeySpec<PressureMissing> };
+
 /** Every stage off: the reference balancer. */
 export const PRESSURE_OFF: PressureSettings = { minPressureCpuPercent: 0, minPressureMemPercent: 0, pressureMissing: 'balance', checkMigratable: false };
 
@@ -84,14 +90,7 @@ export const PRESSURE_OFF: PressureSettings = { minPressureCpuPercent: 0, minPre
  * Never throws.
  */
 export function parsePressureSettings(input: CrsInput): { settings: PressureSettings; problems: SettingProblem[] } {
-  const problems: SettingProblem[] = [];
-  const settings: PressureSettings = {
-    minPressureCpuPercent: readNumberKey(input, MIN_PRESSURE_CPU_KEY, problems),
-    minPressureMemPercent: readNumberKey(input, MIN_PRESSURE_MEM_KEY, problems),
-    pressureMissing: readChoiceKey(input, PRESSURE_MISSING_KEY, problems),
-    checkMigratable: readFlagKey(input, CHECK_MIGRATABLE_KEY, problems),
-  };
-  return { settings, problems };
+  return readCrsKeys(input, PRESSURE_FIELDS);
 }
 
 /** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
@@ -110,9 +109,8 @@ export const PRESSURE_ORDER = {
  * (`parsePressureSettings` never yields one).
  */
 export function pressureStages(settings: PressureSettings): StagePart[] {
-  for (const key of ['minPressureCpuPercent', 'minPressureMemPercent'] as const) {
-    const v = settings[key];
-    if (!Number.isFinite(v) || v < 0 || v > 100) throw new PolicyError('invalid-config', `pressure setting '${key}' must be a percentage in 0..100, got '${v}'`);
+  for (const name of ['minPressureCpuPercent', 'minPressureMemPercent'] as const) {
+    checkSettingRange(`pressure setting '${name}'`, settings[name], PRESSURE_FIELDS[name]);
   }
   const parts: StagePart[] = [];
   if (settings.minPressureCpuPercent > 0 || settings.minPressureMemPercent > 0) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { percentReasonFormat } from '@poise/policy';
 import { type CooldownState, cooldownFilter, minImprovementAccept } from './index';
 import { candidate, failed, fixedContext, passed, succeeded } from './test-support';
 
@@ -62,6 +63,14 @@ describe('min-improvement (absolute dead band)', () => {
       expect(out.code).toBe('below-min-improvement');
       expect(out.stop).toBe(`improvement ${shown} below min-improvement 0.05`);
     }
+  });
+
+  it('prints the improvement and the band in the host’s units', () => {
+    // 0.62 − 0.60 = 0.02 → 2.0 pp; 0.35 − 0.30 = 0.04999999999999999 → every digit, never '5.0 pp below 5.0 pp'
+    const ctx = fixedContext({ format: percentReasonFormat() });
+    const run = (before: number, after: number) => stage.run(ctx, { imbalance: before, selected: { ...selected, imbalance: after } }, null);
+    expect(run(0.62, 0.6)).toMatchObject({ stop: 'improvement 2.0 pp below min-improvement 5.0 pp' });
+    expect(run(0.35, 0.3)).toMatchObject({ stop: 'improvement 4.999999999999999 pp below min-improvement 5.0 pp' });
   });
 
   it('reads the imbalance from the (adjusted) view when no gate computed it', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { percentReasonFormat } from '@poise/policy';
 import { costSelect } from './index';
 import { GIB, candidate, fixedContext } from './test-support';
 
@@ -59,6 +60,12 @@ describe('cost select: the cheapest move within the tolerance of the best improv
       },
     ]);
     expect(select(0.1).notices).toEqual([]);
+  });
+
+  it('prints the improvements in the host’s units (percentage points)', () => {
+    // 0.5 − 0.33 = 0.17 → 17.0 pp; 0.5 − 0.3 = 0.2 → 20.0 pp
+    const out = costSelect({ weight: 0.2 }).run(fixedContext({ format: percentReasonFormat() }), { imbalance: 0.5, scored: [A, B, C], candidates: candidates(GIB) }, null);
+    expect(out.notices?.[0]?.message).toBe('preferred vm:102 to node2 (copies 4.0 GiB, improvement 17.0 pp) over vm:101 to node3 (copies 16.0 GiB, improvement 20.0 pp)');
   });
 
   it('stops when nothing was scored, and rejects bad options', () => {

@@ -1,4 +1,4 @@
-import { type BalanceCandidate, type NoticeInit, PolicyError, type ScoredMigration, type Stage, evaluatorOf, stateCheck } from '@poise/policy';
+import { type BalanceCandidate, type NoticeInit, PolicyError, type ScoredMigration, type Stage, evaluatorOf, reasonFormatOf, stateCheck } from '@poise/policy';
 
 /** How many best-scored migrations the cost stage compares (the scorer's limit when it is on). */
 export const COST_SCORE_LIMIT = 16;
@@ -19,9 +19,9 @@ function formatBytes(bytes: number | undefined): string {
  * and ties keep the scorer's order. Example: best improves by 0.10, weight 0.2 → every move
  * improving by ≥ 0.08 is eligible. When no move improves (`best ≤ 0`) the scorer's first is
  * selected (the margin rejects it anyway). A different choice than the scorer's first raises
- * a `cost-preferred` info notice. `weight` in (0, 1]; `limit` an integer ≥ 1 (default
- * {@link COST_SCORE_LIMIT}; a cheaper move ranked below it is not seen). Stop code
- * `nothing-selected` when nothing was scored.
+ * a `cost-preferred` info notice (improvements in the host's units, `BalanceContext.format`).
+ * `weight` in (0, 1]; `limit` an integer ≥ 1 (default {@link COST_SCORE_LIMIT}; a cheaper move
+ * ranked below it is not seen). Stop code `nothing-selected` when nothing was scored.
  */
 export function costSelect(options: { weight: number; limit?: number }): Stage<null> {
   const weight = options.weight;
@@ -60,12 +60,13 @@ export function costSelect(options: { weight: number; limit?: number }): Stage<n
       const notices: NoticeInit[] = [];
       if (chosen !== 0) {
         const first = scored[0]!;
+        const improvement = (i: number) => reasonFormatOf(ctx).value('improvement', improvements[i]!);
         notices.push({
           code: 'cost-preferred',
           severity: 'info',
           message:
-            `preferred ${selected.sid} to ${selected.target} (copies ${formatBytes(cost(selected))}, improvement ${improvements[chosen]!.toFixed(4)})` +
-            ` over ${first.sid} to ${first.target} (copies ${formatBytes(cost(first))}, improvement ${improvements[0]!.toFixed(4)})`,
+            `preferred ${selected.sid} to ${selected.target} (copies ${formatBytes(cost(selected))}, improvement ${improvement(chosen)})` +
+            ` over ${first.sid} to ${first.target} (copies ${formatBytes(cost(first))}, improvement ${improvement(0)})`,
         });
       }
       return { plan: { ...plan, selected }, state, notices };

@@ -1,11 +1,12 @@
-import { PolicyError, type Stage, evaluatorOf, formatCompared, selectedOf, stateCheck } from '@poise/policy';
+import { PolicyError, type Stage, evaluatorOf, reasonFormatOf, selectedOf, stateCheck } from '@poise/policy';
 
 /**
  * An absolute dead band on top of the relative margin (name `min-improvement`, an accept
  * stage): the selected move must lower the imbalance by at least `minImprovement`, i.e.
  * `before − after ≥ minImprovement`, in the imbalance's own unit (a fraction: 5 percentage
  * points = 0.05). Otherwise the round stops with code `below-min-improvement`, e.g.
- * `improvement 0.02 below min-improvement 0.05`. `minImprovement` is a finite number ≥ 0.
+ * `improvement 0.02 below min-improvement 0.05` (in the host's units, `BalanceContext.format`:
+ * `2.0 pp below min-improvement 5.0 pp`). `minImprovement` is a finite number ≥ 0.
  */
 export function minImprovementAccept(options: { minImprovement: number }): Stage<null> {
   const min = options.minImprovement;
@@ -20,7 +21,9 @@ export function minImprovementAccept(options: { minImprovement: number }): Stage
       const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
       const improvement = before - selectedOf(plan, 'min-improvement').imbalance;
       if (improvement >= min) return { plan, state };
-      return { stop: `improvement ${formatCompared(improvement, min)} below min-improvement ${min}`, code: 'below-min-improvement', state };
+      const format = reasonFormatOf(ctx);
+      const shown = format.value('improvement', improvement, min);
+      return { stop: `improvement ${shown} below min-improvement ${format.bound('improvement', min)}`, code: 'below-min-improvement', state };
     },
   };
 }

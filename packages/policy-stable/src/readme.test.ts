@@ -1,7 +1,6 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { type ReplayCluster, composePipeline, readCrs } from '@poise/policy';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { readmeBlock, testReadmeExample } from '../../../tools/test-support/readme';
 import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
 import { dominantGuest, seed004 } from './test-support';
 
@@ -10,21 +9,7 @@ const README = new URL('../README.md', import.meta.url);
 describe('README', () => {
   // The README's example is real code: run the ```ts block under "## Example" and compare what
   // it prints with the ```text block that follows it.
-  it('the example runs and prints what the README shows', async () => {
-    const match = /## Example\n[\s\S]*?```ts\n([\s\S]*?)```\n+```text\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'));
-    expect(match, 'README has an example and its output').not.toBeNull();
-    const file = fileURLToPath(new URL('./readme-example.tmp.ts', import.meta.url));
-    writeFileSync(file, match![1]!);
-    const lines: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
-    try {
-      await import(/* @vite-ignore */ file);
-    } finally {
-      log.mockRestore();
-      rmSync(file, { force: true });
-    }
-    expect(`${lines.join('\n')}\n`).toBe(match![2]);
-  });
+  testReadmeExample(README, new URL('./', import.meta.url));
 
   // The replay table is computed here; POISE_UPDATE_README=1 writes it into the README.
   it('the replay table is what the replays give', () => {
@@ -86,10 +71,8 @@ describe('README', () => {
       `|---|${variants.map(() => '---').join('|')}|`,
       ...rows.map(([name, cell]) => `| ${name} | ${variants.map(([, s]) => cell(s)).join(' | ')} |`),
     ].join('\n');
-    const text = readFileSync(README, 'utf8');
-    const block = /(<!-- replay-table -->\n)([\s\S]*?)\n?(<!-- \/replay-table -->)/;
-    expect(block.test(text), 'README has the replay-table markers').toBe(true);
-    if (process.env.POISE_UPDATE_README === '1') writeFileSync(README, text.replace(block, (_m, open: string, _old, close: string) => `${open}${table}\n${close}`));
-    else expect(block.exec(text)?.[2]).toBe(table);
+    const current = readmeBlock(README, 'replay-table', table);
+    expect(current, 'README has the replay-table markers').toBeDefined();
+    expect(current).toBe(table);
   });
 });

@@ -115,7 +115,7 @@ describe('stableStages', () => {
 
   it('rejects settings out of range (parse never yields them)', () => {
     expect(() => stableStages({ ...STABLE_OFF, backoffSeconds: NaN })).toThrow(
-      new PolicyError('invalid-config', "stable setting 'backoffSeconds' must be a finite number in 0..3600, got 'NaN'"),
+      new PolicyError('invalid-config', "stable setting 'backoffSeconds' must be a finite number in 0..3600 (seconds), got 'NaN'"),
     );
     expect(() => stableStages({ ...STABLE_OFF, costWeight: 2 })).toThrow("'costWeight'");
   });

@@ -1,13 +1,4 @@
-import {
-  type CrsInput,
-  type FlagKeySpec,
-  type NumberKeySpec,
-  PolicyError,
-  type SettingProblem,
-  type StagePart,
-  readFlagKey,
-  readNumberKey,
-} from '@poise/policy';
+import { type CrsInput, type FlagKeySpec, type NumberKeySpec, type SettingProblem, type StagePart, checkSettingRange, readCrsKeys } from '@poise/policy';
 import { BACKOFF_MAX_SECONDS, backoffFilter, backoffSeriesGate } from './backoff';
 import { cooldownFilter } from './cooldown';
 import { COST_SCORE_LIMIT, costSelect } from './cost';
@@ -111,6 +102,16 @@ export interface StableSettings {
   readonly memhost: boolean;
 }
 
+/** The key of each setting. */
+const STABLE_FIELDS = {
+  backoffSeconds: BACKOFF_KEY,
+  cooldownSeconds: COOLDOWN_KEY,
+  minImprovementPoints: MIN_IMPROVEMENT_KEY,
+  smoothingHalfLifeSeconds: SMOOTHING_KEY,
+  costWeight: COST_WEIGHT_KEY,
+  memhost: MEMHOST_KEY,
+} as const satisfies { readonly [K in keyof StableSettings]: NumberKeySpec | FlagKeySpec };
+
 /** Every stage off: the reference balancer. */
 export const STABLE_OFF: StableSettings = {
   backoffSeconds: 0,
@@ -128,16 +129,7 @@ export const STABLE_OFF: StableSettings = {
  * that stage is off. Never throws.
  */
 export function parseStableSettings(input: CrsInput): { settings: StableSettings; problems: SettingProblem[] } {
-  const problems: SettingProblem[] = [];
-  const settings: StableSettings = {
-    backoffSeconds: readNumberKey(input, BACKOFF_KEY, problems),
-    cooldownSeconds: readNumberKey(input, COOLDOWN_KEY, problems),
-    minImprovementPoints: readNumberKey(input, MIN_IMPROVEMENT_KEY, problems),
-    smoothingHalfLifeSeconds: readNumberKey(input, SMOOTHING_KEY, problems),
-    costWeight: readNumberKey(input, COST_WEIGHT_KEY, problems),
-    memhost: readFlagKey(input, MEMHOST_KEY, problems),
-  };
-  return { settings, problems };
+  return readCrsKeys(input, STABLE_FIELDS);
 }
 
 /** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
@@ -162,12 +154,6 @@ export interface StableStageOptions {
   readonly costScoreLimit?: number;
 }
 
-function checkSetting(name: keyof StableSettings, value: number, max: number): void {
-  if (!Number.isFinite(value) || value < 0 || value > max) {
-    throw new PolicyError('invalid-config', `stable setting '${name}' must be a finite number in 0..${max}, got '${value}'`);
-  }
-}
-
 /**
  * The stages the settings turn on, in their slots, for `composePipeline`; empty when every
  * setting is off (the composed pipeline is then the reference). `minImprovementPoints` is
@@ -175,11 +161,9 @@ function checkSetting(name: keyof StableSettings, value: number, max: number): v
  * value out of range (`parseStableSettings` never yields one).
  */
 export function stableStages(settings: StableSettings, options: StableStageOptions = {}): StagePart[] {
-  checkSetting('backoffSeconds', settings.backoffSeconds, BACKOFF_KEY.max);
-  checkSetting('cooldownSeconds', settings.cooldownSeconds, COOLDOWN_KEY.max);
-  checkSetting('minImprovementPoints', settings.minImprovementPoints, MIN_IMPROVEMENT_KEY.max);
-  checkSetting('smoothingHalfLifeSeconds', settings.smoothingHalfLifeSeconds, SMOOTHING_KEY.max);
-  checkSetting('costWeight', settings.costWeight, COST_WEIGHT_KEY.max);
+  for (const name of ['backoffSeconds', 'cooldownSeconds', 'minImprovementPoints', 'smoothingHalfLifeSeconds', 'costWeight'] as const) {
+    checkSettingRange(`stable setting '${name}'`, settings[name], STABLE_FIELDS[name]);
+  }
   const parts: StagePart[] = [];
   if (settings.smoothingHalfLifeSeconds > 0) {
     parts.push({ slot: 'gate', order: STABLE_ORDER.smoothing, stage: smoothingGate({ halfLifeSeconds: settings.smoothingHalfLifeSeconds }) });

@@ -10,6 +10,7 @@ export {
 export {
   evaluatorOf,
   hostCandidates,
+  reasonFormatOf,
   motionInFlightGate,
   relativeMarginAccept,
   selectBest,
@@ -21,18 +22,34 @@ export {
 export { PolicyError, invalidInput, missingContext, type PolicyErrorCode } from './errors';
 export { showValue, stateCheck, type StateCheck } from './state';
 export { TELEMETRY_MAX } from './round';
-export { REASON_LIST_MAX, bundleLabel, formatCompared, formatList, formatPercent, pairKey, sortedBundle } from './explain';
+export {
+  FRACTION_REASON_FORMAT,
+  REASON_LIST_MAX,
+  bundleLabel,
+  formatCompared,
+  formatList,
+  formatPercent,
+  pairKey,
+  percentReasonFormat,
+  sortedBundle,
+  type ReasonFormat,
+  type ReasonQuantity,
+} from './explain';
 export {
   PRESETS,
   PRESET_KEY,
+  checkSettingRange,
   crsJsonSchema,
   readChoiceKey,
   readCrs,
+  readCrsKeys,
   readFlagKey,
+  readKey,
   readNumberKey,
   type ChoiceKeySpec,
   type CrsInput,
   type CrsKeySpec,
+  type CrsKeyValue,
   type FlagKeySpec,
   type NumberKeySpec,
   type RebalancePreset,

@@ -12,6 +12,7 @@ import {
   type Stage,
   hostCandidates,
   motionInFlightGate,
+  percentReasonFormat,
   referencePipeline,
   relativeMarginAccept,
   selectBest,
@@ -244,6 +245,28 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
   it('reports the relative improvement when it rejects', () => {
     const { decision } = ref(0, 0.5).run(fakeContext({ imbalance: 2, scored: [{ ...BEST, imbalance: 1.5 }] }).ctx, {});
     expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'below-margin', reason: 'relative improvement 0.25 below margin 0.5' });
+  });
+
+  it('speaks the host’s units when the host gives a reason format', () => {
+    // (0.5 − 0.50586) / 0.5 = −0.01172: a move that makes it worse
+    const fake = fakeContext({ imbalance: 0.5, scored: [{ ...BEST, imbalance: 0.50586 }] });
+    const fractions = ref(0, 0.1).run(fake.ctx, {}).decision;
+    const percent = ref(0, 0.1).run({ ...fake.ctx, format: percentReasonFormat() }, {}).decision;
+    expect(fractions).toMatchObject({ code: 'below-margin', reason: 'relative improvement -0.01172 below margin 0.1' });
+    expect(percent).toMatchObject({ code: 'below-margin', reason: 'relative improvement -1.2% below margin 10.0%' });
+    // only the text differs: the key a host logs on is the same
+    expect(percent.action === 'none' && percent.key).toBe(fractions.action === 'none' && fractions.key);
+    const below = ref(3).run({ ...fakeContext({ imbalance: 0.27381 }).ctx, format: percentReasonFormat() }, {}).decision;
+    expect(below).toMatchObject({ code: 'below-threshold', reason: 'imbalance 27.4% at or below threshold 30.0%' });
+  });
+
+  it.each([
+    ['a string', 'percent'],
+    ['an object without bound()', { value: () => '' }],
+    ['null', null],
+  ])('stops with invalid-input on a reason format that is %s', (_name, format) => {
+    const ctx = { ...fakeContext().ctx, format } as unknown as BalanceContext;
+    expect(ref(0).run(ctx, {}).decision).toMatchObject({ action: 'none', stage: 'pipeline', code: 'invalid-input' });
   });
 
   it('reads the imbalance from the host when no gate computed it', () => {

@@ -1,5 +1,5 @@
 import { PolicyError } from './errors';
-import { checkOutcomes, roundContext } from './round';
+import { checkOutcomes, isReasonFormat, roundContext } from './round';
 import { showValue } from './state';
 import {
   evaluatorOf,
@@ -84,8 +84,8 @@ export class Pipeline {
 
   /**
    * Runs one balancing round; returns the decision and the new state (the input is not
-   * mutated). Order: validate the state (throws `invalid-state`), check `now` and
-   * `motionInFlight` (else a stop of stage `pipeline`, code `invalid-input`), check the
+   * mutated). Order: validate the state (throws `invalid-state`), check `now`,
+   * `motionInFlight` and `format` (else a stop of stage `pipeline`, code `invalid-input`), check the
    * reported outcomes (invalid ones dropped with a notice), let every stage `observe`, then
    * run the stages until one stops or the last one passes.
    */
@@ -105,6 +105,10 @@ export class Pipeline {
     }
     if (typeof ctx.motionInFlight !== 'boolean') {
       const stop = `ctx.motionInFlight must be a boolean, got ${showValue(ctx.motionInFlight)}`;
+      return { decision: stopped(PIPELINE_STAGE, { stop, code: 'invalid-input' }), state: restored };
+    }
+    if (ctx.format !== undefined && !isReasonFormat(ctx.format)) {
+      const stop = `ctx.format must be an object with value() and bound() functions, got ${showValue(ctx.format)}`;
       return { decision: stopped(PIPELINE_STAGE, { stop, code: 'invalid-input' }), state: restored };
     }
     const reported = checkOutcomes(ctx.outcomes, ctx.now);

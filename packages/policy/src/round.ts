@@ -12,6 +12,7 @@ import type {
   NoticeInit,
   ScoredMigration,
 } from './types';
+import type { ReasonFormat } from './explain';
 
 /** Upper bound of node telemetry values (cores, bytes): keeps every sum and average finite. */
 export const TELEMETRY_MAX = 2 ** 53;
@@ -121,6 +122,13 @@ export function checkNodes(value: unknown): readonly NodeTelemetry[] {
   return value as NodeTelemetry[];
 }
 
+/** Whether a host's reason format has the members the stages call (see `BalanceContext.format`). */
+export function isReasonFormat(value: unknown): value is ReasonFormat {
+  if (typeof value !== 'object' || value === null) return false;
+  const { value: print, bound } = value as Record<string, unknown>;
+  return typeof print === 'function' && typeof bound === 'function';
+}
+
 /** Splits reported outcomes into valid ones and a warning per invalid one. */
 export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOutcome[]; notices: NoticeInit[] } {
   if (value === undefined) return { outcomes: [], notices: [] };
@@ -192,5 +200,6 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
   if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
   if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);
   if (ctx.sharedStorage) round.sharedStorage = ctx.sharedStorage.bind(ctx);
+  if (ctx.format !== undefined) round.format = ctx.format;
   return round;
 }

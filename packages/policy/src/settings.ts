@@ -1,3 +1,4 @@
+import { PolicyError } from './errors';
 import { showValue } from './state';
 
 /**
@@ -152,6 +153,54 @@ export function readChoiceKey<C extends string>(input: CrsInput, spec: ChoiceKey
   if ((spec.choices as readonly unknown[]).includes(raw)) return raw as C;
   problem(spec, raw, `one of ${spec.choices.join(', ')}`, problems);
   return spec.off;
+}
+
+/** The value a key spec reads to: a number, a flag, or one of its choices. */
+export type CrsKeyValue<S extends CrsKeySpec> = S extends NumberKeySpec
+  ? number
+  : S extends FlagKeySpec
+    ? boolean
+    : S extends ChoiceKeySpec<infer C>
+      ? C
+      : never;
+
+/** Reads one key by its spec's type ({@link readNumberKey}, {@link readFlagKey}, {@link readChoiceKey}). */
+export function readKey<S extends CrsKeySpec>(input: CrsInput, spec: S, problems: SettingProblem[]): CrsKeyValue<S> {
+  const value = spec.type === 'number' ? readNumberKey(input, spec, problems) : spec.type === 'flag' ? readFlagKey(input, spec, problems) : readChoiceKey(input, spec, problems);
+  return value as CrsKeyValue<S>;
+}
+
+/**
+ * Reads a variant package's keys into its settings object, one field per key, in the order
+ * given: an absent key takes the preset's value or off, an explicit one overrides the preset,
+ * a bad value is a problem naming the key (in the order of the fields) and that field is off.
+ * Never throws. How a variant package parses its settings:
+ *
+ * ```ts
+ * const { settings, problems } = readCrsKeys(input, { backoffSeconds: BACKOFF_KEY, memhost: MEMHOST_KEY });
+ * // settings: { backoffSeconds: number; memhost: boolean }
+ * ```
+ */
+export function readCrsKeys<F extends Readonly<Record<string, CrsKeySpec>>>(
+  input: CrsInput,
+  fields: F,
+): { settings: { [K in keyof F]: CrsKeyValue<F[K]> }; problems: SettingProblem[] } {
+  const problems: SettingProblem[] = [];
+  const settings: Record<string, unknown> = {};
+  for (const field of Object.keys(fields)) settings[field] = readKey(input, fields[field]!, problems);
+  return { settings: settings as { [K in keyof F]: CrsKeyValue<F[K]> }, problems };
+}
+
+/**
+ * Checks a number setting that a stage builder (`stableStages`, `pressureStages`) receives
+ * against its key's range, as a library argument (the parsers never yield one outside it):
+ * throws `PolicyError` `invalid-config`, e.g. `stable setting 'backoffSeconds' must be a finite
+ * number in 0..3600 (seconds), got 'NaN'`. `what` names the setting.
+ */
+export function checkSettingRange(what: string, value: number, spec: NumberKeySpec): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < spec.min || value > spec.max) {
+    throw new PolicyError('invalid-config', `${what} must be a finite number in ${spec.min}..${spec.max} (${spec.unit}), got '${String(value)}'`);
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { BalanceContext, BalanceEvaluator, BalanceMethod, Plan, Stage } from './types';
-import { formatCompared } from './explain';
+import { FRACTION_REASON_FORMAT, type ReasonFormat } from './explain';
 import { PolicyError } from './errors';
 import { stateCheck } from './state';
 
@@ -9,6 +9,14 @@ import { stateCheck } from './state';
  */
 export function evaluatorOf(ctx: BalanceContext, plan: Plan): BalanceEvaluator {
   return plan.evaluator ?? ctx;
+}
+
+/**
+ * How the stage's reasons print imbalances and improvements: the host's format
+ * ({@link BalanceContext.format}), else fractions ({@link FRACTION_REASON_FORMAT}).
+ */
+export function reasonFormatOf(ctx: BalanceContext): ReasonFormat {
+  return ctx.format ?? FRACTION_REASON_FORMAT;
 }
 
 /** A stateless stage's state check: the value must be `null`. */
@@ -64,8 +72,9 @@ export function thresholdHoldGate(options: { threshold: number; holdRounds: numb
     run: (ctx, plan, state) => {
       const imbalance = evaluatorOf(ctx, plan).imbalance();
       if (imbalance <= options.threshold) {
+        const format = reasonFormatOf(ctx);
         return {
-          stop: `imbalance ${formatCompared(imbalance, options.threshold)} at or below threshold ${options.threshold}`,
+          stop: `imbalance ${format.value('imbalance', imbalance, options.threshold)} at or below threshold ${format.bound('imbalance', options.threshold)}`,
           code: 'below-threshold',
           state: { sustainedRounds: 0 },
         };
@@ -167,12 +176,14 @@ export function relativeMarginAccept(options: { margin: number }): Stage<null> {
       const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
       const after = selectedOf(plan, 'relative-margin').imbalance;
       const relative = (before - after) / before;
+      const format = reasonFormatOf(ctx);
       if (Number.isNaN(relative)) {
-        return { stop: `relative improvement undefined (imbalance ${before} to ${after})`, code: 'invalid-improvement', state };
+        const from = format.value('imbalance', before);
+        return { stop: `relative improvement undefined (imbalance ${from} to ${format.value('imbalance', after)})`, code: 'invalid-improvement', state };
       }
-      return relative < options.margin
-        ? { stop: `relative improvement ${formatCompared(relative, options.margin)} below margin ${options.margin}`, code: 'below-margin', state }
-        : { plan: { ...plan, imbalance: before }, state };
+      if (relative >= options.margin) return { plan: { ...plan, imbalance: before }, state };
+      const shown = format.value('relative-improvement', relative, options.margin);
+      return { stop: `relative improvement ${shown} below margin ${format.bound('relative-improvement', options.margin)}`, code: 'below-margin', state };
     },
   };
 }

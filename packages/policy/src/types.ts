@@ -1,4 +1,5 @@
 import type { MigrationCandidate, ScoredMigration } from '@poise/usage';
+import type { FRACTION_REASON_FORMAT, ReasonFormat } from './explain';
 
 export type { MigrationCandidate, ScoredMigration };
 
@@ -181,6 +182,14 @@ export interface BalanceContext extends BalanceEvaluator {
    * shared).
    */
   sharedStorage?(storage: string): boolean | undefined;
+  /**
+   * How stop reasons and notices print imbalances, improvements and relative improvements: in
+   * the units the host's operator configured (`percentReasonFormat()`: `27.4%`, `18.4 pp`).
+   * Default {@link FRACTION_REASON_FORMAT} (fractions, `0.2738`). Only text depends on it:
+   * decisions, codes and keys are the same in every format. Not an object with `value` and
+   * `bound` functions: the round stops with `invalid-input`.
+   */
+  readonly format?: ReasonFormat | undefined;
 }
 
 /**

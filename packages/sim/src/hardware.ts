@@ -45,6 +45,51 @@ export const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
 export const MIN_ROUND_SECONDS = 20;
 /** The reference dies when a round would take this long (30 nodes and more). */
 export const MAX_ROUND_SECONDS = 60;
+/** Length of a round of the `concurrent` model, whatever the number of nodes. */
+export const CONCURRENT_ROUND_SECONDS = 20;
+/**
+ * From this many nodes on, `pve-9.2` runs the `concurrent` round model unless told otherwise:
+ * the reference's model cannot run such a cluster at all (its round would reach 60 s).
+ */
+export const CONCURRENT_MIN_NODES = MAX_ROUND_SECONDS / 2;
+
+/**
+ * How the daemons of one round are laid out in simulated time:
+ * - `reference`: node after node in byte order, each node's CRM then LRM iteration taking 1 s
+ *   (node1/crm at T, node1/lrm at T+1, node2/crm at T+2, ...); a round lasts
+ *   max(20, 2 × nodes) s and 30 nodes or more abort with `too many nodes` (the reference's
+ *   harness);
+ * - `concurrent`: every node's daemons run side by side, as on a real cluster: all CRM
+ *   iterations at T (in node byte order), then all LRM iterations at T+1; a round lasts 20 s
+ *   for any number of nodes.
+ */
+export type RoundModel = 'reference' | 'concurrent';
+
+/** What the {@link Hardware} needs besides the case: the manager's options and the round model. */
+export interface HardwareOptions extends ManagerOptions {
+  /**
+   * The round model (see {@link RoundModel}). Default: `reference`, except under `pve-9.2` for a
+   * case of {@link CONCURRENT_MIN_NODES} nodes or more, which gets `concurrent`. `pve-5.2.0`
+   * runs the reference's model only (`concurrent` is refused: that profile is the reference).
+   */
+  roundModel?: RoundModel | undefined;
+}
+
+/**
+ * The round model in force for a profile, a node count and an optional request (see
+ * {@link HardwareOptions.roundModel}); throws `SimError` `bad-case` for `concurrent` under
+ * `pve-5.2.0` and for an unknown model.
+ */
+export function resolveRoundModel(profile: ManagerOptions['profile'], nodeCount: number, requested?: RoundModel): RoundModel {
+  if (requested !== undefined && requested !== 'reference' && requested !== 'concurrent') {
+    throw new SimError('bad-case', `unknown round model '${String(requested)}', expected 'reference' or 'concurrent'`);
+  }
+  if (profile === 'pve-5.2.0') {
+    if (requested === 'concurrent') throw new SimError('bad-case', "round model 'concurrent' needs the 'pve-9.2' profile ('pve-5.2.0' is the reference's harness)");
+    return 'reference';
+  }
+  return requested ?? (nodeCount >= CONCURRENT_MIN_NODES ? 'concurrent' : 'reference');
+}
 
 const MiB = 1024 ** 2;
 
@@ -129,6 +174,7 @@ export class Hardware implements SimBackend {
   private groupsText: string;
   private readonly dc: Snapshot<DatacenterSettings>;
   private readonly nodes = new Map<string, NodeSlot>();
+  private readonly agents = new Map<Env, Map<string, ResourceAgent | undefined>>();
   readonly nodeNames: readonly string[];
   /** Process-global state of the reference: the LRM start-up flag. */
   readonly lrmProcess: LrmProcessState = { wroteStatusAtStartup: false };
@@ -147,12 +193,16 @@ export class Hardware implements SimBackend {
   private measureVersion = 0;
   private measuredServices: { version: number; doc: Snapshot<Record<string, DynamicServiceStats>> } | undefined;
 
-  constructor(
-    input: CaseInput,
-    readonly managerOptions: ManagerOptions,
-    sink?: (line: string) => void,
-    seed = 0,
-  ) {
+  /** The options every CRM's manager gets. */
+  readonly managerOptions: ManagerOptions;
+  /** The round model in force (see {@link RoundModel}). */
+  readonly roundModel: RoundModel;
+
+  constructor(input: CaseInput, options: HardwareOptions, sink?: (line: string) => void, seed = 0) {
+    // every option but the round model is the managers' (kept as given)
+    const { roundModel: _roundModel, ...managerOptions } = options;
+    this.managerOptions = managerOptions;
+    this.roundModel = resolveRoundModel(options.profile, Object.keys(input.hardwareStatus).length, options.roundModel);
     this.prng = new Prng(seed);
     if (input.guestConfig) {
       for (const sid of Object.keys(input.guestConfig)) this.guestConfigs.set(sid, snapshot(input.guestConfig[sid]!) as Snapshot<GuestConfigEntry>);
@@ -187,7 +237,11 @@ export class Hardware implements SimBackend {
   }
 
   resourceAgent(type: string, env: Env): ResourceAgent | undefined {
-    return createResourceAgent(type, env, this);
+    // agents hold nothing but their env and this hardware: one per env and type
+    let agents = this.agents.get(env);
+    if (!agents) this.agents.set(env, (agents = new Map()));
+    if (!agents.has(type)) agents.set(type, createResourceAgent(type, env, this));
+    return agents.get(type);
   }
 
   hwLog(level: string, msg: string, id = 'hardware'): void {
@@ -772,23 +826,32 @@ export class Hardware implements SimBackend {
 
   // --- one round ---------------------------------------------------------------------------
 
-  /** The length of a round with this many nodes (the reference: max(20, 2 × nodes) seconds). */
+  /**
+   * The length of a round: the reference's max(20, 2 × nodes) seconds, or 20 s in the
+   * `concurrent` model.
+   */
   roundSeconds(): number {
+    if (this.roundModel === 'concurrent') return CONCURRENT_ROUND_SECONDS;
     return Math.max(MIN_ROUND_SECONDS, 2 * this.nodeNames.length);
   }
 
   /**
-   * One round of the reference run loop (spec §1.4): every node in byte order runs its CRM then
-   * its LRM iteration (1 s each), watchdogs are checked after each node, and time advances to
-   * the round's end, where every env clock is set. Command lists are the caller's business.
+   * One round of the run loop in the {@link roundModel}: the reference's (spec §1.4: every node
+   * in byte order runs its CRM then its LRM iteration, 1 s each, watchdogs checked after each
+   * node) or the concurrent one (all CRMs at T, all LRMs at T+1); then time advances to the round's
+   * end, where every env clock is set. Command lists are the caller's business.
    */
   runRound(skip: SkipRounds): void {
     const start = this.curTime;
     const nodes = this.nodeNames;
     const loopTime = this.roundSeconds();
-    if (loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
+    // the concurrent model runs its daemons in phases; the reference's node loop below then has
+    // nothing to do, and the round ends the same way for both
+    const concurrent = this.roundModel === 'concurrent';
+    if (concurrent) this.runConcurrentDaemons(skip);
+    if (!concurrent && loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
     let first = true;
-    for (const node of nodes) {
+    for (const node of concurrent ? [] : nodes) {
       const d = this.nodes.get(node)!;
       if (d.crm) {
         let exit = false;
@@ -826,6 +889,58 @@ export class Hardware implements SimBackend {
       const d = this.nodes.get(node)!;
       d.lrmEnv.setTime(this.curTime);
       d.crmEnv.setTime(this.curTime);
+    }
+  }
+
+  /**
+   * The daemons of a round in the `concurrent` model: expired watchdogs are enforced first (time
+   * moved on since the last round), then every node's CRM iteration runs at the round's start T
+   * (nodes in byte order), the watchdogs are checked, then every node's LRM iteration at T+1,
+   * the watchdogs again (at T+2). Within a phase simulated time stands still, so one watchdog pass
+   * per phase sees what a pass after every node would see. The caller ends the round
+   * ({@link CONCURRENT_ROUND_SECONDS} after T).
+   */
+  private runConcurrentDaemons(skip: SkipRounds): void {
+    const start = this.curTime;
+    const nodes = this.nodeNames;
+    this.enforceWatchdogs();
+    for (const node of nodes) {
+      const d = this.nodes.get(node)!;
+      if (!d.crm || skip.crm) continue;
+      d.crmEnv.setTime(start);
+      if (!d.crm.doOneIteration()) this.crmExited(node, d);
+    }
+    if (skip.crm) this.hwLog('info', 'skipping CRM round', 'run-loop');
+    this.setClocks(start + 1);
+    this.enforceWatchdogs();
+    for (const node of nodes) {
+      const d = this.nodes.get(node)!;
+      if (!d.lrm || skip.lrm) continue;
+      d.lrmEnv.setTime(start + 1);
+      if (!d.lrm.doOneIteration()) this.lrmExited(node, d);
+    }
+    if (skip.lrm) this.hwLog('info', 'skipping LRM round', 'run-loop');
+    this.setClocks(start + 2);
+    this.enforceWatchdogs();
+  }
+
+  /** Sets the hardware clock and every daemon's (between the phases of a concurrent round). */
+  private setClocks(time: number): void {
+    this.curTime = time;
+    for (const node of this.nodeNames) {
+      const d = this.nodes.get(node)!;
+      d.lrmEnv.setTime(time);
+      d.crmEnv.setTime(time);
+    }
+  }
+
+  /** Powers off every node whose watchdog expired (logged as the reference does). */
+  private enforceWatchdogs(): void {
+    for (const n of this.nodeNames) {
+      if (!this.watchdogCheck(n)) {
+        this.internal({ kind: 'power', node: n, on: false }, `power ${n} off`, 'watchdog');
+        this.hwLog('info', `server '${n}' stopped by poweroff (watchdog)`);
+      }
     }
   }
 

@@ -10,7 +10,18 @@ export {
   type SimulationOptions,
   type SimulationResult,
 } from './simulation';
-export { Hardware, LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS, MAX_SIM_TIME, type SkipRounds } from './hardware';
+export {
+  CONCURRENT_MIN_NODES,
+  CONCURRENT_ROUND_SECONDS,
+  Hardware,
+  type HardwareOptions,
+  LOCK_TIMEOUT_SECONDS,
+  MAX_SIM_TIME,
+  type RoundModel,
+  type SkipRounds,
+  WATCHDOG_TIMEOUT_SECONDS,
+  resolveRoundModel,
+} from './hardware';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
 export {

@@ -1,10 +1,14 @@
 import type { ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
+import type { RoundModel } from './hardware';
 import { Simulation, type SimulationResult } from './simulation';
 
 export type { SimulationResult } from './simulation';
 
-/** Runs one test case to its end and returns the log (a {@link Simulation} stepped to its end). */
-export function simulate(input: CaseInput, options: ManagerOptions, sink?: (line: string) => void): SimulationResult {
-  return new Simulation(input, { profile: options.profile, sink }).run();
+/**
+ * Runs one test case to its end and returns the log (a {@link Simulation} stepped to its end).
+ * `options.roundModel` as {@link SimulationOptions.roundModel}.
+ */
+export function simulate(input: CaseInput, options: ManagerOptions & { roundModel?: RoundModel }, sink?: (line: string) => void): SimulationResult {
+  return new Simulation(input, { profile: options.profile, sink, roundModel: options.roundModel }).run();
 }

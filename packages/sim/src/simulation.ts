@@ -9,7 +9,7 @@ import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha'
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
-import { Hardware, MAX_SIM_TIME, type SkipRounds } from './hardware';
+import { Hardware, MAX_SIM_TIME, type RoundModel, type SkipRounds } from './hardware';
 
 /** Options of a {@link Simulation}. */
 export interface SimulationOptions {
@@ -25,6 +25,12 @@ export interface SimulationOptions {
   maxTimeSeconds?: number;
   /** Seed of the node noise (default: the case's `sim_options` `seed`, else 0); an integer 0..2^32−1. */
   seed?: number;
+  /**
+   * How a round's daemons are laid out in time (see {@link RoundModel}); by default the
+   * reference's, and `concurrent` under `pve-9.2` from 30 nodes on. `pve-5.2.0` refuses
+   * `concurrent` (the constructor throws `SimError` `bad-case`).
+   */
+  roundModel?: RoundModel;
 }
 
 /**
@@ -68,6 +74,11 @@ export interface ServiceView {
   staticStats: Snapshot<StaticServiceStats> | undefined;
   /** Measured usage (cores, bytes) as given, if any; values are not validated. */
   dynamicStats: Snapshot<DynamicServiceStats> | undefined;
+  /**
+   * The config's `lock` (`service_config` `lock`, or `service <sid> lock [<name>]`: `backup`,
+   * `migrate`, ...); undefined when the guest is not locked.
+   */
+  lock?: string | undefined;
 }
 
 /**
@@ -135,7 +146,7 @@ export class Simulation {
     };
     const seed = options.seed ?? input.simOptions?.seed ?? 0;
     if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) throw new SimError('bad-case', `seed must be an integer from 0 to ${2 ** 32 - 1}, got ${seed}`);
-    this.hw = new Hardware(input, { profile: options.profile, onBalancerEvent }, options.sink?.bind(options), seed);
+    this.hw = new Hardware(input, { profile: options.profile, onBalancerEvent, roundModel: options.roundModel }, options.sink?.bind(options), seed);
     this.lists = input.cmdlist.map((l) => [...l]);
     this.maxTime = options.maxTimeSeconds ?? input.simOptions?.maxTime ?? MAX_SIM_TIME;
     this.nodes = new Set(this.hw.nodeNames);
@@ -145,6 +156,11 @@ export class Simulation {
   /** Simulated time, seconds (the end of the last round). */
   get time(): number {
     return this.hw.curTime;
+  }
+
+  /** The round model in force (see {@link SimulationOptions.roundModel}). */
+  get roundModel(): RoundModel {
+    return this.hw.roundModel;
   }
 
   /** Whether the simulation has ended (done or aborted). */
@@ -287,6 +303,7 @@ export class Simulation {
         running: hw.isRunning(cd.node, sid),
         staticStats: Object.hasOwn(staticStats, sid) ? staticStats[sid] : undefined,
         dynamicStats: Object.hasOwn(dynamicStats, sid) ? dynamicStats[sid] : undefined,
+        lock: hw.serviceLock(sid),
       }));
     }
     const lrmModes = new Map<string, string>();

@@ -15,6 +15,7 @@ import {
   checkPlacementShape,
   checkState,
   checkStats,
+  statFieldsOk,
   statsOk,
 } from './validate';
 import type {
@@ -43,8 +44,14 @@ const MEM_EXACT_LIMIT = 2 ** 53;
 interface NodeRecord {
   readonly name: string;
   base: NodeStats;
-  /** Resources whose current or target node this is. */
-  readonly members: Set<ResourceRecord>;
+  /**
+   * Resources whose current or target node this is: a list through the resource records
+   * (`prev0`/`next0` where this is the current node, `prev1`/`next1` where it is the target), so
+   * that adding and removing a member allocates nothing; `count` members.
+   */
+  head: ResourceRecord | undefined;
+  tail: ResourceRecord | undefined;
+  count: number;
   /** Aggregated (static: all members; dynamic: `starting` members) cpu and mem, folded from the base in seq order. */
   cpu: number;
   mem: number;
@@ -59,7 +66,11 @@ interface NodeRecord {
 
 interface ResourceRecord {
   readonly sid: string;
-  stats: ResourceStats;
+  /** The validated copy of the resource's stats, kept in the record (one object per resource). */
+  cpu: number;
+  maxcpu: number;
+  mem: number;
+  maxmem: number;
   state: ResourceState;
   current: NodeRecord;
   target: NodeRecord | undefined;
@@ -67,6 +78,53 @@ interface ResourceRecord {
   /** Candidate stamps of the last `bestBalancingMigrations` call that named it (duplicate checks). */
   leaderMark: number;
   memberMark: number;
+  /** Links in the member list of the current node (slot 0) and of the target node (slot 1). */
+  prev0: ResourceRecord | undefined;
+  next0: ResourceRecord | undefined;
+  prev1: ResourceRecord | undefined;
+  next1: ResourceRecord | undefined;
+}
+
+/** Which links of `r` chain it into `node`'s member list: 0 for its current node, 1 for its target. */
+function slotIn(r: ResourceRecord, node: NodeRecord): 0 | 1 {
+  return r.current === node ? 0 : 1;
+}
+
+/** The member after `r` in `node`'s list. */
+function nextIn(r: ResourceRecord, node: NodeRecord): ResourceRecord | undefined {
+  return r.current === node ? r.next0 : r.next1;
+}
+
+/** Appends `r` to `node`'s member list through its links of `slot`. */
+function link(node: NodeRecord, r: ResourceRecord, slot: 0 | 1): void {
+  const tail = node.tail;
+  if (slot === 0) {
+    r.prev0 = tail;
+    r.next0 = undefined;
+  } else {
+    r.prev1 = tail;
+    r.next1 = undefined;
+  }
+  if (tail === undefined) node.head = r;
+  else if (slotIn(tail, node) === 0) tail.next0 = r;
+  else tail.next1 = r;
+  node.tail = r;
+  node.count++;
+}
+
+/** Takes `r` out of `node`'s member list (chained through its links of `slot`). */
+function unlink(node: NodeRecord, r: ResourceRecord, slot: 0 | 1): void {
+  const prev = slot === 0 ? r.prev0 : r.prev1;
+  const next = slot === 0 ? r.next0 : r.next1;
+  if (prev === undefined) node.head = next;
+  else if (slotIn(prev, node) === 0) prev.next0 = next;
+  else prev.next1 = next;
+  if (next === undefined) node.tail = prev;
+  else if (slotIn(next, node) === 0) next.prev0 = prev;
+  else next.prev1 = prev;
+  if (slot === 0) r.prev0 = r.next0 = undefined;
+  else r.prev1 = r.next1 = undefined;
+  node.count--;
 }
 
 function cpuOnGrid(v: number): boolean {
@@ -145,7 +203,9 @@ export class ClusterUsage {
     const node: NodeRecord = {
       name,
       base,
-      members: new Set(),
+      head: undefined,
+      tail: undefined,
+      count: 0,
       cpu: 0,
       mem: 0,
       valid: false,
@@ -162,9 +222,8 @@ export class ClusterUsage {
   /** Removes a node; it must carry no resource (remove or move them first). */
   removeNode(name: string): void {
     const node = this.node(name);
-    if (node.members.size > 0) {
-      const sid = node.members.values().next().value!.sid;
-      throw new UsageError('node-in-use', `node '${name}' still has ${node.members.size} resource(s), e.g. '${sid}'`);
+    if (node.count > 0) {
+      throw new UsageError('node-in-use', `node '${name}' still has ${node.count} resource(s), e.g. '${node.head!.sid}'`);
     }
     this.nodes.delete(name);
     this.orderDirty = true;
@@ -205,30 +264,44 @@ export class ClusterUsage {
     if (typeof spec !== 'object' || spec === null) {
       throw new UsageError('invalid-argument', `resource '${sid}': expected { stats, state, placement }`);
     }
-    const stats = copyStats(spec.stats);
-    if (!statsOk(stats, false)) checkStats(() => `resource '${sid}'`, stats, false);
+    // the validated copy: each field read exactly once (a getter cannot hand the check one value
+    // and the usage another), kept in the record
+    const given = spec.stats;
+    if (typeof given !== 'object' || given === null) checkStats(() => `resource '${sid}'`, given, false);
+    const cpu = given.cpu;
+    const maxcpu = given.maxcpu;
+    const mem = given.mem;
+    const maxmem = given.maxmem;
+    if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats(() => `resource '${sid}'`, { cpu, maxcpu, mem, maxmem }, false);
     const state = spec.state;
     checkState(sid, state);
     const [current, target] = this.placementNodes(sid, spec.placement);
     const r: ResourceRecord = {
       sid,
-      stats,
+      cpu,
+      maxcpu,
+      mem,
+      maxmem,
       state,
       current,
       target,
       seq: ++this.seqCounter,
       leaderMark: 0,
       memberMark: 0,
+      prev0: undefined,
+      next0: undefined,
+      prev1: undefined,
+      next1: undefined,
     };
     this.resources.set(sid, r);
-    this.attach(current, r);
-    if (target) this.attach(target, r);
+    this.attach(current, r, 0);
+    if (target) this.attach(target, r, 1);
   }
 
   removeResource(sid: string): void {
     const r = this.resource(sid);
-    this.detach(r.current, r);
-    if (r.target) this.detach(r.target, r);
+    this.detach(r.current, r, 0);
+    if (r.target) this.detach(r.target, r, 1);
     this.resources.delete(sid);
   }
 
@@ -240,7 +313,7 @@ export class ClusterUsage {
   getResource(sid: string): ResourceSpec {
     const r = this.resource(sid);
     return {
-      stats: { ...r.stats },
+      stats: statsOf(r),
       state: r.state,
       placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name },
     };
@@ -251,21 +324,24 @@ export class ClusterUsage {
     const r = this.resource(sid);
     const copy = copyStats(stats);
     if (!statsOk(copy, false)) checkStats(() => `resource '${sid}'`, copy, false);
-    this.detach(r.current, r);
-    if (r.target) this.detach(r.target, r);
-    r.stats = copy;
-    this.attach(r.current, r);
-    if (r.target) this.attach(r.target, r);
+    this.detach(r.current, r, 0);
+    if (r.target) this.detach(r.target, r, 1);
+    r.cpu = copy.cpu;
+    r.maxcpu = copy.maxcpu;
+    r.mem = copy.mem;
+    r.maxmem = copy.maxmem;
+    this.attach(r.current, r, 0);
+    if (r.target) this.attach(r.target, r, 1);
   }
 
   setResourceState(sid: string, state: ResourceState): void {
     const r = this.resource(sid);
     checkState(sid, state);
-    this.detach(r.current, r);
-    if (r.target) this.detach(r.target, r);
+    this.detach(r.current, r, 0);
+    if (r.target) this.detach(r.target, r, 1);
     r.state = state;
-    this.attach(r.current, r);
-    if (r.target) this.attach(r.target, r);
+    this.attach(r.current, r, 0);
+    if (r.target) this.attach(r.target, r, 1);
   }
 
   /**
@@ -275,12 +351,28 @@ export class ClusterUsage {
   setPlacement(sid: string, placement: Placement): void {
     const r = this.resource(sid);
     const [current, target] = this.placementNodes(sid, placement);
-    const before = new Set([r.current, ...(r.target ? [r.target] : [])]);
-    const after = new Set([current, ...(target ? [target] : [])]);
-    for (const node of before) if (!after.has(node)) this.detach(node, r);
+    const oldCurrent = r.current;
+    const oldTarget = r.target;
+    // nodes the resource leaves
+    if (oldCurrent !== current && oldCurrent !== target) this.detach(oldCurrent, r, 0);
+    if (oldTarget !== undefined && oldTarget !== current && oldTarget !== target) this.detach(oldTarget, r, 1);
+    // nodes it stays on in the other role: its sums there do not change, only the list links
+    const toTarget = oldCurrent === target ? oldCurrent : undefined;
+    const toCurrent = oldTarget !== undefined && oldTarget === current ? oldTarget : undefined;
+    if (toTarget) unlink(toTarget, r, 0);
+    if (toCurrent) unlink(toCurrent, r, 1);
     r.current = current;
     r.target = target;
-    for (const node of after) if (!before.has(node)) this.attach(node, r);
+    if (toTarget) link(toTarget, r, 1);
+    if (toCurrent) link(toCurrent, r, 0);
+    // nodes it arrives on
+    if (current !== oldCurrent && current !== oldTarget) this.attach(current, r, 0);
+    if (target !== undefined && target !== oldCurrent && target !== oldTarget) this.attach(target, r, 1);
+  }
+
+  /** Number of resources whose current or target node `name` is (`unknown-node` if it does not exist). O(1). */
+  nodeResourceCount(name: string): number {
+    return this.node(name).count;
   }
 
   /** Number of resources. */
@@ -295,7 +387,7 @@ export class ClusterUsage {
       nodes: this.sortedNodes().map((n) => ({ name: n.name, stats: { ...n.base } })),
       resources: [...this.resources.values()].map((r) => ({
         sid: r.sid,
-        stats: { ...r.stats },
+        stats: statsOf(r),
         state: r.state,
         placement: r.target ? { current: r.current.name, target: r.target.name } : { current: r.current.name },
       })),
@@ -312,7 +404,7 @@ export class ClusterUsage {
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
     if (!statsOk(stats, false)) checkStats('resource to start', stats, false);
-    if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.members.size }));
+    if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.count }));
     return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
   }
 
@@ -384,7 +476,8 @@ export class ClusterUsage {
       const members = c.resources;
       for (let m = 0; m < members.length; m++) {
         const sid = members[m]!;
-        const member = this.resources.get(sid);
+        // (the leader, usually the only member, was looked up already)
+        const member = sid === c.leader ? leader : this.resources.get(sid);
         if (member === undefined) throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
         if (member.memberMark === stamp) throw candidateErrors.duplicateMember(k, m, sid, c.leader);
         member.memberMark = stamp;
@@ -395,8 +488,8 @@ export class ClusterUsage {
           throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is on '${member.current.name}', not on '${home.name}'`);
         }
         // the bundle's stats: field-wise sum of its members, folded from 0 in member order
-        cpuSum += member.stats.cpu;
-        memSum += member.stats.mem;
+        cpuSum += member.cpu;
+        memSum += member.mem;
       }
       if (leader.memberMark !== stamp) throw candidateErrors.leaderNotMember(k, c.leader);
       sids[k] = c.leader;
@@ -454,14 +547,15 @@ export class ClusterUsage {
     return this.aggregation === 'static' || (this.aggregation === 'dynamic' && r.state === 'starting');
   }
 
-  private attach(node: NodeRecord, r: ResourceRecord): void {
-    node.members.add(r);
+  /** Adds `r` to `node` (its current node: `slot` 0; its target: 1). */
+  private attach(node: NodeRecord, r: ResourceRecord, slot: 0 | 1): void {
+    link(node, r, slot);
     if (!this.counted(r) || !node.valid) {
       node.maxSeq = Math.max(node.maxSeq, r.seq);
       return;
     }
-    const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
-    const m = r.stats.maxmem;
+    const c = r.maxcpu === 0 ? node.base.maxcpu : r.maxcpu;
+    const m = r.maxmem;
     if (!cpuOnGrid(c)) node.cpuInexact++;
     if (!memOnGrid(m)) node.memInexact++;
     node.cpuAbs += Math.abs(c);
@@ -476,11 +570,12 @@ export class ClusterUsage {
     node.maxSeq = Math.max(node.maxSeq, r.seq);
   }
 
-  private detach(node: NodeRecord, r: ResourceRecord): void {
-    node.members.delete(r);
+  /** Takes `r` off `node` (its current node: `slot` 0; its target: 1). */
+  private detach(node: NodeRecord, r: ResourceRecord, slot: 0 | 1): void {
+    unlink(node, r, slot);
     if (!this.counted(r) || !node.valid) return;
-    const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
-    const m = r.stats.maxmem;
+    const c = r.maxcpu === 0 ? node.base.maxcpu : r.maxcpu;
+    const m = r.maxmem;
     if (exactNode(node)) {
       node.cpu -= c;
       node.mem -= m;
@@ -493,18 +588,22 @@ export class ClusterUsage {
 
   /** Re-folds a node's aggregated stats in reference order (base, then counted members by seq). */
   private refold(node: NodeRecord): void {
-    const counted = [...node.members].filter((r) => this.counted(r)).sort((a, b) => a.seq - b.seq);
+    const counted: ResourceRecord[] = [];
+    let maxSeq = 0;
+    for (let r = node.head; r !== undefined; r = nextIn(r, node)) {
+      maxSeq = Math.max(maxSeq, r.seq);
+      if (this.counted(r)) counted.push(r);
+    }
+    counted.sort((a, b) => a.seq - b.seq);
     let cpu = node.base.cpu;
     let mem = node.base.mem;
     let cpuInexact = cpuOnGrid(cpu) ? 0 : 1;
     let memInexact = memOnGrid(mem) ? 0 : 1;
     let cpuAbs = Math.abs(cpu);
     let memAbs = Math.abs(mem);
-    let maxSeq = 0;
-    for (const r of node.members) maxSeq = Math.max(maxSeq, r.seq);
     for (const r of counted) {
-      const c = r.stats.maxcpu === 0 ? node.base.maxcpu : r.stats.maxcpu;
-      const m = r.stats.maxmem;
+      const c = r.maxcpu === 0 ? node.base.maxcpu : r.maxcpu;
+      const m = r.maxmem;
       cpu += c;
       mem += m;
       if (!cpuOnGrid(c)) cpuInexact++;
@@ -576,8 +675,25 @@ function mapTargets(
   for (let k = 0; k < candidates.length; k++) {
     const list = candidates[k]!.targets;
     const home = source[k]!;
-    const stamp = base + k + 1;
     const first = row;
+    // the usual list, every other node in byte order: one comparison and one store per target
+    // (valid by construction: increasing, no repeat, not the home node); anything else falls
+    // through to the general mapping below, which starts the candidate over
+    if (list.length === n - 1) {
+      let j = 0;
+      while (j < home && list[j] === names[j]) out[row + j] = j++;
+      if (j === home) {
+        while (j < n - 1 && list[j] === names[j + 1]) {
+          out[row + j] = j + 1;
+          j++;
+        }
+      }
+      if (j === n - 1) {
+        row += n - 1;
+        continue;
+      }
+    }
+    const stamp = base + k + 1;
     let guess = 0;
     let previous = -1;
     let marked = false;
@@ -608,7 +724,13 @@ function mapTargets(
  * it is, for the check to name.
  */
 function copyStats<T extends NodeStats | ResourceStats>(stats: T): T {
-  return typeof stats === 'object' && stats !== null ? { ...stats } : stats;
+  // each field read exactly once, into an object of one fixed shape (cheaper than a spread)
+  return typeof stats === 'object' && stats !== null ? ({ cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem } as T) : stats;
+}
+
+/** A resource's stats as a fresh object. */
+function statsOf(r: ResourceRecord): ResourceStats {
+  return { cpu: r.cpu, maxcpu: r.maxcpu, mem: r.mem, maxmem: r.maxmem };
 }
 
 /** Whether every partial sum of the node's fold is exact (so add/subtract equals re-folding). */

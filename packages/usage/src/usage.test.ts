@@ -246,3 +246,35 @@ describe('README example', () => {
     expect(best).toMatchObject({ sid: 'vm:101', source: 'node1', target: 'node2' });
   });
 });
+
+describe('members of a node through every placement change', () => {
+  it('counts, scores and folds like the reference after swaps of current and target', () => {
+    // non-dyadic cpu (0.3) keeps the nodes' sums order-dependent: any error in the member lists
+    // shows in the folds compared with the reference
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    for (const n of ['a', 'b', 'c']) u.addNode(n, { cpu: 0, maxcpu: 8, mem: 0, maxmem: 16 * GIB });
+    const stats = { cpu: 0.3, maxcpu: 0.3, mem: GIB, maxmem: GIB };
+    u.addResource('vm:1', { stats, state: 'started', placement: { current: 'a' } });
+    u.addResource('vm:2', { stats, state: 'started', placement: { current: 'a', target: 'b' } });
+    u.addResource('vm:3', { stats, state: 'started', placement: { current: 'b' } });
+    const check = (counts: [number, number, number]) => {
+      expect(['a', 'b', 'c'].map((n) => u.nodeResourceCount(n))).toEqual(counts);
+      expect(u.scoreNodesToStart(stats)).toEqual(referenceScoreNodesToStart(u.snapshot(), stats));
+      expect(u.nodeImbalance()).toBe(referenceNodeImbalance(u.snapshot(), 'raw'));
+    };
+    check([2, 2, 0]);
+    u.setPlacement('vm:2', { current: 'b', target: 'a' }); // both nodes change role
+    check([2, 2, 0]);
+    u.setPlacement('vm:2', { current: 'a', target: 'c' }); // a: target → current; b left, c joined
+    check([2, 1, 1]);
+    u.setPlacement('vm:2', { current: 'c' }); // the move completes on its target
+    check([1, 1, 1]);
+    u.setPlacement('vm:1', { current: 'c', target: 'a' }); // a: current → target
+    check([1, 1, 2]);
+    u.removeResource('vm:3');
+    check([1, 0, 2]);
+    u.removeNode('b');
+    expect(() => u.removeNode('c')).toThrow("node 'c' still has 2 resource(s), e.g. 'vm:2'");
+    expect(() => u.nodeResourceCount('b')).toThrow("node 'b' does not exist");
+  });
+});

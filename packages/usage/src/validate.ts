@@ -71,6 +71,11 @@ export function statsOk(stats: NodeStats | ResourceStats, node: boolean): boolea
   );
 }
 
+/** {@link statsOk} for a resource's four values read already (no object needed). */
+export function statFieldsOk(cpu: unknown, maxcpu: unknown, mem: unknown, maxmem: unknown): boolean {
+  return validStat(cpu) && validStat(maxcpu) && validStat(mem) && validStat(maxmem);
+}
+
 /** Whether `placement` passes {@link checkPlacementShape} (no string built). */
 export function placementOk(placement: Placement): boolean {
   if (typeof placement !== 'object' || placement === null) return false;

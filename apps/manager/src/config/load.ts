@@ -212,6 +212,8 @@ export interface ConfigOverrides {
   readonly env?: 'sim' | 'pve';
   readonly mode?: 'observe' | 'act';
   readonly simCaseDir?: string;
+  /** `--speed`: `sim.speed`. */
+  readonly simSpeed?: number;
 }
 
 /**
@@ -231,7 +233,11 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
     ...result.data,
     env: overrides.env ?? result.data.env,
     mode: overrides.mode ?? result.data.mode,
-    sim: overrides.simCaseDir === undefined ? result.data.sim : { ...result.data.sim, 'case-dir': overrides.simCaseDir },
+    sim: {
+      ...result.data.sim,
+      ...(overrides.simCaseDir === undefined ? {} : { 'case-dir': overrides.simCaseDir }),
+      ...(overrides.simSpeed === undefined ? {} : { speed: overrides.simSpeed }),
+    },
   };
   const problems = crossFieldProblems(file);
   if (file.env === 'sim' && file.sim['case-dir'] === undefined) {

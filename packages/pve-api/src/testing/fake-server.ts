@@ -51,13 +51,19 @@ export interface FakePveServerOptions {
   host?: string;
   /** Port (default 0: any free port). */
   port?: number;
+  /**
+   * Keep every request in `requests` (default true, for tests). A long-running server (e.g.
+   * `poise-sim serve`) passes false: the list would grow without bound and holds the raw
+   * `authorization` header.
+   */
+  record?: boolean;
 }
 
 /** A running fake server. */
 export interface FakePveServer {
   /** `https://127.0.0.1:<port>` (or `http:`). */
   url: string;
-  /** Requests that reached the routing (after TLS), in order. */
+  /** Requests that reached the routing (after TLS), in order (empty with `record: false`). */
   requests: FakeRequest[];
   /** Connections accepted (TCP), including those refused during the TLS handshake. */
   connections(): number;
@@ -146,7 +152,7 @@ export async function startFakePveServer(options: FakePveServerOptions = {}): Pr
       }
     }
     const request: FakeRequest = { method, path, params, query: url.searchParams, form, authorization };
-    requests.push(request);
+    if (options.record !== false) requests.push(request);
     if (tokens !== undefined && (authorization === undefined || !tokens.has(authorization))) {
       send(res, 401, 'authentication failure', JSON.stringify({ data: null, message: 'authentication failure' }));
       return;

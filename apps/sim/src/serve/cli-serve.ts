@@ -1,0 +1,226 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DEFAULT_SERVED_VERSION, DEFAULT_SPEED, readCertificate, readServeToken, ServeError, type SimServe, startSimServe } from './serve';
+
+export const SERVE_USAGE = `  poise-sim serve <case-dir> [--port <p>] [--host <addr>] [--speed <n>]
+        (--token USER@REALM!TOKENID=SECRET | --token-file <file>) [--cert <pem> --key <pem>]
+        [--pve-version <v>] [--crs-object] [--manager-config <file>]`;
+
+const HELP = `usage:
+${SERVE_USAGE}
+
+Serves the simulated cluster of a case directory over the Proxmox VE API (the endpoints
+poise-manager's adapter uses), over HTTPS, until stopped (Ctrl-C / SIGTERM).
+
+  --port <p>          listen port (default 8006; 0: any free port)
+  --host <addr>       listen address (default 127.0.0.1)
+  --speed <n>         simulated seconds per real second (default ${DEFAULT_SPEED}: one 20 s HA round every 2 s)
+  --token <t>         the accepted API token, USER@REALM!TOKENID=SECRET (visible in the
+                      process list: prefer --token-file)
+  --token-file <f>    a file holding that token (one line)
+  --cert, --key <f>   serve this certificate and key (PEM); default: a self-signed one
+                      generated at start, its SHA-256 fingerprint printed to pin
+  --pve-version <v>   /version to serve (default ${DEFAULT_SERVED_VERSION}; 8.x: a PVE 8 API, HA groups
+                      and no rules)
+  --crs-object        send /cluster/options crs as an object instead of a property string
+  --manager-config <f>  write a poise-manager config for this server (env pve, the URL, the
+                      token file, the fingerprint pinned, mode observe, state beside it);
+                      needs --token-file`;
+
+/** What the serve command writes to and waits on (tests pass their own). */
+export interface ServeIo {
+  out(line: string): void;
+  err(line: string): void;
+  /** Resolves when the server should stop (default: SIGINT or SIGTERM). */
+  readonly stopped?: Promise<string>;
+  /** Called once the server listens (tests). */
+  onStarted?(serve: SimServe): void;
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (signal: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(signal);
+    };
+    const onInt = () => done('SIGINT');
+    const onTerm = () => done('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+}
+
+interface ServeArgs {
+  caseDir?: string;
+  port: number;
+  host?: string;
+  speed?: number;
+  token?: string;
+  tokenFile?: string;
+  cert?: string;
+  key?: string;
+  version?: string;
+  crsObject: boolean;
+  managerConfig?: string;
+  help: boolean;
+}
+
+class ServeUsage extends Error {}
+
+function parseServeArgs(argv: readonly string[]): ServeArgs {
+  const args: ServeArgs = { port: 8006, crsObject: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) throw new ServeUsage(`'${a}' needs a value`);
+      return v;
+    };
+    const number = (v: string, what: string, ok: (n: number) => boolean) => {
+      const n = Number(v);
+      if (!/^\d+(\.\d+)?$/.test(v) || !ok(n)) throw new ServeUsage(`'${a}' takes ${what}, got '${v}'`);
+      return n;
+    };
+    switch (a) {
+      case '-h':
+      case '--help':
+        args.help = true;
+        break;
+      case '--port':
+        args.port = number(value(), 'a port from 0 to 65535', (n) => Number.isInteger(n) && n <= 65535);
+        break;
+      case '--host':
+        args.host = value();
+        break;
+      case '--speed':
+        args.speed = number(value(), 'a number > 0 (simulated seconds per real second)', (n) => n > 0);
+        break;
+      case '--token':
+        args.token = value();
+        break;
+      case '--token-file':
+        args.tokenFile = value();
+        break;
+      case '--cert':
+        args.cert = value();
+        break;
+      case '--key':
+        args.key = value();
+        break;
+      case '--pve-version': {
+        const v = value();
+        if (!/^\d+\.\d+(\.\d+)?$/.test(v)) throw new ServeUsage(`'--pve-version' takes a version like 9.2.2 or 8.4.1, got '${v}'`);
+        args.version = v;
+        break;
+      }
+      case '--crs-object':
+        args.crsObject = true;
+        break;
+      case '--manager-config':
+        args.managerConfig = value();
+        break;
+      default:
+        if (a.startsWith('-')) throw new ServeUsage(`unknown option '${a}'`);
+        if (args.caseDir !== undefined) throw new ServeUsage(`'serve' takes one case directory, got '${args.caseDir}' and '${a}'`);
+        args.caseDir = a;
+    }
+  }
+  if (!args.help && args.caseDir === undefined) throw new ServeUsage("'serve' needs a case directory");
+  if (args.token !== undefined && args.tokenFile !== undefined) throw new ServeUsage("give '--token' or '--token-file', not both");
+  if (!args.help && args.token === undefined && args.tokenFile === undefined) {
+    throw new ServeUsage("'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'");
+  }
+  if ((args.cert === undefined) !== (args.key === undefined)) throw new ServeUsage("'--cert' and '--key' go together");
+  if (args.managerConfig !== undefined && args.tokenFile === undefined) throw new ServeUsage("'--manager-config' needs '--token-file' (the config names the file, never the secret)");
+  return args;
+}
+
+/**
+ * `poise-sim serve …`: 0 after a clean stop, 2 for a usage error, 1 when it cannot start (a bad
+ * case, token, certificate, a port in use), each with a message naming the option or file.
+ */
+export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<number> {
+  let args: ServeArgs;
+  try {
+    args = parseServeArgs(argv);
+  } catch (err) {
+    io.err(`poise-sim serve: ${(err as Error).message}\nusage:\n${SERVE_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    io.out(HELP);
+    return 0;
+  }
+  let serve: SimServe;
+  try {
+    const token = readServeToken(args);
+    const tls = args.cert !== undefined && args.key !== undefined ? readCertificate(args.cert, args.key) : undefined;
+    serve = await startSimServe({
+      caseDir: args.caseDir!,
+      port: args.port,
+      host: args.host,
+      speed: args.speed,
+      tokens: [token],
+      tls,
+      version: args.version,
+      crsAs: args.crsObject ? 'object' : 'string',
+      out: io.out,
+    });
+  } catch (err) {
+    if (err instanceof ServeError) {
+      io.err(`poise-sim serve: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  if (args.managerConfig !== undefined) {
+    try {
+      writeManagerConfig(args.managerConfig, serve, resolve(args.tokenFile!), args.speed ?? DEFAULT_SPEED);
+    } catch (err) {
+      await serve.close();
+      io.err(`poise-sim serve: '--manager-config' '${args.managerConfig}' cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      return 1;
+    }
+    io.out(`poise-manager config written to '${args.managerConfig}': pnpm poise-manager --config ${args.managerConfig} [--mode act]`);
+  }
+  io.onStarted?.(serve);
+  const signal = await (io.stopped ?? untilSignal());
+  await serve.close();
+  io.out(`${signal}: stopped`);
+  return 0;
+}
+
+/**
+ * A poise-manager config for a running server: its URL, the token file, the pinned
+ * fingerprint, mode observe, and an interval of about one simulated HA round at `speed` (20 s /
+ * speed, at least 1 s), so the daemon keeps pace with the accelerated cluster.
+ */
+export function managerConfigText(serve: Pick<SimServe, 'url' | 'fingerprint'>, tokenFile: string, stateFile: string, speed: number): string {
+  const interval = Math.max(1, Math.round(20 / speed));
+  return [
+    '# poise-manager against `poise-sim serve` (written by poise-sim serve --manager-config)',
+    'env: pve',
+    'mode: observe          # act: request the motions',
+    `interval: ${interval}            # about one simulated HA round (20 s at --speed ${speed})`,
+    'pve:',
+    `  urls: ['${serve.url}']`,
+    `  token-file: '${tokenFile}'`,
+    `  tls: {fingerprint: '${serve.fingerprint}'}`,
+    `state: {file: '${stateFile}'}`,
+    'lock: {enabled: false}',
+    'metrics: {enabled: false}',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the config, and removes the state file it names: that state belongs to an earlier
+ * server run (the simulation starts from its case every time), so a motion in flight in it
+ * would be about another cluster.
+ */
+function writeManagerConfig(path: string, serve: SimServe, tokenFile: string, speed: number): void {
+  const state = join(dirname(resolve(path)), 'poise-manager-state.json');
+  writeFileSync(path, managerConfigText(serve, tokenFile, state, speed), { mode: 0o600 });
+  rmSync(state, { force: true });
+}
