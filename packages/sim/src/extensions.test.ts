@@ -8,11 +8,16 @@ import {
   Simulation,
   countPingPongs,
   parseCrsOverride,
+  pressureNodeSeconds,
+  resourceMoves,
+  summarizeRun,
   timeWeightedMean,
   walkStep,
   withCrsOverrides,
   type CaseInput,
   type RecordedMotion,
+  type ResourceMove,
+  type RunRecord,
 } from './index';
 
 const GIB = 1024 ** 3;
@@ -216,33 +221,90 @@ describe('RunRecorder: a run recorded from the Simulation API', () => {
     expect(summary.imbalanceTimeWeighted).toBeLessThan(1);
   });
 
-  it('pressureSeconds: seconds with some online node at or above 10 %', () => {
-    const cmds = [[...powerOn, 'node node1 set-dynamic-stats pressurecpusome 5'], ['node node2 set-dynamic-stats pressurememorysome 10'], ['node node2 set-dynamic-stats pressurememorysome 0']];
+  it('pressureSeconds: node-seconds with cpu ≥ 10 % or memory ≥ 5 %, online nodes only', () => {
+    const cmds = [
+      [...powerOn, 'node node1 set-dynamic-stats pressurecpusome 9.9'], // slot 20: below 10 %
+      ['node node2 set-dynamic-stats pressurememorysome 5'], // slot 120: node2 at 5 % memory
+      ['node node1 set-dynamic-stats pressurecpusome 10'], // slot 220: node1 at 10 % cpu as well
+      ['node node2 set-dynamic-stats pressurememorysome 4.9'], // slot 320: node2 below 5 %
+      ['power node1 off'], // slot 420: node1 offline (its last value, 10 %, stays reported)
+    ];
     const sim = new Simulation(twoNodes(cmds), { profile: 'pve-9.2' });
     const recorder = new RunRecorder(sim);
     sim.run();
-    // node2 at 10 % from 120 to 220: 100 s
-    expect(recorder.summary().pressureSeconds).toBe(100);
+    // a slot's change is in the sample taken at its round's end: node2 120..320 = 200 node-s,
+    // node1 220..420 = 200 node-s, nothing once node1 is offline → 400
+    expect(recorder.summary().pressureSeconds).toBe(400);
+    // (wall seconds with some node under pressure would be 120..420 = 300: 220..320 counts twice here)
   });
 
-  const motion = (time: number, sid: string, source: string, target: string, ok: boolean | null): RecordedMotion => ({
+  it('pressureSeconds is null without telemetry, 0 with telemetry below the levels', () => {
+    const quiet = new Simulation(twoNodes([powerOn]), { profile: 'pve-9.2' });
+    const r1 = new RunRecorder(quiet);
+    quiet.run();
+    expect(r1.summary().pressureSeconds).toBeNull();
+    const low = new Simulation(twoNodes([[...powerOn, 'node node1 set-dynamic-stats pressurecpusome 3']]), { profile: 'pve-9.2' });
+    const r2 = new RunRecorder(low);
+    low.run();
+    expect(r2.summary().pressureSeconds).toBe(0);
+  });
+
+  const motion = (time: number, sid: string, source: string, target: string, ok: boolean | null): ResourceMove => ({
     time,
-    resources: [sid],
+    sid,
     source,
     target,
     ok,
     outcomeAt: ok === null ? null : time + 20,
   });
 
-  it.each<[string, RecordedMotion[], number]>([
+  it.each<[string, ResourceMove[], number]>([
+    ['no moves', [], 0],
+    ['one move', [motion(0, 'vm:1', 'a', 'b', true)], 0],
+    // 1800 − 0 = 1800 ≤ 1800: still inside the window
     ['there and back within 30 min', [motion(0, 'vm:1', 'a', 'b', true), motion(1800, 'vm:1', 'b', 'a', true)], 1],
+    // 1801 > 1800
     ['back after 30 min and 1 s', [motion(0, 'vm:1', 'a', 'b', true), motion(1801, 'vm:1', 'b', 'a', true)], 0],
     ['a failed return is no ping-pong', [motion(0, 'vm:1', 'a', 'b', true), motion(60, 'vm:1', 'b', 'a', false)], 0],
+    ['an in-flight return is no ping-pong', [motion(0, 'vm:1', 'a', 'b', true), motion(60, 'vm:1', 'b', 'a', null)], 0],
     ['a failed first move left nothing', [motion(0, 'vm:1', 'a', 'b', false), motion(60, 'vm:1', 'a', 'c', true), motion(120, 'vm:1', 'c', 'a', true)], 1],
     ['a → b → c → a: back to a within the window', [motion(0, 'vm:1', 'a', 'b', true), motion(60, 'vm:1', 'b', 'c', true), motion(120, 'vm:1', 'c', 'a', true)], 1],
     ['another guest does not count', [motion(0, 'vm:1', 'a', 'b', true), motion(60, 'vm:2', 'b', 'a', true)], 0],
-  ])('ping-pongs: %s → %i', (_name, motions, expected) => {
-    expect(countPingPongs(motions)).toBe(expected);
+    // a→b, b→a (pp), a→b (pp: left b at 600, back at 1200), b→a (pp)
+    ['an oscillation counts every return', [motion(0, 'vm:1', 'a', 'b', true), motion(600, 'vm:1', 'b', 'a', true), motion(1200, 'vm:1', 'a', 'b', true), motion(1800, 'vm:1', 'b', 'a', true)], 3],
+    // back on a at 1900 (left at 0: 1900 > 1800, no), on b at 2000 (left at 1900: pp), on a at
+    // 2100 (the latest departure from a is 2000, not 0: pp) → 2
+    ['the latest departure counts', [motion(0, 'vm:1', 'a', 'b', true), motion(1900, 'vm:1', 'b', 'a', true), motion(2000, 'vm:1', 'a', 'b', true), motion(2100, 'vm:1', 'b', 'a', true)], 2],
+  ])('ping-pongs: %s → %i', (_name, moves, expected) => {
+    expect(countPingPongs(moves)).toBe(expected);
+  });
+
+  it('a bundle is one resource move per member, with the bundle’s outcome', () => {
+    const motions: RecordedMotion[] = [
+      { time: 80, resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: false, outcomeAt: 100, detail: 'migration error' },
+      { time: 200, resources: ['vm:103'], source: 'node1', target: 'node2', ok: null, outcomeAt: null },
+    ];
+    expect(resourceMoves(motions)).toEqual([
+      { time: 80, sid: 'vm:101', source: 'node1', target: 'node2', ok: false, outcomeAt: 100, detail: 'migration error' },
+      { time: 80, sid: 'vm:102', source: 'node1', target: 'node2', ok: false, outcomeAt: 100, detail: 'migration error' },
+      { time: 200, sid: 'vm:103', source: 'node1', target: 'node2', ok: null, outcomeAt: null },
+    ]);
+    const run: RunRecord = { nodes: ['node1', 'node2'], rounds: { time: [0], imbalance: [0.5], online: [[true], [true]], pressureCpu: [[null], [null]], pressureMem: [[null], [null]] }, moves: resourceMoves(motions), endTime: 300 };
+    // 3 resource moves; the bundle's 2 failed; the in-flight one is not a failure
+    expect(summarizeRun(run)).toEqual({ moves: 3, failedMoves: 2, movesBySid: { 'vm:101': 1, 'vm:102': 1, 'vm:103': 1 }, pingPongs: 0, imbalanceTimeWeighted: 0.5, pressureSeconds: null, simSeconds: 300 });
+  });
+
+  it.each<[string, Partial<RunRecord['rounds']>, { cpu: number; mem: number } | undefined, number | null]>([
+    // samples at 0, 10, 40, end 100: durations 10, 30, 60
+    ['two nodes under pressure count twice', { pressureCpu: [[20, 20, 0], [20, 0, 0]] }, undefined, 2 * 10 + 30],
+    ['memory at its own level', { pressureMem: [[4, 5, 5], [null, null, null]] }, undefined, 30 + 60],
+    ['custom levels', { pressureCpu: [[20, 20, 0], [20, 0, 0]] }, { cpu: 30, mem: 30 }, 0],
+    ['an offline node is not counted', { pressureCpu: [[20, 20, 20], [0, 0, 0]], online: [[true, false, true], [true, true, true]] }, undefined, 10 + 60],
+    ['no telemetry: null', {}, undefined, null],
+  ])('pressureNodeSeconds: %s', (_name, over, thresholds, expected) => {
+    const none = [[null, null, null], [null, null, null]];
+    const rounds = { time: [0, 10, 40], imbalance: [0, 0, 0], online: [[true, true, true], [true, true, true]], pressureCpu: none, pressureMem: none, ...over };
+    expect(pressureNodeSeconds(rounds, 100, thresholds)).toBe(expected);
   });
 
   it.each<[number[], number[], number, number | null]>([

@@ -39,12 +39,20 @@ export {
 export { parseCrsOverride, withCrsOverrides } from './overrides';
 export {
   PING_PONG_WINDOW_SECONDS,
-  PRESSURE_THRESHOLD_PERCENT,
+  PRESSURE_CPU_THRESHOLD_PERCENT,
+  PRESSURE_MEM_THRESHOLD_PERCENT,
+  PRESSURE_THRESHOLDS,
   RunRecorder,
   countPingPongs,
+  pressureNodeSeconds,
+  resourceMoves,
+  summarizeRun,
   timeWeightedMean,
+  type PressureThresholds,
   type RecordedMotion,
   type RecordedRounds,
+  type ResourceMove,
+  type RunRecord,
   type RunSummary,
 } from './summary';
 export { Prng, walkStep } from './noise';

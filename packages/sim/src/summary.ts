@@ -5,8 +5,26 @@ import type { Simulation } from './simulation';
 
 /** A resource moved back to a node it left at most this many seconds earlier is a ping-pong (30 min). */
 export const PING_PONG_WINDOW_SECONDS = 1800;
-/** A node counts as under pressure while its cpu or memory PSI "some" avg10 reaches this (percent). */
-export const PRESSURE_THRESHOLD_PERCENT = 10;
+/**
+ * A node is under cpu pressure while its PSI cpu "some" avg10 is at or above this (percent):
+ * the seed's field value, the level of the `recommended` preset's pressure gate.
+ */
+export const PRESSURE_CPU_THRESHOLD_PERCENT = 10;
+/**
+ * A node is under memory pressure while its PSI memory "some" avg10 is at or above this
+ * (percent): memory stalls are the more severe (reclaim, then the OOM killer), so half the cpu
+ * level, as the `recommended` preset's gate judges them.
+ */
+export const PRESSURE_MEM_THRESHOLD_PERCENT = 5;
+
+/** The levels (PSI some avg10, percent) at which a node counts as under pressure. */
+export interface PressureThresholds {
+  readonly cpu: number;
+  readonly mem: number;
+}
+
+/** The summary's levels: {@link PRESSURE_CPU_THRESHOLD_PERCENT}, {@link PRESSURE_MEM_THRESHOLD_PERCENT}. */
+export const PRESSURE_THRESHOLDS: PressureThresholds = Object.freeze({ cpu: PRESSURE_CPU_THRESHOLD_PERCENT, mem: PRESSURE_MEM_THRESHOLD_PERCENT });
 
 /** One motion the balancer issued (a bundle: every member moves to the same target). */
 export interface RecordedMotion {
@@ -22,6 +40,26 @@ export interface RecordedMotion {
   outcomeAt: number | null;
   /** Why it failed (`migration error`, `refused`, ...). */
   detail?: string;
+}
+
+/**
+ * One resource's part of a balancer motion: a bundle of k resources is k resource moves, each
+ * with the bundle's times, nodes and outcome. What the summary counts, and what the lab's run
+ * traces store.
+ */
+export interface ResourceMove {
+  /** Seconds: when the balancer queued the motion. */
+  readonly time: number;
+  readonly sid: string;
+  /** The node the resource was on when the motion was queued. */
+  readonly source: string;
+  readonly target: string;
+  /** `true` arrived, `false` failed or refused (the whole bundle), `null` in flight at the end. */
+  readonly ok: boolean | null;
+  /** Seconds: when the outcome became known (`null` while in flight). */
+  readonly outcomeAt: number | null;
+  /** Why it failed. */
+  readonly detail?: string;
 }
 
 /**
@@ -51,6 +89,21 @@ export interface RecordedRounds {
   readonly online: boolean[][];
 }
 
+/**
+ * What a summary is computed from ({@link summarizeRun}): a recorded run, from a
+ * {@link RunRecorder} or read back from a file (the lab's run traces).
+ */
+export interface RunRecord {
+  /** Node names (the column order of `rounds`). */
+  readonly nodes: readonly string[];
+  /** The samples; only `time`, `imbalance`, `online` and the pressure columns are read. */
+  readonly rounds: Pick<RecordedRounds, 'time' | 'imbalance' | 'online' | 'pressureCpu' | 'pressureMem'>;
+  /** Resource moves in issue order (times non-decreasing). */
+  readonly moves: readonly ResourceMove[];
+  /** Seconds: the end of the run (the last sample holds until then). */
+  readonly endTime: number;
+}
+
 /** The summary of one run: what `poise-sim summary` prints (keys in this order). */
 export interface RunSummary {
   /** Resource motions the balancer issued: a bundle of k members counts k; failed and refused ones included. */
@@ -63,7 +116,10 @@ export interface RunSummary {
   pingPongs: number;
   /** Time-weighted mean of {@link RecordedRounds.imbalance} over [first sample, end]; `null` without elapsed time. */
   imbalanceTimeWeighted: number | null;
-  /** Seconds during which at least one online node's cpu or memory pressure was at or above 10 %; `null` when no node ever reported pressure. */
+  /**
+   * Node-seconds under pressure: Σ over samples of the sample's duration × the online nodes
+   * whose cpu PSI ≥ 10 % or memory PSI ≥ 5 %; `null` when no node ever reported pressure.
+   */
   pressureSeconds: number | null;
   /** Simulated seconds at the end of the run (the run starts at 0). */
   simSeconds: number;
@@ -148,27 +204,14 @@ export class RunRecorder {
     if (e.detail !== undefined) m.detail = e.detail;
   }
 
-  /** The run's summary (see {@link RunSummary}); `threshold` is the pressure level in percent. */
-  summary(threshold = PRESSURE_THRESHOLD_PERCENT): RunSummary {
-    let moves = 0;
-    let failed = 0;
-    const bySid = new Map<string, number>();
-    for (const m of this.motions) {
-      moves += m.resources.length;
-      if (m.ok === false) failed += m.resources.length;
-      for (const sid of m.resources) bySid.set(sid, (bySid.get(sid) ?? 0) + 1);
-    }
-    const movesBySid = Object.create(null) as Record<string, number>;
-    for (const sid of [...bySid.keys()].sort(byteOrder)) movesBySid[sid] = bySid.get(sid)!;
-    return {
-      moves,
-      failedMoves: failed,
-      movesBySid,
-      pingPongs: countPingPongs(this.motions),
-      imbalanceTimeWeighted: timeWeightedMean(this.rounds.time, this.rounds.imbalance, this.end),
-      pressureSeconds: pressureSeconds(this.rounds, this.end, threshold),
-      simSeconds: this.end,
-    };
+  /** The motions as resource moves (a bundle of k is k moves), in issue order. */
+  resourceMoves(): ResourceMove[] {
+    return resourceMoves(this.motions);
+  }
+
+  /** The run's summary (see {@link summarizeRun}); `thresholds`: the pressure levels, percent. */
+  summary(thresholds: PressureThresholds = PRESSURE_THRESHOLDS): RunSummary {
+    return summarizeRun({ nodes: this.nodes, rounds: this.rounds, moves: resourceMoves(this.motions), endTime: this.end }, thresholds);
   }
 }
 
@@ -176,28 +219,64 @@ function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Balancer motions as resource moves: each member of a bundle, in the bundle's order, motions in order. */
+export function resourceMoves(motions: readonly RecordedMotion[]): ResourceMove[] {
+  const out: ResourceMove[] = [];
+  for (const m of motions) {
+    for (const sid of m.resources) {
+      out.push({ time: m.time, sid, source: m.source, target: m.target, ok: m.ok, outcomeAt: m.outcomeAt, ...(m.detail === undefined ? {} : { detail: m.detail }) });
+    }
+  }
+  return out;
+}
+
 /**
- * Ping-pongs: successful resource motions to a node the resource left by an earlier
- * successful motion at most `window` seconds before (issue times). Failed, refused and
- * in-flight motions neither leave nor arrive. O(motions × members).
+ * The summary of a recorded run: the one definition behind `poise-sim summary`,
+ * {@link RunRecorder.summary} and the lab's reports (see the package README, *Summary*, for why
+ * each field is defined so). Pure; O(samples × nodes + moves).
  */
-export function countPingPongs(motions: readonly RecordedMotion[], window = PING_PONG_WINDOW_SECONDS): number {
+export function summarizeRun(run: RunRecord, thresholds: PressureThresholds = PRESSURE_THRESHOLDS): RunSummary {
+  let failed = 0;
+  const bySid = new Map<string, number>();
+  for (const m of run.moves) {
+    if (m.ok === false) failed++;
+    bySid.set(m.sid, (bySid.get(m.sid) ?? 0) + 1);
+  }
+  const movesBySid = Object.create(null) as Record<string, number>;
+  for (const sid of [...bySid.keys()].sort(byteOrder)) movesBySid[sid] = bySid.get(sid)!;
+  return {
+    moves: run.moves.length,
+    failedMoves: failed,
+    movesBySid,
+    pingPongs: countPingPongs(run.moves),
+    imbalanceTimeWeighted: timeWeightedMean(run.rounds.time, run.rounds.imbalance, run.endTime),
+    pressureSeconds: pressureNodeSeconds(run.rounds, run.endTime, thresholds),
+    simSeconds: run.endTime,
+  };
+}
+
+/**
+ * Ping-pongs: successful resource moves to a node the resource left by an earlier successful
+ * move at most `window` seconds before, both judged at their issue times (the balancer's
+ * decisions; how long a migration takes is the cluster's, not the policy's). Failed, refused
+ * and in-flight moves neither leave nor arrive; each return counts once; the latest departure
+ * from a node counts. O(moves).
+ */
+export function countPingPongs(moves: readonly ResourceMove[], window = PING_PONG_WINDOW_SECONDS): number {
   const left = new Map<string, Map<string, number>>();
   let count = 0;
-  for (const m of motions) {
+  for (const m of moves) {
     if (m.ok !== true) continue;
-    for (const sid of m.resources) {
-      let bySid = left.get(sid);
-      if (!bySid) left.set(sid, (bySid = new Map()));
-      const t = bySid.get(m.target);
-      if (t !== undefined && m.time - t <= window) count++;
-      bySid.set(m.source, m.time);
-    }
+    let bySid = left.get(m.sid);
+    if (!bySid) left.set(m.sid, (bySid = new Map()));
+    const t = bySid.get(m.target);
+    if (t !== undefined && m.time - t <= window) count++;
+    bySid.set(m.source, m.time);
   }
   return count;
 }
 
-/** Time-weighted mean of a step function (`values[r]` holds from `times[r]` to the next time, the last to `end`); null without elapsed time. */
+/** Time-weighted mean of a step function (`values[r]` holds from `times[r]` to the next time, the last to `end`); null without samples or elapsed time. */
 export function timeWeightedMean(times: readonly number[], values: readonly number[], end: number): number | null {
   const n = times.length;
   if (n === 0 || !(end - times[0]! > 0)) return null;
@@ -206,20 +285,26 @@ export function timeWeightedMean(times: readonly number[], values: readonly numb
   return acc / (end - times[0]!);
 }
 
-/** Seconds with at least one online node at or above `threshold` (cpu or memory); null when no node ever reported pressure. */
-function pressureSeconds(rounds: RecordedRounds, end: number, threshold: number): number | null {
+/**
+ * Node-seconds under pressure: for each sample, its duration (until the next sample, the last
+ * until `end`) × the online nodes whose cpu PSI reaches `thresholds.cpu` or memory PSI reaches
+ * `thresholds.mem` (an unreported value is no pressure). `null` when no node ever reported
+ * pressure (no telemetry: not the same as none). Offline nodes do not count: a powered-off
+ * node's last reported value means nothing.
+ */
+export function pressureNodeSeconds(rounds: RunRecord['rounds'], end: number, thresholds: PressureThresholds = PRESSURE_THRESHOLDS): number | null {
   let reported = false;
   let acc = 0;
   const n = rounds.time.length;
   for (let r = 0; r < n; r++) {
-    let under = false;
+    let under = 0;
     for (let i = 0; i < rounds.online.length; i++) {
       const c = rounds.pressureCpu[i]![r];
       const m = rounds.pressureMem[i]![r];
       if (c != null || m != null) reported = true;
-      if (rounds.online[i]![r] && ((c != null && c >= threshold) || (m != null && m >= threshold))) under = true;
+      if (rounds.online[i]![r] && ((c != null && c >= thresholds.cpu) || (m != null && m >= thresholds.mem))) under++;
     }
-    if (under) acc += (r + 1 < n ? rounds.time[r + 1]! : end) - rounds.time[r]!;
+    if (under > 0) acc += under * ((r + 1 < n ? rounds.time[r + 1]! : end) - rounds.time[r]!);
   }
   return reported ? acc : null;
 }

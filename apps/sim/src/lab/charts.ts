@@ -126,9 +126,13 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
       }
     }
   }
+  const failed = values.filter((v) => v.outcome === 'failed').length;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: `${values.length} move${values.length === 1 ? '' : 's'}; each mark is one resource moved by the balancer` },
+    title: {
+      text: title,
+      subtitle: `${values.length} move${values.length === 1 ? '' : 's'}${failed > 0 ? ` (${failed} failed: red crosses)` : ''} over all seeds; each mark is one resource moved by the balancer`,
+    },
     width: WIDTH,
     height: { step: 14 },
     config: baseConfig,
@@ -150,14 +154,26 @@ export type NodeQuantity = 'load' | 'pressure';
 /**
  * Node load (cpu and memory use, % of capacity) or pressure (PSI "some" avg10, %) of one run,
  * cpu above memory: one line per node up to {@link MAX_NODE_LINES} nodes, a heatmap beyond.
- * Returns null for pressure when the run has no pressure telemetry.
+ * A pressure panel that holds one value everywhere is left out and said in `notes` (and the
+ * subtitle); `spec` is null when nothing is left to draw or the run has no pressure telemetry.
+ * `yMax` (percent) fixes the value scale, so that charts of several variants compare by eye.
  */
-export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: string, horizon: number): TopLevelSpec | null {
+/** The highest value a node chart of `digest` draws (percent), for a scale shared by several charts; 0 without data. */
+export function nodePeak(digest: RunDigest, quantity: NodeQuantity): number {
   const nodes = digest.nodes;
-  if (!nodes) return null;
+  if (!nodes) return 0;
+  const series = quantity === 'load' ? [...nodes.cpu, ...nodes.mem] : [...(nodes.pressureCpu ?? []), ...(nodes.pressureMem ?? [])];
+  let peak = 0;
+  for (const bins of series) for (const v of binMeans(bins)) if (v !== null && v > peak) peak = v;
+  return quantity === 'load' ? peak * 100 : peak;
+}
+
+export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: string, horizon: number, chartWidth = WIDTH, yMax?: number): { spec: TopLevelSpec | null; notes: string[] } {
+  const nodes = digest.nodes;
+  if (!nodes) return { spec: null, notes: [] };
   const cpu = quantity === 'load' ? nodes.cpu : nodes.pressureCpu;
   const mem = quantity === 'load' ? nodes.mem : nodes.pressureMem;
-  if (!cpu && !mem) return null;
+  if (!cpu && !mem) return { spec: null, notes: [] };
   const unit = timeUnit(horizon);
   const heat = nodes.names.length > MAX_NODE_LINES;
   const width = binWidth(horizon, heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS, digest.imbalance.width);
@@ -166,10 +182,18 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
     [quantity === 'load' ? 'memory' : 'memory pressure', mem],
   ];
   const values: { node: string; resource: string; t: number; t0: number; t1: number; value: number }[] = [];
+  const constant: string[] = [];
   for (const [resource, series] of panels) {
     if (!series) continue;
-    series.forEach((bins, i) => {
-      merged(bins, width).forEach((v, k) => {
+    const means = series.map((bins) => merged(bins, width));
+    // a pressure panel that holds one value on every node all the time says it in the subtitle
+    const seen = new Set(means.flat().filter((v): v is number => v !== null));
+    if (quantity === 'pressure' && seen.size === 1) {
+      constant.push(`${resource} ${[...seen][0]} % on every node throughout`);
+      continue;
+    }
+    means.forEach((bins, i) => {
+      bins.forEach((v, k) => {
         if (v === null) return;
         values.push({
           node: nodes.names[i]!,
@@ -182,12 +206,14 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
       });
     });
   }
+  if (values.length === 0) return { spec: null, notes: constant };
   const valueTitle = quantity === 'load' ? 'use (% of capacity)' : 'PSI some avg10 (%)';
-  const rowOrder = panels.filter(([, s]) => s).map(([r]) => r);
+  const rowOrder = panels.filter(([r, s]) => s && values.some((v) => v.resource === r)).map(([r]) => r);
   const x = { type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
-  const subtitle = heat
-    ? `one row per node, ${width} s bins; darker = higher`
-    : `one line per node, time-weighted mean per ${width} s bin`;
+  const subtitle = [
+    heat ? `one row per node, ${width} s bins; darker = higher` : `one line per node, time-weighted mean per ${width} s bin`,
+    ...constant,
+  ].join('; ');
   const common = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: title, subtitle },
@@ -195,11 +221,11 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
     data: { values },
   };
   if (heat) {
-    return {
+    return { notes: constant, spec: {
       ...common,
       facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
       spec: {
-        width: WIDTH,
+        width: chartWidth,
         height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
         mark: { type: 'rect' },
         encoding: {
@@ -211,20 +237,20 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
         },
       },
       resolve: { scale: { y: 'shared' } },
-    } as TopLevelSpec;
+    } as TopLevelSpec };
   }
-  return {
+  return { notes: constant, spec: {
     ...common,
     facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
     spec: {
-      width: WIDTH,
-      height: 120,
+      width: chartWidth,
+      height: quantity === 'load' ? 110 : 80,
       mark: { type: 'line', strokeWidth: 1.5 },
       encoding: {
         x: { field: 't', ...x },
-        y: { field: 'value', type: 'quantitative', title: valueTitle, scale: { domainMin: 0 } },
+        y: { field: 'value', type: 'quantitative', title: valueTitle, scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 } },
         color: { field: 'node', type: 'nominal', title: 'node', sort: nodes.names },
       },
     },
-  } as TopLevelSpec;
+  } as TopLevelSpec };
 }

@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadCase, simulate } from '@poise/sim';
 import { main, type Io } from '../main';
+import { estimateEndTime } from './cli-lab';
 
 const SCENARIO = fileURLToPath(new URL('../../scenarios/rebalance-and-failover', import.meta.url));
 
@@ -56,20 +58,40 @@ describe('poise-sim compare (today’s simulator in worker threads)', () => {
     const code = await main(['compare', SCENARIO, params, '--variants', variants, '--seeds', '1,2', '--jobs', '2', '--out', out], io);
     expect(io.stderr.join('\n')).toContain('8 runs (2 scenarios × 2 variants × 2 seeds) on 2 workers');
     expect(code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['report.html', 'runs.csv', 'scenarios', 'summary.csv', 'summary.json']);
+    expect(readdirSync(out).sort()).toEqual(['report.html', 'runs.csv', 'scenarios', 'summary.csv', 'summary.json', 'summary.md']);
+    // a parameter file is generated once per seed: another cluster of the same kind per seed
+    expect(readdirSync(join(out, 'scenarios', 'tiny')).sort()).toEqual(['seed-1', 'seed-2']);
+    expect(JSON.parse(readFileSync(join(out, 'scenarios', 'tiny', 'seed-2', 'sim_options'), 'utf8'))).toMatchObject({ seed: 2 });
+    expect(readFileSync(join(out, 'scenarios', 'tiny', 'seed-2', 'dynamic_service_stats'), 'utf8')).not.toBe(readFileSync(join(out, 'scenarios', 'tiny', 'seed-1', 'dynamic_service_stats'), 'utf8'));
     const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(s.scenarios).toEqual(['rebalance-and-failover', 'tiny']);
     // the scenario's own run: 3 moves with defaults (see sim-adapter.test.ts)
     expect(s.runs[0]).toMatchObject({ scenario: 'rebalance-and-failover', variant: 'defaults', seed: 1, moves: 3, pingPongs: 1, simSeconds: 1100 });
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
+    // one line per decided verdict on stdout; a lead inside the noise says so
+    const verdictLines = io.stdout.filter((l) => / better than /.test(l));
+    const decided = s.verdicts.filter((v: { next: string | null }) => v.next !== null);
+    expect(verdictLines).toHaveLength(decided.length);
+    decided.forEach((v: { clear?: boolean | null }, i: number) => expect(verdictLines[i]!.endsWith('within the seed-to-seed noise')).toBe(v.clear === false));
 
     // bad input: each an error before anything runs or is written
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'defaults: {}\nfast: {ha-auto-rebalance-speed: 2}\n');
     const broken = join(dir, 'broken');
     writeFileSync(join(tmp('x'), 'x'), '');
+    const badValue = join(dir, 'bad-value.yaml');
+    writeFileSync(badValue, 'defaults: {}\nslow: {ha-auto-rebalance-backoff: 99999}\n');
+    const impossible = join(dir, 'impossible.yaml');
+    writeFileSync(impossible, 'nodes: [{count: 2, cpu: 8, memGiB: 16}]\nguests: {count: 200}\n');
+    mkdirSync(join(dir, 'unreadable-case'));
+    writeFileSync(join(dir, 'unreadable-case', 'cmdlist'), '[["power node1 on"');
     const cases: [string[], RegExp][] = [
       [['compare', SCENARIO, '--variants', bad, '--out', join(dir, 'o1')], /unknown crs key 'ha-auto-rebalance-speed'/],
+      [['compare', SCENARIO, '--variants', badValue, '--out', join(dir, 'o5')], /^poise-sim: '.*bad-value\.yaml' slow\.ha-auto-rebalance-backoff: invalid value '99999' for 'crs\.ha-auto-rebalance-backoff' \(seconds, 0 to 3600\)/],
+      // the good parameter file before it is not written either
+      [['compare', params, impossible, '--variants', variants, '--out', join(dir, 'o6')], /^poise-sim: '.*impossible\.yaml' guests\.count: 200 guests of at least 0\.5 GiB need 100 GiB; the nodes have 32 GiB$/],
+      // a case that does not load, after a parameter file: checked before anything is generated
+      [['compare', params, join(dir, 'unreadable-case'), '--variants', variants, '--out', join(dir, 'o7')], /^poise-sim: scenario 'unreadable-case': invalid JSON in '.*cmdlist'/],
       [['compare', broken, '--variants', variants, '--out', join(dir, 'o2')], /no such file or directory '.*broken'/],
       [['compare', SCENARIO, '--variants', variants, '--seeds', 'x', '--out', join(dir, 'o3')], /--seeds 'x'/],
     ];
@@ -83,7 +105,19 @@ describe('poise-sim compare (today’s simulator in worker threads)', () => {
     const e = capture();
     expect(await main(['compare', unreadable, '--variants', variants, '--out', join(dir, 'o4')], e)).toBe(1);
     expect(e.stderr[0]).toMatch(/^poise-sim: scenario '.*': invalid JSON in '.*cmdlist'/);
-    for (const o of ['o1', 'o2', 'o3', 'o4']) expect(existsSync(join(dir, o))).toBe(false);
+    for (const o of ['o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7']) expect(existsSync(join(dir, o)), o).toBe(false);
+
+    // the same --out again: the generated cases are reused (same bytes); other content is refused
+    const again = capture();
+    expect(await main(['compare', params, '--variants', variants, '--seeds', '1,2', '--jobs', '1', '--out', out], again)).toBe(0);
+    writeFileSync(join(dir, 'tiny2.yaml'), 'duration: 40m\nguests: {count: 9, placement: packed}\n');
+    mkdirSync(join(dir, 'o8', 'scenarios', 'tiny2', 'seed-2'), { recursive: true });
+    writeFileSync(join(dir, 'o8', 'scenarios', 'tiny2', 'seed-2', 'cmdlist'), '[]');
+    const clash = capture();
+    expect(await main(['compare', join(dir, 'tiny2.yaml'), '--variants', variants, '--seeds', '1,2', '--out', join(dir, 'o8')], clash)).toBe(1);
+    expect(clash.stderr[0]).toMatch(/^poise-sim: '.*seed-2' exists with other content/);
+    // seed-1, written by this call before the clash, is removed again; the clashing one stays
+    expect(readdirSync(join(dir, 'o8', 'scenarios', 'tiny2'))).toEqual(['seed-2']);
   });
 });
 
@@ -96,9 +130,28 @@ describe('poise-sim report', () => {
     expect(s.runs).toHaveLength(1);
     expect(s.runs[0]).toMatchObject({ moves: 3 });
     const traceFile = join(out, 'bad-trace.json');
-    writeFileSync(traceFile, JSON.stringify({ format: 'poise-run-trace/1', scenario: 's', variant: 'v', seed: 1, endTime: 10, nodes: ['a'], rounds: { time: [0], imbalance: [2], cpu: [[0]], mem: [[0]] }, moves: [] }));
+    writeFileSync(traceFile, JSON.stringify({ format: 'poise-run-trace/2', scenario: 's', variant: 'v', seed: 1, endTime: 10, nodes: ['a'], rounds: { time: [0], imbalance: [2], cpu: [[0]], mem: [[0]], online: [[true]], pressureCpu: [[null]], pressureMem: [[null]] }, moves: [] }));
     const e = capture();
     expect(await main(['report', traceFile, '--out', join(out, 'x')], e)).toBe(1);
     expect(e.stderr[0]).toBe(`poise-sim: '${traceFile}': rounds.imbalance[0]: expected an imbalance in 0..1`);
+  });
+});
+
+describe('estimateEndTime (the cost of a run, for ordering)', () => {
+  it.each<[string, string[][], number]>([
+    // lists at 20 and 120; the first slot more than 500 s after 120 is 720
+    ['two lists', [['power node1 on'], ['service vm:101 migrate node2']], 720],
+    // 'delay 900' at 120: the next slot at 120 + 900 + 80 = 1100, already > 500 s after 120
+    ['a delay at the end', [['power node1 on'], ['delay 900']], 1100],
+    // 'delay 50' at 20: the next list at 20 + 60 + 80 = 160; the end at 160 + 600
+    ['a short delay', [['power node1 on', 'delay 50'], ['x']], 760],
+  ])('%s', (_name, cmdlist, end) => expect(estimateEndTime(cmdlist)).toBe(end));
+  it('is exact for 20 s rounds: the committed scenarios end where the estimate says', () => {
+    for (const name of ['rebalance-and-failover', 'failing-migration-local-cdrom', 'noisy-dominant-guest']) {
+      const input = loadCase(fileURLToPath(new URL(`../../scenarios/${name}`, import.meta.url)));
+      const log = simulate(input, { profile: 'pve-9.2' }).log;
+      const end = Number(/^info +(\d+) +hardware: exit simulation - done$/m.exec(log)![1]);
+      expect(estimateEndTime(input.cmdlist), name).toBe(end);
+    }
   });
 });

@@ -1,14 +1,14 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase } from '@poise/sim';
 import { LabError } from './errors';
-import { generateCase, writeCase } from './generate/generate';
+import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
 import { defaultJobs, type ScenarioRef } from './runner';
-import { checkVariantSupported, runOne } from './sim-adapter';
+import { runOne } from './sim-adapter';
 import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
 import { parseSeeds, readVariants } from './variants';
@@ -100,38 +100,151 @@ export function cmdGenerate(argv: string[], io: LabIo): number {
   return 0;
 }
 
-function isParamsFile(p: string): boolean {
-  return ['.yaml', '.yml', '.json'].includes(extname(p)) && existsSync(p) && statSync(p).isFile();
+
+/**
+ * Simulated seconds a case will run, from its command lists (spec §1.4): the first list at 20 s,
+ * each next one 100 s later or, after `delay d`, 20·⌈d/20⌉ + 80 s later; the end at the first
+ * slot more than 500 s after the last command. An estimate for ordering runs: exact for 20 s
+ * rounds, unless the run aborts.
+ */
+export function estimateEndTime(cmdlist: readonly (readonly string[])[]): number {
+  let t = 20;
+  let last = 0;
+  for (const list of cmdlist) {
+    let next = t + 100;
+    for (const cmd of list) {
+      last = t;
+      const m = /^delay\s+(\d+)\s*$/.exec(cmd);
+      if (m && Number(m[1]) > 20) next = t + Math.ceil(Number(m[1]) / 20) * 20 + 80;
+    }
+    t = next;
+  }
+  // the first slot (from the next one, every 100 s) more than 500 s after the last command
+  while (t - last <= 500) t += 100;
+  return t;
 }
 
-/** Scenario directories of the arguments: a case dir, a dir of case dirs, or a parameter file to generate. */
-function collectScenarios(paths: string[], out: string, io: LabIo): ScenarioRef[] {
+/** A parameter file's leading comment lines (`# ...`), joined: what the scenario is. */
+export function describeParams(text: string): string | undefined {
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^#\s?(.*)$/.exec(line);
+    if (!m) break;
+    lines.push(m[1]!.trim());
+  }
+  const d = lines.join(' ').trim();
+  return d === '' ? undefined : d;
+}
+
+/** A case directory's README, first paragraph (undefined without a README). */
+export function describeCase(dir: string): string | undefined {
+  const st = statOf(join(dir, 'README'));
+  if (!st?.isFile()) return undefined;
+  const first = readFileSync(join(dir, 'README'), 'utf8').split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim();
+  return first === '' ? undefined : first;
+}
+
+/** Whether `dir` holds exactly `files` (the same names and bytes). */
+function holdsExactly(dir: string, files: CaseFiles): boolean {
+  const names = readdirSync(dir).sort();
+  const want = [...files.keys()].sort();
+  if (names.length !== want.length || names.some((n, i) => n !== want[i])) return false;
+  return want.every((n) => readFileSync(join(dir, n), 'utf8') === files.get(n));
+}
+
+/**
+ * The scenarios of the arguments: a case dir, a dir of case dirs, or a parameter file. Every
+ * case is loaded and every parameter file generated (in memory, once per seed: the seed
+ * replaces the file's `seed`, so each seed is another cluster of the same kind) before anything
+ * is written; then the generated cases are written to `<out>/scenarios/<name>/seed-<n>` (an
+ * existing directory with the same bytes is reused, one with other content is refused). If
+ * anything fails, what this call wrote is removed again.
+ */
+function collectScenarios(paths: string[], seeds: readonly number[], out: string, io: LabIo): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
+  const load = (name: string, dir: string) => {
+    try {
+      return loadCase(dir, name);
+    } catch (err) {
+      throw new LabError('bad-scenario', `scenario '${name}': ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const caseCost = (input: ReturnType<typeof loadCase>) =>
+    estimateEndTime(input.cmdlist) * (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
   const pending: { file: string; name: string }[] = [];
   for (const p of paths) {
-    if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-    if (isParamsFile(p)) {
+    const st = statOf(p);
+    if (!st) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
+    if (st.isFile() && ['.yaml', '.yml', '.json'].includes(extname(p))) {
       pending.push({ file: p, name: basename(p, extname(p)) });
       continue;
     }
-    if (!statSync(p).isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
-    if (existsSync(join(p, 'cmdlist'))) {
-      scenarios.push({ name: basename(resolve(p)), dir: p });
+    if (!st.isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
+    if (statOf(join(p, 'cmdlist'))) {
+      const name = basename(resolve(p));
+      scenarios.push({ name, dir: p, cost: caseCost(load(name, p)), ...optional('description', describeCase(p)) });
       continue;
     }
-    const subs = readdirSync(p).filter((n) => statSync(join(p, n)).isDirectory() && existsSync(join(p, n, 'cmdlist'))).sort();
+    const subs = readdirSync(p).filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined).sort();
     if (subs.length === 0) throw new LabError('bad-scenario', `'${p}' has no 'cmdlist' and no case directories`);
-    for (const s of subs) scenarios.push({ name: s, dir: join(p, s) });
+    for (const name of subs) scenarios.push({ name, dir: join(p, name), cost: caseCost(load(name, join(p, name))), ...optional('description', describeCase(join(p, name))) });
   }
-  // parameter files: validate and generate all of them before writing any
-  const generated = pending.map(({ file, name }) => ({ name, files: generateCase(validateParams(readParams(file), file), file) }));
-  for (const g of generated) {
-    const dir = join(out, 'scenarios', g.name);
-    writeCase(dir, g.files);
-    io.out(`generated ${dir}`);
-    scenarios.push({ name: g.name, dir });
+  // parameter files: validated and generated for every seed before anything is written
+  const generated = pending.map(({ file, name }) => {
+    const params = validateParams(readParams(file), file);
+    const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
+    const description = describeParams(readFileSync(file, 'utf8'));
+    return { name, description, cost: params.duration * (nodes + params.guests.count), bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })) };
+  });
+  const written: string[] = [];
+  // the directories this call creates (parents first), removed again on failure when empty
+  const created = [out, join(out, 'scenarios'), ...generated.map((g) => join(out, 'scenarios', g.name))].filter((d) => generated.length > 0 && !statOf(d));
+  try {
+    for (const g of generated) {
+      const root = join(out, 'scenarios', g.name);
+      const seedDirs: Record<string, string> = Object.create(null) as Record<string, string>;
+      for (const { seed, files } of g.bySeed) {
+        const dir = join(root, `seed-${seed}`);
+        const st = statOf(dir);
+        if (st && !(st.isDirectory() && (readdirSync(dir).length === 0 || holdsExactly(dir, files)))) {
+          throw new LabError('bad-argument', `'${dir}' exists with other content (another parameter file or generator version); choose another --out`);
+        }
+        if (!st || readdirSync(dir).length === 0) {
+          if (!st) written.push(dir);
+          writeCase(dir, files);
+        }
+        load(g.name, dir);
+        seedDirs[String(seed)] = dir;
+      }
+      io.out(`generated ${root} (${g.bySeed.length === 1 ? 'seed' : 'seeds'} ${seeds.join(', ')})`);
+      scenarios.push({ name: g.name, dir: root, seedDirs, cost: g.cost, ...optional('description', g.description) });
+    }
+  } catch (err) {
+    for (const dir of written) rmSync(dir, { recursive: true, force: true });
+    for (const dir of created.reverse()) removeIfEmpty(dir);
+    throw err;
   }
   return scenarios;
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [k in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [k in K]?: V };
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    if (readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {
+    // not there or not empty: leave it
+  }
 }
 
 /** The simulator-backed runOne module: the TypeScript source, or the built file beside the CLI. */
@@ -154,38 +267,46 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const seeds = parseSeeds(f.values.get('--seeds') ?? '1');
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile);
-  for (const v of variants) checkVariantSupported(v);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, out, io);
-  for (const s of scenarios) {
-    try {
-      loadCase(s.dir, s.name);
-    } catch (err) {
-      throw new LabError('bad-scenario', `scenario '${s.name}': ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const scenarios = collectScenarios(f.paths, seeds, out, io);
   const total = scenarios.length * variants.length * seeds.length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(`${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`);
   const bar = progressBar(io.progress ?? { isTTY: false, write: () => undefined });
   let summary;
+  let workerLine = '';
+  const started = Date.now();
   try {
     summary = await runComparison({
       scenarios, variants, seeds, jobs, out, module: adapterModule(), command,
       title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
       saveTraces: f.switches.has('--save-traces'), onProgress: (d, t) => bar.update(d, t),
+      onWorkers: (ws) => {
+        workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
+      },
     });
   } finally {
     bar.done();
   }
+  if (workerLine) io.err(workerLine);
   for (const v of summary.verdicts) {
     if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;
     const rel = v.relative === null ? '' : ` (${fmt(v.relative * 100)} %)`;
-    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}`);
+    const noise = v.clear === false ? ' — within the seed-to-seed noise' : '';
+    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`);
   }
-  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
+}
+
+/** The seed a case directory runs with on its own: its `sim_options` `seed`, else 0 (as `poise-sim run`). */
+function caseSeed(dir: string): number {
+  try {
+    return loadCase(dir).simOptions?.seed ?? 0;
+  } catch (err) {
+    throw new LabError('bad-scenario', `scenario '${basename(resolve(dir))}': ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** `poise-sim report`. */
@@ -195,8 +316,11 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
   const out = requireOut(f);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
   const traces: RunTrace[] = [];
+  const descriptions = new Map<string, string>();
   for (const p of f.paths) {
-    if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, 1));
+    const d = statSync(p).isDirectory() ? describeCase(p) : undefined;
+    if (d !== undefined) descriptions.set(basename(resolve(p)), d);
+    if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p)));
     else traces.push(readTrace(p));
   }
   const seen = new Set<string>();
@@ -206,7 +330,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
     seen.add(k);
   }
   traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
-  await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command);
-  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv`);
+  await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command, descriptions);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }

@@ -2,8 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { binSteps, binWidth, type Bins } from './series';
 import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, type RunGroup, type Verdict } from './stats';
+import { summaryMarkdown } from './markdown';
 import { summarize, type RunSummary } from './summary';
-import type { RunTrace, TraceMove } from './trace';
+import { hasPressure, type RunTrace, type TraceMove } from './trace';
 import type { Variant } from './variants';
 
 /** Bins kept per run series (the report merges them further). */
@@ -50,8 +51,7 @@ export function digestTrace(trace: RunTrace, keepNodes: boolean): RunDigest {
       names: trace.nodes,
       cpu: r.cpu.map(bin),
       mem: r.mem.map(bin),
-      ...(r.pressureCpu ? { pressureCpu: r.pressureCpu.map(bin) } : {}),
-      ...(r.pressureMem ? { pressureMem: r.pressureMem.map(bin) } : {}),
+      ...(hasPressure(r) ? { pressureCpu: r.pressureCpu.map(bin), pressureMem: r.pressureMem.map(bin) } : {}),
     };
   }
   return digest;
@@ -80,8 +80,8 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
   const groups: RunGroup[] = [];
   for (const scenario of scenarios) {
     for (const v of variants) {
-      const summaries = digests.filter((d) => d.scenario === scenario && d.variant === v.name).map((d) => d.summary);
-      groups.push({ scenario, variant: v.name, summaries });
+      const runs = digests.filter((d) => d.scenario === scenario && d.variant === v.name);
+      groups.push({ scenario, variant: v.name, summaries: runs.map((d) => d.summary), seeds: runs.map((d) => d.seed) });
     }
   }
   const stats = computeStats(groups);
@@ -93,7 +93,7 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     metrics: METRICS,
     runs: digests.map((d) => ({ scenario: d.scenario, variant: d.variant, seed: d.seed, ...d.summary, movesBySid: { ...d.summary.movesBySid } })),
     stats,
-    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name)),
+    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name), groups),
   };
 }
 
@@ -133,10 +133,11 @@ export function runsCsv(s: LabSummary): string {
   ]);
 }
 
-/** Writes summary.json, summary.csv and runs.csv into `out` (created if needed). */
+/** Writes summary.json, summary.csv, runs.csv and summary.md into `out` (created if needed). */
 export function writeSummaryFiles(out: string, s: LabSummary): void {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(s, null, 2)}\n`);
   writeFileSync(join(out, 'summary.csv'), summaryCsv(s));
   writeFileSync(join(out, 'runs.csv'), runsCsv(s));
+  writeFileSync(join(out, 'summary.md'), summaryMarkdown(s));
 }

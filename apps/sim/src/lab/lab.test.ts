@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportTraces, runComparison } from './lab';
+import { fmt } from './report';
 import { TRACE_FORMAT } from './trace';
 import { readTrace } from './trace';
 import type { Variant } from './variants';
@@ -22,7 +23,7 @@ function scenarios() {
 describe('runComparison', () => {
   const sc = scenarios();
   const variants: Variant[] = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
-  const files = ['report.html', 'summary.json', 'summary.csv', 'runs.csv'];
+  const files = ['report.html', 'summary.json', 'summary.csv', 'runs.csv', 'summary.md'];
 
   it('2 workers write the same bytes as 1 worker', async () => {
     const outs = [mkdtempSync(join(tmpdir(), 'poise-lab-out1-')), mkdtempSync(join(tmpdir(), 'poise-lab-out2-'))];
@@ -47,6 +48,13 @@ describe('runComparison', () => {
     // the saved trace reads back and matches its run row
     const t = readTrace(join(out, 'traces', 'small', 'calm', 'seed-2.json'));
     expect(t.moves.length).toBe(s.runs[3]!.moves);
+    // summary.md: one row per scenario × variant, then one verdict row per scenario
+    const md = readFileSync(join(out, 'summary.md'), 'utf8');
+    const sd = s.stats.find((x) => x.scenario === 'small' && x.variant === 'calm' && x.metric === 'moves')!.stats!;
+    expect(md).toContain(`| small | defaults | `);
+    expect(md).toContain(`|  | calm | ${fmt(sd.mean)} ± ${fmt(sd.sd)} |`);
+    expect(md).toContain('| wide | ');
+    expect(md.match(/^\| (small|wide) \|/gm)).toHaveLength(4);
     const json = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(json.format).toBe('poise-lab-summary/1');
     expect(json.verdicts.length).toBe(2 * 7);
@@ -56,7 +64,7 @@ describe('runComparison', () => {
 describe('reportTraces', () => {
   it('an empty run (no samples, no moves) still makes a report, with the metrics it cannot tell marked', async () => {
     const out = mkdtempSync(join(tmpdir(), 'poise-lab-empty-'));
-    const empty = { format: TRACE_FORMAT, scenario: 'empty', variant: 'defaults', seed: 1, endTime: 0, nodes: ['node1'], rounds: { time: [], imbalance: [], cpu: [[]], mem: [[]] }, moves: [] } as const;
+    const empty = { format: TRACE_FORMAT, scenario: 'empty', variant: 'defaults', seed: 1, endTime: 0, nodes: ['node1'], rounds: { time: [], imbalance: [], cpu: [[]], mem: [[]], online: [[]], pressureCpu: [[]], pressureMem: [[]] }, moves: [] } as const;
     const s = await reportTraces([structuredClone(empty) as never], out, 'empty run');
     expect(s.stats.find((x) => x.metric === 'imbalanceTimeWeighted')).toMatchObject({ stats: null, reason: 'no samples in some runs' });
     expect(s.stats.find((x) => x.metric === 'moves')!.stats).toMatchObject({ n: 1, mean: 0 });

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze, digestTrace, writeSummaryFiles, type LabSummary, type RunDigest } from './compare';
 import { writeReport } from './report';
-import { planRuns, runAll, type ScenarioRef } from './runner';
+import { planRuns, runAll, type ScenarioRef, type WorkerStats } from './runner';
 import type { RunTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -14,13 +14,15 @@ export interface ComparisonOptions {
   module: string | URL;
   /** Worker threads; default one per core. */
   jobs?: number;
-  /** Output directory: report.html, summary.json, summary.csv, runs.csv (and traces/ with `saveTraces`). */
+  /** Output directory: report.html, summary.json, summary.csv, runs.csv, summary.md (and traces/ with `saveTraces`). */
   out: string;
   title?: string;
   command?: string;
   /** Also write every run's trace to `out/traces/<scenario>/<variant>/seed-<n>.json`. */
   saveTraces?: boolean;
   onProgress?: (done: number, total: number) => void;
+  /** Each worker's runs and busy share, once all runs are done (see `runAll`). */
+  onWorkers?: (workers: WorkerStats[]) => void;
 }
 
 /**
@@ -34,16 +36,18 @@ export async function runComparison(o: ComparisonOptions): Promise<LabSummary> {
     module: o.module,
     jobs: o.jobs,
     onProgress: o.onProgress,
+    onWorkers: o.onWorkers,
     consume: (job, trace) => {
       if (o.saveTraces) saveTrace(o.out, trace);
       return digestTrace(trace, job.seed === firstSeed);
     },
   });
-  return writeAll(o.out, digests, o.variants, o.title ?? 'poise policy lab', o.command);
+  const descriptions = new Map(o.scenarios.filter((x) => x.description).map((x) => [x.name, x.description!]));
+  return writeAll(o.out, digests, o.variants, o.title ?? 'poise policy lab', o.command, descriptions);
 }
 
 /** Report and summary files for traces already at hand (`poise-sim report`). */
-export async function reportTraces(traces: readonly RunTrace[], out: string, title: string, command?: string): Promise<LabSummary> {
+export async function reportTraces(traces: readonly RunTrace[], out: string, title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
   const variants: Variant[] = [];
   for (const t of traces) if (!variants.some((v) => v.name === t.variant)) variants.push({ name: t.variant, crs: {} });
   const firstSeed = new Map<string, number>();
@@ -52,13 +56,13 @@ export async function reportTraces(traces: readonly RunTrace[], out: string, tit
     firstSeed.set(k, Math.min(firstSeed.get(k) ?? Infinity, t.seed));
   }
   const digests = traces.map((t) => digestTrace(t, firstSeed.get(`${t.scenario}\u0000${t.variant}`) === t.seed));
-  return writeAll(out, digests, variants, title, command);
+  return writeAll(out, digests, variants, title, command, descriptions);
 }
 
-async function writeAll(out: string, digests: RunDigest[], variants: Variant[], title: string, command?: string): Promise<LabSummary> {
+async function writeAll(out: string, digests: RunDigest[], variants: Variant[], title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
   const summary = analyze(digests, variants);
   writeSummaryFiles(out, summary);
-  await writeReport(out, { title, summary, digests, command });
+  await writeReport(out, { title, summary, digests, command, ...(descriptions ? { descriptions } : {}) });
   return summary;
 }
 

@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { imbalanceSpec, movesSpec, nodeSpec, renderSvg } from './charts';
+import { imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
 import type { LabSummary, RunDigest } from './compare';
 import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
+
+/** Width of a node chart's plot when the variants stand side by side (px). */
+const NODE_CHART_WIDTH = 360;
 
 /** What a report shows. `digests` in (scenario, variant, seed) order, as `summary` was made from. */
 export interface ReportInput {
@@ -11,6 +14,8 @@ export interface ReportInput {
   digests: readonly RunDigest[];
   /** The command line that made it, shown under the title. */
   command?: string;
+  /** What each scenario is (shown under its heading), by scenario name. */
+  descriptions?: ReadonlyMap<string, string>;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -32,18 +37,20 @@ function shown(m: MetricDef, v: number | null | undefined): string {
   return m.displayUnit === '%' ? `${s} %` : s;
 }
 
-function verdictCell(v: Verdict | undefined, m: MetricDef): string {
+function verdictCell(v: Verdict | undefined, m: MetricDef, variantCount: number): string {
   if (!v) return '<td class="na">—</td>';
   if (v.next === null) {
-    const what = v.note === 'tie' ? `all tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
+    const what = v.note === 'tie' ? `tie (${shown(m, v.bestMean)})` : esc(v.note ?? 'n/a');
     return `<td class="na">${what}</td>`;
   }
-  const diff = v.difference! * m.displayScale;
-  const unit = m.displayUnit === '%' ? ' pp' : m.displayUnit && m.displayUnit !== '' ? ` ${m.displayUnit}` : '';
-  const rel = v.relative === null ? '' : ` (${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %)`;
-  const word = m.better === 'lower' ? (m.unit === 'count' ? 'fewer' : 'lower') : 'higher';
-  const who = v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ');
-  return `<td>${who}<br><span class="small">${fmt(diff)}${unit} ${word}${rel} than ${esc(v.next)}: ${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}</span></td>`;
+  const rel = v.relative === null ? '' : `, ${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %`;
+  const than = variantCount > 2 ? ` (${esc(v.next)})` : '';
+  const detail = `${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}`;
+  if (v.clear === false) {
+    // a lead inside the seed-to-seed noise: said, not claimed
+    return `<td class="noise">${v.best.map(esc).join(' and ')}<br><span class="small">${detail}; within noise</span></td>`;
+  }
+  return `<td>${v.best.map((b) => `<b>${esc(b)}</b>`).join(' and ')}<br><span class="small">${detail}</span></td>`;
 }
 
 function statCell(m: MetricDef, s: Stats | null | undefined, reason: string | undefined): string {
@@ -58,8 +65,11 @@ h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 40
 h3 { font-size: 15px; margin: 24px 0 6px; }
 .small { font-size: 12px; color: #555; } .how { background: #f4f6f8; border-left: 4px solid #4c78a8; padding: 8px 12px; font-size: 13px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; } th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f6f8; font-weight: 600; } td.na { color: #888; }
+th { background: #f4f6f8; font-weight: 600; } td.na, td.noise { color: #888; }
 figure { margin: 12px 0 20px; } figure svg { max-width: 100%; height: auto; }
+.variants { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 0 16px; }
+.variants h4 { font-size: 14px; margin: 8px 0 0; }
+.desc { margin: 4px 0 8px; }
 code { background: #f4f6f8; padding: 1px 4px; font-size: 12px; }
 .note { color: #666; font-style: italic; font-size: 13px; }
 `;
@@ -81,25 +91,36 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric below is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds and how far ahead of the next variant they are (absolute, then relative). The tables give mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds. Charts: imbalance is averaged over seeds; moves show every run; node charts show each variant’s first seed.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
   );
 
-  // verdicts
+  // verdicts: one row per scenario, one column per judged metric
   parts.push(`<h2>Verdicts</h2>`);
-  parts.push('<table><tr><th>metric (better lower)</th>' + s.scenarios.map((sc) => `<th>${esc(sc)}</th>`).join('') + '</tr>');
-  for (const m of judged) {
-    parts.push(`<tr><th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>` + s.scenarios.map((sc) => verdictCell(verdict(sc, m.key), m)).join('') + '</tr>');
+  parts.push(
+    '<table class="verdicts"><tr><th>scenario</th>' +
+      judged.map((m) => `<th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>`).join('') +
+      '</tr>',
+  );
+  for (const sc of s.scenarios) {
+    parts.push(`<tr><th><a href="#${esc(anchor(sc))}">${esc(sc)}</a></th>` + judged.map((m) => verdictCell(verdict(sc, m.key), m, variants.length)).join('') + '</tr>');
   }
   parts.push('</table>');
   if (variants.length > 1) {
     const wins = new Map(variants.map((v) => [v, 0]));
     let judgedCount = 0;
+    let noise = 0;
     for (const v of s.verdicts) {
       if (v.next === null) continue;
+      if (v.clear === false) {
+        noise++;
+        continue;
+      }
       judgedCount++;
       for (const b of v.best) wins.set(b, (wins.get(b) ?? 0) + 1);
     }
-    parts.push(`<p>Best (alone or shared) over all scenarios and metrics, of ${judgedCount} decided verdicts (ties of all variants and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`);
+    parts.push(
+      `<p class="wins">Best (alone or shared) over all scenarios and metrics, of ${judgedCount} clear verdicts (ties, leads within noise${noise > 0 ? ` (${noise})` : ''} and n/a left out): ${variants.map((v) => `<b>${esc(v)}</b> ${wins.get(v)}`).join(', ')}.</p>`,
+    );
   }
 
   // per scenario
@@ -108,7 +129,9 @@ export async function buildReport(input: ReportInput): Promise<string> {
   for (const sc of s.scenarios) {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));
-    parts.push(`<h2 id="${esc(anchor(sc))}">Scenario ${esc(sc)}</h2>`);
+    parts.push(`<section class="scenario" id="${esc(anchor(sc))}" data-scenario="${esc(sc)}">\n<h2>Scenario ${esc(sc)}</h2>`);
+    const description = input.descriptions?.get(sc);
+    if (description) parts.push(`<p class="desc">${esc(description)}</p>`);
     parts.push(`<h3>Summary metrics across seeds</h3>`);
     parts.push(
       '<table><tr><th rowspan="2">metric</th><th rowspan="2">unit</th>' +
@@ -129,17 +152,27 @@ export async function buildReport(input: ReportInput): Promise<string> {
     parts.push('</table>');
     parts.push(figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))));
     parts.push(figure('moves', sc, undefined, await render(movesSpec(ds, variants, `Balancer moves — ${sc}`))));
+    // node load and pressure of each variant's first seed, side by side
+    const columns: string[] = [];
+    const firsts = variants.map((v) => ds.find((d) => d.variant === v && d.nodes)).filter((d): d is RunDigest => d !== undefined);
+    const peak = (q: 'load' | 'pressure') => Math.max(0, ...firsts.map((d) => nodePeak(d, q)));
     for (const v of variants) {
       const first = ds.find((d) => d.variant === v && d.nodes);
       if (!first) continue;
-      const load = nodeSpec(first, 'load', `Node load — ${sc}, ${v}, seed ${first.seed}`, horizon);
-      if (load) parts.push(figure('load', sc, v, await render(load)));
-      const pressure = nodeSpec(first, 'pressure', `Node pressure — ${sc}, ${v}, seed ${first.seed}`, horizon);
-      if (pressure) parts.push(figure('pressure', sc, v, await render(pressure)));
-      else parts.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
+      const col = [`<div><h4>${esc(v)} (seed ${first.seed})</h4>`];
+      const load = nodeSpec(first, 'load', `Node load — ${v}`, horizon, NODE_CHART_WIDTH, peak('load'));
+      if (load.spec) col.push(figure('load', sc, v, await render(load.spec)));
+      const pressure = nodeSpec(first, 'pressure', `Node pressure — ${v}`, horizon, NODE_CHART_WIDTH, peak('pressure'));
+      if (pressure.spec) col.push(figure('pressure', sc, v, await render(pressure.spec)));
+      else if (pressure.notes.length > 0) col.push(`<p class="note">Node pressure — ${esc(v)}: ${esc(pressure.notes.join('; '))}.</p>`);
+      else col.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
+      col.push('</div>');
+      columns.push(col.join('\n'));
     }
+    if (columns.length > 0) parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
+    parts.push('</section>');
   }
-  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file.</p>`);
+  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file; the tables as Markdown: <code>summary.md</code>.</p>`);
   parts.push('</body>\n</html>\n');
   return parts.join('\n');
 }

@@ -46,12 +46,25 @@ describe('runAll', () => {
   it('returns results in job order whatever the finishing order; 2 workers = 1 worker, byte for byte', async () => {
     const progress: number[] = [];
     const one = await runAll(jobs, { module: MODEL, jobs: 1, consume: keep, onProgress: (d) => progress.push(d) });
-    const two = await runAll(jobs, { module: MODEL, jobs: 2, consume: keep });
+    let workers: { runs: number; utilization: number }[] = [];
+    const two = await runAll(jobs, { module: MODEL, jobs: 2, consume: keep, onWorkers: (ws) => (workers = ws) });
+    // every run done by one of the two workers; each busy a share 0..1 of its life
+    expect(workers).toHaveLength(2);
+    expect(workers.reduce((a, w) => a + w.runs, 0)).toBe(jobs.length);
+    for (const w of workers) expect(w.utilization).toBeGreaterThan(0), expect(w.utilization).toBeLessThanOrEqual(1);
     expect(one.map((r) => r.key)).toEqual(jobs.map((j) => `${j.scenario.name}/${j.variant.name}/${j.seed}`));
     expect(JSON.stringify(two)).toBe(JSON.stringify(one));
     expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     // the variants really differ (the test would pass trivially on identical runs otherwise)
     expect(one[0]!.trace).not.toBe(one[3]!.trace);
+  });
+  it('starts the costliest runs first (one worker: the completion order is the start order); results stay in job order', async () => {
+    const costly = planRuns([{ name: 'a-cheap', dir, cost: 1 }, { name: 'b-dear', dir, cost: 100 }, { name: 'c-mid', dir, cost: 10 }, { name: 'd-unknown', dir }], [{ name: 'defaults', crs: {} }], [1, 2]);
+    const seen: string[] = [];
+    const got = await runAll(costly, { module: MODEL, jobs: 1, consume: (job, t) => (seen.push(`${job.scenario.name}/${job.seed}`), keep(job, t)) });
+    // cost 100, 10, then 1 and the default 1 in job order
+    expect(seen).toEqual(['b-dear/1', 'b-dear/2', 'c-mid/1', 'c-mid/2', 'a-cheap/1', 'a-cheap/2', 'd-unknown/1', 'd-unknown/2']);
+    expect(got.map((r) => r.key)).toEqual(['a-cheap/defaults/1', 'a-cheap/defaults/2', 'b-dear/defaults/1', 'b-dear/defaults/2', 'c-mid/defaults/1', 'c-mid/defaults/2', 'd-unknown/defaults/1', 'd-unknown/defaults/2']);
   });
   it('a failing run rejects naming the run', async () => {
     const bad = planRuns([{ name: 's', dir }], [{ name: 'defaults', crs: {} }, { name: 'explode', crs: {} }], [1, 2]);

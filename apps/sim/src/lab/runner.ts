@@ -12,6 +12,23 @@ import type { Variant } from './variants';
 export interface ScenarioRef {
   name: string;
   dir: string;
+  /**
+   * A generated scenario: the case directory of each seed (seed as a decimal string → dir);
+   * a run with a seed listed here runs that directory instead of `dir`.
+   */
+  seedDirs?: Record<string, string>;
+  /**
+   * Relative cost of one run (e.g. simulated seconds × (nodes + guests)); the pool starts the
+   * costliest runs first so that no worker is left with a long run at the end. Default 1.
+   */
+  cost?: number;
+  /** What the scenario is, for the report (a parameter file's leading comment, a case's README). */
+  description?: string;
+}
+
+/** The case directory of a scenario's run with `seed` (its own for a generated scenario). */
+export function scenarioDir(scenario: ScenarioRef, seed: number): string {
+  return scenario.seedDirs?.[String(seed)] ?? scenario.dir;
 }
 
 /**
@@ -68,10 +85,22 @@ export interface RunAllOptions<T> {
   /** Called after each finished run (in completion order) with the count done and the total. */
   onProgress?: (done: number, total: number) => void;
   /**
+   * Called once all runs are done, with each worker's share: runs it did and the share of its
+   * life its event loop was busy (1 = it never waited for work; start-up counts as busy).
+   */
+  onWorkers?: (workers: WorkerStats[]) => void;
+  /**
    * Turns a finished, validated trace into what the caller keeps (e.g. its summary), so that
    * whole traces need not be held. Called in completion order; the result array is in job order.
    */
   consume: (job: RunJob, trace: RunTrace) => T;
+}
+
+/** What one worker thread did in {@link runAll}. */
+export interface WorkerStats {
+  runs: number;
+  /** Busy share of the worker's life (event-loop utilisation, 0..1). */
+  utilization: number;
 }
 
 // The worker: imports the module once, then answers one job per message. CommonJS (eval).
@@ -139,6 +168,16 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
   return new Promise<T[]>((resolvePromise, reject) => {
     const workers: Worker[] = [];
     const inFlight = new Map<Worker, number>();
+    const stats = new Map<Worker, WorkerStats>();
+    // a worker's share, read before it is terminated
+    const retire = (w: Worker) => {
+      const st = stats.get(w);
+      if (st && st.utilization < 0) st.utilization = w.performance.eventLoopUtilization().utilization;
+      void w.terminate();
+    };
+    // costliest first (longest-processing-time order), ties in job order: the last runs to
+    // finish are short ones, so the workers end together
+    const order = jobs.map((_, i) => i).sort((a, b) => (jobs[b]!.scenario.cost ?? 1) - (jobs[a]!.scenario.cost ?? 1) || a - b);
     let next = 0;
     let done = 0;
     let settled = false;
@@ -152,10 +191,10 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
       if (settled) return;
       if (next >= total) {
         inFlight.delete(w);
-        void w.terminate();
+        retire(w);
         return;
       }
-      const i = next++;
+      const i = order[next++]!;
       const job = jobs[i]!;
       inFlight.set(w, i);
       w.postMessage({ index: i, scenario: job.scenario, variant: { name: job.variant.name, crs: { ...job.variant.crs } }, seed: job.seed });
@@ -163,6 +202,7 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
     for (let k = 0; k < poolSize; k++) {
       const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: url, tsxApi: setup.tsxApi }, execArgv: setup.execArgv });
       workers.push(w);
+      stats.set(w, { runs: 0, utilization: -1 });
       w.on('message', (msg: { index: number; trace?: unknown; error?: string; stack?: string }) => {
         if (settled) return;
         const job = jobs[msg.index];
@@ -170,6 +210,9 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         if (msg.error !== undefined) {
           return fail(new LabError('run-failed', `run of ${describeJob(job)} failed: ${msg.error}`, { cause: msg.stack }));
         }
+        stats.get(w)!.runs++;
+        // the worker gets its next run before this result is checked and kept (main-thread work)
+        dispatch(w);
         try {
           const trace = validateTrace(msg.trace, `run of ${describeJob(job)}`);
           if (trace.scenario !== job.scenario.name || trace.variant !== job.variant.name || trace.seed !== job.seed) {
@@ -183,10 +226,9 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         options.onProgress?.(done, total);
         if (done === total) {
           settled = true;
-          for (const x of workers) void x.terminate();
+          for (const x of workers) retire(x);
+          options.onWorkers?.(workers.map((x) => stats.get(x)!));
           resolvePromise(results);
-        } else {
-          dispatch(w);
         }
       });
       w.on('error', (err) => fail(new LabError('run-failed', `a worker died: ${err.message}`, { cause: err })));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { computeStats, computeVerdicts, describeValues, metricValue, type MetricStats } from './stats';
+import { computeStats, computeVerdicts, describeValues, metricValue, pairedDifference, type MetricStats } from './stats';
 import type { RunSummary } from './summary';
 
 /** Hyndman & Fan type 7, written out independently of mathjs. */
@@ -118,5 +118,37 @@ describe('computeStats and computeVerdicts', () => {
   it('one variant: nothing to judge', () => {
     const one = computeVerdicts(computeStats(groups.slice(0, 1)), ['sc'], ['defaults']);
     expect(one.every((x) => x.best.length === 0 && x.note !== undefined)).toBe(true);
+  });
+});
+
+describe('paired verdicts: a lead clear of the seed-to-seed noise', () => {
+  const runs = (variant: string, moves: number[]) => ({ scenario: 'sc', variant, seeds: moves.map((_, i) => i + 1), summaries: moves.map((m) => summary({ moves: m })) });
+  it.each<[string, number[], number[], boolean]>([
+    // differences 2, 2, 2, 2: mean 2, sd 0 → se 0 → clear
+    ['the same lead on every seed', [10, 11, 12, 13], [8, 9, 10, 11], true],
+    // differences 10, −8, 9, −7: mean 1, sd √(Σ(d−1)²/3) = √((81+81+64+64)/3) = √96.7 ≈ 9.83, se ≈ 4.92; 1 ≤ 9.83 → within noise
+    ['a lead that flips from seed to seed', [10, 2, 11, 3], [0, 10, 2, 10], false],
+    // differences 5, 6, 4, 5: mean 5, sd √(2/3) ≈ 0.816, se ≈ 0.408; 5 > 0.816 → clear
+    ['a large lead with a little noise', [10, 11, 9, 10], [5, 5, 5, 5], true],
+  ])('%s', (_name, a, b, clear) => {
+    const groups = [runs('a', a), runs('b', b)];
+    const v = computeVerdicts(computeStats(groups), ['sc'], ['a', 'b'], groups).find((x) => x.metric === 'moves')!;
+    expect(v.best).toEqual(['b']);
+    expect(v.clear).toBe(clear);
+  });
+  it('the per-seed difference pairs runs by seed, whatever their order', () => {
+    const a = { scenario: 'sc', variant: 'a', seeds: [3, 1, 2], summaries: [summary({ moves: 30 }), summary({ moves: 10 }), summary({ moves: 20 })] };
+    const b = { scenario: 'sc', variant: 'b', seeds: [1, 2, 3], summaries: [summary({ moves: 11 }), summary({ moves: 22 }), summary({ moves: 33 })] };
+    // differences b − a by seed: 1, 2, 3 → mean 2, sd 1, se 1/√3
+    const d = pairedDifference(a, b, 'moves')!;
+    expect(d.n).toBe(3);
+    expect(d.mean).toBe(2);
+    expect(d.se).toBeCloseTo(1 / Math.sqrt(3), 12);
+  });
+  it('one seed, or no seeds given: cannot tell (null), the verdict stands as before', () => {
+    const one = [runs('a', [5]), runs('b', [1])];
+    expect(computeVerdicts(computeStats(one), ['sc'], ['a', 'b'], one).find((x) => x.metric === 'moves')).toMatchObject({ best: ['b'], clear: null, pairedSe: null });
+    const v = computeVerdicts(computeStats(one), ['sc'], ['a', 'b']).find((x) => x.metric === 'moves')!;
+    expect(v.clear).toBeUndefined();
   });
 });

@@ -38,7 +38,7 @@ export const METRICS: readonly MetricDef[] = [
   { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'moves back to a node the resource left ≤ 30 min before' },
   { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'the largest count in movesBySid (0 without moves)' },
   { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: 'fraction 0..1', better: 'lower', displayScale: 100, displayUnit: '%', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
-  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × nodes with cpu or memory PSI ≥ 10 %' },
+  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %' },
   { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', displayScale: 1, displayUnit: 's', description: 'length of the run' },
 ];
 
@@ -108,6 +108,8 @@ export interface RunGroup {
   scenario: string;
   variant: string;
   summaries: readonly RunSummary[];
+  /** The seed of each summary (same order); needed for the paired comparison of verdicts. */
+  seeds?: readonly number[];
 }
 
 /** Statistics of every metric for every (scenario, variant) group, in the groups' order then METRICS order. */
@@ -147,14 +149,41 @@ export interface Verdict {
   difference: number | null;
   /** difference / |nextMean|; null when nextMean is 0 or not known. */
   relative: number | null;
+  /**
+   * Standard error of the mean per-seed difference (next − best, seed by seed: the same seed is
+   * the same cluster and noise for every variant); null with fewer than two common seeds.
+   */
+  pairedSe?: number | null;
+  /**
+   * Whether the lead is clear of the seed-to-seed noise: |mean per-seed difference| > 2 ×
+   * `pairedSe` (about a paired t-test at 5 % for 20 seeds). null when it cannot be told.
+   */
+  clear?: boolean | null;
   note?: string;
+}
+
+/** Mean per-seed difference of `metric` (b − a) over the seeds both groups ran, its standard error, and n. */
+export function pairedDifference(a: RunGroup, b: RunGroup, metric: MetricKey): { mean: number; se: number | null; n: number } | null {
+  if (!a.seeds || !b.seeds) return null;
+  const byseed = new Map<number, number | null>();
+  a.seeds.forEach((seed, i) => byseed.set(seed, metricValue(a.summaries[i]!, metric)));
+  const d: number[] = [];
+  b.seeds.forEach((seed, i) => {
+    const x = byseed.get(seed);
+    const y = metricValue(b.summaries[i]!, metric);
+    if (x !== undefined && x !== null && y !== null) d.push(y - x);
+  });
+  if (d.length === 0) return null;
+  const m = Number(mean(d));
+  return { mean: m, se: d.length < 2 ? null : Number(std(d, 'unbiased')) / Math.sqrt(d.length), n: d.length };
 }
 
 /**
  * Verdicts per scenario and metric: the variants with the best mean against the next one
  * (e.g. defaults 0 and topsis 0 moves are best, 16 fewer than eager). All equal: a tie.
  */
-export function computeVerdicts(stats: readonly MetricStats[], scenarios: readonly string[], variants: readonly string[]): Verdict[] {
+export function computeVerdicts(stats: readonly MetricStats[], scenarios: readonly string[], variants: readonly string[], groups?: readonly RunGroup[]): Verdict[] {
+  const group = (scenario: string, variant: string) => groups?.find((g) => g.scenario === scenario && g.variant === variant);
   const byKey = new Map<string, MetricStats>();
   for (const s of stats) byKey.set(`${s.scenario}\u0000${s.variant}\u0000${s.metric}`, s);
   const out: Verdict[] = [];
@@ -193,10 +222,18 @@ export function computeVerdicts(stats: readonly MetricStats[], scenarios: readon
         continue;
       }
       const difference = Math.abs(nxt.mean - first.mean);
-      out.push({
+      const verdict: Verdict = {
         scenario, metric: m.key, best, next: nxt.variant, bestMean: first.mean, nextMean: nxt.mean, difference,
         relative: nxt.mean === 0 ? null : difference / Math.abs(nxt.mean),
-      });
+      };
+      const ga = group(scenario, first.variant);
+      const gb = group(scenario, nxt.variant);
+      const paired = ga && gb ? pairedDifference(ga, gb, m.key) : null;
+      if (paired) {
+        verdict.pairedSe = paired.se;
+        verdict.clear = paired.se === null ? null : Math.abs(paired.mean) > 2 * paired.se;
+      }
+      out.push(verdict);
     }
   }
   return out;

@@ -8,8 +8,11 @@ const good = () => ({
   format: TRACE_FORMAT,
   scenario: 's', variant: 'v', seed: 1, endTime: 60,
   nodes: ['node1', 'node2'],
-  rounds: { time: [20, 40], imbalance: [0.5, 0.1], cpu: [[0.1, 0.2], [0, 0]], mem: [[0.3, 0.3], [0.1, 0.1]], pressureCpu: [[5, null], [0, 0]] },
-  moves: [{ time: 30, sid: 'vm:101', source: 'node1', target: 'node2', ok: true }],
+  rounds: {
+    time: [20, 40], imbalance: [0.5, 0.1], cpu: [[0.1, 0.2], [0, 0]], mem: [[0.3, 0.3], [0.1, 0.1]],
+    online: [[true, true], [true, false]], pressureCpu: [[5, null], [0, 0]], pressureMem: [[null, null], [null, null]],
+  },
+  moves: [{ time: 30, sid: 'vm:101', source: 'node1', target: 'node2', ok: true as boolean | null, outcomeAt: 40 as number | null }],
 });
 
 describe('validateTrace', () => {
@@ -17,7 +20,13 @@ describe('validateTrace', () => {
     expect(validateTrace(good(), 'f.json').moves).toHaveLength(1);
   });
   const bad: { name: string; edit: (t: ReturnType<typeof good>) => unknown; error: string }[] = [
-    { name: 'another format', edit: (t) => ({ ...t, format: 'x' }), error: "format: invalid input: expected \"poise-run-trace/1\"" },
+    { name: 'another format', edit: (t) => ({ ...t, format: 'x' }), error: "format: expected 'poise-run-trace/2' (a trace of another format: run it again with this poise-sim)" },
+    { name: 'the first format (no online, no outcome times)', edit: (t) => ({ ...t, format: 'poise-run-trace/1' }), error: "format: expected 'poise-run-trace/2'" },
+    { name: 'a missing online series', edit: (t) => ((t.rounds.online = [[true, true]]), t), error: 'rounds.online: expected 2 series (one per node), got 1' },
+    { name: 'a missing pressure column', edit: (t) => { const { pressureMem: _, ...rounds } = t.rounds; return { ...t, rounds }; }, error: 'rounds.pressureMem: ' },
+    { name: 'an outcome time for a move in flight', edit: (t) => ((t.moves[0]!.ok = null), t), error: 'moves[0].outcomeAt: a move in flight has no outcome time' },
+    { name: 'an outcome without its time', edit: (t) => ((t.moves[0]!.outcomeAt = null), t), error: 'moves[0].outcomeAt: a move with an outcome needs its time' },
+    { name: 'an outcome before the move', edit: (t) => ((t.moves[0]!.outcomeAt = 10), t), error: 'moves[0].outcomeAt: outcome time 10 is not within 30..60' },
     { name: 'an imbalance above 1', edit: (t) => ((t.rounds.imbalance[1] = 1.5), t), error: 'rounds.imbalance[1]: expected an imbalance in 0..1' },
     { name: 'NaN load', edit: (t) => ((t.rounds.cpu[1]![0] = Number.NaN), t), error: 'rounds.cpu[1][0]: ' },
     { name: 'a negative load', edit: (t) => ((t.rounds.mem[0]![1] = -0.1), t), error: 'rounds.mem[0][1]: expected a number ≥ 0' },

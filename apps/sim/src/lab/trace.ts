@@ -1,43 +1,42 @@
 import { readFileSync } from 'node:fs';
+import type { ResourceMove } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
 
-/** The format tag of a {@link RunTrace} file; bumped when the layout changes. */
-export const TRACE_FORMAT = 'poise-run-trace/1';
-
 /**
- * One motion the balancer issued. A bundle (positive resource affinity) is one move per
- * resource, all with the same time and target.
+ * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
+ * `outcomeAt` (and `detail`), rounds carry `online`, the pressure columns are always there.
  */
-export interface TraceMove {
-  /** Simulated time the motion was issued, seconds. */
-  time: number;
-  sid: string;
-  /** Node the resource was on when the motion was issued. */
-  source: string;
-  target: string;
-  /** true: arrived on the target; false: failed or refused; null: still in flight when the run ended. */
-  ok: boolean | null;
-}
+export const TRACE_FORMAT = 'poise-run-trace/2';
 
 /**
- * The time series of a run, one column per quantity (index r = round, index i = node in
- * `RunTrace.nodes` order). Samples are taken at the start of each round and hold until the
- * next sample (the last one until `RunTrace.endTime`).
+ * One resource's part of a motion the balancer issued (`ResourceMove` of `@poise/sim`): a
+ * bundle (positive resource affinity) is one move per resource, all with the same times,
+ * target and outcome.
+ */
+export type TraceMove = ResourceMove;
+
+/**
+ * The time series of a run, one column per quantity (index r = sample, index i = node in
+ * `RunTrace.nodes` order): the `rounds` of `@poise/sim`'s `RunRecorder`. A sample is taken
+ * before the first round and after every round, and holds until the next sample (the last one
+ * until `RunTrace.endTime`).
  */
 export interface TraceRounds {
   /** Sample times, seconds, strictly increasing, each ≤ `endTime`. */
   time: number[];
-  /** Node imbalance of the measured loads (the `pve-9.2` normalised metric), 0..1, lower is better. */
+  /** Node imbalance of the measured loads of the online nodes (the `pve-9.2` normalised metric), 0..1, lower is better. */
   imbalance: number[];
   /** `cpu[i][r]`: node i's cpu use as a fraction of its cores (≥ 0; above 1 when overcommitted). */
   cpu: number[][];
   /** `mem[i][r]`: node i's memory use as a fraction of its memory (≥ 0). */
   mem: number[][];
-  /** `pressureCpu[i][r]`: PSI cpu "some" avg10, percent 0..100; null = not reported that round. Absent: no telemetry. */
-  pressureCpu?: (number | null)[][];
+  /** `online[i][r]`: node i was online (powered, networked, quorate). */
+  online: boolean[][];
+  /** `pressureCpu[i][r]`: PSI cpu "some" avg10, percent 0..100; null = not reported that round. */
+  pressureCpu: (number | null)[][];
   /** `pressureMem[i][r]`: PSI memory "some" avg10, percent 0..100; null = not reported. */
-  pressureMem?: (number | null)[][];
+  pressureMem: (number | null)[][];
 }
 
 /** What one simulation run (scenario × variant × seed) produced for the lab. */
@@ -51,8 +50,14 @@ export interface RunTrace {
   /** Node names in byte order. */
   nodes: string[];
   rounds: TraceRounds;
-  /** Balancer motions in issue order (times non-decreasing). */
+  /** Balancer motions per resource, in issue order (times non-decreasing). */
   moves: TraceMove[];
+}
+
+/** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
+export function hasPressure(rounds: TraceRounds): boolean {
+  for (const col of [rounds.pressureCpu, rounds.pressureMem]) for (const c of col) for (const v of c) if (v !== null) return true;
+  return false;
 }
 
 const finite = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
@@ -65,11 +70,13 @@ const moveSchema = z.strictObject({
   source: z.string().min(1),
   target: z.string().min(1),
   ok: z.boolean().nullable(),
+  outcomeAt: nonNeg.nullable(),
+  detail: z.string().optional(),
 });
 
 const traceSchema = z
   .strictObject({
-    format: z.literal(TRACE_FORMAT),
+    format: z.literal(TRACE_FORMAT, { error: `expected '${TRACE_FORMAT}' (a trace of another format: run it again with this poise-sim)` }),
     scenario: z.string().min(1),
     variant: z.string().min(1),
     seed: z.number().int().nonnegative(),
@@ -80,8 +87,9 @@ const traceSchema = z
       imbalance: z.array(nonNeg.refine((v) => v <= 1, { message: 'expected an imbalance in 0..1' })),
       cpu: z.array(z.array(nonNeg)),
       mem: z.array(z.array(nonNeg)),
-      pressureCpu: z.array(z.array(percent.nullable())).optional(),
-      pressureMem: z.array(z.array(percent.nullable())).optional(),
+      online: z.array(z.array(z.boolean())),
+      pressureCpu: z.array(z.array(percent.nullable())),
+      pressureMem: z.array(z.array(percent.nullable())),
     }),
     moves: z.array(moveSchema),
   })
@@ -97,9 +105,8 @@ const traceSchema = z
       if (v > t.endTime) issue(['rounds', 'time', r], `sample time ${v} is after 'endTime' ${t.endTime}`);
     });
     if (t.rounds.imbalance.length !== n) issue(['rounds', 'imbalance'], `expected ${n} values (one per sample time), got ${t.rounds.imbalance.length}`);
-    for (const key of ['cpu', 'mem', 'pressureCpu', 'pressureMem'] as const) {
+    for (const key of ['cpu', 'mem', 'online', 'pressureCpu', 'pressureMem'] as const) {
       const cols = t.rounds[key];
-      if (cols === undefined) continue;
       if (cols.length !== t.nodes.length) issue(['rounds', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
       cols.forEach((c, i) => {
         if (c.length !== n) issue(['rounds', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
@@ -112,6 +119,8 @@ const traceSchema = z
       if (!known.has(m.source)) issue(['moves', j, 'source'], `unknown node '${m.source}'`);
       if (!known.has(m.target)) issue(['moves', j, 'target'], `unknown node '${m.target}'`);
       if (m.source === m.target) issue(['moves', j, 'target'], 'a move needs a target other than its source');
+      if ((m.ok === null) !== (m.outcomeAt === null)) issue(['moves', j, 'outcomeAt'], m.ok === null ? 'a move in flight has no outcome time' : 'a move with an outcome needs its time');
+      if (m.outcomeAt !== null && (m.outcomeAt < m.time || m.outcomeAt > t.endTime)) issue(['moves', j, 'outcomeAt'], `outcome time ${m.outcomeAt} is not within ${m.time}..${t.endTime}`);
     });
   });
 

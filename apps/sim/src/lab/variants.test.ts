@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KNOWN_CRS_KEYS, parseSeeds, parseVariants, readVariants } from './variants';
+import { CRS_KEYS } from '@poise/sim';
+import { crsProblem, parseSeeds, parseVariants, readVariants } from './variants';
 
 describe('parseVariants', () => {
   it('reads a map of variant → crs overrides, in file order', () => {
@@ -20,6 +21,7 @@ describe('parseVariants', () => {
     { name: 'no variants', text: '{}', error: /^'v\.yaml': no variants/ },
     { name: 'invalid YAML', text: 'a: {b: 1\n', error: /^'v\.yaml': invalid YAML/ },
     { name: 'a duplicate variant', text: 'a: {}\na: {}\n', error: /^'v\.yaml': invalid YAML: .*unique/ },
+    { name: 'a value the key does not accept, naming the variant and key', text: 'defaults: {}\nslow:\n  ha-auto-rebalance-backoff: -5\n', error: /^'v\.yaml' slow\.ha-auto-rebalance-backoff: invalid value '-5' for 'crs\.ha-auto-rebalance-backoff'/ },
     { name: 'a bad variant name', text: '"a b": {}\n', error: /^'v\.yaml' a b: a variant name is/ },
   ];
   for (const c of bad) it(`rejects ${c.name}`, () => expect(() => parseVariants(c.text, 'v.yaml')).toThrow(c.error));
@@ -28,8 +30,27 @@ describe('parseVariants', () => {
     expect(v[0]!.name).toBe('__proto__');
     expect(v[0]!.crs.ha).toBe('static');
   });
-  it('the known keys can be extended', () => {
-    expect(parseVariants('x: {my-key: 1}', 'v.yaml', [...KNOWN_CRS_KEYS, 'my-key'])[0]!.crs['my-key']).toBe(1);
+  it('accepts every key the simulator knows, the balancer’s variant keys included', () => {
+    expect(CRS_KEYS).toContain('ha-auto-rebalance-backoff');
+    const text = `v:\n${CRS_KEYS.filter((k) => k !== 'ha' && k !== 'ha-auto-rebalance-method' && k !== 'ha-auto-rebalance-preset' && k !== 'ha-auto-rebalance-pressure-missing').map((k) => `  ${k}: 1\n`).join('')}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n`;
+    expect(Object.keys(parseVariants(text, 'v.yaml')[0]!.crs).sort()).toEqual([...CRS_KEYS].sort());
+  });
+  it('an empty string removes the key (its default applies)', () => {
+    expect(parseVariants("ref: {ha-auto-rebalance-backoff: ''}", 'v.yaml')[0]!.crs).toEqual({ 'ha-auto-rebalance-backoff': '' });
+  });
+  it.each<[string, string | number | boolean, string | undefined]>([
+    ['ha-auto-rebalance-backoff', 60, undefined],
+    ['ha-auto-rebalance-memhost', true, undefined],
+    ['ha-auto-rebalance-preset', 'recommended', undefined],
+    ['ha-auto-rebalance-backoff', 'soon', "invalid value 'soon' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)"],
+    ['ha-auto-rebalance-preset', 'fast', "invalid value 'fast' for 'crs.ha-auto-rebalance-preset'"],
+    ['ha-auto-rebalance-margin', -1, 'expected a finite number >= 0'],
+    ['ha-auto-rebalance-method', 'random', 'expected bruteforce or topsis'],
+    ['ha-auto-rebalance-speed', 1, "unknown crs key 'ha-auto-rebalance-speed'"],
+  ])('crsProblem(%s, %j)', (key, value, problem) => {
+    const got = crsProblem(key, value);
+    if (problem === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(problem);
   });
   it('an unreadable file is an error naming it', () => {
     expect(() => readVariants('/nonexistent/variants.yaml')).toThrow(/^cannot read '\/nonexistent\/variants\.yaml'/);
@@ -56,6 +77,8 @@ describe('parseSeeds', () => {
     ['1..3,2', /seed 2 given twice/],
     ['0..100000', /more than 10000 seeds/],
     ['99999999999999999999', /too large/],
+    // the simulator's seeds are 32-bit: 2^32 − 1 is the largest
+    ['4294967296', /seed 4294967296 is too large \(at most 4294967295\)/],
   ];
   for (const [spec, err] of bad) it(`rejects '${spec}'`, () => expect(() => parseSeeds(spec)).toThrow(err));
 });

@@ -1,35 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { CRS_KEYS, MAX_SEED, SimError, parseCrsOverride } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
-
-/**
- * The datacenter.cfg `crs` keys a variant may set: the reference's (spec §3.6) and the policy
- * stages of issue 8. Extend this list when a stage adds a key; anything else is an error before
- * a run starts.
- */
-export const KNOWN_CRS_KEYS: readonly string[] = [
-  // reference (spec §3.6)
-  'ha',
-  'ha-rebalance-on-start',
-  'ha-auto-rebalance',
-  'ha-auto-rebalance-threshold',
-  'ha-auto-rebalance-method',
-  'ha-auto-rebalance-hold-duration',
-  'ha-auto-rebalance-margin',
-  // policy stages (issue 8)
-  'ha-auto-rebalance-backoff',
-  'ha-auto-rebalance-cooldown',
-  'ha-auto-rebalance-min-improvement',
-  'ha-auto-rebalance-smoothing',
-  'ha-auto-rebalance-min-pressure-cpu',
-  'ha-auto-rebalance-min-pressure-mem',
-  'ha-auto-rebalance-pressure-missing',
-  'ha-auto-rebalance-memhost',
-  'ha-auto-rebalance-check-migratable',
-  'ha-auto-rebalance-cost-weight',
-  'ha-auto-rebalance-preset',
-];
 
 /** A datacenter.cfg value as the case files carry it. */
 export type CrsValue = string | number | boolean;
@@ -51,19 +24,38 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * The problem with one `crs` key and value as the simulator judges it (`parseCrsOverride` of
+ * `@poise/sim`, the rules of `poise-sim --set`: `CRS_KEYS`, the case loader's rules for the
+ * reference keys, the HA core's ranges for the balancer's variant keys), or undefined.
+ */
+export function crsProblem(key: string, value: CrsValue): string | undefined {
+  if (!CRS_KEYS.includes(key)) return `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`;
+  const text = `${key}=${String(value)}`;
+  try {
+    parseCrsOverride(text);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof SimError)) throw err;
+    const prefix = `'--set ${text}': `;
+    return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  }
+}
+
+/**
  * Parses a variants document (YAML or JSON): a map of variant name → map of `crs` key → value,
  * e.g. `defaults: {}` / `recommended: {ha-auto-rebalance-preset: recommended}`. Variants keep
- * the file's order (the first is listed first in the report). Throws {@link LabError}
- * `bad-variants` naming `file` and the field.
+ * the file's order (the first is listed first in the report). Every key and value is checked
+ * as the simulator will apply it ({@link crsProblem}); an empty string removes the scenario's
+ * own value of the key (its default applies). Throws {@link LabError} `bad-variants` naming
+ * `file` and the field.
  */
-export function parseVariants(text: string, file: string, knownKeys: readonly string[] = KNOWN_CRS_KEYS): Variant[] {
+export function parseVariants(text: string, file: string): Variant[] {
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (err) {
     throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
-  const known = new Set(knownKeys);
   const fail = (field: string, why: string) => new LabError('bad-variants', `'${file}' ${field}: ${why}`);
   if (!isPlainMap(doc)) throw fail('(top level)', 'expected a map of variant name → crs keys');
   // Object.entries, not a zod record: a record drops keys such as '__proto__', which are valid names
@@ -73,9 +65,11 @@ export function parseVariants(text: string, file: string, knownKeys: readonly st
     if (!isPlainMap(crs)) throw fail(name, 'expected a map of crs key → value (use {} for none)');
     const copy: Record<string, CrsValue> = Object.create(null) as Record<string, CrsValue>;
     for (const [key, value] of Object.entries(crs)) {
-      if (!known.has(key)) throw fail(name, `unknown crs key '${key}' (known: ${knownKeys.join(', ')})`);
+      if (!CRS_KEYS.includes(key)) throw fail(name, `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`);
       const res = CRS_VALUE.safeParse(value);
       if (!res.success) throw fail(`${name}.${key}`, res.error.issues[0]!.message);
+      const problem = crsProblem(key, res.data);
+      if (problem !== undefined) throw fail(`${name}.${key}`, problem);
       copy[key] = res.data;
     }
     variants.push({ name, crs: copy });
@@ -85,22 +79,22 @@ export function parseVariants(text: string, file: string, knownKeys: readonly st
 }
 
 /** Reads a variants file; an unreadable file is a {@link LabError} naming it. */
-export function readVariants(file: string, knownKeys: readonly string[] = KNOWN_CRS_KEYS): Variant[] {
+export function readVariants(file: string): Variant[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new LabError('bad-variants', `cannot read '${file}': ${(err as Error).message}`, { cause: err });
   }
-  return parseVariants(text, file, knownKeys);
+  return parseVariants(text, file);
 }
 
 /** Largest seed list `parseSeeds` accepts. */
 export const MAX_SEEDS = 10_000;
 
 /**
- * `1..20` (inclusive range), `1,5,9`, or a mix (`1..3,10`): non-negative integers, unique,
- * returned ascending. Throws {@link LabError} `bad-seeds`.
+ * `1..20` (inclusive range), `1,5,9`, or a mix (`1..3,10`): integers 0..2^32−1 (the
+ * simulator's seeds, `MAX_SEED`), unique, returned ascending. Throws {@link LabError} `bad-seeds`.
  */
 export function parseSeeds(spec: string): number[] {
   const seeds = new Set<number>();
@@ -126,6 +120,6 @@ export function parseSeeds(spec: string): number[] {
     }
     if (seeds.size > MAX_SEEDS) throw bad(`more than ${MAX_SEEDS} seeds`);
   }
-  for (const s of seeds) if (!Number.isSafeInteger(s)) throw bad(`seed '${s}' is too large`);
+  for (const s of seeds) if (!Number.isSafeInteger(s) || s > MAX_SEED) throw bad(`seed ${s} is too large (at most ${MAX_SEED})`);
   return [...seeds].sort((a, b) => a - b);
 }

@@ -26,6 +26,8 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   const cpu = nodes.map(() => [] as number[]);
   const mem = nodes.map(() => [] as number[]);
   const pcpu = nodes.map(() => [] as (number | null)[]);
+  const none = nodes.map(() => [] as (number | null)[]);
+  const online = nodes.map(() => [] as boolean[]);
   const time: number[] = [];
   const imbalance: number[] = [];
   const moves: TraceMove[] = [];
@@ -41,7 +43,9 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
       load[i] = Math.min(1.2, Math.max(0, load[i]! + rng.uniform(-0.05, 0.05)));
       cpu[i]!.push(load[i]!);
       mem[i]!.push(Math.min(1, load[i]! * 0.8 + 0.1));
-      pcpu[i]!.push(load[i]! > 0.9 ? 30 : r % 7 === 0 ? null : 2);
+      pcpu[i]!.push(opts.pressure ? (load[i]! > 0.9 ? 30 : r % 7 === 0 ? null : 2) : null);
+      none[i]!.push(null);
+      online[i]!.push(true);
     }
     const imb = normalizedImbalance(nodes.map((_, i) => (cpu[i]![r]! + mem[i]![r]!) / 2));
     imbalance.push(imb);
@@ -53,7 +57,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
         if (load[i]! < load[lo]!) lo = i;
       }
       const ok = rng.float() < 0.85 ? true : r === nRounds - 1 ? null : false;
-      moves.push({ time: t, sid: `vm:${sid + rng.int(5)}`, source: nodes[hi]!, target: nodes[lo]!, ok });
+      moves.push({ time: t, sid: `vm:${sid + rng.int(5)}`, source: nodes[hi]!, target: nodes[lo]!, ok, outcomeAt: ok === null ? null : t + 1 });
       if (ok) {
         const delta = (load[hi]! - load[lo]!) / 3;
         load[hi]! -= delta;
@@ -70,7 +74,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     seed: variant.name === 'wrong-seed' ? seed + 1 : seed,
     endTime: t,
     nodes,
-    rounds: { time, imbalance, cpu, mem, ...(opts.pressure ? { pressureCpu: pcpu } : {}) },
+    rounds: { time, imbalance, cpu, mem, online, pressureCpu: pcpu, pressureMem: none },
     moves,
   };
 }

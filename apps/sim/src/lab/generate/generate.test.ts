@@ -112,6 +112,74 @@ describe('generateCase', () => {
     expect(JSON.parse(files.get('sim_options')!)).toEqual({ seed: 1, 'max-time': 7220 + 1200 });
   });
 
+  it('pressure baseline: every node reports it from the start; overlapping episodes on a node merge', () => {
+    const params = { nodes: [{ count: 1, cpu: 16, memGiB: 64 }], guests: { count: 2 }, duration: '4h', pressure: { baseline: { cpu: 1.5, mem: 0.5 }, episodes: 6, duration: '1h', cpu: 20, mem: 8 } };
+    const lists = JSON.parse(gen(params).get('cmdlist')!) as string[][];
+    const set = (cpu: number, mem: number) => `node node1 set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
+    expect(lists[0]).toContain(set(1.5, 0.5));
+    // one node, six 1 h episodes in [720 s, 4 h − 20 min − 1 h]: they overlap, so starts and
+    // ends alternate (never two starts in a row: a merged episode ends once)
+    const seq = lists.flat().filter((c) => c === set(20, 8) || c === set(1.5, 0.5)).slice(1);
+    expect(seq.length).toBeGreaterThanOrEqual(2);
+    seq.forEach((c, i) => expect(c).toBe(i % 2 === 0 ? set(20, 8) : set(1.5, 0.5)));
+    expect(seq.length).toBeLessThan(12);
+    // without a baseline, episodes end at 0 and nothing is reported before the first
+    const none = gen({ ...params, pressure: { episodes: 1 } }).get('cmdlist')!;
+    expect(none).not.toContain('pressurecpusome 1.5');
+    expect(none).toContain('pressurecpusome 0 pressurememorysome 0');
+  });
+
+  it('hot-node hotPressure: the hot node reports it from `at` on, after the baseline of its slot', () => {
+    const lists = (at: string) =>
+      JSON.parse(gen({ duration: '2h', guests: { count: 6 }, load: { shape: 'hot-node', hotNode: 'node2', at, hotPressure: 18 }, pressure: { baseline: { cpu: 2, mem: 0.5 } } }).get('cmdlist')!) as string[][];
+    const hot = 'node node2 set-dynamic-stats pressurecpusome 18 pressurememorysome 0.5';
+    const base = 'node node2 set-dynamic-stats pressurecpusome 2 pressurememorysome 0.5';
+    // at 0: the same slot as the baseline, and after it (the later command wins)
+    const first = lists('0')[0]!;
+    expect(first.indexOf(hot)).toBeGreaterThan(first.indexOf(base));
+    expect(first.indexOf(base)).toBeGreaterThanOrEqual(0);
+    // at 1 h: the slot at or after 3600 s (3620): the first list waits 3620 − 20 − 80 s for it
+    const later = lists('1h');
+    expect(later[0]).toContain('delay 3520');
+    expect(later[1]).toContain(hot);
+  });
+
+  it('a burst never takes a guest past its cores (maxcpu)', () => {
+    const files = gen({ duration: '4h', guests: { count: 20, cpu: { median: 2, sigma: 1, min: 0.1, max: 8 } }, load: { shape: 'bursty', burstsPerHour: 30, factor: 20 } });
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const sets = JSON.parse(files.get('cmdlist')!).flat().map((c: string) => /^service (\S+) set-dynamic-stats cpu (\S+)$/.exec(c)).filter(Boolean) as RegExpExecArray[];
+    expect(sets.length).toBeGreaterThan(50);
+    for (const m of sets) expect(Number(m[2])).toBeLessThanOrEqual(st[m[1]!]!.maxcpu);
+    // and some bursts reach it: × 20 is more than any guest has
+    expect(sets.some((m) => Number(m[2]) === st[m[1]!]!.maxcpu)).toBe(true);
+  });
+
+  it("failing.pick 'largest' gives the largest guests the failing kinds", () => {
+    const base = { guests: { count: 30 }, nodes: [{ count: 3, cpu: 32, memGiB: 128 }] };
+    const files = gen({ ...base, failing: { cdrom: 2, fa: 1, pick: 'largest' } });
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxmem: number }>;
+    const bySize = Object.entries(st).sort((a, b) => b[1].maxmem - a[1].maxmem);
+    const failing = new Set([...Object.keys(JSON.parse(files.get('guest_config')!)), ...Object.keys(st).filter((s) => s.startsWith('fa:'))]);
+    expect(failing.size).toBe(3);
+    // every failing guest is at least as large as every other guest
+    const smallestFailing = Math.min(...[...failing].map((sid) => st[sid]!.maxmem));
+    for (const [sid, v] of bySize) if (!failing.has(sid)) expect(v.maxmem).toBeLessThanOrEqual(smallestFailing);
+  });
+
+  it('guests.memhost: the host footprint, between the memory in use × min and × max, at most the configured memory; other draws unchanged', () => {
+    const base = { guests: { count: 40 }, nodes: [{ count: 3, cpu: 32, memGiB: 128 }] };
+    const without = JSON.parse(gen(base).get('dynamic_service_stats')!) as Record<string, { cpu: number; mem: number; memhost?: number }>;
+    const withHost = JSON.parse(gen({ ...base, guests: { ...base.guests, memhost: { min: 1.1, max: 1.5 } } }).get('dynamic_service_stats')!) as typeof without;
+    const st = JSON.parse(gen(base).get('static_service_stats')!) as Record<string, { maxmem: number }>;
+    const MiB = 1024 ** 2;
+    for (const [sid, d] of Object.entries(withHost)) {
+      expect({ cpu: d.cpu, mem: d.mem }).toEqual(without[sid]);
+      expect(without[sid]!.memhost).toBeUndefined();
+      expect(d.memhost!).toBeGreaterThanOrEqual(Math.min(st[sid]!.maxmem, Math.round((d.mem / MiB) * 1.1) * MiB));
+      expect(d.memhost!).toBeLessThanOrEqual(Math.min(st[sid]!.maxmem, Math.round((d.mem / MiB) * 1.5) * MiB));
+    }
+  });
+
   for (const shape of ['idle', 'diurnal', 'bursty', 'hot-node']) {
     it(`no guests at all is a valid ${shape} scenario`, () => {
       const files = gen({ guests: { count: 0 }, load: { shape } });
@@ -151,6 +219,10 @@ describe('bad parameters are errors before anything is written', () => {
     { name: 'an unknown crs key', params: { crs: { 'ha-rebalance-speed': 2 } }, error: /^'p\.yaml' crs: unknown crs key 'ha-rebalance-speed'/ },
     { name: 'min above median', params: { guests: { memGiB: { median: 1, min: 2 } } }, error: /^'p\.yaml' guests\.memGiB: expected 'min' ≤ 'median' ≤ 'max'$/ },
     { name: 'no nodes', params: { nodes: [] }, error: /^'p\.yaml' nodes: expected at least one node group$/ },
+    { name: 'a memhost factor below 1', params: { guests: { memhost: { min: 0.8, max: 1.2 } } }, error: /^'p\.yaml' guests\.memhost\.min: expected a factor ≥ 1$/ },
+    { name: 'an unknown failing pick', params: { failing: { fa: 1, pick: 'smallest' } }, error: /^'p\.yaml' failing\.pick: / },
+    { name: 'a pressure baseline above 100 %', params: { pressure: { baseline: { cpu: 120 } } }, error: /^'p\.yaml' pressure\.baseline\.cpu: expected a percentage in 0\.\.100$/ },
+    { name: 'a crs value the simulator refuses', params: { crs: { 'ha-auto-rebalance-backoff': -1 } }, error: /^'p\.yaml' crs\.ha-auto-rebalance-backoff: invalid value '-1'/ },
     { name: 'a fraction above 1', params: { guests: { containers: 1.5 } }, error: /^'p\.yaml' guests\.containers: expected a fraction in 0\.\.1$/ },
   ];
   for (const c of cases) it(c.name, () => expect(() => gen(c.params)).toThrow(c.error));
@@ -168,7 +240,7 @@ describe('bad parameters are errors before anything is written', () => {
 
 describe('committed parameter files', () => {
   const root = new URL('../../../lab/', import.meta.url);
-  for (const sub of ['corpus', 'examples']) {
+  for (const sub of ['corpus', 'corpus/large', 'examples']) {
     const dir = new URL(`${sub}/`, root);
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml')).sort()) {
       it(`${sub}/${f} is valid and generates`, async () => {

@@ -27,6 +27,7 @@ interface Guest {
   memMiB: number;
   cpu: number;
   useMiB: number;
+  memhostMiB: number | undefined;
 }
 
 /** A generated case: file name → content, in the order written. */
@@ -80,6 +81,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
 
   // --- guests: sizes (own stream), then kinds, then placement
   const sizes = new Prng(p.seed, 'sizes');
+  const hostRng = new Prng(p.seed, 'memhost');
   const g = p.guests;
   const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
   const drawn = Array.from({ length: g.count }, () => {
@@ -87,7 +89,11 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const cpu = Math.max(0.01, round2(clamp(sizes.logNormal(g.cpu.median, g.cpu.sigma), g.cpu.min, g.cpu.max)));
     const use = sizes.uniform(g.memUse.min, g.memUse.max);
     const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2))));
-    return { memMiB, cpu, useMiB: Math.max(1, Math.round(memMiB * use)), maxcpu };
+    const useMiB = Math.max(1, Math.round(memMiB * use));
+    // its own stream: asking for memhost leaves every other draw as it was
+    const hostFactor = g.memhost ? hostRng.uniform(g.memhost.min, g.memhost.max) : undefined;
+    const memhostMiB = hostFactor === undefined ? undefined : Math.min(memMiB, Math.round(useMiB * hostFactor));
+    return { memMiB, cpu, useMiB, maxcpu, memhostMiB };
   });
   const totalNeed = drawn.reduce((a, x) => a + x.memMiB, 0);
   const totalHave = nodes.reduce((a, n) => a + n.memMiB, 0);
@@ -95,7 +101,12 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     throw bad('guests', `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`);
   }
   const kinds = new Prng(p.seed, 'kinds');
-  const order = kinds.shuffled(drawn.map((_, i) => i));
+  const shuffled = kinds.shuffled(drawn.map((_, i) => i));
+  // largest: by memory, then cpu, then draw order (a stable, total order)
+  const order =
+    p.failing.pick === 'largest'
+      ? [...shuffled].sort((a, b) => drawn[b]!.memMiB - drawn[a]!.memMiB || drawn[b]!.cpu - drawn[a]!.cpu || a - b)
+      : shuffled;
   const kindOf = new Array<'fa' | 'cdrom' | 'ct' | 'vm'>(g.count).fill('vm');
   let k = 0;
   for (let i = 0; i < p.failing.fa; i++) kindOf[order[k++]!] = 'fa';
@@ -133,7 +144,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   }
   for (let i = 0; i < g.count; i++) {
     const d = drawn[i]!;
-    guests.push({ sid: sidOf(i), kind: kindOf[i]!, node: assigned[i]!, maxcpu: d.maxcpu, memMiB: d.memMiB, cpu: d.cpu, useMiB: d.useMiB });
+    guests.push({ sid: sidOf(i), kind: kindOf[i]!, node: assigned[i]!, maxcpu: d.maxcpu, memMiB: d.memMiB, cpu: d.cpu, useMiB: d.useMiB, memhostMiB: d.memhostMiB });
   }
 
   // --- rules: distinct plain guests (no fa/cdrom)
@@ -181,6 +192,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   if (p.noise && (p.noise.cpu > 0 || p.noise.memMiB > 0)) {
     for (const n of nodes) at(0, `node ${n.name} set-noise cpu ${p.noise.cpu} mem ${p.noise.memMiB}`);
   }
+  // the baseline first: a hot node's or an episode's pressure in the same slot comes after it
+  if (p.pressure?.baseline) {
+    for (const n of nodes) at(0, `node ${n.name} set-dynamic-stats pressurecpusome ${p.pressure.baseline.cpu} pressurememorysome ${p.pressure.baseline.mem}`);
+  }
   const loadRng = new Prng(p.seed, 'load');
   const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
   const initialCpu = new Map(guests.map((x) => [x.sid, x.cpu]));
@@ -205,7 +220,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       return { x, start };
     }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
     for (const { x, start } of bursts) {
-      at(start, setCpu(x, initialCpu.get(x.sid)! * L.factor));
+      at(start, setCpu(x, Math.min(x.maxcpu, initialCpu.get(x.sid)! * L.factor)));
       at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
     }
   } else if (L.shape === 'hot-node') {
@@ -213,6 +228,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     for (const x of guests.filter((y) => y.node === hot)) {
       if (L.at === 0) x.cpu = Math.min(x.maxcpu, round2(x.cpu * L.factor));
       else at(L.at, setCpu(x, Math.min(x.maxcpu, x.cpu * L.factor)));
+    }
+    if (L.hotPressure !== undefined) {
+      const mem = p.pressure?.baseline?.mem ?? 0;
+      at(L.at, `node ${hot} set-dynamic-stats pressurecpusome ${L.hotPressure} pressurememorysome ${mem}`);
     }
   }
   const evRng = new Prng(p.seed, 'events');
@@ -223,12 +242,28 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     return Math.round(evRng.uniform(lo, hi));
   };
   if (p.pressure) {
+    const base = p.pressure.baseline ?? { cpu: 0, mem: 0 };
+    const set = (n: string, cpu: number, mem: number) => `node ${n} set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
+    // episodes on one node that overlap merge into one (an earlier end must not cut a later one short)
+    const byNode = new Map<string, [number, number][]>();
     for (let e = 0; e < p.pressure.episodes; e++) {
       const n = nodes[evRng.int(nodes.length)]!.name;
       const t = window(p.pressure.duration);
-      const set = (cpu: number, mem: number) => `node ${n} set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
-      at(t, set(p.pressure.cpu, p.pressure.mem));
-      at(t + p.pressure.duration, set(0, 0));
+      let list = byNode.get(n);
+      if (!list) byNode.set(n, (list = []));
+      list.push([slotAtOrAfter(t), slotAtOrAfter(t + p.pressure.duration)]);
+    }
+    for (const n of nodes) {
+      const merged: [number, number][] = [];
+      for (const [a, b] of (byNode.get(n.name) ?? []).sort((x, y) => x[0] - y[0])) {
+        const last = merged[merged.length - 1];
+        if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+        else merged.push([a, b]);
+      }
+      for (const [a, b] of merged) {
+        at(a, set(n.name, p.pressure.cpu, p.pressure.mem));
+        at(b, set(n.name, base.cpu, base.mem));
+      }
     }
   }
   const pickNodes = (count: number) => evRng.shuffled(nodes.map((n) => n.name)).slice(0, count);
@@ -261,7 +296,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   for (const x of sorted) {
     sc[x.sid] = { node: x.node, state: 'started' };
     st[x.sid] = { maxcpu: x.maxcpu, maxmem: x.memMiB * MiB };
-    dy[x.sid] = { cpu: x.cpu, mem: x.useMiB * MiB };
+    dy[x.sid] = x.memhostMiB === undefined ? { cpu: x.cpu, mem: x.useMiB * MiB } : { cpu: x.cpu, mem: x.useMiB * MiB, memhost: x.memhostMiB * MiB };
     running.get(x.node)![x.sid] = 1;
   }
   const guestConfig: Record<string, unknown> = {};

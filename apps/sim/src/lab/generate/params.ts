@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { LabError } from '../errors';
 import { dotPath } from '../trace';
-import { KNOWN_CRS_KEYS } from '../variants';
+import { crsProblem } from '../variants';
 
 /** Load shapes of `load.shape`. */
 export const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node'] as const;
@@ -78,6 +78,14 @@ export const paramsSchema = z.strictObject({
       memUse: z.strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) }).default({ min: 0.3, max: 0.9 }).refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
       /** random: a random node with room; spread: the node with the most free memory; packed: first fit in node order. */
       placement: z.enum(['random', 'spread', 'packed']).default('random'),
+      /**
+       * The host-side footprint (`memhost`) as a multiple of the memory in use, uniform in
+       * [min, max] (at most the configured memory); absent: no `memhost`.
+       */
+      memhost: z
+        .strictObject({ min: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4), max: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4) })
+        .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" })
+        .optional(),
     })
     .default({ count: 12, containers: 0, memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 }, cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 }, memUse: { min: 0.3, max: 0.9 }, placement: 'random' }),
   rules: z
@@ -99,23 +107,41 @@ export const paramsSchema = z.strictObject({
       share: fraction.default(0.2),
       /** diurnal: the curve's swing around the guest's base cpu (0.6 → 0.4× at night, 1.6× at noon). */
       amplitude: fraction.default(0.6),
-      /** bursty: bursts per hour over the cluster, each multiplying one guest's cpu by `factor` for `burst`. */
+      /** bursty: bursts per hour over the cluster, each multiplying one guest's cpu by `factor` (at most its cores, `maxcpu`) for `burst`. */
       burstsPerHour: z.number().min(0).max(3600).default(4),
       factor: z.number().min(1).max(100).default(4),
       burst: duration(100).default(1200),
       /** hot-node: the node whose guests get `factor` × cpu from `at` on (default: the first node). */
       hotNode: z.string().optional(),
       at: duration(0).default(0),
+      /** hot-node: PSI cpu some (%) the hot node reports from `at` on (absent: unchanged). */
+      hotPressure: pct.optional(),
     })
     .default({ shape: 'idle', step: 3600, share: 0.2, amplitude: 0.6, burstsPerHour: 4, factor: 4, burst: 1200, at: 0 }),
   /** Load outside the HA services, fraction of each node's capacity (`node <n> set-dynamic-stats`, issue 8). */
   baseLoad: z.strictObject({ cpu: fraction.default(0), mem: fraction.default(0) }).optional(),
   /** Seeded random-walk noise on the base load (`node <n> set-noise`, issue 8): cores and MiB. */
   noise: z.strictObject({ cpu: z.number().min(0).default(0), memMiB: z.number().min(0).default(0) }).optional(),
-  /** Pressure episodes on random nodes (`node <n> set-dynamic-stats pressurecpusome|pressurememorysome`). */
-  pressure: z.strictObject({ episodes: count(10_000), duration: duration(100).default(1800), cpu: pct.default(25), mem: pct.default(0) }).optional(),
-  /** Guests whose migration fails: `cdrom` VMs with a local CD-ROM (guest_config), `fa` guests failing 9 of 10 migrations. */
-  failing: z.strictObject({ cdrom: count().default(0), fa: count().default(0) }).default({ cdrom: 0, fa: 0 }),
+  /**
+   * Node pressure (`node <n> set-dynamic-stats pressurecpusome|pressurememorysome`): `baseline`
+   * PSI every node reports from the start (absent: nodes report none until an episode), and
+   * `episodes` on random nodes at `cpu` / `mem` % for `duration`, back to the baseline after.
+   */
+  pressure: z
+    .strictObject({
+      baseline: z.strictObject({ cpu: pct.default(0), mem: pct.default(0) }).optional(),
+      episodes: count(10_000).default(0),
+      duration: duration(100).default(1800),
+      cpu: pct.default(25),
+      mem: pct.default(0),
+    })
+    .optional(),
+  /**
+   * Guests whose migration fails: `cdrom` VMs with a local CD-ROM (guest_config), `fa` guests
+   * failing 9 of 10 migrations; `pick`: random guests, or the largest (the balancer's likely
+   * candidates: with `packed` placement they sit on the fullest node).
+   */
+  failing: z.strictObject({ cdrom: count().default(0), fa: count().default(0), pick: z.enum(['random', 'largest']).default('random') }).default({ cdrom: 0, fa: 0, pick: 'random' }),
   /** Nodes put into maintenance for `duration` at random times. */
   maintenance: z.strictObject({ count: count(), duration: duration(100).default(3600) }).optional(),
   /** Node failures (`power` off/on, or `network` off/on) for `duration` at random times. */
@@ -141,8 +167,10 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   }
   const p = res.data;
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
-  const known = new Set(KNOWN_CRS_KEYS);
-  for (const k of Object.keys(p.crs)) if (!known.has(k)) throw bad('crs', `unknown crs key '${k}' (known: ${KNOWN_CRS_KEYS.join(', ')})`);
+  for (const [k, v] of Object.entries(p.crs)) {
+    const problem = crsProblem(k, v);
+    if (problem !== undefined) throw bad(problem.startsWith('unknown') ? 'crs' : `crs.${k}`, problem);
+  }
   const nodeCount = p.nodes.reduce((a, g) => a + g.count, 0);
   if (nodeCount > MAX_NODES) throw bad('nodes', `${nodeCount} nodes, at most ${MAX_NODES}`);
   const g = p.guests;
