@@ -6,6 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
+import { mulberry32 as prng } from '../tools/test-support/prng';
 import { ClusterUsage, type MigrationCandidate, type ResourceStats } from '../packages/usage/src/index';
 import { LeanMigrationBaseline, LeanStartBaseline, bestStartNode } from './baselines';
 import { type Stamp, since, stamp } from './clock';
@@ -14,17 +15,6 @@ import { type StartRow, type RebalanceRow, type UsageMemoryRow, PUBLISHED_START_
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
 
-/** mulberry32: deterministic workloads. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();

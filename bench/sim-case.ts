@@ -16,6 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
+import { mulberry32 as prng } from '../tools/test-support/prng';
 
 const GIB = 1024 ** 3;
 
@@ -50,17 +51,6 @@ export function writeSeed3Case(dir: string, services: number, nodes = 3, until?:
   writeFileSync(join(dir, 'cmdlist'), JSON.stringify(commandLists(names, until)));
 }
 
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `nodes` nodes of mixed sizes (32–128 cores, 128–1024 GiB), `services` guests of 1–4 cores and

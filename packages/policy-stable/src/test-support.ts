@@ -1,4 +1,5 @@
 // Fixture builders for this package's tests (not exported from the package).
+import { mulberry32 } from '../../../tools/test-support/prng';
 import { type BalanceCandidate, type BalanceContext, type MotionOutcome, type Plan, ReplayCluster, type ScoredMigration, type Stage, type StageOutcome } from '@poise/policy';
 
 export const GIB = 1024 ** 3;
@@ -53,17 +54,6 @@ export function seed004(sid: string, failures: number) {
   });
 }
 
-/** A seeded uniform generator in [0, 1) (mulberry32), for reproducible noise. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Seed symptom 2: two 16-core, 64 GiB nodes, each with 0.5 cores and 2 GiB of its own load;

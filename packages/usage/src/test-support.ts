@@ -1,13 +1,5 @@
 // Helpers shared by this package's tests (not exported from the package).
 
-/** mulberry32: a small seeded PRNG, so every random test case is reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (tools/test-support/prng.ts): every random test case is reproducible. */
+export { mulberry32 as prng } from '../../../tools/test-support/prng';
+
