@@ -11,6 +11,7 @@
  *
  *   pnpm tsx bench/sim-case.ts <out-dir> [services=9000] [nodes=3]
  *   pnpm tsx bench/sim-case.ts --dynamic <out-dir> [services=5000] [nodes=64]
+ *   pnpm tsx bench/sim-case.ts --rules <out-dir> [services=9000] [nodes=3]   (seed3 + services rules)
  *   /usr/bin/time -v pnpm poise-sim run <out-dir> > /dev/null
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -32,7 +33,22 @@ function commandLists(names: readonly string[], until: number | undefined): stri
   return lists;
 }
 
-export function writeSeed3Case(dir: string, services: number, nodes = 3, until?: number): void {
+/**
+ * HA rules over the seed-003 services, two per pair of services (vm:100+2p, vm:101+2p): a
+ * positive resource affinity and a (non-strict) node affinity to node p mod nodes. Both are
+ * feasible together, so every rule survives the checks.
+ */
+function pairRules(services: number, names: readonly string[]): string {
+  const out: string[] = [];
+  for (let p = 0; 2 * p + 1 < services; p++) {
+    const pair = `vm:${100 + 2 * p},vm:${101 + 2 * p}`;
+    out.push(`resource-affinity: together${p}\n\tresources ${pair}\n\taffinity positive\n`);
+    out.push(`node-affinity: prefer${p}\n\tnodes ${names[p % names.length]}\n\tresources ${pair}\n`);
+  }
+  return out.join('\n');
+}
+
+export function writeSeed3Case(dir: string, services: number, nodes = 3, until?: number, rules = false): void {
   mkdirSync(dir, { recursive: true });
   const names = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
   const hw: Record<string, unknown> = {};
@@ -47,6 +63,7 @@ export function writeSeed3Case(dir: string, services: number, nodes = 3, until?:
   writeFileSync(join(dir, 'hardware_status'), JSON.stringify(hw));
   writeFileSync(join(dir, 'service_config'), JSON.stringify(sc));
   writeFileSync(join(dir, 'static_service_stats'), JSON.stringify(stats));
+  if (rules) writeFileSync(join(dir, 'rules_config'), pairRules(services, names));
   writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs: { ha: 'static', 'ha-rebalance-on-start': 1 } }));
   writeFileSync(join(dir, 'cmdlist'), JSON.stringify(commandLists(names, until)));
 }
@@ -94,11 +111,12 @@ export function writeDynamicCase(dir: string, services: number, nodes = 64, unti
 if (process.argv[1]?.endsWith('sim-case.ts')) {
   const args = process.argv.slice(2);
   const dynamic = args[0] === '--dynamic';
-  const [dir, services, nodes] = dynamic ? args.slice(1) : args;
+  const rules = args[0] === '--rules';
+  const [dir, services, nodes] = dynamic || rules ? args.slice(1) : args;
   if (!dir) {
-    console.error('usage: tsx bench/sim-case.ts [--dynamic] <out-dir> [services] [nodes]');
+    console.error('usage: tsx bench/sim-case.ts [--dynamic|--rules] <out-dir> [services] [nodes]');
     process.exit(2);
   }
   if (dynamic) writeDynamicCase(dir, Number(services ?? 5000), Number(nodes ?? 64));
-  else writeSeed3Case(dir, Number(services ?? 9000), Number(nodes ?? 3));
+  else writeSeed3Case(dir, Number(services ?? 9000), Number(nodes ?? 3), undefined, rules);
 }

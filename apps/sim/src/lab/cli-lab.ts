@@ -3,6 +3,9 @@ import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase } from '@poise/sim';
 import { LabError } from './errors';
+import { LAB_USAGE, LabUsageError } from './usage';
+
+export { LAB_USAGE, LabUsageError };
 import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
@@ -20,15 +23,6 @@ export interface LabIo {
   err: (line: string) => void;
   /** Where the progress bar draws (stderr); none when absent or not a TTY. */
   progress?: ProgressStream;
-}
-
-export const LAB_USAGE = `  poise-sim generate [<params.yaml|json>] --out <dir> [--seed <n>] [--duration <d>] [--guests <n>] [--shape idle|diurnal|bursty|hot-node]
-  poise-sim compare <scenario-dir|dir-of-cases|params.yaml>... --variants <variants.yaml> [--seeds 1..20] [--jobs <n>] --out <dir> [--title <text>] [--save-traces]
-  poise-sim report <run-trace.json|case-dir>... --out <dir> [--title <text>]`;
-
-/** A usage mistake: exit code 2. */
-export class LabUsageError extends Error {
-  override readonly name = 'LabUsageError';
 }
 
 interface Flags {

@@ -1,10 +1,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { SERVE_USAGE } from './usage';
 import { DEFAULT_SERVED_VERSION, DEFAULT_SPEED, readCertificate, readServeToken, ServeError, type SimServe, startSimServe } from './serve';
 
-export const SERVE_USAGE = `  poise-sim serve <case-dir> [--port <p>] [--host <addr>] [--speed <n>]
-        (--token USER@REALM!TOKENID=SECRET | --token-file <file>) [--cert <pem> --key <pem>]
-        [--pve-version <v>] [--crs-object] [--manager-config <file>]`;
+export { SERVE_USAGE };
 
 const HELP = `usage:
 ${SERVE_USAGE}
