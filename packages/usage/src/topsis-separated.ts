@@ -390,6 +390,12 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
   const memFirst = memTop.i0 !== s ? memTop.i0 : memTop.i1;
   const memFirstValue = memTop.i0 !== s ? memTop.v0 : memTop.v1;
   const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
+  // with the source's new load: the highest load except the target, whether or not the target
+  // is the first of the others
+  const cpuOtherIfNotFirst = Math.max(cpuFirstValue, sc);
+  const cpuOtherIfFirst = Math.max(cpuSecondValue, sc);
+  const memOtherIfNotFirst = Math.max(memFirstValue, sm);
+  const memOtherIfFirst = Math.max(memSecondValue, sm);
   let cpuNewMax = acc[ACC_CPU_NEW_MAX]!;
   let memNewMax = acc[ACC_MEM_NEW_MAX]!;
   let cpuRootMax = acc[ACC_CPU_ROOT_MAX]!;
@@ -418,8 +424,8 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
     const memNew = smSq + tm * tm;
     const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
     const memSquares = memRest - memSquare[t]! + memNew;
-    const cpuOther = Math.max(cpuFirst !== t ? cpuFirstValue : cpuSecondValue, sc);
-    const memOther = Math.max(memFirst !== t ? memFirstValue : memSecondValue, sm);
+    const cpuOther = cpuFirst !== t ? cpuOtherIfNotFirst : cpuOtherIfFirst;
+    const memOther = memFirst !== t ? memOtherIfNotFirst : memOtherIfFirst;
     const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
     const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
     if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
@@ -436,9 +442,10 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
     if (memHigh < memHighLow) memHighLow = memHigh;
     if (memHigh > memHighMax) memHighMax = memHigh;
     const v0 = 1 + cpuRoot;
-    const v1 = 1 + Math.max(0, cpuHigh); // the reference folds the max from 0
+    // the reference folds the max from 0: cpuHigh ≥ sc ≥ 0 already (a −0 would add the same)
+    const v1 = 1 + cpuHigh;
     const v2 = 1 + memRoot;
-    const v3 = 1 + Math.max(0, memHigh);
+    const v3 = 1 + memHigh;
     rowsOut[o] = v0;
     rowsOut[o + 1] = v1;
     rowsOut[o + 2] = v2;
