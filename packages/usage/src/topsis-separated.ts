@@ -252,7 +252,7 @@ function scanRows(
     const s = source[ci]!;
     const bc = bundleCpu[ci]!;
     const bm = bundleMem[ci]!;
-    candidateRows(view, cands, scratch, ci, x, ignored);
+    candidateRows(view, cands, scratch, ci, ci + 1, x, ignored);
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!, o = 0; row < end; row++, o += CRITERIA_COUNT) {
       const p0 = x[o]! - b0, p1 = x[o + 1]! - b1, p2 = x[o + 2]! - b2, p3 = x[o + 3]! - b3;
       const q0 = w0 - x[o]!, q1 = w1 - x[o + 1]!, q2 = w2 - x[o + 2]!, q3 = w3 - x[o + 3]!;
@@ -325,7 +325,7 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
   acc[ACC_CPU_ROOT_MIN] = acc[ACC_MEM_ROOT_MIN] = acc[ACC_CPU_HIGH_MIN] = acc[ACC_MEM_HIGH_MIN] = Infinity;
   acc[ACC_CPU_HIGH_MAX] = acc[ACC_MEM_HIGH_MAX] = -Infinity;
   const rowBuffer = scratch.candidateRowBuffer;
-  for (let ci = 0; ci < cands.count; ci++) candidateRows(view, cands, scratch, ci, rowBuffer, acc);
+  candidateRows(view, cands, scratch, 0, cands.count, rowBuffer, acc);
   for (let k = 0; k < 10; k++) out[k] = acc[k]!;
   // column minima and maxima are those of the roots and highest loads: `1 + x` rounds
   // monotonically, so min(1 + x) = 1 + min(x) bit for bit (likewise max, and max(0, ·))
@@ -355,105 +355,129 @@ const ACC_MEM_HIGH_MAX = 13;
 export const CRITERIA_ACCUMULATOR_SIZE = 14;
 
 /**
- * The approximate criteria of candidate `ci`'s rows, in target order, into `rowsOut` (4 per
- * row, from 0); continues the running statistics in `acc` (the column sums of squares in row
- * order, across candidates) and writes the candidate's column minima to `scratch.candidateMin`.
- * O(1) per row. Needs `scratch`'s reciprocals and squares (`approximateCriteria`).
+ * The approximate criteria of the rows of candidates `from` to `to` (exclusive), each
+ * candidate's rows in target order into `rowsOut` (4 per row, from 0: a candidate overwrites
+ * the previous one's); continues the running statistics in `acc` (the column sums of squares in
+ * row order, across candidates) and writes each candidate's column minima to
+ * `scratch.candidateMin`. O(1) per row. Needs `scratch`'s reciprocals and squares
+ * (`approximateCriteria`). One function for the whole pass and for the rows the scan looks at
+ * (a range of one), so both compute the same bits; the loop over candidates is in here so that
+ * the pass is one call, optimised as a whole.
  */
-function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, ci: number, rowsOut: Float64Array, acc: Float64Array): void {
+function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, from: number, to: number, rowsOut: Float64Array, acc: Float64Array): void {
   const n = view.n;
   const { cpu, maxcpu, mem, maxmem } = view;
   const { cpuLoad, memLoad, cpuTop, memTop, cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
   const cpuTotal = scratch.cpuPrefix[n]!;
   const memTotal = scratch.memPrefix[n]!;
   const nReciprocal = 1 / n;
-  const { targets } = cands;
-  const s = cands.source[ci]!;
-  const bc = cands.bundleCpu[ci]!;
-  const bm = cands.bundleMem[ci]!;
-  // remove_running_resource on the source (same float operations as the reference)
-  const sourceCpu = Math.max(0, cpu[s]! - bc);
-  const sourceMem = Math.max(0, mem[s]! - bm);
-  const sc = sourceCpu / maxcpu[s]!;
-  const sm = sourceMem / maxmem[s]!;
-  const scSq = sc * sc;
-  const smSq = sm * sm;
-  const cpuOld = cpuLoad[s]!;
-  const memOld = memLoad[s]!;
-  const cpuRest = cpuTotal - cpuOld * cpuOld;
-  const memRest = memTotal - memOld * memOld;
-  // the two largest loads of nodes other than the source (top-3 minus the source), with the
-  // index of the first: "highest except source and target" is then one comparison per pair
-  const cpuFirst = cpuTop.i0 !== s ? cpuTop.i0 : cpuTop.i1;
-  const cpuFirstValue = cpuTop.i0 !== s ? cpuTop.v0 : cpuTop.v1;
-  const cpuSecondValue = cpuTop.i0 !== s && cpuTop.i1 !== s ? cpuTop.v1 : cpuTop.v2;
-  const memFirst = memTop.i0 !== s ? memTop.i0 : memTop.i1;
-  const memFirstValue = memTop.i0 !== s ? memTop.v0 : memTop.v1;
-  const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
-  // with the source's new load: the highest load except the target, whether or not the target
-  // is the first of the others
-  const cpuOtherIfNotFirst = Math.max(cpuFirstValue, sc);
-  const cpuOtherIfFirst = Math.max(cpuSecondValue, sc);
-  const memOtherIfNotFirst = Math.max(memFirstValue, sm);
-  const memOtherIfFirst = Math.max(memSecondValue, sm);
+  const { targets, source, bundleCpu, bundleMem, targetStart } = cands;
+  const candidateMin = scratch.candidateMin;
   let cpuNewMax = acc[ACC_CPU_NEW_MAX]!;
   let memNewMax = acc[ACC_MEM_NEW_MAX]!;
   let cpuRootMax = acc[ACC_CPU_ROOT_MAX]!;
   let memRootMax = acc[ACC_MEM_ROOT_MAX]!;
   let cpuHighMax = acc[ACC_CPU_HIGH_MAX]!;
   let memHighMax = acc[ACC_MEM_HIGH_MAX]!;
+  let cpuRootMin = acc[ACC_CPU_ROOT_MIN]!;
+  let memRootMin = acc[ACC_MEM_ROOT_MIN]!;
+  let cpuHighMin = acc[ACC_CPU_HIGH_MIN]!;
+  let memHighMin = acc[ACC_MEM_HIGH_MIN]!;
   let squares0 = acc[ACC_SQUARES]!;
   let squares1 = acc[ACC_SQUARES + 1]!;
   let squares2 = acc[ACC_SQUARES + 2]!;
   let squares3 = acc[ACC_SQUARES + 3]!;
-  // this candidate's smallest roots and highest loads
+  // (declared out here, not per candidate: the optimised loop keeps them unboxed)
   let cpuRootLow = Infinity;
   let memRootLow = Infinity;
   let cpuHighLow = Infinity;
   let memHighLow = Infinity;
-  const first = cands.targetStart[ci]!;
-  const end = cands.targetStart[ci + 1]!;
-  for (let row = first, o = 0; row < end; row++, o += CRITERIA_COUNT) {
-    const t = targets[row]!;
-    // t !== s: self-moves are rejected when the candidates are indexed
-    // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
-    // them, where K covers it); the highest loads need the exact quotient only when it can win
-    const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
-    const tm = (mem[t]! + bm) * memReciprocal[t]!;
-    const cpuNew = scSq + tc * tc;
-    const memNew = smSq + tm * tm;
-    const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
-    const memSquares = memRest - memSquare[t]! + memNew;
-    const cpuOther = cpuFirst !== t ? cpuOtherIfNotFirst : cpuOtherIfFirst;
-    const memOther = memFirst !== t ? memOtherIfNotFirst : memOtherIfFirst;
-    const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
-    const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
-    if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
-    if (memNew > memNewMax) memNewMax = memNew;
-    // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j
-    const cpuRoot = Math.sqrt(cpuSquares > 0 ? cpuSquares * nReciprocal : 0);
-    const memRoot = Math.sqrt(memSquares > 0 ? memSquares * nReciprocal : 0);
-    if (cpuRoot < cpuRootLow) cpuRootLow = cpuRoot;
-    if (cpuRoot > cpuRootMax) cpuRootMax = cpuRoot;
-    if (memRoot < memRootLow) memRootLow = memRoot;
-    if (memRoot > memRootMax) memRootMax = memRoot;
-    if (cpuHigh < cpuHighLow) cpuHighLow = cpuHigh;
-    if (cpuHigh > cpuHighMax) cpuHighMax = cpuHigh;
-    if (memHigh < memHighLow) memHighLow = memHigh;
-    if (memHigh > memHighMax) memHighMax = memHigh;
-    const v0 = 1 + cpuRoot;
-    // the reference folds the max from 0: cpuHigh ≥ sc ≥ 0 already (a −0 would add the same)
-    const v1 = 1 + cpuHigh;
-    const v2 = 1 + memRoot;
-    const v3 = 1 + memHigh;
-    rowsOut[o] = v0;
-    rowsOut[o + 1] = v1;
-    rowsOut[o + 2] = v2;
-    rowsOut[o + 3] = v3;
-    squares0 += v0 * v0;
-    squares1 += v1 * v1;
-    squares2 += v2 * v2;
-    squares3 += v3 * v3;
+  for (let ci = from; ci < to; ci++) {
+    const s = source[ci]!;
+    const bc = bundleCpu[ci]!;
+    const bm = bundleMem[ci]!;
+    // remove_running_resource on the source (same float operations as the reference)
+    const sourceCpu = Math.max(0, cpu[s]! - bc);
+    const sourceMem = Math.max(0, mem[s]! - bm);
+    const sc = sourceCpu / maxcpu[s]!;
+    const sm = sourceMem / maxmem[s]!;
+    const scSq = sc * sc;
+    const smSq = sm * sm;
+    const cpuOld = cpuLoad[s]!;
+    const memOld = memLoad[s]!;
+    const cpuRest = cpuTotal - cpuOld * cpuOld;
+    const memRest = memTotal - memOld * memOld;
+    // the two largest loads of nodes other than the source (top-3 minus the source), with the
+    // index of the first: "highest except source and target" is then one comparison per pair
+    const cpuFirst = cpuTop.i0 !== s ? cpuTop.i0 : cpuTop.i1;
+    const cpuFirstValue = cpuTop.i0 !== s ? cpuTop.v0 : cpuTop.v1;
+    const cpuSecondValue = cpuTop.i0 !== s && cpuTop.i1 !== s ? cpuTop.v1 : cpuTop.v2;
+    const memFirst = memTop.i0 !== s ? memTop.i0 : memTop.i1;
+    const memFirstValue = memTop.i0 !== s ? memTop.v0 : memTop.v1;
+    const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
+    // with the source's new load: the highest load except the target, whether or not the target
+    // is the first of the others
+    const cpuOtherIfNotFirst = Math.max(cpuFirstValue, sc);
+    const cpuOtherIfFirst = Math.max(cpuSecondValue, sc);
+    const memOtherIfNotFirst = Math.max(memFirstValue, sm);
+    const memOtherIfFirst = Math.max(memSecondValue, sm);
+    // this candidate's smallest roots and highest loads
+    cpuRootLow = memRootLow = cpuHighLow = memHighLow = Infinity;
+    const first = targetStart[ci]!;
+    const end = targetStart[ci + 1]!;
+    for (let row = first, o = 0; row < end; row++, o += CRITERIA_COUNT) {
+      const t = targets[row]!;
+      // t !== s: self-moves are rejected when the candidates are indexed
+      // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
+      // them, where K covers it); the highest loads need the exact quotient only when it can win
+      const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
+      const tm = (mem[t]! + bm) * memReciprocal[t]!;
+      const cpuNew = scSq + tc * tc;
+      const memNew = smSq + tm * tm;
+      const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
+      const memSquares = memRest - memSquare[t]! + memNew;
+      const cpuOther = cpuFirst !== t ? cpuOtherIfNotFirst : cpuOtherIfFirst;
+      const memOther = memFirst !== t ? memOtherIfNotFirst : memOtherIfFirst;
+      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
+      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
+      if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
+      if (memNew > memNewMax) memNewMax = memNew;
+      // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j
+      const cpuRoot = Math.sqrt(cpuSquares > 0 ? cpuSquares * nReciprocal : 0);
+      const memRoot = Math.sqrt(memSquares > 0 ? memSquares * nReciprocal : 0);
+      if (cpuRoot < cpuRootLow) cpuRootLow = cpuRoot;
+      if (cpuRoot > cpuRootMax) cpuRootMax = cpuRoot;
+      if (memRoot < memRootLow) memRootLow = memRoot;
+      if (memRoot > memRootMax) memRootMax = memRoot;
+      if (cpuHigh < cpuHighLow) cpuHighLow = cpuHigh;
+      if (cpuHigh > cpuHighMax) cpuHighMax = cpuHigh;
+      if (memHigh < memHighLow) memHighLow = memHigh;
+      if (memHigh > memHighMax) memHighMax = memHigh;
+      const v0 = 1 + cpuRoot;
+      // the reference folds the max from 0: cpuHigh ≥ sc ≥ 0 already (a −0 would add the same)
+      const v1 = 1 + cpuHigh;
+      const v2 = 1 + memRoot;
+      const v3 = 1 + memHigh;
+      rowsOut[o] = v0;
+      rowsOut[o + 1] = v1;
+      rowsOut[o + 2] = v2;
+      rowsOut[o + 3] = v3;
+      squares0 += v0 * v0;
+      squares1 += v1 * v1;
+      squares2 += v2 * v2;
+      squares3 += v3 * v3;
+    }
+    if (cpuRootLow < cpuRootMin) cpuRootMin = cpuRootLow;
+    if (memRootLow < memRootMin) memRootMin = memRootLow;
+    if (cpuHighLow < cpuHighMin) cpuHighMin = cpuHighLow;
+    if (memHighLow < memHighMin) memHighMin = memHighLow;
+    // the candidate's column minima, bit for bit the minima of its rows' values (`1 + x` and
+    // max(0, ·) round monotonically); Infinity for a candidate without targets
+    const mo = ci * CRITERIA_COUNT;
+    candidateMin[mo] = 1 + cpuRootLow;
+    candidateMin[mo + 1] = 1 + Math.max(0, cpuHighLow);
+    candidateMin[mo + 2] = 1 + memRootLow;
+    candidateMin[mo + 3] = 1 + Math.max(0, memHighLow);
   }
   acc[ACC_CPU_NEW_MAX] = cpuNewMax;
   acc[ACC_MEM_NEW_MAX] = memNewMax;
@@ -461,22 +485,14 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
   acc[ACC_MEM_ROOT_MAX] = memRootMax;
   acc[ACC_CPU_HIGH_MAX] = cpuHighMax;
   acc[ACC_MEM_HIGH_MAX] = memHighMax;
+  acc[ACC_CPU_ROOT_MIN] = cpuRootMin;
+  acc[ACC_MEM_ROOT_MIN] = memRootMin;
+  acc[ACC_CPU_HIGH_MIN] = cpuHighMin;
+  acc[ACC_MEM_HIGH_MIN] = memHighMin;
   acc[ACC_SQUARES] = squares0;
   acc[ACC_SQUARES + 1] = squares1;
   acc[ACC_SQUARES + 2] = squares2;
   acc[ACC_SQUARES + 3] = squares3;
-  if (cpuRootLow < acc[ACC_CPU_ROOT_MIN]!) acc[ACC_CPU_ROOT_MIN] = cpuRootLow;
-  if (memRootLow < acc[ACC_MEM_ROOT_MIN]!) acc[ACC_MEM_ROOT_MIN] = memRootLow;
-  if (cpuHighLow < acc[ACC_CPU_HIGH_MIN]!) acc[ACC_CPU_HIGH_MIN] = cpuHighLow;
-  if (memHighLow < acc[ACC_MEM_HIGH_MIN]!) acc[ACC_MEM_HIGH_MIN] = memHighLow;
-  // the candidate's column minima, bit for bit the minima of its rows' values (`1 + x` and
-  // max(0, ·) round monotonically); Infinity for a candidate without targets
-  const m = scratch.candidateMin;
-  const mo = ci * CRITERIA_COUNT;
-  m[mo] = 1 + cpuRootLow;
-  m[mo + 1] = 1 + Math.max(0, cpuHighLow);
-  m[mo + 2] = 1 + memRootLow;
-  m[mo + 3] = 1 + Math.max(0, memHighLow);
 }
 
 function sq(v: number): number {
