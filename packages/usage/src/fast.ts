@@ -24,7 +24,7 @@ const { ImbalanceAccumulator } = imbalanceModule;
 const { imbalanceWithReplaced, TINY_MEAN } = imbalanceModule;
 const { rankScores, scoreFlatInPlace } = topsisModule;
 const { CRITERIA_COUNT, schedulerCriteria, compareNames, nodeLoad, truncateImbalance } = kernels;
-const { separatedTopsisWinner, CRITERIA_ACCUMULATOR_SIZE } = separated;
+const { separatedTopsisWinner, CRITERIA_ACCUMULATOR_SIZE, TARGET_TERMS } = separated;
 const { candidateOfRow } = viewModule;
 import type { NodeScore, ResourceStats, ScoredMigration } from './types';
 
@@ -82,11 +82,8 @@ export class Scratch {
   memLoad = new Float64Array(0);
   cpuPrefix = new Float64Array(1);
   memPrefix = new Float64Array(1);
-  /** 1/maxcpu, 1/maxmem and the squared loads per node (separated TOPSIS). */
-  cpuReciprocal = new Float64Array(0);
-  memReciprocal = new Float64Array(0);
-  cpuSquare = new Float64Array(0);
-  memSquare = new Float64Array(0);
+  /** Per node, what a row of the separated TOPSIS reads of its target (`TARGET_TERMS` each). */
+  targetTerms = new Float64Array(0);
   matrix = new Float64Array(0);
   /** Per candidate, the minimum of each criterion over its targets (separated TOPSIS). */
   candidateMin = new Float64Array(0);
@@ -122,10 +119,7 @@ export class Scratch {
       this.memLoad = new Float64Array(size);
       this.cpuPrefix = new Float64Array(size + 1);
       this.memPrefix = new Float64Array(size + 1);
-      this.cpuReciprocal = new Float64Array(size);
-      this.memReciprocal = new Float64Array(size);
-      this.cpuSquare = new Float64Array(size);
-      this.memSquare = new Float64Array(size);
+      this.targetTerms = new Float64Array(size * TARGET_TERMS);
       this.candidateRowBuffer = new Float64Array(size * CRITERIA_COUNT);
     }
     if (this.scores.length < rows) {

@@ -310,13 +310,18 @@ function scanRows(
  */
 function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, out: Float64Array): void {
   const n = view.n;
-  const { maxcpu, maxmem } = view;
-  const { cpuLoad, memLoad, cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
-  for (let i = 0; i < n; i++) {
-    cpuReciprocal[i] = 1 / maxcpu[i]!;
-    memReciprocal[i] = 1 / maxmem[i]!;
-    cpuSquare[i] = cpuLoad[i]! * cpuLoad[i]!;
-    memSquare[i] = memLoad[i]! * memLoad[i]!;
+  const { cpu, maxcpu, mem, maxmem } = view;
+  const { cpuLoad, memLoad, targetTerms } = scratch;
+  // what a row reads of its target node, side by side (`TARGET_TERMS` per node)
+  for (let i = 0, o = 0; i < n; i++, o += TARGET_TERMS) {
+    targetTerms[o] = cpu[i]!;
+    targetTerms[o + 1] = 1 / maxcpu[i]!;
+    targetTerms[o + 2] = cpuLoad[i]! * cpuLoad[i]!;
+    targetTerms[o + 3] = maxcpu[i]!;
+    targetTerms[o + 4] = mem[i]!;
+    targetTerms[o + 5] = 1 / maxmem[i]!;
+    targetTerms[o + 6] = memLoad[i]! * memLoad[i]!;
+    targetTerms[o + 7] = maxmem[i]!;
   }
   const acc = scratch.criteriaAccumulator;
   // maxima of non-negative values from 0; minima from Infinity (no rows: they stay infinite,
@@ -353,21 +358,25 @@ const ACC_MEM_HIGH_MIN = 12;
 const ACC_MEM_HIGH_MAX = 13;
 /** Size of the running statistics. */
 export const CRITERIA_ACCUMULATOR_SIZE = 14;
+/**
+ * Per node in `Scratch.targetTerms`: cpu, 1/maxcpu, cpu load², maxcpu, mem, 1/maxmem,
+ * mem load², maxmem.
+ */
+export const TARGET_TERMS = 8;
 
 /**
  * The approximate criteria of the rows of candidates `from` to `to` (exclusive), each
  * candidate's rows in target order into `rowsOut` (4 per row, from 0: a candidate overwrites
  * the previous one's); continues the running statistics in `acc` (the column sums of squares in
  * row order, across candidates) and writes each candidate's column minima to
- * `scratch.candidateMin`. O(1) per row. Needs `scratch`'s reciprocals and squares
- * (`approximateCriteria`). One function for the whole pass and for the rows the scan looks at
+ * `scratch.candidateMin`. O(1) per row. Needs `scratch.targetTerms` (`approximateCriteria`). One function for the whole pass and for the rows the scan looks at
  * (a range of one), so both compute the same bits; the loop over candidates is in here so that
  * the pass is one call, optimised as a whole.
  */
 function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, from: number, to: number, rowsOut: Float64Array, acc: Float64Array): void {
   const n = view.n;
   const { cpu, maxcpu, mem, maxmem } = view;
-  const { cpuLoad, memLoad, cpuTop, memTop, cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
+  const { cpuLoad, memLoad, cpuTop, memTop, targetTerms } = scratch;
   const cpuTotal = scratch.cpuPrefix[n]!;
   const memTotal = scratch.memPrefix[n]!;
   const nReciprocal = 1 / n;
@@ -430,16 +439,19 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
       // t !== s: self-moves are rejected when the candidates are indexed
       // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
       // them, where K covers it); the highest loads need the exact quotient only when it can win
-      const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
-      const tm = (mem[t]! + bm) * memReciprocal[t]!;
+      const to = t * TARGET_TERMS;
+      const tcpu = targetTerms[to]! + bc;
+      const tmem = targetTerms[to + 4]! + bm;
+      const tc = tcpu * targetTerms[to + 1]!;
+      const tm = tmem * targetTerms[to + 5]!;
       const cpuNew = scSq + tc * tc;
       const memNew = smSq + tm * tm;
-      const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
-      const memSquares = memRest - memSquare[t]! + memNew;
+      const cpuSquares = cpuRest - targetTerms[to + 2]! + cpuNew;
+      const memSquares = memRest - targetTerms[to + 6]! + memNew;
       const cpuOther = cpuFirst !== t ? cpuOtherIfNotFirst : cpuOtherIfFirst;
       const memOther = memFirst !== t ? memOtherIfNotFirst : memOtherIfFirst;
-      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
-      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
+      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, tcpu / targetTerms[to + 3]!);
+      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, tmem / targetTerms[to + 7]!);
       if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
       if (memNew > memNewMax) memNewMax = memNew;
       // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j
