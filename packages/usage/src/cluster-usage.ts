@@ -62,6 +62,8 @@ interface NodeRecord {
   memInexact: number;
   cpuAbs: number;
   memAbs: number;
+  /** Position in byte order of the node names (set by `sortedNodes`, valid while the order is). */
+  index: number;
 }
 
 interface ResourceRecord {
@@ -214,6 +216,7 @@ export class ClusterUsage {
       memInexact: 0,
       cpuAbs: 0,
       memAbs: 0,
+      index: -1,
     };
     this.nodes.set(name, node);
     this.orderDirty = true;
@@ -493,7 +496,7 @@ export class ClusterUsage {
       }
       if (leader.memberMark !== stamp) throw candidateErrors.leaderNotMember(k, c.leader);
       sids[k] = c.leader;
-      source[k] = index.get(home.name)!;
+      source[k] = home.index; // (the view was just gathered: the order is current)
       bundleCpu[k] = cpuSum;
       bundleMem[k] = memSum;
       targetStart[k] = rows;
@@ -537,6 +540,7 @@ export class ClusterUsage {
     if (this.orderDirty) {
       this.sorted = [...this.nodes.values()].sort((a, b) => compareNames(a.name, b.name));
       this.nameIndex = new Map(this.sorted.map((n, i) => [n.name, i]));
+      for (let i = 0; i < this.sorted.length; i++) this.sorted[i]!.index = i;
       this.orderDirty = false;
     }
     return this.sorted;

@@ -24,7 +24,7 @@ const { ImbalanceAccumulator } = imbalanceModule;
 const { imbalanceWithReplaced, TINY_MEAN } = imbalanceModule;
 const { rankScores, scoreFlatInPlace } = topsisModule;
 const { CRITERIA_COUNT, schedulerCriteria, compareNames, nodeLoad, truncateImbalance } = kernels;
-const { separatedTopsisWinner } = separated;
+const { separatedTopsisWinner, CRITERIA_ACCUMULATOR_SIZE, TARGET_TERMS } = separated;
 const { candidateOfRow } = viewModule;
 import type { NodeScore, ResourceStats, ScoredMigration } from './types';
 
@@ -82,12 +82,18 @@ export class Scratch {
   memLoad = new Float64Array(0);
   cpuPrefix = new Float64Array(1);
   memPrefix = new Float64Array(1);
-  /** 1/maxcpu, 1/maxmem and the squared loads per node (separated TOPSIS). */
-  cpuReciprocal = new Float64Array(0);
-  memReciprocal = new Float64Array(0);
-  cpuSquare = new Float64Array(0);
-  memSquare = new Float64Array(0);
+  /** Per node, what a row of the separated TOPSIS reads of its target (`TARGET_TERMS` each). */
+  targetTerms = new Float64Array(0);
   matrix = new Float64Array(0);
+  /** Per candidate, the minimum of each criterion over its targets (separated TOPSIS). */
+  candidateMin = new Float64Array(0);
+  /** The criteria of one candidate's rows (separated TOPSIS; a candidate has < n targets). */
+  candidateRowBuffer = new Float64Array(0);
+  /** Running column statistics of the separated TOPSIS, and a sink for recomputed rows. */
+  readonly criteriaAccumulator = new Float64Array(CRITERIA_ACCUMULATOR_SIZE);
+  readonly ignoredAccumulator = new Float64Array(CRITERIA_ACCUMULATOR_SIZE);
+  /** The criteria of the three rows the separated TOPSIS scan keeps. */
+  readonly keptRows = new Float64Array(3 * CRITERIA_COUNT);
   scores = new Float64Array(0);
   readonly cpuTop = new TopThree();
   readonly memTop = new TopThree();
@@ -103,17 +109,18 @@ export class Scratch {
   readonly ideal = new Float64Array(2 * CRITERIA_COUNT);
   readonly rowScan = new Int32Array(3);
 
-  ensure(n: number, rows: number): void {
+  ensure(n: number, rows: number, candidates = 0): void {
+    if (this.candidateMin.length < candidates * CRITERIA_COUNT) {
+      this.candidateMin = new Float64Array(Math.max(candidates, (this.candidateMin.length / CRITERIA_COUNT) * 2) * CRITERIA_COUNT);
+    }
     if (this.cpuLoad.length < n) {
       const size = Math.max(n, this.cpuLoad.length * 2);
       this.cpuLoad = new Float64Array(size);
       this.memLoad = new Float64Array(size);
       this.cpuPrefix = new Float64Array(size + 1);
       this.memPrefix = new Float64Array(size + 1);
-      this.cpuReciprocal = new Float64Array(size);
-      this.memReciprocal = new Float64Array(size);
-      this.cpuSquare = new Float64Array(size);
-      this.memSquare = new Float64Array(size);
+      this.targetTerms = new Float64Array(size * TARGET_TERMS);
+      this.candidateRowBuffer = new Float64Array(size * CRITERIA_COUNT);
     }
     if (this.scores.length < rows) {
       const size = Math.max(rows, this.scores.length * 2);
@@ -415,7 +422,7 @@ export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: n
   const n = view.n;
   const rows = cands.targetStart[cands.count]!;
   if (rows === 0) return [];
-  scratch.ensure(n, rows);
+  scratch.ensure(n, rows, cands.count);
   prepareLoads(view, scratch);
   const loads = loadsOf(view);
   if (limit === 1) {

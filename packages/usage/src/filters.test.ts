@@ -140,6 +140,38 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
     expect(topsisPathCounters.separated - before).toBeGreaterThan(5);
   });
 
+  it('skips candidates row by row only when they cannot matter: thinned and empty target lists, any order', () => {
+    // the scan looks at a candidate's rows only when its column minima could beat the best so
+    // far; candidates without targets (minima Infinity) and short lists must neither be chosen
+    // wrongly nor hide the winner, wherever the winner sits in the list
+    const rand = prng(78);
+    const before = topsisPathCounters.separated;
+    for (let trial = 0; trial < 12; trial++) {
+      const u = new ClusterUsage({ aggregation: 'dynamic', metric: trial % 2 === 0 ? 'raw' : 'normalized' });
+      const nodeCount = 5 + Math.floor(rand() * 20);
+      for (let i = 0; i < nodeCount; i++) {
+        const maxcpu = [16, 24, 32][Math.floor(rand() * 3)]!;
+        u.addNode(`node${i + 1}`, { cpu: Math.round(rand() * maxcpu * 800) / 1000, maxcpu, mem: Math.floor(rand() * 60) * GIB, maxmem: 64 * GIB });
+      }
+      for (let k = 0; k < 60; k++) {
+        const maxcpu = [1, 2, 4][Math.floor(rand() * 3)]!;
+        u.addResource(`vm:${100 + k}`, {
+          stats: { cpu: Math.round(rand() * maxcpu * 1000) / 1000, maxcpu, mem: Math.floor(rand() * 4 * 1024) * 1024 * 1024, maxmem: 4 * GIB },
+          state: 'started',
+          placement: { current: `node${1 + Math.floor(rand() * nodeCount)}` },
+        });
+      }
+      const candidates = allMoves(u).map((c) => ({ ...c, targets: rand() < 0.2 ? [] : c.targets.filter(() => rand() < 0.5) }));
+      for (let i = candidates.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!];
+      }
+      expectReference(u, candidates, 'topsis', 1);
+      expectReference(u, candidates.reverse(), 'topsis', 1);
+    }
+    expect(topsisPathCounters.separated - before).toBeGreaterThan(10);
+  });
+
   it.each(['raw', 'normalized'] as const)('falls back on identical nodes and resources, still equal to the reference (%s)', (metric) => {
     const rand = prng(metric === 'raw' ? 21 : 22);
     const before = topsisPathCounters.exact;

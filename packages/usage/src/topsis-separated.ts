@@ -22,6 +22,11 @@
  *    the earliest, which is the first best approximate row. Otherwise it returns -1 and the caller
  *    runs the exact path; so does anything non-finite or degenerate (a column whose spread is
  *    within its error, `d_best + d_worst` within its error: the intervals then overlap).
+ *    The pass looks at a candidate's rows only when its column minima (kept from step 1) could
+ *    pass either test; every term of both is monotone in the row's values, so the skipped rows
+ *    could not have changed the outcome. The rows are not stored between the passes (a matrix
+ *    of every row goes through memory twice): the few candidates looked at are recomputed by
+ *    the same code, hence the same bits.
  *
  * The bound, with u = 2⁻⁵³, n nodes, R rows, X the reference criteria and X̃ ours:
  * - sums of squares: the reference folds n non-negative rounded squares, error ≤ γ_{n−1}·Σ;
@@ -85,7 +90,6 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
   if (rows * u >= 0.25) return -1;
   const cpuTotal = scratch.cpuPrefix[n]!;
   const memTotal = scratch.memPrefix[n]!;
-  const x = scratch.matrix;
 
   // ---- 1. approximate criteria, O(1) per pair ----
   const stats = scratch.columnStats;
@@ -128,23 +132,26 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
 
   // ---- 3. one pass: the best approximate row, and the rows with the largest upper score bounds ----
   const found = scratch.rowScan;
-  scanRows(cands, x, lows, highs, approxScale, bound, loScale, hiScale, found);
+  scanRows(view, cands, scratch, lows, highs, approxScale, bound, loScale, hiScale, found);
   const winner = found[0]!;
   if (winner === -1) return -1;
 
   // ---- 4. the winner's guaranteed score σ against the largest upper bound of another state ----
-  const sigma = scoreLowerBound(x, winner, lows, highs, bound, loScale, hiScale) * (1 - SEPARATION_SLACK);
+  // the criteria of the winner, the first and the second row of the scan, kept by scanRows
+  const x = scratch.keptRows;
+  const sigma = scoreLowerBound(x, 0, lows, highs, bound, loScale, hiScale) * (1 - SEPARATION_SLACK);
   if (!(sigma > 0)) return -1;
   // rows of the winner's state tie with it exactly and rank after it (stable sort): skip them
   const wc = candidateOfRow(cands, winner);
   const highest = found[1]!;
-  const competitor = highest !== -1 && sameState(cands, highest, cands.source[wc]!, cands.targets[winner]!, cands.bundleCpu[wc]!, cands.bundleMem[wc]!) ? found[2]! : highest;
+  const highestIsWinnerState = highest !== -1 && sameState(cands, highest, cands.source[wc]!, cands.targets[winner]!, cands.bundleCpu[wc]!, cands.bundleMem[wc]!);
+  const competitor = highestIsWinnerState ? found[2]! : highest;
   if (competitor === -1) return winner; // every row is the winner's state
   // s_hi < σ  ⇔  d_w,hi·(1 − σ) < σ·d_b,lo  ⇔  d_w,hi²·(1 − σ)² < σ²·d_b,lo² (all ≥ 0); the
   // extra 1e-12 covers the rounding of the ratio that picked the competitor in scanRows
   const left = (1 - sigma) * (1 - sigma) * (1 + SEPARATION_SLACK) * (1 + 1e-12);
   const right = sigma * sigma * (1 - SEPARATION_SLACK);
-  const o = competitor * CRITERIA_COUNT;
+  const o = (highestIsWinnerState ? 2 : 1) * CRITERIA_COUNT;
   let worstHi2 = 0;
   let bestLo2 = 0;
   for (let j = 0; j < CRITERIA_COUNT; j++) {
@@ -154,17 +161,16 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
   return worstHi2 * left < bestLo2 * right ? winner : -1;
 }
 
-/** The lower end of the interval of row `r`'s reference score: d_w,lo / (d_b,hi + d_w,lo). */
+/** The lower end of the interval of the reference score of the row at `x[o..o+4)`: d_w,lo / (d_b,hi + d_w,lo). */
 function scoreLowerBound(
   x: Float64Array,
-  r: number,
+  o: number,
   lows: Float64Array,
   highs: Float64Array,
   bound: Float64Array,
   loScale: Float64Array,
   hiScale: Float64Array,
 ): number {
-  const o = r * CRITERIA_COUNT;
   let bestHi2 = 0;
   let worstLo2 = 0;
   for (let j = 0; j < CRITERIA_COUNT; j++) {
@@ -186,11 +192,14 @@ function sameState(cands: IndexedCandidates, r: number, s: number, t: number, bc
  * d_best²/d_worst² (the best approximate score) or -1; [1] a row A with the smallest
  * ρ = d_b,lo²/d_w,hi² (the largest upper score bound) or -1; [2] the row with the smallest ρ
  * among rows of another state than A, or -1. So the largest upper bound among the rows that are
- * not of state G is A's when A is not of state G, else [2]'s.
+ * not of state G is A's when A is not of state G, else [2]'s. The criteria of these three rows
+ * are copied to `scratch.keptRows` (rows 0, 1, 2). Only candidates that can change one of them
+ * are looked at row by row (their rows recomputed by {@link candidateRows}).
  */
 function scanRows(
+  view: ClusterView,
   cands: IndexedCandidates,
-  x: Float64Array,
+  scratch: Scratch,
   lows: Float64Array,
   highs: Float64Array,
   approxScale: Float64Array,
@@ -200,6 +209,10 @@ function scanRows(
   out: Int32Array,
 ): void {
   const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
+  const candidateMin = scratch.candidateMin;
+  const x = scratch.candidateRowBuffer;
+  const kept = scratch.keptRows;
+  const ignored = scratch.ignoredAccumulator;
   const b0 = lows[0]!, b1 = lows[1]!, b2 = lows[2]!, b3 = lows[3]!;
   const w0 = highs[0]!, w1 = highs[1]!, w2 = highs[2]!, w3 = highs[3]!;
   const a0 = approxScale[0]!, a1 = approxScale[1]!, a2 = approxScale[2]!, a3 = approxScale[3]!;
@@ -217,11 +230,30 @@ function scanRows(
   let second = -1;
   let secondRho = Infinity;
   for (let ci = 0; ci < cands.count; ci++) {
+    // Skip a candidate none of whose rows can pass either test below. Every term of both tests
+    // is monotone in the row's values (rounding is monotone): with m_j the candidate's column
+    // minimum, x_j ≥ m_j gives best2 ≥ fl(Σ((m_j − b_j)·a_j)²), worst2 ≤ fl(Σ((w_j − m_j)·a_j)²),
+    // bestLo2 ≥ its value at m_j and worstHi2 ≤ its value at m_j; and the thresholds only fall
+    // while the scan goes on. So a skipped row would have changed nothing: same result.
+    {
+      const o = ci * CRITERIA_COUNT;
+      const m0 = candidateMin[o]!, m1 = candidateMin[o + 1]!, m2 = candidateMin[o + 2]!, m3 = candidateMin[o + 3]!;
+      const p0 = m0 - b0, p1 = m1 - b1, p2 = m2 - b2, p3 = m3 - b3;
+      const q0 = w0 - m0, q1 = w1 - m1, q2 = w2 - m2, q3 = w3 - m3;
+      const best2 = sq(p0 * a0) + sq(p1 * a1) + sq(p2 * a2) + sq(p3 * a3);
+      const worst2 = sq(q0 * a0) + sq(q1 * a1) + sq(q2 * a2) + sq(q3 * a3);
+      const worstHi2 = sq((q0 + e0) * h0) + sq((q1 + e1) * h1) + sq((q2 + e2) * h2) + sq((q3 + e3) * h3);
+      const bestLo2 = sq(pos(p0 - e0) * l0) + sq(pos(p1 - e1) * l1) + sq(pos(p2 - e2) * l2) + sq(pos(p3 - e3) * l3);
+      // (a NaN product, Infinity·0, means no row has worst2 > 0, resp. worstHi2 > 0: skip)
+      const mayWin = best2 < winnerRatio * worst2;
+      const mayBound = bestLo2 < secondRho * worstHi2 * (1 + 1e-12);
+      if (!mayWin && !mayBound) continue;
+    }
     const s = source[ci]!;
     const bc = bundleCpu[ci]!;
     const bm = bundleMem[ci]!;
-    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
-      const o = row * CRITERIA_COUNT;
+    candidateRows(view, cands, scratch, ci, ci + 1, x, ignored);
+    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!, o = 0; row < end; row++, o += CRITERIA_COUNT) {
       const p0 = x[o]! - b0, p1 = x[o + 1]! - b1, p2 = x[o + 2]! - b2, p3 = x[o + 3]! - b3;
       const q0 = w0 - x[o]!, q1 = w1 - x[o + 1]!, q2 = w2 - x[o + 2]!, q3 = w3 - x[o + 3]!;
       const best2 = sq(p0 * a0) + sq(p1 * a1) + sq(p2 * a2) + sq(p3 * a3);
@@ -229,10 +261,15 @@ function scanRows(
       if (worst2 > 0 && best2 < winnerRatio * worst2) {
         winnerRatio = best2 / worst2;
         winner = row;
+        kept.set(x.subarray(o, o + CRITERIA_COUNT), 0);
       }
       const worstHi2 = sq((q0 + e0) * h0) + sq((q1 + e1) * h1) + sq((q2 + e2) * h2) + sq((q3 + e3) * h3);
       if (!(worstHi2 > 0)) continue; // upper bound 0: below any σ > 0
-      const rho = (sq(pos(p0 - e0) * l0) + sq(pos(p1 - e1) * l1) + sq(pos(p2 - e2) * l2) + sq(pos(p3 - e3) * l3)) / worstHi2;
+      const bestLo2 = sq(pos(p0 - e0) * l0) + sq(pos(p1 - e1) * l1) + sq(pos(p2 - e2) * l2) + sq(pos(p3 - e3) * l3);
+      // division-free pre-test, never stricter than `rho < secondRho`: fl(b/w) < S (S a float)
+      // implies b < S·w, and fl(S·w)·(1 + 1e-12) exceeds S·w
+      if (!(bestLo2 < secondRho * worstHi2 * (1 + 1e-12))) continue;
+      const rho = bestLo2 / worstHi2;
       if (rho < secondRho) {
         const t = targets[row]!;
         const sameAsFirst = s === firstS && t === firstT && bc === firstBc && bm === firstBm;
@@ -240,7 +277,9 @@ function scanRows(
           if (!sameAsFirst) {
             second = first;
             secondRho = firstRho;
+            kept.copyWithin(2 * CRITERIA_COUNT, CRITERIA_COUNT, 2 * CRITERIA_COUNT);
           }
+          kept.set(x.subarray(o, o + CRITERIA_COUNT), CRITERIA_COUNT);
           first = row;
           firstRho = rho;
           firstS = s;
@@ -250,6 +289,7 @@ function scanRows(
         } else if (!sameAsFirst) {
           second = row;
           secondRho = rho;
+          kept.set(x.subarray(o, o + CRITERIA_COUNT), 2 * CRITERIA_COUNT);
         }
       }
     }
@@ -260,37 +300,108 @@ function scanRows(
 }
 
 /**
- * Writes the approximate criteria of every row into `scratch.matrix` and into `out`: the largest
- * replaced-squares sum (cpu, mem), the smallest and largest root (cpu min, max, mem min, max),
- * then per column the sum of squares, the minimum and the maximum.
+ * Computes the approximate criteria of every row, candidate by candidate, into `out`: the
+ * largest replaced-squares sum (cpu, mem), the smallest and largest root (cpu min, max, mem min,
+ * max), then per column the sum of squares (folded in row order), the minimum and the maximum;
+ * and each candidate's column minima into `scratch.candidateMin`. The rows themselves are not
+ * kept (a matrix of every row would be written and read back through memory): the scan
+ * recomputes the rows of the few candidates that can matter with {@link candidateRows}, the
+ * same arithmetic, hence the same bits.
  */
 function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, out: Float64Array): void {
   const n = view.n;
   const { cpu, maxcpu, mem, maxmem } = view;
-  const { cpuLoad, memLoad, cpuTop, memTop } = scratch;
+  const { cpuLoad, memLoad, targetTerms } = scratch;
+  // what a row reads of its target node, side by side (`TARGET_TERMS` per node)
+  for (let i = 0, o = 0; i < n; i++, o += TARGET_TERMS) {
+    targetTerms[o] = cpu[i]!;
+    targetTerms[o + 1] = 1 / maxcpu[i]!;
+    targetTerms[o + 2] = cpuLoad[i]! * cpuLoad[i]!;
+    targetTerms[o + 3] = maxcpu[i]!;
+    targetTerms[o + 4] = mem[i]!;
+    targetTerms[o + 5] = 1 / maxmem[i]!;
+    targetTerms[o + 6] = memLoad[i]! * memLoad[i]!;
+    targetTerms[o + 7] = maxmem[i]!;
+  }
+  const acc = scratch.criteriaAccumulator;
+  // maxima of non-negative values from 0; minima from Infinity (no rows: they stay infinite,
+  // and the caller declines the non-finite bounds); squares from 0
+  acc.fill(0);
+  acc[ACC_CPU_ROOT_MIN] = acc[ACC_MEM_ROOT_MIN] = acc[ACC_CPU_HIGH_MIN] = acc[ACC_MEM_HIGH_MIN] = Infinity;
+  acc[ACC_CPU_HIGH_MAX] = acc[ACC_MEM_HIGH_MAX] = -Infinity;
+  const rowBuffer = scratch.candidateRowBuffer;
+  candidateRows(view, cands, scratch, 0, cands.count, rowBuffer, acc);
+  for (let k = 0; k < 10; k++) out[k] = acc[k]!;
+  // column minima and maxima are those of the roots and highest loads: `1 + x` rounds
+  // monotonically, so min(1 + x) = 1 + min(x) bit for bit (likewise max, and max(0, ·))
+  out[10] = 1 + acc[ACC_CPU_ROOT_MIN]!;
+  out[11] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MIN]!);
+  out[12] = 1 + acc[ACC_MEM_ROOT_MIN]!;
+  out[13] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MIN]!);
+  out[14] = 1 + acc[ACC_CPU_ROOT_MAX]!;
+  out[15] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MAX]!);
+  out[16] = 1 + acc[ACC_MEM_ROOT_MAX]!;
+  out[17] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MAX]!);
+}
+
+/* Layout of the running statistics `candidateRows` continues (`Scratch.criteriaAccumulator`). */
+const ACC_CPU_NEW_MAX = 0;
+const ACC_MEM_NEW_MAX = 1;
+const ACC_CPU_ROOT_MIN = 2;
+const ACC_CPU_ROOT_MAX = 3;
+const ACC_MEM_ROOT_MIN = 4;
+const ACC_MEM_ROOT_MAX = 5;
+const ACC_SQUARES = 6; // 4 columns
+const ACC_CPU_HIGH_MIN = 10;
+const ACC_CPU_HIGH_MAX = 11;
+const ACC_MEM_HIGH_MIN = 12;
+const ACC_MEM_HIGH_MAX = 13;
+/** Size of the running statistics. */
+export const CRITERIA_ACCUMULATOR_SIZE = 14;
+/**
+ * Per node in `Scratch.targetTerms`: cpu, 1/maxcpu, cpu load², maxcpu, mem, 1/maxmem,
+ * mem load², maxmem.
+ */
+export const TARGET_TERMS = 8;
+
+/**
+ * The approximate criteria of the rows of candidates `from` to `to` (exclusive), each
+ * candidate's rows in target order into `rowsOut` (4 per row, from 0: a candidate overwrites
+ * the previous one's); continues the running statistics in `acc` (the column sums of squares in
+ * row order, across candidates) and writes each candidate's column minima to
+ * `scratch.candidateMin`. O(1) per row. Needs `scratch.targetTerms` (`approximateCriteria`). One function for the whole pass and for the rows the scan looks at
+ * (a range of one), so both compute the same bits; the loop over candidates is in here so that
+ * the pass is one call, optimised as a whole.
+ */
+function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, from: number, to: number, rowsOut: Float64Array, acc: Float64Array): void {
+  const n = view.n;
+  const { cpu, maxcpu, mem, maxmem } = view;
+  const { cpuLoad, memLoad, cpuTop, memTop, targetTerms } = scratch;
   const cpuTotal = scratch.cpuPrefix[n]!;
   const memTotal = scratch.memPrefix[n]!;
-  const x = scratch.matrix;
-  const { cpuReciprocal, memReciprocal, cpuSquare, memSquare } = scratch;
   const nReciprocal = 1 / n;
-  for (let i = 0; i < n; i++) {
-    cpuReciprocal[i] = 1 / maxcpu[i]!;
-    memReciprocal[i] = 1 / maxmem[i]!;
-    cpuSquare[i] = cpuLoad[i]! * cpuLoad[i]!;
-    memSquare[i] = memLoad[i]! * memLoad[i]!;
-  }
-  let cpuNewMax = 0;
-  let memNewMax = 0;
-  let cpuRootMin = Infinity;
-  let memRootMin = Infinity;
-  let cpuRootMax = 0;
-  let memRootMax = 0;
-  // column sums of squares (any order: D̃ only has to be within its bound), minima and maxima
-  let squares0 = 0, squares1 = 0, squares2 = 0, squares3 = 0;
-  let min0 = Infinity, min1 = Infinity, min2 = Infinity, min3 = Infinity;
-  let max0 = -Infinity, max1 = -Infinity, max2 = -Infinity, max3 = -Infinity;
-  const { source, bundleCpu, bundleMem, targetStart, targets } = cands;
-  for (let ci = 0; ci < cands.count; ci++) {
+  const { targets, source, bundleCpu, bundleMem, targetStart } = cands;
+  const candidateMin = scratch.candidateMin;
+  let cpuNewMax = acc[ACC_CPU_NEW_MAX]!;
+  let memNewMax = acc[ACC_MEM_NEW_MAX]!;
+  let cpuRootMax = acc[ACC_CPU_ROOT_MAX]!;
+  let memRootMax = acc[ACC_MEM_ROOT_MAX]!;
+  let cpuHighMax = acc[ACC_CPU_HIGH_MAX]!;
+  let memHighMax = acc[ACC_MEM_HIGH_MAX]!;
+  let cpuRootMin = acc[ACC_CPU_ROOT_MIN]!;
+  let memRootMin = acc[ACC_MEM_ROOT_MIN]!;
+  let cpuHighMin = acc[ACC_CPU_HIGH_MIN]!;
+  let memHighMin = acc[ACC_MEM_HIGH_MIN]!;
+  let squares0 = acc[ACC_SQUARES]!;
+  let squares1 = acc[ACC_SQUARES + 1]!;
+  let squares2 = acc[ACC_SQUARES + 2]!;
+  let squares3 = acc[ACC_SQUARES + 3]!;
+  // (declared out here, not per candidate: the optimised loop keeps them unboxed)
+  let cpuRootLow = Infinity;
+  let memRootLow = Infinity;
+  let cpuHighLow = Infinity;
+  let memHighLow = Infinity;
+  for (let ci = from; ci < to; ci++) {
     const s = source[ci]!;
     const bc = bundleCpu[ci]!;
     const bm = bundleMem[ci]!;
@@ -313,74 +424,88 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
     const memFirst = memTop.i0 !== s ? memTop.i0 : memTop.i1;
     const memFirstValue = memTop.i0 !== s ? memTop.v0 : memTop.v1;
     const memSecondValue = memTop.i0 !== s && memTop.i1 !== s ? memTop.v1 : memTop.v2;
-    for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
+    // with the source's new load: the highest load except the target, whether or not the target
+    // is the first of the others
+    const cpuOtherIfNotFirst = Math.max(cpuFirstValue, sc);
+    const cpuOtherIfFirst = Math.max(cpuSecondValue, sc);
+    const memOtherIfNotFirst = Math.max(memFirstValue, sm);
+    const memOtherIfFirst = Math.max(memSecondValue, sm);
+    // this candidate's smallest roots and highest loads
+    cpuRootLow = memRootLow = cpuHighLow = memHighLow = Infinity;
+    const first = targetStart[ci]!;
+    const end = targetStart[ci + 1]!;
+    for (let row = first, o = 0; row < end; row++, o += CRITERIA_COUNT) {
       const t = targets[row]!;
       // t !== s: self-moves are rejected when the candidates are indexed
       // the target's loads by reciprocal (≤ 2u off the quotient; only the sums of squares use
       // them, where K covers it); the highest loads need the exact quotient only when it can win
-      const tc = (cpu[t]! + bc) * cpuReciprocal[t]!;
-      const tm = (mem[t]! + bm) * memReciprocal[t]!;
+      const to = t * TARGET_TERMS;
+      const tcpu = targetTerms[to]! + bc;
+      const tmem = targetTerms[to + 4]! + bm;
+      const tc = tcpu * targetTerms[to + 1]!;
+      const tm = tmem * targetTerms[to + 5]!;
       const cpuNew = scSq + tc * tc;
       const memNew = smSq + tm * tm;
-      const cpuSquares = cpuRest - cpuSquare[t]! + cpuNew;
-      const memSquares = memRest - memSquare[t]! + memNew;
-      const cpuOther = Math.max(cpuFirst !== t ? cpuFirstValue : cpuSecondValue, sc);
-      const memOther = Math.max(memFirst !== t ? memFirstValue : memSecondValue, sm);
-      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, (cpu[t]! + bc) / maxcpu[t]!);
-      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, (mem[t]! + bm) / maxmem[t]!);
+      const cpuSquares = cpuRest - targetTerms[to + 2]! + cpuNew;
+      const memSquares = memRest - targetTerms[to + 6]! + memNew;
+      const cpuOther = cpuFirst !== t ? cpuOtherIfNotFirst : cpuOtherIfFirst;
+      const memOther = memFirst !== t ? memOtherIfNotFirst : memOtherIfFirst;
+      const cpuHigh = tc * (1 + 1e-12) <= cpuOther ? cpuOther : Math.max(cpuOther, tcpu / targetTerms[to + 3]!);
+      const memHigh = tm * (1 + 1e-12) <= memOther ? memOther : Math.max(memOther, tmem / targetTerms[to + 7]!);
       if (cpuNew > cpuNewMax) cpuNewMax = cpuNew;
       if (memNew > memNewMax) memNewMax = memNew;
       // × 1/n instead of / n: one more rounding (≤ 2u in all), inside the 16u of e_j
       const cpuRoot = Math.sqrt(cpuSquares > 0 ? cpuSquares * nReciprocal : 0);
       const memRoot = Math.sqrt(memSquares > 0 ? memSquares * nReciprocal : 0);
-      if (cpuRoot < cpuRootMin) cpuRootMin = cpuRoot;
+      if (cpuRoot < cpuRootLow) cpuRootLow = cpuRoot;
       if (cpuRoot > cpuRootMax) cpuRootMax = cpuRoot;
-      if (memRoot < memRootMin) memRootMin = memRoot;
+      if (memRoot < memRootLow) memRootLow = memRoot;
       if (memRoot > memRootMax) memRootMax = memRoot;
+      if (cpuHigh < cpuHighLow) cpuHighLow = cpuHigh;
+      if (cpuHigh > cpuHighMax) cpuHighMax = cpuHigh;
+      if (memHigh < memHighLow) memHighLow = memHigh;
+      if (memHigh > memHighMax) memHighMax = memHigh;
       const v0 = 1 + cpuRoot;
-      const v1 = 1 + Math.max(0, cpuHigh); // the reference folds the max from 0
+      // the reference folds the max from 0: cpuHigh ≥ sc ≥ 0 already (a −0 would add the same)
+      const v1 = 1 + cpuHigh;
       const v2 = 1 + memRoot;
-      const v3 = 1 + Math.max(0, memHigh);
-      const o = row * CRITERIA_COUNT;
-      x[o] = v0;
-      x[o + 1] = v1;
-      x[o + 2] = v2;
-      x[o + 3] = v3;
+      const v3 = 1 + memHigh;
+      rowsOut[o] = v0;
+      rowsOut[o + 1] = v1;
+      rowsOut[o + 2] = v2;
+      rowsOut[o + 3] = v3;
       squares0 += v0 * v0;
       squares1 += v1 * v1;
       squares2 += v2 * v2;
       squares3 += v3 * v3;
-      if (v0 < min0) min0 = v0;
-      if (v0 > max0) max0 = v0;
-      if (v1 < min1) min1 = v1;
-      if (v1 > max1) max1 = v1;
-      if (v2 < min2) min2 = v2;
-      if (v2 > max2) max2 = v2;
-      if (v3 < min3) min3 = v3;
-      if (v3 > max3) max3 = v3;
     }
+    if (cpuRootLow < cpuRootMin) cpuRootMin = cpuRootLow;
+    if (memRootLow < memRootMin) memRootMin = memRootLow;
+    if (cpuHighLow < cpuHighMin) cpuHighMin = cpuHighLow;
+    if (memHighLow < memHighMin) memHighMin = memHighLow;
+    // the candidate's column minima, bit for bit the minima of its rows' values (`1 + x` and
+    // max(0, ·) round monotonically); Infinity for a candidate without targets
+    const mo = ci * CRITERIA_COUNT;
+    candidateMin[mo] = 1 + cpuRootLow;
+    candidateMin[mo + 1] = 1 + Math.max(0, cpuHighLow);
+    candidateMin[mo + 2] = 1 + memRootLow;
+    candidateMin[mo + 3] = 1 + Math.max(0, memHighLow);
   }
-  out[0] = cpuNewMax;
-  out[1] = memNewMax;
-  out[2] = cpuRootMin;
-  out[3] = cpuRootMax;
-  out[4] = memRootMin;
-  out[5] = memRootMax;
-  out[6] = squares0;
-  out[7] = squares1;
-  out[8] = squares2;
-  out[9] = squares3;
-  out[10] = min0;
-  out[11] = min1;
-  out[12] = min2;
-  out[13] = min3;
-  out[14] = max0;
-  out[15] = max1;
-  out[16] = max2;
-  out[17] = max3;
+  acc[ACC_CPU_NEW_MAX] = cpuNewMax;
+  acc[ACC_MEM_NEW_MAX] = memNewMax;
+  acc[ACC_CPU_ROOT_MAX] = cpuRootMax;
+  acc[ACC_MEM_ROOT_MAX] = memRootMax;
+  acc[ACC_CPU_HIGH_MAX] = cpuHighMax;
+  acc[ACC_MEM_HIGH_MAX] = memHighMax;
+  acc[ACC_CPU_ROOT_MIN] = cpuRootMin;
+  acc[ACC_MEM_ROOT_MIN] = memRootMin;
+  acc[ACC_CPU_HIGH_MIN] = cpuHighMin;
+  acc[ACC_MEM_HIGH_MIN] = memHighMin;
+  acc[ACC_SQUARES] = squares0;
+  acc[ACC_SQUARES + 1] = squares1;
+  acc[ACC_SQUARES + 2] = squares2;
+  acc[ACC_SQUARES + 3] = squares3;
 }
-
-
 
 function sq(v: number): number {
   return v * v;
