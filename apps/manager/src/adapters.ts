@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type CaseInput, loadCase, Simulation } from '@poise/sim';
 import { PveApiError, ApiToken as PveApiToken, PveClient, type PveTlsOptions, type TransportSecurity } from '@poise/pve-api';
 import { type Clock, SimulationClock, systemClock } from './clock';
-import type { ManagerConfig } from './config/load';
+import { type ManagerConfig, type PolicyLayer, policyLayer } from './config/load';
 import { type ApiToken, loadToken } from './config/secret';
 import { errorMessage, ManagerError } from './errors';
 import type { LogLevel } from './log';
@@ -31,6 +31,11 @@ export interface Host {
   readonly notices: readonly { readonly level: LogLevel; readonly msg: string }[];
   /** Strings that must never be logged (the API token and its secret part). */
   readonly secrets: readonly string[];
+  /**
+   * Policy keys the environment itself sets, under the config file's (the simulator's case:
+   * its datacenter.cfg `crs`, as the simulator's own balancer reads them).
+   */
+  readonly policyLayer?: PolicyLayer;
 }
 
 /** Builds the host for a config; tests and fixtures pass their own (a `FakeCluster`). */
@@ -201,6 +206,10 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
+  const casePolicy = policyLayer({ kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'` }, input.datacenterCfg.crs, {
+    file: join(dir, 'datacenter.cfg'),
+    prefix: 'crs.',
+  });
   const sim = new Simulation(input, { profile: 'pve-9.2' });
   const facts = simCaseFacts(input);
   const nodes = Object.keys(input.hardwareStatus).length;
@@ -227,6 +236,7 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
     clock,
     notices,
     secrets: [],
+    policyLayer: casePolicy,
     timeLabel: (seconds) => simTimeLabel(seconds - SIM_EPOCH_SECONDS),
     statePath: join(stateDir, 'state.json'),
     finished: () => sim.ended,

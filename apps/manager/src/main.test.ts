@@ -95,7 +95,8 @@ describe('command line', () => {
     expect(text).toContain('env pve, mode act, interval 10 s');
     expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
     expect(text).toContain('TLS: verified against the system CAs');
-    expect(text).toContain('margin 5%, method bruteforce; cooldown 600 s');
+    expect(text).toContain('margin 5%, method bruteforce; preset recommended, backoff 60 s, cooldown 600 s,');
+    expect(text).toContain(`policy keys: from poise-manager's defaults: hold-duration 3, method bruteforce, preset recommended, threshold 30; from '${w.config}': cooldown 600, margin 5`);
     expect(text).not.toContain(SECRET);
   });
 
@@ -247,7 +248,8 @@ describe('signals (child process)', () => {
     const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
-    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'round', 'lock', 'stop']);
+    // (the fake cluster reports no pressure: the recommended policy says so once)
+    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'policy', 'round', 'lock', 'stop']);
     expect(events.at(-1)).toBe('stop: stopped after 1 round; observe mode: nothing moved');
   });
 

@@ -1,5 +1,5 @@
 import { bundledSimCase, createHost, createPveClient, type HostFactory, tlsNotices } from './adapters';
-import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig } from './config/load';
+import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig, withPolicyLayer } from './config/load';
 import { configJsonSchema } from './config/schema';
 import { loadToken } from './config/secret';
 import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './cli-spec';
@@ -165,7 +165,7 @@ function checkConfig(config: ManagerConfig, io: Io): void {
   const policy = buildPolicy(config.policy);
   io.out(`  policy: ${policy.description}`);
   for (const problem of policy.problems) io.out(`  warning: ${problem}`);
-  if (policy.unusedKeys.length > 0) io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
+  io.out(`  ${policy.sources}`);
   io.out(`  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`);
   io.out(`  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`);
   io.out(`  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`);
@@ -215,6 +215,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   let daemon: Daemon;
   try {
     const host = await (hooks.createHost ?? createHost)(config);
+    // the simulator's case sets policy keys under the config file's (its datacenter.cfg crs)
+    const layered = (c: ManagerConfig) => withPolicyLayer(c, host.policyLayer);
+    config = layered(config);
     daemon = new Daemon({
       config,
       host,
@@ -226,7 +229,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       version: VERSION,
       once: args.once,
       isTty: io.isTty,
-      reloadConfig: args.config === undefined ? undefined : () => readConfig(args),
+      reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
     });

@@ -16,7 +16,8 @@ import {
 } from '@poise/policy';
 import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
 import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
-import type { PolicyConfig } from './config/load';
+import type { PolicyConfig, PolicySource } from './config/load';
+import { REFERENCE_POLICY_KEYS } from './config/schema';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
 import type { ClusterSnapshot } from './port';
 
@@ -26,22 +27,6 @@ import type { ClusterSnapshot } from './port';
  * (`imbalance 27.4% at or below threshold 30.0%`, `improvement 18.4 pp`).
  */
 export const REASON_FORMAT = percentReasonFormat();
-
-/** The keys the reference pipeline reads (checked by the config schema itself). */
-export const REFERENCE_POLICY_KEYS: readonly string[] = [
-  'ha-auto-rebalance-hold-duration',
-  'ha-auto-rebalance-margin',
-  'ha-auto-rebalance-method',
-  'ha-auto-rebalance-threshold',
-];
-
-/** Every policy key this build applies: the reference's, the variant packages' and the preset. */
-export const KNOWN_POLICY_KEYS: readonly string[] = [
-  ...REFERENCE_POLICY_KEYS,
-  PRESET_KEY,
-  ...STABLE_KEYS.map((k) => k.key),
-  ...PRESSURE_KEYS.map((k) => k.key),
-].sort();
 
 /** A policy ready to run, with what the start-up line says about it. */
 export interface BuiltPolicy {
@@ -54,8 +39,11 @@ export interface BuiltPolicy {
    * packages decide.
    */
   readonly problems: readonly string[];
-  /** Configured `ha-auto-rebalance-*` keys no stage reads (a typo, or a key of a newer build). */
-  readonly unusedKeys: readonly string[];
+  /**
+   * Where the keys in force come from, one line (`policy keys: from poise-manager's defaults:
+   * threshold 30, …; from the crs of '<case>/datacenter.cfg': hold-duration 6`).
+   */
+  readonly sources: string;
   /** For the round line: the threshold as a fraction of the normalised imbalance, and the hold rounds. */
   readonly thresholdFraction: number;
   readonly holdRounds: number;
@@ -74,9 +62,8 @@ function settingProblemLine(problem: { key: string; message: string }): string {
   return `policy.${key}: ${text}`;
 }
 
-function describeSettings(stable: StableSettings, pressure: PressureSettings, preset: string | undefined): string {
-  const on: string[] = [];
-  if (preset !== undefined) on.push(`preset ${preset}`);
+function describeSettings(stable: StableSettings, pressure: PressureSettings, preset: string): string {
+  const on: string[] = [`preset ${preset}`];
   if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
   if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);
   if (stable.minImprovementPoints > 0) on.push(`min-improvement ${stable.minImprovementPoints} pp`);
@@ -87,7 +74,21 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
   if (pressure.minPressureMemPercent > 0) on.push(`min-pressure-mem ${pressure.minPressureMemPercent}%`);
   if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0) on.push(`pressure-missing ${pressure.pressureMissing}`);
   if (pressure.checkMigratable) on.push('check-migratable');
-  return on.length > 0 ? on.join(', ') : 'no variant stage';
+  return on.length > 1 ? on.join(', ') : `${on[0]}: no variant stage`;
+}
+
+/** `threshold 30` for `ha-auto-rebalance-threshold: 30`. */
+function shortKey(key: string, value: unknown): string {
+  return `${key.replace(/^ha-auto-rebalance-/, '')} ${String(value)}`;
+}
+
+/** The keys in force grouped by where they come from, lowest layer first. */
+export function describeSources(policy: PolicyConfig): string {
+  const groups = new Map<PolicySource, string[]>();
+  for (const layer of policy.layers) groups.set(layer.source, []);
+  for (const [key, value] of policy.keys) groups.get(policy.origins.get(key)!)?.push(shortKey(key, value));
+  const parts = [...groups].filter(([, keys]) => keys.length > 0).map(([source, keys]) => `from ${source.label}: ${keys.join(', ')}`);
+  return `policy keys: ${parts.join('; ')}`;
 }
 
 /**
@@ -101,7 +102,9 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
 export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
   const ref = policy.reference;
   const raw: Record<string, string | number | boolean> = Object.create(null) as Record<string, string | number | boolean>;
-  for (const [key, value] of policy.keys) raw[key] = value;
+  for (const [key, value] of policy.keys) if (!REFERENCE_POLICY_KEYS.includes(key)) raw[key] = value;
+  // `reference` and `none` are poise-manager's words for no preset: every variant stage off unless set
+  if (policy.preset !== 'recommended') delete raw[PRESET_KEY];
   const input = readCrs(raw);
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
@@ -111,15 +114,14 @@ export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
     { threshold: thresholdFraction, holdRounds: ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
     [...stableStages(stable.settings), ...pressureStages(pressure.settings)],
   );
-  const unusedKeys = [...policy.keys.keys()].filter((k) => !KNOWN_POLICY_KEYS.includes(k));
   return {
     pipeline,
     description:
       `${pipeline.stages.map((s) => s.name).join(' → ')}: ` +
       `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}; ` +
-      describeSettings(stable.settings, pressure.settings, input.preset),
+      describeSettings(stable.settings, pressure.settings, policy.preset),
     problems,
-    unusedKeys,
+    sources: describeSources(policy),
     thresholdFraction,
     holdRounds: ref.holdRounds,
     memhost: stable.settings.memhost,

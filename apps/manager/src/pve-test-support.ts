@@ -71,6 +71,8 @@ export async function pveSetup(
       metrics: { enabled: false },
       lock: { enabled: false },
       ...doc,
+      // the reference pipeline unless a test asks for more (the motions it makes are worked out by hand)
+      policy: { 'ha-auto-rebalance-preset': 'reference', ...(doc.policy as Record<string, unknown> | undefined) },
     },
     join(dir, 'poise-manager.yaml'),
   );

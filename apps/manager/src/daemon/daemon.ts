@@ -113,8 +113,8 @@ export class Daemon {
     const policy = this.ctx.policy;
     const log = this.ctx.log;
     log.info(event, `policy: ${policy.description}`);
+    log.info(event, policy.sources);
     for (const problem of policy.problems) log.warn(event, problem);
-    if (policy.unusedKeys.length > 0) log.warn(event, `policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
   }
 
   /** The loop; resolves with the exit code. */

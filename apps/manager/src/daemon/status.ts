@@ -36,7 +36,7 @@ export function statusJson(ctx: DaemonContext, input: StatusInput): Record<strin
     clusterBalancer: balancerOn === true ? (input.clusterBalancer.settings ?? null) : null,
     policy: policy.description,
     policyProblems: policy.problems,
-    unusedPolicyKeys: policy.unusedKeys,
+    policySources: policy.sources,
     rounds: input.rounds,
     lastRound: last ? { round: last.round, outcome: last.outcome, reason: last.reason, message: last.message } : null,
     motionInFlight: input.state.motion,
