@@ -51,6 +51,8 @@ export interface BuiltPolicy {
   readonly memhost: boolean;
   /** `ha-auto-rebalance-check-migratable`: the round needs the guest configurations. */
   readonly checkMigratable: boolean;
+  /** A pressure stage is on (`min-pressure-cpu` or `-mem` > 0): decisions read node PSI. */
+  readonly readsPressure: boolean;
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
 }
@@ -126,6 +128,7 @@ export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
     holdRounds: ref.holdRounds,
     memhost: stable.settings.memhost,
     checkMigratable: pressure.settings.checkMigratable,
+    readsPressure: pressure.settings.minPressureCpuPercent > 0 || pressure.settings.minPressureMemPercent > 0,
     stable: stable.settings,
     pressure: pressure.settings,
   };

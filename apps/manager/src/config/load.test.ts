@@ -26,7 +26,7 @@ describe('config defaults', () => {
     expect(c.mode).toBe('observe');
     expect(c.intervalSeconds).toBe(10);
     expect(c.policy.reference).toEqual({ thresholdPercent: 30, method: 'bruteforce', holdRounds: 3, marginPercent: 10 });
-    expect(c.limits).toEqual({ maxMotionsInFlight: 1, maxMotionsPerHour: 10, motionTimeoutSeconds: 3600, pickupTimeoutSeconds: 120 });
+    expect(c.limits).toEqual({ maxMotionsInFlight: 1, maxMotionsPerHour: 10, motionTimeoutSeconds: 3600, pickupTimeoutSeconds: 120, settleSeconds: 120 });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9879 });
     expect(c.statePath).toBe(DEFAULT_STATE_FILE);
     expect(c.lock).toEqual({ enabled: true, dir: '/etc/pve/priv/lock', name: 'poise-manager' });
@@ -105,6 +105,8 @@ describe('config errors name the field by dot path and show the bad value', () =
     [{ ...PVE_MIN, interval: '10s' }, 'test.yaml: interval: expected a number of seconds from 1 to 3600, got "10s"'],
     [{ ...PVE_MIN, limits: { 'max-motions-in-flight': 2 } }, 'test.yaml: limits.max-motions-in-flight: expected 1 (one motion at a time is all that is supported), got 2'],
     [{ ...PVE_MIN, limits: { 'max-motions-per-hour': 0 } }, 'test.yaml: limits.max-motions-per-hour: expected an integer ≥ 1, got 0'],
+    [{ ...PVE_MIN, limits: { 'settle-time': -5 } }, 'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got -5'],
+    [{ ...PVE_MIN, limits: { 'settle-time': 'soon' } }, 'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got "soon"'],
     [{ ...PVE_MIN, metrics: { listen: 'localhost' } }, 'test.yaml: metrics.listen: expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879, got "localhost"'],
     [{ ...PVE_MIN, metrics: { listen: '127.0.0.1:70000' } }, 'test.yaml: metrics.listen: expected a port from 0 to 65535, got 70000'],
     [{ ...PVE_MIN, pve: { ...PVE_MIN.pve, urls: ['node1:8006'] } }, 'test.yaml: pve.urls[0]: expected an https:// URL like https://node1:8006, got "node1:8006"'],

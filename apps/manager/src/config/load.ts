@@ -158,6 +158,8 @@ export interface ManagerConfig {
     readonly maxMotionsPerHour: number;
     readonly motionTimeoutSeconds: number;
     readonly pickupTimeoutSeconds: number;
+    /** `limits.settle-time`. */
+    readonly settleSeconds: number;
   };
   readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
   readonly statePath: string;
@@ -302,6 +304,7 @@ function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: 
       maxMotionsPerHour: file.limits['max-motions-per-hour'],
       motionTimeoutSeconds: file.limits['motion-timeout'],
       pickupTimeoutSeconds: file.limits['pickup-timeout'],
+      settleSeconds: file.limits['settle-time'],
     },
     metrics: { enabled: file.metrics.enabled, host: listen.host, port: listen.port },
     statePath: resolvePath(path, file.state.file),

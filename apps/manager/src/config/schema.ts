@@ -27,6 +27,13 @@ export const DEFAULT_MOTION_TIMEOUT_SECONDS = 3600;
  * `crm_commands` every ~10 s round; a few rounds of slack).
  */
 export const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
+/**
+ * After a node failed or came back, or an HA service went through fencing, recovery or another
+ * change poise did not make, no motion is requested for this long after the last change (the
+ * HA manager's own moves settle, fresh telemetry arrives).
+ */
+export const DEFAULT_SETTLE_SECONDS = 120;
+export const MAX_SETTLE_SECONDS = 3600;
 /** Per-request timeout of the Proxmox VE API client. */
 export const DEFAULT_API_TIMEOUT_SECONDS = 10;
 export const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
@@ -242,6 +249,13 @@ const limitsSchema = section({
       .positive({ error: 'expected a number of seconds > 0' })
       .default(DEFAULT_PICKUP_TIMEOUT_SECONDS)
       .describe('An HA motion not seen moving this many seconds after the request was dropped by the HA manager.'),
+    'settle-time': num(`a number of seconds from 0 to ${MAX_SETTLE_SECONDS}`)
+      .min(0, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+      .max(MAX_SETTLE_SECONDS, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+      .default(DEFAULT_SETTLE_SECONDS)
+      .describe(
+        'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
+      ),
   })
   .describe('Safety limits on what the daemon does.');
 

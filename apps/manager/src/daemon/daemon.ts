@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics';
 import { MetricsServer } from '../metrics';
 import { type BuiltPolicy, buildPolicy } from '../policy';
 import type { DaemonState } from '../state';
+import { ClusterWatch } from './cluster-watch';
 import { DaemonContext } from './context';
 import { MotionFollower } from './follower';
 import { LockGuard } from './lock-guard';
@@ -44,6 +45,8 @@ export class Daemon {
   private readonly keeper: StateKeeper;
   private readonly lock: LockGuard;
   private readonly rounds: RoundRunner;
+  private readonly watch: ClusterWatch;
+  private readonly follower: MotionFollower;
   private readonly server: MetricsServer;
   private stopping = false;
   private reloadPending = false;
@@ -53,7 +56,9 @@ export class Daemon {
     this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy));
     this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath);
     this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'));
-    this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, new MotionFollower(this.ctx, this.keeper, this.lock));
+    this.watch = new ClusterWatch(this.ctx);
+    this.follower = new MotionFollower(this.ctx, this.keeper, this.lock);
+    this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, this.follower, this.watch);
     this.server = new MetricsServer(this.ctx.metrics, () => this.status());
     options.log.addSecrets(options.host.secrets);
   }
@@ -195,6 +200,8 @@ export class Daemon {
       rounds: this.rounds.rounds,
       lastReport: this.rounds.lastReport,
       state: this.keeper.state,
+      cluster: this.watch.status(this.ctx.now()),
+      paused: this.follower.pausedKinds(),
     });
   }
 }

@@ -7,11 +7,19 @@ import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migration
 import { balanceContext, REASON_FORMAT } from '../policy';
 import type { ClusterSnapshot, SnapshotProblem } from '../port';
 import type { DaemonContext } from './context';
+import type { ClusterWatch } from './cluster-watch';
 import type { MotionFollower } from './follower';
 import type { LockGuard } from './lock-guard';
 import { type PartialReport, portFailure, type RoundReport } from './report';
 import type { StateKeeper } from './state-keeper';
 import { describeMotion, percent } from './text';
+
+/**
+ * After a motion changed two nodes, decisions that read node pressure wait this long at most
+ * for pressure from after it (the RRD's step is 60 s, and a row is complete only once its
+ * minute is over); then they go on with what there is, and say so.
+ */
+export const TELEMETRY_WAIT_MAX_SECONDS = 180;
 
 /**
  * One round: lock → read the cluster → follow the motion in flight → usage model → gates
@@ -27,12 +35,15 @@ export class RoundRunner {
   private reportedProblems = new Set<string>();
   private last: RoundReport | undefined;
   private working = false;
+  /** A motion ended at `since` and changed `nodes`: decisions that read pressure wait for theirs (see TELEMETRY_WAIT_MAX_SECONDS). */
+  private telemetryWait: { readonly since: number; readonly nodes: readonly string[] } | undefined;
 
   constructor(
     private readonly ctx: DaemonContext,
     private readonly keeper: StateKeeper,
     private readonly lock: LockGuard,
     private readonly follower: MotionFollower,
+    private readonly watch: ClusterWatch,
   ) {}
 
   /** Whether a round is at work (its line not yet written). */
@@ -102,13 +113,24 @@ export class RoundRunner {
       return portFailure(ctx, err, 'reading the cluster');
     }
     this.noteClusterAutoRebalance(snapshot);
-
     const inFlight = this.keeper.state.motion;
+    this.watch.observe(snapshot, new Set(inFlight?.resources ?? []), now);
+
+    let endedNow = false;
     if (inFlight) {
+      let ended;
       try {
-        await this.follower.follow(inFlight, snapshot, now);
+        ended = await this.follower.follow(inFlight, snapshot, now);
       } catch (err) {
         return portFailure(ctx, err, `following ${describeMotion(inFlight)}`);
+      }
+      // the telemetry the motion changed is read again before the next decision
+      const refresh = ctx.host.port.refreshTelemetry;
+      if (ended !== undefined && refresh !== undefined) {
+        const nodes = [inFlight.source, inFlight.target];
+        refresh.call(ctx.host.port, nodes, now);
+        this.telemetryWait = { since: now, nodes };
+        endedNow = true;
       }
     }
 
@@ -119,8 +141,19 @@ export class RoundRunner {
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
 
-    if (!snapshot.quorate) return { outcome: 'skip', reason: 'not-quorate', message: 'the cluster is not quorate: nothing is balanced', fields };
+    if (!snapshot.quorate) {
+      const why = snapshot.quorumUnknown ? ' (the node that answered could not check its quorum)' : '';
+      return { outcome: 'skip', reason: 'not-quorate', message: `the cluster is not quorate${why}: nothing is balanced`, fields };
+    }
     if (snapshot.haDisarmed) return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
+    const unsettled = this.watch.gate(now);
+    if (unsettled) {
+      // a round that does not qualify: the hold counts again from the first settled round
+      this.breakStreaks();
+      return { ...unsettled, fields };
+    }
+    const waiting = this.waitForTelemetry(snapshot, now, endedNow);
+    if (waiting) return { ...waiting, fields };
     if (imbalance === undefined) return { outcome: 'skip', reason: 'no-nodes', message: 'no usable node (online, not in maintenance, with valid stats)', fields };
 
     const balanceHa = !snapshot.crs.autoRebalance;
@@ -188,6 +221,43 @@ export class RoundRunner {
       };
     }
     return this.follower.request(decision, snapshot, now);
+  }
+
+  /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
+  private breakStreaks(): void {
+    const state = this.keeper.state.pipeline;
+    const next: Record<string, unknown> = { ...state };
+    for (const stage of this.ctx.policy.pipeline.stages) {
+      if (stage.breakStreak && Object.hasOwn(state, stage.name)) next[stage.name] = stage.breakStreak(state[stage.name] as never);
+    }
+    if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
+  }
+
+  /**
+   * The skip line while a policy that reads node pressure would judge pressure from before the
+   * last motion (its nodes' RRD not yet past it); `undefined` to go on. Bounded by
+   * {@link TELEMETRY_WAIT_MAX_SECONDS}.
+   */
+  private waitForTelemetry(snapshot: ClusterSnapshot, now: number, endedNow: boolean): PartialReport | undefined {
+    const wait = this.telemetryWait;
+    if (wait === undefined) return undefined;
+    // the snapshot of the round the motion ended in was read before it ended
+    const stale = endedNow ? wait.nodes : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
+    if (stale.length === 0 || !this.ctx.policy.readsPressure) {
+      this.telemetryWait = undefined;
+      return undefined;
+    }
+    const until = wait.since + TELEMETRY_WAIT_MAX_SECONDS;
+    if (now >= until) {
+      this.telemetryWait = undefined;
+      this.ctx.log.warn('cluster', `no pressure telemetry of ${stale.join(', ')} from after the last motion within ${TELEMETRY_WAIT_MAX_SECONDS} s: deciding with the newest there is`);
+      return undefined;
+    }
+    return {
+      outcome: 'skip',
+      reason: 'telemetry-pending',
+      message: `waiting for the pressure of ${stale.join(', ')} from after the last motion (ended at ${this.ctx.timeText(wait.since)}); at most until ${this.ctx.timeText(until)}`,
+    };
   }
 
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
