@@ -8,7 +8,7 @@ import { parseConfig } from './config/load';
 import { Daemon } from './daemon';
 import { ManagerError } from './errors';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
-import { localLockFs } from './lock';
+import { localLockFs, type ProcessIdentity } from './lock';
 import { Logger } from './log';
 import type { MotionReply } from './port';
 
@@ -40,7 +40,16 @@ interface Setup {
   run: (n: number) => Promise<void>;
 }
 
-function setup(doc: Record<string, unknown> = {}, spec: FakeClusterSpec = unbalanced(), options: { dir?: string; cluster?: FakeCluster; lines?: string[] } = {}): Setup {
+/** A process on a node, as a lock holder (`running`: which pids still run). */
+function identity(node: string, pid: number, running: (pid: number) => boolean = () => true): ProcessIdentity {
+  return { self: { node, bootId: 'boot-1', pid, startTime: '4242' }, running: (h) => h.bootId === 'boot-1' && running(h.pid) };
+}
+
+function setup(
+  doc: Record<string, unknown> = {},
+  spec: FakeClusterSpec = unbalanced(),
+  options: { dir?: string; cluster?: FakeCluster; lines?: string[]; identity?: ProcessIdentity } = {},
+): Setup {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'poise-daemon-'));
   const statePath = join(dir, 'state.json');
   const config = parseConfig(
@@ -60,7 +69,7 @@ function setup(doc: Record<string, unknown> = {}, spec: FakeClusterSpec = unbala
   const host = fakeHost(cluster);
   const lines = options.lines ?? [];
   const log = new Logger({ format: 'json', level: 'debug' }, (l) => lines.push(l), () => cluster.time);
-  const daemon = new Daemon({ config, host, log, version: 'test', lockFs: localLockFs });
+  const daemon = new Daemon({ config, host, log, version: 'test', lockFs: localLockFs, identity: options.identity ?? identity('node1', 1001) });
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   const never = new AbortController().signal;
   return {
@@ -548,8 +557,8 @@ describe('active/standby', () => {
     const dir = mkdtempSync(join(tmpdir(), 'poise-standby-'));
     const doc = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, lock: { enabled: true, dir: join(dir, 'lock') } };
     const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 30 } } })); // a long migration
-    const a = setup(doc, undefined, { dir, cluster });
-    const b = setup(doc, undefined, { dir, cluster });
+    const a = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1001) });
+    const b = setup(doc, undefined, { dir, cluster, identity: identity('node2', 2002) });
     await a.daemon.start();
     await b.daemon.start();
     const never = new AbortController().signal;
@@ -559,7 +568,7 @@ describe('active/standby', () => {
       await cluster.step();
     }
     expect(a.records().find((r) => r.event === 'lock' && String(r.msg).startsWith('acquired'))).toBeDefined();
-    expect(b.rounds().every((r) => r.outcome === 'standby' && r.msg === `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance`)).toBe(true);
+    expect(b.rounds().every((r) => r.outcome === 'standby' && r.msg === `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance (pid 1001 on node1)`)).toBe(true);
     expect(cluster.s.requests).toHaveLength(1); // a requested vm:101; still moving
 
     // a dies; b keeps trying every round and takes over once the lock is more than 120 s old
@@ -576,8 +585,52 @@ describe('active/standby', () => {
 
     // a comes back: its lock is long expired, b holds a fresh one: a steps down
     await a.daemon.runRound();
-    expect(a.records().filter((r) => r.event === 'lock').at(-1)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/^lost the lock '.*' \(held by another instance\): stepping down to standby$/) });
+    expect(a.records().filter((r) => r.event === 'lock').at(-1)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/^lost the lock '.*' \(held by another instance \(pid 2002 on node2\)\): stepping down to standby$/) });
     expect(a.rounds().at(-1)!.outcome).toBe('standby');
+  });
+});
+
+describe('a restart on the same node after a crash', () => {
+  it('takes over its own lock at once when the holder process is gone; another node keeps waiting for the expiry', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-crash-'));
+    const doc = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, lock: { enabled: true, dir: join(dir, 'lock') } };
+    const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 30 } } }));
+    const first = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1001) });
+    await first.daemon.start();
+    await first.daemon.runRound(); // active, vm:101 requested; then killed (no release)
+    expect(JSON.parse(readFileSync(join(dir, 'lock', 'poise-manager.holder'), 'utf8'))).toEqual({ node: 'node1', bootId: 'boot-1', pid: 1001, startTime: '4242', since: T0 });
+    cluster.step();
+    // another node: the lock is fresh, it stands by
+    const other = setup(doc, undefined, { dir, cluster, identity: identity('node2', 2002) });
+    await other.daemon.start();
+    await other.daemon.runRound();
+    expect(other.rounds().at(-1)).toMatchObject({ outcome: 'standby', msg: `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance (pid 1001 on node1)` });
+    // the restart on node1 (pid 1001 is gone): active in its first round, the motion followed, not re-sent
+    const restarted = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1500, (pid) => pid !== 1001) });
+    await restarted.daemon.start();
+    await restarted.daemon.runRound();
+    expect(restarted.records().find((r) => r.event === 'lock' && String(r.msg).startsWith('took over'))?.msg).toBe(
+      `took over the lock '${join(dir, 'lock', 'poise-manager')}' at once: its holder on this node (pid 1001 on node1, since 2026-01-01T00:00:00.000Z) is gone; this instance is active`,
+    );
+    expect(restarted.rounds().at(-1)!.msg).toMatch(/^motion in flight: migrate vm:101 from node1 to node2/);
+    expect(cluster.s.requests).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, 'lock', 'poise-manager.holder'), 'utf8'))).toMatchObject({ node: 'node1', pid: 1500 });
+    // a holder that still runs on the same node (a second instance there) is not taken over
+    const twin = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1700) });
+    await twin.daemon.start();
+    await twin.daemon.runRound();
+    expect(twin.rounds().at(-1)).toMatchObject({ outcome: 'standby' });
+  });
+
+  it('an unusable lock directory at run time: standby, and the round says what failed (no garbled sentence)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-lockdir-'));
+    writeFileSync(join(dir, 'file'), '');
+    const s = setup({ mode: 'act', lock: { enabled: true, dir: join(dir, 'file', 'lock') } });
+    await s.daemon.start();
+    await s.daemon.runRound();
+    const round = s.rounds()[0]!;
+    expect(round).toMatchObject({ outcome: 'standby', reason: 'lock-error', level: 'warn' });
+    expect(round.msg).toMatch(new RegExp(`^standby: cannot use the lock '${join(dir, 'file', 'lock', 'poise-manager')}': cannot create the lock directory '.*' \\(pmxcfs not mounted\\?\\): ENOTDIR`));
   });
 });
 

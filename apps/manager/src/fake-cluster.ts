@@ -362,7 +362,7 @@ export class FakeCluster implements BalancerPort {
  * rounds is one cluster round (`step`). `afterStep` runs after each (a fixture persists the
  * cluster there).
  */
-export function fakeHost(cluster: FakeCluster, options: { afterStep?: () => void | Promise<void>; secrets?: string[] } = {}): Host {
+export function fakeHost(cluster: FakeCluster, options: { afterStep?: () => void | Promise<void>; redact?: (text: string) => string } = {}): Host {
   return {
     port: cluster,
     clock: {
@@ -374,6 +374,6 @@ export function fakeHost(cluster: FakeCluster, options: { afterStep?: () => void
       },
     },
     notices: [],
-    secrets: options.secrets ?? [],
+    ...(options.redact ? { redact: options.redact } : {}),
   };
 }

@@ -47,6 +47,8 @@ export interface BuiltPolicy {
   /** For the round line: the threshold as a fraction of the normalised imbalance, and the hold rounds. */
   readonly thresholdFraction: number;
   readonly holdRounds: number;
+  /** Built for `--once`: the hold counts as met (the pipeline holds 0 rounds), so one round answers. */
+  readonly holdCountedMet: boolean;
   /** `ha-auto-rebalance-memhost`: the usage model takes the guests' host-side memory (`memhost`) when reported. */
   readonly memhost: boolean;
   /** `ha-auto-rebalance-check-migratable`: the round needs the guest configurations. */
@@ -101,7 +103,7 @@ export function describeSources(policy: PolicyConfig): string {
  * percent of the normalised imbalance, hence the division by 100, as `@poise/ha` does).
  * Never throws for a bad variant value; the reference keys are checked by the config schema.
  */
-export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
+export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean } = {}): BuiltPolicy {
   const ref = policy.reference;
   const raw: Record<string, string | number | boolean> = Object.create(null) as Record<string, string | number | boolean>;
   for (const [key, value] of policy.keys) if (!REFERENCE_POLICY_KEYS.includes(key)) raw[key] = value;
@@ -113,7 +115,7 @@ export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
   const problems = [...input.problems, ...stable.problems, ...pressure.problems].map(settingProblemLine);
   const thresholdFraction = ref.thresholdPercent / 100;
   const pipeline = composePipeline(
-    { threshold: thresholdFraction, holdRounds: ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
+    { threshold: thresholdFraction, holdRounds: options.holdMet ? 0 : ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
     [...stableStages(stable.settings), ...pressureStages(pressure.settings)],
   );
   return {
@@ -126,6 +128,7 @@ export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
     sources: describeSources(policy),
     thresholdFraction,
     holdRounds: ref.holdRounds,
+    holdCountedMet: options.holdMet === true,
     memhost: stable.settings.memhost,
     checkMigratable: pressure.settings.checkMigratable,
     readsPressure: pressure.settings.minPressureCpuPercent > 0 || pressure.settings.minPressureMemPercent > 0,

@@ -164,7 +164,7 @@ describe('faults of a motion request: never re-sent blindly', () => {
     // vm:101 in error is no candidate: the daemon never asks; the endpoint would refuse it
     await s.run(1);
     expect(motions(s)[0]).not.toMatch(/^vm:101>/);
-    const c = createPveClient(s.config, loadToken({ env: 'POISE_TOKEN' }, { POISE_TOKEN: TOKEN }));
+    const c = createPveClient(s.config, loadToken({ env: 'POISE_TOKEN' }, { POISE_TOKEN: TOKEN }).token);
     await expect(c.haMigrate('vm:101', 'node2')).rejects.toMatchObject({ code: 'refused', status: 500, mayHaveBeenApplied: false, serverMessage: "service 'vm:101' in error state, must be disabled and fixed first" });
     await c.close();
   });

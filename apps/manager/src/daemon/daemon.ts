@@ -1,6 +1,6 @@
 import type { Host } from '../adapters';
 import type { ManagerConfig } from '../config/load';
-import type { LockFs } from '../lock';
+import type { LockFs, ProcessIdentity } from '../lock';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import { MetricsServer } from '../metrics';
@@ -22,12 +22,18 @@ export interface DaemonOptions {
   readonly host: Host;
   readonly log: Logger;
   readonly version: string;
-  /** Run one round and stop. */
+  /**
+   * `--once`: one round that answers what would be moved now and why: no request, no lock,
+   * the state file read and never written, the hold counted as met. The config's mode must be
+   * observe (main sees to it).
+   */
   readonly once?: boolean;
   /** Re-reads the config file (SIGHUP); throws on a bad file. */
   readonly reloadConfig?: () => ManagerConfig;
   /** The lock's file-system semantics (default: by the lock directory, see `lockFsFor`). */
   readonly lockFs?: LockFs;
+  /** This process as a lock holder (default: read from the system; tests stand in other processes). */
+  readonly identity?: ProcessIdentity;
   /** Whether stdout is a terminal (log format `auto` on reload). */
   readonly isTty?: boolean;
   /** Called with the metrics address once listening (tests). */
@@ -53,14 +59,15 @@ export class Daemon {
   private readonly abort = new AbortController();
 
   constructor(private readonly options: DaemonOptions) {
-    this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy));
-    this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath);
-    this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'));
+    const once = options.once === true;
+    this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy, { holdMet: once }));
+    this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath, once);
+    this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'), options.identity, once);
     this.watch = new ClusterWatch(this.ctx);
     this.follower = new MotionFollower(this.ctx, this.keeper, this.lock);
     this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, this.follower, this.watch);
     this.server = new MetricsServer(this.ctx.metrics, () => this.status());
-    options.log.addSecrets(options.host.secrets);
+    if (options.host.redact) options.log.addRedaction(options.host.redact);
   }
 
   /** The config in force (a reload replaces it). */
@@ -89,9 +96,11 @@ export class Daemon {
     );
     log.info(
       'start',
-      c.mode === 'observe'
-        ? 'observe mode: each round says what it would do; nothing is moved (mode: act to move)'
-        : 'act mode: decisions are carried out (at most one motion in flight)',
+      this.options.once
+        ? `--once: one round that says what would be moved now and why; nothing is moved, the state file is read and not written${this.ctx.policy.holdRounds > 1 ? `, the hold of ${this.ctx.policy.holdRounds} rounds counts as met` : ''}`
+        : c.mode === 'observe'
+          ? 'observe mode: each round says what it would do; nothing is moved (mode: act to move)'
+          : 'act mode: decisions are carried out (at most one motion in flight)',
     );
     this.logPolicy('start');
     log.info(
@@ -172,6 +181,7 @@ export class Daemon {
   /** Re-reads the config (see `reload.ts`). */
   reload(): void {
     this.reloadPending = false;
+    if (this.options.once) return;
     const adopt = (policy: BuiltPolicy) => {
       this.ctx.policy = policy;
       this.keeper.adoptPipelineState(this.keeper.state.pipeline, 'config');

@@ -83,7 +83,7 @@ export class RoundRunner {
       round: this.roundNo,
       outcome: partial.outcome,
       reason: partial.reason,
-      message: partial.message,
+      message: this.withOnceNote(partial),
       level: partial.level ?? (partial.outcome === 'error' ? 'warn' : 'info'),
       fields: partial.fields ?? {},
     };
@@ -221,6 +221,20 @@ export class RoundRunner {
       };
     }
     return this.follower.request(decision, snapshot, now);
+  }
+
+  /**
+   * Under `--once` (the hold counted as met), a line the hold would have changed says so: a
+   * motion it would request, or a stop by a stage after the hold.
+   */
+  private withOnceNote(partial: PartialReport): string {
+    const policy = this.ctx.policy;
+    if (!policy.holdCountedMet || policy.holdRounds <= 1) return partial.message;
+    const stages = policy.pipeline.stages.map((s) => s.name);
+    const stage = typeof partial.fields?.stage === 'string' ? partial.fields.stage : undefined;
+    const afterHold = stage !== undefined && stages.indexOf(stage) > stages.indexOf('threshold-hold');
+    if (partial.outcome !== 'would-move' && !afterHold) return partial.message;
+    return `${partial.message} (--once: the hold of ${policy.holdRounds} rounds counted as met)`;
   }
 
   /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
