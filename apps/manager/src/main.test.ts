@@ -378,11 +378,15 @@ describe('signals (child process)', () => {
     expect(await first.exited).toBe('SIGKILL');
     expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });
 
-    // the lock of the killed process is fresh: the restarted one waits for it to expire (the fake
-    // clock runs 10 s per round), then takes over and follows the motion
+    // the lock of the killed process is fresh, but its holder record names this node and a
+    // process that is gone: the restarted one takes it over at once and follows the motion
     const second = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '20' });
     const loaded = await second.waitFor('the state', (r) => r.event === 'state');
     expect(loaded.msg).toMatch(/following the motion in flight from before: migrate vm:101 from node1 to node2/);
+    const taken = await second.waitFor('the lock', (r) => r.event === 'lock' && /^(took over|acquired)/.test(String(r.msg)));
+    expect(taken.msg).toMatch(new RegExp(`^took over the lock '.*' at once: its holder on this node \\(pid ${first.child.pid} on [^,]+, since .*\\) is gone; this instance is active$`));
+    const firstRound = await second.waitFor('the first round', (r) => r.event === 'round');
+    expect(firstRound.outcome).not.toBe('standby');
     const outcome = await second.waitFor('the outcome', (r) => r.event === 'motion');
     expect(outcome.msg).toMatch(/^migrate vm:101 from node1 to node2 succeeded after \d+ s$/);
     second.child.kill('SIGTERM');

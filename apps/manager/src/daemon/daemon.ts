@@ -105,7 +105,7 @@ export class Daemon {
     this.logPolicy('start');
     log.info(
       'start',
-      `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
+      `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s, settle time ${c.limits.settleSeconds} s`,
     );
     log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);

@@ -255,8 +255,10 @@ export class RoundRunner {
   private waitForTelemetry(snapshot: ClusterSnapshot, now: number, endedNow: boolean): PartialReport | undefined {
     const wait = this.telemetryWait;
     if (wait === undefined) return undefined;
-    // the snapshot of the round the motion ended in was read before it ended
-    const stale = endedNow ? wait.nodes : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
+    // the snapshot of the round the motion ended in was read before it ended: its pressure (if
+    // the node reports any) is from before
+    const reports = (name: string) => snapshot.nodes.some((n) => n.name === name && (n.pressure.cpuSome !== undefined || n.pressure.memSome !== undefined));
+    const stale = endedNow ? wait.nodes.filter(reports) : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
     if (stale.length === 0 || !this.ctx.policy.readsPressure) {
       this.telemetryWait = undefined;
       return undefined;
