@@ -712,7 +712,7 @@ describe('metrics', () => {
     expect(status).toMatchObject({ mode: 'act', active: true, rounds: 4, motionInFlight: { sid: 'vm:101', target: 'node2' }, motionsLastHour: 1 });
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     daemon.stop('SIGTERM');
-    await (daemon as unknown as { shutdown: () => Promise<void> }).shutdown();
+    await daemon.close();
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
   });
 });

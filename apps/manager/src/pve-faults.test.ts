@@ -329,9 +329,8 @@ describe('Proxmox VE 8: HA groups read as node-affinity rules', () => {
 describe('the token', () => {
   it('is in no log line, metric or status, whatever failed', async () => {
     const s = await setup({ ...ACT, metrics: { enabled: true, listen: '127.0.0.1:0' } }, unbalanced({ scripts: { 'vm:101': { reply: 'lost' } } }));
-    let port = 0;
-    (s.daemon as unknown as { options: { onListening?: (a: { port: number }) => void } }).options.onListening = (a) => (port = a.port);
     await s.daemon.start();
+    const port = s.listening()!.port;
     s.fake.inject(RESOURCES, { status: 401, statusText: `authentication failure for ${TOKEN}` }, { rawBody: `{"data": "${TOKEN}` });
     await s.run(4);
     s.fake.server.setTokens([]);
@@ -340,7 +339,7 @@ describe('the token', () => {
     expect(errorRounds(s).length).toBeGreaterThanOrEqual(3);
     expect(s.lines.join('\n')).toContain('[redacted]'); // the server's echo of the token was caught
     for (const text of [...s.lines, ...scraped]) expect(text).not.toContain(SECRET);
-    await (s.daemon as unknown as { shutdown: () => Promise<void> }).shutdown();
+    await s.daemon.close();
     open.splice(open.indexOf(s), 1);
     allLines.push(...s.lines);
     await s.fake.close();

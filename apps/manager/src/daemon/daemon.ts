@@ -154,7 +154,7 @@ export class Daemon {
         await host.clock.sleep(this.ctx.config.intervalSeconds, this.abort.signal);
       }
     } finally {
-      await this.shutdown();
+      await this.close();
     }
     return code;
   }
@@ -193,7 +193,12 @@ export class Daemon {
     this.ctx.metrics.info.set({ mode: c.mode, env: c.env, version: this.options.version }, 1);
   }
 
-  private async shutdown(): Promise<void> {
+  /**
+   * Closes what `start()` opened: releases the lock, closes the metrics listener, the port and
+   * the host, and logs the closing line. `run()` calls it; a caller that drives the rounds
+   * itself (`start()`, `runRound()`) calls it at the end.
+   */
+  async close(): Promise<void> {
     this.lock.release();
     await this.server.close();
     await this.options.host.port.close?.();
