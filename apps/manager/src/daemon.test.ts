@@ -590,6 +590,29 @@ describe('active/standby', () => {
   });
 });
 
+describe('a cluster that is not settled', () => {
+  it('the transitional states of its own motion do not stop poise; the same states of another service do', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, limits: { 'settle-time': 30 } });
+    await s.daemon.start();
+    await s.run(3); // vm:101 → node2 requested at 0 s, moving at 10 s, succeeded at the read of 20 s
+    expect(s.records().filter((r) => r.event === 'motion').map((r) => r.result)).toEqual(['succeeded']);
+    // HA still starts it on its target (a relocation ends in request_start): poise's own doing
+    s.cluster.guest('vm:101').haState = 'request_start';
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)!.reason).not.toMatch(/^(not-settled|settling)$/);
+    s.cluster.guest('vm:101').haState = 'started';
+    // another service being started by someone else: not settled, then settling for 30 s
+    s.cluster.guest('vm:104').haState = 'request_start';
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)).toMatchObject({ reason: 'not-settled', msg: "the cluster is not settled: vm:104 in HA state 'request_start'; no motion is requested until 30 s after the last change" });
+    s.cluster.guest('vm:104').haState = 'started';
+    s.cluster.step();
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)).toMatchObject({ reason: 'settling' });
+    expect(s.daemon.status().cluster).toMatchObject({ settled: false, reasons: [], resumeAt: '2026-01-01T00:01:00.000Z' }) // the change seen at 30 s;
+  });
+});
+
 describe('a restart on the same node after a crash', () => {
   it('takes over its own lock at once when the holder process is gone; another node keeps waiting for the expiry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'poise-crash-'));

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
 import { compareNames } from '@poise/usage';
+import { TRANSITIONAL_SERVICE_STATES } from '../cluster-state';
 import { errorMessage } from '../errors';
 import type { LogFields } from '../log';
 import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from '../model';
@@ -13,6 +14,12 @@ import type { LockGuard } from './lock-guard';
 import { type PartialReport, portFailure, type RoundReport } from './report';
 import type { StateKeeper } from './state-keeper';
 import { describeMotion, percent } from './text';
+
+/** Whether a guest is in one of the transitional HA states (see `cluster-state.ts`). */
+function transitional(snapshot: ClusterSnapshot, sid: string): boolean {
+  const state = snapshot.guests.find((g) => g.sid === sid)?.ha?.state;
+  return state !== undefined && TRANSITIONAL_SERVICE_STATES.has(state);
+}
 
 /**
  * After a motion changed two nodes, decisions that read node pressure wait this long at most
@@ -35,6 +42,11 @@ export class RoundRunner {
   private reportedProblems = new Set<string>();
   private last: RoundReport | undefined;
   private working = false;
+  /**
+   * The resources of poise's last motion after it ended, while HA still finishes it (a relocated
+   * container in `request_start` on its target): their transitional states are poise's own.
+   */
+  private ending = new Set<string>();
   /** A motion ended at `since` and changed `nodes`: decisions that read pressure wait for theirs (see TELEMETRY_WAIT_MAX_SECONDS). */
   private telemetryWait: { readonly since: number; readonly nodes: readonly string[] } | undefined;
 
@@ -114,7 +126,8 @@ export class RoundRunner {
     }
     this.noteClusterAutoRebalance(snapshot);
     const inFlight = this.keeper.state.motion;
-    this.watch.observe(snapshot, new Set(inFlight?.resources ?? []), now);
+    this.ending = new Set([...this.ending].filter((sid) => transitional(snapshot, sid)));
+    this.watch.observe(snapshot, new Set([...(inFlight?.resources ?? []), ...this.ending]), now);
 
     let endedNow = false;
     if (inFlight) {
@@ -126,6 +139,7 @@ export class RoundRunner {
       }
       // the telemetry the motion changed is read again before the next decision
       const refresh = ctx.host.port.refreshTelemetry;
+      if (ended !== undefined) this.ending = new Set(inFlight.resources);
       if (ended !== undefined && refresh !== undefined) {
         const nodes = [inFlight.source, inFlight.target];
         refresh.call(ctx.host.port, nodes, now);
