@@ -222,8 +222,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     // allowed: usable nodes in every member's node affinity
     let allowed = new Set<number>();
     for (let n = 0; n < N; n++) if (usable[n]) allowed.add(n);
+    // the rules of the members that can move (one that cannot stays where it is, whatever its rules say)
     for (const m of members) {
-      const a = affinity.get(m);
+      const a = guests[m]!.migratable ? affinity.get(m) : undefined;
       if (a) allowed = new Set([...allowed].filter((n) => a.nodes.has(n)));
     }
     if (pinnedNodes.length === 1) {

@@ -43,14 +43,15 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const nodeCount = int(2, options.maxNodes);
   const nodes: PlanNode[] = [];
+  // at most one node out of service, and only in clusters of three or more
+  const out = nodeCount >= 3 && rnd() < 0.3 ? int(1, nodeCount) : 0;
   for (let i = 1; i <= nodeCount; i++) {
-    const r = rnd();
+    const r = i === out ? rnd() : 0.5;
     nodes.push({
       name: `node${i}`,
       cpuCores: pick([8, 16, 16, 24, 32]),
       memBytes: pick([32, 64, 64, 96, 128]) * GIB,
-      ...(r < 0.08 ? { maintenance: true } : {}),
-      ...(r > 0.95 ? { online: false } : {}),
+      ...(r < 0.6 ? {} : r < 0.85 ? { maintenance: true } : { online: false }),
       ...(rnd() < 0.3 ? { baseCpu: int(0, 10) / 10, baseMem: int(0, 4) * GIB } : {}),
     });
   }
@@ -102,15 +103,15 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
     } else if (t < 0.6) {
       rules.push({ id: `pos-${k}`, type: 'resource-affinity', affinity: 'positive', resources: members.slice(0, 2) });
     } else if (members.length >= 2) {
-      rules.push({ id: `neg-${k}`, type: 'resource-affinity', affinity: 'negative', resources: members });
+      rules.push({ id: `neg-${k}`, type: 'resource-affinity', affinity: 'negative', resources: members.slice(0, Math.max(2, nodeCount - 1)) });
     }
   }
   const r = rnd();
   const capacity = {
-    ...(r < 0.4 ? { cpuOvercommitRatio: pick([1, 2, 4]) } : {}),
+    ...(r < 0.4 ? { cpuOvercommitRatio: pick([1.5, 2, 4]) } : {}),
     ...(rnd() < 0.4 ? { memoryHeadroomPercent: pick([5, 10, 20]) } : {}),
   };
-  const drain = rnd() < 0.1 ? [pick(nodes).name] : [];
+  const drain = nodeCount >= 3 && out === 0 && rnd() < 0.1 ? [pick(nodes).name] : [];
   const weightsIn = rnd() < 0.25 ? { cpu: pick([0, 0.5, 1, 2]), mem: pick([0.5, 1, 2]), move: pick([0, 0.001, 0.01]), gib: pick([0, 0.0001, 0.001]) } : undefined;
   return { input: { nodes, guests, rules, capacity, ...(weightsIn ? { weights: weightsIn } : {}) }, drain };
 }
@@ -278,7 +279,7 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     constant = 0;
   }
   const lp = ['Minimize', ` obj: ${obj.length ? obj.join(' ') : '0 uc'}`, 'Subject To', ...rows.map((r) => ` ${r}`), 'Bounds', ' uc >= 0', ' um >= 0', 'Binary', ...bins.map((b) => ` ${b}`), 'End'].join('\n');
-  const options: Record<string, unknown> = { mip_rel_gap: 1e-6, mip_abs_gap: 1e-9, output_flag: false, time_limit: query.timeLimit ?? 20 };
+  const options: Record<string, unknown> = { mip_rel_gap: 1e-6, mip_abs_gap: 1e-9, primal_feasibility_tolerance: 1e-9, mip_feasibility_tolerance: 1e-9, output_flag: false, time_limit: query.timeLimit ?? 20 };
   const solution = highs.solve(lp, options);
   if (solution.Status === 'Infeasible') return { status: 'infeasible' };
   if (solution.Status === 'Time limit reached') return { status: 'unknown' };

@@ -67,7 +67,7 @@ export function optimize(p: Problem, start: Int32Array, options: SearchOptions):
   polish(best, floors);
   for (let k = 0; k < kicks; k++) {
     work.copyFrom(best);
-    kick(work, rnd);
+    if (k % 2 === 0 || !ruinAndRecreate(work, rnd)) kick(work, rnd);
     descend(work, floors);
     if (work.value < best.value - EPS) {
       best.copyFrom(work);
@@ -108,134 +108,183 @@ export function descend(st: SearchState, floors: { cpu: number; mem: number }): 
   }
 }
 
-/** Descent with the exact two-node splits on top, until neither improves. */
+/** Descent with the exact splits of two and three nodes on top, until neither improves. */
 function polish(st: SearchState, floors: { cpu: number; mem: number }): void {
   do descend(st, floors);
-  while (repartitionPairs(st));
+  while (repartition(st));
 }
 
-/** Units two nodes may hold together for {@link repartitionPairs} to split them exactly. */
-export const PAIR_UNITS = 22;
+/** Units a set of two, three, four nodes may hold together for {@link repartition} to split them exactly. */
+export const SPLIT_UNITS = [24, 18, 16];
 /** Search nodes one exact split may visit. */
-export const PAIR_BUDGET = 40_000;
+export const SPLIT_BUDGET = 20_000;
 
 /**
- * Exact re-split of two nodes: for each pair of usable nodes holding at most {@link PAIR_UNITS}
- * units together, the best assignment of those units to the two nodes (every other node as it
- * is), by branch and bound on the objective. Applies the first improving split; false when no
- * pair improves. What a sequence of single moves and swaps cannot reach when capacity is tight
- * (every intermediate arrangement would overflow a node).
+ * Exact re-split of two to four nodes: for each pair (then triple, then set of four) of usable
+ * nodes holding at most {@link SPLIT_UNITS} units together, the best assignment of those
+ * units to those nodes (every other node as it is), by branch and bound on the objective
+ * (at most {@link SPLIT_BUDGET} search nodes each). Applies the first improving split; false when
+ * none improves. What single moves and swaps cannot reach when capacity is tight (every
+ * intermediate arrangement would overflow a node).
  */
-function repartitionPairs(st: SearchState): boolean {
+function repartition(st: SearchState): boolean {
   const p = st.p;
-  const N = st.N;
   const nodes: number[] = [];
-  for (let n = 0; n < N; n++) if (p.usable[n]) nodes.push(n);
-  // pairs with a top node first
+  for (let n = 0; n < st.N; n++) if (p.usable[n]) nodes.push(n);
+  // sets with a top node first
   const topFirst = (n: number) => (n === st.topCpu[0] || n === st.topMem[0] ? 0 : 1);
   nodes.sort((a, b) => topFirst(a) - topFirst(b) || a - b);
-  for (let i = 0; i < nodes.length; i++) {
-    for (let j = i + 1; j < nodes.length; j++) {
-      const a = nodes[i]!;
-      const b = nodes[j]!;
-      if (st.onNode[a]!.length + st.onNode[b]!.length > PAIR_UNITS) continue;
-      if (splitPair(st, a, b)) return true;
+  for (let size = 2; size <= SPLIT_UNITS.length + 1 && size <= nodes.length; size++) {
+    const limit = SPLIT_UNITS[size - 2]!;
+    for (const set of subsets(nodes, size)) {
+      let units = 0;
+      for (const n of set) units += st.onNode[n]!.length;
+      if (units > limit) continue;
+      // a split that did not improve is not tried again until its nodes or the others' highest use change
+      const key = set.join(',');
+      const sig = `${set.map((n) => st.version[n]).join(',')}|${otherMaxOf(st, set, 0)}|${otherMaxOf(st, set, 1)}`;
+      if (st.splitMemo.get(key) === sig) continue;
+      if (splitNodes(st, set)) return true;
+      st.splitMemo.set(key, sig);
     }
   }
   return false;
 }
 
-/** Best split of the units on nodes a and b; applies it and returns true when it improves the objective. */
-function splitPair(st: SearchState, a: number, b: number): boolean {
+/** The highest utilisation of resource `r` (0 cpu, 1 memory) among usable nodes outside `set`. */
+function otherMaxOf(st: SearchState, set: readonly number[], r: 0 | 1): number {
+  const idx = r === 0 ? st.topCpu : st.topMem;
+  const val = r === 0 ? st.topCpuV : st.topMemV;
+  for (let k = 0; k < 3; k++) {
+    const n = idx[k]!;
+    if (n < 0) return 0;
+    if (!set.includes(n)) return val[k]!;
+  }
+  let max = 0;
+  const load = r === 0 ? st.cpu : st.mem;
+  const inv = r === 0 ? st.invCpu : st.invMem;
+  for (let n = 0; n < st.N; n++) if (st.p.usable[n] && !set.includes(n)) max = Math.max(max, load[n]! * inv[n]!);
+  return max;
+}
+
+/** The subsets of `items` of a size, in lexicographic order of positions. */
+function* subsets(items: readonly number[], size: number): Generator<number[]> {
+  const idx = Array.from({ length: size }, (_, i) => i);
+  while (true) {
+    yield idx.map((i) => items[i]!);
+    let k = size - 1;
+    while (k >= 0 && idx[k] === items.length - size + k) k--;
+    if (k < 0) return;
+    idx[k]! += 1;
+    for (let j = k + 1; j < size; j++) idx[j] = idx[j - 1]! + 1;
+  }
+}
+
+/** Best split of the units on `set` over those nodes; applies it and returns true when it improves the objective. */
+function splitNodes(st: SearchState, set: readonly number[]): boolean {
   const p = st.p;
   const N = st.N;
-  const units = [...st.onNode[a]!, ...st.onNode[b]!].sort((x, y) => p.unitMem[y]! + p.unitCpu[y]! * 1e9 - (p.unitMem[x]! + p.unitCpu[x]! * 1e9) || x - y);
+  const K = set.length;
+  const units: number[] = [];
+  for (const n of set) units.push(...st.onNode[n]!);
+  const weight = (u: number) => st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  units.sort((x, y) => weight(y) - weight(x) || x - y);
   const k = units.length;
   if (k === 0) return false;
-  const otherC = otherMax(st.topCpu, st.topCpuV, a, b);
-  const otherM = otherMax(st.topMem, st.topMemV, a, b);
-  // loads of a and b without the units
-  let cA = st.cpu[a]!;
-  let cB = st.cpu[b]!;
-  let mA = st.mem[a]!;
-  let mB = st.mem[b]!;
-  let kA = st.cores[a]!;
-  let kB = st.cores[b]!;
+  // the highest utilisation of the nodes outside the set
+  const otherC = otherMaxOf(st, set, 0);
+  const otherM = otherMaxOf(st, set, 1);
+  const c = new Float64Array(K);
+  const m = new Float64Array(K);
+  const kc = new Float64Array(K);
   let baseCost = st.cost;
+  set.forEach((n, i) => {
+    c[i] = st.cpu[n]!;
+    m[i] = st.mem[n]!;
+    kc[i] = st.cores[n]!;
+  });
   for (const u of units) {
-    const on = st.assign[u]!;
-    baseCost -= costAt(p, u, on);
-    if (on === a) {
-      cA -= p.unitCpu[u]!;
-      mA -= p.unitMem[u]!;
-      kA -= p.unitCores[u]!;
-    } else {
-      cB -= p.unitCpu[u]!;
-      mB -= p.unitMem[u]!;
-      kB -= p.unitCores[u]!;
-    }
+    const i = set.indexOf(st.assign[u]!);
+    baseCost -= costAt(p, u, st.assign[u]!);
+    c[i] -= p.unitCpu[u]!;
+    m[i] -= p.unitMem[u]!;
+    kc[i] -= p.unitCores[u]!;
   }
-  const costA = new Float64Array(k);
-  const costB = new Float64Array(k);
+  const cost = new Float64Array(k * K);
   const minRest = new Float64Array(k + 1);
-  for (let i = 0; i < k; i++) {
-    const u = units[i]!;
-    costA[i] = p.allowed[u * N + a] ? costAt(p, u, a) : Infinity;
-    costB[i] = p.allowed[u * N + b] ? costAt(p, u, b) : Infinity;
+  for (let a = 0; a < k; a++) for (let i = 0; i < K; i++) cost[a * K + i] = p.allowed[units[a]! * N + set[i]!] ? costAt(p, units[a]!, set[i]!) : Infinity;
+  for (let a = k - 1; a >= 0; a--) {
+    let min = Infinity;
+    for (let i = 0; i < K; i++) min = Math.min(min, cost[a * K + i]!);
+    minRest[a] = minRest[a + 1]! + min;
   }
-  for (let i = k - 1; i >= 0; i--) minRest[i] = minRest[i + 1]! + Math.min(costA[i]!, costB[i]!);
   const side = new Int8Array(k);
   const bestSide = new Int8Array(k);
   let best = st.value - EPS;
   let found = false;
   let visits = 0;
-  const ia = st.invCpu[a]!;
-  const ib = st.invCpu[b]!;
-  const ja = st.invMem[a]!;
-  const jb = st.invMem[b]!;
   const wC = st.wCpu;
   const wM = st.wMem;
-  const clash = (i: number, toA: boolean): boolean => {
-    const u = units[i]!;
-    const partners = p.negatives[u]!;
+  const orders = new Int8Array(K * (k + 1));
+  const keys = new Float64Array(K);
+  const clash = (a: number, i: number): boolean => {
+    const partners = p.negatives[units[a]!]!;
     if (partners.length === 0) return false;
-    for (let j = 0; j < i; j++) if ((side[j] === 0) === toA && isPartner(partners, units[j]!)) return true;
+    for (let b = 0; b < a; b++) if (side[b] === i && isPartner(partners, units[b]!)) return true;
     return false;
   };
-  const dfs = (i: number, ca: number, cb: number, ma: number, mb: number, ka: number, kb: number, cost: number): void => {
-    if (++visits > PAIR_BUDGET) return;
-    const bound = wC * Math.max(otherC, ca * ia, cb * ib) + wM * Math.max(otherM, ma * ja, mb * jb) + cost + minRest[i]!;
+  const dfs = (a: number, spent: number): void => {
+    if (++visits > SPLIT_BUDGET) return;
+    let maxC = otherC;
+    let maxM = otherM;
+    for (let i = 0; i < K; i++) {
+      maxC = Math.max(maxC, c[i]! * st.invCpu[set[i]!]!);
+      maxM = Math.max(maxM, m[i]! * st.invMem[set[i]!]!);
+    }
+    const bound = wC * maxC + wM * maxM + spent + minRest[a]!;
     if (bound >= best) return;
-    if (i === k) {
+    if (a === k) {
       best = bound;
       bestSide.set(side);
       found = true;
       return;
     }
-    const u = units[i]!;
+    const u = units[a]!;
     const uc = p.unitCpu[u]!;
     const um = p.unitMem[u]!;
     const uk = p.unitCores[u]!;
-    // the emptier side first
-    const aFirst = ma * ja <= mb * jb;
-    for (let pass = 0; pass < 2; pass++) {
-      const toA = (pass === 0) === aFirst;
-      if (toA) {
-        if (costA[i] === Infinity || ma + um > st.limMem[a]! || ka + uk > st.limCores[a]! || clash(i, true)) continue;
-        side[i] = 0;
-        dfs(i + 1, ca + uc, cb, ma + um, mb, ka + uk, kb, cost + costA[i]!);
-      } else {
-        if (costB[i] === Infinity || mb + um > st.limMem[b]! || kb + uk > st.limCores[b]! || clash(i, false)) continue;
-        side[i] = 1;
-        dfs(i + 1, ca, cb + uc, ma, mb + um, ka, kb + uk, cost + costB[i]!);
+    // emptiest node first (insertion sort into this depth's row)
+    const local = orders.subarray(a * K, a * K + K);
+    for (let i = 0; i < K; i++) {
+      const key = wC * c[i]! * st.invCpu[set[i]!]! + wM * m[i]! * st.invMem[set[i]!]!;
+      keys[i] = key;
+      let j = i;
+      while (j > 0 && keys[local[j - 1]!]! > key) {
+        local[j] = local[j - 1]!;
+        j--;
       }
+      local[j] = i;
+    }
+    for (let q = 0; q < K; q++) {
+      const i = local[q]!;
+      const n = set[i]!;
+      const ci = cost[a * K + i]!;
+      if (ci === Infinity || m[i]! + um > st.limMem[n]! || kc[i]! + uk > st.limCores[n]! || clash(a, i)) continue;
+      side[a] = i;
+      c[i] += uc;
+      m[i] += um;
+      kc[i] += uk;
+      dfs(a + 1, spent + ci);
+      c[i] -= uc;
+      m[i] -= um;
+      kc[i] -= uk;
     }
   };
-  dfs(0, cA, cB, mA, mB, kA, kB, baseCost);
+  dfs(0, baseCost);
   if (!found) return false;
-  for (let i = 0; i < k; i++) {
-    const t = bestSide[i] === 0 ? a : b;
-    if (st.assign[units[i]!] !== t) st.move(units[i]!, t, false);
+  for (let a = 0; a < k; a++) {
+    const t = set[bestSide[a]!]!;
+    if (st.assign[units[a]!] !== t) st.move(units[a]!, t, false);
   }
   st.rank();
   return true;
@@ -440,6 +489,48 @@ export function lowerTo(st: SearchState, r: 0 | 1, level: number, journal: numbe
     }
   }
   st.rank();
+  return true;
+}
+
+/** Share of the units (besides those of the top nodes) a ruin-and-recreate perturbation takes out. */
+const RUIN_SHARE = 0.15;
+
+/**
+ * Ruin and recreate: takes out the units of the most used node per resource and a random
+ * {@link RUIN_SHARE} of the others, then puts them back one by one, largest first, each where
+ * the objective grows least (within the limits and rules). False (state unchanged) when some
+ * unit finds no place.
+ */
+function ruinAndRecreate(st: SearchState, rnd: () => number): boolean {
+  const p = st.p;
+  const out = new Set<number>();
+  for (const top of [st.topCpu[0]!, st.topMem[0]!]) if (top >= 0) for (const u of st.onNode[top]!) out.add(u);
+  for (let u = 0; u < st.U; u++) if (rnd() < RUIN_SHARE) out.add(u);
+  const weight = (u: number) => st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  const units = [...out].sort((a, b) => weight(b) - weight(a) || a - b);
+  const from = units.map((u) => st.assign[u]!);
+  for (const u of units) st.lift(u);
+  st.rank();
+  for (const u of units) {
+    let best = -1;
+    let bestValue = Infinity;
+    for (const t of p.allowedList[u]!) {
+      if (!st.canPlace(u, t)) continue;
+      const v = st.valueAfterPlace(u, t);
+      if (v < bestValue - EPS || (v < bestValue + EPS && rnd() < 0.3)) {
+        bestValue = v;
+        best = t;
+      }
+    }
+    if (best < 0) {
+      // undo: put every lifted unit back where it was
+      for (let i = 0; i < units.length; i++) if (st.lifted(units[i]!)) st.place(units[i]!, from[i]!);
+      for (let i = 0; i < units.length; i++) if (st.assign[units[i]!] !== from[i]) st.move(units[i]!, from[i]!, false);
+      st.rank();
+      return false;
+    }
+    st.place(u, best);
+  }
   return true;
 }
 

@@ -34,6 +34,10 @@ export class SearchState {
   readonly topCpuV = new Float64Array(3);
   readonly topMem = new Int32Array(3);
   readonly topMemV = new Float64Array(3);
+  /** Per node: bumped at every change of its units (lets a search skip what it tried on unchanged nodes). */
+  readonly version: Int32Array;
+  /** Splits tried without improvement: set key → node versions and outside maxima then. */
+  readonly splitMemo = new Map<string, string>();
   /** Capacity limits with the slack applied. */
   readonly limMem: Float64Array;
   readonly limCores: Float64Array;
@@ -55,6 +59,7 @@ export class SearchState {
     this.limCores = p.limCores.map((l) => l + CAPACITY_SLACK * l);
     this.invCpu = p.capCpu.map((c) => 1 / c);
     this.invMem = p.capMem.map((c) => 1 / c);
+    this.version = new Int32Array(N);
     this.negRow = new Int32Array(this.U).fill(-1);
     let rows = 0;
     for (let u = 0; u < this.U; u++) if (p.negatives[u]!.length > 0) this.negRow[u] = rows++;
@@ -159,6 +164,8 @@ export class SearchState {
     const N = this.N;
     const s = this.assign[u]!;
     if (s === t) return;
+    this.version[s]! += 1;
+    this.version[t]! += 1;
     this.cost += costAt(p, u, t) - costAt(p, u, s);
     this.cpu[s] -= p.unitCpu[u]!;
     this.mem[s] -= p.unitMem[u]!;
@@ -182,6 +189,69 @@ export class SearchState {
     this.onNode[t]!.push(u);
     this.assign[u] = t;
     if (rerank) this.rank();
+  }
+
+  /**
+   * Takes unit `u` out (its load leaves its node; `assign[u]` becomes −1 − node): for ruin and
+   * recreate, which puts it back with {@link place}. Leaves the top three stale.
+   */
+  lift(u: number): void {
+    const p = this.p;
+    const N = this.N;
+    const s = this.assign[u]!;
+    this.version[s]! += 1;
+    this.cost -= costAt(p, u, s);
+    this.cpu[s] -= p.unitCpu[u]!;
+    this.mem[s] -= p.unitMem[u]!;
+    this.cores[s] -= p.unitCores[u]!;
+    for (const v of p.negatives[u]!) this.negCount[this.negRow[v]! * N + s]! -= 1;
+    const list = this.onNode[s]!;
+    const i = this.slot[u]!;
+    const last = list.pop()!;
+    if (last !== u) {
+      list[i] = last;
+      this.slot[last] = i;
+    }
+    this.assign[u] = -1 - s;
+  }
+
+  /** Whether unit `u` is lifted out. */
+  lifted(u: number): boolean {
+    return this.assign[u]! < 0;
+  }
+
+  /** Whether a lifted unit may be placed on `t` (allowed, fits, no partner there). */
+  canPlace(u: number, t: number): boolean {
+    const p = this.p;
+    if (!p.allowed[u * this.N + t]) return false;
+    if (this.mem[t]! + p.unitMem[u]! > this.limMem[t]!) return false;
+    if (this.cores[t]! + p.unitCores[u]! > this.limCores[t]!) return false;
+    const row = this.negRow[u]!;
+    return row < 0 || this.negCount[row * this.N + t] === 0;
+  }
+
+  /** The objective with a lifted unit placed on `t` (the other lifted units count nowhere). */
+  valueAfterPlace(u: number, t: number): number {
+    const p = this.p;
+    const maxC = Math.max(otherMax(this.topCpu, this.topCpuV, t, t), (this.cpu[t]! + p.unitCpu[u]!) * this.invCpu[t]!);
+    const maxM = Math.max(otherMax(this.topMem, this.topMemV, t, t), (this.mem[t]! + p.unitMem[u]!) * this.invMem[t]!);
+    return this.wCpu * maxC + this.wMem * maxM + this.cost + costAt(p, u, t);
+  }
+
+  /** Puts a lifted unit on `t` and re-ranks. */
+  place(u: number, t: number): void {
+    const p = this.p;
+    const N = this.N;
+    this.version[t]! += 1;
+    this.cost += costAt(p, u, t);
+    this.cpu[t] += p.unitCpu[u]!;
+    this.mem[t] += p.unitMem[u]!;
+    this.cores[t] += p.unitCores[u]!;
+    for (const v of p.negatives[u]!) this.negCount[this.negRow[v]! * N + t]! += 1;
+    this.slot[u] = this.onNode[t]!.length;
+    this.onNode[t]!.push(u);
+    this.assign[u] = t;
+    this.rank();
   }
 
   /** Copies another state of the same problem into this one. */

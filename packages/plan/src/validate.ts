@@ -90,7 +90,8 @@ function name(value: unknown, path: string): string {
   return value as string;
 }
 
-function size(value: unknown, path: string, positive: boolean): number {
+/** Checks a size (cores, bytes): finite, ≥ 0 (> 0 when `positive`), at most 2^60; throws `invalid-input` naming `path`. */
+export function checkSize(value: unknown, path: string, positive: boolean): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0) || value > MAX_SIZE) {
     fail(`${path} must be a finite number ${positive ? '> 0' : '>= 0'} (at most 2^60), got ${show(value)}`);
   }
@@ -98,7 +99,7 @@ function size(value: unknown, path: string, positive: boolean): number {
 }
 
 function optionalSize(value: unknown, path: string, fallback: number): number {
-  return value === undefined ? fallback : size(value, path, false);
+  return value === undefined ? fallback : checkSize(value, path, false);
 }
 
 function flag(value: unknown, path: string, fallback: boolean): boolean {
@@ -125,8 +126,8 @@ function checkNode(value: unknown, path: string): CheckedNode {
   const at = `node '${nodeName}' (${path})`;
   return {
     name: nodeName,
-    cpuCores: size(n.cpuCores, `${at}: cpuCores`, true),
-    memBytes: size(n.memBytes, `${at}: memBytes`, true),
+    cpuCores: checkSize(n.cpuCores, `${at}: cpuCores`, true),
+    memBytes: checkSize(n.memBytes, `${at}: memBytes`, true),
     online: flag(n.online, `${at}: online`, true),
     maintenance: flag(n.maintenance, `${at}: maintenance`, false),
     baseCpu: optionalSize(n.baseCpu, `${at}: baseCpu`, 0),
@@ -142,9 +143,9 @@ function checkGuest(value: unknown, path: string, nodes: ReadonlySet<string>): C
   if (g.kind !== 'vm' && g.kind !== 'ct') fail(`${at}: kind must be 'vm' or 'ct', got ${show(g.kind)}`);
   const node = name(g.node, `${at}: node`);
   if (!nodes.has(node)) fail(`${at}: node '${node}' is not one of the nodes`);
-  const cpu = size(g.cpu, `${at}: cpu`, false);
-  const mem = size(g.mem, `${at}: mem`, false);
-  const memhost = g.memhost === undefined ? undefined : size(g.memhost, `${at}: memhost`, false);
+  const cpu = checkSize(g.cpu, `${at}: cpu`, false);
+  const mem = checkSize(g.mem, `${at}: mem`, false);
+  const memhost = g.memhost === undefined ? undefined : checkSize(g.memhost, `${at}: memhost`, false);
   const migratable = flag(g.migratable, `${at}: migratable`, true);
   if (g.reason !== undefined && typeof g.reason !== 'string') fail(`${at}: reason must be a string, got ${show(g.reason)}`);
   return {
@@ -236,7 +237,7 @@ export function validatePlanInput(input: unknown): CheckedInput {
   if (root.capacity !== undefined) {
     const c = record(root.capacity, 'capacity');
     onlyKeys(c, ['cpuOvercommitRatio', 'memoryHeadroomPercent'], 'capacity');
-    if (c.cpuOvercommitRatio !== undefined) ratio = size(c.cpuOvercommitRatio, 'capacity.cpuOvercommitRatio', true);
+    if (c.cpuOvercommitRatio !== undefined) ratio = checkSize(c.cpuOvercommitRatio, 'capacity.cpuOvercommitRatio', true);
     if (c.memoryHeadroomPercent !== undefined) {
       const h = c.memoryHeadroomPercent;
       if (typeof h !== 'number' || !Number.isFinite(h) || h < 0 || h >= 100) fail(`capacity.memoryHeadroomPercent must be a number in 0 <= x < 100, got ${show(h)}`);
