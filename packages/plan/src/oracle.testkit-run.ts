@@ -9,7 +9,10 @@ import { planPlacement } from './planner';
 /** The instance sizes the oracle covers: up to 6 nodes × 30 guests. */
 export const ORACLE_SIZE = { maxNodes: 6, maxGuests: 30 } as const;
 /** Seconds HiGHS may spend on one question (an undecided question is counted, never guessed). */
-export const ORACLE_TIME_LIMIT = 3;
+export const ORACLE_TIME_LIMIT = 1;
+
+/** Guests up to which the oracle also asks whether the planner is optimal and move-minimal. */
+export const EXACT_QUESTION_GUESTS = 15;
 
 /** What the oracle found for one instance. */
 export interface OracleOutcome {
@@ -58,8 +61,47 @@ export function oracleCase(highs: Highs, seed: number, timeLimit = ORACLE_TIME_L
     objective: value,
   };
   if (one.status === 'optimal') return { ...base, better: one.value };
+  // optimality and move-count proofs are the expensive questions: asked on the smaller instances
+  if (input.guests.length > EXACT_QUESTION_GUESTS) return base;
   const opt = solveMilp(highs, input, drain, { below: value - tol, timeLimit });
-  if (opt.status !== 'infeasible') return { ...base, optimal: opt.status === 'unknown' ? undefined : false, ...(opt.status === 'optimal' ? { better: opt.value } : {}) };
+  if (opt.status !== 'infeasible') {
+    return opt.status === 'optimal' ? { ...base, optimal: false, better: opt.value } : { ...base, optimal: undefined };
+  }
   const moves = solveMilp(highs, input, drain, { below: value + tol, maxMoves: plan.objective.moves - 1, timeLimit });
   return { ...base, optimal: true, fewestMoves: decided(moves.status) };
+}
+
+/** `key` present with `undefined` means undecided; absent means not asked. */
+export function asked(o: OracleOutcome, key: keyof OracleOutcome): boolean {
+  return key in o;
+}
+
+/** Totals over a range of seeds. */
+export interface OracleTally {
+  readonly instances: number;
+  readonly feasible: number;
+  readonly counts: Readonly<Record<string, number>>;
+  /** Outcomes that contradict the planner (must stay empty). */
+  readonly failures: readonly OracleOutcome[];
+}
+
+/**
+ * Runs {@link oracleCase} for seeds `from` … `to` (inclusive) and tallies each question's answers
+ * (`withinOnePercent=true`, `optimal=undefined`, …).
+ */
+export function runOracle(highs: Highs, from: number, to: number, timeLimit = ORACLE_TIME_LIMIT): OracleTally {
+  const counts: Record<string, number> = {};
+  const failures: OracleOutcome[] = [];
+  let feasible = 0;
+  for (let seed = from; seed <= to; seed++) {
+    const o = oracleCase(highs, seed, timeLimit);
+    if (o.feasible) feasible++;
+    for (const key of ['feasibilityAgrees', 'placementChecks', 'boundHolds', 'withinOnePercent', 'optimal', 'fewestMoves'] as const) {
+      if (!(key in o)) continue;
+      const name = `${key}=${String(o[key])}`;
+      counts[name] = (counts[name] ?? 0) + 1;
+    }
+    if (o.feasibilityAgrees === false || o.placementChecks === false || o.boundHolds === false || o.withinOnePercent === false) failures.push(o);
+  }
+  return { instances: to - from + 1, feasible, counts, failures };
 }

@@ -17,8 +17,9 @@ const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
  * motions run in parallel:
  *
  * - a motion moves every member of a unit that is not on its target (a positive-affinity
- *   bundle moves together, in one step); it counts once at each node it leaves and once at its
- *   target, and no node takes part in more than `maxParallelPerNode` motions per step;
+ *   bundle moves together, in one step; members on different nodes give one `PlannedMove` per
+ *   source); it counts once at each node it leaves and once at its target, and no node takes
+ *   part in more than `maxParallelPerNode` motions per step;
  * - while a step runs, a guest counts on its source and on its target, so a target must have
  *   room for everything arriving in the step on top of what it holds at the start of the step
  *   (what leaves it in the same step does not count as freed yet): no node exceeds its limits
