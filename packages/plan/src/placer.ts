@@ -76,8 +76,10 @@ export class SequentialPlacer {
     if (ok.length === 0) {
       const label = unit.ids.join(' + ');
       if (unit.allowed.length === 0) return { reason: `${label}: no usable node is allowed by its rules` };
+      const room = `room for ${(unit.mem / GIB).toFixed(1)} GiB${Number.isFinite(p.limCores[unit.allowed[0]!]!) ? ` and ${unit.cores} cores` : ''}`;
       if (full === 0) return { reason: `${label}: every node it may use holds a negative-affinity partner` };
-      return { reason: `${label}: no node it may use has room for ${(unit.mem / GIB).toFixed(1)} GiB${Number.isFinite(p.limCores[unit.allowed[0]!]!) ? ` and ${unit.cores} cores` : ''}` };
+      if (full === unit.allowed.length) return { reason: `${label}: no node it may use has ${room}` };
+      return { reason: `${label}: the nodes it may use either lack ${room} or hold a negative-affinity partner` };
     }
     let node = ok[0]!;
     if (ok.length > 1) {
