@@ -199,7 +199,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
 
   const guestUnit = new Int32Array(G).fill(-1);
   const units: Unit[] = [];
-  const unitAllowed: number[][] = [];
+  const unitAllowed: (readonly number[])[] = [];
+  const usableList: number[] = [];
+  for (let n = 0; n < N; n++) if (usable[n]) usableList.push(n);
   const fixedUnitNode = new Map<number, number>(); // guest → node of its fixed unit
   const fixLoad = (gi: number, node: number) => {
     const g = guests[gi]!;
@@ -219,13 +221,12 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
       reasons.push(`${label} must share a node, but ${listText(pinned.map((m) => `${pinnedText(guests[m]!.id, guests[m]!.reason)} (on ${guests[m]!.node})`))}`);
       continue;
     }
-    // allowed: usable nodes in every member's node affinity
-    let allowed = new Set<number>();
-    for (let n = 0; n < N; n++) if (usable[n]) allowed.add(n);
-    // the rules of the members that can move (one that cannot stays where it is, whatever its rules say)
+    // allowed: usable nodes in the node affinity of every member that can move (one that cannot
+    // stays where it is, whatever its rules say); ascending
+    let allowed: readonly number[] = usableList;
     for (const m of members) {
       const a = guests[m]!.migratable ? affinity.get(m) : undefined;
-      if (a) allowed = new Set([...allowed].filter((n) => a.nodes.has(n)));
+      if (a) allowed = allowed.filter((n) => a.nodes.has(n));
     }
     if (pinnedNodes.length === 1) {
       const p = pinnedNodes[0]!;
@@ -239,7 +240,7 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         reasons.push(`${nodeNames[p]} cannot be drained: ${pinnedText(pg.id, pg.reason)}`);
         continue;
       }
-      if (allThere && (!usable[p] || !allowed.has(p))) {
+      if (allThere && (!usable[p] || !allowed.includes(p))) {
         for (const m of members) fixLoad(m, p);
         for (const m of members) fixedUnitNode.set(m, p);
         notes.push(
@@ -249,7 +250,7 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         );
         continue;
       }
-      if (!usable[p] || !allowed.has(p)) {
+      if (!usable[p] || !allowed.includes(p)) {
         reasons.push(`${label} must share a node, but ${pinnedText(pg.id, pg.reason)} and stays on ${nodeNames[p]}, where the others may not go (${!usable[p] ? why(p) : 'node affinity'})`);
         continue;
       }
@@ -258,15 +259,15 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         for (const m of members) fixedUnitNode.set(m, p);
         continue;
       }
-      allowed = new Set([p]);
+      allowed = [p];
     }
-    if (allowed.size === 0) {
+    if (allowed.length === 0) {
       reasons.push(noNodeReason(label, members, affinity, usableCount, nodeNames, why, N));
       continue;
     }
     const u = units.length;
     units.push({ guests: members, ids });
-    unitAllowed.push([...allowed].sort((a, b) => a - b));
+    unitAllowed.push(allowed);
     for (const m of members) guestUnit[m] = u;
   }
 
@@ -283,9 +284,29 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   const allowedList: Int32Array[] = [];
   const w = input.weights;
   for (let u = 0; u < U; u++) {
+    const list = Int32Array.from(unitAllowed[u]!);
+    allowedList.push(list);
+    for (const n of list) allowedFlat[u * N + n] = 1;
+    const members = units[u]!.guests;
+    if (members.length === 1) {
+      // the common case, without maps
+      const g = guests[members[0]!]!;
+      const node = guestNode[members[0]!]!;
+      const recover = !online(node);
+      const cost = w.move + (recover ? 0 : (w.gib * g.mem) / GIB);
+      unitCpu[u] = g.cpu;
+      unitMem[u] = g.mem;
+      unitCores[u] = g.cores;
+      fullCost[u] = cost;
+      unitMoves[u] = 1;
+      unitBytes[u] = recover ? 0 : g.mem;
+      stays.push(recover ? [] : [[node, cost]]);
+      home[u] = !recover && usable[node] ? node : -1;
+      continue;
+    }
     const byNode = new Map<number, number>();
     const countOn = new Map<number, number>();
-    for (const m of units[u]!.guests) {
+    for (const m of members) {
       const g = guests[m]!;
       unitCpu[u] += g.cpu;
       unitMem[u] += g.mem;
@@ -311,9 +332,6 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
       }
     }
     home[u] = best;
-    const list = Int32Array.from(unitAllowed[u]!);
-    allowedList.push(list);
-    for (const n of list) allowedFlat[u * N + n] = 1;
   }
 
   // negative affinity between units; fixed partners exclude their node

@@ -52,7 +52,6 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
   }
   /** Where each unit is going next (its target, or a temporary node). */
   const goal = Int32Array.from(target);
-  const temporary = new Uint8Array(p.units.length);
   const pendingOf = (u: number) => p.units[u]!.guests.some((m) => position[m] !== goal[u]);
   let pending = Array.from({ length: p.units.length }, (_, u) => u).filter(pendingOf);
   const steps: PlannedMove[][] = [];
@@ -73,11 +72,27 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
     }
     return false;
   };
+  /** Per unit: the online nodes its motion leaves, the memory and cores it brings (until it moves again). */
+  const motions = new Map<number, { sources: number[]; dm: number; dc: number }>();
+  const motionOf = (u: number) => {
+    let info = motions.get(u);
+    if (!info) {
+      const members = moving(u, goal[u]!);
+      info = {
+        sources: [...new Set(members.map((m) => position[m]!))].filter((s) => online[s]),
+        dm: members.reduce((sum, m) => sum + guests[m]!.mem, 0),
+        dc: members.reduce((sum, m) => sum + guests[m]!.cores, 0),
+      };
+      motions.set(u, info);
+    }
+    return info;
+  };
   let temporaries = 0;
   const maxTemporaries = 2 * pending.length + 2;
 
   while (pending.length > 0) {
-    pending.sort((a, b) => urgency(b) - urgency(a) || p.unitMem[b]! - p.unitMem[a]! || a - b);
+    const urgent = new Map(pending.map((u) => [u, urgency(u)]));
+    pending.sort((a, b) => urgent.get(b)! - urgent.get(a)! || p.unitMem[b]! - p.unitMem[a]! || a - b);
     const count = new Int32Array(N);
     const inMem = new Float64Array(N);
     const inCores = new Float64Array(N);
@@ -85,10 +100,8 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
     const step: number[] = [];
     for (const u of pending) {
       const t = goal[u]!;
-      const sources = [...new Set(moving(u, t).map((m) => position[m]!))].filter((s) => online[s]);
+      const { sources, dm, dc } = motionOf(u);
       if (count[t]! >= maxParallelPerNode || sources.some((s) => count[s]! >= maxParallelPerNode)) continue;
-      const dm = movingMem(u, t);
-      const dc = movingCores(u, t);
       if (mem[t]! + inMem[t]! + dm > limMem[t]! || cores[t]! + inCores[t]! + dc > limCores[t]!) continue;
       if (hasPartnerOn(u, t, arriving)) continue;
       count[t]! += 1;
@@ -106,9 +119,10 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
       const [v, w] = aside;
       notes.push(`${p.units[v]!.ids.join(' + ')} steps aside to ${p.nodeNames[w]} to break a cycle (it moves on to ${p.nodeNames[target[v]!]} later)`);
       goal[v] = w;
-      temporary[v] = 1;
+      motions.delete(v);
       steps.push(apply([v]));
       goal[v] = target[v]!;
+      motions.delete(v);
       pending = pending.filter(pendingOf);
       continue;
     }
@@ -126,6 +140,7 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
   function apply(units: readonly number[]): PlannedMove[] {
     const out: PlannedMove[] = [];
     for (const u of units) {
+      motions.delete(u);
       const t = goal[u]!;
       const bySource = new Map<number, number[]>();
       for (const m of moving(u, t)) {

@@ -298,9 +298,12 @@ function bestMove(st: SearchState): boolean {
   let bestValue = current - EPS;
   let bestU = -1;
   let bestT = -1;
+  // targets: the least-used nodes (every node on small clusters); a move elsewhere cannot lower the top more
+  const low = lowNodes(st);
   const tryUnit = (u: number) => {
-    for (const t of p.allowedList[u]!) {
-      if (t === st.assign[u] || !st.canMove(u, t)) continue;
+    const allowed = p.allowedList[u]!;
+    for (const t of allowed.length <= low.length ? allowed : low) {
+      if (t === st.assign[u] || !p.allowed[u * N + t] || !st.canMove(u, t)) continue;
       const v = st.valueAfterMove(u, t);
       if (v < bestValue) {
         bestValue = v;
