@@ -227,8 +227,8 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     ['an unknown sim option', { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } }, 'sim_options', 'maxtime: unknown key (expected one of seed, max-time)'],
     ['a negative seed', { cmdlist: [], sim_options: { seed: -1 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got -1'],
     ['a fractional seed', { cmdlist: [], sim_options: { seed: 1.5 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got 1.5'],
-    ['a max-time of 0', { cmdlist: [], sim_options: { 'max-time': 0 } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got 0'],
-    ['a max-time as a string', { cmdlist: [], sim_options: { 'max-time': '36000' } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got "36000"'],
+    ['a max-time of 0', { cmdlist: [], sim_options: { 'max-time': 0 } }, 'sim_options', 'max-time: expected a whole number of seconds from 1 to 9007199254740991, got 0'],
+    ['a max-time as a string', { cmdlist: [], sim_options: { 'max-time': '36000' } }, 'sim_options', 'max-time: expected a whole number of seconds from 1 to 9007199254740991, got "36000"'],
     // a literal too large for a double reads as Infinity: said as such (JSON.stringify would print null)
     ['a node maxmem of 1e999', { cmdlist: [], hardware_status: '{"node1": {"power": "on", "network": "on", "maxmem": 1e999}}' }, 'hardware_status', 'node1.maxmem: expected a number of bytes from 1 to 2^64, got a number too large for a double (beyond 1.8e308)'],
     ['a max_restart of 1e999', { cmdlist: [], service_config: '{"vm:101": {"node": "node1", "max_restart": 1e999}}' }, 'service_config', 'vm:101.max_restart: expected a whole number from 0 to 9007199254740991, got a number too large for a double (beyond 1.8e308)'],
@@ -236,7 +236,7 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     ['a queued command argument of 1e999', { cmdlist: [], manager_status: '{"service_status": {"vm:101": {"state": "started", "node": "node1", "cmd": ["stop", 1e999]}}}' }, 'manager_status', 'service_status.vm:101.cmd.1: expected a string or finite number, got a number too large'],
     ['a threshold of 1e999', { cmdlist: [], 'datacenter.cfg': '{"crs": {"ha-auto-rebalance-threshold": 1e999}}' }, 'datacenter.cfg', 'crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got a number too large'],
     ['a seed of 1e999', { cmdlist: [], sim_options: '{"seed": 1e999}' }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got a number too large'],
-    ['a max-time of 1e999', { cmdlist: [], sim_options: '{"max-time": 1e999}' }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got a number too large'],
+    ['a max-time of 1e999', { cmdlist: [], sim_options: '{"max-time": 1e999}' }, 'sim_options', 'max-time: expected a whole number of seconds from 1 to 9007199254740991, got a number too large'],
     ['a guest config number of 1e999', { cmdlist: [], guest_config: '{"vm:101": {"cores": 1e999}}' }, 'guest_config', 'vm:101.cores: expected a finite number, got a number too large'],
     // values the HA core would refuse every round: one range, checked here
     ['a node maxmem of 1e300', hw({ maxmem: 1e300 }), 'hardware_status', 'node1.maxmem: expected a number of bytes from 1 to 2^64, got 1e+300'],
@@ -434,10 +434,12 @@ describe('loadCase: names that nothing has are warnings (the reference loads the
     expect(input.warnings).toEqual([
       `'${join(dir, 'static_service_stats')}': service 'vm:990' is ${NOT}; its entry is ignored`,
       `'${join(dir, 'dynamic_service_stats')}': 5 services, 'vm:900', 'vm:901', 'vm:902' and 2 more, are ${NOT}; their entries are ignored`,
-      `'${join(dir, 'service_status_node1')}': service 'vm:999' is ${NOT}`,
+      `'${join(dir, 'service_status_node1')}': service 'vm:999' is ${NOT}; its entry is ignored`,
       `'${join(dir, 'service_status_node9')}': node 'node9' does not exist in hardware_status; the file is not read`,
-      `'${join(dir, 'guest_config')}': 2 services, 'vm:998', 'vm:999', are ${NOT}`,
+      `'${join(dir, 'guest_config')}': 2 services, 'vm:998', 'vm:999', are ${NOT}; their entries are ignored`,
     ]);
+    expect(input.serviceStatus.node1).toEqual({ 'vm:101': 1, 'vm:103': 0 });
+    expect(Object.keys(input.guestConfig!)).toEqual(['vm:101']);
     // the stats of unknown services are not loaded; a service added by a command keeps its own
     expect(Object.keys(input.staticServiceStats)).toEqual(['vm:101', 'vm:103']);
     expect(Object.keys(input.dynamicServiceStats)).toEqual(['vm:101']);

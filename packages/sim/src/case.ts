@@ -308,25 +308,22 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
 }
 
 /**
- * `service_status_<node>` of every node: sid → running flag. A flag for a service that is not
- * there, or a file for a node that does not exist (never read), is a warning.
+ * `service_status_<node>` of every node: sid → running flag. Flags of services that are not
+ * there are skipped ({@link readServiceFile}); a file of a node that does not exist (never
+ * read) is a warning.
  */
 function loadServiceStatus(dir: string, options: LoadOptions, names: CaseNames, warnings: string[]): CaseInput['serviceStatus'] {
   const serviceStatus = nullObject<Record<string, number>>();
   for (const node of names.nodes) {
-    const file = readJson(dir, `service_status_${node}`, options);
+    const file = readServiceFile(dir, `service_status_${node}`, options, names.services, warnings);
     const flags = nullObject<number>();
     if (file) {
       const obj = file.check.object(file.value, []);
-      const unknown: string[] = [];
       for (const sid of Object.keys(obj)) {
-        file.check.sid(sid, [sid]);
         file.check.flag(obj[sid], [sid]);
         const v = obj[sid];
         flags[sid] = v === true || v === 1 || v === '1' ? 1 : 0;
-        if (!names.services.has(sid)) unknown.push(sid);
       }
-      if (unknown.length > 0) warnings.push(`'${file.check.path}': ${unknownServices(unknown)}`);
     }
     serviceStatus[node] = flags;
   }
@@ -348,14 +345,12 @@ const SERVICE_STATUS_PREFIX = 'service_status_';
  * PVE API returns (property strings); they are judged when a migration runs, not here.
  */
 function loadGuestConfig(dir: string, options: LoadOptions, services: ReadonlySet<string>, warnings: string[]): CaseInput['guestConfig'] {
-  const file = readJson(dir, 'guest_config', options);
+  const file = readServiceFile(dir, 'guest_config', options, services, warnings);
   if (!file) return undefined;
   const check: FileCheck = file.check;
   const all = check.object(file.value, []);
   const out = nullObject<Record<string, string | number | boolean>>();
-  const unknown = Object.keys(all).filter((sid) => !services.has(sid));
   for (const sid of Object.keys(all)) {
-    check.sid(sid, [sid]);
     const entry = check.object(all[sid], [sid]);
     const config = nullObject<string | number | boolean>();
     for (const key of Object.keys(entry)) {
@@ -369,11 +364,10 @@ function loadGuestConfig(dir: string, options: LoadOptions, services: ReadonlySe
     }
     out[sid] = config;
   }
-  if (unknown.length > 0) warnings.push(`'${check.path}': ${unknownServices(unknown)}`);
   return out;
 }
 
-/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds >= 1. */
+/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds from 1 to 2^53−1. */
 function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefined {
   const file = readJson(dir, 'sim_options', options);
   if (!file) return undefined;
@@ -389,7 +383,7 @@ function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefin
   }
   if (o['max-time'] !== undefined) {
     const t = o['max-time'];
-    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) check.fail(['max-time'], `expected a whole number of seconds >= 1, got ${describe(t)}`);
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 1) check.fail(['max-time'], `expected a whole number of seconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describe(t)}`);
     out.maxTime = t;
   }
   return out;
@@ -593,8 +587,7 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
  * not an object, a value that is not a JSON number, an unknown key); the values themselves
  * (negative, too large for a double, missing) load as given and are reported by the HA core
  * at run time, which leaves such a service out of the usage, as the reference does. Entries of
- * services that the run never has (`services`) are scanned for syntax only, never built, and
- * named in one warning with their count.
+ * services that the run never has are skipped ({@link readServiceFile}).
  */
 function loadStats(
   dir: string,
@@ -604,15 +597,7 @@ function loadStats(
   services: ReadonlySet<string>,
   warnings: string[],
 ): Record<string, Record<string, number>> | undefined {
-  const unknown: string[] = [];
-  let unknownCount = 0;
-  const f = readJson(dir, file, options, (sid, check) => {
-    check.sid(sid, [sid]);
-    if (services.has(sid)) return true;
-    // the first few names for the message: nothing is kept per entry
-    if (unknownCount++ < NAMES_SHOWN) unknown.push(sid);
-    return false;
-  });
+  const f = readServiceFile(dir, file, options, services, warnings);
   if (!f) return undefined;
   const check: FileCheck = f.check;
   const stats = check.object(f.value, []);
@@ -625,10 +610,26 @@ function loadStats(
     }
     out[sid] = entry as Record<string, number>;
   }
-  if (unknownCount > 0) {
-    warnings.push(`'${check.path}': ${unknownServices(unknown, unknownCount)}; ${unknownCount === 1 ? 'its entry is' : 'their entries are'} ignored`);
-  }
   return out;
+}
+
+/**
+ * Reads a JSON file keyed by service id (stats, running flags, guest configurations): every key
+ * must be a service id; the entries of services the run never has (`services`) are scanned for
+ * syntax only, never built, and named in one warning with their count.
+ */
+function readServiceFile(dir: string, file: string, options: LoadOptions, services: ReadonlySet<string>, warnings: string[]): ReturnType<typeof readJson> {
+  // the first few names for the message: nothing is kept per skipped entry
+  const shown: string[] = [];
+  let skipped = 0;
+  const f = readJson(dir, file, options, (sid, check) => {
+    check.sid(sid, [sid]);
+    if (services.has(sid)) return true;
+    if (skipped++ < NAMES_SHOWN) shown.push(sid);
+    return false;
+  });
+  if (f && skipped > 0) warnings.push(`'${f.check.path}': ${unknownServices(shown, skipped)}; ${skipped === 1 ? 'its entry is' : 'their entries are'} ignored`);
+  return f;
 }
 
 function defaultStats<T extends object>(sids: string[], value: T): Record<string, T> {

@@ -130,6 +130,7 @@ describe('validateCommand: the cmdlist language of spec §2', () => {
     // beyond 2^53 a count no longer counts
     ['delay 99999999999999999999', 'seconds must be at most 9007199254740991'],
     ['skip-round crm 9007199254740992', 'rounds must be at most 9007199254740991'],
+    ['service vm:101 stop 99999999999999999999', 'timeout must be at most 9007199254740991'],
   ];
   it.each(bad)('rejects %j: %s', (cmd, problem) => {
     expect(validateCommand(cmd, NODES)).toBe(problem);

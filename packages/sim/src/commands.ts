@@ -187,6 +187,7 @@ function parseServiceCommand(
     case 'stop': {
       const timeout = params[0];
       if (timeout === undefined || !DIGITS.test(timeout)) return fail("usage: 'service <sid> stop <timeout>' (whole seconds, 0 = hard stop)");
+      if (!Number.isSafeInteger(Number(timeout))) return fail(`timeout must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'service-stop', sid, timeout });
     }
     case 'add': {
