@@ -24,7 +24,7 @@ writeFileSync(join(root, 'rules_config'), 'node-affinity: pin\n\tresources vm:10
 writeFileSync(join(root, 'static_service_stats'), JSON.stringify({ 'vm:101': { maxcpu: 1, maxmem: 1 }, 'vm:555': { maxcpu: 1, maxmem: 1 } }));
 const WARNINGS = [
   `poise-sim: warning: '${join(root, 'static_service_stats')}': service 'vm:555' is not configured (not in service_config, not added by a command); its entry is ignored`,
-  `poise-sim: warning: '${join(root, 'rules_config')}' rule 'pin' nodes: node 'node9' does not exist in hardware_status (a strict rule: its services never run there)`,
+  `poise-sim: warning: '${join(root, 'rules_config')}' rule 'pin' nodes: node 'node9' does not exist in hardware_status`,
 ];
 
 describe('load warnings go to stderr, never into the log', () => {

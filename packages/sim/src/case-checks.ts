@@ -131,8 +131,10 @@ export function rulesWarnings(
   for (const id of Object.keys(rules.ids).sort((a, b) => rules.order[a]! - rules.order[b]!)) {
     const rule = rules.ids[id]!;
     if (rule.type === 'node-affinity') {
-      for (const node of unknownNodes(rule.nodes)) {
-        warnings.push(`'${files.rules}' rule '${id}' nodes: node '${node}' does not exist in hardware_status${rule.strict ? ' (a strict rule: its services never run there)' : ''}`);
+      const unknown = unknownNodes(rule.nodes);
+      for (const node of unknown) warnings.push(`'${files.rules}' rule '${id}' nodes: node '${node}' does not exist in hardware_status`);
+      if (rule.strict && unknown.length > 0 && unknown.length === Object.keys(rule.nodes).length) {
+        warnings.push(`'${files.rules}' rule '${id}': none of its nodes exists, and the rule is strict: its services can run on no node`);
       }
     }
     const missing = Object.keys(rule.resources).filter((sid) => !names.services.has(sid));

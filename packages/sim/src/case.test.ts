@@ -401,14 +401,16 @@ describe('loadCase: names that nothing has are warnings (the reference loads the
   it('a rule naming a node or a service that does not exist, a group naming an unknown node', () => {
     const dir = caseDir({
       ...base,
-      rules_config: 'node-affinity: pin\n\tresources vm:101\n\tnodes node9,node2:2,node8\n\tstrict 1\n\nnode-affinity: prefer\n\tresources vm:101,vm:103\n\tnodes node7\n\nresource-affinity: apart\n\tresources vm:101,vm:998,vm:999\n\taffinity negative\n',
+      rules_config: 'node-affinity: pin\n\tresources vm:101\n\tnodes node9,node2:2,node8\n\tstrict 1\n\nnode-affinity: prefer\n\tresources vm:101,vm:103\n\tnodes node7\n\nnode-affinity: only-gone\n\tresources vm:102\n\tnodes node9\n\tstrict 1\n\nresource-affinity: apart\n\tresources vm:101,vm:998,vm:999\n\taffinity negative\n',
       groups: 'group: g1\n\tnodes node1,node6\n',
     });
     const rules = `'${join(dir, 'rules_config')}'`;
     expect(loadCase(dir).warnings).toEqual([
-      `${rules} rule 'pin' nodes: node 'node8' does not exist in hardware_status (a strict rule: its services never run there)`,
-      `${rules} rule 'pin' nodes: node 'node9' does not exist in hardware_status (a strict rule: its services never run there)`,
+      `${rules} rule 'pin' nodes: node 'node8' does not exist in hardware_status`,
+      `${rules} rule 'pin' nodes: node 'node9' does not exist in hardware_status`,
       `${rules} rule 'prefer' nodes: node 'node7' does not exist in hardware_status`,
+      `${rules} rule 'only-gone' nodes: node 'node9' does not exist in hardware_status`,
+      `${rules} rule 'only-gone': none of its nodes exists, and the rule is strict: its services can run on no node`,
       `${rules} rule 'apart' resources: 2 services, 'vm:998', 'vm:999', are ${NOT}`,
       `'${join(dir, 'groups')}' group 'g1' nodes: node 'node6' does not exist in hardware_status`,
     ]);

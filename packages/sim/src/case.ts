@@ -1,6 +1,6 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatacenterSettings, ManagerStatus } from '@poise/env';
-import { readdirSync } from 'node:fs';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
 import { AUTO_REBALANCE_PERCENT_RANGE, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
@@ -202,7 +202,7 @@ class FileCheck {
 function describe(v: JsonValue | undefined): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
-  // JSON.stringify would print the Infinity a literal such as 1e999 reads as as `null`
+  // a literal such as 1e999 reads as Infinity, which JSON.stringify would print as `null`
   if (v === Infinity) return 'a number too large for a double (beyond 1.8e308)';
   if (v === -Infinity) return 'a negative number too large for a double (beyond -1.8e308)';
   if (Array.isArray(v)) return 'an array';
@@ -338,7 +338,6 @@ function loadServiceStatus(dir: string, options: LoadOptions, names: CaseNames, 
 
 /** The per-node running flags' file name, before the node's name. */
 const SERVICE_STATUS_PREFIX = 'service_status_';
-
 
 /**
  * `guest_config`: sid → { config key: string | number | boolean }. The values are what the
