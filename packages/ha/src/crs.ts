@@ -9,6 +9,13 @@ import { perlTrue } from './tools';
 export const AUTO_REBALANCE_DEFAULTS_FRACTION = { threshold: 0.3, margin: 0.1 } as const;
 /** Auto-rebalance defaults of the pve-9.2 profile (percent of the normalised imbalance). */
 export const AUTO_REBALANCE_DEFAULTS_PERCENT = { threshold: 30, margin: 10 } as const;
+/**
+ * The range of `ha-auto-rebalance-threshold` and `-margin` in percent (PVE 9.2's
+ * datacenter.cfg schema): a threshold above 100 % could never be exceeded, a margin above
+ * 100 % never met. The `pve-9.2` profile falls back to the default for a value outside it;
+ * the simulator's case loader refuses one under either profile.
+ */
+export const AUTO_REBALANCE_PERCENT_RANGE = { min: 0, max: 100 } as const;
 /** Consecutive rounds above the threshold before a rebalance fires. */
 export const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
 
@@ -100,18 +107,25 @@ export function readCrsSettings(
   const legacy = profile === 'pve-5.2.0';
   const defaults = legacy ? AUTO_REBALANCE_DEFAULTS_FRACTION : AUTO_REBALANCE_DEFAULTS_PERCENT;
   const problems: string[] = [];
-  const num = (key: string, fallback: number, integer = false): number => {
+  const num = (key: string, fallback: number, integer = false, range?: { min: number; max: number }): number => {
     const raw = (crs as Record<string, unknown>)[key];
     if (raw === undefined || raw === null) return fallback;
     if (legacy) {
       const value = perlNumber(raw);
       if (!Number.isFinite(value)) return fallback;
-      return integer ? Math.max(0, Math.ceil(value)) : value;
+      // within what the balancer pipeline accepts (no negative threshold, margin or count, a
+      // count of at most 2^53−1), so that no setting stops a round; the simulator's loader
+      // refuses such values before they get here
+      return integer ? Math.min(Math.max(0, Math.ceil(value)), Number.MAX_SAFE_INTEGER) : Math.max(0, value);
     }
     if (raw === '') return fallback;
     const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : NaN;
-    if (!Number.isFinite(value) || (integer && (!Number.isInteger(value) || value < 0))) {
+    if (!Number.isFinite(value) || (integer && (!Number.isSafeInteger(value) || value < 0))) {
       problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}', using the default ${fallback}`);
+      return fallback;
+    }
+    if (range && (value < range.min || value > range.max)) {
+      problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`);
       return fallback;
     }
     return value;
@@ -129,10 +143,10 @@ export function readCrsSettings(
       scheduler: perlTrue(mode) ? String(mode) : 'basic',
       rebalanceOnRequestStart: perlTrue(crs['ha-rebalance-on-start']),
       autoRebalance: perlTrue(crs['ha-auto-rebalance']),
-      threshold: num('ha-auto-rebalance-threshold', defaults.threshold),
+      threshold: num('ha-auto-rebalance-threshold', defaults.threshold, false, AUTO_REBALANCE_PERCENT_RANGE),
       method: method === undefined || method === null ? 'bruteforce' : String(method),
       holdRounds: num('ha-auto-rebalance-hold-duration', AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS, true),
-      margin: num('ha-auto-rebalance-margin', defaults.margin),
+      margin: num('ha-auto-rebalance-margin', defaults.margin, false, AUTO_REBALANCE_PERCENT_RANGE),
       variant,
     },
     problems,
