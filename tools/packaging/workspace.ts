@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { engineFloor } from './engines';
 
 /** The repository root (this file is tools/packaging/workspace.ts). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -133,6 +134,12 @@ export function rootLicenseText(root: string = REPO_ROOT): string {
   return readFileSync(join(root, 'LICENSE'), 'utf8');
 }
 
+function rootNodeRange(rootManifest: Manifest): string {
+  const node = isRecord(rootManifest.engines) ? rootManifest.engines.node : undefined;
+  if (typeof node !== 'string') throw new Error("the root package.json has no 'engines.node' string");
+  return node;
+}
+
 /**
  * The fields `sync.ts` writes into every package.json, derived from the root package.json and
  * the package's own `exports`: license, repository (with the package directory), engines and
@@ -143,7 +150,7 @@ export function commonFields(pkg: WorkspacePackage, rootManifest: Manifest): Man
   const fields: Manifest = {
     license: rootManifest.license,
     repository: { type: 'git', url: repo.url, directory: pkg.relDir },
-    engines: rootManifest.engines,
+    engines: { node: engineFloor(pkg.dir, pkg.manifest, rootNodeRange(rootManifest)).range },
   };
   const publishConfig: Record<string, unknown> = {
     ...(isRecord(pkg.manifest.publishConfig) ? pkg.manifest.publishConfig : {}),
