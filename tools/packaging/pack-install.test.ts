@@ -36,8 +36,11 @@ interface RunResult {
   stderr: string;
 }
 
-/** Runs a command without a shell; never throws for a non-zero exit. */
-function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): Promise<RunResult> {
+/**
+ * Runs a command without a shell; never throws for a non-zero exit. The default time limit is
+ * generous: on a loaded 2-core machine `pnpm build` alone has taken more than 5 minutes.
+ */
+function run(cmd: string, args: string[], cwd: string, timeoutMs = 1_200_000): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
       (err, stdout, stderr) => {
@@ -146,7 +149,7 @@ beforeAll(async () => {
   } catch (err) {
     setupError = err;
   }
-}, 600_000);
+}, 2_400_000);
 
 // removing two installed projects (thousands of files) takes more than vitest's default 10 s
 // on a loaded machine
@@ -181,6 +184,7 @@ describe('packages as installed from their tarballs', () => {
     .map((sub) => (sub === '.' ? p.name : `${p.name}/${sub.replace(/^\.\//, '')}`)));
 
   it('every library loads with require() from CommonJS (Node.js >= 20.19), or says it is an ES module', async () => {
+    if (setupError) throw setupError;
     const cjs = join(project, 'cjs');
     mkdirSync(cjs, { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-check", "private": true, "type": "commonjs" }\n');
@@ -202,9 +206,10 @@ describe('packages as installed from their tarballs', () => {
     } else {
       for (const line of lines) expect(line).toMatch(/: ERR_REQUIRE_ESM: .*ES Module/);
     }
-  });
+  }, 300_000);
 
   it('a CommonJS TypeScript project imports every library, type-checks and runs', async () => {
+    if (setupError) throw setupError;
     const cjs = join(project, 'cjs-ts');
     mkdirSync(join(cjs, 'src'), { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-ts-check", "private": true, "type": "commonjs" }\n');
@@ -229,7 +234,7 @@ describe('packages as installed from their tarballs', () => {
     const r = await run('node', [join('out', 'main.js')], cjs);
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout.trim()).toBe('commonjs 1,2,0');
-  });
+  }, 600_000);
 
   it('upgrading only @poise/policy under the variants leaves one copy, whose errors the variants throw', async () => {
     if (setupError) throw setupError;
@@ -278,7 +283,7 @@ describe('packages as installed from their tarballs', () => {
     const r = await run('node', ['check.mjs'], upgrade);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('invalid-config invalid-config');
-  });
+  }, 1_200_000);
 
   describe.each(packages.map((p) => [p.name]))('%s', (name) => {
     it('packed package.json points only at shipped files, without the poise-source condition', () => {
