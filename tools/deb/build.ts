@@ -263,7 +263,7 @@ export async function buildDeb(outDir: string, env: NodeJS.ProcessEnv, say: (lin
   try {
     const root = join(work, 'root');
     say(`poise-manager ${version} (${node.arch}): bundling the daemon with Node.js ${node.version} from ${node.path}`);
-    const bundle = await bundleDaemon();
+    const bundle = await bundleDaemon(String(manifest.version));
     mkdirSync(join(root, dirname(LAYOUT.bin)), { recursive: true });
     writeExecutable(node, bundle, work, join(root, LAYOUT.bin));
 
@@ -271,7 +271,7 @@ export async function buildDeb(outDir: string, env: NodeJS.ProcessEnv, say: (lin
     write(root, LAYOUT.config, readFileSync(join(DEBIAN_DIR, 'config.yaml')));
     write(root, `${LAYOUT.share}/config.schema.json`, readFileSync(join(MANAGER_DIR, 'config.schema.json')));
     cpSync(join(MANAGER_DIR, 'scenarios'), join(root, LAYOUT.share, 'scenarios'), { recursive: true });
-    write(root, LAYOUT.man, gzip(manPage(version)));
+    write(root, LAYOUT.man, gzip(manPage(String(manifest.version))));
     write(root, `${LAYOUT.doc}/README.md.gz`, gzip(readFileSync(join(MANAGER_DIR, 'README.md'))));
     write(root, `${LAYOUT.doc}/changelog.gz`, gzip(debianChangelog(changelogEntries(version, epoch), maintainer)));
     write(root, `${LAYOUT.doc}/copyright`, copyrightText({

@@ -103,8 +103,11 @@ export interface Bundle {
   inputs: string[];
 }
 
-/** Bundles the daemon into one CommonJS script; any esbuild warning fails the build. */
-export async function bundleDaemon(): Promise<Bundle> {
+/**
+ * Bundles the daemon into one CommonJS script; any esbuild warning fails the build. `version`
+ * (of `@poise/manager`) is compiled in, as its own build does (`apps/manager/tsup.config.ts`).
+ */
+export async function bundleDaemon(version: string): Promise<Bundle> {
   const urlVar = '__poiseModuleUrl';
   const banner = [
     '"use strict";',
@@ -118,7 +121,7 @@ export async function bundleDaemon(): Promise<Bundle> {
     format: 'cjs',
     target: 'node20',
     conditions: ['poise-source'],
-    define: { 'import.meta.url': urlVar },
+    define: { 'import.meta.url': urlVar, __POISE_MANAGER_VERSION__: JSON.stringify(version) },
     banner: { js: banner },
     keepNames: true,
     legalComments: 'none',
