@@ -241,6 +241,18 @@ export class CrsUsage implements OnlineNodeUsage {
     });
   }
 
+  /**
+   * The services the usage holds, for the planner: sid, the node they are on (their current
+   * node), their stats as the scheduler sees them (static: configured maxima) and whether they
+   * are moving. Byte order of sid.
+   */
+  planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
+    return this.usage
+      .snapshot()
+      .resources.map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, mem: r.stats.mem, moving: r.placement.target !== undefined }))
+      .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+  }
+
   /** cpu and mem of the services placed on each node as their current node, in fold order. */
   private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
     const out = new Map<string, { cpu: number; mem: number }>();
