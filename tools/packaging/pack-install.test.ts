@@ -253,7 +253,11 @@ describe('packages as installed from their tarballs', () => {
     const upgrade = join(work, 'upgrade');
     mkdirSync(upgrade);
     const tarballOf = (name: string) => `file:${get(name).tarball}`;
-    const variants = ['@poise/policy-stable', '@poise/policy-pressure'];
+    // every package that takes @poise/policy as a peer (the policy variants)
+    const variants = [...packed.values()]
+      .filter((p) => (p.manifest.peerDependencies as Record<string, string> | undefined)?.['@poise/policy'] !== undefined)
+      .map((p) => p.pkg.name);
+    expect(variants).toEqual(expect.arrayContaining(['@poise/policy-stable', '@poise/policy-pressure']));
     const base = { name: 'poise-upgrade-check', private: true, type: 'module' };
     const others = Object.fromEntries([...packed.keys()].filter((n) => n !== '@poise/policy').map((n) => [n, tarballOf(n)]));
     // no override for @poise/policy itself: what the variants declare decides how many copies
