@@ -7,8 +7,7 @@ import {
   type ScoredMigration,
 } from '@poise/usage';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
-import { errorMessage } from './crm';
-import { own } from './tools';
+import { errorMessage, own } from './tools';
 
 /** A service's stats could not be used: missing, or not a finite number >= 0. */
 export class ServiceStatsError extends Error {
