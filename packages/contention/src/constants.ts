@@ -53,9 +53,10 @@ export const CONFIDENCE_SAMPLES = 8;
 export const NEAR_BINS = 2;
 
 /**
- * Beyond the observed loads a monotone curve can only lie between the last point's pressure
- * and 100 % (above) or 0 (below): the confidence loses that interval's share of 100 %, the
- * more the farther out, all of it at about three times this distance (fraction of load).
+ * Beyond the observed loads the pressure can lie between the prediction and the end point
+ * moved along the steepest expected rise (`STEEPEST_RISE`): the confidence loses that
+ * interval's share of 100 %, the more the farther out, nearly all of it at three times this
+ * distance (fraction of load).
  */
 export const EXTRAPOLATION_SCALE = 0.15;
 

@@ -80,6 +80,18 @@ export const USAGE_PRIOR: { readonly cpu: HingeCurve; readonly mem: HingeCurve }
   mem: hingeThrough(0.85, 2, 60),
 };
 
+/**
+ * The steepest rise a node is expected to show, for the confidence of an extrapolation: cpu a
+ * line from 25 % of the cores to 100 % pressure at 75 % (2 points per percent of load), memory
+ * from 50 % to 100 % at 90 % (2.5 points per percent). Beyond the loads a node was seen at, its
+ * pressure is taken to lie between the prediction and the end point moved along this envelope
+ * (the predictions themselves never use it). Judgement, like the prior.
+ */
+export const STEEPEST_RISE: { readonly cpu: HingeCurve; readonly mem: HingeCurve } = {
+  cpu: { family: 'hinge', knee: 0.25, exponent: 1, scale: 200 },
+  mem: { family: 'hinge', knee: 0.5, exponent: 1, scale: 250 },
+};
+
 /** Evaluates a curve at `load` (any finite number): a percentage in 0..100. */
 export function curveAt(curve: PressureCurve, load: number): number {
   if (curve.family === 'logistic') return 100 / (1 + Math.exp(-(load - curve.centre) / curve.width));

@@ -9,7 +9,7 @@ import {
   PRIOR_SHAPE_FACTOR,
   USAGE_CONFIDENCE,
 } from './constants';
-import { type PressureCurve, USAGE_PRIOR, curveAt, fitCurveFamily } from './curves';
+import { type PressureCurve, STEEPEST_RISE, USAGE_PRIOR, curveAt, fitCurveFamily } from './curves';
 import { ContentionError, showValue } from './errors';
 import { binOf } from './learn';
 import { isotonicMedians, median } from './robust';
@@ -74,6 +74,10 @@ interface Fitted extends CurveSummary {
   readonly cumulative: Float64Array;
   /** The shape predictions follow between and beyond the points: `fit`, else the prior's. */
   readonly shape: PressureCurve;
+  /** The curve's dimension (for its `STEEPEST_RISE`). */
+  readonly dimension: PressureDimension;
+  /** The bin of each point. */
+  readonly pointBins: readonly number[];
 }
 
 /** The confidence of the samples in the bins within NEAR_BINS of `bin`: `n / (n + CONFIDENCE_SAMPLES)`. */
@@ -126,14 +130,22 @@ function fitCurve(curve: CurveState, dimension: PressureDimension): Fitted | und
     lastBin: bins[bins.length - 1]!.index,
     cumulative,
     shape: fit ?? USAGE_PRIOR[dimension],
+    dimension,
+    pointBins: bins.map((b) => b.index),
   };
+}
+
+/** The index of the point at or below `x` whose next point is at or above it (`x` within the points, at least two). */
+function bracketOf(loads: readonly number[], x: number): number {
+  let j = 0;
+  while (j < loads.length - 2 && loads[j + 1]! < x) j++;
+  return j;
 }
 
 /** `x` within the points: shape-preserving interpolation between the two neighbours. */
 function between(f: Fitted, x: number): number {
   const { loads, pressures, shape } = f;
-  let j = 0;
-  while (j < loads.length - 2 && loads[j + 1]! < x) j++;
+  const j = bracketOf(loads, x);
   const xa = loads[j]!;
   const xb = loads[j + 1]!;
   const ya = pressures[j]!;
@@ -153,14 +165,27 @@ function learned(f: Fitted, load: number): PressurePrediction {
   else if (load < lo) percent = Math.max(0, pressures[0]! - Math.max(0, curveAt(shape, lo) - curveAt(shape, load)));
   else percent = loads.length === 1 ? pressures[0]! : between(f, load);
   const bin = binOf(load);
-  if (bin >= f.firstBin && bin <= f.lastBin) return { percent, confidence: confidenceNear(f, bin), basis: 'learned', reason: 'in-range' };
-  // beyond the points the curve is only known to stay monotone: above the highest point it lies
-  // in [its pressure, 100], below the lowest in [0, its pressure]; the confidence loses the
-  // share of that interval the extrapolation may be wrong by, more with distance and more
-  // when the shape is the prior's
+  if (bin >= f.firstBin && bin <= f.lastBin) {
+    // near samples, or, in a gap between two points, the monotone bracket: the pressure lies
+    // between theirs, as sure as they are and as narrow as their difference
+    let confidence = confidenceNear(f, bin);
+    if (loads.length > 1 && load >= lo && load <= hi) {
+      const j = bracketOf(loads, load);
+      const ends = Math.min(confidenceNear(f, f.pointBins[j]!), confidenceNear(f, f.pointBins[j + 1]!));
+      confidence = Math.max(confidence, ends * (1 - (pressures[j + 1]! - pressures[j]!) / 100));
+    }
+    return { percent, confidence, basis: 'learned', reason: 'in-range' };
+  }
+  // beyond the points the pressure can lie anywhere between the prediction and the end point
+  // moved along the steepest expected rise (STEEPEST_RISE): the confidence loses that
+  // interval's share of 100 %, less near the points and with a fitted shape
   const above = load > hi;
+  const envelope = STEEPEST_RISE[f.dimension];
+  const bound = above
+    ? Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(envelope, load) - curveAt(envelope, hi)))
+    : Math.max(0, pressures[0]! - Math.max(0, curveAt(envelope, lo) - curveAt(envelope, load)));
+  const room = Math.abs(bound - percent) / 100;
   const distance = above ? load - hi : lo - load;
-  const room = (above ? 100 - pressures[pressures.length - 1]! : pressures[0]!) / 100;
   const kept = Math.exp(-distance / EXTRAPOLATION_SCALE) * (f.fit ? 1 : PRIOR_SHAPE_FACTOR);
   const confidence = confidenceNear(f, above ? f.lastBin : f.firstBin) * (1 - room * (1 - kept));
   return { percent, confidence, basis: 'learned', reason: 'extrapolated' };

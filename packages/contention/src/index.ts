@@ -24,6 +24,7 @@ export {
   LOGISTIC_CENTRE_SPAN,
   LOGISTIC_WIDTHS,
   RISE_FLOOR_PERCENT,
+  STEEPEST_RISE,
   USAGE_PRIOR,
   curveAt,
   fitCurveFamily,
