@@ -96,7 +96,8 @@ describe('cost select under another objective (plan.objective)', () => {
     // no gain anywhere: the scorer's first (the objective's margin rejects it)
     { gains: { 'vm:101': -5, 'vm:102': 0, 'vm:103': undefined }, expected: A },
   ])('compares the objective’s gains, not imbalance improvements: $expected.sid', ({ gains, expected }) => {
-    expect('plan' in run(gains) && run(gains).plan?.selected).toEqual(expected);
+    const out = run(gains);
+    expect('plan' in out && out.plan.selected).toEqual(expected);
   });
 
   it('says why in the objective’s terms', () => {
