@@ -14,6 +14,7 @@ import {
 } from '@poise/policy';
 import { stableStages } from '@poise/policy-stable';
 import { pressureStages } from '@poise/policy-pressure';
+import { contentionStages } from '@poise/policy-contention';
 import type { CrsSettings } from './crs';
 import type { CrsUsage } from './usage-model';
 import { ExitCode } from './tools';
@@ -100,9 +101,9 @@ export class BalancerHost {
       margin: percent ? crs.margin / 100 : crs.margin,
       method,
     };
-    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure]);
+    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure, crs.variant.contention]);
     if (this.built?.key !== key) {
-      const parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
+      const parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure), ...contentionStages(crs.variant.contention, reference)];
       this.built = { key, pipeline: composePipeline(reference, parts) };
     }
     return this.built.pipeline;
@@ -210,17 +211,19 @@ export class BalancerHost {
 /**
  * The variant members of the balancer's context on the CRS usage (all lazy; the reference
  * stages read none of them): node telemetry (measured node stats, the HA services' part,
- * PSI), adjusted views for smoothing, candidates with their source and the memory a move
+ * PSI), the services' own stats (guest telemetry, for the contention objective), adjusted
+ * views for smoothing, candidates with their source and the memory a move
  * copies, and guest configurations from the Env.
  */
 export function variantContext(
   usage: CrsUsage,
   guestConfig: (sid: string) => GuestConfig | undefined,
   scoreSafely: (score: () => ScoredMigration[]) => ScoredMigration[],
-): Pick<BalanceContext, 'nodes' | 'adjust' | 'guestConfig'> {
+): Pick<BalanceContext, 'nodes' | 'guests' | 'adjust' | 'guestConfig'> {
   let telemetry: NodeTelemetry[] | undefined;
   return {
     nodes: () => (telemetry ??= usage.nodeTelemetry()),
+    guests: () => usage.guestTelemetry(),
     adjust: (nodes) => {
       const view = usage.adjusted(nodes);
       // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored

@@ -2,6 +2,7 @@ import type { Env } from '@poise/env';
 import { readCrs } from '@poise/policy';
 import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
 import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
+import { CONTENTION_OFF, parseContentionSettings, type ContentionSettings } from '@poise/policy-contention';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
@@ -27,7 +28,7 @@ export interface CrsSettings {
   /**
    * The balancer's variant stages (`ha-auto-rebalance-backoff`, `-cooldown`,
    * `-min-improvement`, `-smoothing`, `-cost-weight`, `-memhost`, `-min-pressure-cpu`,
-   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-preset`), in the units of
+   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-objective`, `-preset`), in the units of
    * the `pve-9.2` profile. Under `pve-5.2.0` the reference knows none of these keys: they are
    * ignored there (every stage off) and nothing is logged about them.
    */
@@ -38,6 +39,7 @@ export interface CrsSettings {
 export interface VariantSettings {
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
+  readonly contention: ContentionSettings;
   /**
    * Some variant key has a non-default value (explicitly or through the preset): the balancer
    * then explains its decisions not to act in the log (on change) and logs its notices. With
@@ -47,7 +49,7 @@ export interface VariantSettings {
 }
 
 /** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, active: false };
+export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, contention: CONTENTION_OFF, active: false };
 
 /**
  * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
@@ -59,10 +61,11 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const input = readCrs(crs);
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map((p) => p.message);
+  const contention = parseContentionSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map((p) => p.message);
   const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
-  const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF);
-  return { settings: { stable: stable.settings, pressure: pressure.settings, active }, problems };
+  const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF) || differs(contention.settings, CONTENTION_OFF);
+  return { settings: { stable: stable.settings, pressure: pressure.settings, contention: contention.settings, active }, problems };
 }
 
 /**

@@ -240,6 +240,19 @@ export class CrsUsage implements OnlineNodeUsage {
     });
   }
 
+  /**
+   * Every service of the usage as guest telemetry (byte order of the sids): the node it is placed
+   * on (its current node; a moving service's source) and its stats as the usage model moves
+   * them (dynamic: measured cpu and memory, the host-side footprint with memhost; static: the
+   * configured maxima). Services left out of the usage are not listed. O(services).
+   */
+  guestTelemetry(): Array<{ sid: string; node: string; cpu: number; maxcpu: number; mem: number }> {
+    return this.usage
+      .snapshot()
+      .resources.map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, maxcpu: r.stats.maxcpu, mem: r.stats.mem }))
+      .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+  }
+
   /** cpu and mem of the services placed on each node as their current node, in fold order. */
   private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
     const out = new Map<string, { cpu: number; mem: number }>();

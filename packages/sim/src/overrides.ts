@@ -1,6 +1,7 @@
 import { readChoiceKey, readCrs, readFlagKey, readNumberKey, type CrsKeySpec, type SettingProblem } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
 import type { DatacenterSettings } from '@poise/env';
 import { CRS_KEYS, type CaseInput } from './case';
 import { SimError } from './errors';
@@ -8,7 +9,7 @@ import { SimError } from './errors';
 /** A decimal number as the command line gives it (no hex, no blanks). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS].map((spec) => [spec.key, spec]));
+const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]));
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
