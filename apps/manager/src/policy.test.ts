@@ -51,7 +51,7 @@ describe('buildPolicy', () => {
 
   it('the contention objective replaces the hold, the scorer and the margin; a bad value names the key', () => {
     const p = policyOf({ 'ha-auto-rebalance-objective': 'contention' });
-    expect(p.pipeline.stages.map((s) => s.name)).toEqual(['motion-in-flight', 'contention', 'candidates', 'contention-score', 'select-best', 'contention-margin']);
+    expect(p.pipeline.stages.map((s) => s.name)).toEqual(['motion-in-flight', 'contention', 'contention-hold', 'candidates', 'contention-score', 'select-best', 'contention-margin']);
     expect(p.description).toMatch(/; objective contention$/);
     expect(p.contention).toEqual({ objective: 'contention' });
     expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([

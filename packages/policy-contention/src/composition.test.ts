@@ -22,10 +22,11 @@ describe('composes with the other variant stages', () => {
     const pipeline = composePipeline(REF, parts({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }));
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
+      'contention',
       'smoothing',
       'backoff-series',
       'pressure',
-      'contention',
+      'contention-hold',
       'candidates',
       'pressure-source',
       'cooldown',

@@ -21,22 +21,21 @@ import {
   stateCheck,
 } from '@poise/policy';
 import { CONTENTION_FLOOR, SATURATED } from './limits';
+
+/** Where the gate goes in the `gate` slot: first, so it learns in every round another gate stops. */
+export const CONTENTION_GATE_ORDER = 0;
 import { type NodePressureNow, contentionObjective, modelCall, reaches } from './objective';
 
 /** State of {@link contentionGate}. */
 export interface ContentionGateState {
   /** What the model learned (plain JSON, bounded: see `@poise/contention`). */
   readonly model: ContentionModelState;
-  /** Consecutive rounds with contention (the hold count, as `threshold-hold`'s). */
-  readonly sustainedRounds: number;
   /** Nodes whose pressure is predicted from their load alone last round (`node2 (cpu, mem)`), for the notice. */
   readonly fallback: readonly string[];
 }
 
 /** Options of {@link contentionGate}. */
 export interface ContentionGateOptions {
-  /** Consecutive rounds with contention before the round goes on (an integer ≥ 0; 0 or 1 = at once). */
-  readonly holdRounds: number;
   /** The model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
   readonly model?: Partial<ContentionOptions>;
 }
@@ -59,29 +58,24 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
 }
 
 /**
- * Guest contention as the balancer's objective (name `contention`, a gate in the `hold` slot:
- * it replaces `threshold-hold`). Every round it runs, it learns from `ctx.nodes()` how each
- * node's PSI follows its load (`observeNodes` of `@poise/contention`; the model is this stage's
- * state), then judges the round on the nodes' pressure now (reported, else predicted from
- * the load):
+ * Guest contention as the balancer's objective (name `contention`, the first gate: slot `gate`,
+ * order {@link CONTENTION_GATE_ORDER}). Every round it runs (all but those with a motion in
+ * flight) it learns from `ctx.nodes()` how each node's PSI follows its load
+ * (`observeNodes` of `@poise/contention`; the model is this stage's state), then judges the
+ * round on the nodes' pressure now (reported, else predicted from the load):
  *
  * - no node with contention (cpu some below `CONTENTION_FLOOR` 5 %, memory below 2 %) → stop
  *   `no-contention`, e.g. `contention: no guest waits (highest cpu 2.1% < 5.0%, mem 0.0% < 2.0%)`;
  * - every node saturated (cpu ≥ `SATURATED` 40 % or memory ≥ 20 %) → stop `all-saturated`, e.g.
  *   `contention: every node saturated (node1 cpu 62.0%, node2 mem 25.0%): the cluster needs more capacity`;
- * - otherwise the hold rounds count (quiet stop `holding`, `guest contention for 1 of 3 rounds`)
- *   and, once they are reached (or at once when `plan.continueSeries`), the round goes on with
- *   `plan.objective` set to the round's contention objective.
+ * - otherwise the round goes on with `plan.objective` set to the round's contention objective
+ *   (`contention-hold` then counts the hold rounds).
  *
- * The first two break the streak of the later stages. A node whose pressure comes from its
- * load alone (no PSI, or too little history) raises a `contention-usage-based` info notice,
- * once per change of that set. Needs `ctx.nodes()` (and, once a move is assessed,
- * `ctx.guests()`).
+ * Both stops break the streak of the later stages. A node whose pressure comes from its load
+ * alone (no PSI, or too little history) raises a `contention-usage-based` info notice, once per
+ * change of that set. Needs `ctx.nodes()` (and, once a move is assessed, `ctx.guests()`).
  */
-export function contentionGate(options: ContentionGateOptions): Stage<ContentionGateState> {
-  if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
-    throw new PolicyError('invalid-config', `contention holdRounds must be a non-negative integer, got '${options.holdRounds}'`);
-  }
+export function contentionGate(options: ContentionGateOptions = {}): Stage<ContentionGateState> {
   let model: ContentionOptions;
   try {
     model = contentionOptions(options.model);
@@ -93,7 +87,7 @@ export function contentionGate(options: ContentionGateOptions): Stage<Contention
   return {
     name: 'contention',
     kind: 'gate',
-    initialState: () => ({ model: emptyModel(), sustainedRounds: 0, fallback: [] }),
+    initialState: () => ({ model: emptyModel(), fallback: [] }),
     validateState: (value) => {
       const s = check.object(value, '');
       let learned: ContentionModelState;
@@ -105,11 +99,9 @@ export function contentionGate(options: ContentionGateOptions): Stage<Contention
       }
       return {
         model: learned,
-        sustainedRounds: check.integer(s.sustainedRounds, 'sustainedRounds'),
         fallback: check.array(s.fallback, 'fallback').map((v, i) => check.string(v, `fallback.${i}`)),
       };
     },
-    breakStreak: (state) => (state.sustainedRounds === 0 ? state : { ...state, sustainedRounds: 0 }),
     run: (ctx, plan, state) => {
       if (!ctx.nodes) throw missingContext('contention', 'nodes()');
       const nodes = ctx.nodes();
@@ -135,7 +127,7 @@ export function contentionGate(options: ContentionGateOptions): Stage<Contention
           message: `no pressure history for ${formatList(fallback)}: predicted from the load alone`,
         });
       }
-      const base = { model: learned, sustainedRounds: state.sustainedRounds, fallback };
+      const next = { model: learned, fallback };
 
       const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR));
       if (contended.length === 0) {
@@ -143,24 +135,18 @@ export function contentionGate(options: ContentionGateOptions): Stage<Contention
         const stop =
           `contention: no guest waits (highest cpu ${formatPercent(highest('cpu'))} < ${formatPercent(CONTENTION_FLOOR.cpuPercent)}, ` +
           `mem ${formatPercent(highest('mem'))} < ${formatPercent(CONTENTION_FLOOR.memPercent)})`;
-        return { stop, code: 'no-contention', breaksStreak: true, state: { ...base, sustainedRounds: 0 }, notices };
+        return { stop, code: 'no-contention', breaksStreak: true, state: next, notices };
       }
       if (pressures.length > 0 && pressures.every((p) => reaches(p, SATURATED))) {
         const stop = `contention: every node saturated (${formatList(pressures.map((p) => describe(p, SATURATED)))}): the cluster needs more capacity`;
-        return { stop, code: 'all-saturated', breaksStreak: true, state: { ...base, sustainedRounds: 0 }, notices };
-      }
-      if (!plan.continueSeries) {
-        const rounds = state.sustainedRounds + 1;
-        if (rounds < options.holdRounds) {
-          return { stop: `guest contention for ${rounds} of ${options.holdRounds} rounds`, code: 'holding', quiet: true, state: { ...base, sustainedRounds: rounds }, notices };
-        }
+        return { stop, code: 'all-saturated', breaksStreak: true, state: next, notices };
       }
       const guests = () => {
         if (!ctx.guests) throw missingContext('contention', 'guests()');
         return ctx.guests();
       };
       const objective = contentionObjective(fitted, nodes, guests, model, pressures);
-      return { plan: { ...plan, objective }, state: { ...base, sustainedRounds: 0 }, notices };
+      return { plan: { ...plan, objective }, state: next, notices };
     },
   };
 }

@@ -1,4 +1,5 @@
-export { contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
+export { CONTENTION_GATE_ORDER, contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
+export { contentionHold, type ContentionHoldState } from './hold';
 export { contentionScorer, type ContentionScorerOptions } from './score';
 export { contentionMarginAccept, type ContentionMarginOptions } from './margin';
 export { CONTENTION_OBJECTIVE, contentionObjectiveOf, type ContentionObjective, type NodePressureNow } from './objective';

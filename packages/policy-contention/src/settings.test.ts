@@ -38,13 +38,15 @@ describe('ha-auto-rebalance-objective', () => {
   it('contention replaces the hold, the scorer and the margin', () => {
     const parts = contentionStages({ objective: 'contention' }, REF);
     expect(parts.map((p) => [p.slot, p.stage.name])).toEqual([
-      ['hold', 'contention'],
+      ['gate', 'contention'],
+      ['hold', 'contention-hold'],
       ['score', 'contention-score'],
       ['margin', 'contention-margin'],
     ]);
     expect(composePipeline(REF, parts).stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'contention',
+      'contention-hold',
       'candidates',
       'contention-score',
       'select-best',

@@ -8,7 +8,8 @@ import {
   type StagePart,
   readCrsKeys,
 } from '@poise/policy';
-import { contentionGate } from './gate';
+import { CONTENTION_GATE_ORDER, contentionGate } from './gate';
+import { contentionHold } from './hold';
 import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
 import { contentionMarginAccept } from './margin';
 import { contentionScorer } from './score';
@@ -60,13 +61,14 @@ export interface ContentionStageOptions {
 }
 
 /**
- * The stages the settings turn on, for `composePipeline`: with `contention`, the
- * `contention` gate in the `hold` slot (replacing `threshold-hold`: it counts
- * `reference.holdRounds`), `contention-score` in the `score` slot (scoring with
- * `reference.method` for the imbalance the log shows) and `contention-margin` in the `margin`
- * slot (the relative margin `reference.margin`, a fraction, applied to the contention the move
- * relieves); empty with `imbalance`. Pass the same reference settings as to `composePipeline`.
- * Throws `PolicyError` `invalid-config` for a bad reference setting or option.
+ * The stages the settings turn on, for `composePipeline`: with `contention`, the `contention`
+ * gate first in the `gate` slot (it learns in every round another gate stops), `contention-hold`
+ * in the `hold` slot (replacing `threshold-hold`: it counts `reference.holdRounds`),
+ * `contention-score` in the `score` slot (scoring with `reference.method` for the imbalance the
+ * log shows) and `contention-margin` in the `margin` slot (the relative margin
+ * `reference.margin`, a fraction, applied to the contention the move relieves); empty with
+ * `imbalance`. Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
+ * `invalid-config` for a bad reference setting or option.
  */
 export function contentionStages(settings: ContentionSettings, reference: ReferenceBalancerConfig, options: ContentionStageOptions = {}): StagePart[] {
   if (settings.objective !== 'contention') {
@@ -75,7 +77,8 @@ export function contentionStages(settings: ContentionSettings, reference: Refere
   }
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
   return [
-    { slot: 'hold', order: 0, stage: contentionGate({ holdRounds: reference.holdRounds, model }) },
+    { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model }) },
+    { slot: 'hold', order: 0, stage: contentionHold({ holdRounds: reference.holdRounds }) },
     { slot: 'score', order: 0, stage: contentionScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }) },
     { slot: 'margin', order: 0, stage: contentionMarginAccept({ margin: reference.margin, minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS }) },
   ];

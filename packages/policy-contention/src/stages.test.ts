@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { emptyModel } from '@poise/contention';
 import { type BalanceContext, Pipeline, PolicyError, composePipeline, hostCandidates, readCrs, selectBest, type Stage } from '@poise/policy';
-import { contentionGate, contentionMarginAccept, contentionScorer, contentionStages, parseContentionSettings, type ContentionGateState } from './index';
+import { PRESSURE_OFF, pressureStages } from '@poise/policy-pressure';
+import { contentionGate, contentionHold, contentionMarginAccept, contentionScorer, contentionStages, parseContentionSettings, type ContentionGateState } from './index';
 import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
@@ -60,24 +61,37 @@ describe('the move that spares the most', () => {
   });
 
   it('waits the hold rounds (quiet), and a round without contention starts them again', () => {
-    const gate = contentionGate({ holdRounds: 3 });
+    const gate = contentionGate();
+    const hold = contentionHold({ holdRounds: 3 });
+    const pipeline = new Pipeline([gate, hold, hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 1 }), selectBest()]);
     const nodes = (pressureCpu: number) => [
       { node: 'node1', cpu: 13, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 12, servicesMem: 0, pressureCpu, pressureMem: 0 },
       { node: 'node2', cpu: 1, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: 0, pressureMem: 0 },
     ];
-    let state = gate.initialState();
+    let state = pipeline.initialState();
     const outcomes: string[] = [];
-    // pressure on node1 in rounds 0, 20; none at 40; again at 60, 80, 100
+    // pressure on node1 in rounds 0, 20; none at 40; again at 60, 80, 100 (no candidates: the round stops after the hold)
     for (const [now, pressure] of [[0, 42], [20, 42], [40, 0], [60, 42], [80, 42], [100, 42]] as const) {
       const ctx: BalanceContext = { now, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [], nodes: () => nodes(pressure) };
-      const out = gate.run(ctx, {}, state);
+      const out = pipeline.run(ctx, state);
       state = out.state;
-      outcomes.push('stop' in out ? `${out.code}${out.quiet ? ' (quiet)' : ''}` : `pass (${out.plan.objective?.name})`);
+      outcomes.push(out.decision.action === 'none' ? `${out.decision.code}${out.decision.quiet ? ' (quiet)' : ''}` : 'move');
     }
-    expect(outcomes).toEqual(['holding (quiet)', 'holding (quiet)', 'no-contention', 'holding (quiet)', 'holding (quiet)', 'pass (guest contention)']);
+    expect(outcomes).toEqual(['holding (quiet)', 'holding (quiet)', 'no-contention', 'holding (quiet)', 'holding (quiet)', 'no-candidates']);
     // a continued series (backoff-series after a failure) does not wait the hold rounds again
-    const ctx: BalanceContext = { now: 120, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [], nodes: () => nodes(42) };
-    expect(gate.run(ctx, { continueSeries: true }, gate.breakStreak!(state))).toMatchObject({ plan: { continueSeries: true } });
+    const objective = { name: 'guest contention', assess: () => undefined, gain: () => undefined, formatGain: String } as never;
+    const ctx: BalanceContext = { now: 120, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [] };
+    expect(hold.run(ctx, { continueSeries: true, objective }, { sustainedRounds: 0 })).toMatchObject({ plan: { continueSeries: true } });
+    expect(hold.run(ctx, { objective }, { sustainedRounds: 0 })).toMatchObject({ code: 'holding', quiet: true, state: { sustainedRounds: 1 } });
+    expect(() => hold.run(ctx, {}, { sustainedRounds: 0 })).toThrow("stage 'contention-hold' needs the objective of the 'contention' gate");
+  });
+
+  it('learns while the pressure gate stops the rounds (it runs first)', () => {
+    const c = cluster(guests('node1', 101, 2, 1));
+    const withPressure = composePipeline(REF, [...CONTENTION, ...pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 })]);
+    expect(withPressure.stages.map((s) => s.name).slice(0, 4)).toEqual(['motion-in-flight', 'contention', 'pressure', 'contention-hold']);
+    const state = c.run(withPressure, { until: 200, beforeRound: loadDriven(KNEE) });
+    expect((state.contention as ContentionGateState).model.nodes[0]!.cpu.bins.reduce((s, b) => s + b.count, 0)).toBe(9);
   });
 });
 
@@ -102,9 +116,9 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
   });
 
   it('names a corrupt restored state', () => {
-    const gate = contentionGate({ holdRounds: 3 });
+    const gate = contentionGate();
     const good = gate.initialState();
-    expect(() => gate.validateState!({ ...good, sustainedRounds: -1 })).toThrow("stage 'contention': state field 'sustainedRounds' must be an integer >= 0, got -1");
+    expect(() => contentionHold({ holdRounds: 3 }).validateState!({ sustainedRounds: -1 })).toThrow("stage 'contention-hold': state field 'sustainedRounds' must be an integer >= 0, got -1");
     expect(() => gate.validateState!({ ...good, model: { version: 1, nodes: [{ node: 'node1' }] } })).toThrow(
       new PolicyError('invalid-state', "stage 'contention': contention model state field 'nodes.0.at' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got undefined"),
     );
@@ -123,7 +137,7 @@ describe('the host contract', () => {
     ...over,
   });
   const node = (name: string, cpu: number, pressureCpu?: number) => ({ node: name, cpu, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu, pressureMem: 0 });
-  const gateOnly = new Pipeline([contentionGate({ holdRounds: 0 }), hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 4 }), selectBest()]);
+  const gateOnly = new Pipeline([contentionGate(), hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 4 }), selectBest()]);
 
   it('needs nodes() and, to judge a move, guests()', () => {
     expect(() => gateOnly.run(ctx({}), {})).toThrow(new PolicyError('invalid-context', "stage 'contention' needs 'ctx.nodes()', which the host does not provide"));
@@ -145,8 +159,8 @@ describe('the host contract', () => {
   });
 
   it('rejects bad options', () => {
-    expect(() => contentionGate({ holdRounds: -1 })).toThrow("contention holdRounds must be a non-negative integer, got '-1'");
-    expect(() => contentionGate({ holdRounds: 3, model: { horizonSeconds: 0 } })).toThrow("contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0");
+    expect(() => contentionHold({ holdRounds: -1 })).toThrow("contention holdRounds must be a non-negative integer, got '-1'");
+    expect(() => contentionGate({ model: { horizonSeconds: 0 } })).toThrow("contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0");
     expect(() => contentionScorer({ method: 'best' as never, limit: 1 })).toThrow("unknown method 'best'");
     expect(() => contentionScorer({ method: 'topsis', limit: 0 })).toThrow("contention score limit must be an integer >= 1, got '0'");
     expect(() => contentionMarginAccept({ margin: Number.NaN, minGainSeconds: 30 })).toThrow("contention margin must be a finite number, got 'NaN'");

@@ -218,8 +218,8 @@ export interface StagePart {
  * 6. slot `select` (at most one part, e.g. cost) or `select-best`;
  * 7. `relative-margin` or slot `margin`, then slot `accept` (min-improvement 10).
  *
- * `threshold-hold` is step 3 unless a part takes slot `hold` (e.g. the contention gate of
- * `@poise/policy-contention`, which judges its own objective and counts the hold rounds). The
+ * `threshold-hold` is step 3 unless a part takes slot `hold` (e.g. `contention-hold` of
+ * `@poise/policy-contention`, which counts the hold rounds without the imbalance threshold). The
  * slots `hold`, `score`, `select` and `margin` take at most one part each. With no parts this
  * is exactly {@link referencePipeline}. Throws `PolicyError` `invalid-pipeline` for a part in
  * the wrong slot, two parts in a replacing slot or a non-finite order, and `invalid-config`
