@@ -203,7 +203,7 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
     const { lines } = dynamicRun({
       rounds: 40,
       crs: { 'ha-auto-rebalance-objective': 'contention' },
-      nodeStats: (round) => {
+      nodeStats: (round): Record<string, Record<string, number>> => {
         const busy = round >= 4;
         return {
           node1: busy ? { cpu: 13, pressurecpusome: 40, pressurememorysome: 0 } : { pressurecpusome: 0.5, pressurememorysome: 0 },
