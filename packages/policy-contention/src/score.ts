@@ -21,7 +21,8 @@ interface Ranked {
  * Ranks every (candidate, target) move by the guest contention it is predicted to spare
  * (name `contention-score`, a score stage in the `score` slot: it replaces `score-<method>`),
  * from `plan.objective` (set by the `contention` gate): highest `netSeconds` first, ties by
- * leader and target in byte order. Hands on the best `limit` moves that spare anything
+ * leader and target in byte order. Candidates whose source has no contention (below
+ * `CONTENTION_FLOOR`) are not scored: moving them relieves no one. Hands on the best `limit` moves that spare anything
  * (`netSeconds > 0`), each with the imbalance after it from the usage model (`score` of the
  * move alone, with `method`: what the host logs). Stops:
  *
@@ -43,14 +44,22 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
     validateState: (value) => check.none(value),
     run: (ctx, plan, state) => {
       const objective = contentionObjectiveOf(plan, 'contention-score');
+      // a move off a node where no guest waits relieves no one (and loads its target): not scored
+      const calm = new Set(objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
       const ranked: Ranked[] = [];
       const unjudged: string[] = [];
       for (const candidate of plan.candidates ?? []) {
+        if (candidate.source !== undefined && calm.has(candidate.source)) continue;
         for (const target of candidate.targets) {
           const assessment = objective.assess(candidate, target);
           if (assessment) ranked.push({ candidate, target, assessment });
           else unjudged.push(`${candidate.leader} to ${target}`);
         }
+      }
+      if (ranked.length === 0 && unjudged.length === 0) {
+        const nodes = objective.pressures.filter((p) => !calm.has(p.node)).map((p) => p.node);
+        const stop = `contention: no movable guest on a node where guests wait (${formatList(nodes)})`;
+        return { stop, code: 'no-source-with-contention', key: `contention-score:no-source-with-contention:${nodes.join(',')}`, state };
       }
       if (ranked.length === 0) {
         const stop = `contention: no candidate can be judged (no guest or node telemetry for ${formatList(unjudged)})`;

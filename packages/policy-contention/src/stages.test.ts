@@ -44,6 +44,14 @@ describe('no move when no move helps', () => {
 });
 
 describe('the move that spares the most', () => {
+  it('a node whose waiting comes from its own work, with no guest to move: no move, said so', () => {
+    // node1 runs 13 cores of its own (81 % → 42.5 %) and no guest; the guests on node2 and node3 wait for nothing
+    const c = cluster([...guests('node2', 201, 2, 1), ...guests('node3', 301, 2, 1)], [{ cpu: 13 }]);
+    c.run(pipeline(), { until: 600, beforeRound: loadDriven(KNEE) });
+    expect(c.moves()).toEqual([]);
+    expect(lines(c)).toEqual(['40 stop no-source-with-contention: contention: no movable guest on a node where guests wait (node1)']);
+  });
+
   it('a hot node is relieved, onto the idle node, and the balancer stops once nothing waits', () => {
     // node1: 6 guests of 2 cores, (1 + 12)/16 = 81 % → 42.5 %; node2 one guest of 1 core (12.5 %), node3 idle (6 %)
     const c = cluster([...guests('node1', 101, 6, 2), ...guests('node2', 201, 1, 1)]);
