@@ -126,7 +126,7 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
   it('names a corrupt restored state', () => {
     const gate = contentionGate();
     const good = gate.initialState();
-    expect(() => contentionHold({ holdRounds: 3 }).validateState!({ sustainedRounds: -1 })).toThrow("stage 'contention-hold': state field 'sustainedRounds' must be an integer >= 0, got -1");
+    expect(() => contentionHold({ holdRounds: 3 }).validateState!({ sustainedRounds: -1 })).toThrow("stage 'contention-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1");
     expect(() => gate.validateState!({ ...good, model: { version: 1, nodes: [{ node: 'node1' }] } })).toThrow(
       new PolicyError('invalid-state', "stage 'contention': contention model state field 'nodes.0.at' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got undefined"),
     );
