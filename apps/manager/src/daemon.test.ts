@@ -431,6 +431,25 @@ describe('policy stages that need more than the reference', () => {
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_round_skips_total')).toContain('poise_round_skips_total{reason="no-pressure"} 2');
     expect(s.cluster.s.requests).toEqual([]);
   });
+
+  it('the contention objective: its hold and its reasons in its own words, not the imbalance’s', async () => {
+    const spec = unbalanced();
+    for (const n of spec.nodes) n.pressureCpu = n.name === 'node1' ? 40 : 0.5;
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-objective': 'contention' } }, spec);
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds().map((r) => [r.stage, r.code, r.msg])).toEqual([
+      ['contention-hold', 'holding', 'guest contention for 1 of 3 rounds'],
+      ['contention-hold', 'holding', 'guest contention for 2 of 3 rounds'],
+    ]);
+    const idle = unbalanced();
+    for (const n of idle.nodes) n.pressureCpu = 0.5;
+    const quiet = setup({ mode: 'act', policy: { 'ha-auto-rebalance-objective': 'contention' } }, idle);
+    await quiet.daemon.start();
+    await quiet.run(4);
+    expect(quiet.rounds()[0]!.msg).toBe('contention: no guest waits (highest cpu 0.5% < 5.0%, mem 0.0% < 2.0%)');
+    expect(quiet.cluster.s.requests).toEqual([]);
+  });
 });
 
 describe('restart', () => {

@@ -63,6 +63,17 @@ describe('buildPolicy', () => {
     expect(p.problems).toEqual([message]);
     expect(p.pipeline.stages).toHaveLength(6);
   });
+
+  it('the contention objective replaces the hold, the scorer and the margin; a bad value names the key', () => {
+    const p = policyOf({ 'ha-auto-rebalance-preset': 'reference', 'ha-auto-rebalance-objective': 'contention' });
+    expect(p.pipeline.stages.map((s) => s.name)).toEqual(['motion-in-flight', 'contention', 'contention-hold', 'candidates', 'contention-score', 'select-best', 'contention-margin']);
+    expect(p.description).toMatch(/; preset reference, objective contention$/);
+    expect(p.contention).toEqual({ objective: 'contention' });
+    expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
+      "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+    ]);
+  });
+
 });
 
 describe('checkPipelineState', () => {
@@ -138,6 +149,14 @@ describe('balanceContext', () => {
     expect(c.imbalance()).toBeGreaterThan(0.5);
     expect(adjusted.imbalance()).toBe(0);
     expect(adjusted.score(c.candidates(), 'bruteforce', 1)[0]).toMatchObject({ source: 'node1', target: 'node2' });
+  });
+
+  it('guests(): each guest on a node of the model, its memory as the model moves it (memhost when on)', () => {
+    expect(ctx(true).guests!()).toEqual([
+      { sid: 'vm:101', node: 'node1', cpu: 2, maxcpu: 4, mem: 4 * GIB },
+      { sid: 'vm:102', node: 'node1', cpu: 2, maxcpu: 4, mem: 6 * GIB },
+    ]);
+    expect(ctx(false).guests!()[1]).toMatchObject({ mem: 4 * GIB });
   });
 
   it('guestConfig() and sharedStorage(): from the snapshot, undefined when unknown', () => {

@@ -16,6 +16,7 @@ import {
 } from '@poise/policy';
 import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
 import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
+import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
 import type { PolicyConfig, PolicySource } from './config/load';
 import { REFERENCE_POLICY_KEYS } from './config/schema';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
@@ -57,6 +58,7 @@ export interface BuiltPolicy {
   readonly readsPressure: boolean;
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
+  readonly contention: ContentionSettings;
 }
 
 /** `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid value 'x' (…), falling back …`. */
@@ -66,8 +68,9 @@ function settingProblemLine(problem: { key: string; message: string }): string {
   return `policy.${key}: ${text}`;
 }
 
-function describeSettings(stable: StableSettings, pressure: PressureSettings, preset: string): string {
+function describeSettings(stable: StableSettings, pressure: PressureSettings, contention: ContentionSettings, preset: string): string {
   const on: string[] = [`preset ${preset}`];
+  if (contention.objective !== 'imbalance') on.push(`objective ${contention.objective}`);
   if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
   if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);
   if (stable.minImprovementPoints > 0) on.push(`min-improvement ${stable.minImprovementPoints} pp`);
@@ -112,18 +115,21 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
   const input = readCrs(raw);
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map(settingProblemLine);
+  const contention = parseContentionSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map(settingProblemLine);
   const thresholdFraction = ref.thresholdPercent / 100;
-  const pipeline = composePipeline(
-    { threshold: thresholdFraction, holdRounds: options.holdMet ? 0 : ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
-    [...stableStages(stable.settings), ...pressureStages(pressure.settings)],
-  );
+  const reference = { threshold: thresholdFraction, holdRounds: options.holdMet ? 0 : ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method };
+  const pipeline = composePipeline(reference, [
+    ...stableStages(stable.settings),
+    ...pressureStages(pressure.settings),
+    ...contentionStages(contention.settings, reference),
+  ]);
   return {
     pipeline,
     description:
       `${pipeline.stages.map((s) => s.name).join(' → ')}: ` +
       `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}; ` +
-      describeSettings(stable.settings, pressure.settings, policy.preset),
+      describeSettings(stable.settings, pressure.settings, contention.settings, policy.preset),
     problems,
     sources: describeSources(policy),
     thresholdFraction,
@@ -134,6 +140,7 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
     readsPressure: pressure.settings.minPressureCpuPercent > 0 || pressure.settings.minPressureMemPercent > 0,
     stable: stable.settings,
     pressure: pressure.settings,
+    contention: contention.settings,
   };
 }
 
@@ -218,6 +225,7 @@ export function withMotionFacts(candidates: readonly MigrationCandidate[], snaps
  * - `nodes()`: each node of the model with its measured cpu (cores) and memory (bytes), the
  *   part its guests account for (`services*`, the values a migration moves) and its PSI
  *   (`undefined` when the node does not report it);
+ * - `guests()`: each guest on a node of the model (the values the model moves with it);
  * - `adjust()`: a second usage model with the given node stats, built on its first use;
  * - `outcomes`: the daemon's motion outcomes not reported before (see `RoundInput`);
  * - `guestConfig()`, `sharedStorage()`: from the snapshot (`undefined` = unknown).
@@ -262,6 +270,12 @@ export function balanceContext(input: RoundInput): BalanceContext {
           input.onScoreError,
         ));
       return { imbalance: () => build().imbalance(), score: (c, m, l) => build().score(c, m, l) };
+    },
+    guests: () => {
+      const inModel = new Set(model.nodes);
+      return snapshot.guests
+        .filter((g) => inModel.has(g.node))
+        .map((g) => ({ sid: g.sid, node: g.node, cpu: g.stats.cpu, maxcpu: g.stats.maxcpu, mem: guestMemory(g, input.memhost) }));
     },
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),

@@ -34,6 +34,10 @@ export const TELEMETRY_WAIT_MAX_SECONDS = 180;
  * and its one line. Also what the round notices about the cluster between rounds (the
  * cluster's own balancer switched, parts that could not be read) and the node metrics.
  */
+
+/** The reference stages whose codes {@link RoundRunner.explain} words with the daemon's own facts. */
+const REFERENCE_STAGES: ReadonlySet<string> = new Set(['pipeline', 'motion-in-flight', 'threshold-hold', 'candidates', 'select-best', 'relative-margin']);
+
 export class RoundRunner {
   private roundNo = 0;
   private clusterAutoRebalance: boolean | undefined;
@@ -364,6 +368,10 @@ export class RoundRunner {
     const imbalance = judged.value;
     // the imbalance the threshold judged, with digits enough to tell it from the threshold
     const judgedText = `${judged.smoothed ? 'smoothed imbalance' : 'imbalance'} ${REASON_FORMAT.value('imbalance', imbalance, threshold)}`;
+    // another objective's stages (`contention-hold`, `contention-margin`, …) share some codes
+    // with the reference's but judge no imbalance: their own reasons say what they judged
+    const reference = REFERENCE_STAGES.has(decision.stage) || decision.stage.startsWith('score-');
+    if (!reference && decision.code !== 'invalid-input') return this.ctx.policyText(decision.reason);
     switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.keeper.state.motion;
