@@ -32,6 +32,8 @@ const EPOCH = 1_767_225_600;
 const MAX_ROUNDS = 80;
 /** How long anything waited on in real time may take (a bound for a loaded machine, not a pace). */
 const PATIENCE_MS = 120_000;
+/** Each test's bound: it spawns a server and runs tens of rounds over HTTPS on a machine that may be loaded. */
+const TEST_TIMEOUT_MS = 600_000;
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -223,7 +225,7 @@ describe('poise-manager against poise-sim serve over HTTPS (pinned), in lockstep
     expect(run.records.at(-1)!.msg).toBe(`stopped after ${all.length} rounds; motions this run: ${moves.length} requested, ${moves.length} succeeded, 0 failed`);
     // the token: in no line of either side, no metric, no status
     for (const text of [...run.lines, run.metrics, run.status, ...s.lines]) expect(text).not.toContain(SECRET);
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('observe: nothing moves (no request reaches the server), every decision is a line saying what it would do', async () => {
     const w = workspace();
@@ -239,7 +241,7 @@ describe('poise-manager against poise-sim serve over HTTPS (pinned), in lockstep
     expect(posts(s.lines)).toEqual([]);
     expect(run.records.at(-1)!.msg).toMatch(/^stopped after \d+ rounds; observe mode: nothing moved, \d+ rounds would have requested a motion$/);
     for (const text of [...run.lines, run.metrics, run.status, ...s.lines]) expect(text).not.toContain(SECRET);
-  });
+  }, TEST_TIMEOUT_MS);
 });
 
 describe('the real command: poise-sim serve --manager-config (a child process), then poise-manager --once', () => {
@@ -281,5 +283,5 @@ describe('the real command: poise-sim serve --manager-config (a child process), 
     expect(refused[0]!.msg).toMatch(/^reading the cluster failed \(tls, GET \/cluster\/\S+\): .*fingerprint/);
     expect(posts(server.lines)).toEqual([]);
     for (const text of [...lines, ...refusedLines, ...server.lines, server.stderr()]) expect(text).not.toContain(SECRET);
-  });
+  }, TEST_TIMEOUT_MS);
 });
