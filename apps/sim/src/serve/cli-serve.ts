@@ -228,7 +228,8 @@ async function stepFrom(input: AsyncIterable<string>, serve: SimServe, io: Serve
       io.err(`poise-sim serve: 'step ${m[1]}': expected a number of rounds from 1 to 999999`);
       continue;
     }
-    for (let i = 0; i < n && serve.step(); i++);
+    let ran = 0;
+    while (ran < n && serve.step()) ran++;
     io.out(`stepped to ${serve.sim.time} s${serve.sim.ended ? ' (the scenario has ended)' : ''}`);
   }
 }
