@@ -119,7 +119,7 @@ export function whatIfText(report: NodeFailureReport, context: { description: st
       lines.push(`${c.node}: recovered (${c.recover.length} HA ${c.recover.length === 1 ? 'resource' : 'resources'}); after: highest cpu ${pct(c.after.cpu)}, highest memory ${pct(c.after.mem)}, reference imbalance ${pct(c.after.imbalance)}${lost}`);
     } else {
       const other = c.placementExists ? 'another placement would recover them all (move guests first)' : 'no placement recovers them all';
-      lines.push(`${c.node}: NOT recovered: ${c.unrecovered.map((u) => `${u.id} ${u.reason}`).join('; ')}; ${other}${lost}`);
+      lines.push(`${c.node}: NOT recovered: ${c.unrecovered.map((u) => u.reason).join('; ')}; ${other}${lost}`);
     }
   }
   return lines;
