@@ -4,6 +4,8 @@ import type { NodeFailureReport, NodeUse, PlacementPlan, PlacementResult, Planne
 // document for tools. Pure functions of the answer.
 
 const GIB = 1024 ** 3;
+/** Constraints the current placement breaks that the text lists (a drain breaks one per guest on the node); `--json` has them all. */
+export const MAX_VIOLATIONS_SHOWN = 5;
 
 /** A fraction as `42.0 %`. */
 export function pct(fraction: number): string {
@@ -50,7 +52,9 @@ export function planText(plan: PlacementPlan, context: { description: string; pr
   lines.push(`balance after: ${balance(o, plan.imbalance.target)}`);
   lines.push(`moves: ${o.moves} ${o.moves === 1 ? 'migration' : 'migrations'} in ${plan.steps.length} ${plan.steps.length === 1 ? 'step' : 'steps'}, ${gib(o.bytes)} of memory to copy`);
   lines.push(`bound: ${plan.bound.toFixed(4)}, gap ${pct(plan.gap)} (no placement has an objective below the bound)`);
-  for (const v of plan.currentViolations) lines.push(`now broken (the plan fixes it): ${v}`);
+  for (const v of plan.currentViolations.slice(0, MAX_VIOLATIONS_SHOWN)) lines.push(`now broken (the plan fixes it): ${v}`);
+  const more = plan.currentViolations.length - MAX_VIOLATIONS_SHOWN;
+  if (more > 0) lines.push(`now broken (the plan fixes it): … and ${more} more (--json lists them all)`);
   plan.steps.forEach((step, i) => {
     lines.push(`step ${i + 1}:`);
     for (const m of step) lines.push(`  ${describeMove(m)}`);
