@@ -327,6 +327,18 @@ describe('drain against a cluster that does not follow the plan', () => {
     expect(records(refused.logs).at(-1)!.msg).toMatch(/^drain stopped after 0 of 4 motions: step 1: the cluster refused to .*scripted refusal/);
   }, 60_000);
 
+  it('SIGTERM ends the drain at the next read, the motion in flight left to HA', async () => {
+    const cluster = FakeCluster.create(spec({ scripts: { 'vm:101': { rounds: 3 }, 'vm:102': { rounds: 3 }, 'vm:103': { rounds: 3 }, 'vm:201': { rounds: 3 } } }));
+    const c = captureIo();
+    const code = await main(['drain', 'node1', '--config', configFile(), '--execute'], c.io, {
+      createHost: () => fakeHost(cluster, { afterStep: () => c.handlers.get('SIGTERM')?.() }),
+    });
+    expect(code).toBe(EXIT_FAILURE);
+    expect(records(c.logs).at(-1)!.msg).toMatch(/^drain stopped after 0 of 4 motions: interrupted while vm:\d+ moves/);
+    expect(cluster.s.requests).toHaveLength(1);
+    expect(c.handlers.size).toBe(0); // the handlers are removed at the end
+  }, 60_000);
+
   it('does not start while a node has failed', async () => {
     const cluster = FakeCluster.create(spec({ nodes: [{ name: 'node1' }, { name: 'node2' }, { name: 'node3' }, { name: 'node4', online: false }] }));
     const r = await drain(cluster);
