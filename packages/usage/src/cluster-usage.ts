@@ -1,9 +1,10 @@
 import type { ImbalanceMetric } from '@poise/imbalance';
 import { imbalance } from '@poise/imbalance';
 import { UsageError } from './errors';
-import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastScoreNodesToStart, fastTopsis } from './fast';
+import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastTopsis } from './fast';
 import { compareNames, nodeLoad } from './kernels';
 import { type UsageSnapshot, requireLoadAggregation } from './reference';
+import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel } from './start-kernel';
 import {
   candidateErrors,
   checkAggregation,
@@ -164,6 +165,9 @@ export class ClusterUsage {
   private markCounter = 0;
   private targetMarks = new Float64Array(0);
   private readonly scratch = new Scratch();
+  private readonly startScratch = new StartScratch();
+  /** The node names in sorted order for start scoring (rewritten where they differ). */
+  private startNames: string[] = [];
   private candidateBuffers = {
     source: new Int32Array(0),
     bundleCpu: new Float64Array(0),
@@ -218,6 +222,9 @@ export class ClusterUsage {
       memAbs: 0,
       index: -1,
     };
+    // folded now (no members: the base), so that resources added later extend the fold
+    // incrementally instead of re-folding every member when the node is first read
+    this.refold(node);
     this.nodes.set(name, node);
     this.orderDirty = true;
   }
@@ -406,15 +413,22 @@ export class ClusterUsage {
    *   started on that node, over all nodes — **higher is better** (the HA core negates it).
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
-    if (!statsOk(stats, false)) checkStats('resource to start', stats, false);
+    if (typeof stats !== 'object' || stats === null) checkStats('resource to start', stats, false);
+    // each field read once: the values checked are the values scored
+    const cpu = stats.cpu;
+    const maxcpu = stats.maxcpu;
+    const mem = stats.mem;
+    const maxmem = stats.maxmem;
+    if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats('resource to start', { cpu, maxcpu, mem, maxmem }, false);
     if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.count }));
-    return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
+    const n = this.gatherStart();
+    return scoreNodesToStartKernel(this.startNames, n, maxcpu, maxmem, this.startScratch);
   }
 
   /** The node imbalance under the configured metric (static/dynamic only); lower is better. */
   nodeImbalance(): number {
     requireLoadAggregation(this.aggregation, 'nodeImbalance');
-    const view = this.gather('balance');
+    const view = this.gather();
     const loads = new Float64Array(view.n);
     for (let i = 0; i < view.n; i++) loads[i] = nodeLoad(view.cpu[i]!, view.maxcpu[i]!, view.mem[i]!, view.maxmem[i]!);
     return imbalance(loads, this.metric);
@@ -434,7 +448,7 @@ export class ClusterUsage {
     requireLoadAggregation(this.aggregation, 'bestBalancingMigrations');
     checkMethodAndLimit(method, limit);
     checkCandidatesArray(candidates);
-    const view = this.gather('balance');
+    const view = this.gather();
     const indexed = this.indexCandidates(candidates);
     return method === 'bruteforce'
       ? fastBruteforce(view, indexed, limit, this.metric)
@@ -625,8 +639,33 @@ export class ClusterUsage {
     node.valid = true;
   }
 
-  /** The aggregated stats of all nodes in sorted order for a purpose (typed arrays reused). */
-  private gather(purpose: 'balance' | 'start'): ClusterView {
+  /**
+   * The start view (static: all members; dynamic: `starting` members) in sorted order, written
+   * into the start kernel's node records, and the names into `startNames`; returns the count.
+   */
+  private gatherStart(): number {
+    const nodes = this.sortedNodes();
+    const n = nodes.length;
+    const records = this.startScratch.records(n);
+    let names = this.startNames;
+    if (names.length !== n) names = this.startNames = new Array<string>(n);
+    for (let i = 0, o = 0; i < n; i++, o += START_STRIDE) {
+      const node = nodes[i]!;
+      if (names[i] !== node.name) names[i] = node.name;
+      if (!node.valid) this.refold(node);
+      records[o + START_CPU] = node.cpu;
+      records[o + START_MAXCPU] = node.base.maxcpu;
+      records[o + START_MEM] = node.mem;
+      records[o + START_MAXMEM] = node.base.maxmem;
+    }
+    return n;
+  }
+
+  /**
+   * The balance view (static: all members; dynamic: the measured node stats as given) in sorted
+   * order (typed arrays reused).
+   */
+  private gather(): ClusterView {
     const nodes = this.sortedNodes();
     const n = nodes.length;
     let view = this.view;
@@ -637,7 +676,7 @@ export class ClusterUsage {
     }
     view.n = n;
     if (view.names.length !== n) view.names = new Array<string>(n);
-    const identity = this.aggregation === 'dynamic' && purpose === 'balance';
+    const identity = this.aggregation === 'dynamic';
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
       view.names[i] = node.name;
