@@ -166,8 +166,14 @@ export class ClusterUsage {
   private targetMarks = new Float64Array(0);
   private readonly scratch = new Scratch();
   private readonly startScratch = new StartScratch();
-  /** The node names in sorted order for start scoring (rewritten where they differ). */
+  /** The node names in sorted order for start scoring. */
   private startNames: string[] = [];
+  /**
+   * Whether the start kernel's node records hold every node's start view in the current sorted
+   * order: a start score then reads them as they are, and every change of a node's aggregated
+   * stats is written to its record ({@link startRecordChanged}) or makes them stale.
+   */
+  private startRecordsCurrent = false;
   private candidateBuffers = {
     source: new Int32Array(0),
     bundleCpu: new Float64Array(0),
@@ -227,6 +233,7 @@ export class ClusterUsage {
     this.refold(node);
     this.nodes.set(name, node);
     this.orderDirty = true;
+    this.startRecordsCurrent = false;
   }
 
   /** Removes a node; it must carry no resource (remove or move them first). */
@@ -237,6 +244,7 @@ export class ClusterUsage {
     }
     this.nodes.delete(name);
     this.orderDirty = true;
+    this.startRecordsCurrent = false;
   }
 
   hasNode(name: string): boolean {
@@ -255,6 +263,7 @@ export class ClusterUsage {
     if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
     node.base = base;
     node.valid = false;
+    this.startRecordsCurrent = false;
   }
 
   /** A node's base stats as given. */
@@ -586,6 +595,7 @@ export class ClusterUsage {
       node.valid = false;
     }
     node.maxSeq = Math.max(node.maxSeq, r.seq);
+    this.startRecordChanged(node);
   }
 
   /** Takes `r` off `node` (its current node: `slot` 0; its target: 1). */
@@ -601,6 +611,20 @@ export class ClusterUsage {
       node.memAbs -= Math.abs(m);
     } else {
       node.valid = false;
+    }
+    this.startRecordChanged(node);
+  }
+
+  /** After a change of `node`'s aggregated stats: its start record follows, or the records go stale. */
+  private startRecordChanged(node: NodeRecord): void {
+    if (!this.startRecordsCurrent) return;
+    if (node.valid) {
+      const records = this.startScratch.nodes;
+      const o = node.index * START_STRIDE;
+      records[o + START_CPU] = node.cpu;
+      records[o + START_MEM] = node.mem;
+    } else {
+      this.startRecordsCurrent = false;
     }
   }
 
@@ -640,10 +664,12 @@ export class ClusterUsage {
   }
 
   /**
-   * The start view (static: all members; dynamic: `starting` members) in sorted order, written
-   * into the start kernel's node records, and the names into `startNames`; returns the count.
+   * The start view (static: all members; dynamic: `starting` members) in sorted order, in the
+   * start kernel's node records (written unless they are current), and the names in
+   * `startNames`; returns the node count.
    */
   private gatherStart(): number {
+    if (this.startRecordsCurrent) return this.sorted.length;
     const nodes = this.sortedNodes();
     const n = nodes.length;
     const records = this.startScratch.records(n);
@@ -658,6 +684,7 @@ export class ClusterUsage {
       records[o + START_MEM] = node.mem;
       records[o + START_MAXMEM] = node.base.maxmem;
     }
+    this.startRecordsCurrent = true;
     return n;
   }
 

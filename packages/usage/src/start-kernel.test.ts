@@ -9,8 +9,10 @@
  */
 import { scoreFlatInPlace } from '@poise/topsis';
 import { describe, expect, it } from 'vitest';
+import { ClusterUsage } from './cluster-usage';
 import { type ClusterView, Scratch, prepareLoads, writeCriteria } from './fast';
 import { CRITERIA_COUNT, schedulerCriteria } from './kernels';
+import { referenceScoreNodesToStart } from './reference';
 import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel, startKernelCounters } from './start-kernel';
 import { prng } from './test-support';
 
@@ -143,5 +145,64 @@ describe('the fused start kernel equals the previous kernel, bit for bit', () =>
 
   it('scores no node of an empty cluster', () => {
     expect(scoreNodesToStartKernel([], 0, 1, 1, new StartScratch())).toEqual([]);
+  });
+});
+
+describe('start scores follow every change of the usage', () => {
+  it.each(['static', 'dynamic'] as const)('%s: a score after each random change equals the reference', (aggregation) => {
+    const rand = prng(aggregation === 'static' ? 11 : 12);
+    const u = new ClusterUsage({ aggregation, metric: 'raw' });
+    const names = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    const live = new Set<string>();
+    const addNode = (name: string) => {
+      const maxcpu = pick(rand, [4, 8, 16]);
+      const maxmem = pick(rand, [8, 16]) * 2 ** 30;
+      u.addNode(name, { cpu: aggregation === 'dynamic' ? Math.round(rand() * maxcpu * 10) / 10 : 0, maxcpu, mem: 0, maxmem });
+      live.add(name);
+    };
+    addNode('n1');
+    addNode('n2');
+    const resourceStats = () => {
+      const maxcpu = pick(rand, [0, 0.3, 1, 2, 4]);
+      const maxmem = pick(rand, [0, 512, 1500, 4096]) * 2 ** 20;
+      return { cpu: maxcpu, maxcpu, mem: maxmem, maxmem };
+    };
+    let next = 100;
+    for (let step = 0; step < 400; step++) {
+      const sids = u.snapshot().resources.map((r) => r.sid);
+      const nodes = [...live];
+      const op = rand();
+      if (op < 0.3 || sids.length === 0) {
+        u.addResource(`vm:${next++}`, { stats: resourceStats(), state: pick(rand, ['starting', 'started'] as const), placement: { current: pick(rand, nodes) } });
+      } else if (op < 0.4) {
+        u.removeResource(pick(rand, sids));
+      } else if (op < 0.55) {
+        const sid = pick(rand, sids);
+        const r = u.getResource(sid);
+        const target = pick(rand, nodes);
+        if (r.placement.target !== undefined) u.setPlacement(sid, { current: r.placement.target });
+        else if (target !== r.placement.current) u.setPlacement(sid, { current: r.placement.current, target });
+      } else if (op < 0.65) {
+        u.setResourceState(pick(rand, sids), pick(rand, ['starting', 'started'] as const));
+      } else if (op < 0.75) {
+        u.setResourceStats(pick(rand, sids), resourceStats());
+      } else if (op < 0.85) {
+        const name = pick(rand, nodes);
+        const base = u.getNodeStats(name);
+        u.setNodeStats(name, { ...base, maxcpu: pick(rand, [4, 8, 16]), cpu: aggregation === 'dynamic' ? Math.round(rand() * 40) / 10 : 0 });
+      } else if (op < 0.93) {
+        const absent = names.filter((n) => !live.has(n));
+        if (absent.length > 0) addNode(pick(rand, absent));
+      } else {
+        const idle = nodes.filter((n) => u.nodeResourceCount(n) === 0);
+        if (idle.length > 0 && live.size > 1) {
+          const name = pick(rand, idle);
+          u.removeNode(name);
+          live.delete(name);
+        }
+      }
+      const start = resourceStats();
+      expect(u.scoreNodesToStart(start), `step ${step}`).toEqual(referenceScoreNodesToStart(u.snapshot(), start));
+    }
   });
 });
