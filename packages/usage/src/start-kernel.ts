@@ -3,7 +3,8 @@
  * every node for a resource started there. It computes what writing the four criteria of every
  * node's state and scoring them with `scoreFlatInPlace` of `@poise/topsis` computes — the same
  * float operations in the same order, so the same bits — fused into three passes over one
- * interleaved typed array, with no allocation but the returned scores.
+ * interleaved typed array, with no allocation but the returned scores. Its cost is in the
+ * package README (Cost); `bench/native/start-score.c` is the same kernel in C, for the benchmark.
  */
 import * as topsisModule from '@poise/topsis';
 import * as kernels from './kernels';
@@ -16,10 +17,9 @@ const { CRITERIA_COUNT, schedulerCriteria } = kernels;
 /*
  * One record of START_STRIDE doubles per node, node i at i·START_STRIDE, in view order. The caller
  * writes the node's aggregated stats (START_CPU .. START_MAXMEM); the kernel keeps its per-node
- * terms in the rest: the squared cpu and memory loads, the folds of the squares before the node,
- * and the four criteria of the state with the resource started on the node (a row of the TOPSIS
- * matrix; the rows are START_STRIDE apart, which `scoreFlatInPlace` cannot read, so the fallback
- * below copies them).
+ * terms in the rest: the squared cpu and memory loads, and the four criteria of the state with
+ * the resource started on the node (a row of the TOPSIS matrix; the rows are START_STRIDE apart,
+ * which `scoreFlatInPlace` cannot read, so the fallback below copies them).
  */
 export const START_CPU = 0;
 export const START_MAXCPU = 1;
@@ -27,10 +27,8 @@ export const START_MEM = 2;
 export const START_MAXMEM = 3;
 const CPU_SQUARE = 4;
 const MEM_SQUARE = 5;
-const CPU_PREFIX = 6;
-const MEM_PREFIX = 7;
-const CRITERIA_AT = 8;
-export const START_STRIDE = 12;
+const CRITERIA_AT = 6;
+export const START_STRIDE = 10;
 
 /* the scheduler's weights (the package's own instance: no caller can change it) */
 const W_CPU_AVERAGE = schedulerCriteria.weights[0]!;
@@ -79,18 +77,18 @@ export class StartScratch {
  * for a resource that adds `addCpu` cores (0: the node's own cpu count, as
  * `add_started_resource` does) and `addMem` bytes to the node it starts on. Higher is better.
  *
- * 1. Per node its squared loads, their folds before it, and the two largest loads per resource
- *    (the highest load of a state that changes one node is the largest elsewhere or its own).
+ * 1. Per node its squared loads, and the two largest loads per resource (the highest load of a
+ *    state that changes one node is the largest elsewhere or its own).
  * 2. Per node k the criteria of "started on k": the sums of squares as the reference folds them
- *    (the shared prefix, then k's new square, then the rest term by term: n²/2 additions in all),
- *    the highest loads, `1 + √(sum/n)` and `1 + highest`; meanwhile each column's sum of squares
- *    (folded from 0 in row order) and its extremes.
+ *    (the squares before k, folded as the rows go, then k's new square, then the rest term by
+ *    term: n²/2 additions in all), the highest loads, `1 + √(sum/n)` and `1 + highest`;
+ *    meanwhile each column's sum of squares (folded from 0 in row order) and its extremes.
  * 3. Per row its distances to the ideal points and its score. The criteria are minimised, so the
  *    ideal points are each column's minimum and maximum divided by the column's norm: division
  *    by a positive number is monotone under rounding, so these equal the extremes of the divided
  *    values, which is what `scoreFlatInPlace` takes.
  *
- * Every criterion is `1 + a load`, at least 1 and below 2^101 ({@link MAX_STAT_VALUE}), so every
+ * Every criterion is `1 + a load`, at least 1 and below 2^101 (`MAX_STAT_VALUE`), so every
  * column's sum of squares is at least 1 per row and finite, and a row's squared distances are
  * either exactly 0 (it equals both ideal points: the plain formula gives 0, like the scaled path)
  * or above 2^-400, far inside the plain folds' range. The thresholds are tested all the same: a
@@ -98,28 +96,30 @@ export class StartScratch {
  */
 export function scoreNodesToStartKernel(names: readonly string[], n: number, addCpu: number, addMem: number, scratch: StartScratch): NodeScore[] {
   if (n === 0) return [];
+  // the constants as locals: optimised code reads a module constant from the module's context at
+  // every use (a load and a type check), a local once per call
+  const stride = START_STRIDE;
+  const cpuAt = START_CPU;
+  const maxcpuAt = START_MAXCPU;
+  const memAt = START_MEM;
+  const maxmemAt = START_MAXMEM;
+  const cpuSquareAt = CPU_SQUARE;
+  const memSquareAt = MEM_SQUARE;
+  const criteriaAt = CRITERIA_AT;
   const work = scratch.nodes;
-  const end = n * START_STRIDE;
-  // 1. squares and prefix folds of the loads; the largest load (first position) and the next
-  let cpuFolded = 0;
-  let memFolded = 0;
+  const end = n * stride;
+  // 1. the squared loads; the largest load per resource (its first position) and the next
   let cpuFirst = -Infinity;
   let cpuSecond = -Infinity;
   let cpuFirstAt = -1;
   let memFirst = -Infinity;
   let memSecond = -Infinity;
   let memFirstAt = -1;
-  for (let o = 0; o < end; o += START_STRIDE) {
-    const cpuLoad = work[o + START_CPU]! / work[o + START_MAXCPU]!;
-    const memLoad = work[o + START_MEM]! / work[o + START_MAXMEM]!;
-    const cpuSquare = cpuLoad * cpuLoad;
-    const memSquare = memLoad * memLoad;
-    work[o + CPU_SQUARE] = cpuSquare;
-    work[o + MEM_SQUARE] = memSquare;
-    work[o + CPU_PREFIX] = cpuFolded;
-    work[o + MEM_PREFIX] = memFolded;
-    cpuFolded += cpuSquare;
-    memFolded += memSquare;
+  for (let o = 0; o < end; o += stride) {
+    const cpuLoad = work[o + cpuAt]! / work[o + maxcpuAt]!;
+    const memLoad = work[o + memAt]! / work[o + maxmemAt]!;
+    work[o + cpuSquareAt] = cpuLoad * cpuLoad;
+    work[o + memSquareAt] = memLoad * memLoad;
     if (cpuLoad > cpuFirst) {
       cpuSecond = cpuFirst;
       cpuFirst = cpuLoad;
@@ -132,6 +132,8 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     } else if (memLoad > memSecond) memSecond = memLoad;
   }
   // 2. the criteria of every state, and their columns' sums of squares and extremes
+  let cpuPrefix = 0; // the squares of the nodes before this one, folded from 0
+  let memPrefix = 0;
   let squares0 = 0;
   let squares1 = 0;
   let squares2 = 0;
@@ -144,17 +146,19 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
   let max1 = -Infinity;
   let max2 = -Infinity;
   let max3 = -Infinity;
-  for (let o = 0; o < end; o += START_STRIDE) {
+  for (let o = 0; o < end; o += stride) {
     // add_started_resource on this node
-    const maxcpu = work[o + START_MAXCPU]!;
-    const cpuLoad = (work[o + START_CPU]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
-    const memLoad = (work[o + START_MEM]! + addMem) / work[o + START_MAXMEM]!;
-    let cpuSquares = work[o + CPU_PREFIX]! + cpuLoad * cpuLoad;
-    let memSquares = work[o + MEM_PREFIX]! + memLoad * memLoad;
-    for (let i = o + START_STRIDE; i < end; i += START_STRIDE) {
-      cpuSquares += work[i + CPU_SQUARE]!;
-      memSquares += work[i + MEM_SQUARE]!;
+    const maxcpu = work[o + maxcpuAt]!;
+    const cpuLoad = (work[o + cpuAt]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
+    const memLoad = (work[o + memAt]! + addMem) / work[o + maxmemAt]!;
+    let cpuSquares = cpuPrefix + cpuLoad * cpuLoad;
+    let memSquares = memPrefix + memLoad * memLoad;
+    for (let i = o + stride; i < end; i += stride) {
+      cpuSquares += work[i + cpuSquareAt]!;
+      memSquares += work[i + memSquareAt]!;
     }
+    cpuPrefix += work[o + cpuSquareAt]!;
+    memPrefix += work[o + memSquareAt]!;
     // the reference folds max from 0 over non-negative loads: the same value
     const cpuHighest = Math.max(0, Math.max(cpuFirstAt !== o ? cpuFirst : cpuSecond, cpuLoad));
     const memHighest = Math.max(0, Math.max(memFirstAt !== o ? memFirst : memSecond, memLoad));
@@ -162,10 +166,10 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     const x1 = 1 + cpuHighest;
     const x2 = 1 + Math.sqrt(memSquares / n);
     const x3 = 1 + memHighest;
-    work[o + CRITERIA_AT] = x0;
-    work[o + CRITERIA_AT + 1] = x1;
-    work[o + CRITERIA_AT + 2] = x2;
-    work[o + CRITERIA_AT + 3] = x3;
+    work[o + criteriaAt] = x0;
+    work[o + criteriaAt + 1] = x1;
+    work[o + criteriaAt + 2] = x2;
+    work[o + criteriaAt + 3] = x3;
     squares0 += x0 * x0;
     squares1 += x1 * x1;
     squares2 += x2 * x2;
@@ -180,7 +184,7 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     if (x3 > max3) max3 = x3;
   }
   const safe = n * SAFE_COLUMN_SQUARES_PER_ROW;
-  const scores = scratch.scores;
+  const result: NodeScore[] = new Array(n);
   let plain =
     squares0 >= safe &&
     squares0 < Infinity &&
@@ -192,6 +196,11 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     squares3 < Infinity;
   if (plain) {
     // 3. the ideal points, then every row's distances (folded from 0 over the criteria) and score
+    const wCpuAverage = W_CPU_AVERAGE;
+    const wCpuHighest = W_CPU_HIGHEST;
+    const wMemAverage = W_MEM_AVERAGE;
+    const wMemHighest = W_MEM_HIGHEST;
+    const safeDistance = SAFE_DISTANCE_SQUARES;
     const norm0 = Math.sqrt(squares0);
     const norm1 = Math.sqrt(squares1);
     const norm2 = Math.sqrt(squares2);
@@ -204,42 +213,43 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     const worst1 = max1 / norm1;
     const worst2 = max2 / norm2;
     const worst3 = max3 / norm3;
-    for (let o = 0, k = 0; o < end; o += START_STRIDE, k++) {
-      const v0 = work[o + CRITERIA_AT]! / norm0;
-      const v1 = work[o + CRITERIA_AT + 1]! / norm1;
-      const v2 = work[o + CRITERIA_AT + 2]! / norm2;
-      const v3 = work[o + CRITERIA_AT + 3]! / norm3;
-      const b0 = W_CPU_AVERAGE * (v0 - best0);
-      const b1 = W_CPU_HIGHEST * (v1 - best1);
-      const b2 = W_MEM_AVERAGE * (v2 - best2);
-      const b3 = W_MEM_HIGHEST * (v3 - best3);
-      const w0 = W_CPU_AVERAGE * (v0 - worst0);
-      const w1 = W_CPU_HIGHEST * (v1 - worst1);
-      const w2 = W_MEM_AVERAGE * (v2 - worst2);
-      const w3 = W_MEM_HIGHEST * (v3 - worst3);
+    for (let o = criteriaAt, k = 0; k < n; o += stride, k++) {
+      const v0 = work[o]! / norm0;
+      const v1 = work[o + 1]! / norm1;
+      const v2 = work[o + 2]! / norm2;
+      const v3 = work[o + 3]! / norm3;
+      const b0 = wCpuAverage * (v0 - best0);
+      const b1 = wCpuHighest * (v1 - best1);
+      const b2 = wMemAverage * (v2 - best2);
+      const b3 = wMemHighest * (v3 - best3);
+      const w0 = wCpuAverage * (v0 - worst0);
+      const w1 = wCpuHighest * (v1 - worst1);
+      const w2 = wMemAverage * (v2 - worst2);
+      const w3 = wMemHighest * (v3 - worst3);
       const toBestSquared = b0 * b0 + b1 * b1 + b2 * b2 + b3 * b3;
       const toWorstSquared = w0 * w0 + w1 * w1 + w2 * w2 + w3 * w3;
       const total = toBestSquared + toWorstSquared;
-      if (!(total >= SAFE_DISTANCE_SQUARES) && total !== 0) {
+      if (!(total >= safeDistance) && total !== 0) {
         plain = false;
         break;
       }
       const toBest = Math.sqrt(toBestSquared);
       const toWorst = Math.sqrt(toWorstSquared);
       const divisor = toBest + toWorst;
-      scores[k] = divisor === 0 ? 0 : toWorst / divisor;
+      result[k] = { node: names[k]!, score: divisor === 0 ? 0 : toWorst / divisor };
     }
   }
-  if (!plain) scoreRowsScaled(n, scratch);
-  const result: NodeScore[] = new Array(n);
-  for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+  if (!plain) {
+    const scores = scoreRowsScaled(n, scratch);
+    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+  }
   return result;
 }
 
 /** The rows (criteria) of `scratch.nodes` scored by `scoreFlatInPlace`, into `scratch.scores`. */
-function scoreRowsScaled(n: number, scratch: StartScratch): void {
+function scoreRowsScaled(n: number, scratch: StartScratch): Float64Array {
   startKernelCounters.scaled++;
   const { nodes, matrix } = scratch;
   for (let k = 0; k < n; k++) matrix.set(nodes.subarray(k * START_STRIDE + CRITERIA_AT, k * START_STRIDE + CRITERIA_AT + CRITERIA_COUNT), k * CRITERIA_COUNT);
-  scoreFlatInPlace(schedulerCriteria, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
+  return scoreFlatInPlace(schedulerCriteria, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
 }
