@@ -1,7 +1,7 @@
 /**
  * The fused start kernel against the kernel it replaced — the criteria of every node's state
  * written by `writeCriteria` and scored by `scoreFlatInPlace` — bit for bit, on random node stats
- * over the whole accepted range (subnormal, 2^53 ± 1, 2^64, non-dyadic values, resources that
+ * over the whole accepted range (-0, subnormal, 2^53 ± 1, 2^64, non-dyadic values, resources that
  * add the node's own cpu count), on ties (identical nodes: identical rows and zero distances),
  * and beyond the accepted range, where column sums of squares overflow and the kernel hands the
  * matrix to `scoreFlatInPlace`. One scratch serves every case, growing and shrinking `n`, so
@@ -60,7 +60,7 @@ function pick<T>(rand: () => number, items: readonly T[]): T {
 function stat(rand: () => number): number {
   switch (Math.floor(rand() * 6)) {
     case 0:
-      return pick(rand, [0, 5e-324, 2 ** -1022, 1e-300, 1e-10, 2 ** 53 - 1, 2 ** 53 + 2, 2 ** 64]);
+      return pick(rand, [0, -0, 5e-324, 2 ** -1022, 1e-300, 1e-10, 2 ** 53 - 1, 2 ** 53 + 2, 2 ** 64]);
     case 1:
       return Math.floor(rand() * 64);
     case 2:

@@ -2,9 +2,10 @@
  * The start-scoring kernel (spec §4.5, `score_nodes_to_start_service`): the TOPSIS score of
  * every node for a resource started there. It computes what writing the four criteria of every
  * node's state and scoring them with `scoreFlatInPlace` of `@poise/topsis` computes — the same
- * float operations in the same order, so the same bits — fused into three passes over one
- * interleaved typed array, with no allocation but the returned scores. Its cost is in the
- * package README (Cost); `bench/native/start-score.c` is the same kernel in C, for the benchmark.
+ * float operations in the same order, so the same bits — fused into four passes over typed
+ * arrays reused between calls (the node stats, their squared loads, the TOPSIS matrix), with no
+ * allocation but the returned scores. Its cost is in the package README (Cost);
+ * `bench/native/start-score.c` is the same kernel in C, for the benchmark.
  */
 import * as topsisModule from '@poise/topsis';
 import * as kernels from './kernels';
@@ -15,20 +16,14 @@ const { scoreFlatInPlace } = topsisModule;
 const { CRITERIA_COUNT, schedulerCriteria } = kernels;
 
 /*
- * One record of START_STRIDE doubles per node, node i at i·START_STRIDE, in view order. The caller
- * writes the node's aggregated stats (START_CPU .. START_MAXMEM); the kernel keeps its per-node
- * terms in the rest: the squared cpu and memory loads, and the four criteria of the state with
- * the resource started on the node (a row of the TOPSIS matrix; the rows are START_STRIDE apart,
- * which `scoreFlatInPlace` cannot read, so the fallback below copies them).
+ * The caller's side of the kernel's buffers: one record of START_STRIDE doubles per node, node i
+ * at i·START_STRIDE, in view order, holding the node's aggregated stats.
  */
 export const START_CPU = 0;
 export const START_MAXCPU = 1;
 export const START_MEM = 2;
 export const START_MAXMEM = 3;
-const CPU_SQUARE = 4;
-const MEM_SQUARE = 5;
-const CRITERIA_AT = 6;
-export const START_STRIDE = 10;
+export const START_STRIDE = 4;
 
 /* the scheduler's weights (the package's own instance: no caller can change it) */
 const W_CPU_AVERAGE = schedulerCriteria.weights[0]!;
@@ -54,9 +49,11 @@ export const startKernelCounters = { scaled: 0 };
 export class StartScratch {
   /** The per-node records (see {@link START_STRIDE}). */
   nodes = new Float64Array(0);
+  /** Per node its squared cpu and memory loads. */
+  squares = new Float64Array(0);
+  /** Per node the criteria of the state with the resource started there: the TOPSIS matrix. */
+  rows = new Float64Array(0);
   scores = new Float64Array(0);
-  /** Only for the fallback to `scoreFlatInPlace`: the rows packed, and its ideal points. */
-  matrix = new Float64Array(0);
   readonly ideal = new Float64Array(2 * CRITERIA_COUNT);
 
   /** The node records for `n` nodes, for the caller to fill in. */
@@ -64,8 +61,9 @@ export class StartScratch {
     if (this.scores.length < n) {
       const size = Math.max(n, this.scores.length * 2);
       this.nodes = new Float64Array(size * START_STRIDE);
+      this.squares = new Float64Array(size * 2);
+      this.rows = new Float64Array(size * CRITERIA_COUNT);
       this.scores = new Float64Array(size);
-      this.matrix = new Float64Array(size * CRITERIA_COUNT);
     }
     return this.nodes;
   }
@@ -79,11 +77,12 @@ export class StartScratch {
  *
  * 1. Per node its squared loads, and the two largest loads per resource (the highest load of a
  *    state that changes one node is the largest elsewhere or its own).
- * 2. Per node k the criteria of "started on k": the sums of squares as the reference folds them
- *    (the squares before k, folded as the rows go, then k's new square, then the rest term by
- *    term: n²/2 additions in all), the highest loads, `1 + √(sum/n)` and `1 + highest`;
- *    meanwhile each column's sum of squares (folded from 0 in row order) and its extremes.
- * 3. Per row its distances to the ideal points and its score. The criteria are minimised, so the
+ * 2. Per node k the criteria of "started on k" (a row of the TOPSIS matrix): the sums of squares
+ *    as the reference folds them (the squares before k, folded as the rows go, then k's new
+ *    square, then the rest term by term: n²/2 additions in all), the highest loads,
+ *    `1 + √(sum/n)` and `1 + highest`.
+ * 3. Per column its sum of squares (folded from 0 in row order) and its extremes.
+ * 4. Per row its distances to the ideal points and its score. The criteria are minimised, so the
  *    ideal points are each column's minimum and maximum divided by the column's norm: division
  *    by a positive number is monotone under rounding, so these equal the extremes of the divided
  *    values, which is what `scoreFlatInPlace` takes.
@@ -93,21 +92,22 @@ export class StartScratch {
  * either exactly 0 (it equals both ideal points: the plain formula gives 0, like the scaled path)
  * or above 2^-400, far inside the plain folds' range. The thresholds are tested all the same: a
  * matrix outside them is scored by `scoreFlatInPlace` itself.
+ *
+ * Written for the optimising compiler: the constants are read into locals once per call (a
+ * module constant is read from the module's context, with a type check, at every use), each pass
+ * keeps few values alive (no spills), and every typed-array access counts (each one checks the
+ * array and its bounds).
  */
 export function scoreNodesToStartKernel(names: readonly string[], n: number, addCpu: number, addMem: number, scratch: StartScratch): NodeScore[] {
   if (n === 0) return [];
-  // the constants as locals: optimised code reads a module constant from the module's context at
-  // every use (a load and a type check), a local once per call
+  const { nodes, squares, rows } = scratch;
+  // the constants as locals (see above)
   const stride = START_STRIDE;
   const cpuAt = START_CPU;
   const maxcpuAt = START_MAXCPU;
   const memAt = START_MEM;
   const maxmemAt = START_MAXMEM;
-  const cpuSquareAt = CPU_SQUARE;
-  const memSquareAt = MEM_SQUARE;
-  const criteriaAt = CRITERIA_AT;
-  const work = scratch.nodes;
-  const end = n * stride;
+  const end = 2 * n;
   // 1. the squared loads; the largest load per resource (its first position) and the next
   let cpuFirst = -Infinity;
   let cpuSecond = -Infinity;
@@ -115,25 +115,57 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
   let memFirst = -Infinity;
   let memSecond = -Infinity;
   let memFirstAt = -1;
-  for (let o = 0; o < end; o += stride) {
-    const cpuLoad = work[o + cpuAt]! / work[o + maxcpuAt]!;
-    const memLoad = work[o + memAt]! / work[o + maxmemAt]!;
-    work[o + cpuSquareAt] = cpuLoad * cpuLoad;
-    work[o + memSquareAt] = memLoad * memLoad;
+  for (let i = 0, o = 0; i < n; i++, o += stride) {
+    const cpuLoad = nodes[o + cpuAt]! / nodes[o + maxcpuAt]!;
+    const memLoad = nodes[o + memAt]! / nodes[o + maxmemAt]!;
+    squares[2 * i] = cpuLoad * cpuLoad;
+    squares[2 * i + 1] = memLoad * memLoad;
     if (cpuLoad > cpuFirst) {
       cpuSecond = cpuFirst;
       cpuFirst = cpuLoad;
-      cpuFirstAt = o;
+      cpuFirstAt = i;
     } else if (cpuLoad > cpuSecond) cpuSecond = cpuLoad;
     if (memLoad > memFirst) {
       memSecond = memFirst;
       memFirst = memLoad;
-      memFirstAt = o;
+      memFirstAt = i;
     } else if (memLoad > memSecond) memSecond = memLoad;
   }
-  // 2. the criteria of every state, and their columns' sums of squares and extremes
+  // 2. the criteria of every state
   let cpuPrefix = 0; // the squares of the nodes before this one, folded from 0
   let memPrefix = 0;
+  for (let k = 0, o = 0; k < n; k++, o += stride) {
+    // add_started_resource on node k
+    const maxcpu = nodes[o + maxcpuAt]!;
+    const cpuLoad = (nodes[o + cpuAt]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
+    const memLoad = (nodes[o + memAt]! + addMem) / nodes[o + maxmemAt]!;
+    let cpuSquares = cpuPrefix + cpuLoad * cpuLoad;
+    let memSquares = memPrefix + memLoad * memLoad;
+    // the rest term by term, two nodes a step (the array's checks are paid once a step)
+    let i = 2 * k + 2;
+    for (; i + 2 < end; i += 4) {
+      const cpu0 = squares[i]!;
+      const mem0 = squares[i + 1]!;
+      const cpu1 = squares[i + 2]!;
+      const mem1 = squares[i + 3]!;
+      cpuSquares = cpuSquares + cpu0 + cpu1;
+      memSquares = memSquares + mem0 + mem1;
+    }
+    if (i < end) {
+      cpuSquares += squares[i]!;
+      memSquares += squares[i + 1]!;
+    }
+    cpuPrefix += squares[2 * k]!;
+    memPrefix += squares[2 * k + 1]!;
+    // the reference folds max from 0 over non-negative loads: the same value
+    const cpuHighest = Math.max(0, Math.max(cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoad));
+    const memHighest = Math.max(0, Math.max(memFirstAt !== k ? memFirst : memSecond, memLoad));
+    rows[4 * k] = 1 + Math.sqrt(cpuSquares / n);
+    rows[4 * k + 1] = 1 + cpuHighest;
+    rows[4 * k + 2] = 1 + Math.sqrt(memSquares / n);
+    rows[4 * k + 3] = 1 + memHighest;
+  }
+  // 3. the columns' sums of squares and extremes
   let squares0 = 0;
   let squares1 = 0;
   let squares2 = 0;
@@ -146,30 +178,11 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
   let max1 = -Infinity;
   let max2 = -Infinity;
   let max3 = -Infinity;
-  for (let o = 0; o < end; o += stride) {
-    // add_started_resource on this node
-    const maxcpu = work[o + maxcpuAt]!;
-    const cpuLoad = (work[o + cpuAt]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
-    const memLoad = (work[o + memAt]! + addMem) / work[o + maxmemAt]!;
-    let cpuSquares = cpuPrefix + cpuLoad * cpuLoad;
-    let memSquares = memPrefix + memLoad * memLoad;
-    for (let i = o + stride; i < end; i += stride) {
-      cpuSquares += work[i + cpuSquareAt]!;
-      memSquares += work[i + memSquareAt]!;
-    }
-    cpuPrefix += work[o + cpuSquareAt]!;
-    memPrefix += work[o + memSquareAt]!;
-    // the reference folds max from 0 over non-negative loads: the same value
-    const cpuHighest = Math.max(0, Math.max(cpuFirstAt !== o ? cpuFirst : cpuSecond, cpuLoad));
-    const memHighest = Math.max(0, Math.max(memFirstAt !== o ? memFirst : memSecond, memLoad));
-    const x0 = 1 + Math.sqrt(cpuSquares / n);
-    const x1 = 1 + cpuHighest;
-    const x2 = 1 + Math.sqrt(memSquares / n);
-    const x3 = 1 + memHighest;
-    work[o + criteriaAt] = x0;
-    work[o + criteriaAt + 1] = x1;
-    work[o + criteriaAt + 2] = x2;
-    work[o + criteriaAt + 3] = x3;
+  for (let o = 0, rowsEnd = 4 * n; o < rowsEnd; o += 4) {
+    const x0 = rows[o]!;
+    const x1 = rows[o + 1]!;
+    const x2 = rows[o + 2]!;
+    const x3 = rows[o + 3]!;
     squares0 += x0 * x0;
     squares1 += x1 * x1;
     squares2 += x2 * x2;
@@ -195,7 +208,7 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     squares3 >= safe &&
     squares3 < Infinity;
   if (plain) {
-    // 3. the ideal points, then every row's distances (folded from 0 over the criteria) and score
+    // 4. the ideal points, then every row's distances (folded from 0 over the criteria) and score
     const wCpuAverage = W_CPU_AVERAGE;
     const wCpuHighest = W_CPU_HIGHEST;
     const wMemAverage = W_MEM_AVERAGE;
@@ -213,11 +226,11 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     const worst1 = max1 / norm1;
     const worst2 = max2 / norm2;
     const worst3 = max3 / norm3;
-    for (let o = criteriaAt, k = 0; k < n; o += stride, k++) {
-      const v0 = work[o]! / norm0;
-      const v1 = work[o + 1]! / norm1;
-      const v2 = work[o + 2]! / norm2;
-      const v3 = work[o + 3]! / norm3;
+    for (let k = 0, o = 0; k < n; k++, o += 4) {
+      const v0 = rows[o]! / norm0;
+      const v1 = rows[o + 1]! / norm1;
+      const v2 = rows[o + 2]! / norm2;
+      const v3 = rows[o + 3]! / norm3;
       const b0 = wCpuAverage * (v0 - best0);
       const b1 = wCpuHighest * (v1 - best1);
       const b2 = wMemAverage * (v2 - best2);
@@ -240,16 +253,10 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     }
   }
   if (!plain) {
-    const scores = scoreRowsScaled(n, scratch);
+    // outside the plain folds' range (never with the accepted stats): the matrix as it is
+    startKernelCounters.scaled++;
+    const scores = scoreFlatInPlace(schedulerCriteria, { data: rows, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
     for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
   }
   return result;
-}
-
-/** The rows (criteria) of `scratch.nodes` scored by `scoreFlatInPlace`, into `scratch.scores`. */
-function scoreRowsScaled(n: number, scratch: StartScratch): Float64Array {
-  startKernelCounters.scaled++;
-  const { nodes, matrix } = scratch;
-  for (let k = 0; k < n; k++) matrix.set(nodes.subarray(k * START_STRIDE + CRITERIA_AT, k * START_STRIDE + CRITERIA_AT + CRITERIA_COUNT), k * CRITERIA_COUNT);
-  return scoreFlatInPlace(schedulerCriteria, { data: matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
 }
