@@ -431,7 +431,11 @@ export class ClusterUsage {
     if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats('resource to start', { cpu, maxcpu, mem, maxmem }, false);
     if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.count }));
     const n = this.gatherStart();
-    return scoreNodesToStartKernel(this.startNames, n, maxcpu, maxmem, this.startScratch);
+    const scores = scoreNodesToStartKernel(n, maxcpu, maxmem, this.startScratch);
+    const names = this.startNames;
+    const result: NodeScore[] = new Array(n);
+    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+    return result;
   }
 
   /** The node imbalance under the configured metric (static/dynamic only); lower is better. */

@@ -3,13 +3,12 @@
  * every node for a resource started there. It computes what writing the four criteria of every
  * node's state and scoring them with `scoreFlatInPlace` of `@poise/topsis` computes — the same
  * float operations in the same order, so the same bits — fused into four passes over typed
- * arrays reused between calls (the node stats, their squared loads, the TOPSIS matrix), with no
- * allocation but the returned scores. Its cost is in the package README (Cost);
+ * arrays reused between calls (the node stats, their squared loads, the TOPSIS matrix, the
+ * scores), with no allocation. Its cost is in the package README (Cost);
  * `bench/native/start-score.c` is the same kernel in C, for the benchmark.
  */
 import * as topsisModule from '@poise/topsis';
 import * as kernels from './kernels';
-import type { NodeScore } from './types';
 
 /* module-local copies of imported bindings used on the hot path (see `./fast`) */
 const { scoreFlatInPlace } = topsisModule;
@@ -70,9 +69,9 @@ export class StartScratch {
 }
 
 /**
- * TOPSIS start scores (static/dynamic) of `n` nodes (`names`, and their stats in
- * `scratch.nodes`, written through {@link StartScratch.records}), one per node in that order,
- * for a resource that adds `addCpu` cores (0: the node's own cpu count, as
+ * TOPSIS start scores (static/dynamic) of `n` nodes (their stats in `scratch.nodes`, written
+ * through {@link StartScratch.records}), one per node in that order, in `scratch.scores[0..n)`
+ * (returned), for a resource that adds `addCpu` cores (0: the node's own cpu count, as
  * `add_started_resource` does) and `addMem` bytes to the node it starts on. Higher is better.
  *
  * 1. Per node its squared loads, and the two largest loads per resource (the highest load of a
@@ -98,9 +97,9 @@ export class StartScratch {
  * keeps few values alive (no spills), and every typed-array access counts (each one checks the
  * array and its bounds).
  */
-export function scoreNodesToStartKernel(names: readonly string[], n: number, addCpu: number, addMem: number, scratch: StartScratch): NodeScore[] {
-  if (n === 0) return [];
-  const { nodes, squares, rows } = scratch;
+export function scoreNodesToStartKernel(n: number, addCpu: number, addMem: number, scratch: StartScratch): Float64Array {
+  const { nodes, squares, rows, scores } = scratch;
+  if (n === 0) return scores;
   // the constants as locals (see above)
   const stride = START_STRIDE;
   const cpuAt = START_CPU;
@@ -197,7 +196,6 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
     if (x3 > max3) max3 = x3;
   }
   const safe = n * SAFE_COLUMN_SQUARES_PER_ROW;
-  const result: NodeScore[] = new Array(n);
   let plain =
     squares0 >= safe &&
     squares0 < Infinity &&
@@ -249,14 +247,13 @@ export function scoreNodesToStartKernel(names: readonly string[], n: number, add
       const toBest = Math.sqrt(toBestSquared);
       const toWorst = Math.sqrt(toWorstSquared);
       const divisor = toBest + toWorst;
-      result[k] = { node: names[k]!, score: divisor === 0 ? 0 : toWorst / divisor };
+      scores[k] = divisor === 0 ? 0 : toWorst / divisor;
     }
   }
   if (!plain) {
     // outside the plain folds' range (never with the accepted stats): the matrix as it is
     startKernelCounters.scaled++;
-    const scores = scoreFlatInPlace(schedulerCriteria, { data: rows, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
-    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+    scoreFlatInPlace(schedulerCriteria, { data: rows, rows: n, cols: CRITERIA_COUNT }, scores, scratch.ideal);
   }
-  return result;
+  return scores;
 }
