@@ -7,7 +7,7 @@
  * is skipped with a message (never in tests: nothing here runs outside `pnpm bench`).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -34,7 +34,9 @@ export function nativeStartKernel(): NativeStartKernel | null {
     compiled = null;
     return compiled;
   }
-  const binary = join(mkdtempSync(join(tmpdir(), 'poise-bench-')), 'start-score');
+  const dir = mkdtempSync(join(tmpdir(), 'poise-bench-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const binary = join(dir, 'start-score');
   const build = spawnSync('gcc', [...NATIVE_FLAGS, '-o', binary, SOURCE, '-lm'], { encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`gcc ${NATIVE_FLAGS.join(' ')} ${SOURCE} failed:\n${build.stderr}`);
   compiled = { binary, compiler: `${version.stdout.split('\n')[0]!.trim()}, ${NATIVE_FLAGS.join(' ')}` };
