@@ -1,10 +1,11 @@
 /**
  * The start-scoring kernel in C (`native/start-score.c`: the same incremental algorithm, the same
- * float operations in the same order), compiled here with `gcc -O2 -ffp-contract=off` when gcc is
- * available, run on the same inputs as the TypeScript kernel. Each run prints the decisions it
- * made, a hash of every score it computed and its timings; `kernels.ts` checks the decisions and
- * the hash against the TypeScript kernel's before reporting a figure. Without gcc the comparison
- * is skipped with a message (never in tests: nothing here runs outside `pnpm bench`).
+ * float operations in the same order), compiled here with `$CC` (default `cc`) and
+ * `-O2 -ffp-contract=off`, run on the same inputs as the TypeScript kernel. Each run prints the
+ * decisions it made, a hash of every score it computed and its timings; `start-score.ts` checks
+ * the decisions and the hash against the TypeScript kernel's before reporting a figure. Without a
+ * working compiler the comparison is skipped with a note on stderr and the C column stays empty
+ * (never in tests: nothing here runs outside `pnpm bench`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,26 +20,39 @@ export const NATIVE_FLAGS = ['-O2', '-ffp-contract=off'] as const;
 
 export interface NativeStartKernel {
   readonly binary: string;
-  /** `gcc --version`'s first line and the flags, for the README. */
+  /** The compiler's `--version` first line and the flags, for the README. */
   readonly compiler: string;
 }
 
 let compiled: NativeStartKernel | null | undefined;
 
-/** Compiles the C kernel once per process; null (and a message on stderr) when there is no gcc. */
+/** Why the C side is skipped, once, on stderr. */
+function skip(why: string): null {
+  process.stderr.write(`${why}: the comparison with the start-scoring kernel in C is skipped\n`);
+  return null;
+}
+
+/**
+ * Compiles the C kernel once per process with `$CC` (default `cc`); null, with a note on stderr,
+ * when there is no such compiler or it cannot build the kernel.
+ */
 export function nativeStartKernel(): NativeStartKernel | null {
   if (compiled !== undefined) return compiled;
-  const version = spawnSync('gcc', ['--version'], { encoding: 'utf8' });
+  const fromEnv = process.env.CC?.trim();
+  const cc = fromEnv || 'cc';
+  const version = spawnSync(cc, ['--version'], { encoding: 'utf8' });
   if (version.error !== undefined || version.status !== 0) {
-    process.stderr.write('gcc not found: the comparison with the start-scoring kernel in C is skipped\n');
-    compiled = null;
+    compiled = skip(`no C compiler ('${cc}'${fromEnv ? ', from $CC,' : ''} did not run)`);
     return compiled;
   }
   const dir = mkdtempSync(join(tmpdir(), 'poise-bench-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const binary = join(dir, 'start-score');
-  const build = spawnSync('gcc', [...NATIVE_FLAGS, '-o', binary, SOURCE, '-lm'], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`gcc ${NATIVE_FLAGS.join(' ')} ${SOURCE} failed:\n${build.stderr}`);
+  const build = spawnSync(cc, [...NATIVE_FLAGS, '-o', binary, SOURCE, '-lm'], { encoding: 'utf8' });
+  if (build.error !== undefined || build.status !== 0) {
+    compiled = skip(`${cc} ${NATIVE_FLAGS.join(' ')} ${SOURCE} failed:\n${build.error?.message ?? build.stderr}`);
+    return compiled;
+  }
   compiled = { binary, compiler: `${version.stdout.split('\n')[0]!.trim()}, ${NATIVE_FLAGS.join(' ')}` };
   return compiled;
 }

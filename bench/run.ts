@@ -6,7 +6,7 @@
  * - kernels (`./kernels.ts`): the fast paths of `@poise/usage` against like-for-like baselines
  *   (`./baselines.ts`), same warm-up, same repetitions, interleaved, same decisions asserted;
  * - start score (`./start-score.ts`, in the `start` section): one `scoreNodesToStart` against the
- *   same kernel in C (`./native/start-score.c`, compiled with gcc when there is one), same inputs,
+ *   same kernel in C (`./native/start-score.c`, compiled with `$CC` or `cc` when there is one), same inputs,
  *   interleaved, same decisions and score bits asserted;
  * - system (`./system.ts`): the simulator running the HA core, first and later manager rounds,
  *   the case run and a simulated hour, heap per service, and CPU profiles of two workloads.

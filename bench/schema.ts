@@ -50,8 +50,8 @@ export interface StartRow {
 /**
  * One start score (`scoreNodesToStart`, static) on `nodes` nodes carrying `guests` guests placed
  * round-robin, in batches of `calls`, µs; its kernel alone (scores into a buffer); and the same
- * by the kernel in C (`bench/native/start-score.c`, one process per run, its decisions and score
- * bits checked against the TypeScript kernel's), null when it was not run (no gcc).
+ * by the kernel it replaced and by the kernel in C (`bench/native/start-score.c`, one process per run, its decisions and score
+ * bits checked against the TypeScript kernel's), null when it was not run (no C compiler).
  */
 export interface StartScoreRow {
   readonly workload: string;
@@ -62,6 +62,9 @@ export interface StartScoreRow {
   readonly scoreCpuUs: Timing;
   readonly kernelUs: Timing;
   readonly kernelCpuUs: Timing;
+  /** The kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`), scores into a buffer. */
+  readonly previousKernelUs: Timing;
+  readonly previousKernelCpuUs: Timing;
   readonly nativeScoreUs: Timing | null;
   readonly nativeScoreCpuUs: Timing | null;
 }
@@ -132,7 +135,7 @@ export interface BenchResult {
   readonly schema: string;
   readonly machine: Machine;
   readonly repetitions: { readonly kernels: number; readonly system: number; readonly hour: number };
-  /** The compiler of the C start kernel (`gcc --version`, flags); null when it was not run. */
+  /** The compiler of the C start kernel (its `--version`, flags); null when it was not run. */
   readonly nativeCompiler: string | null;
   readonly startPlacement: readonly StartRow[];
   readonly startScore: readonly StartScoreRow[];
@@ -231,6 +234,8 @@ const benchResult = object({
       scoreCpuUs: timing,
       kernelUs: timing,
       kernelCpuUs: timing,
+      previousKernelUs: timing,
+      previousKernelCpuUs: timing,
       nativeScoreUs: orNull(timing),
       nativeScoreCpuUs: orNull(timing),
     }),
@@ -360,15 +365,18 @@ function renderStartScore(r: BenchResult): string[] {
   const intro =
     `One start score (\`scoreNodesToStart\`, static) on the nodes carrying the guests placed round-robin, in batches of ${count(r.startScore[0]!.calls)} calls: ` +
     'the whole call (checks, kernel, the returned `{node, score}` objects and the garbage collection they cause), its kernel alone (scores into a buffer, as in C), ' +
+    'the kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`; scores into a buffer, its scores checked to be the same bits) ' +
     'and the same incremental kernel in C (`bench/native/start-score.c`) on the same inputs';
   const ratio = (a: number, b: number | undefined) => (b === undefined ? '—' : `${sig(a / b)}×`);
   const rows = table(
-    ['workload', 'nodes × guests', 'call µs / start score', 'kernel alone µs', 'C µs', 'call ÷ C', 'kernel ÷ C', 'call ÷ C, CPU', 'kernel ÷ C, CPU'],
+    ['workload', 'nodes × guests', 'call µs / start score', 'kernel alone µs', 'previous kernel µs', 'previous ÷ kernel, CPU', 'C µs', 'call ÷ C', 'kernel ÷ C', 'call ÷ C, CPU', 'kernel ÷ C, CPU'],
     r.startScore.map((s) => [
       s.workload,
       `${s.nodes} × ${count(s.guests)}`,
       wallCpu(s.scoreUs, s.scoreCpuUs),
       wallCpu(s.kernelUs, s.kernelCpuUs),
+      wallCpu(s.previousKernelUs, s.previousKernelCpuUs),
+      ratio(s.previousKernelCpuUs.median, s.kernelCpuUs.median),
       s.nativeScoreUs === null || s.nativeScoreCpuUs === null ? '—' : wallCpu(s.nativeScoreUs, s.nativeScoreCpuUs),
       ratio(s.scoreUs.median, s.nativeScoreUs?.median),
       ratio(s.kernelUs.median, s.nativeScoreUs?.median),
@@ -378,7 +386,7 @@ function renderStartScore(r: BenchResult): string[] {
   );
   const how =
     r.nativeCompiler === null
-      ? `${intro}: the C side was not run (no gcc on the machine that ran the bench).`
+      ? `${intro}: the C side was not run (no working C compiler, \`$CC\` or \`cc\`, on the machine that ran the bench).`
       : `${intro}, compiled by ${r.nativeCompiler}; ${r.repetitions.kernels} interleaved runs of each (one C process per run, which warms up on one untimed batch first), and every C run's placement decisions and a hash of every score's bits are checked to be the TypeScript kernel's:`;
   return [how, '', rows, ''];
 }

@@ -7,7 +7,9 @@
  */
 import { mulberry32 as prng } from '../tools/test-support/prng';
 import { ClusterUsage, type NodeStats, type ResourceStats } from '../packages/usage/src/index';
+import { type ClusterView, Scratch } from '../packages/usage/src/fast';
 import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel } from '../packages/usage/src/start-kernel';
+import { previousStartKernel } from '../packages/usage/src/test-support';
 import { since, stamp } from './clock';
 import { SEED3_GUEST, SEED3_NODE, SEED3_NODES } from './kernels';
 import { type NativeStartKernel, ScoreHash, nativeStartKernel, runNativeStart } from './native';
@@ -133,6 +135,33 @@ function kernelBatch(w: StartScoreWorkload, scratch: StartScratch): PerScore {
   return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
 }
 
+/**
+ * The start kernel this one replaced (`previousStartKernel`: `writeCriteria` per node, then
+ * `scoreFlatInPlace`, scores into a buffer) on a view of the same node records, after checking
+ * that it gives the same scores bit for bit.
+ */
+function previousView(w: StartScoreWorkload, scratch: StartScratch): ClusterView {
+  const n = w.names.length;
+  const records = scratch.nodes;
+  const column = (at: number) => Float64Array.from({ length: n }, (_, i) => records[i * START_STRIDE + at]!);
+  const view = { n, names: [...w.names], cpu: column(START_CPU), maxcpu: column(START_MAXCPU), mem: column(START_MEM), maxmem: column(START_MAXMEM) };
+  const scores = previousStartKernel(view, w.guest.maxcpu, w.guest.maxmem, new Scratch());
+  const fused = scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch);
+  for (let i = 0; i < n; i++) {
+    if (!Object.is(scores[i], fused[i])) throw new Error(`start score, ${w.workload}: the previous kernel differs from the kernel at node ${i}`);
+  }
+  return view;
+}
+
+function previousBatch(w: StartScoreWorkload, view: ClusterView, scratch: Scratch): PerScore {
+  let sink = 0;
+  const t0 = stamp();
+  for (let k = 0; k < SCORE_BATCH_CALLS; k++) sink += previousStartKernel(view, w.guest.maxcpu, w.guest.maxmem, scratch)[0]!;
+  const t = since(t0);
+  if (!(sink >= 0)) throw new Error('start score: previous kernel scores missing');
+  return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
+}
+
 /** One run of the C kernel, its decisions and score hash checked against the TypeScript kernel's. */
 function nativeBatch(kernel: NativeStartKernel, w: StartScoreWorkload, expected: { placement: readonly number[]; hash: string }): PerScore {
   const run = runNativeStart(kernel, { nodes: w.nodes, guest: w.guest, decisions: w.guests, guests: w.guests, calls: SCORE_BATCH_CALLS, reps: 1 });
@@ -145,21 +174,27 @@ function nativeBatch(kernel: NativeStartKernel, w: StartScoreWorkload, expected:
 }
 
 /**
- * `reps` interleaved timed batches of each side: the call, its kernel alone, the C kernel (the
- * TypeScript sides after one throw-away batch each; the C side warms up in its own process).
+ * `reps` interleaved timed batches of each side: the call, its kernel alone, the kernel it
+ * replaced, the C kernel (the TypeScript sides after one throw-away batch each; the C side warms
+ * up in its own process).
  */
 export function startScoring(w: StartScoreWorkload, reps: number): StartScoreRow {
   const native = nativeStartKernel();
   const expected = decisions(w);
   const scratch = kernelScratch(w);
+  const view = previousView(w, scratch);
+  const previousScratch = new Scratch();
   scoreBatch(w);
   kernelBatch(w, scratch);
+  previousBatch(w, view, previousScratch);
   const ts: PerScore[] = [];
   const kernel: PerScore[] = [];
+  const previous: PerScore[] = [];
   const c: PerScore[] = [];
   for (let rep = 0; rep < reps; rep++) {
     ts.push(scoreBatch(w));
     kernel.push(kernelBatch(w, scratch));
+    previous.push(previousBatch(w, view, previousScratch));
     if (native !== null) c.push(nativeBatch(native, w, expected));
   }
   return {
@@ -171,6 +206,8 @@ export function startScoring(w: StartScoreWorkload, reps: number): StartScoreRow
     scoreCpuUs: summary(ts.map((t) => t.cpu)),
     kernelUs: summary(kernel.map((t) => t.wall)),
     kernelCpuUs: summary(kernel.map((t) => t.cpu)),
+    previousKernelUs: summary(previous.map((t) => t.wall)),
+    previousKernelCpuUs: summary(previous.map((t) => t.cpu)),
     nativeScoreUs: native === null ? null : summary(c.map((t) => t.wall)),
     nativeScoreCpuUs: native === null ? null : summary(c.map((t) => t.cpu)),
   };

@@ -1,8 +1,8 @@
 /*
- * The start-scoring kernel of @poise/usage (`fastScoreNodesToStart` in
- * packages/usage/src/fast.ts), written in C with the same incremental algorithm and the same
+ * The start-scoring kernel of @poise/usage (`scoreNodesToStartKernel` in
+ * packages/usage/src/start-kernel.ts), written in C with the same incremental algorithm and the same
  * float operations in the same order, so that it makes the same decisions with the same score
- * bits. The benchmark (`bench/native.ts`) compiles it with `gcc -O2 -ffp-contract=off` (no fused
+ * bits. The benchmark (`bench/native.ts`) compiles it with `cc -O2 -ffp-contract=off` (or `$CC`) (no fused
  * multiply-add: the TypeScript kernel rounds every product) and compares its decisions and a
  * hash of every score it computed with the TypeScript kernel's.
  *

@@ -7,27 +7,16 @@
  * matrix to `scoreFlatInPlace`. One scratch serves every case, growing and shrinking `n`, so
  * stale records of a larger cluster cannot leak into a smaller one. Deterministic: seeded PRNG.
  */
-import { scoreFlatInPlace } from '@poise/topsis';
 import { describe, expect, it } from 'vitest';
 import { ClusterUsage } from './cluster-usage';
-import { type ClusterView, Scratch, prepareLoads, writeCriteria } from './fast';
-import { CRITERIA_COUNT, schedulerCriteria } from './kernels';
+import { type ClusterView, Scratch } from './fast';
 import { referenceScoreNodesToStart } from './reference';
 import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel, startKernelCounters } from './start-kernel';
-import { prng } from './test-support';
+import { previousStartKernel, prng } from './test-support';
 
-/** The previous start kernel: `writeCriteria` per node (prefix folds, top-3 maxima), then `scoreFlatInPlace`. */
+/** The previous start kernel on a fresh scratch, its `n` scores. */
 function previousKernel(view: ClusterView, addCpu: number, addMem: number): Float64Array {
-  const n = view.n;
-  const scratch = new Scratch();
-  scratch.ensure(n, n);
-  prepareLoads(view, scratch);
-  for (let k = 0; k < n; k++) {
-    const cpu = view.cpu[k]! + (addCpu === 0 ? view.maxcpu[k]! : addCpu);
-    const mem = view.mem[k]! + addMem;
-    writeCriteria(scratch, n, scratch.matrix, k * CRITERIA_COUNT, k, cpu / view.maxcpu[k]!, mem / view.maxmem[k]!, -1, 0, 0);
-  }
-  return scoreFlatInPlace(schedulerCriteria, { data: scratch.matrix, rows: n, cols: CRITERIA_COUNT }, new Float64Array(n), scratch.ideal);
+  return previousStartKernel(view, addCpu, addMem, new Scratch()).slice(0, view.n);
 }
 
 function fusedKernel(view: ClusterView, addCpu: number, addMem: number, scratch: StartScratch): Float64Array {
