@@ -84,6 +84,25 @@ static inline void top2_add(struct top2 *t, double v, int at) {
 static inline double top2_except(const struct top2 *t, int at) { return t->first_at != at ? t->first : t->second; }
 
 /*
+ * Row k of the TOPSIS matrix (1 + sqrt(sum / n), 1 + the highest load, per resource), folded into
+ * the columns' sums of squares and extremes.
+ */
+static inline void add_row(struct cluster *c, int k, double cpu_squares, double mem_squares, const struct top2 *cpu_top, double cpu_load,
+                           const struct top2 *mem_top, double mem_load, double squares[CRITERIA], double lo[CRITERIA], double hi[CRITERIA]) {
+  const int n = c->n;
+  double *x = c->matrix + (size_t)k * CRITERIA;
+  x[0] = 1 + sqrt(cpu_squares / n);
+  x[1] = 1 + max2(0, max2(top2_except(cpu_top, k), cpu_load));
+  x[2] = 1 + sqrt(mem_squares / n);
+  x[3] = 1 + max2(0, max2(top2_except(mem_top, k), mem_load));
+  for (int j = 0; j < CRITERIA; j++) {
+    squares[j] += x[j] * x[j];
+    if (x[j] < lo[j]) lo[j] = x[j];
+    if (x[j] > hi[j]) hi[j] = x[j];
+  }
+}
+
+/*
  * Scores of a guest adding `add_cpu` cores (0: the node's own count) and `add_mem` bytes, into
  * out[0..n). Returns 0, or -1 when the guest's stats are out of range (as the TypeScript entry
  * point checks them). Not inlined, so that the timed loop cannot hoist any of it.
@@ -105,29 +124,38 @@ __attribute__((noinline)) static int score_nodes_to_start(struct cluster *c, con
   double squares[CRITERIA] = {0, 0, 0, 0};
   double lo[CRITERIA] = {INFINITY, INFINITY, INFINITY, INFINITY};
   double hi[CRITERIA] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  for (int k = 0; k < n; k++) {
-    const double cpu_load = (c->cpu[k] + (add_cpu == 0 ? c->maxcpu[k] : add_cpu)) / c->maxcpu[k];
-    const double mem_load = (c->mem[k] + add_mem) / c->maxmem[k];
-    double cpu_squares = cpu_prefix + cpu_load * cpu_load;
-    double mem_squares = mem_prefix + mem_load * mem_load;
-    for (int i = k + 1; i < n; i++) {
-      cpu_squares += c->cpu_square[i];
-      mem_squares += c->mem_square[i];
-    }
+  /*
+   * Two rows a step, as the TypeScript kernel does: the sums of k and k + 1 fold the same squares
+   * after k + 1, in four independent chains (each adds what it would alone, in the same order).
+   */
+  int k = 0;
+  for (; k + 1 < n; k += 2) {
+    const double cpu_load_a = (c->cpu[k] + (add_cpu == 0 ? c->maxcpu[k] : add_cpu)) / c->maxcpu[k];
+    const double mem_load_a = (c->mem[k] + add_mem) / c->maxmem[k];
+    const double cpu_load_b = (c->cpu[k + 1] + (add_cpu == 0 ? c->maxcpu[k + 1] : add_cpu)) / c->maxcpu[k + 1];
+    const double mem_load_b = (c->mem[k + 1] + add_mem) / c->maxmem[k + 1];
+    double cpu_squares_a = cpu_prefix + cpu_load_a * cpu_load_a + c->cpu_square[k + 1];
+    double mem_squares_a = mem_prefix + mem_load_a * mem_load_a + c->mem_square[k + 1];
     cpu_prefix += c->cpu_square[k];
     mem_prefix += c->mem_square[k];
-    const double cpu_highest = max2(0, max2(top2_except(&cpu_top, k), cpu_load));
-    const double mem_highest = max2(0, max2(top2_except(&mem_top, k), mem_load));
-    double *x = c->matrix + (size_t)k * CRITERIA;
-    x[0] = 1 + sqrt(cpu_squares / n);
-    x[1] = 1 + cpu_highest;
-    x[2] = 1 + sqrt(mem_squares / n);
-    x[3] = 1 + mem_highest;
-    for (int j = 0; j < CRITERIA; j++) {
-      squares[j] += x[j] * x[j];
-      if (x[j] < lo[j]) lo[j] = x[j];
-      if (x[j] > hi[j]) hi[j] = x[j];
+    double cpu_squares_b = cpu_prefix + cpu_load_b * cpu_load_b;
+    double mem_squares_b = mem_prefix + mem_load_b * mem_load_b;
+    cpu_prefix += c->cpu_square[k + 1];
+    mem_prefix += c->mem_square[k + 1];
+    for (int i = k + 2; i < n; i++) {
+      cpu_squares_a += c->cpu_square[i];
+      mem_squares_a += c->mem_square[i];
+      cpu_squares_b += c->cpu_square[i];
+      mem_squares_b += c->mem_square[i];
     }
+    add_row(c, k, cpu_squares_a, mem_squares_a, &cpu_top, cpu_load_a, &mem_top, mem_load_a, squares, lo, hi);
+    add_row(c, k + 1, cpu_squares_b, mem_squares_b, &cpu_top, cpu_load_b, &mem_top, mem_load_b, squares, lo, hi);
+  }
+  if (k < n) {
+    /* the last node of an odd count: nothing after it */
+    const double cpu_load = (c->cpu[k] + (add_cpu == 0 ? c->maxcpu[k] : add_cpu)) / c->maxcpu[k];
+    const double mem_load = (c->mem[k] + add_mem) / c->maxmem[k];
+    add_row(c, k, cpu_prefix + cpu_load * cpu_load, mem_prefix + mem_load * mem_load, &cpu_top, cpu_load, &mem_top, mem_load, squares, lo, hi);
   }
   double norm[CRITERIA], best[CRITERIA], worst[CRITERIA];
   for (int j = 0; j < CRITERIA; j++) {

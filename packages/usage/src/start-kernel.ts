@@ -69,6 +69,28 @@ export class StartScratch {
 }
 
 /**
+ * Row `k` of the TOPSIS matrix: `1 + √(sum/n)` and `1 + highest` per resource, the highest load
+ * being the largest elsewhere or the node's own (the reference folds max from 0 over
+ * non-negative loads: the same value).
+ */
+function startRow(
+  rows: Float64Array,
+  k: number,
+  n: number,
+  cpuSquares: number,
+  memSquares: number,
+  cpuElsewhere: number,
+  cpuLoad: number,
+  memElsewhere: number,
+  memLoad: number,
+): void {
+  rows[4 * k] = 1 + Math.sqrt(cpuSquares / n);
+  rows[4 * k + 1] = 1 + Math.max(0, Math.max(cpuElsewhere, cpuLoad));
+  rows[4 * k + 2] = 1 + Math.sqrt(memSquares / n);
+  rows[4 * k + 3] = 1 + Math.max(0, Math.max(memElsewhere, memLoad));
+}
+
+/**
  * TOPSIS start scores (static/dynamic) of `n` nodes (their stats in `scratch.nodes`, written
  * through {@link StartScratch.records}), one per node in that order, in `scratch.scores[0..n)`
  * (returned), for a resource that adds `addCpu` cores (0: the node's own cpu count, as
@@ -79,7 +101,9 @@ export class StartScratch {
  * 2. Per node k the criteria of "started on k" (a row of the TOPSIS matrix): the sums of squares
  *    as the reference folds them (the squares before k, folded as the rows go, then k's new
  *    square, then the rest term by term: n²/2 additions in all), the highest loads,
- *    `1 + √(sum/n)` and `1 + highest`.
+ *    `1 + √(sum/n)` and `1 + highest`. Two rows a step: the sums of k and k + 1 fold the same
+ *    squares after k + 1, in four independent chains over one load of each square (each chain
+ *    adds what it would alone, in the same order).
  * 3. Per column its sum of squares (folded from 0 in row order) and its extremes.
  * 4. Per row its distances to the ideal points and its score. The criteria are minimised, so the
  *    ideal points are each column's minimum and maximum divided by the column's norm: division
@@ -130,39 +154,51 @@ export function scoreNodesToStartKernel(n: number, addCpu: number, addMem: numbe
       memFirstAt = i;
     } else if (memLoad > memSecond) memSecond = memLoad;
   }
-  // 2. the criteria of every state
-  let cpuPrefix = 0; // the squares of the nodes before this one, folded from 0
+  // 2. the criteria of every state, two states a step: node k's and node k + 1's sums fold the
+  // same squares after k + 1, each in its own chain (the same additions in the same order as
+  // one state at a time, with twice the independent work per loaded square)
+  let cpuPrefix = 0; // the squares of the nodes before k, folded from 0
   let memPrefix = 0;
-  for (let k = 0, o = 0; k < n; k++, o += stride) {
-    // add_started_resource on node k
+  let k = 0;
+  for (let o = 0; k + 1 < n; k += 2, o += 2 * stride) {
+    // add_started_resource on node k (a) and on node k + 1 (b)
+    const maxcpuA = nodes[o + maxcpuAt]!;
+    const cpuLoadA = (nodes[o + cpuAt]! + (addCpu === 0 ? maxcpuA : addCpu)) / maxcpuA;
+    const memLoadA = (nodes[o + memAt]! + addMem) / nodes[o + maxmemAt]!;
+    const maxcpuB = nodes[o + stride + maxcpuAt]!;
+    const cpuLoadB = (nodes[o + stride + cpuAt]! + (addCpu === 0 ? maxcpuB : addCpu)) / maxcpuB;
+    const memLoadB = (nodes[o + stride + memAt]! + addMem) / nodes[o + stride + maxmemAt]!;
+    const cpuSquareA = squares[2 * k]!;
+    const memSquareA = squares[2 * k + 1]!;
+    const cpuSquareB = squares[2 * k + 2]!;
+    const memSquareB = squares[2 * k + 3]!;
+    let cpuSquaresA = cpuPrefix + cpuLoadA * cpuLoadA + cpuSquareB;
+    let memSquaresA = memPrefix + memLoadA * memLoadA + memSquareB;
+    cpuPrefix += cpuSquareA;
+    memPrefix += memSquareA;
+    let cpuSquaresB = cpuPrefix + cpuLoadB * cpuLoadB;
+    let memSquaresB = memPrefix + memLoadB * memLoadB;
+    cpuPrefix += cpuSquareB;
+    memPrefix += memSquareB;
+    // the rest term by term
+    for (let i = 2 * k + 4; i < end; i += 2) {
+      const cpu = squares[i]!;
+      const mem = squares[i + 1]!;
+      cpuSquaresA += cpu;
+      memSquaresA += mem;
+      cpuSquaresB += cpu;
+      memSquaresB += mem;
+    }
+    startRow(rows, k, n, cpuSquaresA, memSquaresA, cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoadA, memFirstAt !== k ? memFirst : memSecond, memLoadA);
+    startRow(rows, k + 1, n, cpuSquaresB, memSquaresB, cpuFirstAt !== k + 1 ? cpuFirst : cpuSecond, cpuLoadB, memFirstAt !== k + 1 ? memFirst : memSecond, memLoadB);
+  }
+  if (k < n) {
+    // the last node of an odd count: nothing after it
+    const o = k * stride;
     const maxcpu = nodes[o + maxcpuAt]!;
     const cpuLoad = (nodes[o + cpuAt]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
     const memLoad = (nodes[o + memAt]! + addMem) / nodes[o + maxmemAt]!;
-    let cpuSquares = cpuPrefix + cpuLoad * cpuLoad;
-    let memSquares = memPrefix + memLoad * memLoad;
-    // the rest term by term, two nodes a step (the array's checks are paid once a step)
-    let i = 2 * k + 2;
-    for (; i + 2 < end; i += 4) {
-      const cpu0 = squares[i]!;
-      const mem0 = squares[i + 1]!;
-      const cpu1 = squares[i + 2]!;
-      const mem1 = squares[i + 3]!;
-      cpuSquares = cpuSquares + cpu0 + cpu1;
-      memSquares = memSquares + mem0 + mem1;
-    }
-    if (i < end) {
-      cpuSquares += squares[i]!;
-      memSquares += squares[i + 1]!;
-    }
-    cpuPrefix += squares[2 * k]!;
-    memPrefix += squares[2 * k + 1]!;
-    // the reference folds max from 0 over non-negative loads: the same value
-    const cpuHighest = Math.max(0, Math.max(cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoad));
-    const memHighest = Math.max(0, Math.max(memFirstAt !== k ? memFirst : memSecond, memLoad));
-    rows[4 * k] = 1 + Math.sqrt(cpuSquares / n);
-    rows[4 * k + 1] = 1 + cpuHighest;
-    rows[4 * k + 2] = 1 + Math.sqrt(memSquares / n);
-    rows[4 * k + 3] = 1 + memHighest;
+    startRow(rows, k, n, cpuPrefix + cpuLoad * cpuLoad, memPrefix + memLoad * memLoad, cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoad, memFirstAt !== k ? memFirst : memSecond, memLoad);
   }
   // 3. the columns' sums of squares and extremes
   let squares0 = 0;
