@@ -99,6 +99,21 @@ function scoreBatch(w: StartScoreWorkload): PerScore {
   return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
 }
 
+/** The same with `scoreNodesToStartInto` (scores into the caller's buffer), after checking it gives the same bits. */
+function intoBatch(w: StartScoreWorkload): PerScore {
+  const usage = loadedUsage(w);
+  const n = w.names.length;
+  const out = new Float64Array(n);
+  usage.scoreNodesToStartInto(w.guest, out);
+  if (usage.scoreNodesToStart(w.guest).some((s, i) => !Object.is(s.score, out[i]))) throw new Error(`start score, ${w.workload}: scoreNodesToStartInto differs from scoreNodesToStart`);
+  let sink = 0;
+  const t0 = stamp();
+  for (let k = 0; k < SCORE_BATCH_CALLS; k++) sink += usage.scoreNodesToStartInto(w.guest, out);
+  const t = since(t0);
+  if (sink !== n * SCORE_BATCH_CALLS) throw new Error('start score: scores missing');
+  return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
+}
+
 /**
  * The kernel of `scoreNodesToStart` alone (the same work as the C kernel: scores into a buffer),
  * on node records holding the same sums as {@link loadedUsage} (`add_started_resource` guest by
@@ -174,7 +189,7 @@ function nativeBatch(kernel: NativeStartKernel, w: StartScoreWorkload, expected:
 }
 
 /**
- * `reps` interleaved timed batches of each side: the call, its kernel alone, the kernel it
+ * `reps` interleaved timed batches of each side: the call, the call into a buffer, its kernel alone, the kernel it
  * replaced, the C kernel (the TypeScript sides after one throw-away batch each; the C side warms
  * up in its own process).
  */
@@ -185,14 +200,17 @@ export function startScoring(w: StartScoreWorkload, reps: number): StartScoreRow
   const view = previousView(w, scratch);
   const previousScratch = new Scratch();
   scoreBatch(w);
+  intoBatch(w);
   kernelBatch(w, scratch);
   previousBatch(w, view, previousScratch);
   const ts: PerScore[] = [];
+  const into: PerScore[] = [];
   const kernel: PerScore[] = [];
   const previous: PerScore[] = [];
   const c: PerScore[] = [];
   for (let rep = 0; rep < reps; rep++) {
     ts.push(scoreBatch(w));
+    into.push(intoBatch(w));
     kernel.push(kernelBatch(w, scratch));
     previous.push(previousBatch(w, view, previousScratch));
     if (native !== null) c.push(nativeBatch(native, w, expected));
@@ -204,6 +222,8 @@ export function startScoring(w: StartScoreWorkload, reps: number): StartScoreRow
     calls: SCORE_BATCH_CALLS,
     scoreUs: summary(ts.map((t) => t.wall)),
     scoreCpuUs: summary(ts.map((t) => t.cpu)),
+    intoUs: summary(into.map((t) => t.wall)),
+    intoCpuUs: summary(into.map((t) => t.cpu)),
     kernelUs: summary(kernel.map((t) => t.wall)),
     kernelCpuUs: summary(kernel.map((t) => t.cpu)),
     previousKernelUs: summary(previous.map((t) => t.wall)),

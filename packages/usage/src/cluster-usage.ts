@@ -422,6 +422,36 @@ export class ClusterUsage {
    *   started on that node, over all nodes — **higher is better** (the HA core negates it).
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
+    const scores = this.startScores(stats);
+    const n = this.sorted.length;
+    const names = this.startNames;
+    const result: NodeScore[] = new Array(n);
+    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+    return result;
+  }
+
+  /**
+   * {@link scoreNodesToStart} without allocating: node k's score (k in the order of
+   * {@link nodeNames}, byte order) in `out[k]`; returns the node count. For callers scoring many
+   * starts (batch placement): the same values, bit for bit, and no object per node. `out` is a
+   * `Float64Array` with room for every node.
+   */
+  scoreNodesToStartInto(stats: ResourceStats, out: Float64Array): number {
+    const n = this.nodes.size;
+    if (!(out instanceof Float64Array) || out.length < n) {
+      const got = out instanceof Float64Array ? `a Float64Array of length ${out.length}` : String(out);
+      throw new UsageError('invalid-argument', `scoreNodesToStartInto: 'out' must be a Float64Array of length >= ${n} (the node count), got ${got}`);
+    }
+    const scores = this.startScores(stats);
+    for (let k = 0; k < n; k++) out[k] = scores[k]!;
+    return n;
+  }
+
+  /**
+   * The start scores in sorted node order, in a buffer reused between calls (`basic`: the
+   * counts), with `startNames` holding the names; `stats` checked first.
+   */
+  private startScores(stats: ResourceStats): Float64Array {
     if (typeof stats !== 'object' || stats === null) checkStats('resource to start', stats, false);
     // each field read once: the values checked are the values scored
     const cpu = stats.cpu;
@@ -429,13 +459,16 @@ export class ClusterUsage {
     const mem = stats.mem;
     const maxmem = stats.maxmem;
     if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats('resource to start', { cpu, maxcpu, mem, maxmem }, false);
-    if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.count }));
-    const n = this.gatherStart();
-    const scores = scoreNodesToStartKernel(n, maxcpu, maxmem, this.startScratch);
-    const names = this.startNames;
-    const result: NodeScore[] = new Array(n);
-    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
-    return result;
+    if (this.aggregation === 'basic') {
+      const nodes = this.sortedNodes();
+      const n = nodes.length;
+      this.startScratch.records(n);
+      const counts = this.startScratch.scores;
+      for (let k = 0; k < n; k++) counts[k] = nodes[k]!.count;
+      this.nameStart(nodes);
+      return counts;
+    }
+    return scoreNodesToStartKernel(this.gatherStart(), maxcpu, maxmem, this.startScratch);
   }
 
   /** The node imbalance under the configured metric (static/dynamic only); lower is better. */
@@ -677,11 +710,9 @@ export class ClusterUsage {
     const nodes = this.sortedNodes();
     const n = nodes.length;
     const records = this.startScratch.records(n);
-    let names = this.startNames;
-    if (names.length !== n) names = this.startNames = new Array<string>(n);
+    this.nameStart(nodes);
     for (let i = 0, o = 0; i < n; i++, o += START_STRIDE) {
       const node = nodes[i]!;
-      if (names[i] !== node.name) names[i] = node.name;
       if (!node.valid) this.refold(node);
       records[o + START_CPU] = node.cpu;
       records[o + START_MAXCPU] = node.base.maxcpu;
@@ -690,6 +721,17 @@ export class ClusterUsage {
     }
     this.startRecordsCurrent = true;
     return n;
+  }
+
+  /** `startNames`: the names of `nodes` (the sorted nodes). */
+  private nameStart(nodes: readonly NodeRecord[]): void {
+    const n = nodes.length;
+    let names = this.startNames;
+    if (names.length !== n) names = this.startNames = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const name = nodes[i]!.name;
+      if (names[i] !== name) names[i] = name;
+    }
   }
 
   /**

@@ -3,7 +3,8 @@
  * capacities from 1, guests already placed (static and dynamic aggregation, starting or started),
  * any guest to start — `scoreNodesToStart` gives exactly the scores of the straightforward
  * reference (`referenceScoreNodesToStart`: every node's state copied, the resource added, the
- * criteria folded, TOPSIS), bit for bit, and so the same placement decision. Seeded: reproducible.
+ * criteria folded, TOPSIS), bit for bit, and so the same placement decision; so does the
+ * allocation-free `scoreNodesToStartInto`. Seeded: reproducible.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -49,9 +50,35 @@ describe('scoreNodesToStart equals the reference (property)', () => {
         const reference = referenceScoreNodesToStart(u.snapshot(), start);
         expect(fast.map((s) => s.node)).toEqual(reference.map((s) => s.node));
         expect(fast.map((s) => bits(s.score))).toEqual(reference.map((s) => bits(s.score)));
+        // the allocation-free entry point: the same bits, in nodeNames() order
+        const out = new Float64Array(nodes.length + 2).fill(-1);
+        expect(u.scoreNodesToStartInto(start, out)).toBe(nodes.length);
+        expect(u.nodeNames()).toEqual(reference.map((s) => s.node));
+        expect(Array.from(out.subarray(0, nodes.length), bits)).toEqual(reference.map((s) => bits(s.score)));
+        expect(Array.from(out.subarray(nodes.length))).toEqual([-1, -1]);
       }),
       { seed: 20_261_201, numRuns: 600 },
     );
+  });
+
+  it('scoreNodesToStartInto gives the counts in basic aggregation, like scoreNodesToStart', () => {
+    const u = new ClusterUsage({ aggregation: 'basic', metric: 'raw' });
+    for (const name of ['n2', 'n1', 'n3']) u.addNode(name, { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
+    u.addResource('vm:100', { stats: { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }, state: 'started', placement: { current: 'n2', target: 'n3' } });
+    const out = new Float64Array(3);
+    expect(u.scoreNodesToStartInto({ cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }, out)).toBe(3);
+    expect(Array.from(out)).toEqual(u.scoreNodesToStart({ cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }).map((s) => s.score));
+    expect(Array.from(out)).toEqual([0, 1, 1]);
+  });
+
+  it('scoreNodesToStartInto refuses an output buffer without room for every node, naming it', () => {
+    const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
+    u.addNode('n1', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
+    u.addNode('n2', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
+    const stats = { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 };
+    expect(() => u.scoreNodesToStartInto(stats, new Float64Array(1))).toThrow(/'out' must be a Float64Array of length >= 2 \(the node count\), got a Float64Array of length 1/);
+    expect(() => u.scoreNodesToStartInto(stats, [0, 0] as unknown as Float64Array)).toThrow(/'out' must be a Float64Array.*got 0,0/);
+    expect(() => u.scoreNodesToStartInto({ ...stats, maxmem: Number.POSITIVE_INFINITY }, new Float64Array(2))).toThrow(/resource to start.*maxmem/);
   });
 
   it('refuses a bad guest to start, naming the field and value', () => {
