@@ -372,7 +372,8 @@ function renderStartScore(r: BenchResult): string[] {
     'the whole `scoreNodesToStart` call (checks, kernel, the returned `{node, score}` objects and the garbage collection they cause), ' +
     '`scoreNodesToStartInto` (the same checks and kernel, the scores copied into the caller\'s buffer), the kernel alone (scores into a buffer, as in C), ' +
     'the kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`; scores into a buffer, its scores checked to be the same bits) ' +
-    'and the same incremental kernel in C (`bench/native/start-score.c`) on the same inputs; the ratios are of CPU time, which the other work on the machine inflates far less than wall-clock time';
+    'and the same incremental kernel in C (`bench/native/start-score.c`) on the same inputs';
+  const ratios = 'The ratios are of CPU time, which the other work on the machine inflates far less than wall-clock time.';
   const ratio = (a: number, b: number | undefined) => (b === undefined ? '—' : `${sig(a / b)}×`);
   const rows = table(
     ['workload', 'nodes × guests', 'call µs / start score', 'into a buffer µs', 'kernel alone µs', 'previous kernel µs', 'previous ÷ kernel', 'C µs', 'call ÷ C', 'into ÷ C', 'kernel ÷ C'],
@@ -392,8 +393,8 @@ function renderStartScore(r: BenchResult): string[] {
   );
   const how =
     r.nativeCompiler === null
-      ? `${intro}: the C side was not run (no working C compiler, \`$CC\` or \`cc\`, on the machine that ran the bench).`
-      : `${intro}, compiled by ${r.nativeCompiler}; ${r.repetitions.kernels} interleaved runs of each (one C process per run, which warms up on one untimed batch first), and every C run's placement decisions and a hash of every score's bits are checked to be the TypeScript kernel's:`;
+      ? `${intro}: the C side was not run (no working C compiler, \`$CC\` or \`cc\`, on the machine that ran the bench). ${ratios}`
+      : `${intro}, compiled by ${r.nativeCompiler}; ${r.repetitions.kernels} interleaved runs of each (one C process per run, which warms up on one untimed batch first), and every C run's placement decisions and a hash of every score's bits are checked to be the TypeScript kernel's. ${ratios}`;
   return [how, '', rows, ''];
 }
 
