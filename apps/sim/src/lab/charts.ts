@@ -68,18 +68,30 @@ export function scenarioBinWidth(digests: readonly RunDigest[]): number {
   return binWidth(horizon, CHART_MAX_BINS, stored);
 }
 
+/** What a chart over time shows of each run: its binned series, the scale to display and the axis title. */
+interface RunSeries {
+  pick: (d: RunDigest) => Bins | undefined;
+  scale: number;
+  yTitle: string;
+}
+
 /**
- * Imbalance over time: per variant, the mean across seeds of each bin's time-weighted
- * imbalance (a line) and the range across seeds (a band). One line per variant.
+ * A series over time per variant: the mean across seeds of each bin's time-weighted value (a
+ * line) and the range across seeds (a band). One line per variant; runs without the series
+ * are left out.
  */
-export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+function variantSeriesSpec(digests: readonly RunDigest[], variants: readonly string[], title: string, series: RunSeries): TopLevelSpec {
   const width = scenarioBinWidth(digests);
   const horizon = Math.max(0, ...digests.map((d) => d.endTime));
   const unit = timeUnit(horizon);
   const values: { variant: string; t: number; mean: number; lo: number; hi: number }[] = [];
   let seedCount = 0;
   for (const v of variants) {
-    const runs = digests.filter((d) => d.variant === v).map((d) => merged(d.imbalance, width));
+    const runs = digests
+      .filter((d) => d.variant === v)
+      .map(series.pick)
+      .filter((b): b is Bins => b !== undefined)
+      .map((b) => merged(b, width));
     seedCount = Math.max(seedCount, runs.length);
     const n = Math.max(0, ...runs.map((r) => r.length));
     for (let k = 0; k < n; k++) {
@@ -87,7 +99,7 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
       if (xs.length === 0) continue;
       let sum = 0;
       for (const x of xs) sum += x;
-      values.push({ variant: v, t: ((k + 0.5) * width) / unit.seconds, mean: (sum / xs.length) * 100, lo: Math.min(...xs) * 100, hi: Math.max(...xs) * 100 });
+      values.push({ variant: v, t: ((k + 0.5) * width) / unit.seconds, mean: (sum / xs.length) * series.scale, lo: Math.min(...xs) * series.scale, hi: Math.max(...xs) * series.scale });
     }
   }
   const color = { field: 'variant', type: 'nominal' as const, scale: { domain: [...variants] }, title: 'variant' };
@@ -104,11 +116,29 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
       { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
       {
         mark: { type: 'line', strokeWidth: 2 },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: series.yTitle, scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
       },
     ],
     resolve: { legend: { color: 'independent' } },
   };
+}
+
+/**
+ * Imbalance over time: per variant, the mean across seeds of each bin's time-weighted
+ * imbalance (a line) and the range across seeds (a band). One line per variant.
+ */
+export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+  return variantSeriesSpec(digests, variants, title, { pick: (d) => d.imbalance, scale: 100, yTitle: 'node imbalance (%)' });
+}
+
+/**
+ * Guest contention over time: per variant, the mean across seeds of the guests stalled on
+ * average in each bin (guest-seconds of stall per second: cpu wait, memory stall, migration),
+ * and the range across seeds. null when no run of the scenario has the load pressure model.
+ */
+export function contentionSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec | null {
+  if (!digests.some((d) => d.contention)) return null;
+  return variantSeriesSpec(digests, variants, title, { pick: (d) => d.contention, scale: 1, yTitle: 'guests stalled (guest·s per s)' });
 }
 
 /** Every move as a marker: one row per variant and seed; shape and colour by outcome. */

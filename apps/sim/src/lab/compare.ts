@@ -5,6 +5,7 @@ import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, 
 import { summaryMarkdown } from './markdown';
 import { summarize, type RunSummary } from './summary';
 import { hasPressure, type RunTrace, type TraceMove } from './trace';
+import { contentionRate } from '@poise/sim';
 import type { Variant } from './variants';
 
 /** Bins kept per run series (the report merges them further). */
@@ -27,6 +28,8 @@ export interface RunDigest {
   endTime: number;
   summary: RunSummary;
   imbalance: Bins;
+  /** Guest contention as a rate (guest-seconds of stall per second), binned; absent without the load pressure model. */
+  contention?: Bins;
   moves: TraceMove[];
   nodes?: NodeDigest;
 }
@@ -43,6 +46,7 @@ export function digestTrace(trace: RunTrace, keepNodes: boolean): RunDigest {
     endTime: trace.endTime,
     summary: summarize(trace),
     imbalance: bin(trace.rounds.imbalance),
+    ...(trace.rounds.truth ? { contention: bin(contentionRate(time, trace.rounds.truth, trace.endTime)) } : {}),
     moves: trace.moves,
   };
   if (keepNodes) {
@@ -110,7 +114,7 @@ function csv(rows: (string | number | null | undefined)[][]): string {
 /** Columns of summary.csv (one row per scenario × variant × metric). */
 export const SUMMARY_CSV_COLUMNS = ['scenario', 'variant', 'metric', 'unit', 'better', 'n', 'mean', 'sd', 'p50', 'p95', 'min', 'max', 'note'] as const;
 /** Columns of runs.csv (one row per run). */
-export const RUNS_CSV_COLUMNS = ['scenario', 'variant', 'seed', 'moves', 'failedMoves', 'pingPongs', 'maxMovesPerSid', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds'] as const;
+export const RUNS_CSV_COLUMNS = ['scenario', 'variant', 'seed', 'guestContentionSeconds', 'moves', 'failedMoves', 'pingPongs', 'maxMovesPerSid', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds'] as const;
 
 /** summary.csv: the statistics, one row per scenario × variant × metric; empty cells for unknown values. */
 export function summaryCsv(s: LabSummary): string {
@@ -129,7 +133,7 @@ export function summaryCsv(s: LabSummary): string {
 export function runsCsv(s: LabSummary): string {
   return csv([
     [...RUNS_CSV_COLUMNS],
-    ...s.runs.map((r) => [r.scenario, r.variant, r.seed, r.moves, r.failedMoves, r.pingPongs, metricValue(r, 'maxMovesPerSid'), r.imbalanceTimeWeighted, r.pressureSeconds, r.simSeconds]),
+    ...s.runs.map((r) => [r.scenario, r.variant, r.seed, r.guestContentionSeconds, r.moves, r.failedMoves, r.pingPongs, metricValue(r, 'maxMovesPerSid'), r.imbalanceTimeWeighted, r.pressureSeconds, r.simSeconds]),
   ]);
 }
 

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
+import { contentionSpec, imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
 import type { LabSummary, RunDigest } from './compare';
 import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
 
@@ -91,7 +91,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; guest contention over time where the scenario uses the simulator’s load pressure model, and imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Guest contention-seconds</i>: how long guests wanted cpu and waited, were stalled on memory or by their own migration, summed over guests — the simulator’s ground truth under its load pressure model, which no policy sees (“no load pressure model” where the scenario scripts its pressure). <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
   );
 
   // verdicts: one row per scenario, one column per judged metric
@@ -150,6 +150,8 @@ export async function buildReport(input: ReportInput): Promise<string> {
       parts.push(`<tr><th>${esc(m.label)}<br><span class="small">${esc(m.description)}</span></th><td>${esc(m.displayUnit || m.unit)}</td>${cells}</tr>`);
     }
     parts.push('</table>');
+    const contention = contentionSpec(ds, variants, `Guest contention over time — ${sc}`);
+    if (contention) parts.push(figure('contention', sc, undefined, await render(contention)));
     parts.push(figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))));
     parts.push(figure('moves', sc, undefined, await render(movesSpec(ds, variants, `Balancer moves — ${sc}`))));
     // node load and pressure of each variant's first seed, side by side
