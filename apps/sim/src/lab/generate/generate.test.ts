@@ -205,6 +205,22 @@ describe('generateCase', () => {
 });
 
 describe('load shapes that cause contention, and the load pressure model', () => {
+  it('guests.headroom: a guest’s cores are the power of two at or above its cpu × headroom', () => {
+    // bursty without bursts: every guest keeps the cpu it was drawn with
+    const params = (headroom?: number) => ({ guests: { count: 20, ...(headroom ? { headroom } : {}) }, load: { shape: 'bursty', burstsPerHour: 0 } });
+    const st = (headroom?: number) => JSON.parse(gen(params(headroom)).get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const dy = JSON.parse(gen(params()).get('dynamic_service_stats')!) as Record<string, { cpu: number }>;
+    const two = st();
+    const eight = st(8);
+    for (const [sid, { cpu }] of Object.entries(dy)) {
+      // cpu 0.3: 2 → 0.6 → 1 core; 8 → 2.4 → 4 cores (at most the node's 16)
+      expect(two[sid]!.maxcpu).toBe(Math.min(16, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2)))));
+      expect(eight[sid]!.maxcpu).toBe(Math.min(16, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 8)))));
+    }
+    // the default is 2: the same files as before the parameter existed
+    expect(st(2)).toEqual(two);
+  });
+
   it('overcommitFactor: one factor for every guest, each capped at its cores', () => {
     // 1 + 2 + 1 = 4 cores at f = 1; target 6: f = 1.5 (1.5 + 3 + 1.5), no cap reached
     expect(overcommitFactor([{ cpu: 1, maxcpu: 4 }, { cpu: 2, maxcpu: 4 }, { cpu: 1, maxcpu: 2 }], 6)).toBeCloseTo(1.5, 12);
@@ -279,6 +295,7 @@ describe('bad parameters are errors before anything is written', () => {
     { name: 'load pressure that is not an object', params: { loadPressure: 'queue' }, error: /^'p\.yaml' loadPressure: / },
     { name: 'scripted pressure with the load model', params: { loadPressure: {}, pressure: { baseline: { cpu: 2 } } }, error: /^'p\.yaml' pressure: scripted pressure, but loadPressure computes/ },
     { name: 'a hot node’s scripted pressure with the load model', params: { loadPressure: {}, load: { shape: 'hot-node', hotPressure: 18 } }, error: /^'p\.yaml' load\.hotPressure: scripted pressure/ },
+    { name: 'a headroom below 1', params: { guests: { headroom: 0.5 } }, error: /^'p\.yaml' guests\.headroom: expected a factor from 1 to 64$/ },
     { name: 'an overcommit level of 0', params: { load: { shape: 'overcommit', level: 0 } }, error: /^'p\.yaml' load\.level: expected a share of the cores from 0\.01 to 4$/ },
     { name: 'a burst longer than its period', params: { load: { shape: 'noisy-neighbour', burst: '2h', period: '1h' } }, error: /^'p\.yaml' load\.burst: a burst of 7200 s does not fit in a period of 3600 s$/ },
     { name: 'an unknown noisy node', params: { load: { shape: 'noisy-neighbour', hotNode: 'node7' } }, error: /^'p\.yaml' load\.hotNode: unknown node 'node7' \(node1\.\.node3\)$/ },

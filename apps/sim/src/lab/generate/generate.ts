@@ -88,7 +88,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const memMiB = Math.max(512, Math.round(clamp(sizes.logNormal(g.memGiB.median, g.memGiB.sigma), g.memGiB.min, g.memGiB.max) * 2) * 512);
     const cpu = Math.max(0.01, round2(clamp(sizes.logNormal(g.cpu.median, g.cpu.sigma), g.cpu.min, g.cpu.max)));
     const use = sizes.uniform(g.memUse.min, g.memUse.max);
-    const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2))));
+    const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * g.headroom))));
     const useMiB = Math.max(1, Math.round(memMiB * use));
     // its own stream: asking for memhost leaves every other draw as it was
     const hostFactor = g.memhost ? hostRng.uniform(g.memhost.min, g.memhost.max) : undefined;

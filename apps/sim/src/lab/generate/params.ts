@@ -77,6 +77,12 @@ export const paramsSchema = z.strictObject({
       cpu: sizeDist({ median: 0.5, sigma: 1, min: 0.02, max: 8 }),
       /** Share of the configured memory in use, uniform in [min, max]. */
       memUse: z.strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) }).default({ min: 0.3, max: 0.9 }).refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
+      /**
+       * A guest's cores (`maxcpu`): the power of two at or above its cpu in use × this (at least
+       * 1, at most the largest node's). 2: guests use up to half their cores; more leaves room
+       * for load shapes that multiply the cpu (a guest never uses more than its cores).
+       */
+      headroom: z.number().min(1, { message: 'expected a factor from 1 to 64' }).max(64, { message: 'expected a factor from 1 to 64' }).default(2),
       /** random: a random node with room; spread: the node with the most free memory; packed: first fit in node order. */
       placement: z.enum(['random', 'spread', 'packed']).default('random'),
       /**
@@ -88,7 +94,7 @@ export const paramsSchema = z.strictObject({
         .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" })
         .optional(),
     })
-    .default({ count: 12, containers: 0, memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 }, cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 }, memUse: { min: 0.3, max: 0.9 }, placement: 'random' }),
+    .default({ count: 12, containers: 0, memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 }, cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 }, memUse: { min: 0.3, max: 0.9 }, headroom: 2, placement: 'random' }),
   rules: z
     .strictObject({
       /** Non-strict node-affinity rules, each for one guest and two nodes (its own and another). */
