@@ -131,7 +131,7 @@ export interface RecordedRounds {
 export interface RunRecord {
   /** Node names (the column order of `rounds`). */
   readonly nodes: readonly string[];
-  /** The samples; only `time`, `imbalance`, `online` and the pressure columns are read. */
+  /** The samples; only `time`, `imbalance`, `online`, the pressure columns and `truth` (when present) are read. */
   readonly rounds: Pick<RecordedRounds, 'time' | 'imbalance' | 'online' | 'pressureCpu' | 'pressureMem' | 'truth'>;
   /** Resource moves in issue order (times non-decreasing). */
   readonly moves: readonly ResourceMove[];
