@@ -613,7 +613,7 @@ describe('metrics', () => {
     let port = 0;
     // the daemon reports its bound address through onListening; reach it through a fresh daemon
     const daemon = new Daemon({
-      config: (s.daemon as unknown as { config: import('./config/load').ManagerConfig }).config,
+      config: s.daemon.config,
       host: s.host,
       log: new Logger({ format: 'json', level: 'info' }, (l) => s.lines.push(l), () => s.cluster.time),
       version: 'test',
