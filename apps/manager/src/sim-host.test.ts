@@ -153,8 +153,8 @@ describe('runs of other cases', () => {
   });
 
   it('a simulation that aborts ends the run with exit 1 and says why', async () => {
-    // adding a service that exists cannot apply: the reference aborts the run
-    const dir = caseDir({ ...guests, cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 add node2']] });
+    // a manual migration of a service that is not ignored cannot apply: the reference aborts the run
+    const dir = caseDir({ ...guests, cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 manual-migrate node2']] });
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(EXIT_FAILURE);
     const stop = c.records().filter((r) => r.event === 'stop');

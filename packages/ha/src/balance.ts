@@ -4,7 +4,7 @@ import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './crm';
-import { BalancerHost, describeCandidate, variantContext } from './balance-host';
+import { BalancerHost, describeCandidate, planInputOf, variantContext } from './balance-host';
 import { VARIANT_OFF } from './crs';
 
 export { BalancerHost, type BalancerEvent } from './balance-host';
@@ -123,6 +123,7 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
+    ...(crsUsage && settings.variant.plan.plan ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) } : {}),
     ...(percent ? { format: PERCENT_REASONS } : {}),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);

@@ -14,6 +14,7 @@ import {
   composePipeline,
   hostCandidates,
   referencePipeline,
+  relativeMarginAccept,
   selectBest,
   thresholdHoldGate,
   usageScorer,
@@ -73,14 +74,17 @@ describe('a non-finite or negative imbalance from the host never moves', () => {
     expect(decision.action === 'none' && decision.reason).toContain(message);
   });
 
+  // no threshold gate (a threshold >= 0 stops imbalance 0), so that imbalance 0 reaches the margin
+  const noThreshold = () => new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest(), relativeMarginAccept({ margin: 0.1 })]);
+
   it('an undefined relative improvement (imbalance 0 → 0) stops with invalid-improvement', () => {
-    // threshold -1 lets imbalance 0 through; (0 - 0) / 0 = NaN, which `NaN < margin` would accept
-    const { decision } = ref(0, -1).run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0 }] }), {});
+    // (0 - 0) / 0 = NaN, which `NaN < margin` would accept
+    const { decision } = noThreshold().run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0 }] }), {});
     expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'invalid-improvement' });
   });
 
   it('imbalance 0 → worse is below the margin ((0 - 0.1) / 0 = -Infinity)', () => {
-    const { decision } = ref(0, -1).run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0.1 }] }), {});
+    const { decision } = noThreshold().run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0.1 }] }), {});
     expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'below-margin' });
   });
 
@@ -163,10 +167,12 @@ describe('the context itself', () => {
 
 describe('restored state is validated when a round starts', () => {
   const cases: Array<{ name: string; state: unknown; message: string }> = [
-    { name: 'a negative hold count', state: { 'threshold-hold': { sustainedRounds: -1 } }, message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer >= 0, got -1" },
+    { name: 'a negative hold count', state: { 'threshold-hold': { sustainedRounds: -1 } }, message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1" },
+    // 1e300 + 1 === 1e300: a count that no longer counts
+    { name: 'a hold count of 1e300', state: JSON.parse('{"threshold-hold": {"sustainedRounds": 1e300}}'), message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got 1e+300" },
     { name: 'a count as a string', state: { 'threshold-hold': { sustainedRounds: '2' } }, message: 'got "2"' },
     { name: 'a fractional count', state: { 'threshold-hold': { sustainedRounds: 1.5 } }, message: 'got 1.5' },
-    { name: 'a missing count', state: { 'threshold-hold': {} }, message: "state field 'sustainedRounds' must be an integer >= 0, got undefined" },
+    { name: 'a missing count', state: { 'threshold-hold': {} }, message: "state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got undefined" },
     { name: 'a hold state that is not an object', state: { 'threshold-hold': 3 }, message: "stage 'threshold-hold': state must be an object, got 3" },
     { name: 'state for a stateless stage', state: { candidates: { x: 1 } }, message: "stage 'candidates': state must be null (the stage keeps no state), got an object" },
     { name: 'a pipeline state that is an array', state: [], message: 'pipeline state must be an object, got an array' },
@@ -322,7 +328,7 @@ describe('properties', () => {
 
   it('never moves on a non-finite imbalance or improvement, and every move clears the margin', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3 }), fc.double({ min: -1, max: 1, noNaN: true }), fc.array(round, { maxLength: 20 }), (hold, margin, rounds) => {
+      fc.property(fc.integer({ min: 0, max: 3 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.array(round, { maxLength: 20 }), (hold, margin, rounds) => {
         const pipeline = referencePipeline({ threshold: 0.3, holdRounds: hold, margin, method: 'bruteforce' });
         let state = pipeline.initialState();
         for (const r of rounds) {

@@ -200,6 +200,11 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
   if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
   if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);
   if (ctx.sharedStorage) round.sharedStorage = ctx.sharedStorage.bind(ctx);
+  if (ctx.planInput) {
+    const read = ctx.planInput.bind(ctx);
+    let input: { value: unknown } | undefined;
+    round.planInput = () => (input ??= { value: read() }).value;
+  }
   if (ctx.format !== undefined) round.format = ctx.format;
   return round;
 }

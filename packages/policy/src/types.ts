@@ -183,6 +183,14 @@ export interface BalanceContext extends BalanceEvaluator {
    */
   sharedStorage?(storage: string): boolean | undefined;
   /**
+   * The whole cluster for stages that plan past one move (`plan-guided` of
+   * `@poise/policy-plan`): a `@poise/plan` `PlanInput` (nodes, HA resources with their usage,
+   * the compiled rules). Opaque here, so that the policy does not depend on the planner: the
+   * stage validates it (an invalid one stops the round with `invalid-input`). Asked at most once
+   * per round.
+   */
+  planInput?(): unknown;
+  /**
    * How stop reasons and notices print imbalances, improvements and relative improvements: in
    * the units the host's operator configured (`percentReasonFormat()`: `27.4%`, `18.4 pp`).
    * Default {@link FRACTION_REASON_FORMAT} (fractions, `0.2738`). Only text depends on it:

@@ -1,6 +1,6 @@
 import { SimError } from './errors';
-import type { JsonObject, JsonValue } from './json';
 import { SID_PATTERN } from './commands';
+import type { JsonObject, JsonValue } from './json';
 
 /** A field path for messages: `node1.maxcpu`, `"vm:101".node`, `["a b"].power`. */
 export function fieldPath(parts: readonly string[]): string {
@@ -48,18 +48,18 @@ export class FileCheck {
     this.fail(field, `expected a flag (0, 1, true or false), got ${describe(v)}`);
   }
 
-  /** A whole number >= 0, as a JSON number or a string of digits. */
+  /** A whole number from 0 to 2^53−1 (exact in a double), as a JSON number or a string of digits. */
   count(v: JsonValue | undefined, field: readonly string[]): void {
-    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return;
-    if (typeof v === 'string' && /^\d+$/.test(v)) return;
-    this.fail(field, `expected a whole number >= 0, got ${describe(v)}`);
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return;
+    if (typeof v === 'string' && /^\d+$/.test(v) && Number.isSafeInteger(Number(v))) return;
+    this.fail(field, `expected a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describe(v)}`);
   }
 
-  /** A finite number >= `min` (> `min` when `exclusive`), as a JSON number or a numeric string. */
-  number(v: JsonValue | undefined, field: readonly string[], min = 0, exclusive = false): void {
+  /** A finite number >= `min` (and <= `max` when given), as a JSON number or a numeric string. */
+  number(v: JsonValue | undefined, field: readonly string[], min = 0, max?: number): void {
     const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Number(v) : NaN;
-    if (Number.isFinite(n) && (exclusive ? n > min : n >= min)) return;
-    this.fail(field, `expected a finite number ${exclusive ? '>' : '>='} ${min}, got ${describe(v)}`);
+    if (Number.isFinite(n) && n >= min && (max === undefined || n <= max)) return;
+    this.fail(field, `expected a finite number ${max === undefined ? `>= ${min}` : `from ${min} to ${max}`}, got ${describe(v)}`);
   }
 
   node(v: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): string {
@@ -76,8 +76,10 @@ export class FileCheck {
 export function describe(v: JsonValue | undefined): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
+  // a literal such as 1e999 reads as Infinity, which JSON.stringify would print as `null`
+  if (v === Infinity) return 'a number too large for a double (beyond 1.8e308)';
+  if (v === -Infinity) return 'a negative number too large for a double (beyond -1.8e308)';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
   return JSON.stringify(v);
 }
-

@@ -167,6 +167,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
   } catch (err) {
     throw new ServeError('bad-case', err instanceof Error ? err.message : String(err), { cause: err });
   }
+  for (const w of input.warnings ?? []) options.out(`warning: ${w}`);
   const version = options.version ?? DEFAULT_SERVED_VERSION;
   const facts = servedCaseFacts(input, version);
   const sim = new Simulation(input, { profile: 'pve-9.2' });
