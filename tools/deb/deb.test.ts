@@ -171,9 +171,10 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       copyLibraries();
       mkdirSync(join(root, 'tmp'), { recursive: true });
       chmodSync(join(root, 'tmp'), 0o1777);
-      // what an admin adds before the first run: the API token, and on a node the cluster CA
+      // what an admin adds before the first run: the API token, and on a node the cluster CA and
+      // pmxcfs's lock directory (--check-config checks that the lock can work)
       writeFileSync(join(root, 'etc/poise-manager/token'), 'poise@pve!balancer=4b6f7f2e-1c2d-4e5f-8a9b-0c1d2e3f4a5b\n', { mode: 0o600 });
-      mkdirSync(join(root, 'etc/pve'), { recursive: true });
+      mkdirSync(join(root, 'etc/pve/priv/lock'), { recursive: true });
       execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(work, 'ca.key'),
         '-subj', '/CN=Proxmox Virtual Environment', '-days', '2', '-out', join(root, 'etc/pve/pve-root-ca.pem')], { stdio: 'ignore' });
     }, 120_000);

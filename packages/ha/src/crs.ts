@@ -3,6 +3,7 @@ import { readCrs } from '@poise/policy';
 import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
 import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
 import { PLAN_OFF, parsePlanSettings, type PlanSettings } from '@poise/policy-plan';
+import { CONTENTION_OFF, parseContentionSettings, type ContentionSettings } from '@poise/policy-contention';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
@@ -35,7 +36,7 @@ export interface CrsSettings {
   /**
    * The balancer's variant stages (`ha-auto-rebalance-backoff`, `-cooldown`,
    * `-min-improvement`, `-smoothing`, `-cost-weight`, `-memhost`, `-min-pressure-cpu`,
-   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-plan`, `-preset`), in the units of
+   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-plan`, `-objective`, `-preset`), in the units of
    * the `pve-9.2` profile. Under `pve-5.2.0` the reference knows none of these keys: they are
    * ignored there (every stage off) and nothing is logged about them.
    */
@@ -48,6 +49,7 @@ export interface VariantSettings {
   readonly pressure: PressureSettings;
   /** `ha-auto-rebalance-plan` (`@poise/policy-plan`): the first step of a global plan instead of the greedy best move. */
   readonly plan: PlanSettings;
+  readonly contention: ContentionSettings;
   /**
    * Some variant key has a non-default value (explicitly or through the preset): the balancer
    * then explains its decisions not to act in the log (on change) and logs its notices. With
@@ -57,7 +59,7 @@ export interface VariantSettings {
 }
 
 /** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, plan: PLAN_OFF, active: false };
+export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, plan: PLAN_OFF, contention: CONTENTION_OFF, active: false };
 
 /**
  * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
@@ -70,10 +72,12 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
   const plan = parsePlanSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...plan.problems].map((p) => p.message);
+  const contention = parseContentionSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...plan.problems, ...contention.problems].map((p) => p.message);
   const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
-  const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF) || differs(plan.settings, PLAN_OFF);
-  return { settings: { stable: stable.settings, pressure: pressure.settings, plan: plan.settings, active }, problems };
+  const active =
+    differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF) || differs(plan.settings, PLAN_OFF) || differs(contention.settings, CONTENTION_OFF);
+  return { settings: { stable: stable.settings, pressure: pressure.settings, plan: plan.settings, contention: contention.settings, active }, problems };
 }
 
 /**

@@ -130,6 +130,8 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     ]);
     expect(usage.serviceMem('vm:101')).toBe(3 * GIB);
     expect(usage.serviceMem('vm:999')).toBeUndefined();
+    // guest telemetry: the services as the usage moves them, on their current node
+    expect(usage.guestTelemetry()).toEqual([{ sid: 'vm:101', node: 'node1', cpu: 1.5, maxcpu: 4, mem: 3 * GIB }]);
   });
 
   test('an adjusted view replaces node stats lazily and leaves the usage itself alone', () => {

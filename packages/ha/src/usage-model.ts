@@ -7,8 +7,7 @@ import {
   type ScoredMigration,
 } from '@poise/usage';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
-import { errorMessage } from './crm';
-import { own } from './tools';
+import { errorMessage, own } from './tools';
 
 /** A service's stats could not be used: missing, or not a finite number >= 0. */
 export class ServiceStatsError extends Error {
@@ -252,11 +251,25 @@ export class CrsUsage implements OnlineNodeUsage {
    * are moving. Byte order of sid.
    */
   planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
-    return this.usage
-      .snapshot()
-      .resources.map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, mem: r.stats.mem, moving: r.placement.target !== undefined }))
-      .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+    return this.sortedResources().map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, mem: r.stats.mem, moving: r.placement.target !== undefined }));
   }
+
+  /**
+   * Every service of the usage as guest telemetry (byte order of the sids), for the contention
+   * objective: the node it is placed on (its current node; a moving service's source) and its
+   * stats as the usage model moves them (dynamic: measured cpu and memory, the host-side
+   * footprint with memhost; static: the configured maxima). Services left out of the usage are
+   * not listed. O(services).
+   */
+  guestTelemetry(): Array<{ sid: string; node: string; cpu: number; maxcpu: number; mem: number }> {
+    return this.sortedResources().map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, maxcpu: r.stats.maxcpu, mem: r.stats.mem }));
+  }
+
+  /** The usage's services in byte order of their sids. */
+  private sortedResources() {
+    return [...this.usage.snapshot().resources].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+  }
+
 
   /** cpu and mem of the services placed on each node as their current node, in fold order. */
   private servicesPerNode(): Map<string, { cpu: number; mem: number }> {

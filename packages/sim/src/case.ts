@@ -15,6 +15,7 @@ import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import { PLAN_KEYS } from '@poise/policy-plan';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
 
 /** One node of `hardware_status`. */
 export interface HardwareNode {
@@ -121,11 +122,12 @@ const REFERENCE_CRS_KEYS = [
   'ha-auto-rebalance-margin',
 ];
 /**
- * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, `@poise/policy-plan`, the preset).
+ * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, `@poise/policy-plan`,
+ * `@poise/policy-contention`, the preset).
  * Their values are judged by the HA core at run time (a bad one is logged naming the key and
  * that stage is off), so the loader only checks that each is a JSON scalar.
  */
-export const VARIANT_CRS_KEYS: readonly string[] = [PRESET_KEY, ...STABLE_KEYS.map((k) => k.key), ...PRESSURE_KEYS.map((k) => k.key), ...PLAN_KEYS.map((k) => k.key)];
+export const VARIANT_CRS_KEYS: readonly string[] = [PRESET_KEY, ...[...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((k) => k.key)];
 /** Every `crs` key a case may set. */
 export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
 /** Keys of `sim_options`. */

@@ -2,6 +2,7 @@ import { readChoiceKey, readCrs, readFlagKey, readNumberKey, type CrsKeySpec, ty
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import { PLAN_KEYS } from '@poise/policy-plan';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
 import type { DatacenterSettings } from '@poise/env';
 import { AUTO_REBALANCE_PERCENT_RANGE } from '@poise/ha';
 import { CRS_KEYS, type CaseInput } from './case';
@@ -10,7 +11,7 @@ import { SimError } from './errors';
 /** A decimal number as the command line gives it (no hex, no blanks). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS].map((spec) => [spec.key, spec]));
+const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]));
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {

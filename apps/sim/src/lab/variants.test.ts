@@ -34,7 +34,7 @@ describe('parseVariants', () => {
   });
   it('accepts every key the simulator knows, the balancer’s variant keys included', () => {
     expect(CRS_KEYS).toContain('ha-auto-rebalance-backoff');
-    const text = `v:\n${CRS_KEYS.filter((k) => k !== 'ha' && k !== 'ha-auto-rebalance-method' && k !== 'ha-auto-rebalance-preset' && k !== 'ha-auto-rebalance-pressure-missing').map((k) => `  ${k}: 1\n`).join('')}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n`;
+    const text = `v:\n${CRS_KEYS.filter((k) => k !== 'ha' && k !== 'ha-auto-rebalance-method' && k !== 'ha-auto-rebalance-preset' && k !== 'ha-auto-rebalance-pressure-missing' && k !== 'ha-auto-rebalance-objective').map((k) => `  ${k}: 1\n`).join('')}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n  ha-auto-rebalance-objective: contention\n`;
     expect(Object.keys(parseVariants(text, 'v.yaml')[0]!.crs).sort()).toEqual([...CRS_KEYS].sort());
   });
   it('an empty string removes the key (its default applies)', () => {
