@@ -1,7 +1,8 @@
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { binMeans, binWidth, rebin, type Bins } from './series';
-import type { RunDigest } from './compare';
+import type { RunDigest } from './digest';
+import type { PredictionPoint } from './prediction';
 
 /** Bins per chart line (the report's time resolution). */
 export const CHART_MAX_BINS = 200;
@@ -295,4 +296,36 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
       },
     },
   } as TopLevelSpec };
+}
+
+/**
+ * The contention model's cpu prediction after a move against what the node showed then: one
+ * point per node and move (source and target), colour by the node's curve family, a cross where
+ * the prediction came from the usage-based prior; the diagonal is a perfect prediction. null
+ * without points.
+ */
+export function predictionSpec(points: readonly PredictionPoint[], title: string): TopLevelSpec | null {
+  if (points.length === 0) return null;
+  const values = points.map((p) => ({ family: p.family, predicted: p.predicted, realised: p.realised, basis: p.basis, move: `${p.sid} ${p.role} ${p.node} at ${p.time} s` }));
+  const axis = (field: string, t: string) => ({ field, type: 'quantitative' as const, title: t, scale: { domain: [0, 100] } });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: title, subtitle: 'one point per node of a landed move (source and target); on the diagonal the prediction was exact' },
+    width: 360,
+    height: 360,
+    config: baseConfig,
+    layer: [
+      { data: { values: [{ a: 0 }, { a: 100 }] }, mark: { type: 'line', color: '#999', strokeDash: [4, 3] }, encoding: { x: { field: 'a', type: 'quantitative' }, y: { field: 'a', type: 'quantitative' } } },
+      {
+        data: { values },
+        mark: { type: 'point', filled: true, opacity: 0.7, size: 40 },
+        encoding: {
+          x: axis('realised', 'realised cpu pressure after the move (%)'),
+          y: axis('predicted', 'predicted (%)'),
+          color: { field: 'family', type: 'nominal', title: 'cpu curve family' },
+          shape: { field: 'basis', type: 'nominal', title: 'prediction from', scale: { domain: ['learned', 'usage'], range: ['circle', 'cross'] } },
+        },
+      },
+    ],
+  };
 }

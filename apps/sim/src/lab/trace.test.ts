@@ -59,6 +59,8 @@ describe('validateTrace', () => {
     { name: 'pressure above 100', edit: (t) => ((t.rounds.pressureCpu[0]![0] = 101), t), error: 'rounds.pressureCpu[0][0]: expected a percentage in 0..100' },
     { name: 'an unknown field', edit: (t) => ({ ...t, extra: 1 }), error: '(top level): unrecognized key: "extra"' },
     { name: 'a fractional seed', edit: (t) => ({ ...t, seed: 1.5 }), error: 'seed: ' },
+    { name: 'a curve family short of a node', edit: (t) => ({ ...t, cpuFamilies: ['queue'] }), error: 'cpuFamilies: expected 2 families (one per node), got 1' },
+    { name: 'an empty curve family', edit: (t) => ({ ...t, cpuFamilies: ['queue', ''] }), error: 'cpuFamilies[1]: ' },
   ];
   for (const c of bad) {
     it(`rejects ${c.name}, naming the field`, () => {

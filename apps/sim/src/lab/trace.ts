@@ -7,7 +7,8 @@ import { LabError } from './errors';
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
  * `outcomeAt` (and `detail`), rounds carry `online`, the pressure columns are always there.
  * `/3`: moves carry `landedAt`; rounds carry `truth` (the load pressure model's ground truth)
- * when the run used that model.
+ * when the run used that model, and the trace the nodes' cpu curve families (`cpuFamilies`,
+ * optional: a `/3` trace without it reads as before).
  */
 export const TRACE_FORMAT = 'poise-run-trace/3';
 
@@ -60,6 +61,11 @@ export interface RunTrace {
   rounds: TraceRounds;
   /** Balancer motions per resource, in issue order (times non-decreasing). */
   moves: TraceMove[];
+  /**
+   * Under the load pressure model: each node's cpu curve family (`cpuFamilies[i]` of `nodes[i]`,
+   * `queue`, `logistic`, …), what the prediction error is grouped by; absent otherwise.
+   */
+  cpuFamilies?: string[];
 }
 
 /** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
@@ -112,6 +118,7 @@ const traceSchema = z
       truth: truthSchema.optional(),
     }),
     moves: z.array(moveSchema),
+    cpuFamilies: z.array(z.string().min(1)).optional(),
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
@@ -132,6 +139,7 @@ const traceSchema = z
         if (c.length !== n) issue(['rounds', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
       });
     }
+    if (t.cpuFamilies && t.cpuFamilies.length !== t.nodes.length) issue(['cpuFamilies'], `expected ${t.nodes.length} families (one per node), got ${t.cpuFamilies.length}`);
     const truth = t.rounds.truth;
     if (truth) {
       for (const key of TRUTH_KEYS) {
