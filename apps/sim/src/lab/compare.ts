@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { binSteps, binWidth, type Bins } from './series';
 import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, type RunGroup, type Verdict } from './stats';
 import { summaryMarkdown } from './markdown';
+import { balanceSummary, type BalanceSummary } from './balance-summary';
+import { runBalance, type RunBalance } from './regret';
 import { summarize, type RunSummary } from './summary';
 import { hasPressure, type RunTrace, type TraceMove } from './trace';
 import type { Variant } from './variants';
@@ -28,6 +30,8 @@ export interface RunDigest {
   summary: RunSummary;
   imbalance: Bins;
   moves: TraceMove[];
+  /** Moves to balance, the hindsight oracle and the regret (`regret.ts`). */
+  balance: RunBalance;
   nodes?: NodeDigest;
 }
 
@@ -44,6 +48,7 @@ export function digestTrace(trace: RunTrace, keepNodes: boolean): RunDigest {
     summary: summarize(trace),
     imbalance: bin(trace.rounds.imbalance),
     moves: trace.moves,
+    balance: runBalance(trace),
   };
   if (keepNodes) {
     const r = trace.rounds;
@@ -67,6 +72,8 @@ export interface LabSummary {
   runs: ({ scenario: string; variant: string; seed: number } & RunSummary)[];
   stats: MetricStats[];
   verdicts: Verdict[];
+  /** Balance per run and per scenario × variant: moves to balance, oracle, regret (`balance-summary.ts`). */
+  balance: BalanceSummary;
 }
 
 /**
@@ -94,6 +101,7 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     runs: digests.map((d) => ({ scenario: d.scenario, variant: d.variant, seed: d.seed, ...d.summary, movesBySid: { ...d.summary.movesBySid } })),
     stats,
     verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name), groups),
+    balance: balanceSummary(digests, scenarios, variants),
   };
 }
 

@@ -1,3 +1,4 @@
+import { balanceMarkdown } from './balance-summary';
 import type { LabSummary } from './compare';
 import { fmt } from './report';
 import { METRICS, type MetricDef } from './stats';
@@ -47,6 +48,7 @@ export function summaryMarkdown(s: LabSummary): string {
     table += `| ${sc} | ${cells.join(' | ')} |\n`;
   }
   lines.push(table);
+  if (s.balance?.groups.length) lines.push(balanceMarkdown(s.balance));
   return `${lines.join('\n')}`;
 }
 

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
+import { balanceSection } from './balance-summary';
 import type { LabSummary, RunDigest } from './compare';
 import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
 
@@ -123,9 +124,11 @@ export async function buildReport(input: ReportInput): Promise<string> {
     );
   }
 
-  // per scenario
   let chart = 0;
   const render = async (spec: Parameters<typeof renderSvg>[0]) => renderSvg(spec, `c${++chart}`);
+  if (s.balance) parts.push(await balanceSection(s.balance, variants, render));
+
+  // per scenario
   for (const sc of s.scenarios) {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));

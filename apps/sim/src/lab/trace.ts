@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ResourceMove } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
+import type { TracePlacement } from './regret';
 
 /**
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
@@ -52,6 +53,8 @@ export interface RunTrace {
   rounds: TraceRounds;
   /** Balancer motions per resource, in issue order (times non-decreasing). */
   moves: TraceMove[];
+  /** Where the guests started and ended, for the hindsight oracle (`regret.ts`); absent in a trace recorded without it. */
+  placement?: TracePlacement;
 }
 
 /** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
@@ -74,6 +77,25 @@ const moveSchema = z.strictObject({
   detail: z.string().optional(),
 });
 
+const positive = finite.refine((v) => v > 0, { message: 'expected a number > 0' });
+// the rules are checked by the planner when the oracle reads them (errors name the field)
+const placementSchema = z.strictObject({
+  nodes: z.array(z.strictObject({ name: z.string().min(1), cpuCores: positive, memBytes: positive, online: z.boolean(), maintenance: z.boolean(), cpu: nonNeg, mem: nonNeg })),
+  guests: z.array(
+    z.strictObject({
+      sid: z.string().min(1),
+      initial: z.string().min(1),
+      final: z.string().min(1),
+      cpu: nonNeg,
+      mem: nonNeg,
+      migratable: z.boolean(),
+      reason: z.string().optional(),
+      ignored: z.boolean(),
+    }),
+  ),
+  rules: z.array(z.looseObject({ id: z.string(), type: z.enum(['node-affinity', 'resource-affinity']) })),
+});
+
 const traceSchema = z
   .strictObject({
     format: z.literal(TRACE_FORMAT, { error: `expected '${TRACE_FORMAT}' (a trace of another format: run it again with this poise-sim)` }),
@@ -92,6 +114,7 @@ const traceSchema = z
       pressureMem: z.array(z.array(percent.nullable())),
     }),
     moves: z.array(moveSchema),
+    placement: placementSchema.optional(),
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
@@ -121,6 +144,13 @@ const traceSchema = z
       if (m.source === m.target) issue(['moves', j, 'target'], 'a move needs a target other than its source');
       if ((m.ok === null) !== (m.outcomeAt === null)) issue(['moves', j, 'outcomeAt'], m.ok === null ? 'a move in flight has no outcome time' : 'a move with an outcome needs its time');
       if (m.outcomeAt !== null && (m.outcomeAt < m.time || m.outcomeAt > t.endTime)) issue(['moves', j, 'outcomeAt'], `outcome time ${m.outcomeAt} is not within ${m.time}..${t.endTime}`);
+    });
+    t.placement?.guests.forEach((g, j) => {
+      if (!known.has(g.initial)) issue(['placement', 'guests', j, 'initial'], `unknown node '${g.initial}'`);
+      if (!known.has(g.final)) issue(['placement', 'guests', j, 'final'], `unknown node '${g.final}'`);
+    });
+    t.placement?.nodes.forEach((n, i) => {
+      if (n.name !== t.nodes[i]) issue(['placement', 'nodes', i, 'name'], `expected '${t.nodes[i] ?? '(none)'}' (the trace's nodes, in order)`);
     });
   });
 
