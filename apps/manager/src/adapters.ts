@@ -219,7 +219,7 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
-  const casePolicy = policyLayer({ kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'` }, input.datacenterCfg.crs, {
+  const casePolicy = policyLayer({ kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'`, keyPath: `'${join(dir, 'datacenter.cfg')}': crs.` }, input.datacenterCfg.crs, {
     file: join(dir, 'datacenter.cfg'),
     prefix: 'crs.',
   });

@@ -61,11 +61,15 @@ export interface BuiltPolicy {
   readonly contention: ContentionSettings;
 }
 
-/** `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid value 'x' (…), falling back …`. */
-function settingProblemLine(problem: { key: string; message: string }): string {
+/**
+ * `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid
+ * value 'x' (…), falling back …`, the key named where it was set (`'<case>/datacenter.cfg':
+ * crs.<key>` for a `--sim` case's).
+ */
+function settingProblemLine(policy: PolicyConfig, problem: { key: string; message: string }): string {
   const key = problem.key.replace(/^crs\./, '');
   const text = problem.message.replace(/^datacenter\.cfg: /, '').replace(` for '${problem.key}'`, '');
-  return `policy.${key}: ${text}`;
+  return `${policy.origins.get(key)?.keyPath ?? 'policy.'}${key}: ${text}`;
 }
 
 function describeSettings(stable: StableSettings, pressure: PressureSettings, contention: ContentionSettings, preset: string): string {
@@ -116,7 +120,7 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
   const contention = parseContentionSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map(settingProblemLine);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map((p) => settingProblemLine(policy, p));
   const thresholdFraction = ref.thresholdPercent / 100;
   const reference = { threshold: thresholdFraction, holdRounds: options.holdMet ? 0 : ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method };
   const pipeline = composePipeline(reference, [
