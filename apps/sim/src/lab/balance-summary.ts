@@ -16,6 +16,8 @@ export interface BalanceRun {
   scenario: string;
   variant: string;
   seed: number;
+  /** The balancer the run recorded; null for a trace without its placement record. */
+  balancer: 'greedy' | 'planned' | null;
   moves: number;
   balancedAt: number | null;
   movesToBalance: number | null;
@@ -87,6 +89,7 @@ export function balanceSummary(digests: readonly RunDigest[], scenarios: readonl
       scenario: d.scenario,
       variant: d.variant,
       seed: d.seed,
+      balancer: d.balance.balancer,
       moves: b.moves,
       balancedAt: b.reach.at,
       movesToBalance: b.reach.moves,
@@ -113,7 +116,8 @@ export function balanceSummary(digests: readonly RunDigest[], scenarios: readonl
       groups.push({
         scenario,
         variant: v.name,
-        balancer: isPlanned(v) ? 'planned' : 'greedy',
+        // what the runs recorded; a trace without it: the variant's own key
+        balancer: rs.every((r) => r.balancer === 'planned') ? 'planned' : rs.every((r) => r.balancer === 'greedy') ? 'greedy' : isPlanned(v) ? 'planned' : 'greedy',
         runs: rs.length,
         balanced: reached.length,
         movesToBalance: mean(reached),
@@ -180,30 +184,32 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 /**
  * The regret chart: one point per run with a finite regret (log scale, 1 = as few moves as the
- * oracle), a row per scenario, a colour per variant; the subtitle counts the unbounded runs.
+ * oracle), a row per scenario and variant, a colour per variant; the subtitle counts the unbounded runs.
  * Null when no run has a finite regret.
  */
 export function regretSpec(s: BalanceSummary, variants: readonly string[]): TopLevelSpec | null {
-  const values = s.runs.filter((r) => r.regret !== null).map((r) => ({ scenario: r.scenario, variant: r.variant, seed: r.seed, regret: r.regret! }));
+  const row = (scenario: string, variant: string) => `${scenario} · ${variant}`;
+  const values = s.runs.filter((r) => r.regret !== null).map((r) => ({ row: row(r.scenario, r.variant), variant: r.variant, seed: r.seed, regret: r.regret! }));
   if (values.length === 0) return null;
   const unbounded = s.runs.filter((r) => r.regret === null && r.oracleMoves === 0).length;
   const none = s.runs.filter((r) => r.oracleMoves === null).length;
   const subtitle = [`${values.length} runs; regret = balancer moves / the hindsight oracle's (1: as few as possible)`];
   if (unbounded > 0) subtitle.push(`${unbounded} runs moved where the oracle needed no move (∞, not drawn)`);
   if (none > 0) subtitle.push(`${none} runs without an oracle`);
-  const scenarios = [...new Set(values.map((v) => v.scenario))];
+  const scenarios = [...new Set(s.runs.filter((r) => r.regret !== null).map((r) => r.scenario))];
+  const rows = scenarios.flatMap((sc) => variants.map((v) => row(sc, v)));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: 'Regret per run', subtitle },
     width: 720,
-    height: { step: 14 * Math.max(2, variants.length) },
+    height: { step: 16 },
     data: { values },
     mark: { type: 'point', filled: true, size: 40, opacity: 0.7 },
     encoding: {
       x: { field: 'regret', type: 'quantitative', title: 'regret (log scale)', scale: { type: 'log', domainMin: 1 } },
-      y: { field: 'scenario', type: 'nominal', title: null, sort: scenarios },
-      yOffset: { field: 'variant', type: 'nominal', sort: [...variants] },
-      color: { field: 'variant', type: 'nominal', title: 'variant', sort: [...variants] },
+      // a row per scenario and variant; names reach the chart only as data (orders as scale domains)
+      y: { field: 'row', type: 'nominal', title: null, scale: { domain: rows } },
+      color: { field: 'variant', type: 'nominal', title: 'variant', scale: { domain: [...variants] } },
       tooltip: [{ field: 'variant' }, { field: 'seed' }, { field: 'regret', format: '.2f' }],
     },
     config: {

@@ -7,6 +7,7 @@ import { judgeMigratability } from '@poise/policy-pressure';
 import { rulesFromConfig, type PlanRule } from '@poise/plan';
 import { migrateGroupsToRules, parseGroupsConfig, parseRulesConfig } from '@poise/rules';
 import type { CaseInput, ClusterView } from '@poise/sim';
+import { PLAN_CRS_KEY } from './balance-summary';
 import type { PlacementGuest, PlacementNode, TracePlacement } from './regret';
 
 /** Each configured service's node (sid → node), from a view: the placement at the start. */
@@ -22,7 +23,7 @@ const measure = (v: unknown): number | undefined => (typeof v === 'number' && Nu
  * mem), migratability from the case's `guest_config`, and the rules (groups migrated to rules
  * as the HA manager does) restricted to those guests and the case's nodes.
  */
-export function recordPlacement(view: ClusterView, initial: ReadonlyMap<string, string>, input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig' | 'guestConfig'>): TracePlacement {
+export function recordPlacement(view: ClusterView, initial: ReadonlyMap<string, string>, input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig' | 'guestConfig' | 'datacenterCfg'>): TracePlacement {
   const nodes: PlacementNode[] = [...view.nodes].map(([name, n]) => {
     const stats = view.nodeStats.get(name)!;
     return {
@@ -55,7 +56,9 @@ export function recordPlacement(view: ClusterView, initial: ReadonlyMap<string, 
       ignored: s.state === 'ignored',
     });
   }
-  return { nodes, guests, rules: caseRules(input, new Set(guests.filter((g) => !g.ignored).map((g) => g.sid)), new Set(nodes.map((n) => n.name))) };
+  const plan = (input.datacenterCfg.crs as Record<string, unknown> | undefined)?.[PLAN_CRS_KEY];
+  const balancer = plan === 1 || plan === '1' || plan === true ? 'planned' : 'greedy';
+  return { balancer, nodes, guests, rules: caseRules(input, new Set(guests.filter((g) => !g.ignored).map((g) => g.sid)), new Set(nodes.map((n) => n.name))) };
 }
 
 /** The case's enabled rules in `@poise/plan` form, kept to `sids` and `nodes` (a rule left with too few resources is dropped). */

@@ -82,6 +82,8 @@ export interface TracePlacement {
   guests: PlacementGuest[];
   /** The case's HA rules (`@poise/plan` form), restricted to these guests and nodes. */
   rules: PlanRule[];
+  /** Which balancer ran: `planned` when the run's `ha-auto-rebalance-plan` was on. */
+  balancer?: 'greedy' | 'planned';
 }
 
 /** When a run became balanced and the moves it took to get there. */
@@ -300,6 +302,8 @@ export function movesLowerBound(p: TracePlacement, limit: { cpu: number; mem: nu
 
 /** A run's balance figures, as the lab keeps them per run. */
 export interface RunBalance {
+  /** Which balancer the run recorded (null: no placement record). */
+  balancer: 'greedy' | 'planned' | null;
   /** Balancer moves of the run (resources). */
   moves: number;
   reach: BalanceReach;
@@ -313,5 +317,5 @@ export interface RunBalance {
 export function runBalance(trace: RunTrace): RunBalance {
   const moves = trace.moves.length;
   const oracle = trace.placement ? hindsightOracle(trace.placement, `${trace.scenario}/${trace.variant}/seed-${trace.seed}`) : null;
-  return { moves, reach: movesToBalance(trace), oracle, ...regret(moves, oracle?.moves ?? null) };
+  return { balancer: trace.placement?.balancer ?? null, moves, reach: movesToBalance(trace), oracle, ...regret(moves, oracle?.moves ?? null) };
 }

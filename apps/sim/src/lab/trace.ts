@@ -80,6 +80,7 @@ const moveSchema = z.strictObject({
 const positive = finite.refine((v) => v > 0, { message: 'expected a number > 0' });
 // the rules are checked by the planner when the oracle reads them (errors name the field)
 const placementSchema = z.strictObject({
+  balancer: z.enum(['greedy', 'planned']).optional(),
   nodes: z.array(z.strictObject({ name: z.string().min(1), cpuCores: positive, memBytes: positive, online: z.boolean(), maintenance: z.boolean(), cpu: nonNeg, mem: nonNeg })),
   guests: z.array(
     z.strictObject({
