@@ -20,9 +20,17 @@ const truth = () => ({
   cpuSome: [[10, 12], [0, 1]], memSome: [[0, 0], [0, 0]], cpuStall: [[3, 4], [0, 0]], memStall: [[0, 0], [0, 0]], migrationStall: [[0, 0.9], [0, 0]],
 });
 
+/** A placement record of the good trace's two nodes, its one guest edited by `guest`. */
+const placement = (guest: Record<string, unknown>) => ({
+  nodes: ['node1', 'node2'].map((name) => ({ name, cpuCores: 4, memBytes: 2 ** 32, online: true, maintenance: false, cpu: 1, mem: 2 ** 30 })),
+  guests: [{ sid: 'vm:101', initial: 'node1', final: 'node2', cpu: 1, mem: 2 ** 30, migratable: true, ignored: false, ...guest }],
+  rules: [],
+});
+
 describe('validateTrace', () => {
   it('accepts a well-formed trace', () => {
     expect(validateTrace(good(), 'f.json').moves).toHaveLength(1);
+    expect(validateTrace({ ...good(), placement: placement({}) }, 'f.json').placement?.guests).toHaveLength(1);
   });
   it('accepts the load pressure model’s columns and landing times', () => {
     const t = good();
@@ -55,6 +63,9 @@ describe('validateTrace', () => {
     { name: 'nodes out of byte order', edit: (t) => ((t.nodes = ['node2', 'node1']), t), error: 'nodes[0]: node names must be unique and in byte order' },
     { name: 'a move to an unknown node', edit: (t) => ((t.moves[0]!.target = 'node9'), t), error: "moves[0].target: unknown node 'node9'" },
     { name: 'a move to its own node', edit: (t) => ((t.moves[0]!.target = 'node1'), t), error: 'moves[0].target: a move needs a target other than its source' },
+    { name: 'a placement guest on an unknown node', edit: (t) => ({ ...t, placement: placement({ initial: 'node9' }) }), error: "placement.guests[0].initial: unknown node 'node9'" },
+    { name: 'a placement node with no cores', edit: (t) => ({ ...t, placement: { ...placement({}), nodes: placement({}).nodes.map((n) => ({ ...n, cpuCores: 0 })) } }), error: 'placement.nodes[0].cpuCores: expected a number > 0' },
+    { name: 'placement nodes out of the trace’s order', edit: (t) => ({ ...t, placement: { ...placement({}), nodes: [...placement({}).nodes].reverse() } }), error: "placement.nodes[0].name: expected 'node1' (the trace's nodes, in order)" },
     { name: 'a bad sid', edit: (t) => ((t.moves[0]!.sid = 'vm101'), t), error: "moves[0].sid: expected a service id such as 'vm:101'" },
     { name: 'pressure above 100', edit: (t) => ((t.rounds.pressureCpu[0]![0] = 101), t), error: 'rounds.pressureCpu[0][0]: expected a percentage in 0..100' },
     { name: 'an unknown field', edit: (t) => ({ ...t, extra: 1 }), error: '(top level): unrecognized key: "extra"' },
