@@ -1,4 +1,5 @@
 import { type Problem, costAt } from './model';
+import { levelSearch } from './levels';
 import { EPS, SearchState, isPartner, otherMax } from './state';
 
 /** Options of {@link optimize}. */
@@ -20,6 +21,8 @@ export interface SearchOptions {
 export const KICK_WORK = 640_000;
 export const MIN_KICKS = 4;
 export const MAX_KICKS = 400;
+/** Units above which the search starts with level repairs (`levels.ts`) instead of perturbations. */
+export const LARGE_UNITS = 60;
 /** Units moved by one perturbation. */
 export const KICK_SIZE = 3;
 /** Levels tried below the current highest utilisation, as fractions of the way to the floor. */
@@ -56,6 +59,12 @@ export function optimize(p: Problem, start: Int32Array, options: SearchOptions):
   const st = new SearchState(p, start);
   if (p.units.length === 0) return st;
   const floors = levelFloors(p);
+  if (p.units.length > LARGE_UNITS) {
+    levelSearch(st, floors);
+    for (let guard = 0; guard < 1_000_000; guard++) if (!bestMove(st) && !bestSwap(st)) break;
+    st.resum();
+    return st;
+  }
   descend(st, floors);
   let best = st.clone();
   if (options.fresh) {
