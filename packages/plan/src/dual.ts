@@ -242,7 +242,8 @@ export class DualBound {
    * Projected supergradient ascent from the current multipliers: at most `iterations` steps of
    * Polyak size towards `target` (an objective some placement reaches), the step factor halved
    * after {@link PATIENCE} steps without a better value; it stops once the best value is within
-   * `tolerance` (relative) of the target. Returns the best value.
+   * `tolerance` (relative) of the target, or has risen by less than that over the last
+   * {@link STALL_STEPS} steps. Returns the best value.
    */
   ascend(iterations: number, target: number, tolerance: number): number {
     const p = this.p;
@@ -257,9 +258,13 @@ export class DualBound {
     const gl = new Float64Array(K);
     const gm = new Float64Array(K);
     const buf = new Float64Array(K);
+    const scratch = new Float64Array(K);
+    const history = new Float64Array(STALL_STEPS).fill(-Infinity);
     for (let it = 0; it < iterations; it++) {
       const value = this.evaluate();
       if (target - this.best <= close) break;
+      if (it >= STALL_STEPS && this.best - history[it % STALL_STEPS]! <= close) break;
+      history[it % STALL_STEPS] = this.best;
       if (value > last + 1e-12) {
         last = value;
         since = 0;
@@ -286,10 +291,10 @@ export class DualBound {
       if (norm <= 0) break;
       const step = (factor * Math.max(target - value, 1e-9 * Math.abs(target))) / norm;
       for (let k = 0; k < K; k++) buf[k] = this.lambda[nodes[k]!]! + step * gl[k]!;
-      projectSimplex(buf, w.cpu);
+      projectSimplex(buf, w.cpu, scratch);
       for (let k = 0; k < K; k++) this.lambda[nodes[k]!] = buf[k]!;
       for (let k = 0; k < K; k++) buf[k] = this.mu[nodes[k]!]! + step * gm[k]!;
-      projectSimplex(buf, w.mem);
+      projectSimplex(buf, w.mem, scratch);
       for (let k = 0; k < K; k++) this.mu[nodes[k]!] = buf[k]!;
     }
     return this.best;
@@ -310,6 +315,8 @@ export class DualBound {
 
 /** Steps without a better value after which the ascent halves its step factor. */
 export const PATIENCE = 20;
+/** Steps over which the ascent must gain more than its tolerance to go on. */
+export const STALL_STEPS = 60;
 
 /** Temperature of the starting multipliers (utilisation): nodes within a few of it of the top share the weight. */
 export const START_TEMPERATURE = 0.005;
@@ -325,20 +332,23 @@ function spreadBy(nodes: Int32Array, out: Float64Array, total: number, use: Floa
   for (const n of nodes) out[n] = sum > 0 ? (out[n]! * total) / sum : 0;
 }
 
-/** Euclidean projection of `v` onto { x ≥ 0, Σ x = total } (in place). */
-export function projectSimplex(v: Float64Array, total: number): void {
+/** Euclidean projection of `v` onto { x ≥ 0, Σ x = total } (in place); `scratch` at least as long as `v`. */
+export function projectSimplex(v: Float64Array, total: number, scratch: Float64Array = new Float64Array(v.length)): void {
   const K = v.length;
   if (total <= 0) {
     v.fill(0);
     return;
   }
-  const s = Float64Array.from(v).sort().reverse();
+  const s = scratch.subarray(0, K);
+  s.set(v);
+  s.sort();
+  // largest first: s[K − 1 − k]
   let sum = 0;
   let theta = 0;
   for (let k = 0; k < K; k++) {
-    sum += s[k]!;
+    sum += s[K - 1 - k]!;
     const t = (sum - total) / (k + 1);
-    if (k === K - 1 || s[k + 1]! <= t) {
+    if (k === K - 1 || s[K - 2 - k]! <= t) {
       theta = t;
       break;
     }

@@ -7,6 +7,8 @@ const LEVEL_SLACK = 1e-9;
 const RATIO_EPS = 1e-7;
 /** Times a unit may move within one repair (a unit moved away can be pushed on once more, never back and forth). */
 const MAX_MOVES_PER_UNIT = 2;
+/** Sizes of units without a target remembered per round (see `LevelRepair.moveTo`). */
+const FAILED_KEPT = 8;
 
 /**
  * A *level repair*: brings every usable node to at most `levelCpu` cpu and `levelMem` memory
@@ -36,9 +38,27 @@ export class LevelRepair {
   /** Scratch: units ranked by {@link ratios} (gain per cost, by unit). */
   private readonly order: Int32Array;
   private readonly ratios: Float64Array;
+  /** Per unit: {@link leaveCost} from the node it is on (kept up to date by {@link moveUnit}). */
+  private readonly leave: Float64Array;
+  /** Scratch: per node its excess (see {@link pushOut}). */
+  private readonly nodeExcess: Float64Array;
+  /** Per unit: 1 when every usable node is allowed and it has no negative partner. */
+  private readonly plain: Uint8Array;
+  /** Sizes of plain units that found no target since the last move (see {@link moveTo}). */
+  private failed = 0;
+  private readonly failedCpu = new Float64Array(FAILED_KEPT);
+  private readonly failedMem = new Float64Array(FAILED_KEPT);
+  private readonly failedCores = new Float64Array(FAILED_KEPT);
 
   constructor(st: SearchState) {
     this.st = st;
+    const p = st.p;
+    let usable = 0;
+    for (let n = 0; n < st.N; n++) usable += p.usable[n]!;
+    this.nodeExcess = new Float64Array(st.N);
+    this.leave = new Float64Array(st.U);
+    this.plain = new Uint8Array(st.U);
+    for (let u = 0; u < st.U; u++) this.plain[u] = p.allowedList[u]!.length === usable && p.negatives[u]!.length === 0 ? 1 : 0;
     this.moved = new Uint8Array(st.U);
     this.skip = new Int32Array(st.U);
     this.order = new Int32Array(st.U);
@@ -64,11 +84,18 @@ export class LevelRepair {
     return min === Infinity ? Infinity : Math.max(0, min - costAt(p, u, s));
   }
 
-  /** Repairs to the levels (see the class); true when every node ended within them. */
-  run(levelCpu: number, levelMem: number, journal: number[]): boolean {
+  /**
+   * Repairs to the levels (see the class); true when every node ended within them. It stops
+   * early (false) once the migrations made cost more than `budget`.
+   */
+  run(levelCpuIn: number, levelMemIn: number, journal: number[], budget = Infinity): boolean {
     const st = this.st;
     const p = st.p;
     const N = st.N;
+    // a resource without weight has no level
+    const levelCpu = st.wCpu > 0 ? levelCpuIn : Infinity;
+    const levelMem = st.wMem > 0 ? levelMemIn : Infinity;
+    for (let u = 0; u < st.U; u++) this.leave[u] = this.leaveCost(u, st.assign[u]!);
     this.moved.fill(0);
     const work: number[] = [];
     for (let n = 0; n < N; n++) if (p.usable[n] && this.excess(n, levelCpu, levelMem, 0, 0) > 0) work.push(n);
@@ -78,7 +105,11 @@ export class LevelRepair {
     let guard = 0;
     while (work.length > 0) {
       const s = work.pop()!;
-      if (!this.shed(s, levelCpu, levelMem, journal, work)) ok = false;
+      if (!this.shed(s, levelCpu, levelMem, journal, work, budget)) ok = false;
+      if (st.cost > budget) {
+        ok = false;
+        break;
+      }
       if (++guard > 4 * N + 16) {
         ok = false;
         break;
@@ -93,54 +124,103 @@ export class LevelRepair {
    * excess removed per unit of cost and moves the first that has a target (a unit without one
    * keeps none while `s` sheds: the other nodes only fill up).
    */
-  private shed(s: number, levelCpu: number, levelMem: number, journal: number[], work: number[]): boolean {
+  private shed(s: number, levelCpu: number, levelMem: number, journal: number[], work: number[], budget: number): boolean {
     const st = this.st;
     const p = st.p;
     const list = st.onNode[s]!;
     const order = this.order;
     const ratios = this.ratios;
     this.stamp++;
+    this.failed = 0;
     for (;;) {
       const excess = this.excess(s, levelCpu, levelMem, 0, 0);
       if (excess <= 0) return true;
+      if (st.cost > budget) return false;
       const overC = Math.max(0, st.cpu[s]! * st.invCpu[s]! - levelCpu);
       const overM = Math.max(0, st.mem[s]! * st.invMem[s]! - levelMem);
       // the best-ranked unit first; only when it has no target are the others ranked in full
       let count = 0;
       let first = -1;
+      let firstRatio = 0;
+      const skip = this.skip;
+      const stamp = this.stamp;
+      const movedCount = this.moved;
+      const leave = this.leave;
+      const unitCpu = p.unitCpu;
+      const unitMem = p.unitMem;
+      const wC = st.wCpu * st.invCpu[s]!;
+      const wM = st.wMem * st.invMem[s]!;
+      const capC = overC / st.invCpu[s]!;
+      const capM = overM / st.invMem[s]!;
       for (let i = 0; i < list.length; i++) {
         const u = list[i]!;
-        if (this.skip[u] === this.stamp || this.moved[u]! >= MAX_MOVES_PER_UNIT) continue;
-        const gain = st.wCpu * Math.min(p.unitCpu[u]! * st.invCpu[s]!, overC) + st.wMem * Math.min(p.unitMem[u]! * st.invMem[s]!, overM);
+        if (skip[u] === stamp || movedCount[u]! >= MAX_MOVES_PER_UNIT) continue;
+        const a = unitCpu[u]!;
+        const b = unitMem[u]!;
+        const gain = wC * (a < capC ? a : capC) + wM * (b < capM ? b : capM);
         if (gain <= 0) continue;
-        const ratio = gain / (this.leaveCost(u, s) + RATIO_EPS);
+        const ratio = gain / (leave[u]! + RATIO_EPS);
         ratios[u] = ratio;
         order[count++] = u;
-        if (first < 0 || ratio > ratios[first]! || (ratio === ratios[first] && u < first)) first = u;
+        if (first < 0 || ratio > firstRatio || (ratio === firstRatio && u < first)) {
+          first = u;
+          firstRatio = ratio;
+        }
       }
       let moved = first >= 0 && this.moveTo(first, s, levelCpu, levelMem, journal);
       if (!moved && count > 1) {
         const ranked = order.subarray(0, count).sort((x, y) => ratios[y]! - ratios[x]! || x - y);
         for (let k = 1; k < ranked.length && !moved; k++) moved = this.moveTo(ranked[k]!, s, levelCpu, levelMem, journal);
       }
+      if (moved) this.failed = 0;
       if (!moved) {
         if (!this.pushOut(s, levelCpu, levelMem, journal, work)) return false;
         this.stamp++; // room changed: every unit may be offered again
+        this.failed = 0;
       }
     }
   }
 
-  /** Moves unit `u` off `s` to its {@link target}; false (and `u` skipped while `s` sheds) when it has none. */
+  /**
+   * Moves unit `u` off `s` to its {@link target}; false (and `u` skipped while `s` sheds) when it
+   * has none. A plain unit (every usable node allowed, no negative partner) at least as large in
+   * cpu, memory and cores as a plain unit that found no target since the last move finds none
+   * either, and is skipped without looking.
+   */
   private moveTo(u: number, s: number, levelCpu: number, levelMem: number, journal: number[]): boolean {
+    const p = this.st.p;
+    const plain = this.plain[u] === 1;
+    if (plain) {
+      const a = p.unitCpu[u]!;
+      const b = p.unitMem[u]!;
+      const c = p.unitCores[u]!;
+      for (let k = 0; k < this.failed; k++) {
+        if (a >= this.failedCpu[k]! && b >= this.failedMem[k]! && c >= this.failedCores[k]!) {
+          this.skip[u] = this.stamp;
+          return false;
+        }
+      }
+    }
     const t = this.target(u, s, levelCpu, levelMem);
     if (t < 0) {
       this.skip[u] = this.stamp;
+      if (plain && this.failed < FAILED_KEPT) {
+        this.failedCpu[this.failed] = p.unitCpu[u]!;
+        this.failedMem[this.failed] = p.unitMem[u]!;
+        this.failedCores[this.failed++] = p.unitCores[u]!;
+      }
       return false;
     }
+    this.moveUnit(u, s, t, journal);
+    return true;
+  }
+
+  /** Moves unit `u` from `s` to `t`, recorded. */
+  private moveUnit(u: number, s: number, t: number, journal: number[]): void {
     journal.push(u, s);
     this.moved[u]! += 1;
     this.st.move(u, t, false);
-    return true;
+    this.leave[u] = this.leaveCost(u, t);
   }
 
   /** The node that takes unit `u` (from `s`) within both levels: cheapest, then emptiest; −1 when none. */
@@ -177,6 +257,8 @@ export class LevelRepair {
     const st = this.st;
     const p = st.p;
     const excess = this.excess(s, levelCpu, levelMem, 0, 0);
+    const now = this.nodeExcess;
+    for (let n = 0; n < st.N; n++) now[n] = p.usable[n] ? this.excess(n, levelCpu, levelMem, 0, 0) : 0;
     let bestU = -1;
     let bestT = -1;
     let bestRatio = 0;
@@ -185,10 +267,11 @@ export class LevelRepair {
       const a = p.unitCpu[u]!;
       const b = p.unitMem[u]!;
       const gain = excess - this.excess(s, levelCpu, levelMem, -a, -b);
-      if (gain <= 0) continue;
+      // no target can make the ratio better than the gain alone at the cheapest cost
+      if (gain <= 0 || gain / (this.leave[u]! + RATIO_EPS) <= bestRatio) continue;
       for (const t of p.allowedList[u]!) {
         if (t === s) continue;
-        const net = gain - (this.excess(t, levelCpu, levelMem, a, b) - this.excess(t, levelCpu, levelMem, 0, 0));
+        const net = gain - (this.excess(t, levelCpu, levelMem, a, b) - now[t]!);
         if (net <= 0) continue;
         const ratio = net / (Math.max(0, costAt(p, u, t) - costAt(p, u, s)) + RATIO_EPS);
         if (ratio > bestRatio && st.canMove(u, t)) {
@@ -199,9 +282,7 @@ export class LevelRepair {
       }
     }
     if (bestU < 0) return false;
-    journal.push(bestU, s);
-    this.moved[bestU]! += 1;
-    st.move(bestU, bestT, false);
+    this.moveUnit(bestU, s, bestT, journal);
     if (!work.includes(bestT)) work.unshift(bestT);
     return true;
   }
@@ -228,10 +309,13 @@ export function levelSearch(base: SearchState, floors: { readonly cpu: number; r
   let bestValue = base.value;
   let best: Int32Array | undefined;
   let repairs = 0;
+  // no placement is below the floors: a repair whose migrations cost more than the best value
+  // less the floors cannot end better, and stops
+  const floorValue = base.wCpu * floors.cpu + base.wMem * floors.mem;
   const value = (levelCpu: number, levelMem: number): number => {
     work.copyFrom(base);
     journal.length = 0;
-    repair.run(levelCpu, levelMem, journal);
+    repair.run(levelCpu, levelMem, journal, bestValue - floorValue);
     repairs++;
     const v = work.value;
     if (v < bestValue) {
