@@ -206,6 +206,17 @@ describe('a plan', () => {
   });
 });
 
+describe('small clusters are searched to the optimum', () => {
+  test('where perturbations stop 2 % above it, the closing branch and bound reaches it', () => {
+    // oracle instance 1113 (6 nodes, 15 guests): HiGHS's optimum is 1.66019375 with 8 migrations;
+    // the perturbations alone stop at 1.6929
+    const { input, drain } = randomInstance(1113, { maxNodes: 6, maxGuests: 30 });
+    const plan = feasible(planPlacement(input, { drain }));
+    expect(plan.objective.value).toBeCloseTo(1.66019375, 9);
+    expect(plan.objective.moves).toBeLessThanOrEqual(8);
+  });
+});
+
 describe('properties on random clusters', () => {
   const seeds = Array.from({ length: 120 }, (_, i) => 5000 + i);
 
