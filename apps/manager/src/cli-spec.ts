@@ -72,7 +72,9 @@ export const CLI_SPEC: CliSpec = {
     'Balances the guests of a Proxmox VE cluster (env: pve) or of the embedded simulator (env: sim) with the poise balancer policy. ' +
       'Each round it reads the cluster, runs the policy and either explains what it would do (mode observe, the default) or requests the motion (mode act), at most one at a time, and follows it to its outcome. ' +
       'The Proxmox VE HA stack stays in charge of HA (fencing, recovery); poise only balances.',
-    'Each round logs one line with what it did or why it did nothing: JSON lines when stdout is not a terminal, text on a terminal.',
+    'The policy is the recommended preset unless the config says otherwise (policy.ha-auto-rebalance-preset: reference or none gives exactly the reference balancer of Proxmox VE 9.2). ' +
+      'No motion is requested while a node has failed or HA fences, recovers, starts or stops a service, nor for limits.settle-time after. ' +
+      'Each round logs one line with what it did or why it did nothing: JSON lines when stdout is not a terminal, text on a terminal.',
   ],
   options: [
     { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'YAML config file (see poise-manager.example.yaml; schema: --print-schema).' },
@@ -80,7 +82,9 @@ export const CLI_SPEC: CliSpec = {
     {
       key: 'once',
       names: ['--once'],
-      description: 'Run one round and exit (exit 1 if the round failed).',
+      description:
+        'Run one round that answers what would be moved now and why, or why nothing (a hold of several rounds counts as met, and the line says so); nothing is requested. ' +
+        'It takes no lock, writes no state and opens no metrics port, so it can run beside the daemon. Exit 1 if the round failed.',
     },
     {
       key: 'sim',
@@ -89,7 +93,7 @@ export const CLI_SPEC: CliSpec = {
       valueOptional: true,
       description:
         'Run against the embedded simulator on a case directory (default: the bundled scenario), time accelerated, printing each decision; mode act unless --mode says otherwise; exits when the scenario ends. ' +
-        'Without --config: one round per 20 s HA round, no metrics listener.',
+        "The policy keys of the case's datacenter.cfg crs apply over the defaults, a config file's over both. Without --config: one round per 20 s HA round, no metrics listener.",
     },
     {
       key: 'speed',
@@ -100,7 +104,8 @@ export const CLI_SPEC: CliSpec = {
     {
       key: 'checkConfig',
       names: ['--check-config'],
-      description: 'Validate the config (and read the API token), print a summary, exit.',
+      description:
+        'Check the config and everything it names (the API token, the TLS files, the lock directory, the state file; with --sim the case), print a summary, then one verdict: valid (exit 0) or every problem (exit 78).',
     },
     { key: 'printSchema', names: ['--print-schema'], description: "Print the config file's JSON schema." },
     { key: 'version', names: ['--version'], description: 'Print the version.' },
@@ -116,7 +121,7 @@ export const CLI_SPEC: CliSpec = {
     { code: EXIT_OK, short: 'ok', description: 'Done (also at the end of a simulated scenario).' },
     { code: EXIT_FAILURE, short: 'failure', description: 'A runtime failure: a state file of another version, the metrics port taken, a round that failed under --once, a simulation that aborted.' },
     { code: EXIT_USAGE, short: 'usage error', description: 'A usage error.' },
-    { code: EXIT_CONFIG, short: 'bad config or token', description: 'A bad config or API token (EX_CONFIG).' },
+    { code: EXIT_CONFIG, short: 'bad config or token', description: 'A bad config, API token, TLS file, lock directory, state file or simulator case (EX_CONFIG).' },
   ],
   files: [
     { path: '/etc/poise-manager/config.yaml', description: 'The config file of the packaged service.' },

@@ -1,13 +1,12 @@
-import { bundledSimCase, createHost, createPveClient, type HostFactory, tlsNotices } from './adapters';
-import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig } from './config/load';
+import { bundledSimCase, createHost, type HostFactory } from './adapters';
+import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig, withPolicyLayer } from './config/load';
 import { configJsonSchema } from './config/schema';
-import { loadToken } from './config/secret';
 import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './cli-spec';
 import { Daemon } from './daemon';
 import { errorMessage, ManagerError } from './errors';
 import type { LockFs } from './lock';
 import { Logger, resolveLogFormat } from './log';
-import { buildPolicy } from './policy';
+import { checkConfig, startupProblems } from './preflight';
 import { VERSION } from './version';
 
 export { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './cli-spec';
@@ -122,6 +121,7 @@ export function parseArgs(argv: readonly string[]): Args {
     }
   }
   if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");
+  if (args.once && args.mode === 'act') throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
   if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
   return args;
 }
@@ -144,31 +144,6 @@ function readConfig(args: Args): ManagerConfig {
   const overrides = overridesOf(args);
   if (args.config !== undefined) return loadConfig(args.config, overrides);
   return args.sim ? parseConfig(SIM_DEFAULTS, undefined, overrides) : defaultConfig(overrides);
-}
-
-/** `--check-config`: the summary lines. */
-function checkConfig(config: ManagerConfig, io: Io): void {
-  const source = config.file ?? 'the built-in defaults';
-  io.out(`config ${source} is valid`);
-  io.out(`  env ${config.env}, mode ${config.mode}, interval ${config.intervalSeconds} s`);
-  if (config.env === 'pve') {
-    const warnings: string[] = [];
-    const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, io.env, warnings);
-    const client = createPveClient(config, token);
-    for (const w of warnings) io.out(`  warning: ${w}`);
-    io.out(`  cluster: ${config.pve.urls.join(', ')}; API token ${token.id} from ${token.origin}`);
-    for (const n of tlsNotices(config, client.security)) io.out(`  ${n.msg}`);
-    void client.close();
-  } else {
-    io.out(`  simulator case: ${config.sim.caseDir ?? '(none)'}`);
-  }
-  const policy = buildPolicy(config.policy);
-  io.out(`  policy: ${policy.description}`);
-  for (const problem of policy.problems) io.out(`  warning: ${problem}`);
-  if (policy.unusedKeys.length > 0) io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
-  io.out(`  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`);
-  io.out(`  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`);
-  io.out(`  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`);
 }
 
 /**
@@ -202,12 +177,31 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   let config: ManagerConfig;
   try {
     config = readConfig(args);
-    if (args.checkConfig) {
-      checkConfig(config, io);
-      return EXIT_OK;
-    }
   } catch (err) {
     io.err(`poise-manager: invalid configuration:\n${errorMessage(err)}`);
+    return EXIT_CONFIG;
+  }
+  if (args.checkConfig) {
+    // every check first, then one verdict
+    const check = await checkConfig(config, io.env);
+    const source = config.file ?? 'the built-in defaults';
+    io.out(`config ${source}:`);
+    for (const line of check.lines) io.out(`  ${line}`);
+    for (const warning of check.warnings) io.out(`  warning: ${warning}`);
+    if (check.problems.length > 0) {
+      io.err(`poise-manager: invalid configuration (${check.problems.length} ${check.problems.length === 1 ? 'problem' : 'problems'}):\n${check.problems.join('\n')}`);
+      return EXIT_CONFIG;
+    }
+    io.out(`config ${source} is valid`);
+    return EXIT_OK;
+  }
+  if (args.once) {
+    // one round that answers, beside a running daemon: no motion, no metrics listener of its own
+    config = { ...config, mode: 'observe', metrics: { ...config.metrics, enabled: false } };
+  }
+  const problems = startupProblems(config);
+  if (problems.length > 0) {
+    io.err(`poise-manager: invalid configuration:\n${problems.map((p) => (config.file === undefined ? p : `${config.file}: ${p}`)).join('\n')}`);
     return EXIT_CONFIG;
   }
 
@@ -215,6 +209,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   let daemon: Daemon;
   try {
     const host = await (hooks.createHost ?? createHost)(config);
+    // the simulator's case sets policy keys under the config file's (its datacenter.cfg crs)
+    const layered = (c: ManagerConfig) => withPolicyLayer(c, host.policyLayer);
+    config = layered(config);
     daemon = new Daemon({
       config,
       host,
@@ -226,7 +223,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       version: VERSION,
       once: args.once,
       isTty: io.isTty,
-      reloadConfig: args.config === undefined ? undefined : () => readConfig(args),
+      reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
     });

@@ -128,7 +128,8 @@ export class StateStore {
     private readonly now: () => number,
   ) {}
 
-  load(): LoadedState {
+  /** Reads the file; a corrupt one is moved aside unless `setAside` is false (a read-only reader). */
+  load(options: { setAside?: boolean } = {}): LoadedState {
     let text: string;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -141,7 +142,7 @@ export class StateStore {
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      return this.setAside(`not JSON (${(err as Error).message})`);
+      return this.corrupt(`not JSON (${(err as Error).message})`, options.setAside !== false);
     }
     if (doc !== null && typeof doc === 'object' && (doc as { format?: unknown }).format === STATE_FORMAT) {
       const version = (doc as { version?: unknown }).version;
@@ -156,7 +157,7 @@ export class StateStore {
     const parsed = fileSchema.safeParse(doc);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      return this.setAside(`'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`);
+      return this.corrupt(`'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`, options.setAside !== false);
     }
     const f = parsed.data;
     this.lastWritten = text;
@@ -170,6 +171,10 @@ export class StateStore {
         unreported: (f.unreported ?? []).map((o) => ({ ...o, detail: o.detail })),
       },
     };
+  }
+
+  private corrupt(problem: string, setAside: boolean): LoadedState {
+    return setAside ? this.setAside(problem) : { state: initialState(), status: 'corrupt', problem };
   }
 
   private setAside(problem: string): LoadedState {

@@ -5,7 +5,7 @@ export const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 /** A usable node of 16 cores and 64 GiB, idle unless given. */
 export function node(name: string, extra: Partial<NodeSnapshot> = {}): NodeSnapshot {
-  return { name, online: true, maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 0, pressure: { cpuSome: undefined, memSome: undefined }, ...extra };
+  return { name, online: true, condition: 'online', maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 0, pressure: { cpuSome: undefined, memSome: undefined }, ...extra };
 }
 
 /** A started HA VM using 2 cores and 4 GiB (unless given). */

@@ -40,7 +40,7 @@ describe('poise-sim summary and --set', () => {
     [['summary', 'x', '--set'], "'--set' needs <crs-key>=<value>"],
     [['summary', scenario('failing-migration-local-cdrom'), '--set', 'ha-auto-rebalance-bakoff=60'], "'--set ha-auto-rebalance-bakoff=60': unknown crs key 'ha-auto-rebalance-bakoff'"],
     [['run', scenario('failing-migration-local-cdrom'), '--set', 'ha-auto-rebalance-backoff=soon'], "'--set ha-auto-rebalance-backoff=soon': invalid value 'soon' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)"],
-    [['test', scenario('failing-migration-local-cdrom'), '--set', 'ha-auto-rebalance-margin=-1'], "'--set ha-auto-rebalance-margin=-1': expected a finite number >= 0"],
+    [['test', scenario('failing-migration-local-cdrom'), '--set', 'ha-auto-rebalance-margin=-1'], "'--set ha-auto-rebalance-margin=-1': expected a finite number from 0 to 100"],
     [['summary'], "'summary' takes one case directory"],
   ])('a bad --set or a missing case is a usage error (exit 2): %j', (argv, message) => {
     const c = capture();

@@ -14,6 +14,7 @@ import {
 } from '@poise/policy';
 import { stableStages } from '@poise/policy-stable';
 import { pressureStages } from '@poise/policy-pressure';
+import { contentionStages } from '@poise/policy-contention';
 import { planStages } from '@poise/policy-plan';
 import { rulesFromCompiled, type PlanGuest, type PlanInput, type PlanRule } from '@poise/plan';
 import type { CompiledRules } from '@poise/rules';
@@ -103,11 +104,12 @@ export class BalancerHost {
       margin: percent ? crs.margin / 100 : crs.margin,
       method,
     };
-    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure, crs.variant.plan]);
+    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure, crs.variant.plan, crs.variant.contention]);
     if (this.built?.key !== key) {
       let parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
       // one select stage per pipeline: the plan replaces the cost stage's choice when both are on
       if (crs.variant.plan.plan) parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(crs.variant.plan, { method })];
+      parts = [...parts, ...contentionStages(crs.variant.contention, reference)];
       this.built = { key, pipeline: composePipeline(reference, parts) };
     }
     return this.built.pipeline;
@@ -215,17 +217,19 @@ export class BalancerHost {
 /**
  * The variant members of the balancer's context on the CRS usage (all lazy; the reference
  * stages read none of them): node telemetry (measured node stats, the HA services' part,
- * PSI), adjusted views for smoothing, candidates with their source and the memory a move
+ * PSI), the services' own stats (guest telemetry, for the contention objective), adjusted
+ * views for smoothing, candidates with their source and the memory a move
  * copies, and guest configurations from the Env.
  */
 export function variantContext(
   usage: CrsUsage,
   guestConfig: (sid: string) => GuestConfig | undefined,
   scoreSafely: (score: () => ScoredMigration[]) => ScoredMigration[],
-): Pick<BalanceContext, 'nodes' | 'adjust' | 'guestConfig'> {
+): Pick<BalanceContext, 'nodes' | 'guests' | 'adjust' | 'guestConfig'> {
   let telemetry: NodeTelemetry[] | undefined;
   return {
     nodes: () => (telemetry ??= usage.nodeTelemetry()),
+    guests: () => usage.guestTelemetry(),
     adjust: (nodes) => {
       const view = usage.adjusted(nodes);
       // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored

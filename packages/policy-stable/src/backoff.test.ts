@@ -134,7 +134,7 @@ describe('backoff series gate', () => {
 describe('backoff state is validated when restored', () => {
   const stage = backoffFilter({ baseSeconds: 60 });
   it.each([
-    [{ ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 0, until: 1, lastFailureAt: 0 }] }, "stage 'backoff': state field 'pairs.0.failures' must be an integer >= 1, got 0"],
+    [{ ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 0, until: 1, lastFailureAt: 0 }] }, "stage 'backoff': state field 'pairs.0.failures' must be an integer from 1 to 9007199254740991, got 0"],
     [{ ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 1, until: 'x', lastFailureAt: 0 }] }, "stage 'backoff': state field 'pairs.0.until' must be a finite number, got \"x\""],
     [{ ...EMPTY, series: [{ resources: ['a', 'a'], target: 'n' }] }, "stage 'backoff': state field 'series.0.resources.1' must be a name not listed before, got \"a\""],
     [{ ...EMPTY, lastOutcomeAt: NaN }, "stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got NaN"],

@@ -9,6 +9,7 @@ import type {
   BalanceEvaluator,
   Decision,
   GuestConfig,
+  GuestTelemetry,
   MotionOutcome,
   NodeTelemetry,
   PipelineState,
@@ -36,6 +37,8 @@ export interface ReplayGuest {
   /** Cores and bytes in use. */
   readonly cpu: number;
   readonly mem: number;
+  /** Configured cores (default: the cores in use rounded up, at least 1). */
+  readonly maxcpu?: number;
   /** How many motions of this guest fail before one succeeds (like the simulator's `fa:` resources). */
   readonly failures?: number;
   /** Guests with the same bundle name on the same node move together (a positive affinity). */
@@ -76,6 +79,7 @@ interface Guest {
   sid: string;
   node: string;
   cpu: number;
+  maxcpu: number;
   mem: number;
   failures: number;
   bundle: string;
@@ -138,10 +142,12 @@ export class ReplayCluster {
       if (this.guests.has(g.sid)) throw new PolicyError('invalid-config', `guest '${g.sid}' listed twice`);
       if (!this.nodeMap.has(g.node)) throw new PolicyError('invalid-config', `guest '${g.sid}' is on unknown node '${g.node}'`);
       checkAmounts(`guest '${g.sid}'`, { cpu: g.cpu, mem: g.mem }, false);
+      if (g.maxcpu !== undefined) checkAmounts(`guest '${g.sid}'`, { maxcpu: g.maxcpu }, true);
       if (g.failures !== undefined && (!Number.isInteger(g.failures) || g.failures < 0)) {
         throw new PolicyError('invalid-config', `guest '${g.sid}': 'failures' must be an integer >= 0, got '${g.failures}'`);
       }
-      this.guests.set(g.sid, { sid: g.sid, node: g.node, cpu: g.cpu, mem: g.mem, failures: g.failures ?? 0, bundle: g.bundle ?? g.sid, config: g.config });
+      const maxcpu = g.maxcpu ?? Math.max(1, Math.ceil(g.cpu));
+      this.guests.set(g.sid, { sid: g.sid, node: g.node, cpu: g.cpu, maxcpu, mem: g.mem, failures: g.failures ?? 0, bundle: g.bundle ?? g.sid, config: g.config });
     }
   }
 
@@ -217,7 +223,7 @@ export class ReplayCluster {
       usage.addNode(n.name, { cpu: adjusted ? adjusted.cpu : cpu, maxcpu: n.maxcpu, mem: Math.round(adjusted ? adjusted.mem : mem), maxmem: n.maxmem });
     }
     for (const g of guests) {
-      usage.addResource(g.sid, { stats: { cpu: g.cpu, maxcpu: Math.max(1, Math.ceil(g.cpu)), mem: g.mem, maxmem: g.mem }, state: 'started', placement: { current: g.node } });
+      usage.addResource(g.sid, { stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.mem }, state: 'started', placement: { current: g.node } });
     }
     return usage;
   }
@@ -254,7 +260,8 @@ export class ReplayCluster {
     return out.sort((a, b) => compareNames(a.leader, b.leader));
   }
 
-  private telemetry(): NodeTelemetry[] {
+  /** Every node as the pipeline sees it this round (own load plus its guests'), in byte order. */
+  telemetry(): NodeTelemetry[] {
     return this.sortedNodes().map((n) => {
       let servicesCpu = 0;
       let servicesMem = 0;
@@ -303,6 +310,7 @@ export class ReplayCluster {
       score: measured.score,
       candidates: () => this.candidates(),
       nodes: () => this.telemetry(),
+      guests: (): GuestTelemetry[] => this.sortedGuests().map((g) => ({ sid: g.sid, node: g.node, cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem })),
       adjust: (nodes) => this.evaluator(new Map(nodes.map((n) => [n.node, n]))),
       guestConfig: (sid) => this.guests.get(sid)?.config,
     };

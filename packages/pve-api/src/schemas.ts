@@ -39,7 +39,7 @@ import type {
   Upid,
 } from './types';
 import { parseUpid } from './upid';
-import { arr, bool01, count, int, list, mapOf, name, nonNeg, num, obj, opt, parsePropertyString, percent, text } from './wire';
+import { arr, bool01, count, int, list, mapOf, name, nonNeg, num, obj, opt, parsePropertyString, percent, perlBool, text } from './wire';
 
 type Ctx = z.RefinementCtx;
 
@@ -433,7 +433,7 @@ export const haManagerStatusSchema = obj({
       disarm: opt(obj({ mode: opt(text), state: opt(text) })),
     }),
   ),
-  quorum: opt(obj({ node: opt(text), quorate: bool01 })),
+  quorum: opt(obj({ node: opt(text), quorate: opt(perlBool) })),
   lrm_status: opt(
     mapOf(
       obj({

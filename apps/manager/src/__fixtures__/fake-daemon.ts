@@ -34,8 +34,8 @@ cluster.readSnapshot = async () => {
 process.exitCode = await main(args, processIo, {
   lockFs: localLockFs,
   createHost: (config) => {
-    const secrets = config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).secrets() : [];
-    const host = fakeHost(cluster, { afterStep: persist, secrets });
+    const token = config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
+    const host = fakeHost(cluster, { afterStep: persist, ...(token ? { redact: (text: string) => token.redact(text) } : {}) });
     const step = host.clock.sleep;
     return {
       ...host,

@@ -1,11 +1,12 @@
 import type { Host } from '../adapters';
 import type { ManagerConfig } from '../config/load';
-import type { LockFs } from '../lock';
+import type { LockFs, ProcessIdentity } from '../lock';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import { MetricsServer } from '../metrics';
 import { type BuiltPolicy, buildPolicy } from '../policy';
 import type { DaemonState } from '../state';
+import { ClusterWatch } from './cluster-watch';
 import { DaemonContext } from './context';
 import { MotionFollower } from './follower';
 import { LockGuard } from './lock-guard';
@@ -21,12 +22,18 @@ export interface DaemonOptions {
   readonly host: Host;
   readonly log: Logger;
   readonly version: string;
-  /** Run one round and stop. */
+  /**
+   * `--once`: one round that answers what would be moved now and why: no request, no lock,
+   * the state file read and never written, the hold counted as met. The config's mode must be
+   * observe (main sees to it).
+   */
   readonly once?: boolean;
   /** Re-reads the config file (SIGHUP); throws on a bad file. */
   readonly reloadConfig?: () => ManagerConfig;
   /** The lock's file-system semantics (default: by the lock directory, see `lockFsFor`). */
   readonly lockFs?: LockFs;
+  /** This process as a lock holder (default: read from the system; tests stand in other processes). */
+  readonly identity?: ProcessIdentity;
   /** Whether stdout is a terminal (log format `auto` on reload). */
   readonly isTty?: boolean;
   /** Called with the metrics address once listening (tests). */
@@ -44,18 +51,23 @@ export class Daemon {
   private readonly keeper: StateKeeper;
   private readonly lock: LockGuard;
   private readonly rounds: RoundRunner;
+  private readonly watch: ClusterWatch;
+  private readonly follower: MotionFollower;
   private readonly server: MetricsServer;
   private stopping = false;
   private reloadPending = false;
   private readonly abort = new AbortController();
 
   constructor(private readonly options: DaemonOptions) {
-    this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy));
-    this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath);
-    this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'));
-    this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, new MotionFollower(this.ctx, this.keeper, this.lock));
+    const once = options.once === true;
+    this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy, { holdMet: once }));
+    this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath, once);
+    this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'), options.identity, once);
+    this.watch = new ClusterWatch(this.ctx);
+    this.follower = new MotionFollower(this.ctx, this.keeper, this.lock);
+    this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, this.follower, this.watch);
     this.server = new MetricsServer(this.ctx.metrics, () => this.status());
-    options.log.addSecrets(options.host.secrets);
+    if (options.host.redact) options.log.addRedaction(options.host.redact);
   }
 
   /** The config in force (a reload replaces it). */
@@ -84,14 +96,16 @@ export class Daemon {
     );
     log.info(
       'start',
-      c.mode === 'observe'
-        ? 'observe mode: each round says what it would do; nothing is moved (mode: act to move)'
-        : 'act mode: decisions are carried out (at most one motion in flight)',
+      this.options.once
+        ? `--once: one round that says what would be moved now and why; nothing is moved, the state file is read and not written${this.ctx.policy.holdRounds > 1 ? `, the hold of ${this.ctx.policy.holdRounds} rounds counts as met` : ''}`
+        : c.mode === 'observe'
+          ? 'observe mode: each round says what it would do; nothing is moved (mode: act to move)'
+          : 'act mode: decisions are carried out (at most one motion in flight)',
     );
     this.logPolicy('start');
     log.info(
       'start',
-      `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
+      `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s, settle time ${c.limits.settleSeconds} s`,
     );
     log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
@@ -113,8 +127,8 @@ export class Daemon {
     const policy = this.ctx.policy;
     const log = this.ctx.log;
     log.info(event, `policy: ${policy.description}`);
+    log.info(event, policy.sources);
     for (const problem of policy.problems) log.warn(event, problem);
-    if (policy.unusedKeys.length > 0) log.warn(event, `policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
   }
 
   /** The loop; resolves with the exit code. */
@@ -140,7 +154,7 @@ export class Daemon {
         await host.clock.sleep(this.ctx.config.intervalSeconds, this.abort.signal);
       }
     } finally {
-      await this.shutdown();
+      await this.close();
     }
     return code;
   }
@@ -167,6 +181,7 @@ export class Daemon {
   /** Re-reads the config (see `reload.ts`). */
   reload(): void {
     this.reloadPending = false;
+    if (this.options.once) return;
     const adopt = (policy: BuiltPolicy) => {
       this.ctx.policy = policy;
       this.keeper.adoptPipelineState(this.keeper.state.pipeline, 'config');
@@ -178,7 +193,12 @@ export class Daemon {
     this.ctx.metrics.info.set({ mode: c.mode, env: c.env, version: this.options.version }, 1);
   }
 
-  private async shutdown(): Promise<void> {
+  /**
+   * Closes what `start()` opened: releases the lock, closes the metrics listener, the port and
+   * the host, and logs the closing line. `run()` calls it; a caller that drives the rounds
+   * itself (`start()`, `runRound()`) calls it at the end.
+   */
+  async close(): Promise<void> {
     this.lock.release();
     await this.server.close();
     await this.options.host.port.close?.();
@@ -195,6 +215,8 @@ export class Daemon {
       rounds: this.rounds.rounds,
       lastReport: this.rounds.lastReport,
       state: this.keeper.state,
+      cluster: this.watch.status(this.ctx.now()),
+      paused: this.follower.pausedKinds(),
     });
   }
 }

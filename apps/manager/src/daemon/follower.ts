@@ -10,6 +10,28 @@ import { describeMotion, percent } from './text';
 
 /** The sliding window of `limits.max-motions-per-hour`. */
 export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
+/**
+ * After a motion was refused for the credentials (a 403: a privilege missing; a 401), motions
+ * of that kind are paused and tried again after this long, doubled after each refusal up to
+ * {@link AUTH_RECHECK_MAX_SECONDS}: a refusal applies nothing, so the next request is the check.
+ */
+export const AUTH_RECHECK_BASE_SECONDS = 60;
+export const AUTH_RECHECK_MAX_SECONDS = 900;
+
+/** Motions of one kind paused for a fault of the credentials. */
+interface AuthPause {
+  /** What is missing (`the API token lacks 'Sys.Console' on '/' (…)`). */
+  readonly fault: string;
+  readonly since: number;
+  readonly nextCheckAt: number;
+  /** Refusals so far (the re-check interval doubles with each). */
+  readonly refusals: number;
+}
+
+/** `HA motions` / `guest migrations`. */
+function kindOf(via: 'ha' | 'guest'): string {
+  return via === 'ha' ? 'HA motions' : 'guest migrations';
+}
 
 /**
  * The daemon's motions: a decision carried out (the guards before a request, the write-ahead
@@ -17,11 +39,45 @@ export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
  * for the status and for the policy.
  */
 export class MotionFollower {
+  /** Motions paused for a fault of the credentials, by kind (not persisted: a restart checks at once). */
+  private readonly pauses = new Map<'ha' | 'guest', AuthPause>();
+
   constructor(
     private readonly ctx: DaemonContext,
     private readonly keeper: StateKeeper,
     private readonly lock: LockGuard,
   ) {}
+
+  /** Pauses motions of `via` after a refusal for the credentials (said once); returns when they are tried again. */
+  private pause(via: 'ha' | 'guest', fault: string, now: number): number {
+    const old = this.pauses.get(via);
+    const refusals = (old?.refusals ?? 0) + 1;
+    const nextCheckAt = now + Math.min(AUTH_RECHECK_MAX_SECONDS, AUTH_RECHECK_BASE_SECONDS * 2 ** (refusals - 1));
+    this.pauses.set(via, { fault, since: old?.since ?? now, nextCheckAt, refusals });
+    const log = this.ctx.log;
+    if (old === undefined || old.fault !== fault) {
+      log.warn('motion', `${kindOf(via)} paused: ${fault}; none is requested until that is fixed, tried again at ${this.ctx.timeText(nextCheckAt)} and then less often`, {
+        via,
+        fault,
+      });
+    } else {
+      log.debug('motion', `${kindOf(via)} still paused: ${fault}; tried again at ${this.ctx.timeText(nextCheckAt)}`, { via });
+    }
+    return nextCheckAt;
+  }
+
+  /** A motion of `via` was accepted: a pause of that kind is over (said once). */
+  private resume(via: 'ha' | 'guest'): void {
+    const pause = this.pauses.get(via);
+    if (pause === undefined) return;
+    this.pauses.delete(via);
+    this.ctx.log.info('motion', `${kindOf(via)} resume: the cluster accepted one again (paused since ${this.ctx.timeText(pause.since)}: ${pause.fault})`, { via });
+  }
+
+  /** Motions paused for the credentials, for `/status`. */
+  pausedKinds(): Record<string, unknown> {
+    return Object.fromEntries([...this.pauses].map(([via, p]) => [via, { fault: p.fault, since: this.ctx.timeText(p.since), nextCheckAt: this.ctx.timeText(p.nextCheckAt) }]));
+  }
 
   /** Records an outcome: in the history (status, metrics) and for the policy (reported next time it runs). */
   recordOutcome(
@@ -44,8 +100,11 @@ export class MotionFollower {
     };
   }
 
-  /** Where the motion in flight stands; an outcome ends it (logged, recorded). Throws a PortError when its status cannot be read. */
-  async follow(motion: MotionRecord, snapshot: ClusterSnapshot, now: number): Promise<void> {
+  /**
+   * Where the motion in flight stands; an outcome ends it (logged, recorded) and is returned.
+   * Throws a PortError when its status cannot be read.
+   */
+  async follow(motion: MotionRecord, snapshot: ClusterSnapshot, now: number): Promise<'succeeded' | 'failed' | undefined> {
     const age = Math.round(now - motion.issuedAt);
     const limits = this.ctx.config.limits;
     const timeout = limits.motionTimeoutSeconds;
@@ -55,7 +114,7 @@ export class MotionFollower {
         : await this.ctx.host.port.followMotion(motion, snapshot, { pickupTimeoutSeconds: limits.pickupTimeoutSeconds });
     if (progress.status === 'pending') {
       if (progress.phase !== motion.phase) this.keeper.update({ motion: { ...motion, phase: progress.phase } });
-      return;
+      return undefined;
     }
     const log = this.ctx.log;
     if (progress.status === 'succeeded') {
@@ -65,6 +124,7 @@ export class MotionFollower {
       this.keeper.update({ motion: null, ...this.recordOutcome(motion, 'failed', progress.reason) });
       log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, { sid: motion.sid, target: motion.target, result: 'failed' });
     }
+    return progress.status;
   }
 
   /**
@@ -110,6 +170,15 @@ export class MotionFollower {
     }
     const expiring = this.lock.tooLittleTime(what);
     if (expiring) return { ...expiring, fields };
+    const pause = this.pauses.get(via);
+    if (pause && now < pause.nextCheckAt) {
+      return {
+        outcome: 'skip',
+        reason: 'auth-paused',
+        message: `not requesting ${what}: ${kindOf(via)} are paused since ${this.ctx.timeText(pause.since)}: ${pause.fault}; tried again at ${this.ctx.timeText(pause.nextCheckAt)}`,
+        fields,
+      };
+    }
     const request: MotionRequest = { sid: m.sid, kind, target: m.target };
     const port = this.ctx.host.port;
     const metrics = this.ctx.metrics;
@@ -160,9 +229,23 @@ export class MotionFollower {
     }
     if (!reply.accepted) {
       if (reply.error) metrics.apiErrors.inc({ endpoint: reply.error.endpoint, kind: reply.error.kind });
-      this.keeper.update({ motion: null, ...this.recordOutcome(record, 'failed', reply.reason) });
+      // only motions the cluster accepted count toward max-motions-per-hour
+      if (reply.authFault !== undefined) {
+        // a fault of the credentials, not of this (guest, target) pair: no outcome for the policy
+        this.keeper.update({ motion: null, motionsIssuedAt: recent });
+        const next = this.pause(via, reply.authFault, now);
+        return {
+          outcome: 'refused',
+          reason: 'auth-refused',
+          level: 'warn',
+          message: `the cluster refused to ${what}: ${reply.authFault}; ${kindOf(via)} are paused, tried again at ${this.ctx.timeText(next)}`,
+          fields,
+        };
+      }
+      this.keeper.update({ motion: null, motionsIssuedAt: recent, ...this.recordOutcome(record, 'failed', reply.reason) });
       return { outcome: 'refused', reason: 'refused', level: 'warn', message: `the cluster refused to ${what}: ${reply.reason}`, fields };
     }
+    this.resume(via);
     this.keeper.update({ motion: { ...record, phase: 'queued', task: reply.task } });
     const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
     return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };

@@ -1,4 +1,4 @@
-import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs } from '../lock';
+import { ActiveLock, describeHolder, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs, type ProcessIdentity } from '../lock';
 import type { DaemonContext } from './context';
 import type { PartialReport } from './report';
 
@@ -9,6 +9,7 @@ import type { PartialReport } from './report';
 export class LockGuard {
   readonly lock: ActiveLock | undefined;
   private isActive: boolean;
+  private readonly once: boolean;
   /** Whether this instance stood by since start (its state file may be stale then). */
   private wasStandby = false;
 
@@ -17,10 +18,14 @@ export class LockGuard {
     private readonly lockFs: LockFs | undefined,
     /** Called when this instance becomes active after standing by (reload the state another instance wrote). */
     private readonly onTakeOver: () => void,
+    identity?: ProcessIdentity,
+    /** `--once` takes no lock: it acts on nothing. */
+    once = false,
   ) {
     const c = ctx.config;
-    this.lock = c.lock.enabled && c.env === 'pve' ? new ActiveLock(c.lock.dir, c.lock.name, () => ctx.now(), lockFs ?? lockFsFor(c.lock.dir)) : undefined;
+    this.lock = !once && c.lock.enabled && c.env === 'pve' ? new ActiveLock(c.lock.dir, c.lock.name, () => ctx.now(), lockFs ?? lockFsFor(c.lock.dir), identity) : undefined;
     this.isActive = this.lock === undefined;
+    this.once = once;
   }
 
   get active(): boolean {
@@ -30,7 +35,9 @@ export class LockGuard {
   /** The start-up line. */
   describe(): void {
     const log = this.ctx.log;
-    if (this.lock) {
+    if (this.once) {
+      log.info('lock', 'no active/standby lock: --once acts on nothing');
+    } else if (this.lock) {
       const semantics = this.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
       log.info('lock', `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`);
     } else {
@@ -45,7 +52,13 @@ export class LockGuard {
     const attempt = this.lock.acquire();
     if (attempt.changed && attempt.held) {
       this.isActive = true;
-      log.info('lock', `acquired the lock '${this.lock.path}': this instance is active`);
+      const from = attempt.tookOverFrom;
+      log.info(
+        'lock',
+        from
+          ? `took over the lock '${this.lock.path}' at once: its holder on this node (${describeHolder(from)}, since ${this.ctx.timeText(from.since)}) is gone; this instance is active`
+          : `acquired the lock '${this.lock.path}': this instance is active`,
+      );
       // another instance may have acted meanwhile: its state (and motion in flight) counts
       if (this.wasStandby) this.onTakeOver();
     } else if (attempt.changed && !attempt.held) {
@@ -55,7 +68,8 @@ export class LockGuard {
     this.ctx.metrics.active.set(attempt.held ? 1 : 0);
     if (attempt.held) return undefined;
     this.wasStandby = true;
-    return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
+    if (attempt.busy) return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
+    return { outcome: 'standby', reason: 'lock-error', level: 'warn', message: `standby: cannot use the lock '${this.lock.path}': ${attempt.reason}` };
   }
 
   /** A skip line when the lock has too little time left to issue `what`; `undefined` when acting is safe. */

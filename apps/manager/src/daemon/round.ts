@@ -1,17 +1,32 @@
 import { performance } from 'node:perf_hooks';
 import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
 import { compareNames } from '@poise/usage';
+import { TRANSITIONAL_SERVICE_STATES } from '../cluster-state';
 import { errorMessage } from '../errors';
 import type { LogFields } from '../log';
 import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from '../model';
 import { balanceContext, REASON_FORMAT } from '../policy';
 import type { ClusterSnapshot, SnapshotProblem } from '../port';
 import type { DaemonContext } from './context';
+import type { ClusterWatch } from './cluster-watch';
 import type { MotionFollower } from './follower';
 import type { LockGuard } from './lock-guard';
 import { type PartialReport, portFailure, type RoundReport } from './report';
 import type { StateKeeper } from './state-keeper';
 import { describeMotion, percent } from './text';
+
+/** Whether a guest is in one of the transitional HA states (see `cluster-state.ts`). */
+function transitional(snapshot: ClusterSnapshot, sid: string): boolean {
+  const state = snapshot.guests.find((g) => g.sid === sid)?.ha?.state;
+  return state !== undefined && TRANSITIONAL_SERVICE_STATES.has(state);
+}
+
+/**
+ * After a motion changed two nodes, decisions that read node pressure wait this long at most
+ * for pressure from after it (the RRD's step is 60 s, and a row is complete only once its
+ * minute is over); then they go on with what there is, and say so.
+ */
+export const TELEMETRY_WAIT_MAX_SECONDS = 180;
 
 /**
  * One round: lock → read the cluster → follow the motion in flight → usage model → gates
@@ -19,6 +34,10 @@ import { describeMotion, percent } from './text';
  * and its one line. Also what the round notices about the cluster between rounds (the
  * cluster's own balancer switched, parts that could not be read) and the node metrics.
  */
+
+/** The reference stages whose codes {@link RoundRunner.explain} words with the daemon's own facts. */
+const REFERENCE_STAGES: ReadonlySet<string> = new Set(['pipeline', 'motion-in-flight', 'threshold-hold', 'candidates', 'select-best', 'relative-margin']);
+
 export class RoundRunner {
   private roundNo = 0;
   private clusterAutoRebalance: boolean | undefined;
@@ -27,12 +46,20 @@ export class RoundRunner {
   private reportedProblems = new Set<string>();
   private last: RoundReport | undefined;
   private working = false;
+  /**
+   * The resources of poise's last motion after it ended, while HA still finishes it (a relocated
+   * container in `request_start` on its target): their transitional states are poise's own.
+   */
+  private ending = new Set<string>();
+  /** A motion ended at `since` and changed `nodes`: decisions that read pressure wait for theirs (see TELEMETRY_WAIT_MAX_SECONDS). */
+  private telemetryWait: { readonly since: number; readonly nodes: readonly string[] } | undefined;
 
   constructor(
     private readonly ctx: DaemonContext,
     private readonly keeper: StateKeeper,
     private readonly lock: LockGuard,
     private readonly follower: MotionFollower,
+    private readonly watch: ClusterWatch,
   ) {}
 
   /** Whether a round is at work (its line not yet written). */
@@ -72,7 +99,7 @@ export class RoundRunner {
       round: this.roundNo,
       outcome: partial.outcome,
       reason: partial.reason,
-      message: partial.message,
+      message: this.withOnceNote(partial),
       level: partial.level ?? (partial.outcome === 'error' ? 'warn' : 'info'),
       fields: partial.fields ?? {},
     };
@@ -102,13 +129,26 @@ export class RoundRunner {
       return portFailure(ctx, err, 'reading the cluster');
     }
     this.noteClusterAutoRebalance(snapshot);
-
     const inFlight = this.keeper.state.motion;
+    this.ending = new Set([...this.ending].filter((sid) => transitional(snapshot, sid)));
+    this.watch.observe(snapshot, new Set([...(inFlight?.resources ?? []), ...this.ending]), now);
+
+    let endedNow = false;
     if (inFlight) {
+      let ended;
       try {
-        await this.follower.follow(inFlight, snapshot, now);
+        ended = await this.follower.follow(inFlight, snapshot, now);
       } catch (err) {
         return portFailure(ctx, err, `following ${describeMotion(inFlight)}`);
+      }
+      // the telemetry the motion changed is read again before the next decision
+      const refresh = ctx.host.port.refreshTelemetry;
+      if (ended !== undefined) this.ending = new Set(inFlight.resources);
+      if (ended !== undefined && refresh !== undefined) {
+        const nodes = [inFlight.source, inFlight.target];
+        refresh.call(ctx.host.port, nodes, now);
+        this.telemetryWait = { since: now, nodes };
+        endedNow = true;
       }
     }
 
@@ -119,8 +159,19 @@ export class RoundRunner {
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
 
-    if (!snapshot.quorate) return { outcome: 'skip', reason: 'not-quorate', message: 'the cluster is not quorate: nothing is balanced', fields };
+    if (!snapshot.quorate) {
+      const why = snapshot.quorumUnknown ? ' (the node that answered could not check its quorum)' : '';
+      return { outcome: 'skip', reason: 'not-quorate', message: `the cluster is not quorate${why}: nothing is balanced`, fields };
+    }
     if (snapshot.haDisarmed) return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
+    const unsettled = this.watch.gate(now);
+    if (unsettled) {
+      // a round that does not qualify: the hold counts again from the first settled round
+      this.breakStreaks();
+      return { ...unsettled, fields };
+    }
+    const waiting = this.waitForTelemetry(snapshot, now, endedNow);
+    if (waiting) return { ...waiting, fields };
     if (imbalance === undefined) return { outcome: 'skip', reason: 'no-nodes', message: 'no usable node (online, not in maintenance, with valid stats)', fields };
 
     const balanceHa = !snapshot.crs.autoRebalance;
@@ -188,6 +239,59 @@ export class RoundRunner {
       };
     }
     return this.follower.request(decision, snapshot, now);
+  }
+
+  /**
+   * Under `--once` (the hold counted as met), a line the hold would have changed says so: a
+   * motion it would request, or a stop by a stage after the hold.
+   */
+  private withOnceNote(partial: PartialReport): string {
+    const policy = this.ctx.policy;
+    if (!policy.holdCountedMet || policy.holdRounds <= 1) return partial.message;
+    const stages = policy.pipeline.stages.map((s) => s.name);
+    const stage = typeof partial.fields?.stage === 'string' ? partial.fields.stage : undefined;
+    const afterHold = stage !== undefined && stages.indexOf(stage) > stages.indexOf('threshold-hold');
+    if (partial.outcome !== 'would-move' && !afterHold) return partial.message;
+    return `${partial.message} (--once: the hold of ${policy.holdRounds} rounds counted as met)`;
+  }
+
+  /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
+  private breakStreaks(): void {
+    const state = this.keeper.state.pipeline;
+    const next: Record<string, unknown> = { ...state };
+    for (const stage of this.ctx.policy.pipeline.stages) {
+      if (stage.breakStreak && Object.hasOwn(state, stage.name)) next[stage.name] = stage.breakStreak(state[stage.name] as never);
+    }
+    if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
+  }
+
+  /**
+   * The skip line while a policy that reads node pressure would judge pressure from before the
+   * last motion (its nodes' RRD not yet past it); `undefined` to go on. Bounded by
+   * {@link TELEMETRY_WAIT_MAX_SECONDS}.
+   */
+  private waitForTelemetry(snapshot: ClusterSnapshot, now: number, endedNow: boolean): PartialReport | undefined {
+    const wait = this.telemetryWait;
+    if (wait === undefined) return undefined;
+    // the snapshot of the round the motion ended in was read before it ended: its pressure (if
+    // the node reports any) is from before
+    const reports = (name: string) => snapshot.nodes.some((n) => n.name === name && (n.pressure.cpuSome !== undefined || n.pressure.memSome !== undefined));
+    const stale = endedNow ? wait.nodes.filter(reports) : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
+    if (stale.length === 0 || !this.ctx.policy.readsPressure) {
+      this.telemetryWait = undefined;
+      return undefined;
+    }
+    const until = wait.since + TELEMETRY_WAIT_MAX_SECONDS;
+    if (now >= until) {
+      this.telemetryWait = undefined;
+      this.ctx.log.warn('cluster', `no pressure telemetry of ${stale.join(', ')} from after the last motion within ${TELEMETRY_WAIT_MAX_SECONDS} s: deciding with the newest there is`);
+      return undefined;
+    }
+    return {
+      outcome: 'skip',
+      reason: 'telemetry-pending',
+      message: `waiting for the pressure of ${stale.join(', ')} from after the last motion (ended at ${this.ctx.timeText(wait.since)}); at most until ${this.ctx.timeText(until)}`,
+    };
   }
 
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
@@ -264,6 +368,10 @@ export class RoundRunner {
     const imbalance = judged.value;
     // the imbalance the threshold judged, with digits enough to tell it from the threshold
     const judgedText = `${judged.smoothed ? 'smoothed imbalance' : 'imbalance'} ${REASON_FORMAT.value('imbalance', imbalance, threshold)}`;
+    // another objective's stages (`contention-hold`, `contention-margin`, …) share some codes
+    // with the reference's but judge no imbalance: their own reasons say what they judged
+    const reference = REFERENCE_STAGES.has(decision.stage) || decision.stage.startsWith('score-');
+    if (!reference && decision.code !== 'invalid-input') return this.ctx.policyText(decision.reason);
     switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.keeper.state.motion;

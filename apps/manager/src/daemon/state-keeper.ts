@@ -15,6 +15,8 @@ export class StateKeeper {
   constructor(
     private readonly ctx: DaemonContext,
     path: string,
+    /** `--once`: the file is read, never written (a daemon may be running on it). */
+    private readonly readOnly = false,
   ) {
     this.store = new StateStore(path, () => ctx.now());
   }
@@ -29,19 +31,21 @@ export class StateKeeper {
    */
   update(change: Partial<DaemonState>): void {
     const next = { ...this.current, ...change };
-    this.store.save(next);
+    if (!this.readOnly) this.store.save(next);
     this.current = next;
     this.ctx.metrics.motionInFlight.set(this.current.motion ? 1 : 0);
   }
 
   /** Loads the state file (at start, and when becoming active: another instance may have written it). */
   load(event: string): void {
-    const loaded = this.store.load();
+    const loaded = this.store.load({ setAside: !this.readOnly });
     this.current = loaded.state;
     const path = this.store.path;
     const log = this.ctx.log;
     if (loaded.status === 'missing') {
       log.info('state', `no state file at '${path}' yet: starting afresh`);
+    } else if (loaded.status === 'corrupt' && loaded.setAsidePath === undefined) {
+      log.warn('state', `the state file '${path}' is corrupt (${loaded.problem}): left as it is, this round starts without it`);
     } else if (loaded.status === 'corrupt') {
       log.error(
         'state',
@@ -70,6 +74,11 @@ export class StateKeeper {
     const checked = checkPipelineState(this.ctx.policy.pipeline, raw);
     if ('state' in checked) {
       if (JSON.stringify(checked.state) !== JSON.stringify(this.current.pipeline)) this.update({ pipeline: checked.state });
+      return;
+    }
+    if (this.readOnly) {
+      this.ctx.log.warn('state', `the policy state is corrupt (${checked.problems.map((p) => p.message).join('; ')}): this round starts without it`);
+      this.update({ pipeline: {} });
       return;
     }
     const aside = this.store.setAsidePipeline(raw);

@@ -12,6 +12,10 @@ export interface StatusInput {
   readonly rounds: number;
   readonly lastReport: RoundReport | undefined;
   readonly state: DaemonState;
+  /** The node conditions and whether the cluster is settled (`ClusterWatch.status`). */
+  readonly cluster: Record<string, unknown>;
+  /** Motions paused for a fault of the credentials, by kind. */
+  readonly paused: Record<string, unknown>;
 }
 
 /** The JSON of `/status`. */
@@ -30,18 +34,22 @@ export function statusJson(ctx: DaemonContext, input: StatusInput): Record<strin
     notice:
       balancerOn === true
         ? "the cluster's own ha-auto-rebalance is on: poise refuses to move HA resources"
-        : config.mode === 'observe'
-          ? 'observe mode: nothing is moved'
-          : null,
+        : input.cluster.settled === false
+          ? 'the cluster is not settled (a node failed or came back, or HA is recovering): no motion is requested'
+          : config.mode === 'observe'
+            ? 'observe mode: nothing is moved'
+            : null,
     clusterBalancer: balancerOn === true ? (input.clusterBalancer.settings ?? null) : null,
     policy: policy.description,
     policyProblems: policy.problems,
-    unusedPolicyKeys: policy.unusedKeys,
+    policySources: policy.sources,
     rounds: input.rounds,
     lastRound: last ? { round: last.round, outcome: last.outcome, reason: last.reason, message: last.message } : null,
     motionInFlight: input.state.motion,
     motionsLastHour: input.state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS).length,
     recentOutcomes: input.state.outcomes.slice(-5),
+    cluster: input.cluster,
+    pausedMotions: input.paused,
   };
 }
 

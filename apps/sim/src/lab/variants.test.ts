@@ -14,7 +14,9 @@ describe('parseVariants', () => {
   });
   const bad: { name: string; text: string; error: RegExp }[] = [
     { name: 'an unknown crs key, naming the file, the variant and the key', text: 'defaults: {}\nfast:\n  ha-auto-rebalance-speed: 3\n', error: /^'v\.yaml' fast: unknown crs key 'ha-auto-rebalance-speed' \(known: ha, / },
-    { name: 'a value that is a list', text: 'a:\n  ha-auto-rebalance-margin: [1, 2]\n', error: /^'v\.yaml' a\.ha-auto-rebalance-margin: expected a string, number or boolean/ },
+    { name: 'a value that is a list', text: 'a:\n  ha-auto-rebalance-margin: [1, 2]\n', error: /^'v\.yaml' a\.ha-auto-rebalance-margin: expected a string, number or boolean, got a list$/ },
+    { name: 'a number too large for a double (1e999)', text: 'a:\n  ha-auto-rebalance-threshold: 1e999\n', error: /^'v\.yaml' a\.ha-auto-rebalance-threshold: expected a finite number, got a number too large for a double \(1e999 and \.inf read as Infinity\)$/ },
+    { name: 'an infinity (.inf)', text: 'a:\n  ha-auto-rebalance-backoff: -.inf\n', error: /^'v\.yaml' a\.ha-auto-rebalance-backoff: expected a finite number, got a negative number too large for a double/ },
     { name: 'a variant that is not a map', text: 'a: 3\n', error: /^'v\.yaml' a: expected a map of crs key/ },
     { name: 'a document that is a list', text: '- a\n- b\n', error: /^'v\.yaml' \(top level\): expected a map of variant name/ },
     { name: 'an empty document', text: '', error: /'v\.yaml' \(top level\): expected a map/ },
@@ -32,7 +34,7 @@ describe('parseVariants', () => {
   });
   it('accepts every key the simulator knows, the balancer’s variant keys included', () => {
     expect(CRS_KEYS).toContain('ha-auto-rebalance-backoff');
-    const text = `v:\n${CRS_KEYS.filter((k) => k !== 'ha' && k !== 'ha-auto-rebalance-method' && k !== 'ha-auto-rebalance-preset' && k !== 'ha-auto-rebalance-pressure-missing').map((k) => `  ${k}: 1\n`).join('')}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n`;
+    const text = `v:\n${CRS_KEYS.filter((k) => k !== 'ha' && k !== 'ha-auto-rebalance-method' && k !== 'ha-auto-rebalance-preset' && k !== 'ha-auto-rebalance-pressure-missing' && k !== 'ha-auto-rebalance-objective').map((k) => `  ${k}: 1\n`).join('')}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n  ha-auto-rebalance-objective: contention\n`;
     expect(Object.keys(parseVariants(text, 'v.yaml')[0]!.crs).sort()).toEqual([...CRS_KEYS].sort());
   });
   it('an empty string removes the key (its default applies)', () => {
@@ -44,7 +46,9 @@ describe('parseVariants', () => {
     ['ha-auto-rebalance-preset', 'recommended', undefined],
     ['ha-auto-rebalance-backoff', 'soon', "invalid value 'soon' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)"],
     ['ha-auto-rebalance-preset', 'fast', "invalid value 'fast' for 'crs.ha-auto-rebalance-preset'"],
-    ['ha-auto-rebalance-margin', -1, 'expected a finite number >= 0'],
+    ['ha-auto-rebalance-margin', -1, 'expected a finite number from 0 to 100'],
+    // percent: above 100 nothing could ever balance
+    ['ha-auto-rebalance-threshold', 150, 'expected a finite number from 0 to 100'],
     ['ha-auto-rebalance-method', 'random', 'expected bruteforce or topsis'],
     ['ha-auto-rebalance-speed', 1, "unknown crs key 'ha-auto-rebalance-speed'"],
   ])('crsProblem(%s, %j)', (key, value, problem) => {
