@@ -215,6 +215,13 @@ describe('small clusters are searched to the optimum', () => {
     expect(plan.objective.value).toBeCloseTo(1.66019375, 9);
     expect(plan.objective.moves).toBeLessThanOrEqual(8);
   });
+
+  test('where the branch and bound needs more than a million search nodes, it is given them', () => {
+    // oracle instance 983 (6 nodes, 19 guests): HiGHS finds a placement at 1.165175, 1.35 %
+    // below what the planner reached with 200,000 search nodes (1.1809125)
+    const { input, drain } = randomInstance(983, { maxNodes: 6, maxGuests: 30 });
+    expect(feasible(planPlacement(input, { drain })).objective.value).toBeLessThanOrEqual(1.165175);
+  });
 });
 
 describe('properties on random clusters', () => {
