@@ -17,7 +17,7 @@ describe('poise-sim summary and --set', () => {
     expect(main(['summary', scenario('failing-migration-local-cdrom')], c.io)).toBe(0);
     expect(c.out).toHaveLength(1);
     const summary = JSON.parse(c.out[0]!) as Record<string, unknown>;
-    expect(Object.keys(summary)).toEqual(['moves', 'failedMoves', 'movesBySid', 'pingPongs', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds']);
+    expect(Object.keys(summary)).toEqual(['guestContentionSeconds', 'moves', 'failedMoves', 'movesBySid', 'pingPongs', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds']);
     // the reference balancer: vm:101 to node2 every 80 s from 80 to 1360, all failed
     expect(summary).toMatchObject({ moves: 17, failedMoves: 17, movesBySid: { 'vm:101': 17 }, pingPongs: 0, pressureSeconds: null, simSeconds: 1400 });
   });

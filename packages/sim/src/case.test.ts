@@ -224,7 +224,7 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     ['a guest config that is no object', { cmdlist: [], guest_config: { 'vm:101': 'ide2: none' } }, 'guest_config', 'vm:101: expected a JSON object, got "ide2: none"'],
     ['a guest config value that is an object', { cmdlist: [], guest_config: { 'vm:101': { ide2: { file: 'x' } } } }, 'guest_config', 'vm:101.ide2: expected a string, number or boolean, got an object'],
     ['a guest config key in upper case', { cmdlist: [], guest_config: { 'vm:101': { IDE2: 'none' } } }, 'guest_config', "vm:101.IDE2: invalid config key 'IDE2'"],
-    ['an unknown sim option', { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } }, 'sim_options', 'maxtime: unknown key (expected one of seed, max-time)'],
+    ['an unknown sim option', { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } }, 'sim_options', 'maxtime: unknown key (expected one of seed, max-time, pressure-model, load-pressure)'],
     ['a negative seed', { cmdlist: [], sim_options: { seed: -1 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got -1'],
     ['a fractional seed', { cmdlist: [], sim_options: { seed: 1.5 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got 1.5'],
     ['a max-time of 0', { cmdlist: [], sim_options: { 'max-time': 0 } }, 'sim_options', 'max-time: expected a whole number of seconds from 1 to 9007199254740991, got 0'],
@@ -245,6 +245,16 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     // threshold and margin in percent (PVE 9.2's schema): above 100 nothing could ever balance
     ['a threshold above 100', dc({ crs: { 'ha-auto-rebalance-threshold': 150 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 150'],
     ['a margin above 100 (as a string)', dc({ crs: { 'ha-auto-rebalance-margin': '100.5' } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-margin: expected a finite number from 0 to 100, got "100.5"'],
+    ['an unknown pressure model', { cmdlist: [], sim_options: { 'pressure-model': 'psi' } }, 'sim_options', 'pressure-model: expected one of scripted, load, got "psi"'],
+    ['load-pressure without the load model', { cmdlist: [], sim_options: { 'load-pressure': {} } }, 'sim_options', "load-pressure: the load pressure model's settings need 'pressure-model': 'load'"],
+    ['a negative knee', { cmdlist: [], sim_options: { 'pressure-model': 'load', 'load-pressure': { cpu: { family: 'logistic', knee: -1 } } } }, 'sim_options', 'load-pressure.cpu.knee: expected a number > 0 and ≤ 4, got -1'],
+    ['settings for an unknown node', { cmdlist: [], sim_options: { 'pressure-model': 'load', 'load-pressure': { nodes: { node9: { psi: 0 } } } } }, 'sim_options', "load-pressure.nodes.node9: node 'node9' does not exist in hardware_status"],
+    [
+      'scripted pressure under the load model',
+      { cmdlist: [['power node1 on'], ['node node1 set-dynamic-stats cpu 2 pressurecpusome 12']], sim_options: { 'pressure-model': 'load' } },
+      'cmdlist',
+      "[1][0] 'node node1 set-dynamic-stats cpu 2 pressurecpusome 12': scripted pressure, but sim_options 'pressure-model' is 'load'",
+    ],
   ];
   it.each(cases)('%s', (_name, files, file, problem) => {
     const dir = caseDir(files);

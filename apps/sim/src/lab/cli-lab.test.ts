@@ -130,7 +130,7 @@ describe('poise-sim report', () => {
     expect(s.runs).toHaveLength(1);
     expect(s.runs[0]).toMatchObject({ moves: 3 });
     const traceFile = join(out, 'bad-trace.json');
-    writeFileSync(traceFile, JSON.stringify({ format: 'poise-run-trace/2', scenario: 's', variant: 'v', seed: 1, endTime: 10, nodes: ['a'], rounds: { time: [0], imbalance: [2], cpu: [[0]], mem: [[0]], online: [[true]], pressureCpu: [[null]], pressureMem: [[null]] }, moves: [] }));
+    writeFileSync(traceFile, JSON.stringify({ format: 'poise-run-trace/3', scenario: 's', variant: 'v', seed: 1, endTime: 10, nodes: ['a'], rounds: { time: [0], imbalance: [2], cpu: [[0]], mem: [[0]], online: [[true]], pressureCpu: [[null]], pressureMem: [[null]] }, moves: [] }));
     const e = capture();
     expect(await main(['report', traceFile, '--out', join(out, 'x')], e)).toBe(1);
     expect(e.stderr[0]).toBe(`poise-sim: '${traceFile}': rounds.imbalance[0]: expected an imbalance in 0..1`);

@@ -48,7 +48,7 @@ describe('report.html in a headless browser', () => {
     const out = join(root, 'out');
     const variants: Variant[] = [{ name: 'defaults', crs: {} }, { name: 'calm', crs: { 'ha-auto-rebalance-threshold': 50 } }];
     await runComparison({
-      scenarios: [mk('three-nodes', { nodes: 3, rounds: 180, pressure: true }), mk('twelve-nodes', { nodes: 12, rounds: 90 })],
+      scenarios: [mk('three-nodes', { nodes: 3, rounds: 180, pressure: true, truth: true }), mk('twelve-nodes', { nodes: 12, rounds: 90 })],
       variants, seeds: [1, 2, 3], module: MODEL, jobs: 2, out, saveTraces: true, title: 'poise policy lab (synthetic model)',
     });
     const traces = loadTraces(out);
@@ -83,6 +83,8 @@ describe('report.html in a headless browser', () => {
       for (const sc of ['three-nodes', 'twelve-nodes']) {
         const ts = traces.filter((t) => t.scenario === sc);
         const horizon = Math.max(...ts.map((t) => t.endTime));
+        // guest contention over time where the runs have the ground truth: one line and one band per variant
+        if (ts.some((t) => t.rounds.truth)) expected.push({ chart: 'contention', scenario: sc, variant: null, svg: true, width: 0, height: 0, lines: variants.length, areas: variants.length, symbols: 0, rects: 0, title: '' });
         // one line and one band per variant
         expected.push({ chart: 'imbalance', scenario: sc, variant: null, svg: true, width: 0, height: 0, lines: variants.length, areas: variants.length, symbols: 0, rects: 0, title: '' });
         // one marker per move of every run

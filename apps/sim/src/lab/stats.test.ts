@@ -59,7 +59,7 @@ describe('describeValues', () => {
 });
 
 const summary = (over: Partial<RunSummary>): RunSummary => ({
-  moves: 0, failedMoves: 0, movesBySid: {}, pingPongs: 0, imbalanceTimeWeighted: 0.1, pressureSeconds: null, simSeconds: 100, ...over,
+  guestContentionSeconds: null, moves: 0, failedMoves: 0, movesBySid: {}, pingPongs: 0, imbalanceTimeWeighted: 0.1, pressureSeconds: null, simSeconds: 100, ...over,
 });
 
 describe('metricValue', () => {
