@@ -35,11 +35,24 @@ interface RunResult {
 /** Runs a command without a shell; never throws for a non-zero exit. */
 function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
+    execFile(
+      cmd,
+      args,
+      {
+        cwd,
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : '') });
-      });
+        resolve({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : ''),
+        });
+      },
+    );
   });
 }
 
@@ -86,22 +99,44 @@ beforeAll(async () => {
     mkdirSync(join(project, 'examples'), { recursive: true });
 
     for (const pkg of packages) {
-      const out = await runOk('pnpm', ['pack', '--pack-destination', tarballs, '--json'], pkg.dir, `pnpm pack in ${pkg.relDir}`);
+      const out = await runOk(
+        'pnpm',
+        ['pack', '--pack-destination', tarballs, '--json'],
+        pkg.dir,
+        `pnpm pack in ${pkg.relDir}`,
+      );
       const tarball = (JSON.parse(out) as { filename: string }).filename;
       const list = await runOk('tar', ['-tzf', tarball], work, `tar -t ${basename(tarball)}`);
-      const files = new Set(list.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
-      const manifest = JSON.parse(await runOk('tar', ['-xzOf', tarball, 'package/package.json'], work, 'tar -x')) as Manifest;
+      const files = new Set(
+        list
+          .split('\n')
+          .filter(Boolean)
+          .map((f) => f.replace(/^package\//, '')),
+      );
+      const manifest = JSON.parse(
+        await runOk('tar', ['-xzOf', tarball, 'package/package.json'], work, 'tar -x'),
+      ) as Manifest;
       const readme = existsSync(join(pkg.dir, 'README.md')) ? readFileSync(join(pkg.dir, 'README.md'), 'utf8') : '';
-      const examples = readmeExamples(readme).map((e, i) => ({ ...e, file: `examples/${slug(pkg.name)}-${i + 1}.${e.lang}` }));
+      const examples = readmeExamples(readme).map((e, i) => ({
+        ...e,
+        file: `examples/${slug(pkg.name)}-${i + 1}.${e.lang}`,
+      }));
       packed.set(pkg.name, { pkg, tarball, manifest, files, examples });
     }
 
     // one install of every tarball; overrides pin the internal dependencies to the tarballs too
     const deps = Object.fromEntries([...packed.values()].map((p) => [p.pkg.name, `file:${p.tarball}`]));
     const overrides = Object.fromEntries([...packed.keys()].map((name) => [name, `$${name}`]));
-    writeFileSync(join(project, 'package.json'),
-      `${JSON.stringify({ name: 'poise-pack-check', private: true, type: 'module', dependencies: deps, overrides }, null, 2)}\n`);
-    await runOk('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], project, 'npm install of the tarballs');
+    writeFileSync(
+      join(project, 'package.json'),
+      `${JSON.stringify({ name: 'poise-pack-check', private: true, type: 'module', dependencies: deps, overrides }, null, 2)}\n`,
+    );
+    await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      project,
+      'npm install of the tarballs',
+    );
 
     // every example in its own file; one tsc program type-checks them and emits the JS that runs
     for (const p of packed.values()) {
@@ -110,21 +145,28 @@ beforeAll(async () => {
         if (e.lang === 'sh') chmodSync(join(project, e.file), 0o755);
       }
     }
-    writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2022'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        skipLibCheck: false,
-        types: ['node'],
-        typeRoots: [NODE_TYPES],
-        outDir: 'out',
-        rootDir: 'examples',
-      },
-      include: ['examples/*.ts'],
-    }, null, 2)}\n`);
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: false,
+            types: ['node'],
+            typeRoots: [NODE_TYPES],
+            outDir: 'out',
+            rootDir: 'examples',
+          },
+          include: ['examples/*.ts'],
+        },
+        null,
+        2,
+      )}\n`,
+    );
     const hasTs = [...packed.values()].some((p) => p.examples.some((e) => e.lang === 'ts'));
     if (hasTs) {
       const tsc = await run('node', [TSC, '-p', 'tsconfig.json', '--pretty', 'false'], project);
@@ -156,7 +198,9 @@ describe('packages as installed from their tarballs', () => {
     if (setupError) throw setupError;
     expect(packed.size).toBe(packages.length);
     // every @poise package in the install came from a tarball, none from a registry
-    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string }>;
+    };
     const fromElsewhere = Object.entries(lock.packages)
       .filter(([path, entry]) => /(^|\/)node_modules\/@poise\//.test(path) && !entry.resolved?.startsWith('file:'))
       .map(([path, entry]) => `${path} ← ${entry.resolved ?? '?'}`);
@@ -175,9 +219,15 @@ describe('packages as installed from their tarballs', () => {
       ];
       const missing = targets.filter((t) => !files.has(t.replace(/^\.\//, '')));
       expect(missing, `referenced but not in the tarball (files: ${[...files].join(', ')})`).toEqual([]);
-      expect(files.has('LICENSE') && files.has('README.md') && files.has('package.json'), 'LICENSE, README.md, package.json shipped').toBe(true);
+      expect(
+        files.has('LICENSE') && files.has('README.md') && files.has('package.json'),
+        'LICENSE, README.md, package.json shipped',
+      ).toBe(true);
       const deps = { ...(manifest.dependencies as Record<string, string> | undefined) };
-      expect(Object.entries(deps).filter(([, v]) => v.startsWith('workspace:')), 'unresolved workspace: ranges').toEqual([]);
+      expect(
+        Object.entries(deps).filter(([, v]) => v.startsWith('workspace:')),
+        'unresolved workspace: ranges',
+      ).toEqual([]);
       expect(manifest.private, 'private').not.toBe(true);
       expect((manifest.publishConfig as { access?: string } | undefined)?.access).toBe('public');
     });
@@ -190,7 +240,9 @@ describe('packages as installed from their tarballs', () => {
         level: 'suggestion',
         strict: true,
       });
-      expect(result.messages.map((m) => `${m.type}: ${formatMessage(m, result.pkg, { color: false }) ?? m.code}`)).toEqual([]);
+      expect(
+        result.messages.map((m) => `${m.type}: ${formatMessage(m, result.pkg, { color: false }) ?? m.code}`),
+      ).toEqual([]);
     });
 
     it('are-the-types-wrong (profile esm-only) passes for the tarball, or it ships no types because it only has bins', async () => {
@@ -201,7 +253,11 @@ describe('packages as installed from their tarballs', () => {
         expect(binEntries(manifest).length).toBeGreaterThan(0);
         return;
       }
-      const r = await run('node', [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'], work);
+      const r = await run(
+        'node',
+        [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'],
+        work,
+      );
       expect(r.code, `attw:\n${r.stdout}\n${r.stderr}`).toBe(0);
     });
 
@@ -221,7 +277,10 @@ describe('packages as installed from their tarballs', () => {
 
     it('its README examples type-check against the installed packages and run there', async () => {
       const { manifest, examples } = get(name);
-      if (isLibrary(manifest)) expect(examples.filter((e) => e.lang === 'ts').length, 'a library README has a ```ts example').toBeGreaterThan(0);
+      if (isLibrary(manifest))
+        expect(examples.filter((e) => e.lang === 'ts').length, 'a library README has a ```ts example').toBeGreaterThan(
+          0,
+        );
       for (const e of examples) {
         const where = `${name} README.md line ${e.line} (${e.file})`;
         if (e.lang === 'ts') {

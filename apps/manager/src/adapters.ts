@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CaseInput, loadCase, Simulation } from '@poise/sim';
-import { PveApiError, ApiToken as PveApiToken, PveClient, type PveTlsOptions, type TransportSecurity } from '@poise/pve-api';
+import {
+  PveApiError,
+  ApiToken as PveApiToken,
+  PveClient,
+  type PveTlsOptions,
+  type TransportSecurity,
+} from '@poise/pve-api';
 import { type Clock, SimulationClock, systemClock } from './clock';
 import type { ManagerConfig } from './config/load';
 import { type ApiToken, loadToken } from './config/secret';
@@ -85,7 +91,10 @@ export function tlsNotices(config: ManagerConfig, security: TransportSecurity): 
       });
       break;
     case 'none':
-      out.push({ level: 'error', msg: 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned' });
+      out.push({
+        level: 'error',
+        msg: 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned',
+      });
       break;
   }
   for (const w of security.warnings) out.push({ level: 'error', msg: `INSECURE: ${w}` });
@@ -109,7 +118,10 @@ export function createPveClient(
       ...options,
     });
   } catch (err) {
-    if (err instanceof PveApiError) throw new ManagerError(err.code === 'bad-token' ? 'invalid-token' : 'invalid-config', `pve: ${err.message}`, { cause: err });
+    if (err instanceof PveApiError)
+      throw new ManagerError(err.code === 'bad-token' ? 'invalid-token' : 'invalid-config', `pve: ${err.message}`, {
+        cause: err,
+      });
     throw err;
   }
 }
@@ -120,7 +132,11 @@ export function readCaFile(path: string): string {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ManagerError('invalid-config', `pve.tls.ca-file: cannot read '${path}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    throw new ManagerError(
+      'invalid-config',
+      `pve.tls.ca-file: cannot read '${path}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause: err },
+    );
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ManagerError('invalid-config', `pve.tls.ca-file: '${path}' holds no PEM certificate`);
@@ -147,7 +163,11 @@ export interface PveHostOptions {
  */
 export function createPveHost(config: ManagerConfig, options: PveHostOptions = {}): Host {
   const warnings: string[] = [];
-  const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, options.env ?? process.env, warnings);
+  const token = loadToken(
+    { file: config.pve.tokenFile, env: config.pve.tokenEnv },
+    options.env ?? process.env,
+    warnings,
+  );
   const client = createPveClient(config, token, { retries: options.retries, backoffBaseMs: options.backoffBaseMs });
   const clock = options.clock ?? systemClock;
   const port = new PveAdapter({
@@ -191,9 +211,13 @@ export interface SimHostOptions {
  */
 export function createSimHost(config: ManagerConfig, options: SimHostOptions = {}): Host {
   const dir = config.sim.caseDir;
-  if (dir === undefined) throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
+  if (dir === undefined)
+    throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
   if (!existsSync(join(dir, 'cmdlist'))) {
-    throw new ManagerError('invalid-config', `sim.case-dir: '${dir}' is not a simulator case directory (no 'cmdlist' file)`);
+    throw new ManagerError(
+      'invalid-config',
+      `sim.case-dir: '${dir}' is not a simulator case directory (no 'cmdlist' file)`,
+    );
   }
   let input: CaseInput;
   try {
@@ -219,7 +243,10 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
       level: 'info',
       msg: `simulator: case '${dir}' (profile pve-9.2); times are simulated (sim hh:mm:ss since the start); each pause runs the HA manager for at least one 20 s round, ${pace}; the run ends with the scenario`,
     },
-    { level: 'info', msg: `simulator: state kept in '${stateDir}' for this run only (a simulation always starts from its case)` },
+    {
+      level: 'info',
+      msg: `simulator: state kept in '${stateDir}' for this run only (a simulation always starts from its case)`,
+    },
     ...facts.notes.map((msg) => ({ level: 'warn' as const, msg })),
   ];
   return {
@@ -241,4 +268,5 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
 }
 
 /** The host for a config's `env`. */
-export const createHost: HostFactory = (config) => (config.env === 'pve' ? createPveHost(config) : createSimHost(config));
+export const createHost: HostFactory = (config) =>
+  config.env === 'pve' ? createPveHost(config) : createSimHost(config);

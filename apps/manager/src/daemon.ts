@@ -7,7 +7,15 @@ import { errorMessage } from './errors';
 import { ActiveLock, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs } from './lock';
 import { type LogFields, type Logger, type LogLevel, resolveLogFormat } from './log';
 import { Metrics, MetricsServer } from './metrics';
-import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from './model';
+import {
+  buildUsageModel,
+  clusterMotionInFlight,
+  compileSnapshotRules,
+  migrationCandidates,
+  nonHaCandidates,
+  restrictToModel,
+  type UsageModel,
+} from './model';
 import { balanceContext, type BuiltPolicy, buildPolicy, checkPipelineState, REASON_FORMAT } from './policy';
 import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError, type SnapshotProblem } from './port';
 import { type DaemonState, initialState, MAX_KEPT_OUTCOMES, type MotionOutcome, StateStore } from './state';
@@ -59,8 +67,17 @@ export function percent(fraction: number): string {
   return REASON_FORMAT.value('imbalance', fraction);
 }
 
-function describeMotion(m: { kind: string; sid: string; source: string; target: string; resources?: readonly string[] }): string {
-  const along = m.resources !== undefined && m.resources.length > 1 ? ` (with ${m.resources.filter((r) => r !== m.sid).join(', ')})` : '';
+function describeMotion(m: {
+  kind: string;
+  sid: string;
+  source: string;
+  target: string;
+  resources?: readonly string[];
+}): string {
+  const along =
+    m.resources !== undefined && m.resources.length > 1
+      ? ` (with ${m.resources.filter((r) => r !== m.sid).join(', ')})`
+      : '';
   return `${m.kind} ${m.sid}${along} from ${m.source} to ${m.target}`;
 }
 
@@ -74,7 +91,10 @@ export function utcTime(seconds: number): string {
  * 2026-01-01T00:01:00Z`), or as `label` writes them (the simulator's `sim 00:01:00`).
  */
 export function readableTimes(text: string, label: (seconds: number) => string = utcTime): string {
-  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`);
+  return text.replace(
+    /\b(until|at) (\d{10}(?:\.\d+)?)\b/g,
+    (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`,
+  );
 }
 
 /**
@@ -115,7 +135,12 @@ export class Daemon {
     // the lock guards acting on a real cluster; the simulator has one daemon by construction
     this.lock =
       this.config.lock.enabled && this.config.env === 'pve'
-        ? new ActiveLock(this.config.lock.dir, this.config.lock.name, () => this.now(), options.lockFs ?? lockFsFor(this.config.lock.dir))
+        ? new ActiveLock(
+            this.config.lock.dir,
+            this.config.lock.name,
+            () => this.now(),
+            options.lockFs ?? lockFsFor(this.config.lock.dir),
+          )
         : undefined;
     this.active = this.lock === undefined;
     this.server = new MetricsServer(this.metrics, () => this.status());
@@ -166,7 +191,12 @@ export class Daemon {
       'start',
       `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s`,
     );
-    log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
+    log.info(
+      'start',
+      c.guests.nonHa
+        ? 'guests: HA resources and running non-HA guests are balanced'
+        : 'guests: HA resources only (guests.non-ha: false)',
+    );
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.loadState('start');
     if (c.metrics.enabled) {
@@ -178,10 +208,21 @@ export class Daemon {
       log.info('metrics', 'disabled (metrics.enabled: false)');
     }
     if (this.lock) {
-      const semantics = this.options.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
-      log.info('lock', `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`);
+      const semantics =
+        this.options.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs
+          ? 'pmxcfs'
+          : 'local directory';
+      log.info(
+        'lock',
+        `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`,
+      );
     } else {
-      log.info('lock', this.config.env === 'pve' ? 'active/standby lock disabled (lock.enabled: false): this instance always acts' : 'no active/standby lock against the simulator');
+      log.info(
+        'lock',
+        this.config.env === 'pve'
+          ? 'active/standby lock disabled (lock.enabled: false): this instance always acts'
+          : 'no active/standby lock against the simulator',
+      );
     }
     this.metrics.info.set({ mode: c.mode, env: c.env, version: this.options.version }, 1);
     this.metrics.active.set(this.active ? 1 : 0);
@@ -203,7 +244,8 @@ export class Daemon {
   private adoptPipelineState(raw: unknown, event: string): void {
     const checked = checkPipelineState(this.policy.pipeline, raw);
     if ('state' in checked) {
-      if (JSON.stringify(checked.state) !== JSON.stringify(this.state.pipeline)) this.update({ pipeline: checked.state });
+      if (JSON.stringify(checked.state) !== JSON.stringify(this.state.pipeline))
+        this.update({ pipeline: checked.state });
       return;
     }
     const aside = this.store.setAsidePipeline(raw);
@@ -313,9 +355,13 @@ export class Daemon {
       next = read();
       policy = buildPolicy(next.policy);
     } catch (err) {
-      this.log.error('config', `reload failed, keeping the running config:\n${errorMessage(err)}`.replace(/\n/g, '\n  '), {
-        file: this.config.file ?? null,
-      });
+      this.log.error(
+        'config',
+        `reload failed, keeping the running config:\n${errorMessage(err)}`.replace(/\n/g, '\n  '),
+        {
+          file: this.config.file ?? null,
+        },
+      );
       return;
     }
     const old = this.config;
@@ -328,13 +374,29 @@ export class Daemon {
     if (next.statePath !== old.statePath) needRestart.push('state');
     if (!same(next.lock, old.lock)) needRestart.push('lock');
     if (needRestart.length > 0) {
-      this.log.warn('config', `changes to ${needRestart.map((k) => `'${k}'`).join(', ')} need a restart; running with the old values of those until then`);
+      this.log.warn(
+        'config',
+        `changes to ${needRestart.map((k) => `'${k}'`).join(', ')} need a restart; running with the old values of those until then`,
+      );
     }
-    this.config = { ...next, env: old.env, pve: old.pve, sim: old.sim, metrics: old.metrics, statePath: old.statePath, lock: old.lock };
+    this.config = {
+      ...next,
+      env: old.env,
+      pve: old.pve,
+      sim: old.sim,
+      metrics: old.metrics,
+      statePath: old.statePath,
+      lock: old.lock,
+    };
     this.policy = policy;
     this.adoptPipelineState(this.state.pipeline, 'config');
-    this.log.configure({ format: resolveLogFormat(next.log.format, this.options.isTty ?? false), level: next.log.level });
-    this.log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, { mode: next.mode });
+    this.log.configure({
+      format: resolveLogFormat(next.log.format, this.options.isTty ?? false),
+      level: next.log.level,
+    });
+    this.log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, {
+      mode: next.mode,
+    });
     this.logPolicy('config');
     this.metrics.info.reset();
     this.metrics.info.set({ mode: this.config.mode, env: this.config.env, version: this.options.version }, 1);
@@ -348,7 +410,10 @@ export class Daemon {
     await this.server.close();
     await this.options.host.port.close?.();
     await this.options.host.close?.();
-    this.log.info('stop', `stopped after ${this.roundNo} ${this.roundNo === 1 ? 'round' : 'rounds'}${this.runSummary()}`);
+    this.log.info(
+      'stop',
+      `stopped after ${this.roundNo} ${this.roundNo === 1 ? 'round' : 'rounds'}${this.runSummary()}`,
+    );
   }
 
   /** One round; never throws (a failure is the round's line). */
@@ -374,10 +439,16 @@ export class Daemon {
     };
     this.metrics.rounds.inc();
     this.metrics.decisions.inc({ outcome: report.outcome });
-    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error') this.metrics.skips.inc({ reason: report.reason });
+    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error')
+      this.metrics.skips.inc({ reason: report.reason });
     this.metrics.roundDuration.observe((performance.now() - started) / 1000);
     this.lastReport = report;
-    this.log.log(report.level, 'round', report.message, { round: report.round, outcome: report.outcome, reason: report.reason, ...report.fields });
+    this.log.log(report.level, 'round', report.message, {
+      round: report.round,
+      outcome: report.outcome,
+      reason: report.reason,
+      ...report.fields,
+    });
     return report;
   }
 
@@ -410,13 +481,20 @@ export class Daemon {
       this.metrics.active.set(attempt.held ? 1 : 0);
       if (!attempt.held) {
         this.wasStandby = true;
-        return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
+        return {
+          outcome: 'standby',
+          reason: 'standby',
+          message: `standby: the lock '${this.lock.path}' is ${attempt.reason}`,
+        };
       }
     }
 
     let snapshot: ClusterSnapshot;
     try {
-      snapshot = await this.options.host.port.readSnapshot({ guestConfigs: this.policy.checkMigratable, nonHa: config.guests.nonHa });
+      snapshot = await this.options.host.port.readSnapshot({
+        guestConfigs: this.policy.checkMigratable,
+        nonHa: config.guests.nonHa,
+      });
     } catch (err) {
       return this.portFailure(err, 'reading the cluster');
     }
@@ -432,14 +510,30 @@ export class Daemon {
 
     const model = buildUsageModel(snapshot, { memhost: this.policy.memhost });
     const rules = compileSnapshotRules(snapshot);
-    this.reportProblems([...(snapshot.problems ?? []), ...[...rules.dropped, ...model.problems].map((message) => ({ message }))]);
+    this.reportProblems([
+      ...(snapshot.problems ?? []),
+      ...[...rules.dropped, ...model.problems].map((message) => ({ message })),
+    ]);
     const imbalance = model.nodes.length > 0 ? model.usage.nodeImbalance() : undefined;
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
 
-    if (!snapshot.quorate) return { outcome: 'skip', reason: 'not-quorate', message: 'the cluster is not quorate: nothing is balanced', fields };
-    if (snapshot.haDisarmed) return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
-    if (imbalance === undefined) return { outcome: 'skip', reason: 'no-nodes', message: 'no usable node (online, not in maintenance, with valid stats)', fields };
+    if (!snapshot.quorate)
+      return {
+        outcome: 'skip',
+        reason: 'not-quorate',
+        message: 'the cluster is not quorate: nothing is balanced',
+        fields,
+      };
+    if (snapshot.haDisarmed)
+      return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
+    if (imbalance === undefined)
+      return {
+        outcome: 'skip',
+        reason: 'no-nodes',
+        message: 'no usable node (online, not in maintenance, with valid stats)',
+        fields,
+      };
 
     const balanceHa = !snapshot.crs.autoRebalance;
     if (!balanceHa && !config.guests.nonHa) {
@@ -451,9 +545,10 @@ export class Daemon {
       };
     }
     const candidates = restrictToModel(
-      [...(balanceHa ? migrationCandidates(snapshot, rules) : []), ...(config.guests.nonHa ? nonHaCandidates(snapshot) : [])].sort((a, b) =>
-        compareNames(a.leader, b.leader),
-      ),
+      [
+        ...(balanceHa ? migrationCandidates(snapshot, rules) : []),
+        ...(config.guests.nonHa ? nonHaCandidates(snapshot) : []),
+      ].sort((a, b) => compareNames(a.leader, b.leader)),
       model,
     );
 
@@ -488,7 +583,10 @@ export class Daemon {
         ? {
             adjust: (nodes) => {
               const view = adjust(nodes);
-              return { imbalance: () => (smoothed = view.imbalance()), score: (...args) => (lastScored = view.score(...args)) };
+              return {
+                imbalance: () => (smoothed = view.imbalance()),
+                score: (...args) => (lastScored = view.score(...args)),
+              };
             },
           }
         : {}),
@@ -501,7 +599,13 @@ export class Daemon {
       return {
         outcome: 'skip',
         reason: decision.code,
-        message: this.explain(decision, { value: smoothed ?? imbalance, smoothed: smoothed !== undefined }, pipelineState, lastScored, snapshot),
+        message: this.explain(
+          decision,
+          { value: smoothed ?? imbalance, smoothed: smoothed !== undefined },
+          pipelineState,
+          lastScored,
+          snapshot,
+        ),
         fields: { ...fields, stage: decision.stage, code: decision.code, key: decision.key },
       };
     }
@@ -511,7 +615,10 @@ export class Daemon {
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
   private logNotices(notices: readonly Notice[]): void {
     for (const n of notices) {
-      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${this.policyText(n.message)}`, { stage: n.stage, code: n.code });
+      this.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${this.policyText(n.message)}`, {
+        stage: n.stage,
+        code: n.code,
+      });
     }
   }
 
@@ -523,7 +630,10 @@ export class Daemon {
     this.metrics.clusterAutoRebalance.set(on ? 1 : 0);
     if (on) {
       const s = snapshot.crs.settings;
-      const how = s && s.thresholdPercent !== undefined ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})` : '';
+      const how =
+        s && s.thresholdPercent !== undefined
+          ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})`
+          : '';
       this.log.warn(
         'cluster',
         `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is on${this.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
@@ -585,7 +695,9 @@ export class Daemon {
       case 'motion-in-flight': {
         const m = this.state.motion;
         if (m) return `motion in flight: ${describeMotion(m)} (${m.phase}, ${Math.round(this.now() - m.issuedAt)} s)`;
-        const moving = snapshot.guests.filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate');
+        const moving = snapshot.guests.filter(
+          (g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate',
+        );
         return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
       }
       case 'below-threshold':
@@ -602,7 +714,11 @@ export class Daemon {
         const best = scored[0];
         if (best) {
           const margin = this.config.policy.reference.marginPercent / 100;
-          const relative = REASON_FORMAT.value('relative-improvement', (imbalance - best.imbalance) / imbalance, margin);
+          const relative = REASON_FORMAT.value(
+            'relative-improvement',
+            (imbalance - best.imbalance) / imbalance,
+            margin,
+          );
           const what = judged.smoothed ? 'smoothed imbalance' : 'imbalance';
           return (
             `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the ${what} from ${percent(imbalance)} ` +
@@ -626,7 +742,15 @@ export class Daemon {
     result: 'succeeded' | 'failed',
     reason: string | undefined,
   ): Pick<DaemonState, 'outcomes' | 'unreported'> {
-    const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.now() };
+    const outcome: MotionOutcome = {
+      sid: motion.sid,
+      source: motion.source,
+      target: motion.target,
+      via: motion.via,
+      result,
+      reason,
+      at: this.now(),
+    };
     (result === 'succeeded' ? this.metrics.motionsSucceeded : this.metrics.motionsFailed).inc({ via: motion.via });
     if (result === 'succeeded') this.runCounts.succeeded++;
     else this.runCounts.failed++;
@@ -634,7 +758,13 @@ export class Daemon {
       outcomes: [...this.state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES),
       unreported: [
         ...this.state.unreported,
-        { resources: [...motion.resources], source: motion.source, target: motion.target, ok: result === 'succeeded', detail: reason },
+        {
+          resources: [...motion.resources],
+          source: motion.source,
+          target: motion.target,
+          ok: result === 'succeeded',
+          detail: reason,
+        },
       ],
     };
   }
@@ -644,15 +774,24 @@ export class Daemon {
     const timeout = this.config.limits.motionTimeoutSeconds;
     const progress =
       now - motion.issuedAt > timeout
-        ? ({ status: 'failed', reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed` } as const)
-        : await this.options.host.port.followMotion(motion, snapshot, { pickupTimeoutSeconds: this.config.limits.pickupTimeoutSeconds });
+        ? ({
+            status: 'failed',
+            reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed`,
+          } as const)
+        : await this.options.host.port.followMotion(motion, snapshot, {
+            pickupTimeoutSeconds: this.config.limits.pickupTimeoutSeconds,
+          });
     if (progress.status === 'pending') {
       if (progress.phase !== motion.phase) this.update({ motion: { ...motion, phase: progress.phase } });
       return;
     }
     if (progress.status === 'succeeded') {
       this.update({ motion: null, ...this.recordOutcome(motion, 'succeeded', undefined) });
-      this.log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, { sid: motion.sid, target: motion.target, result: 'succeeded' });
+      this.log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, {
+        sid: motion.sid,
+        target: motion.target,
+        result: 'succeeded',
+      });
     } else {
       this.update({ motion: null, ...this.recordOutcome(motion, 'failed', progress.reason) });
       this.log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, {
@@ -663,7 +802,11 @@ export class Daemon {
     }
   }
 
-  private async act(decision: Extract<Decision, { action: 'move' }>, snapshot: ClusterSnapshot, now: number): Promise<PartialReport> {
+  private async act(
+    decision: Extract<Decision, { action: 'move' }>,
+    snapshot: ClusterSnapshot,
+    now: number,
+  ): Promise<PartialReport> {
     const m = decision.migration;
     const guest = snapshot.guests.find((g) => g.sid === m.sid);
     const via = guest?.ha ? 'ha' : 'guest';
@@ -684,7 +827,12 @@ export class Daemon {
       return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
     }
     if (via === 'ha' && snapshot.crs.autoRebalance) {
-      return { outcome: 'skip', reason: 'cluster-auto-rebalance', message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`, fields };
+      return {
+        outcome: 'skip',
+        reason: 'cluster-auto-rebalance',
+        message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`,
+        fields,
+      };
     }
     const recent = this.state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS);
     if (recent.length >= this.config.limits.maxMotionsPerHour) {
@@ -715,8 +863,20 @@ export class Daemon {
         return this.portFailure(err, `the migration check of ${m.sid}`);
       }
       if (!check.allowed) {
-        this.update(this.recordOutcome({ sid: m.sid, source: m.source, target: m.target, via, resources }, 'failed', check.reason));
-        return { outcome: 'refused', reason: 'precondition', level: 'warn', message: `precondition check refused to ${what}: ${check.reason}`, fields };
+        this.update(
+          this.recordOutcome(
+            { sid: m.sid, source: m.source, target: m.target, via, resources },
+            'failed',
+            check.reason,
+          ),
+        );
+        return {
+          outcome: 'refused',
+          reason: 'precondition',
+          level: 'warn',
+          message: `precondition check refused to ${what}: ${check.reason}`,
+          fields,
+        };
       }
     }
     // write-ahead: the motion is on disk before the request leaves, so a crash in between
@@ -755,7 +915,13 @@ export class Daemon {
     if (!reply.accepted) {
       if (reply.error) this.metrics.apiErrors.inc({ endpoint: reply.error.endpoint, kind: reply.error.kind });
       this.update({ motion: null, ...this.recordOutcome(record, 'failed', reply.reason) });
-      return { outcome: 'refused', reason: 'refused', level: 'warn', message: `the cluster refused to ${what}: ${reply.reason}`, fields };
+      return {
+        outcome: 'refused',
+        reason: 'refused',
+        level: 'warn',
+        message: `the cluster refused to ${what}: ${reply.reason}`,
+        fields,
+      };
     }
     this.update({ motion: { ...record, phase: 'queued', task: reply.task } });
     const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
@@ -766,7 +932,9 @@ export class Daemon {
   private runSummary(): string {
     const c = this.runCounts;
     if (this.config.mode === 'observe' && c.requested === 0) {
-      return c.wouldMove > 0 ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion` : '; observe mode: nothing moved';
+      return c.wouldMove > 0
+        ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion`
+        : '; observe mode: nothing moved';
     }
     const inFlight = this.state.motion ? `, 1 still in flight (${describeMotion(this.state.motion)})` : '';
     return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${inFlight}`;
@@ -793,7 +961,12 @@ export class Daemon {
       unusedPolicyKeys: this.policy.unusedKeys,
       rounds: this.roundNo,
       lastRound: this.lastReport
-        ? { round: this.lastReport.round, outcome: this.lastReport.outcome, reason: this.lastReport.reason, message: this.lastReport.message }
+        ? {
+            round: this.lastReport.round,
+            outcome: this.lastReport.outcome,
+            reason: this.lastReport.reason,
+            message: this.lastReport.message,
+          }
         : null,
       motionInFlight: this.state.motion,
       motionsLastHour: this.state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS).length,

@@ -106,7 +106,9 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
     const lock = new ActiveLock(join(base, 'file', 'lock'), 'x', () => T0, localLockFs);
     const attempt = lock.acquire();
     expect(attempt.held).toBe(false);
-    expect(attempt.reason).toMatch(/^cannot create the lock directory '.*\/file\/lock' \(pmxcfs not mounted\?\): ENOTDIR/);
+    expect(attempt.reason).toMatch(
+      /^cannot create the lock directory '.*\/file\/lock' \(pmxcfs not mounted\?\): ENOTDIR/,
+    );
   });
 
   it('uses pmxcfs semantics under /etc/pve, the local emulation elsewhere', () => {

@@ -129,7 +129,11 @@ export class ActiveLock {
       try {
         this.fs.ensureDir(this.dir);
       } catch (err) {
-        throw new ManagerError('lock', `cannot create the lock directory '${this.dir}' (pmxcfs not mounted?): ${errorMessage(err)}`, { cause: err });
+        throw new ManagerError(
+          'lock',
+          `cannot create the lock directory '${this.dir}' (pmxcfs not mounted?): ${errorMessage(err)}`,
+          { cause: err },
+        );
       }
       if (this.lastLockTime !== undefined && now - this.lastLockTime < LOCK_TIMEOUT_SECONDS) {
         try {

@@ -107,7 +107,8 @@ function formatJson(record: LogRecord): string {
 }
 
 function formatText(record: LogRecord, time = record.time): string {
-  const round = record.event === 'round' && typeof record.fields.round === 'number' ? `round ${record.fields.round}` : record.event;
+  const round =
+    record.event === 'round' && typeof record.fields.round === 'number' ? `round ${record.fields.round}` : record.event;
   return `${time} ${record.level.padEnd(5)} ${round}: ${record.msg}`;
 }
 

@@ -70,7 +70,11 @@ describe('command line', () => {
     [['--mode', 'fast'], EXIT_USAGE, /^poise-manager: '--mode' takes observe or act, got 'fast'/],
     [['--config'], EXIT_USAGE, /^poise-manager: '--config' needs a value/],
     [['--sim', '--once'], EXIT_USAGE, /'--sim' and '--once' do not go together/],
-    [['--sim', '--speed', 'fast'], EXIT_USAGE, /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/],
+    [
+      ['--sim', '--speed', 'fast'],
+      EXIT_USAGE,
+      /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/,
+    ],
     [['--sim', '--speed', '-1'], EXIT_USAGE, /'--speed' takes a number ≥ 0 .*got '-1'/],
     [['--speed', '10'], EXIT_USAGE, /'--speed' goes with '--sim'/],
     [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
@@ -83,7 +87,9 @@ describe('command line', () => {
   it('--print-schema prints the committed JSON schema', async () => {
     const c = captureIo();
     expect(await main(['--print-schema'], c.io)).toBe(EXIT_OK);
-    expect(JSON.parse(c.out.join('\n'))).toEqual(JSON.parse(readFileSync(join(__dirname, '..', 'config.schema.json'), 'utf8')));
+    expect(JSON.parse(c.out.join('\n'))).toEqual(
+      JSON.parse(readFileSync(join(__dirname, '..', 'config.schema.json'), 'utf8')),
+    );
   });
 
   it('--check-config summarises a valid config, with the token id but not its secret', async () => {
@@ -101,7 +107,10 @@ describe('command line', () => {
 
   it.each([
     ['interval: fast', /poise-manager\.yaml: interval: expected a number of seconds from 1 to 3600, got "fast"/],
-    ['policy: {ha-auto-rebalance-threshold: abc}', /poise-manager\.yaml: policy\.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"/],
+    [
+      'policy: {ha-auto-rebalance-threshold: abc}',
+      /poise-manager\.yaml: policy\.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"/,
+    ],
     ['guests: {non-ha: maybe}', /poise-manager\.yaml: guests\.non-ha: expected true or false, got "maybe"/],
   ])('--check-config refuses a bad config (%s) with exit 78 and the dot path', async (yaml, message) => {
     const w = workspace(yaml);
@@ -123,7 +132,9 @@ describe('command line', () => {
     writeFileSync(w.tokenFile, SECRET);
     const c = captureIo();
     expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
-    expect(c.err.join('\n')).toContain(`API token from file '${w.tokenFile}': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)`);
+    expect(c.err.join('\n')).toContain(
+      `API token from file '${w.tokenFile}': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)`,
+    );
     expect(c.err.join('\n')).not.toContain(SECRET);
   });
 
@@ -134,7 +145,9 @@ describe('command line', () => {
     expect(await main(['--config', w.config, '--once'], c.io)).toBe(EXIT_FAILURE);
     const round = c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round');
     expect(round).toMatchObject({ outcome: 'error', reason: 'api-error', kind: 'network' });
-    expect(round.msg).toMatch(/^reading the cluster failed \(network, GET \/cluster\/\S+\): .*via https:\/\/127\.0\.0\.1:1: connection failed .*; nothing done this round$/);
+    expect(round.msg).toMatch(
+      /^reading the cluster failed \(network, GET \/cluster\/\S+\): .*via https:\/\/127\.0\.0\.1:1: connection failed .*; nothing done this round$/,
+    );
     expect(c.logs.join('\n')).not.toContain(SECRET);
   });
 
@@ -148,7 +161,9 @@ describe('command line', () => {
     ]);
     const bad = captureIo();
     expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
-    expect(bad.err.join('\n')).toMatch(/sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/);
+    expect(bad.err.join('\n')).toMatch(
+      /sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/,
+    );
   });
 
   it('--once runs one round and exits', async () => {
@@ -260,14 +275,19 @@ describe('signals (child process)', () => {
     d.child.kill('SIGHUP');
     const refused = await d.waitFor('the refusal', (r) => r.event === 'config');
     expect(refused.level).toBe('error');
-    expect(refused.msg).toBe(`reload failed, keeping the running config:\n  ${w.config}: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -1`);
+    expect(refused.msg).toBe(
+      `reload failed, keeping the running config:\n  ${w.config}: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -1`,
+    );
     writeFileSync(w.config, `${w.base}\nmode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}\n`);
     d.child.kill('SIGHUP');
     await d.waitFor('the reload', (r) => r.event === 'config' && String(r.msg).startsWith('reloaded'));
     await d.waitFor('a motion', (r) => r.event === 'round' && r.outcome === 'move');
     d.child.kill('SIGTERM');
     expect(await d.exited).toBe(0);
-    const before = d.records().slice(0, d.records().findIndex((r) => String(r.msg).startsWith('reloaded')));
+    const before = d.records().slice(
+      0,
+      d.records().findIndex((r) => String(r.msg).startsWith('reloaded')),
+    );
     expect(before.filter((r) => r.outcome === 'move')).toEqual([]); // observe kept until the good reload
   });
 
@@ -275,7 +295,10 @@ describe('signals (child process)', () => {
     const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}');
     const cluster = clusterFile(w.dir, unbalanced({ scripts: { 'vm:101': { rounds: 6 } } }));
     const first = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '100' });
-    await first.waitFor('vm:101 moving', (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)));
+    await first.waitFor(
+      'vm:101 moving',
+      (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)),
+    );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });

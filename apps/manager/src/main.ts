@@ -134,7 +134,8 @@ export function parseArgs(argv: readonly string[]): Args {
       case '--speed': {
         const v = value(a);
         const n = Number(v);
-        if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n)) throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
+        if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n))
+          throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
         args.speed = n;
         break;
       }
@@ -190,10 +191,17 @@ function checkConfig(config: ManagerConfig, io: Io): void {
   const policy = buildPolicy(config.policy);
   io.out(`  policy: ${policy.description}`);
   for (const problem of policy.problems) io.out(`  warning: ${problem}`);
-  if (policy.unusedKeys.length > 0) io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
-  io.out(`  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`);
-  io.out(`  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`);
-  io.out(`  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`);
+  if (policy.unusedKeys.length > 0)
+    io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
+  io.out(
+    `  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`,
+  );
+  io.out(
+    `  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`,
+  );
+  io.out(
+    `  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`,
+  );
 }
 
 /**
@@ -217,7 +225,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     return EXIT_OK;
   }
   if (args.config === undefined && !args.sim) {
-    io.err(`poise-manager: no config file: use --config <file> (see poise-manager.example.yaml) or --sim [<case-dir>]\n${USAGE}`);
+    io.err(
+      `poise-manager: no config file: use --config <file> (see poise-manager.example.yaml) or --sim [<case-dir>]\n${USAGE}`,
+    );
     return EXIT_USAGE;
   }
   let config: ManagerConfig;
@@ -232,7 +242,11 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     return EXIT_CONFIG;
   }
 
-  const log = new Logger({ format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level }, io.logLine, () => Date.now() / 1000);
+  const log = new Logger(
+    { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level },
+    io.logLine,
+    () => Date.now() / 1000,
+  );
   let daemon: Daemon;
   try {
     const host = await (hooks.createHost ?? createHost)(config);

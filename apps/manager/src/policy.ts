@@ -85,7 +85,8 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
   if (stable.memhost) on.push('memhost');
   if (pressure.minPressureCpuPercent > 0) on.push(`min-pressure-cpu ${pressure.minPressureCpuPercent}%`);
   if (pressure.minPressureMemPercent > 0) on.push(`min-pressure-mem ${pressure.minPressureMemPercent}%`);
-  if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0) on.push(`pressure-missing ${pressure.pressureMissing}`);
+  if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0)
+    on.push(`pressure-missing ${pressure.pressureMissing}`);
   if (pressure.checkMigratable) on.push('check-migratable');
   return on.length > 0 ? on.join(', ') : 'no variant stage';
 }
@@ -100,7 +101,10 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
  */
 export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
   const ref = policy.reference;
-  const raw: Record<string, string | number | boolean> = Object.create(null) as Record<string, string | number | boolean>;
+  const raw: Record<string, string | number | boolean> = Object.create(null) as Record<
+    string,
+    string | number | boolean
+  >;
   for (const [key, value] of policy.keys) raw[key] = value;
   const input = readCrs(raw);
   const stable = parseStableSettings(input);
@@ -140,7 +144,10 @@ export interface StageStateProblem {
  * alone), so that every corrupt stage is named, not only the first. Returns the restored state
  * when all are valid.
  */
-export function checkPipelineState(pipeline: Pipeline, state: unknown): { state: Readonly<Record<string, unknown>> } | { problems: StageStateProblem[] } {
+export function checkPipelineState(
+  pipeline: Pipeline,
+  state: unknown,
+): { state: Readonly<Record<string, unknown>> } | { problems: StageStateProblem[] } {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) {
     return { problems: [{ stage: '(all)', message: 'the pipeline state is not an object' }] };
   }
@@ -193,12 +200,18 @@ function evaluator(usage: UsageModel['usage'], onScoreError: (err: unknown) => v
  * on) and `transferBytes` (the members' memory in use: `memhost` when the model uses it and
  * the guest reports it, else `mem`).
  */
-export function withMotionFacts(candidates: readonly MigrationCandidate[], snapshot: ClusterSnapshot, memhost: boolean): BalanceCandidate[] {
+export function withMotionFacts(
+  candidates: readonly MigrationCandidate[],
+  snapshot: ClusterSnapshot,
+  memhost: boolean,
+): BalanceCandidate[] {
   const guests = new Map(snapshot.guests.map((g) => [g.sid, g]));
   return candidates.map((c) => {
     const members = c.resources.map((sid) => guests.get(sid));
     const leader = guests.get(c.leader);
-    const bytes = members.every((g) => g !== undefined) ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0) : undefined;
+    const bytes = members.every((g) => g !== undefined)
+      ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0)
+      : undefined;
     return { ...c, source: leader?.node, transferBytes: bytes };
   });
 }
@@ -250,7 +263,10 @@ export function balanceContext(input: RoundInput): BalanceContext {
       let adjusted: BalanceEvaluator | undefined;
       const build = () =>
         (adjusted ??= evaluator(
-          buildUsageModel(snapshot, { memhost: input.memhost, nodeUsage: new Map(nodes.map((n) => [n.node, { cpu: n.cpu, mem: n.mem }])) }).usage,
+          buildUsageModel(snapshot, {
+            memhost: input.memhost,
+            nodeUsage: new Map(nodes.map((n) => [n.node, { cpu: n.cpu, mem: n.mem }])),
+          }).usage,
           input.onScoreError,
         ));
       return { imbalance: () => build().imbalance(), score: (c, m, l) => build().score(c, m, l) };

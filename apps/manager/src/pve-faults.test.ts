@@ -43,18 +43,71 @@ function errorRounds(s: PveSetup) {
 
 /** A /cluster/resources reply whose node row has a field of the wrong type. */
 const WRONG_TYPE: FakeReply = {
-  data: [{ id: 'node/node1', type: 'node', node: 'node1', status: 'online', cpu: 0.1, maxcpu: 16, mem: 1, maxmem: 'sixteen gigs' }],
+  data: [
+    {
+      id: 'node/node1',
+      type: 'node',
+      node: 'node1',
+      status: 'online',
+      cpu: 0.1,
+      maxcpu: 16,
+      mem: 1,
+      maxmem: 'sixteen gigs',
+    },
+  ],
 };
 
 describe('faults while reading the cluster (a motion in flight): one line, the motion followed after, no duplicate', () => {
   it.each<[string, string, FakeReply[], string, RegExp]>([
-    ['500s (after the retries)', RESOURCES, Array(3).fill({ status: 500, statusText: 'internal error' }), 'http', /http 500; server said 'internal error' \(after 3 attempts\)/],
-    ['a timeout', RESOURCES, Array(3).fill({ delayMs: 1500, data: [] }), 'timeout', /no complete reply within 1000 ms \(after 3 attempts\)/],
-    ['a connection dropped before the reply', RESOURCES, Array(3).fill({ drop: 'before-reply' }), 'network', /connection failed .* \(after 3 attempts\)/],
-    ['a connection dropped in the middle of the body', RESOURCES, Array(3).fill({ drop: 'mid-body', data: [] }), 'network', /connection failed .* \(after 3 attempts\)/],
-    ['malformed JSON', RESOURCES, [{ rawBody: '{"data": [{"id": "node/node1"' }], 'invalid-reply', /reply is not valid json/],
-    ['a field of the wrong type', RESOURCES, [WRONG_TYPE], 'invalid-reply', /reply field 'data\[0\]\.maxmem' \(node\/node1\) expected a number, got "sixteen gigs"/],
-    ['401', RESOURCES, [{ status: 401, statusText: 'authentication failure' }], 'auth', /http 401, the api token was refused \(wrong, expired or revoked token, or disabled user\)/],
+    [
+      '500s (after the retries)',
+      RESOURCES,
+      Array(3).fill({ status: 500, statusText: 'internal error' }),
+      'http',
+      /http 500; server said 'internal error' \(after 3 attempts\)/,
+    ],
+    [
+      'a timeout',
+      RESOURCES,
+      Array(3).fill({ delayMs: 1500, data: [] }),
+      'timeout',
+      /no complete reply within 1000 ms \(after 3 attempts\)/,
+    ],
+    [
+      'a connection dropped before the reply',
+      RESOURCES,
+      Array(3).fill({ drop: 'before-reply' }),
+      'network',
+      /connection failed .* \(after 3 attempts\)/,
+    ],
+    [
+      'a connection dropped in the middle of the body',
+      RESOURCES,
+      Array(3).fill({ drop: 'mid-body', data: [] }),
+      'network',
+      /connection failed .* \(after 3 attempts\)/,
+    ],
+    [
+      'malformed JSON',
+      RESOURCES,
+      [{ rawBody: '{"data": [{"id": "node/node1"' }],
+      'invalid-reply',
+      /reply is not valid json/,
+    ],
+    [
+      'a field of the wrong type',
+      RESOURCES,
+      [WRONG_TYPE],
+      'invalid-reply',
+      /reply field 'data\[0\]\.maxmem' \(node\/node1\) expected a number, got "sixteen gigs"/,
+    ],
+    [
+      '401',
+      RESOURCES,
+      [{ status: 401, statusText: 'authentication failure' }],
+      'auth',
+      /http 401, the api token was refused \(wrong, expired or revoked token, or disabled user\)/,
+    ],
     [
       '403 (the privilege named)',
       'GET /cluster/ha/status/manager_status',
@@ -76,9 +129,16 @@ describe('faults while reading the cluster (a motion in flight): one line, the m
     expect(failed[0]!.msg).toMatch(/; nothing done this round$/);
     await s.run(6);
     expect(errorRounds(s)).toHaveLength(1); // resumed
-    expect(s.records().filter((r) => r.event === 'motion').map((r) => r.msg)).toContain('migrate vm:101 from node1 to node2 succeeded after 20 s');
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => r.msg),
+    ).toContain('migrate vm:101 from node1 to node2 succeeded after 20 s');
     expect(motions(s)).toEqual(['vm:101>node2', 'vm:102>node3']); // the motion in flight was never sent again
-    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toMatch(new RegExp(`kind="${kind}"} 1`));
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toMatch(
+      new RegExp(`kind="${kind}"} 1`),
+    );
   });
 
   it('a 500 that clears within the retries is not even a failed round', async () => {
@@ -100,7 +160,10 @@ describe('faults while reading the cluster (a motion in flight): one line, the m
     await s.run(5);
     const failed = errorRounds(s);
     expect(failed.map((r) => r.round)).toEqual([2, 3, 4]);
-    for (const r of failed) expect(r.msg).toMatch(/^reading the cluster failed \(auth, GET \/cluster\/\S+\): .*http 401, the api token was refused/);
+    for (const r of failed)
+      expect(r.msg).toMatch(
+        /^reading the cluster failed \(auth, GET \/cluster\/\S+\): .*http 401, the api token was refused/,
+      );
     expect(motions(s)).toEqual(['vm:101>node2', 'vm:102>node3']);
   });
 
@@ -109,15 +172,24 @@ describe('faults while reading the cluster (a motion in flight): one line, the m
     for (const n of spec.nodes) n.pressureCpu = 1;
     const s = await setup({ ...ACT, policy: { ...ACT.policy, 'ha-auto-rebalance-min-pressure-cpu': 10 } }, spec);
     await s.daemon.start();
-    s.fake.injectWhere('GET /nodes/{node}/rrddata', (req) => req.params.node === 'node1', ...Array(3).fill({ status: 500, statusText: 'rrd error' }));
+    s.fake.injectWhere(
+      'GET /nodes/{node}/rrddata',
+      (req) => req.params.node === 'node1',
+      ...Array(3).fill({ status: 500, statusText: 'rrd error' }),
+    );
     await s.run(2);
     expect(errorRounds(s)).toEqual([]);
     const warned = s.records().filter((r) => r.event === 'cluster' && String(r.msg).includes('RRD'));
-    expect(warned.map((r) => r.msg)).toEqual(["node 'node1': its RRD could not be read (http): pressure unknown until it can"]);
+    expect(warned.map((r) => r.msg)).toEqual([
+      "node 'node1': its RRD could not be read (http): pressure unknown until it can",
+    ]);
     // node1 without telemetry, the others without pressure: fail open (pressure-missing balance)
-    expect(s.records().filter((r) => r.event === 'policy').map((r) => r.msg)).toContain(
-      'pressure: no pressure telemetry for node1 (cpu): judging the nodes that report it',
-    );
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'policy')
+        .map((r) => r.msg),
+    ).toContain('pressure: no pressure telemetry for node1 (cpu): judging the nodes that report it');
   });
 });
 
@@ -131,7 +203,9 @@ describe('faults of a motion request: never re-sent blindly', () => {
     expect(first.msg).toMatch(
       /^migrate vm:101 from node1 to node2 \(imbalance 100\.0% → 66\.1%\): the request failed \(network, POST \/cluster\/ha\/resources\/\{sid\}\/migrate: .*\); it may have been applied, so it is followed, not repeated$/,
     );
-    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe('migrate vm:101 from node1 to node2 succeeded after 20 s');
+    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe(
+      'migrate vm:101 from node1 to node2 succeeded after 20 s',
+    );
     expect(motions(s).filter((m) => m.startsWith('vm:101'))).toEqual(['vm:101>node2']);
   });
 
@@ -142,22 +216,44 @@ describe('faults of a motion request: never re-sent blindly', () => {
     await s.run(6);
     expect(s.rounds()[0]).toMatchObject({ reason: 'request-uncertain' });
     const failed = s.records().find((r) => r.event === 'motion');
-    expect(failed?.msg).toMatch(/^migrate vm:101 from node1 to node2 failed after 40 s: the HA manager did not pick the command up within 30 s/);
+    expect(failed?.msg).toMatch(
+      /^migrate vm:101 from node1 to node2 failed after 40 s: the HA manager did not pick the command up within 30 s/,
+    );
     // only after the HA manager status showed it was not applied, a motion is requested again
     expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node2']);
-    expect(s.rounds().filter((r) => r.outcome === 'move').map((r) => r.round)).toEqual([1, 5]);
+    expect(
+      s
+        .rounds()
+        .filter((r) => r.outcome === 'move')
+        .map((r) => r.round),
+    ).toEqual([1, 5]);
   });
 
   it("403 on the request names 'Sys.Console', is recorded as failed, and (with a backoff) the next candidate is tried", async () => {
-    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } });
+    const s = await setup({
+      mode: 'act',
+      policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 },
+    });
     await s.daemon.start();
-    s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', { status: 403, statusText: 'Permission check failed (/, Sys.Console)' });
+    s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', {
+      status: 403,
+      statusText: 'Permission check failed (/, Sys.Console)',
+    });
     await s.run(4);
     const refused = s.rounds()[0]!;
     expect(refused).toMatchObject({ outcome: 'refused', reason: 'refused', level: 'warn' });
-    expect(refused.msg).toMatch(/^the cluster refused to migrate vm:101 from node1 to node2 .*http 403, permission denied: this endpoint needs 'Sys.Console' on '\/'/);
-    expect(s.records().filter((r) => r.event === 'policy').map((r) => r.msg)).toContainEqual(
-      expect.stringMatching(/^backoff: vm:101 to node2 did not succeed \(POST .*Sys\.Console.*\) \(attempt 1\): not retried in this series, backed off for 60s until 2026-01-01T00:01:10Z$/),
+    expect(refused.msg).toMatch(
+      /^the cluster refused to migrate vm:101 from node1 to node2 .*http 403, permission denied: this endpoint needs 'Sys.Console' on '\/'/,
+    );
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'policy')
+        .map((r) => r.msg),
+    ).toContainEqual(
+      expect.stringMatching(
+        /^backoff: vm:101 to node2 did not succeed \(POST .*Sys\.Console.*\) \(attempt 1\): not retried in this series, backed off for 60s until 2026-01-01T00:01:10Z$/,
+      ),
     );
     // the failed pair is excluded at once: the next-best move is requested in the next round
     expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node3', 'vm:102>node2']);
@@ -173,7 +269,12 @@ describe('faults of a motion request: never re-sent blindly', () => {
     );
     await s.daemon.start();
     await s.run(8);
-    expect(s.records().filter((r) => r.event === 'motion').map((r) => `${r.level} ${r.msg}`)).toEqual([
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => `${r.level} ${r.msg}`),
+    ).toEqual([
       "warn migrate vm:101 from node1 to node2 failed after 20 s: migration failed, 'vm:101' is back on 'node1'",
       "warn migrate vm:101 from node1 to node3 failed after 20 s: migration failed, 'vm:101' is back on 'node1'",
       'info migrate vm:102 from node1 to node2 succeeded after 20 s',
@@ -185,7 +286,10 @@ describe('faults of a motion request: never re-sent blindly', () => {
 
 describe('a migration that fails while a read fails', () => {
   it('is known failed from its changed HA uid at the next read, not taken for a command still queued', async () => {
-    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } }, unbalanced({ scripts: { 'vm:101': { outcome: 'fail' } } }));
+    const s = await setup(
+      { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } },
+      unbalanced({ scripts: { 'vm:101': { outcome: 'fail' } } }),
+    );
     await s.daemon.start();
     await s.run(1); // vm:101 → node2 requested; the HA manager starts it
     s.fake.inject(RESOURCES, ...Array(3).fill({ status: 500, statusText: 'internal error' }));
@@ -199,7 +303,11 @@ describe('a migration that fails while a read fails', () => {
 
 describe('TLS faults: refused before a request is sent, resumed once the right certificate is back', () => {
   it.each([
-    ['a wrong fingerprint', 'pin', /server certificate fingerprint '.*' matches none of the 1 pinned fingerprint\(s\); refused before sending the request/],
+    [
+      'a wrong fingerprint',
+      'pin',
+      /server certificate fingerprint '.*' matches none of the 1 pinned fingerprint\(s\); refused before sending the request/,
+    ],
     ['an untrusted certificate', 'ca', /server certificate refused \(/],
   ])('%s', async (_name, mode, message) => {
     const genuine = await certs();
@@ -217,10 +325,20 @@ describe('TLS faults: refused before a request is sent, resumed once the right c
     // the genuine node is back on the same address
     const port = Number(new URL(s.fake.url).port);
     await s.fake.close();
-    const back = await startFakePve({ cluster: s.cluster, tls: { cert: genuine.certPem, key: genuine.keyPem }, tokens: [TOKEN], port });
+    const back = await startFakePve({
+      cluster: s.cluster,
+      tls: { cert: genuine.certPem, key: genuine.keyPem },
+      tokens: [TOKEN],
+      port,
+    });
     try {
       await s.run(3);
-      expect(s.rounds().slice(2).map((r) => r.outcome)).toEqual(['move', 'skip', 'move']);
+      expect(
+        s
+          .rounds()
+          .slice(2)
+          .map((r) => r.outcome),
+      ).toEqual(['move', 'skip', 'move']);
       expect(back.posts()).toHaveLength(2);
     } finally {
       await back.close();
@@ -236,7 +354,10 @@ describe('TLS faults: refused before a request is sent, resumed once the right c
 
 describe("the cluster's own ha-auto-rebalance", () => {
   it('is on: poise refuses to move HA resources, says so in the first round, every round, and in the status', async () => {
-    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } }, unbalanced({ autoRebalance: true }));
+    const s = await setup(
+      { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } },
+      unbalanced({ autoRebalance: true }),
+    );
     await s.daemon.start();
     await s.run(4);
     expect(s.posts()).toEqual([]);
@@ -261,7 +382,12 @@ describe("the cluster's own ha-auto-rebalance", () => {
 describe('Proxmox VE 8: HA groups read as node-affinity rules', () => {
   it("a restricted group keeps its resources on the group's nodes", async () => {
     const s = await setup(ACT, unbalanced(), {
-      fake: { version: '8.4.1', groups: [{ group: 'pair', nodes: 'node1,node2', restricted: true, members: ['vm:101', 'vm:102', 'vm:103', 'vm:104'] }] },
+      fake: {
+        version: '8.4.1',
+        groups: [
+          { group: 'pair', nodes: 'node1,node2', restricted: true, members: ['vm:101', 'vm:102', 'vm:103', 'vm:104'] },
+        ],
+      },
     });
     await s.daemon.start();
     await s.run(10);
@@ -274,15 +400,26 @@ describe('Proxmox VE 8: HA groups read as node-affinity rules', () => {
 
 describe('the token', () => {
   it('is in no log line, metric or status, whatever failed', async () => {
-    const s = await setup({ ...ACT, metrics: { enabled: true, listen: '127.0.0.1:0' } }, unbalanced({ scripts: { 'vm:101': { reply: 'lost' } } }));
+    const s = await setup(
+      { ...ACT, metrics: { enabled: true, listen: '127.0.0.1:0' } },
+      unbalanced({ scripts: { 'vm:101': { reply: 'lost' } } }),
+    );
     let port = 0;
-    (s.daemon as unknown as { options: { onListening?: (a: { port: number }) => void } }).options.onListening = (a) => (port = a.port);
+    (s.daemon as unknown as { options: { onListening?: (a: { port: number }) => void } }).options.onListening = (a) =>
+      (port = a.port);
     await s.daemon.start();
-    s.fake.inject(RESOURCES, { status: 401, statusText: `authentication failure for ${TOKEN}` }, { rawBody: `{"data": "${TOKEN}` });
+    s.fake.inject(
+      RESOURCES,
+      { status: 401, statusText: `authentication failure for ${TOKEN}` },
+      { rawBody: `{"data": "${TOKEN}` },
+    );
     await s.run(4);
     s.fake.server.setTokens([]);
     await s.run(2);
-    const scraped = [await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), await (await fetch(`http://127.0.0.1:${port}/status`)).text()];
+    const scraped = [
+      await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+      await (await fetch(`http://127.0.0.1:${port}/status`)).text(),
+    ];
     expect(errorRounds(s).length).toBeGreaterThanOrEqual(3);
     expect(s.lines.join('\n')).toContain('[redacted]'); // the server's echo of the token was caught
     for (const text of [...s.lines, ...scraped]) expect(text).not.toContain(SECRET);
@@ -296,7 +433,11 @@ describe('the token', () => {
 describe('guests that are not HA resources (guests.non-ha)', () => {
   it('are checked with the migrate precondition, migrated as a task, and followed through the task status', async () => {
     const s = await setup(
-      { mode: 'act', guests: { 'non-ha': true }, policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 } },
+      {
+        mode: 'act',
+        guests: { 'non-ha': true },
+        policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 },
+      },
       {
         nodes: [{ name: 'node1' }, { name: 'node2' }],
         guests: [
@@ -309,8 +450,12 @@ describe('guests that are not HA resources (guests.non-ha)', () => {
     await s.daemon.start();
     await s.run(4);
     expect(s.rounds()[0]).toMatchObject({ outcome: 'refused', reason: 'precondition' });
-    expect(s.rounds()[0]!.msg).toMatch(/^precondition check refused to migrate vm:201 from node1 to node2 .*: local resources 'hostpci0'$/);
+    expect(s.rounds()[0]!.msg).toMatch(
+      /^precondition check refused to migrate vm:201 from node1 to node2 .*: local resources 'hostpci0'$/,
+    );
     expect(s.posts().map((p) => `${p.path} ${p.target}`)).toEqual(['/nodes/node1/qemu/202/migrate node2']);
-    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe('migrate vm:202 from node1 to node2 succeeded after 10 s');
+    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe(
+      'migrate vm:202 from node1 to node2 succeeded after 10 s',
+    );
   });
 });

@@ -34,11 +34,14 @@ function captureIo() {
 function caseDir(files: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-sim-case-'));
   const all: Record<string, unknown> = {
-    hardware_status: Object.fromEntries(['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }])),
+    hardware_status: Object.fromEntries(
+      ['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }]),
+    ),
     cmdlist: [['power node1 on', 'power node2 on', 'power node3 on']],
     ...files,
   };
-  for (const [name, content] of Object.entries(all)) writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 1));
+  for (const [name, content] of Object.entries(all))
+    writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 1));
   return dir;
 }
 
@@ -49,7 +52,9 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     const rounds = c.records().filter((r) => r.event === 'round');
     expect(rounds).toHaveLength(37);
     // 20 s per round from 0 s: the simulated time on the 2026-01-01 epoch
-    expect(rounds.map((r) => r.time)).toEqual(rounds.map((_, i) => new Date((SIM_EPOCH_SECONDS + 20 * i) * 1000).toISOString()));
+    expect(rounds.map((r) => r.time)).toEqual(
+      rounds.map((_, i) => new Date((SIM_EPOCH_SECONDS + 20 * i) * 1000).toISOString()),
+    );
     expect(rounds.slice(0, 15).map((r) => r.msg)).toEqual([
       'the cluster is not quorate: nothing is balanced', // every node is off at 0 s
       'below threshold: imbalance 0.0% ≤ 30.0%', // powered on, the guests not started yet
@@ -68,7 +73,12 @@ describe('the bundled scenario (poise-manager --sim)', () => {
       'below threshold: imbalance 14.4% ≤ 30.0%',
     ]);
     expect(new Set(rounds.slice(15).map((r) => r.msg))).toEqual(new Set(['below threshold: imbalance 14.4% ≤ 30.0%']));
-    expect(c.records().filter((r) => r.event === 'motion').map((r) => r.msg)).toEqual([
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => r.msg),
+    ).toEqual([
       'migrate vm:101 from node1 to node2 succeeded after 40 s',
       'migrate vm:103 from node1 to node3 succeeded after 40 s',
       'migrate vm:102 from node1 to node3 succeeded after 40 s',
@@ -79,8 +89,12 @@ describe('the bundled scenario (poise-manager --sim)', () => {
   it('writes simulated time as sim hh:mm:ss on a terminal', async () => {
     const c = captureIo();
     expect(await main(['--sim'], { ...c.io, isTty: true })).toBe(EXIT_OK);
-    expect(c.logs.find((l) => l.includes('round 5:'))).toBe('sim 00:01:20 info  round 5: migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)');
-    expect(c.logs.at(-1)).toBe('sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed');
+    expect(c.logs.find((l) => l.includes('round 5:'))).toBe(
+      'sim 00:01:20 info  round 5: migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)',
+    );
+    expect(c.logs.at(-1)).toBe(
+      'sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed',
+    );
   });
 
   it('a closed output stops the daemon as SIGTERM does: the round finishes, status 0', async () => {
@@ -91,7 +105,11 @@ describe('the bundled scenario (poise-manager --sim)', () => {
       c.io.logLine(line);
       if (c.records().filter((r) => r.event === 'round').length === 5) closed?.();
     };
-    const io = { ...c.io, logLine, onOutputClosed: (handler: () => void) => ((closed = handler), () => (closed = undefined)) };
+    const io = {
+      ...c.io,
+      logLine,
+      onOutputClosed: (handler: () => void) => ((closed = handler), () => (closed = undefined)),
+    };
     expect(await main(['--sim'], io)).toBe(EXIT_OK);
     expect(c.records().filter((r) => r.event === 'round')).toHaveLength(5);
     expect(c.records().find((r) => r.event === 'stop')?.msg).toBe('output closed: exiting');
@@ -110,7 +128,9 @@ describe('the bundled scenario (poise-manager --sim)', () => {
       'observe: would migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)',
       ...Array(10).fill('observe: would migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.5%)'),
     ]);
-    expect(c.records().at(-1)!.msg).toBe('stopped after 37 rounds; observe mode: nothing moved, 11 rounds would have requested a motion');
+    expect(c.records().at(-1)!.msg).toBe(
+      'stopped after 37 rounds; observe mode: nothing moved, 11 rounds would have requested a motion',
+    );
   });
 });
 
@@ -122,9 +142,14 @@ describe('runs of other cases', () => {
   };
 
   it("the case's own ha-auto-rebalance on: poise refuses to move HA resources and says so", async () => {
-    const dir = caseDir({ ...guests, 'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 20 } } });
+    const dir = caseDir({
+      ...guests,
+      'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 20 } },
+    });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const records = c.records();
     expect(records.find((r) => r.event === 'cluster')!.msg).toBe(
       "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 20%)): poise refuses to move HA resources while it is on",
@@ -139,22 +164,41 @@ describe('runs of other cases', () => {
     // vm:102 must stay away from vm:101; two nodes only, vm:101 alone on node2: the only move for
     // vm:102 is onto vm:101's node, which the candidates already exclude, so nothing is asked
     const dir = caseDir({
-      hardware_status: Object.fromEntries(['node1', 'node2'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }])),
+      hardware_status: Object.fromEntries(
+        ['node1', 'node2'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }]),
+      ),
       cmdlist: [['power node1 on', 'power node2 on']],
-      service_config: { 'vm:101': { node: 'node2', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' }, 'vm:103': { node: 'node1', state: 'started' } },
-      static_service_stats: { 'vm:101': { maxcpu: 8, maxmem: 32 * GIB }, 'vm:102': { maxcpu: 8, maxmem: 32 * GIB }, 'vm:103': { maxcpu: 8, maxmem: 32 * GIB } },
-      dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1 * GIB }, 'vm:102': { cpu: 6, mem: 24 * GIB }, 'vm:103': { cpu: 6, mem: 24 * GIB } },
+      service_config: {
+        'vm:101': { node: 'node2', state: 'started' },
+        'vm:102': { node: 'node1', state: 'started' },
+        'vm:103': { node: 'node1', state: 'started' },
+      },
+      static_service_stats: {
+        'vm:101': { maxcpu: 8, maxmem: 32 * GIB },
+        'vm:102': { maxcpu: 8, maxmem: 32 * GIB },
+        'vm:103': { maxcpu: 8, maxmem: 32 * GIB },
+      },
+      dynamic_service_stats: {
+        'vm:101': { cpu: 1, mem: 1 * GIB },
+        'vm:102': { cpu: 6, mem: 24 * GIB },
+        'vm:103': { cpu: 6, mem: 24 * GIB },
+      },
       rules_config: 'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n',
     });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const moves = c.records().filter((r) => r.event === 'round' && r.outcome === 'move');
     expect(moves.map((r) => r.sid)).toEqual(['vm:103']);
   });
 
   it('a simulation that aborts ends the run with exit 1 and says why', async () => {
     // adding a service that exists cannot apply: the reference aborts the run
-    const dir = caseDir({ ...guests, cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 add node2']] });
+    const dir = caseDir({
+      ...guests,
+      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 add node2']],
+    });
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(EXIT_FAILURE);
     const stop = c.records().filter((r) => r.event === 'stop');
@@ -170,7 +214,9 @@ describe('runs of other cases', () => {
       dynamic_service_stats: `{"vm:101": {"cpu": 6, "mem": ${24 * GIB}}, "vm:102": {"cpu": 6, "mem": ${24 * GIB}}, "vm:103": {"cpu": 1e999, "mem": 1}}`,
     });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const records = c.records();
     expect(records.filter((r) => r.event === 'cluster' && String(r.msg).includes('vm:103')).map((r) => r.msg)).toEqual([
       "guest 'vm:103' is running but the simulator has no valid measured usage for it (dynamic stats): left out",
@@ -184,7 +230,10 @@ describe('runs of other cases', () => {
 function writeConfig(extra: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-sim-config-'));
   const file = join(dir, 'poise-manager.yaml');
-  writeFileSync(file, ['env: sim', 'interval: 20', 'metrics: {enabled: false}', 'log: {format: json}', extra].join('\n'));
+  writeFileSync(
+    file,
+    ['env: sim', 'interval: 20', 'metrics: {enabled: false}', 'log: {format: json}', extra].join('\n'),
+  );
   return file;
 }
 
@@ -193,7 +242,14 @@ function writeConfig(extra: string): string {
 const facts = simCaseFacts(loadCase(caseDir({})));
 
 function service(node: string, extra: Partial<ServiceView> & Record<string, unknown> = {}): ServiceView {
-  return { node, state: 'started', running: true, staticStats: { maxcpu: 4, maxmem: 8 * GIB }, dynamicStats: { cpu: 2, mem: 4 * GIB }, ...extra } as ServiceView;
+  return {
+    node,
+    state: 'started',
+    running: true,
+    staticStats: { maxcpu: 4, maxmem: 8 * GIB },
+    dynamicStats: { cpu: 2, mem: 4 * GIB },
+    ...extra,
+  } as ServiceView;
 }
 
 function view(extra: Partial<ClusterView> = {}): ClusterView {
@@ -224,7 +280,16 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     const s = simSnapshot(view(), facts, { time: SIM_EPOCH_SECONDS + 100 });
     expect(s.time).toBe(SIM_EPOCH_SECONDS + 100);
     expect(s.quorate).toBe(true);
-    expect(s.nodes[0]).toEqual({ name: 'node1', online: true, maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 1, mem: 2 * GIB, pressure: { cpuSome: undefined, memSome: undefined } });
+    expect(s.nodes[0]).toEqual({
+      name: 'node1',
+      online: true,
+      maintenance: false,
+      maxcpu: 16,
+      maxmem: 64 * GIB,
+      cpu: 1,
+      mem: 2 * GIB,
+      pressure: { cpuSome: undefined, memSome: undefined },
+    });
     // byte order: 'ct:102' < 'vm:101'
     expect(s.guests.map((g) => [g.sid, g.type, g.vmid, g.node, g.ha?.state, g.ha?.target, g.ha?.uid])).toEqual([
       ['ct:102', 'ct', 102, 'node2', 'started', undefined, 'u2'],
@@ -237,13 +302,30 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
   it.each<[string, Partial<ClusterView>, (s: ReturnType<typeof simSnapshot>) => unknown, unknown]>([
     [
       'a node in maintenance (HA node status) is not usable',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'maintenance', node3: 'online' }, service_status: {} } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'maintenance', node3: 'online' },
+          service_status: {},
+        },
+      },
       (s) => s.nodes.map((n) => [n.name, n.online, n.maintenance]),
-      [['node1', true, false], ['node2', false, true], ['node3', true, false]],
+      [
+        ['node1', true, false],
+        ['node2', false, true],
+        ['node3', true, false],
+      ],
     ],
     [
       'a maintenance request and an LRM in maintenance mode count as maintenance',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, node_request: { node3: { maintenance: 1 } } }, lrmModes: new Map([['node1', 'maintenance']]) },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          node_request: { node3: { maintenance: 1 } },
+        },
+        lrmModes: new Map([['node1', 'maintenance']]),
+      },
       (s) => s.nodes.map((n) => n.maintenance),
       [true, false, true],
     ],
@@ -255,15 +337,31 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     ],
     [
       'no node online: not quorate',
-      { nodes: new Map(['node1', 'node2', 'node3'].map((n) => [n, { power: 'on', network: 'off', online: false, maxcpu: 16, maxmem: 64 * GIB }])) },
+      {
+        nodes: new Map(
+          ['node1', 'node2', 'node3'].map((n) => [
+            n,
+            { power: 'on', network: 'off', online: false, maxcpu: 16, maxmem: 64 * GIB },
+          ]),
+        ),
+      },
       (s) => [s.quorate, s.nodes.some((n) => n.online)],
       [false, false],
     ],
     [
       'a service the CRM has not added yet: request_start, on its config node',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: {} } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          service_status: {},
+        },
+      },
       (s) => s.guests.map((g) => [g.sid, g.ha?.state, g.node, g.ha?.uid]),
-      [['ct:102', 'request_start', 'node2', undefined], ['vm:101', 'request_start', 'node1', undefined]],
+      [
+        ['ct:102', 'request_start', 'node2', undefined],
+        ['vm:101', 'request_start', 'node1', undefined],
+      ],
     ],
     [
       'a stopped guest uses nothing',
@@ -273,7 +371,13 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     ],
     [
       'an HA state this build does not know is unknown',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: { 'vm:101': { state: 'teleport', node: 'node1' } } } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          service_status: { 'vm:101': { state: 'teleport', node: 'node1' } },
+        },
+      },
       (s) => s.guests.find((g) => g.sid === 'vm:101')!.ha?.state,
       'unknown',
     ],
@@ -290,7 +394,10 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
   it('reads the simulator’s typed additions: node PSI, guest memhost, a service lock', () => {
     const v = view({
       nodeStats: new Map([
-        ['node1', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0.4 }],
+        [
+          'node1',
+          { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0.4 },
+        ],
         ['node2', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 250 }], // not a percentage: unknown
         ['node3', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB }],
       ]) as ClusterView['nodeStats'],
@@ -311,8 +418,14 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     // the second command list (at 120 s) puts 12 % cpu pressure on node1 and locks vm:101
     const input = loadCase(
       caseDir({
-        service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' } },
-        cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['node node1 set-dynamic-stats pressurecpusome 12 pressurememorysome 0.5', 'service vm:101 lock backup']],
+        service_config: {
+          'vm:101': { node: 'node1', state: 'started' },
+          'vm:102': { node: 'node2', state: 'started' },
+        },
+        cmdlist: [
+          ['power node1 on', 'power node2 on', 'power node3 on'],
+          ['node node1 set-dynamic-stats pressurecpusome 12 pressurememorysome 0.5', 'service vm:101 lock backup'],
+        ],
       }),
     );
     const sim = new Simulation(input, { profile: 'pve-9.2' });
@@ -378,7 +491,11 @@ describe('simCaseFacts: what the view does not show', () => {
   it('rules from rules_config and groups migrated to ha-group-<name> rules, disabled rules left out; unparsable lines noted', () => {
     const input = loadCase(
       caseDir({
-        service_config: { 'vm:101': { node: 'node1', state: 'started', group: 'fast' }, 'vm:102': { node: 'node2', state: 'started' }, 'vm:103': { node: 'node3', state: 'started' } },
+        service_config: {
+          'vm:101': { node: 'node1', state: 'started', group: 'fast' },
+          'vm:102': { node: 'node2', state: 'started' },
+          'vm:103': { node: 'node3', state: 'started' },
+        },
         rules_config: [
           'resource-affinity: apart',
           '\tresources vm:102,vm:101',
@@ -402,19 +519,49 @@ describe('simCaseFacts: what the view does not show', () => {
     expect(f.rules).toEqual([
       { type: 'resource-affinity', id: 'apart', resources: ['vm:101', 'vm:102'], affinity: 'negative' },
       // the groups rules take the orders after the lowest one (as the HA manager numbers them)
-      { type: 'node-affinity', id: 'ha-group-fast', resources: ['vm:101'], nodes: [{ node: 'node1', priority: 0 }, { node: 'node2', priority: 2 }], strict: true },
+      {
+        type: 'node-affinity',
+        id: 'ha-group-fast',
+        resources: ['vm:101'],
+        nodes: [
+          { node: 'node1', priority: 0 },
+          { node: 'node2', priority: 2 },
+        ],
+        strict: true,
+      },
       // a value that does not parse is skipped (and noted), the rule stays
-      { type: 'node-affinity', id: 'broken', resources: ['vm:103'], nodes: [{ node: 'node1', priority: 0 }], strict: false },
+      {
+        type: 'node-affinity',
+        id: 'broken',
+        resources: ['vm:103'],
+        nodes: [{ node: 'node1', priority: 0 }],
+        strict: false,
+      },
     ]);
-    expect(f.notes).toEqual([expect.stringMatching(/^case: file rules_config line 13 \(section 'broken'\) - unable to parse value of 'strict'/)]);
+    expect(f.notes).toEqual([
+      expect.stringMatching(
+        /^case: file rules_config line 13 \(section 'broken'\) - unable to parse value of 'strict'/,
+      ),
+    ]);
   });
 
   it.each<[Record<string, unknown>, ReturnType<typeof simCrs>]>([
     [{}, { ha: 'basic', autoRebalance: false, settings: {} }],
     [{ ha: '' }, { ha: 'basic', autoRebalance: false, settings: {} }],
     [
-      { ha: 'dynamic', 'ha-auto-rebalance': '1', 'ha-auto-rebalance-threshold': 25, 'ha-auto-rebalance-margin': 5, 'ha-auto-rebalance-hold-duration': 2, 'ha-auto-rebalance-method': 'topsis' },
-      { ha: 'dynamic', autoRebalance: true, settings: { thresholdPercent: 25, marginPercent: 5, holdRounds: 2, method: 'topsis' } },
+      {
+        ha: 'dynamic',
+        'ha-auto-rebalance': '1',
+        'ha-auto-rebalance-threshold': 25,
+        'ha-auto-rebalance-margin': 5,
+        'ha-auto-rebalance-hold-duration': 2,
+        'ha-auto-rebalance-method': 'topsis',
+      },
+      {
+        ha: 'dynamic',
+        autoRebalance: true,
+        settings: { thresholdPercent: 25, marginPercent: 5, holdRounds: 2, method: 'topsis' },
+      },
     ],
     [{ 'ha-auto-rebalance': 0 }, { ha: 'basic', autoRebalance: false, settings: {} }],
   ])('crs %j', (crs, expected) => {
@@ -425,8 +572,13 @@ describe('simCaseFacts: what the view does not show', () => {
 describe('judgeMotion: what the HA migrate endpoint answers, on the simulated cluster', () => {
   const input = loadCase(
     caseDir({
-      service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' }, 'vm:103': { node: 'node1', state: 'started' } },
-      rules_config: 'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n\nresource-affinity: together\n\tresources vm:101,vm:103\n\taffinity positive\n',
+      service_config: {
+        'vm:101': { node: 'node1', state: 'started' },
+        'vm:102': { node: 'node2', state: 'started' },
+        'vm:103': { node: 'node1', state: 'started' },
+      },
+      rules_config:
+        'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n\nresource-affinity: together\n\tresources vm:101,vm:103\n\taffinity positive\n',
     }),
   );
   const compiled = simCaseFacts(input).compiled;
@@ -450,8 +602,16 @@ describe('judgeMotion: what the HA migrate endpoint answers, on the simulated cl
   });
   it.each<[string, { sid: string; target: string }, ReturnType<typeof judgeMotion>]>([
     ['its positive partner moves along', { sid: 'vm:101', target: 'node3' }, { ok: true, comigrated: ['vm:103'] }],
-    ['a negative partner on the target blocks it', { sid: 'vm:101', target: 'node2' }, { ok: false, reason: "blocked by 'vm:102' (resource-affinity)", blocking: 'vm:102' }],
-    ['a service in error is refused', { sid: 'vm:104', target: 'node1' }, { ok: false, reason: "service 'vm:104' in error state, must be disabled and fixed first" }],
+    [
+      'a negative partner on the target blocks it',
+      { sid: 'vm:101', target: 'node2' },
+      { ok: false, reason: "blocked by 'vm:102' (resource-affinity)", blocking: 'vm:102' },
+    ],
+    [
+      'a service in error is refused',
+      { sid: 'vm:104', target: 'node1' },
+      { ok: false, reason: "service 'vm:104' in error state, must be disabled and fixed first" },
+    ],
     ['an unknown service', { sid: 'vm:999', target: 'node1' }, { ok: false, reason: "no such resource 'vm:999'" }],
     ['an unknown node', { sid: 'vm:102', target: 'node9' }, { ok: false, reason: "no such node 'node9'" }],
   ])('%s', (_name, request, expected) => {

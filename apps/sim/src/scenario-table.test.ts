@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { RunSummary } from '@poise/sim';
 import { REPO_ROOT } from './upstream';
-import { TABLE_READMES, TABLE_SCENARIOS, renderTables, replaceTable, runScenario, tableVariants } from './scenario-table';
+import {
+  TABLE_READMES,
+  TABLE_SCENARIOS,
+  renderTables,
+  replaceTable,
+  runScenario,
+  tableVariants,
+} from './scenario-table';
 
 describe('the scenario table of the policy READMEs', () => {
   const columns = tableVariants();

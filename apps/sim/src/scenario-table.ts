@@ -60,10 +60,17 @@ export function tableVariants(): TableVariant[] {
  * datacenter.cfg removed, {@link REFERENCE_SETS}) plus the overrides `sets`; returns its
  * summary, the recorder (motions, samples) and the log.
  */
-export function runScenario(name: string, sets: readonly string[], options: { seed?: number } = {}): { summary: RunSummary; recorder: RunRecorder; log: string } {
+export function runScenario(
+  name: string,
+  sets: readonly string[],
+  options: { seed?: number } = {},
+): { summary: RunSummary; recorder: RunRecorder; log: string } {
   const dir = resolve(REPO_ROOT, 'apps/sim/scenarios', name);
   const input = withCrsOverrides(loadCase(dir, name), [...REFERENCE_SETS, ...sets]);
-  const sim = new Simulation(input, { profile: 'pve-9.2', ...(options.seed === undefined ? {} : { seed: options.seed }) });
+  const sim = new Simulation(input, {
+    profile: 'pve-9.2',
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+  });
   const recorder = new RunRecorder(sim);
   const { log, error } = sim.run();
   if (error !== undefined) throw new Error(`scenario '${name}' aborted: ${error}`);
@@ -71,12 +78,19 @@ export function runScenario(name: string, sets: readonly string[], options: { se
 }
 
 /** The two tables (moves, imbalance) as markdown. */
-export function renderTables(results: ReadonlyMap<string, ReadonlyMap<string, RunSummary>>, columns: readonly TableVariant[]): string {
+export function renderTables(
+  results: ReadonlyMap<string, ReadonlyMap<string, RunSummary>>,
+  columns: readonly TableVariant[],
+): string {
   const header = `| scenario | ${columns.map((c) => c.name).join(' | ')} |\n|---|${columns.map(() => '---').join('|')}|\n`;
   const rows = (cell: (s: RunSummary) => string) =>
-    TABLE_SCENARIOS.map(({ name, label }) => `| ${label} | ${columns.map((c) => cell(results.get(name)!.get(c.name)!)).join(' | ')} |`).join('\n');
-  const moves = (s: RunSummary) => `${s.moves}${s.failedMoves > 0 ? ` (${s.failedMoves} failed)` : ''}${s.pingPongs > 0 ? `, ${s.pingPongs} pp` : ''}`;
-  const imbalance = (s: RunSummary) => (s.imbalanceTimeWeighted === null ? '–' : `${(s.imbalanceTimeWeighted * 100).toFixed(1)}`);
+    TABLE_SCENARIOS.map(
+      ({ name, label }) => `| ${label} | ${columns.map((c) => cell(results.get(name)!.get(c.name)!)).join(' | ')} |`,
+    ).join('\n');
+  const moves = (s: RunSummary) =>
+    `${s.moves}${s.failedMoves > 0 ? ` (${s.failedMoves} failed)` : ''}${s.pingPongs > 0 ? `, ${s.pingPongs} pp` : ''}`;
+  const imbalance = (s: RunSummary) =>
+    s.imbalanceTimeWeighted === null ? '–' : `${(s.imbalanceTimeWeighted * 100).toFixed(1)}`;
   return [
     'Balancer moves (failed ones; pp = ping-pongs, a guest moved back to a node it left within 30 min):',
     '',
@@ -112,7 +126,8 @@ function main(argv: string[]): void {
     else if (a === '--set') extra.push(argv[++i] ?? '');
     else throw new Error(`unknown argument '${a}' (--write, --seed <n>, --set <crs-key>=<value>)`);
   }
-  if (write && (seed !== undefined || extra.length > 0)) throw new Error("'--write' writes the committed configuration only (no --seed or --set)");
+  if (write && (seed !== undefined || extra.length > 0))
+    throw new Error("'--write' writes the committed configuration only (no --seed or --set)");
   const columns = tableVariants();
   const results = new Map<string, Map<string, RunSummary>>();
   for (const { name } of TABLE_SCENARIOS) {

@@ -1,4 +1,11 @@
-import { percentReasonFormat, type GuestConfig, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
+import {
+  percentReasonFormat,
+  type GuestConfig,
+  type BalanceCandidate,
+  type BalanceContext,
+  type Decision,
+  type ScoredMigration,
+} from '@poise/policy';
 import type { Manager } from './manager';
 import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
@@ -28,7 +35,10 @@ function motionInFlight(manager: Manager): boolean {
  */
 function migrationCandidates(manager: Manager): Array<BalancingCandidate & { source: string }> {
   const ss = manager.ss;
-  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({ ...c, source: ss[c.leader]!.node }));
+  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({
+    ...c,
+    source: ss[c.leader]!.node,
+  }));
 }
 
 /**
@@ -38,8 +48,13 @@ function migrationCandidates(manager: Manager): Array<BalancingCandidate & { sou
  * scoring fails: `pve-5.2.0` keeps that). Each remaining candidate carries the memory its move
  * copies (see {@link describeCandidate}).
  */
-export function scorableCandidates(candidates: ReadonlyArray<BalancingCandidate & { source: string }>, usage: CrsUsage): BalanceCandidate[] {
-  return candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))).map((c) => describeCandidate(c, c.source, usage));
+export function scorableCandidates(
+  candidates: ReadonlyArray<BalancingCandidate & { source: string }>,
+  usage: CrsUsage,
+): BalanceCandidate[] {
+  return candidates
+    .filter((c) => c.resources.every((sid) => usage.containsService(sid)))
+    .map((c) => describeCandidate(c, c.source, usage));
 }
 
 /** Formats an imbalance for the log: `%.2f` (pve-5.2.0) or percent with one decimal (pve-9.2). */
@@ -96,7 +111,11 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
   // is no telemetry to host the variant stages on: the reference stages judge the round (the
   // basic usage has no load, imbalance 0), and the variant stages keep their state for later
   const settings = crsUsage ? crs : { ...crs, variant: VARIANT_OFF };
-  const pipeline = host.pipeline(settings, percent, knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce');
+  const pipeline = host.pipeline(
+    settings,
+    percent,
+    knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce',
+  );
   let imbalance: number | undefined;
   /**
    * Scoring as the reference does it: an unknown method scores nothing, silently (the
@@ -134,7 +153,10 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
   const task = sid.startsWith('vm:') ? 'migrate' : 'relocate';
   const before = formatImbalance(decision.imbalanceBefore, profile);
   const after = formatImbalance(decision.imbalanceAfter, profile);
-  env.log('info', `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`);
+  env.log(
+    'info',
+    `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`,
+  );
   host.moved(decision, now);
   if (manager.queueResourceMotion(`${task} ${sid} ${target}`, task, sid, target)) {
     host.issued(decision.resources, source, target, now, manager.ss);
@@ -149,7 +171,8 @@ const UNEXPLAINED_STOPS = new Set(['motion-in-flight']);
 /** Logs the notices and, on change, the decision not to act (see {@link loadBalance}). */
 function explain(manager: Manager, host: BalancerHost, decision: Decision): void {
   const env = manager.env;
-  for (const n of decision.notices) env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);
+  for (const n of decision.notices)
+    env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);
   if (decision.action !== 'none' || decision.quiet || UNEXPLAINED_STOPS.has(decision.code)) return;
   if (decision.key === host.lastLoggedKey) return;
   host.lastLoggedKey = decision.key;

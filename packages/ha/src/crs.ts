@@ -60,7 +60,8 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
   const problems = [...input.problems, ...stable.problems, ...pressure.problems].map((p) => p.message);
-  const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
+  const differs = <T extends object>(value: T, off: T) =>
+    (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
   const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF);
   return { settings: { stable: stable.settings, pressure: pressure.settings, active }, problems };
 }

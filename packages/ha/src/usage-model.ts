@@ -1,4 +1,11 @@
-import type { DynamicNodeStats, DynamicServiceStats, Env, ServiceStatus, Snapshot, StaticServiceStats } from '@poise/env';
+import type {
+  DynamicNodeStats,
+  DynamicServiceStats,
+  Env,
+  ServiceStatus,
+  Snapshot,
+  StaticServiceStats,
+} from '@poise/env';
 import {
   ClusterUsage,
   UsageError,
@@ -118,7 +125,12 @@ export class CrsUsage implements OnlineNodeUsage {
       for (const node of onlineNodes) {
         const s = own(stats, node);
         if (!s) throw new Error(`missing dynamic stats for node '${node}'`);
-        this.usage.addNode(node, { cpu: s.cpu, maxcpu: Math.trunc(s.maxcpu), mem: Math.trunc(s.mem), maxmem: Math.trunc(s.maxmem) });
+        this.usage.addNode(node, {
+          cpu: s.cpu,
+          maxcpu: Math.trunc(s.maxcpu),
+          mem: Math.trunc(s.mem),
+          maxmem: Math.trunc(s.maxmem),
+        });
       }
       this.staticStats = env.getStaticServiceStats();
       this.dynamicStats = env.getDynamicServiceStats();
@@ -184,7 +196,10 @@ export class CrsUsage implements OnlineNodeUsage {
       scores = this.usage.scoreNodesToStart(this.serviceStats(sid));
     } catch (err) {
       if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
-      this.env.log('err', `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`);
+      this.env.log(
+        'err',
+        `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`,
+      );
       // the reference's fallback: the number of services per node (lower is better)
       return this.serviceCounts();
     }
@@ -276,11 +291,17 @@ export class CrsUsage implements OnlineNodeUsage {
         let stats = n.stats;
         if (g) {
           const part = services?.get(n.name) ?? { cpu: 0, mem: 0 };
-          stats = { cpu: Math.max(0, g.cpu - part.cpu), maxcpu: n.stats.maxcpu, mem: Math.max(0, Math.round(g.mem - part.mem)), maxmem: n.stats.maxmem };
+          stats = {
+            cpu: Math.max(0, g.cpu - part.cpu),
+            maxcpu: n.stats.maxcpu,
+            mem: Math.max(0, Math.round(g.mem - part.mem)),
+            maxmem: n.stats.maxmem,
+          };
         }
         usage.addNode(n.name, stats);
       }
-      for (const r of snap.resources) usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
+      for (const r of snap.resources)
+        usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
       built = usage;
       return usage;
     };
@@ -316,7 +337,13 @@ function pressureValue(v: unknown): number | undefined {
 }
 
 /** Builds the usage model for a scheduler mode, falling back to basic as the reference does. */
-export function createUsage(env: Env, mode: string, onlineNodes: string[], profile: string, options: UsageOptions = {}): OnlineNodeUsage {
+export function createUsage(
+  env: Env,
+  mode: string,
+  onlineNodes: string[],
+  profile: string,
+  options: UsageOptions = {},
+): OnlineNodeUsage {
   const metric = profile === 'pve-5.2.0' ? 'raw' : 'normalized';
   if (mode === 'static' || mode === 'dynamic') {
     try {

@@ -58,7 +58,8 @@ export interface HoldState {
  * `threshold` any finite number (a fraction of the imbalance), `holdRounds` an integer ≥ 0.
  */
 export function thresholdHoldGate(options: { threshold: number; holdRounds: number }): Stage<HoldState> {
-  if (!Number.isFinite(options.threshold)) throw new PolicyError('invalid-config', `threshold must be a finite number, got '${options.threshold}'`);
+  if (!Number.isFinite(options.threshold))
+    throw new PolicyError('invalid-config', `threshold must be a finite number, got '${options.threshold}'`);
   if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
     throw new PolicyError('invalid-config', `holdRounds must be a non-negative integer, got '${options.holdRounds}'`);
   }
@@ -67,7 +68,9 @@ export function thresholdHoldGate(options: { threshold: number; holdRounds: numb
     name: 'threshold-hold',
     kind: 'gate',
     initialState: () => ({ sustainedRounds: 0 }),
-    validateState: (value) => ({ sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds') }),
+    validateState: (value) => ({
+      sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds'),
+    }),
     breakStreak: () => ({ sustainedRounds: 0 }),
     run: (ctx, plan, state) => {
       const imbalance = evaluatorOf(ctx, plan).imbalance();
@@ -112,7 +115,8 @@ export function hostCandidates(): Stage<null> {
 
 /** Validates a scoring limit: an integer ≥ 1. */
 function checkLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) throw new PolicyError('invalid-config', `limit must be an integer >= 1, got '${limit}'`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new PolicyError('invalid-config', `limit must be an integer >= 1, got '${limit}'`);
   return limit;
 }
 
@@ -134,7 +138,9 @@ export function usageScorer(options: { method: BalanceMethod; limit?: number }):
     validateState: noState(name),
     run: (ctx, plan, state) => {
       const scored = evaluatorOf(ctx, plan).score(plan.candidates ?? [], options.method, limit);
-      return scored.length === 0 ? { stop: 'no scored migration', code: 'nothing-scored', state } : { plan: { ...plan, scored }, state };
+      return scored.length === 0
+        ? { stop: 'no scored migration', code: 'nothing-scored', state }
+        : { plan: { ...plan, scored }, state };
     },
   };
 }
@@ -148,7 +154,9 @@ export function selectBest(): Stage<null> {
     validateState: noState('select-best'),
     run: (_ctx, plan, state) => {
       const selected = plan.scored?.[0];
-      return selected ? { plan: { ...plan, selected }, state } : { stop: 'nothing to select', code: 'nothing-selected', state };
+      return selected
+        ? { plan: { ...plan, selected }, state }
+        : { stop: 'nothing to select', code: 'nothing-selected', state };
     },
   };
 }
@@ -166,7 +174,8 @@ export function selectedOf(plan: Plan, stage: string) {
  * `invalid-improvement`, never moves. `margin` is any finite number (a fraction).
  */
 export function relativeMarginAccept(options: { margin: number }): Stage<null> {
-  if (!Number.isFinite(options.margin)) throw new PolicyError('invalid-config', `margin must be a finite number, got '${options.margin}'`);
+  if (!Number.isFinite(options.margin))
+    throw new PolicyError('invalid-config', `margin must be a finite number, got '${options.margin}'`);
   return {
     name: 'relative-margin',
     kind: 'accept',
@@ -179,11 +188,19 @@ export function relativeMarginAccept(options: { margin: number }): Stage<null> {
       const format = reasonFormatOf(ctx);
       if (Number.isNaN(relative)) {
         const from = format.value('imbalance', before);
-        return { stop: `relative improvement undefined (imbalance ${from} to ${format.value('imbalance', after)})`, code: 'invalid-improvement', state };
+        return {
+          stop: `relative improvement undefined (imbalance ${from} to ${format.value('imbalance', after)})`,
+          code: 'invalid-improvement',
+          state,
+        };
       }
       if (relative >= options.margin) return { plan: { ...plan, imbalance: before }, state };
       const shown = format.value('relative-improvement', relative, options.margin);
-      return { stop: `relative improvement ${shown} below margin ${format.bound('relative-improvement', options.margin)}`, code: 'below-margin', state };
+      return {
+        stop: `relative improvement ${shown} below margin ${format.bound('relative-improvement', options.margin)}`,
+        code: 'below-margin',
+        state,
+      };
     },
   };
 }

@@ -130,11 +130,15 @@ export function replyError(
   const what = value === undefined ? `is missing (${expected})` : `${expected}, got ${preview(value)}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   const via = where.baseUrl ? ` via ${where.baseUrl}` : '';
-  return new PveApiError('bad-reply', `${where.endpoint}${via}: reply field '${field}'${rowLabel(data, path)} ${what}${more}`, {
-    endpoint: where.endpoint,
-    baseUrl: where.baseUrl,
-    field,
-  });
+  return new PveApiError(
+    'bad-reply',
+    `${where.endpoint}${via}: reply field '${field}'${rowLabel(data, path)} ${what}${more}`,
+    {
+      endpoint: where.endpoint,
+      baseUrl: where.baseUrl,
+      field,
+    },
+  );
 }
 
 /**

@@ -76,9 +76,15 @@ describe('loadCase: defaults of spec §1.2 when optional files are absent', () =
       static_service_stats: { 'vm:101': { maxcpu: 2, maxmem: GIB }, 'vm:999': { maxcpu: 1, maxmem: GIB } },
     });
     const input = loadCase(dir);
-    expect(input.staticServiceStats).toEqual({ 'vm:101': { maxcpu: 2, maxmem: GIB }, 'vm:999': { maxcpu: 1, maxmem: GIB } });
+    expect(input.staticServiceStats).toEqual({
+      'vm:101': { maxcpu: 2, maxmem: GIB },
+      'vm:999': { maxcpu: 1, maxmem: GIB },
+    });
     // one default entry per *static* sid: vm:999 gets one, ct:102 (no static stats) does not
-    expect(input.dynamicServiceStats).toEqual({ 'vm:101': { cpu: 2, mem: 2 * GIB }, 'vm:999': { cpu: 2, mem: 2 * GIB } });
+    expect(input.dynamicServiceStats).toEqual({
+      'vm:101': { cpu: 2, mem: 2 * GIB },
+      'vm:999': { cpu: 2, mem: 2 * GIB },
+    });
 
     const noStatic = loadCase(caseDir({ cmdlist: [], service_config: { 'ct:102': { node: 'node2' } } }));
     expect(noStatic.staticServiceStats).toEqual({ 'ct:102': { maxcpu: 4, maxmem: 4 * GIB } });
@@ -116,10 +122,26 @@ describe('loadCase: defaults of spec §1.2 when optional files are absent', () =
 describe('loadCase: malformed cases fail with the file and position', () => {
   const cases: Array<{ name: string; files: Record<string, unknown>; message: (dir: string) => string }> = [
     { name: 'missing cmdlist', files: {}, message: (d) => `missing '${join(d, 'cmdlist')}'` },
-    { name: 'invalid JSON in cmdlist', files: { cmdlist: '[["power node1 on"' }, message: (d) => `invalid JSON in '${join(d, 'cmdlist')}'` },
-    { name: 'cmdlist not an array', files: { cmdlist: { a: 1 } }, message: (d) => `'${join(d, 'cmdlist')}': expected an array of command lists` },
-    { name: 'a command list not an array', files: { cmdlist: [[], 'power node1 on'] }, message: (d) => `'${join(d, 'cmdlist')}' [1]: expected an array of commands` },
-    { name: 'a command not a string', files: { cmdlist: [['power node1 on', 7]] }, message: (d) => `'${join(d, 'cmdlist')}' [0][1]: expected a command string` },
+    {
+      name: 'invalid JSON in cmdlist',
+      files: { cmdlist: '[["power node1 on"' },
+      message: (d) => `invalid JSON in '${join(d, 'cmdlist')}'`,
+    },
+    {
+      name: 'cmdlist not an array',
+      files: { cmdlist: { a: 1 } },
+      message: (d) => `'${join(d, 'cmdlist')}': expected an array of command lists`,
+    },
+    {
+      name: 'a command list not an array',
+      files: { cmdlist: [[], 'power node1 on'] },
+      message: (d) => `'${join(d, 'cmdlist')}' [1]: expected an array of commands`,
+    },
+    {
+      name: 'a command not a string',
+      files: { cmdlist: [['power node1 on', 7]] },
+      message: (d) => `'${join(d, 'cmdlist')}' [0][1]: expected a command string`,
+    },
     {
       name: 'unknown command',
       files: { cmdlist: [['power node1 on'], ['fly node1']] },
@@ -135,8 +157,16 @@ describe('loadCase: malformed cases fail with the file and position', () => {
       files: { cmdlist: [['network node3 off']], hardware_status: { node1: ON, node2: ON } },
       message: (d) => `'${join(d, 'cmdlist')}' [0][0] 'network node3 off': unknown node 'node3'`,
     },
-    { name: 'invalid JSON in hardware_status', files: { cmdlist: [], hardware_status: '{node1:' }, message: (d) => `invalid JSON in '${join(d, 'hardware_status')}'` },
-    { name: 'hardware_status without nodes', files: { cmdlist: [], hardware_status: {} }, message: (d) => `'${join(d, 'hardware_status')}': no nodes` },
+    {
+      name: 'invalid JSON in hardware_status',
+      files: { cmdlist: [], hardware_status: '{node1:' },
+      message: (d) => `invalid JSON in '${join(d, 'hardware_status')}'`,
+    },
+    {
+      name: 'hardware_status without nodes',
+      files: { cmdlist: [], hardware_status: {} },
+      message: (d) => `'${join(d, 'hardware_status')}': no nodes`,
+    },
     {
       name: 'a bad power state',
       files: { cmdlist: [], hardware_status: { node1: { power: 'maybe', network: 'on' } } },
@@ -152,8 +182,16 @@ describe('loadCase: malformed cases fail with the file and position', () => {
       files: { cmdlist: [], service_config: { 'vm:101': { state: 'started' } } },
       message: (d) => `'${join(d, 'service_config')}' vm:101.node: service without assigned node`,
     },
-    { name: 'invalid JSON in datacenter.cfg', files: { cmdlist: [], 'datacenter.cfg': 'crs: ha=static' }, message: (d) => `invalid JSON in '${join(d, 'datacenter.cfg')}'` },
-    { name: 'manager_status not an object', files: { cmdlist: [], manager_status: [1] }, message: (d) => `'${join(d, 'manager_status')}': expected a JSON object` },
+    {
+      name: 'invalid JSON in datacenter.cfg',
+      files: { cmdlist: [], 'datacenter.cfg': 'crs: ha=static' },
+      message: (d) => `invalid JSON in '${join(d, 'datacenter.cfg')}'`,
+    },
+    {
+      name: 'manager_status not an object',
+      files: { cmdlist: [], manager_status: [1] },
+      message: (d) => `'${join(d, 'manager_status')}': expected a JSON object`,
+    },
     {
       name: 'invalid JSON in a service_status file',
       files: { cmdlist: [], service_status_node2: 'x' },
@@ -178,56 +216,249 @@ describe('loadCase: malformed cases fail with the file and position', () => {
 // field (before, every one of these loaded and was misread or failed later in the run).
 describe('loadCase: values that mean nothing are refused, naming file and field', () => {
   const hw = (node: Record<string, unknown>) => ({ cmdlist: [], hardware_status: { node1: { ...ON, ...node } } });
-  const sc = (entry: Record<string, unknown>) => ({ cmdlist: [], service_config: { 'vm:101': { node: 'node1', ...entry } } });
+  const sc = (entry: Record<string, unknown>) => ({
+    cmdlist: [],
+    service_config: { 'vm:101': { node: 'node1', ...entry } },
+  });
   const dc = (cfg: unknown) => ({ cmdlist: [], 'datacenter.cfg': cfg });
   const ms = (status: unknown) => ({ cmdlist: [], manager_status: status });
   const cases: Array<[string, Record<string, unknown>, string, string]> = [
     // file, then the expected "<field>: <problem>" after the quoted path
-    ['a node name with a space', { cmdlist: [], hardware_status: { 'node 1': ON } }, 'hardware_status', `["node 1"]: invalid node name 'node 1'`],
-    ['a node name with a slash', { cmdlist: [], hardware_status: { 'a/b': ON } }, 'hardware_status', `["a/b"]: invalid node name 'a/b'`],
+    [
+      'a node name with a space',
+      { cmdlist: [], hardware_status: { 'node 1': ON } },
+      'hardware_status',
+      `["node 1"]: invalid node name 'node 1'`,
+    ],
+    [
+      'a node name with a slash',
+      { cmdlist: [], hardware_status: { 'a/b': ON } },
+      'hardware_status',
+      `["a/b"]: invalid node name 'a/b'`,
+    ],
     ['an unknown hardware key', hw({ maxmemory: 1 }), 'hardware_status', 'node1.maxmemory: unknown key'],
-    ['a negative node maxcpu', hw({ maxcpu: -4 }), 'hardware_status', 'node1.maxcpu: expected a number of cores >= 1, got -4'],
-    ['a node maxmem as a string', hw({ maxmem: '64G' }), 'hardware_status', 'node1.maxmem: expected a number of bytes >= 1, got "64G"'],
-    ['a cfs flag that is no flag', hw({ cfs: { rw: 'yes' } }), 'hardware_status', 'node1.cfs.rw: expected a flag (0, 1, true or false), got "yes"'],
-    ['an unknown shutdown target', hw({ shutdown: 'halt' }), 'hardware_status', 'node1.shutdown: expected one of shutdown, reboot, got "halt"'],
-    ['a service on a node that does not exist', sc({ node: 'node9' }), 'service_config', "vm:101.node: node 'node9' does not exist in hardware_status"],
-    ['a failback that is no flag', sc({ failback: 'yes' }), 'service_config', 'vm:101.failback: expected a flag (0, 1, true or false), got "yes"'],
-    ['a failback of 2', sc({ failback: 2 }), 'service_config', 'vm:101.failback: expected a flag (0, 1, true or false), got 2'],
-    ['a negative max_restart', sc({ max_restart: -1 }), 'service_config', 'vm:101.max_restart: expected a whole number >= 0, got -1'],
-    ['an unknown service state', sc({ state: 'running' }), 'service_config', 'vm:101.state: expected one of started, disabled, stopped, ignored, enabled, got "running"'],
+    [
+      'a negative node maxcpu',
+      hw({ maxcpu: -4 }),
+      'hardware_status',
+      'node1.maxcpu: expected a number of cores >= 1, got -4',
+    ],
+    [
+      'a node maxmem as a string',
+      hw({ maxmem: '64G' }),
+      'hardware_status',
+      'node1.maxmem: expected a number of bytes >= 1, got "64G"',
+    ],
+    [
+      'a cfs flag that is no flag',
+      hw({ cfs: { rw: 'yes' } }),
+      'hardware_status',
+      'node1.cfs.rw: expected a flag (0, 1, true or false), got "yes"',
+    ],
+    [
+      'an unknown shutdown target',
+      hw({ shutdown: 'halt' }),
+      'hardware_status',
+      'node1.shutdown: expected one of shutdown, reboot, got "halt"',
+    ],
+    [
+      'a service on a node that does not exist',
+      sc({ node: 'node9' }),
+      'service_config',
+      "vm:101.node: node 'node9' does not exist in hardware_status",
+    ],
+    [
+      'a failback that is no flag',
+      sc({ failback: 'yes' }),
+      'service_config',
+      'vm:101.failback: expected a flag (0, 1, true or false), got "yes"',
+    ],
+    [
+      'a failback of 2',
+      sc({ failback: 2 }),
+      'service_config',
+      'vm:101.failback: expected a flag (0, 1, true or false), got 2',
+    ],
+    [
+      'a negative max_restart',
+      sc({ max_restart: -1 }),
+      'service_config',
+      'vm:101.max_restart: expected a whole number >= 0, got -1',
+    ],
+    [
+      'an unknown service state',
+      sc({ state: 'running' }),
+      'service_config',
+      'vm:101.state: expected one of started, disabled, stopped, ignored, enabled, got "running"',
+    ],
     ['an unknown service key', sc({ nodes: 'node1' }), 'service_config', 'vm:101.nodes: unknown key'],
     ['crs that is not an object', dc({ crs: 'static' }), 'datacenter.cfg', 'crs: expected a JSON object, got "static"'],
     ['ha that is not an object', dc({ ha: [] }), 'datacenter.cfg', 'ha: expected a JSON object, got an array'],
-    ['a rebalance flag that is no flag', dc({ crs: { 'ha-auto-rebalance': 'yes' } }), 'datacenter.cfg', 'crs.ha-auto-rebalance: expected a flag (0, 1, true or false), got "yes"'],
-    ['an unknown balancer method', dc({ crs: { 'ha-auto-rebalance-method': 'random' } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-method: expected one of bruteforce, topsis, got "random"'],
-    ['a negative threshold', dc({ crs: { 'ha-auto-rebalance-threshold': -5 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-threshold: expected a finite number >= 0, got -5'],
-    ['a hold duration that is no whole number', dc({ crs: { 'ha-auto-rebalance-hold-duration': 1.5 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-hold-duration: expected a whole number >= 0, got 1.5'],
-    ['an unknown crs key', dc({ crs: { 'ha-auto-rebalance-treshold': 10 } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-treshold: unknown key'],
+    [
+      'a rebalance flag that is no flag',
+      dc({ crs: { 'ha-auto-rebalance': 'yes' } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance: expected a flag (0, 1, true or false), got "yes"',
+    ],
+    [
+      'an unknown balancer method',
+      dc({ crs: { 'ha-auto-rebalance-method': 'random' } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-method: expected one of bruteforce, topsis, got "random"',
+    ],
+    [
+      'a negative threshold',
+      dc({ crs: { 'ha-auto-rebalance-threshold': -5 } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-threshold: expected a finite number >= 0, got -5',
+    ],
+    [
+      'a hold duration that is no whole number',
+      dc({ crs: { 'ha-auto-rebalance-hold-duration': 1.5 } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-hold-duration: expected a whole number >= 0, got 1.5',
+    ],
+    [
+      'an unknown crs key',
+      dc({ crs: { 'ha-auto-rebalance-treshold': 10 } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-treshold: unknown key',
+    ],
     ['an unknown top-level key', dc({ cluster: {} }), 'datacenter.cfg', 'cluster: unknown key'],
     ['a crs.ha that is not a string', dc({ crs: { ha: 1 } }), 'datacenter.cfg', 'crs.ha: expected a string, got 1'],
-    ['an unknown service state in the manager status', ms({ service_status: { 'vm:101': { state: 'running', node: 'node1' } } }), 'manager_status', 'service_status.vm:101.state: expected one of'],
-    ['a negative timeout in the manager status', ms({ service_status: { 'vm:101': { state: 'request_stop', node: 'node1', timeout: -5 } } }), 'manager_status', 'service_status.vm:101.timeout: expected a whole number >= 0, got -5'],
-    ['failed nodes that are no list', ms({ service_status: { 'vm:101': { state: 'started', node: 'node1', failed_nodes: 'node2' } } }), 'manager_status', 'service_status.vm:101.failed_nodes: expected an array of node names, got "node2"'],
-    ['an unknown disarm mode', ms({ disarm: { mode: 'pause', state: 'disarmed' } }), 'manager_status', 'disarm.mode: expected one of freeze, ignore, got "pause"'],
-    ['an unknown node state', ms({ node_status: { node1: 'up' } }), 'manager_status', 'node_status.node1: expected one of online, maintenance, unknown, fence, gone, got "up"'],
-    ['a stats entry that is no object', { cmdlist: [], static_service_stats: { 'vm:101': 4 } }, 'static_service_stats', 'vm:101: expected a JSON object, got 4'],
-    ['a stat given as a string', { cmdlist: [], static_service_stats: { 'vm:101': { maxcpu: '4', maxmem: 1 } } }, 'static_service_stats', 'vm:101.maxcpu: expected a number, got "4"'],
-    ['an unknown stat key', { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, memory: 1 } } }, 'dynamic_service_stats', 'vm:101.memory: unknown key'],
-    ['a stats key that is no service id', { cmdlist: [], static_service_stats: { __proto__x: { maxcpu: 1, maxmem: 1 } } }, 'static_service_stats', "__proto__x: invalid service id '__proto__x'"],
-    ['a running flag that is no flag', { cmdlist: [], service_status_node1: { 'vm:101': 'yes' } }, 'service_status_node1', 'vm:101: expected a flag (0, 1, true or false), got "yes"'],
+    [
+      'an unknown service state in the manager status',
+      ms({ service_status: { 'vm:101': { state: 'running', node: 'node1' } } }),
+      'manager_status',
+      'service_status.vm:101.state: expected one of',
+    ],
+    [
+      'a negative timeout in the manager status',
+      ms({ service_status: { 'vm:101': { state: 'request_stop', node: 'node1', timeout: -5 } } }),
+      'manager_status',
+      'service_status.vm:101.timeout: expected a whole number >= 0, got -5',
+    ],
+    [
+      'failed nodes that are no list',
+      ms({ service_status: { 'vm:101': { state: 'started', node: 'node1', failed_nodes: 'node2' } } }),
+      'manager_status',
+      'service_status.vm:101.failed_nodes: expected an array of node names, got "node2"',
+    ],
+    [
+      'an unknown disarm mode',
+      ms({ disarm: { mode: 'pause', state: 'disarmed' } }),
+      'manager_status',
+      'disarm.mode: expected one of freeze, ignore, got "pause"',
+    ],
+    [
+      'an unknown node state',
+      ms({ node_status: { node1: 'up' } }),
+      'manager_status',
+      'node_status.node1: expected one of online, maintenance, unknown, fence, gone, got "up"',
+    ],
+    [
+      'a stats entry that is no object',
+      { cmdlist: [], static_service_stats: { 'vm:101': 4 } },
+      'static_service_stats',
+      'vm:101: expected a JSON object, got 4',
+    ],
+    [
+      'a stat given as a string',
+      { cmdlist: [], static_service_stats: { 'vm:101': { maxcpu: '4', maxmem: 1 } } },
+      'static_service_stats',
+      'vm:101.maxcpu: expected a number, got "4"',
+    ],
+    [
+      'an unknown stat key',
+      { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, memory: 1 } } },
+      'dynamic_service_stats',
+      'vm:101.memory: unknown key',
+    ],
+    [
+      'a stats key that is no service id',
+      { cmdlist: [], static_service_stats: { __proto__x: { maxcpu: 1, maxmem: 1 } } },
+      'static_service_stats',
+      "__proto__x: invalid service id '__proto__x'",
+    ],
+    [
+      'a running flag that is no flag',
+      { cmdlist: [], service_status_node1: { 'vm:101': 'yes' } },
+      'service_status_node1',
+      'vm:101: expected a flag (0, 1, true or false), got "yes"',
+    ],
     // additions: the balancer's variant keys (scalars; the HA core judges their values), memhost, guest_config, sim_options
-    ['a variant crs key that is an object', dc({ crs: { 'ha-auto-rebalance-backoff': { base: 60 } } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-backoff: expected a number, string or flag (the HA core judges the value), got an object'],
-    ['a preset that is a list', dc({ crs: { 'ha-auto-rebalance-preset': ['recommended'] } }), 'datacenter.cfg', 'crs.ha-auto-rebalance-preset: expected a number, string or flag (the HA core judges the value), got an array'],
-    ['a memhost given as a string', { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1, memhost: '2G' } } }, 'dynamic_service_stats', 'vm:101.memhost: expected a number, got "2G"'],
-    ['a guest config of no service id', { cmdlist: [], guest_config: { 'qemu/101': { ide2: 'none' } } }, 'guest_config', "[\"qemu/101\"]: invalid service id 'qemu/101'"],
-    ['a guest config that is no object', { cmdlist: [], guest_config: { 'vm:101': 'ide2: none' } }, 'guest_config', 'vm:101: expected a JSON object, got "ide2: none"'],
-    ['a guest config value that is an object', { cmdlist: [], guest_config: { 'vm:101': { ide2: { file: 'x' } } } }, 'guest_config', 'vm:101.ide2: expected a string, number or boolean, got an object'],
-    ['a guest config key in upper case', { cmdlist: [], guest_config: { 'vm:101': { IDE2: 'none' } } }, 'guest_config', "vm:101.IDE2: invalid config key 'IDE2'"],
-    ['an unknown sim option', { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } }, 'sim_options', 'maxtime: unknown key (expected one of seed, max-time)'],
-    ['a negative seed', { cmdlist: [], sim_options: { seed: -1 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got -1'],
-    ['a fractional seed', { cmdlist: [], sim_options: { seed: 1.5 } }, 'sim_options', 'seed: expected an integer from 0 to 4294967295, got 1.5'],
-    ['a max-time of 0', { cmdlist: [], sim_options: { 'max-time': 0 } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got 0'],
-    ['a max-time as a string', { cmdlist: [], sim_options: { 'max-time': '36000' } }, 'sim_options', 'max-time: expected a whole number of seconds >= 1, got "36000"'],
+    [
+      'a variant crs key that is an object',
+      dc({ crs: { 'ha-auto-rebalance-backoff': { base: 60 } } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-backoff: expected a number, string or flag (the HA core judges the value), got an object',
+    ],
+    [
+      'a preset that is a list',
+      dc({ crs: { 'ha-auto-rebalance-preset': ['recommended'] } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-preset: expected a number, string or flag (the HA core judges the value), got an array',
+    ],
+    [
+      'a memhost given as a string',
+      { cmdlist: [], dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1, memhost: '2G' } } },
+      'dynamic_service_stats',
+      'vm:101.memhost: expected a number, got "2G"',
+    ],
+    [
+      'a guest config of no service id',
+      { cmdlist: [], guest_config: { 'qemu/101': { ide2: 'none' } } },
+      'guest_config',
+      '["qemu/101"]: invalid service id \'qemu/101\'',
+    ],
+    [
+      'a guest config that is no object',
+      { cmdlist: [], guest_config: { 'vm:101': 'ide2: none' } },
+      'guest_config',
+      'vm:101: expected a JSON object, got "ide2: none"',
+    ],
+    [
+      'a guest config value that is an object',
+      { cmdlist: [], guest_config: { 'vm:101': { ide2: { file: 'x' } } } },
+      'guest_config',
+      'vm:101.ide2: expected a string, number or boolean, got an object',
+    ],
+    [
+      'a guest config key in upper case',
+      { cmdlist: [], guest_config: { 'vm:101': { IDE2: 'none' } } },
+      'guest_config',
+      "vm:101.IDE2: invalid config key 'IDE2'",
+    ],
+    [
+      'an unknown sim option',
+      { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } },
+      'sim_options',
+      'maxtime: unknown key (expected one of seed, max-time)',
+    ],
+    [
+      'a negative seed',
+      { cmdlist: [], sim_options: { seed: -1 } },
+      'sim_options',
+      'seed: expected an integer from 0 to 4294967295, got -1',
+    ],
+    [
+      'a fractional seed',
+      { cmdlist: [], sim_options: { seed: 1.5 } },
+      'sim_options',
+      'seed: expected an integer from 0 to 4294967295, got 1.5',
+    ],
+    [
+      'a max-time of 0',
+      { cmdlist: [], sim_options: { 'max-time': 0 } },
+      'sim_options',
+      'max-time: expected a whole number of seconds >= 1, got 0',
+    ],
+    [
+      'a max-time as a string',
+      { cmdlist: [], sim_options: { 'max-time': '36000' } },
+      'sim_options',
+      'max-time: expected a whole number of seconds >= 1, got "36000"',
+    ],
   ];
   it.each(cases)('%s', (_name, files, file, problem) => {
     const dir = caseDir(files);
@@ -239,7 +470,14 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
   it('loads the additions: variant crs keys as given (judged at run time), memhost, guest_config, sim_options', () => {
     const dir = caseDir({
       cmdlist: [],
-      'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-memhost': 1 } },
+      'datacenter.cfg': {
+        crs: {
+          ha: 'dynamic',
+          'ha-auto-rebalance-backoff': 'abc',
+          'ha-auto-rebalance-preset': 'recommended',
+          'ha-auto-rebalance-memhost': 1,
+        },
+      },
       dynamic_service_stats: { 'vm:101': { cpu: 1, mem: GIB, memhost: 2 * GIB } },
       guest_config: { 'vm:101': { ide2: 'local:iso/d.iso,media=cdrom', hostpci0: '01:00.0', cores: 4, onboot: true } },
       sim_options: { seed: 7, 'max-time': 36000 },
@@ -247,7 +485,9 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     const input = loadCase(dir);
     expect(input.datacenterCfg.crs['ha-auto-rebalance-backoff']).toBe('abc');
     expect(input.dynamicServiceStats['vm:101']).toEqual({ cpu: 1, mem: GIB, memhost: 2 * GIB });
-    expect(input.guestConfig).toEqual({ 'vm:101': { ide2: 'local:iso/d.iso,media=cdrom', hostpci0: '01:00.0', cores: 4, onboot: true } });
+    expect(input.guestConfig).toEqual({
+      'vm:101': { ide2: 'local:iso/d.iso,media=cdrom', hostpci0: '01:00.0', cores: 4, onboot: true },
+    });
     expect(input.simOptions).toEqual({ seed: 7, maxTime: 36000 });
     // both absent: no fields at all
     const plain = loadCase(caseDir({ cmdlist: [] }));
@@ -256,13 +496,20 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
   });
 
   it('a duplicate key is refused with its position (JSON.parse would keep the last)', () => {
-    const dir = caseDir({ cmdlist: [], hardware_status: '{"node1": {"power": "on", "network": "on"},\n "node1": {"power": "off", "network": "off"}}' });
-    expect(loadError(dir).message).toBe(`invalid JSON in '${join(dir, 'hardware_status')}' (line 2, column 2): duplicate key 'node1'`);
+    const dir = caseDir({
+      cmdlist: [],
+      hardware_status: '{"node1": {"power": "on", "network": "on"},\n "node1": {"power": "off", "network": "off"}}',
+    });
+    expect(loadError(dir).message).toBe(
+      `invalid JSON in '${join(dir, 'hardware_status')}' (line 2, column 2): duplicate key 'node1'`,
+    );
   });
 
   it('a UTF-8 byte order mark is refused', () => {
     const dir = caseDir({ cmdlist: '\ufeff[]' });
-    expect(loadError(dir).message).toBe(`'${join(dir, 'cmdlist')}' starts with a UTF-8 byte order mark; save it without one`);
+    expect(loadError(dir).message).toBe(
+      `'${join(dir, 'cmdlist')}' starts with a UTF-8 byte order mark; save it without one`,
+    );
   });
 
   it('a file that is not UTF-8 is refused', () => {
@@ -302,7 +549,8 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       cmdlist: [['power __proto__ off']],
       hardware_status: JSON.stringify(hardware),
       service_config: '{"vm:101": {"node": "__proto__"}, "vm:102": {"node": "toString"}}',
-      manager_status: '{"node_status": {"constructor": "online"}, "service_status": {"__proto__": {"state": "started", "node": "toString"}}}',
+      manager_status:
+        '{"node_status": {"constructor": "online"}, "service_status": {"__proto__": {"state": "started", "node": "toString"}}}',
     });
     const input = loadCase(dir);
     expect(Object.keys(input.hardwareStatus)).toEqual(names);

@@ -101,7 +101,11 @@ const REFERENCE_CRS_KEYS = [
  * Their values are judged by the HA core at run time (a bad one is logged naming the key and
  * that stage is off), so the loader only checks that each is a JSON scalar.
  */
-export const VARIANT_CRS_KEYS: readonly string[] = [PRESET_KEY, ...STABLE_KEYS.map((k) => k.key), ...PRESSURE_KEYS.map((k) => k.key)];
+export const VARIANT_CRS_KEYS: readonly string[] = [
+  PRESET_KEY,
+  ...STABLE_KEYS.map((k) => k.key),
+  ...PRESSURE_KEYS.map((k) => k.key),
+];
 /** Every `crs` key a case may set. */
 export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
 /** Keys of `sim_options`. */
@@ -110,8 +114,17 @@ const SIM_OPTION_KEYS = ['seed', 'max-time'];
 export const MAX_SEED = 2 ** 32 - 1;
 const BALANCER_METHODS = ['bruteforce', 'topsis'];
 const SERVICE_STATES = [
-  'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
-  'recovery', 'migrate', 'relocate', 'freeze', 'error',
+  'stopped',
+  'request_stop',
+  'request_start',
+  'request_start_balance',
+  'started',
+  'fence',
+  'recovery',
+  'migrate',
+  'relocate',
+  'freeze',
+  'error',
 ];
 const NODE_STATES = ['online', 'maintenance', 'unknown', 'fence', 'gone'];
 
@@ -135,7 +148,8 @@ class FileCheck {
   }
 
   object(v: JsonValue | undefined, field: readonly string[]): JsonObject {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) this.fail(field, `expected a JSON object, got ${describe(v)}`);
+    if (typeof v !== 'object' || v === null || Array.isArray(v))
+      this.fail(field, `expected a JSON object, got ${describe(v)}`);
     return v;
   }
 
@@ -146,12 +160,14 @@ class FileCheck {
   }
 
   string(v: JsonValue | undefined, field: readonly string[], nonEmpty = true): string {
-    if (typeof v !== 'string' || (nonEmpty && v === '')) this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
+    if (typeof v !== 'string' || (nonEmpty && v === ''))
+      this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
     return v;
   }
 
   oneOf(v: JsonValue | undefined, values: readonly string[], field: readonly string[]): string {
-    if (typeof v !== 'string' || !values.includes(v)) this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
+    if (typeof v !== 'string' || !values.includes(v))
+      this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
     return v;
   }
 
@@ -170,7 +186,12 @@ class FileCheck {
 
   /** A finite number >= `min` (> `min` when `exclusive`), as a JSON number or a numeric string. */
   number(v: JsonValue | undefined, field: readonly string[], min = 0, exclusive = false): void {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Number(v) : NaN;
+    const n =
+      typeof v === 'number'
+        ? v
+        : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v)
+          ? Number(v)
+          : NaN;
     if (Number.isFinite(n) && (exclusive ? n > min : n >= min)) return;
     this.fail(field, `expected a finite number ${exclusive ? '>' : '>='} ${min}, got ${describe(v)}`);
   }
@@ -204,7 +225,11 @@ function readJson(dir: string, file: string, options: LoadOptions): { value: Jso
     return { value: parseStrictJson(text), check };
   } catch (err) {
     if (err instanceof JsonSyntaxError) {
-      throw new SimError('bad-case', `invalid JSON in '${path}' (line ${err.line}, column ${err.column}): ${err.reason}`, { cause: err });
+      throw new SimError(
+        'bad-case',
+        `invalid JSON in '${path}' (line ${err.line}, column ${err.column}): ${err.reason}`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -233,10 +258,16 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
   const managerStatus = loadManagerStatus(dir, options);
   const datacenterCfg = loadDatacenterCfg(dir, options);
 
-  const staticServiceStats = loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options) as CaseInput['staticServiceStats'] | undefined
-    ?? defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
-  const dynamicServiceStats = loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options) as CaseInput['dynamicServiceStats'] | undefined
-    ?? defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
+  const staticServiceStats =
+    (loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options) as
+      | CaseInput['staticServiceStats']
+      | undefined) ??
+    defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
+  const dynamicServiceStats =
+    (loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options) as
+      | CaseInput['dynamicServiceStats']
+      | undefined) ??
+    defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
 
   const serviceStatus = nullObject<Record<string, number>>();
   for (const node of nodes) {
@@ -289,11 +320,13 @@ function loadGuestConfig(dir: string, options: LoadOptions): CaseInput['guestCon
     const config = nullObject<string | number | boolean>();
     for (const key of Object.keys(entry)) {
       const v = entry[key];
-      if (!/^[a-z][a-z0-9_-]*$/.test(key)) check.fail([sid, key], `invalid config key '${key}' (lower-case letters, digits, '-' and '_')`);
+      if (!/^[a-z][a-z0-9_-]*$/.test(key))
+        check.fail([sid, key], `invalid config key '${key}' (lower-case letters, digits, '-' and '_')`);
       if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
         check.fail([sid, key], `expected a string, number or boolean, got ${describe(v)}`);
       }
-      if (typeof v === 'number' && !Number.isFinite(v)) check.fail([sid, key], `expected a finite number, got ${describe(v)}`);
+      if (typeof v === 'number' && !Number.isFinite(v))
+        check.fail([sid, key], `expected a finite number, got ${describe(v)}`);
       config[key] = v;
     }
     out[sid] = config;
@@ -317,7 +350,8 @@ function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefin
   }
   if (o['max-time'] !== undefined) {
     const t = o['max-time'];
-    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) check.fail(['max-time'], `expected a whole number of seconds >= 1, got ${describe(t)}`);
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1)
+      check.fail(['max-time'], `expected a whole number of seconds >= 1, got ${describe(t)}`);
     out.maxTime = t;
   }
   return out;
@@ -330,9 +364,11 @@ function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<strin
   if (!Array.isArray(value)) check.fail([], `expected an array of command lists, got ${describe(value)}`);
   const at = (...index: number[]) => `'${check.path}' ${index.map((i) => `[${i}]`).join('')}`;
   return value.map((list, i) => {
-    if (!Array.isArray(list)) throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
+    if (!Array.isArray(list))
+      throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
     return list.map((cmd, j) => {
-      if (typeof cmd !== 'string') throw new SimError('bad-case', `${at(i, j)}: expected a command string, got ${describe(cmd)}`);
+      if (typeof cmd !== 'string')
+        throw new SimError('bad-case', `${at(i, j)}: expected a command string, got ${describe(cmd)}`);
       // the runner uses the same parser, so a command that passes here never fails to parse
       const parsed = parseCommand(cmd, nodes);
       if (!parsed.ok) throw new SimError('bad-case', `${at(i, j)} '${cmd}': ${parsed.problem}`);
@@ -373,14 +409,19 @@ function loadHardware(dir: string, options: LoadOptions): Record<string, Hardwar
       check.keys(cfs, ['rw', 'update'], [node, 'cfs']);
       for (const k of Object.keys(cfs)) check.flag(cfs[k], [node, 'cfs', k]);
     }
-    if (d.shutdown !== undefined && d.shutdown !== null) check.oneOf(d.shutdown, ['shutdown', 'reboot'], [node, 'shutdown']);
+    if (d.shutdown !== undefined && d.shutdown !== null)
+      check.oneOf(d.shutdown, ['shutdown', 'reboot'], [node, 'shutdown']);
     hardwareStatus[node] = d as unknown as HardwareNode;
   }
   if (Object.keys(hardwareStatus).length === 0) check.fail([], 'no nodes');
   return hardwareStatus;
 }
 
-function loadServiceConfig(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): Record<string, Record<string, unknown>> {
+function loadServiceConfig(
+  dir: string,
+  options: LoadOptions,
+  nodes: ReadonlySet<string>,
+): Record<string, Record<string, unknown>> {
   const serviceConfig = nullObject<Record<string, unknown>>();
   const file = readJson(dir, 'service_config', options);
   if (!file) {
@@ -442,13 +483,15 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
       if (sd.running !== undefined) check.flag(sd.running, [...f, 'running']);
       if (sd.timeout !== undefined) check.count(sd.timeout, [...f, 'timeout']);
       if (sd.failed_nodes !== undefined) {
-        if (!Array.isArray(sd.failed_nodes)) check.fail([...f, 'failed_nodes'], `expected an array of node names, got ${describe(sd.failed_nodes)}`);
+        if (!Array.isArray(sd.failed_nodes))
+          check.fail([...f, 'failed_nodes'], `expected an array of node names, got ${describe(sd.failed_nodes)}`);
         sd.failed_nodes.forEach((n, i) => check.string(n, [...f, 'failed_nodes', `${i}`]));
       }
       if (sd.cmd !== undefined) {
         if (!Array.isArray(sd.cmd)) check.fail([...f, 'cmd'], `expected an array, got ${describe(sd.cmd)}`);
         sd.cmd.forEach((c, i) => {
-          if (typeof c !== 'string' && typeof c !== 'number') check.fail([...f, 'cmd', `${i}`], `expected a string or number, got ${describe(c)}`);
+          if (typeof c !== 'string' && typeof c !== 'number')
+            check.fail([...f, 'cmd', `${i}`], `expected a string or number, got ${describe(c)}`);
         });
       }
     }
@@ -495,8 +538,10 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   for (const key of ['ha-auto-rebalance-threshold', 'ha-auto-rebalance-margin']) {
     if (crs[key] !== undefined) check.number(crs[key], ['crs', key]);
   }
-  if (crs['ha-auto-rebalance-hold-duration'] !== undefined) check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
-  if (crs['ha-auto-rebalance-method'] !== undefined) check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
+  if (crs['ha-auto-rebalance-hold-duration'] !== undefined)
+    check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
+  if (crs['ha-auto-rebalance-method'] !== undefined)
+    check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
   for (const key of VARIANT_CRS_KEYS) {
     const v = crs[key];
     if (v !== undefined && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
@@ -515,7 +560,12 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
  * (negative, too large for a double, missing) load as given and are reported by the HA core
  * at run time, which leaves such a service out of the usage, as the reference does.
  */
-function loadStats(dir: string, file: string, keys: readonly string[], options: LoadOptions): Record<string, Record<string, number>> | undefined {
+function loadStats(
+  dir: string,
+  file: string,
+  keys: readonly string[],
+  options: LoadOptions,
+): Record<string, Record<string, number>> | undefined {
   const f = readJson(dir, file, options);
   if (!f) return undefined;
   const check: FileCheck = f.check;

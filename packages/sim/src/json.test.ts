@@ -23,7 +23,10 @@ describe('parseStrictJson', () => {
   });
 
   test('objects have no prototype: __proto__, toString and constructor are plain keys', () => {
-    const v = parseStrictJson('{"__proto__": {"power": "on"}, "toString": 1, "constructor": [2]}') as Record<string, unknown>;
+    const v = parseStrictJson('{"__proto__": {"power": "on"}, "toString": 1, "constructor": [2]}') as Record<
+      string,
+      unknown
+    >;
     expect(Object.getPrototypeOf(v)).toBeNull();
     expect(Object.keys(v)).toEqual(['__proto__', 'toString', 'constructor']);
     expect(v.__proto__).toEqual({ power: 'on' });

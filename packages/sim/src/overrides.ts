@@ -1,4 +1,11 @@
-import { readChoiceKey, readCrs, readFlagKey, readNumberKey, type CrsKeySpec, type SettingProblem } from '@poise/policy';
+import {
+  readChoiceKey,
+  readCrs,
+  readFlagKey,
+  readNumberKey,
+  type CrsKeySpec,
+  type SettingProblem,
+} from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import type { DatacenterSettings } from '@poise/env';
@@ -17,7 +24,9 @@ function referenceProblem(key: string, value: number | string | boolean): string
       return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
     case 'ha-rebalance-on-start':
     case 'ha-auto-rebalance':
-      return value === 0 || value === 1 || value === true || value === false ? undefined : 'a flag (0, 1, true or false)';
+      return value === 0 || value === 1 || value === true || value === false
+        ? undefined
+        : 'a flag (0, 1, true or false)';
     case 'ha-auto-rebalance-threshold':
     case 'ha-auto-rebalance-margin':
       return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? undefined : 'a finite number >= 0';
@@ -55,10 +64,19 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
   if (eq <= 0) throw new SimError('bad-override', `'--set ${text}': expected <crs-key>=<value>`);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
-  if (!CRS_KEYS.includes(key)) throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
+  if (!CRS_KEYS.includes(key))
+    throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
   if (raw === '') return { key, value: undefined };
-  const value = raw === 'true' || raw === 'false' ? raw === 'true' : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw) ? Number(raw) : raw;
-  const problem = VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset' ? variantProblem(key, value) : referenceProblem(key, value);
+  const value =
+    raw === 'true' || raw === 'false'
+      ? raw === 'true'
+      : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw)
+        ? Number(raw)
+        : raw;
+  const problem =
+    VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset'
+      ? variantProblem(key, value)
+      : referenceProblem(key, value);
   if (problem !== undefined) {
     const expected = problem.startsWith('a ') || !problem.includes("'") ? `expected ${problem}` : problem;
     throw new SimError('bad-override', `'--set ${text}': ${expected}`);

@@ -34,7 +34,8 @@ cluster.readSnapshot = async () => {
 process.exitCode = await main(args, processIo, {
   lockFs: localLockFs,
   createHost: (config) => {
-    const secrets = config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).secrets() : [];
+    const secrets =
+      config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).secrets() : [];
     const host = fakeHost(cluster, { afterStep: persist, secrets });
     const step = host.clock.sleep;
     return {

@@ -25,17 +25,35 @@ describe('config defaults', () => {
     const c = parseConfig(PVE_MIN, undefined);
     expect(c.mode).toBe('observe');
     expect(c.intervalSeconds).toBe(10);
-    expect(c.policy.reference).toEqual({ thresholdPercent: 30, method: 'bruteforce', holdRounds: 3, marginPercent: 10 });
-    expect(c.limits).toEqual({ maxMotionsInFlight: 1, maxMotionsPerHour: 10, motionTimeoutSeconds: 3600, pickupTimeoutSeconds: 120 });
+    expect(c.policy.reference).toEqual({
+      thresholdPercent: 30,
+      method: 'bruteforce',
+      holdRounds: 3,
+      marginPercent: 10,
+    });
+    expect(c.limits).toEqual({
+      maxMotionsInFlight: 1,
+      maxMotionsPerHour: 10,
+      motionTimeoutSeconds: 3600,
+      pickupTimeoutSeconds: 120,
+    });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9879 });
     expect(c.statePath).toBe(DEFAULT_STATE_FILE);
     expect(c.lock).toEqual({ enabled: true, dir: '/etc/pve/priv/lock', name: 'poise-manager' });
     expect(c.guests.nonHa).toBe(false);
-    expect(c.pve.tls).toEqual({ caFile: undefined, fingerprint: undefined, insecureSkipVerify: false, allowPlainHttp: false });
+    expect(c.pve.tls).toEqual({
+      caFile: undefined,
+      fingerprint: undefined,
+      insecureSkipVerify: false,
+      allowPlainHttp: false,
+    });
   });
 
   it('keeps any ha-auto-rebalance-* key as given, for the policy stages to check', () => {
-    const c = parseConfig({ ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-preset': 'recommended' } }, undefined);
+    const c = parseConfig(
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-preset': 'recommended' } },
+      undefined,
+    );
     expect(c.policy.keys.get('ha-auto-rebalance-backoff')).toBe(300);
     expect(c.policy.keys.get('ha-auto-rebalance-preset')).toBe('recommended');
     expect(c.policy.keys.get('ha-auto-rebalance-threshold')).toBe(30);
@@ -67,26 +85,71 @@ describe('config defaults', () => {
 describe('config errors name the field by dot path and show the bad value', () => {
   it.each([
     // [document, expected line]
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-threshold': 'abc' } }, 'test.yaml: policy.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"'],
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-threshold': 130 } }, 'test.yaml: policy.ha-auto-rebalance-threshold: expected a number from 0 to 100, got 130'],
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-hold-duration': 1.5 } }, 'test.yaml: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got 1.5'],
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-margin': -1 } }, 'test.yaml: policy.ha-auto-rebalance-margin: expected a number from 0 to 100, got -1'],
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-method': 'best' } }, "test.yaml: policy.ha-auto-rebalance-method: expected one of 'bruteforce', 'topsis', got \"best\""],
-    [{ ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': { a: 1 } } }, 'test.yaml: policy.ha-auto-rebalance-backoff: expected a string, number or boolean, got a mapping'],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-threshold': 'abc' } },
+      'test.yaml: policy.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"',
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-threshold': 130 } },
+      'test.yaml: policy.ha-auto-rebalance-threshold: expected a number from 0 to 100, got 130',
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-hold-duration': 1.5 } },
+      'test.yaml: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got 1.5',
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-margin': -1 } },
+      'test.yaml: policy.ha-auto-rebalance-margin: expected a number from 0 to 100, got -1',
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-method': 'best' } },
+      "test.yaml: policy.ha-auto-rebalance-method: expected one of 'bruteforce', 'topsis', got \"best\"",
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': { a: 1 } } },
+      'test.yaml: policy.ha-auto-rebalance-backoff: expected a string, number or boolean, got a mapping',
+    ],
     [{ ...PVE_MIN, mode: 'dry-run' }, "test.yaml: mode: expected one of 'observe', 'act', got \"dry-run\""],
     [{ ...PVE_MIN, interval: 0 }, 'test.yaml: interval: expected a number of seconds from 1 to 3600, got 0'],
     [{ ...PVE_MIN, interval: '10s' }, 'test.yaml: interval: expected a number of seconds from 1 to 3600, got "10s"'],
-    [{ ...PVE_MIN, limits: { 'max-motions-in-flight': 2 } }, 'test.yaml: limits.max-motions-in-flight: expected 1 (one motion at a time is all that is supported), got 2'],
-    [{ ...PVE_MIN, limits: { 'max-motions-per-hour': 0 } }, 'test.yaml: limits.max-motions-per-hour: expected an integer ≥ 1, got 0'],
-    [{ ...PVE_MIN, metrics: { listen: 'localhost' } }, 'test.yaml: metrics.listen: expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879, got "localhost"'],
-    [{ ...PVE_MIN, metrics: { listen: '127.0.0.1:70000' } }, 'test.yaml: metrics.listen: expected a port from 0 to 65535, got 70000'],
-    [{ ...PVE_MIN, pve: { ...PVE_MIN.pve, urls: ['node1:8006'] } }, 'test.yaml: pve.urls[0]: expected an https:// URL like https://node1:8006, got "node1:8006"'],
-    [{ ...PVE_MIN, pve: { ...PVE_MIN.pve, tls: { fingerprint: 'abc' } } }, 'test.yaml: pve.tls.fingerprint: expected a SHA-256 fingerprint (64 hex digits, colons allowed), got "abc"'],
-    [{ ...PVE_MIN, lock: { name: '../x' } }, 'test.yaml: lock.name: expected a lock name of letters, digits, _ . - (no slash), got "../x"'],
-    [{ ...PVE_MIN, log: { level: 'trace' } }, "test.yaml: log.level: expected one of 'debug', 'info', 'warn', 'error', got \"trace\""],
+    [
+      { ...PVE_MIN, limits: { 'max-motions-in-flight': 2 } },
+      'test.yaml: limits.max-motions-in-flight: expected 1 (one motion at a time is all that is supported), got 2',
+    ],
+    [
+      { ...PVE_MIN, limits: { 'max-motions-per-hour': 0 } },
+      'test.yaml: limits.max-motions-per-hour: expected an integer ≥ 1, got 0',
+    ],
+    [
+      { ...PVE_MIN, metrics: { listen: 'localhost' } },
+      'test.yaml: metrics.listen: expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879, got "localhost"',
+    ],
+    [
+      { ...PVE_MIN, metrics: { listen: '127.0.0.1:70000' } },
+      'test.yaml: metrics.listen: expected a port from 0 to 65535, got 70000',
+    ],
+    [
+      { ...PVE_MIN, pve: { ...PVE_MIN.pve, urls: ['node1:8006'] } },
+      'test.yaml: pve.urls[0]: expected an https:// URL like https://node1:8006, got "node1:8006"',
+    ],
+    [
+      { ...PVE_MIN, pve: { ...PVE_MIN.pve, tls: { fingerprint: 'abc' } } },
+      'test.yaml: pve.tls.fingerprint: expected a SHA-256 fingerprint (64 hex digits, colons allowed), got "abc"',
+    ],
+    [
+      { ...PVE_MIN, lock: { name: '../x' } },
+      'test.yaml: lock.name: expected a lock name of letters, digits, _ . - (no slash), got "../x"',
+    ],
+    [
+      { ...PVE_MIN, log: { level: 'trace' } },
+      "test.yaml: log.level: expected one of 'debug', 'info', 'warn', 'error', got \"trace\"",
+    ],
     [{ ...PVE_MIN, guests: { 'non-ha': 'yes' } }, 'test.yaml: guests.non-ha: expected true or false, got "yes"'],
     [{ ...PVE_MIN, intervall: 5 }, 'test.yaml: intervall: unknown key'],
-    [{ ...PVE_MIN, policy: { threshold: 30 } }, "test.yaml: policy.threshold: unknown policy key (expected a datacenter.cfg crs key 'ha-auto-rebalance-*')"],
+    [
+      { ...PVE_MIN, policy: { threshold: 30 } },
+      "test.yaml: policy.threshold: unknown policy key (expected a datacenter.cfg crs key 'ha-auto-rebalance-*')",
+    ],
     [
       { ...PVE_MIN, policy: { 'ha-auto-rebalance': 1 } },
       "test.yaml: policy.ha-auto-rebalance: unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)",
@@ -106,7 +169,9 @@ describe('config errors name the field by dot path and show the bad value', () =
 
 describe('keys that are names of Object.prototype', () => {
   it('are refused like any unknown key, wherever they appear', () => {
-    const doc = JSON.parse('{"env":"sim","sim":{"case-dir":"/tmp"},"__proto__":{"mode":"act"},"constructor":1,"policy":{"__proto__":{"x":1},"toString":2}}');
+    const doc = JSON.parse(
+      '{"env":"sim","sim":{"case-dir":"/tmp"},"__proto__":{"mode":"act"},"constructor":1,"policy":{"__proto__":{"x":1},"toString":2}}',
+    );
     expect(problems(doc).sort()).toEqual([
       'test.yaml: __proto__: unknown key',
       'test.yaml: constructor: unknown key',
@@ -119,7 +184,10 @@ describe('keys that are names of Object.prototype', () => {
 describe('cross-field rules', () => {
   it.each([
     [{ env: 'pve' }, "test.yaml: pve.urls: expected at least one URL when env is 'pve', got nothing"],
-    [{ env: 'pve', pve: { urls: ['https://a:8006'] } }, "test.yaml: pve.token-file: expected exactly one of 'pve.token-file' and 'pve.token-env' when env is 'pve', got neither"],
+    [
+      { env: 'pve', pve: { urls: ['https://a:8006'] } },
+      "test.yaml: pve.token-file: expected exactly one of 'pve.token-file' and 'pve.token-env' when env is 'pve', got neither",
+    ],
     [
       { env: 'pve', pve: { urls: ['https://a:8006'], 'token-file': '/t', 'token-env': 'T' } },
       "test.yaml: pve.token-file: expected exactly one of 'pve.token-file' and 'pve.token-env' when env is 'pve', got both",
@@ -138,7 +206,10 @@ describe('cross-field rules', () => {
   });
 
   it('accepts plain http only with allow-plain-http', () => {
-    const c = parseConfig({ ...PVE_MIN, pve: { ...PVE_MIN.pve, urls: ['http://a:8006'], tls: { 'allow-plain-http': true } } }, undefined);
+    const c = parseConfig(
+      { ...PVE_MIN, pve: { ...PVE_MIN.pve, urls: ['http://a:8006'], tls: { 'allow-plain-http': true } } },
+      undefined,
+    );
     expect(c.pve.urls).toEqual(['http://a:8006']);
   });
 });
@@ -148,7 +219,9 @@ describe('secrets in config errors', () => {
     const secret = 'root@pam!poise=aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
     const lines = problems({ ...PVE_MIN, pve: { ...PVE_MIN.pve, tls: { fingerprint: secret } }, token: secret });
     expect(lines.join('\n')).not.toContain('aaaaaaaa');
-    expect(lines).toContain('test.yaml: pve.tls.fingerprint: expected a SHA-256 fingerprint (64 hex digits, colons allowed), got a value that looks like an API token (not shown)');
+    expect(lines).toContain(
+      'test.yaml: pve.tls.fingerprint: expected a SHA-256 fingerprint (64 hex digits, colons allowed), got a value that looks like an API token (not shown)',
+    );
     expect(lines).toContain(
       "test.yaml: token: unknown key (the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file)",
     );
@@ -207,10 +280,21 @@ describe('config files', () => {
   });
 
   it('the JSON schema carries defaults and descriptions, and limits policy keys to ha-auto-rebalance-*', () => {
-    const schema = configJsonSchema() as { properties: Record<string, { default?: unknown; description?: string; properties?: Record<string, unknown>; propertyNames?: unknown }> };
+    const schema = configJsonSchema() as {
+      properties: Record<
+        string,
+        { default?: unknown; description?: string; properties?: Record<string, unknown>; propertyNames?: unknown }
+      >;
+    };
     expect(schema.properties.mode!.default).toBe('observe');
     expect(schema.properties.mode!.description).toMatch(/observe/);
-    expect(schema.properties.policy!.propertyNames).toEqual({ pattern: '^ha-auto-rebalance-[a-z0-9]+(?:-[a-z0-9]+)*$' });
-    expect(schema.properties.policy!.properties!['ha-auto-rebalance-threshold']).toMatchObject({ default: 30, minimum: 0, maximum: 100 });
+    expect(schema.properties.policy!.propertyNames).toEqual({
+      pattern: '^ha-auto-rebalance-[a-z0-9]+(?:-[a-z0-9]+)*$',
+    });
+    expect(schema.properties.policy!.properties!['ha-auto-rebalance-threshold']).toMatchObject({
+      default: 30,
+      minimum: 0,
+      maximum: 100,
+    });
   });
 });

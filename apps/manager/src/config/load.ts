@@ -75,10 +75,16 @@ export function describeValue(value: unknown): string {
 }
 
 function dotPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path.length === 0
+    ? '(top level)'
+    : path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+        .join('.')
+        .replace(/\.\[/g, '[');
 }
 
-const TOKEN_HINT = "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
+const TOKEN_HINT =
+  "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
 /** Hints for keys people put in the wrong place (a Map: keys come from the file). */
 const KEY_HINTS: ReadonlyMap<string, string> = new Map([
   ['token', TOKEN_HINT],
@@ -144,11 +150,15 @@ function crossFieldProblems(file: ConfigFile): string[] {
   }
   file.pve.urls.forEach((url, i) => {
     if (url.startsWith('http://') && !file.pve.tls['allow-plain-http']) {
-      problems.push(`pve.urls[${i}]: plain http:// sends the API token in clear; use https:// or set 'pve.tls.allow-plain-http: true'`);
+      problems.push(
+        `pve.urls[${i}]: plain http:// sends the API token in clear; use https:// or set 'pve.tls.allow-plain-http: true'`,
+      );
     }
   });
   if (file.pve.tls['insecure-skip-verify'] && file.pve.tls['ca-file'] !== undefined) {
-    problems.push("pve.tls.insecure-skip-verify: cannot be combined with 'pve.tls.ca-file' (either verify against the CA or do not verify)");
+    problems.push(
+      "pve.tls.insecure-skip-verify: cannot be combined with 'pve.tls.ca-file' (either verify against the CA or do not verify)",
+    );
   }
   return problems;
 }
@@ -178,7 +188,8 @@ function normalise(file: ConfigFile, path: string | undefined): ManagerConfig {
       timeoutSeconds: file.pve.timeout,
       tls: {
         caFile: fileRel(file.pve.tls['ca-file']),
-        fingerprint: file.pve.tls.fingerprint === undefined ? undefined : normaliseFingerprint(file.pve.tls.fingerprint),
+        fingerprint:
+          file.pve.tls.fingerprint === undefined ? undefined : normaliseFingerprint(file.pve.tls.fingerprint),
         insecureSkipVerify: file.pve.tls['insecure-skip-verify'],
         allowPlainHttp: file.pve.tls['allow-plain-http'],
       },
@@ -246,7 +257,8 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
   if (problems.length > 0) throw invalid(label, problems);
   const config = normalise(file, source === undefined ? undefined : resolve(source));
   // a --sim directory is relative to the working directory, not to the config file
-  if (overrides.simCaseDir !== undefined) return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
+  if (overrides.simCaseDir !== undefined)
+    return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
   return config;
 }
 
@@ -261,7 +273,9 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Manag
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ManagerError('invalid-config', `${path}: cannot read the config file (${code ?? String(err)})`, { cause: err });
+    throw new ManagerError('invalid-config', `${path}: cannot read the config file (${code ?? String(err)})`, {
+      cause: err,
+    });
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {

@@ -44,9 +44,17 @@ describe('API token', () => {
     [{ env: 'MISSING' }, {}, "the environment variable 'MISSING' holding the API token is not set"],
     [{ file: '/nonexistent/token' }, {}, "cannot read the API token file '/nonexistent/token' (ENOENT)"],
     [{}, {}, "no API token configured ('pve.token-file' or 'pve.token-env')"],
-    [{ env: 'T' }, { T: SECRET }, "API token from environment variable 'T': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)"],
+    [
+      { env: 'T' },
+      { T: SECRET },
+      "API token from environment variable 'T': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)",
+    ],
     // no '!TOKENID': 'root@pam=' (9) + the 36-character secret = 45 characters
-    [{ env: 'T' }, { T: `root@pam=${SECRET}` }, "API token from environment variable 'T': expected USER@REALM!TOKENID=SECRET (45 characters read, not shown)"],
+    [
+      { env: 'T' },
+      { T: `root@pam=${SECRET}` },
+      "API token from environment variable 'T': expected USER@REALM!TOKENID=SECRET (45 characters read, not shown)",
+    ],
   ])('refuses %j without showing the value', (source, env, message) => {
     expect(() => loadToken(source, env as NodeJS.ProcessEnv)).toThrow(message);
     try {

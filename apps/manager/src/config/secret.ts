@@ -21,7 +21,10 @@ export class ApiToken {
     const m = TOKEN_FORMAT.exec(value);
     if (!m) {
       // never echo the value: it may be the secret in a wrong shape
-      throw new ManagerError('invalid-token', `API token from ${origin}: expected USER@REALM!TOKENID=SECRET (${value.length} characters read, not shown)`);
+      throw new ManagerError(
+        'invalid-token',
+        `API token from ${origin}: expected USER@REALM!TOKENID=SECRET (${value.length} characters read, not shown)`,
+      );
     }
     this.#value = value;
     this.id = m[1]!;
@@ -67,18 +70,25 @@ export function loadToken(
       text = readFileSync(source.file, 'utf8');
       const mode = statSync(source.file).mode & 0o777;
       if ((mode & 0o077) !== 0) {
-        warnings.push(`API token file '${source.file}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`);
+        warnings.push(
+          `API token file '${source.file}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`,
+        );
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new ManagerError('invalid-token', `cannot read the API token file '${source.file}' (${code ?? 'error'})`, { cause: err });
+      throw new ManagerError('invalid-token', `cannot read the API token file '${source.file}' (${code ?? 'error'})`, {
+        cause: err,
+      });
     }
     return new ApiToken(text.trim(), `file '${source.file}'`);
   }
   if (source.env !== undefined) {
     const value = environment[source.env];
     if (value === undefined || value.trim() === '') {
-      throw new ManagerError('invalid-token', `the environment variable '${source.env}' holding the API token is not set`);
+      throw new ManagerError(
+        'invalid-token',
+        `the environment variable '${source.env}' holding the API token is not set`,
+      );
     }
     return new ApiToken(value.trim(), `environment variable '${source.env}'`);
   }

@@ -15,9 +15,12 @@ export interface Variant {
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
-const CRS_VALUE = z.union([z.string(), z.number().refine(Number.isFinite, { message: 'expected a finite number' }), z.boolean()], {
-  error: 'expected a string, number or boolean',
-});
+const CRS_VALUE = z.union(
+  [z.string(), z.number().refine(Number.isFinite, { message: 'expected a finite number' }), z.boolean()],
+  {
+    error: 'expected a string, number or boolean',
+  },
+);
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -54,7 +57,9 @@ export function parseVariants(text: string, file: string): Variant[] {
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   }
   const fail = (field: string, why: string) => new LabError('bad-variants', `'${file}' ${field}: ${why}`);
   if (!isPlainMap(doc)) throw fail('(top level)', 'expected a map of variant name → crs keys');
@@ -98,7 +103,8 @@ export const MAX_SEEDS = 10_000;
  */
 export function parseSeeds(spec: string): number[] {
   const seeds = new Set<number>();
-  const bad = (why: string) => new LabError('bad-seeds', `--seeds '${spec}': ${why} (expected e.g. '1..20' or '1,5,9')`);
+  const bad = (why: string) =>
+    new LabError('bad-seeds', `--seeds '${spec}': ${why} (expected e.g. '1..20' or '1,5,9')`);
   if (spec.trim() === '') throw bad('empty');
   for (const part of spec.split(',')) {
     const p = part.trim();
@@ -120,6 +126,7 @@ export function parseSeeds(spec: string): number[] {
     }
     if (seeds.size > MAX_SEEDS) throw bad(`more than ${MAX_SEEDS} seeds`);
   }
-  for (const s of seeds) if (!Number.isSafeInteger(s) || s > MAX_SEED) throw bad(`seed ${s} is too large (at most ${MAX_SEED})`);
+  for (const s of seeds)
+    if (!Number.isSafeInteger(s) || s > MAX_SEED) throw bad(`seed ${s} is too large (at most ${MAX_SEED})`);
   return [...seeds].sort((a, b) => a - b);
 }

@@ -182,7 +182,13 @@ export function notImplemented(method: string, path: string): FakeReply {
 
 /** `GET /version`. */
 export function versionReply(cluster: ServedCluster): FakeReply {
-  return { data: { version: cluster.version, release: cluster.version.split('.').slice(0, 2).join('.'), repoid: 'b9984c6d90a4bd80' } };
+  return {
+    data: {
+      version: cluster.version,
+      release: cluster.version.split('.').slice(0, 2).join('.'),
+      repoid: 'b9984c6d90a4bd80',
+    },
+  };
 }
 
 /**
@@ -202,11 +208,38 @@ export function clusterResourcesReply(cluster: ServedCluster): FakeReply {
       level: '',
       'cgroup-mode': 2,
       ...(n.online
-        ? { cpu: fraction(n.cpu, n.maxcpu), maxcpu: n.maxcpu, mem: n.mem, maxmem: n.maxmem, uptime: 86_400, disk: 4 * KIB ** 3, maxdisk: 64 * KIB ** 3, hastate: n.haState }
+        ? {
+            cpu: fraction(n.cpu, n.maxcpu),
+            maxcpu: n.maxcpu,
+            mem: n.mem,
+            maxmem: n.maxmem,
+            uptime: 86_400,
+            disk: 4 * KIB ** 3,
+            maxdisk: 64 * KIB ** 3,
+            hastate: n.haState,
+          }
         : { maxcpu: n.maxcpu, maxmem: n.maxmem }),
     });
-    rows.push({ id: `storage/${n.name}/local`, type: 'storage', storage: 'local', node: n.name, shared: 0, content: 'iso,vztmpl,backup', plugintype: 'dir', status: 'available' });
-    rows.push({ id: `storage/${n.name}/ceph`, type: 'storage', storage: 'ceph', node: n.name, shared: 1, content: 'images,rootdir', plugintype: 'rbd', status: 'available' });
+    rows.push({
+      id: `storage/${n.name}/local`,
+      type: 'storage',
+      storage: 'local',
+      node: n.name,
+      shared: 0,
+      content: 'iso,vztmpl,backup',
+      plugintype: 'dir',
+      status: 'available',
+    });
+    rows.push({
+      id: `storage/${n.name}/ceph`,
+      type: 'storage',
+      storage: 'ceph',
+      node: n.name,
+      shared: 1,
+      content: 'images,rootdir',
+      plugintype: 'rbd',
+      status: 'available',
+    });
   }
   const withMemhost = pve9(cluster);
   for (const g of cluster.guests) {
@@ -240,8 +273,23 @@ export function clusterResourcesReply(cluster: ServedCluster): FakeReply {
 export function clusterStatusReply(cluster: ServedCluster): FakeReply {
   return {
     data: [
-      { type: 'cluster', id: 'cluster', name: 'poise', quorate: cluster.quorate ? 1 : 0, nodes: cluster.nodes.length, version: 3 },
-      ...cluster.nodes.map((n, i) => ({ type: 'node', id: `node/${n.name}`, name: n.name, nodeid: i + 1, online: n.online ? 1 : 0, local: i === 0 ? 1 : 0, ip: `10.0.0.${i + 1}` })),
+      {
+        type: 'cluster',
+        id: 'cluster',
+        name: 'poise',
+        quorate: cluster.quorate ? 1 : 0,
+        nodes: cluster.nodes.length,
+        version: 3,
+      },
+      ...cluster.nodes.map((n, i) => ({
+        type: 'node',
+        id: `node/${n.name}`,
+        name: n.name,
+        nodeid: i + 1,
+        online: n.online ? 1 : 0,
+        local: i === 0 ? 1 : 0,
+        ip: `10.0.0.${i + 1}`,
+      })),
     ],
   };
 }
@@ -257,7 +305,13 @@ export function managerStatusReply(cluster: ServedCluster): FakeReply {
   const time = Math.floor(cluster.time);
   const services: Record<string, unknown> = {};
   for (const s of ha.services) {
-    services[s.sid] = { state: s.state, node: s.node, uid: s.uid, ...(s.target !== undefined ? { target: s.target } : {}), ...(s.state === 'started' ? { running: 1 } : {}) };
+    services[s.sid] = {
+      state: s.state,
+      node: s.node,
+      uid: s.uid,
+      ...(s.target !== undefined ? { target: s.target } : {}),
+      ...(s.state === 'started' ? { running: 1 } : {}),
+    };
   }
   return {
     data: {
@@ -265,13 +319,23 @@ export function managerStatusReply(cluster: ServedCluster): FakeReply {
         master_node: ha.master,
         timestamp: time,
         node_status: Object.fromEntries(cluster.nodes.map((n) => [n.name, n.haState])),
-        node_request: Object.fromEntries(cluster.nodes.map((n) => [n.name, n.maintenanceRequest ? { maintenance: 1 } : {}])),
+        node_request: Object.fromEntries(
+          cluster.nodes.map((n) => [n.name, n.maintenanceRequest ? { maintenance: 1 } : {}]),
+        ),
         service_status: services,
         ...(ha.disarm ? { disarm: { mode: ha.disarm.mode, state: ha.disarm.state } } : {}),
       },
       quorum: { node: ha.master, quorate: cluster.quorate ? '1' : '0' },
       lrm_status: Object.fromEntries(
-        cluster.nodes.map((n) => [n.name, { mode: ha.lrmModes?.[n.name] ?? 'active', state: n.online ? 'active' : 'wait_for_agent_lock', timestamp: time, results: {} }]),
+        cluster.nodes.map((n) => [
+          n.name,
+          {
+            mode: ha.lrmModes?.[n.name] ?? 'active',
+            state: n.online ? 'active' : 'wait_for_agent_lock',
+            timestamp: time,
+            results: {},
+          },
+        ]),
       ),
     },
   };
@@ -300,7 +364,9 @@ export function haRulesReply(cluster: ServedCluster): FakeReply {
       rule: r.id,
       type: r.type,
       resources: r.resources.join(','),
-      ...(r.type === 'node-affinity' ? { nodes: nodeList(r.nodes), ...(r.strict ? { strict: 1 } : {}) } : { affinity: r.affinity }),
+      ...(r.type === 'node-affinity'
+        ? { nodes: nodeList(r.nodes), ...(r.strict ? { strict: 1 } : {}) }
+        : { affinity: r.affinity }),
       ...(r.disabled ? { disable: 1 } : {}),
       ...(r.errors ? { errors: r.errors } : {}),
       order: i + 1,
@@ -314,7 +380,8 @@ export function haRulesReply(cluster: ServedCluster): FakeReply {
  * without groups the 500 "cannot index groups: ha groups have been migrated to rules".
  */
 export function haGroupsReply(cluster: ServedCluster): FakeReply {
-  if (pve9(cluster) && cluster.groups.length === 0) return { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' };
+  if (pve9(cluster) && cluster.groups.length === 0)
+    return { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' };
   return {
     data: cluster.groups.map((g) => ({
       group: g.group,
@@ -366,9 +433,24 @@ export function nodeRrdReply(cluster: ServedCluster, name: string): FakeReply {
  */
 export function guestConfigReply(cluster: ServedCluster, request: FakeRequest): FakeReply {
   const g = guestByVmid(cluster, request.params.vmid);
-  if (!g) return { status: 500, statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist` };
-  const disk = apiType(g.sid) === 'lxc' ? { rootfs: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=8G` } : { scsi0: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=32G` };
-  return { data: { cores: g.maxcpu, memory: String(Math.round(g.maxmem / KIB / KIB)), ...disk, digest: 'c0ffee', ...(g.config ?? {}) } };
+  if (!g)
+    return {
+      status: 500,
+      statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist`,
+    };
+  const disk =
+    apiType(g.sid) === 'lxc'
+      ? { rootfs: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=8G` }
+      : { scsi0: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=32G` };
+  return {
+    data: {
+      cores: g.maxcpu,
+      memory: String(Math.round(g.maxmem / KIB / KIB)),
+      ...disk,
+      digest: 'c0ffee',
+      ...(g.config ?? {}),
+    },
+  };
 }
 
 /**
@@ -378,9 +460,14 @@ export function guestConfigReply(cluster: ServedCluster, request: FakeRequest): 
  */
 export function migratePrecheckReply(cluster: ServedCluster, request: FakeRequest): FakeReply {
   const g = guestByVmid(cluster, request.params.vmid);
-  if (!g) return { status: 500, statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist` };
+  if (!g)
+    return {
+      status: 500,
+      statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist`,
+    };
   const others = cluster.nodes.filter((n) => n.name !== g.node).map((n) => n.name);
-  if (request.params.type === 'lxc') return { data: { running: g.running ? 1 : 0, 'allowed-nodes': others, 'not-allowed-nodes': {} } };
+  if (request.params.type === 'lxc')
+    return { data: { running: g.running ? 1 : 0, 'allowed-nodes': others, 'not-allowed-nodes': {} } };
   return {
     data: {
       running: g.running ? 1 : 0,
@@ -399,15 +486,41 @@ export function migratePrecheckReply(cluster: ServedCluster, request: FakeReques
  * The reply of an accepted HA migrate/relocate: PVE 9 `{sid, requested-node,
  * comigrated-resources?}`, PVE 8 `null` (the call only queues a command for the CRM).
  */
-export function haMotionReply(cluster: ServedCluster, sid: string, node: string, comigrated: readonly string[] = []): FakeReply {
+export function haMotionReply(
+  cluster: ServedCluster,
+  sid: string,
+  node: string,
+  comigrated: readonly string[] = [],
+): FakeReply {
   if (!pve9(cluster)) return { data: null };
-  return { data: { sid, 'requested-node': node, ...(comigrated.length > 0 ? { 'comigrated-resources': [...comigrated] } : {}) } };
+  return {
+    data: {
+      sid,
+      'requested-node': node,
+      ...(comigrated.length > 0 ? { 'comigrated-resources': [...comigrated] } : {}),
+    },
+  };
 }
 
 /** An HA migrate/relocate refused for a negative-affinity partner (PVE 9: a reply with `blocking-resources`, nothing queued). */
-export function haMotionBlockedReply(cluster: ServedCluster, sid: string, node: string, blocking: readonly string[]): FakeReply {
-  if (!pve9(cluster)) return { status: 500, statusText: `service '${sid}' cannot be moved to '${node}': blocked by ${blocking.join(', ')}` };
-  return { data: { sid, 'requested-node': node, 'blocking-resources': blocking.map((b) => ({ sid: b, cause: 'resource-affinity' })) } };
+export function haMotionBlockedReply(
+  cluster: ServedCluster,
+  sid: string,
+  node: string,
+  blocking: readonly string[],
+): FakeReply {
+  if (!pve9(cluster))
+    return {
+      status: 500,
+      statusText: `service '${sid}' cannot be moved to '${node}': blocked by ${blocking.join(', ')}`,
+    };
+  return {
+    data: {
+      sid,
+      'requested-node': node,
+      'blocking-resources': blocking.map((b) => ({ sid: b, cause: 'resource-affinity' })),
+    },
+  };
 }
 
 /**
