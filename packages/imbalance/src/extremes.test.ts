@@ -18,7 +18,8 @@ import {
   rawCv,
 } from './index';
 
-const big = create(all, { number: 'BigNumber', precision: 80 });
+// mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
+const big = create(all!, { number: 'BigNumber', precision: 80 });
 type Big = BigNumber;
 
 /** mathjs's mean and population ("uncorrected") standard deviation of BigNumbers. */

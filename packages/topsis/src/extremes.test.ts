@@ -17,7 +17,8 @@ import {
   toFlatMatrix,
 } from './index';
 
-const big = create(all, { number: 'BigNumber', precision: 80 });
+// mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
+const big = create(all!, { number: 'BigNumber', precision: 80 });
 type Big = BigNumber;
 
 /** The exact value of a double as an 80-digit BigNumber (a decimal string would round subnormals). */
