@@ -236,7 +236,7 @@ describe('packages as installed from their tarballs', () => {
       const { tarball } = get(name);
       const data = readFileSync(tarball);
       const result = await publint({
-        pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
+        pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
         level: 'suggestion',
         strict: true,
       });

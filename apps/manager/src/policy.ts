@@ -210,7 +210,7 @@ export function withMotionFacts(
     const members = c.resources.map((sid) => guests.get(sid));
     const leader = guests.get(c.leader);
     const bytes = members.every((g) => g !== undefined)
-      ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0)
+      ? members.reduce((sum, g) => sum + guestMemory(g, memhost), 0)
       : undefined;
     return { ...c, source: leader?.node, transferBytes: bytes };
   });

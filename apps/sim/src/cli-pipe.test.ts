@@ -22,9 +22,9 @@ function runWithClosedStdout(
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // the parent's end of the pipe is its only reader: closed, every write of the child fails with EPIPE
-    child.stdout!.destroy();
+    child.stdout.destroy();
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', fail);
     child.on('close', (code, signal) => done({ code, signal, stderr }));
   });

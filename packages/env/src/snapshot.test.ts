@@ -10,9 +10,9 @@ describe('snapshot', () => {
       (s.service_status['vm:101'] as { state: string }).state = 'stopped';
     }).toThrow(TypeError);
     expect(() => {
-      (s.service_status['vm:101']!.failed_nodes as string[]).push('node3');
+      (s.service_status['vm:101'].failed_nodes as string[]).push('node3');
     }).toThrow(TypeError);
-    expect(s.service_status['vm:101']!.state).toBe('started');
+    expect(s.service_status['vm:101'].state).toBe('started');
   });
 
   test('names that are Object.prototype keys are plain keys', () => {
@@ -46,9 +46,9 @@ describe('snapshot', () => {
     expect(v2).not.toBe(v1);
     expect(v2.service_status['vm:101']).toBe(v1.service_status['vm:101']);
     expect(v2.service_status['vm:102']).not.toBe(v1.service_status['vm:102']);
-    expect(v2.service_status['vm:102']!.state).toBe('started');
+    expect(v2.service_status['vm:102'].state).toBe('started');
     // the old version is untouched
-    expect(v1.service_status['vm:102']!.state).toBe('stopped');
+    expect(v1.service_status['vm:102'].state).toBe('stopped');
     // nothing changed: the same object comes back
     expect(snapshot(doc, v2)).toBe(v2);
   });

@@ -130,7 +130,7 @@ export function openRecord<V>(): Record<string, Snapshot<V>> {
 export function sealRecord<V>(record: Record<string, Snapshot<V>>): Snapshot<Record<string, V>> {
   if (Object.getPrototypeOf(record) !== SNAPSHOT_PROTO)
     throw new TypeError('sealRecord needs a record from openRecord');
-  return Object.freeze(record) as Snapshot<Record<string, V>>;
+  return Object.freeze(record);
 }
 
 /**

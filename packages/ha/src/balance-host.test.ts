@@ -133,7 +133,7 @@ function dynamicRun(options: {
   }) as never;
   env.staticServiceStats = snapshot(staticStats) as never;
   env.dynamicServiceStats = snapshot(dynamicStats) as never;
-  env.datacenter = snapshot({ ha: {}, crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, ...options.crs } }) as never;
+  env.datacenter = snapshot({ ha: {}, crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, ...options.crs } });
   const events: BalancerEvent[] = [];
   let manager: Manager | undefined;
   for (let round = 1; round <= options.rounds; round++) {

@@ -124,7 +124,7 @@ export class BalancerHost {
     const motion: PendingMotion = { resources: [...resources], source, target, results: new Map() };
     // a member already on the target has nothing to do
     for (const sid of resources)
-      if (ss[sid]?.node === target && !MOVING_STATES.has(ss[sid]!.state)) motion.results.set(sid, { ok: true });
+      if (ss[sid]?.node === target && !MOVING_STATES.has(ss[sid].state)) motion.results.set(sid, { ok: true });
     this.pending.push(motion);
     this.complete(motion, time);
   }

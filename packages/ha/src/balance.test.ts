@@ -57,8 +57,8 @@ function balancingRun(
   const moves: string[] = [];
   for (let round = 1; round <= rounds; round++) {
     env.time = 20 * round;
-    env.datacenter = snapshot({ ha: {}, crs: crsAt(round) }) as never;
-    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node, ...nodesAt(round) }) as never;
+    env.datacenter = snapshot({ ha: {}, crs: crsAt(round) });
+    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node, ...nodesAt(round) });
     manager ??= new Manager(env, { profile: 'pve-9.2' });
     env.lines = [];
     manager.manage();
@@ -118,10 +118,10 @@ describe('scorableCandidates: the pve-9.2 rule on top of the rules query', () =>
     env.staticServiceStats = snapshot({
       'vm:101': { maxcpu: 4, maxmem: 8 * GIB },
       'vm:103': { maxcpu: 2, maxmem: 2 * GIB },
-    }) as never;
+    });
     const usage = new CrsUsage(env, 'static', ['node1', 'node2'], 'normalized');
     for (const sid of ['vm:101', 'vm:102', 'vm:103'])
-      usage.addServiceUsage(sid, snapshot({ state: 'started', node: 'node1', running: 1 }) as never);
+      usage.addServiceUsage(sid, snapshot({ state: 'started', node: 'node1', running: 1 }));
     const candidates = [
       { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1' },
       // a bundle of vm:102 with vm:103: one member outside the usage drops the whole bundle

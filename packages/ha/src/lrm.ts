@@ -412,7 +412,7 @@ export class Lrm {
       if (req === 'recovery' || req === 'freeze' || req === 'request_start') continue;
       this.queueResourceCommand(sid, sd.uid, req, {
         target: sd.target,
-        timeout: sd.timeout as number | string | undefined,
+        timeout: sd.timeout,
       });
     }
     return this.runWorkers();

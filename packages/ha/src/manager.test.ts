@@ -32,10 +32,10 @@ describe('Manager: usage of configured services the manager does not track', () 
       'vm:203': big,
       'vm:204': big,
       'vm:999': { maxcpu: 1, maxmem: GIB },
-    }) as never;
+    });
     const node = { maxcpu: 16, maxmem: 64 * GIB };
-    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node }) as never;
-    env.datacenter = snapshot({ ha: {}, crs: { ha: 'static' } }) as never;
+    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node });
+    env.datacenter = snapshot({ ha: {}, crs: { ha: 'static' } });
     env.managerStatus = snapshot({
       node_status: { node1: 'online', node2: 'online', node3: 'online' },
       service_status: {},
@@ -67,7 +67,7 @@ describe('Manager: what it reads stays as it was', () => {
     manager.manage();
     // snapshots are frozen: had the manager changed what it read, the round would have thrown
     expect(env.lines.filter((l) => l.startsWith('err'))).toEqual([]);
-    expect(before.service_status['vm:101']!.state).toBe('request_start');
+    expect(before.service_status['vm:101'].state).toBe('request_start');
     expect(env.managerStatus.service_status!['vm:101']!.state).toBe('started');
   });
 });
@@ -86,8 +86,8 @@ describe('Manager: service ids that are Object.prototype keys', () => {
       env.staticNodeStats = snapshot({
         node1: { maxcpu: 4, maxmem: 8 * GIB },
         node2: { maxcpu: 4, maxmem: 8 * GIB },
-      }) as never;
-      env.datacenter = snapshot({ ha: {}, crs: { ha: 'static', 'ha-rebalance-on-start': 1 } }) as never;
+      });
+      env.datacenter = snapshot({ ha: {}, crs: { ha: 'static', 'ha-rebalance-on-start': 1 } });
       env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online' } });
       const manager = new Manager(env, { profile: 'pve-9.2' });
       env.time = 20;

@@ -115,7 +115,7 @@ export class Manager {
     // the manager owns its status: an explicit, mutable copy of what it read (once per
     // mastership); it is written back at the end of every round
     const old = env.readManagerStatus();
-    this.ms = nullRecord<unknown>() as ManagerStatus;
+    this.ms = nullRecord<unknown>();
     this.ms.master_node = env.nodename();
     const nodeStatus = old.node_status ? thaw<Record<string, string>>(old.node_status) : nullRecord<string>();
     const serviceStatus = old.service_status
@@ -877,10 +877,8 @@ export class Manager {
       this.fenceRecoveryCleanup(sid);
       env.changeServiceLocation(sid, sd.node, recoveryNode);
       // the rest of this round sees the new location, as in the reference (which edits its copy)
-      this.scEdits.set(
-        sid,
-        Object.assign(nullRecord<unknown>(), cd, { node: recoveryNode }) as Snapshot<ServiceConfigEntry>,
-      );
+      const edited: Snapshot<ServiceConfigEntry> = Object.assign(nullRecord<unknown>(), cd, { node: recoveryNode });
+      this.scEdits.set(sid, edited);
       sd.node = recoveryNode;
       this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop', { node: recoveryNode });
       return;

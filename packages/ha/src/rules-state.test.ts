@@ -190,7 +190,7 @@ describe('persistent group migration', () => {
       "lrm 'node1' is not in state 'active' or 'idle'",
     ],
   ])('%s stops the migration with the reason and a retry', (_name, change, lastNode, lines, reason) => {
-    const w = world(change as Partial<World>);
+    const w = world(change);
     for (const node of NODES) w.lrm[node] ??= {};
     const { log } = migrate(w, 'pve-5.2.0');
     const stateLine = `notice ha groups migration: node '${lastNode}' is in state '${w.nodeStates[lastNode]}'`;

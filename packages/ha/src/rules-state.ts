@@ -54,7 +54,7 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
     resourceAffinity: (sid, ss) =>
       !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid)
         ? { together: new Map(), separate: new Map() }
-        : getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+        : getResourceAffinity(compiled, sid, ss, onlineNodes()),
   };
 }
 
@@ -80,7 +80,7 @@ function unconstrainedNodes(online: string[]): { allowed: Set<string>; pri: Set<
 function withGroupFailback(sc: Snapshot<ServiceConfig>, groups: GroupsConfig): Snapshot<ServiceConfig> {
   const grouped = memo(sc, 'groupedServices', () => Object.keys(sc).filter((sid) => sc[sid]!.group));
   if (grouped.length === 0) return sc;
-  const copy = Object.assign(nullRecord(), sc) as ServiceConfig;
+  const copy: ServiceConfig = Object.assign(nullRecord(), sc);
   for (const sid of grouped) copy[sid] = thaw(sc[sid]!);
   migrateGroupsToResources(groups, copy as Parameters<typeof migrateGroupsToResources>[1]);
   return copy;

@@ -162,9 +162,9 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     );
     expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, false).mem).toBe(GIB);
     expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB }, true).mem).toBe(GIB);
-    expect(() =>
-      checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: -1 } as never, true),
-    ).toThrow("invalid dynamic service usage information for 'vm:101': 'memhost' must be a finite number >= 0, got -1");
+    expect(() => checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: -1 }, true)).toThrow(
+      "invalid dynamic service usage information for 'vm:101': 'memhost' must be a finite number >= 0, got -1",
+    );
   });
 
   test('telemetry: measured node stats, the services placed there, and the PSI the node reports', () => {

@@ -235,7 +235,7 @@ export class CrsUsage implements OnlineNodeUsage {
    */
   nodeTelemetry(): NodeUsageTelemetry[] {
     const services = this.servicesPerNode();
-    const measured = this.measured ?? (this.env.getDynamicNodeStats() as Snapshot<Record<string, DynamicNodeStats>>);
+    const measured = this.measured ?? this.env.getDynamicNodeStats();
     this.measured = measured;
     return this.usage.nodeNames().map((node) => {
       const base = this.usage.getNodeStats(node);

@@ -24,7 +24,7 @@ type Big = BigNumber;
 
 /** mathjs's mean and population ("uncorrected") standard deviation of BigNumbers. */
 function bigMean(xs: Big[]): Big {
-  return big.mean(xs) as Big;
+  return big.mean<Big>(xs);
 }
 function bigSd(xs: Big[]): Big {
   return (big.std as (values: Big[], normalization: 'uncorrected') => Big)(xs, 'uncorrected');
@@ -46,7 +46,7 @@ function exact(x: number): Big {
 function oracleRawCv(loads: readonly number[]): number {
   if (loads.length < 2 || loads.every((x) => x === 0)) return 0;
   const xs = loads.map(exact);
-  return big.number(big.divide(bigSd(xs), bigMean(xs)) as Big) as number;
+  return big.number(big.divide(bigSd(xs), bigMean(xs)) as Big);
 }
 
 /**
@@ -217,7 +217,7 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
           const mean = bigMean(xs);
           // the ratio in BigNumbers: as doubles, a subnormal mean and sd would round first
           // (and `isZero` of the Decimal itself: mathjs's own compares within an absolute tolerance)
-          const want = mean.isZero() ? 0 : (big.number(big.divide(bigSd(xs), mean) as Big) as number);
+          const want = mean.isZero() ? 0 : big.number(big.divide(bigSd(xs), mean) as Big);
           expect(close(rawCv(loads), want, loads.length)).toBe(true);
           // the same CV as the unscaled loads (scale invariance), up to the rounding of x·factor,
           // which is relative unless x·factor is subnormal (then only the oracle check applies)

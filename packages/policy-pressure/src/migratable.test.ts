@@ -132,7 +132,7 @@ describe('real configurations (pve-api-samples)', () => {
 
   const read = (file: string): GuestConfig => {
     const json = JSON.parse(readFileSync(join(SAMPLES, file), 'utf8')) as { data?: GuestConfig } & GuestConfig;
-    return (json.data ?? json) as GuestConfig;
+    return json.data ?? json;
   };
   it.skipIf(!existsSync(SAMPLES)).each([
     // devices probe: local-lvm disks everywhere, a mapped PCI device, a mapped and a host USB device

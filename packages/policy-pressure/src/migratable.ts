@@ -183,26 +183,32 @@ export const REPORT_FORGET_SECONDS = 86_400;
 
 function checkVerdict(value: unknown, sid: string): MigratabilityVerdict | undefined {
   if (value === undefined) return undefined;
-  const v = value as Partial<MigratabilityVerdict> | null;
-  if (typeof v !== 'object' || v === null || typeof v.migratable !== 'boolean' || !Array.isArray(v.blockers)) {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !('migratable' in value) ||
+    typeof value.migratable !== 'boolean' ||
+    !('blockers' in value) ||
+    !Array.isArray(value.blockers)
+  ) {
     throw invalidInput(
       `the host's migratability verdict for '${sid}' must be { migratable: boolean, blockers: [] }, got ${showValue(value)}`,
     );
   }
-  for (const [i, b] of v.blockers.entries()) {
+  for (const [i, b] of (value.blockers as unknown[]).entries()) {
     if (
       typeof b !== 'object' ||
       b === null ||
-      typeof b.key !== 'string' ||
-      typeof b.code !== 'string' ||
-      typeof b.message !== 'string'
+      !('key' in b && typeof b.key === 'string') ||
+      !('code' in b && typeof b.code === 'string') ||
+      !('message' in b && typeof b.message === 'string')
     ) {
       throw invalidInput(
         `the host's migratability verdict for '${sid}': blockers.${i} must be { key, code, message } strings`,
       );
     }
   }
-  return v as MigratabilityVerdict;
+  return value as MigratabilityVerdict;
 }
 
 /**

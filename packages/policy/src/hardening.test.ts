@@ -186,7 +186,7 @@ describe('the context itself', () => {
     { over: { motionInFlight: 'no' }, reason: 'ctx.motionInFlight must be a boolean, got "no"' },
   ])('$reason: stage pipeline, code invalid-input, state unchanged', ({ over, reason }) => {
     const state = { 'threshold-hold': { sustainedRounds: 2 } };
-    const out = ref(3).run(host(over as never), state);
+    const out = ref(3).run(host(over), state);
     expect(out.decision).toEqual({
       action: 'none',
       stage: 'pipeline',
@@ -201,7 +201,7 @@ describe('the context itself', () => {
 
   it('an invalid outcome is dropped with a warning notice, the round goes on', () => {
     const outcomes = [{ resources: ['vm:101'], source: 'node1', target: 'node1', ok: false, at: 90 }, 'x'];
-    const { decision } = ref().run(host({ outcomes } as never), {});
+    const { decision } = ref().run(host({ outcomes }), {});
     expect(decision.action).toBe('move');
     expect(decision.notices.map((n) => [n.stage, n.code, n.message])).toEqual([
       [
@@ -233,7 +233,7 @@ describe('the context itself', () => {
       [[{ ...node, mem: 2 ** 54 }], "'mem' must be a finite number >= 0 and <= 2^53"],
     ];
     for (const [nodes, message] of cases) {
-      const { decision } = pipeline.run(host({ nodes: () => nodes } as never), {});
+      const { decision } = pipeline.run(host({ nodes: () => nodes }), {});
       expect(stopOf(decision)).toEqual({ stage: 'reader', code: 'invalid-input' });
       expect(decision.action === 'none' && decision.reason).toContain(message);
     }
@@ -369,7 +369,7 @@ describe('plan extensions the variant stages use', () => {
       { slot: 'filter', order: 1, stage: watcher },
     ]);
     const outcome = { resources: ['vm:101'], source: 'node1', target: 'node2', ok: true, at: 100 };
-    const { state } = pipeline.run(host({ motionInFlight: true, outcomes: [outcome] } as never), {});
+    const { state } = pipeline.run(host({ motionInFlight: true, outcomes: [outcome] }), {});
     expect(seen).toEqual([100]);
     expect(state.watch).toBe(1);
   });

@@ -180,7 +180,7 @@ export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOu
     if (typeof at !== 'number' || !Number.isFinite(at))
       return void notices.push(bad(i, `'at' must be a finite number, got ${showValue(at)}`));
     outcomes.push({
-      resources: [...(resources as string[])],
+      resources: [...resources],
       source,
       target,
       ok,

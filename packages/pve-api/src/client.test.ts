@@ -46,7 +46,7 @@ async function serve(
   server = await startFakePveServer({
     tls: tls ? { cert: tls.certPem, key: tls.keyPem } : undefined,
     tokens: [TOKEN_TEXT],
-    routes: { 'GET /version': VERSION, ...routes } as never,
+    routes: { 'GET /version': VERSION, ...routes },
   });
   return server;
 }

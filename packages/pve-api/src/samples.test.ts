@@ -85,9 +85,7 @@ function schemaFor(file: string): z.ZodType | undefined {
 /** The `data` of a sample: files stored "data only" (SOURCES.md) have no envelope. */
 function dataOf(file: string): unknown {
   const json = JSON.parse(readFileSync(join(dir, file), 'utf8')) as unknown;
-  return json !== null && typeof json === 'object' && !Array.isArray(json) && 'data' in json
-    ? (json as { data: unknown }).data
-    : json;
+  return json !== null && typeof json === 'object' && !Array.isArray(json) && 'data' in json ? json.data : json;
 }
 
 function parse<T>(file: string, schema: z.ZodType<T>): T {
@@ -199,7 +197,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
       expect(
         rows
           .filter((r) => r.kind === 'node')
-          .map((r) => (r as ClusterNodeResource).node)
+          .map((r) => r.node)
           .sort(),
       ).toEqual(['node1', 'node2', 'node3', 'node4']);
       expect(
@@ -211,10 +209,9 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('cluster-resources-type-vm__yanboyang713-blog.json'))(
     'memhost and mem may exceed maxmem (accepted as sent)',
     () => {
-      const rows = parse(
-        'cluster-resources-type-vm__yanboyang713-blog.json',
-        clusterResourcesSchema,
-      ) as ClusterGuestResource[];
+      const rows = parse('cluster-resources-type-vm__yanboyang713-blog.json', clusterResourcesSchema).filter(
+        (r): r is ClusterGuestResource => r.kind === 'guest',
+      );
       const vm112 = rows.find((r) => r.vmid === 112)!;
       expect(vm112.memBytes! > vm112.maxMemBytes).toBe(true); // 34390517760 > 34359738368
       expect(rows.find((r) => r.vmid === 103)!.memHostBytes).toBe(2201249792);
@@ -224,7 +221,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('cluster-ha-status-current__pegaprox.json'))(
     'HA status: node state read from free text, quorate integer 1 → true',
     () => {
-      const s = parse('cluster-ha-status-current__pegaprox.json', haStatusCurrentSchema) as HaStatusCurrent;
+      const s = parse<HaStatusCurrent>('cluster-ha-status-current__pegaprox.json', haStatusCurrentSchema);
       expect(s.quorum).toEqual({ node: 'pve-node-a1', quorate: true });
       expect(s.master).toMatchObject({ node: 'pve-node-b1', state: 'active', timestamp: 1789062521 });
       expect(s.fencing).toEqual({ node: 'pve-node-b1', armedState: 'armed', resourceMode: undefined });
@@ -252,7 +249,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('cluster-ha-status-manager_status__pegaprox.json'))(
     'manager status: quorate "1" → true, node states, maintenance requests; no service table',
     () => {
-      const s = parse('cluster-ha-status-manager_status__pegaprox.json', haManagerStatusSchema) as HaManagerStatus;
+      const s = parse<HaManagerStatus>('cluster-ha-status-manager_status__pegaprox.json', haManagerStatusSchema);
       expect(s.quorum).toEqual({ node: 'pve-node-a1', quorate: true });
       expect(s.masterNode).toBe('pve-node-b1');
       expect(s.nodeStatus.get('pve-node-c1')).toBe('maintenance');
@@ -276,7 +273,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-rrddata-hour__vobot-apps.json'))(
     'node RRD (PVE 9): PSI in percent, fractional bytes',
     () => {
-      const [p] = parse('nodes-node-rrddata-hour__vobot-apps.json', nodeRrdSchema) as NodeRrdPoint[];
+      const [p] = parse<NodeRrdPoint[]>('nodes-node-rrddata-hour__vobot-apps.json', nodeRrdSchema);
       expect(p!.pressure).toEqual({
         cpuSome: 0.0666666666666667,
         ioSome: 1.115,
@@ -297,7 +294,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-status__proxploy-app.json'))(
     'node status: loadavg strings → numbers, mhz string → number',
     () => {
-      const s = parse('nodes-node-status__proxploy-app.json', nodeStatusSchema) as NodeStatus;
+      const s = parse<NodeStatus>('nodes-node-status__proxploy-app.json', nodeStatusSchema);
       expect(s.loadAverage).toEqual([0, 0, 0]);
       expect(s.cpuInfo).toEqual({
         cpus: 20,
@@ -314,7 +311,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-status__pvecli.json'))(
     'node status trimmed by its author: swap and wait are undefined',
     () => {
-      const s = parse('nodes-node-status__pvecli.json', nodeStatusSchema) as NodeStatus;
+      const s = parse<NodeStatus>('nodes-node-status__pvecli.json', nodeStatusSchema);
       expect(s.swap).toBeUndefined();
       expect(s.ioWait).toBeUndefined();
       expect(s.loadAverage).toEqual([0.02, 0.02, 0]);
@@ -324,7 +321,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-qemu-vmid-config__pvecli.json'))(
     'qemu config: memory string → MiB, serial0 socket does not block',
     () => {
-      const c = parse('nodes-node-qemu-vmid-config__pvecli.json', guestConfigSchema('qemu', 211)) as GuestConfig;
+      const c = parse<GuestConfig>('nodes-node-qemu-vmid-config__pvecli.json', guestConfigSchema('qemu', 211));
       expect(c).toMatchObject({ memoryMiB: 2048, cores: 2, template: false, name: 'lab-app-01', tags: ['lab'] });
       expect(c.migrationBlockers).toEqual([]);
     },
@@ -333,10 +330,10 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-qemu-vmid-config-passthrough__flutter-server-box.json'))(
     'qemu config with passthrough: host usb blocks, mapped pci only limits live migration',
     () => {
-      const c = parse(
+      const c = parse<GuestConfig>(
         'nodes-node-qemu-vmid-config-passthrough__flutter-server-box.json',
         guestConfigSchema('qemu', 9921),
-      ) as GuestConfig;
+      );
       expect(c.memoryMiB).toBe(256);
       expect(c.migrationBlockers.map((b) => [b.key, b.scope])).toEqual([
         ['hostpci0', 'live'],
@@ -348,7 +345,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-qemu-vmid-migrate-GET__pvecli.json'))(
     'qemu precheck: underscored keys, local disks (cloud-init without size)',
     () => {
-      const m = parse('nodes-node-qemu-vmid-migrate-GET__pvecli.json', migratePrecheckSchema) as MigratePrecheck;
+      const m = parse<MigratePrecheck>('nodes-node-qemu-vmid-migrate-GET__pvecli.json', migratePrecheckSchema);
       expect(m).toMatchObject({
         running: true,
         allowedNodes: [],
@@ -380,7 +377,7 @@ describe('real replies of ../shared/pve-api-samples', () => {
   test.skipIf(!has('nodes-node-lxc-vmid-migrate-GET__pvecli.json'))(
     'lxc precheck: hyphenated keys read like the underscored ones',
     () => {
-      const m = parse('nodes-node-lxc-vmid-migrate-GET__pvecli.json', migratePrecheckSchema) as MigratePrecheck;
+      const m = parse<MigratePrecheck>('nodes-node-lxc-vmid-migrate-GET__pvecli.json', migratePrecheckSchema);
       expect(m).toMatchObject({ running: false, allowedNodes: [], localDisks: [] });
       expect(m.notAllowedNodes.size).toBe(0);
     },

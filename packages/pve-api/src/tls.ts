@@ -189,12 +189,12 @@ export function buildTls(options: PveTlsOptions, connectTimeoutMs: number): Buil
       if (postCheck && opts.protocol === 'https:') {
         const bad = postCheck(socket as TLSSocket);
         if (bad) {
-          socket!.destroy();
+          socket.destroy();
           callback(markConnectError(bad), null);
           return;
         }
       }
-      callback(null, socket!);
+      callback(null, socket);
     });
   };
   return {

@@ -212,7 +212,7 @@ export class Transport {
     if (!options || !Array.isArray(options.baseUrls) || options.baseUrls.length === 0) {
       throw new PveApiError('bad-option', "'baseUrls' must list at least one node url (e.g. 'https://pve1:8006')");
     }
-    if (!options.token || typeof (options.token as ApiToken).authorizationHeader !== 'function') {
+    if (!options.token || typeof options.token.authorizationHeader !== 'function') {
       throw new PveApiError(
         'bad-option',
         "'token' must be an ApiToken (see 'readTokenFile', 'tokenFromEnv', 'ApiToken.parse')",
@@ -428,7 +428,7 @@ export class Transport {
       if (json === null || typeof json !== 'object' || Array.isArray(json) || !('data' in json)) {
         throw fail('bad-reply', `${where}: reply has no 'data' member`, { status, field: 'data' });
       }
-      return { status, data: (json as { data: unknown }).data, message: statusText, baseUrl: url.display };
+      return { status, data: json.data, message: statusText, baseUrl: url.display };
     }
 
     const obj = jsonOk && json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};

@@ -138,7 +138,7 @@ export function parseSectionConfig<T>(file: string, raw: string, plugins: readon
     const line = nextLine();
     if (isFalsy(line)) continue;
     const prefix = () => `file ${file} line ${lineNo}`;
-    const header = matchHeader(line as string);
+    const header = matchHeader(line);
     if (!header) {
       warn('ignore config line', `${prefix()} - ignore config line: ${line}`);
       continue;
@@ -156,7 +156,7 @@ export function parseSectionConfig<T>(file: string, raw: string, plugins: readon
     const section = nullRecord<unknown>();
     for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
       if (skipReason !== undefined || !plugin) continue;
-      const text = propertyLine as string;
+      const text = propertyLine;
       const match = matchProperty(text);
       if (!match) {
         const reason = `ignore config line: ${text}`;

@@ -458,7 +458,7 @@ function loadServiceConfig(
  */
 function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
   const file = readJson(dir, 'manager_status', options);
-  if (!file) return nullObject<unknown>() as ManagerStatus;
+  if (!file) return nullObject<unknown>();
   const check: FileCheck = file.check;
   const ms = check.object(file.value, []);
   if (ms.master_node !== undefined) check.string(ms.master_node, ['master_node']);
@@ -508,7 +508,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
     check.oneOf(disarm.mode, ['freeze', 'ignore'], ['disarm', 'mode']);
     check.oneOf(disarm.state, ['disarming', 'disarmed'], ['disarm', 'state']);
   }
-  return ms as unknown as ManagerStatus;
+  return ms;
 }
 
 /**
@@ -549,8 +549,8 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
     }
   }
   const out = nullObject<unknown>() as unknown as DatacenterSettings;
-  out.ha = ha as DatacenterSettings['ha'];
-  out.crs = crs as DatacenterSettings['crs'];
+  out.ha = ha;
+  out.crs = crs;
   return out;
 }
 

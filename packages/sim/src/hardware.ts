@@ -214,7 +214,7 @@ export class Hardware implements SimBackend {
     this.prng = new Prng(seed);
     if (input.guestConfig) {
       for (const sid of Object.keys(input.guestConfig))
-        this.guestConfigs.set(sid, snapshot(input.guestConfig[sid]!) as Snapshot<GuestConfigEntry>);
+        this.guestConfigs.set(sid, snapshot<GuestConfigEntry>(input.guestConfig[sid]!));
     }
     this.log = new SimLog(sink);
     // the hardware owns copies: a case can be simulated again, and a caller's changes to its
@@ -378,7 +378,7 @@ export class Hardware implements SimBackend {
   }
 
   nodeVersion(node: string): string | undefined {
-    return (this.hw.get(node)?.['pve-manager-version'] as string | undefined) ?? DEFAULT_PVE_MANAGER_VERSION;
+    return this.hw.get(node)?.['pve-manager-version'] ?? DEFAULT_PVE_MANAGER_VERSION;
   }
 
   isNodeShutdown(node: string): { shutdown: boolean; reboot: boolean } {

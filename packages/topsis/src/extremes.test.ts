@@ -31,7 +31,7 @@ function exact(x: number): Big {
   const fraction = raw & ((1n << 52n) - 1n);
   const [mantissa, exponent] = field === 0 ? [fraction, -1074] : [fraction | (1n << 52n), field - 1075];
   const magnitude = big.multiply(big.bignumber(mantissa.toString()), big.pow(big.bignumber(2), exponent) as Big) as Big;
-  return x < 0 ? (big.unaryMinus(magnitude) as Big) : magnitude;
+  return x < 0 ? big.unaryMinus<Big>(magnitude) : magnitude;
 }
 
 /** The oracle's intermediate results, for the piecewise comparisons. */
@@ -57,24 +57,24 @@ function oracleTopsis(criteria: Criteria, rows: readonly (readonly number[])[]):
     const norm = big.norm(column) as Big; // 2-norm
     if (!norm.isZero()) column.forEach((v, i) => (normalized[i]![j] = big.divide(v, norm) as Big));
     const values = normalized.map((row) => row[j]!);
-    const min = big.min(values) as Big;
-    const max = big.max(values) as Big;
+    const min = big.min<Big>(values);
+    const max = big.max<Big>(values);
     best.push(criteria.maximize[j] ? max : min);
     worst.push(criteria.maximize[j] ? min : max);
   }
   const distance = (row: Big[], ideal: Big[]) =>
-    big.norm(row.map((v, j) => big.multiply(weights[j]!, big.subtract(v, ideal[j]!) as Big) as Big)) as Big;
+    big.norm(row.map((v, j) => big.multiply(weights[j]!, big.subtract<Big>(v, ideal[j]!)) as Big)) as Big;
   const dBest = normalized.map((row) => distance(row, best));
   const dWorst = normalized.map((row) => distance(row, worst));
   const scores = dBest.map((b, i) => {
-    const divisor = big.add(b, dWorst[i]!) as Big;
-    return divisor.isZero() ? 0 : (big.number(big.divide(dWorst[i]!, divisor) as Big) as number);
+    const divisor = big.add<Big>(b, dWorst[i]!);
+    return divisor.isZero() ? 0 : big.number(big.divide(dWorst[i]!, divisor) as Big);
   });
   return { normalized, best, worst, dBest, dWorst, scores };
 }
 
 function toNumber(x: Big): number {
-  return big.number(x) as number;
+  return big.number(x);
 }
 
 const EXTREME_SCALES = [1, 1e-300, 1e300, 5e-324, 1e-320, 1e-150, 1e150, 2 ** 64, Number.MAX_VALUE / 256];
@@ -274,7 +274,7 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
         Array.from(scores).forEach((s, i) => expect(Math.abs(s - want.scores[i]!)).toBeLessThanOrEqual(1e-12));
         // the distances behind them: d_best / (d_best + d_worst) = 1 − score, within the same tolerance
         want.dBest.forEach((b, i) => {
-          const sum = big.add(b, want.dWorst[i]!) as Big;
+          const sum = big.add<Big>(b, want.dWorst[i]!);
           if (!sum.isZero())
             expect(Math.abs(1 - scores[i]! - toNumber(big.divide(b, sum) as Big))).toBeLessThanOrEqual(1e-12);
         });

@@ -383,14 +383,14 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
   for (let k = 0; k < 10; k++) out[k] = acc[k]!;
   // column minima and maxima are those of the roots and highest loads: `1 + x` rounds
   // monotonically, so min(1 + x) = 1 + min(x) bit for bit (likewise max, and max(0, ·))
-  out[10] = 1 + acc[ACC_CPU_ROOT_MIN]!;
-  out[11] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MIN]!);
-  out[12] = 1 + acc[ACC_MEM_ROOT_MIN]!;
-  out[13] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MIN]!);
+  out[10] = 1 + acc[ACC_CPU_ROOT_MIN];
+  out[11] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MIN]);
+  out[12] = 1 + acc[ACC_MEM_ROOT_MIN];
+  out[13] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MIN]);
   out[14] = 1 + acc[ACC_CPU_ROOT_MAX]!;
-  out[15] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MAX]!);
+  out[15] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MAX]);
   out[16] = 1 + acc[ACC_MEM_ROOT_MAX]!;
-  out[17] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MAX]!);
+  out[17] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MAX]);
 }
 
 /* Layout of the running statistics `candidateRows` continues (`Scratch.criteriaAccumulator`). */

@@ -58,7 +58,7 @@ describe('API token', () => {
   ])('refuses %j without showing the value', (source, env, message) => {
     expect(() => loadToken(source, env as NodeJS.ProcessEnv)).toThrow(message);
     try {
-      loadToken(source, env as NodeJS.ProcessEnv);
+      loadToken(source, env);
     } catch (err) {
       expect((err as Error).message).not.toContain(SECRET);
     }

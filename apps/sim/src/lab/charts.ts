@@ -337,7 +337,7 @@ export function nodeSpec(
           },
         },
         resolve: { scale: { y: 'shared' } },
-      } as TopLevelSpec,
+      },
     };
   }
   return {
@@ -360,6 +360,6 @@ export function nodeSpec(
           color: { field: 'node', type: 'nominal', title: 'node', sort: nodes.names },
         },
       },
-    } as TopLevelSpec,
+    },
   };
 }

@@ -79,9 +79,9 @@ function generatorParams(
   const duration = f.values.get('--duration');
   if (duration !== undefined) p.duration = duration;
   const guests = intFlag(f, '--guests', 0);
-  if (guests !== undefined) p.guests = { ...((p.guests as object | undefined) ?? {}), count: guests };
+  if (guests !== undefined) p.guests = { ...(p.guests ?? {}), count: guests };
   const shape = f.values.get('--shape');
-  if (shape !== undefined) p.load = { ...((p.load as object | undefined) ?? {}), shape };
+  if (shape !== undefined) p.load = { ...(p.load ?? {}), shape };
   const where = file ?? 'command-line parameters';
   return { params: validateParams(p, where), where };
 }

@@ -264,8 +264,8 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     const verdict = judgeHaMotion(view, facts.compiled, sid, target);
     if (verdict.kind === 'queue') sim.queueCrmCommand(`migrate ${sid} ${target}`);
     const task: Task = {
-      upid: upid(req.params.node!, ++pid, Math.floor(now()), 'hamigrate', vmid, 'root@pam'),
-      node: req.params.node!,
+      upid: upid(req.params.node, ++pid, Math.floor(now()), 'hamigrate', vmid, 'root@pam'),
+      node: req.params.node,
       vmid,
       type: 'hamigrate',
       starttime: Math.floor(now()),
