@@ -20,6 +20,7 @@ const HOUR_ROUNDS = 180;
 
 /** Manager rounds of the current run (filled by the wrapped `manage`). */
 let managerRounds: Stamp[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called with the manager as `this` below
 const manage = Manager.prototype.manage;
 Manager.prototype.manage = function timedManage(this: Manager): void {
   const t0 = stamp();

@@ -162,7 +162,7 @@ export class Daemon {
 
   /** A policy text with its epoch seconds as times: UTC, or the host's own label. */
   private policyText(text: string): string {
-    const label = this.options.host.timeLabel;
+    const label = this.options.host.timeLabel?.bind(this.options.host);
     return label ? readableTimes(text, label) : readableTimes(text);
   }
 
@@ -575,7 +575,7 @@ export class Daemon {
     // what the stages judged, for the round line: the scored moves and, when smoothing adjusted
     // the node stats, the adjusted imbalance (the threshold and the margin judge that one)
     let smoothed: number | undefined;
-    const adjust = ctx.adjust;
+    const adjust = ctx.adjust?.bind(ctx);
     const scoringCtx: BalanceContext = {
       ...ctx,
       score: (...args) => (lastScored = ctx.score(...args)),

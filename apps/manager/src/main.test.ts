@@ -210,7 +210,7 @@ describe('secrets', () => {
             return rounds >= 8;
           },
           clock: {
-            now: host.clock.now,
+            now: () => host.clock.now(),
             sleep: async (seconds, signal) => {
               if (rounds === 6) {
                 scraped = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

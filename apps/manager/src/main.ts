@@ -244,7 +244,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
 
   const log = new Logger(
     { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level },
-    io.logLine,
+    (line) => io.logLine(line),
     () => Date.now() / 1000,
   );
   let daemon: Daemon;
@@ -254,8 +254,12 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       config,
       host,
       log: new Logger(
-        { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level, timeLabel: host.timeLabel },
-        io.logLine,
+        {
+          format: resolveLogFormat(config.log.format, io.isTty),
+          level: config.log.level,
+          timeLabel: host.timeLabel?.bind(host),
+        },
+        (line) => io.logLine(line),
         () => host.clock.now(),
       ),
       version: VERSION,

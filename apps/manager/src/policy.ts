@@ -238,7 +238,7 @@ export function balanceContext(input: RoundInput): BalanceContext {
     motionInFlight: input.motionInFlight,
     outcomes: input.outcomes,
     imbalance: () => (imbalance ??= measured.imbalance()),
-    score: measured.score,
+    score: (candidates, method, limit) => measured.score(candidates, method, limit),
     candidates: () => withMotionFacts(input.candidates, snapshot, input.memhost),
     nodes: (): NodeTelemetry[] => {
       const inModel = new Set(model.nodes);

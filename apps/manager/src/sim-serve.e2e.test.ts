@@ -150,7 +150,7 @@ async function runManager(
         ...host,
         finished: () => scraped !== undefined,
         clock: {
-          now: systemClock.now,
+          now: () => systemClock.now(),
           sleep: async (_seconds, signal) => {
             const rs = records();
             if (done(rs) || rs.filter((r) => r.event === 'round').length >= MAX_ROUNDS) {

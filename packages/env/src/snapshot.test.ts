@@ -24,7 +24,9 @@ describe('snapshot', () => {
     expect(s.__proto__).toEqual({ online: true });
     // no inherited members: an absent name reads as undefined
     expect(s.constructor).toBeUndefined();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- reads the member to show it is absent; nothing is called
     expect(s.hasOwnProperty).toBeUndefined();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- as above
     expect(s.valueOf).toBeUndefined();
   });
 

@@ -245,7 +245,7 @@ export function variantContext(
       const view = usage.adjusted(nodes);
       // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored
       return {
-        imbalance: view.imbalance,
+        imbalance: () => view.imbalance(),
         score: (candidates, method, limit) => scoreSafely(() => view.score(candidates, method, limit)),
       };
     },

@@ -283,7 +283,10 @@ function judge(ctx: BalanceContext, sid: string): MigratabilityVerdict | undefin
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw invalidInput(`the configuration of '${sid}' must be an object, got ${showValue(config)}`);
   }
-  return judgeMigratability(config, { kind: sid.startsWith('ct:') ? 'ct' : 'vm', sharedStorage: ctx.sharedStorage });
+  return judgeMigratability(config, {
+    kind: sid.startsWith('ct:') ? 'ct' : 'vm',
+    sharedStorage: ctx.sharedStorage?.bind(ctx),
+  });
 }
 
 /** Updates the reported guests; a notice for each guest whose report is new or changed. */

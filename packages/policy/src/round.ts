@@ -214,8 +214,8 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
     now: ctx.now,
     motionInFlight: ctx.motionInFlight,
     outcomes,
-    imbalance: measured.imbalance,
-    score: measured.score,
+    imbalance: () => measured.imbalance(),
+    score: (candidates, method, limit) => measured.score(candidates, method, limit),
     candidates: () => (candidates ??= checkCandidates(ctx.candidates())),
   };
   if (ctx.nodes) {

@@ -37,11 +37,11 @@ process.exitCode = await main(args, processIo, {
     const secrets =
       config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).secrets() : [];
     const host = fakeHost(cluster, { afterStep: persist, secrets });
-    const step = host.clock.sleep;
+    const clock = host.clock;
     return {
       ...host,
       clock: {
-        now: host.clock.now,
+        now: () => clock.now(),
         sleep: async (seconds, signal) => {
           await new Promise<void>((resolve) => {
             const done = () => {
@@ -52,7 +52,7 @@ process.exitCode = await main(args, processIo, {
             const timer = setTimeout(done, roundMs);
             signal.addEventListener('abort', done, { once: true });
           });
-          await step(seconds, signal);
+          await clock.sleep(seconds, signal);
         },
       },
     };

@@ -176,7 +176,7 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
       tls,
       version: args.version,
       crsAs: args.crsObject ? 'object' : 'string',
-      out: io.out,
+      out: (line) => io.out(line),
     });
   } catch (err) {
     if (err instanceof ServeError) {
