@@ -72,9 +72,11 @@ export function tlsNotices(config: ManagerConfig, security: TransportSecurity): 
   const tls = config.pve.tls;
   const fp = tls.fingerprint;
   const out: { level: LogLevel; msg: string }[] = [];
-  // only plain http: no TLS at all, the warning below says it
   const mode = config.pve.urls.every((u) => u.startsWith('http://')) ? undefined : security.mode;
   switch (mode) {
+    case undefined:
+      // only plain http: no TLS at all, the warning below says it
+      break;
     case 'system-ca':
       out.push({ level: 'info', msg: 'TLS: verified against the system CAs, host name checked' });
       break;
