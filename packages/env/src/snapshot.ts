@@ -18,7 +18,7 @@ export type Snapshot<T> = T extends (infer U)[]
  * null-prototype object (no inherited `toString`, `__proto__` is a plain key) and is
  * recognised in O(1). Arrays keep `Array.prototype` and are tracked in a weak set.
  */
-const SNAPSHOT_PROTO: object = Object.freeze(Object.create(null));
+const SNAPSHOT_PROTO = Object.freeze(Object.create(null) as object);
 const builtArrays = new WeakSet<readonly unknown[]>();
 
 function isBuilt(value: object): boolean {

@@ -78,7 +78,7 @@ export function checkScored(
   if (!Array.isArray(value)) throw invalidInput(`scored migrations must be an array, got ${showValue(value)}`);
   if (value.length > limit)
     throw invalidInput(`the host scored ${value.length} migrations, more than the limit ${limit}`);
-  if (value.length === 0) return value;
+  if (value.length === 0) return value as ScoredMigration[];
   const byLeader = new Map<string, MigrationCandidate>();
   for (const c of candidates) byLeader.set(c.leader, c);
   value.forEach((m: unknown, i) => {

@@ -46,7 +46,7 @@ export function stateCheck(stage: string): StateCheck {
     },
     array(value, path) {
       if (!Array.isArray(value)) return fail(path, 'an array', value);
-      return value;
+      return value as readonly unknown[];
     },
     number(value, path, range = {}) {
       const min = range.min ?? -Infinity;

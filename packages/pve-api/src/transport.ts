@@ -209,7 +209,9 @@ export class Transport {
   #preferred = 0;
 
   constructor(options: TransportOptions) {
-    if (!options || !Array.isArray(options.baseUrls) || options.baseUrls.length === 0) {
+    // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+    const baseUrls: unknown = options?.baseUrls;
+    if (!options || !Array.isArray(baseUrls) || baseUrls.length === 0) {
       throw new PveApiError('bad-option', "'baseUrls' must list at least one node url (e.g. 'https://pve1:8006')");
     }
     if (!options.token || typeof options.token.authorizationHeader !== 'function') {

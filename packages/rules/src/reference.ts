@@ -45,7 +45,7 @@ export function referenceConflicts(
   const { nodeAffinity, positive, negative } = enabledRulesByType(rules);
   const out: Array<[number, string, string]> = [];
   const union = (ids: string[]) => {
-    const set: SidSet = Object.create(null);
+    const set = Object.create(null) as SidSet;
     for (const id of ids)
       for (const sid of Object.keys((rules.ids[id] as ResourceAffinityRule).resources)) set[sid] = 1;
     return set;
@@ -151,7 +151,7 @@ export function referenceTransform(rules: RulesConfig, nodes: readonly string[])
   // merge
   for (const component of referenceComponents(enabledRulesByType(rules).positive)) {
     if (component.length < 2) continue;
-    const resources: SidSet = Object.create(null);
+    const resources = Object.create(null) as SidSet;
     for (const id of component) Object.assign(resources, (rules.ids[id] as ResourceAffinityRule).resources);
     const order = rules.order[component[0] as string] as number;
     for (const id of component) {
@@ -179,7 +179,7 @@ export function referenceTransform(rules: RulesConfig, nodes: readonly string[])
         if (apart(sid, csid)) continue;
         const id = `_implicit-negative-${positiveId}-${sid}-${csid}`;
         const order = lowestOrder(rules.order) + 1;
-        const resources: SidSet = Object.create(null);
+        const resources = Object.create(null) as SidSet;
         resources[sid] = 1;
         resources[csid] = 1;
         rules.ids[id] = { type: 'resource-affinity', affinity: 'negative', resources };

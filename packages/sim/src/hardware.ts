@@ -250,7 +250,7 @@ export class Hardware implements SimBackend {
   resourceAgent(type: string, env: Env): ResourceAgent | undefined {
     // agents hold nothing but their env and this hardware: one per env and type
     let agents = this.agents.get(env);
-    if (!agents) this.agents.set(env, (agents = new Map()));
+    if (!agents) this.agents.set(env, (agents = new Map<string, ResourceAgent | undefined>()));
     if (!agents.has(type)) agents.set(type, createResourceAgent(type, env, this));
     return agents.get(type);
   }

@@ -297,7 +297,7 @@ export function countPingPongs(moves: readonly ResourceMove[], window = PING_PON
   for (const m of moves) {
     if (m.ok !== true) continue;
     let bySid = left.get(m.sid);
-    if (!bySid) left.set(m.sid, (bySid = new Map()));
+    if (!bySid) left.set(m.sid, (bySid = new Map<string, number>()));
     const t = bySid.get(m.target);
     if (t !== undefined && m.time - t <= window) count++;
     bySid.set(m.source, m.time);

@@ -49,7 +49,9 @@ function shown(value: unknown): string {
  * is always finite.
  */
 export function defineCriteria(criteria: readonly Criterion[]): Criteria {
-  if (!Array.isArray(criteria))
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const given: unknown = criteria;
+  if (!Array.isArray(given))
     throw new TopsisError('invalid-criteria', `criteria: expected an array, got ${describe(criteria)}`);
   if (criteria.length === 0) throw new TopsisError('no-criteria', 'no criteria given');
   const seen = new Set<string>();

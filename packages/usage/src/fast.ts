@@ -226,7 +226,7 @@ export function fastScoreNodesToStart(view: ClusterView, stats: ResourceStats, s
     scratch.scores,
     scratch.ideal,
   );
-  const result: NodeScore[] = new Array(n);
+  const result = new Array<NodeScore>(n);
   for (let k = 0; k < n; k++) result[k] = { node: view.names[k]!, score: scores[k]! };
   return result;
 }

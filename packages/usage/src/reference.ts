@@ -131,9 +131,11 @@ export function validateSnapshot(snapshot: UsageSnapshot): void {
   if (typeof snapshot !== 'object' || snapshot === null)
     throw new UsageError('invalid-argument', 'snapshot: expected { aggregation, nodes, resources }');
   checkAggregation(snapshot.aggregation);
-  if (!Array.isArray(snapshot.nodes)) throw new UsageError('invalid-argument', 'snapshot.nodes: expected an array');
-  if (!Array.isArray(snapshot.resources))
-    throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
+  // checked through `unknown` copies: Array.isArray would narrow the typed arrays themselves to any[]
+  const givenNodes: unknown = snapshot.nodes;
+  const givenResources: unknown = snapshot.resources;
+  if (!Array.isArray(givenNodes)) throw new UsageError('invalid-argument', 'snapshot.nodes: expected an array');
+  if (!Array.isArray(givenResources)) throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
   const nodes = new Set<string>();
   const nodeList = snapshot.nodes;
   for (let i = 0; i < nodeList.length; i++) {

@@ -253,7 +253,9 @@ export function checkAggregatedStats(
   stats: readonly { cpu: number; maxcpu: number; mem: number; maxmem: number }[],
   where: string,
 ): void {
-  if (!Array.isArray(stats))
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const given: unknown = stats;
+  if (!Array.isArray(given))
     throw new UsageError('invalid-argument', `${where}: expected an array of node stats, got ${describe(stats)}`);
   stats.forEach((s, i) => {
     if (typeof s !== 'object' || s === null)

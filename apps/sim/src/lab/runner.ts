@@ -167,7 +167,7 @@ function describeJob(job: RunJob): string {
  */
 export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<T>): Promise<T[]> {
   const total = jobs.length;
-  const results: T[] = new Array(total);
+  const results = new Array<T>(total);
   if (total === 0) return results;
   const requested = options.jobs ?? defaultJobs();
   if (!Number.isInteger(requested) || requested < 1)

@@ -68,7 +68,8 @@ export async function screenshotReport(page: Page, outDir: string, scenario?: st
 /** An element's top and bottom in page coordinates (whatever the scroll position); undefined when absent. */
 async function pageBox(locator: ReturnType<Page['locator']>): Promise<{ top: number; bottom: number } | undefined> {
   if ((await locator.count()) === 0) return undefined;
-  return locator.evaluate((el) => {
+  // runs in the page; the package compiles without the DOM library, so the element's shape is written here
+  return locator.evaluate((el: { getBoundingClientRect(): { top: number; bottom: number } }) => {
     const r = el.getBoundingClientRect();
     const scrollY = (globalThis as unknown as { scrollY: number }).scrollY;
     return { top: r.top + scrollY, bottom: r.bottom + scrollY };
