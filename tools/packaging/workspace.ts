@@ -107,7 +107,7 @@ export function publishedManifest(manifest: Manifest): Manifest {
 export function binEntries(manifest: Manifest): Array<[string, string]> {
   const bin = manifest.bin;
   if (typeof bin === 'string') {
-    const name = String(manifest.name ?? '').replace(/^@[^/]+\//, '');
+    const name = (typeof manifest.name === 'string' ? manifest.name : '').replace(/^@[^/]+\//, '');
     return [[name, bin]];
   }
   if (isRecord(bin)) return Object.entries(bin).filter((e): e is [string, string] => typeof e[1] === 'string');

@@ -51,14 +51,20 @@ describe('readCrsSettings', () => {
 
   test('pve-9.2: an invalid number falls back to the default and names the field', () => {
     const { settings, problems } = readCrsSettings(
-      envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-hold-duration': 1.5 }),
+      envWith({
+        'ha-auto-rebalance-threshold': 'high',
+        'ha-auto-rebalance-hold-duration': 1.5,
+        'ha-auto-rebalance-margin': { percent: 5 },
+      }),
       'pve-9.2',
     );
     expect(settings.threshold).toBe(30);
     expect(settings.holdRounds).toBe(3);
+    expect(settings.margin).toBe(10);
     expect(problems).toEqual([
       "datacenter.cfg: invalid value 'high' for 'crs.ha-auto-rebalance-threshold', using the default 30",
       "datacenter.cfg: invalid value '1.5' for 'crs.ha-auto-rebalance-hold-duration', using the default 3",
+      "datacenter.cfg: invalid value an object for 'crs.ha-auto-rebalance-margin', using the default 10",
     ]);
   });
 

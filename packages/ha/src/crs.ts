@@ -1,5 +1,5 @@
 import type { Env } from '@poise/env';
-import { readCrs } from '@poise/policy';
+import { readCrs, showValue } from '@poise/policy';
 import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
 import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
 import { perlTrue } from './tools';
@@ -79,6 +79,11 @@ export function perlNumber(value: unknown): number {
   return m ? Number(m[0]) : 0;
 }
 
+/** A setting's value in a message: text and numbers quoted as written, any other shape by kind. */
+function shownSetting(raw: unknown): string {
+  return typeof raw === 'string' || typeof raw === 'number' ? `'${raw}'` : showValue(raw);
+}
+
 /**
  * Reads the `crs` settings as the reference's `update_crs_scheduler_mode` does: an empty or
  * absent `crs.ha` means `basic` (`ha || 'basic'`), flags are Perl-true values.
@@ -108,7 +113,9 @@ export function readCrsSettings(
     if (raw === '') return fallback;
     const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : NaN;
     if (!Number.isFinite(value) || (integer && (!Number.isInteger(value) || value < 0))) {
-      problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}', using the default ${fallback}`);
+      problems.push(
+        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`,
+      );
       return fallback;
     }
     return value;

@@ -62,6 +62,13 @@ describe('CrsUsage: a service with invalid stats is left out with a warning, the
       {},
       "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got NaN",
     ],
+    [
+      'a maxmem that is an object',
+      'static',
+      { 'vm:102': { maxcpu: 1, maxmem: { size: GIB } } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got an object",
+    ],
     // a service that was not measured has no usage: not 0
     [
       'no dynamic entry',

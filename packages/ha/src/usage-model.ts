@@ -13,6 +13,7 @@ import {
   type ResourceStats,
   type ScoredMigration,
 } from '@poise/usage';
+import { showValue } from '@poise/policy';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
 import { errorMessage } from './crm';
 import { own } from './tools';
@@ -30,7 +31,7 @@ function validStat(v: unknown): v is number {
 function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (typeof v === 'string') return `'${v}'`;
-  return String(v);
+  return showValue(v);
 }
 
 /**

@@ -2,11 +2,20 @@ import { PolicyError } from './errors';
 
 /** A value for an error message: strings quoted, numbers as they print (`NaN`), shapes by kind. */
 export function showValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'object':
+      return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
+    case 'function':
+      return 'a function';
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'symbol':
+    case 'undefined':
+      return String(value);
+  }
 }
 
 /**

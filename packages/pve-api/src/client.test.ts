@@ -373,6 +373,15 @@ describe('transport', () => {
     }
     expect(server.requests).toHaveLength(0);
   });
+
+  test('a task id that is not a UPID is named in the error', async () => {
+    await serve();
+    const c = client();
+    expect(await failure(c.taskStatus('nope'))).toMatchObject({
+      code: 'bad-option',
+      message: "'nope' is not a task id (UPID:…)",
+    });
+  });
 });
 
 describe('tls', () => {

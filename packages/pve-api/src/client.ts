@@ -505,7 +505,7 @@ export class PveClient {
   /** `GET /nodes/{node}/tasks/{upid}/status` (the node is taken from the UPID). */
   async taskStatus(upid: string | Upid, options?: CallOptions): Promise<TaskStatus> {
     const parsed = typeof upid === 'string' ? parseUpid(upid) : upid;
-    if (!parsed) throw new PveApiError('bad-option', `'${String(upid)}' is not a task id (UPID:…)`);
+    if (!parsed) throw new PveApiError('bad-option', `${inspect(upid)} is not a task id (UPID:…)`);
     return this.#read(
       'GET /nodes/{node}/tasks/{upid}/status',
       `/nodes/${seg(parsed.node)}/tasks/${seg(parsed.upid)}/status`,
