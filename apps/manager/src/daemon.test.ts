@@ -758,7 +758,7 @@ describe('active/standby', () => {
     for (let i = 0; i < 3; i++) {
       await a.daemon.runRound();
       await b.daemon.runRound();
-      await cluster.step();
+      cluster.step();
     }
     expect(a.records().find((r) => r.event === 'lock' && String(r.msg).startsWith('acquired'))).toBeDefined();
     expect(

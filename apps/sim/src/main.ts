@@ -294,7 +294,7 @@ async function runLab(argv: string[], io: Io): Promise<number> {
   try {
     const lab = await import('./lab/cli-lab');
     const rest = argv.slice(1);
-    if (argv[0] === 'generate') return await lab.cmdGenerate(rest, io);
+    if (argv[0] === 'generate') return lab.cmdGenerate(rest, io);
     if (argv[0] === 'compare') return await lab.cmdCompare(rest, io, `poise-sim ${argv.join(' ')}`);
     return await lab.cmdReport(rest, io, `poise-sim ${argv.join(' ')}`);
   } catch (err) {
