@@ -187,6 +187,7 @@ afterAll(() => {
 });
 
 function get(name: string): Packed {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
   if (setupError) throw setupError;
   const p = packed.get(name);
   if (!p) throw new Error(`'${name}' was not packed`);
@@ -195,6 +196,7 @@ function get(name: string): Packed {
 
 describe('packages as installed from their tarballs', () => {
   it('discovers every package under packages/ and apps/ and type-checks the examples as one program', () => {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- as above
     if (setupError) throw setupError;
     expect(packed.size).toBe(packages.length);
     // every @poise package in the install came from a tarball, none from a registry

@@ -163,6 +163,7 @@ function rootCause(err: unknown): unknown {
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason as given, as fetch and timers/promises reject
       reject(signal.reason);
       return;
     }
@@ -172,6 +173,7 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above
       reject(signal.reason);
     };
     signal.addEventListener('abort', onAbort, { once: true });
