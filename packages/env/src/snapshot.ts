@@ -30,10 +30,6 @@ export function isSnapshot(value: unknown): boolean {
   return typeof value === 'object' && value !== null && isBuilt(value);
 }
 
-function own(obj: object, key: string): unknown {
-  return Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
-}
-
 function sealArray<T extends unknown[]>(arr: T): T {
   Object.freeze(arr);
   builtArrays.add(arr);
@@ -109,7 +105,7 @@ function snapObject(value: Record<string, unknown>, prev: Record<string, unknown
   if (out === undefined) {
     // every child is the previous one; the same object unless keys were removed
     let prevCount = 0;
-    if (prev !== undefined) for (const k in prev) prevCount++;
+    if (prev !== undefined) for (const _k in prev) prevCount++;
     if (prev !== undefined && prevCount === count) return prev;
     out = newObject();
     for (const k in value) if (Object.hasOwn(value, k) && value[k] !== undefined) out[k] = prev![k];

@@ -621,7 +621,6 @@ function resourceStatsOf(tiny: boolean): fc.Arbitrary<ResourceStats> {
   const v = tiny ? tinyValue : statValue;
   return fc.record({ cpu: v, maxcpu: v, mem: v, maxmem: v });
 }
-const nodeStats = nodeStatsOf(false);
 const resourceStats = resourceStatsOf(false);
 
 interface Op {
