@@ -349,7 +349,9 @@ export function fastBruteforce(
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
       // every row has t !== s (self-moves are rejected when the candidates are indexed), hence n >= 2
-      let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
+      // eslint-disable-next-line no-useless-assignment -- initialised: keeps the variable an unboxed double in optimised code
+      let lo = 0;
+      // eslint-disable-next-line no-useless-assignment -- as lo
       let hi = 0;
       const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
       const oj = loads[t]!;

@@ -453,11 +453,13 @@ function candidateRows(
   let squares1 = acc[ACC_SQUARES + 1]!;
   let squares2 = acc[ACC_SQUARES + 2]!;
   let squares3 = acc[ACC_SQUARES + 3]!;
-  // (declared out here, not per candidate: the optimised loop keeps them unboxed)
+  // (declared and initialised out here, not per candidate: the optimised loop keeps them unboxed)
+  /* eslint-disable no-useless-assignment -- the initial values are what keeps them unboxed doubles */
   let cpuRootLow = Infinity;
   let memRootLow = Infinity;
   let cpuHighLow = Infinity;
   let memHighLow = Infinity;
+  /* eslint-enable no-useless-assignment -- end of the unboxed initialisations */
   for (let ci = from; ci < to; ci++) {
     const s = source[ci]!;
     const bc = bundleCpu[ci]!;
