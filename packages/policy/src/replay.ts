@@ -249,7 +249,12 @@ export class ReplayCluster {
       const adjusted = override?.get(n.name);
       let cpu = n.cpu;
       let mem = n.mem;
-      for (const g of guests) if (g.node === n.name) (cpu += g.cpu), (mem += g.mem);
+      for (const g of guests) {
+        if (g.node === n.name) {
+          cpu += g.cpu;
+          mem += g.mem;
+        }
+      }
       usage.addNode(n.name, {
         cpu: adjusted ? adjusted.cpu : cpu,
         maxcpu: n.maxcpu,
@@ -303,7 +308,12 @@ export class ReplayCluster {
     return this.sortedNodes().map((n) => {
       let servicesCpu = 0;
       let servicesMem = 0;
-      for (const g of this.guests.values()) if (g.node === n.name) (servicesCpu += g.cpu), (servicesMem += g.mem);
+      for (const g of this.guests.values()) {
+        if (g.node === n.name) {
+          servicesCpu += g.cpu;
+          servicesMem += g.mem;
+        }
+      }
       return {
         node: n.name,
         cpu: n.cpu + servicesCpu,

@@ -95,7 +95,10 @@ describe('runAll', () => {
     // every run done by one of the two workers; each busy a share 0..1 of its life
     expect(workers).toHaveLength(2);
     expect(workers.reduce((a, w) => a + w.runs, 0)).toBe(jobs.length);
-    for (const w of workers) expect(w.utilization).toBeGreaterThan(0), expect(w.utilization).toBeLessThanOrEqual(1);
+    for (const w of workers) {
+      expect(w.utilization).toBeGreaterThan(0);
+      expect(w.utilization).toBeLessThanOrEqual(1);
+    }
     expect(one.map((r) => r.key)).toEqual(jobs.map((j) => `${j.scenario.name}/${j.variant.name}/${j.seed}`));
     expect(JSON.stringify(two)).toBe(JSON.stringify(one));
     expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
