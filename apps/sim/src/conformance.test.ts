@@ -150,7 +150,7 @@ describe('poise-sim CLI', () => {
   test('--help prints the usage on stdout and exits 0; no command is a usage error', () => {
     const help = capture();
     expect(main(['--help'], help.io)).toBe(0);
-    expect(help.out[0]).toMatch(/^usage:\n  poise-sim run <case-dir>/);
+    expect(help.out[0]).toMatch(/^usage:\n {2}poise-sim run <case-dir>/);
     expect(help.err).toEqual([]);
     const none = capture();
     expect(main([], none.io)).toBe(2);

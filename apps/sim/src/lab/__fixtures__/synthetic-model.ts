@@ -37,7 +37,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   const imbalance: number[] = [];
   const moves: TraceMove[] = [];
   const load = nodes.map(() => rng.uniform(0.05, 0.6));
-  let sid = 100;
+  const sid = 100;
   let t = 20;
   // busy work so that runs take different times and finish out of order
   let spin = 0;
