@@ -258,7 +258,7 @@ describe('signals (child process)', () => {
     await d.waitFor('the start-up', (r) => r.event === 'lock');
     d.child.kill('SIGTERM'); // the first round is reading the cluster now
     expect(await d.exited).toBe(0);
-    const events = d.records().map((r) => `${r.event}: ${r.msg}`);
+    const events = d.records().map((r) => `${String(r.event)}: ${String(r.msg)}`);
     const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released

@@ -273,7 +273,7 @@ describe('faults of a motion request: never re-sent blindly', () => {
       s
         .records()
         .filter((r) => r.event === 'motion')
-        .map((r) => `${r.level} ${r.msg}`),
+        .map((r) => `${String(r.level)} ${String(r.msg)}`),
     ).toEqual([
       "warn migrate vm:101 from node1 to node2 failed after 20 s: migration failed, 'vm:101' is back on 'node1'",
       "warn migrate vm:101 from node1 to node3 failed after 20 s: migration failed, 'vm:101' is back on 'node1'",

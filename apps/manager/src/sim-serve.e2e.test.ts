@@ -200,13 +200,17 @@ describe('poise-manager against poise-sim serve over HTTPS (pinned)', () => {
     const posts = server.lines.filter((l) => / POST /.test(l));
     expect(posts).toEqual(
       moves.map((m) =>
-        expect.stringContaining(`POST migrate ${m.sid} to ${m.target}: queued for the CRM's next round`),
+        expect.stringContaining(
+          `POST migrate ${String(m.sid)} to ${String(m.target)}: queued for the CRM's next round`,
+        ),
       ),
     );
     for (const m of moves)
       expect(
         server.lines.some((l) =>
-          l.endsWith(`${m.sid}: started on ${m.target} (was migrate ${m.source} → ${m.target})`),
+          l.endsWith(
+            `${String(m.sid)}: started on ${String(m.target)} (was migrate ${String(m.source)} → ${String(m.target)})`,
+          ),
         ),
       ).toBe(true);
     expect(run.metrics).toMatch(/poise_motions_succeeded_total\{via="ha"\} [1-9]/);

@@ -28,7 +28,7 @@ describe('README', () => {
       const perPair = new Map<string, number>();
       for (const m of c.moves())
         if (m.type === 'move')
-          perPair.set(`${m.resources}>${m.target}`, (perPair.get(`${m.resources}>${m.target}`) ?? 0) + 1);
+          perPair.set(`${m.resources.join()}>${m.target}`, (perPair.get(`${m.resources.join()}>${m.target}`) ?? 0) + 1);
       return `${c.moves().length} (${failed} failed, ≤ ${Math.max(0, ...perPair.values())} per pair)`;
     };
     const rows: Array<[string, (s: StableSettings) => string]> = [

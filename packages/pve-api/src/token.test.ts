@@ -49,6 +49,7 @@ describe('ApiToken.parse', () => {
     const token = ApiToken.parse(`poise@pve!balancer=${SECRET}`);
     for (const shown of [
       String(token),
+      // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- what a template literal prints is the point
       `${token}`,
       inspect(token, { depth: 10, showHidden: true }),
       JSON.stringify(token),

@@ -20,6 +20,7 @@ describe('API token', () => {
     expect(token.reveal()).toBe(TOKEN);
     expect(token.id).toBe('poise@pve!balancer');
     expect(warnings).toEqual([]);
+    // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- what a template literal prints is the point
     for (const shown of [String(token), JSON.stringify({ token }), inspect(token), `${token}`]) {
       expect(shown).not.toContain(SECRET);
       expect(shown).toContain('redacted');
