@@ -166,7 +166,8 @@ const object =
   (v, p) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(p, 'an object', v);
     for (const [key, check] of Object.entries(fields)) check((v as Record<string, unknown>)[key], `${p}.${key}`);
-    for (const key of Object.keys(v)) if (!Object.hasOwn(fields, key)) fail(`${p}.${key}`, 'no such field', (v as Record<string, unknown>)[key]);
+    for (const key of Object.keys(v))
+      if (!Object.hasOwn(fields, key)) fail(`${p}.${key}`, 'no such field', (v as Record<string, unknown>)[key]);
   };
 const array =
   (item: Check): Check =>
@@ -197,7 +198,16 @@ const benchResult = object({
     }),
   ),
   rebalanceScoring: array(
-    object({ resources: num, nodes: num, method: oneOf('bruteforce', 'topsis'), fastMs: timing, fastCpuMs: timing, baselineMs: timing, baselineCpuMs: timing, speedup: num }),
+    object({
+      resources: num,
+      nodes: num,
+      method: oneOf('bruteforce', 'topsis'),
+      fastMs: timing,
+      fastCpuMs: timing,
+      baselineMs: timing,
+      baselineCpuMs: timing,
+      speedup: num,
+    }),
   ),
   usageMemory: array(object({ resources: num, nodes: num, buildMs: num, bytesPerResource: num })),
   system: array(
@@ -221,7 +231,9 @@ const benchResult = object({
       publishedFirstRoundMs: numOrNull,
     }),
   ),
-  profiles: array(object({ workload: str, totalMs: num, top: array(object({ fn: str, file: str, selfPercent: num })) })),
+  profiles: array(
+    object({ workload: str, totalMs: num, top: array(object({ fn: str, file: str, selfPercent: num })) }),
+  ),
 });
 
 /** Throws naming the field unless `value` is a {@link BenchResult} of the current {@link BENCH_SCHEMA}. */
@@ -275,7 +287,16 @@ function machineLine(r: BenchResult): string {
 
 function renderKernels(r: BenchResult): string {
   const start = table(
-    ['services', 'fast: decisions ms', 'µs / decision', 'µs / start score', 'baseline: rebuild per decision ms', 'µs / decision', 'speed-up', 'reference µs / start score ¹'],
+    [
+      'services',
+      'fast: decisions ms',
+      'µs / decision',
+      'µs / start score',
+      'baseline: rebuild per decision ms',
+      'µs / decision',
+      'speed-up',
+      'reference µs / start score ¹',
+    ],
     r.startPlacement.map((s) => [
       count(s.resources),
       wallCpu(s.fastMs, s.fastCpuMs),
@@ -289,7 +310,13 @@ function renderKernels(r: BenchResult): string {
   );
   const rebalance = table(
     ['services × nodes', 'method', 'fast ms', 'baseline: O(n) per pair ms', 'speed-up'],
-    r.rebalanceScoring.map((b) => [`${count(b.resources)} × ${b.nodes}`, b.method, wallCpu(b.fastMs, b.fastCpuMs), wallCpu(b.baselineMs, b.baselineCpuMs), `${sig(b.speedup)}×`]),
+    r.rebalanceScoring.map((b) => [
+      `${count(b.resources)} × ${b.nodes}`,
+      b.method,
+      wallCpu(b.fastMs, b.fastCpuMs),
+      wallCpu(b.baselineMs, b.baselineCpuMs),
+      `${sig(b.speedup)}×`,
+    ]),
   );
   const memory = table(
     ['resources × nodes', 'build + score ms', 'bytes / resource'],
@@ -306,11 +333,11 @@ function renderKernels(r: BenchResult): string {
     '',
     rebalance,
     '',
-    'Memory of a `ClusterUsage` (heap after GC; the sid strings are the caller\'s):',
+    "Memory of a `ClusterUsage` (heap after GC; the sid strings are the caller's):",
     '',
     memory,
     '',
-    '¹ The reference\'s own published figures (seed 003, patches #8 + qm #1, Perl and Rust on a virtualised machine): ' +
+    "¹ The reference's own published figures (seed 003, patches #8 + qm #1, Perl and Rust on a virtualised machine): " +
       'figures from another machine, for scale only.',
   ].join('\n');
 }
@@ -333,7 +360,7 @@ function renderSystem(r: BenchResult): string {
     '',
     rows,
     '',
-    '¹ The reference\'s first `manage` call from seed 003 (patches #8 + qm #1): figures from another machine, for scale only.',
+    "¹ The reference's first `manage` call from seed 003 (patches #8 + qm #1): figures from another machine, for scale only.",
     '',
     ...renderProfiles(r),
   ].join('\n');
@@ -343,7 +370,12 @@ function renderProfiles(r: BenchResult): string[] {
   const out: string[] = [];
   for (const p of r.profiles) {
     out.push(`Top costs of ${p.workload} (${sig(p.totalMs)} ms profiled; self time):`, '');
-    out.push(table(['function', 'file', 'self %'], p.top.map((e) => [`\`${e.fn}\``, e.file, fixed(e.selfPercent, 1)])));
+    out.push(
+      table(
+        ['function', 'file', 'self %'],
+        p.top.map((e) => [`\`${e.fn}\``, e.file, fixed(e.selfPercent, 1)]),
+      ),
+    );
     out.push('');
   }
   return out;
@@ -405,7 +437,8 @@ export function readRegion(text: string, region: string, file: string): string {
   const a = text.indexOf(start);
   const b = text.indexOf(end);
   if (a === -1 || b === -1) throw new Error(`${file}: markers '${start}' and '${end}' not found`);
-  if (text.indexOf(start, a + 1) !== -1 || text.indexOf(end, b + 1) !== -1) throw new Error(`${file}: region '${region}' is marked more than once`);
+  if (text.indexOf(start, a + 1) !== -1 || text.indexOf(end, b + 1) !== -1)
+    throw new Error(`${file}: region '${region}' is marked more than once`);
   if (b < a) throw new Error(`${file}: '${end}' comes before '${start}'`);
   return text.slice(a + start.length, b);
 }

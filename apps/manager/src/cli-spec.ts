@@ -11,7 +11,16 @@ export const EXIT_USAGE = 2;
 export const EXIT_CONFIG = 78;
 
 /** What the parser does with an option (one key per option). */
-export type OptionKey = 'config' | 'mode' | 'once' | 'sim' | 'speed' | 'checkConfig' | 'printSchema' | 'help' | 'version';
+export type OptionKey =
+  | 'config'
+  | 'mode'
+  | 'once'
+  | 'sim'
+  | 'speed'
+  | 'checkConfig'
+  | 'printSchema'
+  | 'help'
+  | 'version';
 
 /** One option of the command line. */
 export interface CliOption {
@@ -77,7 +86,12 @@ export const CLI_SPEC: CliSpec = {
       'Each round logs one line with what it did or why it did nothing: JSON lines when stdout is not a terminal, text on a terminal.',
   ],
   options: [
-    { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'YAML config file (see poise-manager.example.yaml; schema: --print-schema).' },
+    {
+      key: 'config',
+      names: ['-c', '--config'],
+      value: '<file>',
+      description: 'YAML config file (see poise-manager.example.yaml; schema: --print-schema).',
+    },
     { key: 'mode', names: ['--mode'], value: 'observe|act', description: "Override the config's mode." },
     {
       key: 'once',
@@ -99,7 +113,8 @@ export const CLI_SPEC: CliSpec = {
       key: 'speed',
       names: ['--speed'],
       value: '<n>',
-      description: 'With --sim: simulated seconds per real second (0, the default: as fast as it runs; 10: one 20 s round every 2 s).',
+      description:
+        'With --sim: simulated seconds per real second (0, the default: as fast as it runs; 10: one 20 s round every 2 s).',
     },
     {
       key: 'checkConfig',
@@ -119,15 +134,30 @@ export const CLI_SPEC: CliSpec = {
   ],
   exitCodes: [
     { code: EXIT_OK, short: 'ok', description: 'Done (also at the end of a simulated scenario).' },
-    { code: EXIT_FAILURE, short: 'failure', description: 'A runtime failure: a state file of another version, the metrics port taken, a round that failed under --once, a simulation that aborted.' },
+    {
+      code: EXIT_FAILURE,
+      short: 'failure',
+      description:
+        'A runtime failure: a state file of another version, the metrics port taken, a round that failed under --once, a simulation that aborted.',
+    },
     { code: EXIT_USAGE, short: 'usage error', description: 'A usage error.' },
-    { code: EXIT_CONFIG, short: 'bad config or token', description: 'A bad config, API token, TLS file, lock directory, state file or simulator case (EX_CONFIG).' },
+    {
+      code: EXIT_CONFIG,
+      short: 'bad config or token',
+      description: 'A bad config, API token, TLS file, lock directory, state file or simulator case (EX_CONFIG).',
+    },
   ],
   files: [
     { path: '/etc/poise-manager/config.yaml', description: 'The config file of the packaged service.' },
     { path: '/etc/poise-manager/token', description: 'The API token, USER@REALM!TOKENID=SECRET (mode 0600).' },
-    { path: '/var/lib/poise-manager/state.json', description: 'The state file (state.file): stage state, the motion in flight, outcomes.' },
-    { path: '/etc/pve/priv/lock/poise-manager', description: 'The active/standby lock on the cluster file system (lock.dir, lock.name).' },
+    {
+      path: '/var/lib/poise-manager/state.json',
+      description: 'The state file (state.file): stage state, the motion in flight, outcomes.',
+    },
+    {
+      path: '/etc/pve/priv/lock/poise-manager',
+      description: 'The active/standby lock on the cluster file system (lock.dir, lock.name).',
+    },
   ],
   seeAlso: ['ha-manager(1)', 'pvesh(1)', 'pveum(1)'],
 };
@@ -182,14 +212,19 @@ function helpTable(rows: readonly { label: string; text: string }[], indent = 2)
 export function renderHelp(spec: CliSpec = CLI_SPEC): string {
   const lines: string[] = [];
   spec.synopsis.forEach((form, i) => lines.push(`${i === 0 ? 'usage: ' : '       '}${spec.name} ${form}`));
-  for (const sub of spec.subcommands) for (const form of sub.synopsis) lines.push(`       ${spec.name} ${sub.name} ${form}`);
+  for (const sub of spec.subcommands)
+    for (const form of sub.synopsis) lines.push(`       ${spec.name} ${sub.name} ${form}`);
   for (const paragraph of spec.description) lines.push('', ...wrap(paragraph, HELP_WIDTH));
   lines.push('', 'options:', ...helpTable(spec.options.map((o) => ({ label: optionLabel(o), text: o.description }))));
   if (spec.subcommands.length > 0) {
     lines.push('', 'commands:', ...helpTable(spec.subcommands.map((s) => ({ label: s.name, text: s.summary }))));
     for (const sub of spec.subcommands) {
       if (sub.options.length === 0) continue;
-      lines.push('', `${sub.name} options:`, ...helpTable(sub.options.map((o) => ({ label: optionLabel(o), text: o.description }))));
+      lines.push(
+        '',
+        `${sub.name} options:`,
+        ...helpTable(sub.options.map((o) => ({ label: optionLabel(o), text: o.description }))),
+      );
     }
   }
   lines.push('', 'signals:', ...helpTable(spec.signals.map((s) => ({ label: s.name, text: s.description }))));
@@ -219,7 +254,10 @@ function roffSynopsis(form: string): string {
 
 function roffOption(o: CliOption): string[] {
   const names = o.names.map((n) => `\\fB${roffEscape(n)}\\fR`).join(', ');
-  const value = o.value === undefined ? '' : ` ${o.valueOptional ? '[' : ''}\\fI${roffEscape(o.value.replace(/^<(.+)>$/, '$1'))}\\fR${o.valueOptional ? ']' : ''}`;
+  const value =
+    o.value === undefined
+      ? ''
+      : ` ${o.valueOptional ? '[' : ''}\\fI${roffEscape(o.value.replace(/^<(.+)>$/, '$1'))}\\fR${o.valueOptional ? ']' : ''}`;
   return ['.TP', `${names}${value}`, roffEscape(o.description)];
 }
 
@@ -233,7 +271,10 @@ export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string
     `${roffEscape(spec.name)} \\- ${roffEscape(spec.summary)}`,
     '.SH SYNOPSIS',
   ];
-  const forms = [...spec.synopsis.map((f) => ({ command: spec.name, form: f })), ...spec.subcommands.flatMap((s) => s.synopsis.map((f) => ({ command: `${spec.name} ${s.name}`, form: f })))];
+  const forms = [
+    ...spec.synopsis.map((f) => ({ command: spec.name, form: f })),
+    ...spec.subcommands.flatMap((s) => s.synopsis.map((f) => ({ command: `${spec.name} ${s.name}`, form: f }))),
+  ];
   forms.forEach((f, i) => {
     if (i > 0) lines.push('.br');
     lines.push(`\\fB${roffEscape(f.command)}\\fR ${roffSynopsis(f.form)}`);
@@ -258,6 +299,11 @@ export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string
   for (const e of spec.exitCodes) lines.push('.TP', `\\fB${e.code}\\fR`, roffEscape(e.description));
   lines.push('.SH FILES');
   for (const f of spec.files) lines.push('.TP', `\\fI${roffEscape(f.path)}\\fR`, roffEscape(f.description));
-  lines.push('.SH "SEE ALSO"', spec.seeAlso.map((s) => `\\fB${roffEscape(s.replace(/\(\d\)$/, ''))}\\fR${/\(\d\)$/.exec(s)?.[0] ?? ''}`).join(', '));
+  lines.push(
+    '.SH "SEE ALSO"',
+    spec.seeAlso
+      .map((s) => `\\fB${roffEscape(s.replace(/\(\d\)$/, ''))}\\fR${/\(\d\)$/.exec(s)?.[0] ?? ''}`)
+      .join(', '),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -44,7 +44,11 @@ function e2eCase(): string {
     join(dir, 'cmdlist'),
     JSON.stringify([
       ['power node1 on', 'power node2 on', 'power node3 on'],
-      ['service vm:103 set-dynamic-stats cpu 2 mem 4096', 'service vm:104 set-dynamic-stats cpu 2 mem 4096', 'service ct:105 set-dynamic-stats cpu 1 mem 2048'],
+      [
+        'service vm:103 set-dynamic-stats cpu 2 mem 4096',
+        'service vm:104 set-dynamic-stats cpu 2 mem 4096',
+        'service ct:105 set-dynamic-stats cpu 1 mem 2048',
+      ],
       ['delay 3000'],
     ]),
   );
@@ -53,14 +57,28 @@ function e2eCase(): string {
 
 /** `poise-sim serve` in a child process; resolves once it listens, with its URL and printed fingerprint. */
 async function startServe(dir: string, tokenFile: string) {
-  const { child, lines, stderr } = spawnScript(SIM_CLI, ['serve', e2eCase(), '--port', '0', '--token-file', tokenFile, '--speed', String(SPEED)]);
+  const { child, lines, stderr } = spawnScript(SIM_CLI, [
+    'serve',
+    e2eCase(),
+    '--port',
+    '0',
+    '--token-file',
+    tokenFile,
+    '--speed',
+    String(SPEED),
+  ]);
   children.push(child);
   const until = Date.now() + 60_000;
   for (;;) {
-    const url = lines.map((l) => /API on (https:\/\/127\.0\.0\.1:\d+)\/api2\/json$/.exec(l)?.[1]).find((u) => u !== undefined);
-    const fingerprint = lines.map((l) => /^fingerprint \(SHA-256\): ([0-9A-F:]+)$/.exec(l)?.[1]).find((f) => f !== undefined);
+    const url = lines
+      .map((l) => /API on (https:\/\/127\.0\.0\.1:\d+)\/api2\/json$/.exec(l)?.[1])
+      .find((u) => u !== undefined);
+    const fingerprint = lines
+      .map((l) => /^fingerprint \(SHA-256\): ([0-9A-F:]+)$/.exec(l)?.[1])
+      .find((f) => f !== undefined);
     if (url && fingerprint) return { url, fingerprint, lines, stderr, dir };
-    if (child.exitCode !== null || Date.now() > until) throw new Error(`poise-sim serve did not start:\n${lines.join('\n')}\n${stderr()}`);
+    if (child.exitCode !== null || Date.now() > until)
+      throw new Error(`poise-sim serve did not start:\n${lines.join('\n')}\n${stderr()}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -86,7 +104,14 @@ interface Run {
  * Runs poise-manager (`main` with a config file) against a server until `done(records)` holds
  * (or {@link MAX_ROUNDS}); the Proxmox VE host is the real one, its clock's pause shortened.
  */
-async function runManager(w: { dir: string; tokenFile: string }, server: { url: string }, mode: 'act' | 'observe', fingerprint: string, done: (records: Record<string, unknown>[]) => boolean, extraArgs: string[] = []): Promise<Run> {
+async function runManager(
+  w: { dir: string; tokenFile: string },
+  server: { url: string },
+  mode: 'act' | 'observe',
+  fingerprint: string,
+  done: (records: Record<string, unknown>[]) => boolean,
+  extraArgs: string[] = [],
+): Promise<Run> {
   const config = join(w.dir, `poise-manager-${mode}.yaml`);
   writeFileSync(
     config,
@@ -111,7 +136,14 @@ async function runManager(w: { dir: string; tokenFile: string }, server: { url: 
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   let port = 0;
   let scraped: { metrics: string; status: string } | undefined;
-  const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(JSON.stringify({ msg: l })), logLine: (l) => lines.push(l), isTty: false, env: {}, onSignal: () => () => undefined };
+  const io: Io = {
+    out: (l) => lines.push(l),
+    err: (l) => lines.push(JSON.stringify({ msg: l })),
+    logLine: (l) => lines.push(l),
+    isTty: false,
+    env: {},
+    onSignal: () => () => undefined,
+  };
   const code = await main(['--config', config, ...extraArgs], io, {
     onListening: (a) => (port = a.port),
     createHost: (c): Host => {
@@ -170,27 +202,50 @@ describe('poise-manager against poise-sim serve over HTTPS (pinned)', () => {
     expect(outcomes.map((r) => r.sid)).toEqual(moves.map((r) => r.sid));
     // the server saw exactly those requests, once each, and the simulated CRM moved the guests
     const posts = server.lines.filter((l) => / POST /.test(l));
-    expect(posts).toEqual(moves.map((m) => expect.stringContaining(`POST migrate ${m.sid} to ${m.target}: queued for the CRM's next round`)));
-    for (const m of moves) expect(server.lines.some((l) => l.endsWith(`${m.sid}: started on ${m.target} (was migrate ${m.source} → ${m.target})`))).toBe(true);
+    expect(posts).toEqual(
+      moves.map((m) =>
+        expect.stringContaining(`POST migrate ${m.sid} to ${m.target}: queued for the CRM's next round`),
+      ),
+    );
+    for (const m of moves)
+      expect(
+        server.lines.some((l) =>
+          l.endsWith(`${m.sid}: started on ${m.target} (was migrate ${m.source} → ${m.target})`),
+        ),
+      ).toBe(true);
     expect(run.metrics).toMatch(/poise_motions_succeeded_total\{via="ha"\} [1-9]/);
-    expect(run.records.at(-1)!.msg).toBe(`stopped after ${all.length} rounds; motions this run: ${moves.length} requested, ${moves.length} succeeded, 0 failed`);
+    expect(run.records.at(-1)!.msg).toBe(
+      `stopped after ${all.length} rounds; motions this run: ${moves.length} requested, ${moves.length} succeeded, 0 failed`,
+    );
     // the token: in no line of either side, no metric, no status
-    for (const text of [...run.lines, run.metrics, run.status, ...server.lines, server.stderr()]) expect(text).not.toContain(SECRET);
+    for (const text of [...run.lines, run.metrics, run.status, ...server.lines, server.stderr()])
+      expect(text).not.toContain(SECRET);
   });
 
   it('observe: nothing moves (no request reaches the server), every decision is a line saying what it would do; a wrong fingerprint is refused', async () => {
     const w = workspace();
     const server = await startServe(w.dir, w.tokenFile);
-    const run = await runManager(w, server, 'observe', server.fingerprint, (rs) => rs.filter((r) => r.event === 'round' && r.outcome === 'would-move').length >= 2);
+    const run = await runManager(
+      w,
+      server,
+      'observe',
+      server.fingerprint,
+      (rs) => rs.filter((r) => r.event === 'round' && r.outcome === 'would-move').length >= 2,
+    );
     expect(run.code).toBe(EXIT_OK);
     const all = rounds(run);
     expect(all.filter((r) => r.outcome === 'move')).toEqual([]);
     const would = all.filter((r) => r.outcome === 'would-move');
     expect(would.length).toBeGreaterThanOrEqual(2);
     // the default policy (recommended): its cost weight prefers a guest that copies less memory than vm:101
-    for (const r of would) expect(r.msg).toMatch(/^observe: would migrate vm:10[2-6] from node1 to node[23] \(imbalance 100\.0% → \d+\.\d%\)$/);
+    for (const r of would)
+      expect(r.msg).toMatch(
+        /^observe: would migrate vm:10[2-6] from node1 to node[23] \(imbalance 100\.0% → \d+\.\d%\)$/,
+      );
     expect(server.lines.filter((l) => / POST /.test(l))).toEqual([]);
-    expect(run.records.at(-1)!.msg).toMatch(/^stopped after \d+ rounds; observe mode: nothing moved, \d+ rounds would have requested a motion$/);
+    expect(run.records.at(-1)!.msg).toMatch(
+      /^stopped after \d+ rounds; observe mode: nothing moved, \d+ rounds would have requested a motion$/,
+    );
 
     // the same server pinned with another certificate's fingerprint: refused before a request is sent
     const wrong = server.fingerprint.replace(/^(..)/, (b) => (b === 'AA' ? 'BB' : 'AA'));
@@ -200,6 +255,7 @@ describe('poise-manager against poise-sim serve over HTTPS (pinned)', () => {
     expect(round).toMatchObject({ outcome: 'error', reason: 'api-error', kind: 'tls' });
     expect(round.msg).toMatch(/^reading the cluster failed \(tls, GET \/cluster\/\S+\): .*fingerprint/);
     expect(server.lines.filter((l) => / POST /.test(l))).toEqual([]);
-    for (const text of [...run.lines, ...refused.lines, run.metrics, run.status, ...server.lines]) expect(text).not.toContain(SECRET);
+    for (const text of [...run.lines, ...refused.lines, run.metrics, run.status, ...server.lines])
+      expect(text).not.toContain(SECRET);
   });
 });

@@ -14,11 +14,17 @@ const WIDTH = 720;
 const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
 
 /** Outcome colours and shapes of move markers. */
-const OUTCOMES = { domain: ['ok', 'failed', 'in flight'], range: ['#4c78a8', '#d62728', '#ff7f0e'], shapes: ['circle', 'cross', 'triangle-up'] };
+const OUTCOMES = {
+  domain: ['ok', 'failed', 'in flight'],
+  range: ['#4c78a8', '#d62728', '#ff7f0e'],
+  shapes: ['circle', 'cross', 'triangle-up'],
+};
 
 /** The time axis' unit: minutes for runs up to 3 h, hours beyond. */
 export function timeUnit(horizon: number): { seconds: number; label: string } {
-  return horizon <= 3 * 3600 ? { seconds: 60, label: 'simulated time (min)' } : { seconds: 3600, label: 'simulated time (h)' };
+  return horizon <= 3 * 3600
+    ? { seconds: 60, label: 'simulated time (min)' }
+    : { seconds: 3600, label: 'simulated time (h)' };
 }
 
 /**
@@ -53,7 +59,13 @@ const baseConfig = {
   font: FONT,
   title: { fontSize: 14, anchor: 'start' as const, subtitleFontSize: 11, subtitleColor: '#555' },
   axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const },
-  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, orient: 'right' as const, titleLimit: 260 },
+  legend: {
+    labelFontSize: 11,
+    titleFontSize: 12,
+    titleFontWeight: 'normal' as const,
+    orient: 'right' as const,
+    titleLimit: 260,
+  },
   view: { stroke: '#ccc' },
 };
 
@@ -87,24 +99,50 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
       if (xs.length === 0) continue;
       let sum = 0;
       for (const x of xs) sum += x;
-      values.push({ variant: v, t: ((k + 0.5) * width) / unit.seconds, mean: (sum / xs.length) * 100, lo: Math.min(...xs) * 100, hi: Math.max(...xs) * 100 });
+      values.push({
+        variant: v,
+        t: ((k + 0.5) * width) / unit.seconds,
+        mean: (sum / xs.length) * 100,
+        lo: Math.min(...xs) * 100,
+        hi: Math.max(...xs) * 100,
+      });
     }
   }
   const color = { field: 'variant', type: 'nominal' as const, scale: { domain: [...variants] }, title: 'variant' };
-  const x = { field: 't', type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  const x = {
+    field: 't',
+    type: 'quantitative' as const,
+    title: unit.label,
+    scale: { domain: [0, horizon / unit.seconds], nice: false },
+  };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: `mean across ${seedCount} seed${seedCount === 1 ? '' : 's'} per ${width} s bin; band: lowest to highest seed` },
+    title: {
+      text: title,
+      subtitle: `mean across ${seedCount} seed${seedCount === 1 ? '' : 's'} per ${width} s bin; band: lowest to highest seed`,
+    },
     width: WIDTH,
     height: 220,
     config: baseConfig,
     data: { values },
     layer: [
       // the band shares the lines' colour scale; only the lines have a legend (legends resolved independently)
-      { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
+      {
+        mark: { type: 'area', opacity: 0.18 },
+        encoding: {
+          x,
+          y: { field: 'lo', type: 'quantitative' },
+          y2: { field: 'hi' },
+          color: { ...color, legend: null },
+        },
+      },
       {
         mark: { type: 'line', strokeWidth: 2 },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
+        encoding: {
+          x,
+          y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } },
+          color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } },
+        },
       },
     ],
     resolve: { legend: { color: 'independent' } },
@@ -122,7 +160,12 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
       const run = `${v} · seed ${d.seed}`;
       rows.push(run);
       for (const m of d.moves) {
-        values.push({ run, t: m.time / unit.seconds, outcome: m.ok === true ? 'ok' : m.ok === false ? 'failed' : 'in flight', move: `${m.sid} ${m.source} → ${m.target}` });
+        values.push({
+          run,
+          t: m.time / unit.seconds,
+          outcome: m.ok === true ? 'ok' : m.ok === false ? 'failed' : 'in flight',
+          move: `${m.sid} ${m.source} → ${m.target}`,
+        });
       }
     }
   }
@@ -139,10 +182,25 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
     data: { values },
     mark: { type: 'point', filled: true, size: 40, opacity: 0.85 },
     encoding: {
-      x: { field: 't', type: 'quantitative', title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } },
+      x: {
+        field: 't',
+        type: 'quantitative',
+        title: unit.label,
+        scale: { domain: [0, horizon / unit.seconds], nice: false },
+      },
       y: { field: 'run', type: 'nominal', title: null, scale: { domain: rows }, axis: { labelLimit: 220 } },
-      color: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.range }, title: 'outcome' },
-      shape: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.shapes }, title: 'outcome' },
+      color: {
+        field: 'outcome',
+        type: 'nominal',
+        scale: { domain: OUTCOMES.domain, range: OUTCOMES.range },
+        title: 'outcome',
+      },
+      shape: {
+        field: 'outcome',
+        type: 'nominal',
+        scale: { domain: OUTCOMES.domain, range: OUTCOMES.shapes },
+        title: 'outcome',
+      },
       tooltip: [{ field: 'move' }],
     },
   };
@@ -170,13 +228,21 @@ export type NodeQuantity = 'load' | 'pressure';
 export function nodePeak(digest: RunDigest, quantity: NodeQuantity): number {
   const nodes = digest.nodes;
   if (!nodes) return 0;
-  const series = quantity === 'load' ? [...nodes.cpu, ...nodes.mem] : [...(nodes.pressureCpu ?? []), ...(nodes.pressureMem ?? [])];
+  const series =
+    quantity === 'load' ? [...nodes.cpu, ...nodes.mem] : [...(nodes.pressureCpu ?? []), ...(nodes.pressureMem ?? [])];
   let peak = 0;
   for (const bins of series) for (const v of binMeans(bins)) if (v !== null && v > peak) peak = v;
   return quantity === 'load' ? peak * 100 : peak;
 }
 
-export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: string, horizon: number, chartWidth = WIDTH, yMax?: number): { spec: TopLevelSpec | null; notes: string[] } {
+export function nodeSpec(
+  digest: RunDigest,
+  quantity: NodeQuantity,
+  title: string,
+  horizon: number,
+  chartWidth = WIDTH,
+  yMax?: number,
+): { spec: TopLevelSpec | null; notes: string[] } {
   const nodes = digest.nodes;
   if (!nodes) return { spec: null, notes: [] };
   const cpu = quantity === 'load' ? nodes.cpu : nodes.pressureCpu;
@@ -184,7 +250,11 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   if (!cpu && !mem) return { spec: null, notes: [] };
   const unit = timeUnit(horizon);
   const heat = nodes.names.length > MAX_NODE_LINES;
-  const width = binWidth(horizon, heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS, digest.imbalance.width);
+  const width = binWidth(
+    horizon,
+    heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS,
+    digest.imbalance.width,
+  );
   const panels: [string, Bins[] | undefined][] = [
     [quantity === 'load' ? 'cpu' : 'cpu pressure', cpu],
     [quantity === 'load' ? 'memory' : 'memory pressure', mem],
@@ -192,7 +262,8 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   // `order` is the node's place in `nodes.names`: the charts sort nodes by it, never by a list of
   // names (Vega-Lite turns a sort list into an expression, where a name such as `constructor`
   // or `toString` is read as a signal reference and the view fails to build)
-  const values: { node: string; order: number; resource: string; t: number; t0: number; t1: number; value: number }[] = [];
+  const values: { node: string; order: number; resource: string; t: number; t0: number; t1: number; value: number }[] =
+    [];
   const constant: string[] = [];
   for (const [resource, series] of panels) {
     if (!series) continue;
@@ -221,48 +292,87 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   if (values.length === 0) return { spec: null, notes: constant };
   const valueTitle = quantity === 'load' ? 'use (% of capacity)' : 'PSI some avg10 (%)';
   const rowOrder = panels.filter(([r, s]) => s && values.some((v) => v.resource === r)).map(([r]) => r);
-  const x = { type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  const x = {
+    type: 'quantitative' as const,
+    title: unit.label,
+    scale: { domain: [0, horizon / unit.seconds], nice: false },
+  };
   const subtitle = [
-    heat ? `one row per node, ${width} s bins; darker = higher` : `one line per node, time-weighted mean per ${width} s bin`,
+    heat
+      ? `one row per node, ${width} s bins; darker = higher`
+      : `one line per node, time-weighted mean per ${width} s bin`,
     ...constant,
   ].join('; ');
   const common = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: title, subtitle },
-    config: { ...baseConfig, facet: { spacing: 12 }, header: { labelFontSize: 12, labelAngle: 0, labelAlign: 'left' as const, labelAnchor: 'start' as const, labelOrient: 'top' as const, title: null } },
+    config: {
+      ...baseConfig,
+      facet: { spacing: 12 },
+      header: {
+        labelFontSize: 12,
+        labelAngle: 0,
+        labelAlign: 'left' as const,
+        labelAnchor: 'start' as const,
+        labelOrient: 'top' as const,
+        title: null,
+      },
+    },
     data: { values },
   };
   if (heat) {
-    return { notes: constant, spec: {
+    return {
+      notes: constant,
+      spec: {
+        ...common,
+        facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
+        spec: {
+          width: chartWidth,
+          height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
+          mark: { type: 'rect' },
+          encoding: {
+            x: { field: 't0', ...x },
+            x2: { field: 't1' },
+            y: {
+              field: 'node',
+              type: 'nominal',
+              title: 'node',
+              sort: BY_NODE_ORDER,
+              axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {},
+            },
+            // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
+            color: {
+              field: 'value',
+              type: 'quantitative',
+              title: valueTitle,
+              scale: { scheme: 'blues', domain: [0, Math.max(100, ...values.map((x) => x.value))] },
+            },
+          },
+        },
+        resolve: { scale: { y: 'shared' } },
+      } as TopLevelSpec,
+    };
+  }
+  return {
+    notes: constant,
+    spec: {
       ...common,
       facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
       spec: {
         width: chartWidth,
-        height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
-        mark: { type: 'rect' },
+        height: quantity === 'load' ? 110 : 80,
+        mark: { type: 'line', strokeWidth: 1.5 },
         encoding: {
-          x: { field: 't0', ...x },
-          x2: { field: 't1' },
-          y: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER, axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {} },
-          // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
-          color: { field: 'value', type: 'quantitative', title: valueTitle, scale: { scheme: 'blues', domain: [0, Math.max(100, ...values.map((x) => x.value))] } },
+          x: { field: 't', ...x },
+          y: {
+            field: 'value',
+            type: 'quantitative',
+            title: valueTitle,
+            scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 },
+          },
+          color: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER },
         },
       },
-      resolve: { scale: { y: 'shared' } },
-    } as TopLevelSpec };
-  }
-  return { notes: constant, spec: {
-    ...common,
-    facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
-    spec: {
-      width: chartWidth,
-      height: quantity === 'load' ? 110 : 80,
-      mark: { type: 'line', strokeWidth: 1.5 },
-      encoding: {
-        x: { field: 't', ...x },
-        y: { field: 'value', type: 'quantitative', title: valueTitle, scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 } },
-        color: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER },
-      },
-    },
-  } as TopLevelSpec };
+    } as TopLevelSpec,
+  };
 }

@@ -1,7 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { binSteps, binWidth, type Bins } from './series';
-import { METRICS, computeStats, computeVerdicts, metricValue, type MetricStats, type RunGroup, type Verdict } from './stats';
+import {
+  METRICS,
+  computeStats,
+  computeVerdicts,
+  metricValue,
+  type MetricStats,
+  type RunGroup,
+  type Verdict,
+} from './stats';
 import { summaryMarkdown } from './markdown';
 import { summarize, type RunSummary } from './summary';
 import { hasPressure, type RunTrace, type TraceMove } from './trace';
@@ -91,9 +99,20 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     variants: variants.map((v) => ({ name: v.name, crs: { ...v.crs } })),
     seeds,
     metrics: METRICS,
-    runs: digests.map((d) => ({ scenario: d.scenario, variant: d.variant, seed: d.seed, ...d.summary, movesBySid: { ...d.summary.movesBySid } })),
+    runs: digests.map((d) => ({
+      scenario: d.scenario,
+      variant: d.variant,
+      seed: d.seed,
+      ...d.summary,
+      movesBySid: { ...d.summary.movesBySid },
+    })),
     stats,
-    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name), groups),
+    verdicts: computeVerdicts(
+      stats,
+      scenarios,
+      variants.map((v) => v.name),
+      groups,
+    ),
   };
 }
 
@@ -108,9 +127,34 @@ function csv(rows: (string | number | null | undefined)[][]): string {
 }
 
 /** Columns of summary.csv (one row per scenario × variant × metric). */
-export const SUMMARY_CSV_COLUMNS = ['scenario', 'variant', 'metric', 'unit', 'better', 'n', 'mean', 'sd', 'p50', 'p95', 'min', 'max', 'note'] as const;
+export const SUMMARY_CSV_COLUMNS = [
+  'scenario',
+  'variant',
+  'metric',
+  'unit',
+  'better',
+  'n',
+  'mean',
+  'sd',
+  'p50',
+  'p95',
+  'min',
+  'max',
+  'note',
+] as const;
 /** Columns of runs.csv (one row per run). */
-export const RUNS_CSV_COLUMNS = ['scenario', 'variant', 'seed', 'moves', 'failedMoves', 'pingPongs', 'maxMovesPerSid', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds'] as const;
+export const RUNS_CSV_COLUMNS = [
+  'scenario',
+  'variant',
+  'seed',
+  'moves',
+  'failedMoves',
+  'pingPongs',
+  'maxMovesPerSid',
+  'imbalanceTimeWeighted',
+  'pressureSeconds',
+  'simSeconds',
+] as const;
 
 /** summary.csv: the statistics, one row per scenario × variant × metric; empty cells for unknown values. */
 export function summaryCsv(s: LabSummary): string {
@@ -120,7 +164,21 @@ export function summaryCsv(s: LabSummary): string {
     ...s.stats.map((x) => {
       const m = unit.get(x.metric)!;
       const st = x.stats;
-      return [x.scenario, x.variant, x.metric, m.unit, m.better, st?.n, st?.mean, st?.sd, st?.p50, st?.p95, st?.min, st?.max, x.reason];
+      return [
+        x.scenario,
+        x.variant,
+        x.metric,
+        m.unit,
+        m.better,
+        st?.n,
+        st?.mean,
+        st?.sd,
+        st?.p50,
+        st?.p95,
+        st?.min,
+        st?.max,
+        x.reason,
+      ];
     }),
   ]);
 }
@@ -129,7 +187,18 @@ export function summaryCsv(s: LabSummary): string {
 export function runsCsv(s: LabSummary): string {
   return csv([
     [...RUNS_CSV_COLUMNS],
-    ...s.runs.map((r) => [r.scenario, r.variant, r.seed, r.moves, r.failedMoves, r.pingPongs, metricValue(r, 'maxMovesPerSid'), r.imbalanceTimeWeighted, r.pressureSeconds, r.simSeconds]),
+    ...s.runs.map((r) => [
+      r.scenario,
+      r.variant,
+      r.seed,
+      r.moves,
+      r.failedMoves,
+      r.pingPongs,
+      metricValue(r, 'maxMovesPerSid'),
+      r.imbalanceTimeWeighted,
+      r.pressureSeconds,
+      r.simSeconds,
+    ]),
   ]);
 }
 

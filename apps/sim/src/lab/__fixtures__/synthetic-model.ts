@@ -16,7 +16,12 @@ import type { Variant } from '../variants';
 export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
   if (variant.name === 'explode') throw new Error('synthetic failure');
   const opts = existsSync(join(scenario.dir, 'synthetic.json'))
-    ? (JSON.parse(readFileSync(join(scenario.dir, 'synthetic.json'), 'utf8')) as { nodes?: number; rounds?: number; pressure?: boolean; busy?: number })
+    ? (JSON.parse(readFileSync(join(scenario.dir, 'synthetic.json'), 'utf8')) as {
+        nodes?: number;
+        rounds?: number;
+        pressure?: boolean;
+        busy?: number;
+      })
     : {};
   const nNodes = opts.nodes ?? 3;
   const nRounds = opts.rounds ?? 90;
@@ -57,7 +62,14 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
         if (load[i]! < load[lo]!) lo = i;
       }
       const ok = rng.float() < 0.85 ? true : r === nRounds - 1 ? null : false;
-      moves.push({ time: t, sid: `vm:${sid + rng.int(5)}`, source: nodes[hi]!, target: nodes[lo]!, ok, outcomeAt: ok === null ? null : t + 1 });
+      moves.push({
+        time: t,
+        sid: `vm:${sid + rng.int(5)}`,
+        source: nodes[hi]!,
+        target: nodes[lo]!,
+        ok,
+        outcomeAt: ok === null ? null : t + 1,
+      });
       if (ok) {
         const delta = (load[hi]! - load[lo]!) / 3;
         load[hi]! -= delta;

@@ -30,24 +30,42 @@ const duration = (min: number) =>
   z.union([z.number(), z.string()]).transform((v, ctx) => {
     const s = parseDuration(v);
     if (s === undefined) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration in whole seconds such as 90, '30m', '24h' or '2d', got ${JSON.stringify(v)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration in whole seconds such as 90, '30m', '24h' or '2d', got ${JSON.stringify(v)}`,
+      });
       return z.NEVER;
     }
     if (s < min || s > MAX_DURATION) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration between ${min} s and ${MAX_DURATION} s (30 days), got ${s} s` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration between ${min} s and ${MAX_DURATION} s (30 days), got ${s} s`,
+      });
       return z.NEVER;
     }
     return s;
   });
 
-const count = (max = Number.MAX_SAFE_INTEGER) => z.number().int({ message: 'expected a whole number' }).min(0, { message: 'expected a count ≥ 0' }).max(max);
+const count = (max = Number.MAX_SAFE_INTEGER) =>
+  z.number().int({ message: 'expected a whole number' }).min(0, { message: 'expected a count ≥ 0' }).max(max);
 const positive = z.number().refine((v) => Number.isFinite(v) && v > 0, { message: 'expected a number > 0' });
-const fraction = z.number().min(0, { message: 'expected a fraction in 0..1' }).max(1, { message: 'expected a fraction in 0..1' });
-const pct = z.number().min(0, { message: 'expected a percentage in 0..100' }).max(100, { message: 'expected a percentage in 0..100' });
+const fraction = z
+  .number()
+  .min(0, { message: 'expected a fraction in 0..1' })
+  .max(1, { message: 'expected a fraction in 0..1' });
+const pct = z
+  .number()
+  .min(0, { message: 'expected a percentage in 0..100' })
+  .max(100, { message: 'expected a percentage in 0..100' });
 
 const sizeDist = (d: { median: number; sigma: number; min: number; max: number }) =>
   z
-    .strictObject({ median: positive.default(d.median), sigma: z.number().min(0).max(3).default(d.sigma), min: positive.default(d.min), max: positive.default(d.max) })
+    .strictObject({
+      median: positive.default(d.median),
+      sigma: z.number().min(0).max(3).default(d.sigma),
+      min: positive.default(d.min),
+      max: positive.default(d.max),
+    })
     .default(d)
     .refine((x) => x.min <= x.median && x.median <= x.max, { message: "expected 'min' ≤ 'median' ≤ 'max'" });
 
@@ -62,7 +80,13 @@ export const paramsSchema = z.strictObject({
   duration: duration(1200).default(7200),
   /** Node groups; names node1..nodeN in this order. */
   nodes: z
-    .array(z.strictObject({ count: count(MAX_NODES).refine((c) => c >= 1, { message: 'expected at least 1 node' }), cpu: z.number().int().min(1), memGiB: positive }))
+    .array(
+      z.strictObject({
+        count: count(MAX_NODES).refine((c) => c >= 1, { message: 'expected at least 1 node' }),
+        cpu: z.number().int().min(1),
+        memGiB: positive,
+      }),
+    )
     .min(1, { message: 'expected at least one node group' })
     .default([{ count: 3, cpu: 16, memGiB: 64 }]),
   guests: z
@@ -75,7 +99,10 @@ export const paramsSchema = z.strictObject({
       /** Cores in use at the start: log-normal, truncated to [min, max], rounded to 0.01. */
       cpu: sizeDist({ median: 0.5, sigma: 1, min: 0.02, max: 8 }),
       /** Share of the configured memory in use, uniform in [min, max]. */
-      memUse: z.strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) }).default({ min: 0.3, max: 0.9 }).refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
+      memUse: z
+        .strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) })
+        .default({ min: 0.3, max: 0.9 })
+        .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
       /** random: a random node with room; spread: the node with the most free memory; packed: first fit in node order. */
       placement: z.enum(['random', 'spread', 'packed']).default('random'),
       /**
@@ -83,11 +110,21 @@ export const paramsSchema = z.strictObject({
        * [min, max] (at most the configured memory); absent: no `memhost`.
        */
       memhost: z
-        .strictObject({ min: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4), max: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4) })
+        .strictObject({
+          min: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4),
+          max: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4),
+        })
         .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" })
         .optional(),
     })
-    .default({ count: 12, containers: 0, memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 }, cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 }, memUse: { min: 0.3, max: 0.9 }, placement: 'random' }),
+    .default({
+      count: 12,
+      containers: 0,
+      memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 },
+      cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 },
+      memUse: { min: 0.3, max: 0.9 },
+      placement: 'random',
+    }),
   rules: z
     .strictObject({
       /** Non-strict node-affinity rules, each for one guest and two nodes (its own and another). */
@@ -117,7 +154,16 @@ export const paramsSchema = z.strictObject({
       /** hot-node: PSI cpu some (%) the hot node reports from `at` on (absent: unchanged). */
       hotPressure: pct.optional(),
     })
-    .default({ shape: 'idle', step: 3600, share: 0.2, amplitude: 0.6, burstsPerHour: 4, factor: 4, burst: 1200, at: 0 }),
+    .default({
+      shape: 'idle',
+      step: 3600,
+      share: 0.2,
+      amplitude: 0.6,
+      burstsPerHour: 4,
+      factor: 4,
+      burst: 1200,
+      at: 0,
+    }),
   /** Load outside the HA services, fraction of each node's capacity (`node <n> set-dynamic-stats`, issue 8). */
   baseLoad: z.strictObject({ cpu: fraction.default(0), mem: fraction.default(0) }).optional(),
   /** Seeded random-walk noise on the base load (`node <n> set-noise`, issue 8): cores and MiB. */
@@ -141,15 +187,25 @@ export const paramsSchema = z.strictObject({
    * failing 9 of 10 migrations; `pick`: random guests, or the largest (the balancer's likely
    * candidates: with `packed` placement they sit on the fullest node).
    */
-  failing: z.strictObject({ cdrom: count().default(0), fa: count().default(0), pick: z.enum(['random', 'largest']).default('random') }).default({ cdrom: 0, fa: 0, pick: 'random' }),
+  failing: z
+    .strictObject({
+      cdrom: count().default(0),
+      fa: count().default(0),
+      pick: z.enum(['random', 'largest']).default('random'),
+    })
+    .default({ cdrom: 0, fa: 0, pick: 'random' }),
   /** Nodes put into maintenance for `duration` at random times. */
   maintenance: z.strictObject({ count: count(), duration: duration(100).default(3600) }).optional(),
   /** Node failures (`power` off/on, or `network` off/on) for `duration` at random times. */
-  failures: z.strictObject({ count: count(), duration: duration(100).default(1800), kind: z.enum(['power', 'network']).default('power') }).optional(),
+  failures: z
+    .strictObject({
+      count: count(),
+      duration: duration(100).default(1800),
+      kind: z.enum(['power', 'network']).default('power'),
+    })
+    .optional(),
   /** datacenter.cfg `crs` section (variants override it). */
-  crs: z
-    .record(z.string(), crsValue)
-    .default({ ha: 'dynamic', 'ha-auto-rebalance': 1 }),
+  crs: z.record(z.string(), crsValue).default({ ha: 'dynamic', 'ha-auto-rebalance': 1 }),
 });
 
 export type GeneratorParams = z.output<typeof paramsSchema>;
@@ -163,7 +219,10 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   const res = paramsSchema.safeParse(value ?? {});
   if (!res.success) {
     const i = res.error.issues[0]!;
-    throw new LabError('bad-params', `'${where}' ${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`);
+    throw new LabError(
+      'bad-params',
+      `'${where}' ${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`,
+    );
   }
   const p = res.data;
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
@@ -177,29 +236,49 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   const totalMemGiB = p.nodes.reduce((a, n) => a + n.count * n.memGiB, 0);
   const largestNode = Math.max(...p.nodes.map((n) => n.memGiB));
   if (g.count * g.memGiB.min > totalMemGiB) {
-    throw bad('guests.count', `${g.count} guests of at least ${g.memGiB.min} GiB need ${g.count * g.memGiB.min} GiB; the nodes have ${totalMemGiB} GiB`);
+    throw bad(
+      'guests.count',
+      `${g.count} guests of at least ${g.memGiB.min} GiB need ${g.count * g.memGiB.min} GiB; the nodes have ${totalMemGiB} GiB`,
+    );
   }
-  if (g.memGiB.min > largestNode) throw bad('guests.memGiB.min', `${g.memGiB.min} GiB fits on no node (the largest has ${largestNode} GiB)`);
+  if (g.memGiB.min > largestNode)
+    throw bad('guests.memGiB.min', `${g.memGiB.min} GiB fits on no node (the largest has ${largestNode} GiB)`);
   const special = p.failing.cdrom + p.failing.fa;
   if (special > g.count) throw bad('failing', `${special} failing guests, but only ${g.count} guests`);
   const ruled = p.rules.nodeAffinity + 2 * p.rules.together + 2 * p.rules.separate;
   if (ruled > g.count - special) {
-    throw bad('rules', `the rules need ${ruled} distinct guests (node-affinity 1, pairs 2 each) besides the ${special} failing ones; there are ${g.count - special}`);
+    throw bad(
+      'rules',
+      `the rules need ${ruled} distinct guests (node-affinity 1, pairs 2 each) besides the ${special} failing ones; there are ${g.count - special}`,
+    );
   }
-  if (p.rules.nodeAffinity > 0 && nodeCount < 2) throw bad('rules.nodeAffinity', 'node-affinity rules need at least 2 nodes');
+  if (p.rules.nodeAffinity > 0 && nodeCount < 2)
+    throw bad('rules.nodeAffinity', 'node-affinity rules need at least 2 nodes');
   if (p.rules.separate > 0 && nodeCount < 2) throw bad('rules.separate', 'negative affinity needs at least 2 nodes');
   if (p.load.shape === 'hot-node' && p.load.hotNode !== undefined) {
     const m = /^node(\d+)$/.exec(p.load.hotNode);
-    if (!m || Number(m[1]) < 1 || Number(m[1]) > nodeCount) throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > nodeCount)
+      throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
   }
   if (p.load.at >= p.duration) throw bad('load.at', `${p.load.at} s is not before the end (${p.duration} s)`);
-  for (const [key, ev] of [['maintenance', p.maintenance], ['failures', p.failures]] as const) {
+  for (const [key, ev] of [
+    ['maintenance', p.maintenance],
+    ['failures', p.failures],
+  ] as const) {
     if (!ev || ev.count === 0) continue;
-    if (ev.count > nodeCount - 1) throw bad(`${key}.count`, `${ev.count} of ${nodeCount} nodes: at least one node must stay up`);
-    if (ev.duration > p.duration - 1200) throw bad(`${key}.duration`, `${ev.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`);
+    if (ev.count > nodeCount - 1)
+      throw bad(`${key}.count`, `${ev.count} of ${nodeCount} nodes: at least one node must stay up`);
+    if (ev.duration > p.duration - 1200)
+      throw bad(
+        `${key}.duration`,
+        `${ev.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`,
+      );
   }
   if (p.pressure && p.pressure.episodes > 0 && p.pressure.duration > p.duration - 1200) {
-    throw bad('pressure.duration', `${p.pressure.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`);
+    throw bad(
+      'pressure.duration',
+      `${p.pressure.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`,
+    );
   }
   return p;
 }
@@ -215,6 +294,8 @@ export function readParams(file: string): unknown {
   try {
     return parseYaml(text) ?? {};
   } catch (err) {
-    throw new LabError('bad-params', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    throw new LabError('bad-params', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   }
 }
