@@ -1,21 +1,77 @@
-// Prints "N passed, N failed" from a vitest JSON report; a missing or unreadable report counts
-// as one failure, so a crashed test run can never look green.
+// Prints "N passed, N failed" from a vitest JSON report, and exits 1 exactly when N failed > 0
+// or nothing passed, so the closing line and the exit status always agree.
+//
+// What counts as failed:
+// - every failed test;
+// - every test file that failed without a failed test in it: a file that did not load, or a
+//   failed hook (beforeAll/afterAll, e.g. a timed-out cleanup) — vitest marks the file failed but
+//   its tests may all have passed;
+// - when vitest itself exited non-zero (`--vitest-status <n>`) and the report shows no failure:
+//   errors outside any test (an unhandled rejection or an exception thrown after a test ended),
+//   which the JSON report does not record (it says `success: true`), as one failure;
+// - a report that says `success: false` without any of the above, as one failure;
+// - a missing or unreadable report, as one failure, so a crashed run can never look green.
+// What failed is listed on stderr, one line each.
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
-const file = process.argv[2];
-let report;
-try {
-  report = JSON.parse(readFileSync(file, 'utf8'));
-} catch (err) {
-  console.error(`count: cannot read vitest report '${file}': ${err.message}`);
-  console.log('0 passed, 1 failed');
-  process.exit(1);
+/**
+ * Counts a vitest JSON report.
+ * @param {any} report the parsed JSON report (vitest's `json` reporter)
+ * @param {number} vitestStatus vitest's exit status (0 when unknown)
+ * @returns {{ passed: number, failed: number, reasons: string[] }}
+ */
+export function countReport(report, vitestStatus = 0) {
+  const reasons = [];
+  const passed = report.numPassedTests ?? 0;
+  let failed = report.numFailedTests ?? 0;
+  for (const file of report.testResults ?? []) {
+    const assertions = file.assertionResults ?? [];
+    for (const a of assertions) {
+      if (a.status === 'failed') reasons.push(`test failed: ${file.name} > ${a.fullName ?? a.title}`);
+    }
+    if (file.status === 'failed' && !assertions.some((a) => a.status === 'failed')) {
+      failed += 1;
+      const what = assertions.length === 0 ? 'did not load' : 'failed outside its tests (a hook)';
+      const message = String(file.message ?? '').split('\n')[0];
+      reasons.push(`file ${what}: ${file.name}${message ? `: ${message}` : ''}`);
+    }
+  }
+  if (failed === 0 && vitestStatus !== 0) {
+    failed = 1;
+    reasons.push(
+      `vitest exited with status ${vitestStatus} and its report shows no failed test: errors outside any test (see the log above)`,
+    );
+  } else if (failed === 0 && report.success === false) {
+    failed = 1;
+    reasons.push('the report says the run did not succeed, without a failed test or file');
+  }
+  return { passed, failed, reasons };
 }
-const passed = report.numPassedTests ?? 0;
-// Suites that fail to load have no tests; count each such file as a failure.
-const brokenFiles = (report.testResults ?? []).filter(
-  (r) => r.status === 'failed' && (r.assertionResults ?? []).length === 0,
-).length;
-const failed = (report.numFailedTests ?? 0) + brokenFiles;
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 || passed === 0 ? 1 : 0);
+
+function main(argv) {
+  const file = argv[0];
+  const statusAt = argv.indexOf('--vitest-status');
+  const vitestStatus = statusAt >= 0 ? Number(argv[statusAt + 1]) : 0;
+  if (!file || !Number.isInteger(vitestStatus)) {
+    console.error('usage: node .ci/count.mjs <vitest-report.json> [--vitest-status <n>]');
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
+  let report;
+  try {
+    report = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    console.error(`count: cannot read vitest report '${file}': ${err.message}`);
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
+  const { passed, failed, reasons } = countReport(report, vitestStatus);
+  for (const reason of reasons) console.error(`count: ${reason}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 || passed === 0 ? 1 : 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -51,11 +51,15 @@ describe('manifestProblems', () => {
       sideEffects: false,
       license: 'AGPL-3.0-or-later',
       repository: { type: 'git', url: (rootManifest.repository as { url: string }).url, directory: 'packages/x' },
-      exports: { '.': { 'poise-source': './src/index.ts', types: './dist/index.d.ts', import: './dist/index.js' } },
+      exports: { '.': { 'poise-source': './src/index.ts', types: './dist/index.d.ts', default: './dist/index.js' } },
       types: './dist/index.d.ts',
-      files: ['dist'],
+      files: ['dist', 'CHANGELOG.md'],
       engines: rootManifest.engines,
-      publishConfig: { access: 'public', exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } } },
+      publishConfig: {
+        access: 'public',
+        registry: 'https://registry.npmjs.org/',
+        exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
+      },
     },
   };
   const problemsOf = (patch: Record<string, unknown>) =>
@@ -68,7 +72,7 @@ describe('manifestProblems', () => {
     ['a private package', { private: true }, ["'private' must not be true"]],
     [
       'the source condition published',
-      { publishConfig: { access: 'public' } },
+      { publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' } },
       [
         "'publishConfig' must be",
         "must not contain the 'poise-source' condition",
@@ -76,14 +80,44 @@ describe('manifestProblems', () => {
       ],
     ],
     [
+      'another registry',
+      {
+        publishConfig: {
+          access: 'public',
+          registry: 'http://127.0.0.1:4873/',
+          exports: withoutSourceCondition(base.manifest.exports),
+        },
+      },
+      ["'publishConfig' must be"],
+    ],
+    [
       'restricted access',
-      { publishConfig: { access: 'restricted', exports: withoutSourceCondition(base.manifest.exports) } },
+      {
+        publishConfig: {
+          access: 'restricted',
+          registry: 'https://registry.npmjs.org/',
+          exports: withoutSourceCondition(base.manifest.exports),
+        },
+      },
       ["'publishConfig' must be"],
     ],
     [
       'an export outside files',
-      { files: ['lib'] },
+      { files: ['lib', 'CHANGELOG.md'] },
       ["'./dist/index.d.ts' is not inside 'files'", "'./dist/index.js' is not inside 'files'"],
+    ],
+    ['no CHANGELOG.md shipped', { files: ['dist'] }, ["'files' must include 'CHANGELOG.md'"]],
+    [
+      'an import-only export',
+      {
+        exports: { '.': { 'poise-source': './src/index.ts', types: './dist/index.d.ts', import: './dist/index.js' } },
+        publishConfig: {
+          access: 'public',
+          registry: 'https://registry.npmjs.org/',
+          exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } },
+        },
+      },
+      ["'exports' entry '.' must resolve under the 'default' condition"],
     ],
     ['no keywords', { keywords: [] }, ["'keywords' must be"]],
     ['no sideEffects', { sideEffects: undefined }, ["'sideEffects' must be declared"]],
@@ -92,7 +126,11 @@ describe('manifestProblems', () => {
     ['CommonJS', { type: 'commonjs' }, ["'type' must be 'module'"]],
     [
       'an app without bin',
-      { exports: undefined, publishConfig: { access: 'public' }, types: undefined },
+      {
+        exports: undefined,
+        publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' },
+        types: undefined,
+      },
       ["must ship a 'bin'"],
     ],
   ] as Array<[string, Record<string, unknown>, string[]]>)('%s', (_label, patch, expected) => {

@@ -4,7 +4,11 @@
 // @arethetypeswrong/cli (profile esm-only) find nothing. Then all the tarballs are installed
 // together with one `npm install` into an empty project in the OS temp directory (no workspace
 // around it), each library's README example is type-checked by tsc against the installed
-// packages and run there as ESM, and each bin runs through npx.
+// packages and run there as ESM, and each bin runs through npx. From a CommonJS project beside
+// it, every library loads with require() (Node.js >= 20.19 loads ES modules so, through the
+// `default` export condition), in JavaScript and in TypeScript compiled to CommonJS. A second
+// project upgrades only @poise/policy under the installed variants: one copy of it remains
+// (the variants take it as a peer dependency), and its errors are the consumer's PolicyError.
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,8 +36,11 @@ interface RunResult {
   stderr: string;
 }
 
-/** Runs a command without a shell; never throws for a non-zero exit. */
-function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): Promise<RunResult> {
+/**
+ * Runs a command without a shell; never throws for a non-zero exit. The default time limit is
+ * generous: on a loaded 2-core machine `pnpm build` alone has taken more than 5 minutes.
+ */
+function run(cmd: string, args: string[], cwd: string, timeoutMs = 1_200_000): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(
       cmd,
@@ -56,10 +63,11 @@ function run(cmd: string, args: string[], cwd: string, timeoutMs = 300_000): Pro
   });
 }
 
-async function runOk(cmd: string, args: string[], cwd: string, what: string): Promise<string> {
+/** stdout of a command that must succeed (with stderr too when `withStderr`). */
+async function runOk(cmd: string, args: string[], cwd: string, what: string, withStderr = false): Promise<string> {
   const r = await run(cmd, args, cwd);
   if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  return r.stdout;
+  return withStderr ? `${r.stdout}\n${r.stderr}` : r.stdout;
 }
 
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -83,6 +91,8 @@ let project = '';
 /** tsc diagnostics per example file (relative to the project), and those naming no example. */
 const tscErrors = new Map<string, string[]>();
 let tscOther: string[] = [];
+/** `npm install` warnings that a declared engine is not met. */
+let installWarnings: string[] = [];
 let setupError: unknown;
 
 function slug(name: string): string {
@@ -131,12 +141,14 @@ beforeAll(async () => {
       join(project, 'package.json'),
       `${JSON.stringify({ name: 'poise-pack-check', private: true, type: 'module', dependencies: deps, overrides }, null, 2)}\n`,
     );
-    await runOk(
+    const install = await runOk(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      ['install', '--no-audit', '--no-fund', '--loglevel=warn'],
       project,
       'npm install of the tarballs',
+      true,
     );
+    installWarnings = install.split('\n').filter((l) => /EBADENGINE/.test(l));
 
     // every example in its own file; one tsc program type-checks them and emits the JS that runs
     for (const p of packed.values()) {
@@ -180,11 +192,13 @@ beforeAll(async () => {
   } catch (err) {
     setupError = err;
   }
-}, 600_000);
+}, 2_400_000);
 
+// removing two installed projects (thousands of files) takes more than vitest's default 10 s
+// on a loaded machine
 afterAll(() => {
   if (work && !process.env.POISE_KEEP_PACK) rmSync(work, { recursive: true, force: true });
-});
+}, 300_000);
 
 function get(name: string): Packed {
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
@@ -208,7 +222,178 @@ describe('packages as installed from their tarballs', () => {
       .map(([path, entry]) => `${path} ← ${entry.resolved ?? '?'}`);
     expect(fromElsewhere).toEqual([]);
     expect(tscOther).toEqual([]);
+    expect(installWarnings, 'a declared engine that the installed Node.js does not meet').toEqual([]);
   });
+
+  const libraries = packages.filter((p) => isLibrary(p.manifest));
+  /** Every module specifier a library exports (`@poise/x`, `@poise/x/testing`). */
+  const specifiers = () =>
+    libraries.flatMap((p) =>
+      Object.keys(get(p.name).manifest.exports as Record<string, unknown>).map((sub) =>
+        sub === '.' ? p.name : `${p.name}/${sub.replace(/^\.\//, '')}`,
+      ),
+    );
+
+  it('every library loads with require() from CommonJS (Node.js >= 20.19), or says it is an ES module', async () => {
+    if (setupError) throw setupError;
+    const cjs = join(project, 'cjs');
+    mkdirSync(cjs, { recursive: true });
+    writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-check", "private": true, "type": "commonjs" }\n');
+    writeFileSync(
+      join(cjs, 'require-all.js'),
+      [
+        "'use strict';",
+        `for (const name of ${JSON.stringify(specifiers())}) {`,
+        '  let m;',
+        "  try { m = require(name); } catch (err) { console.log(`${name}: ${err.code}: ${err.message.split('\\n')[0]}`); continue; }",
+        "  console.log(`${name}: ${Object.keys(m).length > 0 ? 'ok' : 'no exports'}`);",
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const r = await run('node', ['require-all.js'], cjs);
+    expect(r.code, r.stderr).toBe(0);
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    const lines = r.stdout.trim().split('\n');
+    if (major > 20 || (major === 20 && minor >= 19)) {
+      expect(lines).toEqual(specifiers().map((s) => `${s}: ok`));
+    } else {
+      for (const line of lines) expect(line).toMatch(/: ERR_REQUIRE_ESM: .*ES Module/);
+    }
+  }, 300_000);
+
+  it('a CommonJS TypeScript project imports every library, type-checks and runs', async () => {
+    if (setupError) throw setupError;
+    const cjs = join(project, 'cjs-ts');
+    mkdirSync(join(cjs, 'src'), { recursive: true });
+    writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-ts-check", "private": true, "type": "commonjs" }\n');
+    writeFileSync(
+      join(cjs, 'tsconfig.json'),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            types: ['node'],
+            typeRoots: [NODE_TYPES],
+            outDir: 'out',
+            rootDir: 'src',
+          },
+          include: ['src/*.ts'],
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const specs = specifiers();
+    writeFileSync(
+      join(cjs, 'src', 'main.ts'),
+      [
+        ...specs.map((spec, i) => `import * as m${i} from '${spec}';`),
+        "import { defineCriteria, rankAlternatives } from '@poise/topsis';",
+        `const counts: number[] = [${specs.map((_, i) => `Object.keys(m${i}).length`).join(', ')}];`,
+        'if (counts.some((n) => n === 0)) throw new Error(`a library without exports: ${counts.join(",")}`);',
+        // one criterion, higher is better: the alternatives ranked best first
+        "const ranks = rankAlternatives(defineCriteria([{ name: 'value', weight: 1 }]), [[1], [3], [2]]);",
+        "console.log(typeof require === 'function' ? 'commonjs' : 'esm', ranks.join(','));",
+        '',
+      ].join('\n'),
+    );
+    const tsc = await run('node', [TSC, '-p', 'tsconfig.json', '--pretty', 'false'], cjs);
+    expect(tsc.code, `tsc:\n${tsc.stdout}${tsc.stderr}`).toBe(0);
+    expect(readFileSync(join(cjs, 'out', 'main.js'), 'utf8'), 'compiled to CommonJS').toContain(
+      'require("@poise/topsis")',
+    );
+    const r = await run('node', [join('out', 'main.js')], cjs);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout.trim()).toBe('commonjs 1,2,0');
+  }, 600_000);
+
+  it('upgrading only @poise/policy under the variants leaves one copy, whose errors the variants throw', async () => {
+    if (setupError) throw setupError;
+    // @poise/policy as its next patch release: the packed tarball with the version raised
+    const next = join(work, 'policy-next');
+    mkdirSync(next);
+    await runOk('tar', ['-xzf', get('@poise/policy').tarball, '-C', next], work, 'tar -x @poise/policy');
+    const manifestFile = join(next, 'package', 'package.json');
+    const policyManifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+    const [maj, min, pat] = String(policyManifest.version).split('.').map(Number) as [number, number, number];
+    const nextVersion = `${maj}.${min}.${pat + 1}`;
+    writeFileSync(manifestFile, `${JSON.stringify({ ...policyManifest, version: nextVersion }, null, 2)}\n`);
+    const nextTarball = join(work, `poise-policy-${nextVersion}.tgz`);
+    await runOk('tar', ['-czf', nextTarball, '-C', next, 'package'], work, 'tar -c @poise/policy next');
+
+    const upgrade = join(work, 'upgrade');
+    mkdirSync(upgrade);
+    const tarballOf = (name: string) => `file:${get(name).tarball}`;
+    // every package that takes @poise/policy as a peer (the policy variants)
+    const variants = [...packed.values()]
+      .filter(
+        (p) => (p.manifest.peerDependencies as Record<string, string> | undefined)?.['@poise/policy'] !== undefined,
+      )
+      .map((p) => p.pkg.name);
+    expect(variants).toEqual(expect.arrayContaining(['@poise/policy-stable', '@poise/policy-pressure']));
+    const base = { name: 'poise-upgrade-check', private: true, type: 'module' };
+    const others = Object.fromEntries(
+      [...packed.keys()].filter((n) => n !== '@poise/policy').map((n) => [n, tarballOf(n)]),
+    );
+    // no override for @poise/policy itself: what the variants declare decides how many copies
+    // npm installs (an exact dependency on the older version would add one under each variant)
+    const write = (policy: string) =>
+      writeFileSync(
+        join(upgrade, 'package.json'),
+        `${JSON.stringify(
+          {
+            ...base,
+            dependencies: { ...Object.fromEntries(variants.map((v) => [v, tarballOf(v)])), '@poise/policy': policy },
+            overrides: others,
+          },
+          null,
+          2,
+        )}\n`,
+      );
+    write(tarballOf('@poise/policy'));
+    await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      upgrade,
+      'npm install (variants and @poise/policy)',
+    );
+    write(`file:${nextTarball}`);
+    await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      upgrade,
+      'npm install (only @poise/policy upgraded)',
+    );
+
+    const copies = (await runOk('find', ['node_modules', '-path', '*/@poise/policy/package.json'], upgrade, 'find'))
+      .trim()
+      .split('\n')
+      .sort();
+    expect(copies, 'copies of @poise/policy').toEqual(['node_modules/@poise/policy/package.json']);
+    expect((JSON.parse(readFileSync(join(upgrade, copies[0]!), 'utf8')) as Manifest).version).toBe(nextVersion);
+    writeFileSync(
+      join(upgrade, 'check.mjs'),
+      [
+        "import { PolicyError } from '@poise/policy';",
+        "import { cooldownFilter } from '@poise/policy-stable';",
+        "import { pressureGate } from '@poise/policy-pressure';",
+        'const thrown = [];',
+        'for (const make of [() => cooldownFilter({ seconds: 0 }), () => pressureGate({ cpuPercent: 101, memPercent: 0 })]) {',
+        '  try { make(); thrown.push("nothing thrown"); } catch (err) { thrown.push(err instanceof PolicyError ? err.code : `not a PolicyError: ${err}`); }',
+        '}',
+        'console.log(thrown.join(" "));',
+        '',
+      ].join('\n'),
+    );
+    const r = await run('node', ['check.mjs'], upgrade);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('invalid-config invalid-config');
+  }, 1_200_000);
 
   describe.each(packages.map((p) => [p.name]))('%s', (name) => {
     it('packed package.json points only at shipped files, without the poise-source condition', () => {

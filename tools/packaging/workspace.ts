@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { engineFloor } from './engines';
 
 /** The repository root (this file is tools/packaging/workspace.ts). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -134,20 +135,45 @@ export function rootLicenseText(root: string = REPO_ROOT): string {
 }
 
 /**
+ * Where every package is published: the root package.json's `publishConfig.registry`, the one
+ * place to change it. `pnpm packaging:sync` copies it into each package's `publishConfig`,
+ * which both tools of a release read for that package: `pnpm publish` (before its own
+ * `registry` setting and `pnpm_config_registry`) and `changeset publish`, which asks
+ * `npm info` there whether a version is out (before `npm_config_registry`). See RELEASING.md.
+ */
+export function publishRegistry(rootManifest: Manifest): string {
+  const registry = isRecord(rootManifest.publishConfig) ? rootManifest.publishConfig.registry : undefined;
+  if (typeof registry !== 'string' || !/^https?:\/\/[^/\s]+\/(\S*\/)?$/.test(registry)) {
+    throw new Error(
+      `the root package.json's 'publishConfig.registry' must be the registry URL ending in '/', got ${JSON.stringify(registry)}`,
+    );
+  }
+  return registry;
+}
+
+function rootNodeRange(rootManifest: Manifest): string {
+  const node = isRecord(rootManifest.engines) ? rootManifest.engines.node : undefined;
+  if (typeof node !== 'string') throw new Error("the root package.json has no 'engines.node' string");
+  return node;
+}
+
+/**
  * The fields `sync.ts` writes into every package.json, derived from the root package.json and
- * the package's own `exports`: license, repository (with the package directory), engines and
- * publishConfig (public access; `exports` without the `poise-source` condition).
+ * the package's own `exports`: license, repository (with the package directory), engines (as
+ * the installed dependencies need) and publishConfig (public access, the root's registry,
+ * `exports` without the `poise-source` condition).
  */
 export function commonFields(pkg: WorkspacePackage, rootManifest: Manifest): Manifest {
   const repo = isRecord(rootManifest.repository) ? rootManifest.repository : {};
   const fields: Manifest = {
     license: rootManifest.license,
     repository: { type: 'git', url: repo.url, directory: pkg.relDir },
-    engines: rootManifest.engines,
+    engines: { node: engineFloor(pkg.dir, pkg.manifest, rootNodeRange(rootManifest)).range },
   };
   const publishConfig: Record<string, unknown> = {
     ...(isRecord(pkg.manifest.publishConfig) ? pkg.manifest.publishConfig : {}),
     access: 'public',
+    registry: publishRegistry(rootManifest),
   };
   if (hasSourceCondition(pkg.manifest.exports)) publishConfig.exports = withoutSourceCondition(pkg.manifest.exports);
   else delete publishConfig.exports;
@@ -192,6 +218,19 @@ export function manifestProblems(pkg: WorkspacePackage, rootManifest: Manifest, 
 
   const files = Array.isArray(m.files) ? m.files.filter((f): f is string => typeof f === 'string') : [];
   need(files.length > 0, '\'files\' must list what is shipped (e.g. ["dist"])');
+  need(
+    files.includes('CHANGELOG.md'),
+    "'files' must include 'CHANGELOG.md' (written by 'changeset version', read by whoever upgrades)",
+  );
+
+  if (isRecord(m.exports)) {
+    for (const [subpath, target] of Object.entries(m.exports)) {
+      need(
+        !isRecord(target) || typeof target.default === 'string',
+        `'exports' entry '${subpath}' must resolve under the 'default' condition (not 'import' only), so that require() works on Node.js >= 20.19`,
+      );
+    }
+  }
 
   const published = publishedManifest(m);
   need(

@@ -1,18 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CaseInput, loadCase, Simulation } from '@poise/sim';
-import {
-  PveApiError,
-  ApiToken as PveApiToken,
-  PveClient,
-  type PveTlsOptions,
-  type TransportSecurity,
-} from '@poise/pve-api';
+import { type ApiToken, PveApiError, PveClient, type PveTlsOptions, type TransportSecurity } from '@poise/pve-api';
 import { type Clock, SimulationClock, systemClock } from './clock';
-import type { ManagerConfig } from './config/load';
-import { type ApiToken, loadToken } from './config/secret';
+import { type ManagerConfig, type PolicyLayer, policyLayer } from './config/load';
+import { loadToken } from './config/secret';
 import { errorMessage, ManagerError } from './errors';
 import type { LogLevel } from './log';
 import type { BalancerPort } from './port';
@@ -35,8 +29,13 @@ export interface Host {
   close?(): Promise<void>;
   /** Start-up lines about the connection beyond the TLS choices (which the daemon states itself). */
   readonly notices: readonly { readonly level: LogLevel; readonly msg: string }[];
-  /** Strings that must never be logged (the API token and its secret part). */
-  readonly secrets: readonly string[];
+  /** Removes what must never be logged (the API token's secret) from a text; every log line passes it. */
+  readonly redact?: (text: string) => string;
+  /**
+   * Policy keys the environment itself sets, under the config file's (the simulator's case:
+   * its datacenter.cfg `crs`, as the simulator's own balancer reads them).
+   */
+  readonly policyLayer?: PolicyLayer;
 }
 
 /** Builds the host for a config; tests and fixtures pass their own (a `FakeCluster`). */
@@ -113,7 +112,7 @@ export function createPveClient(
   try {
     return new PveClient({
       baseUrls: config.pve.urls,
-      token: PveApiToken.parse(token.reveal(), token.origin),
+      token,
       tls: tlsOptions(config, ca),
       allowPlainHttp: config.pve.tls.allowPlainHttp,
       timeoutMs: Math.max(1, Math.round(config.pve.timeoutSeconds * 1000)),
@@ -165,7 +164,7 @@ export interface PveHostOptions {
  */
 export function createPveHost(config: ManagerConfig, options: PveHostOptions = {}): Host {
   const warnings: string[] = [];
-  const token = loadToken(
+  const { token } = loadToken(
     { file: config.pve.tokenFile, env: config.pve.tokenEnv },
     options.env ?? process.env,
     warnings,
@@ -176,13 +175,13 @@ export function createPveHost(config: ManagerConfig, options: PveHostOptions = {
     client,
     now: () => clock.now(),
     pickupTimeoutSeconds: config.limits.pickupTimeoutSeconds,
-    description: `pve ${client.baseUrls.join(', ')}, API token ${token.id}`,
+    description: `pve ${client.baseUrls.join(', ')}, API token ${token.tokenId}`,
   });
   return {
     port,
     clock,
     notices: [...tlsNotices(config, client.security), ...warnings.map((msg) => ({ level: 'warn' as const, msg }))],
-    secrets: token.secrets(),
+    redact: (text) => token.redact(text),
   };
 }
 
@@ -191,6 +190,21 @@ export function simTimeLabel(seconds: number): string {
   const t = Math.max(0, Math.round(seconds));
   const two = (n: number) => String(n).padStart(2, '0');
   return `sim ${two(Math.floor(t / 3600))}:${two(Math.floor(t / 60) % 60)}:${two(t % 60)}`;
+}
+
+/** What is wrong with a simulator case directory before it is loaded: missing, a file, no `cmdlist`; `undefined` when it looks like one. */
+export function caseDirProblem(dir: string): string | undefined {
+  let st;
+  try {
+    st = statSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? `'${dir}' does not exist` : `'${dir}' cannot be read (${code ?? errorMessage(err)})`;
+  }
+  if (!st.isDirectory())
+    return `'${dir}' is a file, not a simulator case directory (a directory with 'cmdlist', 'hardware_status', …)`;
+  if (!existsSync(join(dir, 'cmdlist'))) return `'${dir}' is not a simulator case directory (no 'cmdlist' file in it)`;
+  return undefined;
 }
 
 /** Test hooks of {@link createSimHost}. */
@@ -215,18 +229,22 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   const dir = config.sim.caseDir;
   if (dir === undefined)
     throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
-  if (!existsSync(join(dir, 'cmdlist'))) {
-    throw new ManagerError(
-      'invalid-config',
-      `sim.case-dir: '${dir}' is not a simulator case directory (no 'cmdlist' file)`,
-    );
-  }
+  const problem = caseDirProblem(dir);
+  if (problem !== undefined) throw new ManagerError('invalid-config', `sim.case-dir: ${problem}`);
   let input: CaseInput;
   try {
     input = loadCase(dir, basename(dir));
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
+  const casePolicy = policyLayer(
+    { kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'` },
+    input.datacenterCfg.crs,
+    {
+      file: join(dir, 'datacenter.cfg'),
+      prefix: 'crs.',
+    },
+  );
   const sim = new Simulation(input, { profile: 'pve-9.2' });
   const facts = simCaseFacts(input);
   const nodes = Object.keys(input.hardwareStatus).length;
@@ -255,7 +273,7 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
     port,
     clock,
     notices,
-    secrets: [],
+    policyLayer: casePolicy,
     timeLabel: (seconds) => simTimeLabel(seconds - SIM_EPOCH_SECONDS),
     statePath: join(stateDir, 'state.json'),
     finished: () => sim.ended,

@@ -9,10 +9,14 @@ onOutputClosed([process.stdout, process.stderr], () => {
   for (const handler of whenClosed) handler();
 });
 
-process.exitCode = await main(process.argv.slice(2), {
+// No top-level await: the Debian package bundles this entry as CommonJS (a Node.js single
+// executable application), where it is not available.
+void main(process.argv.slice(2), {
   ...processIo,
   onOutputClosed: (handler) => {
     whenClosed.add(handler);
     return () => whenClosed.delete(handler);
   },
+}).then((code) => {
+  process.exitCode = code;
 });

@@ -8,7 +8,7 @@ import { parseConfig } from './config/load';
 import { Daemon } from './daemon';
 import { ManagerError } from './errors';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
-import { localLockFs } from './lock';
+import { localLockFs, type ProcessIdentity } from './lock';
 import { Logger } from './log';
 import type { MotionReply } from './port';
 
@@ -45,10 +45,18 @@ interface Setup {
   run: (n: number) => Promise<void>;
 }
 
+/** A process on a node, as a lock holder (`running`: which pids still run). */
+function identity(node: string, pid: number, running: (pid: number) => boolean = () => true): ProcessIdentity {
+  return {
+    self: { node, bootId: 'boot-1', pid, startTime: '4242' },
+    running: (h) => h.bootId === 'boot-1' && running(h.pid),
+  };
+}
+
 function setup(
   doc: Record<string, unknown> = {},
   spec: FakeClusterSpec = unbalanced(),
-  options: { dir?: string; cluster?: FakeCluster; lines?: string[] } = {},
+  options: { dir?: string; cluster?: FakeCluster; lines?: string[]; identity?: ProcessIdentity } = {},
 ): Setup {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'poise-daemon-'));
   const statePath = join(dir, 'state.json');
@@ -60,6 +68,8 @@ function setup(
       metrics: { enabled: false },
       lock: { enabled: false },
       ...doc,
+      // the reference pipeline unless a test asks for more: its arithmetic is the one worked by hand here
+      policy: { 'ha-auto-rebalance-preset': 'reference', ...(doc.policy as Record<string, unknown> | undefined) },
     },
     join(dir, 'poise-manager.yaml'),
   );
@@ -71,7 +81,14 @@ function setup(
     (l) => lines.push(l),
     () => cluster.time,
   );
-  const daemon = new Daemon({ config, host, log, version: 'test', lockFs: localLockFs });
+  const daemon = new Daemon({
+    config,
+    host,
+    log,
+    version: 'test',
+    lockFs: localLockFs,
+    identity: options.identity ?? identity('node1', 1001),
+  });
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   const never = new AbortController().signal;
   return {
@@ -121,10 +138,10 @@ describe('observe mode', () => {
     expect(await imbalanceOf(s.cluster)).toBeCloseTo(1, 12);
   });
 
-  it('states mode, env and policy at start, each bad policy value naming its key, and keys no stage reads', async () => {
+  it('states mode, env and policy at start, where each policy key came from, and each bad policy value naming its key', async () => {
     const s = setup({
       mode: 'observe',
-      policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-cooldown': 'soon', 'ha-auto-rebalance-typo': 1 },
+      policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-cooldown': 'soon' },
     });
     await s.daemon.start();
     const start = s
@@ -137,7 +154,10 @@ describe('observe mode', () => {
     expect(start).toContain('observe mode: each round says what it would do; nothing is moved (mode: act to move)');
     expect(start).toContain(
       'policy: motion-in-flight → backoff-series → threshold-hold → candidates → backoff → score-bruteforce → select-best → relative-margin: ' +
-        'threshold 30%, hold 3 rounds, margin 10%, method bruteforce; backoff 300 s',
+        'threshold 30%, hold 3 rounds, margin 10%, method bruteforce; preset reference, backoff 300 s',
+    );
+    expect(start).toContain(
+      `policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, threshold 30; from '${join(s.dir, 'poise-manager.yaml')}': backoff 300, cooldown soon, preset reference`,
     );
     expect(s.records()).toContainEqual(
       expect.objectContaining({
@@ -146,7 +166,6 @@ describe('observe mode', () => {
         msg: "policy.ha-auto-rebalance-cooldown: invalid value 'soon' (seconds, 0 to 86400), falling back to 0 (off)",
       }),
     );
-    expect(start).toContain('policy keys no stage reads (ignored): ha-auto-rebalance-typo');
   });
 });
 
@@ -560,6 +579,25 @@ describe('policy stages that need more than the reference', () => {
     );
     expect(s.cluster.s.requests).toEqual([]);
   });
+
+  it('the contention objective: its hold and its reasons in its own words, not the imbalance’s', async () => {
+    const spec = unbalanced();
+    for (const n of spec.nodes) n.pressureCpu = n.name === 'node1' ? 40 : 0.5;
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-objective': 'contention' } }, spec);
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds().map((r) => [r.stage, r.code, r.msg])).toEqual([
+      ['contention-hold', 'holding', 'guest contention for 1 of 3 rounds'],
+      ['contention-hold', 'holding', 'guest contention for 2 of 3 rounds'],
+    ]);
+    const idle = unbalanced();
+    for (const n of idle.nodes) n.pressureCpu = 0.5;
+    const quiet = setup({ mode: 'act', policy: { 'ha-auto-rebalance-objective': 'contention' } }, idle);
+    await quiet.daemon.start();
+    await quiet.run(4);
+    expect(quiet.rounds()[0]!.msg).toBe('contention: no guest waits (highest cpu 0.5% < 5.0%, mem 0.0% < 2.0%)');
+    expect(quiet.cluster.s.requests).toEqual([]);
+  });
 });
 
 describe('restart', () => {
@@ -750,8 +788,8 @@ describe('active/standby', () => {
       lock: { enabled: true, dir: join(dir, 'lock') },
     };
     const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 30 } } })); // a long migration
-    const a = setup(doc, undefined, { dir, cluster });
-    const b = setup(doc, undefined, { dir, cluster });
+    const a = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1001) });
+    const b = setup(doc, undefined, { dir, cluster, identity: identity('node2', 2002) });
     await a.daemon.start();
     await b.daemon.start();
     const never = new AbortController().signal;
@@ -767,7 +805,8 @@ describe('active/standby', () => {
         .every(
           (r) =>
             r.outcome === 'standby' &&
-            r.msg === `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance`,
+            r.msg ===
+              `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance (pid 1001 on node1)`,
         ),
     ).toBe(true);
     expect(cluster.s.requests).toHaveLength(1); // a requested vm:101; still moving
@@ -798,9 +837,110 @@ describe('active/standby', () => {
         .at(-1),
     ).toMatchObject({
       level: 'warn',
-      msg: expect.stringMatching(/^lost the lock '.*' \(held by another instance\): stepping down to standby$/),
+      msg: expect.stringMatching(
+        /^lost the lock '.*' \(held by another instance \(pid 2002 on node2\)\): stepping down to standby$/,
+      ),
     });
     expect(a.rounds().at(-1)!.outcome).toBe('standby');
+  });
+});
+
+describe('a cluster that is not settled', () => {
+  it('the transitional states of its own motion do not stop poise; the same states of another service do', async () => {
+    const s = setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, limits: { 'settle-time': 30 } });
+    await s.daemon.start();
+    await s.run(3); // vm:101 → node2 requested at 0 s, moving at 10 s, succeeded at the read of 20 s
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => r.result),
+    ).toEqual(['succeeded']);
+    // HA still starts it on its target (a relocation ends in request_start): poise's own doing
+    s.cluster.guest('vm:101').haState = 'request_start';
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)!.reason).not.toMatch(/^(not-settled|settling)$/);
+    s.cluster.guest('vm:101').haState = 'started';
+    // another service being started by someone else: not settled, then settling for 30 s
+    s.cluster.guest('vm:104').haState = 'request_start';
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)).toMatchObject({
+      reason: 'not-settled',
+      msg: "the cluster is not settled: vm:104 in HA state 'request_start'; no motion is requested until 30 s after the last change",
+    });
+    s.cluster.guest('vm:104').haState = 'started';
+    s.cluster.step();
+    await s.daemon.runRound();
+    expect(s.rounds().at(-1)).toMatchObject({ reason: 'settling' });
+    expect(s.daemon.status().cluster).toMatchObject({
+      settled: false,
+      reasons: [],
+      resumeAt: '2026-01-01T00:01:00.000Z',
+    }); // the change seen at 30 s;
+  });
+});
+
+describe('a restart on the same node after a crash', () => {
+  it('takes over its own lock at once when the holder process is gone; another node keeps waiting for the expiry', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-crash-'));
+    const doc = {
+      mode: 'act',
+      policy: { 'ha-auto-rebalance-hold-duration': 1 },
+      lock: { enabled: true, dir: join(dir, 'lock') },
+    };
+    const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 30 } } }));
+    const first = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1001) });
+    await first.daemon.start();
+    await first.daemon.runRound(); // active, vm:101 requested; then killed (no release)
+    expect(JSON.parse(readFileSync(join(dir, 'lock', 'poise-manager.holder'), 'utf8'))).toEqual({
+      node: 'node1',
+      bootId: 'boot-1',
+      pid: 1001,
+      startTime: '4242',
+      since: T0,
+    });
+    cluster.step();
+    // another node: the lock is fresh, it stands by
+    const other = setup(doc, undefined, { dir, cluster, identity: identity('node2', 2002) });
+    await other.daemon.start();
+    await other.daemon.runRound();
+    expect(other.rounds().at(-1)).toMatchObject({
+      outcome: 'standby',
+      msg: `standby: the lock '${join(dir, 'lock', 'poise-manager')}' is held by another instance (pid 1001 on node1)`,
+    });
+    // the restart on node1 (pid 1001 is gone): active in its first round, the motion followed, not re-sent
+    const restarted = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1500, (pid) => pid !== 1001) });
+    await restarted.daemon.start();
+    await restarted.daemon.runRound();
+    expect(restarted.records().find((r) => r.event === 'lock' && String(r.msg).startsWith('took over'))?.msg).toBe(
+      `took over the lock '${join(dir, 'lock', 'poise-manager')}' at once: its holder on this node (pid 1001 on node1, since 2026-01-01T00:00:00.000Z) is gone; this instance is active`,
+    );
+    expect(restarted.rounds().at(-1)!.msg).toMatch(/^motion in flight: migrate vm:101 from node1 to node2/);
+    expect(cluster.s.requests).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dir, 'lock', 'poise-manager.holder'), 'utf8'))).toMatchObject({
+      node: 'node1',
+      pid: 1500,
+    });
+    // a holder that still runs on the same node (a second instance there) is not taken over
+    const twin = setup(doc, undefined, { dir, cluster, identity: identity('node1', 1700) });
+    await twin.daemon.start();
+    await twin.daemon.runRound();
+    expect(twin.rounds().at(-1)).toMatchObject({ outcome: 'standby' });
+  });
+
+  it('an unusable lock directory at run time: standby, and the round says what failed (no garbled sentence)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-lockdir-'));
+    writeFileSync(join(dir, 'file'), '');
+    const s = setup({ mode: 'act', lock: { enabled: true, dir: join(dir, 'file', 'lock') } });
+    await s.daemon.start();
+    await s.daemon.runRound();
+    const round = s.rounds()[0]!;
+    expect(round).toMatchObject({ outcome: 'standby', reason: 'lock-error', level: 'warn' });
+    expect(round.msg).toMatch(
+      new RegExp(
+        `^standby: cannot use the lock '${join(dir, 'file', 'lock', 'poise-manager')}': cannot create the lock directory '.*' \\(pmxcfs not mounted\\?\\): ENOTDIR`,
+      ),
+    );
   });
 });
 
@@ -860,7 +1000,7 @@ describe('metrics', () => {
     let port = 0;
     // the daemon reports its bound address through onListening; reach it through a fresh daemon
     const daemon = new Daemon({
-      config: (s.daemon as unknown as { config: import('./config/load').ManagerConfig }).config,
+      config: s.daemon.config,
       host: s.host,
       log: new Logger(
         { format: 'json', level: 'info' },
@@ -912,7 +1052,7 @@ describe('metrics', () => {
     });
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     daemon.stop('SIGTERM');
-    await (daemon as unknown as { shutdown: () => Promise<void> }).shutdown();
+    await daemon.close();
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
   });
 });

@@ -1,4 +1,5 @@
 import type { Host } from './adapters';
+import { nodeCondition } from './cluster-state';
 import { followHaMotion } from './motion';
 import {
   type BalancerPort,
@@ -27,6 +28,8 @@ export interface FakeNode {
   baseMem: number;
   online: boolean;
   maintenance: boolean;
+  /** The HA manager's state of a failed node (`unknown` while it waits for fencing, `fence`, `gone`); by default `unknown` once offline. */
+  haState?: 'unknown' | 'fence' | 'gone';
   pressureCpu?: number;
   pressureMem?: number;
 }
@@ -80,6 +83,8 @@ export interface FakeClusterState {
   /** HA rules in force (positive partners move along with a motion, as HA does). */
   rules: HaRule[];
   quorate: boolean;
+  /** The API's node could not check the quorum (`manager_status` says `quorate: null`). */
+  quorumUnreadable?: boolean;
   haDisarmed: boolean;
   pickupTimeoutSeconds: number;
   scripts: Record<string, FakeMotionScript[]>;
@@ -278,7 +283,8 @@ export class FakeCluster implements BalancerPort {
         }
         return {
           name: n.name,
-          online: n.online && !n.maintenance,
+          online: n.online && !n.maintenance && n.haState === undefined,
+          condition: nodeCondition(n.online, n.haState ?? (n.online ? 'online' : 'unknown'), n.maintenance),
           maintenance: n.maintenance,
           maxcpu: n.maxcpu,
           maxmem: n.maxmem,
@@ -310,7 +316,8 @@ export class FakeCluster implements BalancerPort {
       }));
     return structuredClone({
       time: this.s.time,
-      quorate: this.s.quorate,
+      quorate: this.s.quorate && this.s.quorumUnreadable !== true,
+      ...(this.s.quorumUnreadable ? { quorumUnknown: true } : {}),
       haDisarmed: this.s.haDisarmed,
       nodes,
       guests,
@@ -422,7 +429,7 @@ export class FakeCluster implements BalancerPort {
  */
 export function fakeHost(
   cluster: FakeCluster,
-  options: { afterStep?: () => void | Promise<void>; secrets?: string[] } = {},
+  options: { afterStep?: () => void | Promise<void>; redact?: (text: string) => string } = {},
 ): Host {
   return {
     port: cluster,
@@ -435,6 +442,6 @@ export function fakeHost(
       },
     },
     notices: [],
-    secrets: options.secrets ?? [],
+    ...(options.redact ? { redact: options.redact } : {}),
   };
 }

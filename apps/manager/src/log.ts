@@ -34,6 +34,7 @@ export class Logger {
   private level: LogLevel;
   private format: 'json' | 'text';
   private readonly secrets = new Set<string>();
+  private readonly redactions: ((text: string) => string)[] = [];
 
   private readonly timeLabel: ((seconds: number) => string) | undefined;
 
@@ -61,6 +62,14 @@ export class Logger {
     for (const v of values) if (v.length >= MIN_SECRET_LENGTH) this.secrets.add(v);
   }
 
+  /**
+   * Registers a function that removes a secret from a text (`ApiToken.redact`): applied to the
+   * message and every string field before the line is formatted, and to the line itself.
+   */
+  addRedaction(redact: (text: string) => string): void {
+    this.redactions.push(redact);
+  }
+
   enabled(level: LogLevel): boolean {
     return LEVEL_RANK[level] >= LEVEL_RANK[this.level];
   }
@@ -68,7 +77,17 @@ export class Logger {
   log(level: LogLevel, event: string, msg: string, fields: LogFields = {}): void {
     if (!this.enabled(level)) return;
     const now = this.now();
-    const record: LogRecord = { time: new Date(now * 1000).toISOString(), level, event, msg, fields };
+    const clean = (text: string) => this.redactions.reduce((out, redact) => redact(out), text);
+    const cleanFields: Record<string, LogFields[string]> = {};
+    for (const [k, v] of Object.entries(fields))
+      cleanFields[k] = typeof v === 'string' ? clean(v) : Array.isArray(v) ? v.map((x: string) => clean(x)) : v;
+    const record: LogRecord = {
+      time: new Date(now * 1000).toISOString(),
+      level,
+      event,
+      msg: clean(msg),
+      fields: cleanFields,
+    };
     this.write(this.redact(this.format === 'json' ? formatJson(record) : formatText(record, this.timeLabel?.(now))));
   }
 
@@ -89,7 +108,7 @@ export class Logger {
   }
 
   private redact(line: string): string {
-    let out = line;
+    let out = this.redactions.reduce((text, redact) => redact(text), line);
     for (const secret of this.secrets) {
       if (out.includes(secret)) out = out.split(secret).join(REDACTED);
       // the JSON form escapes some characters; look for that spelling too

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -101,7 +101,10 @@ describe('command line', () => {
     expect(text).toContain('env pve, mode act, interval 10 s');
     expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
     expect(text).toContain('TLS: verified against the system CAs');
-    expect(text).toContain('margin 5%, method bruteforce; cooldown 600 s');
+    expect(text).toContain('margin 5%, method bruteforce; preset recommended, backoff 60 s, cooldown 600 s,');
+    expect(text).toContain(
+      `policy keys: from poise-manager's defaults: hold-duration 3, method bruteforce, preset recommended, threshold 30; from '${w.config}': cooldown 600, margin 5`,
+    );
     expect(text).not.toContain(SECRET);
   });
 
@@ -133,9 +136,70 @@ describe('command line', () => {
     const c = captureIo();
     expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
     expect(c.err.join('\n')).toContain(
-      `API token from file '${w.tokenFile}': expected USER@REALM!TOKENID=SECRET (36 characters read, not shown)`,
+      `${w.config}: pve.token-file: token file '${w.tokenFile}' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'`,
     );
+    expect(c.out.join('\n')).not.toContain('is valid');
     expect(c.err.join('\n')).not.toContain(SECRET);
+  });
+
+  it('--check-config gives one verdict after every check: the token, the TLS files, the lock directory, the state file', async () => {
+    const w = workspace();
+    writeFileSync(w.tokenFile, SECRET); // a malformed token
+    const file = join(w.dir, 'file');
+    writeFileSync(file, '');
+    writeFileSync(
+      w.config,
+      w.base
+        .replace('  token-file:', '  tls: {ca-file: /nonexistent/ca.pem}\n  token-file:')
+        .replace(`state: {file: ${w.statePath}}`, `state: {file: ${w.dir}}`)
+        .replace(`lock: {dir: ${join(w.dir, 'lock')}}`, `lock: {dir: ${join(file, 'lock')}}`),
+    );
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
+    expect(c.out.join('\n')).not.toContain('is valid');
+    expect(c.err[0]!.split('\n')).toEqual([
+      'poise-manager: invalid configuration (3 problems):',
+      `${w.config}: pve.token-file: token file '${w.tokenFile}' has the wrong format; expected 'USER@REALM!TOKENID=SECRET' (e.g. 'poise@pve!balancer=<uuid>')`,
+      expect.stringMatching(
+        new RegExp(
+          `^${w.config}: lock\\.dir: the lock directory '${file}/lock' does not exist and cannot be created: '${file}' is not a directory; set 'lock\\.dir'`,
+        ),
+      ),
+      `${w.config}: state.file: '${w.dir}' is a directory; expected the path of a file in it (e.g. '${w.dir}/state.json')`,
+    ]);
+    // with the token fixed, the CA file is read too, and named
+    writeFileSync(w.tokenFile, TOKEN);
+    const again = captureIo();
+    expect(await main(['--check-config', '--config', w.config], again.io)).toBe(EXIT_CONFIG);
+    expect(again.err[0]).toContain(`${w.config}: pve.tls.ca-file: cannot read '/nonexistent/ca.pem' (ENOENT)`);
+    expect(again.err[0]).toContain('(3 problems)');
+  });
+
+  it('--check-config accepts a token file in the PVEAPIToken=USER@REALM!TOKENID=SECRET form', async () => {
+    const w = workspace();
+    writeFileSync(w.tokenFile, `PVEAPIToken=${TOKEN}\n`);
+    const c = captureIo();
+    expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_OK);
+    expect(c.out.join('\n')).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
+  });
+
+  it('a lock that cannot work (the default lock.dir off a cluster node) is a start-up error naming the key, also for --check-config', async () => {
+    const w = workspace();
+    const missing = join(w.dir, 'no-pmxcfs', 'priv', 'lock');
+    writeFileSync(w.config, w.base.replace(`lock: {dir: ${join(w.dir, 'lock')}}`, `lock: {dir: ${missing}}`));
+    for (const argv of [
+      ['--config', w.config],
+      ['--config', w.config, '--once'],
+      ['--check-config', '--config', w.config],
+    ]) {
+      const c = captureIo();
+      expect(await main(argv, c.io)).toBe(EXIT_CONFIG);
+      expect(c.err.join('\n')).toContain(
+        `${w.config}: lock.dir: the lock directory '${missing}' does not exist and cannot be created: '${join(w.dir, 'no-pmxcfs', 'priv')}' does not exist;`,
+      );
+      expect(c.err.join('\n')).toContain("or 'lock.enabled: false' to run a single instance without the lock");
+      expect(c.logs).toEqual([]); // no round ran
+    }
   });
 
   it('env pve against a cluster that cannot be reached: --once says why in the round line and exits 1', async () => {
@@ -162,18 +226,90 @@ describe('command line', () => {
     const bad = captureIo();
     expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
     expect(bad.err.join('\n')).toMatch(
-      /sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file\)/,
+      /sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file in it\)/,
     );
   });
 
-  it('--once runs one round and exits', async () => {
-    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 0}');
+  it.each([
+    [
+      'a file',
+      () => join(ROOT, 'package.json'),
+      /^sim\.case-dir: '.*package\.json' is a file, not a simulator case directory \(a directory with 'cmdlist', 'hardware_status', …\)$/,
+    ],
+    [
+      'a directory that does not exist',
+      () => join(tmpdir(), 'no-such-case-dir'),
+      /^sim\.case-dir: '.*no-such-case-dir' does not exist$/,
+    ],
+  ])('--sim with %s says what is wrong (exit 78)', async (_name, dir, message) => {
+    for (const argv of [
+      ['--sim', dir()],
+      ['--check-config', '--sim', dir()],
+    ]) {
+      const c = captureIo();
+      expect(await main(argv, c.io)).toBe(EXIT_CONFIG);
+      expect(c.err.join('\n').split('\n')).toContainEqual(expect.stringMatching(message));
+    }
+  });
+
+  it('--once answers what would be moved now and why (the hold counted as met): no request, no lock, the state file not written', async () => {
+    const w = workspace('mode: act'); // the production config of a running daemon: act, hold 3
     const cluster = FakeCluster.create(unbalanced());
     const c = captureIo();
     expect(await main(['--config', w.config, '--once'], c.io, { createHost: () => fakeHost(cluster) })).toBe(EXIT_OK);
-    const rounds = c.logs.map((l) => JSON.parse(l)).filter((r) => r.event === 'round');
+    const records = c.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rounds = records.filter((r) => r.event === 'round');
     expect(rounds).toHaveLength(1);
+    expect(rounds[0]).toMatchObject({ outcome: 'would-move' });
+    expect(rounds[0]!.msg).toMatch(
+      /^observe: would migrate vm:10\d from node1 to node[23] \(imbalance 100\.0% → \d+\.\d%\) \(--once: the hold of 3 rounds counted as met\)$/,
+    );
+    expect(records.find((r) => r.event === 'start' && String(r.msg).startsWith('--once'))?.msg).toBe(
+      '--once: one round that says what would be moved now and why; nothing is moved, the state file is read and not written, the hold of 3 rounds counts as met',
+    );
+    expect(cluster.s.requests).toEqual([]);
+    expect(existsSync(w.statePath)).toBe(false);
+    expect(existsSync(join(w.dir, 'lock', 'poise-manager'))).toBe(false);
+    expect(records.find((r) => r.event === 'metrics')?.msg).toBe('disabled (metrics.enabled: false)');
+  });
+
+  it('--once beside a daemon: reads its state (the motion in flight), leaves the file as it was; below the threshold it says so, without the hold note', async () => {
+    const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 1, ha-auto-rebalance-preset: reference}');
+    const cluster = FakeCluster.create(unbalanced({ scripts: { 'vm:101': { rounds: 20 } } }));
+    const host = () => ({ ...fakeHost(cluster), finished: () => true }); // one round per run
+    expect(await main(['--config', w.config], captureIo().io, { createHost: host })).toBe(EXIT_OK); // the daemon: vm:101 requested
+    cluster.step();
+    const before = readFileSync(w.statePath, 'utf8');
+    const c = captureIo();
+    expect(await main(['--config', w.config, '--once'], c.io, { createHost: host })).toBe(EXIT_OK);
+    expect(c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(
+      /^motion in flight: migrate vm:101 from node1 to node2 \(moving, 10 s\)$/,
+    );
+    expect(readFileSync(w.statePath, 'utf8')).toBe(before);
     expect(cluster.s.requests).toHaveLength(1);
+
+    const balanced = FakeCluster.create({
+      nodes: [{ name: 'node1' }, { name: 'node2' }],
+      guests: [
+        { sid: 'vm:101', node: 'node1', cpu: 1, mem: GIB },
+        { sid: 'vm:102', node: 'node2', cpu: 1, mem: GIB },
+      ],
+    });
+    const below = captureIo();
+    expect(
+      await main(['--config', workspace().config, '--once'], below.io, { createHost: () => fakeHost(balanced) }),
+    ).toBe(EXIT_OK);
+    expect(below.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(
+      /^below threshold: smoothed imbalance 0\.0% ≤ 30\.0%$/,
+    );
+  });
+
+  it("'--once --mode act' is a usage error: --once moves nothing", async () => {
+    const c = captureIo();
+    expect(await main(['--config', 'x.yaml', '--once', '--mode', 'act'], c.io)).toBe(EXIT_USAGE);
+    expect(c.err.join('\n')).toMatch(
+      /^poise-manager: '--once' says what would be moved now and moves nothing: '--mode act' does not go with it/,
+    );
   });
 });
 
@@ -196,8 +332,8 @@ describe('secrets', () => {
     let rounds = 0;
     const code = await main(['--config', w.config], c.io, {
       createHost: (config) => {
-        const token = loadToken({ file: config.pve.tokenFile });
-        const host = fakeHost(cluster, { secrets: token.secrets() });
+        const { token } = loadToken({ file: config.pve.tokenFile });
+        const host = fakeHost(cluster, { redact: (text) => token.redact(text) });
         return {
           ...host,
           // a token-like value in a config reload, and the end of the run after a few rounds
@@ -262,7 +398,8 @@ describe('signals (child process)', () => {
     const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
-    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'round', 'lock', 'stop']);
+    // (the fake cluster reports no pressure: the recommended policy says so once)
+    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'policy', 'round', 'lock', 'stop']);
     expect(events.at(-1)).toBe('stop: stopped after 1 round; observe mode: nothing moved');
   });
 
@@ -303,11 +440,22 @@ describe('signals (child process)', () => {
     expect(await first.exited).toBe('SIGKILL');
     expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });
 
-    // the lock of the killed process is fresh: the restarted one waits for it to expire (the fake
-    // clock runs 10 s per round), then takes over and follows the motion
+    // the lock of the killed process is fresh, but its holder record names this node and a
+    // process that is gone: the restarted one takes it over at once and follows the motion
     const second = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '20' });
     const loaded = await second.waitFor('the state', (r) => r.event === 'state');
     expect(loaded.msg).toMatch(/following the motion in flight from before: migrate vm:101 from node1 to node2/);
+    const taken = await second.waitFor(
+      'the lock',
+      (r) => r.event === 'lock' && /^(took over|acquired)/.test(String(r.msg)),
+    );
+    expect(taken.msg).toMatch(
+      new RegExp(
+        `^took over the lock '.*' at once: its holder on this node \\(pid ${first.child.pid} on [^,]+, since .*\\) is gone; this instance is active$`,
+      ),
+    );
+    const firstRound = await second.waitFor('the first round', (r) => r.event === 'round');
+    expect(firstRound.outcome).not.toBe('standby');
     const outcome = await second.waitFor('the outcome', (r) => r.event === 'motion');
     expect(outcome.msg).toMatch(/^migrate vm:101 from node1 to node2 succeeded after \d+ s$/);
     second.child.kill('SIGTERM');

@@ -1,50 +1,26 @@
-import { bundledSimCase, createHost, createPveClient, type HostFactory, tlsNotices } from './adapters';
-import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig } from './config/load';
+import { bundledSimCase, createHost, type HostFactory } from './adapters';
+import {
+  type ConfigOverrides,
+  defaultConfig,
+  loadConfig,
+  type ManagerConfig,
+  parseConfig,
+  withPolicyLayer,
+} from './config/load';
 import { configJsonSchema } from './config/schema';
-import { loadToken } from './config/secret';
+import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './cli-spec';
 import { Daemon } from './daemon';
 import { errorMessage, ManagerError } from './errors';
 import type { LockFs } from './lock';
 import { Logger, resolveLogFormat } from './log';
-import { buildPolicy } from './policy';
+import { checkConfig, startupProblems } from './preflight';
+import { VERSION } from './version';
 
-/** The version printed at start (kept in step with package.json). */
-export const VERSION = '0.1.0';
+export { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './cli-spec';
+export { VERSION } from './version';
 
-/** Exit codes: 0 done, 1 a runtime failure, 2 a usage error, 78 (EX_CONFIG) a bad config or token. */
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-export const EXIT_CONFIG = 78;
-
-export const USAGE = `usage: poise-manager [--config <file>] [--mode observe|act] [--once]
-       poise-manager --sim [<case-dir>] [--speed <n>] [--config <file>] [--mode observe|act]
-       poise-manager --check-config --config <file>
-       poise-manager --print-schema
-       poise-manager --help
-
-Balances the guests of a Proxmox VE cluster (env: pve) or of the embedded simulator (env: sim)
-with the poise balancer policy. Observe mode (the default) logs what it would do and moves
-nothing; mode act requests the motions.
-
-options:
-  -c, --config <file>  YAML config file (see poise-manager.example.yaml; schema: --print-schema)
-  --mode observe|act   override the config's mode
-  --once               run one round and exit (exit 1 if the round failed)
-  --sim [<case-dir>]   run against the embedded simulator on a case directory (default: the
-                       bundled scenario), time accelerated, printing each decision; mode act
-                       unless --mode says otherwise; exits when the scenario ends. Without
-                       --config: one round per 20 s HA round, no metrics listener
-  --speed <n>          with --sim: simulated seconds per real second (0, the default: as fast
-                       as it runs; 10: one 20 s round every 2 s)
-  --check-config       validate the config (and read the API token), print a summary, exit
-  --print-schema       print the config file's JSON schema
-  -h, --help           this text
-
-signals: SIGTERM/SIGINT finish the current round and exit 0; SIGHUP reloads the config
-(a bad file keeps the running config). A closed output (\`| head\`) ends it like SIGTERM,
-quietly, with status 0.
-exit codes: 0 ok, 1 failure, 2 usage error, 78 bad config or token.`;
+/** The `--help` text (rendered from `cli-spec.ts`). */
+export const USAGE = renderHelp();
 
 /** Where the CLI writes and what it runs with; tests replace any of it. */
 export interface Io {
@@ -96,58 +72,66 @@ interface Args {
   checkConfig: boolean;
   printSchema: boolean;
   help: boolean;
+  version: boolean;
 }
 
+/** Parses the command line against `CLI_SPEC` (the options it lists, their values), then checks the values and combinations. */
 export function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { once: false, sim: false, checkConfig: false, printSchema: false, help: false };
+  const args: Args = { once: false, sim: false, checkConfig: false, printSchema: false, help: false, version: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const value = (name: string) => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`'${name}' needs a value`);
-      return v;
-    };
-    switch (a) {
-      case '-h':
-      case '--help':
+    const option = findOption(CLI_SPEC, a);
+    if (option === undefined)
+      throw new UsageError(a.startsWith('-') ? `unknown option '${a}'` : `unexpected argument '${a}'`);
+    let v: string | undefined;
+    if (option.value !== undefined) {
+      const next = argv[i + 1];
+      if (option.valueOptional) {
+        if (next !== undefined && !next.startsWith('-')) v = argv[++i];
+      } else {
+        if (next === undefined || next.startsWith('--')) throw new UsageError(`'${a}' needs a value`);
+        v = argv[++i];
+      }
+    }
+    switch (option.key) {
+      case 'help':
         args.help = true;
         break;
-      case '-c':
-      case '--config':
-        args.config = value(a);
+      case 'version':
+        args.version = true;
         break;
-      case '--mode': {
-        const v = value(a);
+      case 'config':
+        args.config = v;
+        break;
+      case 'mode':
         if (v !== 'observe' && v !== 'act') throw new UsageError(`'--mode' takes observe or act, got '${v}'`);
         args.mode = v;
         break;
-      }
-      case '--once':
+      case 'once':
         args.once = true;
         break;
-      case '--check-config':
+      case 'checkConfig':
         args.checkConfig = true;
         break;
-      case '--print-schema':
+      case 'printSchema':
         args.printSchema = true;
         break;
-      case '--speed': {
-        const v = value(a);
+      case 'speed': {
         const n = Number(v);
-        if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n))
+        if (!/^\d+(\.\d+)?$/.test(v!) || !Number.isFinite(n))
           throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
         args.speed = n;
         break;
       }
-      case '--sim':
+      case 'sim':
         args.sim = true;
-        if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('-')) args.simDir = argv[++i];
+        args.simDir = v;
         break;
-      default:
-        throw new UsageError(a.startsWith('-') ? `unknown option '${a}'` : `unexpected argument '${a}'`);
     }
   }
   if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");
+  if (args.once && args.mode === 'act')
+    throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
   if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
   return args;
 }
@@ -172,38 +156,6 @@ function readConfig(args: Args): ManagerConfig {
   return args.sim ? parseConfig(SIM_DEFAULTS, undefined, overrides) : defaultConfig(overrides);
 }
 
-/** `--check-config`: the summary lines. */
-function checkConfig(config: ManagerConfig, io: Io): void {
-  const source = config.file ?? 'the built-in defaults';
-  io.out(`config ${source} is valid`);
-  io.out(`  env ${config.env}, mode ${config.mode}, interval ${config.intervalSeconds} s`);
-  if (config.env === 'pve') {
-    const warnings: string[] = [];
-    const token = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, io.env, warnings);
-    const client = createPveClient(config, token);
-    for (const w of warnings) io.out(`  warning: ${w}`);
-    io.out(`  cluster: ${config.pve.urls.join(', ')}; API token ${token.id} from ${token.origin}`);
-    for (const n of tlsNotices(config, client.security)) io.out(`  ${n.msg}`);
-    void client.close();
-  } else {
-    io.out(`  simulator case: ${config.sim.caseDir ?? '(none)'}`);
-  }
-  const policy = buildPolicy(config.policy);
-  io.out(`  policy: ${policy.description}`);
-  for (const problem of policy.problems) io.out(`  warning: ${problem}`);
-  if (policy.unusedKeys.length > 0)
-    io.out(`  warning: policy keys no stage reads (ignored): ${policy.unusedKeys.join(', ')}`);
-  io.out(
-    `  limits: ${config.limits.maxMotionsPerHour} motions per hour, motion timeout ${config.limits.motionTimeoutSeconds} s`,
-  );
-  io.out(
-    `  metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.statePath}`,
-  );
-  io.out(
-    `  lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`,
-  );
-}
-
 /**
  * The `poise-manager` command line; resolves with the exit code. The daemon registers its
  * signal handlers through `io.onSignal` and removes them when it stops.
@@ -220,6 +172,10 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     io.out(USAGE);
     return EXIT_OK;
   }
+  if (args.version) {
+    io.out(`${CLI_SPEC.name} ${VERSION}`);
+    return EXIT_OK;
+  }
   if (args.printSchema) {
     io.out(JSON.stringify(configJsonSchema(), null, 2));
     return EXIT_OK;
@@ -233,12 +189,35 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   let config: ManagerConfig;
   try {
     config = readConfig(args);
-    if (args.checkConfig) {
-      checkConfig(config, io);
-      return EXIT_OK;
-    }
   } catch (err) {
     io.err(`poise-manager: invalid configuration:\n${errorMessage(err)}`);
+    return EXIT_CONFIG;
+  }
+  if (args.checkConfig) {
+    // every check first, then one verdict
+    const check = await checkConfig(config, io.env);
+    const source = config.file ?? 'the built-in defaults';
+    io.out(`config ${source}:`);
+    for (const line of check.lines) io.out(`  ${line}`);
+    for (const warning of check.warnings) io.out(`  warning: ${warning}`);
+    if (check.problems.length > 0) {
+      io.err(
+        `poise-manager: invalid configuration (${check.problems.length} ${check.problems.length === 1 ? 'problem' : 'problems'}):\n${check.problems.join('\n')}`,
+      );
+      return EXIT_CONFIG;
+    }
+    io.out(`config ${source} is valid`);
+    return EXIT_OK;
+  }
+  if (args.once) {
+    // one round that answers, beside a running daemon: no motion, no metrics listener of its own
+    config = { ...config, mode: 'observe', metrics: { ...config.metrics, enabled: false } };
+  }
+  const problems = startupProblems(config);
+  if (problems.length > 0) {
+    io.err(
+      `poise-manager: invalid configuration:\n${problems.map((p) => (config.file === undefined ? p : `${config.file}: ${p}`)).join('\n')}`,
+    );
     return EXIT_CONFIG;
   }
 
@@ -250,6 +229,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   let daemon: Daemon;
   try {
     const host = await (hooks.createHost ?? createHost)(config);
+    // the simulator's case sets policy keys under the config file's (its datacenter.cfg crs)
+    const layered = (c: ManagerConfig) => withPolicyLayer(c, host.policyLayer);
+    config = layered(config);
     daemon = new Daemon({
       config,
       host,
@@ -265,7 +247,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       version: VERSION,
       once: args.once,
       isTty: io.isTty,
-      reloadConfig: args.config === undefined ? undefined : () => readConfig(args),
+      reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { followHaMotion } from './motion';
-import type { GuestSnapshot, MotionRecord } from './port';
+import type { GuestSnapshot, MotionRecord, NodeSnapshot } from './port';
 import { haGuest, motionRecord, node, plainGuest, snapshot, T0 } from './test-support';
 
 const MOTION: MotionRecord = motionRecord();
@@ -168,5 +168,54 @@ describe('followHaMotion', () => {
     ],
   ])('%s', (_name, guests, motion, after, expected) => {
     expect(follow(guests, motion, after)).toEqual(expected);
+  });
+
+  it.each<[NodeSnapshot['condition'], string]>([
+    ['offline', 'is offline (not in the cluster membership)'],
+    ['unknown', "has failed (HA node state 'unknown': its HA services wait for fencing)"],
+    ['fence', "is being fenced (HA node state 'fence')"],
+    ['gone', "is gone from the cluster (HA node state 'gone')"],
+  ])('the target %s before the motion started: failed at once, not after the pickup timeout', (condition, what) => {
+    const nodes = [node('node1'), node('node2', { online: false, condition }), node('node3')];
+    const progress = followHaMotion(MOTION, snapshot(nodes, [haGuest('vm:101', 'node1')]), {
+      now: T0 + 10,
+      pickupTimeoutSeconds: PICKUP,
+    });
+    expect(progress).toEqual({
+      status: 'failed',
+      reason: `the target 'node2' ${what} before the HA manager started the motion: it drops the command`,
+    });
+  });
+
+  it('a target gone from the node list fails the motion at once; a target in maintenance or one already moving to does not', () => {
+    expect(
+      followHaMotion(MOTION, snapshot([node('node1')], [haGuest('vm:101', 'node1')]), {
+        now: T0 + 10,
+        pickupTimeoutSeconds: PICKUP,
+      }),
+    ).toMatchObject({
+      status: 'failed',
+      reason:
+        "the target 'node2' is no longer in the cluster before the HA manager started the motion: it drops the command",
+    });
+    const maintenance = [node('node1'), node('node2', { online: false, maintenance: true, condition: 'maintenance' })];
+    expect(
+      followHaMotion(MOTION, snapshot(maintenance, [haGuest('vm:101', 'node1')]), {
+        now: T0 + 10,
+        pickupTimeoutSeconds: PICKUP,
+      }),
+    ).toEqual({ status: 'pending', phase: 'queued' });
+    // moving already: the HA manager finishes or fails it, and says so
+    const failedTarget = [node('node1'), node('node2', { online: false, condition: 'unknown' })];
+    expect(
+      followHaMotion(
+        MOTION,
+        snapshot(failedTarget, [haGuest('vm:101', 'node1', { state: 'migrate', target: 'node2' })]),
+        { now: T0 + 10, pickupTimeoutSeconds: PICKUP },
+      ),
+    ).toEqual({
+      status: 'pending',
+      phase: 'moving',
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { describeCondition, nodeFailed } from './cluster-state';
 import type { ClusterSnapshot, MotionProgress, MotionRecord } from './port';
 
 /**
@@ -16,6 +17,7 @@ import type { ClusterSnapshot, MotionProgress, MotionRecord } from './port';
  * | `migrate`/`relocate` elsewhere | — | — | failed (moved elsewhere) |
  * | `started` | source | yes | failed (back on the source) |
  * | `started`, its HA `uid` changed since the request | source | no | failed (moved and came back between two reads) |
+ * | `started`, the target offline, unknown, fenced or gone | source | no | failed at once (the CRM drops a command to a node that is not online) |
  * | `started` | source | no, within `pickupTimeoutSeconds` | pending (queued) |
  * | `started` | source | no, after it | failed (not picked up: the CRM drops a command whose target is offline or holds a negative-affinity partner) |
  * | `freeze` | source | — | pending (a node shutdown; the motion timeout bounds it) |
@@ -57,6 +59,14 @@ export function followHaMotion(
       return {
         status: 'failed',
         reason: `migration failed, '${motion.sid}' is back on '${motion.source}' (its HA state changed since the request)`,
+      };
+    }
+    const target = snapshot.nodes.find((n) => n.name === motion.target);
+    if (target === undefined || nodeFailed(target.condition)) {
+      const what = target === undefined ? 'is no longer in the cluster' : describeCondition(target.condition);
+      return {
+        status: 'failed',
+        reason: `the target '${motion.target}' ${what} before the HA manager started the motion: it drops the command`,
       };
     }
     if (options.now - motion.issuedAt > options.pickupTimeoutSeconds) {

@@ -6,10 +6,27 @@ import { GIB, haGuest, node, snapshot } from './test-support';
 
 const policyOf = (policy: Record<string, unknown>) =>
   buildPolicy(parseConfig({ policy, sim: { 'case-dir': '/x' } }, undefined).policy);
+/** The reference preset and the given keys. */
+const referenceWith = (policy: Record<string, unknown>) =>
+  policyOf({ 'ha-auto-rebalance-preset': 'reference', ...policy });
 
 describe('buildPolicy', () => {
-  it('without variant keys it is the reference pipeline', () => {
+  it('by default it is the recommended preset, and says where its keys come from', () => {
     const p = policyOf({});
+    expect(p.description).toBe(
+      'motion-in-flight → smoothing → backoff-series → pressure → threshold-hold → candidates → pressure-source → cooldown → backoff → migratable → ' +
+        'score-bruteforce → select-cost → relative-margin → min-improvement: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; ' +
+        'preset recommended, backoff 60 s, cooldown 600 s, min-improvement 5 pp, smoothing 300 s, cost-weight 0.2, memhost, min-pressure-cpu 10%, ' +
+        'min-pressure-mem 5%, pressure-missing balance, check-migratable',
+    );
+    expect(p.sources).toBe(
+      "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30",
+    );
+    expect([p.memhost, p.checkMigratable]).toEqual([true, true]);
+  });
+
+  it.each(['reference', 'none'])('preset %s is exactly the reference pipeline', (preset) => {
+    const p = policyOf({ 'ha-auto-rebalance-preset': preset });
     expect(p.pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'threshold-hold',
@@ -19,15 +36,13 @@ describe('buildPolicy', () => {
       'relative-margin',
     ]);
     expect(p.description).toBe(
-      'motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; no variant stage',
+      `motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; preset ${preset}: no variant stage`,
     );
-    expect([p.problems, p.unusedKeys, p.memhost, p.checkMigratable, p.thresholdFraction]).toEqual([
-      [],
-      [],
-      false,
-      false,
-      0.3,
-    ]);
+    expect([p.problems, p.memhost, p.checkMigratable, p.thresholdFraction]).toEqual([[], false, false, 0.3]);
+    // an explicit key still turns its stage on
+    expect(policyOf({ 'ha-auto-rebalance-preset': preset, 'ha-auto-rebalance-backoff': 60 }).description).toMatch(
+      new RegExp(`; preset ${preset}, backoff 60 s$`),
+    );
   });
 
   it('the preset turns every stage on; an explicit key overrides it, 0 turns a stage off', () => {
@@ -76,19 +91,28 @@ describe('buildPolicy', () => {
       'panic',
       "policy.ha-auto-rebalance-pressure-missing: invalid value 'panic' (one of balance, hold), falling back to 'balance' (the default)",
     ],
-    [
-      'ha-auto-rebalance-preset',
-      'fast',
-      "policy.ha-auto-rebalance-preset: invalid value 'fast' (one of recommended), using no preset",
-    ],
   ])('a bad %s is a problem naming the key, and that stage is off', (key, value, message) => {
-    const p = policyOf({ [key]: value });
+    const p = referenceWith({ [key]: value });
     expect(p.problems).toEqual([message]);
     expect(p.pipeline.stages).toHaveLength(6);
   });
 
-  it('a key no stage reads is named', () => {
-    expect(policyOf({ 'ha-auto-rebalance-cooldwn': 60 }).unusedKeys).toEqual(['ha-auto-rebalance-cooldwn']);
+  it('the contention objective replaces the hold, the scorer and the margin; a bad value names the key', () => {
+    const p = policyOf({ 'ha-auto-rebalance-preset': 'reference', 'ha-auto-rebalance-objective': 'contention' });
+    expect(p.pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'contention',
+      'contention-hold',
+      'candidates',
+      'contention-score',
+      'select-best',
+      'contention-margin',
+    ]);
+    expect(p.description).toMatch(/; preset reference, objective contention$/);
+    expect(p.contention).toEqual({ objective: 'contention' });
+    expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
+      "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+    ]);
   });
 });
 
@@ -203,6 +227,14 @@ describe('balanceContext', () => {
     expect(c.imbalance()).toBeGreaterThan(0.5);
     expect(adjusted.imbalance()).toBe(0);
     expect(adjusted.score(c.candidates(), 'bruteforce', 1)[0]).toMatchObject({ source: 'node1', target: 'node2' });
+  });
+
+  it('guests(): each guest on a node of the model, its memory as the model moves it (memhost when on)', () => {
+    expect(ctx(true).guests!()).toEqual([
+      { sid: 'vm:101', node: 'node1', cpu: 2, maxcpu: 4, mem: 4 * GIB },
+      { sid: 'vm:102', node: 'node1', cpu: 2, maxcpu: 4, mem: 6 * GIB },
+    ]);
+    expect(ctx(false).guests!()[1]).toMatchObject({ mem: 4 * GIB });
   });
 
   it('guestConfig() and sharedStorage(): from the snapshot, undefined when unknown', () => {

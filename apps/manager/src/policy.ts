@@ -16,7 +16,9 @@ import {
 } from '@poise/policy';
 import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
 import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
-import type { PolicyConfig } from './config/load';
+import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
+import type { PolicyConfig, PolicySource } from './config/load';
+import { REFERENCE_POLICY_KEYS } from './config/schema';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
 import type { ClusterSnapshot } from './port';
 
@@ -26,22 +28,6 @@ import type { ClusterSnapshot } from './port';
  * (`imbalance 27.4% at or below threshold 30.0%`, `improvement 18.4 pp`).
  */
 export const REASON_FORMAT = percentReasonFormat();
-
-/** The keys the reference pipeline reads (checked by the config schema itself). */
-export const REFERENCE_POLICY_KEYS: readonly string[] = [
-  'ha-auto-rebalance-hold-duration',
-  'ha-auto-rebalance-margin',
-  'ha-auto-rebalance-method',
-  'ha-auto-rebalance-threshold',
-];
-
-/** Every policy key this build applies: the reference's, the variant packages' and the preset. */
-export const KNOWN_POLICY_KEYS: readonly string[] = [
-  ...REFERENCE_POLICY_KEYS,
-  PRESET_KEY,
-  ...STABLE_KEYS.map((k) => k.key),
-  ...PRESSURE_KEYS.map((k) => k.key),
-].sort();
 
 /** A policy ready to run, with what the start-up line says about it. */
 export interface BuiltPolicy {
@@ -54,17 +40,25 @@ export interface BuiltPolicy {
    * packages decide.
    */
   readonly problems: readonly string[];
-  /** Configured `ha-auto-rebalance-*` keys no stage reads (a typo, or a key of a newer build). */
-  readonly unusedKeys: readonly string[];
+  /**
+   * Where the keys in force come from, one line (`policy keys: from poise-manager's defaults:
+   * threshold 30, …; from the crs of '<case>/datacenter.cfg': hold-duration 6`).
+   */
+  readonly sources: string;
   /** For the round line: the threshold as a fraction of the normalised imbalance, and the hold rounds. */
   readonly thresholdFraction: number;
   readonly holdRounds: number;
+  /** Built for `--once`: the hold counts as met (the pipeline holds 0 rounds), so one round answers. */
+  readonly holdCountedMet: boolean;
   /** `ha-auto-rebalance-memhost`: the usage model takes the guests' host-side memory (`memhost`) when reported. */
   readonly memhost: boolean;
   /** `ha-auto-rebalance-check-migratable`: the round needs the guest configurations. */
   readonly checkMigratable: boolean;
+  /** A pressure stage is on (`min-pressure-cpu` or `-mem` > 0): decisions read node PSI. */
+  readonly readsPressure: boolean;
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
+  readonly contention: ContentionSettings;
 }
 
 /** `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid value 'x' (…), falling back …`. */
@@ -74,9 +68,14 @@ function settingProblemLine(problem: { key: string; message: string }): string {
   return `policy.${key}: ${text}`;
 }
 
-function describeSettings(stable: StableSettings, pressure: PressureSettings, preset: string | undefined): string {
-  const on: string[] = [];
-  if (preset !== undefined) on.push(`preset ${preset}`);
+function describeSettings(
+  stable: StableSettings,
+  pressure: PressureSettings,
+  contention: ContentionSettings,
+  preset: string,
+): string {
+  const on: string[] = [`preset ${preset}`];
+  if (contention.objective !== 'imbalance') on.push(`objective ${contention.objective}`);
   if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
   if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);
   if (stable.minImprovementPoints > 0) on.push(`min-improvement ${stable.minImprovementPoints} pp`);
@@ -88,7 +87,23 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
   if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0)
     on.push(`pressure-missing ${pressure.pressureMissing}`);
   if (pressure.checkMigratable) on.push('check-migratable');
-  return on.length > 0 ? on.join(', ') : 'no variant stage';
+  return on.length > 1 ? on.join(', ') : `${on[0]}: no variant stage`;
+}
+
+/** `threshold 30` for `ha-auto-rebalance-threshold: 30`. */
+function shortKey(key: string, value: unknown): string {
+  return `${key.replace(/^ha-auto-rebalance-/, '')} ${String(value)}`;
+}
+
+/** The keys in force grouped by where they come from, lowest layer first. */
+export function describeSources(policy: PolicyConfig): string {
+  const groups = new Map<PolicySource, string[]>();
+  for (const layer of policy.layers) groups.set(layer.source, []);
+  for (const [key, value] of policy.keys) groups.get(policy.origins.get(key)!)?.push(shortKey(key, value));
+  const parts = [...groups]
+    .filter(([, keys]) => keys.length > 0)
+    .map(([source, keys]) => `from ${source.label}: ${keys.join(', ')}`);
+  return `policy keys: ${parts.join('; ')}`;
 }
 
 /**
@@ -99,37 +114,51 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, pr
  * percent of the normalised imbalance, hence the division by 100, as `@poise/ha` does).
  * Never throws for a bad variant value; the reference keys are checked by the config schema.
  */
-export function buildPolicy(policy: PolicyConfig): BuiltPolicy {
+export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean } = {}): BuiltPolicy {
   const ref = policy.reference;
   const raw: Record<string, string | number | boolean> = Object.create(null) as Record<
     string,
     string | number | boolean
   >;
-  for (const [key, value] of policy.keys) raw[key] = value;
+  for (const [key, value] of policy.keys) if (!REFERENCE_POLICY_KEYS.includes(key)) raw[key] = value;
+  // `reference` and `none` are poise-manager's words for no preset: every variant stage off unless set
+  if (policy.preset !== 'recommended') delete raw[PRESET_KEY];
   const input = readCrs(raw);
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map(settingProblemLine);
-  const thresholdFraction = ref.thresholdPercent / 100;
-  const pipeline = composePipeline(
-    { threshold: thresholdFraction, holdRounds: ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method },
-    [...stableStages(stable.settings), ...pressureStages(pressure.settings)],
+  const contention = parseContentionSettings(input);
+  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map(
+    settingProblemLine,
   );
-  const unusedKeys = [...policy.keys.keys()].filter((k) => !KNOWN_POLICY_KEYS.includes(k));
+  const thresholdFraction = ref.thresholdPercent / 100;
+  const reference = {
+    threshold: thresholdFraction,
+    holdRounds: options.holdMet ? 0 : ref.holdRounds,
+    margin: ref.marginPercent / 100,
+    method: ref.method,
+  };
+  const pipeline = composePipeline(reference, [
+    ...stableStages(stable.settings),
+    ...pressureStages(pressure.settings),
+    ...contentionStages(contention.settings, reference),
+  ]);
   return {
     pipeline,
     description:
       `${pipeline.stages.map((s) => s.name).join(' → ')}: ` +
       `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}; ` +
-      describeSettings(stable.settings, pressure.settings, input.preset),
+      describeSettings(stable.settings, pressure.settings, contention.settings, policy.preset),
     problems,
-    unusedKeys,
+    sources: describeSources(policy),
     thresholdFraction,
     holdRounds: ref.holdRounds,
+    holdCountedMet: options.holdMet === true,
     memhost: stable.settings.memhost,
     checkMigratable: pressure.settings.checkMigratable,
+    readsPressure: pressure.settings.minPressureCpuPercent > 0 || pressure.settings.minPressureMemPercent > 0,
     stable: stable.settings,
     pressure: pressure.settings,
+    contention: contention.settings,
   };
 }
 
@@ -223,6 +252,7 @@ export function withMotionFacts(
  * - `nodes()`: each node of the model with its measured cpu (cores) and memory (bytes), the
  *   part its guests account for (`services*`, the values a migration moves) and its PSI
  *   (`undefined` when the node does not report it);
+ * - `guests()`: each guest on a node of the model (the values the model moves with it);
  * - `adjust()`: a second usage model with the given node stats, built on its first use;
  * - `outcomes`: the daemon's motion outcomes not reported before (see `RoundInput`);
  * - `guestConfig()`, `sharedStorage()`: from the snapshot (`undefined` = unknown).
@@ -270,6 +300,18 @@ export function balanceContext(input: RoundInput): BalanceContext {
           input.onScoreError,
         ));
       return { imbalance: () => build().imbalance(), score: (c, m, l) => build().score(c, m, l) };
+    },
+    guests: () => {
+      const inModel = new Set(model.nodes);
+      return snapshot.guests
+        .filter((g) => inModel.has(g.node))
+        .map((g) => ({
+          sid: g.sid,
+          node: g.node,
+          cpu: g.stats.cpu,
+          maxcpu: g.stats.maxcpu,
+          mem: guestMemory(g, input.memhost),
+        }));
     },
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),

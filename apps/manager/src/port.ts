@@ -32,7 +32,8 @@ export interface BalancerPort {
   /**
    * Asks the HA manager to move an HA resource (`POST /cluster/ha/resources/{sid}/migrate` or
    * `/relocate`). Returns `accepted: false` with a reason when the request was certainly not
-   * applied (a 4xx reply, `blocking-resources` in the reply, the resource in `error`). Throws a
+   * applied (a 4xx reply, `blocking-resources` in the reply, the handler's refusal — on the
+   * wire an HTTP 500 with its message, such as a resource in `error`). Throws a
    * {@link PortError} only when it is unknown whether the request was applied (a timeout or a
    * dropped connection after sending): the daemon then follows the motion as if accepted and
    * never re-issues it. Adapters never retry this call.
@@ -63,6 +64,14 @@ export interface BalancerPort {
    * follows a motion issued by its previous run).
    */
   followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress>;
+
+  /**
+   * A motion ended at `since` (seconds, the port's clock) and changed the telemetry of these
+   * nodes. A port that caches telemetry (node pressure read every 60 s) reads it again and
+   * lists the nodes in the snapshot's `stalePressure` until it has values from after `since`.
+   * Absent on a port whose snapshot is always current (the simulator).
+   */
+  refreshTelemetry?(nodes: readonly string[], since: number): void;
 
   /** Releases connections and timers. Optional; called once at shutdown. */
   close?(): Promise<void>;
@@ -123,6 +132,8 @@ export interface ClusterSnapshot {
   readonly time: number;
   /** Whether the cluster is quorate; without quorum nothing is balanced. */
   readonly quorate: boolean;
+  /** Not quorate because the answering node could not check its quorum (`quorate: null`). */
+  readonly quorumUnknown?: boolean;
   /**
    * HA is disarmed (`manager_status.disarm`, PVE 9): commands are not applied, so nothing is
    * balanced.
@@ -147,6 +158,11 @@ export interface ClusterSnapshot {
   readonly guestConfigs?: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** `shared` of each storage id (`storage.cfg`), when known; a storage left out is unknown. */
   readonly storageShared?: ReadonlyMap<string, boolean>;
+  /**
+   * Nodes whose pressure is from before the last motion that changed them (see
+   * `BalancerPort.refreshTelemetry`): the pressure a decision would read is out of date.
+   */
+  readonly stalePressure?: readonly string[];
   /**
    * Parts of the cluster the adapter could not read this round, each left out or unknown (a
    * node without pressure telemetry, a guest whose config failed to load): the round goes on
@@ -175,6 +191,8 @@ export interface NodeSnapshot {
    * maintenance, fenced, unknown or gone is not online.
    */
   readonly online: boolean;
+  /** What the cluster says of the node (see {@link NodeCondition}); `nodeCondition()` derives it. */
+  readonly condition: NodeCondition;
   /** HA node status `maintenance` (its guests are being moved away by HA). */
   readonly maintenance: boolean;
   readonly maxcpu: number;
@@ -187,6 +205,15 @@ export interface NodeSnapshot {
    */
   readonly pressure: { readonly cpuSome: number | undefined; readonly memSome: number | undefined };
 }
+
+/**
+ * A node as the cluster sees it: `online`; `maintenance` (HA maintenance, or a request for it);
+ * `offline` (not up in the cluster's membership: `/cluster/resources` status `offline` or
+ * `unknown`); or one of the HA manager's failure states `unknown` (its LRM stopped
+ * answering), `fence` (being fenced), `gone` (removed from the cluster). A node that is not
+ * `online` or `maintenance` has failed (see `cluster-state.ts`).
+ */
+export type NodeCondition = 'online' | 'maintenance' | 'offline' | 'unknown' | 'fence' | 'gone';
 
 /** A guest's HA state as in `manager_status.service_status[sid].state` (spec §3.5). */
 export type HaServiceState =
@@ -312,6 +339,12 @@ export type MotionReply =
       readonly reason: string;
       /** The failed call when the refusal was an API error (a 4xx, a connection refused before sending): counted. */
       readonly error?: PortError;
+      /**
+       * Set when the refusal is a fault of the credentials (a 403: a privilege missing; a 401),
+       * not of this motion: what is missing, e.g. `the API token lacks 'Sys.Console' on '/' (…)`.
+       * The daemon pauses motions of this kind instead of blaming the (guest, target) pair.
+       */
+      readonly authFault?: string;
     };
 
 /** The guest migrate endpoint's verdict for one (guest, target). */

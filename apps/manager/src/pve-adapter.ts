@@ -16,6 +16,7 @@ import {
 } from '@poise/pve-api';
 import { groupRuleId } from '@poise/rules';
 import { compareNames } from '@poise/usage';
+import { nodeCondition } from './cluster-state';
 import { followHaMotion } from './motion';
 import {
   type BalancerPort,
@@ -85,6 +86,7 @@ export function portErrorKind(err: PveApiError): PortErrorKind {
     case 'tls-pin-mismatch':
       return 'tls';
     case 'server-error':
+    case 'refused':
     case 'bad-request':
     case 'not-implemented':
     case 'http-error':
@@ -240,8 +242,8 @@ export interface PveAdapterOptions {
  * `GET /cluster/ha/status/manager_status` (service and node states, quorum, disarm),
  * `GET /cluster/ha/resources` (request state, `auto-rebalance`, group), `GET /cluster/options`
  * (`crs`: the cluster's own balancer must be seen at once). Every {@link SLOW_REFRESH_SECONDS}:
- * `GET /version`, `GET /cluster/ha/rules` (PVE 9; on PVE 8, or while resources still name a
- * group, `GET /cluster/ha/groups`), and `GET /nodes/{node}/rrddata` per online node (pressure).
+ * `GET /version`, `GET /cluster/ha/rules` (PVE 9, groups not yet migrated included; on PVE 8
+ * `GET /cluster/ha/groups` instead), and `GET /nodes/{node}/rrddata` per online node (pressure).
  * With `needs.guestConfigs`: `GET /nodes/{node}/{qemu|lxc}/{vmid}/config` for each movable
  * guest not cached yet, and {@link CONFIG_REFRESHES_PER_ROUND} refreshes of the oldest ones.
  * Only when `manager_status` has no quorum entry (no HA configured): `GET /cluster/status`.
@@ -258,6 +260,8 @@ export class PveAdapter implements BalancerPort {
   private version: Timed<PveVersion> | undefined;
   private rules: Timed<{ rules: HaRule[]; from: string }> | undefined;
   private readonly pressure = new Map<string, Timed<PressureRow | undefined>>();
+  /** Nodes whose pressure must come from an RRD row that starts at or after this time (a motion changed them). */
+  private readonly pressureSince = new Map<string, number>();
   private readonly configs = new Map<string, CachedConfig>();
   private places = new Map<string, GuestPlace>();
 
@@ -283,7 +287,7 @@ export class PveAdapter implements BalancerPort {
     ]);
     const version = await this.readVersion(now, problems);
     const rules = await this.readRules(now, version, haResources, problems);
-    const quorate = await this.readQuorum(manager);
+    const quorum = await this.readQuorum(manager);
     const services: ReadonlyMap<string, HaServiceStatus> =
       haResources.length > 0 || manager.masterNode !== undefined
         ? await call('GET /cluster/ha/status/manager_status', async () => requireServiceStatus(manager))
@@ -315,6 +319,7 @@ export class PveAdapter implements BalancerPort {
       nodes.push({
         name: row.node,
         online: up,
+        condition: nodeCondition(row.online, haKnown ? (haState ?? 'unknown') : undefined, maintenance),
         maintenance,
         maxcpu: maxCpus ?? 0,
         maxmem: maxMemBytes ?? 0,
@@ -324,8 +329,16 @@ export class PveAdapter implements BalancerPort {
       });
     }
     await this.readPressure(online, now, problems);
+    const stalePressure: string[] = [];
     for (const n of nodes) {
       const row = this.pressure.get(n.name)?.value;
+      const since = this.pressureSince.get(n.name);
+      if (since !== undefined) {
+        // fresh enough: a row from after the motion, or a node that reports no PSI at all
+        const noPsi = row !== undefined && row.cpuSome === undefined && row.memSome === undefined;
+        if (!n.online || noPsi || (row !== undefined && row.time >= since)) this.pressureSince.delete(n.name);
+        else stalePressure.push(n.name);
+      }
       if (!n.online || row === undefined) continue;
       if (now - row.time > PRESSURE_MAX_AGE_SECONDS) {
         problems.push({
@@ -412,7 +425,7 @@ export class PveAdapter implements BalancerPort {
 
     return {
       time: now,
-      quorate,
+      ...quorum,
       haDisarmed: manager.disarm !== undefined,
       nodes,
       guests,
@@ -420,8 +433,19 @@ export class PveAdapter implements BalancerPort {
       crs: crsOptions(options.crs, version),
       storageShared,
       ...(guestConfigs ? { guestConfigs } : {}),
+      ...(stalePressure.length > 0 ? { stalePressure } : {}),
       problems,
     };
+  }
+
+  /**
+   * A motion ended at `since` and changed these nodes: their RRD is read again at the next
+   * snapshot, and every snapshot after that lists them in `stalePressure` until their newest
+   * complete RRD row starts at or after `since` (a row of the minute the motion ended mixes
+   * samples from before it). A node whose rows carry no PSI (PVE 8) is never waited for.
+   */
+  refreshTelemetry(nodes: readonly string[], since: number): void {
+    for (const node of nodes) this.pressureSince.set(node, Math.max(since, this.pressureSince.get(node) ?? since));
   }
 
   private async readVersion(now: number, problems: SnapshotProblem[]): Promise<PveVersion | undefined> {
@@ -440,9 +464,10 @@ export class PveAdapter implements BalancerPort {
   }
 
   /**
-   * PVE 9: `/cluster/ha/rules`, plus the groups while HA resources still name one (the HA
-   * manager migrates them in memory every round). PVE 8 (or `/cluster/ha/rules` answering 501):
-   * the groups alone.
+   * PVE 9: `/cluster/ha/rules` alone — it already holds the groups not yet migrated as
+   * `ha-group-<name>` rules (its GET handler runs `migrate_groups_to_rules` on what it returns,
+   * spec §3.5), so reading the groups as well would count them twice. PVE 8 (or
+   * `/cluster/ha/rules` answering 501): the groups as those rules.
    */
   private async readRules(
     now: number,
@@ -464,10 +489,7 @@ export class PveAdapter implements BalancerPort {
           rulesEndpoint = false;
         }
       }
-      if (!rulesEndpoint || haResources.some((r) => r.group !== undefined)) {
-        const groups = await this.client.haGroups();
-        rules = [...rules, ...groupRules(groups.groups, haResources)];
-      }
+      if (!rulesEndpoint) rules = groupRules((await this.client.haGroups()).groups, haResources);
       this.rules = { value: { rules, from }, at: now };
     } catch (err) {
       const error = toPortError(err, 'GET /cluster/ha/rules');
@@ -480,18 +502,26 @@ export class PveAdapter implements BalancerPort {
     return this.rules.value.rules;
   }
 
-  private async readQuorum(manager: HaManagerStatus): Promise<boolean> {
-    if (manager.quorum !== undefined) return manager.quorum.quorate;
+  /**
+   * `manager_status.quorum.quorate` (a Perl boolean: `"1"`, `""`, or `null` when the answering
+   * node could not check it: not quorate either); without a quorum entry (no HA configured),
+   * the cluster row of `/cluster/status`.
+   */
+  private async readQuorum(manager: HaManagerStatus): Promise<Pick<ClusterSnapshot, 'quorate' | 'quorumUnknown'>> {
+    if (manager.quorum !== undefined) {
+      const quorate = manager.quorum.quorate;
+      return quorate === undefined ? { quorate: false, quorumUnknown: true } : { quorate };
+    }
     const status = await call('GET /cluster/status', () => this.client.clusterStatus());
     const cluster = status.find((e) => e.kind === 'cluster');
     // a single node without a cluster has no cluster row: it is its own quorum
-    return cluster === undefined ? true : cluster.quorate;
+    return { quorate: cluster === undefined ? true : cluster.quorate };
   }
 
   /** The newest complete RRD row of each online node, read every SLOW_REFRESH_SECONDS. */
   private async readPressure(online: readonly string[], now: number, problems: SnapshotProblem[]): Promise<void> {
     for (const node of [...this.pressure.keys()]) if (!online.includes(node)) this.pressure.delete(node);
-    const due = online.filter((n) => !this.fresh(this.pressure.get(n), now));
+    const due = online.filter((n) => !this.fresh(this.pressure.get(n), now) || this.pressureSince.has(n));
     await inParallel(
       due.map((node) => async () => {
         try {
@@ -701,13 +731,37 @@ function taskProgress(
   return { status: 'failed', reason: `migration task ended: ${exitStatus ?? 'unknown exit status'}` };
 }
 
-/** A POST error: a refusal when certainly not applied, else a thrown PortError (followed, never re-sent). */
+/**
+ * A POST error: a refusal when certainly not applied, else a thrown PortError (followed, never
+ * re-sent). Certainly not applied: a 4xx, the handler's refusal (a 500 with its message, see
+ * `@poise/pve-api`'s `isActionRefusal`), a connection that failed before a byte was sent. A 401
+ * or 403 is a fault of the token, not of the motion: `authFault` says what is missing.
+ */
 function refusalOrThrow(err: unknown, endpoint: string): MotionReply {
   const error = toPortError(err, endpoint);
   const api = err instanceof PveApiError ? err : undefined;
   const status = api?.status;
   const certainlyNot =
     api !== undefined && (api.mayHaveBeenApplied === false || (status !== undefined && status >= 400 && status < 500));
-  if (certainlyNot) return { accepted: false, reason: api.message, error };
-  throw error;
+  if (!certainlyNot) throw error;
+  if (api.code === 'forbidden') {
+    const grant = 'with privilege separation, grant it to the user and to the token';
+    return {
+      accepted: false,
+      reason: api.message,
+      error,
+      authFault: `the API token lacks ${api.privilege ?? 'a privilege'} (${grant})`,
+    };
+  }
+  if (api.code === 'unauthorized') {
+    return {
+      accepted: false,
+      reason: api.message,
+      error,
+      authFault: 'the API token was refused (wrong, expired or revoked token, or disabled user)',
+    };
+  }
+  const reason =
+    api.code === 'refused' && api.serverMessage !== undefined ? `${api.serverMessage} (http ${status})` : api.message;
+  return { accepted: false, reason, error };
 }

@@ -3,6 +3,7 @@ import {
   type FakePveServer,
   type FakeReply,
   type FakeRequest,
+  haMotionRefusal,
   haMotionReply,
   type ServedCluster,
   startFakePveServer,
@@ -32,6 +33,8 @@ export interface FakePve {
   inject(route: string, ...replies: FakeReply[]): void;
   /** Like `inject`, for the requests to `route` that `match` accepts (e.g. one node's). */
   injectWhere(route: string, match: (request: FakeRequest) => boolean, ...replies: FakeReply[]): void;
+  /** Every request to `route` gets `reply` until it is set to `undefined` again (a privilege revoked for a while). */
+  override(route: string, reply: FakeReply | undefined): void;
   /** Milliseconds a motion POST waits after it was applied before its reply is sent (0 by default). */
   postDelayMs: number;
   /** The HA and guest migrate POSTs that reached the server, in order. */
@@ -85,7 +88,7 @@ export function servedFakeCluster(
     return {
       name: n.name,
       online: n.online,
-      haState: !n.online ? 'unknown' : n.maintenance ? 'maintenance' : 'online',
+      haState: n.haState ?? (!n.online ? 'unknown' : n.maintenance ? 'maintenance' : 'online'),
       maintenanceRequest: n.maintenance,
       maxcpu: n.maxcpu,
       maxmem: n.maxmem,
@@ -100,6 +103,7 @@ export function servedFakeCluster(
     version,
     time: cluster.time,
     quorate: cluster.s.quorate,
+    quorumUnreadable: cluster.s.quorumUnreadable,
     nodes,
     guests: cluster.s.guests.map((g: FakeGuest) => ({
       sid: g.sid,
@@ -148,10 +152,13 @@ export function servedFakeCluster(
 export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
   const cluster = options.cluster;
   const injected = new Map<string, { match: (request: FakeRequest) => boolean; reply: FakeReply }[]>();
+  const overridden = new Map<string, FakeReply>();
   const route = (key: string, handler: (req: FakeRequest) => FakeReply | Promise<FakeReply>) =>
     [
       key,
       async (req: FakeRequest) => {
+        const fixed = overridden.get(key);
+        if (fixed) return fixed;
         const queue = injected.get(key) ?? [];
         const i = queue.findIndex((f) => f.match(req));
         if (i >= 0) return queue.splice(i, 1)[0]!.reply;
@@ -165,16 +172,21 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
     ...(['migrate', 'relocate'] as const).map((kind) =>
       route(`POST /cluster/ha/resources/{sid}/${kind}`, async (req) => {
         const sid = req.params.sid!;
-        const g = cluster.s.guests.find((x) => x.sid === sid);
-        if (g?.haState === 'error')
-          return { status: 500, statusText: `service '${sid}' in error state, must be disabled and fixed first` };
-        try {
-          const reply = await cluster.requestMotion({ sid, kind, target: req.form.get('node') ?? '' });
-          if (!reply.accepted) return { status: 400, statusText: reply.reason };
+        const node = req.form.get('node');
+        if (node === null || node === '')
           return {
-            ...haMotionReply(served(), sid, req.form.get('node') ?? '', reply.comigrated),
-            delayMs: fake.postDelayMs,
+            status: 400,
+            statusText: 'Parameter verification failed.',
+            data: { node: 'property is missing and it is not optional' },
           };
+        // what the endpoint refuses before queueing: a 500 with the handler's message
+        const refusal = haMotionRefusal(served(), sid, node);
+        if (refusal) return refusal;
+        try {
+          const reply = await cluster.requestMotion({ sid, kind, target: node });
+          if (!reply.accepted)
+            return { status: 500, statusText: `service '${sid}' cannot be moved to '${node}': ${reply.reason}` };
+          return { ...haMotionReply(served(), sid, node, reply.comigrated), delayMs: fake.postDelayMs };
         } catch (err) {
           // a scripted 'lost' reply: the command was queued, the reply never arrives
           if (err instanceof PortError) return { drop: 'before-reply' };
@@ -238,6 +250,10 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match: () => true, reply }))]),
     injectWhere: (key, match, ...replies) =>
       injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match, reply }))]),
+    override: (key, reply) => {
+      if (reply === undefined) overridden.delete(key);
+      else overridden.set(key, reply);
+    },
     posts: () => server.requests.filter((r) => r.method === 'POST'),
     close: () => server.close(),
   };

@@ -5,8 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FakeReply } from '@poise/pve-api/testing';
-import { generateCertificates } from '@poise/pve-api/testing';
+import { generateCertificates, permissionDenied } from '@poise/pve-api/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createPveClient } from './adapters';
+import { loadToken } from './config/secret';
 import { startFakePve } from './pve-fake';
 import { certs, GIB, type PveSetup, pveSetup, SECRET, TOKEN, unbalanced } from './pve-test-support';
 
@@ -209,6 +211,59 @@ describe('faults of a motion request: never re-sent blindly', () => {
     expect(motions(s).filter((m) => m.startsWith('vm:101'))).toEqual(['vm:101>node2']);
   });
 
+  it.each([
+    ["service 'vm:101' in error state, must be disabled and fixed first"],
+    ["service 'vm:101' is not HA managed"],
+    ["no such cluster node 'node2'"],
+  ])(
+    "a 500 carrying the handler's refusal (%s) is a refusal at once: recorded failed for the backoff, not followed, not counted",
+    async (text) => {
+      const s = await setup({
+        mode: 'act',
+        policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 },
+        limits: { 'pickup-timeout': 120 },
+      });
+      await s.daemon.start();
+      s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', { status: 500, statusText: text });
+      await s.run(2);
+      const [refused, next] = s.rounds();
+      expect(refused).toMatchObject({ outcome: 'refused', reason: 'refused', level: 'warn' });
+      expect(refused!.msg).toBe(
+        `the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): ${text} (http 500)`,
+      );
+      expect(
+        s
+          .records()
+          .filter((r) => r.event === 'policy')
+          .map((r) => r.msg),
+      ).toContainEqual(expect.stringMatching(/^backoff: vm:101 to node2 did not succeed /));
+      // the next round moves on at once (no 120 s pickup wait), and the refusal used no motion budget
+      expect(next).toMatchObject({ outcome: 'move', sid: 'vm:101', target: 'node3' });
+      expect(s.daemon.currentState().motionsIssuedAt).toEqual([s.cluster.time - 10]);
+      expect(s.daemon.currentState().outcomes.map((o) => [o.result, o.reason])).toEqual([
+        ['failed', `${text} (http 500)`],
+      ]);
+    },
+  );
+
+  it('a guest in the HA error state: the real endpoint refuses it with a 500, read as the refusal it is', async () => {
+    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    s.cluster.guest('vm:101').haState = 'error';
+    s.cluster.guest('vm:101').running = true;
+    await s.daemon.start();
+    // vm:101 in error is no candidate: the daemon never asks; the endpoint would refuse it
+    await s.run(1);
+    expect(motions(s)[0]).not.toMatch(/^vm:101>/);
+    const c = createPveClient(s.config, loadToken({ env: 'POISE_TOKEN' }, { POISE_TOKEN: TOKEN }).token);
+    await expect(c.haMigrate('vm:101', 'node2')).rejects.toMatchObject({
+      code: 'refused',
+      status: 500,
+      mayHaveBeenApplied: false,
+      serverMessage: "service 'vm:101' in error state, must be disabled and fixed first",
+    });
+    await c.close();
+  });
+
   it('a 500 on the request (maybe applied) is followed through the HA manager status until the pickup timeout, then reported failed', async () => {
     const s = await setup({ ...ACT, limits: { 'pickup-timeout': 30 } });
     await s.daemon.start();
@@ -229,36 +284,61 @@ describe('faults of a motion request: never re-sent blindly', () => {
     ).toEqual([1, 5]);
   });
 
-  it("403 on the request names 'Sys.Console', is recorded as failed, and (with a backoff) the next candidate is tried", async () => {
+  it("403 on the request (the token lacks 'Sys.Console'): HA motions pause, said once, no pair blamed, no budget burnt; re-checked with backoff, resumed when granted", async () => {
+    const MIGRATE = 'POST /cluster/ha/resources/{sid}/migrate';
     const s = await setup({
       mode: 'act',
       policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-backoff': 60 },
+      limits: { 'max-motions-per-hour': 2 },
     });
     await s.daemon.start();
-    s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', {
-      status: 403,
-      statusText: 'Permission check failed (/, Sys.Console)',
-    });
-    await s.run(4);
+    s.fake.override(MIGRATE, permissionDenied('/', 'Sys.Console'));
+    await s.run(12); // t = 0 … 110
     const refused = s.rounds()[0]!;
-    expect(refused).toMatchObject({ outcome: 'refused', reason: 'refused', level: 'warn' });
-    expect(refused.msg).toMatch(
-      /^the cluster refused to migrate vm:101 from node1 to node2 .*http 403, permission denied: this endpoint needs 'Sys.Console' on '\/'/,
+    expect(refused).toMatchObject({ outcome: 'refused', reason: 'auth-refused', level: 'warn' });
+    expect(refused.msg).toBe(
+      "the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): the API token lacks 'Sys.Console' on '/' " +
+        '(with privilege separation, grant it to the user and to the token); HA motions are paused, tried again at 2026-01-01T00:01:00.000Z',
     );
+    // said once; later refusals of the re-checks are not repeated at info or above
+    const paused = s.records().filter((r) => r.event === 'motion' && r.level !== 'debug');
+    expect(paused.map((r) => r.msg)).toEqual([
+      "HA motions paused: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token); none is requested until that is fixed, tried again at 2026-01-01T00:01:00.000Z and then less often",
+    ]);
+    // the pause: one request at 0 s, the re-check at 60 s (then 120 s later), nothing in between
+    expect(
+      s
+        .rounds()
+        .slice(1, 6)
+        .map((r) => r.reason),
+    ).toEqual(Array(5).fill('auth-paused'));
+    expect(s.rounds()[1]!.msg).toMatch(
+      /^not requesting migrate vm:101 from node1 to node2 .*: HA motions are paused since 2026-01-01T00:00:00\.000Z: the API token lacks 'Sys\.Console' on '\/' .*; tried again at 2026-01-01T00:01:00\.000Z$/,
+    );
+    expect(s.posts().map((p) => p.path)).toEqual(Array(2).fill('/cluster/ha/resources/vm:101/migrate'));
+    // not a property of the pair: nothing for the backoff; not a motion: nothing counted
+    expect(s.records().filter((r) => r.event === 'policy' && String(r.msg).startsWith('backoff'))).toEqual([]);
+    expect(s.daemon.currentState().motionsIssuedAt).toEqual([]);
+    expect(s.daemon.currentState().outcomes).toEqual([]);
+    expect((s.daemon.status().pausedMotions as Record<string, unknown>).ha).toMatchObject({
+      nextCheckAt: '2026-01-01T00:03:00.000Z',
+    });
+
+    s.fake.override(MIGRATE, undefined); // the privilege is granted
+    await s.run(16); // t = 120 … 270: the re-check at 180 s is accepted
     expect(
       s
         .records()
-        .filter((r) => r.event === 'policy')
+        .filter((r) => r.event === 'motion')
         .map((r) => r.msg),
-    ).toContainEqual(
-      expect.stringMatching(
-        /^backoff: vm:101 to node2 did not succeed \(POST .*Sys\.Console.*\) \(attempt 1\): not retried in this series, backed off for 60s until 2026-01-01T00:01:10Z$/,
-      ),
+    ).toContain(
+      "HA motions resume: the cluster accepted one again (paused since 2026-01-01T00:00:00.000Z: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token))",
     );
-    // the failed pair is excluded at once: the next-best move is requested in the next round
-    expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node3', 'vm:102>node2']);
+    // the whole hourly budget (2) is there for accepted motions
+    expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node2', 'vm:101>node2', 'vm:102>node3']);
+    expect(s.records().filter((r) => r.event === 'motion' && r.result === 'succeeded')).toHaveLength(2);
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toContain(
-      'poise_api_errors_total{endpoint="POST /cluster/ha/resources/{sid}/migrate",kind="auth"} 1',
+      `poise_api_errors_total{endpoint="${MIGRATE}",kind="auth"} 2`,
     );
   });
 
@@ -404,10 +484,8 @@ describe('the token', () => {
       { ...ACT, metrics: { enabled: true, listen: '127.0.0.1:0' } },
       unbalanced({ scripts: { 'vm:101': { reply: 'lost' } } }),
     );
-    let port = 0;
-    (s.daemon as unknown as { options: { onListening?: (a: { port: number }) => void } }).options.onListening = (a) =>
-      (port = a.port);
     await s.daemon.start();
+    const port = s.listening()!.port;
     s.fake.inject(
       RESOURCES,
       { status: 401, statusText: `authentication failure for ${TOKEN}` },
@@ -423,7 +501,7 @@ describe('the token', () => {
     expect(errorRounds(s).length).toBeGreaterThanOrEqual(3);
     expect(s.lines.join('\n')).toContain('[redacted]'); // the server's echo of the token was caught
     for (const text of [...s.lines, ...scraped]) expect(text).not.toContain(SECRET);
-    await (s.daemon as unknown as { shutdown: () => Promise<void> }).shutdown();
+    await s.daemon.close();
     open.splice(open.indexOf(s), 1);
     allLines.push(...s.lines);
     await s.fake.close();

@@ -49,6 +49,8 @@ export interface PveSetup {
   run: (n: number) => Promise<void>;
   /** HA migrate/relocate and guest migrate POSTs that reached the server. */
   posts: () => { path: string; target: string | null }[];
+  /** The metrics address once the daemon listens (metrics enabled). */
+  listening: () => { host: string; port: number } | undefined;
   close: () => Promise<void>;
 }
 
@@ -87,6 +89,8 @@ export async function pveSetup(
       metrics: { enabled: false },
       lock: { enabled: false },
       ...doc,
+      // the reference pipeline unless a test asks for more (the motions it makes are worked out by hand)
+      policy: { 'ha-auto-rebalance-preset': 'reference', ...(doc.policy as Record<string, unknown> | undefined) },
     },
     join(dir, 'poise-manager.yaml'),
   );
@@ -106,7 +110,8 @@ export async function pveSetup(
     (l) => lines.push(l),
     () => cluster.time,
   );
-  const daemon = new Daemon({ config, host, log, version: 'test' });
+  let address: { host: string; port: number } | undefined;
+  const daemon = new Daemon({ config, host, log, version: 'test', onListening: (a) => (address = a) });
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   const never = new AbortController().signal;
   return {
@@ -127,6 +132,7 @@ export async function pveSetup(
       }
     },
     posts: () => fake.posts().map((r) => ({ path: r.path, target: r.form.get('node') ?? r.form.get('target') })),
+    listening: () => address,
     close: async () => {
       await host.port.close?.();
       await fake.close();

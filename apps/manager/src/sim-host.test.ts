@@ -1,7 +1,7 @@
 // poise-manager on the embedded simulator: the view → port mapping (sim-port.ts), the motion
 // checks, the stepping clock, and whole runs of the CLI against cases (the bundled scenario
 // pinned round by round).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterView, ServiceView } from '@poise/sim';
@@ -55,42 +55,94 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     expect(rounds.map((r) => r.time)).toEqual(
       rounds.map((_, i) => new Date((SIM_EPOCH_SECONDS + 20 * i) * 1000).toISOString()),
     );
-    expect(rounds.slice(0, 15).map((r) => r.msg)).toEqual([
+    // the recommended policy, the default: the threshold and margin judge the smoothed imbalance,
+    // the cost weight prefers the move that copies less memory when the gain is close; the
+    // cluster boots (nodes powered on at 20 s, the guests started): the daemon waits until
+    // it settled, limits.settle-time (120 s) after the last change
+    const settling = (ago: number) =>
+      `the cluster is settling: the last change (ct:105, ct:106, vm:101, vm:102 and 2 more in HA state 'request_start') was ${ago} s ago; motions resume at sim 00:02:20 (limits.settle-time 120 s)`;
+    expect(rounds.slice(0, 20).map((r) => r.msg)).toEqual([
       'the cluster is not quorate: nothing is balanced', // every node is off at 0 s
-      'below threshold: imbalance 0.0% ≤ 30.0%', // powered on, the guests not started yet
-      'hold round 1/3: imbalance 100.0% > 30.0%',
-      'hold round 2/3: imbalance 100.0% > 30.0%',
-      'migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)',
-      'motion in flight: migrate vm:101 from node1 to node2 (moving, 20 s)',
-      'hold round 1/3: imbalance 66.5% > 30.0%', // vm:103, vm:104 and ct:105 got busier at 120 s
-      'hold round 2/3: imbalance 66.5% > 30.0%',
-      'migrate vm:103 from node1 to node3 (imbalance 66.5% → 31.4%)',
-      'motion in flight: migrate vm:103 from node1 to node3 (moving, 20 s)',
-      'hold round 1/3: imbalance 31.4% > 30.0%',
-      'hold round 2/3: imbalance 31.4% > 30.0%',
-      'migrate vm:102 from node1 to node3 (imbalance 31.4% → 14.4%)',
-      'motion in flight: migrate vm:102 from node1 to node3 (moving, 20 s)',
-      'below threshold: imbalance 14.4% ≤ 30.0%',
+      "the cluster is not settled: ct:105, ct:106, vm:101, vm:102 and 2 more in HA state 'request_start'; no motion is requested until 120 s after the last change",
+      ...[20, 40, 60, 80, 100].map(settling),
+      'hold round 1/3: smoothed imbalance 100.0% > 30.0%',
+      'hold round 2/3: smoothed imbalance 100.0% > 30.0%',
+      'migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)', // vm:103, vm:104 and ct:105 got busier at 120 s
+      'motion in flight: migrate vm:103 from node1 to node2 (moving, 20 s)',
+      'hold round 1/3: smoothed imbalance 70.7% > 30.0%',
+      'hold round 2/3: smoothed imbalance 70.7% > 30.0%',
+      'migrate vm:104 from node1 to node3 (imbalance 70.7% → 36.5%)',
+      'motion in flight: migrate vm:104 from node1 to node3 (moving, 20 s)',
+      'hold round 1/3: smoothed imbalance 36.5% > 30.0%',
+      'hold round 2/3: smoothed imbalance 36.5% > 30.0%',
+      'migrate vm:102 from node1 to node2 (imbalance 36.5% → 18.5%)',
+      'motion in flight: migrate vm:102 from node1 to node2 (moving, 20 s)',
+      'below threshold: smoothed imbalance 18.5% ≤ 30.0%',
     ]);
-    expect(new Set(rounds.slice(15).map((r) => r.msg))).toEqual(new Set(['below threshold: imbalance 14.4% ≤ 30.0%']));
+    expect(new Set(rounds.slice(20).map((r) => r.msg))).toEqual(
+      new Set(['below threshold: smoothed imbalance 18.5% ≤ 30.0%']),
+    );
     expect(
       c
         .records()
         .filter((r) => r.event === 'motion')
         .map((r) => r.msg),
     ).toEqual([
-      'migrate vm:101 from node1 to node2 succeeded after 40 s',
-      'migrate vm:103 from node1 to node3 succeeded after 40 s',
-      'migrate vm:102 from node1 to node3 succeeded after 40 s',
+      'migrate vm:103 from node1 to node2 succeeded after 40 s',
+      'migrate vm:104 from node1 to node3 succeeded after 40 s',
+      'migrate vm:102 from node1 to node2 succeeded after 40 s',
     ]);
-    expect(c.records().filter((r) => r.level !== 'info')).toEqual([]);
+    // the nodes are off at the start (said once each, and when they are back); the case
+    // reports no node pressure: said once, and the gate lets the balancer work
+    expect(
+      c
+        .records()
+        .filter((r) => r.level !== 'info')
+        .map((r) => r.msg),
+    ).toEqual([
+      ...['node1', 'node2', 'node3'].map((n) => `node '${n}' is offline (not in the cluster membership)`),
+      'pressure: no pressure telemetry from any node: balancing as without the pressure gate',
+    ]);
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'cluster' && r.level === 'info')
+        .map((r) => r.msg),
+    ).toContain("node 'node1' is back online (was offline)");
+    expect(
+      c
+        .records()
+        .find(
+          (r) =>
+            r.msg ===
+            "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30",
+        ),
+    ).toBeDefined();
+  });
+
+  it('with the reference preset the policy is exactly the reference balancer (the daemon still waits for the cluster to settle)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-sim-reference-'));
+    const config = join(dir, 'reference.yaml');
+    writeFileSync(config, 'policy: {ha-auto-rebalance-preset: reference}\nmetrics: {enabled: false}\ninterval: 20\n');
+    const c = captureIo();
+    expect(await main(['--sim', '--config', config], c.io)).toBe(EXIT_OK);
+    const rounds = c.records().filter((r) => r.event === 'round');
+    expect(rounds.filter((r) => r.outcome === 'move').map((r) => r.msg)).toEqual([
+      'migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.5%)',
+      'migrate vm:103 from node1 to node3 (imbalance 66.5% → 31.4%)',
+      'migrate vm:102 from node1 to node3 (imbalance 31.4% → 14.4%)',
+    ]);
+    expect(c.records().find((r) => String(r.msg).startsWith('policy: '))?.msg).toBe(
+      'policy: motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; preset reference: no variant stage',
+    );
+    expect(c.records().filter((r) => r.level !== 'info' && r.event !== 'cluster')).toEqual([]);
   });
 
   it('writes simulated time as sim hh:mm:ss on a terminal', async () => {
     const c = captureIo();
     expect(await main(['--sim'], { ...c.io, isTty: true })).toBe(EXIT_OK);
-    expect(c.logs.find((l) => l.includes('round 5:'))).toBe(
-      'sim 00:01:20 info  round 5: migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)',
+    expect(c.logs.find((l) => l.includes('round 10:'))).toBe(
+      'sim 00:03:00 info  round 10: migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)',
     );
     expect(c.logs.at(-1)).toBe(
       'sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed',
@@ -121,15 +173,14 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     expect(await main(['--sim', '--mode', 'observe'], c.io)).toBe(EXIT_OK);
     const rounds = c.records().filter((r) => r.event === 'round');
     expect(rounds.filter((r) => r.outcome === 'move')).toEqual([]);
-    // the cluster stays as it is: after every third hold round the same move is proposed again
-    // (its gain grows at 120 s, when three guests on node1 get busier)
+    // the cluster stays as it is: once it settled, after every third hold round the same move is
+    // proposed again (vm:103 copies less than vm:101 for a close gain)
     const would = rounds.filter((r) => r.outcome === 'would-move').map((r) => r.msg);
-    expect(would).toEqual([
-      'observe: would migrate vm:101 from node1 to node2 (imbalance 100.0% → 56.0%)',
-      ...Array(10).fill('observe: would migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.5%)'),
-    ]);
+    expect(would).toEqual(
+      Array(10).fill('observe: would migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)'),
+    );
     expect(c.records().at(-1)!.msg).toBe(
-      'stopped after 37 rounds; observe mode: nothing moved, 11 rounds would have requested a motion',
+      'stopped after 37 rounds; observe mode: nothing moved, 10 rounds would have requested a motion',
     );
   });
 });
@@ -194,10 +245,10 @@ describe('runs of other cases', () => {
   });
 
   it('a simulation that aborts ends the run with exit 1 and says why', async () => {
-    // adding a service that exists cannot apply: the reference aborts the run
+    // a manual migration of a service that is not ignored cannot apply: the reference aborts the run
     const dir = caseDir({
       ...guests,
-      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 add node2']],
+      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 manual-migrate node2']],
     });
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(EXIT_FAILURE);
@@ -275,6 +326,135 @@ function view(extra: Partial<ClusterView> = {}): ClusterView {
   };
 }
 
+describe('the default policy is the recommended preset; the case and a config file set keys over it', () => {
+  const SCENARIO = join(__dirname, '..', '..', 'sim', 'scenarios', 'failing-migration-local-cdrom');
+  /** The simulator's local cd-rom scenario with the cluster's own balancer off: poise is the only balancer. */
+  function cdromCase(crs: Record<string, unknown> = { ha: 'dynamic' }): string {
+    const dir = mkdtempSync(join(tmpdir(), 'poise-sim-cdrom-'));
+    for (const f of [
+      'cmdlist',
+      'dynamic_service_stats',
+      'guest_config',
+      'hardware_status',
+      'service_config',
+      'static_service_stats',
+    ]) {
+      writeFileSync(join(dir, f), readFileSync(join(SCENARIO, f)));
+    }
+    writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs }));
+    return dir;
+  }
+  const requested = (c: ReturnType<typeof captureIo>) =>
+    c
+      .records()
+      .filter((r) => r.event === 'round' && r.outcome === 'move')
+      .map((r) => `${String(r.sid)}>${String(r.target)}`);
+
+  it('without a config, a guest with a local cd-rom is never requested: the others balance the cluster', async () => {
+    const c = captureIo();
+    expect(await main(['--sim', cdromCase()], c.io)).toBe(EXIT_OK);
+    expect(requested(c).length).toBeGreaterThan(0);
+    expect(requested(c).filter((m) => m.startsWith('vm:101>'))).toEqual([]);
+    expect(c.records().filter((r) => r.event === 'motion' && r.result === 'failed')).toEqual([]);
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'policy')
+        .map((r) => r.msg),
+    ).toContain("migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/debian-13.iso' (ide2)");
+  });
+
+  it('the reference preset (or none) is the reference balancer: the same failing motion again and again', async () => {
+    for (const preset of ['reference', 'none']) {
+      const c = captureIo();
+      expect(await main(['--sim', cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-preset': preset })], c.io)).toBe(
+        EXIT_OK,
+      );
+      const moves = requested(c);
+      expect(new Set(moves)).toEqual(new Set(['vm:101>node2']));
+      expect(moves.length).toBeGreaterThanOrEqual(10);
+    }
+  });
+
+  it("the case's crs keys apply over the defaults and a config file's over both; the start says where each came from", async () => {
+    const dir = cdromCase({
+      ha: 'dynamic',
+      'ha-auto-rebalance-hold-duration': 6,
+      'ha-auto-rebalance-cooldown': 900,
+      'ha-auto-rebalance-backoff': 30,
+    });
+    const config = writeConfig('policy: {ha-auto-rebalance-backoff: 120}');
+    const c = captureIo();
+    expect(await main(['--sim', dir, '--config', config], c.io)).toBe(EXIT_OK);
+    const start = c
+      .records()
+      .filter((r) => r.event === 'start')
+      .map((r) => String(r.msg));
+    expect(start).toContain(
+      "policy keys: from poise-manager's defaults: margin 10, method bruteforce, preset recommended, threshold 30; " +
+        `from the crs of '${join(dir, 'datacenter.cfg')}': cooldown 900, hold-duration 6; from '${config}': backoff 120`,
+    );
+    expect(start.find((m) => m.startsWith('policy: '))).toMatch(/hold 6 rounds, .*backoff 120 s, cooldown 900 s/);
+    expect(c.records().find((r) => r.event === 'round' && r.reason === 'holding')?.msg).toMatch(/^hold round 1\/6: /);
+  });
+
+  it("a bad policy value in the case's datacenter.cfg is a config error naming the file and key (exit 78)", async () => {
+    const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-threshold': 250 });
+    const c = captureIo();
+    expect(await main(['--sim', dir], c.io)).toBe(78);
+    expect(c.err.join('\n')).toContain(
+      `${join(dir, 'datacenter.cfg')}: crs.ha-auto-rebalance-threshold: expected a number from 0 to 100, got 250`,
+    );
+  });
+});
+
+describe('a node that fails under the embedded simulator', () => {
+  it('no motion while the HA manager fences and recovers; every node change said once', async () => {
+    const scenario = join(__dirname, '..', '..', 'sim', 'scenarios', 'rebalance-and-failover');
+    const dir = mkdtempSync(join(tmpdir(), 'poise-sim-failover-'));
+    for (const f of [
+      'cmdlist',
+      'dynamic_service_stats',
+      'hardware_status',
+      'manager_status',
+      'service_config',
+      'static_service_stats',
+    ]) {
+      writeFileSync(join(dir, f), readFileSync(join(scenario, f)));
+    }
+    writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs: { ha: 'dynamic' } })); // poise is the only balancer
+    const c = captureIo();
+    expect(await main(['--sim', dir], c.io)).toBe(EXIT_OK);
+    const rounds = c.records().filter((r) => r.event === 'round');
+    const failedAt = rounds.findIndex((r) =>
+      String(r.msg).startsWith("the cluster is not settled: node 'node3' is offline"),
+    );
+    expect(failedAt).toBeGreaterThan(0);
+    // from node3's failure to the end (it never comes back): no motion, each round says why
+    expect(rounds.slice(failedAt).every((r) => r.reason === 'not-settled')).toBe(true);
+    expect(
+      rounds
+        .slice(failedAt)
+        .some((r) => /node 'node3' is being fenced; vm:\d+ in HA state 'fence'/.test(String(r.msg))),
+    ).toBe(true);
+    const node3 = c
+      .records()
+      .filter((r) => r.event === 'cluster' && r.node === 'node3')
+      .map((r) => r.msg);
+    expect(node3).toEqual([
+      "node 'node3' is offline (not in the cluster membership)", // all nodes are off at 0 s
+      "node 'node3' is back online (was offline)",
+      "node 'node3' is offline (not in the cluster membership) (was online)",
+      "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was offline)",
+      "node 'node3' is being fenced (HA node state 'fence') (was unknown)",
+      "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was fence)",
+    ]);
+    expect(c.records().find((r) => r.event === 'stop' && String(r.msg).startsWith('stopped'))?.msg).toMatch(
+      /motions this run: \d+ requested/,
+    );
+  });
+});
+
 describe('simSnapshot: the view as the balancer port sees it', () => {
   it('maps nodes, guests with HA state, target and uid, time on the epoch, and no pressure when the view has none', () => {
     const s = simSnapshot(view(), facts, { time: SIM_EPOCH_SECONDS + 100 });
@@ -283,6 +463,7 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     expect(s.nodes[0]).toEqual({
       name: 'node1',
       online: true,
+      condition: 'online',
       maintenance: false,
       maxcpu: 16,
       maxmem: 64 * GIB,
@@ -334,6 +515,37 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
       { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'unknown', node3: 'online' } } },
       (s) => s.nodes.map((n) => n.online),
       [true, false, true],
+    ],
+    [
+      "each node's condition: online, maintenance, HA's failure states, offline without one",
+      {
+        managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'fence', node3: 'maintenance' } },
+        nodes: new Map([
+          ['node1', { power: 'on', network: 'on', online: true, maxcpu: 16, maxmem: 64 * GIB }],
+          ['node2', { power: 'on', network: 'off', online: false, maxcpu: 16, maxmem: 64 * GIB }],
+          ['node3', { power: 'on', network: 'on', online: true, maxcpu: 16, maxmem: 64 * GIB }],
+        ]),
+      },
+      (s) => s.nodes.map((n) => n.condition),
+      ['online', 'fence', 'maintenance'],
+    ],
+    [
+      'a node that is down while HA still says online is offline',
+      {
+        managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' } },
+        nodes: new Map(
+          ['node1', 'node2', 'node3'].map((n) => [
+            n,
+            { power: n === 'node3' ? 'off' : 'on', network: 'on', online: n !== 'node3', maxcpu: 16, maxmem: 64 * GIB },
+          ]),
+        ),
+      },
+      (s) => s.nodes.map((n) => [n.condition, n.online]),
+      [
+        ['online', true],
+        ['online', true],
+        ['offline', false],
+      ],
     ],
     [
       'no node online: not quorate',

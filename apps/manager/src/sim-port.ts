@@ -12,6 +12,7 @@ import {
 } from '@poise/rules';
 import type { CaseInput, ClusterView, Simulation } from '@poise/sim';
 import { compareNames } from '@poise/usage';
+import { nodeCondition } from './cluster-state';
 import { followHaMotion } from './motion';
 import {
   type BalancerPort,
@@ -218,6 +219,7 @@ export function simSnapshot(
     nodes.push({
       name,
       online,
+      condition: nodeCondition(nv.online, haKnown ? (haNode ?? 'unknown') : undefined, maintenance),
       maintenance,
       maxcpu: maxcpu ?? 0,
       maxmem: maxmem ?? 0,

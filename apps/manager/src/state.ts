@@ -131,7 +131,8 @@ export class StateStore {
     private readonly now: () => number,
   ) {}
 
-  load(): LoadedState {
+  /** Reads the file; a corrupt one is moved aside unless `setAside` is false (a read-only reader). */
+  load(options: { setAside?: boolean } = {}): LoadedState {
     let text: string;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -146,7 +147,7 @@ export class StateStore {
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      return this.setAside(`not JSON (${(err as Error).message})`);
+      return this.corrupt(`not JSON (${(err as Error).message})`, options.setAside !== false);
     }
     if (doc !== null && typeof doc === 'object' && (doc as { format?: unknown }).format === STATE_FORMAT) {
       const version = (doc as { version?: unknown }).version;
@@ -161,7 +162,10 @@ export class StateStore {
     const parsed = fileSchema.safeParse(doc);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      return this.setAside(`'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`);
+      return this.corrupt(
+        `'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`,
+        options.setAside !== false,
+      );
     }
     const f = parsed.data;
     this.lastWritten = text;
@@ -178,6 +182,10 @@ export class StateStore {
         unreported: (f.unreported ?? []).map((o) => ({ ...o, detail: o.detail })),
       },
     };
+  }
+
+  private corrupt(problem: string, setAside: boolean): LoadedState {
+    return setAside ? this.setAside(problem) : { state: initialState(), status: 'corrupt', problem };
   }
 
   private setAside(problem: string): LoadedState {

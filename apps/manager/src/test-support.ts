@@ -8,6 +8,7 @@ export function node(name: string, extra: Partial<NodeSnapshot> = {}): NodeSnaps
   return {
     name,
     online: true,
+    condition: 'online',
     maintenance: false,
     maxcpu: 16,
     maxmem: 64 * GIB,

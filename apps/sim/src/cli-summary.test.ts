@@ -75,7 +75,7 @@ describe('poise-sim summary and --set', () => {
     ],
     [
       ['test', scenario('failing-migration-local-cdrom'), '--set', 'ha-auto-rebalance-margin=-1'],
-      "'--set ha-auto-rebalance-margin=-1': expected a finite number >= 0",
+      "'--set ha-auto-rebalance-margin=-1': expected a finite number from 0 to 100",
     ],
     [['summary'], "'summary' takes one case directory"],
   ])('a bad --set or a missing case is a usage error (exit 2): %j', (argv, message) => {

@@ -100,10 +100,20 @@ function checkOverrides(sets: readonly string[]): void {
   }
 }
 
-/** Loads a case with the `--set` overrides applied (checked first: a bad one is a usage error). */
-function loadWithOverrides(dir: string, name: string, sets: readonly string[]) {
+/**
+ * Loads a case with the `--set` overrides applied (checked first: a bad one is a usage error);
+ * its load warnings go to stderr (never into the log: the reference loads such files silently).
+ */
+function loadWithOverrides(dir: string, name: string, sets: readonly string[], io: Io) {
   checkOverrides(sets);
-  return withCrsOverrides(loadCase(dir, name), sets);
+  const input = loadCase(dir, name);
+  printLoadWarnings(input.warnings, io);
+  return withCrsOverrides(input, sets);
+}
+
+/** Prints a case's load warnings (`CaseInput.warnings`), one line each. */
+export function printLoadWarnings(warnings: readonly string[] | undefined, io: Pick<Io, 'err'>): void {
+  for (const w of warnings ?? []) io.err(`poise-sim: warning: ${w}`);
 }
 
 /** The stats of `path`, or undefined when nothing is there (stat never opens, so never blocks). */
@@ -184,7 +194,7 @@ function firstDifference(expected: string, got: string): string {
 function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
-  const input = loadWithOverrides(dir, basename(resolve(dir)), args.sets);
+  const input = loadWithOverrides(dir, basename(resolve(dir)), args.sets, io);
   // lines go out in chunks: one write per line costs more than the simulation at scale
   let chunk = '';
   const res = simulate(input, { profile: args.profile }, (line) => {
@@ -208,7 +218,9 @@ function cmdTest(args: Args, io: Io): number {
   for (const dir of collectCases(args.paths)) {
     const name = basename(resolve(dir));
     try {
-      const input = withCrsOverrides(loadCase(dir, name), args.sets);
+      const loaded = loadCase(dir, name);
+      printLoadWarnings(loaded.warnings, io);
+      const input = withCrsOverrides(loaded, args.sets);
       const expectPath = join(dir, 'log.expect');
       const expected = readInputFile(expectPath);
       if (expected === undefined) throw new Error(`missing '${expectPath}'`);
@@ -238,7 +250,7 @@ function cmdTest(args: Args, io: Io): number {
 function cmdSummary(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'summary' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
-  const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args.sets), { profile: args.profile });
+  const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args.sets, io), { profile: args.profile });
   const recorder = new RunRecorder(sim);
   sim.run();
   io.out(JSON.stringify(recorder.summary()));

@@ -165,3 +165,32 @@ describe('symptom 3: an idle cluster (2–7 % node load, imbalance about 47 %), 
     },
   );
 });
+
+describe('guest contention as the objective: move for the guests that wait, not for the figures', () => {
+  const S = 'contention-hot-node';
+  const BUSY_AT = 1380; // node1's guests busy: 13 of 16 cores, 38 % cpu pressure
+  const SATURATED_AT = 2760; // every node's own load rises: 62 %, 55 %, 48 %
+  const CONTENTION = ['ha-auto-rebalance-objective=contention'];
+
+  test('defaults move in the idle phase, with nothing to gain', () => {
+    const { recorder } = runScenario(S, DEFAULTS);
+    expect(within(recorder.motions, 0, BUSY_AT).length).toBeGreaterThan(0);
+  });
+
+  test.each([
+    ['contention', CONTENTION],
+    ['recommended with contention', [...RECOMMENDED, ...CONTENTION]],
+  ])(
+    '%s: no move while idle; one guest leaves node1 within 2 minutes of the contention; none while every node is saturated, said once',
+    (_name, sets) => {
+      const { recorder, log } = runScenario(S, sets);
+      expect(within(recorder.motions, 0, BUSY_AT)).toEqual([]);
+      const relief = within(recorder.motions, BUSY_AT, BUSY_AT + 120);
+      expect(relief).toHaveLength(1);
+      expect(relief[0]!).toMatchObject({ source: 'node1', ok: true });
+      expect(within(recorder.motions, SATURATED_AT, Infinity)).toEqual([]);
+      expect(log.match(/contention: every node saturated .*: the cluster needs more capacity\n/g)).toHaveLength(1);
+      expect(log.match(/contention: no guest waits/g)!.length).toBeGreaterThan(0);
+    },
+  );
+});

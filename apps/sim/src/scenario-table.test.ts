@@ -6,9 +6,11 @@ import { REPO_ROOT } from './upstream';
 import {
   TABLE_READMES,
   TABLE_SCENARIOS,
+  TableUsageError,
+  parseTableArgs,
   renderTables,
   replaceTable,
-  runScenario,
+  runTable,
   tableVariants,
 } from './scenario-table';
 
@@ -31,15 +33,53 @@ describe('the scenario table of the policy READMEs', () => {
     ]);
   });
 
-  test('the READMEs hold what `pnpm scenario-table` computes now (run it with --write when this fails)', () => {
-    const results = new Map<string, Map<string, RunSummary>>();
-    for (const { name } of TABLE_SCENARIOS) {
-      results.set(name, new Map(columns.map((c) => [c.name, runScenario(name, c.sets).summary])));
-    }
+  // every scenario under every column (77 runs, a simulated day among them): minutes on a busy machine
+  test('the READMEs hold what `pnpm scenario-table` computes now (run it with --write when this fails); a terminal sees the runs counted', () => {
+    const drawn: string[] = [];
+    const results: Map<string, Map<string, RunSummary>> = runTable(TABLE_SCENARIOS, columns, {
+      progress: { isTTY: true, columns: 80, write: (c) => drawn.push(c) },
+    });
     const table = renderTables(results, columns);
+    const total = TABLE_SCENARIOS.length * columns.length;
+    // one bar per run (and the empty one first), then cleared
+    expect(drawn).toHaveLength(total + 2);
+    expect(drawn[0]).toMatch(new RegExp(`^\\r\\[-+\\]  0/${total} runs   0 %$`));
+    expect(drawn[total]).toMatch(new RegExp(`^\\r\\[#+\\] ${total}/${total} runs 100 %$`));
+    expect(drawn[total + 1]).toMatch(/^\r +\r$/);
     for (const file of TABLE_READMES) {
       const readme = readFileSync(join(REPO_ROOT, file), 'utf8');
       expect(replaceTable(readme, table), `${file} is stale`).toBe(readme);
     }
+  }, 900_000);
+
+  test('piped, nothing but the table: no progress', () => {
+    const drawn: string[] = [];
+    const results = runTable([{ name: 'rebalance-and-failover' }], columns.slice(0, 2), {
+      progress: { isTTY: false, write: (c) => drawn.push(c) },
+    });
+    expect(drawn).toEqual([]);
+    expect([...results.get('rebalance-and-failover')!.keys()]).toEqual(['defaults', 'backoff 60']);
+  });
+
+  test.each([
+    [['--seed', 'x'], "'--seed' needs an integer from 0 to 4294967295, got 'x'"],
+    [['--seed', '4294967296'], "'--seed' needs an integer from 0 to 4294967295, got '4294967296'"],
+    [['--set'], "'--set' needs <crs-key>=<value>"],
+    [
+      ['--set', 'ha-auto-rebalance-threshold=150'],
+      "'--set ha-auto-rebalance-threshold=150': expected a finite number from 0 to 100",
+    ],
+    [['--write', '--seed', '3'], "'--write' writes the committed configuration only (no --seed or --set)"],
+    [['--bogus'], "unknown argument '--bogus' (--write, --seed <n>, --set <crs-key>=<value>)"],
+  ])('bad arguments %j are refused before anything runs', (argv, message) => {
+    expect(() => parseTableArgs(argv)).toThrow(new TableUsageError(message));
+  });
+
+  test('arguments', () => {
+    expect(parseTableArgs(['--seed', '3', '--set', 'ha-auto-rebalance-smoothing=600'])).toEqual({
+      write: false,
+      seed: 3,
+      extra: ['ha-auto-rebalance-smoothing=600'],
+    });
   });
 });

@@ -8,6 +8,9 @@
  *   pnpm scenario-table --write    also rewrite them in the READMEs (between the markers)
  *   pnpm scenario-table --seed 3 --set ha-auto-rebalance-smoothing=600
  *                                  another noise seed; extra overrides on every run (tuning)
+ *
+ * It runs for minutes: on a terminal a progress bar on stderr counts the runs; piped or
+ * redirected, only the tables are printed.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -15,8 +18,18 @@ import { fileURLToPath } from 'node:url';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { RunRecorder, Simulation, VARIANT_CRS_KEYS, loadCase, withCrsOverrides, type RunSummary } from '@poise/sim';
+import {
+  MAX_SEED,
+  RunRecorder,
+  Simulation,
+  VARIANT_CRS_KEYS,
+  loadCase,
+  parseCrsOverride,
+  withCrsOverrides,
+  type RunSummary,
+} from '@poise/sim';
 import { REPO_ROOT } from './upstream';
+import { progressBar, type ProgressStream } from './lab/progress';
 
 /** The balancer scenarios of the table, in table order, with a short label. */
 export const TABLE_SCENARIOS: ReadonlyArray<{ name: string; label: string }> = [
@@ -77,6 +90,32 @@ export function runScenario(
   return { summary: recorder.summary(), recorder, log };
 }
 
+/**
+ * Runs every scenario × column ({@link runScenario} with `extra` overrides after the column's)
+ * and returns the summaries by scenario and column name. `progress` (stderr) gets a bar
+ * counting the runs when it is a terminal, nothing otherwise.
+ */
+export function runTable(
+  scenarios: ReadonlyArray<{ name: string }>,
+  columns: readonly TableVariant[],
+  options: { extra?: readonly string[]; seed?: number; progress?: ProgressStream } = {},
+): Map<string, Map<string, RunSummary>> {
+  const bar = progressBar(options.progress ?? { isTTY: false, write: () => undefined });
+  const total = scenarios.length * columns.length;
+  const results = new Map<string, Map<string, RunSummary>>();
+  bar.update(0, total);
+  for (const { name } of scenarios) {
+    const row = new Map<string, RunSummary>();
+    for (const c of columns) {
+      row.set(c.name, runScenario(name, [...c.sets, ...(options.extra ?? [])], { seed: options.seed }).summary);
+      bar.update(results.size * columns.length + row.size, total);
+    }
+    results.set(name, row);
+  }
+  bar.done();
+  return results;
+}
+
 /** The two tables (moves, imbalance) as markdown. */
 export function renderTables(
   results: ReadonlyMap<string, ReadonlyMap<string, RunSummary>>,
@@ -115,35 +154,62 @@ export function replaceTable(readme: string, table: string): string {
 /** The READMEs that carry the table. */
 export const TABLE_READMES = ['packages/policy-stable/README.md', 'packages/policy-pressure/README.md'];
 
-function main(argv: string[]): void {
+/** The command line: `[--write] [--seed <n>] [--set <crs-key>=<value>]...`, checked before anything runs. */
+export function parseTableArgs(argv: readonly string[]): { write: boolean; seed?: number; extra: string[] } {
   let write = false;
   let seed: number | undefined;
   const extra: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--write') write = true;
-    else if (a === '--seed') seed = Number(argv[++i]);
-    else if (a === '--set') extra.push(argv[++i] ?? '');
-    else throw new Error(`unknown argument '${a}' (--write, --seed <n>, --set <crs-key>=<value>)`);
+    else if (a === '--seed') {
+      const v = argv[++i];
+      if (v === undefined || !/^\d+$/.test(v) || Number(v) > MAX_SEED)
+        throw new TableUsageError(`'--seed' needs an integer from 0 to ${MAX_SEED}, got '${v ?? ''}'`);
+      seed = Number(v);
+    } else if (a === '--set') {
+      const v = argv[++i];
+      if (v === undefined) throw new TableUsageError("'--set' needs <crs-key>=<value>");
+      try {
+        parseCrsOverride(v);
+      } catch (err) {
+        throw new TableUsageError(err instanceof Error ? err.message : String(err));
+      }
+      extra.push(v);
+    } else throw new TableUsageError(`unknown argument '${a}' (--write, --seed <n>, --set <crs-key>=<value>)`);
   }
   if (write && (seed !== undefined || extra.length > 0))
-    throw new Error("'--write' writes the committed configuration only (no --seed or --set)");
-  const columns = tableVariants();
-  const results = new Map<string, Map<string, RunSummary>>();
-  for (const { name } of TABLE_SCENARIOS) {
-    const row = new Map<string, RunSummary>();
-    for (const c of columns) row.set(c.name, runScenario(name, [...c.sets, ...extra], { seed }).summary);
-    results.set(name, row);
+    throw new TableUsageError("'--write' writes the committed configuration only (no --seed or --set)");
+  return { write, ...(seed === undefined ? {} : { seed }), extra };
+}
+
+/** A bad command line of `pnpm scenario-table` (exit 2). */
+export class TableUsageError extends Error {
+  override readonly name = 'TableUsageError';
+}
+
+function main(argv: string[]): number {
+  let args;
+  try {
+    args = parseTableArgs(argv);
+  } catch (err) {
+    if (!(err instanceof TableUsageError)) throw err;
+    console.error(`scenario-table: ${err.message}`);
+    return 2;
   }
+  const columns = tableVariants();
+  const results = runTable(TABLE_SCENARIOS, columns, { extra: args.extra, seed: args.seed, progress: process.stderr });
   const table = renderTables(results, columns);
   console.log(table);
-  if (write) {
+  if (args.write) {
     for (const file of TABLE_READMES) {
       const path = join(REPO_ROOT, file);
       writeFileSync(path, replaceTable(readFileSync(path, 'utf8'), table));
       console.error(`wrote ${file}`);
     }
   }
+  return 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = main(process.argv.slice(2));

@@ -247,6 +247,38 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
     ]);
   });
 
+  test('contention: no move while no guest waits, then the move that spares the most, explained', () => {
+    // node1 carries the three guests (6 of 16 cores) plus 7 cores of its own work from round 4:
+    // (7 + 6)/16 = 81 %, and its PSI follows its load (40 % from round 4, 0.5 % before)
+    const { lines } = dynamicRun({
+      rounds: 40,
+      crs: { 'ha-auto-rebalance-objective': 'contention' },
+      nodeStats: (round): Record<string, Record<string, number>> => {
+        const busy = round >= 4;
+        return {
+          node1: busy
+            ? { cpu: 13, pressurecpusome: 40, pressurememorysome: 0 }
+            : { pressurecpusome: 0.5, pressurememorysome: 0 },
+          node2: { pressurecpusome: 0.2, pressurememorysome: 0 },
+          node3: { pressurecpusome: 0.2, pressurememorysome: 0 },
+        };
+      },
+    });
+    const balancer = balancerLines(lines);
+    // the reference would move at t=60 (imbalance 100 %); contention waits for pressure
+    expect(balancer[0]).toBe(
+      'info 20 auto rebalance - contention: no guest waits (highest cpu 0.5% < 5.0%, mem 0.0% < 2.0%)',
+    );
+    const move = balancer.findIndex((l) => l.includes('auto rebalance - migrate'));
+    expect(move).toBeGreaterThan(0);
+    expect(balancer[move - 1]).toMatch(
+      /^info \d+ auto rebalance - vm:101 to node2 spares \d+ guest-seconds in 600 s \(node1 cpu 40\.0% → .*; confidence 0\.\d\d, (learned|usage)\)$/,
+    );
+    expect(balancer[move]).toMatch(
+      /^info \d+ auto rebalance - migrate vm:101 to node2 \(expected change for imbalance from .* to .*\)$/,
+    );
+  });
+
   test('memhost: the scorer sees the host-side footprint, so the expected change differs', () => {
     // node1 measures 3 × 4 GiB = 12 GiB; with memhost each guest counts 12 GiB when moved
     const plain = balancerLines(dynamicRun({ rounds: 3, crs: {}, memhost: 12 * GIB }).lines);

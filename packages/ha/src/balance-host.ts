@@ -14,6 +14,10 @@ import {
 } from '@poise/policy';
 import { stableStages } from '@poise/policy-stable';
 import { pressureStages } from '@poise/policy-pressure';
+import { contentionStages } from '@poise/policy-contention';
+import { planStages } from '@poise/policy-plan';
+import { rulesFromCompiled, type PlanGuest, type PlanInput, type PlanRule } from '@poise/plan';
+import type { CompiledRules } from '@poise/rules';
 import type { CrsSettings } from './crs';
 import type { CrsUsage } from './usage-model';
 import { ExitCode } from './tools';
@@ -100,9 +104,19 @@ export class BalancerHost {
       margin: percent ? crs.margin / 100 : crs.margin,
       method,
     };
-    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure]);
+    const key = JSON.stringify([
+      reference,
+      crs.variant.stable,
+      crs.variant.pressure,
+      crs.variant.plan,
+      crs.variant.contention,
+    ]);
     if (this.built?.key !== key) {
-      const parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
+      let parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
+      // one select stage per pipeline: the plan replaces the cost stage's choice when both are on
+      if (crs.variant.plan.plan)
+        parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(crs.variant.plan, { method })];
+      parts = [...parts, ...contentionStages(crs.variant.contention, reference)];
       this.built = { key, pipeline: composePipeline(reference, parts) };
     }
     return this.built.pipeline;
@@ -230,17 +244,19 @@ export class BalancerHost {
 /**
  * The variant members of the balancer's context on the CRS usage (all lazy; the reference
  * stages read none of them): node telemetry (measured node stats, the HA services' part,
- * PSI), adjusted views for smoothing, candidates with their source and the memory a move
+ * PSI), the services' own stats (guest telemetry, for the contention objective), adjusted
+ * views for smoothing, candidates with their source and the memory a move
  * copies, and guest configurations from the Env.
  */
 export function variantContext(
   usage: CrsUsage,
   guestConfig: (sid: string) => GuestConfig | undefined,
   scoreSafely: (score: () => ScoredMigration[]) => ScoredMigration[],
-): Pick<BalanceContext, 'nodes' | 'adjust' | 'guestConfig'> {
+): Pick<BalanceContext, 'nodes' | 'guests' | 'adjust' | 'guestConfig'> {
   let telemetry: NodeTelemetry[] | undefined;
   return {
     nodes: () => (telemetry ??= usage.nodeTelemetry()),
+    guests: () => usage.guestTelemetry(),
     adjust: (nodes) => {
       const view = usage.adjusted(nodes);
       // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored
@@ -265,4 +281,50 @@ export function describeCandidate(candidate: MigrationCandidate, source: string,
     bytes += mem;
   }
   return bytes === undefined ? { ...candidate, source } : { ...candidate, source, transferBytes: bytes };
+}
+
+/**
+ * The cluster as the plan-guided stage plans it (`@poise/plan`'s `PlanInput`), from the CRS
+ * usage: the online nodes (cores, memory, and as base load what the HA services do not account
+ * for), the HA services the usage holds (a moving one cannot move again), and the compiled
+ * rules restricted to those services and nodes.
+ */
+export function planInputOf(usage: CrsUsage, compiled: CompiledRules): PlanInput {
+  const nodes = usage.nodeTelemetry().map((n) => ({
+    name: n.node,
+    cpuCores: n.maxcpu,
+    memBytes: n.maxmem,
+    baseCpu: Math.max(0, n.cpu - n.servicesCpu),
+    baseMem: Math.max(0, n.mem - n.servicesMem),
+  }));
+  const nodeNames = new Set(nodes.map((n) => n.name));
+  const guests: PlanGuest[] = usage.planGuests().map((g) => ({
+    id: g.sid,
+    kind: g.sid.startsWith('ct:') ? 'ct' : 'vm',
+    node: g.node,
+    ha: true,
+    cpu: g.cpu,
+    mem: g.mem,
+    ...(g.moving ? { migratable: false, reason: 'is moving' } : {}),
+  }));
+  const sids = new Set(guests.map((g) => g.id));
+  const rules: PlanRule[] = [];
+  const stuck = new Set<string>();
+  for (const rule of rulesFromCompiled(compiled, sids)) {
+    if (rule.type !== 'node-affinity') {
+      rules.push(rule);
+      continue;
+    }
+    const listed = rule.nodes.filter((n) => nodeNames.has(n.node));
+    // no listed node online: the services stay where they are (HA has nowhere to put them either)
+    if (listed.length === 0) for (const sid of rule.resources) stuck.add(sid);
+    else rules.push({ ...rule, nodes: listed });
+  }
+  return {
+    nodes,
+    guests: guests.map((g) =>
+      stuck.has(g.id) ? { ...g, migratable: false, reason: 'its node affinity lists no online node' } : g,
+    ),
+    rules,
+  };
 }

@@ -1,3 +1,4 @@
+import type { Env, ServiceStatus } from '@poise/env';
 import {
   percentReasonFormat,
   type GuestConfig,
@@ -6,18 +7,35 @@ import {
   type Decision,
   type ScoredMigration,
 } from '@poise/policy';
-import type { Manager } from './manager';
 import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
-import { errorMessage } from './crm';
-import { BalancerHost, describeCandidate, variantContext } from './balance-host';
-import { VARIANT_OFF } from './crs';
+import { errorMessage } from './tools';
+import { BalancerHost, describeCandidate, planInputOf, variantContext } from './balance-host';
+import { VARIANT_OFF, type CrsSettings } from './crs';
+import type { RulesView } from './rules-state';
+import type { OnlineNodeUsage } from './scheduler';
 
 export { BalancerHost, type BalancerEvent } from './balance-host';
 
+/**
+ * What the balancer reads from the manager's round and the one thing it does to it (queue a
+ * motion). The `Manager` is one; the balancer depends on this view, not on the manager's
+ * module, so the two do not import each other.
+ */
+export interface BalancingManager {
+  readonly env: Env;
+  readonly options: { readonly profile: 'pve-5.2.0' | 'pve-9.2' };
+  readonly ss: Readonly<Record<string, ServiceStatus>>;
+  readonly crs: CrsSettings;
+  readonly usage: OnlineNodeUsage;
+  readonly rules: { readonly view: Pick<RulesView, 'compiled'> };
+  /** Queues a migrate/relocate as a user's command would; false when the manager refused it. */
+  queueResourceMotion(cmd: string, task: string, sid: string, target: string): boolean;
+}
+
 /** Whether any service is moving or has a move queued. */
-function motionInFlight(manager: Manager): boolean {
+function motionInFlight(manager: BalancingManager): boolean {
   for (const sd of Object.values(manager.ss)) {
     if (sd.state === 'migrate' || sd.state === 'relocate') return true;
     const cmd = sd.cmd?.[0];
@@ -33,7 +51,7 @@ function motionInFlight(manager: Manager): boolean {
  * own node), on the nodes of the usage, the same query poise-manager asks. Each with its source,
  * the node the bundle runs on.
  */
-function migrationCandidates(manager: Manager): Array<BalancingCandidate & { source: string }> {
+function migrationCandidates(manager: BalancingManager): Array<BalancingCandidate & { source: string }> {
   const ss = manager.ss;
   return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({
     ...c,
@@ -94,7 +112,7 @@ export const PERCENT_REASONS = percentReasonFormat(formatFixed);
  * every notice is logged once (`auto rebalance - <message>`, at its severity). With every key
  * at its default nothing of this is logged: the reference's log, byte for byte.
  */
-export function loadBalance(manager: Manager, host: BalancerHost): void {
+export function loadBalance(manager: BalancingManager, host: BalancerHost): void {
   const crs = manager.crs;
   if (!crs.autoRebalance) return;
   if (crs.scheduler !== 'static' && crs.scheduler !== 'dynamic') return;
@@ -142,6 +160,9 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
+    ...(crsUsage && settings.variant.plan.plan
+      ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) }
+      : {}),
     ...(percent ? { format: PERCENT_REASONS } : {}),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);
@@ -169,7 +190,7 @@ export function loadBalance(manager: Manager, host: BalancerHost): void {
 const UNEXPLAINED_STOPS = new Set(['motion-in-flight']);
 
 /** Logs the notices and, on change, the decision not to act (see {@link loadBalance}). */
-function explain(manager: Manager, host: BalancerHost, decision: Decision): void {
+function explain(manager: BalancingManager, host: BalancerHost, decision: Decision): void {
   const env = manager.env;
   for (const n of decision.notices)
     env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);

@@ -1,6 +1,6 @@
 import type { Env } from '@poise/env';
 import { Manager, type ManagerOptions } from './manager';
-import { countFencedServices, isEmptyRecord, own } from './tools';
+import { countFencedServices, errorMessage, isEmptyRecord, own } from './tools';
 
 /** Idle master rounds (no service configured, nothing to do) before the CRM goes idle. */
 export const CRM_MAX_IDLE_ROUNDS = 90;
@@ -248,9 +248,4 @@ export class Crm {
       this.managerWatchdog = undefined;
     }
   }
-}
-
-/** The text of a thrown value, as Perl's `$@` would print it. */
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

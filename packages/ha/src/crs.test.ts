@@ -82,6 +82,42 @@ describe('readCrsSettings', () => {
     expect(problems).toEqual([]);
   });
 
+  test('pve-9.2: a threshold or margin outside 0..100 percent falls back to the default and names the field', () => {
+    // above 100 % nothing could ever exceed the threshold or clear the margin: balancing would be off
+    const { settings, problems } = readCrsSettings(
+      envWith({
+        'ha-auto-rebalance-threshold': 150,
+        'ha-auto-rebalance-margin': '-1',
+        'ha-auto-rebalance-hold-duration': '99999999999999999999',
+      }),
+      'pve-9.2',
+    );
+    expect([settings.threshold, settings.margin, settings.holdRounds]).toEqual([30, 10, 3]);
+    expect(problems).toEqual([
+      "datacenter.cfg: invalid value '150' for 'crs.ha-auto-rebalance-threshold' (percent, 0 to 100), using the default 30",
+      "datacenter.cfg: invalid value '99999999999999999999' for 'crs.ha-auto-rebalance-hold-duration', using the default 3",
+      "datacenter.cfg: invalid value '-1' for 'crs.ha-auto-rebalance-margin' (percent, 0 to 100), using the default 10",
+    ]);
+    // the bounds themselves are valid
+    expect(
+      readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 100, 'ha-auto-rebalance-margin': 0 }), 'pve-9.2')
+        .problems,
+    ).toEqual([]);
+  });
+
+  test('pve-5.2.0 keeps the values within what the pipeline accepts: a round never fails on a setting', () => {
+    const { settings, problems } = readCrsSettings(
+      envWith({
+        'ha-auto-rebalance-threshold': '-1',
+        'ha-auto-rebalance-margin': -0.5,
+        'ha-auto-rebalance-hold-duration': 1e300,
+      }),
+      'pve-5.2.0',
+    );
+    expect([settings.threshold, settings.margin, settings.holdRounds]).toEqual([0, 0, Number.MAX_SAFE_INTEGER]);
+    expect(problems).toEqual([]);
+  });
+
   test.each(['pve-5.2.0', 'pve-9.2'] as const)(
     '%s: an empty or 0 crs.ha means basic, as an absent one (ha || basic)',
     (profile) => {
@@ -128,6 +164,19 @@ describe('readCrsSettings: the variant keys', () => {
     expect(problems).toEqual([
       "datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)",
       "datacenter.cfg: invalid value '2' for 'crs.ha-auto-rebalance-check-migratable' (0 or 1), falling back to 0 (off)",
+    ]);
+  });
+
+  test('pve-9.2: the objective key turns the contention stages on; a bad value names it', () => {
+    const on = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'contention' }), 'pve-9.2');
+    expect(on.problems).toEqual([]);
+    expect(on.settings.variant.contention).toEqual({ objective: 'contention' });
+    expect(on.settings.variant.active).toBe(true);
+    const bad = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'speed' }), 'pve-9.2');
+    expect(bad.settings.variant.contention).toEqual({ objective: 'imbalance' });
+    expect(bad.settings.variant.active).toBe(false);
+    expect(bad.problems).toEqual([
+      "datacenter.cfg: invalid value 'speed' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
     ]);
   });
 

@@ -2,12 +2,21 @@ import type { Env } from '@poise/env';
 import { readCrs, showValue } from '@poise/policy';
 import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
 import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
+import { PLAN_OFF, parsePlanSettings, type PlanSettings } from '@poise/policy-plan';
+import { CONTENTION_OFF, parseContentionSettings, type ContentionSettings } from '@poise/policy-contention';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
 export const AUTO_REBALANCE_DEFAULTS_FRACTION = { threshold: 0.3, margin: 0.1 } as const;
 /** Auto-rebalance defaults of the pve-9.2 profile (percent of the normalised imbalance). */
 export const AUTO_REBALANCE_DEFAULTS_PERCENT = { threshold: 30, margin: 10 } as const;
+/**
+ * The range of `ha-auto-rebalance-threshold` and `-margin` in percent (PVE 9.2's
+ * datacenter.cfg schema): a threshold above 100 % could never be exceeded, a margin above
+ * 100 % never met. The `pve-9.2` profile falls back to the default for a value outside it;
+ * the simulator's case loader refuses one under either profile.
+ */
+export const AUTO_REBALANCE_PERCENT_RANGE = { min: 0, max: 100 } as const;
 /** Consecutive rounds above the threshold before a rebalance fires. */
 export const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
 
@@ -27,7 +36,7 @@ export interface CrsSettings {
   /**
    * The balancer's variant stages (`ha-auto-rebalance-backoff`, `-cooldown`,
    * `-min-improvement`, `-smoothing`, `-cost-weight`, `-memhost`, `-min-pressure-cpu`,
-   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-preset`), in the units of
+   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-plan`, `-objective`, `-preset`), in the units of
    * the `pve-9.2` profile. Under `pve-5.2.0` the reference knows none of these keys: they are
    * ignored there (every stage off) and nothing is logged about them.
    */
@@ -38,6 +47,9 @@ export interface CrsSettings {
 export interface VariantSettings {
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
+  /** `ha-auto-rebalance-plan` (`@poise/policy-plan`): the first step of a global plan instead of the greedy best move. */
+  readonly plan: PlanSettings;
+  readonly contention: ContentionSettings;
   /**
    * Some variant key has a non-default value (explicitly or through the preset): the balancer
    * then explains its decisions not to act in the log (on change) and logs its notices. With
@@ -47,7 +59,13 @@ export interface VariantSettings {
 }
 
 /** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, active: false };
+export const VARIANT_OFF: VariantSettings = {
+  stable: STABLE_OFF,
+  pressure: PRESSURE_OFF,
+  plan: PLAN_OFF,
+  contention: CONTENTION_OFF,
+  active: false,
+};
 
 /**
  * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
@@ -59,11 +77,32 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const input = readCrs(crs);
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems].map((p) => p.message);
+  const plan = parsePlanSettings(input);
+  const contention = parseContentionSettings(input);
+  const problems = [
+    ...input.problems,
+    ...stable.problems,
+    ...pressure.problems,
+    ...plan.problems,
+    ...contention.problems,
+  ].map((p) => p.message);
   const differs = <T extends object>(value: T, off: T) =>
     (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
-  const active = differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF);
-  return { settings: { stable: stable.settings, pressure: pressure.settings, active }, problems };
+  const active =
+    differs(stable.settings, STABLE_OFF) ||
+    differs(pressure.settings, PRESSURE_OFF) ||
+    differs(plan.settings, PLAN_OFF) ||
+    differs(contention.settings, CONTENTION_OFF);
+  return {
+    settings: {
+      stable: stable.settings,
+      pressure: pressure.settings,
+      plan: plan.settings,
+      contention: contention.settings,
+      active,
+    },
+    problems,
+  };
 }
 
 /**
@@ -102,19 +141,26 @@ export function readCrsSettings(
   const legacy = profile === 'pve-5.2.0';
   const defaults = legacy ? AUTO_REBALANCE_DEFAULTS_FRACTION : AUTO_REBALANCE_DEFAULTS_PERCENT;
   const problems: string[] = [];
-  const num = (key: string, fallback: number, integer = false): number => {
+  const num = (key: string, fallback: number, integer = false, range?: { min: number; max: number }): number => {
     const raw = (crs as Record<string, unknown>)[key];
     if (raw === undefined || raw === null) return fallback;
     if (legacy) {
       const value = perlNumber(raw);
       if (!Number.isFinite(value)) return fallback;
-      return integer ? Math.max(0, Math.ceil(value)) : value;
+      // within what the balancer pipeline accepts (no negative threshold, margin or count, a
+      // count of at most 2^53−1), so that no setting stops a round; the simulator's loader
+      // refuses such values before they get here
+      return integer ? Math.min(Math.max(0, Math.ceil(value)), Number.MAX_SAFE_INTEGER) : Math.max(0, value);
     }
     if (raw === '') return fallback;
     const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : NaN;
-    if (!Number.isFinite(value) || (integer && (!Number.isInteger(value) || value < 0))) {
+    if (!Number.isFinite(value) || (integer && (!Number.isSafeInteger(value) || value < 0))) {
+      problems.push(`datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`);
+      return fallback;
+    }
+    if (range && (value < range.min || value > range.max)) {
       problems.push(
-        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`,
+        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`,
       );
       return fallback;
     }
@@ -133,10 +179,10 @@ export function readCrsSettings(
       scheduler: perlTrue(mode) ? String(mode) : 'basic',
       rebalanceOnRequestStart: perlTrue(crs['ha-rebalance-on-start']),
       autoRebalance: perlTrue(crs['ha-auto-rebalance']),
-      threshold: num('ha-auto-rebalance-threshold', defaults.threshold),
+      threshold: num('ha-auto-rebalance-threshold', defaults.threshold, false, AUTO_REBALANCE_PERCENT_RANGE),
       method: method === undefined || method === null ? 'bruteforce' : String(method),
       holdRounds: num('ha-auto-rebalance-hold-duration', AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS, true),
-      margin: num('ha-auto-rebalance-margin', defaults.margin),
+      margin: num('ha-auto-rebalance-margin', defaults.margin, false, AUTO_REBALANCE_PERCENT_RANGE),
       variant,
     },
     problems,

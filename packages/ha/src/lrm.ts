@@ -9,8 +9,7 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
-import { errorMessage } from './crm';
-import { byteCompare, countFencedServices, ExitCode, own, serviceIndex, sidType } from './tools';
+import { byteCompare, countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;

@@ -13,6 +13,11 @@ export const ExitCode = {
   IGNORED: 8,
 } as const;
 
+/** The text of a thrown value, as Perl's `$@` would print it. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Byte-order string comparison (Perl `cmp`): `node10` < `node2`, `ct:` < `fa:` < `vm:`. */
 export function byteCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -112,6 +112,21 @@ describe('CrsUsage: a service with invalid stats is left out with a warning, the
     ]);
   });
 
+  test('a negative memhost gets the same warning, whether memhost is used or not (pve-9.2); pve-5.2.0 knows no memhost', () => {
+    const problem =
+      "unable to add service 'vm:102' - invalid dynamic service usage information for 'vm:102': 'memhost' must be a finite number >= 0, got -1";
+    for (const [profile, memhost, lines] of [
+      ['pve-9.2', false, [`warning 0 ${problem}`]],
+      ['pve-9.2', true, [`warning 0 ${problem}`]],
+      ['pve-5.2.0', false, []],
+    ] as const) {
+      const env = envWith({ 'vm:102': good }, { 'vm:102': { cpu: 1, mem: GIB, memhost: -1 } });
+      const usage = createUsage(env, 'dynamic', NODES, profile, { memhost });
+      usage.addServiceUsage('vm:102', started('node2'));
+      expect(env.lines, `${profile} memhost ${memhost}`).toEqual(lines);
+    }
+  });
+
   test('removing and re-adding keeps the counts right (moves count on both nodes)', () => {
     const env = envWith({ 'vm:101': good });
     const usage = new CrsUsage(env, 'static', NODES, 'raw');
@@ -221,6 +236,8 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     ]);
     expect(usage.serviceMem('vm:101')).toBe(3 * GIB);
     expect(usage.serviceMem('vm:999')).toBeUndefined();
+    // guest telemetry: the services as the usage moves them, on their current node
+    expect(usage.guestTelemetry()).toEqual([{ sid: 'vm:101', node: 'node1', cpu: 1.5, maxcpu: 4, mem: 3 * GIB }]);
   });
 
   test('an adjusted view replaces node stats lazily and leaves the usage itself alone', () => {

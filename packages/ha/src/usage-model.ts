@@ -15,8 +15,7 @@ import {
 } from '@poise/usage';
 import { showValue } from '@poise/policy';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
-import { errorMessage } from './crm';
-import { own } from './tools';
+import { errorMessage, own } from './tools';
 
 /** A service's stats could not be used: missing, or not a finite number >= 0. */
 export class ServiceStatsError extends Error {
@@ -38,7 +37,9 @@ function describeValue(v: unknown): string {
  * Checks one service's stats as reported by the Env (which does not validate them) and
  * returns them as the scheduler needs them. Throws {@link ServiceStatsError} naming the service
  * and field: no entry (`did not get static service usage information for '<sid>'`, the
- * reference's wording), a missing field, or a value that is not a finite number >= 0.
+ * reference's wording), a missing field, or a value that is not a finite number >= 0. A
+ * reported `memhost` is used when `memhost`, and checked like the other stats then or when
+ * `checkMemhost` (a guest reporting a negative footprint is not trusted either way).
  */
 export function checkServiceStats(
   sid: string,
@@ -46,6 +47,7 @@ export function checkServiceStats(
   staticStats: Snapshot<StaticServiceStats> | undefined,
   dynamicStats: Snapshot<DynamicServiceStats> | undefined,
   memhost = false,
+  checkMemhost = memhost,
 ): ResourceStats {
   if (!staticStats) throw new ServiceStatsError(`did not get static service usage information for '${sid}'`);
   const maxcpu: unknown = staticStats.maxcpu;
@@ -61,9 +63,9 @@ export function checkServiceStats(
   if (!validStat(mem)) throw invalidStat(sid, 'dynamic', 'mem', mem);
   // `ha-auto-rebalance-memhost`: the host-side footprint when the guest reports one
   const host: unknown = dynamicStats.memhost;
-  if (memhost && host !== undefined) {
+  if (host !== undefined && (memhost || checkMemhost)) {
     if (!validStat(host)) throw invalidStat(sid, 'dynamic', 'memhost', host);
-    return { cpu, maxcpu, mem: host, maxmem };
+    if (memhost) return { cpu, maxcpu, mem: host, maxmem };
   }
   return { cpu, maxcpu, mem, maxmem };
 }
@@ -99,6 +101,7 @@ export class CrsUsage implements OnlineNodeUsage {
   /** The measured node stats this usage was built from (dynamic mode), for the pressure telemetry. */
   private measured: Snapshot<Record<string, DynamicNodeStats>> | undefined;
   private readonly memhost: boolean;
+  private readonly checkMemhost: boolean;
 
   constructor(
     private readonly env: Env,
@@ -108,6 +111,7 @@ export class CrsUsage implements OnlineNodeUsage {
     options: UsageOptions = {},
   ) {
     this.memhost = options.memhost ?? false;
+    this.checkMemhost = options.checkMemhost ?? this.memhost;
     this.usage = new ClusterUsage({ aggregation: mode, metric });
     this.nodes = [...onlineNodes];
     if (mode === 'static') {
@@ -153,7 +157,14 @@ export class CrsUsage implements OnlineNodeUsage {
 
   /** Service stats as the scheduler sees them (static: cpu = maxcpu, mem = maxmem). */
   private serviceStats(sid: string): ResourceStats {
-    return checkServiceStats(sid, this.mode, own(this.staticStats, sid), own(this.dynamicStats, sid), this.memhost);
+    return checkServiceStats(
+      sid,
+      this.mode,
+      own(this.staticStats, sid),
+      own(this.dynamicStats, sid),
+      this.memhost,
+      this.checkMemhost,
+    );
   }
 
   addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
@@ -257,6 +268,43 @@ export class CrsUsage implements OnlineNodeUsage {
     });
   }
 
+  /**
+   * The services the usage holds, for the planner: sid, the node they are on (their current
+   * node), their stats as the scheduler sees them (static: configured maxima) and whether they
+   * are moving. Byte order of sid.
+   */
+  planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
+    return this.sortedResources().map((r) => ({
+      sid: r.sid,
+      node: r.placement.current,
+      cpu: r.stats.cpu,
+      mem: r.stats.mem,
+      moving: r.placement.target !== undefined,
+    }));
+  }
+
+  /**
+   * Every service of the usage as guest telemetry (byte order of the sids), for the contention
+   * objective: the node it is placed on (its current node; a moving service's source) and its
+   * stats as the usage model moves them (dynamic: measured cpu and memory, the host-side
+   * footprint with memhost; static: the configured maxima). Services left out of the usage are
+   * not listed. O(services).
+   */
+  guestTelemetry(): Array<{ sid: string; node: string; cpu: number; maxcpu: number; mem: number }> {
+    return this.sortedResources().map((r) => ({
+      sid: r.sid,
+      node: r.placement.current,
+      cpu: r.stats.cpu,
+      maxcpu: r.stats.maxcpu,
+      mem: r.stats.mem,
+    }));
+  }
+
+  /** The usage's services in byte order of their sids. */
+  private sortedResources() {
+    return [...this.usage.snapshot().resources].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+  }
+
   /** cpu and mem of the services placed on each node as their current node, in fold order. */
   private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
     const out = new Map<string, { cpu: number; mem: number }>();
@@ -317,6 +365,13 @@ export class CrsUsage implements OnlineNodeUsage {
 export interface UsageOptions {
   /** `ha-auto-rebalance-memhost`: a guest's memory is its host-side footprint when reported. */
   memhost?: boolean;
+  /**
+   * A reported `memhost` that is not a finite number >= 0 leaves the service out of the usage
+   * with the warning every other bad stat gets, even when `memhost` is not used (default: as
+   * `memhost`; {@link createUsage} turns it on except under `pve-5.2.0`, whose reference knows
+   * no `memhost`).
+   */
+  checkMemhost?: boolean;
 }
 
 /** One node of {@link CrsUsage.nodeTelemetry}: cores, bytes, PSI percent. */
@@ -345,10 +400,11 @@ export function createUsage(
   profile: string,
   options: UsageOptions = {},
 ): OnlineNodeUsage {
-  const metric = profile === 'pve-5.2.0' ? 'raw' : 'normalized';
+  const legacy = profile === 'pve-5.2.0';
+  const metric = legacy ? 'raw' : 'normalized';
   if (mode === 'static' || mode === 'dynamic') {
     try {
-      return new CrsUsage(env, mode, onlineNodes, metric, options);
+      return new CrsUsage(env, mode, onlineNodes, metric, { checkMemhost: !legacy, ...options });
     } catch (err) {
       env.log('warning', `fallback to 'basic' scheduler mode, init for '${mode}' failed - ${errorMessage(err)}`);
     }

@@ -171,7 +171,7 @@ describe('backoff state is validated when restored', () => {
   it.each([
     [
       { ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 0, until: 1, lastFailureAt: 0 }] },
-      "stage 'backoff': state field 'pairs.0.failures' must be an integer >= 1, got 0",
+      "stage 'backoff': state field 'pairs.0.failures' must be an integer from 1 to 9007199254740991, got 0",
     ],
     [
       { ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 1, until: 'x', lastFailureAt: 0 }] },

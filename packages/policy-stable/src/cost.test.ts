@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { percentReasonFormat } from '@poise/policy';
-import { costSelect } from './index';
+import { type MoveObjective, percentReasonFormat } from '@poise/policy';
+import { costSelect, minImprovementAccept } from './index';
 import { GIB, candidate, fixedContext } from './test-support';
 
 // before 0.5; A improves by 0.20 (16 GiB), B by 0.17 (4 GiB), C by 0.15 (1 GiB)
@@ -96,5 +96,59 @@ describe('cost select: the cheapest move within the tolerance of the best improv
     expect(() => costSelect({ weight: 0 })).toThrow("cost weight must be in (0, 1], got '0'");
     expect(() => costSelect({ weight: 1.5 })).toThrow('1.5');
     expect(() => costSelect({ weight: 0.2, limit: 0 })).toThrow("cost limit must be an integer >= 1, got '0'");
+  });
+});
+
+describe('cost select under another objective (plan.objective)', () => {
+  /** An objective whose gains are given per leader (undefined: the move cannot be judged). */
+  const objective = (gains: Record<string, number | undefined>): MoveObjective => ({
+    name: 'guest contention',
+    gain: (c) => gains[c.leader],
+    formatGain: (g) => `${g.toFixed(0)} guest-seconds`,
+  });
+  const run = (gains: Record<string, number | undefined>, weight = 0.2) =>
+    costSelect({ weight }).run(
+      fixedContext(),
+      { scored: [A, B, C], candidates: candidates(GIB), objective: objective(gains) },
+      null,
+    );
+
+  it.each([
+    // best gain 100 (A), floor 80: A and B (90) eligible, B copies less (4 GiB < 16 GiB)
+    { gains: { 'vm:101': 100, 'vm:102': 90, 'vm:103': 50 }, expected: B },
+    // the imbalance would rank A first; the gains make B (100) and C (95) eligible, C copies least
+    { gains: { 'vm:101': 10, 'vm:102': 100, 'vm:103': 95 }, expected: C },
+    // a move the objective cannot judge is never eligible: A 100 alone is
+    { gains: { 'vm:101': 100, 'vm:102': undefined, 'vm:103': undefined }, expected: A },
+    // no gain anywhere: the scorer's first (the objective's margin rejects it)
+    { gains: { 'vm:101': -5, 'vm:102': 0, 'vm:103': undefined }, expected: A },
+  ])('compares the objective’s gains, not imbalance improvements: $expected.sid', ({ gains, expected }) => {
+    const out = run(gains);
+    expect('plan' in out && out.plan.selected).toEqual(expected);
+  });
+
+  it('says why in the objective’s terms', () => {
+    expect(run({ 'vm:101': 100, 'vm:102': 90, 'vm:103': 50 }).notices).toEqual([
+      {
+        code: 'cost-preferred',
+        severity: 'info',
+        message:
+          'preferred vm:102 to node2 (copies 4.0 GiB, guest contention gain 90 guest-seconds) over vm:101 to node3 (copies 16.0 GiB, guest contention gain 100 guest-seconds)',
+      },
+    ]);
+  });
+});
+
+describe('the dead band under another objective', () => {
+  it('applies to the imbalance only: with plan.objective the objective’s margin judges', () => {
+    const stage = minImprovementAccept({ minImprovement: 0.05 });
+    // 0.5 − 0.48 = 0.02 < 0.05
+    const plan = { imbalance: 0.5, selected: { ...A, imbalance: 0.48 } };
+    expect(stage.run(fixedContext(), plan, null)).toMatchObject({ code: 'below-min-improvement' });
+    const objective: MoveObjective = { name: 'guest contention', gain: () => 1, formatGain: String };
+    expect(stage.run(fixedContext(), { ...plan, objective }, null)).toEqual({
+      plan: { ...plan, objective },
+      state: null,
+    });
   });
 });

@@ -31,6 +31,10 @@ function formatBytes(bytes: number | undefined): string {
  * a `cost-preferred` info notice (improvements in the host's units, `BalanceContext.format`).
  * `weight` in (0, 1]; `limit` an integer ≥ 1 (default {@link COST_SCORE_LIMIT}; a cheaper move
  * ranked below it is not seen). Stop code `nothing-selected` when nothing was scored.
+ *
+ * When the round minimises another objective than the imbalance (`plan.objective`, e.g. guest
+ * contention), a move's improvement is the objective's gain (`objective.gain(candidate,
+ * target)`; a move it cannot judge has none) and the notice prints gains the objective's way.
  */
 export function costSelect(options: { weight: number; limit?: number }): Stage<null> {
   const weight = options.weight;
@@ -48,13 +52,19 @@ export function costSelect(options: { weight: number; limit?: number }): Stage<n
     run: (ctx, plan, state) => {
       const scored = (plan.scored ?? []).slice(0, limit);
       if (scored.length === 0) return { stop: 'nothing to select', code: 'nothing-selected', state };
-      const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
-      const improvements = scored.map((m) => before - m.imbalance);
+      const byLeader = new Map<string, BalanceCandidate>();
+      for (const c of plan.candidates ?? []) byLeader.set(c.leader, c);
+      const objective = plan.objective;
+      const before = objective ? 0 : (plan.imbalance ?? evaluatorOf(ctx, plan).imbalance());
+      const improvementOf = (m: ScoredMigration): number => {
+        if (!objective) return before - m.imbalance;
+        const candidate = byLeader.get(m.sid);
+        return (candidate && objective.gain(candidate, m.target)) ?? Number.NEGATIVE_INFINITY;
+      };
+      const improvements = scored.map(improvementOf);
       const best = Math.max(...improvements);
       if (!(best > 0)) return { plan: { ...plan, selected: scored[0]! }, state };
       const floor = best * (1 - weight);
-      const byLeader = new Map<string, BalanceCandidate>();
-      for (const c of plan.candidates ?? []) byLeader.set(c.leader, c);
       const cost = (m: ScoredMigration) => byLeader.get(m.sid)?.transferBytes;
       let chosen = -1;
       for (let i = 0; i < scored.length; i++) {
@@ -71,13 +81,16 @@ export function costSelect(options: { weight: number; limit?: number }): Stage<n
       const notices: NoticeInit[] = [];
       if (chosen !== 0) {
         const first = scored[0]!;
-        const improvement = (i: number) => reasonFormatOf(ctx).value('improvement', improvements[i]!);
+        const improvement = (i: number) =>
+          objective
+            ? `${objective.name} gain ${objective.formatGain(improvements[i]!)}`
+            : `improvement ${reasonFormatOf(ctx).value('improvement', improvements[i]!)}`;
         notices.push({
           code: 'cost-preferred',
           severity: 'info',
           message:
-            `preferred ${selected.sid} to ${selected.target} (copies ${formatBytes(cost(selected))}, improvement ${improvement(chosen)})` +
-            ` over ${first.sid} to ${first.target} (copies ${formatBytes(cost(first))}, improvement ${improvement(0)})`,
+            `preferred ${selected.sid} to ${selected.target} (copies ${formatBytes(cost(selected))}, ${improvement(chosen)})` +
+            ` over ${first.sid} to ${first.target} (copies ${formatBytes(cost(first))}, ${improvement(0)})`,
         });
       }
       return { plan: { ...plan, selected }, state, notices };

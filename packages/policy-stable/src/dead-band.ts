@@ -6,7 +6,9 @@ import { PolicyError, type Stage, evaluatorOf, reasonFormatOf, selectedOf, state
  * `before − after ≥ minImprovement`, in the imbalance's own unit (a fraction: 5 percentage
  * points = 0.05). Otherwise the round stops with code `below-min-improvement`, e.g.
  * `improvement 0.02 below min-improvement 0.05` (in the host's units, `BalanceContext.format`:
- * `2.0 pp below min-improvement 5.0 pp`). `minImprovement` is a finite number ≥ 0.
+ * `2.0 pp below min-improvement 5.0 pp`). `minImprovement` is a finite number ≥ 0. When the
+ * round minimises another objective than the imbalance (`plan.objective`), the dead band does
+ * not apply: that objective's own accept stage judges the gain.
  */
 export function minImprovementAccept(options: { minImprovement: number }): Stage<null> {
   const min = options.minImprovement;
@@ -19,6 +21,7 @@ export function minImprovementAccept(options: { minImprovement: number }): Stage
     initialState: () => null,
     validateState: (value) => check.none(value),
     run: (ctx, plan, state) => {
+      if (plan.objective) return { plan, state };
       const before = plan.imbalance ?? evaluatorOf(ctx, plan).imbalance();
       const improvement = before - selectedOf(plan, 'min-improvement').imbalance;
       if (improvement >= min) return { plan, state };

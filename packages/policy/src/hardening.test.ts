@@ -14,6 +14,7 @@ import {
   composePipeline,
   hostCandidates,
   referencePipeline,
+  relativeMarginAccept,
   selectBest,
   thresholdHoldGate,
   usageScorer,
@@ -102,14 +103,23 @@ describe('a non-finite or negative imbalance from the host never moves', () => {
     expect(decision.action === 'none' && decision.reason).toContain(message);
   });
 
+  // no threshold gate (a threshold >= 0 stops imbalance 0), so that imbalance 0 reaches the margin
+  const noThreshold = () =>
+    new Pipeline([
+      hostCandidates(),
+      usageScorer({ method: 'bruteforce' }),
+      selectBest(),
+      relativeMarginAccept({ margin: 0.1 }),
+    ]);
+
   it('an undefined relative improvement (imbalance 0 → 0) stops with invalid-improvement', () => {
-    // threshold -1 lets imbalance 0 through; (0 - 0) / 0 = NaN, which `NaN < margin` would accept
-    const { decision } = ref(0, -1).run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0 }] }), {});
+    // (0 - 0) / 0 = NaN, which `NaN < margin` would accept
+    const { decision } = noThreshold().run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0 }] }), {});
     expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'invalid-improvement' });
   });
 
   it('imbalance 0 → worse is below the margin ((0 - 0.1) / 0 = -Infinity)', () => {
-    const { decision } = ref(0, -1).run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0.1 }] }), {});
+    const { decision } = noThreshold().run(host({ imbalanceValue: 0, scored: [{ ...BEST, imbalance: 0.1 }] }), {});
     expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'below-margin' });
   });
 
@@ -238,6 +248,35 @@ describe('the context itself', () => {
       expect(decision.action === 'none' && decision.reason).toContain(message);
     }
   });
+
+  it('guest telemetry out of range stops the stage that reads it, and is read once per round', () => {
+    let reads = 0;
+    const reader: Stage<null> = {
+      name: 'reader',
+      kind: 'gate',
+      initialState: () => null,
+      run: (ctx, plan, state) => (ctx.guests!(), ctx.guests!(), { plan, state }),
+    };
+    const pipeline = new Pipeline([reader, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
+    const guest = { sid: 'vm:101', node: 'node1', cpu: 1, maxcpu: 4, mem: 1 };
+    const ok = pipeline.run(host({ guests: () => (reads++, [guest]) } as never), {});
+    expect(ok.decision.action).toBe('move');
+    expect(reads).toBe(1);
+    const cases: Array<[unknown, string]> = [
+      ['x', 'guest telemetry must be an array, got "x"'],
+      [[{ ...guest, sid: '' }], 'guests.0.sid must be a non-empty string, got ""'],
+      [[{ ...guest, node: 7 }], "guest 'vm:101': 'node' must be a non-empty string, got 7"],
+      [[{ ...guest, cpu: -1 }], "guest 'vm:101': 'cpu' must be a finite number >= 0 and <= 2^53, got -1"],
+      [[{ ...guest, maxcpu: NaN }], "guest 'vm:101': 'maxcpu' must be a finite number >= 0 and <= 2^53, got NaN"],
+      [[{ ...guest, mem: 2 ** 54 }], "guest 'vm:101': 'mem' must be a finite number >= 0 and <= 2^53"],
+      [[guest, guest], "guest 'vm:101': listed twice in the guest telemetry"],
+    ];
+    for (const [guests, message] of cases) {
+      const { decision } = pipeline.run(host({ guests: () => guests } as never), {});
+      expect(stopOf(decision)).toEqual({ stage: 'reader', code: 'invalid-input' });
+      expect(decision.action === 'none' && decision.reason).toContain(message);
+    }
+  });
 });
 
 describe('restored state is validated when a round starts', () => {
@@ -245,14 +284,22 @@ describe('restored state is validated when a round starts', () => {
     {
       name: 'a negative hold count',
       state: { 'threshold-hold': { sustainedRounds: -1 } },
-      message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer >= 0, got -1",
+      message:
+        "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1",
+    },
+    // 1e300 + 1 === 1e300: a count that no longer counts
+    {
+      name: 'a hold count of 1e300',
+      state: JSON.parse('{"threshold-hold": {"sustainedRounds": 1e300}}'),
+      message:
+        "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got 1e+300",
     },
     { name: 'a count as a string', state: { 'threshold-hold': { sustainedRounds: '2' } }, message: 'got "2"' },
     { name: 'a fractional count', state: { 'threshold-hold': { sustainedRounds: 1.5 } }, message: 'got 1.5' },
     {
       name: 'a missing count',
       state: { 'threshold-hold': {} },
-      message: "state field 'sustainedRounds' must be an integer >= 0, got undefined",
+      message: "state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got undefined",
     },
     {
       name: 'a hold state that is not an object',
@@ -425,11 +472,63 @@ describe('composePipeline', () => {
     expect(limits).toEqual([8]);
   });
 
+  it('puts a part of a replacing slot where the reference stage it replaces was', () => {
+    const pipeline = composePipeline(REF, [
+      { slot: 'margin', order: 0, stage: stage('objective-margin', 'accept') },
+      { slot: 'accept', order: 10, stage: stage('a1', 'accept') },
+      { slot: 'score', order: 0, stage: stage('objective-score', 'score') },
+      { slot: 'gate', order: 10, stage: stage('g10', 'gate') },
+      { slot: 'hold', order: 0, stage: stage('objective-hold', 'gate') },
+      { slot: 'select', order: 0, stage: stage('pick', 'select') },
+    ]);
+    expect(pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'g10',
+      'objective-hold',
+      'candidates',
+      'objective-score',
+      'pick',
+      'objective-margin',
+      'a1',
+    ]);
+  });
+
   it.each([
     {
       name: 'a part in the wrong slot',
       parts: [{ slot: 'gate' as const, order: 1, stage: stage('f', 'filter') }],
       message: "stage 'f' (filter) cannot go in the 'gate' slot",
+    },
+    {
+      name: 'a filter in the hold slot',
+      parts: [{ slot: 'hold' as const, order: 1, stage: stage('f', 'filter') }],
+      message: "stage 'f' (filter) cannot go in the 'hold' slot",
+    },
+    {
+      name: 'a gate in the margin slot',
+      parts: [{ slot: 'margin' as const, order: 1, stage: stage('g', 'gate') }],
+      message: "stage 'g' (gate) cannot go in the 'margin' slot",
+    },
+    {
+      name: 'an unknown slot',
+      parts: [{ slot: 'toString' as never, order: 1, stage: stage('g', 'gate') }],
+      message: "stage 'g' has unknown slot 'toString'",
+    },
+    {
+      name: 'two hold parts',
+      parts: [
+        { slot: 'hold' as const, order: 1, stage: stage('h1', 'gate') },
+        { slot: 'hold' as const, order: 2, stage: stage('h2', 'gate') },
+      ],
+      message: "more than one hold stage: 'h1', 'h2'",
+    },
+    {
+      name: 'two score parts',
+      parts: [
+        { slot: 'score' as const, order: 1, stage: stage('s1', 'score') },
+        { slot: 'score' as const, order: 2, stage: stage('s2', 'score') },
+      ],
+      message: "more than one score stage: 's1', 's2'",
     },
     {
       name: 'two select parts',
@@ -478,7 +577,7 @@ describe('properties', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 3 }),
-        fc.double({ min: -1, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
         fc.array(round, { maxLength: 20 }),
         (hold, margin, rounds) => {
           const pipeline = referencePipeline({ threshold: 0.3, holdRounds: hold, margin, method: 'bruteforce' });

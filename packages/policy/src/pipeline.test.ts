@@ -423,17 +423,29 @@ describe('pipeline validation', () => {
     {
       name: 'negative hold',
       build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: -1 }),
-      message: "holdRounds must be a non-negative integer, got '-1'",
+      message: "holdRounds must be an integer from 0 to 9007199254740991, got '-1'",
     },
     {
       name: 'fractional hold',
       build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1.5 }),
       message: "got '1.5'",
     },
+    // beyond 2^53 a count no longer counts (n + 1 === n)
+    {
+      name: 'a hold of 1e300',
+      build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1e300 }),
+      message: "holdRounds must be an integer from 0 to 9007199254740991, got '1e+300'",
+    },
     {
       name: 'NaN threshold',
       build: () => thresholdHoldGate({ threshold: NaN, holdRounds: 3 }),
-      message: "threshold must be a finite number, got 'NaN'",
+      message: "threshold must be a finite number >= 0, got 'NaN'",
+    },
+    // the imbalance is never negative: a negative threshold would let a balanced cluster through
+    {
+      name: 'negative threshold',
+      build: () => thresholdHoldGate({ threshold: -1, holdRounds: 3 }),
+      message: "threshold must be a finite number >= 0, got '-1'",
     },
     {
       name: 'unknown method',
@@ -443,9 +455,31 @@ describe('pipeline validation', () => {
     {
       name: 'infinite margin',
       build: () => relativeMarginAccept({ margin: Infinity }),
-      message: "margin must be a finite number, got 'Infinity'",
+      message: "margin must be a finite number >= 0, got 'Infinity'",
+    },
+    // a negative margin would accept moves that make the imbalance worse
+    {
+      name: 'negative margin',
+      build: () => relativeMarginAccept({ margin: -0.1 }),
+      message: "margin must be a finite number >= 0, got '-0.1'",
     },
     { name: 'reference pipeline with a bad hold', build: () => ref(-2), message: 'holdRounds' },
+    {
+      name: 'reference pipeline with threshold -1',
+      build: () => referencePipeline({ threshold: -1, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '-1'",
+    },
+    {
+      name: 'reference pipeline with threshold -100',
+      build: () => referencePipeline({ threshold: -100, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '-100'",
+    },
+    {
+      name: 'reference pipeline with a threshold that is a string',
+      build: () =>
+        referencePipeline({ threshold: '0.3' as unknown as number, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '0.3'",
+    },
   ];
   it.each(configCases)('rejects config: $name', ({ build, message }) => {
     expect(build).toThrow(PolicyError);

@@ -196,13 +196,31 @@ export interface ReferenceBalancerConfig {
   method: BalanceMethod;
 }
 
-/** Where a variant stage goes in a composed pipeline. */
-export type StageSlot = 'gate' | 'filter' | 'select' | 'accept';
+/**
+ * Where a variant stage goes in a composed pipeline: `gate`, `filter`, `select` and `accept`
+ * add stages of that kind; `hold`, `score` and `margin` replace a reference stage
+ * (`threshold-hold` by a gate, `score-<method>` by a score stage, `relative-margin` by an
+ * accept stage), as an objective other than the imbalance does. `select` also replaces
+ * `select-best`.
+ */
+export type StageSlot = 'gate' | 'filter' | 'select' | 'accept' | 'hold' | 'score' | 'margin';
+
+/** The kind of stage each slot takes. */
+const SLOT_KIND: Readonly<Record<StageSlot, StageKind>> = {
+  gate: 'gate',
+  filter: 'filter',
+  select: 'select',
+  accept: 'accept',
+  hold: 'gate',
+  score: 'score',
+  margin: 'accept',
+};
 
 /**
- * A variant stage and its place: `slot` (which must match the stage's kind) and `order`
- * within the slot (ascending; the variant packages document theirs). `scoreLimit` asks the
- * scorer for more than the reference's single best migration (the largest request wins).
+ * A variant stage and its place: `slot` (whose kind the stage must have, see {@link StageSlot})
+ * and `order` within the slot (ascending; the variant packages document theirs). `scoreLimit`
+ * asks the reference scorer for more than its single best migration (the largest request
+ * wins); a stage in the `score` slot has its own limit.
  */
 export interface StagePart {
   readonly slot: StageSlot;
@@ -221,13 +239,16 @@ export interface StagePart {
  * 3. `threshold-hold`, then `candidates`;
  * 4. slot `filter` (pressure-source 10, cooldown 20, backoff 30, migratable 40) — cheap and
  *    decisive first; the host's guest configurations are read only for survivors;
- * 5. `score-<method>` with limit max(1, scoreLimit of the parts);
+ * 5. `score-<method>` with limit max(1, scoreLimit of the parts), or slot `score`;
  * 6. slot `select` (at most one part, e.g. cost) or `select-best`;
- * 7. `relative-margin`, then slot `accept` (min-improvement 10).
+ * 7. `relative-margin` or slot `margin`, then slot `accept` (min-improvement 10).
  *
- * With no parts this is exactly {@link referencePipeline}. Throws `PolicyError`
- * `invalid-pipeline` for a part in the wrong slot, two select parts or a non-finite order,
- * and `invalid-config` for a bad reference setting or score limit.
+ * `threshold-hold` is step 3 unless a part takes slot `hold` (e.g. `contention-hold` of
+ * `@poise/policy-contention`, which counts the hold rounds without the imbalance threshold). The
+ * slots `hold`, `score`, `select` and `margin` take at most one part each. With no parts this
+ * is exactly {@link referencePipeline}. Throws `PolicyError` `invalid-pipeline` for a part in
+ * the wrong slot, two parts in a replacing slot or a non-finite order, and `invalid-config`
+ * for a bad reference setting or score limit.
  */
 export function composePipeline(reference: ReferenceBalancerConfig, parts: readonly StagePart[] = []): Pipeline {
   const bySlot = (slot: StageSlot) =>
@@ -238,10 +259,10 @@ export function composePipeline(reference: ReferenceBalancerConfig, parts: reado
       .map(({ part }) => part.stage);
   let scoreLimit = 1;
   for (const part of parts) {
-    if (!['gate', 'filter', 'select', 'accept'].includes(part.slot)) {
+    if (!Object.hasOwn(SLOT_KIND, part.slot)) {
       throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has unknown slot '${String(part.slot)}'`);
     }
-    if (part.stage.kind !== part.slot) {
+    if (part.stage.kind !== SLOT_KIND[part.slot]) {
       throw new PolicyError(
         'invalid-pipeline',
         `stage '${part.stage.name}' (${part.stage.kind}) cannot go in the '${part.slot}' slot`,
@@ -259,22 +280,29 @@ export function composePipeline(reference: ReferenceBalancerConfig, parts: reado
       scoreLimit = Math.max(scoreLimit, part.scoreLimit);
     }
   }
-  const selects = bySlot('select');
-  if (selects.length > 1) {
-    throw new PolicyError(
-      'invalid-pipeline',
-      `more than one select stage: ${selects.map((s) => `'${s.name}'`).join(', ')}`,
-    );
-  }
+  /** The one part of a replacing slot, if any. */
+  const replacing = (slot: 'hold' | 'score' | 'select' | 'margin'): Stage | undefined => {
+    const stages = bySlot(slot);
+    if (stages.length > 1)
+      throw new PolicyError(
+        'invalid-pipeline',
+        `more than one ${slot} stage: ${stages.map((s) => `'${s.name}'`).join(', ')}`,
+      );
+    return stages[0];
+  };
+  const hold = replacing('hold');
+  const score = replacing('score');
+  const select = replacing('select');
+  const margin = replacing('margin');
   return new Pipeline([
     motionInFlightGate(),
     ...bySlot('gate'),
-    thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
+    hold ?? thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
     hostCandidates(),
     ...bySlot('filter'),
-    usageScorer({ method: reference.method, limit: scoreLimit }),
-    selects[0] ?? selectBest(),
-    relativeMarginAccept({ margin: reference.margin }),
+    score ?? usageScorer({ method: reference.method, limit: scoreLimit }),
+    select ?? selectBest(),
+    margin ?? relativeMarginAccept({ margin: reference.margin }),
     ...bySlot('accept'),
   ]);
 }

@@ -9,6 +9,7 @@ import type {
   BalanceEvaluator,
   Decision,
   GuestConfig,
+  GuestTelemetry,
   MotionOutcome,
   NodeTelemetry,
   PipelineState,
@@ -36,6 +37,8 @@ export interface ReplayGuest {
   /** Cores and bytes in use. */
   readonly cpu: number;
   readonly mem: number;
+  /** Configured cores (default: the cores in use rounded up, at least 1). */
+  readonly maxcpu?: number;
   /** How many motions of this guest fail before one succeeds (like the simulator's `fa:` resources). */
   readonly failures?: number;
   /** Guests with the same bundle name on the same node move together (a positive affinity). */
@@ -96,6 +99,7 @@ interface Guest {
   sid: string;
   node: string;
   cpu: number;
+  maxcpu: number;
   mem: number;
   failures: number;
   bundle: string;
@@ -162,16 +166,19 @@ export class ReplayCluster {
       if (!this.nodeMap.has(g.node))
         throw new PolicyError('invalid-config', `guest '${g.sid}' is on unknown node '${g.node}'`);
       checkAmounts(`guest '${g.sid}'`, { cpu: g.cpu, mem: g.mem }, false);
+      if (g.maxcpu !== undefined) checkAmounts(`guest '${g.sid}'`, { maxcpu: g.maxcpu }, true);
       if (g.failures !== undefined && (!Number.isInteger(g.failures) || g.failures < 0)) {
         throw new PolicyError(
           'invalid-config',
           `guest '${g.sid}': 'failures' must be an integer >= 0, got '${g.failures}'`,
         );
       }
+      const maxcpu = g.maxcpu ?? Math.max(1, Math.ceil(g.cpu));
       this.guests.set(g.sid, {
         sid: g.sid,
         node: g.node,
         cpu: g.cpu,
+        maxcpu,
         mem: g.mem,
         failures: g.failures ?? 0,
         bundle: g.bundle ?? g.sid,
@@ -264,7 +271,7 @@ export class ReplayCluster {
     }
     for (const g of guests) {
       usage.addResource(g.sid, {
-        stats: { cpu: g.cpu, maxcpu: Math.max(1, Math.ceil(g.cpu)), mem: g.mem, maxmem: g.mem },
+        stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.mem },
         state: 'started',
         placement: { current: g.node },
       });
@@ -304,7 +311,8 @@ export class ReplayCluster {
     return out.sort((a, b) => compareNames(a.leader, b.leader));
   }
 
-  private telemetry(): NodeTelemetry[] {
+  /** Every node as the pipeline sees it this round (own load plus its guests'), in byte order. */
+  telemetry(): NodeTelemetry[] {
     return this.sortedNodes().map((n) => {
       let servicesCpu = 0;
       let servicesMem = 0;
@@ -366,6 +374,8 @@ export class ReplayCluster {
       score: (candidates, method, limit) => measured.score(candidates, method, limit),
       candidates: () => this.candidates(),
       nodes: () => this.telemetry(),
+      guests: (): GuestTelemetry[] =>
+        this.sortedGuests().map((g) => ({ sid: g.sid, node: g.node, cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem })),
       adjust: (nodes) => this.evaluator(new Map(nodes.map((n) => [n.node, n]))),
       guestConfig: (sid) => this.guests.get(sid)?.config,
     };

@@ -6,6 +6,7 @@ import type {
   BalanceContext,
   BalanceEvaluator,
   BalanceMethod,
+  GuestTelemetry,
   MigrationCandidate,
   MotionOutcome,
   NodeTelemetry,
@@ -143,6 +144,29 @@ export function checkNodes(value: unknown): readonly NodeTelemetry[] {
   return value as NodeTelemetry[];
 }
 
+/** Checks guest telemetry (see `GuestTelemetry` for the accepted range). */
+export function checkGuests(value: unknown): readonly GuestTelemetry[] {
+  if (!Array.isArray(value)) throw invalidInput(`guest telemetry must be an array, got ${showValue(value)}`);
+  const sids = new Set<string>();
+  value.forEach((g: unknown, i) => {
+    const at = `guests.${i}`;
+    if (typeof g !== 'object' || g === null) throw invalidInput(`${at} must be an object, got ${showValue(g)}`);
+    const t = g as Record<string, unknown>;
+    if (!isName(t.sid)) throw invalidInput(`${at}.sid must be a non-empty string, got ${showValue(t.sid)}`);
+    const name = `guest '${t.sid}'`;
+    if (sids.has(t.sid)) throw invalidInput(`${name}: listed twice in the guest telemetry`);
+    sids.add(t.sid);
+    if (!isName(t.node)) throw invalidInput(`${name}: 'node' must be a non-empty string, got ${showValue(t.node)}`);
+    for (const field of ['cpu', 'maxcpu', 'mem'] as const) {
+      const v = t[field];
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > TELEMETRY_MAX) {
+        throw invalidInput(`${name}: '${field}' must be a finite number >= 0 and <= 2^53, got ${showValue(v)}`);
+      }
+    }
+  });
+  return value as GuestTelemetry[];
+}
+
 /** Whether a host's reason format has the members the stages call (see `BalanceContext.format`). */
 export function isReasonFormat(value: unknown): value is ReasonFormat {
   if (typeof value !== 'object' || value === null) return false;
@@ -202,14 +226,15 @@ export function checkedEvaluator(inner: BalanceEvaluator, what: string): Balance
 }
 
 /**
- * The context the stages see: the host's context with `imbalance`, `candidates` and `nodes`
- * memoised, and every value checked (out-of-range data throws `invalid-input`). Optional
+ * The context the stages see: the host's context with `imbalance`, `candidates`, `nodes` and
+ * `guests` memoised, and every value checked (out-of-range data throws `invalid-input`). Optional
  * members are present exactly when the host provides them.
  */
 export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutcome[]): BalanceContext {
   const measured = checkedEvaluator(ctx, 'the host');
   let candidates: BalanceCandidate[] | undefined;
   let nodes: readonly NodeTelemetry[] | undefined;
+  let guests: readonly GuestTelemetry[] | undefined;
   const round: { -readonly [K in keyof BalanceContext]: BalanceContext[K] } = {
     now: ctx.now,
     motionInFlight: ctx.motionInFlight,
@@ -222,6 +247,10 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
     const read = ctx.nodes.bind(ctx);
     round.nodes = () => (nodes ??= checkNodes(read()));
   }
+  if (ctx.guests) {
+    const read = ctx.guests.bind(ctx);
+    round.guests = () => (guests ??= checkGuests(read()));
+  }
   if (ctx.adjust) {
     const adjust = ctx.adjust.bind(ctx);
     round.adjust = (list: readonly AdjustedNodeUsage[]) => checkedEvaluator(adjust(list), 'the adjusted');
@@ -229,6 +258,11 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
   if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
   if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);
   if (ctx.sharedStorage) round.sharedStorage = ctx.sharedStorage.bind(ctx);
+  if (ctx.planInput) {
+    const read = ctx.planInput.bind(ctx);
+    let input: { value: unknown } | undefined;
+    round.planInput = () => (input ??= { value: read() }).value;
+  }
   if (ctx.format !== undefined) round.format = ctx.format;
   return round;
 }

@@ -55,13 +55,22 @@ export interface HoldState {
  * threshold is still checked but the hold rounds are not waited again (the count is left as
  * it is, i.e. 0 after the firing round). When an earlier gate stops a round as not
  * qualifying (`breaksStreak`), the count resets, as at or below the threshold. Options:
- * `threshold` any finite number (a fraction of the imbalance), `holdRounds` an integer ≥ 0.
+ * `threshold` a finite number ≥ 0 (a fraction of the imbalance, which is never negative: a
+ * negative threshold would let a perfectly balanced cluster through), `holdRounds` an integer
+ * from 0 to 2^53−1.
  */
 export function thresholdHoldGate(options: { threshold: number; holdRounds: number }): Stage<HoldState> {
-  if (!Number.isFinite(options.threshold))
-    throw new PolicyError('invalid-config', `threshold must be a finite number, got '${options.threshold}'`);
-  if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
-    throw new PolicyError('invalid-config', `holdRounds must be a non-negative integer, got '${options.holdRounds}'`);
+  if (typeof options.threshold !== 'number' || !(options.threshold >= 0 && options.threshold < Infinity)) {
+    throw new PolicyError(
+      'invalid-config',
+      `threshold must be a finite number >= 0, got '${String(options.threshold)}'`,
+    );
+  }
+  if (!Number.isSafeInteger(options.holdRounds) || options.holdRounds < 0) {
+    throw new PolicyError(
+      'invalid-config',
+      `holdRounds must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got '${String(options.holdRounds)}'`,
+    );
   }
   const check = stateCheck('threshold-hold');
   return {
@@ -171,11 +180,13 @@ export function selectedOf(plan: Plan, stage: string) {
  * Accepts the selected move only if it improves the imbalance by at least `margin`, relative to
  * the current imbalance: `(before - after) / before >= margin` (code `below-margin`). When the
  * relative improvement is not a number (before = 0: `0 / 0`) the round stops with code
- * `invalid-improvement`, never moves. `margin` is any finite number (a fraction).
+ * `invalid-improvement`, never moves. `margin` is a finite number ≥ 0 (a fraction; a negative
+ * one would accept moves that make the imbalance worse).
  */
 export function relativeMarginAccept(options: { margin: number }): Stage<null> {
-  if (!Number.isFinite(options.margin))
-    throw new PolicyError('invalid-config', `margin must be a finite number, got '${options.margin}'`);
+  if (typeof options.margin !== 'number' || !(options.margin >= 0 && options.margin < Infinity)) {
+    throw new PolicyError('invalid-config', `margin must be a finite number >= 0, got '${String(options.margin)}'`);
+  }
   return {
     name: 'relative-margin',
     kind: 'accept',

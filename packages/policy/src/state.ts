@@ -31,7 +31,7 @@ export interface StateCheck {
   number(value: unknown, path: string, range?: { min?: number; max?: number }): number;
   /** A finite number, or `null`. */
   numberOrNull(value: unknown, path: string): number | null;
-  /** An integer ≥ `min` (default 0). */
+  /** An integer from `min` (default 0) to 2^53−1 (a count beyond it no longer counts: `n + 1 === n`). */
   integer(value: unknown, path: string, min?: number): number;
   boolean(value: unknown, path: string): boolean;
   /** A non-empty string. */
@@ -79,8 +79,8 @@ export function stateCheck(stage: string): StateCheck {
       return value;
     },
     integer(value, path, min = 0) {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
-        return fail(path, `an integer >= ${min}`, value);
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+        return fail(path, `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`, value);
       return value;
     },
     boolean(value, path) {

@@ -87,6 +87,46 @@ export interface NodeTelemetry {
 }
 
 /**
+ * One guest as the host measures it, for the stages that judge moves by what the guests feel
+ * (`contention` of `@poise/policy-contention`). Units: cores and bytes, like the usage model.
+ *
+ * Accepted range (checked every round; a violation stops the round with `invalid-input`,
+ * naming the guest and field): `sid` a non-empty string, unique; `node` a non-empty string
+ * (the node it runs on); `cpu`, `maxcpu`, `mem` finite, 0 ≤ x ≤ 2^53.
+ */
+export interface GuestTelemetry {
+  readonly sid: string;
+  /** The node it runs on (a moving guest: its source). */
+  readonly node: string;
+  /** cpu in use, cores. */
+  readonly cpu: number;
+  /** Configured cores (virtual cpus); 0 when unknown. */
+  readonly maxcpu: number;
+  /** Memory in use, bytes: the value the usage model moves with it (the host-side footprint with `memhost`). */
+  readonly mem: number;
+}
+
+/**
+ * What a round minimises when it is not the imbalance: set in {@link Plan.objective} by an
+ * objective's gate (e.g. `contention` of `@poise/policy-contention`, which replaces
+ * `threshold-hold`) for the stages after it. Stages that weigh moves against each other
+ * (`select-cost` of `@poise/policy-stable`) compare the objective's gains instead of the
+ * imbalance's improvements; stages tied to the imbalance (`min-improvement`) leave the
+ * judgement to the objective's own accept stage.
+ */
+export interface MoveObjective {
+  /** What is minimised, for reasons and notices: e.g. `guest contention`. */
+  readonly name: string;
+  /**
+   * The predicted gain of moving `candidate`'s bundle to `target`: a finite number, higher is
+   * better (≤ 0: no gain); `undefined` when the move cannot be judged (it is then not scored).
+   */
+  gain(candidate: BalanceCandidate, target: string): number | undefined;
+  /** A gain as reasons and notices print it, e.g. `412 guest-seconds`. */
+  formatGain(gain: number): string;
+}
+
+/**
  * Node usage to evaluate instead of the measured one (see {@link BalanceContext.adjust}):
  * `cpu` cores (finite, ≥ 0), `mem` bytes (integer, ≥ 0). `maxcpu`/`maxmem` stay as measured.
  */
@@ -167,6 +207,11 @@ export interface BalanceContext extends BalanceEvaluator {
   /** Telemetry of every online node (see {@link NodeTelemetry}); same nodes as the usage model. */
   nodes?(): readonly NodeTelemetry[];
   /**
+   * Every guest the host measures on those nodes (see {@link GuestTelemetry}): at least the
+   * members of every candidate. Read by `contention`.
+   */
+  guests?(): readonly GuestTelemetry[];
+  /**
    * A view that evaluates imbalance and migrations as if each listed node's measured cpu/mem
    * were the given ones (nodes not listed keep their measured stats; services and placements
    * are unchanged). Used by `smoothing`. The host may build the adjusted usage lazily, on the
@@ -183,6 +228,14 @@ export interface BalanceContext extends BalanceEvaluator {
    * shared).
    */
   sharedStorage?(storage: string): boolean | undefined;
+  /**
+   * The whole cluster for stages that plan past one move (`plan-guided` of
+   * `@poise/policy-plan`): a `@poise/plan` `PlanInput` (nodes, HA resources with their usage,
+   * the compiled rules). Opaque here, so that the policy does not depend on the planner: the
+   * stage validates it (an invalid one stops the round with `invalid-input`). Asked at most once
+   * per round.
+   */
+  planInput?(): unknown;
   /**
    * How stop reasons and notices print imbalances, improvements and relative improvements: in
    * the units the host's operator configured (`percentReasonFormat()`: `27.4%`, `18.4 pp`).
@@ -214,6 +267,11 @@ export interface Plan {
    * hold rounds again, and `backoff` excludes the pairs that failed in this series.
    */
   readonly continueSeries?: boolean;
+  /**
+   * Set by an objective's gate (see {@link MoveObjective}): the round minimises that objective,
+   * not the imbalance. Absent: the imbalance, as the reference.
+   */
+  readonly objective?: MoveObjective;
 }
 
 /** A message a stage wants logged once (not every round): a recorded failure, a guest that cannot move. */

@@ -161,6 +161,42 @@ describe('transport', () => {
     expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
+  test.each([
+    ["service 'vm:100' in error state, must be disabled and fixed first"],
+    ["service 'vm:100' is not HA managed"],
+    ["no such cluster node 'node9'"],
+    ["cfs-lock 'domain-ha' error: got lock request timeout"],
+  ])("a POST refused by the handler (HTTP 500 '%s') is a refusal: nothing was applied, not retried", async (text) => {
+    await serve({ 'POST /cluster/ha/resources/{sid}/migrate': { status: 500, statusText: text } });
+    const err = await failure(client().haMigrate('vm:100', 'node2'));
+    expect(err).toMatchObject({
+      code: 'refused',
+      status: 500,
+      mayHaveBeenApplied: false,
+      serverMessage: text,
+      retryable: false,
+    });
+    expect(err.message).toMatch(
+      /^POST \/cluster\/ha\/resources\/\{sid\}\/migrate via https:\/\/127\.0\.0\.1:\d+: http 500, refused by the server \(nothing was applied\); server said '/,
+    );
+    expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
+  test('the guest migrate endpoint: a refusal of qemu-server is one too; a 500 of a GET with such a text is still a server error', async () => {
+    await serve({
+      'POST /nodes/{node}/qemu/{vmid}/migrate': {
+        status: 500,
+        statusText: "can't migrate running VM without --online",
+      },
+      'GET /cluster/options': { status: 500, statusText: "no such cluster node 'x'" },
+    });
+    expect(await failure(client().migrateGuest('n1', 'qemu', 100, { target: 'n2' }))).toMatchObject({
+      code: 'refused',
+      mayHaveBeenApplied: false,
+    });
+    expect(await failure(client().clusterOptions())).toMatchObject({ code: 'server-error', attempts: 3 });
+  });
+
   test('a POST moves to the next url when the connection failed before sending', async () => {
     await serve({
       'POST /cluster/ha/resources/{sid}/migrate': (r: unknown) => ({

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import type { z } from 'zod';
 import { PveApiError } from './errors';
 import { privilegeFor, type EndpointName } from './privileges';
+import { isActionRefusal } from './refusals';
 import {
   certificatesInfoSchema,
   clusterOptionsSchema,
@@ -430,6 +431,7 @@ export class PveClient {
       form: { node },
       privilege: privilegeFor(endpoint),
       signal: options?.signal,
+      isRefusal: isActionRefusal,
     });
     const reply = decode(haMotionReplySchema, result.data, { endpoint, baseUrl: result.baseUrl });
     const canonicalSid = /^\d+$/.test(sid) ? `vm:${sid}` : sid;
@@ -498,6 +500,7 @@ export class PveClient {
       form,
       privilege: privilegeFor(endpoint, { node, vmid }),
       signal: options?.signal,
+      isRefusal: isActionRefusal,
     });
     return decode(upidSchema, result.data, { endpoint, baseUrl: result.baseUrl });
   }

@@ -12,6 +12,7 @@
  * | `not-implemented` | HTTP 501: the endpoint does not exist on this version (e.g. `/cluster/ha/rules` on PVE 8) | no |
  * | `http-error` | any other 4xx | no |
  * | `server-error` | HTTP 5xx or pveproxy's 59x (target node unreachable) | yes |
+ * | `refused` | an action's HTTP 500 whose message is the API handler's refusal (`ACTION_REFUSALS`): nothing was applied | no |
  * | `timeout` | no complete reply within `timeoutMs` | yes |
  * | `connection` | connection refused, reset or dropped mid-reply | yes |
  * | `tls-untrusted` | the certificate chain or host name did not verify | no (next URL only) |
@@ -28,6 +29,7 @@ export type PveApiErrorCode =
   | 'not-implemented'
   | 'http-error'
   | 'server-error'
+  | 'refused'
   | 'timeout'
   | 'connection'
   | 'tls-untrusted'
@@ -54,6 +56,8 @@ export interface PveApiErrorDetails {
    * applied, so it must be checked (e.g. in `manager_status`) before it is issued again.
    */
   mayHaveBeenApplied?: boolean;
+  /** For an error reply: the server's message (the reason phrase or the body's `message`), as sent. */
+  serverMessage?: string;
   /** The underlying error. */
   cause?: unknown;
 }
@@ -80,6 +84,8 @@ export class PveApiError extends Error {
   readonly attempts: number | undefined;
   /** See {@link PveApiErrorDetails.mayHaveBeenApplied}; `undefined` for GETs. */
   readonly mayHaveBeenApplied: boolean | undefined;
+  /** The server's message of an error reply (reason phrase or `message`), when there was one. */
+  readonly serverMessage: string | undefined;
 
   constructor(code: PveApiErrorCode, message: string, details: PveApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -91,6 +97,7 @@ export class PveApiError extends Error {
     this.privilege = details.privilege;
     this.attempts = details.attempts;
     this.mayHaveBeenApplied = details.mayHaveBeenApplied;
+    this.serverMessage = details.serverMessage;
   }
 
   /** Whether a GET that failed with this error may be retried (5xx, 59x, timeouts, connection errors). */

@@ -21,6 +21,7 @@ export {
   type TransportOptions,
 } from './transport';
 export { ENDPOINT_PRIVILEGES, privilegeFor, type EndpointName } from './privileges';
+export { ACTION_REFUSALS, isActionRefusal } from './refusals';
 export { migrationBlockers } from './guest-config';
 export { parseDaemonStatus } from './ha-text';
 export { parseUpid } from './upid';

@@ -133,6 +133,31 @@ describe('surprising replies are errors naming endpoint and field', () => {
   });
 });
 
+describe('quorum of manager_status: a Perl boolean passed through (spec §3.5)', () => {
+  test.each<[unknown, boolean | undefined]>([
+    ['1', true], // quorate
+    ['', false], // not quorate: check_cfs_quorum's false
+    [null, undefined], // the check failed
+    [1, true],
+    [0, false],
+    ['0', false],
+    [undefined, undefined],
+  ])('quorate %j → %j', (quorate, expected) => {
+    const doc = { quorum: { node: 'pve1', ...(quorate === undefined ? {} : { quorate }) } };
+    expect(decode(haManagerStatusSchema, doc, where).quorum).toEqual({ node: 'pve1', quorate: expected });
+  });
+
+  test('anything else is a bad reply naming the field', () => {
+    const err = badReply(() => decode(haManagerStatusSchema, { quorum: { node: 'pve1', quorate: 'maybe' } }, where));
+    expect(err.field).toBe('data.quorum.quorate');
+    expect(err.message).toContain('expected a Perl boolean');
+  });
+
+  test('no quorum entry (no HA configured): none', () => {
+    expect(decode(haManagerStatusSchema, {}, where).quorum).toBeUndefined();
+  });
+});
+
 describe('RRD rows: undefined buckets omit keys', () => {
   test('a PVE 8 row has no PSI; values stay undefined', () => {
     const [p] = decode(nodeRrdSchema, [{ time: 60, cpu: 0.1, memused: 5 }], where);

@@ -53,6 +53,7 @@ import {
   opt,
   parsePropertyString,
   percent,
+  perlBool,
   text,
 } from './wire';
 
@@ -491,7 +492,7 @@ export const haManagerStatusSchema = obj({
       disarm: opt(obj({ mode: opt(text), state: opt(text) })),
     }),
   ),
-  quorum: opt(obj({ node: opt(text), quorate: bool01 })),
+  quorum: opt(obj({ node: opt(text), quorate: opt(perlBool) })),
   lrm_status: opt(
     mapOf(
       obj({

@@ -85,6 +85,11 @@ export interface CallSpec {
   signal?: AbortSignal;
   /** A non-2xx reply that is an answer rather than a failure (returned, not thrown or retried). */
   isAnswer?: (status: number, message: string) => boolean;
+  /**
+   * A non-2xx reply that is the handler's refusal of an action (see `isActionRefusal`): thrown
+   * as `refused` with `mayHaveBeenApplied: false`, never retried.
+   */
+  isRefusal?: (status: number, message: string) => boolean;
 }
 
 /** What a call returns: the `data` of a 2xx reply, or an answer accepted by `isAnswer`. */
@@ -328,6 +333,7 @@ export class Transport {
       privilege: err.privilege,
       attempts,
       mayHaveBeenApplied: err.mayHaveBeenApplied,
+      serverMessage: err.serverMessage,
       cause: err.cause,
     });
   }
@@ -339,7 +345,14 @@ export class Transport {
     const fail = (
       code: PveApiErrorCode,
       message: string,
-      extra: { status?: number; field?: string; privilege?: string; cause?: unknown; sentNothing?: boolean } = {},
+      extra: {
+        status?: number;
+        field?: string;
+        privilege?: string;
+        cause?: unknown;
+        sentNothing?: boolean;
+        serverMessage?: string;
+      } = {},
     ) =>
       new PveApiError(code, this.#token.redact(message), {
         ...base,
@@ -348,6 +361,7 @@ export class Transport {
         privilege: extra.privilege,
         cause: extra.cause,
         mayHaveBeenApplied: post ? !extra.sentNothing : undefined,
+        serverMessage: extra.serverMessage === undefined ? undefined : this.#token.redact(extra.serverMessage),
       });
 
     const outer = [spec.signal, this.#signal].filter((s): s is AbortSignal => s !== undefined);
@@ -443,18 +457,19 @@ export class Transport {
       return { status, data: undefined, message: serverMessage, baseUrl: url.display };
     }
     const said = `server said '${serverMessage}'`;
+    const reply = { status, serverMessage };
     switch (true) {
       case status === 401:
         throw fail(
           'unauthorized',
           `${where}: http 401, the api token was refused (wrong, expired or revoked token, or disabled user); ${said}`,
-          { status, privilege: spec.privilege },
+          { ...reply, privilege: spec.privilege },
         );
       case status === 403:
         throw fail(
           'forbidden',
           `${where}: http 403, permission denied: this endpoint needs ${spec.privilege} (with privilege separation, grant it to the user and to the token); ${said}`,
-          { status, privilege: spec.privilege },
+          { ...reply, privilege: spec.privilege },
         );
       case status === 400: {
         const errors =
@@ -464,21 +479,28 @@ export class Transport {
         throw fail(
           'bad-request',
           `${where}: http 400, parameters refused${errors.length ? ` (${errors.join('; ')})` : ''}; ${said}`,
-          { status },
+          reply,
         );
       }
       case status === 501:
-        throw fail('not-implemented', `${where}: http 501, not available on this server (older Proxmox VE?); ${said}`, {
-          status,
+        throw fail(
+          'not-implemented',
+          `${where}: http 501, not available on this server (older Proxmox VE?); ${said}`,
+          reply,
+        );
+      case spec.isRefusal?.(status, serverMessage) === true:
+        throw fail('refused', `${where}: http ${status}, refused by the server (nothing was applied); ${said}`, {
+          ...reply,
+          sentNothing: true,
         });
       case status >= 500 && status <= 599:
         throw fail(
           'server-error',
           `${where}: http ${status}${status >= 590 ? ' (pveproxy could not reach the node)' : ''}; ${said}`,
-          { status },
+          reply,
         );
       default:
-        throw fail('http-error', `${where}: http ${status}; ${said}`, { status });
+        throw fail('http-error', `${where}: http ${status}; ${said}`, reply);
     }
   }
 

@@ -362,8 +362,12 @@ export interface HaManagerStatus {
   serviceStatus: ReadonlyMap<string, HaServiceStatus> | undefined;
   /** Present while HA is disarmed (`mode` `freeze`|`ignore`). */
   disarm: { mode: string | undefined; state: string | undefined } | undefined;
-  /** Quorum as seen by the answering node. */
-  quorum: { node: string | undefined; quorate: boolean } | undefined;
+  /**
+   * Quorum as seen by the answering node: `quorate` from a Perl boolean (`"1"` true, `""`
+   * false), `undefined` when the node could not check it (`null`). The whole entry is
+   * `undefined` when the reply has none (no HA configured).
+   */
+  quorum: { node: string | undefined; quorate: boolean | undefined } | undefined;
   /** LRM status by node. */
   lrmStatus: ReadonlyMap<string, HaLrmStatus>;
 }

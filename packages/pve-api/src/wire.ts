@@ -30,6 +30,20 @@ export const bool01 = z
   .union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1'), z.boolean()], { error: 'expected 0 or 1' })
   .transform((v) => v === 1 || v === '1' || v === true);
 
+/**
+ * A Perl boolean passed through as it is (`JSON::XS` of a `PVE::Cluster` check): `"1"` (or 1,
+ * true) is true; `""`, `"0"`, 0, false are false; `null` (or a missing key) is `undefined`:
+ * the check itself failed (spec §3.5, `quorum.quorate`).
+ */
+export const perlBool = z
+  .union(
+    [z.literal(0), z.literal(1), z.literal('0'), z.literal('1'), z.literal(''), z.boolean(), z.null(), z.undefined()],
+    {
+      error: 'expected a Perl boolean ("1", "", 0, 1 or null)',
+    },
+  )
+  .transform((v) => (v === null || v === undefined ? undefined : v === 1 || v === '1' || v === true));
+
 /** A string (a JSON number is accepted and turned into its decimal text, as Perl may send names like `100`). */
 export const text = z.union([z.string(), z.number().transform((v) => String(v))], { error: 'expected a string' });
 

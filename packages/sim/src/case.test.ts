@@ -71,7 +71,8 @@ describe('loadCase: defaults of spec §1.2 when optional files are absent', () =
 
   it('derives default static stats from the service config, and dynamic ones from the static stats', () => {
     const dir = caseDir({
-      cmdlist: [],
+      // vm:999 is not configured: a command adds it later
+      cmdlist: [['service vm:999 add node1']],
       service_config: { 'vm:101': { node: 'node1', state: 'enabled' }, 'ct:102': { node: 'node2' } },
       static_service_stats: { 'vm:101': { maxcpu: 2, maxmem: GIB }, 'vm:999': { maxcpu: 1, maxmem: GIB } },
     });
@@ -241,13 +242,13 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'a negative node maxcpu',
       hw({ maxcpu: -4 }),
       'hardware_status',
-      'node1.maxcpu: expected a number of cores >= 1, got -4',
+      'node1.maxcpu: expected a number of cores from 1 to 2^64, got -4',
     ],
     [
       'a node maxmem as a string',
       hw({ maxmem: '64G' }),
       'hardware_status',
-      'node1.maxmem: expected a number of bytes >= 1, got "64G"',
+      'node1.maxmem: expected a number of bytes from 1 to 2^64, got "64G"',
     ],
     [
       'a cfs flag that is no flag',
@@ -283,7 +284,7 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'a negative max_restart',
       sc({ max_restart: -1 }),
       'service_config',
-      'vm:101.max_restart: expected a whole number >= 0, got -1',
+      'vm:101.max_restart: expected a whole number from 0 to 9007199254740991, got -1',
     ],
     [
       'an unknown service state',
@@ -310,13 +311,13 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'a negative threshold',
       dc({ crs: { 'ha-auto-rebalance-threshold': -5 } }),
       'datacenter.cfg',
-      'crs.ha-auto-rebalance-threshold: expected a finite number >= 0, got -5',
+      'crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got -5',
     ],
     [
       'a hold duration that is no whole number',
       dc({ crs: { 'ha-auto-rebalance-hold-duration': 1.5 } }),
       'datacenter.cfg',
-      'crs.ha-auto-rebalance-hold-duration: expected a whole number >= 0, got 1.5',
+      'crs.ha-auto-rebalance-hold-duration: expected a whole number from 0 to 9007199254740991, got 1.5',
     ],
     [
       'an unknown crs key',
@@ -336,7 +337,7 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'a negative timeout in the manager status',
       ms({ service_status: { 'vm:101': { state: 'request_stop', node: 'node1', timeout: -5 } } }),
       'manager_status',
-      'service_status.vm:101.timeout: expected a whole number >= 0, got -5',
+      'service_status.vm:101.timeout: expected a whole number from 0 to 9007199254740991, got -5',
     ],
     [
       'failed nodes that are no list',
@@ -451,13 +452,97 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'a max-time of 0',
       { cmdlist: [], sim_options: { 'max-time': 0 } },
       'sim_options',
-      'max-time: expected a whole number of seconds >= 1, got 0',
+      'max-time: expected a whole number of seconds from 1 to 9007199254740991, got 0',
     ],
     [
       'a max-time as a string',
       { cmdlist: [], sim_options: { 'max-time': '36000' } },
       'sim_options',
-      'max-time: expected a whole number of seconds >= 1, got "36000"',
+      'max-time: expected a whole number of seconds from 1 to 9007199254740991, got "36000"',
+    ],
+    // a literal too large for a double reads as Infinity: said as such (JSON.stringify would print null)
+    [
+      'a node maxmem of 1e999',
+      { cmdlist: [], hardware_status: '{"node1": {"power": "on", "network": "on", "maxmem": 1e999}}' },
+      'hardware_status',
+      'node1.maxmem: expected a number of bytes from 1 to 2^64, got a number too large for a double (beyond 1.8e308)',
+    ],
+    [
+      'a max_restart of 1e999',
+      { cmdlist: [], service_config: '{"vm:101": {"node": "node1", "max_restart": 1e999}}' },
+      'service_config',
+      'vm:101.max_restart: expected a whole number from 0 to 9007199254740991, got a number too large for a double (beyond 1.8e308)',
+    ],
+    [
+      'a manager status timestamp of -1e999',
+      { cmdlist: [], manager_status: '{"timestamp": -1e999}' },
+      'manager_status',
+      'timestamp: expected a finite number >= 0, got a negative number too large for a double (beyond -1.8e308)',
+    ],
+    [
+      'a queued command argument of 1e999',
+      {
+        cmdlist: [],
+        manager_status: '{"service_status": {"vm:101": {"state": "started", "node": "node1", "cmd": ["stop", 1e999]}}}',
+      },
+      'manager_status',
+      'service_status.vm:101.cmd.1: expected a string or finite number, got a number too large',
+    ],
+    [
+      'a threshold of 1e999',
+      { cmdlist: [], 'datacenter.cfg': '{"crs": {"ha-auto-rebalance-threshold": 1e999}}' },
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got a number too large',
+    ],
+    [
+      'a seed of 1e999',
+      { cmdlist: [], sim_options: '{"seed": 1e999}' },
+      'sim_options',
+      'seed: expected an integer from 0 to 4294967295, got a number too large',
+    ],
+    [
+      'a max-time of 1e999',
+      { cmdlist: [], sim_options: '{"max-time": 1e999}' },
+      'sim_options',
+      'max-time: expected a whole number of seconds from 1 to 9007199254740991, got a number too large',
+    ],
+    [
+      'a guest config number of 1e999',
+      { cmdlist: [], guest_config: '{"vm:101": {"cores": 1e999}}' },
+      'guest_config',
+      'vm:101.cores: expected a finite number, got a number too large',
+    ],
+    // values the HA core would refuse every round: one range, checked here
+    [
+      'a node maxmem of 1e300',
+      hw({ maxmem: 1e300 }),
+      'hardware_status',
+      'node1.maxmem: expected a number of bytes from 1 to 2^64, got 1e+300',
+    ],
+    [
+      'a node maxcpu above 2^64',
+      hw({ maxcpu: 2 ** 65 }),
+      'hardware_status',
+      'node1.maxcpu: expected a number of cores from 1 to 2^64, got 36893488147419103000',
+    ],
+    [
+      'a hold duration beyond 2^53',
+      dc({ crs: { 'ha-auto-rebalance-hold-duration': '99999999999999999999' } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-hold-duration: expected a whole number from 0 to 9007199254740991, got "99999999999999999999"',
+    ],
+    // threshold and margin in percent (PVE 9.2's schema): above 100 nothing could ever balance
+    [
+      'a threshold above 100',
+      dc({ crs: { 'ha-auto-rebalance-threshold': 150 } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 150',
+    ],
+    [
+      'a margin above 100 (as a string)',
+      dc({ crs: { 'ha-auto-rebalance-margin': '100.5' } }),
+      'datacenter.cfg',
+      'crs.ha-auto-rebalance-margin: expected a finite number from 0 to 100, got "100.5"',
     ],
   ];
   it.each(cases)('%s', (_name, files, file, problem) => {
@@ -465,6 +550,13 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     const err = loadError(dir);
     expect(err.code).toBe('bad-case');
     expect(err.message).toContain(`'${join(dir, file)}' ${problem}`);
+  });
+
+  it('a threshold and a margin of 0 and 100 load', () => {
+    for (const v of [0, 100]) {
+      const input = loadCase(caseDir(dc({ crs: { 'ha-auto-rebalance-threshold': v, 'ha-auto-rebalance-margin': v } })));
+      expect(input.datacenterCfg.crs).toEqual({ 'ha-auto-rebalance-threshold': v, 'ha-auto-rebalance-margin': v });
+    }
   });
 
   it('loads the additions: variant crs keys as given (judged at run time), memhost, guest_config, sim_options', () => {
@@ -557,5 +649,184 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
     expect(input.serviceConfig['vm:101']!.node).toBe('__proto__');
     expect(Object.keys(input.managerStatus.service_status!)).toEqual(['__proto__']);
     expect(Object.keys(input.serviceStatus)).toEqual(names);
+  });
+});
+
+describe('loadCase: commands are checked against the services there at their turn', () => {
+  const NOT_THERE =
+    'is not configured at this point (not in service_config, not added by an earlier command, or deleted)';
+  const withCommands = (...lists: string[][]) =>
+    caseDir({
+      cmdlist: lists,
+      hardware_status: { node1: ON, node2: ON },
+      service_config: { 'vm:101': { node: 'node1', state: 'started' } },
+    });
+  it.each([
+    // the run would abort with "no such service" at the command's turn
+    [
+      'a state of a service that is not configured',
+      [['service vm:999 started']],
+      `[0][0] 'service vm:999 started': service 'vm:999' ${NOT_THERE}`,
+    ],
+    ['a lock', [['service vm:999 lock']], `[0][0] 'service vm:999 lock': service 'vm:999' ${NOT_THERE}`],
+    [
+      'an unlock',
+      [['power node1 on'], ['service vm:999 unlock backup']],
+      `[1][0] 'service vm:999 unlock backup': service 'vm:999' ${NOT_THERE}`,
+    ],
+    [
+      'a manual migration',
+      [['service vm:999 manual-migrate node2']],
+      `[0][0] 'service vm:999 manual-migrate node2': service 'vm:999' ${NOT_THERE}`,
+    ],
+    // "cannot add service 'vm:101', already exists"
+    [
+      'an add of a configured service',
+      [['service vm:101 add node2']],
+      "[0][0] 'service vm:101 add node2': service 'vm:101' already exists",
+    ],
+    [
+      'an add of a service added before',
+      [['service vm:102 add node2'], ['service vm:102 add node1']],
+      "[1][0] 'service vm:102 add node1': service 'vm:102' already exists",
+    ],
+    [
+      'a state after its delete',
+      [['service vm:101 delete', 'service vm:101 stopped']],
+      `[0][1] 'service vm:101 stopped': service 'vm:101' ${NOT_THERE}`,
+    ],
+    [
+      'a state before its add',
+      [['service vm:102 started'], ['service vm:102 add node2']],
+      `[0][0] 'service vm:102 started': service 'vm:102' ${NOT_THERE}`,
+    ],
+  ])('%s is refused', (_name, lists, problem) => {
+    const dir = withCommands(...lists);
+    expect(loadError(dir).message).toBe(`'${join(dir, 'cmdlist')}' ${problem}`);
+  });
+
+  it('a service added, used, deleted and added again loads', () => {
+    const input = loadCase(
+      withCommands(
+        ['service vm:102 add node2 stopped', 'service vm:102 started'],
+        ['service vm:102 delete', 'service vm:102 add node1', 'service vm:102 lock'],
+      ),
+    );
+    expect(input.warnings).toEqual([]);
+  });
+
+  it('commands the run applies although they name no service are warnings', () => {
+    const dir = withCommands([
+      'service vm:998 migrate node2',
+      'service vm:998 stop 0',
+      'service vm:998 delete',
+      'service vm:997 set-static-stats maxcpu 2',
+      'service vm:996 set-dynamic-stats cpu 1',
+      'service vm:996 add node1',
+    ]);
+    const at = (j: number, cmd: string) => `'${join(dir, 'cmdlist')}' [0][${j}] '${cmd}': service`;
+    expect(loadCase(dir).warnings).toEqual([
+      `${at(0, 'service vm:998 migrate node2')} 'vm:998' ${NOT_THERE}; the CRM refuses the command`,
+      `${at(1, 'service vm:998 stop 0')} 'vm:998' ${NOT_THERE}; the CRM refuses the command`,
+      `${at(2, 'service vm:998 delete')} 'vm:998' ${NOT_THERE}; nothing is deleted`,
+      // stats before the add (vm:996) are used once the service exists
+      `${at(3, 'service vm:997 set-static-stats maxcpu 2')} 'vm:997' is not configured (not in service_config, not added by a command); the stats are never used`,
+    ]);
+  });
+});
+
+describe('loadCase: a delay that outlasts the time limit', () => {
+  it('is refused, naming the command and the limit', () => {
+    const dir = caseDir({ cmdlist: [['power node1 on'], ['delay 99999999999']] });
+    expect(loadError(dir).message).toBe(
+      `'${join(dir, 'cmdlist')}' [1][0] 'delay 99999999999': the delay ends after the time limit of 10000 s (the first command list runs at 20 s; sim_options 'max-time' sets the limit)`,
+    );
+    // beyond 2^53 the parser refuses it already
+    const huge = caseDir({ cmdlist: [['power node1 on'], ['delay 99999999999999999999']] });
+    expect(loadError(huge).message).toBe(
+      `'${join(huge, 'cmdlist')}' [1][0] 'delay 99999999999999999999': seconds must be at most 9007199254740991`,
+    );
+    // 20 + 9980 = 10000 is not past the limit
+    expect(() => loadCase(caseDir({ cmdlist: [['delay 9980']] }))).not.toThrow();
+    expect(loadError(caseDir({ cmdlist: [['delay 9981']] })).message).toContain('time limit of 10000 s');
+  });
+
+  it('sim_options max-time sets the limit', () => {
+    expect(() => loadCase(caseDir({ cmdlist: [['delay 50000']], sim_options: { 'max-time': 90000 } }))).not.toThrow();
+    expect(loadError(caseDir({ cmdlist: [['delay 50000']], sim_options: { 'max-time': 36000 } })).message).toContain(
+      'time limit of 36000 s',
+    );
+  });
+});
+
+describe('loadCase: names that nothing has are warnings (the reference loads them silently)', () => {
+  const base = {
+    cmdlist: [['service vm:103 add node2']],
+    hardware_status: { node1: ON, node2: ON },
+    service_config: { 'vm:101': { node: 'node1' }, 'vm:102': { node: 'node2', group: 'g1' } },
+  };
+  const NOT = 'not configured (not in service_config, not added by a command)';
+
+  it('a rule naming a node or a service that does not exist, a group naming an unknown node', () => {
+    const dir = caseDir({
+      ...base,
+      rules_config:
+        'node-affinity: pin\n\tresources vm:101\n\tnodes node9,node2:2,node8\n\tstrict 1\n\nnode-affinity: prefer\n\tresources vm:101,vm:103\n\tnodes node7\n\nnode-affinity: only-gone\n\tresources vm:102\n\tnodes node9\n\tstrict 1\n\nresource-affinity: apart\n\tresources vm:101,vm:998,vm:999\n\taffinity negative\n',
+      groups: 'group: g1\n\tnodes node1,node6\n',
+    });
+    const rules = `'${join(dir, 'rules_config')}'`;
+    expect(loadCase(dir).warnings).toEqual([
+      `${rules} rule 'pin' nodes: node 'node8' does not exist in hardware_status`,
+      `${rules} rule 'pin' nodes: node 'node9' does not exist in hardware_status`,
+      `${rules} rule 'prefer' nodes: node 'node7' does not exist in hardware_status`,
+      `${rules} rule 'only-gone' nodes: node 'node9' does not exist in hardware_status`,
+      `${rules} rule 'only-gone': none of its nodes exists, and the rule is strict: its services can run on no node`,
+      `${rules} rule 'apart' resources: 2 services, 'vm:998', 'vm:999', are ${NOT}`,
+      `'${join(dir, 'groups')}' group 'g1' nodes: node 'node6' does not exist in hardware_status`,
+    ]);
+  });
+
+  it("a service's group that is not in the groups config", () => {
+    const dir = caseDir(base);
+    expect(loadCase(dir).warnings).toEqual([
+      `'${join(dir, 'service_config')}' vm:102.group: group 'g1' does not exist in '${join(dir, 'groups')}'`,
+    ]);
+  });
+
+  it('running flags, guest configurations and stats of services that are not configured; a running-flags file of an unknown node', () => {
+    const dir = caseDir({
+      ...base,
+      groups: 'group: g1\n\tnodes node1\n',
+      service_status_node1: { 'vm:101': 1, 'vm:103': 0, 'vm:999': 1 },
+      service_status_node9: { 'vm:101': 1 },
+      guest_config: { 'vm:101': {}, 'vm:998': {}, 'vm:999': {} },
+      static_service_stats: {
+        'vm:101': { maxcpu: 1, maxmem: GIB },
+        'vm:103': { maxcpu: 1, maxmem: GIB },
+        'vm:990': { maxcpu: 1, maxmem: GIB },
+      },
+      // the entries of unknown services are checked for syntax only
+      dynamic_service_stats: `{"vm:101": {"cpu": 1, "mem": 1}, ${Array.from({ length: 5 }, (_, i) => `"vm:${900 + i}": {"bogus": [${i}]}`).join(', ')}}`,
+    });
+    const input = loadCase(dir);
+    expect(input.warnings).toEqual([
+      `'${join(dir, 'static_service_stats')}': service 'vm:990' is ${NOT}; its entry is ignored`,
+      `'${join(dir, 'dynamic_service_stats')}': 5 services, 'vm:900', 'vm:901', 'vm:902' and 2 more, are ${NOT}; their entries are ignored`,
+      `'${join(dir, 'service_status_node1')}': service 'vm:999' is ${NOT}; its entry is ignored`,
+      `'${join(dir, 'service_status_node9')}': node 'node9' does not exist in hardware_status; the file is not read`,
+      `'${join(dir, 'guest_config')}': 2 services, 'vm:998', 'vm:999', are ${NOT}; their entries are ignored`,
+    ]);
+    expect(input.serviceStatus.node1).toEqual({ 'vm:101': 1, 'vm:103': 0 });
+    expect(Object.keys(input.guestConfig!)).toEqual(['vm:101']);
+    // the stats of unknown services are not loaded; a service added by a command keeps its own
+    expect(Object.keys(input.staticServiceStats)).toEqual(['vm:101', 'vm:103']);
+    expect(Object.keys(input.dynamicServiceStats)).toEqual(['vm:101']);
+  });
+
+  it('an unknown service id among skipped entries is still refused', () => {
+    const dir = caseDir({ ...base, dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1 }, 'qemu/900': { cpu: 1 } } });
+    expect(loadError(dir).message).toBe(
+      `'${join(dir, 'dynamic_service_stats')}' ["qemu/900"]: invalid service id 'qemu/900' (vm|ct|fa:<number>)`,
+    );
   });
 });

@@ -1,12 +1,28 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatacenterSettings, ManagerStatus } from '@poise/env';
+import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
+import { AUTO_REBALANCE_PERCENT_RANGE, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, SID_PATTERN, parseCommand } from './commands';
+import {
+  NAMES_SHOWN,
+  checkCommandServices,
+  checkDelays,
+  commandSids,
+  rulesWarnings,
+  unknownServices,
+  type CaseCommand,
+  type CaseNames,
+} from './case-checks';
+import { MAX_SIM_TIME } from './hardware';
 import { expectDirectory, readInputFile, statPath } from './files';
 import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import { PLAN_KEYS } from '@poise/policy-plan';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
 
 /** One node of `hardware_status`. */
 export interface HardwareNode {
@@ -46,6 +62,14 @@ export interface CaseInput {
   guestConfig?: Record<string, Record<string, string | number | boolean>>;
   /** `sim_options` (optional): the noise seed and the time limit. */
   simOptions?: SimOptions;
+  /**
+   * What the loader accepted as the reference would and found suspect, one message per
+   * problem naming the file and field: a rule naming a node or service that does not exist,
+   * stats, running flags or guest configurations of services that are not configured (nor
+   * added by a command), and such. They never reach the simulation's log (the reference loads
+   * these files silently); `poise-sim` prints them on stderr.
+   */
+  warnings?: readonly string[];
 }
 
 /** The optional case file `sim_options`: `{"seed": 1, "max-time": 36000}`. */
@@ -97,14 +121,14 @@ const REFERENCE_CRS_KEYS = [
   'ha-auto-rebalance-margin',
 ];
 /**
- * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, the preset).
+ * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, `@poise/policy-plan`,
+ * `@poise/policy-contention`, the preset).
  * Their values are judged by the HA core at run time (a bad one is logged naming the key and
  * that stage is off), so the loader only checks that each is a JSON scalar.
  */
 export const VARIANT_CRS_KEYS: readonly string[] = [
   PRESET_KEY,
-  ...STABLE_KEYS.map((k) => k.key),
-  ...PRESSURE_KEYS.map((k) => k.key),
+  ...[...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((k) => k.key),
 ];
 /** Every `crs` key a case may set. */
 export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
@@ -177,23 +201,26 @@ class FileCheck {
     this.fail(field, `expected a flag (0, 1, true or false), got ${describe(v)}`);
   }
 
-  /** A whole number >= 0, as a JSON number or a string of digits. */
+  /** A whole number from 0 to 2^53−1 (exact in a double), as a JSON number or a string of digits. */
   count(v: JsonValue | undefined, field: readonly string[]): void {
-    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return;
-    if (typeof v === 'string' && /^\d+$/.test(v)) return;
-    this.fail(field, `expected a whole number >= 0, got ${describe(v)}`);
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return;
+    if (typeof v === 'string' && /^\d+$/.test(v) && Number.isSafeInteger(Number(v))) return;
+    this.fail(field, `expected a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describe(v)}`);
   }
 
-  /** A finite number >= `min` (> `min` when `exclusive`), as a JSON number or a numeric string. */
-  number(v: JsonValue | undefined, field: readonly string[], min = 0, exclusive = false): void {
+  /** A finite number >= `min` (and <= `max` when given), as a JSON number or a numeric string. */
+  number(v: JsonValue | undefined, field: readonly string[], min = 0, max?: number): void {
     const n =
       typeof v === 'number'
         ? v
         : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v)
           ? Number(v)
           : NaN;
-    if (Number.isFinite(n) && (exclusive ? n > min : n >= min)) return;
-    this.fail(field, `expected a finite number ${exclusive ? '>' : '>='} ${min}, got ${describe(v)}`);
+    if (Number.isFinite(n) && n >= min && (max === undefined || n <= max)) return;
+    this.fail(
+      field,
+      `expected a finite number ${max === undefined ? `>= ${min}` : `from ${min} to ${max}`}, got ${describe(v)}`,
+    );
   }
 
   node(v: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): string {
@@ -210,19 +237,30 @@ class FileCheck {
 function describe(v: JsonValue | undefined): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
+  // a literal such as 1e999 reads as Infinity, which JSON.stringify would print as `null`
+  if (v === Infinity) return 'a number too large for a double (beyond 1.8e308)';
+  if (v === -Infinity) return 'a negative number too large for a double (beyond -1.8e308)';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
   return JSON.stringify(v);
 }
 
-/** Reads and parses a JSON file of the case; undefined when absent. */
-function readJson(dir: string, file: string, options: LoadOptions): { value: JsonValue; check: FileCheck } | undefined {
+/**
+ * Reads and parses a JSON file of the case; undefined when absent. `keepMember` (see
+ * `parseStrictJson`) gets each top-level key with the file's checks.
+ */
+function readJson(
+  dir: string,
+  file: string,
+  options: LoadOptions,
+  keepMember?: (key: string, check: FileCheck) => boolean,
+): { value: JsonValue; check: FileCheck } | undefined {
   const path = join(dir, file);
   const text = readInputFile(path, { maxBytes: options.maxFileBytes });
   if (text === undefined) return undefined;
   const check = new FileCheck(path);
   try {
-    return { value: parseStrictJson(text), check };
+    return { value: parseStrictJson(text, keepMember ? { keepMember: (key) => keepMember(key, check) } : {}), check };
   } catch (err) {
     if (err instanceof JsonSyntaxError) {
       throw new SimError(
@@ -243,40 +281,95 @@ function nullObject<V>(): Record<string, V> {
  * Loads a test-case directory (the reference tester's format, spec §1.2) and checks it: every
  * file must be a regular UTF-8 file without a byte order mark and within the size limit; JSON
  * files are parsed strictly (a duplicate key is an error); fields must have the types and
- * values documented in the package README; every command must parse. Throws
- * {@link SimError} `bad-case` naming the file and field. Never writes.
+ * values documented in the package README; every command must parse and apply to the
+ * services there at its turn, and no delay may outlast the time limit. Throws
+ * {@link SimError} `bad-case` naming the file and field. Names the reference loads silently
+ * although nothing has them (a rule's unknown node, stats of a service that is not
+ * configured, …) are reported in {@link CaseInput.warnings}. Never writes.
  */
 export function loadCase(dir: string, name = dir, options: LoadOptions = {}): CaseInput {
   expectDirectory(dir, 'a case directory');
   const cmdlistPath = join(dir, 'cmdlist');
   if (!statPath(cmdlistPath)) throw new SimError('bad-case', `missing '${cmdlistPath}'`);
+  const warnings: string[] = [];
 
   const hardwareStatus = loadHardware(dir, options);
   const nodes = new Set(Object.keys(hardwareStatus));
-  const cmdlist = loadCmdlist(dir, options, nodes);
+  const { lists: cmdlist, commands } = loadCmdlist(dir, options, nodes);
   const serviceConfig = loadServiceConfig(dir, options, nodes);
+  checkCommandServices(commands, Object.keys(serviceConfig), warnings);
+  // every service the run can have: configured, or added by a command
+  const services: ReadonlySet<string> = new Set([...Object.keys(serviceConfig), ...commandSids(commands)]);
   const managerStatus = loadManagerStatus(dir, options);
   const datacenterCfg = loadDatacenterCfg(dir, options);
 
   const staticServiceStats =
-    (loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options) as
+    (loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options, services, warnings) as
       | CaseInput['staticServiceStats']
       | undefined) ??
     defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
   const dynamicServiceStats =
-    (loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options) as
+    (loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options, services, warnings) as
       | CaseInput['dynamicServiceStats']
       | undefined) ??
     defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
+  const serviceStatus = loadServiceStatus(dir, options, { nodes, services }, warnings);
+  const guestConfig = loadGuestConfig(dir, options, services, warnings);
+  const simOptions = loadSimOptions(dir, options);
+  checkDelays(commands, simOptions?.maxTime ?? MAX_SIM_TIME);
 
+  const rulesConfig = readInputFile(join(dir, 'rules_config'), { maxBytes: options.maxFileBytes }) ?? '';
+  const groups = readInputFile(join(dir, 'groups'), { maxBytes: options.maxFileBytes }) ?? '';
+  const serviceGroups = new Map<string, string>();
+  for (const sid of Object.keys(serviceConfig)) {
+    // the reference's reading: a missing, empty or '0' group is no group
+    const group = serviceConfig[sid]!.group;
+    if (typeof group === 'string' && group !== '' && group !== '0') serviceGroups.set(sid, group);
+  }
+  warnings.push(
+    ...rulesWarnings(
+      { rules: join(dir, 'rules_config'), groups: join(dir, 'groups'), serviceConfig: join(dir, 'service_config') },
+      { rules: rulesConfig, groups },
+      { nodes, services },
+      serviceGroups,
+    ),
+  );
+  return {
+    name,
+    cmdlist,
+    hardwareStatus,
+    serviceConfig,
+    managerStatus,
+    rulesConfig,
+    groups,
+    datacenterCfg,
+    staticServiceStats,
+    dynamicServiceStats,
+    serviceStatus,
+    ...(guestConfig ? { guestConfig } : {}),
+    ...(simOptions ? { simOptions } : {}),
+    warnings,
+  };
+}
+
+/**
+ * `service_status_<node>` of every node: sid → running flag. Flags of services that are not
+ * there are skipped ({@link readServiceFile}); a file of a node that does not exist (never
+ * read) is a warning.
+ */
+function loadServiceStatus(
+  dir: string,
+  options: LoadOptions,
+  names: CaseNames,
+  warnings: string[],
+): CaseInput['serviceStatus'] {
   const serviceStatus = nullObject<Record<string, number>>();
-  for (const node of nodes) {
-    const file = readJson(dir, `service_status_${node}`, options);
+  for (const node of names.nodes) {
+    const file = readServiceFile(dir, `service_status_${node}`, options, names.services, warnings);
     const flags = nullObject<number>();
     if (file) {
       const obj = file.check.object(file.value, []);
       for (const sid of Object.keys(obj)) {
-        file.check.sid(sid, [sid]);
         file.check.flag(obj[sid], [sid]);
         const v = obj[sid];
         flags[sid] = v === true || v === 1 || v === '1' ? 1 : 0;
@@ -284,38 +377,34 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
     }
     serviceStatus[node] = flags;
   }
-
-  const guestConfig = loadGuestConfig(dir, options);
-  const simOptions = loadSimOptions(dir, options);
-  return {
-    name,
-    cmdlist,
-    hardwareStatus,
-    serviceConfig,
-    managerStatus,
-    rulesConfig: readInputFile(join(dir, 'rules_config'), { maxBytes: options.maxFileBytes }) ?? '',
-    groups: readInputFile(join(dir, 'groups'), { maxBytes: options.maxFileBytes }) ?? '',
-    datacenterCfg,
-    staticServiceStats,
-    dynamicServiceStats,
-    serviceStatus,
-    ...(guestConfig ? { guestConfig } : {}),
-    ...(simOptions ? { simOptions } : {}),
-  };
+  for (const entry of readdirSync(dir).sort(byteCompare)) {
+    const node = entry.startsWith(SERVICE_STATUS_PREFIX) ? entry.slice(SERVICE_STATUS_PREFIX.length) : undefined;
+    if (node !== undefined && !names.nodes.has(node)) {
+      warnings.push(`'${join(dir, entry)}': node '${node}' does not exist in hardware_status; the file is not read`);
+    }
+  }
+  return serviceStatus;
 }
+
+/** The per-node running flags' file name, before the node's name. */
+const SERVICE_STATUS_PREFIX = 'service_status_';
 
 /**
  * `guest_config`: sid → { config key: string | number | boolean }. The values are what the
  * PVE API returns (property strings); they are judged when a migration runs, not here.
  */
-function loadGuestConfig(dir: string, options: LoadOptions): CaseInput['guestConfig'] {
-  const file = readJson(dir, 'guest_config', options);
+function loadGuestConfig(
+  dir: string,
+  options: LoadOptions,
+  services: ReadonlySet<string>,
+  warnings: string[],
+): CaseInput['guestConfig'] {
+  const file = readServiceFile(dir, 'guest_config', options, services, warnings);
   if (!file) return undefined;
   const check: FileCheck = file.check;
   const all = check.object(file.value, []);
   const out = nullObject<Record<string, string | number | boolean>>();
   for (const sid of Object.keys(all)) {
-    check.sid(sid, [sid]);
     const entry = check.object(all[sid], [sid]);
     const config = nullObject<string | number | boolean>();
     for (const key of Object.keys(entry)) {
@@ -334,7 +423,7 @@ function loadGuestConfig(dir: string, options: LoadOptions): CaseInput['guestCon
   return out;
 }
 
-/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds >= 1. */
+/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds from 1 to 2^53−1. */
 function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefined {
   const file = readJson(dir, 'sim_options', options);
   if (!file) return undefined;
@@ -350,20 +439,29 @@ function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefin
   }
   if (o['max-time'] !== undefined) {
     const t = o['max-time'];
-    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1)
-      check.fail(['max-time'], `expected a whole number of seconds >= 1, got ${describe(t)}`);
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 1)
+      check.fail(
+        ['max-time'],
+        `expected a whole number of seconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describe(t)}`,
+      );
     out.maxTime = t;
   }
   return out;
 }
 
-function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): string[][] {
+/** The command lists, and every command parsed with where it is (for the cross-file checks). */
+function loadCmdlist(
+  dir: string,
+  options: LoadOptions,
+  nodes: ReadonlySet<string>,
+): { lists: string[][]; commands: CaseCommand[] } {
   const file = readJson(dir, 'cmdlist', options)!;
   const value = file.value;
   const check: FileCheck = file.check;
   if (!Array.isArray(value)) check.fail([], `expected an array of command lists, got ${describe(value)}`);
   const at = (...index: number[]) => `'${check.path}' ${index.map((i) => `[${i}]`).join('')}`;
-  return value.map((list, i) => {
+  const commands: CaseCommand[] = [];
+  const lists = value.map((list, i) => {
     if (!Array.isArray(list))
       throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
     return list.map((cmd, j) => {
@@ -372,9 +470,11 @@ function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<strin
       // the runner uses the same parser, so a command that passes here never fails to parse
       const parsed = parseCommand(cmd, nodes);
       if (!parsed.ok) throw new SimError('bad-case', `${at(i, j)} '${cmd}': ${parsed.problem}`);
+      commands.push({ at: `${at(i, j)} '${cmd}'`, command: parsed.command });
       return cmd;
     });
   });
+  return { lists, commands };
 }
 
 function loadHardware(dir: string, options: LoadOptions): Record<string, HardwareNode> {
@@ -396,12 +496,16 @@ function loadHardware(dir: string, options: LoadOptions): Record<string, Hardwar
     check.keys(d, HARDWARE_KEYS, [node]);
     check.oneOf(d.power, ['on', 'off'], [node, 'power']);
     check.oneOf(d.network, ['on', 'off'], [node, 'network']);
-    // a node's capacity: at least one core and one byte (the scheduler divides by it)
-    if (d.maxcpu !== undefined && (typeof d.maxcpu !== 'number' || !(d.maxcpu >= 1) || d.maxcpu === Infinity)) {
-      check.fail([node, 'maxcpu'], `expected a number of cores >= 1, got ${describe(d.maxcpu)}`);
-    }
-    if (d.maxmem !== undefined && (typeof d.maxmem !== 'number' || !(d.maxmem >= 1) || d.maxmem === Infinity)) {
-      check.fail([node, 'maxmem'], `expected a number of bytes >= 1, got ${describe(d.maxmem)}`);
+    // a node's capacity: at least one core and one byte (the scheduler divides by it), at most
+    // what the usage model accepts (the scheduler would fall back to basic every round)
+    for (const [key, unit] of [
+      ['maxcpu', 'cores'],
+      ['maxmem', 'bytes'],
+    ] as const) {
+      const v = d[key];
+      if (v !== undefined && (typeof v !== 'number' || !(v >= MIN_NODE_CAPACITY && v <= MAX_STAT_VALUE))) {
+        check.fail([node, key], `expected a number of ${unit} from ${MIN_NODE_CAPACITY} to 2^64, got ${describe(v)}`);
+      }
     }
     if (d['pve-manager-version'] !== undefined) check.string(d['pve-manager-version'], [node, 'pve-manager-version']);
     if (d.cfs !== undefined) {
@@ -490,8 +594,8 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
       if (sd.cmd !== undefined) {
         if (!Array.isArray(sd.cmd)) check.fail([...f, 'cmd'], `expected an array, got ${describe(sd.cmd)}`);
         sd.cmd.forEach((c, i) => {
-          if (typeof c !== 'string' && typeof c !== 'number')
-            check.fail([...f, 'cmd', `${i}`], `expected a string or number, got ${describe(c)}`);
+          if (typeof c !== 'string' && !(typeof c === 'number' && Number.isFinite(c)))
+            check.fail([...f, 'cmd', `${i}`], `expected a string or finite number, got ${describe(c)}`);
         });
       }
     }
@@ -535,8 +639,11 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   for (const key of ['ha-rebalance-on-start', 'ha-auto-rebalance']) {
     if (crs[key] !== undefined) check.flag(crs[key], ['crs', key]);
   }
+  // percent under pve-9.2 (0..100, as PVE 9.2's datacenter.cfg schema has them), fractions of
+  // the raw imbalance under pve-5.2.0: above 100 nothing could ever balance under either
   for (const key of ['ha-auto-rebalance-threshold', 'ha-auto-rebalance-margin']) {
-    if (crs[key] !== undefined) check.number(crs[key], ['crs', key]);
+    if (crs[key] !== undefined)
+      check.number(crs[key], ['crs', key], AUTO_REBALANCE_PERCENT_RANGE.min, AUTO_REBALANCE_PERCENT_RANGE.max);
   }
   if (crs['ha-auto-rebalance-hold-duration'] !== undefined)
     check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
@@ -558,21 +665,23 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
  * A stats file: sid → { key: number }. Structure and types are checked here (an entry that is
  * not an object, a value that is not a JSON number, an unknown key); the values themselves
  * (negative, too large for a double, missing) load as given and are reported by the HA core
- * at run time, which leaves such a service out of the usage, as the reference does.
+ * at run time, which leaves such a service out of the usage, as the reference does. Entries of
+ * services that the run never has are skipped ({@link readServiceFile}).
  */
 function loadStats(
   dir: string,
   file: string,
   keys: readonly string[],
   options: LoadOptions,
+  services: ReadonlySet<string>,
+  warnings: string[],
 ): Record<string, Record<string, number>> | undefined {
-  const f = readJson(dir, file, options);
+  const f = readServiceFile(dir, file, options, services, warnings);
   if (!f) return undefined;
   const check: FileCheck = f.check;
   const stats = check.object(f.value, []);
   const out = nullObject<Record<string, number>>();
   for (const sid of Object.keys(stats)) {
-    check.sid(sid, [sid]);
     const entry = check.object(stats[sid], [sid]);
     check.keys(entry, keys, [sid]);
     for (const key of Object.keys(entry)) {
@@ -581,6 +690,34 @@ function loadStats(
     out[sid] = entry as Record<string, number>;
   }
   return out;
+}
+
+/**
+ * Reads a JSON file keyed by service id (stats, running flags, guest configurations): every key
+ * must be a service id; the entries of services the run never has (`services`) are scanned for
+ * syntax only, never built, and named in one warning with their count.
+ */
+function readServiceFile(
+  dir: string,
+  file: string,
+  options: LoadOptions,
+  services: ReadonlySet<string>,
+  warnings: string[],
+): ReturnType<typeof readJson> {
+  // the first few names for the message: nothing is kept per skipped entry
+  const shown: string[] = [];
+  let skipped = 0;
+  const f = readJson(dir, file, options, (sid, check) => {
+    check.sid(sid, [sid]);
+    if (services.has(sid)) return true;
+    if (skipped++ < NAMES_SHOWN) shown.push(sid);
+    return false;
+  });
+  if (f && skipped > 0)
+    warnings.push(
+      `'${f.check.path}': ${unknownServices(shown, skipped)}; ${skipped === 1 ? 'its entry is' : 'their entries are'} ignored`,
+    );
+  return f;
 }
 
 function defaultStats<T extends object>(sids: string[], value: T): Record<string, T> {

@@ -133,6 +133,10 @@ describe('validateCommand: the cmdlist language of spec §2', () => {
     ['node node1 set-dynamic-stats cpu 1e999', "value of 'cpu' must be a number from 0 to 1099511627776, got '1e999'"],
     ['node node1 set-noise pressurecpusome 5', "unknown stat 'pressurecpusome' (cpu|mem)"],
     ['node node1 set-noise cpu -0.1', "value of 'cpu' must be a number from 0 to 1099511627776, got '-0.1'"],
+    // beyond 2^53 a count no longer counts
+    ['delay 99999999999999999999', 'seconds must be at most 9007199254740991'],
+    ['skip-round crm 9007199254740992', 'rounds must be at most 9007199254740991'],
+    ['service vm:101 stop 99999999999999999999', 'timeout must be at most 9007199254740991'],
   ];
   it.each(bad)('rejects %j: %s', (cmd, problem) => {
     expect(validateCommand(cmd, NODES)).toBe(problem);

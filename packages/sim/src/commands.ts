@@ -12,7 +12,8 @@ import { SimError } from './errors';
  *   pattern; anything else falls through to the hardware commands and aborts the run);
  * - the other commands ignore extra trailing words, as the reference does;
  * - nodes must exist in `hardware_status`, service ids must be `vm|ct|fa:<digits>`;
- * - integers (`delay`, `skip-round`, the stop timeout) are decimal digits; stats values are
+ * - integers (`delay`, `skip-round`, the stop timeout) are decimal digits (`delay` and
+ *   `skip-round` at most 2^53−1, where a count still counts); stats values are
  *   decimal numbers, negative and out-of-range values included (the HA core reports them).
  */
 export type Command =
@@ -87,10 +88,13 @@ export function parseCommand(text: string, nodes: ReadonlySet<string> | readonly
   switch (verb) {
     case 'delay':
       if (obj === undefined || !DIGITS.test(obj) || words.length !== 2) return fail("usage: 'delay <seconds>'");
+      if (!Number.isSafeInteger(Number(obj))) return fail(`seconds must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'delay', seconds: Number(obj) });
     case 'skip-round': {
       if ((obj !== 'crm' && obj !== 'lrm') || words.length > 3) return fail("usage: 'skip-round crm|lrm [<rounds>]'");
       if (action !== undefined && !DIGITS.test(action)) return fail('rounds must be a number');
+      if (action !== undefined && !Number.isSafeInteger(Number(action)))
+        return fail(`rounds must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'skip-round', daemon: obj, rounds: action === undefined ? 1 : Number(action) });
     }
     case 'power':
@@ -198,6 +202,7 @@ function parseServiceCommand(
       const timeout = params[0];
       if (timeout === undefined || !DIGITS.test(timeout))
         return fail("usage: 'service <sid> stop <timeout>' (whole seconds, 0 = hard stop)");
+      if (!Number.isSafeInteger(Number(timeout))) return fail(`timeout must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'service-stop', sid, timeout });
     }
     case 'add': {

@@ -566,10 +566,13 @@ describe('--set <crs-key>=<value>', () => {
     ],
     ['ha-auto-rebalance=yes', "'--set ha-auto-rebalance=yes': expected a flag (0, 1, true or false)"],
     ['ha-auto-rebalance=2', "'--set ha-auto-rebalance=2': expected a flag (0, 1, true or false)"],
-    ['ha-auto-rebalance-threshold=-1', "'--set ha-auto-rebalance-threshold=-1': expected a finite number >= 0"],
+    [
+      'ha-auto-rebalance-threshold=-1',
+      "'--set ha-auto-rebalance-threshold=-1': expected a finite number from 0 to 100",
+    ],
     [
       'ha-auto-rebalance-hold-duration=1.5',
-      "'--set ha-auto-rebalance-hold-duration=1.5': expected a whole number >= 0",
+      "'--set ha-auto-rebalance-hold-duration=1.5': expected a whole number from 0 to 9007199254740991",
     ],
     ['ha-auto-rebalance-method=random', "'--set ha-auto-rebalance-method=random': expected bruteforce or topsis"],
   ])('refuses %s', (text, message) => {

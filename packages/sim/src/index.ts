@@ -68,4 +68,4 @@ export {
 export { Prng, walkStep } from './noise';
 export type { BalancerEvent } from '@poise/ha';
 export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';
-export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
+export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonReadOptions, type JsonValue } from './json';

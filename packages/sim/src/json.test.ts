@@ -60,6 +60,47 @@ describe('parseStrictJson', () => {
     expect(parseStrictJson('[0, -1.5, 2e3, 1e999, -0]')).toEqual([0, -1.5, 2000, Infinity, -0]);
   });
 
+  test('keepMember: refused top-level members are checked for syntax but left out', () => {
+    const keep = (key: string) => key.startsWith('vm:1');
+    expect(
+      parseStrictJson('{"vm:1": {"cpu": 1}, "vm:2": {"cpu": [1, {"a": "\\u0041"}], "x": null}, "vm:10": 2}', {
+        keepMember: keep,
+      }),
+    ).toEqual({ 'vm:1': { cpu: 1 }, 'vm:10': 2 });
+    // only the top level is filtered
+    expect(parseStrictJson('{"vm:1": {"vm:2": 3}}', { keepMember: keep })).toEqual({ 'vm:1': { 'vm:2': 3 } });
+    const errorIn = (text: string) => {
+      try {
+        parseStrictJson(text, { keepMember: keep });
+      } catch (err) {
+        return [(err as JsonSyntaxError).reason, (err as JsonSyntaxError).column];
+      }
+      return undefined;
+    };
+    expect(errorIn('{"vm:2": {"a": 1,}}')).toEqual(["expected a key string, got '}'", 18]);
+    expect(errorIn('{"vm:2": [1 2]}')).toEqual(["expected ',' or ']', got '2'", 13]);
+    expect(errorIn('{"vm:2": "a\\qb"}')).toEqual(["invalid escape '\\q'", 12]);
+    expect(errorIn('{"vm:2": tru}')).toEqual(["unexpected 't'", 10]);
+    expect(errorIn(`{"vm:2": ${'['.repeat(1000)}}`)).toEqual([
+      `nested deeper than ${MAX_JSON_DEPTH} levels`,
+      10 + MAX_JSON_DEPTH,
+    ]);
+    // a repeated key that is kept is still a duplicate
+    expect(errorIn('{"vm:1": 1, "vm:1": 2}')).toEqual(["duplicate key 'vm:1'", 13]);
+  });
+
+  test('property: with keepMember, the kept members read as JSON.parse reads them', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.func(fc.boolean()), (dict, keep) => {
+        const text = JSON.stringify(dict);
+        const expected = Object.fromEntries(
+          Object.entries(JSON.parse(text) as Record<string, unknown>).filter(([k]) => keep(k)),
+        );
+        expect(JSON.stringify(parseStrictJson(text, { keepMember: (k) => keep(k) }))).toBe(JSON.stringify(expected));
+      }),
+    );
+  });
+
   test('property: any JSON without duplicate keys reads as JSON.parse reads it', () => {
     fc.assert(
       fc.property(fc.json(), (text) => {

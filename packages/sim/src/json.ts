@@ -29,8 +29,20 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const PLAIN_STRING = /[^"\\\u0000-\u001f]*/y;
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
+/** Options of {@link parseStrictJson}. */
+export interface JsonReadOptions {
+  /**
+   * Called with each key of the top-level object: a member whose key it refuses is checked for
+   * syntax but not built (nothing of its value is allocated) and left out of the result. A
+   * file of a million entries the reader does not need then costs one scan. Default: every
+   * member is kept.
+   */
+  keepMember?: (key: string) => boolean;
+}
+
 /** Parses `text` as one JSON value; throws {@link JsonSyntaxError}. */
-export function parseStrictJson(text: string): JsonValue {
+export function parseStrictJson(text: string, options: JsonReadOptions = {}): JsonValue {
+  const keepMember = options.keepMember;
   let pos = 0;
 
   const fail = (reason: string, at = pos): never => {
@@ -55,14 +67,14 @@ export function parseStrictJson(text: string): JsonValue {
 
   const describe = (at: number): string => (at >= text.length ? 'end of input' : `'${text[at]}'`);
 
-  const parseString = (): string => {
-    // at the opening quote
+  /** Reads a string at its opening quote; builds its value only when `build`. */
+  const scanString = (build: boolean): string => {
     pos++;
     let out = '';
     for (;;) {
       PLAIN_STRING.lastIndex = pos;
       PLAIN_STRING.exec(text);
-      out += text.slice(pos, PLAIN_STRING.lastIndex);
+      if (build) out += text.slice(pos, PLAIN_STRING.lastIndex);
       pos = PLAIN_STRING.lastIndex;
       if (pos >= text.length) fail('unterminated string');
       const c = text[pos]!;
@@ -75,10 +87,10 @@ export function parseStrictJson(text: string): JsonValue {
         if (e === 'u') {
           const hex = text.slice(pos + 2, pos + 6);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail('invalid \\u escape');
-          out += String.fromCharCode(parseInt(hex, 16));
+          if (build) out += String.fromCharCode(parseInt(hex, 16));
           pos += 6;
         } else if (e !== undefined && ESCAPES[e] !== undefined) {
-          out += ESCAPES[e];
+          if (build) out += ESCAPES[e];
           pos += 2;
         } else {
           fail(`invalid escape '\\${e ?? ''}'`);
@@ -87,6 +99,72 @@ export function parseStrictJson(text: string): JsonValue {
       }
       fail('control character in string');
     }
+  };
+  const parseString = (): string => scanString(true);
+
+  /** Checks one value's syntax without building it (the same grammar as `parseValue`). */
+  const skipValue = (depth: number): void => {
+    if (depth > MAX_JSON_DEPTH) fail(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    skipSpace();
+    const c = text[pos];
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      pos++;
+      skipSpace();
+      if (text[pos] === close) {
+        pos++;
+        return;
+      }
+      for (;;) {
+        skipSpace();
+        if (close === '}') {
+          if (text[pos] !== '"') fail(`expected a key string, got ${describe(pos)}`);
+          scanString(false);
+          skipSpace();
+          if (text[pos] !== ':') fail(`expected ':', got ${describe(pos)}`);
+          pos++;
+        }
+        skipValue(depth + 1);
+        skipSpace();
+        if (text[pos] === ',') {
+          pos++;
+          continue;
+        }
+        if (text[pos] === close) {
+          pos++;
+          return;
+        }
+        fail(`expected ',' or '${close}', got ${describe(pos)}`);
+      }
+    }
+    if (c === '"') {
+      scanString(false);
+      return;
+    }
+    parseScalar();
+  };
+
+  /** `true`, `false`, `null` or a number. */
+  const parseScalar = (): JsonValue => {
+    if (text.startsWith('true', pos)) {
+      pos += 4;
+      return true;
+    }
+    if (text.startsWith('false', pos)) {
+      pos += 5;
+      return false;
+    }
+    if (text.startsWith('null', pos)) {
+      pos += 4;
+      return null;
+    }
+    NUMBER.lastIndex = pos;
+    const m = NUMBER.exec(text);
+    if (m) {
+      pos = NUMBER.lastIndex;
+      return Number(m[0]);
+    }
+    return fail(`unexpected ${describe(pos)}`);
   };
 
   const parseValue = (depth: number): JsonValue => {
@@ -110,7 +188,10 @@ export function parseStrictJson(text: string): JsonValue {
         skipSpace();
         if (text[pos] !== ':') fail(`expected ':', got ${describe(pos)}`);
         pos++;
-        obj[key] = parseValue(depth + 1);
+        // a refused member of the top-level object: scanned, not built (a repeat of its key
+        // would be refused the same way, so no value can silently replace another)
+        if (depth === 0 && keepMember && !keepMember(key)) skipValue(depth + 1);
+        else obj[key] = parseValue(depth + 1);
         skipSpace();
         if (text[pos] === ',') {
           pos++;
@@ -146,25 +227,7 @@ export function parseStrictJson(text: string): JsonValue {
       }
     }
     if (c === '"') return parseString();
-    if (text.startsWith('true', pos)) {
-      pos += 4;
-      return true;
-    }
-    if (text.startsWith('false', pos)) {
-      pos += 5;
-      return false;
-    }
-    if (text.startsWith('null', pos)) {
-      pos += 4;
-      return null;
-    }
-    NUMBER.lastIndex = pos;
-    const m = NUMBER.exec(text);
-    if (m) {
-      pos = NUMBER.lastIndex;
-      return Number(m[0]);
-    }
-    return fail(`unexpected ${describe(pos)}`);
+    return parseScalar();
   };
 
   const value = parseValue(0);

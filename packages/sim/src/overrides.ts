@@ -8,14 +8,19 @@ import {
 } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import { PLAN_KEYS } from '@poise/policy-plan';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
 import type { DatacenterSettings } from '@poise/env';
+import { AUTO_REBALANCE_PERCENT_RANGE } from '@poise/ha';
 import { CRS_KEYS, type CaseInput } from './case';
 import { SimError } from './errors';
 
 /** A decimal number as the command line gives it (no hex, no blanks). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS].map((spec) => [spec.key, spec]));
+const VARIANT_SPECS = new Map<string, CrsKeySpec>(
+  [...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]),
+);
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
@@ -28,10 +33,16 @@ function referenceProblem(key: string, value: number | string | boolean): string
         ? undefined
         : 'a flag (0, 1, true or false)';
     case 'ha-auto-rebalance-threshold':
-    case 'ha-auto-rebalance-margin':
-      return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? undefined : 'a finite number >= 0';
+    case 'ha-auto-rebalance-margin': {
+      const { min, max } = AUTO_REBALANCE_PERCENT_RANGE;
+      return typeof value === 'number' && value >= min && value <= max
+        ? undefined
+        : `a finite number from ${min} to ${max}`;
+    }
     case 'ha-auto-rebalance-hold-duration':
-      return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? undefined : 'a whole number >= 0';
+      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+        ? undefined
+        : `a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
     case 'ha-auto-rebalance-method':
       return value === 'bruteforce' || value === 'topsis' ? undefined : 'bruteforce or topsis';
     default:

@@ -87,16 +87,17 @@ describe('simulate: end of simulation and aborts', () => {
   });
 
   it('logs a failing command as err "exit simulation - <msg> " and returns the error', () => {
-    const input = tinyCase('add-twice', {
-      cmdlist: [powerOn, ['service vm:101 add node2']],
+    // a manual migration needs the service ignored (or the stack disarmed): known only at run time
+    const input = tinyCase('manual-migrate-managed', {
+      cmdlist: [powerOn, ['service vm:101 manual-migrate node2']],
       hardware_status: threeNodes,
       service_config: { 'vm:101': { node: 'node1', state: 'started' } },
     });
     const result = simulate(input, { profile: 'pve-9.2' });
-    expect(result.error).toContain("cannot add service 'vm:101', already exists");
-    expect(result.log).toContain('info    120      cmdlist: execute service vm:101 add node2\n');
+    expect(result.error).toContain("manual-migrate requires service 'vm:101' to be ignored");
+    expect(result.log).toContain('info    120      cmdlist: execute service vm:101 manual-migrate node2\n');
     // the reference appends a space after the message
-    expect(result.log).toMatch(/err {5}120 {5}hardware: exit simulation - .*already exists \n$/);
+    expect(result.log).toMatch(/err {5}120 {5}hardware: exit simulation - .*disarmed in ignore mode \n$/);
     expect(result.log).not.toContain('exit simulation - done');
   });
 });

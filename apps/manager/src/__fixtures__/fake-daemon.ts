@@ -34,9 +34,12 @@ cluster.readSnapshot = async () => {
 process.exitCode = await main(args, processIo, {
   lockFs: localLockFs,
   createHost: (config) => {
-    const secrets =
-      config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).secrets() : [];
-    const host = fakeHost(cluster, { afterStep: persist, secrets });
+    const token =
+      config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
+    const host = fakeHost(cluster, {
+      afterStep: persist,
+      ...(token ? { redact: (text: string) => token.redact(text) } : {}),
+    });
     const clock = host.clock;
     return {
       ...host,

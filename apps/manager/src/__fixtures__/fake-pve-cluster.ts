@@ -37,7 +37,6 @@ writeFileSync(
     `  tls: {fingerprint: '${c.fingerprint256}'}`,
     'policy:',
     '  ha-auto-rebalance-hold-duration: 2',
-    '  ha-auto-rebalance-preset: recommended',
     'state: {file: state.json}',
     'lock: {dir: lock}',
     'metrics: {listen: "127.0.0.1:9879"}',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManagerError } from '../errors';
-import { defaultConfig, describeValue, loadConfig, parseConfig } from './load';
+import { defaultConfig, describeValue, loadConfig, parseConfig, policyLayer, withPolicyLayer } from './load';
 import { configJsonSchema, DEFAULT_STATE_FILE } from './schema';
 
 const APP = resolve(__dirname, '../..');
@@ -36,6 +36,7 @@ describe('config defaults', () => {
       maxMotionsPerHour: 10,
       motionTimeoutSeconds: 3600,
       pickupTimeoutSeconds: 120,
+      settleSeconds: 120,
     });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9879 });
     expect(c.statePath).toBe(DEFAULT_STATE_FILE);
@@ -49,14 +50,59 @@ describe('config defaults', () => {
     });
   });
 
-  it('keeps any ha-auto-rebalance-* key as given, for the policy stages to check', () => {
+  it('keeps every known policy key as given, for the policy stages to check, and says where each came from', () => {
     const c = parseConfig(
-      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 300, 'ha-auto-rebalance-preset': 'recommended' } },
-      undefined,
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-preset': 'reference' } },
+      '/etc/poise/c.yaml',
     );
-    expect(c.policy.keys.get('ha-auto-rebalance-backoff')).toBe(300);
-    expect(c.policy.keys.get('ha-auto-rebalance-preset')).toBe('recommended');
+    expect(c.policy.keys.get('ha-auto-rebalance-backoff')).toBe('abc');
+    expect(c.policy.preset).toBe('reference');
     expect(c.policy.keys.get('ha-auto-rebalance-threshold')).toBe(30);
+    expect(c.policy.origins.get('ha-auto-rebalance-threshold')).toEqual({
+      kind: 'default',
+      label: "poise-manager's defaults",
+    });
+    expect(c.policy.origins.get('ha-auto-rebalance-backoff')).toEqual({ kind: 'config', label: "'/etc/poise/c.yaml'" });
+  });
+
+  it('the default preset is recommended', () => {
+    const c = parseConfig(PVE_MIN, undefined);
+    expect(c.policy.preset).toBe('recommended');
+    expect(c.policy.origins.get('ha-auto-rebalance-preset')?.kind).toBe('default');
+  });
+
+  it("a case's crs keys go between the defaults and the config file; other crs keys are not policy keys", () => {
+    const c = parseConfig({ ...PVE_MIN, policy: { 'ha-auto-rebalance-margin': 20 } }, '/etc/c.yaml');
+    const layer = policyLayer(
+      { kind: 'case', label: 'the case' },
+      { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-margin': 5, 'ha-auto-rebalance-hold-duration': 6 },
+      { file: 'dc.cfg', prefix: 'crs.' },
+    );
+    expect([...layer.values.keys()]).toEqual(['ha-auto-rebalance-hold-duration', 'ha-auto-rebalance-margin']);
+    const layered = withPolicyLayer(c, layer);
+    expect(layered.policy.reference).toMatchObject({ holdRounds: 6, marginPercent: 20 });
+    expect(layered.policy.origins.get('ha-auto-rebalance-hold-duration')?.kind).toBe('case');
+    expect(layered.policy.origins.get('ha-auto-rebalance-margin')?.kind).toBe('config');
+    expect(withPolicyLayer(layered, undefined)).toBe(layered);
+  });
+
+  it.each([
+    [
+      { 'ha-auto-rebalance-hold-duration': -2 },
+      'dc.cfg: crs.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -2',
+    ],
+    [
+      { 'ha-auto-rebalance-cooldwn': 60 },
+      "dc.cfg: crs.ha-auto-rebalance-cooldwn: unknown policy key (did you mean 'ha-auto-rebalance-cooldown'?)",
+    ],
+    [
+      { 'ha-auto-rebalance-preset': 'best' },
+      "dc.cfg: crs.ha-auto-rebalance-preset: expected one of 'recommended', 'reference', 'none', got \"best\"",
+    ],
+  ])("a bad key of a case's crs (%j) is named with its file", (crs, line) => {
+    expect(() => policyLayer({ kind: 'case', label: 'the case' }, crs, { file: 'dc.cfg', prefix: 'crs.' })).toThrow(
+      line,
+    );
   });
 
   it('normalises a fingerprint to upper-case pairs with colons, an IPv6 listen address, paths relative to the file', () => {
@@ -121,6 +167,14 @@ describe('config errors name the field by dot path and show the bad value', () =
       'test.yaml: limits.max-motions-per-hour: expected an integer ≥ 1, got 0',
     ],
     [
+      { ...PVE_MIN, limits: { 'settle-time': -5 } },
+      'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got -5',
+    ],
+    [
+      { ...PVE_MIN, limits: { 'settle-time': 'soon' } },
+      'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got "soon"',
+    ],
+    [
       { ...PVE_MIN, metrics: { listen: 'localhost' } },
       'test.yaml: metrics.listen: expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879, got "localhost"',
     ],
@@ -155,9 +209,30 @@ describe('config errors name the field by dot path and show the bad value', () =
       "test.yaml: policy.ha-auto-rebalance: unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)",
     ],
     [{ ...PVE_MIN, env: 'proxmox' }, "test.yaml: env: expected one of 'sim', 'pve', got \"proxmox\""],
+    // a misspelt or unknown key anywhere is an error naming its dot path, never a warning
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-thresold': 20 } },
+      "test.yaml: policy.ha-auto-rebalance-thresold: unknown policy key (did you mean 'ha-auto-rebalance-threshold'?)",
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-cooldwn': 60 } },
+      "test.yaml: policy.ha-auto-rebalance-cooldwn: unknown policy key (did you mean 'ha-auto-rebalance-cooldown'?)",
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-frobnicate': 1 } },
+      expect.stringMatching(
+        /^test\.yaml: policy\.ha-auto-rebalance-frobnicate: unknown policy key \(this build applies 'ha-auto-rebalance-backoff', /,
+      ),
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-preset': 'fast' } },
+      "test.yaml: policy.ha-auto-rebalance-preset: expected one of 'recommended', 'reference', 'none', got \"fast\"",
+    ],
+    [{ ...PVE_MIN, lock: { dirr: '/tmp' } }, 'test.yaml: lock.dirr: unknown key'],
+    [{ ...PVE_MIN, pve: { ...PVE_MIN.pve, tls: { 'ca-fil': '/x' } } }, 'test.yaml: pve.tls.ca-fil: unknown key'],
     [[1, 2], 'test.yaml: (top level): expected a mapping of settings, got a list'],
   ])('%j', (doc, line) => {
-    expect(problems(doc)).toContain(line);
+    expect(problems(doc)).toEqual(expect.arrayContaining([line]));
   });
 
   it('lists every problem of a file, one per line', () => {
@@ -202,7 +277,7 @@ describe('cross-field rules', () => {
     ],
     [{ env: 'sim' }, "test.yaml: sim.case-dir: expected a case directory when env is 'sim', got nothing"],
   ])('%j', (doc, line) => {
-    expect(problems(doc)).toContain(line);
+    expect(problems(doc)).toEqual(expect.arrayContaining([line]));
   });
 
   it('accepts plain http only with allow-plain-http', () => {

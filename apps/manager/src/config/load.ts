@@ -3,7 +3,20 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ManagerError } from '../errors';
-import { type ConfigFile, configSchema, POLICY_KEY_PATTERN, policyKeyMessage } from './schema';
+import {
+  type ConfigFile,
+  configSchema,
+  DEFAULT_HOLD_ROUNDS,
+  DEFAULT_MARGIN_PERCENT,
+  DEFAULT_METHOD,
+  DEFAULT_PRESET,
+  DEFAULT_THRESHOLD_PERCENT,
+  isKnownPolicyKey,
+  POLICY_KEY_PATTERN,
+  policyKeyMessage,
+  policySchema,
+  type PresetChoice,
+} from './schema';
 
 /** The reference balancer's keys (checked by the config schema). */
 export interface ReferencePolicy {
@@ -15,11 +28,121 @@ export interface ReferencePolicy {
   readonly marginPercent: number;
 }
 
-/** The policy keys as configured: the reference ones checked, every `ha-auto-rebalance-*` key kept. */
+/** A policy key's value as configured (variant values are checked later by their packages). */
+export type PolicyValue = string | number | boolean;
+
+/**
+ * Where policy keys come from, lowest first: poise-manager's defaults, the datacenter.cfg `crs`
+ * of the simulator's case (`--sim`), the config file.
+ */
+export interface PolicySource {
+  readonly kind: 'default' | 'case' | 'config';
+  /** For messages: `poise-manager's defaults`, `the crs of '<case>/datacenter.cfg'`, `'<config file>'`. */
+  readonly label: string;
+}
+
+/** A layer of policy keys: what one source sets. */
+export interface PolicyLayer {
+  readonly source: PolicySource;
+  readonly values: ReadonlyMap<string, PolicyValue>;
+}
+
+/** The policy keys in force, each from the highest layer that sets it. */
 export interface PolicyConfig {
   readonly reference: ReferencePolicy;
-  /** Every key under `policy` as written in the file (and the reference defaults), by name. */
-  readonly keys: ReadonlyMap<string, string | number | boolean>;
+  /** `ha-auto-rebalance-preset` in force (`recommended` unless a layer says otherwise). */
+  readonly preset: PresetChoice;
+  /** Every key in force (reference keys, the preset, variant keys), by name in byte order. */
+  readonly keys: ReadonlyMap<string, PolicyValue>;
+  /** Where each key in force came from. */
+  readonly origins: ReadonlyMap<string, PolicySource>;
+  /** The layers it was resolved from, lowest first (the config file's is last). */
+  readonly layers: readonly PolicyLayer[];
+}
+
+/** poise-manager's own policy defaults: the reference keys' defaults and the recommended preset. */
+export const DEFAULT_POLICY_LAYER: PolicyLayer = {
+  source: { kind: 'default', label: "poise-manager's defaults" },
+  values: new Map<string, PolicyValue>([
+    ['ha-auto-rebalance-hold-duration', DEFAULT_HOLD_ROUNDS],
+    ['ha-auto-rebalance-margin', DEFAULT_MARGIN_PERCENT],
+    ['ha-auto-rebalance-method', DEFAULT_METHOD],
+    ['ha-auto-rebalance-preset', DEFAULT_PRESET],
+    ['ha-auto-rebalance-threshold', DEFAULT_THRESHOLD_PERCENT],
+  ]),
+};
+
+/**
+ * The policy of a stack of layers (lowest first): each key from the highest layer that sets it.
+ * Layers are checked before they are stacked (see {@link policyLayer}).
+ */
+export function resolvePolicy(layers: readonly PolicyLayer[]): PolicyConfig {
+  const keys = new Map<string, PolicyValue>();
+  const origins = new Map<string, PolicySource>();
+  for (const layer of layers) {
+    for (const [key, value] of layer.values) {
+      keys.set(key, value);
+      origins.set(key, layer.source);
+    }
+  }
+  const sorted = new Map([...keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const ref = (key: string) => keys.get(key);
+  return {
+    reference: {
+      thresholdPercent: ref('ha-auto-rebalance-threshold') as number,
+      method: ref('ha-auto-rebalance-method') as ReferencePolicy['method'],
+      holdRounds: ref('ha-auto-rebalance-hold-duration') as number,
+      marginPercent: ref('ha-auto-rebalance-margin') as number,
+    },
+    preset: ref('ha-auto-rebalance-preset') as PresetChoice,
+    keys: sorted,
+    origins,
+    layers: [...layers],
+  };
+}
+
+/**
+ * Checks the `ha-auto-rebalance-*` keys of one source (a case's datacenter.cfg `crs`) as the
+ * config file's `policy` is checked, and makes a layer of them; other keys (`ha`,
+ * `ha-auto-rebalance` itself) are not policy keys and are left out. Throws `invalid-config`
+ * naming `<where>: <prefix><key>` for each bad value or unknown key.
+ */
+export function policyLayer(
+  source: PolicySource,
+  values: Readonly<Record<string, unknown>>,
+  where: { file: string; prefix: string },
+): PolicyLayer {
+  const picked: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(values)) if (POLICY_KEY_PATTERN.test(key)) picked[key] = values[key];
+  const result = policySchema.safeParse({ ...picked }, { reportInput: true });
+  const problems = [
+    ...(result.success ? [] : formatIssues(result.error.issues)),
+    ...Object.keys(picked)
+      .filter((key) => !isKnownPolicyKey(key))
+      .map((key) => `${key}: ${policyKeyMessage(key)}`),
+  ];
+  if (problems.length > 0)
+    throw invalid(
+      where.file,
+      [...new Set(problems)].map((p) => `${where.prefix}${p}`),
+    );
+  return {
+    source,
+    values: new Map(
+      Object.keys(picked)
+        .sort()
+        .map((key) => [key, picked[key] as PolicyValue]),
+    ),
+  };
+}
+
+/** The config with one more policy layer under the config file's (the case's datacenter.cfg of `--sim`). */
+export function withPolicyLayer(config: ManagerConfig, layer: PolicyLayer | undefined): ManagerConfig {
+  if (layer === undefined || layer.values.size === 0) return config;
+  const layers = config.policy.layers;
+  const file = layers.filter((l) => l.source.kind === 'config');
+  const below = layers.filter((l) => l.source.kind !== 'config');
+  return { ...config, policy: resolvePolicy([...below, layer, ...file]) };
 }
 
 /** The validated, normalised configuration the daemon runs with. */
@@ -50,6 +173,8 @@ export interface ManagerConfig {
     readonly maxMotionsPerHour: number;
     readonly motionTimeoutSeconds: number;
     readonly pickupTimeoutSeconds: number;
+    /** `limits.settle-time`. */
+    readonly settleSeconds: number;
   };
   readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
   readonly statePath: string;
@@ -92,13 +217,19 @@ const KEY_HINTS: ReadonlyMap<string, string> = new Map([
   ['password', 'poise-manager authenticates with an API token only'],
 ]);
 
-/** Policy keys that are not `ha-auto-rebalance-*`, read from the document itself (the parsed output loses `__proto__`). */
-function policyKeyProblems(doc: unknown): string[] {
-  if (doc === null || typeof doc !== 'object' || !Object.hasOwn(doc, 'policy')) return [];
+/** The `policy` mapping of the document itself, if it is one (the parsed output loses `__proto__`). */
+function rawPolicy(doc: unknown): Record<string, unknown> | undefined {
+  if (doc === null || typeof doc !== 'object' || !Object.hasOwn(doc, 'policy')) return undefined;
   const policy = (doc as { policy: unknown }).policy;
-  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) return [];
-  return Object.keys(policy)
-    .filter((key) => !POLICY_KEY_PATTERN.test(key))
+  return policy === null || typeof policy !== 'object' || Array.isArray(policy)
+    ? undefined
+    : (policy as Record<string, unknown>);
+}
+
+/** Policy keys this build does not apply, read from the document itself. */
+function policyKeyProblems(doc: unknown): string[] {
+  return Object.keys(rawPolicy(doc) ?? {})
+    .filter((key) => !isKnownPolicyKey(key))
     .map((key) => `policy.${key}: ${policyKeyMessage(key)}`);
 }
 
@@ -168,12 +299,15 @@ function resolvePath(base: string | undefined, path: string): string {
 }
 
 /** Normalises a parsed file: camelCase, parsed addresses, resolved relative paths (relative to the file). */
-function normalise(file: ConfigFile, path: string | undefined): ManagerConfig {
+function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: readonly string[]): ManagerConfig {
   const policy = file.policy;
-  const keys = new Map<string, string | number | boolean>();
-  for (const key of Object.keys(policy).sort()) {
-    if (POLICY_KEY_PATTERN.test(key)) keys.set(key, policy[key] as string | number | boolean);
-  }
+  const given = new Map<string, PolicyValue>();
+  for (const key of [...givenPolicyKeys].sort())
+    if (Object.hasOwn(policy, key)) given.set(key, policy[key] as PolicyValue);
+  const fileLayer: PolicyLayer = {
+    source: { kind: 'config', label: path === undefined ? 'the config' : `'${path}'` },
+    values: given,
+  };
   const listen = parseListen(file.metrics.listen);
   const fileRel = (p: string | undefined) => (p === undefined ? undefined : resolvePath(path, p));
   return {
@@ -195,21 +329,14 @@ function normalise(file: ConfigFile, path: string | undefined): ManagerConfig {
       },
     },
     sim: { caseDir: fileRel(file.sim['case-dir']), speed: file.sim.speed },
-    policy: {
-      reference: {
-        thresholdPercent: policy['ha-auto-rebalance-threshold'],
-        method: policy['ha-auto-rebalance-method'],
-        holdRounds: policy['ha-auto-rebalance-hold-duration'],
-        marginPercent: policy['ha-auto-rebalance-margin'],
-      },
-      keys,
-    },
+    policy: resolvePolicy([DEFAULT_POLICY_LAYER, fileLayer]),
     guests: { nonHa: file.guests['non-ha'] },
     limits: {
       maxMotionsInFlight: file.limits['max-motions-in-flight'],
       maxMotionsPerHour: file.limits['max-motions-per-hour'],
       motionTimeoutSeconds: file.limits['motion-timeout'],
       pickupTimeoutSeconds: file.limits['pickup-timeout'],
+      settleSeconds: file.limits['settle-time'],
     },
     metrics: { enabled: file.metrics.enabled, host: listen.host, port: listen.port },
     statePath: resolvePath(path, file.state.file),
@@ -255,7 +382,7 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
     problems.push("sim.case-dir: expected a case directory when env is 'sim', got nothing");
   }
   if (problems.length > 0) throw invalid(label, problems);
-  const config = normalise(file, source === undefined ? undefined : resolve(source));
+  const config = normalise(file, source === undefined ? undefined : resolve(source), Object.keys(rawPolicy(raw) ?? {}));
   // a --sim directory is relative to the working directory, not to the config file
   if (overrides.simCaseDir !== undefined)
     return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };

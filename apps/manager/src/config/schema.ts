@@ -1,3 +1,7 @@
+import { PRESET_KEY } from '@poise/policy';
+import { CONTENTION_KEYS } from '@poise/policy-contention';
+import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import { STABLE_KEYS } from '@poise/policy-stable';
 import { z } from 'zod';
 
 // The one definition of poise-manager's config file: keys, defaults, ranges and descriptions.
@@ -24,6 +28,13 @@ export const DEFAULT_MOTION_TIMEOUT_SECONDS = 3600;
  * `crm_commands` every ~10 s round; a few rounds of slack).
  */
 export const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
+/**
+ * After a node failed or came back, or an HA service went through fencing, recovery or another
+ * change poise did not make, no motion is requested for this long after the last change (the
+ * HA manager's own moves settle, fresh telemetry arrives).
+ */
+export const DEFAULT_SETTLE_SECONDS = 120;
+export const MAX_SETTLE_SECONDS = 3600;
 /** Per-request timeout of the Proxmox VE API client. */
 export const DEFAULT_API_TIMEOUT_SECONDS = 10;
 export const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
@@ -34,6 +45,32 @@ export const DEFAULT_LOCK_NAME = 'poise-manager';
 /** Prefix of the datacenter.cfg `crs` balancer keys accepted under `policy`. */
 export const POLICY_KEY_PREFIX = 'ha-auto-rebalance-';
 export const POLICY_KEY_PATTERN = /^ha-auto-rebalance-[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** The keys the reference pipeline reads (checked by this schema). */
+export const REFERENCE_POLICY_KEYS: readonly string[] = [
+  'ha-auto-rebalance-hold-duration',
+  'ha-auto-rebalance-margin',
+  'ha-auto-rebalance-method',
+  'ha-auto-rebalance-threshold',
+];
+/**
+ * `ha-auto-rebalance-preset` values: `recommended` (every variant stage on at its recommended
+ * value), `reference` or its alias `none` (no preset: every variant stage off unless its key is
+ * set, i.e. exactly the reference balancer of Proxmox VE 9.2).
+ */
+export const PRESET_CHOICES = ['recommended', 'reference', 'none'] as const;
+export type PresetChoice = (typeof PRESET_CHOICES)[number];
+/** poise-manager balances with the best policy the project knows unless told otherwise. */
+export const DEFAULT_PRESET: PresetChoice = 'recommended';
+/** Every policy key this build applies: the reference's, the preset, the variant packages'. Any other is an error. */
+export const KNOWN_POLICY_KEYS: readonly string[] = [
+  ...REFERENCE_POLICY_KEYS,
+  PRESET_KEY,
+  ...STABLE_KEYS.map((k) => k.key),
+  ...PRESSURE_KEYS.map((k) => k.key),
+  ...CONTENTION_KEYS.map((k) => k.key),
+].sort();
+/** A misspelt key is named with the known key at most this many edits away. */
+const SUGGESTION_MAX_EDITS = 3;
 
 const HTTP_URL = /^https?:\/\/[^\s/]+(?::\d+)?(?:\/[^\s]*)?$/;
 const FINGERPRINT = /^(?:[0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{64}$/;
@@ -123,10 +160,42 @@ const simSchema = section({
     .describe('Time acceleration: simulated seconds per real second; 0 runs as fast as possible.'),
 }).describe('The embedded simulator (env: sim).');
 
+/** Edits (insert, delete, substitute) between two strings. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** The known policy key closest to a misspelt one, if one is close. */
+export function closestPolicyKey(key: string): string | undefined {
+  let best: { key: string; edits: number } | undefined;
+  for (const known of KNOWN_POLICY_KEYS) {
+    const edits = editDistance(key, known);
+    if (edits <= SUGGESTION_MAX_EDITS && (best === undefined || edits < best.edits)) best = { key: known, edits };
+  }
+  return best?.key;
+}
+
+/** Whether `key` is a policy key this build applies. */
+export function isKnownPolicyKey(key: string): boolean {
+  return KNOWN_POLICY_KEYS.includes(key);
+}
+
 /** Why a key under `policy` is refused. */
 export function policyKeyMessage(key: string): string {
-  return key === 'ha-auto-rebalance'
-    ? "unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)"
+  if (key === 'ha-auto-rebalance') {
+    return "unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)";
+  }
+  const suggestion = closestPolicyKey(key);
+  if (suggestion !== undefined) return `unknown policy key (did you mean '${suggestion}'?)`;
+  return POLICY_KEY_PATTERN.test(key)
+    ? `unknown policy key (this build applies ${KNOWN_POLICY_KEYS.map((k) => `'${k}'`).join(', ')})`
     : `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*')`;
 }
 
@@ -160,18 +229,23 @@ export const policySchema = z
         .max(100, { error: 'expected a number from 0 to 100' })
         .default(DEFAULT_MARGIN_PERCENT)
         .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
+      [PRESET_KEY]: oneOf(PRESET_CHOICES)
+        .default(DEFAULT_PRESET)
+        .describe(
+          'recommended: every variant stage on at its recommended value (explicit keys override it); reference or none: no preset, every variant stage off unless its key is set (exactly the reference balancer of Proxmox VE 9.2).',
+        ),
     },
     { error: 'expected a mapping of settings' },
   )
   .catchall(policyValue)
   .superRefine((value, ctx) => {
     for (const key of Object.keys(value)) {
-      if (POLICY_KEY_PATTERN.test(key)) continue;
+      if (isKnownPolicyKey(key)) continue;
       ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key) });
     }
   })
   .describe(
-    "The balancer policy, keyed like the datacenter.cfg 'crs' options. The reference keys are checked here; any other ha-auto-rebalance-* key (backoff, cooldown, preset, …) is passed to the policy stages, which check it.",
+    "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here; the variant keys (backoff, cooldown, …) by the policy stages, which log a bad value and leave that stage off. An unknown key is an error.",
   );
 
 const limitsSchema = section({
@@ -192,6 +266,13 @@ const limitsSchema = section({
     .positive({ error: 'expected a number of seconds > 0' })
     .default(DEFAULT_PICKUP_TIMEOUT_SECONDS)
     .describe('An HA motion not seen moving this many seconds after the request was dropped by the HA manager.'),
+  'settle-time': num(`a number of seconds from 0 to ${MAX_SETTLE_SECONDS}`)
+    .min(0, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+    .max(MAX_SETTLE_SECONDS, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+    .default(DEFAULT_SETTLE_SECONDS)
+    .describe(
+      'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
+    ),
 }).describe('Safety limits on what the daemon does.');
 
 const metricsSchema = section({

@@ -206,6 +206,14 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
   };
 }
 
+/**
+ * Nodes in the order of the run's node list, by the `order` field of the chart data. Names from
+ * input (nodes, variants) appear in a spec only as data values and explicit scale domains,
+ * never in a sort list or an expression: Vega reads a string literal such as `"constructor"` in
+ * an expression as a signal name.
+ */
+const BY_NODE_ORDER = { field: 'order', op: 'min' } as const;
+
 /** Which node quantity a chart shows. */
 export type NodeQuantity = 'load' | 'pressure';
 
@@ -251,7 +259,11 @@ export function nodeSpec(
     [quantity === 'load' ? 'cpu' : 'cpu pressure', cpu],
     [quantity === 'load' ? 'memory' : 'memory pressure', mem],
   ];
-  const values: { node: string; resource: string; t: number; t0: number; t1: number; value: number }[] = [];
+  // `order` is the node's place in `nodes.names`: the charts sort nodes by it, never by a list of
+  // names (Vega-Lite turns a sort list into an expression, where a name such as `constructor`
+  // or `toString` is read as a signal reference and the view fails to build)
+  const values: { node: string; order: number; resource: string; t: number; t0: number; t1: number; value: number }[] =
+    [];
   const constant: string[] = [];
   for (const [resource, series] of panels) {
     if (!series) continue;
@@ -267,6 +279,7 @@ export function nodeSpec(
         if (v === null) return;
         values.push({
           node: nodes.names[i]!,
+          order: i,
           resource,
           t: ((k + 0.5) * width) / unit.seconds,
           t0: (k * width) / unit.seconds,
@@ -324,7 +337,7 @@ export function nodeSpec(
               field: 'node',
               type: 'nominal',
               title: 'node',
-              sort: nodes.names,
+              sort: BY_NODE_ORDER,
               axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {},
             },
             // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
@@ -357,7 +370,7 @@ export function nodeSpec(
             title: valueTitle,
             scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 },
           },
-          color: { field: 'node', type: 'nominal', title: 'node', sort: nodes.names },
+          color: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER },
         },
       },
     },

@@ -213,6 +213,43 @@ describe('poise-sim report', () => {
   });
 });
 
+describe('names that are also JavaScript object keys (scenario js-key-names)', () => {
+  const JS_KEYS = fileURLToPath(new URL('../../scenarios/js-key-names', import.meta.url));
+  const NODES = ['__proto__', 'constructor', 'toString', 'valueOf'];
+  /** The SVG texts of the report that are node names. */
+  const nodeTexts = (html: string) =>
+    [...html.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!).filter((t) => NODES.includes(t));
+
+  it('report and compare draw their charts (node and variant names reach the charts only as data)', async () => {
+    const out = tmp('poise-cli-js-keys-');
+    const io = capture();
+    expect(await main(['report', JS_KEYS, '--out', join(out, 'report')], io), io.stderr.join('\n')).toBe(0);
+    const report = readFileSync(join(out, 'report', 'report.html'), 'utf8');
+    expect(report.match(/<svg/g)).toHaveLength(3);
+    // the node load chart's legend: every node, in byte order
+    expect(nodeTexts(report)).toEqual(NODES);
+
+    const variants = join(out, 'variants.yaml');
+    writeFileSync(variants, 'constructor: {}\n__proto__: {ha-auto-rebalance-method: topsis}\n');
+    expect(
+      await main(
+        ['compare', JS_KEYS, '--variants', variants, '--seeds', '1', '--jobs', '1', '--out', join(out, 'compare')],
+        io,
+      ),
+      io.stderr.join('\n'),
+    ).toBe(0);
+    const compared = readFileSync(join(out, 'compare', 'report.html'), 'utf8');
+    // imbalance, moves, and one node load chart per variant
+    expect(compared.match(/<svg/g)).toHaveLength(4);
+    expect([...compared.matchAll(/data-variant="([^"]+)"/g)].map((m) => m[1])).toEqual(['constructor', '__proto__']);
+    expect(
+      JSON.parse(readFileSync(join(out, 'compare', 'summary.json'), 'utf8')).runs.map(
+        (r: { variant: string }) => r.variant,
+      ),
+    ).toEqual(['constructor', '__proto__']);
+  });
+});
+
 describe('estimateEndTime (the cost of a run, for ordering)', () => {
   it.each<[string, string[][], number]>([
     // lists at 20 and 120; the first slot more than 500 s after 120 is 720

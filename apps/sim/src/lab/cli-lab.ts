@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadCase } from '@poise/sim';
+import { loadCase, type CaseInput } from '@poise/sim';
 import { LabError } from './errors';
 import { LAB_USAGE, LabUsageError } from './usage';
 
@@ -163,14 +163,9 @@ function holdsExactly(dir: string, files: CaseFiles): boolean {
  */
 function collectScenarios(paths: string[], seeds: readonly number[], out: string, io: LabIo): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
-  const load = (name: string, dir: string) => {
-    try {
-      return loadCase(dir, name);
-    } catch (err) {
-      throw new LabError('bad-scenario', `scenario '${name}': ${(err as Error).message}`, { cause: err });
-    }
-  };
-  const caseCost = (input: ReturnType<typeof loadCase>) =>
+  // load warnings are said once here, not by every run of the scenario in the workers
+  const load = (name: string, dir: string) => loadScenario(dir, name, io);
+  const caseCost = (input: CaseInput) =>
     estimateEndTime(input.cmdlist) *
     (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
   const pending: { file: string; name: string }[] = [];
@@ -335,15 +330,24 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   return 0;
 }
 
-/** The seed a case directory runs with on its own: its `sim_options` `seed`, else 0 (as `poise-sim run`). */
-function caseSeed(dir: string): number {
+/**
+ * Loads a scenario's case directory (a {@link LabError} `bad-scenario` naming it if it does not
+ * load); its load warnings go to `io.err`.
+ */
+function loadScenario(dir: string, name: string, io: LabIo): CaseInput {
+  let input;
   try {
-    return loadCase(dir).simOptions?.seed ?? 0;
+    input = loadCase(dir, name);
   } catch (err) {
-    throw new LabError('bad-scenario', `scenario '${basename(resolve(dir))}': ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new LabError('bad-scenario', `scenario '${name}': ${(err as Error).message}`, { cause: err });
   }
+  for (const w of input.warnings ?? []) io.err(`poise-sim: warning: scenario '${name}': ${w}`);
+  return input;
+}
+
+/** The seed a case directory runs with on its own: its `sim_options` `seed`, else 0 (as `poise-sim run`). */
+function caseSeed(dir: string, io: LabIo): number {
+  return loadScenario(dir, basename(resolve(dir)), io).simOptions?.seed ?? 0;
 }
 
 /** `poise-sim report`. */
@@ -358,7 +362,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
     const d = statSync(p).isDirectory() ? describeCase(p) : undefined;
     if (d !== undefined) descriptions.set(basename(resolve(p)), d);
     if (statSync(p).isDirectory())
-      traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p)));
+      traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p, io)));
     else traces.push(readTrace(p));
   }
   const seen = new Set<string>();

@@ -156,25 +156,36 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
   });
 
   it('honours sim_options max-time: past it the run aborts, and a longer one lets a long case run', () => {
-    const files = { cmdlist: [['power node1 on'], ['delay 11000']] };
+    // no delay alone outlasts the limit (the loader refuses one that does); together they do
+    const files = { cmdlist: [['power node1 on'], ['delay 6000'], ['delay 6000']] };
     // without sim_options: the reference's 10,000 s limit
     expect(() => runOne({ name: 'long', dir: tmpCase(files) }, defaults, 1)).toThrow(
       /^the simulator stopped at \d+ s: simulation end - time limit reached$/,
     );
     const t = runOne({ name: 'long', dir: tmpCase({ ...files, sim_options: { 'max-time': 20000 } }) }, defaults, 1);
-    // 'delay 11000' at 120 postpones the next slot to about 11,120 s, where the run ends (no list left)
-    expect(t.endTime).toBeGreaterThan(11000);
-    expect(t.endTime).toBeLessThan(11300);
+    // 'delay 6000' at 120 postpones the next slot to about 6,120 s, whose 'delay 6000' postpones
+    // the next to about 12,120 s, where the run ends (no list left)
+    expect(t.endTime).toBeGreaterThan(12000);
+    expect(t.endTime).toBeLessThan(12300);
     expect(() =>
       runOne(
         {
           name: 'short',
-          dir: tmpCase({ cmdlist: [['power node1 on'], ['delay 900']], sim_options: { 'max-time': 500 } }),
+          dir: tmpCase({
+            cmdlist: [['power node1 on'], ['delay 400'], ['delay 400']],
+            sim_options: { 'max-time': 500 },
+          }),
         },
         defaults,
         1,
       ),
     ).toThrow(/^the simulator stopped at 5\d\d s: simulation end - time limit reached$/);
+    // a delay that alone outlasts the limit is refused when the case loads, naming it
+    expect(() =>
+      runOne({ name: 'too-long', dir: tmpCase({ cmdlist: [['power node1 on'], ['delay 11000']] }) }, defaults, 1),
+    ).toThrow(
+      /^scenario 'too-long': '.*cmdlist' \[1\]\[0\] 'delay 11000': the delay ends after the time limit of 10000 s/,
+    );
   });
 
   it('a case that does not load is an error naming the scenario', () => {

@@ -24,7 +24,19 @@ describe('parseVariants', () => {
     {
       name: 'a value that is a list',
       text: 'a:\n  ha-auto-rebalance-margin: [1, 2]\n',
-      error: /^'v\.yaml' a\.ha-auto-rebalance-margin: expected a string, number or boolean/,
+      error: /^'v\.yaml' a\.ha-auto-rebalance-margin: expected a string, number or boolean, got a list$/,
+    },
+    {
+      name: 'a number too large for a double (1e999)',
+      text: 'a:\n  ha-auto-rebalance-threshold: 1e999\n',
+      error:
+        /^'v\.yaml' a\.ha-auto-rebalance-threshold: expected a finite number, got a number too large for a double \(1e999 and \.inf read as Infinity\)$/,
+    },
+    {
+      name: 'an infinity (.inf)',
+      text: 'a:\n  ha-auto-rebalance-backoff: -.inf\n',
+      error:
+        /^'v\.yaml' a\.ha-auto-rebalance-backoff: expected a finite number, got a negative number too large for a double/,
     },
     { name: 'a variant that is not a map', text: 'a: 3\n', error: /^'v\.yaml' a: expected a map of crs key/ },
     {
@@ -56,12 +68,13 @@ describe('parseVariants', () => {
         k !== 'ha' &&
         k !== 'ha-auto-rebalance-method' &&
         k !== 'ha-auto-rebalance-preset' &&
-        k !== 'ha-auto-rebalance-pressure-missing',
+        k !== 'ha-auto-rebalance-pressure-missing' &&
+        k !== 'ha-auto-rebalance-objective',
     )
       .map((k) => `  ${k}: 1\n`)
       .join(
         '',
-      )}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n`;
+      )}  ha: dynamic\n  ha-auto-rebalance-method: topsis\n  ha-auto-rebalance-preset: recommended\n  ha-auto-rebalance-pressure-missing: hold\n  ha-auto-rebalance-objective: contention\n`;
     expect(Object.keys(parseVariants(text, 'v.yaml')[0]!.crs).sort()).toEqual([...CRS_KEYS].sort());
   });
   it('an empty string removes the key (its default applies)', () => {
@@ -79,7 +92,9 @@ describe('parseVariants', () => {
       "invalid value 'soon' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)",
     ],
     ['ha-auto-rebalance-preset', 'fast', "invalid value 'fast' for 'crs.ha-auto-rebalance-preset'"],
-    ['ha-auto-rebalance-margin', -1, 'expected a finite number >= 0'],
+    ['ha-auto-rebalance-margin', -1, 'expected a finite number from 0 to 100'],
+    // percent: above 100 nothing could ever balance
+    ['ha-auto-rebalance-threshold', 150, 'expected a finite number from 0 to 100'],
     ['ha-auto-rebalance-method', 'random', 'expected bruteforce or topsis'],
     ['ha-auto-rebalance-speed', 1, "unknown crs key 'ha-auto-rebalance-speed'"],
   ])('crsProblem(%s, %j)', (key, value, problem) => {

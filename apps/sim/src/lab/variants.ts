@@ -22,6 +22,16 @@ const CRS_VALUE = z.union(
   },
 );
 
+/** A value for a message: `1e999` and `.inf` read as Infinity and are said as such. */
+function describeValue(v: unknown): string {
+  if (v === Infinity) return 'a number too large for a double (1e999 and .inf read as Infinity)';
+  if (v === -Infinity) return 'a negative number too large for a double (read as -Infinity)';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a map';
+  return typeof v === 'string' ? JSON.stringify(v) : String(v);
+}
+
 function isPlainMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -71,8 +81,11 @@ export function parseVariants(text: string, file: string): Variant[] {
     const copy: Record<string, CrsValue> = Object.create(null) as Record<string, CrsValue>;
     for (const [key, value] of Object.entries(crs)) {
       if (!CRS_KEYS.includes(key)) throw fail(name, `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`);
+      // `1e999` and `.inf` read as Infinity, which is a number, but no finite one
+      if (typeof value === 'number' && !Number.isFinite(value))
+        throw fail(`${name}.${key}`, `expected a finite number, got ${describeValue(value)}`);
       const res = CRS_VALUE.safeParse(value);
-      if (!res.success) throw fail(`${name}.${key}`, res.error.issues[0]!.message);
+      if (!res.success) throw fail(`${name}.${key}`, `${res.error.issues[0]!.message}, got ${describeValue(value)}`);
       const problem = crsProblem(key, res.data);
       if (problem !== undefined) throw fail(`${name}.${key}`, problem);
       copy[key] = res.data;

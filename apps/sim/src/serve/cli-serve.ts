@@ -1,5 +1,5 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { SERVE_USAGE } from './usage';
 import {
   DEFAULT_SERVED_VERSION,
@@ -31,8 +31,8 @@ poise-manager's adapter uses), over HTTPS, until stopped (Ctrl-C / SIGTERM).
                       and no rules)
   --crs-object        send /cluster/options crs as an object instead of a property string
   --manager-config <f>  write a poise-manager config for this server (env pve, the URL, the
-                      token file, the fingerprint pinned, mode observe, state beside it);
-                      needs --token-file`;
+                      token file, the fingerprint pinned, mode observe, a state file of its
+                      own beside it: <f>-state-<case>-<port>.json); needs --token-file`;
 
 /** What the serve command writes to and waits on (tests pass their own). */
 export interface ServeIo {
@@ -186,8 +186,15 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
     throw err;
   }
   if (args.managerConfig !== undefined) {
+    let stateFile: string;
     try {
-      writeManagerConfig(args.managerConfig, serve, resolve(args.tokenFile!), args.speed ?? DEFAULT_SPEED);
+      stateFile = writeManagerConfig(
+        args.managerConfig,
+        serve,
+        resolve(args.tokenFile!),
+        args.speed ?? DEFAULT_SPEED,
+        serve.caseName,
+      );
     } catch (err) {
       await serve.close();
       io.err(
@@ -196,7 +203,7 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
       return 1;
     }
     io.out(
-      `poise-manager config written to '${args.managerConfig}': pnpm poise-manager --config ${args.managerConfig} [--mode act]`,
+      `poise-manager config written to '${args.managerConfig}' (its state in '${stateFile}'): pnpm poise-manager --config ${args.managerConfig} [--mode act]`,
     );
   }
   io.onStarted?.(serve);
@@ -206,10 +213,14 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
   return 0;
 }
 
+/** The daemon's own settle time after a cluster change, simulated seconds (poise-manager's default). */
+const MANAGER_SETTLE_SECONDS = 120;
+
 /**
  * A poise-manager config for a running server: its URL, the token file, the pinned
  * fingerprint, mode observe, and an interval of about one simulated HA round at `speed` (20 s /
- * speed, at least 1 s), so the daemon keeps pace with the accelerated cluster.
+ * speed, at least 1 s) and a settle time of the daemon's default in simulated time (120 s /
+ * speed), so the daemon keeps pace with the accelerated cluster.
  */
 export function managerConfigText(
   serve: Pick<SimServe, 'url' | 'fingerprint'>,
@@ -218,6 +229,7 @@ export function managerConfigText(
   speed: number,
 ): string {
   const interval = Math.max(1, Math.round(20 / speed));
+  const settle = Math.max(1, Math.round(MANAGER_SETTLE_SECONDS / speed));
   return [
     '# poise-manager against `poise-sim serve` (written by poise-sim serve --manager-config)',
     'env: pve',
@@ -227,7 +239,8 @@ export function managerConfigText(
     `  urls: ['${serve.url}']`,
     `  token-file: '${tokenFile}'`,
     `  tls: {fingerprint: '${serve.fingerprint}'}`,
-    `state: {file: '${stateFile}'}`,
+    `state: {file: '${stateFile}'}   # this served cluster's own`,
+    `limits: {settle-time: ${settle}}   # ${MANAGER_SETTLE_SECONDS} simulated seconds at --speed ${speed}`,
     'lock: {enabled: false}',
     'metrics: {enabled: false}',
     '',
@@ -235,12 +248,25 @@ export function managerConfigText(
 }
 
 /**
- * Writes the config, and removes the state file it names: that state belongs to an earlier
- * server run (the simulation starts from its case every time), so a motion in flight in it
- * would be about another cluster.
+ * The state file of the daemon against one served cluster: beside the config, named after the
+ * config, the case and the port (`pm-state-three-nodes-unbalanced-8006.json`), so two servers
+ * (or two configs) never share one.
  */
-function writeManagerConfig(path: string, serve: SimServe, tokenFile: string, speed: number): void {
-  const state = join(dirname(resolve(path)), 'poise-manager-state.json');
+export function managerStatePath(configPath: string, caseName: string, url: string): string {
+  const config = resolve(configPath);
+  const stem = basename(config, extname(config));
+  const safe = (text: string) => text.replace(/[^A-Za-z0-9_.-]+/g, '_');
+  return join(dirname(config), `${stem}-state-${safe(caseName)}-${new URL(url).port}.json`);
+}
+
+/**
+ * Writes the config, and removes the state file it names: that state belongs to an earlier
+ * run of this server (the simulation starts from its case every time), so a motion in flight
+ * in it would be about another cluster.
+ */
+function writeManagerConfig(path: string, serve: SimServe, tokenFile: string, speed: number, caseName: string): string {
+  const state = managerStatePath(path, caseName, serve.url);
   writeFileSync(path, managerConfigText(serve, tokenFile, state, speed), { mode: 0o600 });
   rmSync(state, { force: true });
+  return state;
 }

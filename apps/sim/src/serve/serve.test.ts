@@ -14,7 +14,7 @@ import {
 } from '@poise/pve-api';
 import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cmdServe, managerConfigText } from './cli-serve';
+import { cmdServe, managerConfigText, managerStatePath } from './cli-serve';
 import { type SimServe, simClock, startSimServe } from './serve';
 
 const ROOT = resolve(__dirname, '../../../..');
@@ -231,7 +231,7 @@ describe('motions', () => {
     ]);
   });
 
-  it('a bare vmid is the sid; relocate; a negative-affinity partner on the target blocks (PVE 9 blocking-resources, nothing queued); bad parameters are 400', async () => {
+  it('a bare vmid is the sid; relocate; a negative-affinity partner on the target blocks (PVE 9 blocking-resources, nothing queued); a missing parameter is 400, what the handler refuses a 500 with its message', async () => {
     const dir = caseDir({
       service_config: {
         'vm:101': { node: 'node1', state: 'started' },
@@ -256,14 +256,20 @@ describe('motions', () => {
     expect(
       (await raw(s, '/cluster/ha/resources/vm:101/migrate', { token: TOKEN, method: 'POST', body: '' })).status,
     ).toBe(400);
-    expect(
-      (await raw(s, '/cluster/ha/resources/vm:101/migrate', { token: TOKEN, method: 'POST', body: 'node=node9' }))
-        .status,
-    ).toBe(400);
-    expect(
-      (await raw(s, '/cluster/ha/resources/vm:999/migrate', { token: TOKEN, method: 'POST', body: 'node=node2' }))
-        .statusText,
-    ).toBe("service 'vm:999' is not configured in HA");
+    for (const [body, sid, text] of [
+      ['node=node9', 'vm:101', "no such cluster node 'node9'"],
+      ['node=node2', 'vm:999', "service 'vm:999' is not HA managed"],
+    ]) {
+      const reply = await raw(s, `/cluster/ha/resources/${sid}/migrate`, { token: TOKEN, method: 'POST', body });
+      expect([reply.status, reply.statusText]).toEqual([500, text]);
+      // the typed client knows it for a refusal: nothing was applied
+      await expect(client.haMigrate(sid!, body!.slice(5))).rejects.toMatchObject({
+        code: 'refused',
+        mayHaveBeenApplied: false,
+        serverMessage: text,
+      });
+    }
+    expect(s.sim.view().managerStatus.service_status?.['vm:101']).toMatchObject({ node: 'node1', state: 'started' });
   });
 
   it('the guest migrate endpoint of an HA guest starts an hamigrate task that ends once the command is queued', async () => {
@@ -280,6 +286,31 @@ describe('motions', () => {
       state: 'started',
       node: 'node3',
     });
+  });
+});
+
+describe('a node that fails, as the HA manager handles it', () => {
+  it('served like the real cluster: the node offline, its HA state unknown then fence, its services in fence, then recovered elsewhere; quorate "1" throughout', async () => {
+    const dir = caseDir({
+      service_config: { 'vm:101': { node: 'node3', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' } },
+      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['network node3 off'], ['delay 3000']],
+    });
+    const { client, steps } = await serve(dir);
+    const seen = { node: new Set<string>(), service: new Set<string>(), status: new Set<string>() };
+    for (let i = 0; i < 40; i++) {
+      steps(1);
+      const ms = await client.haManagerStatus();
+      if (ms.quorum !== undefined) expect(ms.quorum.quorate).toBe(true); // node1 and node2 keep the quorum
+      seen.node.add(ms.nodeStatus.get('node3') ?? '?');
+      seen.service.add(`${ms.serviceStatus?.get('vm:101')?.state}@${ms.serviceStatus?.get('vm:101')?.node}`);
+      const row = (await client.clusterResources('node')).find((r) => r.kind === 'node' && r.node === 'node3');
+      if (row?.kind === 'node') seen.status.add(row.online ? 'online' : 'offline');
+    }
+    expect([...seen.node]).toEqual(expect.arrayContaining(['online', 'unknown', 'fence']));
+    // (recovery passes within one CRM round here: the state machine runs until it is stable)
+    expect([...seen.service]).toEqual(expect.arrayContaining(['started@node3', 'fence@node3']));
+    expect([...seen.service].some((x) => /^started@node[12]$/.test(x))).toBe(true);
+    expect([...seen.status]).toEqual(['online', 'offline']);
   });
 });
 
@@ -447,6 +478,18 @@ describe('the command line', () => {
     expect(c.err.join('\n')).not.toContain(SECRET);
   });
 
+  it('each served cluster gets a state file of its own: another case, another port, another config', () => {
+    const a = managerStatePath('/tmp/poise-manager.yaml', 'three-nodes-unbalanced', 'https://127.0.0.1:8006');
+    const b = managerStatePath('/tmp/poise-manager.yaml', 'rebalance-and-failover', 'https://127.0.0.1:8006');
+    const c = managerStatePath('/tmp/poise-manager.yaml', 'three-nodes-unbalanced', 'https://127.0.0.1:8007');
+    const d = managerStatePath('/tmp/other.yaml', 'three-nodes-unbalanced', 'https://127.0.0.1:8006');
+    expect(a).toBe('/tmp/poise-manager-state-three-nodes-unbalanced-8006.json');
+    expect(new Set([a, b, c, d]).size).toBe(4);
+    expect(managerStatePath('/tmp/x.yaml', 'a case/../b', 'https://[::1]:9000')).toBe(
+      '/tmp/x-state-a_case_.._b-9000.json',
+    );
+  });
+
   it('serves given --cert/--key (its fingerprint printed), writes a poise-manager config with --manager-config, stops on the signal', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'poise-serve-cli-'));
     writeFileSync(join(dir, 'cert.pem'), certs.certPem);
@@ -474,10 +517,17 @@ describe('the command line', () => {
     expect(c.out).toContain(`fingerprint (SHA-256): ${certs.fingerprint256}`);
     expect(c.out.at(-1)).toBe('SIGTERM: stopped');
     const written = readFileSync(join(dir, 'pm.yaml'), 'utf8');
-    expect(written).toBe(managerConfigText(started!, join(dir, 'token'), join(dir, 'poise-manager-state.json'), 10));
+    const state = join(dir, `pm-state-three-nodes-unbalanced-${new URL(started!.url).port}.json`);
+    expect(written).toBe(managerConfigText(started!, join(dir, 'token'), state, 10));
+    expect(managerStatePath(join(dir, 'pm.yaml'), started!.caseName, started!.url)).toBe(state);
+    expect(written).toContain(`state: {file: '${state}'}`);
+    expect(c.out).toContain(
+      `poise-manager config written to '${join(dir, 'pm.yaml')}' (its state in '${state}'): pnpm poise-manager --config ${join(dir, 'pm.yaml')} [--mode act]`,
+    );
     expect(written).toContain(`tls: {fingerprint: '${certs.fingerprint256}'}`);
     expect(written).toContain(`token-file: '${join(dir, 'token')}'`);
     expect(written).toMatch(/^interval: 2 /m); // one simulated round at the default speed 10
+    expect(written).toMatch(/^limits: \{settle-time: 12\} /m); // the daemon's 120 s, simulated
     expect(written).not.toContain(SECRET);
     expect(c.out.join('\n')).not.toContain(SECRET);
   });

@@ -19,6 +19,7 @@ import {
   type FakeReply,
   generateCertificates,
   haMotionBlockedReply,
+  haMotionRefusal,
   haMotionReply,
   type ServedCluster,
   startFakePveServer,
@@ -74,6 +75,8 @@ export interface SimServeOptions {
 /** A running `poise-sim serve`. */
 export interface SimServe {
   readonly url: string;
+  /** The case's name (its directory's). */
+  readonly caseName: string;
   /** SHA-256 fingerprint of the served certificate, `AB:CD:…` (what a client pins). */
   readonly fingerprint: string;
   readonly sim: Simulation;
@@ -180,6 +183,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
   } catch (err) {
     throw new ServeError('bad-case', err instanceof Error ? err.message : String(err), { cause: err });
   }
+  for (const w of input.warnings ?? []) options.out(`warning: ${w}`);
   const version = options.version ?? DEFAULT_SERVED_VERSION;
   const facts = servedCaseFacts(input, version);
   const sim = new Simulation(input, { profile: 'pve-9.2' });
@@ -214,12 +218,12 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
           statusText: 'Parameter verification failed.',
           data: { node: 'property is missing and it is not optional' },
         };
-      if (!view.nodes.has(node))
-        return {
-          status: 400,
-          statusText: 'Parameter verification failed.',
-          data: { node: `no such cluster node '${node}'` },
-        };
+      // what the endpoint refuses before queueing (no such node, not HA, in error): a 500 with the handler's message
+      const refusal = haMotionRefusal(served(), sid, node);
+      if (refusal) {
+        say(`POST ${kind} ${sid} to ${node}: refused (${refusal.statusText})`);
+        return refusal;
+      }
       const verdict = judgeHaMotion(view, facts.compiled, sid, node);
       if (verdict.kind === 'unknown' || verdict.kind === 'error') {
         say(`POST ${kind} ${sid} to ${node}: refused (${verdict.message})`);
@@ -254,12 +258,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
         statusText: 'Parameter verification failed.',
         data: { target: 'property is missing and it is not optional' },
       };
-    if (!view.nodes.has(target))
-      return {
-        status: 400,
-        statusText: 'Parameter verification failed.',
-        data: { target: `no such cluster node '${target}'` },
-      };
+    if (!view.nodes.has(target)) return { status: 500, statusText: `no such cluster node '${target}'` };
     // an HA guest: the endpoint forks 'ha-manager migrate', which only queues the command
     const verdict = judgeHaMotion(view, facts.compiled, sid, target);
     if (verdict.kind === 'queue') sim.queueCrmCommand(`migrate ${sid} ${target}`);
@@ -396,6 +395,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
 
   return {
     url: server.url,
+    caseName: input.name,
     fingerprint,
     sim,
     posts: () => [...posts],

@@ -233,7 +233,7 @@ export function judgeHaMotion(
   sid: string,
   target: string,
 ): HaMotionVerdict {
-  if (!view.services.has(sid)) return { kind: 'unknown', message: `service '${sid}' is not configured in HA` };
+  if (!view.services.has(sid)) return { kind: 'unknown', message: `service '${sid}' is not HA managed` };
   const ss = view.managerStatus.service_status ?? {};
   if (Object.hasOwn(ss, sid) && ss[sid]!.state === 'error')
     return { kind: 'error', message: `service '${sid}' in error state, must be disabled and fixed first` };

@@ -13,6 +13,7 @@ import {
   nodeRrdSchema,
   versionSchema,
 } from '../schemas';
+import { isActionRefusal } from '../refusals';
 import { decode } from '../wire';
 import {
   clusterOptionsReply,
@@ -27,6 +28,7 @@ import {
   haRulesReply,
   managerStatusReply,
   migratePrecheckReply,
+  haMotionRefusal,
   nodeRrdReply,
   type ServedCluster,
   versionReply,
@@ -225,12 +227,19 @@ describe('the real shapes and quirks', () => {
     expect(pve8.some((r) => 'memhost' in r)).toBe(false);
   });
 
-  it('manager_status: quorate the string "1", running 1 for started services, node states and requests; no master: an empty document', () => {
+  it('manager_status: quorate a Perl boolean ("1", "" or null), running 1 for started services, node states and requests; no master: an empty document', () => {
     const data = managerStatusReply(cluster()).data as {
       manager_status: Record<string, unknown>;
       quorum: Record<string, unknown>;
     };
     expect(data.quorum).toEqual({ node: 'node1', quorate: '1' });
+    const quorumOf = (extra: Partial<ServedCluster>) =>
+      (managerStatusReply(cluster(extra)).data as { quorum: unknown }).quorum;
+    expect(quorumOf({ quorate: false })).toEqual({ node: 'node1', quorate: '' });
+    expect(quorumOf({ quorate: false, quorumUnreadable: true })).toEqual({ node: 'node1', quorate: null });
+    expect(
+      decode(haManagerStatusSchema, managerStatusReply(cluster({ quorate: false })).data, { endpoint: 'x' }).quorum,
+    ).toEqual({ node: 'node1', quorate: false });
     expect(data.manager_status.node_status).toEqual({ node1: 'online', node2: 'maintenance', node3: 'unknown' });
     expect(data.manager_status.node_request).toEqual({ node1: {}, node2: { maintenance: 1 }, node3: {} });
     expect(data.manager_status.service_status).toEqual({
@@ -264,6 +273,71 @@ describe('the real shapes and quirks', () => {
       status: 501,
       statusText: "Method 'GET /api2/json/cluster/ha/rules' not implemented",
     });
+  });
+
+  it('rules on PVE 9 already hold the groups not yet migrated, as ha-group-<name> rules (the GET migrates them on read)', () => {
+    const withGroup = cluster({
+      groups: [
+        {
+          group: 'g',
+          nodes: [
+            { node: 'node1', priority: 2 },
+            { node: 'node2', priority: 0 },
+          ],
+          restricted: true,
+        },
+      ],
+      ha: {
+        ...cluster().ha,
+        resources: [
+          { sid: 'vm:101', state: 'started', group: 'g' },
+          { sid: 'ct:102', state: 'started' },
+        ],
+      },
+    });
+    expect((haRulesReply(withGroup).data as Record<string, unknown>[]).at(-1)).toEqual({
+      rule: 'ha-group-g',
+      type: 'node-affinity',
+      resources: 'vm:101',
+      nodes: 'node1:2,node2',
+      strict: 1,
+      order: 3,
+      digest: 'feedface',
+    });
+    // the groups themselves are still listed until the HA manager migrates them for good
+    expect(haGroupsReply(withGroup).data).toEqual([
+      { group: 'g', nodes: 'node1:2,node2', type: 'group', restricted: 1 },
+    ]);
+    // a group without resources gives no rule
+    expect((haRulesReply(cluster({ groups: withGroup.groups })).data as unknown[]).length).toBe(2);
+  });
+
+  it('HA motions the handler refuses before queueing: a 500 with its message', () => {
+    expect(haMotionRefusal(cluster(), 'vm:101', 'node9')).toEqual({
+      status: 500,
+      statusText: "no such cluster node 'node9'",
+    });
+    expect(haMotionRefusal(cluster(), 'vm:103', 'node2')).toEqual({
+      status: 500,
+      statusText: "service 'vm:103' is not HA managed",
+    });
+    const failed = cluster({
+      ha: { ...cluster().ha, services: [{ sid: 'vm:101', state: 'error', node: 'node1', uid: 'x' }] },
+    });
+    expect(haMotionRefusal(failed, 'vm:101', 'node2')).toEqual({
+      status: 500,
+      statusText: "service 'vm:101' in error state, must be disabled and fixed first",
+    });
+    expect(haMotionRefusal(cluster(), 'vm:101', 'node2')).toBeUndefined();
+    for (const text of [
+      "no such cluster node 'node9'",
+      "service 'vm:103' is not HA managed",
+      "service 'vm:101' in error state, must be disabled and fixed first",
+    ]) {
+      expect(isActionRefusal(500, text)).toBe(true);
+    }
+    expect(isActionRefusal(500, 'internal error')).toBe(false);
+    expect(isActionRefusal(502, "no such cluster node 'x'")).toBe(false);
   });
 
   it('groups: the 500 of a PVE 9 cluster whose groups were migrated; the list otherwise', () => {

@@ -14,6 +14,11 @@ export interface ServedCluster {
   /** Now, epoch seconds: `manager_status` and LRM timestamps, RRD buckets, task start times. */
   readonly time: number;
   readonly quorate: boolean;
+  /**
+   * The answering node could not check its quorum: `manager_status` sends `quorate: null`
+   * (`PVE::Cluster::check_cfs_quorum` failed), `/cluster/status` still its own view.
+   */
+  readonly quorumUnreadable?: boolean;
   /** Cluster nodes, in the order to serve them. */
   readonly nodes: readonly ServedNode[];
   readonly guests: readonly ServedGuest[];
@@ -296,8 +301,9 @@ export function clusterStatusReply(cluster: ServedCluster): FakeReply {
 
 /**
  * `GET /cluster/ha/status/manager_status`: `manager_status` (`service_status` entries with
- * `running: 1` while started), `quorum` with `quorate` as the **string** `"1"`, and
- * `lrm_status`. No HA (no master): an empty document.
+ * `running: 1` while started), `quorum` with `quorate` as pveproxy serialises the Perl boolean
+ * of `check_cfs_quorum` (spec §3.5): the **string** `"1"` when quorate, `""` when not, `null`
+ * when the check failed; and `lrm_status`. No HA (no master): an empty document.
  */
 export function managerStatusReply(cluster: ServedCluster): FakeReply {
   const ha = cluster.ha;
@@ -325,7 +331,7 @@ export function managerStatusReply(cluster: ServedCluster): FakeReply {
         service_status: services,
         ...(ha.disarm ? { disarm: { mode: ha.disarm.mode, state: ha.disarm.state } } : {}),
       },
-      quorum: { node: ha.master, quorate: cluster.quorate ? '1' : '0' },
+      quorum: { node: ha.master, quorate: cluster.quorumUnreadable ? null : cluster.quorate ? '1' : '' },
       lrm_status: Object.fromEntries(
         cluster.nodes.map((n) => [
           n.name,
@@ -356,11 +362,27 @@ export function haResourcesReply(cluster: ServedCluster): FakeReply {
   };
 }
 
-/** `GET /cluster/ha/rules` (PVE 9; 501 on PVE 8): lists as comma strings, `strict` left out when 0, `order`, `disable`, `errors`. */
+/** A group as the rule PVE 9 migrates it to: `ha-group-<name>`, strict = restricted, its resources. */
+function groupAsRule(cluster: ServedCluster, g: ServedGroup): ServedRule | undefined {
+  const resources = cluster.ha.resources.filter((r) => r.group === g.group).map((r) => r.sid);
+  if (resources.length === 0) return undefined;
+  return { id: `ha-group-${g.group}`, type: 'node-affinity', nodes: g.nodes, strict: g.restricted === true, resources };
+}
+
+/**
+ * `GET /cluster/ha/rules` (PVE 9; 501 on PVE 8): lists as comma strings, `strict` left out when
+ * 0, `order`, `disable`, `errors`. Groups not yet migrated are already in it as
+ * `ha-group-<name>` rules: the GET handler runs `migrate_groups_to_rules` on what it returns
+ * (spec §3.5), unless a rule of that id exists.
+ */
 export function haRulesReply(cluster: ServedCluster): FakeReply {
   if (!pve9(cluster)) return notImplemented('GET', '/cluster/ha/rules');
+  const ids = new Set(cluster.rules.map((r) => r.id));
+  const migrated = cluster.groups
+    .map((g) => groupAsRule(cluster, g))
+    .filter((r): r is ServedRule => r !== undefined && !ids.has(r.id));
   return {
-    data: cluster.rules.map((r, i) => ({
+    data: [...cluster.rules, ...migrated].map((r, i) => ({
       rule: r.id,
       type: r.type,
       resources: r.resources.join(','),
@@ -377,7 +399,9 @@ export function haRulesReply(cluster: ServedCluster): FakeReply {
 
 /**
  * `GET /cluster/ha/groups`: the groups (`restricted`, `nofailback` left out when 0); on PVE 9
- * without groups the 500 "cannot index groups: ha groups have been migrated to rules".
+ * without groups (migrated) the 500 "cannot index groups: ha groups have been migrated to
+ * rules"; on PVE 9 with groups not yet migrated, the groups (and `/cluster/ha/rules` has them
+ * as rules too).
  */
 export function haGroupsReply(cluster: ServedCluster): FakeReply {
   if (pve9(cluster) && cluster.groups.length === 0)
@@ -521,6 +545,27 @@ export function haMotionBlockedReply(
       'blocking-resources': blocking.map((b) => ({ sid: b, cause: 'resource-affinity' })),
     },
   };
+}
+
+/**
+ * What the HA migrate/relocate endpoint refuses before it queues anything, as pveproxy sends
+ * a handler's `die` (HTTP 500, the message as reason phrase and `message`; spec §4.1): a
+ * target that is no cluster node, a resource HA does not manage, a resource in the error state.
+ * `undefined` when none applies (the command may be queued).
+ */
+export function haMotionRefusal(cluster: ServedCluster, sid: string, node: string): FakeReply | undefined {
+  if (!cluster.nodes.some((n) => n.name === node)) return { status: 500, statusText: `no such cluster node '${node}'` };
+  if (!cluster.ha.resources.some((r) => r.sid === sid))
+    return { status: 500, statusText: `service '${sid}' is not HA managed` };
+  const service = cluster.ha.services.find((s) => s.sid === sid);
+  if (service?.state === 'error')
+    return { status: 500, statusText: `service '${sid}' in error state, must be disabled and fixed first` };
+  return undefined;
+}
+
+/** A 403 as pveproxy sends it for a missing privilege (`Permission check failed (<path>, <privilege>)`). */
+export function permissionDenied(path: string, privilege: string): FakeReply {
+  return { status: 403, statusText: `Permission check failed (${path}, ${privilege})` };
 }
 
 /**

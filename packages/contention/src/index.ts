@@ -1,0 +1,73 @@
+export { ContentionError, type ContentionErrorCode } from './errors';
+export {
+  BIN_SAMPLES,
+  CONFIDENCE_SAMPLES,
+  COUNT_CAP,
+  EXTRAPOLATION_SCALE,
+  LOAD_BIN_WIDTH,
+  LOAD_BINS,
+  LOAD_MAX,
+  MIN_SAMPLES,
+  NEAR_BINS,
+  OUTLIER_DEVIATIONS,
+  OUTLIER_MIN_PERCENT,
+  PRIOR_SHAPE_FACTOR,
+  RETAIN_SECONDS,
+  SETTLE_LOAD_DELTA,
+  SETTLE_MAX_GAP_SECONDS,
+  USAGE_CONFIDENCE,
+} from './constants';
+export {
+  CURVE_GRID_STEP,
+  HINGE_EXPONENTS,
+  KNEE_SEARCH_SPAN,
+  LOGISTIC_CENTRE_SPAN,
+  LOGISTIC_WIDTHS,
+  RISE_FLOOR_PERCENT,
+  STEEPEST_RISE,
+  USAGE_PRIOR,
+  curveAt,
+  fitCurveFamily,
+  type HingeCurve,
+  type LogisticCurve,
+  type PressureCurve,
+} from './curves';
+export { isotonicMedians, median, weightedMedian } from './robust';
+export {
+  checkModelState,
+  emptyModel,
+  type BinState,
+  type ContentionModelState,
+  type CurveState,
+  type NodeModelState,
+} from './state';
+export { binOf, observeNodes, type NodeObservation } from './learn';
+export {
+  fitModel,
+  usagePrediction,
+  type CurveSummary,
+  type FittedModel,
+  type PredictionReason,
+  type PressureDimension,
+  type PressurePrediction,
+} from './fit';
+export {
+  CONTENTION_DEFAULTS,
+  QUANTITY_MAX,
+  assessMove,
+  contentionOptions,
+  contentionRate,
+  guestActivity,
+  moveScorer,
+  predictMovePressure,
+  type ContentionOptions,
+  type MoveAssessment,
+  type MoveInput,
+  type MovedBundle,
+  type MovedLoad,
+  type MovePressure,
+  type NodeContention,
+  type NodeLoad,
+  type NodePressureChange,
+  type PressureChange,
+} from './score';

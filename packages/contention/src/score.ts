@@ -1,0 +1,346 @@
+import { ContentionError, showValue } from './errors';
+import { type FittedModel, type PressureDimension, type PressurePrediction, checkLoadArgument } from './fit';
+
+/**
+ * A node as a move changes it, in the host's units (those of `NodeTelemetry` of
+ * `@poise/policy`): everything on the node, so its load is `cpu / maxcpu` and `mem / maxmem`.
+ */
+export interface NodeLoad {
+  readonly node: string;
+  /** cpu in use, cores: a finite number ≥ 0. */
+  readonly cpu: number;
+  /** Cores: a finite number > 0. */
+  readonly maxcpu: number;
+  /** Memory in use, bytes: a finite number ≥ 0. */
+  readonly mem: number;
+  /** Physical memory, bytes: a finite number > 0. */
+  readonly maxmem: number;
+}
+
+/** A node and how much of its guests' time wants to run there (see {@link guestActivity}). */
+export interface NodeContention extends NodeLoad {
+  /** The sum of its guests' activity: how many guests' worth of time wants cpu (finite, ≥ 0). */
+  readonly activity: number;
+}
+
+/** What a move takes from the source and puts on the target. */
+export interface MovedLoad {
+  /** cpu the moved guests use, cores (finite, ≥ 0). */
+  readonly cpu: number;
+  /** Memory the moved guests use, bytes (finite, ≥ 0). */
+  readonly mem: number;
+}
+
+/** The moved guests (one, or a bundle that moves together). */
+export interface MovedBundle extends MovedLoad {
+  /** Their activity summed (see {@link guestActivity}; finite, ≥ 0). */
+  readonly activity: number;
+  /** How many guests move (an integer ≥ 1). */
+  readonly guests: number;
+  /** Memory the migration copies, bytes (finite, ≥ 0): the host-side footprint when known, else `mem`. */
+  readonly transferBytes: number;
+}
+
+/** A pressure before and after a move. */
+export interface PressureChange {
+  readonly before: PressurePrediction;
+  readonly after: PressurePrediction;
+}
+
+/** A node's predicted pressures before and after a move. */
+export interface NodePressureChange {
+  readonly node: string;
+  readonly cpu: PressureChange;
+  readonly mem: PressureChange;
+}
+
+/** The predicted pressures of both ends of a move (the lab's hook, see {@link predictMovePressure}). */
+export interface MovePressure {
+  readonly source: NodePressureChange;
+  readonly target: NodePressureChange;
+}
+
+/**
+ * What a migration costs and how long the gain is counted (see {@link CONTENTION_DEFAULTS}).
+ * Every field is a finite number in its range.
+ */
+export interface ContentionOptions {
+  /** How long a placement is expected to hold, seconds (> 0): the saved contention is counted over it. */
+  readonly horizonSeconds: number;
+  /** Migration throughput, bytes per second (> 0): how long the memory copy takes. */
+  readonly bandwidthBytesPerSecond: number;
+  /** Fixed time of a migration besides the copy, seconds (≥ 0). */
+  readonly setupSeconds: number;
+  /** Share of a moving guest's time lost while it is copied (dirty-page tracking), 0..1. */
+  readonly stallShare: number;
+  /** A moving guest's pause at the switch-over, seconds (≥ 0). */
+  readonly downtimeSeconds: number;
+}
+
+/**
+ * Defaults, judgement rather than measurement (the simulator does not model the migration
+ * itself yet):
+ * - horizon 600 s: the recommended cooldown (`ha-auto-rebalance-cooldown`), the shortest time the
+ *   balancer leaves a moved guest where it is;
+ * - 512 MiB/s and 5 s set-up: a live migration on a 10 GbE migration network, dirty pages
+ *   copied again included;
+ * - 10 % of the guest's time lost while it is copied, and 0.3 s paused at the switch-over.
+ */
+export const CONTENTION_DEFAULTS: ContentionOptions = {
+  horizonSeconds: 600,
+  bandwidthBytesPerSecond: 512 * 1024 ** 2,
+  setupSeconds: 5,
+  stallShare: 0.1,
+  downtimeSeconds: 0.3,
+};
+
+/** A move's predicted effect on guest contention (see {@link assessMove}). */
+export interface MoveAssessment extends MovePressure {
+  /** Guest contention of the two nodes now, guest-seconds per second (predicted at their current loads). */
+  readonly rateBefore: number;
+  /** ... and after the move. */
+  readonly rateAfter: number;
+  /** `(rateBefore − rateAfter) / rateBefore` (0 when nothing waits now): the share of the two nodes' contention the move relieves. */
+  readonly relative: number;
+  /** How long the migration takes, seconds: set-up plus the copy. */
+  readonly migrationSeconds: number;
+  /** Contention saved over the horizon once the migration is done, guest-seconds (negative when the move makes it worse). */
+  readonly savedSeconds: number;
+  /** What the migration costs the moving guests, guest-seconds (≥ 0). */
+  readonly costSeconds: number;
+  /** The lowest confidence of the eight predictions, 0..1. */
+  readonly confidence: number;
+  /**
+   * The score, guest-seconds, higher is better: `savedSeconds · confidence − costSeconds` when
+   * the move saves something, else `savedSeconds − costSeconds` (an uncertain gain is
+   * discounted, an uncertain loss is not).
+   */
+  readonly netSeconds: number;
+  /** `usage` when any of the eight predictions fell back to the usage-based prior, else `learned`. */
+  readonly basis: 'learned' | 'usage';
+}
+
+const bad = (field: string, expected: string, value: unknown) =>
+  new ContentionError('invalid-argument', `${field} must be ${expected}, got ${showValue(value)}`);
+
+/** Largest accepted quantity (cores, bytes, activity): 2^53, as `@poise/policy`'s telemetry; keeps every sum and product finite. */
+export const QUANTITY_MAX = 2 ** 53;
+
+/** Largest accepted duration option, seconds (about 31 years). */
+const SECONDS_MAX = 1e9;
+
+function finite(value: unknown, field: string, positive = false): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (positive && value === 0) ||
+    value > QUANTITY_MAX
+  ) {
+    throw bad(field, `a finite number ${positive ? '> 0' : '>= 0'} and <= 2^53`, value);
+  }
+  return value;
+}
+
+function checkNode(value: unknown, field: string, withActivity: boolean): NodeContention {
+  if (typeof value !== 'object' || value === null) throw bad(field, 'an object', value);
+  const n = value as Record<string, unknown>;
+  if (typeof n.node !== 'string' || n.node === '') throw bad(`${field}.node`, 'a non-empty string', n.node);
+  return {
+    node: n.node,
+    cpu: finite(n.cpu, `${field}.cpu`),
+    maxcpu: finite(n.maxcpu, `${field}.maxcpu`, true),
+    mem: finite(n.mem, `${field}.mem`),
+    maxmem: finite(n.maxmem, `${field}.maxmem`, true),
+    activity: withActivity ? finite(n.activity, `${field}.activity`) : 0,
+  };
+}
+
+function checkMoved(value: unknown, field: string): MovedLoad {
+  if (typeof value !== 'object' || value === null) throw bad(field, 'an object', value);
+  const m = value as Record<string, unknown>;
+  return { cpu: finite(m.cpu, `${field}.cpu`), mem: finite(m.mem, `${field}.mem`) };
+}
+
+/**
+ * Checks options (a partial set; missing fields take {@link CONTENTION_DEFAULTS}) and returns
+ * them complete. Throws {@link ContentionError} `invalid-options` naming the field.
+ */
+export function contentionOptions(options: Partial<ContentionOptions> = {}): ContentionOptions {
+  const o = { ...CONTENTION_DEFAULTS, ...options };
+  const check = (field: keyof ContentionOptions, ok: (v: number) => boolean, expected: string) => {
+    const v = o[field];
+    if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
+      throw new ContentionError(
+        'invalid-options',
+        `contention option '${field}' must be ${expected}, got ${showValue(v)}`,
+      );
+    }
+  };
+  check('horizonSeconds', (v) => v > 0 && v <= SECONDS_MAX, 'a number of seconds in (0, 1e9]');
+  check('bandwidthBytesPerSecond', (v) => v >= 1 && v <= QUANTITY_MAX, 'a number of bytes per second in 1..2^53');
+  check('setupSeconds', (v) => v >= 0 && v <= SECONDS_MAX, 'a number of seconds in 0..1e9');
+  check('stallShare', (v) => v >= 0 && v <= 1, 'a share in 0..1');
+  check('downtimeSeconds', (v) => v >= 0 && v <= SECONDS_MAX, 'a number of seconds in 0..1e9');
+  return o;
+}
+
+/**
+ * How much of a guest's time wants to run: `cpu / maxcpu` (cores in use over its virtual
+ * cores), at most 1; a guest with no cores configured counts 1 while it uses any cpu. Bad
+ * input (not a finite number ≥ 0) throws `invalid-argument`.
+ */
+export function guestActivity(cpu: number, maxcpu: number): number {
+  finite(cpu, 'cpu');
+  finite(maxcpu, 'maxcpu');
+  if (maxcpu === 0) return cpu > 0 ? 1 : 0;
+  return Math.min(1, cpu / maxcpu);
+}
+
+/**
+ * A node's guest contention, guest-seconds per second: each unit of activity waits the share of
+ * time the node's work waits for cpu or memory, `activity · min(1, (cpu% + mem%) / 100)`.
+ */
+export function contentionRate(activity: number, cpuPercent: number, memPercent: number): number {
+  return activity * Math.min(1, (cpuPercent + memPercent) / 100);
+}
+
+function change(
+  model: FittedModel,
+  node: string,
+  dimension: PressureDimension,
+  before: number,
+  after: number,
+): PressureChange {
+  return { before: model.predict(node, dimension, before), after: model.predict(node, dimension, after) };
+}
+
+function movePressure(model: FittedModel, source: NodeLoad, target: NodeLoad, moved: MovedLoad): MovePressure {
+  const loads = (n: NodeLoad, cpu: number, mem: number) => ({
+    cpu: change(model, n.node, 'cpu', n.cpu / n.maxcpu, checkLoadArgument(cpu / n.maxcpu, `the load of '${n.node}'`)),
+    mem: change(model, n.node, 'mem', n.mem / n.maxmem, checkLoadArgument(mem / n.maxmem, `the load of '${n.node}'`)),
+  });
+  return {
+    source: {
+      node: source.node,
+      ...loads(source, Math.max(0, source.cpu - moved.cpu), Math.max(0, source.mem - moved.mem)),
+    },
+    target: { node: target.node, ...loads(target, target.cpu + moved.cpu, target.mem + moved.mem) },
+  };
+}
+
+/**
+ * The lab's hook: the pressures the model predicts for the source and the target of a move,
+ * before it (at their current loads) and after it (the source without `moved`, the target
+ * with it). Pure: compare `after` with the pressure the nodes show once the move is done.
+ * Throws {@link ContentionError} `invalid-argument` naming the field of a bad argument
+ * (`source.maxcpu must be a finite number > 0, got 0`), or when source and target are the same node.
+ */
+export function predictMovePressure(
+  model: FittedModel,
+  source: NodeLoad,
+  target: NodeLoad,
+  moved: MovedLoad,
+): MovePressure {
+  const s = checkNode(source, 'source', false);
+  const t = checkNode(target, 'target', false);
+  if (s.node === t.node) throw bad('target.node', `another node than the source`, t.node);
+  return movePressure(model, s, t, checkMoved(moved, 'moved'));
+}
+
+/** A move to score: its two nodes (with their guests' activity) and what moves. */
+export interface MoveInput {
+  readonly source: NodeContention;
+  readonly target: NodeContention;
+  readonly bundle: MovedBundle;
+}
+
+/**
+ * The guest-centric score of a move: the guest contention-seconds it is predicted to save on
+ * its two nodes over the horizon, net of what the migration costs the moving guests.
+ *
+ * With `A` a node's activity and `P` its predicted cpu and memory pressures (at its current
+ * load, and at its load after the move), a node's rate is {@link contentionRate}; the move
+ * changes the source to `A − a`, `P(load − moved)` and the target to `A + a`, `P(load + moved)`.
+ * The migration takes `T = setup + transferBytes / bandwidth` seconds; its gain counts from
+ * then until the horizon, `saved = (rateBefore − rateAfter) · max(0, horizon − T)`, and it
+ * costs the moving guests `guests · (T · stallShare + downtime)`. The score `netSeconds`
+ * discounts a gain by the lowest confidence of the predictions (see the README's worked
+ * example).
+ *
+ * Pure and deterministic; every result finite. Throws {@link ContentionError} naming the field
+ * of a bad argument or option. To score many moves on one model, {@link moveScorer} checks the
+ * options once.
+ */
+export function assessMove(
+  model: FittedModel,
+  move: MoveInput,
+  options: Partial<ContentionOptions> = {},
+): MoveAssessment {
+  return moveScorer(model, options)(move);
+}
+
+/**
+ * {@link assessMove} for many moves on one model: the options are checked (and completed with
+ * {@link CONTENTION_DEFAULTS}) once, here; the returned function checks each move.
+ */
+export function moveScorer(
+  model: FittedModel,
+  options: Partial<ContentionOptions> = {},
+): (move: MoveInput) => MoveAssessment {
+  const o = contentionOptions(options);
+  return (move) => {
+    if (typeof move !== 'object' || move === null) throw bad('move', 'an object', move);
+    const source = checkNode(move.source, 'move.source', true);
+    const target = checkNode(move.target, 'move.target', true);
+    if (source.node === target.node) throw bad('move.target.node', 'another node than the source', target.node);
+    const moved = checkMoved(move.bundle, 'move.bundle');
+    const b = move.bundle as unknown as Record<string, unknown>;
+    const activity = finite(b.activity, 'move.bundle.activity');
+    const guests = b.guests;
+    if (typeof guests !== 'number' || !Number.isInteger(guests) || guests < 1 || guests > 2 ** 31)
+      throw bad('move.bundle.guests', 'an integer in 1..2^31', guests);
+    const transferBytes = finite(b.transferBytes, 'move.bundle.transferBytes');
+
+    const pressure = movePressure(model, source, target, moved);
+    const s = pressure.source;
+    const t = pressure.target;
+    const rateBefore =
+      contentionRate(source.activity, s.cpu.before.percent, s.mem.before.percent) +
+      contentionRate(target.activity, t.cpu.before.percent, t.mem.before.percent);
+    const rateAfter =
+      contentionRate(Math.max(0, source.activity - activity), s.cpu.after.percent, s.mem.after.percent) +
+      contentionRate(target.activity + activity, t.cpu.after.percent, t.mem.after.percent);
+    const migrationSeconds = o.setupSeconds + transferBytes / o.bandwidthBytesPerSecond;
+    const savedSeconds = (rateBefore - rateAfter) * Math.max(0, o.horizonSeconds - migrationSeconds);
+    const costSeconds = guests * (migrationSeconds * o.stallShare + o.downtimeSeconds);
+    let confidence = 1;
+    let usage = false;
+    for (const p of [
+      s.cpu.before,
+      s.cpu.after,
+      s.mem.before,
+      s.mem.after,
+      t.cpu.before,
+      t.cpu.after,
+      t.mem.before,
+      t.mem.after,
+    ]) {
+      if (p.confidence < confidence) confidence = p.confidence;
+      if (p.basis === 'usage') usage = true;
+    }
+    return {
+      source: s,
+      target: t,
+      rateBefore,
+      rateAfter,
+      relative: rateBefore > 0 ? (rateBefore - rateAfter) / rateBefore : 0,
+      migrationSeconds,
+      savedSeconds,
+      costSeconds,
+      confidence,
+      netSeconds: (savedSeconds > 0 ? savedSeconds * confidence : savedSeconds) - costSeconds,
+      basis: usage ? 'usage' : 'learned',
+    };
+  };
+}

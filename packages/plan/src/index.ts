@@ -1,0 +1,32 @@
+export { PlanError, type PlanErrorCode } from './errors';
+export {
+  DEFAULT_WEIGHTS,
+  MAX_SIZE,
+  validatePlanInput,
+  type CheckedGuest,
+  type CheckedInput,
+  type CheckedNode,
+  type CheckedRule,
+} from './validate';
+export { planPlacement } from './planner';
+export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, type PlacementResult } from './place';
+export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';
+export { rulesFromCompiled, rulesFromConfig } from './rules';
+export { PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
+export { planInputFromSnapshot, type ClusterSnapshotLike, type SnapshotOptions } from './snapshot';
+export type {
+  CapacityPolicy,
+  FeasiblePlan,
+  InfeasiblePlan,
+  NodeUse,
+  PlacementPlan,
+  PlanGuest,
+  PlanInput,
+  PlanNode,
+  PlanObjective,
+  PlanOptions,
+  PlanRule,
+  PlanRuleNode,
+  PlannedMove,
+  PlanWeights,
+} from './types';

@@ -1,0 +1,569 @@
+import { type Problem, costAt } from './model';
+import { EPS, SearchState, isPartner, otherMax } from './state';
+
+/** Options of {@link optimize}. */
+export interface SearchOptions {
+  /** Seed of the perturbations (the search is deterministic for a seed). */
+  readonly seed: number;
+  /** Multiplier of the default number of perturbation rounds. */
+  readonly effort: number;
+  /** A second start (a balanced placement built from scratch) for small inputs; default true. */
+  readonly fresh?: Int32Array | undefined;
+}
+
+/**
+ * Perturbation rounds by default: this divided by the square of the number of units (a round's
+ * descent grows with the units, and so does the number of rounds a fixed budget would need), at
+ * least {@link MIN_KICKS}, at most {@link MAX_KICKS}: 400 up to 30 units, 14 at 200, the minimum
+ * from about 400.
+ */
+export const KICK_WORK = 640_000;
+export const MIN_KICKS = 4;
+export const MAX_KICKS = 400;
+/** Units moved by one perturbation. */
+export const KICK_SIZE = 3;
+/** Levels tried below the current highest utilisation, as fractions of the way to the floor. */
+const LEVEL_STEPS = [1, 0.5, 0.25, 0.125, 0.0625, 0.015625];
+/** Nodes (lowest utilisation first) whose units are offered for swaps. */
+const SWAP_NODES = 8;
+
+/** xorshift32: the search's own small deterministic generator (seeded by the caller). */
+export function xorshift(seed: number): () => number {
+  let x = seed >>> 0 || 0x9e3779b9;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+
+/**
+ * Local search for the objective from a feasible assignment, inside the feasible region:
+ *
+ * 1. descent: the best single move of a unit off a node at the highest utilisation, or of a
+ *    unit that migrates back towards where it is now; then the best swap of a unit on such a
+ *    node with one on the least-used nodes; then a *level step*: every node above a level is
+ *    brought down to it by the fewest, cheapest moves, for a few levels between the highest
+ *    utilisation and the fractional floor (what gets past ties and plateaus a single move
+ *    cannot: two nodes at the same height, or gains that only pay for several moves together);
+ * 2. perturbation: a few random moves from the best assignment, then descent again; the best
+ *    one found is kept.
+ */
+export function optimize(p: Problem, start: Int32Array, options: SearchOptions): SearchState {
+  const st = new SearchState(p, start);
+  if (p.units.length === 0) return st;
+  const floors = levelFloors(p);
+  descend(st, floors);
+  let best = st.clone();
+  if (options.fresh) {
+    const other = new SearchState(p, options.fresh);
+    descend(other, floors);
+    if (other.value < best.value - EPS) best = other;
+  }
+  const rnd = xorshift(options.seed);
+  const kicks = Math.max(
+    MIN_KICKS,
+    Math.min(MAX_KICKS, Math.round((KICK_WORK / (p.units.length + 10) ** 2) * options.effort)),
+  );
+  const work = best.clone();
+  polish(best, floors);
+  for (let k = 0; k < kicks; k++) {
+    work.copyFrom(best);
+    if (k % 2 === 0 || !ruinAndRecreate(work, rnd)) kick(work, rnd);
+    descend(work, floors);
+    if (work.value < best.value - EPS) {
+      best.copyFrom(work);
+      polish(best, floors);
+    }
+  }
+  best.resum();
+  return best;
+}
+
+/** The lowest level each resource's highest utilisation can reach (fractional fill), per resource. */
+function levelFloors(p: Problem): { cpu: number; mem: number } {
+  let cpu = 0;
+  let mem = 0;
+  let capC = 0;
+  let capM = 0;
+  for (let n = 0; n < p.nodeNames.length; n++) {
+    if (!p.usable[n]) continue;
+    cpu += p.fixCpu[n]!;
+    mem += p.fixMem[n]!;
+    capC += p.capCpu[n]!;
+    capM += p.capMem[n]!;
+  }
+  for (let u = 0; u < p.units.length; u++) {
+    cpu += p.unitCpu[u]!;
+    mem += p.unitMem[u]!;
+  }
+  return { cpu: capC > 0 ? cpu / capC : 0, mem: capM > 0 ? mem / capM : 0 };
+}
+
+/** Descent until no neighbourhood improves. */
+export function descend(st: SearchState, floors: { cpu: number; mem: number }): void {
+  for (let guard = 0; guard < 1_000_000; guard++) {
+    if (bestMove(st)) continue;
+    if (bestSwap(st)) continue;
+    if (levelStep(st, floors)) continue;
+    return;
+  }
+}
+
+/** Descent with the exact splits of two and three nodes on top, until neither improves. */
+function polish(st: SearchState, floors: { cpu: number; mem: number }): void {
+  do descend(st, floors);
+  while (repartition(st));
+}
+
+/** Units a set of two, three, four nodes may hold together for {@link repartition} to split them exactly. */
+export const SPLIT_UNITS = [24, 18, 16];
+/** Search nodes one exact split may visit. */
+export const SPLIT_BUDGET = 20_000;
+
+/**
+ * Exact re-split of two to four nodes: for each pair (then triple, then set of four) of usable
+ * nodes holding at most {@link SPLIT_UNITS} units together, the best assignment of those
+ * units to those nodes (every other node as it is), by branch and bound on the objective
+ * (at most {@link SPLIT_BUDGET} search nodes each). Applies the first improving split; false when
+ * none improves. What single moves and swaps cannot reach when capacity is tight (every
+ * intermediate arrangement would overflow a node).
+ */
+function repartition(st: SearchState): boolean {
+  const p = st.p;
+  const nodes: number[] = [];
+  for (let n = 0; n < st.N; n++) if (p.usable[n]) nodes.push(n);
+  // sets with a top node first
+  const topFirst = (n: number) => (n === st.topCpu[0] || n === st.topMem[0] ? 0 : 1);
+  nodes.sort((a, b) => topFirst(a) - topFirst(b) || a - b);
+  for (let size = 2; size <= SPLIT_UNITS.length + 1 && size <= nodes.length; size++) {
+    const limit = SPLIT_UNITS[size - 2]!;
+    for (const set of subsets(nodes, size)) {
+      let units = 0;
+      for (const n of set) units += st.onNode[n]!.length;
+      if (units > limit) continue;
+      // a split that did not improve is not tried again until its nodes or the others' highest use change
+      const key = set.join(',');
+      const sig = `${set.map((n) => st.version[n]).join(',')}|${otherMaxOf(st, set, 0)}|${otherMaxOf(st, set, 1)}`;
+      if (st.splitMemo.get(key) === sig) continue;
+      if (splitNodes(st, set)) return true;
+      st.splitMemo.set(key, sig);
+    }
+  }
+  return false;
+}
+
+/** The highest utilisation of resource `r` (0 cpu, 1 memory) among usable nodes outside `set`. */
+function otherMaxOf(st: SearchState, set: readonly number[], r: 0 | 1): number {
+  const idx = r === 0 ? st.topCpu : st.topMem;
+  const val = r === 0 ? st.topCpuV : st.topMemV;
+  for (let k = 0; k < 3; k++) {
+    const n = idx[k]!;
+    if (n < 0) return 0;
+    if (!set.includes(n)) return val[k]!;
+  }
+  let max = 0;
+  const load = r === 0 ? st.cpu : st.mem;
+  const inv = r === 0 ? st.invCpu : st.invMem;
+  for (let n = 0; n < st.N; n++) if (st.p.usable[n] && !set.includes(n)) max = Math.max(max, load[n]! * inv[n]!);
+  return max;
+}
+
+/** The subsets of `items` of a size, in lexicographic order of positions. */
+function* subsets(items: readonly number[], size: number): Generator<number[]> {
+  const idx = Array.from({ length: size }, (_, i) => i);
+  while (true) {
+    yield idx.map((i) => items[i]!);
+    let k = size - 1;
+    while (k >= 0 && idx[k] === items.length - size + k) k--;
+    if (k < 0) return;
+    idx[k]! += 1;
+    for (let j = k + 1; j < size; j++) idx[j] = idx[j - 1]! + 1;
+  }
+}
+
+/** Best split of the units on `set` over those nodes; applies it and returns true when it improves the objective. */
+function splitNodes(st: SearchState, set: readonly number[]): boolean {
+  const p = st.p;
+  const N = st.N;
+  const K = set.length;
+  const units: number[] = [];
+  for (const n of set) units.push(...st.onNode[n]!);
+  const weight = (u: number) =>
+    st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  units.sort((x, y) => weight(y) - weight(x) || x - y);
+  const k = units.length;
+  if (k === 0) return false;
+  // the highest utilisation of the nodes outside the set
+  const otherC = otherMaxOf(st, set, 0);
+  const otherM = otherMaxOf(st, set, 1);
+  const c = new Float64Array(K);
+  const m = new Float64Array(K);
+  const kc = new Float64Array(K);
+  let baseCost = st.cost;
+  set.forEach((n, i) => {
+    c[i] = st.cpu[n]!;
+    m[i] = st.mem[n]!;
+    kc[i] = st.cores[n]!;
+  });
+  for (const u of units) {
+    const i = set.indexOf(st.assign[u]!);
+    baseCost -= costAt(p, u, st.assign[u]!);
+    c[i] -= p.unitCpu[u]!;
+    m[i] -= p.unitMem[u]!;
+    kc[i] -= p.unitCores[u]!;
+  }
+  const cost = new Float64Array(k * K);
+  const minRest = new Float64Array(k + 1);
+  for (let a = 0; a < k; a++)
+    for (let i = 0; i < K; i++)
+      cost[a * K + i] = p.allowed[units[a]! * N + set[i]!] ? costAt(p, units[a]!, set[i]!) : Infinity;
+  for (let a = k - 1; a >= 0; a--) {
+    let min = Infinity;
+    for (let i = 0; i < K; i++) min = Math.min(min, cost[a * K + i]!);
+    minRest[a] = minRest[a + 1]! + min;
+  }
+  const side = new Int8Array(k);
+  const bestSide = new Int8Array(k);
+  let best = st.value - EPS;
+  let found = false;
+  let visits = 0;
+  const wC = st.wCpu;
+  const wM = st.wMem;
+  const orders = new Int8Array(K * (k + 1));
+  const keys = new Float64Array(K);
+  const clash = (a: number, i: number): boolean => {
+    const partners = p.negatives[units[a]!]!;
+    if (partners.length === 0) return false;
+    for (let b = 0; b < a; b++) if (side[b] === i && isPartner(partners, units[b]!)) return true;
+    return false;
+  };
+  const dfs = (a: number, spent: number): void => {
+    if (++visits > SPLIT_BUDGET) return;
+    let maxC = otherC;
+    let maxM = otherM;
+    for (let i = 0; i < K; i++) {
+      maxC = Math.max(maxC, c[i]! * st.invCpu[set[i]!]!);
+      maxM = Math.max(maxM, m[i]! * st.invMem[set[i]!]!);
+    }
+    const bound = wC * maxC + wM * maxM + spent + minRest[a]!;
+    if (bound >= best) return;
+    if (a === k) {
+      best = bound;
+      bestSide.set(side);
+      found = true;
+      return;
+    }
+    const u = units[a]!;
+    const uc = p.unitCpu[u]!;
+    const um = p.unitMem[u]!;
+    const uk = p.unitCores[u]!;
+    // emptiest node first (insertion sort into this depth's row)
+    const local = orders.subarray(a * K, a * K + K);
+    for (let i = 0; i < K; i++) {
+      const key = wC * c[i]! * st.invCpu[set[i]!]! + wM * m[i]! * st.invMem[set[i]!]!;
+      keys[i] = key;
+      let j = i;
+      while (j > 0 && keys[local[j - 1]!]! > key) {
+        local[j] = local[j - 1]!;
+        j--;
+      }
+      local[j] = i;
+    }
+    for (let q = 0; q < K; q++) {
+      const i = local[q]!;
+      const n = set[i]!;
+      const ci = cost[a * K + i]!;
+      if (ci === Infinity || m[i]! + um > st.limMem[n]! || kc[i]! + uk > st.limCores[n]! || clash(a, i)) continue;
+      side[a] = i;
+      c[i] += uc;
+      m[i] += um;
+      kc[i] += uk;
+      dfs(a + 1, spent + ci);
+      c[i] -= uc;
+      m[i] -= um;
+      kc[i] -= uk;
+    }
+  };
+  dfs(0, baseCost);
+  if (!found) return false;
+  for (let a = 0; a < k; a++) {
+    const t = set[bestSide[a]!]!;
+    if (st.assign[units[a]!] !== t) st.move(units[a]!, t, false);
+  }
+  st.rank();
+  return true;
+}
+
+/** Applies the best improving single move; false when none improves. */
+function bestMove(st: SearchState): boolean {
+  const p = st.p;
+  const N = st.N;
+  const current = st.value;
+  let bestValue = current - EPS;
+  let bestU = -1;
+  let bestT = -1;
+  // targets: the least-used nodes (every node on small clusters); a move elsewhere cannot lower the top more
+  const low = lowNodes(st);
+  const tryUnit = (u: number) => {
+    const allowed = p.allowedList[u]!;
+    for (const t of allowed.length <= low.length ? allowed : low) {
+      if (t === st.assign[u] || !p.allowed[u * N + t] || !st.canMove(u, t)) continue;
+      const v = st.valueAfterMove(u, t);
+      if (v < bestValue) {
+        bestValue = v;
+        bestU = u;
+        bestT = t;
+      }
+    }
+  };
+  const topC = st.topCpu[0]!;
+  const topM = st.topMem[0]!;
+  if (st.wCpu > 0 && topC >= 0) for (const u of st.onNode[topC]!) tryUnit(u);
+  if (st.wMem > 0 && topM >= 0 && topM !== topC) for (const u of st.onNode[topM]!) tryUnit(u);
+  // units that migrate: towards a node some members are on now (the only way to save cost)
+  for (let u = 0; u < st.U; u++) {
+    const here = st.assign[u]!;
+    if (costAt(p, u, here) <= 0) continue;
+    for (const [t] of p.stays[u]!) {
+      if (t === here || !p.usable[t] || !p.allowed[u * N + t] || !st.canMove(u, t)) continue;
+      const v = st.valueAfterMove(u, t);
+      if (v < bestValue) {
+        bestValue = v;
+        bestU = u;
+        bestT = t;
+      }
+    }
+  }
+  if (bestU < 0) return false;
+  st.move(bestU, bestT);
+  return true;
+}
+
+/** Applies the best improving swap of a unit on a top node with one on the least-used nodes. */
+function bestSwap(st: SearchState): boolean {
+  const p = st.p;
+  const N = st.N;
+  const current = st.value;
+  let bestValue = current - EPS;
+  let bestU = -1;
+  let bestV = -1;
+  const low = lowNodes(st);
+  const tops = new Set<number>();
+  if (st.wCpu > 0 && st.topCpu[0]! >= 0) tops.add(st.topCpu[0]!);
+  if (st.wMem > 0 && st.topMem[0]! >= 0) tops.add(st.topMem[0]!);
+  for (const s of tops) {
+    for (const u of st.onNode[s]!) {
+      for (const t of low) {
+        if (t === s || !p.allowed[u * N + t]) continue;
+        for (const v of st.onNode[t]!) {
+          if (!st.canSwap(u, v)) continue;
+          const value = st.valueAfterSwap(u, v);
+          if (value < bestValue) {
+            bestValue = value;
+            bestU = u;
+            bestV = v;
+          }
+        }
+      }
+    }
+  }
+  if (bestU < 0) return false;
+  const s = st.assign[bestU]!;
+  const t = st.assign[bestV]!;
+  st.move(bestU, t, false);
+  st.move(bestV, s);
+  return true;
+}
+
+/** The usable nodes with the lowest weighted utilisation (all of them on small clusters). */
+function lowNodes(st: SearchState): number[] {
+  const nodes: number[] = [];
+  for (let n = 0; n < st.N; n++) if (st.p.usable[n]) nodes.push(n);
+  if (nodes.length <= SWAP_NODES) return nodes;
+  const load = (n: number) => st.wCpu * st.cpu[n]! * st.invCpu[n]! + st.wMem * st.mem[n]! * st.invMem[n]!;
+  return nodes.sort((a, b) => load(a) - load(b) || a - b).slice(0, SWAP_NODES);
+}
+
+/**
+ * One level step: for each weighted resource, tries levels between the highest utilisation and
+ * its floor (and the level of the next lower node, to get past a tie), brings every node above
+ * the level down to it ({@link lowerTo}), and keeps the best result if it improves.
+ */
+function levelStep(st: SearchState, floors: { cpu: number; mem: number }): boolean {
+  const start = st.value;
+  let bestValue = start - EPS;
+  let best: { r: 0 | 1; level: number } | undefined;
+  for (const r of [0, 1] as const) {
+    if ((r === 0 ? st.wCpu : st.wMem) <= 0) continue;
+    const top = r === 0 ? st.maxCpu : st.maxMem;
+    const floor = r === 0 ? floors.cpu : floors.mem;
+    if (top <= floor + EPS) continue;
+    const levels = new Set<number>();
+    for (const step of LEVEL_STEPS) levels.add(top - (top - floor) * step);
+    const vals = r === 0 ? st.topCpuV : st.topMemV;
+    for (let k = 1; k < 3; k++) if (vals[k]! < top - EPS && vals[k]! > -Infinity) levels.add(vals[k]!);
+    for (const level of levels) {
+      const journal: number[] = [];
+      const ok = lowerTo(st, r, level, journal);
+      const value = st.value;
+      undo(st, journal);
+      if (ok && value < bestValue) {
+        bestValue = value;
+        best = { r, level };
+      }
+    }
+  }
+  if (!best) return false;
+  const journal: number[] = [];
+  if (lowerTo(st, best.r, best.level, journal) && st.value < start - EPS) return true;
+  undo(st, journal);
+  return false;
+}
+
+/** Moves undone in reverse: pairs (unit, node it came from). */
+function undo(st: SearchState, journal: number[]): void {
+  for (let k = journal.length - 2; k >= 0; k -= 2) st.move(journal[k]!, journal[k + 1]!, false);
+  st.rank();
+}
+
+/**
+ * Brings every usable node whose utilisation of resource `r` (0 cpu, 1 memory) is above `level`
+ * down to it, without raising the other resource's highest utilisation: repeatedly, from the
+ * node most above, the cheapest unit that covers the excess alone (else the largest) goes to the
+ * least-used node that can take it within the level. Records (unit, from) in `journal`; false
+ * when a node cannot be brought down (the moves made so far stay recorded).
+ */
+export function lowerTo(st: SearchState, r: 0 | 1, level: number, journal: number[]): boolean {
+  const p = st.p;
+  const N = st.N;
+  const load = r === 0 ? st.cpu : st.mem;
+  const inv = r === 0 ? st.invCpu : st.invMem;
+  const size = r === 0 ? p.unitCpu : p.unitMem;
+  const other = r === 0 ? st.mem : st.cpu;
+  const otherInv = r === 0 ? st.invMem : st.invCpu;
+  const otherSize = r === 0 ? p.unitMem : p.unitCpu;
+  const otherMax = r === 0 ? st.maxMem : st.maxCpu;
+  const cap = r === 0 ? p.capCpu : p.capMem;
+  const over: number[] = [];
+  for (let n = 0; n < N; n++) if (p.usable[n] && load[n]! * inv[n]! > level + EPS) over.push(n);
+  over.sort((a, b) => load[b]! * inv[b]! - load[a]! * inv[a]! || a - b);
+  const targets: number[] = [];
+  for (let n = 0; n < N; n++) if (p.usable[n]) targets.push(n);
+  for (const n of over) {
+    let guard = 0;
+    while (load[n]! * inv[n]! > level + EPS) {
+      if (++guard > st.U + 1) return false;
+      const excess = load[n]! - level * cap[n]!;
+      targets.sort((a, b) => load[a]! * inv[a]! - load[b]! * inv[b]! || a - b);
+      let pick = -1;
+      let pickTarget = -1;
+      let pickCovers = false;
+      let pickDelta = Infinity;
+      let pickSize = 0;
+      for (const u of st.onNode[n]!) {
+        const s = size[u]!;
+        if (s <= 0) continue;
+        const covers = s >= excess;
+        if (pickCovers && !covers) continue;
+        // target: the least-used node that takes it within both levels
+        let t = -1;
+        for (const m of targets) {
+          if (m === n) continue;
+          if ((load[m]! + s) * inv[m]! > level + EPS) break;
+          if ((other[m]! + otherSize[u]!) * otherInv[m]! > otherMax + EPS) continue;
+          if (!st.canMove(u, m)) continue;
+          t = m;
+          break;
+        }
+        if (t < 0) continue;
+        const delta = costAt(p, u, t) - costAt(p, u, n);
+        // covering units: cheapest, then smallest; otherwise: largest, then cheapest; then the lower index
+        let better: boolean;
+        if (covers !== pickCovers) better = covers;
+        else if (covers)
+          better = delta < pickDelta || (delta === pickDelta && (s < pickSize || (s === pickSize && u < pick)));
+        else better = s > pickSize || (s === pickSize && (delta < pickDelta || (delta === pickDelta && u < pick)));
+        if (pick < 0 || better) {
+          pick = u;
+          pickTarget = t;
+          pickDelta = delta;
+          pickSize = s;
+          pickCovers = covers;
+        }
+      }
+      if (pick < 0) return false;
+      journal.push(pick, n);
+      st.move(pick, pickTarget, false);
+    }
+  }
+  st.rank();
+  return true;
+}
+
+/** Share of the units (besides those of the top nodes) a ruin-and-recreate perturbation takes out. */
+const RUIN_SHARE = 0.15;
+
+/**
+ * Ruin and recreate: takes out the units of the most used node per resource and a random
+ * {@link RUIN_SHARE} of the others, then puts them back one by one, largest first, each where
+ * the objective grows least (within the limits and rules). False (state unchanged) when some
+ * unit finds no place.
+ */
+function ruinAndRecreate(st: SearchState, rnd: () => number): boolean {
+  const p = st.p;
+  const out = new Set<number>();
+  for (const top of [st.topCpu[0]!, st.topMem[0]!]) if (top >= 0) for (const u of st.onNode[top]!) out.add(u);
+  for (let u = 0; u < st.U; u++) if (rnd() < RUIN_SHARE) out.add(u);
+  const weight = (u: number) =>
+    st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  const units = [...out].sort((a, b) => weight(b) - weight(a) || a - b);
+  const from = units.map((u) => st.assign[u]!);
+  for (const u of units) st.lift(u);
+  st.rank();
+  for (const u of units) {
+    let best = -1;
+    let bestValue = Infinity;
+    for (const t of p.allowedList[u]!) {
+      if (!st.canPlace(u, t)) continue;
+      const v = st.valueAfterPlace(u, t);
+      if (v < bestValue - EPS || (v < bestValue + EPS && rnd() < 0.3)) {
+        bestValue = v;
+        best = t;
+      }
+    }
+    if (best < 0) {
+      // undo: put every lifted unit back where it was
+      for (let i = 0; i < units.length; i++) if (st.lifted(units[i]!)) st.place(units[i]!, from[i]!);
+      for (let i = 0; i < units.length; i++) if (st.assign[units[i]!] !== from[i]) st.move(units[i]!, from[i]!, false);
+      st.rank();
+      return false;
+    }
+    st.place(u, best);
+  }
+  return true;
+}
+
+/** Moves {@link KICK_SIZE} random units (from the top nodes half the time) to random nodes that take them. */
+function kick(st: SearchState, rnd: () => number): void {
+  const p = st.p;
+  for (let k = 0; k < KICK_SIZE; k++) {
+    let u: number;
+    const top = rnd() < 0.5 ? (rnd() < 0.5 ? st.topCpu[0]! : st.topMem[0]!) : -1;
+    if (top >= 0 && st.onNode[top]!.length > 0) {
+      const list = st.onNode[top]!;
+      u = list[Math.floor(rnd() * list.length)]!;
+    } else u = Math.floor(rnd() * st.U);
+    const allowed = p.allowedList[u]!;
+    for (let tries = 0; tries < 4; tries++) {
+      const t = allowed[Math.floor(rnd() * allowed.length)]!;
+      if (t !== st.assign[u] && st.canMove(u, t)) {
+        st.move(u, t);
+        break;
+      }
+    }
+  }
+}

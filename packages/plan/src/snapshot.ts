@@ -1,0 +1,162 @@
+import type { CapacityPolicy, PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
+import { compareNames } from './validate';
+
+/**
+ * A cluster snapshot as `poise-manager` reads it each round (its `ClusterSnapshot` is
+ * assignable to this type): nodes with capacity and measured use, guests with their stats and
+ * HA state, the HA rules in force. Units: cores and bytes.
+ */
+export interface ClusterSnapshotLike {
+  readonly nodes: readonly {
+    readonly name: string;
+    /** Up, quorate and `online` in HA's node status (a node in maintenance is not online). */
+    readonly online: boolean;
+    readonly maintenance: boolean;
+    readonly maxcpu: number;
+    readonly maxmem: number;
+    /** Measured use of the whole node (guests and host), cores and bytes. */
+    readonly cpu: number;
+    readonly mem: number;
+  }[];
+  readonly guests: readonly {
+    readonly sid: string;
+    readonly type: 'vm' | 'ct';
+    readonly node: string;
+    readonly running: boolean;
+    /** A config lock (`backup`, `migrate`, …): such a guest is not moved. */
+    readonly lock: string | undefined;
+    readonly template: boolean;
+    readonly ha: { readonly requestState: string } | undefined;
+    readonly stats: {
+      readonly cpu: number;
+      readonly maxcpu: number;
+      readonly mem: number;
+      readonly maxmem: number;
+      readonly memhost: number | undefined;
+    };
+  }[];
+  readonly rules: readonly (
+    | {
+        readonly type: 'node-affinity';
+        readonly id: string;
+        readonly resources: readonly string[];
+        readonly nodes: readonly { readonly node: string; readonly priority: number }[];
+        readonly strict: boolean;
+      }
+    | {
+        readonly type: 'resource-affinity';
+        readonly id: string;
+        readonly resources: readonly string[];
+        readonly affinity: 'positive' | 'negative';
+      }
+  )[];
+}
+
+/** Options of {@link planInputFromSnapshot}. */
+export interface SnapshotOptions {
+  /**
+   * What a guest weighs: `measured` (default) its cpu and memory in use (memhost when known),
+   * as the `dynamic` scheduler; `configured` its assigned cores and memory, as `static`.
+   */
+  readonly usage?: 'measured' | 'configured' | undefined;
+  readonly capacity?: CapacityPolicy | undefined;
+  readonly weights?: PlanWeights | undefined;
+  /** Why a guest cannot be migrated (e.g. the policy's migratability check), or `undefined` when it can. */
+  readonly unmigratable?: ((sid: string) => string | undefined) | undefined;
+}
+
+/**
+ * Builds a plan input from a cluster snapshot (the thin layer under `poise-manager plan`):
+ *
+ * - nodes: cores and memory, online (a node in maintenance is online and in maintenance), and
+ *   as base load what the measured use has beyond the listed guests (measured usage only);
+ * - guests: HA resources (`ha`) and the others; stopped guests weigh nothing (measured usage);
+ *   a locked guest or a template cannot move (the reason names it), nor one
+ *   `options.unmigratable` names; HA resources requested `ignored` are ignored;
+ * - rules: as given, without the resources and nodes the snapshot does not have (each one left
+ *   out is reported in `problems`, never an exception: a rule may name a guest removed since).
+ */
+export function planInputFromSnapshot(
+  snapshot: ClusterSnapshotLike,
+  options: SnapshotOptions = {},
+): { input: PlanInput; problems: string[] } {
+  const measured = (options.usage ?? 'measured') === 'measured';
+  const problems: string[] = [];
+  const nodeNames = new Set(snapshot.nodes.map((n) => n.name));
+  const guests: PlanGuest[] = [];
+  const used = new Map<string, { cpu: number; mem: number }>();
+  for (const g of [...snapshot.guests].sort((a, b) => compareNames(a.sid, b.sid))) {
+    if (!nodeNames.has(g.node)) {
+      problems.push(`guest '${g.sid}' is on '${g.node}', which is not a node of the snapshot: left out`);
+      continue;
+    }
+    const s = g.stats;
+    const cpu = measured ? (g.running ? s.cpu : 0) : s.maxcpu;
+    const mem = measured ? (g.running ? (s.memhost ?? s.mem) : 0) : s.maxmem;
+    const reason =
+      g.lock !== undefined ? `is locked (${g.lock})` : g.template ? 'is a template' : options.unmigratable?.(g.sid);
+    guests.push({
+      id: g.sid,
+      kind: g.type,
+      node: g.node,
+      ha: g.ha !== undefined,
+      cpu,
+      cores: s.maxcpu,
+      mem,
+      ...(reason === undefined ? {} : { migratable: false, reason }),
+      ...(g.ha?.requestState === 'ignored' ? { ignored: true } : {}),
+    });
+    const sum = used.get(g.node) ?? { cpu: 0, mem: 0 };
+    used.set(g.node, { cpu: sum.cpu + cpu, mem: sum.mem + mem });
+  }
+  const nodes: PlanNode[] = snapshot.nodes.map((n) => {
+    const sum = used.get(n.name) ?? { cpu: 0, mem: 0 };
+    const online = n.online || n.maintenance;
+    return {
+      name: n.name,
+      cpuCores: n.maxcpu,
+      memBytes: n.maxmem,
+      online,
+      maintenance: n.maintenance,
+      ...(measured && online ? { baseCpu: Math.max(0, n.cpu - sum.cpu), baseMem: Math.max(0, n.mem - sum.mem) } : {}),
+    };
+  });
+  const guestIds = new Set(guests.map((g) => g.id));
+  const rules: PlanRule[] = [];
+  for (const rule of snapshot.rules) {
+    const resources = rule.resources.filter((sid) => {
+      if (guestIds.has(sid)) return true;
+      problems.push(`rule '${rule.id}': resource '${sid}' is not a guest of the snapshot: left out of the rule`);
+      return false;
+    });
+    if (resources.length === 0) continue;
+    if (rule.type === 'node-affinity') {
+      const listed = rule.nodes.filter((n) => {
+        if (nodeNames.has(n.node)) return true;
+        problems.push(`rule '${rule.id}': node '${n.node}' is not a node of the snapshot: left out of the rule`);
+        return false;
+      });
+      if (listed.length === 0) {
+        problems.push(`rule '${rule.id}' lists no node of the snapshot: left out`);
+        continue;
+      }
+      rules.push({
+        id: rule.id,
+        type: 'node-affinity',
+        resources,
+        nodes: listed.map((n) => ({ node: n.node, priority: n.priority })),
+        strict: rule.strict,
+      });
+    } else rules.push({ id: rule.id, type: 'resource-affinity', affinity: rule.affinity, resources });
+  }
+  return {
+    input: {
+      nodes,
+      guests,
+      rules,
+      ...(options.capacity ? { capacity: options.capacity } : {}),
+      ...(options.weights ? { weights: options.weights } : {}),
+    },
+    problems,
+  };
+}

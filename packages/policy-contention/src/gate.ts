@@ -1,0 +1,165 @@
+import {
+  ContentionError,
+  type ContentionModelState,
+  type ContentionOptions,
+  type FittedModel,
+  checkModelState,
+  contentionOptions,
+  emptyModel,
+  fitModel,
+  observeNodes,
+} from '@poise/contention';
+import {
+  type NodeTelemetry,
+  type NoticeInit,
+  PolicyError,
+  type Stage,
+  compareNames,
+  formatList,
+  formatPercent,
+  missingContext,
+  stateCheck,
+} from '@poise/policy';
+import { CONTENTION_FLOOR, SATURATED } from './limits';
+
+/** Where the gate goes in the `gate` slot: first, so it learns in every round another gate stops. */
+export const CONTENTION_GATE_ORDER = 0;
+import { type NodePressureNow, contentionObjective, modelCall, reaches } from './objective';
+
+/** State of {@link contentionGate}. */
+export interface ContentionGateState {
+  /** What the model learned (plain JSON, bounded: see `@poise/contention`). */
+  readonly model: ContentionModelState;
+  /** Nodes whose pressure is predicted from their load alone last round (`node2 (cpu, mem)`), for the notice. */
+  readonly fallback: readonly string[];
+}
+
+/** Options of {@link contentionGate}. */
+export interface ContentionGateOptions {
+  /** The model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
+  readonly model?: Partial<ContentionOptions>;
+}
+
+/** Every node's pressure now: what it reports, else the model's prediction at its load (usage-based for a node without PSI). */
+function pressuresNow(model: FittedModel, nodes: readonly NodeTelemetry[]): NodePressureNow[] {
+  const now = (node: string, dimension: 'cpu' | 'mem', reported: number | undefined, load: number) =>
+    reported !== undefined
+      ? { percent: reported, confidence: 1, basis: 'learned' as const, reason: 'in-range' as const }
+      : model.predict(node, dimension, load);
+  return [...nodes]
+    .sort((a, b) => compareNames(a.node, b.node))
+    .map((n) => ({
+      node: n.node,
+      cpu: now(n.node, 'cpu', n.pressureCpu, n.cpu / n.maxcpu),
+      mem: now(n.node, 'mem', n.pressureMem, n.mem / n.maxmem),
+    }));
+}
+
+/** `node1 cpu 62.0%` / `node2 cpu 45.0% mem 21.0%`: the dimensions at or above the limits. */
+function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; readonly memPercent: number }): string {
+  const parts = [];
+  if (p.cpu.percent >= limits.cpuPercent) parts.push(`cpu ${formatPercent(p.cpu.percent)}`);
+  if (p.mem.percent >= limits.memPercent) parts.push(`mem ${formatPercent(p.mem.percent)}`);
+  return `${p.node} ${parts.join(' ')}`;
+}
+
+/**
+ * Guest contention as the balancer's objective (name `contention`, the first gate: slot `gate`,
+ * order {@link CONTENTION_GATE_ORDER}). Every round it runs (all but those with a motion in
+ * flight) it learns from `ctx.nodes()` how each node's PSI follows its load
+ * (`observeNodes` of `@poise/contention`; the model is this stage's state), then judges the
+ * round on the nodes' pressure now (reported, else predicted from the load):
+ *
+ * - no node with contention (cpu some below `CONTENTION_FLOOR` 5 %, memory below 2 %) → stop
+ *   `no-contention`, e.g. `contention: no guest waits (highest cpu 2.1% < 5.0%, mem 0.0% < 2.0%)`;
+ * - every node saturated (cpu ≥ `SATURATED` 40 % or memory ≥ 20 %) → stop `all-saturated`, e.g.
+ *   `contention: every node saturated (node1 cpu 62.0%, node2 mem 25.0%): the cluster needs more capacity`;
+ * - otherwise the round goes on with `plan.objective` set to the round's contention objective
+ *   (`contention-hold` then counts the hold rounds).
+ *
+ * Both stops break the streak of the later stages. A node whose pressure comes from its load
+ * alone (no PSI, or too little history) raises a `contention-usage-based` info notice, once per
+ * change of that set. Needs `ctx.nodes()` (and, once a move is assessed, `ctx.guests()`).
+ */
+export function contentionGate(options: ContentionGateOptions = {}): Stage<ContentionGateState> {
+  let model: ContentionOptions;
+  try {
+    model = contentionOptions(options.model);
+  } catch (err) {
+    if (err instanceof ContentionError) throw new PolicyError('invalid-config', err.message, { cause: err });
+    throw err;
+  }
+  const check = stateCheck('contention');
+  return {
+    name: 'contention',
+    kind: 'gate',
+    initialState: () => ({ model: emptyModel(), fallback: [] }),
+    validateState: (value) => {
+      const s = check.object(value, '');
+      let learned: ContentionModelState;
+      try {
+        learned = checkModelState(s.model);
+      } catch (err) {
+        if (err instanceof ContentionError)
+          throw new PolicyError('invalid-state', `stage 'contention': ${err.message}`, { cause: err });
+        throw err;
+      }
+      return {
+        model: learned,
+        fallback: check.array(s.fallback, 'fallback').map((v, i) => check.string(v, `fallback.${i}`)),
+      };
+    },
+    run: (ctx, plan, state) => {
+      if (!ctx.nodes) throw missingContext('contention', 'nodes()');
+      const nodes = ctx.nodes();
+      const learned = modelCall('contention model', () =>
+        observeNodes(
+          state.model,
+          ctx.now,
+          nodes.map((n) => ({
+            node: n.node,
+            cpuLoad: n.cpu / n.maxcpu,
+            memLoad: n.mem / n.maxmem,
+            pressureCpu: n.pressureCpu,
+            pressureMem: n.pressureMem,
+          })),
+        ),
+      );
+      const fitted = fitModel(learned);
+      const pressures = modelCall('contention model', () => pressuresNow(fitted, nodes));
+
+      const fallback = pressures
+        .map((p) => ({ node: p.node, dims: (['cpu', 'mem'] as const).filter((d) => p[d].basis === 'usage') }))
+        .filter((f) => f.dims.length > 0)
+        .map((f) => `${f.node} (${f.dims.join(', ')})`);
+      const notices: NoticeInit[] = [];
+      if (fallback.join('\u0000') !== state.fallback.join('\u0000') && fallback.length > 0) {
+        notices.push({
+          code: 'contention-usage-based',
+          severity: 'info',
+          message: `no pressure history for ${formatList(fallback)}: predicted from the load alone`,
+        });
+      }
+      const next = { model: learned, fallback };
+
+      const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR));
+      if (contended.length === 0) {
+        const highest = (d: 'cpu' | 'mem') => Math.max(0, ...pressures.map((p) => p[d].percent));
+        const stop =
+          `contention: no guest waits (highest cpu ${formatPercent(highest('cpu'))} < ${formatPercent(CONTENTION_FLOOR.cpuPercent)}, ` +
+          `mem ${formatPercent(highest('mem'))} < ${formatPercent(CONTENTION_FLOOR.memPercent)})`;
+        return { stop, code: 'no-contention', breaksStreak: true, state: next, notices };
+      }
+      if (pressures.length > 0 && pressures.every((p) => reaches(p, SATURATED))) {
+        const stop = `contention: every node saturated (${formatList(pressures.map((p) => describe(p, SATURATED)))}): the cluster needs more capacity`;
+        return { stop, code: 'all-saturated', breaksStreak: true, state: next, notices };
+      }
+      const guests = () => {
+        if (!ctx.guests) throw missingContext('contention', 'guests()');
+        return ctx.guests();
+      };
+      const objective = contentionObjective(fitted, nodes, guests, model, pressures);
+      return { plan: { ...plan, objective }, state: next, notices };
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { PolicyError, type Stage, stateCheck } from '@poise/policy';
+import { contentionObjectiveOf } from './objective';
+
+/** State of {@link contentionHold}: consecutive rounds with contention. */
+export interface ContentionHoldState {
+  readonly sustainedRounds: number;
+}
+
+/**
+ * The hold rounds of the contention objective (name `contention-hold`, a gate in the `hold`
+ * slot: it replaces `threshold-hold`, whose imbalance threshold the objective does not use).
+ * Counts the rounds that reach it (the `contention` gate let them through: guests wait, not
+ * every node is saturated) and stops quietly while fewer than `holdRounds` (code `holding`,
+ * `guest contention for 1 of 3 rounds`); when the count reaches `holdRounds` it starts again
+ * and the round goes on (0 or 1 = at once). A round an earlier gate stops as not qualifying
+ * (`breaksStreak`: no contention, every node saturated, no pressure) starts the count again;
+ * a continued series (`plan.continueSeries`, after a failed motion) does not wait again.
+ * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0.
+ */
+export function contentionHold(options: { holdRounds: number }): Stage<ContentionHoldState> {
+  if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
+    throw new PolicyError(
+      'invalid-config',
+      `contention holdRounds must be a non-negative integer, got '${options.holdRounds}'`,
+    );
+  }
+  const check = stateCheck('contention-hold');
+  return {
+    name: 'contention-hold',
+    kind: 'gate',
+    initialState: () => ({ sustainedRounds: 0 }),
+    validateState: (value) => ({
+      sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds'),
+    }),
+    breakStreak: (state) => (state.sustainedRounds === 0 ? state : { sustainedRounds: 0 }),
+    run: (_ctx, plan, state) => {
+      contentionObjectiveOf(plan, 'contention-hold');
+      if (plan.continueSeries) return { plan, state };
+      const rounds = state.sustainedRounds + 1;
+      if (rounds < options.holdRounds) {
+        return {
+          stop: `guest contention for ${rounds} of ${options.holdRounds} rounds`,
+          code: 'holding',
+          quiet: true,
+          state: { sustainedRounds: rounds },
+        };
+      }
+      return { plan, state: { sustainedRounds: 0 } };
+    },
+  };
+}

@@ -1,0 +1,25 @@
+/** The contention stages' thresholds, each with why it has its value. */
+
+/**
+ * A node has contention when its PSI some avg10 reaches these (percent): the gate's floor. Below
+ * both on every node nothing waits enough for a move to spare anything (an idle cluster
+ * reports 0.3–2.1 % cpu in the seed's field data).
+ */
+export const CONTENTION_FLOOR = { cpuPercent: 5, memPercent: 2 } as const;
+
+/**
+ * A node is saturated when its PSI some avg10 reaches these (percent): its work waits for cpu
+ * close to half of the time, or for memory a fifth of it (memory stalls are the more severe).
+ * With every node saturated no move can help: the cluster needs more capacity.
+ */
+export const SATURATED = { cpuPercent: 40, memPercent: 20 } as const;
+
+/**
+ * A move must spare at least this many guest-seconds over the horizon, net of its cost: 5 % of
+ * one guest's time over the default 600 s. Below it the prediction's own error (a few points
+ * of pressure on a handful of guests) would decide.
+ */
+export const MIN_GAIN_SECONDS = 30;
+
+/** How many moves the contention scorer hands on, best first (as many as `select-cost` compares). */
+export const CONTENTION_SCORE_LIMIT = 16;

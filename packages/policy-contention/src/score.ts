@@ -1,0 +1,120 @@
+import type { MoveAssessment } from '@poise/contention';
+import {
+  type BalanceCandidate,
+  type BalanceMethod,
+  PolicyError,
+  type ScoredMigration,
+  type Stage,
+  compareNames,
+  evaluatorOf,
+  formatList,
+  formatPercent,
+  stateCheck,
+} from '@poise/policy';
+import { CONTENTION_FLOOR } from './limits';
+import { contentionObjectiveOf, formatGuestSeconds, reaches } from './objective';
+
+/** Options of {@link contentionScorer}. */
+export interface ContentionScorerOptions {
+  /** How the imbalance after each handed-on move is computed (for the log; the choice is the contention's). */
+  readonly method: BalanceMethod;
+  /** How many moves to hand on, best first (an integer ≥ 1). */
+  readonly limit: number;
+}
+
+interface Ranked {
+  readonly candidate: BalanceCandidate;
+  readonly target: string;
+  readonly assessment: MoveAssessment;
+}
+
+/**
+ * Ranks every (candidate, target) move by the guest contention it is predicted to spare
+ * (name `contention-score`, a score stage in the `score` slot: it replaces `score-<method>`),
+ * from `plan.objective` (set by the `contention` gate): highest `netSeconds` first, ties by
+ * leader and target in byte order. Candidates whose source has no contention (below
+ * `CONTENTION_FLOOR`) are not scored: moving them relieves no one. Hands on the best `limit` moves that spare anything
+ * (`netSeconds > 0`), each with the imbalance after it from the usage model (`score` of the
+ * move alone, with `method`: what the host logs). Stops:
+ *
+ * - `no-gain`: no move is predicted to lower guest contention, e.g.
+ *   `contention: no move predicted to lower guest contention (best: vm:101 to node2, -12 guest-seconds)`,
+ *   followed, when every node has contention, by
+ *   `; every node under contention (node1 cpu 12.0%, …): the cluster needs more capacity`;
+ * - `not-assessable`: no candidate could be judged (the host reports no telemetry for its members);
+ * - `nothing-scored`: the usage model scored none of the moves.
+ */
+export function contentionScorer(options: ContentionScorerOptions): Stage<null> {
+  if (options.method !== 'bruteforce' && options.method !== 'topsis')
+    throw new PolicyError('invalid-config', `unknown method '${String(options.method)}' (bruteforce|topsis)`);
+  if (!Number.isInteger(options.limit) || options.limit < 1)
+    throw new PolicyError('invalid-config', `contention score limit must be an integer >= 1, got '${options.limit}'`);
+  const check = stateCheck('contention-score');
+  return {
+    name: 'contention-score',
+    kind: 'score',
+    initialState: () => null,
+    validateState: (value) => check.none(value),
+    run: (ctx, plan, state) => {
+      const objective = contentionObjectiveOf(plan, 'contention-score');
+      // a move off a node where no guest waits relieves no one (and loads its target): not scored
+      const calm = new Set(objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
+      const ranked: Ranked[] = [];
+      const unjudged: string[] = [];
+      for (const candidate of plan.candidates ?? []) {
+        if (candidate.source !== undefined && calm.has(candidate.source)) continue;
+        for (const target of candidate.targets) {
+          const assessment = objective.assess(candidate, target);
+          if (assessment) ranked.push({ candidate, target, assessment });
+          else unjudged.push(`${candidate.leader} to ${target}`);
+        }
+      }
+      if (ranked.length === 0 && unjudged.length === 0) {
+        const nodes = objective.pressures.filter((p) => !calm.has(p.node)).map((p) => p.node);
+        const stop = `contention: no movable guest on a node where guests wait (${formatList(nodes)})`;
+        return {
+          stop,
+          code: 'no-source-with-contention',
+          key: `contention-score:no-source-with-contention:${nodes.join(',')}`,
+          state,
+        };
+      }
+      if (ranked.length === 0) {
+        const stop = `contention: no candidate can be judged (no guest or node telemetry for ${formatList(unjudged)})`;
+        return { stop, code: 'not-assessable', key: 'contention-score:not-assessable', state };
+      }
+      ranked.sort(
+        (a, b) =>
+          b.assessment.netSeconds - a.assessment.netSeconds ||
+          compareNames(a.candidate.leader, b.candidate.leader) ||
+          compareNames(a.target, b.target),
+      );
+      const best = ranked[0]!;
+      if (!(best.assessment.netSeconds > 0)) {
+        const everywhere =
+          objective.pressures.length > 0 && objective.pressures.every((p) => reaches(p, CONTENTION_FLOOR));
+        const nodes = objective.pressures.map(
+          (p) =>
+            `${p.node} cpu ${formatPercent(p.cpu.percent)}${p.mem.percent >= CONTENTION_FLOOR.memPercent ? ` mem ${formatPercent(p.mem.percent)}` : ''}`,
+        );
+        const stop =
+          `contention: no move predicted to lower guest contention (best: ${best.candidate.leader} to ${best.target}, ${formatGuestSeconds(best.assessment.netSeconds)})` +
+          (everywhere ? `; every node under contention (${formatList(nodes)}): the cluster needs more capacity` : '');
+        return { stop, code: 'no-gain', key: `contention-score:no-gain${everywhere ? ':everywhere' : ''}`, state };
+      }
+      const evaluator = evaluatorOf(ctx, plan);
+      const scored: ScoredMigration[] = [];
+      for (const r of ranked) {
+        if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
+        const move = evaluator.score(
+          [{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }],
+          options.method,
+          1,
+        )[0];
+        if (move) scored.push(move);
+      }
+      if (scored.length === 0) return { stop: 'no scored migration', code: 'nothing-scored', state };
+      return { plan: { ...plan, scored }, state };
+    },
+  };
+}

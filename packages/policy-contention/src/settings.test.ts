@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { PolicyError, composePipeline, crsJsonSchema, readCrs, referencePipeline } from '@poise/policy';
+import { CONTENTION_KEYS, CONTENTION_OFF, contentionStages, parseContentionSettings } from './index';
+
+const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
+
+describe('ha-auto-rebalance-objective', () => {
+  it.each([
+    // crs, objective, problems
+    [{}, 'imbalance', []],
+    [{ 'ha-auto-rebalance-objective': 'contention' }, 'contention', []],
+    [{ 'ha-auto-rebalance-objective': 'imbalance' }, 'imbalance', []],
+    // the preset keeps the reference's objective; an explicit key overrides it
+    [{ 'ha-auto-rebalance-preset': 'recommended' }, 'imbalance', []],
+    [{ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }, 'contention', []],
+    [{ 'ha-auto-rebalance-objective': '' }, 'imbalance', []],
+    [
+      { 'ha-auto-rebalance-objective': 'pressure' },
+      'imbalance',
+      [
+        "datacenter.cfg: invalid value 'pressure' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+      ],
+    ],
+    [
+      { 'ha-auto-rebalance-objective': 1 },
+      'imbalance',
+      [
+        "datacenter.cfg: invalid value '1' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+      ],
+    ],
+  ])('%j → %s', (crs, objective, problems) => {
+    const parsed = parseContentionSettings(readCrs(crs));
+    expect(parsed.settings).toEqual({ objective });
+    expect(parsed.problems.map((p) => p.message)).toEqual(problems);
+  });
+
+  it('imbalance adds no stage: the composed pipeline is the reference', () => {
+    expect(contentionStages(CONTENTION_OFF, REF)).toEqual([]);
+    expect(composePipeline(REF, contentionStages(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(
+      referencePipeline(REF).stages.map((s) => s.name),
+    );
+  });
+
+  it('contention replaces the hold, the scorer and the margin', () => {
+    const parts = contentionStages({ objective: 'contention' }, REF);
+    expect(parts.map((p) => [p.slot, p.stage.name])).toEqual([
+      ['gate', 'contention'],
+      ['hold', 'contention-hold'],
+      ['score', 'contention-score'],
+      ['margin', 'contention-margin'],
+    ]);
+    expect(composePipeline(REF, parts).stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'contention',
+      'contention-hold',
+      'candidates',
+      'contention-score',
+      'select-best',
+      'contention-margin',
+    ]);
+  });
+
+  it('rejects a bad setting or reference value as a library argument', () => {
+    expect(() => contentionStages({ objective: 'speed' as never }, REF)).toThrow(
+      new PolicyError(
+        'invalid-config',
+        "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'",
+      ),
+    );
+    expect(() => contentionStages({ objective: 'contention' }, { ...REF, holdRounds: 1.5 })).toThrow(
+      "contention holdRounds must be a non-negative integer, got '1.5'",
+    );
+    expect(() => contentionStages({ objective: 'contention' }, { ...REF, margin: Number.NaN })).toThrow(
+      "contention margin must be a finite number, got 'NaN'",
+    );
+    expect(() => contentionStages({ objective: 'contention' }, REF, { minGainSeconds: -5 })).toThrow(
+      "contention minGainSeconds must be a finite number >= 0, got '-5'",
+    );
+  });
+
+  it('is in the JSON schema with its choices and default', () => {
+    const schema = crsJsonSchema(CONTENTION_KEYS) as {
+      properties: Record<string, { enum?: unknown[]; default?: unknown }>;
+    };
+    expect(schema.properties['ha-auto-rebalance-objective']).toMatchObject({
+      enum: ['imbalance', 'contention'],
+      default: 'imbalance',
+    });
+  });
+});

@@ -1,0 +1,102 @@
+import { CONTENTION_DEFAULTS, type ContentionOptions } from '@poise/contention';
+import {
+  type ChoiceKeySpec,
+  type CrsInput,
+  PolicyError,
+  type ReferenceBalancerConfig,
+  type SettingProblem,
+  type StagePart,
+  readCrsKeys,
+} from '@poise/policy';
+import { CONTENTION_GATE_ORDER, contentionGate } from './gate';
+import { contentionHold } from './hold';
+import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
+import { contentionMarginAccept } from './margin';
+import { contentionScorer } from './score';
+
+/** What the balancer minimises: the reference's node imbalance, or the guests' predicted contention. */
+export type RebalanceObjective = 'imbalance' | 'contention';
+
+/** `ha-auto-rebalance-objective`: `imbalance` (the reference) or `contention`. */
+export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
+  key: 'ha-auto-rebalance-objective',
+  type: 'choice',
+  choices: ['imbalance', 'contention'],
+  off: 'imbalance',
+  recommended: 'imbalance',
+  description:
+    "what the balancer minimises: 'imbalance' (the reference: node load spread) or 'contention' (the guests' predicted waiting for cpu and memory, learned from each node's PSI against its load)",
+  why: "the preset keeps the reference's objective until the lab's contention corpus has measured 'contention' against it (guest contention-seconds, moves, and the existing corpus's metrics)",
+};
+
+/** Every key this package reads, for docs and `crsJsonSchema`. */
+export const CONTENTION_KEYS = [OBJECTIVE_KEY] as const;
+
+/** The settings of this package, in the keys' units. */
+export interface ContentionSettings {
+  readonly objective: RebalanceObjective;
+}
+
+/** The key of each setting. */
+const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY } as const satisfies {
+  readonly [K in keyof ContentionSettings]: ChoiceKeySpec<RebalanceObjective>;
+};
+
+/** The reference's objective: no stage of this package. */
+export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance' };
+
+/**
+ * Reads `ha-auto-rebalance-objective` from the `crs` section (see `readCrs` of
+ * `@poise/policy`): absent → the preset's value or `imbalance`; a bad value is a problem
+ * naming the key, and the objective stays `imbalance`. Never throws.
+ */
+export function parseContentionSettings(input: CrsInput): { settings: ContentionSettings; problems: SettingProblem[] } {
+  return readCrsKeys(input, CONTENTION_FIELDS);
+}
+
+/** Options of {@link contentionStages} that are not datacenter.cfg keys. */
+export interface ContentionStageOptions {
+  /** The contention model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
+  readonly model?: Partial<ContentionOptions>;
+  /** Default {@link MIN_GAIN_SECONDS}. */
+  readonly minGainSeconds?: number;
+}
+
+/**
+ * The stages the settings turn on, for `composePipeline`: with `contention`, the `contention`
+ * gate first in the `gate` slot (it learns in every round another gate stops), `contention-hold`
+ * in the `hold` slot (replacing `threshold-hold`: it counts `reference.holdRounds`),
+ * `contention-score` in the `score` slot (scoring with `reference.method` for the imbalance the
+ * log shows) and `contention-margin` in the `margin` slot (the relative margin
+ * `reference.margin`, a fraction, applied to the contention the move relieves); empty with
+ * `imbalance`. Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
+ * `invalid-config` for a bad reference setting or option.
+ */
+export function contentionStages(
+  settings: ContentionSettings,
+  reference: ReferenceBalancerConfig,
+  options: ContentionStageOptions = {},
+): StagePart[] {
+  if (settings.objective !== 'contention') {
+    if (settings.objective !== 'imbalance')
+      throw new PolicyError(
+        'invalid-config',
+        `contention setting 'objective' must be 'imbalance' or 'contention', got '${String(settings.objective)}'`,
+      );
+    return [];
+  }
+  const model = { ...CONTENTION_DEFAULTS, ...options.model };
+  return [
+    { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model }) },
+    { slot: 'hold', order: 0, stage: contentionHold({ holdRounds: reference.holdRounds }) },
+    { slot: 'score', order: 0, stage: contentionScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }) },
+    {
+      slot: 'margin',
+      order: 0,
+      stage: contentionMarginAccept({
+        margin: reference.margin,
+        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
+      }),
+    },
+  ];
+}

@@ -1,0 +1,68 @@
+// Fixture builders for this package's tests (not exported from the package).
+import { ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy';
+import { mulberry32 } from '../../../tools/test-support/prng';
+
+export const GIB = 1024 ** 3;
+
+/** A node's true pressure curve in the replays: load (fraction) → PSI some avg10, percent. */
+export type Curve = (load: number) => number;
+
+/** Zero up to 60 % of the cores, then 2 points per percent of load (80 % at full load). */
+export const KNEE: Curve = (x) => Math.min(100, Math.max(0, 200 * (x - 0.6)));
+
+/**
+ * Makes the replay's pressure follow the load, as a node's kernel would: before every round,
+ * each node's cpu pressure is `curve(cpu load)` plus gaussian noise of `noise` points (memory
+ * pressure stays 0). Nodes listed in `silent` report no PSI. Deterministic (seeded).
+ */
+export function loadDriven(
+  curve: Curve,
+  options: { noise?: number; seed?: number; silent?: readonly string[] } = {},
+): (cluster: ReplayCluster) => void {
+  const random = mulberry32(options.seed ?? 1);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const silent = new Set(options.silent ?? []);
+  return (cluster) => {
+    for (const n of cluster.telemetry()) {
+      const value = Math.min(100, Math.max(0, curve(n.cpu / n.maxcpu) + (options.noise ?? 0) * gauss()));
+      cluster.setNode(
+        n.node,
+        silent.has(n.node)
+          ? { pressureCpu: undefined, pressureMem: undefined }
+          : { pressureCpu: value, pressureMem: 0 },
+      );
+    }
+  };
+}
+
+/** `count` guests of `cpu` cores (of `maxcpu`) and `memGib` GiB on `node`, sids from `first`. */
+export function guests(node: string, first: number, count: number, cpu: number, memGib = 4, maxcpu = 4): ReplayGuest[] {
+  return Array.from({ length: count }, (_, i) => ({ sid: `vm:${first + i}`, node, cpu, maxcpu, mem: memGib * GIB }));
+}
+
+/** Three 16-core, 64 GiB nodes with 1 core of their own, and the given guests. */
+export function cluster(list: readonly ReplayGuest[], nodes: readonly Partial<ReplayNode>[] = []): ReplayCluster {
+  return new ReplayCluster({
+    nodes: ['node1', 'node2', 'node3'].map((name, i) => ({
+      name,
+      maxcpu: 16,
+      maxmem: 64 * GIB,
+      cpu: 1,
+      mem: 2 * GIB,
+      pressureCpu: 0,
+      pressureMem: 0,
+      ...nodes[i],
+    })),
+    guests: list,
+  });
+}
+
+/** The events of a replay as short lines: `80 move vm:101 node1 → node2`, `20 stop no-contention: …`, `40 notice …`. */
+export function lines(c: ReplayCluster): string[] {
+  return c.events.map((e) => {
+    if (e.type === 'move') return `${e.time} move ${e.resources.join('+')} ${e.source} → ${e.target}`;
+    if (e.type === 'outcome') return `${e.time} ${e.ok ? 'ok' : 'failed'}`;
+    if (e.type === 'stop') return `${e.time} stop ${e.code}: ${e.reason}`;
+    return `${e.time} notice ${e.code}: ${e.message}`;
+  });
+}

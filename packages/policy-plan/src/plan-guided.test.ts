@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'vitest';
+import { composePipeline, type BalanceContext } from '@poise/policy';
+import type { PlanInput } from '@poise/plan';
+import { planGuidedSelect } from './plan-guided';
+import { parsePlanSettings, planStages } from './settings';
+import { readCrs } from '@poise/policy';
+
+const GIB = 1024 ** 3;
+const cluster: PlanInput = {
+  nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, cpuCores: 16, memBytes: 64 * GIB })),
+  guests: [
+    { id: 'vm:101', kind: 'vm', node: 'node1', ha: true, cpu: 3.2, mem: 6 * GIB },
+    { id: 'vm:102', kind: 'vm', node: 'node1', ha: true, cpu: 2.5, mem: 5 * GIB },
+    { id: 'vm:103', kind: 'vm', node: 'node2', ha: true, cpu: 1, mem: 2 * GIB },
+  ],
+};
+const candidates = ['vm:101', 'vm:102'].map((sid) => ({
+  leader: sid,
+  resources: [sid],
+  targets: ['node2', 'node3'],
+  source: 'node1',
+}));
+
+function context(input: unknown, extra: Partial<BalanceContext> = {}): BalanceContext {
+  return {
+    now: 100,
+    motionInFlight: false,
+    imbalance: () => 0.9,
+    candidates: () => candidates,
+    score: (cs, _m, limit) =>
+      cs
+        .flatMap((c) => c.targets.map((target) => ({ sid: c.leader, source: 'node1', target, imbalance: 0.4 })))
+        .slice(0, limit),
+    planInput: () => input,
+    ...extra,
+  };
+}
+const pipeline = composePipeline(
+  { threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' },
+  planStages({ plan: true }, { method: 'bruteforce' }),
+);
+
+describe('plan-guided select', () => {
+  test('moves the first motion of the plan, with a notice of the plan', () => {
+    const { decision } = pipeline.run(context(cluster), pipeline.initialState());
+    expect(decision.action).toBe('move');
+    if (decision.action !== 'move') return;
+    const { sid, target } = decision.migration;
+    expect(['vm:101', 'vm:102']).toContain(sid);
+    expect(decision.notices.map((n) => n.code)).toEqual(['plan-step']);
+    expect(decision.notices[0]!.message).toMatch(new RegExp(`^plan: ${sid} to ${target} \\(step 1 of `));
+  });
+
+  test('a guest that is not a candidate stays in the plan: the plan moves another one', () => {
+    const { decision } = pipeline.run(
+      context(cluster, { candidates: () => [candidates[1]!] }),
+      pipeline.initialState(),
+    );
+    expect(decision.action === 'move' && decision.migration.sid).toBe('vm:102');
+  });
+
+  test('the target reached: nothing moves', () => {
+    const spread: PlanInput = { ...cluster, guests: cluster.guests.map((g, i) => ({ ...g, node: `node${i + 1}` })) };
+    const { decision } = pipeline.run(context(spread), pipeline.initialState());
+    expect(decision.action === 'none' && decision.code).toBe('plan-reached');
+  });
+
+  test('an infeasible cluster stops with the plan reason', () => {
+    const rules = [
+      {
+        id: 'apart',
+        type: 'resource-affinity' as const,
+        affinity: 'negative' as const,
+        resources: ['vm:101', 'vm:102', 'vm:103'],
+      },
+    ];
+    const two: PlanInput = { ...cluster, nodes: cluster.nodes.slice(0, 2), rules };
+    const { decision } = pipeline.run(context(two), pipeline.initialState());
+    expect(decision.action === 'none' && decision.reason).toBe(
+      "plan: negative affinity 'apart' needs 3 nodes, 2 are eligible (node1 and node2)",
+    );
+  });
+
+  test('a bad plan input stops the round with invalid-input naming the field', () => {
+    const bad = { ...cluster, guests: [{ ...cluster.guests[0], mem: -1 }] };
+    const { decision } = pipeline.run(context(bad), pipeline.initialState());
+    expect(decision.action === 'none' && decision.code).toBe('invalid-input');
+    expect(decision.action === 'none' && decision.reason).toMatch(
+      /guest 'vm:101' \(guests\[0\]\): mem must be a finite number >= 0/,
+    );
+  });
+
+  test('a host without planInput is a broken pipeline', () => {
+    const ctx = context(cluster);
+    delete (ctx as { planInput?: unknown }).planInput;
+    expect(() => pipeline.run(ctx, pipeline.initialState())).toThrow(/stage 'plan-guided' needs 'ctx.planInput'/);
+  });
+
+  test('settings: off by default, a bad value is a problem and off', () => {
+    expect(parsePlanSettings(readCrs({})).settings).toEqual({ plan: false });
+    expect(planStages({ plan: false }, { method: 'bruteforce' })).toEqual([]);
+    const bad = parsePlanSettings(readCrs({ 'ha-auto-rebalance-plan': 'yes' }));
+    expect(bad.settings).toEqual({ plan: false });
+    expect(bad.problems[0]!.message).toMatch(/ha-auto-rebalance-plan/);
+    expect(() => planGuidedSelect({ method: 'fastest' as never })).toThrow(/unknown method 'fastest'/);
+  });
+});

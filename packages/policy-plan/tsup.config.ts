@@ -1,0 +1,3 @@
+import { poiseTsup } from '../../tsup.config.base';
+
+export default poiseTsup();

@@ -1,0 +1,48 @@
+/**
+ * Finds import cycles among the modules of one source directory (relative imports only; test
+ * files and test kits left out). Repository tooling, imported by path from tests: a package's
+ * test states that its modules import each other in one direction only.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** `from './x'` and `import './x'`, type-only imports included (a cycle of types is still a cycle of modules). */
+const RELATIVE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'\.\/([^']+)'|(?:^|\n)\s*import\s+'\.\/([^']+)'/g;
+
+/** The relative imports of each module of `dir` (file names without `.ts`), in byte order. */
+export function moduleImports(dir: string): Map<string, string[]> {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('.testkit.') && !f.endsWith('.d.ts'))
+    .sort();
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    const deps = new Set<string>();
+    for (const m of text.matchAll(RELATIVE_IMPORT)) deps.add((m[1] ?? m[2]!).replace(/\.(?:js|ts)$/, ''));
+    graph.set(file.slice(0, -3), [...deps].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every cycle of the import graph of `dir`, each as the modules along it starting from its
+ * byte-order smallest member (`['balance', 'manager']` for balance → manager → balance); empty
+ * when the modules import each other in one direction only.
+ */
+export function importCycles(dir: string): string[][] {
+  const graph = moduleImports(dir);
+  const cycles = new Map<string, string[]>();
+  const visit = (node: string, path: string[]) => {
+    const at = path.indexOf(node);
+    if (at >= 0) {
+      const cycle = path.slice(at);
+      const start = cycle.indexOf([...cycle].sort()[0]!);
+      const canonical = [...cycle.slice(start), ...cycle.slice(0, start)];
+      cycles.set(canonical.join(' → '), canonical);
+      return;
+    }
+    for (const dep of graph.get(node) ?? []) visit(dep, [...path, node]);
+  };
+  for (const node of graph.keys()) visit(node, []);
+  return [...cycles.values()];
+}
