@@ -47,9 +47,7 @@ function checkPressure(value: unknown, field: string): number | undefined {
 }
 
 /** Checks the observations of one round (see {@link NodeObservation}); throws `invalid-argument` naming the entry and field. */
-function checkObservations(
-  observations: unknown,
-): Array<{
+function checkObservations(observations: unknown): Array<{
   node: string;
   cpuLoad: number;
   memLoad: number;

@@ -155,7 +155,9 @@ export function readCrsSettings(
     if (raw === '') return fallback;
     const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : NaN;
     if (!Number.isFinite(value) || (integer && (!Number.isSafeInteger(value) || value < 0))) {
-      problems.push(`datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`);
+      problems.push(
+        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`,
+      );
       return fallback;
     }
     if (range && (value < range.min || value > range.max)) {
