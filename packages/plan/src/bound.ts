@@ -72,10 +72,10 @@ function side(p: Problem, fix: Float64Array, size: Float64Array, cap: Float64Arr
     if (lowest < Infinity) floor = Math.max(floor, lowest);
     const h = p.home[u]!;
     if (h < 0 || !p.allowed[u * N + h]) continue;
-    now[h] += size[u]!;
+    now[h]! += size[u]!;
     // a unit whose members are all on its node pays a migration to leave; any other leaves for free here
     if (p.units[u]!.guests.every((m) => guestNode[m] === h)) simple[h]!.push(size[u]!);
-    else free[h] += size[u]!;
+    else free[h]! += size[u]!;
   }
   if (capSum > 0) floor = Math.max(floor, total / capSum);
   // per node: prefix sums of its removable units, largest first

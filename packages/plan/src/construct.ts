@@ -22,17 +22,17 @@ export function constructAssignment(p: Problem): Int32Array | undefined {
   const onNode: number[][] = Array.from({ length: N }, () => []);
   const put = (u: number, n: number) => {
     assign[u] = n;
-    mem[n] += p.unitMem[u]!;
-    cores[n] += p.unitCores[u]!;
-    cpu[n] += p.unitCpu[u]!;
+    mem[n]! += p.unitMem[u]!;
+    cores[n]! += p.unitCores[u]!;
+    cpu[n]! += p.unitCpu[u]!;
     onNode[n]!.push(u);
   };
   const take = (u: number) => {
     const n = assign[u]!;
     assign[u] = -1;
-    mem[n] -= p.unitMem[u]!;
-    cores[n] -= p.unitCores[u]!;
-    cpu[n] -= p.unitCpu[u]!;
+    mem[n]! -= p.unitMem[u]!;
+    cores[n]! -= p.unitCores[u]!;
+    cpu[n]! -= p.unitCpu[u]!;
     const list = onNode[n]!;
     list.splice(list.indexOf(u), 1);
   };
@@ -179,9 +179,9 @@ export function balancedAssignment(p: Problem): Int32Array | undefined {
     }
     if (best < 0) return undefined;
     assign[u] = best;
-    mem[best] += p.unitMem[u]!;
-    cores[best] += p.unitCores[u]!;
-    cpu[best] += p.unitCpu[u]!;
+    mem[best]! += p.unitMem[u]!;
+    cores[best]! += p.unitCores[u]!;
+    cpu[best]! += p.unitCpu[u]!;
   }
   return assign;
 }

@@ -104,12 +104,12 @@ export function findFeasible(
         triedEmpty.add(klass[n]!);
       }
       assign[u] = n;
-      mem[n] += p.unitMem[u]!;
-      cores[n] += p.unitCores[u]!;
+      mem[n]! += p.unitMem[u]!;
+      cores[n]! += p.unitCores[u]!;
       count[n]! += 1;
       if (place(k + 1)) return true;
-      mem[n] -= p.unitMem[u]!;
-      cores[n] -= p.unitCores[u]!;
+      mem[n]! -= p.unitMem[u]!;
+      cores[n]! -= p.unitCores[u]!;
       count[n]! -= 1;
       assign[u] = -1;
       if (exhausted) return false;

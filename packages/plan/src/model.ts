@@ -209,9 +209,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   const fixedUnitNode = new Map<number, number>(); // guest → node of its fixed unit
   const fixLoad = (gi: number, node: number) => {
     const g = guests[gi]!;
-    fixCpu[node] += g.cpu;
-    fixMem[node] += g.mem;
-    fixCores[node] += g.cores;
+    fixCpu[node]! += g.cpu;
+    fixMem[node]! += g.mem;
+    fixCores[node]! += g.cores;
   };
   for (let i = 0; i < G; i++) if (guests[i]!.ignored && guestCounted[i]) fixLoad(i, guestNode[i]!);
 
@@ -317,15 +317,15 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     const countOn = new Map<number, number>();
     for (const m of members) {
       const g = guests[m]!;
-      unitCpu[u] += g.cpu;
-      unitMem[u] += g.mem;
-      unitCores[u] += g.cores;
+      unitCpu[u]! += g.cpu;
+      unitMem[u]! += g.mem;
+      unitCores[u]! += g.cores;
       const node = guestNode[m]!;
       const recover = !online(node);
       const cost = w.move + (recover ? 0 : (w.gib * g.mem) / GIB);
-      fullCost[u] += cost;
-      unitMoves[u] += 1;
-      unitBytes[u] += recover ? 0 : g.mem;
+      fullCost[u]! += cost;
+      unitMoves[u]! += 1;
+      unitBytes[u]! += recover ? 0 : g.mem;
       if (!recover) {
         byNode.set(node, (byNode.get(node) ?? 0) + cost);
         countOn.set(node, (countOn.get(node) ?? 0) + 1);
@@ -428,7 +428,7 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   for (let u = 0; u < U; u++) {
     for (const v of negatives[u]!) {
       if (v <= u) continue;
-      if (home[u] >= 0 && home[u] === home[v])
+      if (home[u]! >= 0 && home[u] === home[v])
         violations.push(
           `${units[u]!.ids[0]} and ${units[v]!.ids[0]} share ${nodeNames[home[u]!]} against a negative affinity`,
         );

@@ -104,9 +104,9 @@ export class SequentialPlacer {
         }
       }
     }
-    this.cpu[node] += unit.cpu;
-    this.mem[node] += unit.mem;
-    this.cores[node] += unit.cores;
+    this.cpu[node]! += unit.cpu;
+    this.mem[node]! += unit.mem;
+    this.cores[node]! += unit.cores;
     for (const id of unit.ids) this.where.set(id, node);
     const stats = {
       cpu: unit.cpu,

@@ -144,8 +144,8 @@ export function currentLoads(p: Problem): { cpu: Float64Array; mem: Float64Array
     guests[n]! += 1;
     if (p.guestUnit[i]! < 0) return; // fixed guests are in the fixed load
     if (!p.input.nodes[n]!.online) return;
-    cpu[n] += g.cpu;
-    mem[n] += g.mem;
+    cpu[n]! += g.cpu;
+    mem[n]! += g.mem;
   });
   return { cpu, mem, guests };
 }
@@ -164,8 +164,8 @@ export function targetLoads(
     guests[u >= 0 ? assign[u]! : p.nodeIndex.get(g.node)!]! += 1;
   });
   for (let u = 0; u < p.units.length; u++) {
-    cpu[assign[u]!] += p.unitCpu[u]!;
-    mem[assign[u]!] += p.unitMem[u]!;
+    cpu[assign[u]!]! += p.unitCpu[u]!;
+    mem[assign[u]!]! += p.unitMem[u]!;
   }
   return { cpu, mem, guests };
 }

@@ -46,8 +46,8 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
     for (const m of p.units[u]!.guests) {
       const n = position[m]!;
       if (!online[n]) continue;
-      mem[n] += guests[m]!.mem;
-      cores[n] += guests[m]!.cores;
+      mem[n]! += guests[m]!.mem;
+      cores[n]! += guests[m]!.cores;
     }
   }
   /** Where each unit is going next (its target, or a temporary node). */
@@ -106,8 +106,8 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
       if (hasPartnerOn(u, t, arriving)) continue;
       count[t]! += 1;
       for (const s of sources) count[s]! += 1;
-      inMem[t] += dm;
-      inCores[t] += dc;
+      inMem[t]! += dm;
+      inCores[t]! += dc;
       arriving.add(u);
       step.push(u);
     }
@@ -153,12 +153,12 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
         let bytes = 0;
         for (const m of members) {
           if (online[s]) {
-            mem[s] -= guests[m]!.mem;
-            cores[s] -= guests[m]!.cores;
+            mem[s]! -= guests[m]!.mem;
+            cores[s]! -= guests[m]!.cores;
             bytes += guests[m]!.mem;
           }
-          mem[t] += guests[m]!.mem;
-          cores[t] += guests[m]!.cores;
+          mem[t]! += guests[m]!.mem;
+          cores[t]! += guests[m]!.cores;
           position[m] = t;
         }
         const kind = !online[s] ? 'recover' : t !== target[u] ? 'temporary' : 'move';

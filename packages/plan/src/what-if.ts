@@ -89,7 +89,7 @@ function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): N
     const n = p.nodeIndex.get(g.node)!;
     if (n === f || !p.guestCounted[i] || !p.input.nodes[n]!.online) return;
     placer.where.set(g.id, n);
-    if (p.guestUnit[i]! >= 0) cores[n] += g.cores;
+    if (p.guestUnit[i]! >= 0) cores[n]! += g.cores;
   });
   // the units with a member on the failed node, in sid order of their first member there
   const units = unitsOnFailed(p, f);
