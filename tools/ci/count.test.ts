@@ -14,7 +14,7 @@ const countScript = join(root, '.ci/count.mjs');
 const vitestBin = join(root, 'node_modules/vitest/vitest.mjs');
 // A plain .mjs script without types; its JSDoc says what it takes and returns.
 const { countReport } = (await import(countScript)) as {
-  countReport(report: unknown, vitestStatus?: number): { passed: number; failed: number; reasons: string[] };
+  countReport: (report: unknown, vitestStatus?: number) => { passed: number; failed: number; reasons: string[] };
 };
 
 const work: string[] = [];

@@ -9,16 +9,7 @@
 // (chroot). Under CI=true a missing tool fails the test that needs it; elsewhere that test is
 // skipped, saying why.
 import { execFile, execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -88,6 +79,7 @@ let control = '';
 let setupError: unknown;
 
 function ready(): void {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
   if (setupError) throw setupError;
 }
 

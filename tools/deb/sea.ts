@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import { build } from 'esbuild';
 import { REPO_ROOT } from '../packaging/workspace';
 import { DebBuildError } from './errors';
 
@@ -142,7 +142,7 @@ export async function bundleDaemon(version: string): Promise<Bundle> {
   }
   const [out] = result.outputFiles;
   if (out === undefined) throw new DebBuildError(`bundling ${ENTRY}: esbuild wrote nothing`);
-  return { code: out.text, inputs: Object.keys((result.metafile as Metafile).inputs) };
+  return { code: out.text, inputs: Object.keys(result.metafile.inputs) };
 }
 
 /**

@@ -200,9 +200,14 @@ afterAll(() => {
   if (work && !process.env.POISE_KEEP_PACK) rmSync(work, { recursive: true, force: true });
 }, 300_000);
 
-function get(name: string): Packed {
+/** Fails the test with what the setup caught, when it caught something. */
+function ready(): void {
   // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
   if (setupError) throw setupError;
+}
+
+function get(name: string): Packed {
+  ready();
   const p = packed.get(name);
   if (!p) throw new Error(`'${name}' was not packed`);
   return p;
@@ -210,8 +215,7 @@ function get(name: string): Packed {
 
 describe('packages as installed from their tarballs', () => {
   it('discovers every package under packages/ and apps/ and type-checks the examples as one program', () => {
-    // eslint-disable-next-line @typescript-eslint/only-throw-error -- as above
-    if (setupError) throw setupError;
+    ready();
     expect(packed.size).toBe(packages.length);
     // every @poise package in the install came from a tarball, none from a registry
     const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as {
@@ -235,7 +239,7 @@ describe('packages as installed from their tarballs', () => {
     );
 
   it('every library loads with require() from CommonJS (Node.js >= 20.19), or says it is an ES module', async () => {
-    if (setupError) throw setupError;
+    ready();
     const cjs = join(project, 'cjs');
     mkdirSync(cjs, { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-check", "private": true, "type": "commonjs" }\n');
@@ -263,7 +267,7 @@ describe('packages as installed from their tarballs', () => {
   }, 300_000);
 
   it('a CommonJS TypeScript project imports every library, type-checks and runs', async () => {
-    if (setupError) throw setupError;
+    ready();
     const cjs = join(project, 'cjs-ts');
     mkdirSync(join(cjs, 'src'), { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-ts-check", "private": true, "type": "commonjs" }\n');
@@ -313,7 +317,7 @@ describe('packages as installed from their tarballs', () => {
   }, 600_000);
 
   it('upgrading only @poise/policy under the variants leaves one copy, whose errors the variants throw', async () => {
-    if (setupError) throw setupError;
+    ready();
     // @poise/policy as its next patch release: the packed tarball with the version raised
     const next = join(work, 'policy-next');
     mkdirSync(next);

@@ -14,8 +14,8 @@ import {
   readCrs,
   type ScoredMigration,
 } from '@poise/policy';
-import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
-import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
+import { type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
+import { parseStableSettings, type StableSettings, stableStages } from '@poise/policy-stable';
 import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
 import type { PolicyConfig, PolicySource } from './config/load';
 import { REFERENCE_POLICY_KEYS } from './config/schema';

@@ -153,46 +153,58 @@ describe('observeNodes: bad input is named', () => {
   });
 });
 
+/** A saved state as parsed JSON, loose enough to hold the wrong values the cases write into it. */
+interface LooseBin {
+  index: unknown;
+  count: unknown;
+  loads: unknown[];
+  pressures: unknown[];
+}
+interface LooseState {
+  version: unknown;
+  nodes: Array<{ cpu: { bins: LooseBin[] }; mem: { reportedAt: unknown } }>;
+}
+
 describe('checkModelState', () => {
   const good = () =>
     JSON.parse(
       JSON.stringify(learnAll([obs(0.5, 10), obs(0.5, 12), [obs(0.5, 11), { ...obs(0.2, 0), node: 'node2' }]])),
-    );
+    ) as LooseState;
   it.each([
-    ['version', (s: any) => (s.version = 2), "contention model state field 'version' must be 1, got 2"],
+    ['version', (s: LooseState) => (s.version = 2), "contention model state field 'version' must be 1, got 2"],
     [
       'nodes order',
-      (s: any) => s.nodes.reverse(),
+      (s: LooseState) => s.nodes.reverse(),
       "contention model state field 'nodes.1.node' must be after 'node2' in byte order (sorted, no duplicates), got 'node1'",
     ],
     [
       'a pressure',
-      (s: any) => (s.nodes[0].cpu.bins[0].pressures[0] = 130),
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.pressures[0] = 130),
       "contention model state field 'nodes.0.cpu.bins.0.pressures.0' must be a finite number in 0..100, got 130",
     ],
     [
       'a ring too long',
-      (s: any) => (s.nodes[0].cpu.bins[0].loads = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.loads = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
       "contention model state field 'nodes.0.cpu.bins.0.loads' must be 1 to 7 samples, got [0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5]",
     ],
     [
       'ragged samples',
-      (s: any) => s.nodes[0].cpu.bins[0].pressures.push(1),
+      (s: LooseState) => s.nodes[0]!.cpu.bins[0]!.pressures.push(1),
       "contention model state field 'nodes.0.cpu.bins.0.pressures' must be as many samples as 'loads' (2), got [12,11,1]",
     ],
     [
       'bin index',
-      (s: any) => (s.nodes[0].cpu.bins[0].index = 60),
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.index = 60),
       "contention model state field 'nodes.0.cpu.bins.0.index' must be a finite number in 0..59, got 60",
     ],
     [
       'count below the samples',
-      (s: any) => (s.nodes[0].cpu.bins[0].count = 1),
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.count = 1),
       "contention model state field 'nodes.0.cpu.bins.0.count' must be a finite number in 2..1000000, got 1",
     ],
     [
       'reportedAt',
-      (s: any) => (s.nodes[1].mem.reportedAt = 'x'),
+      (s: LooseState) => (s.nodes[1]!.mem.reportedAt = 'x'),
       "contention model state field 'nodes.1.mem.reportedAt' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got 'x'",
     ],
     ['top level', () => null, "contention model state field '(top level)' must be an object, got null"],

@@ -180,9 +180,9 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   const fixedCores = nodes.map(() => 0);
   guests.forEach((g, i) => {
     if (g.ignored && nodes[on[i]!]!.online) {
-      fixedCpu[on[i]!] += g.cpu;
-      fixedMem[on[i]!] += g.mem;
-      fixedCores[on[i]!] += g.cores;
+      fixedCpu[on[i]!]! += g.cpu;
+      fixedMem[on[i]!]! += g.mem;
+      fixedCores[on[i]!]! += g.cores;
     }
   });
   // positive partners (transitive through the constraints themselves)
@@ -223,7 +223,12 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   function groupOf(i: number): number[] {
     const seen = new Set([i]);
     const stack = [i];
-    while (stack.length) for (const b of positivePartner[stack.pop()!]!) if (!seen.has(b)) seen.add(b), stack.push(b);
+    while (stack.length)
+      for (const b of positivePartner[stack.pop()!]!) {
+        if (seen.has(b)) continue;
+        seen.add(b);
+        stack.push(b);
+      }
     return [...seen];
   }
   const x = (g: number, n: number) => `x_${g}_${n}`;

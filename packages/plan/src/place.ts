@@ -82,7 +82,7 @@ export function placeGuests(input: PlanInput, request: PlacementRequest, options
   const cores = Float64Array.from(p.fixCores);
   p.input.guests.forEach((g, i) => {
     if (p.guestCounted[i] && p.guestUnit[i]! >= 0 && p.input.nodes[p.nodeIndex.get(g.node)!]!.online)
-      cores[p.nodeIndex.get(g.node)!] += g.cores;
+      cores[p.nodeIndex.get(g.node)!]! += g.cores;
   });
   const placer = new SequentialPlacer(p, { cpu: loads.cpu, mem: loads.mem, cores }, metric);
   p.input.guests.forEach((g, i) => {
@@ -125,12 +125,10 @@ interface FreshGuest {
 
 /** The request's guests, one per copy, checked. */
 function expandRequest(request: PlacementRequest, checked: CheckedInput): FreshGuest[] {
-  if (typeof request !== 'object' || request === null || !Array.isArray(request.guests)) {
-    throw new PlanError(
-      'invalid-input',
-      `request.guests must be an array, got ${show((request as { guests?: unknown } | null)?.guests)}`,
-    );
-  }
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const guests: unknown = (request as { guests?: unknown } | null)?.guests;
+  if (typeof request !== 'object' || request === null || !Array.isArray(guests))
+    throw new PlanError('invalid-input', `request.guests must be an array, got ${show(guests)}`);
   const existing = new Set(checked.guests.map((g) => g.id));
   const out: FreshGuest[] = [];
   const seen = new Set<string>();
@@ -164,10 +162,13 @@ function checkRequestRules(
   ids: ReadonlySet<string>,
   nodes: ReadonlySet<string>,
 ): PlanRule[] {
-  if (!Array.isArray(rules)) throw new PlanError('invalid-input', `request.rules must be an array, got ${show(rules)}`);
+  // checked through `unknown` copies, as the guests above
+  const given: unknown = rules;
+  if (!Array.isArray(given)) throw new PlanError('invalid-input', `request.rules must be an array, got ${show(rules)}`);
   rules.forEach((rule, i) => {
     const at = `request.rules[${i}]`;
-    if (typeof rule !== 'object' || rule === null || !Array.isArray(rule.resources))
+    const resources: unknown = (rule as { resources?: unknown } | null)?.resources;
+    if (typeof rule !== 'object' || rule === null || !Array.isArray(resources))
       throw new PlanError('invalid-input', `${at} must be a rule with resources`);
     rule.resources.forEach((sid: string, k: number) => {
       if (!ids.has(sid))
@@ -177,7 +178,8 @@ function checkRequestRules(
         );
     });
     if (rule.type === 'node-affinity') {
-      if (!Array.isArray(rule.nodes)) throw new PlanError('invalid-input', `${at}.nodes must be an array`);
+      const ruleNodes: unknown = rule.nodes;
+      if (!Array.isArray(ruleNodes)) throw new PlanError('invalid-input', `${at}.nodes must be an array`);
       rule.nodes.forEach((n: { node: string }, k: number) => {
         if (!nodes.has(n.node))
           throw new PlanError('invalid-input', `${at}.nodes[${k}] ${show(n.node)} is not one of the nodes`);

@@ -1,5 +1,5 @@
 import { type Problem, costAt } from './model';
-import { EPS, SearchState, isPartner, otherMax } from './state';
+import { EPS, SearchState, isPartner } from './state';
 
 /** Options of {@link optimize}. */
 export interface SearchOptions {
@@ -212,9 +212,9 @@ function splitNodes(st: SearchState, set: readonly number[]): boolean {
   for (const u of units) {
     const i = set.indexOf(st.assign[u]!);
     baseCost -= costAt(p, u, st.assign[u]!);
-    c[i] -= p.unitCpu[u]!;
-    m[i] -= p.unitMem[u]!;
-    kc[i] -= p.unitCores[u]!;
+    c[i]! -= p.unitCpu[u]!;
+    m[i]! -= p.unitMem[u]!;
+    kc[i]! -= p.unitCores[u]!;
   }
   const cost = new Float64Array(k * K);
   const minRest = new Float64Array(k + 1);
@@ -279,13 +279,13 @@ function splitNodes(st: SearchState, set: readonly number[]): boolean {
       const ci = cost[a * K + i]!;
       if (ci === Infinity || m[i]! + um > st.limMem[n]! || kc[i]! + uk > st.limCores[n]! || clash(a, i)) continue;
       side[a] = i;
-      c[i] += uc;
-      m[i] += um;
-      kc[i] += uk;
+      c[i]! += uc;
+      m[i]! += um;
+      kc[i]! += uk;
       dfs(a + 1, spent + ci);
-      c[i] -= uc;
-      m[i] -= um;
-      kc[i] -= uk;
+      c[i]! -= uc;
+      m[i]! -= um;
+      kc[i]! -= uk;
     }
   };
   dfs(0, baseCost);

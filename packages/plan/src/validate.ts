@@ -1,5 +1,6 @@
 import { PlanError } from './errors';
-import type { PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- PlanInput is named by {@link} in a doc comment: typedoc resolves it through this import
+import type { PlanInput, PlanWeights } from './types';
 
 /**
  * Default objective weights: both resources count alike; a migration costs 0.001 (a move must

@@ -259,7 +259,7 @@ describe('the context itself', () => {
     };
     const pipeline = new Pipeline([reader, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
     const guest = { sid: 'vm:101', node: 'node1', cpu: 1, maxcpu: 4, mem: 1 };
-    const ok = pipeline.run(host({ guests: () => (reads++, [guest]) } as never), {});
+    const ok = pipeline.run(host({ guests: () => (reads++, [guest]) }), {});
     expect(ok.decision.action).toBe('move');
     expect(reads).toBe(1);
     const cases: Array<[unknown, string]> = [
@@ -272,7 +272,7 @@ describe('the context itself', () => {
       [[guest, guest], "guest 'vm:101': listed twice in the guest telemetry"],
     ];
     for (const [guests, message] of cases) {
-      const { decision } = pipeline.run(host({ guests: () => guests } as never), {});
+      const { decision } = pipeline.run(host({ guests: () => guests }), {});
       expect(stopOf(decision)).toEqual({ stage: 'reader', code: 'invalid-input' });
       expect(decision.action === 'none' && decision.reason).toContain(message);
     }

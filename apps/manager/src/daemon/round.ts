@@ -163,11 +163,11 @@ export class RoundRunner {
         return portFailure(ctx, err, `following ${describeMotion(inFlight)}`);
       }
       // the telemetry the motion changed is read again before the next decision
-      const refresh = ctx.host.port.refreshTelemetry;
+      const refresh = ctx.host.port.refreshTelemetry?.bind(ctx.host.port);
       if (ended !== undefined) this.ending = new Set(inFlight.resources);
       if (ended !== undefined && refresh !== undefined) {
         const nodes = [inFlight.source, inFlight.target];
-        refresh.call(ctx.host.port, nodes, now);
+        refresh(nodes, now);
         this.telemetryWait = { since: now, nodes };
         endedNow = true;
       }
@@ -307,7 +307,7 @@ export class RoundRunner {
     const next: Record<string, unknown> = { ...state };
     for (const stage of this.ctx.policy.pipeline.stages) {
       if (stage.breakStreak && Object.hasOwn(state, stage.name))
-        next[stage.name] = stage.breakStreak(state[stage.name] as never);
+        next[stage.name] = stage.breakStreak(state[stage.name]);
     }
     if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
   }

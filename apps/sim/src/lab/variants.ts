@@ -29,7 +29,9 @@ function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a map';
-  return typeof v === 'string' ? JSON.stringify(v) : String(v);
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v === undefined) return String(v);
+  return typeof v; // a function or a symbol: no YAML value is one
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
