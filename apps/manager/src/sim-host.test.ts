@@ -402,8 +402,9 @@ describe('the default policy is the recommended preset; the case and a config fi
     const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-threshold': 250 });
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(78);
+    // the case loader checks the range (one range for the simulator and the manager)
     expect(c.err.join('\n')).toContain(
-      `${join(dir, 'datacenter.cfg')}: crs.ha-auto-rebalance-threshold: expected a number from 0 to 100, got 250`,
+      `sim.case-dir: '${join(dir, 'datacenter.cfg')}' crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 250`,
     );
   });
 });
