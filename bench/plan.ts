@@ -52,7 +52,8 @@ function measure(nodeCount: number, guestCount: number, ruleCount: number): Row 
     plan = planPlacement(input);
     times.push(performance.now() - start);
   }
-  if (!plan.feasible) throw new Error(`generated cluster ${nodeCount} x ${guestCount} is infeasible: ${plan.reasons.join('; ')}`);
+  if (!plan.feasible)
+    throw new Error(`generated cluster ${nodeCount} x ${guestCount} is infeasible: ${plan.reasons.join('; ')}`);
   times.sort((a, b) => a - b);
   return {
     nodes: nodeCount,
@@ -88,8 +89,12 @@ const growth: Array<[number, number, number]> = quick
 const rows = [...headline, ...growth].map(([n, g, r]) => measure(n, g, r));
 if (json) console.log(JSON.stringify(rows, null, 2));
 else {
-  console.log(`planPlacement, default options; wall median of ${reps} runs after a warm-up; CPU of one run; heap growth of one run; RSS after all runs (Node ${process.version})`);
-  console.log('| nodes × guests (rules) | wall ms | cpu ms | heap MB | RSS MB | objective now → plan | bound | gap | moves | steps |');
+  console.log(
+    `planPlacement, default options; wall median of ${reps} runs after a warm-up; CPU of one run; heap growth of one run; RSS after all runs (Node ${process.version})`,
+  );
+  console.log(
+    '| nodes × guests (rules) | wall ms | cpu ms | heap MB | RSS MB | objective now → plan | bound | gap | moves | steps |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
     console.log(

@@ -96,12 +96,25 @@ export function runOracle(highs: Highs, from: number, to: number, timeLimit = OR
   for (let seed = from; seed <= to; seed++) {
     const o = oracleCase(highs, seed, timeLimit);
     if (o.feasible) feasible++;
-    for (const key of ['feasibilityAgrees', 'placementChecks', 'boundHolds', 'withinOnePercent', 'optimal', 'fewestMoves'] as const) {
+    for (const key of [
+      'feasibilityAgrees',
+      'placementChecks',
+      'boundHolds',
+      'withinOnePercent',
+      'optimal',
+      'fewestMoves',
+    ] as const) {
       if (!(key in o)) continue;
       const name = `${key}=${String(o[key])}`;
       counts[name] = (counts[name] ?? 0) + 1;
     }
-    if (o.feasibilityAgrees === false || o.placementChecks === false || o.boundHolds === false || o.withinOnePercent === false) failures.push(o);
+    if (
+      o.feasibilityAgrees === false ||
+      o.placementChecks === false ||
+      o.boundHolds === false ||
+      o.withinOnePercent === false
+    )
+      failures.push(o);
   }
   return { instances: to - from + 1, feasible, counts, failures };
 }

@@ -12,7 +12,10 @@ const GIB = 1024 ** 3;
 
 /** The loaded solver (one per process; every `solve` is a fresh native instance). */
 export interface Highs {
-  solve(lp: string, options?: Record<string, unknown>): { Status: string; ObjectiveValue: number; Columns: Record<string, { Primal: number }> };
+  solve(
+    lp: string,
+    options?: Record<string, unknown>,
+  ): { Status: string; ObjectiveValue: number; Columns: Record<string, { Primal: number }> };
 }
 
 let loaded: Promise<Highs> | undefined;
@@ -103,7 +106,12 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
     } else if (t < 0.6) {
       rules.push({ id: `pos-${k}`, type: 'resource-affinity', affinity: 'positive', resources: members.slice(0, 2) });
     } else if (members.length >= 2) {
-      rules.push({ id: `neg-${k}`, type: 'resource-affinity', affinity: 'negative', resources: members.slice(0, Math.max(2, nodeCount - 1)) });
+      rules.push({
+        id: `neg-${k}`,
+        type: 'resource-affinity',
+        affinity: 'negative',
+        resources: members.slice(0, Math.max(2, nodeCount - 1)),
+      });
     }
   }
   const r = rnd();
@@ -112,7 +120,15 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
     ...(rnd() < 0.4 ? { memoryHeadroomPercent: pick([5, 10, 20]) } : {}),
   };
   const drain = nodeCount >= 3 && out === 0 && rnd() < 0.1 ? [pick(nodes).name] : [];
-  const weightsIn = rnd() < 0.25 ? { cpu: pick([0, 0.5, 1, 2]), mem: pick([0.5, 1, 2]), move: pick([0, 0.001, 0.01]), gib: pick([0, 0.0001, 0.001]) } : undefined;
+  const weightsIn =
+    rnd() < 0.25
+      ? {
+          cpu: pick([0, 0.5, 1, 2]),
+          mem: pick([0.5, 1, 2]),
+          move: pick([0, 0.001, 0.01]),
+          gib: pick([0, 0.0001, 0.001]),
+        }
+      : undefined;
   return { input: { nodes, guests, rules, capacity, ...(weightsIn ? { weights: weightsIn } : {}) }, drain };
 }
 
@@ -134,7 +150,12 @@ export interface MilpQuery {
 export type MilpResult =
   | { readonly status: 'infeasible' }
   | { readonly status: 'unknown' }
-  | { readonly status: 'optimal'; readonly value: number; readonly moves: number; readonly placement: Map<string, string> };
+  | {
+      readonly status: 'optimal';
+      readonly value: number;
+      readonly moves: number;
+      readonly placement: Map<string, string>;
+    };
 
 /**
  * The planner's objective and hard constraints as a MILP, from the definitions (`types.ts`):
@@ -202,7 +223,7 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   function groupOf(i: number): number[] {
     const seen = new Set([i]);
     const stack = [i];
-    while (stack.length) for (const b of positivePartner[stack.pop()!]!) if (!seen.has(b)) (seen.add(b), stack.push(b));
+    while (stack.length) for (const b of positivePartner[stack.pop()!]!) if (!seen.has(b)) seen.add(b), stack.push(b);
     return [...seen];
   }
   const x = (g: number, n: number) => `x_${g}_${n}`;
@@ -262,15 +283,22 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     rows.push(`ucpu_${n}: ${cpuTerms} - 1 uc <= ${-fixedCpu[n]! / nodes[n]!.cpuCores}`);
     rows.push(`umem_${n}: ${memTerms} - 1 um <= ${-fixedMem[n]! / nodes[n]!.memBytes}`);
     if (here.length > 0) {
-      rows.push(`lmem_${n}: ${here.map(([g, i]) => term(g.mem / GIB, x(i, n))).join(' ')} <= ${(limMem[n]! - fixedMem[n]!) / GIB}`);
-      if (cap !== undefined) rows.push(`lcor_${n}: ${here.map(([g, i]) => term(g.cores, x(i, n))).join(' ')} <= ${cap * nodes[n]!.cpuCores - fixedCores[n]!}`);
+      rows.push(
+        `lmem_${n}: ${here.map(([g, i]) => term(g.mem / GIB, x(i, n))).join(' ')} <= ${(limMem[n]! - fixedMem[n]!) / GIB}`,
+      );
+      if (cap !== undefined)
+        rows.push(
+          `lcor_${n}: ${here.map(([g, i]) => term(g.cores, x(i, n))).join(' ')} <= ${cap * nodes[n]!.cpuCores - fixedCores[n]!}`,
+        );
     } else if (fixedMem[n]! > limMem[n]! || (cap !== undefined && fixedCores[n]! > cap * nodes[n]!.cpuCores)) {
       rows.push(`over_${n}: 0 uc >= 1`);
     }
   }
   if (query.maxMoves !== undefined) {
     // moved guests = counted − stays ≤ maxMoves
-    rows.push(`moves: ${stayVars.length ? stayVars.map((v) => `+ ${v}`).join(' ') : '0 uc'} >= ${countedGuests - query.maxMoves}`);
+    rows.push(
+      `moves: ${stayVars.length ? stayVars.map((v) => `+ ${v}`).join(' ') : '0 uc'} >= ${countedGuests - query.maxMoves}`,
+    );
   }
   if (query.below !== undefined && obj.length > 0) rows.push(`cut: ${obj.join(' ')} <= ${query.below - constant}`);
   else if (query.below !== undefined && query.below - constant < 0) rows.push('cut: 0 uc >= 1');
@@ -278,8 +306,26 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     obj.length = 0;
     constant = 0;
   }
-  const lp = ['Minimize', ` obj: ${obj.length ? obj.join(' ') : '0 uc'}`, 'Subject To', ...rows.map((r) => ` ${r}`), 'Bounds', ' uc >= 0', ' um >= 0', 'Binary', ...bins.map((b) => ` ${b}`), 'End'].join('\n');
-  const options: Record<string, unknown> = { mip_rel_gap: 1e-6, mip_abs_gap: 1e-9, primal_feasibility_tolerance: 1e-9, mip_feasibility_tolerance: 1e-9, output_flag: false, time_limit: query.timeLimit ?? 20 };
+  const lp = [
+    'Minimize',
+    ` obj: ${obj.length ? obj.join(' ') : '0 uc'}`,
+    'Subject To',
+    ...rows.map((r) => ` ${r}`),
+    'Bounds',
+    ' uc >= 0',
+    ' um >= 0',
+    'Binary',
+    ...bins.map((b) => ` ${b}`),
+    'End',
+  ].join('\n');
+  const options: Record<string, unknown> = {
+    mip_rel_gap: 1e-6,
+    mip_abs_gap: 1e-9,
+    primal_feasibility_tolerance: 1e-9,
+    mip_feasibility_tolerance: 1e-9,
+    output_flag: false,
+    time_limit: query.timeLimit ?? 20,
+  };
   const solution = highs.solve(lp, options);
   if (solution.Status === 'Infeasible') return { status: 'infeasible' };
   if (solution.Status === 'Time limit reached') return { status: 'unknown' };

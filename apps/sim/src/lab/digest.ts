@@ -80,4 +80,3 @@ export interface LabSummary {
   /** The contention model's cpu prediction error after a move, per curve family, over every run; absent without the load pressure model. */
   prediction?: PredictionErrorStats[];
 }
-
