@@ -21,10 +21,10 @@ export function gc(): void {
 
 // ---- start placement (seed 003) ----
 
-const SEED3_NODES = ['node1', 'node2', 'node3'];
-const SEED3_NODE = { cpu: 0, maxcpu: 32, mem: 0, maxmem: 256 * GIB };
+export const SEED3_NODES = ['node1', 'node2', 'node3'];
+export const SEED3_NODE = { cpu: 0, maxcpu: 32, mem: 0, maxmem: 256 * GIB };
 /** Homogeneous guests (the seed's worst case): 2 cores, 2 GiB, static stats. */
-const SEED3_GUEST: ResourceStats = { cpu: 2, maxcpu: 2, mem: 2 * GIB, maxmem: 2 * GIB };
+export const SEED3_GUEST: ResourceStats = { cpu: 2, maxcpu: 2, mem: 2 * GIB, maxmem: 2 * GIB };
 
 /** Pre-made sids, so that neither side pays for building strings inside the timed loop. */
 function sids(count: number): string[] {
@@ -64,24 +64,6 @@ function startBaseline(names: readonly string[], placement: Int32Array): Stamp {
   return since(t0);
 }
 
-/** µs per `scoreNodesToStart` call on a usage holding `count` guests (a batch of `count` calls). */
-function scoreBatchUs(count: number): number {
-  const usage = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
-  for (const n of SEED3_NODES) usage.addNode(n, SEED3_NODE);
-  for (let k = 0; k < count; k++)
-    usage.addResource(`vm:${100 + k}`, {
-      stats: SEED3_GUEST,
-      state: 'started',
-      placement: { current: SEED3_NODES[k % 3]! },
-    });
-  let sink = 0;
-  const t0 = performance.now();
-  for (let k = 0; k < count; k++) sink += usage.scoreNodesToStart(SEED3_GUEST).length;
-  const ms = performance.now() - t0;
-  if (sink !== 3 * count) throw new Error('score batch: scores missing');
-  return (ms * 1000) / count;
-}
-
 export function startPlacement(count: number, reps: number): StartRow {
   const names = sids(Math.max(count, 3000));
   const fastPlacement = new Int32Array(names.length);
@@ -89,16 +71,13 @@ export function startPlacement(count: number, reps: number): StartRow {
   // the same warm-up for both: one throw-away run of max(count, 3,000) decisions each
   startFast(names, fastPlacement);
   startBaseline(names, basePlacement);
-  scoreBatchUs(Math.max(count, 3000));
   const timedNames = names.slice(0, count);
   const fast: Stamp[] = [];
   const base: Stamp[] = [];
-  const score: number[] = [];
   for (let rep = 0; rep < reps; rep++) {
     // interleaved; no forced gc() in between (a full collection made the next run slower)
     fast.push(startFast(timedNames, fastPlacement));
     base.push(startBaseline(timedNames, basePlacement));
-    score.push(scoreBatchUs(count));
     for (let k = 0; k < count; k++) {
       if (fastPlacement[k] !== basePlacement[k])
         throw new Error(`start placement: decision ${k} of ${count} differs from the baseline`);
@@ -114,7 +93,6 @@ export function startPlacement(count: number, reps: number): StartRow {
     fastMs,
     fastCpuMs,
     fastPerDecisionUs: (fastMs.median * 1000) / count,
-    scoreUs: summary(score),
     baselineMs,
     baselineCpuMs,
     baselinePerDecisionUs: (baselineMs.median * 1000) / count,

@@ -27,7 +27,7 @@ describe('README benchmark tables', () => {
   it('refuses a result of another shape, naming the field', () => {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8'));
     expect(() => validateBenchResult({ ...r, schema: 'poise-bench/1' })).toThrow(
-      /\$\.schema: expected 'poise-bench\/3'/,
+      /\$\.schema: expected 'poise-bench\/4'/,
     );
     const { speedup: _, ...row } = r.startPlacement[0];
     expect(() => validateBenchResult({ ...r, startPlacement: [row] })).toThrow(

@@ -5,6 +5,9 @@
  *
  * - kernels (`./kernels.ts`): the fast paths of `@poise/usage` against like-for-like baselines
  *   (`./baselines.ts`), same warm-up, same repetitions, interleaved, same decisions asserted;
+ * - start score (`./start-score.ts`, in the `start` section): one `scoreNodesToStart` against the
+ *   same kernel in C (`./native/start-score.c`, compiled with `$CC` or `cc` when there is one), same inputs,
+ *   interleaved, same decisions and score bits asserted;
  * - system (`./system.ts`): the simulator running the HA core, first and later manager rounds,
  *   the case run and a simulated hour, heap per service, and CPU profiles of two workloads.
  *
@@ -14,6 +17,8 @@
 import { cpus } from 'node:os';
 import process from 'node:process';
 import { rebalanceScoring, startPlacement, usageMemory } from './kernels';
+import { nativeStartKernel } from './native';
+import { mixedWorkload, seed3Workload, startScoring } from './start-score';
 import { BENCH_SCHEMA, type BenchResult, README_REGIONS, renderRegion, validateBenchResult } from './schema';
 import { type SystemWorkload, profileRow, systemRow } from './system';
 
@@ -30,6 +35,11 @@ async function main(): Promise<void> {
   const reps = { kernels: quick ? 3 : 7, system: quick ? 2 : 5, hour: quick ? 1 : 3 };
   const startPlacementRows = wants('start')
     ? [300, 3000, 9000].map((n) => (progress(`start placement ${n}`), startPlacement(n, reps.kernels)))
+    : [];
+  const startScoreRows = wants('start')
+    ? [seed3Workload(3000), mixedWorkload(64, 5000)].map(
+        (w) => (progress(`start score ${w.workload} ${w.names.length} × ${w.guests}`), startScoring(w, reps.kernels)),
+      )
     : [];
   const rebalanceRows = wants('rebalance')
     ? (progress('rebalance scoring'), rebalanceScoring(10_000, 100, reps.kernels))
@@ -77,7 +87,9 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
     },
     repetitions: reps,
+    nativeCompiler: startScoreRows.length > 0 ? (nativeStartKernel()?.compiler ?? null) : null,
     startPlacement: startPlacementRows,
+    startScore: startScoreRows,
     rebalanceScoring: rebalanceRows,
     usageMemory: memoryRows,
     system: systemRows,

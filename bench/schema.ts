@@ -8,7 +8,7 @@
  */
 
 /** Bumped whenever a field is added, removed or changes meaning. */
-export const BENCH_SCHEMA = 'poise-bench/3';
+export const BENCH_SCHEMA = 'poise-bench/4';
 
 /**
  * Timings of repeated runs: the median and the spread (min–max), in the unit the field names.
@@ -38,8 +38,6 @@ export interface StartRow {
   readonly fastMs: Timing;
   readonly fastCpuMs: Timing;
   readonly fastPerDecisionUs: number;
-  /** One `scoreNodesToStart` call on a usage holding `resources` guests (a batch of `resources` calls). */
-  readonly scoreUs: Timing;
   readonly baselineMs: Timing;
   readonly baselineCpuMs: Timing;
   readonly baselinePerDecisionUs: number;
@@ -47,6 +45,31 @@ export interface StartRow {
   readonly speedup: number;
   /** The reference's own average per `score_nodes_to_start_service` (seed 003, another machine). */
   readonly publishedScoreUs: number | null;
+}
+
+/**
+ * One start score (`scoreNodesToStart`, static) on `nodes` nodes carrying `guests` guests placed
+ * round-robin, in batches of `calls`, µs; `scoreNodesToStartInto`; its kernel alone (scores into a buffer); and the same
+ * by the kernel it replaced and by the kernel in C (`bench/native/start-score.c`, one process per run, its decisions and score
+ * bits checked against the TypeScript kernel's), null when it was not run (no C compiler).
+ */
+export interface StartScoreRow {
+  readonly workload: string;
+  readonly nodes: number;
+  readonly guests: number;
+  readonly calls: number;
+  readonly scoreUs: Timing;
+  readonly scoreCpuUs: Timing;
+  /** `scoreNodesToStartInto`: the same scores into the caller's buffer. */
+  readonly intoUs: Timing;
+  readonly intoCpuUs: Timing;
+  readonly kernelUs: Timing;
+  readonly kernelCpuUs: Timing;
+  /** The kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`), scores into a buffer. */
+  readonly previousKernelUs: Timing;
+  readonly previousKernelCpuUs: Timing;
+  readonly nativeScoreUs: Timing | null;
+  readonly nativeScoreCpuUs: Timing | null;
 }
 
 /** Best balancing migration (limit 1) over every (candidate, target) pair. */
@@ -115,7 +138,10 @@ export interface BenchResult {
   readonly schema: string;
   readonly machine: Machine;
   readonly repetitions: { readonly kernels: number; readonly system: number; readonly hour: number };
+  /** The compiler of the C start kernel (its `--version`, flags); null when it was not run. */
+  readonly nativeCompiler: string | null;
   readonly startPlacement: readonly StartRow[];
+  readonly startScore: readonly StartScoreRow[];
   readonly rebalanceScoring: readonly RebalanceRow[];
   readonly usageMemory: readonly UsageMemoryRow[];
   readonly system: readonly SystemRow[];
@@ -156,6 +182,11 @@ const str: Check = (v, p) => {
 const numOrNull: Check = (v, p) => {
   if (v !== null) num(v, p);
 };
+const orNull =
+  (check: Check): Check =>
+  (v, p) => {
+    if (v !== null) check(v, p);
+  };
 const oneOf =
   (...values: string[]): Check =>
   (v, p) => {
@@ -182,6 +213,7 @@ const benchResult = object({
   schema: oneOf(BENCH_SCHEMA),
   machine: object({ cpus: num, cpuModel: str, node: str, platform: str, date: str }),
   repetitions: object({ kernels: num, system: num, hour: num }),
+  nativeCompiler: orNull(str),
   startPlacement: array(
     object({
       resources: num,
@@ -189,12 +221,29 @@ const benchResult = object({
       fastMs: timing,
       fastCpuMs: timing,
       fastPerDecisionUs: num,
-      scoreUs: timing,
       baselineMs: timing,
       baselineCpuMs: timing,
       baselinePerDecisionUs: num,
       speedup: num,
       publishedScoreUs: numOrNull,
+    }),
+  ),
+  startScore: array(
+    object({
+      workload: str,
+      nodes: num,
+      guests: num,
+      calls: num,
+      scoreUs: timing,
+      scoreCpuUs: timing,
+      intoUs: timing,
+      intoCpuUs: timing,
+      kernelUs: timing,
+      kernelCpuUs: timing,
+      previousKernelUs: timing,
+      previousKernelCpuUs: timing,
+      nativeScoreUs: orNull(timing),
+      nativeScoreCpuUs: orNull(timing),
     }),
   ),
   rebalanceScoring: array(
@@ -291,7 +340,6 @@ function renderKernels(r: BenchResult): string {
       'services',
       'fast: decisions ms',
       'µs / decision',
-      'µs / start score',
       'baseline: rebuild per decision ms',
       'µs / decision',
       'speed-up',
@@ -301,7 +349,6 @@ function renderKernels(r: BenchResult): string {
       count(s.resources),
       wallCpu(s.fastMs, s.fastCpuMs),
       sig(s.fastPerDecisionUs),
-      withSpread(s.scoreUs),
       wallCpu(s.baselineMs, s.baselineCpuMs),
       sig(s.baselinePerDecisionUs),
       `${sig(s.speedup)}×`,
@@ -329,6 +376,7 @@ function renderKernels(r: BenchResult): string {
     '',
     start,
     '',
+    ...renderStartScore(r),
     `Auto-rebalance scoring, best migration (limit 1) over every (candidate, target) pair; ${r.repetitions.kernels} interleaved runs of each side after the same warm-up:`,
     '',
     rebalance,
@@ -340,6 +388,53 @@ function renderKernels(r: BenchResult): string {
     "¹ The reference's own published figures (seed 003, patches #8 + qm #1, Perl and Rust on a virtualised machine): " +
       'figures from another machine, for scale only.',
   ].join('\n');
+}
+
+/** The start score against the kernel in C, or why that comparison is missing. */
+function renderStartScore(r: BenchResult): string[] {
+  if (r.startScore.length === 0) return [];
+  const intro =
+    `One start score (static) on the nodes carrying the guests placed round-robin, in batches of ${count(r.startScore[0]!.calls)} calls: ` +
+    'the whole `scoreNodesToStart` call (checks, kernel, the returned `{node, score}` objects and the garbage collection they cause), ' +
+    "`scoreNodesToStartInto` (the same checks and kernel, the scores copied into the caller's buffer), the kernel alone (scores into a buffer, as in C), " +
+    'the kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`; scores into a buffer, its scores checked to be the same bits) ' +
+    'and the same incremental kernel in C (`bench/native/start-score.c`) on the same inputs';
+  const ratios =
+    'The ratios are of CPU time, which the other work on the machine inflates far less than wall-clock time.';
+  const ratio = (a: number, b: number | undefined) => (b === undefined ? '—' : `${sig(a / b)}×`);
+  const rows = table(
+    [
+      'workload',
+      'nodes × guests',
+      'call µs / start score',
+      'into a buffer µs',
+      'kernel alone µs',
+      'previous kernel µs',
+      'previous ÷ kernel',
+      'C µs',
+      'call ÷ C',
+      'into ÷ C',
+      'kernel ÷ C',
+    ],
+    r.startScore.map((s) => [
+      s.workload,
+      `${s.nodes} × ${count(s.guests)}`,
+      wallCpu(s.scoreUs, s.scoreCpuUs),
+      wallCpu(s.intoUs, s.intoCpuUs),
+      wallCpu(s.kernelUs, s.kernelCpuUs),
+      wallCpu(s.previousKernelUs, s.previousKernelCpuUs),
+      ratio(s.previousKernelCpuUs.median, s.kernelCpuUs.median),
+      s.nativeScoreUs === null || s.nativeScoreCpuUs === null ? '—' : wallCpu(s.nativeScoreUs, s.nativeScoreCpuUs),
+      ratio(s.scoreCpuUs.median, s.nativeScoreCpuUs?.median),
+      ratio(s.intoCpuUs.median, s.nativeScoreCpuUs?.median),
+      ratio(s.kernelCpuUs.median, s.nativeScoreCpuUs?.median),
+    ]),
+  );
+  const how =
+    r.nativeCompiler === null
+      ? `${intro}: the C side was not run (no working C compiler, \`$CC\` or \`cc\`, on the machine that ran the bench). ${ratios}`
+      : `${intro}, compiled by ${r.nativeCompiler}; ${r.repetitions.kernels} interleaved runs of each (one C process per run, which warms up on one untimed batch first), and every C run's placement decisions and a hash of every score's bits are checked to be the TypeScript kernel's. ${ratios}`;
+  return [how, '', rows, ''];
 }
 
 function renderSystem(r: BenchResult): string {

@@ -213,6 +213,8 @@ export interface SimHostOptions {
   readonly wait?: (seconds: number, signal: AbortSignal) => Promise<void>;
   /** Where the run's state file goes (default: a fresh temporary directory, removed at the end). */
   readonly stateDir?: string;
+  /** Changes the loaded case before the simulation starts (`poise-manager drain --sim` keeps it running after its command lists). */
+  readonly caseInput?: (input: CaseInput) => CaseInput;
 }
 
 /**
@@ -234,11 +236,16 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   let input: CaseInput;
   try {
     input = loadCase(dir, basename(dir));
+    if (options.caseInput) input = options.caseInput(input);
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
   const casePolicy = policyLayer(
-    { kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'` },
+    {
+      kind: 'case',
+      label: `the crs of '${join(dir, 'datacenter.cfg')}'`,
+      keyPath: `'${join(dir, 'datacenter.cfg')}': crs.`,
+    },
     input.datacenterCfg.crs,
     {
       file: join(dir, 'datacenter.cfg'),

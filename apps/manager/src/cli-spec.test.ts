@@ -67,7 +67,8 @@ describe('the command line has one definition', () => {
       '"SEE ALSO"',
     ])
       expect(man).toContain(`\n.SH ${section}\n`);
-    expect(man).not.toContain('.SH COMMANDS'); // none yet
+    expect(man).toContain('\n.SH COMMANDS\n.TP\n\\fBplan\\fR\n');
+    for (const sub of CLI_SPEC.subcommands) expect(man).toContain(`\\fBpoise\\-manager ${sub.name}\\fR`);
     for (const e of CLI_SPEC.exitCodes) expect(man).toContain(`.TP\n\\fB${e.code}\\fR\n`);
     expect(renderManPage('1.2.3')).toBe(man);
   });

@@ -4,9 +4,10 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadToken } from './config/secret';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from './fake-cluster';
-import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io, main } from './main';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main } from './main';
 import { PortError } from './port';
 import { spawnScript } from './pve-test-support';
+import { captureIo } from './test-support';
 
 const ROOT = resolve(__dirname, '../../..');
 const FIXTURE = join(__dirname, '__fixtures__', 'fake-daemon.ts');
@@ -42,25 +43,6 @@ function workspace(extraYaml = '') {
   ].join('\n');
   writeFileSync(config, `${base}\n${extraYaml}`);
   return { dir, config, tokenFile, base, statePath: join(dir, 'state.json') };
-}
-
-function captureIo(env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const logs: string[] = [];
-  const handlers = new Map<string, () => void>();
-  const io: Io = {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    logLine: (l) => logs.push(l),
-    isTty: false,
-    env,
-    onSignal: (signal, handler) => {
-      handlers.set(signal, handler);
-      return () => handlers.delete(signal);
-    },
-  };
-  return { io, out, err, logs, handlers };
 }
 
 describe('command line', () => {

@@ -13,6 +13,7 @@ import { Daemon } from './daemon';
 import { errorMessage, ManagerError } from './errors';
 import type { LockFs } from './lock';
 import { Logger, resolveLogFormat } from './log';
+import { isPlanCommand, runPlanCommand } from './plan-cli/command';
 import { checkConfig, startupProblems } from './preflight';
 import { VERSION } from './version';
 
@@ -161,6 +162,12 @@ function readConfig(args: Args): ManagerConfig {
  * signal handlers through `io.onSignal` and removes them when it stops.
  */
 export async function main(argv: readonly string[], io: Io = processIo, hooks: MainHooks = {}): Promise<number> {
+  // plan, drain, place: their own options (cli-spec's subcommands), see plan-cli/
+  if (isPlanCommand(argv))
+    return runPlanCommand(argv, io, {
+      ...(hooks.createHost ? { createHost: hooks.createHost } : {}),
+      ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
+    });
   let args: Args;
   try {
     args = parseArgs(argv);

@@ -97,6 +97,49 @@ describe('buildPolicy', () => {
     expect(p.pipeline.stages).toHaveLength(6);
   });
 
+  it('the plan key puts the plan-guided stage in the select slot (over the cost stage); a bad value names the key', () => {
+    expect(referenceWith({ 'ha-auto-rebalance-plan': 1 }).pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'threshold-hold',
+      'candidates',
+      'score-bruteforce',
+      'plan-guided',
+      'relative-margin',
+    ]);
+    const recommended = policyOf({ 'ha-auto-rebalance-plan': 1 });
+    expect(recommended.pipeline.stages.map((s) => s.name)).toContain('plan-guided');
+    expect(recommended.pipeline.stages.map((s) => s.name)).not.toContain('select-cost');
+    expect(recommended.description).toMatch(/, plan-guided(,|$)/);
+    expect(recommended.plan).toEqual({ plan: true });
+    expect(policyOf({ 'ha-auto-rebalance-plan': 'maybe' }).problems).toEqual([
+      expect.stringMatching(/^policy\.ha-auto-rebalance-plan: invalid value 'maybe'/),
+    ]);
+  });
+
+  it("the plan-guided stage plans on the round's snapshot", () => {
+    const snap = snapshot(
+      [node('node1', { cpu: 9 }), node('node2', { cpu: 1 })],
+      [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1')],
+    );
+    const model = buildUsageModel(snap);
+    const ctx = balanceContext({
+      now: 0,
+      snapshot: snap,
+      model,
+      candidates: restrictToModel(migrationCandidates(snap), model),
+      motionInFlight: false,
+      outcomes: [],
+      memhost: false,
+      onScoreError: () => undefined,
+    });
+    const input = ctx.planInput!() as { nodes: { name: string }[]; guests: { id: string; node: string }[] };
+    expect(input.nodes.map((n) => n.name).sort()).toEqual(['node1', 'node2']);
+    expect(input.guests.map((g) => [g.id, g.node])).toEqual([
+      ['vm:101', 'node1'],
+      ['vm:102', 'node1'],
+    ]);
+  });
+
   it('the contention objective replaces the hold, the scorer and the margin; a bad value names the key', () => {
     const p = policyOf({ 'ha-auto-rebalance-preset': 'reference', 'ha-auto-rebalance-objective': 'contention' });
     expect(p.pipeline.stages.map((s) => s.name)).toEqual([

@@ -16,6 +16,8 @@ import {
 } from '@poise/policy';
 import { type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
 import { parseStableSettings, type StableSettings, stableStages } from '@poise/policy-stable';
+import { parsePlanSettings, type PlanSettings, planStages } from '@poise/policy-plan';
+import { planInputFromSnapshot } from '@poise/plan';
 import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
 import type { PolicyConfig, PolicySource } from './config/load';
 import { REFERENCE_POLICY_KEYS } from './config/schema';
@@ -59,23 +61,31 @@ export interface BuiltPolicy {
   readonly stable: StableSettings;
   readonly pressure: PressureSettings;
   readonly contention: ContentionSettings;
+  /** `ha-auto-rebalance-plan`: the select stage takes the first step of a global plan. */
+  readonly plan: PlanSettings;
 }
 
-/** `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid value 'x' (…), falling back …`. */
-function settingProblemLine(problem: { key: string; message: string }): string {
+/**
+ * `datacenter.cfg: invalid value 'x' for 'crs.<key>' (…), falling back …` → `policy.<key>: invalid
+ * value 'x' (…), falling back …`, the key named where it was set (`'<case>/datacenter.cfg':
+ * crs.<key>` for a `--sim` case's).
+ */
+function settingProblemLine(policy: PolicyConfig, problem: { key: string; message: string }): string {
   const key = problem.key.replace(/^crs\./, '');
   const text = problem.message.replace(/^datacenter\.cfg: /, '').replace(` for '${problem.key}'`, '');
-  return `policy.${key}: ${text}`;
+  return `${policy.origins.get(key)?.keyPath ?? 'policy.'}${key}: ${text}`;
 }
 
 function describeSettings(
   stable: StableSettings,
   pressure: PressureSettings,
   contention: ContentionSettings,
+  planned: PlanSettings,
   preset: string,
 ): string {
   const on: string[] = [`preset ${preset}`];
   if (contention.objective !== 'imbalance') on.push(`objective ${contention.objective}`);
+  if (planned.plan) on.push('plan-guided');
   if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
   if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);
   if (stable.minImprovementPoints > 0) on.push(`min-improvement ${stable.minImprovementPoints} pp`);
@@ -127,9 +137,14 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
   const stable = parseStableSettings(input);
   const pressure = parsePressureSettings(input);
   const contention = parseContentionSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems].map(
-    settingProblemLine,
-  );
+  const planned = parsePlanSettings(input);
+  const problems = [
+    ...input.problems,
+    ...stable.problems,
+    ...pressure.problems,
+    ...contention.problems,
+    ...planned.problems,
+  ].map((p) => settingProblemLine(policy, p));
   const thresholdFraction = ref.thresholdPercent / 100;
   const reference = {
     threshold: thresholdFraction,
@@ -137,17 +152,17 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
     margin: ref.marginPercent / 100,
     method: ref.method,
   };
-  const pipeline = composePipeline(reference, [
-    ...stableStages(stable.settings),
-    ...pressureStages(pressure.settings),
-    ...contentionStages(contention.settings, reference),
-  ]);
+  let parts = [...stableStages(stable.settings), ...pressureStages(pressure.settings)];
+  // one select stage per pipeline: the plan replaces the cost stage's choice when both are on (as @poise/ha composes it)
+  if (planned.settings.plan)
+    parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(planned.settings, { method: ref.method })];
+  const pipeline = composePipeline(reference, [...parts, ...contentionStages(contention.settings, reference)]);
   return {
     pipeline,
     description:
       `${pipeline.stages.map((s) => s.name).join(' → ')}: ` +
       `threshold ${ref.thresholdPercent}%, hold ${ref.holdRounds} rounds, margin ${ref.marginPercent}%, method ${ref.method}; ` +
-      describeSettings(stable.settings, pressure.settings, contention.settings, policy.preset),
+      describeSettings(stable.settings, pressure.settings, contention.settings, planned.settings, policy.preset),
     problems,
     sources: describeSources(policy),
     thresholdFraction,
@@ -159,6 +174,7 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
     stable: stable.settings,
     pressure: pressure.settings,
     contention: contention.settings,
+    plan: planned.settings,
   };
 }
 
@@ -239,7 +255,7 @@ export function withMotionFacts(
     const members = c.resources.map((sid) => guests.get(sid));
     const leader = guests.get(c.leader);
     const bytes = members.every((g) => g !== undefined)
-      ? members.reduce((sum, g) => sum + guestMemory(g, memhost), 0)
+      ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0)
       : undefined;
     return { ...c, source: leader?.node, transferBytes: bytes };
   });
@@ -268,7 +284,7 @@ export function balanceContext(input: RoundInput): BalanceContext {
     motionInFlight: input.motionInFlight,
     outcomes: input.outcomes,
     imbalance: () => (imbalance ??= measured.imbalance()),
-    score: (candidates, method, limit) => measured.score(candidates, method, limit),
+    score: measured.score,
     candidates: () => withMotionFacts(input.candidates, snapshot, input.memhost),
     nodes: (): NodeTelemetry[] => {
       const inModel = new Set(model.nodes);
@@ -313,6 +329,9 @@ export function balanceContext(input: RoundInput): BalanceContext {
           mem: guestMemory(g, input.memhost),
         }));
     },
+    // the cluster as @poise/plan sees it (the plan-guided stage marks non-candidates unmovable itself)
+    planInput: () =>
+      planInputFromSnapshot(snapshot, { usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured' }).input,
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),
     format: REASON_FORMAT,

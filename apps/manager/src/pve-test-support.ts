@@ -150,18 +150,23 @@ export function spawnCli(args: string[], env: Record<string, string> = {}) {
 }
 
 /**
- * A TypeScript entry point (`script`, from source) in a child process: its stdout lines
- * collected (`records()` parses them as JSON log lines), its stderr, its exit, and `waitFor` a
- * line that matches.
+ * A TypeScript entry point (`script`, from source) in a child process (its standard input
+ * closed, or a pipe with `stdin: 'pipe'`): its stdout lines collected (`records()` parses them
+ * as JSON log lines), its stderr, its exit, and `waitFor` a line that matches.
  */
-export function spawnScript(script: string, args: readonly string[], env: Record<string, string> = {}) {
+export function spawnScript(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  options: { stdin?: 'pipe' } = {},
+) {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--conditions=poise-source', '--import', 'tsx', script, ...args],
     {
       cwd: ROOT,
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
     },
   );
   const lines: string[] = [];

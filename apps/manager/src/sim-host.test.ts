@@ -300,7 +300,7 @@ function service(node: string, extra: Partial<ServiceView> & Record<string, unkn
     staticStats: { maxcpu: 4, maxmem: 8 * GIB },
     dynamicStats: { cpu: 2, mem: 4 * GIB },
     ...extra,
-  };
+  } as ServiceView;
 }
 
 function view(extra: Partial<ClusterView> = {}): ClusterView {
@@ -323,7 +323,7 @@ function view(extra: Partial<ClusterView> = {}): ClusterView {
     },
     lrmModes: new Map(),
     ...extra,
-  };
+  } as ClusterView;
 }
 
 describe('the default policy is the recommended preset; the case and a config file set keys over it', () => {
@@ -398,13 +398,39 @@ describe('the default policy is the recommended preset; the case and a config fi
     expect(c.records().find((r) => r.event === 'round' && r.reason === 'holding')?.msg).toMatch(/^hold round 1\/6: /);
   });
 
-  it("a bad policy value in the case's datacenter.cfg is a config error naming the file and key (exit 78)", async () => {
+  it("a bad reference key in the case's datacenter.cfg is a config error naming the file, key and value (exit 78), also for --check-config", async () => {
     const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-threshold': 250 });
+    for (const args of [
+      ['--sim', dir],
+      ['--sim', dir, '--check-config'],
+    ]) {
+      const c = captureIo();
+      expect(await main(args, c.io)).toBe(78);
+      // the case loader checks the range (one range for the simulator and the manager)
+      expect(c.err.join('\n')).toContain(
+        `sim.case-dir: '${join(dir, 'datacenter.cfg')}' crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 250`,
+      );
+    }
+  });
+
+  it("a bad variant value is the warning the HA core gives (that stage off), naming where it was set: the case's datacenter.cfg or the config file", async () => {
+    const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-backoff': -5, 'ha-auto-rebalance-cooldown': 'soon' });
+    const config = writeConfig('policy: {ha-auto-rebalance-cooldown: -1}');
     const c = captureIo();
-    expect(await main(['--sim', dir], c.io)).toBe(78);
-    // the case loader checks the range (one range for the simulator and the manager)
-    expect(c.err.join('\n')).toContain(
-      `sim.case-dir: '${join(dir, 'datacenter.cfg')}' crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 250`,
+    expect(await main(['--sim', dir, '--config', config], c.io)).toBe(EXIT_OK);
+    const warnings = c
+      .records()
+      .filter((r) => r.event === 'start' && r.level === 'warn')
+      .map((r) => String(r.msg));
+    expect(warnings).toContain(
+      `'${join(dir, 'datacenter.cfg')}': crs.ha-auto-rebalance-backoff: invalid value '-5' (seconds, 0 to 3600), falling back to 0 (off)`,
+    );
+    // the config file's value is the one in force, and the one named
+    expect(warnings.filter((w) => w.includes('cooldown'))).toEqual([
+      expect.stringMatching(/^policy\.ha-auto-rebalance-cooldown: invalid value '-1' /),
+    ]);
+    expect(c.records().find((r) => r.event === 'start' && String(r.msg).startsWith('policy: '))?.msg).not.toMatch(
+      /backoff|cooldown/,
     );
   });
 });
@@ -613,7 +639,7 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
         ],
         ['node2', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 250 }], // not a percentage: unknown
         ['node3', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB }],
-      ]),
+      ]) as ClusterView['nodeStats'],
       services: new Map([
         ['vm:101', service('node1', { dynamicStats: { cpu: 2, mem: 4 * GIB, memhost: 5 * GIB }, lock: 'backup' })],
       ]),

@@ -1,3 +1,4 @@
+import type { Io } from './main';
 import type { ClusterSnapshot, GuestSnapshot, MotionRecord, NodeSnapshot } from './port';
 
 export const GIB = 1024 ** 3;
@@ -82,4 +83,24 @@ export function motionRecord(extra: Partial<MotionRecord> = {}): MotionRecord {
     imbalanceAfter: 0.3,
     ...extra,
   };
+}
+
+/** An `Io` that collects what the command line prints (stdout, stderr, log lines) and the signal handlers it registers. */
+export function captureIo(env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const logs: string[] = [];
+  const handlers = new Map<string, () => void>();
+  const io: Io = {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    logLine: (l) => logs.push(l),
+    isTty: false,
+    env,
+    onSignal: (signal, handler) => {
+      handlers.set(signal, handler);
+      return () => handlers.delete(signal);
+    },
+  };
+  return { io, out, err, logs, handlers };
 }

@@ -23,6 +23,7 @@ describe('poise-sim summary and --set', () => {
     expect(c.out).toHaveLength(1);
     const summary = JSON.parse(c.out[0]!) as Record<string, unknown>;
     expect(Object.keys(summary)).toEqual([
+      'guestContentionSeconds',
       'moves',
       'failedMoves',
       'movesBySid',

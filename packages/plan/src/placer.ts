@@ -36,6 +36,10 @@ export class SequentialPlacer {
   private readonly limMem: Float64Array;
   private readonly limCores: Float64Array;
   private counter = 0;
+  /** The usage model's index (byte order of names) of each problem node index; -1 when not usable. */
+  private readonly scoreIndex: Int32Array;
+  /** Start scores, reused by every placement (no allocation per call). */
+  private readonly scores: Float64Array;
 
   constructor(
     private readonly p: Problem,
@@ -58,6 +62,9 @@ export class SequentialPlacer {
         maxmem: Math.max(1, p.capMem[n]!),
       });
     }
+    const order = new Map(this.usage.nodeNames().map((name, k) => [name, k]));
+    this.scoreIndex = Int32Array.from(p.nodeNames, (name) => order.get(name) ?? -1);
+    this.scores = new Float64Array(order.size);
   }
 
   /** Places a unit; its node index, or why it could not be placed. */
@@ -94,10 +101,10 @@ export class SequentialPlacer {
         mem: Math.round(unit.mem),
         maxmem: Math.round(unit.mem),
       };
-      const scores = new Map(this.usage.scoreNodesToStart(stats).map((s) => [s.node, s.score]));
+      this.usage.scoreNodesToStartInto(stats, this.scores);
       let best = -Infinity;
       for (const n of ok) {
-        const s = scores.get(p.nodeNames[n]!)!;
+        const s = this.scores[this.scoreIndex[n]!]!;
         if (s > best) {
           best = s;
           node = n;

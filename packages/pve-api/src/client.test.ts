@@ -386,11 +386,14 @@ describe('transport', () => {
   });
 
   test('the client signal aborts a call in flight and is not retried', async () => {
-    await serve({ 'GET /version': { ...VERSION, delayMs: 1500 } });
+    // the reply waits far longer than the request takes to arrive, whatever the machine's load
+    await serve({ 'GET /version': { ...VERSION, delayMs: 60_000 } });
     const controller = new AbortController();
     const c = client({ signal: controller.signal });
     const call = c.version();
-    setTimeout(() => controller.abort(), 50);
+    // abort once the server has the request (an observable event, not a guess of how long it takes)
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
     expect(await failure(call)).toMatchObject({ code: 'aborted' });
     expect(await failure(c.version())).toMatchObject({ code: 'aborted' });
     expect(server.requests).toHaveLength(1);

@@ -434,7 +434,7 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       'an unknown sim option',
       { cmdlist: [], sim_options: { seed: 1, maxtime: 5 } },
       'sim_options',
-      'maxtime: unknown key (expected one of seed, max-time)',
+      'maxtime: unknown key (expected one of seed, max-time, pressure-model, load-pressure)',
     ],
     [
       'a negative seed',
@@ -543,6 +543,42 @@ describe('loadCase: values that mean nothing are refused, naming file and field'
       dc({ crs: { 'ha-auto-rebalance-margin': '100.5' } }),
       'datacenter.cfg',
       'crs.ha-auto-rebalance-margin: expected a finite number from 0 to 100, got "100.5"',
+    ],
+    [
+      'an unknown pressure model',
+      { cmdlist: [], sim_options: { 'pressure-model': 'psi' } },
+      'sim_options',
+      'pressure-model: expected one of scripted, load, got "psi"',
+    ],
+    [
+      'load-pressure without the load model',
+      { cmdlist: [], sim_options: { 'load-pressure': {} } },
+      'sim_options',
+      "load-pressure: the load pressure model's settings need 'pressure-model': 'load'",
+    ],
+    [
+      'a negative knee',
+      {
+        cmdlist: [],
+        sim_options: { 'pressure-model': 'load', 'load-pressure': { cpu: { family: 'logistic', knee: -1 } } },
+      },
+      'sim_options',
+      'load-pressure.cpu.knee: expected a number > 0 and ≤ 4, got -1',
+    ],
+    [
+      'settings for an unknown node',
+      { cmdlist: [], sim_options: { 'pressure-model': 'load', 'load-pressure': { nodes: { node9: { psi: 0 } } } } },
+      'sim_options',
+      "load-pressure.nodes.node9: node 'node9' does not exist in hardware_status",
+    ],
+    [
+      'scripted pressure under the load model',
+      {
+        cmdlist: [['power node1 on'], ['node node1 set-dynamic-stats cpu 2 pressurecpusome 12']],
+        sim_options: { 'pressure-model': 'load' },
+      },
+      'cmdlist',
+      "[1][0] 'node node1 set-dynamic-stats cpu 2 pressurecpusome 12': scripted pressure, but sim_options 'pressure-model' is 'load'",
     ],
   ];
   it.each(cases)('%s', (_name, files, file, problem) => {

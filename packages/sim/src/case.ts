@@ -17,6 +17,13 @@ import {
 } from './case-checks';
 import { MAX_SIM_TIME } from './hardware';
 import { expectDirectory, readInputFile, statPath } from './files';
+import { FileCheck, describe } from './check';
+import {
+  PRESSURE_MODEL_KINDS,
+  parseLoadPressureObject,
+  type LoadPressureOptions,
+  type PressureModelKind,
+} from './pressure/config';
 import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
@@ -78,6 +85,14 @@ export interface SimOptions {
   seed?: number;
   /** The simulation aborts once simulated time passes this many seconds (default 10,000, the reference's). */
   maxTime?: number;
+  /**
+   * Where node pressure comes from (`pressure-model`): `scripted` (the default) reports what the
+   * commands set (`node <n> set-dynamic-stats pressurecpusome …`); `load` computes it from the
+   * load ({@link loadPressure}).
+   */
+  pressureModel?: PressureModelKind;
+  /** The load pressure model's settings (`load-pressure`, normalised), with `pressure-model` `load`. */
+  loadPressure?: LoadPressureOptions;
 }
 
 /** Options of {@link loadCase}. */
@@ -133,7 +148,7 @@ export const VARIANT_CRS_KEYS: readonly string[] = [
 /** Every `crs` key a case may set. */
 export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
 /** Keys of `sim_options`. */
-const SIM_OPTION_KEYS = ['seed', 'max-time'];
+const SIM_OPTION_KEYS = ['seed', 'max-time', 'pressure-model', 'load-pressure'];
 /** Largest `sim_options` seed (a 32-bit unsigned integer). */
 export const MAX_SEED = 2 ** 32 - 1;
 const BALANCER_METHODS = ['bruteforce', 'topsis'];
@@ -151,99 +166,6 @@ const SERVICE_STATES = [
   'error',
 ];
 const NODE_STATES = ['online', 'maintenance', 'unknown', 'fence', 'gone'];
-
-/** A field path for messages: `node1.maxcpu`, `"vm:101".node`, `["a b"].power`. */
-function fieldPath(parts: readonly string[]): string {
-  let out = '';
-  for (const p of parts) {
-    if (/^[A-Za-z0-9_:-]+$/.test(p)) out += out ? `.${p}` : p;
-    else out += `[${JSON.stringify(p)}]`;
-  }
-  return out;
-}
-
-/** Checks of one JSON file, with the file's path for messages. */
-class FileCheck {
-  constructor(readonly path: string) {}
-
-  fail(field: readonly string[], problem: string): never {
-    const where = field.length ? ` ${fieldPath(field)}` : '';
-    throw new SimError('bad-case', `'${this.path}'${where}: ${problem}`);
-  }
-
-  object(v: JsonValue | undefined, field: readonly string[]): JsonObject {
-    if (typeof v !== 'object' || v === null || Array.isArray(v))
-      this.fail(field, `expected a JSON object, got ${describe(v)}`);
-    return v;
-  }
-
-  keys(obj: JsonObject, allowed: readonly string[], field: readonly string[]): void {
-    for (const key of Object.keys(obj)) {
-      if (!allowed.includes(key)) this.fail([...field, key], `unknown key (expected one of ${allowed.join(', ')})`);
-    }
-  }
-
-  string(v: JsonValue | undefined, field: readonly string[], nonEmpty = true): string {
-    if (typeof v !== 'string' || (nonEmpty && v === ''))
-      this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
-    return v;
-  }
-
-  oneOf(v: JsonValue | undefined, values: readonly string[], field: readonly string[]): string {
-    if (typeof v !== 'string' || !values.includes(v))
-      this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
-    return v;
-  }
-
-  /** A flag: 0, 1, true or false (also "0" and "1", as the PVE API sends them). */
-  flag(v: JsonValue | undefined, field: readonly string[]): void {
-    if (v === 0 || v === 1 || v === true || v === false || v === '0' || v === '1') return;
-    this.fail(field, `expected a flag (0, 1, true or false), got ${describe(v)}`);
-  }
-
-  /** A whole number from 0 to 2^53−1 (exact in a double), as a JSON number or a string of digits. */
-  count(v: JsonValue | undefined, field: readonly string[]): void {
-    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return;
-    if (typeof v === 'string' && /^\d+$/.test(v) && Number.isSafeInteger(Number(v))) return;
-    this.fail(field, `expected a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describe(v)}`);
-  }
-
-  /** A finite number >= `min` (and <= `max` when given), as a JSON number or a numeric string. */
-  number(v: JsonValue | undefined, field: readonly string[], min = 0, max?: number): void {
-    const n =
-      typeof v === 'number'
-        ? v
-        : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v)
-          ? Number(v)
-          : NaN;
-    if (Number.isFinite(n) && n >= min && (max === undefined || n <= max)) return;
-    this.fail(
-      field,
-      `expected a finite number ${max === undefined ? `>= ${min}` : `from ${min} to ${max}`}, got ${describe(v)}`,
-    );
-  }
-
-  node(v: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): string {
-    const name = this.string(v, field);
-    if (!nodes.has(name)) this.fail(field, `node '${name}' does not exist in hardware_status`);
-    return name;
-  }
-
-  sid(sid: string, field: readonly string[]): void {
-    if (!SID_PATTERN.test(sid)) this.fail(field, `invalid service id '${sid}' (vm|ct|fa:<number>)`);
-  }
-}
-
-function describe(v: JsonValue | undefined): string {
-  if (v === undefined) return 'nothing';
-  if (v === null) return 'null';
-  // a literal such as 1e999 reads as Infinity, which JSON.stringify would print as `null`
-  if (v === Infinity) return 'a number too large for a double (beyond 1.8e308)';
-  if (v === -Infinity) return 'a negative number too large for a double (beyond -1.8e308)';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  return JSON.stringify(v);
-}
 
 /**
  * Reads and parses a JSON file of the case; undefined when absent. `keepMember` (see
@@ -315,8 +237,9 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
     defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
   const serviceStatus = loadServiceStatus(dir, options, { nodes, services }, warnings);
   const guestConfig = loadGuestConfig(dir, options, services, warnings);
-  const simOptions = loadSimOptions(dir, options);
+  const simOptions = loadSimOptions(dir, options, nodes);
   checkDelays(commands, simOptions?.maxTime ?? MAX_SIM_TIME);
+  if (simOptions?.pressureModel === 'load') refuseScriptedPressure(join(dir, 'cmdlist'), cmdlist, nodes);
 
   const rulesConfig = readInputFile(join(dir, 'rules_config'), { maxBytes: options.maxFileBytes }) ?? '';
   const groups = readInputFile(join(dir, 'groups'), { maxBytes: options.maxFileBytes }) ?? '';
@@ -423,8 +346,37 @@ function loadGuestConfig(
   return out;
 }
 
-/** `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds from 1 to 2^53−1. */
-function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefined {
+/**
+ * Under the load pressure model a node's pressure is computed, never scripted: a command setting
+ * `pressurecpusome` or `pressurememorysome` is refused, naming it.
+ */
+function refuseScriptedPressure(
+  path: string,
+  cmdlist: readonly (readonly string[])[],
+  nodes: ReadonlySet<string>,
+): void {
+  cmdlist.forEach((list, i) =>
+    list.forEach((cmd, j) => {
+      const parsed = parseCommand(cmd, nodes);
+      if (
+        parsed.ok &&
+        parsed.command.kind === 'node-stats' &&
+        parsed.command.values.some(([key]) => key.startsWith('pressure'))
+      ) {
+        throw new SimError(
+          'bad-case',
+          `'${path}' [${i}][${j}] '${cmd}': scripted pressure, but sim_options 'pressure-model' is 'load' (the model computes every node's pressure)`,
+        );
+      }
+    }),
+  );
+}
+
+/**
+ * `sim_options`: `seed` an integer 0..2^32−1, `max-time` a whole number of seconds from 1 to
+ * 2^53−1, `pressure-model` `scripted` | `load`, `load-pressure` (only with `load`) its settings.
+ */
+function loadSimOptions(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): SimOptions | undefined {
   const file = readJson(dir, 'sim_options', options);
   if (!file) return undefined;
   const check: FileCheck = file.check;
@@ -446,6 +398,13 @@ function loadSimOptions(dir: string, options: LoadOptions): SimOptions | undefin
       );
     out.maxTime = t;
   }
+  if (o['pressure-model'] !== undefined)
+    out.pressureModel = check.oneOf(o['pressure-model'], PRESSURE_MODEL_KINDS, ['pressure-model']) as PressureModelKind;
+  if (o['load-pressure'] !== undefined && out.pressureModel !== 'load') {
+    check.fail(['load-pressure'], "the load pressure model's settings need 'pressure-model': 'load'");
+  }
+  if (out.pressureModel === 'load')
+    out.loadPressure = parseLoadPressureObject(check, o['load-pressure'], ['load-pressure'], nodes);
   return out;
 }
 

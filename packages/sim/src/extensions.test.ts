@@ -259,10 +259,12 @@ describe('RunRecorder: a run recorded from the Simulation API', () => {
     const recorder = new RunRecorder(sim);
     sim.run();
     // the hold: 40, 60, 80 above the threshold → vm:101 (2 cores, 4 GiB) moves to node2 at 80;
-    // the migration ends in node1's LRM at 81, the manager reads the result at 100
+    // the migration ends in node1's LRM at 81, the manager reads the result at 100 and node2's
+    // LRM starts it at 103: the sample after that round (120) is the first with it on node2
     expect(recorder.motions).toEqual([
-      { time: 80, resources: ['vm:101'], source: 'node1', target: 'node2', ok: true, outcomeAt: 100 },
+      { time: 80, resources: ['vm:101'], source: 'node1', target: 'node2', ok: true, outcomeAt: 100, landedAt: [120] },
     ]);
+    expect(recorder.resourceMoves()[0]!.landedAt).toBe(120);
     expect(recorder.nodes).toEqual(['node1', 'node2']);
     expect(recorder.rounds.time.slice(0, 3)).toEqual([0, 20, 40]);
     // before the start nothing is online: imbalance 0; at 40 both guests run on node1: 1
@@ -414,6 +416,7 @@ describe('RunRecorder: a run recorded from the Simulation API', () => {
     };
     // 3 resource moves; the bundle's 2 failed; the in-flight one is not a failure
     expect(summarizeRun(run)).toEqual({
+      guestContentionSeconds: null,
       moves: 3,
       failedMoves: 2,
       movesBySid: { 'vm:101': 1, 'vm:102': 1, 'vm:103': 1 },

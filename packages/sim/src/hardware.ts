@@ -29,6 +29,8 @@ import { SimError } from './errors';
 import { KeyedStore } from './store';
 import { Prng, walkStep } from './noise';
 import { openRecord, sealRecord } from '@poise/env';
+import { parseLoadPressure } from './pressure/config';
+import { LoadPressureModel, type GuestLoad, type NodeLoad, type NodePressure } from './pressure/model';
 
 /** Seconds after which a lock not renewed may be taken by another node. */
 export const LOCK_TIMEOUT_SECONDS = 120;
@@ -205,6 +207,11 @@ export class Hardware implements SimBackend {
   readonly managerOptions: ManagerOptions;
   /** The round model in force (see {@link RoundModel}). */
   readonly roundModel: RoundModel;
+  /**
+   * The load pressure model (`sim_options` `pressure-model` `load`): node pressure follows from
+   * the load, and every guest's contention is recorded. Undefined: pressure is scripted.
+   */
+  readonly loadModel: LoadPressureModel | undefined;
 
   constructor(input: CaseInput, options: HardwareOptions, sink?: (line: string) => void, seed = 0) {
     // every option but the round model is the managers' (kept as given)
@@ -230,6 +237,15 @@ export class Hardware implements SimBackend {
     this.groupsText = input.groups;
     this.dc = snapshot(input.datacenterCfg);
     this.nodeNames = [...this.hw.keys()].sort(byteCompare);
+    this.loadModel =
+      input.simOptions?.pressureModel === 'load'
+        ? new LoadPressureModel(
+            input.simOptions.loadPressure ??
+              parseLoadPressure(undefined, `${input.name}/sim_options`, ['load-pressure'], this.nodeNames),
+            this.nodeNames,
+            seed,
+          )
+        : undefined;
     for (const node of this.nodeNames) {
       const flags = new Map<string, number>();
       const given = Object.hasOwn(input.serviceStatus, node) ? input.serviceStatus[node]! : {};
@@ -501,19 +517,24 @@ export class Hardware implements SimBackend {
     for (const node of this.nodeNames) {
       const d = this.hw.get(node)!;
       const base = this.nodeBase.get(node);
-      const noise = this.nodeNoise.get(node);
+      const host = this.hostLoad(node);
       const stats: DynamicNodeStats = {
-        cpu: 0.0,
+        cpu: host.cpu,
         maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
-        mem: 0,
+        mem: host.mem,
         maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
       };
-      if (base || noise) {
-        stats.cpu = Math.max(0, (base?.cpu ?? 0) + (noise?.cpuOffset ?? 0));
-        stats.mem = Math.max(0, Math.round((base?.mem ?? 0) + (noise?.memOffset ?? 0)));
+      if (this.loadModel) {
+        // the same telemetry path as scripted pressure: the node's PSI fields
+        const reported = this.loadModel.reported(node);
+        if (reported) {
+          stats.pressurecpusome = reported.cpu;
+          stats.pressurememorysome = reported.mem;
+        }
+      } else {
+        if (base?.pressureCpu !== undefined) stats.pressurecpusome = base.pressureCpu;
+        if (base?.pressureMem !== undefined) stats.pressurememorysome = base.pressureMem;
       }
-      if (base?.pressureCpu !== undefined) stats.pressurecpusome = base.pressureCpu;
-      if (base?.pressureMem !== undefined) stats.pressurememorysome = base.pressureMem;
       res[node] = stats;
     }
     const legacy = this.legacy;
@@ -533,6 +554,67 @@ export class Hardware implements SimBackend {
       }
     }
     return res;
+  }
+
+  /** A node's load outside the HA services now: its base load and noise (cores, bytes), never negative. */
+  private hostLoad(node: string): { cpu: number; mem: number } {
+    const base = this.nodeBase.get(node);
+    const noise = this.nodeNoise.get(node);
+    if (!base && !noise) return { cpu: 0, mem: 0 };
+    return {
+      cpu: Math.max(0, (base?.cpu ?? 0) + (noise?.cpuOffset ?? 0)),
+      mem: Math.max(0, Math.round((base?.mem ?? 0) + (noise?.memOffset ?? 0))),
+    };
+  }
+
+  /**
+   * What every node carries now, for the load pressure model (node byte order): its capacity,
+   * its load outside the HA services and its running guests (sid byte order) with the usage
+   * the measured node stats count (`pve-9.2` rules: a value that is not a finite number ≥ 0
+   * counts 0; memory is `memhost` when the guest reports one) and their configured cores.
+   */
+  nodeLoads(): NodeLoad[] {
+    const guests = new Map<string, GuestLoad[]>(this.nodeNames.map((n) => [n, []]));
+    for (const sid of this.serviceConfig.sortedKeys()) {
+      const node = this.serviceConfig.get(sid)!.node as string;
+      const list = guests.get(node);
+      if (!list || !this.isRunning(node, sid)) continue;
+      const st = this.dynamicStats.get(sid);
+      const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
+      const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
+      const maxcpu = this.staticStats.get(sid)?.maxcpu;
+      const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
+      list.push({ sid, cpu, vcpus, memBytes: mem });
+    }
+    return this.nodeNames.map((node) => {
+      const d = this.hw.get(node)!;
+      const host = this.hostLoad(node);
+      return {
+        node,
+        cores: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
+        memBytes: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
+        hostCpu: host.cpu,
+        hostMemBytes: host.mem,
+        guests: guests.get(node)!,
+      };
+    });
+  }
+
+  /** The load pressure model's noise-free state of every node now (undefined without the model). */
+  pressureTruth(): NodePressure[] | undefined {
+    return this.loadModel?.evaluate(this.nodeLoads());
+  }
+
+  /**
+   * A guest moved from `source` (called by the resource agents once its configuration names the
+   * target): under the load pressure model a guest that was running pays the migration's cost
+   * (live: copy time × stall share + pause, for the memory it holds; relocation: the restart).
+   */
+  guestMoved(sid: string, source: string, live: boolean): void {
+    if (!this.loadModel) return;
+    const st = this.dynamicStats.get(sid);
+    const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
+    this.loadModel.chargeMigration(sid, source, live, mem);
   }
 
   // --- locks and watchdogs -----------------------------------------------------------------
@@ -828,6 +910,14 @@ export class Hardware implements SimBackend {
   private nodeCommand(command: Extract<Command, { kind: 'node-stats' | 'node-noise' }>): void {
     this.node(command.node);
     if (command.kind === 'node-stats') {
+      if (this.loadModel) {
+        const scripted = command.values.find(([key]) => key.startsWith('pressure'));
+        if (scripted)
+          throw new SimError(
+            'command-failed',
+            `'${scripted[0]}' is scripted pressure, but the load pressure model computes node pressure (sim_options 'pressure-model' 'load')`,
+          );
+      }
       const base = this.nodeBase.get(command.node) ?? { cpu: 0, mem: 0 };
       for (const [key, value] of command.values) {
         if (key === 'cpu') base.cpu = value;
@@ -885,6 +975,8 @@ export class Hardware implements SimBackend {
     // the concurrent model runs its daemons in phases; the reference's node loop below then has
     // nothing to do, and the round ends the same way for both
     const concurrent = this.roundModel === 'concurrent';
+    // the loads at the round's start hold for the whole round (a move shows in the next one)
+    this.loadModel?.begin(this.nodeLoads());
     if (concurrent) this.runConcurrentDaemons(skip);
     if (!concurrent && loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
     let first = true;
@@ -921,6 +1013,7 @@ export class Hardware implements SimBackend {
       first = false;
     }
     if (this.curTime - start < loopTime) this.curTime = start + loopTime;
+    this.loadModel?.end(this.curTime - start);
     this.resampleNoise();
     for (const node of nodes) {
       const d = this.nodes.get(node)!;

@@ -13,6 +13,7 @@ export { simulate } from './simulate';
 export {
   Simulation,
   type ClusterView,
+  type GroundTruth,
   type NodeSample,
   type NodeView,
   type RoundEvent,
@@ -53,7 +54,9 @@ export {
   PRESSURE_MEM_THRESHOLD_PERCENT,
   PRESSURE_THRESHOLDS,
   RunRecorder,
+  contentionRate,
   countPingPongs,
+  guestContentionSeconds,
   pressureNodeSeconds,
   resourceMoves,
   summarizeRun,
@@ -64,7 +67,53 @@ export {
   type ResourceMove,
   type RunRecord,
   type RunSummary,
+  type TruthColumns,
 } from './summary';
+export { moveOutcomes, type MoveOutcome, type NodePressurePoint, type ReportedPressurePoint } from './move-outcomes';
+export {
+  CPU_FAMILY_DEFAULTS,
+  DEFAULT_CPU_FAMILY,
+  DEFAULT_DELAY_SECONDS,
+  DEFAULT_MEMORY_FAMILY,
+  DEFAULT_MIGRATION_BANDWIDTH_MIB_PER_SECOND,
+  DEFAULT_MIGRATION_DOWNTIME_SECONDS,
+  DEFAULT_MIGRATION_STALL_SHARE,
+  DEFAULT_RELOCATE_SECONDS,
+  MEMORY_FAMILY_DEFAULTS,
+  PRESSURE_MODEL_KINDS,
+  parseLoadPressure,
+  type LoadPressureOptions,
+  type MigrationCostOptions,
+  type NodePressureOptions,
+  type PressureModelKind,
+  type ResourcePressureOptions,
+} from './pressure/config';
+export {
+  CURVE_FAMILIES,
+  curveShare,
+  erlangC,
+  logisticShare,
+  piecewiseShare,
+  queueServers,
+  queueShare,
+  type CurveFamily,
+  type LogisticCurve,
+  type PiecewiseCurve,
+  type PressureCurve,
+  type QueueCurve,
+} from './pressure/curves';
+export {
+  LoadPressureModel,
+  decay,
+  guestCpuStall,
+  guestMemStall,
+  wantShare,
+  type GuestContention,
+  type GuestLoad,
+  type NodeContention,
+  type NodeLoad,
+  type NodePressure,
+} from './pressure/model';
 export { Prng, walkStep } from './noise';
 export type { BalancerEvent } from '@poise/ha';
 export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';

@@ -56,13 +56,16 @@ class SimResource implements ResourceAgent {
       env.log('err', `service '${sid}' cannot be moved (${blockers}), unable to ${cmd}!`);
       return false;
     }
+    const wasRunning = this.checkRunning(sid);
     // a relocation stops the guest first
-    if (!online && this.checkRunning(sid)) {
+    if (!online && wasRunning) {
       env.log('info', `stopping service ${sid} (relocate)`);
       this.shutdown(sid);
       env.log('info', `service status ${sid} stopped`);
     }
     this.hw.changeServiceLocation(sid, node, target);
+    // what the move cost the guest (ground truth of the load pressure model; nothing otherwise)
+    if (wasRunning) this.hw.guestMoved(sid, node, online);
     env.log('info', `service ${sid} - end ${cmd} to node '${target}'`);
     // the source no longer has the guest; the target is NOT marked running
     this.hw.setRunning(node, sid, undefined);

@@ -4,6 +4,8 @@ import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
 import { Hardware, MAX_SIM_TIME, type RoundModel, type SkipRounds } from './hardware';
+import type { PressureModelKind } from './pressure/config';
+import type { GuestContention, NodeContention } from './pressure/model';
 
 /** Options of a {@link Simulation}. */
 export interface SimulationOptions {
@@ -42,6 +44,24 @@ export interface NodeSample {
   pressureCpu: number | undefined;
   /** PSI memory some avg10, percent; undefined when the node reports none. */
   pressureMem: number | undefined;
+  /**
+   * Load pressure model only (never shown to the HA core): the node's PSI cpu some share now,
+   * percent, noise-free and without the average's delay — what the reported value moves to.
+   */
+  truthCpu?: number;
+  /** Load pressure model only: the node's PSI memory some share now, percent, noise-free. */
+  truthMem?: number;
+}
+
+/**
+ * The load pressure model's ground truth ({@link Simulation.groundTruth}): per guest its
+ * shares now and its stall seconds so far, per node its guests' stall seconds so far.
+ */
+export interface GroundTruth {
+  /** By sid (byte order): every guest that ran since the start. */
+  guests: ReadonlyMap<string, GuestContention>;
+  /** By node (byte order). */
+  nodes: ReadonlyMap<string, NodeContention>;
 }
 
 /** One node as the view shows it. */
@@ -163,6 +183,11 @@ export class Simulation {
     return this.hw.roundModel;
   }
 
+  /** Where node pressure comes from: the case's commands (`scripted`) or the load pressure model (`load`). */
+  get pressureModel(): PressureModelKind {
+    return this.hw.loadModel ? 'load' : 'scripted';
+  }
+
   /** Whether the simulation has ended (done or aborted). */
   get ended(): boolean {
     return this.done;
@@ -234,10 +259,11 @@ export class Simulation {
     const hw = this.hw;
     const { nodeInfo } = hw.getNodeInfo();
     const measured = hw.measuredNodeStats();
+    const truth = hw.pressureTruth();
     const out = new Map<string, NodeSample>();
-    for (const name of hw.nodeNames) {
+    hw.nodeNames.forEach((name, i) => {
       const m = measured[name]!;
-      out.set(name, {
+      const s: NodeSample = {
         online: !!nodeInfo[name]?.online,
         cpu: m.cpu,
         maxcpu: m.maxcpu,
@@ -245,9 +271,37 @@ export class Simulation {
         maxmem: m.maxmem,
         pressureCpu: m.pressurecpusome,
         pressureMem: m.pressurememorysome,
-      });
-    }
+      };
+      if (truth) {
+        s.truthCpu = truth[i]!.cpuShare * 100;
+        s.truthMem = truth[i]!.memShare * 100;
+      }
+      out.set(name, s);
+    });
     return out;
+  }
+
+  /**
+   * The load pressure model's ground truth so far (undefined when pressure is scripted): what
+   * guests felt, which nothing in the cluster reports. O(nodes + guests).
+   */
+  groundTruth(): GroundTruth | undefined {
+    const model = this.hw.loadModel;
+    if (!model) return undefined;
+    return { guests: model.guestTotals(), nodes: model.nodeTotals() };
+  }
+
+  /** The load pressure model's stall totals per node so far (undefined when pressure is scripted). O(nodes). */
+  nodeContention(): ReadonlyMap<string, NodeContention> | undefined {
+    return this.hw.loadModel?.nodeTotals();
+  }
+
+  /** Where a configured guest is now: its config node and whether it runs there; undefined for an unknown sid. O(1). */
+  guestPlacement(sid: string): { node: string; running: boolean } | undefined {
+    const config = this.hw.serviceEntries();
+    if (!Object.hasOwn(config, sid)) return undefined;
+    const cd = config[sid]!;
+    return { node: cd.node, running: this.hw.isRunning(cd.node, sid) };
   }
 
   /**

@@ -2,6 +2,7 @@ import type { BalancerEvent } from '@poise/ha';
 import { normalizedImbalance } from '@poise/imbalance';
 import { nodeLoad } from '@poise/usage';
 import type { Simulation } from './simulation';
+import type { NodeContention } from './pressure/model';
 
 /** A resource moved back to a node it left at most this many seconds earlier is a ping-pong (30 min). */
 export const PING_PONG_WINDOW_SECONDS = 1800;
@@ -43,6 +44,11 @@ export interface RecordedMotion {
   outcomeAt: number | null;
   /** Why it failed (`migration error`, `refused`, ...). */
   detail?: string;
+  /**
+   * Per member (the order of `resources`): the time of the first sample at which it ran on the
+   * target (the move's effect on the nodes is in that sample), `null` until then or never.
+   */
+  landedAt?: (number | null)[];
 }
 
 /**
@@ -63,6 +69,33 @@ export interface ResourceMove {
   readonly outcomeAt: number | null;
   /** Why it failed. */
   readonly detail?: string;
+  /**
+   * Seconds: the first sample at which the resource ran on the target (its load then counts
+   * there); `null` when it never did while recorded (failed, in flight, stopped); absent when the
+   * record does not say.
+   */
+  readonly landedAt?: number | null;
+}
+
+/**
+ * The load pressure model's columns of a recorded run (index i = node, r = sample), present only
+ * when the run used it (`sim_options` `pressure-model` `load`). Ground truth: nothing a node
+ * reports, so a policy never sees it.
+ */
+export interface TruthColumns {
+  /** `cpuSome[i][r]`: node i's PSI cpu some share at sample r, percent, noise-free and without the average's delay. */
+  readonly cpuSome: number[][];
+  /** `memSome[i][r]`: the same for memory. */
+  readonly memSome: number[][];
+  /**
+   * `cpuStall[i][r]`: guest-seconds node i's guests spent wanting cpu and waiting, from sample r
+   * to the next (the last: to the end of the run).
+   */
+  readonly cpuStall: number[][];
+  /** `memStall[i][r]`: guest-seconds node i's guests were stalled on memory, same interval. */
+  readonly memStall: number[][];
+  /** `migrationStall[i][r]`: guest-seconds of stall of migrations from node i that moved in that interval. */
+  readonly migrationStall: number[][];
 }
 
 /**
@@ -90,6 +123,8 @@ export interface RecordedRounds {
   readonly pressureMem: (number | null)[][];
   /** `online[i][r]`: the node was online (powered, networked, quorate). */
   readonly online: boolean[][];
+  /** The load pressure model's ground truth (absent when pressure is scripted). */
+  truth?: TruthColumns;
 }
 
 /**
@@ -99,8 +134,8 @@ export interface RecordedRounds {
 export interface RunRecord {
   /** Node names (the column order of `rounds`). */
   readonly nodes: readonly string[];
-  /** The samples; only `time`, `imbalance`, `online` and the pressure columns are read. */
-  readonly rounds: Pick<RecordedRounds, 'time' | 'imbalance' | 'online' | 'pressureCpu' | 'pressureMem'>;
+  /** The samples; only `time`, `imbalance`, `online`, the pressure columns and `truth` (when present) are read. */
+  readonly rounds: Pick<RecordedRounds, 'time' | 'imbalance' | 'online' | 'pressureCpu' | 'pressureMem' | 'truth'>;
   /** Resource moves in issue order (times non-decreasing). */
   readonly moves: readonly ResourceMove[];
   /** Seconds: the end of the run (the last sample holds until then). */
@@ -109,6 +144,12 @@ export interface RunRecord {
 
 /** The summary of one run: what `poise-sim summary` prints (keys in this order). */
 export interface RunSummary {
+  /**
+   * Guest contention-seconds: Σ over guests and time of the share each guest wanted cpu and
+   * waited, was stalled on memory, or was stalled by its own migration (the load pressure
+   * model's ground truth); `null` when the run did not use that model.
+   */
+  guestContentionSeconds: number | null;
   /** Resource motions the balancer issued: a bundle of k members counts k; failed and refused ones included. */
   moves: number;
   /** Of those, the ones that failed or were refused (in-flight ones at the end are not failures). */
@@ -152,22 +193,31 @@ export class RunRecorder {
   readonly motions: RecordedMotion[] = [];
   private end: number;
   private readonly unsubscribe: Array<() => void>;
+  /** The nodes' stall totals when the last sample was taken (load pressure model). */
+  private lastTotals: ReadonlyMap<string, NodeContention> | undefined;
+  /** Successful motions some member of which has not run on the target yet. */
+  private landing: RecordedMotion[] = [];
 
   constructor(private readonly sim: Simulation) {
     const first = sim.sample();
     this.nodes = [...first.keys()];
+    const truth = sim.pressureModel === 'load';
+    if (truth) this.rounds.truth = { cpuSome: [], memSome: [], cpuStall: [], memStall: [], migrationStall: [] };
     for (let i = 0; i < this.nodes.length; i++) {
       this.rounds.cpu.push([]);
       this.rounds.mem.push([]);
       this.rounds.pressureCpu.push([]);
       this.rounds.pressureMem.push([]);
       this.rounds.online.push([]);
+      if (this.rounds.truth) for (const col of Object.values(this.rounds.truth) as number[][][]) col.push([]);
     }
     this.end = sim.time;
+    this.lastTotals = sim.nodeContention();
     if (!sim.ended) this.take(sim.time);
     this.unsubscribe = [
       sim.onRound((e) => {
         this.end = e.time;
+        this.closeInterval();
         if (!e.ended) this.take(e.time);
       }),
       sim.onBalancerEvent((e) => this.event(e)),
@@ -195,10 +245,52 @@ export class RunRecorder {
       r.pressureCpu[i]!.push(s.pressureCpu ?? null);
       r.pressureMem[i]!.push(s.pressureMem ?? null);
       r.online[i]!.push(s.online);
+      if (r.truth) {
+        r.truth.cpuSome[i]!.push(s.truthCpu ?? 0);
+        r.truth.memSome[i]!.push(s.truthMem ?? 0);
+        // filled when the interval closes (the next round's end)
+        r.truth.cpuStall[i]!.push(0);
+        r.truth.memStall[i]!.push(0);
+        r.truth.migrationStall[i]!.push(0);
+      }
       if (s.online) loads.push(nodeLoad(s.cpu, s.maxcpu, s.mem, s.maxmem));
     });
     r.time.push(time);
     r.imbalance.push(normalizedImbalance(loads));
+    this.land(time);
+  }
+
+  /** The stall accrued since the last sample goes to that sample (it held until now). */
+  private closeInterval(): void {
+    const truth = this.rounds.truth;
+    const totals = this.sim.nodeContention();
+    if (!truth || !totals || !this.lastTotals) return;
+    const r = this.rounds.time.length - 1;
+    if (r >= 0) {
+      this.nodes.forEach((node, i) => {
+        const now = totals.get(node)!;
+        const before = this.lastTotals!.get(node)!;
+        truth.cpuStall[i]![r] = now.cpuStallSeconds - before.cpuStallSeconds;
+        truth.memStall[i]![r] = now.memStallSeconds - before.memStallSeconds;
+        truth.migrationStall[i]![r] = now.migrationStallSeconds - before.migrationStallSeconds;
+      });
+    }
+    this.lastTotals = totals;
+  }
+
+  /** Notes the members of successful motions that now run on their target. */
+  private land(time: number): void {
+    if (this.landing.length === 0) return;
+    this.landing = this.landing.filter((m) => {
+      let waiting = false;
+      m.resources.forEach((sid, k) => {
+        if (m.landedAt![k] !== null) return;
+        const at = this.sim.guestPlacement(sid);
+        if (at?.node === m.target && at.running) m.landedAt![k] = time;
+        else if (at?.node === m.target) waiting = true; // not started yet
+      });
+      return waiting;
+    });
   }
 
   private event(e: BalancerEvent): void {
@@ -210,6 +302,7 @@ export class RunRecorder {
         target: e.target,
         ok: null,
         outcomeAt: null,
+        landedAt: e.resources.map(() => null),
       });
       return;
     }
@@ -220,6 +313,7 @@ export class RunRecorder {
     m.ok = e.ok;
     m.outcomeAt = e.time;
     if (e.detail !== undefined) m.detail = e.detail;
+    if (e.ok) this.landing.push(m);
   }
 
   /** The motions as resource moves (a bundle of k is k moves), in issue order. */
@@ -244,7 +338,8 @@ function byteOrder(a: string, b: string): number {
 export function resourceMoves(motions: readonly RecordedMotion[]): ResourceMove[] {
   const out: ResourceMove[] = [];
   for (const m of motions) {
-    for (const sid of m.resources) {
+    for (const [k, sid] of m.resources.entries()) {
+      const landedAt = m.landedAt?.[k];
       out.push({
         time: m.time,
         sid,
@@ -253,6 +348,7 @@ export function resourceMoves(motions: readonly RecordedMotion[]): ResourceMove[
         ok: m.ok,
         outcomeAt: m.outcomeAt,
         ...(m.detail === undefined ? {} : { detail: m.detail }),
+        ...(landedAt === undefined ? {} : { landedAt }),
       });
     }
   }
@@ -274,6 +370,7 @@ export function summarizeRun(run: RunRecord, thresholds: PressureThresholds = PR
   const movesBySid = Object.create(null) as Record<string, number>;
   for (const sid of [...bySid.keys()].sort(byteOrder)) movesBySid[sid] = bySid.get(sid)!;
   return {
+    guestContentionSeconds: run.rounds.truth ? guestContentionSeconds(run.rounds.truth) : null,
     moves: run.moves.length,
     failedMoves: failed,
     movesBySid,
@@ -340,4 +437,26 @@ export function pressureNodeSeconds(
     if (under > 0) acc += under * ((r + 1 < n ? rounds.time[r + 1]! : end) - rounds.time[r]!);
   }
   return reported ? acc : null;
+}
+
+/** Guest contention-seconds of a run's ground truth: every node's cpu, memory and migration stall, summed over the samples. */
+export function guestContentionSeconds(truth: TruthColumns): number {
+  let acc = 0;
+  for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall])
+    for (const node of col) for (const v of node) acc += v;
+  return acc;
+}
+
+/**
+ * Guest contention per sample, as a rate: the guest-seconds of stall (every node, cpu, memory
+ * and migration) accrued from sample r to the next (the last: to `end`) divided by that
+ * interval's length; "guests stalled on average" while the sample held. 0 for an empty interval.
+ */
+export function contentionRate(time: readonly number[], truth: TruthColumns, end: number): number[] {
+  return time.map((t, r) => {
+    const dt = (r + 1 < time.length ? time[r + 1]! : end) - t;
+    let acc = 0;
+    for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall]) for (const node of col) acc += node[r]!;
+    return dt > 0 ? acc / dt : 0;
+  });
 }

@@ -1,16 +1,18 @@
 import type { ImbalanceMetric } from '@poise/imbalance';
 import { imbalance } from '@poise/imbalance';
 import { UsageError } from './errors';
-import {
-  type ClusterView,
-  type IndexedCandidates,
-  Scratch,
-  fastBruteforce,
-  fastScoreNodesToStart,
-  fastTopsis,
-} from './fast';
+import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastTopsis } from './fast';
 import { compareNames, nodeLoad } from './kernels';
 import { type UsageSnapshot, requireLoadAggregation } from './reference';
+import {
+  START_CPU,
+  START_MAXCPU,
+  START_MAXMEM,
+  START_MEM,
+  START_STRIDE,
+  StartScratch,
+  scoreNodesToStartKernel,
+} from './start-kernel';
 import {
   candidateErrors,
   checkAggregation,
@@ -171,6 +173,15 @@ export class ClusterUsage {
   private markCounter = 0;
   private targetMarks = new Float64Array(0);
   private readonly scratch = new Scratch();
+  private readonly startScratch = new StartScratch();
+  /** The node names in sorted order for start scoring. */
+  private startNames: string[] = [];
+  /**
+   * Whether the start kernel's node records hold every node's start view in the current sorted
+   * order: a start score then reads them as they are, and every change of a node's aggregated
+   * stats is written to its record ({@link startRecordChanged}) or makes them stale.
+   */
+  private startRecordsCurrent = false;
   private candidateBuffers = {
     source: new Int32Array(0),
     bundleCpu: new Float64Array(0),
@@ -232,8 +243,12 @@ export class ClusterUsage {
       memAbs: 0,
       index: -1,
     };
+    // folded now (no members: the base), so that resources added later extend the fold
+    // incrementally instead of re-folding every member when the node is first read
+    this.refold(node);
     this.nodes.set(name, node);
     this.orderDirty = true;
+    this.startRecordsCurrent = false;
   }
 
   /** Removes a node; it must carry no resource (remove or move them first). */
@@ -247,6 +262,7 @@ export class ClusterUsage {
     }
     this.nodes.delete(name);
     this.orderDirty = true;
+    this.startRecordsCurrent = false;
   }
 
   hasNode(name: string): boolean {
@@ -265,6 +281,7 @@ export class ClusterUsage {
     if (!statsOk(base, true)) checkStats(() => `node '${name}'`, base, true);
     node.base = base;
     node.valid = false;
+    this.startRecordsCurrent = false;
   }
 
   /** A node's base stats as given. */
@@ -424,15 +441,62 @@ export class ClusterUsage {
    *   started on that node, over all nodes — **higher is better** (the HA core negates it).
    */
   scoreNodesToStart(stats: ResourceStats): NodeScore[] {
-    if (!statsOk(stats, false)) checkStats('resource to start', stats, false);
-    if (this.aggregation === 'basic') return this.sortedNodes().map((n) => ({ node: n.name, score: n.count }));
-    return fastScoreNodesToStart(this.gather('start'), stats, this.scratch);
+    const scores = this.startScores(stats);
+    const n = this.sorted.length;
+    const names = this.startNames;
+    const result: NodeScore[] = new Array(n);
+    for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
+    return result;
+  }
+
+  /**
+   * {@link scoreNodesToStart} without allocating: node k's score (k in the order of
+   * {@link nodeNames}, byte order) in `out[k]`; returns the node count. For callers scoring many
+   * starts (batch placement): the same values, bit for bit, and no object per node. `out` is a
+   * `Float64Array` with room for every node.
+   */
+  scoreNodesToStartInto(stats: ResourceStats, out: Float64Array): number {
+    const n = this.nodes.size;
+    if (!(out instanceof Float64Array) || out.length < n) {
+      const got = out instanceof Float64Array ? `a Float64Array of length ${out.length}` : String(out);
+      throw new UsageError(
+        'invalid-argument',
+        `scoreNodesToStartInto: 'out' must be a Float64Array of length >= ${n} (the node count), got ${got}`,
+      );
+    }
+    const scores = this.startScores(stats);
+    for (let k = 0; k < n; k++) out[k] = scores[k]!;
+    return n;
+  }
+
+  /**
+   * The start scores in sorted node order, in a buffer reused between calls (`basic`: the
+   * counts), with `startNames` holding the names; `stats` checked first.
+   */
+  private startScores(stats: ResourceStats): Float64Array {
+    if (typeof stats !== 'object' || stats === null) checkStats('resource to start', stats, false);
+    // each field read once: the values checked are the values scored
+    const cpu = stats.cpu;
+    const maxcpu = stats.maxcpu;
+    const mem = stats.mem;
+    const maxmem = stats.maxmem;
+    if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats('resource to start', { cpu, maxcpu, mem, maxmem }, false);
+    if (this.aggregation === 'basic') {
+      const nodes = this.sortedNodes();
+      const n = nodes.length;
+      this.startScratch.records(n);
+      const counts = this.startScratch.scores;
+      for (let k = 0; k < n; k++) counts[k] = nodes[k]!.count;
+      this.nameStart(nodes);
+      return counts;
+    }
+    return scoreNodesToStartKernel(this.gatherStart(), maxcpu, maxmem, this.startScratch);
   }
 
   /** The node imbalance under the configured metric (static/dynamic only); lower is better. */
   nodeImbalance(): number {
     requireLoadAggregation(this.aggregation, 'nodeImbalance');
-    const view = this.gather('balance');
+    const view = this.gather();
     const loads = new Float64Array(view.n);
     for (let i = 0; i < view.n; i++) loads[i] = nodeLoad(view.cpu[i]!, view.maxcpu[i]!, view.mem[i]!, view.maxmem[i]!);
     return imbalance(loads, this.metric);
@@ -456,7 +520,7 @@ export class ClusterUsage {
     requireLoadAggregation(this.aggregation, 'bestBalancingMigrations');
     checkMethodAndLimit(method, limit);
     checkCandidatesArray(candidates);
-    const view = this.gather('balance');
+    const view = this.gather();
     const indexed = this.indexCandidates(candidates);
     return method === 'bruteforce'
       ? fastBruteforce(view, indexed, limit, this.metric)
@@ -606,6 +670,7 @@ export class ClusterUsage {
       node.valid = false;
     }
     node.maxSeq = Math.max(node.maxSeq, r.seq);
+    this.startRecordChanged(node);
   }
 
   /** Takes `r` off `node` (its current node: `slot` 0; its target: 1). */
@@ -621,6 +686,20 @@ export class ClusterUsage {
       node.memAbs -= Math.abs(m);
     } else {
       node.valid = false;
+    }
+    this.startRecordChanged(node);
+  }
+
+  /** After a change of `node`'s aggregated stats: its start record follows, or the records go stale. */
+  private startRecordChanged(node: NodeRecord): void {
+    if (!this.startRecordsCurrent) return;
+    if (node.valid) {
+      const records = this.startScratch.nodes;
+      const o = node.index * START_STRIDE;
+      records[o + START_CPU] = node.cpu;
+      records[o + START_MEM] = node.mem;
+    } else {
+      this.startRecordsCurrent = false;
     }
   }
 
@@ -659,8 +738,45 @@ export class ClusterUsage {
     node.valid = true;
   }
 
-  /** The aggregated stats of all nodes in sorted order for a purpose (typed arrays reused). */
-  private gather(purpose: 'balance' | 'start'): ClusterView {
+  /**
+   * The start view (static: all members; dynamic: `starting` members) in sorted order, in the
+   * start kernel's node records (written unless they are current), and the names in
+   * `startNames`; returns the node count.
+   */
+  private gatherStart(): number {
+    if (this.startRecordsCurrent) return this.sorted.length;
+    const nodes = this.sortedNodes();
+    const n = nodes.length;
+    const records = this.startScratch.records(n);
+    this.nameStart(nodes);
+    for (let i = 0, o = 0; i < n; i++, o += START_STRIDE) {
+      const node = nodes[i]!;
+      if (!node.valid) this.refold(node);
+      records[o + START_CPU] = node.cpu;
+      records[o + START_MAXCPU] = node.base.maxcpu;
+      records[o + START_MEM] = node.mem;
+      records[o + START_MAXMEM] = node.base.maxmem;
+    }
+    this.startRecordsCurrent = true;
+    return n;
+  }
+
+  /** `startNames`: the names of `nodes` (the sorted nodes). */
+  private nameStart(nodes: readonly NodeRecord[]): void {
+    const n = nodes.length;
+    let names = this.startNames;
+    if (names.length !== n) names = this.startNames = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const name = nodes[i]!.name;
+      if (names[i] !== name) names[i] = name;
+    }
+  }
+
+  /**
+   * The balance view (static: all members; dynamic: the measured node stats as given) in sorted
+   * order (typed arrays reused).
+   */
+  private gather(): ClusterView {
     const nodes = this.sortedNodes();
     const n = nodes.length;
     let view = this.view;
@@ -678,7 +794,7 @@ export class ClusterUsage {
     }
     view.n = n;
     if (view.names.length !== n) view.names = new Array<string>(n);
-    const identity = this.aggregation === 'dynamic' && purpose === 'balance';
+    const identity = this.aggregation === 'dynamic';
     for (let i = 0; i < n; i++) {
       const node = nodes[i]!;
       view.names[i] = node.name;

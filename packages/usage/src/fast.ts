@@ -26,7 +26,7 @@ const { rankScores, scoreFlatInPlace } = topsisModule;
 const { CRITERIA_COUNT, schedulerCriteria, compareNames, nodeLoad, truncateImbalance } = kernels;
 const { separatedTopsisWinner, CRITERIA_ACCUMULATOR_SIZE, TARGET_TERMS } = separated;
 const { candidateOfRow } = viewModule;
-import type { NodeScore, ResourceStats, ScoredMigration } from './types';
+import type { ScoredMigration } from './types';
 
 /**
  * How often the O(1) TOPSIS choice was proven or declined (then the exact path ran). Internal
@@ -133,7 +133,7 @@ export class Scratch {
 }
 
 /** Fills per-node cpu/mem loads, the prefix folds of their squares and the top-3 maxima. */
-function prepareLoads(view: ClusterView, scratch: Scratch): void {
+export function prepareLoads(view: ClusterView, scratch: Scratch): void {
   const { n, cpu, maxcpu, mem, maxmem } = view;
   const { cpuLoad, memLoad, cpuPrefix, memPrefix } = scratch;
   let cs = 0;
@@ -177,7 +177,7 @@ function foldSquares(
 }
 
 /** Writes the 4 criteria of the state with nodes a and b (b may be -1) at the given loads. */
-function writeCriteria(
+export function writeCriteria(
   scratch: Scratch,
   n: number,
   out: Float64Array,
@@ -204,31 +204,6 @@ function writeCriteria(
   out[offset + 1] = 1 + cpuHighest;
   out[offset + 2] = 1 + Math.sqrt(memSquares / n);
   out[offset + 3] = 1 + memHighest;
-}
-
-/** TOPSIS start scores (static/dynamic), one per node in view order. */
-export function fastScoreNodesToStart(view: ClusterView, stats: ResourceStats, scratch: Scratch): NodeScore[] {
-  const n = view.n;
-  if (n === 0) return [];
-  scratch.ensure(n, n);
-  prepareLoads(view, scratch);
-  const { cpu, maxcpu, mem, maxmem } = view;
-  const matrix = scratch.matrix;
-  for (let k = 0; k < n; k++) {
-    // add_started_resource on node k
-    const c = cpu[k]! + (stats.maxcpu === 0 ? maxcpu[k]! : stats.maxcpu);
-    const m = mem[k]! + stats.maxmem;
-    writeCriteria(scratch, n, matrix, k * CRITERIA_COUNT, k, c / maxcpu[k]!, m / maxmem[k]!, -1, 0, 0);
-  }
-  const scores = scoreFlatInPlace(
-    schedulerCriteria,
-    { data: matrix, rows: n, cols: CRITERIA_COUNT },
-    scratch.scores,
-    scratch.ideal,
-  );
-  const result = new Array<NodeScore>(n);
-  for (let k = 0; k < n; k++) result[k] = { node: view.names[k]!, score: scores[k]! };
-  return result;
 }
 
 /**
@@ -349,9 +324,7 @@ export function fastBruteforce(
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
       // every row has t !== s (self-moves are rejected when the candidates are indexed), hence n >= 2
-      // eslint-disable-next-line no-useless-assignment -- initialised: keeps the variable an unboxed double in optimised code
-      let lo = 0;
-      // eslint-disable-next-line no-useless-assignment -- as lo
+      let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
       let hi = 0;
       const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
       const oj = loads[t]!;

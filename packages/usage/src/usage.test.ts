@@ -285,6 +285,9 @@ describe('README example', () => {
     const scores = u.scoreNodesToStart({ cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB });
     expect(scores.map((s) => s.node)).toEqual(['node1', 'node2', 'node3']);
     expect(scores.every((s) => s.score >= 0 && s.score <= 1)).toBe(true);
+    const buffer = new Float64Array(u.nodeNames().length);
+    expect(u.scoreNodesToStartInto({ cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB }, buffer)).toBe(3);
+    expect(Array.from(buffer)).toEqual(scores.map((s) => s.score));
     expect(u.nodeImbalance()).toBeGreaterThan(0);
     const [best] = u.bestBalancingMigrations(
       [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] }],

@@ -39,6 +39,11 @@ export interface PolicySource {
   readonly kind: 'default' | 'case' | 'config';
   /** For messages: `poise-manager's defaults`, `the crs of '<case>/datacenter.cfg'`, `'<config file>'`. */
   readonly label: string;
+  /**
+   * How a message names a key of this source, before the key: `policy.` (the config file's
+   * `policy` section; also the defaults), `'<case>/datacenter.cfg': crs.` (a case's).
+   */
+  readonly keyPath?: string;
 }
 
 /** A layer of policy keys: what one source sets. */

@@ -1,5 +1,6 @@
 import { PRESET_KEY } from '@poise/policy';
 import { CONTENTION_KEYS } from '@poise/policy-contention';
+import { PLAN_KEYS } from '@poise/policy-plan';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { z } from 'zod';
@@ -68,6 +69,7 @@ export const KNOWN_POLICY_KEYS: readonly string[] = [
   ...STABLE_KEYS.map((k) => k.key),
   ...PRESSURE_KEYS.map((k) => k.key),
   ...CONTENTION_KEYS.map((k) => k.key),
+  ...PLAN_KEYS.map((k) => k.key),
 ].sort();
 /** A misspelt key is named with the known key at most this many edits away. */
 const SUGGESTION_MAX_EDITS = 3;

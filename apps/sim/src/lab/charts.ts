@@ -1,7 +1,8 @@
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { binMeans, binWidth, rebin, type Bins } from './series';
-import type { RunDigest } from './compare';
+import type { RunDigest } from './digest';
+import type { PredictionPoint } from './prediction';
 
 /** Bins per chart line (the report's time resolution). */
 export const CHART_MAX_BINS = 200;
@@ -80,18 +81,35 @@ export function scenarioBinWidth(digests: readonly RunDigest[]): number {
   return binWidth(horizon, CHART_MAX_BINS, stored);
 }
 
+/** What a chart over time shows of each run: its binned series, the scale to display and the axis title. */
+interface RunSeries {
+  pick: (d: RunDigest) => Bins | undefined;
+  scale: number;
+  yTitle: string;
+}
+
 /**
- * Imbalance over time: per variant, the mean across seeds of each bin's time-weighted
- * imbalance (a line) and the range across seeds (a band). One line per variant.
+ * A series over time per variant: the mean across seeds of each bin's time-weighted value (a
+ * line) and the range across seeds (a band). One line per variant; runs without the series
+ * are left out.
  */
-export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+function variantSeriesSpec(
+  digests: readonly RunDigest[],
+  variants: readonly string[],
+  title: string,
+  series: RunSeries,
+): TopLevelSpec {
   const width = scenarioBinWidth(digests);
   const horizon = Math.max(0, ...digests.map((d) => d.endTime));
   const unit = timeUnit(horizon);
   const values: { variant: string; t: number; mean: number; lo: number; hi: number }[] = [];
   let seedCount = 0;
   for (const v of variants) {
-    const runs = digests.filter((d) => d.variant === v).map((d) => merged(d.imbalance, width));
+    const runs = digests
+      .filter((d) => d.variant === v)
+      .map(series.pick)
+      .filter((b): b is Bins => b !== undefined)
+      .map((b) => merged(b, width));
     seedCount = Math.max(seedCount, runs.length);
     const n = Math.max(0, ...runs.map((r) => r.length));
     for (let k = 0; k < n; k++) {
@@ -102,9 +120,9 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
       values.push({
         variant: v,
         t: ((k + 0.5) * width) / unit.seconds,
-        mean: (sum / xs.length) * 100,
-        lo: Math.min(...xs) * 100,
-        hi: Math.max(...xs) * 100,
+        mean: (sum / xs.length) * series.scale,
+        lo: Math.min(...xs) * series.scale,
+        hi: Math.max(...xs) * series.scale,
       });
     }
   }
@@ -140,13 +158,43 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
         mark: { type: 'line', strokeWidth: 2 },
         encoding: {
           x,
-          y: { field: 'mean', type: 'quantitative', title: 'node imbalance (%)', scale: { domainMin: 0 } },
+          y: { field: 'mean', type: 'quantitative', title: series.yTitle, scale: { domainMin: 0 } },
           color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } },
         },
       },
     ],
     resolve: { legend: { color: 'independent' } },
   };
+}
+
+/**
+ * Imbalance over time: per variant, the mean across seeds of each bin's time-weighted
+ * imbalance (a line) and the range across seeds (a band). One line per variant.
+ */
+export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
+  return variantSeriesSpec(digests, variants, title, {
+    pick: (d) => d.imbalance,
+    scale: 100,
+    yTitle: 'node imbalance (%)',
+  });
+}
+
+/**
+ * Guest contention over time: per variant, the mean across seeds of the guests stalled on
+ * average in each bin (guest-seconds of stall per second: cpu wait, memory stall, migration),
+ * and the range across seeds. null when no run of the scenario has the load pressure model.
+ */
+export function contentionSpec(
+  digests: readonly RunDigest[],
+  variants: readonly string[],
+  title: string,
+): TopLevelSpec | null {
+  if (!digests.some((d) => d.contention)) return null;
+  return variantSeriesSpec(digests, variants, title, {
+    pick: (d) => d.contention,
+    scale: 1,
+    yTitle: 'guests stalled (guest·s per s)',
+  });
 }
 
 /** Every move as a marker: one row per variant and seed; shape and colour by outcome. */
@@ -374,5 +422,60 @@ export function nodeSpec(
         },
       },
     },
+  };
+}
+
+/**
+ * The contention model's cpu prediction after a move against what the node showed then: one
+ * point per node and move (source and target), colour by the node's curve family, a cross where
+ * the prediction came from the usage-based prior; the diagonal is a perfect prediction. null
+ * without points.
+ */
+export function predictionSpec(points: readonly PredictionPoint[], title: string): TopLevelSpec | null {
+  if (points.length === 0) return null;
+  const values = points.map((p) => ({
+    family: p.family,
+    predicted: p.predicted,
+    realised: p.realised,
+    basis: p.basis,
+    move: `${p.sid} ${p.role} ${p.node} at ${p.time} s`,
+  }));
+  const axis = (field: string, t: string) => ({
+    field,
+    type: 'quantitative' as const,
+    title: t,
+    scale: { domain: [0, 100] },
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: title,
+      subtitle: 'one point per node of a landed move (source and target); on the diagonal the prediction was exact',
+    },
+    width: 360,
+    height: 360,
+    config: baseConfig,
+    layer: [
+      {
+        data: { values: [{ a: 0 }, { a: 100 }] },
+        mark: { type: 'line', color: '#999', strokeDash: [4, 3] },
+        encoding: { x: { field: 'a', type: 'quantitative' }, y: { field: 'a', type: 'quantitative' } },
+      },
+      {
+        data: { values },
+        mark: { type: 'point', filled: true, opacity: 0.7, size: 40 },
+        encoding: {
+          x: axis('realised', 'realised cpu pressure after the move (%)'),
+          y: axis('predicted', 'predicted (%)'),
+          color: { field: 'family', type: 'nominal', title: 'cpu curve family' },
+          shape: {
+            field: 'basis',
+            type: 'nominal',
+            title: 'prediction from',
+            scale: { domain: ['learned', 'usage'], range: ['circle', 'cross'] },
+          },
+        },
+      },
+    ],
   };
 }

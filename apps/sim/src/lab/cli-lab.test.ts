@@ -189,7 +189,7 @@ describe('poise-sim report', () => {
     writeFileSync(
       traceFile,
       JSON.stringify({
-        format: 'poise-run-trace/2',
+        format: 'poise-run-trace/3',
         scenario: 's',
         variant: 'v',
         seed: 1,

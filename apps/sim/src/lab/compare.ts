@@ -1,81 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { binSteps, binWidth, type Bins } from './series';
-import {
-  METRICS,
-  computeStats,
-  computeVerdicts,
-  metricValue,
-  type MetricStats,
-  type RunGroup,
-  type Verdict,
-} from './stats';
+import { METRICS, computeStats, computeVerdicts, metricValue, type RunGroup } from './stats';
 import { summaryMarkdown } from './markdown';
-import { summarize, type RunSummary } from './summary';
-import { hasPressure, type RunTrace, type TraceMove } from './trace';
+import { predictionErrorStats } from './prediction';
+import type { LabSummary, RunDigest } from './digest';
 import type { Variant } from './variants';
 
-/** Bins kept per run series (the report merges them further). */
-export const DIGEST_MAX_BINS = 1000;
-
-/** Node series of one run, binned. */
-export interface NodeDigest {
-  names: string[];
-  cpu: Bins[];
-  mem: Bins[];
-  pressureCpu?: Bins[];
-  pressureMem?: Bins[];
-}
-
-/** What the lab keeps of a run: its summary, binned imbalance, its moves, and (for one seed) node series. */
-export interface RunDigest {
-  scenario: string;
-  variant: string;
-  seed: number;
-  endTime: number;
-  summary: RunSummary;
-  imbalance: Bins;
-  moves: TraceMove[];
-  nodes?: NodeDigest;
-}
-
-/** Reduces a trace to a {@link RunDigest}; node series only when `keepNodes`. */
-export function digestTrace(trace: RunTrace, keepNodes: boolean): RunDigest {
-  const width = binWidth(trace.endTime, DIGEST_MAX_BINS);
-  const { time } = trace.rounds;
-  const bin = (values: readonly (number | null)[]) => binSteps(time, values, trace.endTime, width);
-  const digest: RunDigest = {
-    scenario: trace.scenario,
-    variant: trace.variant,
-    seed: trace.seed,
-    endTime: trace.endTime,
-    summary: summarize(trace),
-    imbalance: bin(trace.rounds.imbalance),
-    moves: trace.moves,
-  };
-  if (keepNodes) {
-    const r = trace.rounds;
-    digest.nodes = {
-      names: trace.nodes,
-      cpu: r.cpu.map(bin),
-      mem: r.mem.map(bin),
-      ...(hasPressure(r) ? { pressureCpu: r.pressureCpu.map(bin), pressureMem: r.pressureMem.map(bin) } : {}),
-    };
-  }
-  return digest;
-}
-
-/** The numbers of a comparison, as written to summary.json. */
-export interface LabSummary {
-  format: 'poise-lab-summary/1';
-  scenarios: string[];
-  variants: Variant[];
-  seeds: number[];
-  metrics: typeof METRICS;
-  runs: ({ scenario: string; variant: string; seed: number } & RunSummary)[];
-  stats: MetricStats[];
-  verdicts: Verdict[];
-}
+export { DIGEST_MAX_BINS, digestTrace, type LabSummary, type NodeDigest, type RunDigest } from './digest';
 
 /**
  * Statistics and verdicts of a set of runs. `digests` in (scenario, variant order, seed) order;
@@ -113,6 +44,9 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
       variants.map((v) => v.name),
       groups,
     ),
+    ...(digests.some((d) => d.predictions)
+      ? { prediction: predictionErrorStats(digests.flatMap((d) => d.predictions ?? [])) }
+      : {}),
   };
 }
 
@@ -147,6 +81,7 @@ export const RUNS_CSV_COLUMNS = [
   'scenario',
   'variant',
   'seed',
+  'guestContentionSeconds',
   'moves',
   'failedMoves',
   'pingPongs',
@@ -191,6 +126,7 @@ export function runsCsv(s: LabSummary): string {
       r.scenario,
       r.variant,
       r.seed,
+      r.guestContentionSeconds,
       r.moves,
       r.failedMoves,
       r.pingPongs,

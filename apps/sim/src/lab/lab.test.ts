@@ -59,7 +59,7 @@ describe('runComparison', () => {
     ]);
     const csv = readFileSync(join(out, 'summary.csv'), 'utf8').trimEnd().split('\n');
     expect(csv[0]).toBe('scenario,variant,metric,unit,better,n,mean,sd,p50,p95,min,max,note');
-    expect(csv.length).toBe(1 + 2 * 2 * 7);
+    expect(csv.length).toBe(1 + 2 * 2 * 8);
     // 'wide' has no pressure telemetry: empty numbers and the reason
     expect(csv).toContain('wide,calm,pressureSeconds,node·s,lower,,,,,,,,no pressure telemetry');
     const runs = readFileSync(join(out, 'runs.csv'), 'utf8').trimEnd().split('\n');
@@ -71,12 +71,13 @@ describe('runComparison', () => {
     const md = readFileSync(join(out, 'summary.md'), 'utf8');
     const sd = s.stats.find((x) => x.scenario === 'small' && x.variant === 'calm' && x.metric === 'moves')!.stats!;
     expect(md).toContain(`| small | defaults | `);
-    expect(md).toContain(`|  | calm | ${fmt(sd.mean)} ± ${fmt(sd.sd)} |`);
+    // the first metric: these cases script their pressure (no ground truth)
+    expect(md).toContain(`|  | calm | no load pressure model | ${fmt(sd.mean)} ± ${fmt(sd.sd)} |`);
     expect(md).toContain('| wide | ');
     expect(md.match(/^\| (small|wide) \|/gm)).toHaveLength(4);
     const json = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(json.format).toBe('poise-lab-summary/1');
-    expect(json.verdicts.length).toBe(2 * 7);
+    expect(json.verdicts.length).toBe(2 * 8);
   });
 });
 

@@ -1,5 +1,5 @@
-import type { LabSummary } from './compare';
-import { fmt } from './report';
+import type { LabSummary } from './digest';
+import { fmt } from './format';
 import { METRICS, type MetricDef } from './stats';
 
 function shown(m: MetricDef, v: number | null | undefined): string {
@@ -55,6 +55,18 @@ export function summaryMarkdown(s: LabSummary): string {
     table += `| ${sc} | ${cells.join(' | ')} |\n`;
   }
   lines.push(table);
+  if (s.prediction) {
+    lines.push(
+      '',
+      'Prediction error of the contention model (predicted against realised node cpu pressure after every landed move of every run, percentage points):',
+      '',
+    );
+    table =
+      '| cpu curve family | points | from the usage prior | median abs. error (pp) | p90 (pp) | max (pp) |\n|---|---|---|---|---|---|\n';
+    for (const x of s.prediction)
+      table += `| ${x.family} | ${x.n} | ${x.usage} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.max)} |\n`;
+    lines.push(table);
+  }
   return `${lines.join('\n')}`;
 }
 

@@ -56,7 +56,7 @@ describe('report.html in a headless browser', () => {
       ];
       await runComparison({
         scenarios: [
-          mk('three-nodes', { nodes: 3, rounds: 180, pressure: true }),
+          mk('three-nodes', { nodes: 3, rounds: 180, pressure: true, truth: true }),
           mk('twelve-nodes', { nodes: 12, rounds: 90 }),
         ],
         variants,
@@ -114,6 +114,21 @@ describe('report.html in a headless browser', () => {
         for (const sc of ['three-nodes', 'twelve-nodes']) {
           const ts = traces.filter((t) => t.scenario === sc);
           const horizon = Math.max(...ts.map((t) => t.endTime));
+          // guest contention over time where the runs have the ground truth: one line and one band per variant
+          if (ts.some((t) => t.rounds.truth))
+            expected.push({
+              chart: 'contention',
+              scenario: sc,
+              variant: null,
+              svg: true,
+              width: 0,
+              height: 0,
+              lines: variants.length,
+              areas: variants.length,
+              symbols: 0,
+              rects: 0,
+              title: '',
+            });
           // one line and one band per variant
           expected.push({
             chart: 'imbalance',

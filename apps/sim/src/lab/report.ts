@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { imbalanceSpec, movesSpec, nodePeak, nodeSpec, renderSvg } from './charts';
-import type { LabSummary, RunDigest } from './compare';
+import { contentionSpec, imbalanceSpec, movesSpec, nodePeak, nodeSpec, predictionSpec, renderSvg } from './charts';
+import type { LabSummary, RunDigest } from './digest';
+import { fmt } from './format';
 import { METRICS, type MetricDef, type Stats, type Verdict } from './stats';
+
+export { fmt } from './format';
 
 /** Width of a node chart's plot when the variants stand side by side (px). */
 const NODE_CHART_WIDTH = 360;
@@ -19,17 +22,6 @@ export interface ReportInput {
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-/** A number for reading: integers as they are, others with 3 significant digits at most. */
-export function fmt(v: number | null | undefined): string {
-  if (v === null || v === undefined) return '—';
-  if (Number.isInteger(v)) return String(v);
-  const a = Math.abs(v);
-  if (a >= 100) return v.toFixed(0);
-  if (a >= 10) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  return v.toPrecision(2);
-}
 
 function shown(m: MetricDef, v: number | null | undefined): string {
   if (v === null || v === undefined) return '—';
@@ -103,7 +95,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
   );
   parts.push(
-    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
+    `<p class="how"><b>How to read this:</b> every metric is better <i>lower</i>. A verdict names the variant(s) with the best mean across seeds, then “best mean vs the next variant’s mean” and the difference relative to the next one. Grey: a “tie” (every variant had the same mean), or a lead <i>within noise</i> (the mean per-seed difference is not more than twice its standard error; each seed is the same cluster for every variant). Per scenario: a table of mean ± standard deviation, median (p50) and 95th percentile (p95) across seeds; guest contention over time where the scenario uses the simulator’s load pressure model, and imbalance over time (mean across seeds, band from the lowest to the highest seed); every balancer move of every seed (red crosses failed); node load and pressure of each variant’s first seed, side by side. <i>Guest contention-seconds</i>: how long guests wanted cpu and waited, were stalled on memory or by their own migration, summed over guests — the simulator’s ground truth under its load pressure model, which no policy sees (“no load pressure model” where the scenario scripts its pressure). <i>Pressure node-seconds</i>: seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %. For a generated scenario each seed is another cluster drawn from the same parameters, with its own noise.</p>`,
   );
 
   // verdicts: one row per scenario, one column per judged metric
@@ -144,9 +136,11 @@ export async function buildReport(input: ReportInput): Promise<string> {
     );
   }
 
-  // per scenario
   let chart = 0;
   const render = async (spec: Parameters<typeof renderSvg>[0]) => renderSvg(spec, `c${++chart}`);
+  if (s.prediction) parts.push(await predictionSection(s.prediction, digests, render));
+
+  // per scenario
   for (const sc of s.scenarios) {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));
@@ -175,6 +169,8 @@ export async function buildReport(input: ReportInput): Promise<string> {
       );
     }
     parts.push('</table>');
+    const contention = contentionSpec(ds, variants, `Guest contention over time — ${sc}`);
+    if (contention) parts.push(figure('contention', sc, undefined, await render(contention)));
     parts.push(
       figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))),
     );
@@ -208,6 +204,28 @@ export async function buildReport(input: ReportInput): Promise<string> {
   );
   parts.push('</body>\n</html>\n');
   return parts.join('\n');
+}
+
+/** The contention model's prediction error: a table per cpu curve family and the chart of every point. */
+async function predictionSection(
+  stats: NonNullable<LabSummary['prediction']>,
+  digests: readonly RunDigest[],
+  render: (spec: NonNullable<ReturnType<typeof predictionSpec>>) => Promise<string>,
+): Promise<string> {
+  const points = digests.flatMap((d) => d.predictions ?? []);
+  const out = [
+    `<h2>Prediction error</h2>`,
+    `<p class="how">For every landed move of every run under the load pressure model: <code>@poise/contention</code>, learning from what the balancer saw until the move (node load and reported PSI), predicts the cpu pressure of source and target at the load each shows once the guest runs on the target; realised is the simulator’s PSI cpu some share then (its ground truth, without noise or delay). Absolute error in percentage points, per the node’s cpu curve family.</p>`,
+    '<table class="prediction"><tr><th>cpu curve family</th><th>points</th><th>from the usage prior</th><th>median |error| (pp)</th><th>p90 (pp)</th><th>max (pp)</th></tr>',
+    ...stats.map(
+      (x) =>
+        `<tr><th>${esc(x.family)}</th><td>${x.n}</td><td>${x.usage}</td><td>${fmt(x.median)}</td><td>${fmt(x.p90)}</td><td>${fmt(x.max)}</td></tr>`,
+    ),
+    '</table>',
+  ];
+  const spec = predictionSpec(points, 'Predicted against realised cpu pressure after a move');
+  if (spec) out.push(`<figure class="chart" data-chart="prediction">\n${await render(spec)}\n</figure>`);
+  return out.join('\n');
 }
 
 function figure(kind: string, scenario: string, variant: string | undefined, svg: string): string {

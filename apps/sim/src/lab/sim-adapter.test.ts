@@ -34,13 +34,18 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
     expect(t.rounds.imbalance[3]).toBeCloseTo(1, 12);
     // 120 s: vm:101 (3.2 cores, 6 GiB) runs on node2: the log's expected 54.6 %
     expect(t.rounds.imbalance[6]).toBeCloseTo(0.5457, 4);
-    expect(t.moves.map(({ outcomeAt: _, ...m }) => m)).toEqual([
+    expect(t.moves.map(({ outcomeAt: _, landedAt: __, ...m }) => m)).toEqual([
       { time: 80, sid: 'vm:101', source: 'node1', target: 'node2', ok: true },
       { time: 160, sid: 'vm:102', source: 'node1', target: 'node3', ok: true },
       // after node3's failure vm:102 was recovered to node2, then balanced back to node1
       { time: 680, sid: 'vm:102', source: 'node2', target: 'node1', ok: true },
     ]);
     for (const m of t.moves) expect(m.outcomeAt).toBeGreaterThan(m.time);
+    // each ran on its target from the sample after the round its target's LRM started it
+    for (const m of t.moves) expect(m.landedAt).toBeGreaterThan(m.outcomeAt!);
+    // scripted pressure: no ground truth
+    expect(t.rounds.truth).toBeUndefined();
+    expect(summarize(t).guestContentionSeconds).toBeNull();
     // no node reports pressure in this case: no telemetry (all null), not "no pressure"
     expect(t.rounds.pressureCpu.flat().every((v) => v === null)).toBe(true);
     expect(summarize(t)).toMatchObject({

@@ -46,6 +46,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     throw new LabError('run-failed', `the simulator stopped at ${sim.time} s: ${result.error}`);
   }
   recorder.detach();
+  const load = input.simOptions?.pressureModel === 'load' ? input.simOptions.loadPressure : undefined;
   return {
     format: TRACE_FORMAT,
     scenario: scenario.name,
@@ -55,5 +56,6 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     nodes: [...recorder.nodes],
     rounds: recorder.rounds,
     moves: recorder.resourceMoves(),
+    ...(load ? { cpuFamilies: recorder.nodes.map((n) => (load.nodes[n]?.cpu ?? load.cpu).curve.family) } : {}),
   };
 }

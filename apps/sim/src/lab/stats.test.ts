@@ -70,6 +70,7 @@ describe('describeValues', () => {
 });
 
 const summary = (over: Partial<RunSummary>): RunSummary => ({
+  guestContentionSeconds: null,
   moves: 0,
   failedMoves: 0,
   movesBySid: {},

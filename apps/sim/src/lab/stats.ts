@@ -19,6 +19,7 @@ export interface MetricDef {
 }
 
 export type MetricKey =
+  | 'guestContentionSeconds'
   | 'moves'
   | 'failedMoves'
   | 'pingPongs'
@@ -31,8 +32,20 @@ export type MetricKey =
  * The metrics compared across variants, with the direction of "better" declared next to each.
  * All but `simSeconds` are better lower: a policy that reaches the same balance with fewer,
  * surer, steadier moves and less pressure is the better one. `simSeconds` is context only.
+ * The first is what the guests felt (known only under the simulator's load pressure model);
+ * the others are what the cluster and the balancer did.
  */
 export const METRICS: readonly MetricDef[] = [
+  {
+    key: 'guestContentionSeconds',
+    label: 'guest contention-seconds',
+    unit: 'guest·s',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: 'guest·s',
+    description:
+      'time guests wanted cpu and waited, stalled on memory or in their own migration (the load pressure model’s ground truth)',
+  },
   {
     key: 'moves',
     label: 'moves',
@@ -177,7 +190,12 @@ export function computeStats(groups: readonly RunGroup[]): MetricStats[] {
       if (values.length === 0) {
         out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: 'no runs' });
       } else if (values.some((v) => v === null)) {
-        const why = m.key === 'pressureSeconds' ? 'no pressure telemetry' : 'no samples in some runs';
+        const why =
+          m.key === 'pressureSeconds'
+            ? 'no pressure telemetry'
+            : m.key === 'guestContentionSeconds'
+              ? 'no load pressure model'
+              : 'no samples in some runs';
         out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: why });
       } else {
         out.push({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { dot, sum } from 'mathjs';
-import { timeWeightedMean } from '@poise/sim';
+import { contentionRate, timeWeightedMean } from '@poise/sim';
 import { summarize } from './summary';
 import { TRACE_FORMAT, type RunTrace, type TraceMove } from './trace';
 
@@ -46,6 +46,7 @@ const mv = (time: number, sid: string, source: string, target: string, ok: boole
 describe('summarize (a trace through @poise/sim summarizeRun)', () => {
   it('an empty run: no samples, no moves', () => {
     expect(summarize(trace({ endTime: 0 }))).toEqual({
+      guestContentionSeconds: null,
       moves: 0,
       failedMoves: 0,
       movesBySid: {},
@@ -93,6 +94,7 @@ describe('summarize (a trace through @poise/sim summarizeRun)', () => {
     });
     const s = summarize(t);
     expect(s).toEqual({
+      guestContentionSeconds: null,
       moves: 4,
       failedMoves: 1,
       movesBySid: { 'vm:10': 2, 'vm:2': 2 },
@@ -104,6 +106,64 @@ describe('summarize (a trace through @poise/sim summarizeRun)', () => {
     });
     expect(Object.keys(s.movesBySid)).toEqual(['vm:10', 'vm:2']);
     expect(Object.getPrototypeOf(s.movesBySid)).toBeNull();
+  });
+});
+
+describe('guest contention-seconds (the load pressure model’s ground truth)', () => {
+  it('sums every node’s cpu, memory and migration stall over the samples; the rate per sample for the chart', () => {
+    const t = trace({
+      endTime: 60,
+      rounds: {
+        time: [0, 20, 40],
+        imbalance: [0, 0, 0],
+        cpu: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+        mem: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+        online: [
+          [true, true, true],
+          [true, true, true],
+        ],
+        pressureCpu: [
+          [50, 50, 50],
+          [0, 0, 0],
+        ],
+        pressureMem: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+        truth: {
+          cpuSome: [
+            [50, 50, 50],
+            [0, 0, 0],
+          ],
+          memSome: [
+            [0, 0, 0],
+            [0, 0, 0],
+          ],
+          cpuStall: [
+            [10, 12, 8],
+            [0, 1, 0],
+          ],
+          memStall: [
+            [0, 2, 0],
+            [0, 0, 0],
+          ],
+          migrationStall: [
+            [0, 0.5, 0],
+            [0, 0, 0],
+          ],
+        },
+      },
+    });
+    // 10 + 12 + 8 + 1 + 2 + 0.5 = 33.5
+    expect(summarize(t).guestContentionSeconds).toBe(33.5);
+    // per 20 s sample: 10 / 20, (12 + 1 + 2 + 0.5) / 20, 8 / 20
+    expect(contentionRate(t.rounds.time, t.rounds.truth!, t.endTime)).toEqual([0.5, 0.775, 0.4]);
   });
 });
 

@@ -47,20 +47,58 @@ const good = () => ({
   ],
 });
 
+/** The load pressure model's columns for good()'s two nodes and two samples. */
+const truth = () => ({
+  cpuSome: [
+    [10, 12],
+    [0, 1],
+  ],
+  memSome: [
+    [0, 0],
+    [0, 0],
+  ],
+  cpuStall: [
+    [3, 4],
+    [0, 0],
+  ],
+  memStall: [
+    [0, 0],
+    [0, 0],
+  ],
+  migrationStall: [
+    [0, 0.9],
+    [0, 0],
+  ],
+});
+
 describe('validateTrace', () => {
   it('accepts a well-formed trace', () => {
     expect(validateTrace(good(), 'f.json').moves).toHaveLength(1);
+  });
+  it('accepts the load pressure model’s columns and landing times', () => {
+    const t = good();
+    const v = validateTrace(
+      { ...t, rounds: { ...t.rounds, truth: truth() }, moves: [{ ...t.moves[0]!, landedAt: 60 }] },
+      'f.json',
+    );
+    expect(v.rounds.truth?.migrationStall[0]).toEqual([0, 0.9]);
+    expect(v.moves[0]!.landedAt).toBe(60);
   });
   const bad: { name: string; edit: (t: ReturnType<typeof good>) => unknown; error: string }[] = [
     {
       name: 'another format',
       edit: (t) => ({ ...t, format: 'x' }),
-      error: "format: expected 'poise-run-trace/2' (a trace of another format: run it again with this poise-sim)",
+      error: "format: expected 'poise-run-trace/3' (a trace of another format: run it again with this poise-sim)",
     },
     {
       name: 'the first format (no online, no outcome times)',
       edit: (t) => ({ ...t, format: 'poise-run-trace/1' }),
-      error: "format: expected 'poise-run-trace/2'",
+      error: "format: expected 'poise-run-trace/3'",
+    },
+    {
+      name: 'the second format (no landing times)',
+      edit: (t) => ({ ...t, format: 'poise-run-trace/2' }),
+      error: "format: expected 'poise-run-trace/3'",
     },
     {
       name: 'a missing online series',
@@ -112,6 +150,60 @@ describe('validateTrace', () => {
       error: 'rounds.mem: expected 2 series (one per node), got 1',
     },
     {
+      name: 'a landing before the outcome',
+      edit: (t) => Object.assign(t, { moves: [{ ...t.moves[0]!, landedAt: 35 }] }),
+      error: 'moves[0].landedAt: landing time 35 is not within 40..60',
+    },
+    {
+      name: 'a failed move that landed',
+      edit: (t) => Object.assign(t, { moves: [{ ...t.moves[0]!, ok: false, landedAt: 60 }] }),
+      error: 'moves[0].landedAt: only a successful move lands',
+    },
+    {
+      name: 'a truth column short of a node',
+      edit: (t) => Object.assign(t, { rounds: { ...t.rounds, truth: { ...truth(), cpuStall: [[0, 0]] } } }),
+      error: 'rounds.truth.cpuStall: expected 2 series (one per node), got 1',
+    },
+    {
+      name: 'a truth series too short',
+      edit: (t) => Object.assign(t, { rounds: { ...t.rounds, truth: { ...truth(), memSome: [[0], [0, 0]] } } }),
+      error: 'rounds.truth.memSome[0]: expected 2 values (one per sample time), got 1',
+    },
+    {
+      name: 'a negative stall',
+      edit: (t) =>
+        Object.assign(t, {
+          rounds: {
+            ...t.rounds,
+            truth: {
+              ...truth(),
+              migrationStall: [
+                [0, -1],
+                [0, 0],
+              ],
+            },
+          },
+        }),
+      error: 'rounds.truth.migrationStall[0][1]: expected a number ≥ 0',
+    },
+    {
+      name: 'a truth share above 100 %',
+      edit: (t) =>
+        Object.assign(t, {
+          rounds: {
+            ...t.rounds,
+            truth: {
+              ...truth(),
+              cpuSome: [
+                [0, 101],
+                [0, 0],
+              ],
+            },
+          },
+        }),
+      error: 'rounds.truth.cpuSome[0][1]: expected a percentage in 0..100',
+    },
+    {
       name: 'times going back',
       edit: (t) => ((t.rounds.time = [40, 20]), t),
       error: 'rounds.time[1]: sample times must be strictly increasing',
@@ -148,6 +240,12 @@ describe('validateTrace', () => {
     },
     { name: 'an unknown field', edit: (t) => ({ ...t, extra: 1 }), error: '(top level): unrecognized key: "extra"' },
     { name: 'a fractional seed', edit: (t) => ({ ...t, seed: 1.5 }), error: 'seed: ' },
+    {
+      name: 'a curve family short of a node',
+      edit: (t) => ({ ...t, cpuFamilies: ['queue'] }),
+      error: 'cpuFamilies: expected 2 families (one per node), got 1',
+    },
+    { name: 'an empty curve family', edit: (t) => ({ ...t, cpuFamilies: ['queue', ''] }), error: 'cpuFamilies[1]: ' },
   ];
   for (const c of bad) {
     it(`rejects ${c.name}, naming the field`, () => {

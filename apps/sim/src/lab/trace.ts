@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
-import type { ResourceMove } from '@poise/sim';
+import type { ResourceMove, TruthColumns } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
 
 /**
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
  * `outcomeAt` (and `detail`), rounds carry `online`, the pressure columns are always there.
+ * `/3`: moves carry `landedAt`; rounds carry `truth` (the load pressure model's ground truth)
+ * when the run used that model, and the trace the nodes' cpu curve families (`cpuFamilies`,
+ * optional: a `/3` trace without it reads as before).
  */
-export const TRACE_FORMAT = 'poise-run-trace/2';
+export const TRACE_FORMAT = 'poise-run-trace/3';
 
 /**
  * One resource's part of a motion the balancer issued (`ResourceMove` of `@poise/sim`): a
@@ -37,6 +40,12 @@ export interface TraceRounds {
   pressureCpu: (number | null)[][];
   /** `pressureMem[i][r]`: PSI memory "some" avg10, percent 0..100; null = not reported. */
   pressureMem: (number | null)[][];
+  /**
+   * The load pressure model's ground truth (`TruthColumns` of `@poise/sim`: each node's PSI some
+   * shares without noise or delay, and its guests' stall per sample interval); absent when the
+   * run's pressure was scripted.
+   */
+  truth?: TruthColumns;
 }
 
 /** What one simulation run (scenario × variant × seed) produced for the lab. */
@@ -52,6 +61,11 @@ export interface RunTrace {
   rounds: TraceRounds;
   /** Balancer motions per resource, in issue order (times non-decreasing). */
   moves: TraceMove[];
+  /**
+   * Under the load pressure model: each node's cpu curve family (`cpuFamilies[i]` of `nodes[i]`,
+   * `queue`, `logistic`, …), what the prediction error is grouped by; absent otherwise.
+   */
+  cpuFamilies?: string[];
 }
 
 /** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
@@ -73,6 +87,17 @@ const moveSchema = z.strictObject({
   ok: z.boolean().nullable(),
   outcomeAt: nonNeg.nullable(),
   detail: z.string().optional(),
+  landedAt: nonNeg.nullable().optional(),
+});
+
+/** The truth columns: one series of numbers per node. */
+const TRUTH_KEYS = ['cpuSome', 'memSome', 'cpuStall', 'memStall', 'migrationStall'] as const;
+const truthSchema = z.strictObject({
+  cpuSome: z.array(z.array(percent)),
+  memSome: z.array(z.array(percent)),
+  cpuStall: z.array(z.array(nonNeg)),
+  memStall: z.array(z.array(nonNeg)),
+  migrationStall: z.array(z.array(nonNeg)),
 });
 
 const traceSchema = z
@@ -93,8 +118,10 @@ const traceSchema = z
       online: z.array(z.array(z.boolean())),
       pressureCpu: z.array(z.array(percent.nullable())),
       pressureMem: z.array(z.array(percent.nullable())),
+      truth: truthSchema.optional(),
     }),
     moves: z.array(moveSchema),
+    cpuFamilies: z.array(z.string().min(1)).optional(),
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
@@ -117,6 +144,20 @@ const traceSchema = z
         if (c.length !== n) issue(['rounds', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
       });
     }
+    if (t.cpuFamilies && t.cpuFamilies.length !== t.nodes.length)
+      issue(['cpuFamilies'], `expected ${t.nodes.length} families (one per node), got ${t.cpuFamilies.length}`);
+    const truth = t.rounds.truth;
+    if (truth) {
+      for (const key of TRUTH_KEYS) {
+        const cols = truth[key];
+        if (cols.length !== t.nodes.length)
+          issue(['rounds', 'truth', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
+        cols.forEach((c, i) => {
+          if (c.length !== n)
+            issue(['rounds', 'truth', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
+        });
+      }
+    }
     const known = new Set(t.nodes);
     t.moves.forEach((m, j) => {
       if (j > 0 && m.time < t.moves[j - 1]!.time) issue(['moves', j, 'time'], 'moves must be in time order');
@@ -131,6 +172,14 @@ const traceSchema = z
         );
       if (m.outcomeAt !== null && (m.outcomeAt < m.time || m.outcomeAt > t.endTime))
         issue(['moves', j, 'outcomeAt'], `outcome time ${m.outcomeAt} is not within ${m.time}..${t.endTime}`);
+      if (m.landedAt != null && (m.ok !== true || m.landedAt < m.outcomeAt! || m.landedAt > t.endTime)) {
+        issue(
+          ['moves', j, 'landedAt'],
+          m.ok !== true
+            ? 'only a successful move lands'
+            : `landing time ${m.landedAt} is not within ${m.outcomeAt}..${t.endTime}`,
+        );
+      }
     });
   });
 

@@ -1,5 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { SERVE_USAGE } from './usage';
 import {
   DEFAULT_SERVED_VERSION,
@@ -22,6 +23,9 @@ poise-manager's adapter uses), over HTTPS, until stopped (Ctrl-C / SIGTERM).
   --port <p>          listen port (default 8006; 0: any free port)
   --host <addr>       listen address (default 127.0.0.1)
   --speed <n>         simulated seconds per real second (default ${DEFAULT_SPEED}: one 20 s HA round every 2 s)
+  --step              no timer: each line 'step [<n>]' on standard input runs n 20 s HA rounds
+                      (default 1) and answers 'stepped to <t> s'; the cluster's clock is the
+                      simulation's (scripts and tests that must not depend on the machine's pace)
   --token <t>         the accepted API token, USER@REALM!TOKENID=SECRET (visible in the
                       process list: prefer --token-file)
   --token-file <f>    a file holding that token (one line)
@@ -42,6 +46,8 @@ export interface ServeIo {
   readonly stopped?: Promise<string>;
   /** Called once the server listens (tests). */
   onStarted?(serve: SimServe): void;
+  /** The lines `--step` reads (default: standard input). */
+  readonly input?: AsyncIterable<string>;
 }
 
 function untilSignal(): Promise<string> {
@@ -63,6 +69,7 @@ interface ServeArgs {
   port: number;
   host?: string;
   speed?: number;
+  step: boolean;
   token?: string;
   tokenFile?: string;
   cert?: string;
@@ -76,7 +83,7 @@ interface ServeArgs {
 class ServeUsage extends Error {}
 
 function parseServeArgs(argv: readonly string[]): ServeArgs {
-  const args: ServeArgs = { port: 8006, crsObject: false, help: false };
+  const args: ServeArgs = { port: 8006, step: false, crsObject: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -102,6 +109,9 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       case '--speed':
         args.speed = number(value(), 'a number > 0 (simulated seconds per real second)', (n) => n > 0);
+        break;
+      case '--step':
+        args.step = true;
         break;
       case '--token':
         args.token = value();
@@ -141,6 +151,12 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
   if (!args.help && args.token === undefined && args.tokenFile === undefined) {
     throw new ServeUsage("'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'");
   }
+  if (args.step && args.speed !== undefined) throw new ServeUsage("give '--speed' or '--step', not both");
+  if (args.step && args.managerConfig !== undefined) {
+    throw new ServeUsage(
+      "'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's",
+    );
+  }
   if ((args.cert === undefined) !== (args.key === undefined)) throw new ServeUsage("'--cert' and '--key' go together");
   if (args.managerConfig !== undefined && args.tokenFile === undefined)
     throw new ServeUsage("'--manager-config' needs '--token-file' (the config names the file, never the secret)");
@@ -172,6 +188,7 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
       port: args.port,
       host: args.host,
       speed: args.speed,
+      manual: args.step,
       tokens: [token],
       tls,
       version: args.version,
@@ -207,10 +224,38 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
     );
   }
   io.onStarted?.(serve);
+  const input = args.step ? (io.input ?? createInterface({ input: process.stdin, crlfDelay: Infinity })) : undefined;
+  if (input !== undefined) void stepFrom(input, serve, io);
   const signal = await (io.stopped ?? untilSignal());
+  if (input !== undefined && 'close' in input && typeof input.close === 'function') input.close();
   await serve.close();
   io.out(`${signal}: stopped`);
   return 0;
+}
+
+/**
+ * `--step`: each input line `step [<n>]` runs n HA rounds (fewer once the scenario ended) and
+ * answers `stepped to <t> s` (and that the scenario has ended, once it has); an empty line is
+ * ignored, anything else is an error line naming it (the server keeps serving).
+ */
+async function stepFrom(input: AsyncIterable<string>, serve: SimServe, io: ServeIo): Promise<void> {
+  for await (const raw of input) {
+    const line = raw.trim();
+    if (line === '') continue;
+    const m = /^step(?:\s+(\d{1,6}))?$/.exec(line);
+    if (!m) {
+      io.err(`poise-sim serve: unknown input '${line}' (expected 'step [<n>]', n rounds from 1 to 999999)`);
+      continue;
+    }
+    const n = m[1] === undefined ? 1 : Number(m[1]);
+    if (n < 1) {
+      io.err(`poise-sim serve: 'step ${m[1]}': expected a number of rounds from 1 to 999999`);
+      continue;
+    }
+    let ran = 0;
+    while (ran < n && serve.step()) ran++;
+    io.out(`stepped to ${serve.sim.time} s${serve.sim.ended ? ' (the scenario has ended)' : ''}`);
+  }
 }
 
 /** The daemon's own settle time after a cluster change, simulated seconds (poise-manager's default). */

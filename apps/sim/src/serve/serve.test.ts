@@ -422,6 +422,18 @@ describe('the command line', () => {
       /'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'/,
     ],
     [
+      '--step with --speed',
+      [BUNDLED, '--token', TOKEN, '--step', '--speed', '5'],
+      2,
+      /give '--speed' or '--step', not both/,
+    ],
+    [
+      '--step with --manager-config',
+      [BUNDLED, '--token-file', 'token', '--step', '--manager-config', 'x.yaml'],
+      2,
+      /'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's/,
+    ],
+    [
       '--speed 0',
       [BUNDLED, '--token', TOKEN, '--speed', '0'],
       2,
@@ -476,6 +488,47 @@ describe('the command line', () => {
     expect(await cmdServe(argv, c.io)).toBe(code);
     expect(c.err.join('\n')).toMatch(message);
     expect(c.err.join('\n')).not.toContain(SECRET);
+  });
+
+  it("--step: each line runs that many HA rounds and answers the simulated time; the cluster's clock is the simulation's; a bad line is named, serving goes on", async () => {
+    const c = io();
+    let stop!: (signal: string) => void;
+    const stopped = new Promise<string>((r) => (stop = r));
+    let started: SimServe | undefined;
+    let timestamp: unknown;
+    async function* input() {
+      yield 'step';
+      yield '';
+      yield ' step 3 ';
+      yield 'jump';
+      yield 'step 0';
+      // the served clock: 2026-01-01T00:00:00Z + the 80 simulated seconds of the 4 rounds
+      timestamp = (await raw(started!, '/cluster/ha/status/manager_status', { token: TOKEN })).body.data;
+      yield 'step 999999';
+      yield 'step';
+      stop('SIGTERM');
+    }
+    expect(
+      await cmdServe([BUNDLED, '--port', '0', '--token', TOKEN, '--step'], {
+        ...c.io,
+        stopped,
+        input: input(),
+        onStarted: (s) => (started = s),
+      }),
+    ).toBe(0);
+    expect(c.out).toContain(
+      "time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, 2026-01-01T00:00:00.000Z + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped",
+    );
+    const answers = c.out.filter((l) => l.startsWith('stepped to '));
+    expect(answers.slice(0, 2)).toEqual(['stepped to 20 s', 'stepped to 80 s']);
+    expect(answers[2]).toMatch(/^stepped to \d+ s \(the scenario has ended\)$/);
+    expect(answers[3]).toBe(answers[2]);
+    expect(c.err).toEqual([
+      "poise-sim serve: unknown input 'jump' (expected 'step [<n>]', n rounds from 1 to 999999)",
+      "poise-sim serve: 'step 0': expected a number of rounds from 1 to 999999",
+    ]);
+    expect(timestamp).toMatchObject({ lrm_status: { node1: { timestamp: 1_767_225_600 + 80 } } });
+    expect(c.out.at(-1)).toBe('SIGTERM: stopped');
   });
 
   it('each served cluster gets a state file of its own: another case, another port, another config', () => {

@@ -32,6 +32,8 @@ import { judgeHaMotion, resolveSid, servedCaseFacts, servedCluster } from './ser
 export const DEFAULT_SERVED_VERSION = '9.2.2';
 /** Default time acceleration: one 20 s round every 2 s. */
 export const DEFAULT_SPEED = 10;
+/** The cluster's clock when it is stepped by hand: simulated second 0 is 2026-01-01T00:00:00Z. */
+export const STEPPED_EPOCH_SECONDS = 1_767_225_600;
 /** Tasks kept for `GET …/tasks` (the oldest are forgotten). */
 export const MAX_TASKS = 1000;
 
@@ -66,9 +68,13 @@ export interface SimServeOptions {
   readonly crsAs?: 'string' | 'object';
   /** One line of what happens (start, every HA state change, every POST, the end). */
   readonly out: (line: string) => void;
-  /** Wall clock, epoch seconds (tests). */
+  /** Wall clock, epoch seconds (tests; default the wall clock, or the simulation's when `manual`). */
   readonly now?: () => number;
-  /** Tests: no timer; the simulation advances only by {@link SimServe.step}. */
+  /**
+   * No timer: the simulation advances only by {@link SimServe.step} (`poise-sim serve --step`:
+   * a line on standard input), and the cluster's clock is the simulation's,
+   * {@link STEPPED_EPOCH_SECONDS} + simulated seconds, unless `now` is given.
+   */
   readonly manual?: boolean;
 }
 
@@ -187,7 +193,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
   const version = options.version ?? DEFAULT_SERVED_VERSION;
   const facts = servedCaseFacts(input, version);
   const sim = new Simulation(input, { profile: 'pve-9.2' });
-  const now = options.now ?? (() => Date.now() / 1000);
+  const now = options.now ?? (options.manual ? () => STEPPED_EPOCH_SECONDS + sim.time : () => Date.now() / 1000);
   const out = options.out;
   const say = (line: string) => out(`${simClock(sim.time)}  ${line}`);
 
@@ -364,7 +370,9 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     `API token${several ? 's' : ''}: ${options.tokens.map((t) => t.tokenId).join(', ')} (a request without ${several ? 'one of them' : 'it'} or with another gets 401; the secret is not printed)`,
   );
   out(
-    `time: one 20 s HA round every ${Number((20 / speed).toFixed(3))} s (--speed ${speed}); the simulation ends with its scenario, then its last state is served until stopped`,
+    options.manual
+      ? `time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, ${new Date(STEPPED_EPOCH_SECONDS * 1000).toISOString()} + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped`
+      : `time: one 20 s HA round every ${Number((20 / speed).toFixed(3))} s (--speed ${speed}); the simulation ends with its scenario, then its last state is served until stopped`,
   );
   for (const note of facts.notes) out(`warning: ${note}`);
 

@@ -4,7 +4,7 @@ import { normalizedImbalance } from '@poise/imbalance';
 
 export function runOne(scenario, variant, seed) {
   return {
-    format: 'poise-run-trace/2',
+    format: 'poise-run-trace/3',
     scenario: scenario.name,
     variant: variant.name,
     seed,

@@ -2,7 +2,9 @@
  * Test-only stand-in for the simulator: a small seeded model that turns (scenario, variant,
  * seed) into a plausible trace. Three nodes (`nodes: <n>` in the scenario directory's
  * `synthetic.json` changes that), a load random walk, and a balancer that moves when the
- * imbalance passes the variant's `ha-auto-rebalance-threshold` (percent, default 30). Variant
+ * imbalance passes the variant's `ha-auto-rebalance-threshold` (percent, default 30);
+ * `truth: true` adds ground-truth columns as the load pressure model records them (a node's
+ * share grows with its load, its guests stall that share of every round). Variant
  * names `explode` (throws) and `wrong-seed` (answers for another seed) test the runner's errors.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -20,6 +22,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
         nodes?: number;
         rounds?: number;
         pressure?: boolean;
+        truth?: boolean;
         busy?: number;
       })
     : {};
@@ -33,6 +36,9 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   const pcpu = nodes.map(() => [] as (number | null)[]);
   const none = nodes.map(() => [] as (number | null)[]);
   const online = nodes.map(() => [] as boolean[]);
+  const some = nodes.map(() => [] as number[]);
+  const stall = nodes.map(() => [] as number[]);
+  const zero = nodes.map(() => [] as number[]);
   const time: number[] = [];
   const imbalance: number[] = [];
   const moves: TraceMove[] = [];
@@ -51,6 +57,10 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
       pcpu[i]!.push(opts.pressure ? (load[i]! > 0.9 ? 30 : r % 7 === 0 ? null : 2) : null);
       none[i]!.push(null);
       online[i]!.push(true);
+      some[i]!.push(Math.min(100, load[i]! * load[i]! * 60));
+      // 4 guests per node, stalled the node's share of the round (its length is known below)
+      stall[i]!.push((4 * 20 * Math.min(100, load[i]! * load[i]! * 60)) / 100);
+      zero[i]!.push(0);
     }
     const imb = normalizedImbalance(nodes.map((_, i) => (cpu[i]![r]! + mem[i]![r]!) / 2));
     imbalance.push(imb);
@@ -86,7 +96,26 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     seed: variant.name === 'wrong-seed' ? seed + 1 : seed,
     endTime: t,
     nodes,
-    rounds: { time, imbalance, cpu, mem, online, pressureCpu: pcpu, pressureMem: none },
+    rounds: {
+      time,
+      imbalance,
+      cpu,
+      mem,
+      online,
+      pressureCpu: pcpu,
+      pressureMem: none,
+      ...(opts.truth
+        ? {
+            truth: {
+              cpuSome: some,
+              memSome: zero,
+              cpuStall: stall,
+              memStall: zero.map((c) => [...c]),
+              migrationStall: zero.map((c) => [...c]),
+            },
+          }
+        : {}),
+    },
     moves,
   };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCase, simulate } from '@poise/sim';
-import { buildCmdlist, generateCase, slotAtOrAfter, writeCase } from './generate';
+import { buildCmdlist, generateCase, overcommitFactor, slotAtOrAfter, writeCase } from './generate';
 import { parseDuration, validateParams } from './params';
 
 const gen = (params: object) => generateCase(validateParams(params, 'p.yaml'), 'p.yaml');
@@ -236,9 +236,13 @@ describe('generateCase', () => {
     }
   });
 
-  for (const shape of ['idle', 'diurnal', 'bursty', 'hot-node']) {
+  for (const shape of ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour']) {
     it(`no guests at all is a valid ${shape} scenario`, () => {
-      const files = gen({ guests: { count: 0 }, load: { shape } });
+      // (a noisy neighbour outside HA needs no guests: here the guest kind)
+      const files = gen({
+        guests: { count: 0 },
+        load: { shape, ...(shape === 'noisy-neighbour' ? { neighbour: 'guest' } : {}) },
+      });
       expect(files.get('service_config')).toBe('{}\n');
       expect(JSON.parse(files.get('cmdlist')!)[0]).toEqual([
         'power node1 on',
@@ -272,6 +276,150 @@ describe('generateCase', () => {
   });
 });
 
+describe('load shapes that cause contention, and the load pressure model', () => {
+  it('guests.headroom: a guest’s cores are the power of two at or above its cpu × headroom', () => {
+    // bursty without bursts: every guest keeps the cpu it was drawn with
+    const params = (headroom?: number) => ({
+      guests: { count: 20, ...(headroom ? { headroom } : {}) },
+      load: { shape: 'bursty', burstsPerHour: 0 },
+    });
+    const st = (headroom?: number) =>
+      JSON.parse(gen(params(headroom)).get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const dy = JSON.parse(gen(params()).get('dynamic_service_stats')!) as Record<string, { cpu: number }>;
+    const two = st();
+    const eight = st(8);
+    for (const [sid, { cpu }] of Object.entries(dy)) {
+      // cpu 0.3: 2 → 0.6 → 1 core; 8 → 2.4 → 4 cores (at most the node's 16)
+      expect(two[sid]!.maxcpu).toBe(Math.min(16, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2)))));
+      expect(eight[sid]!.maxcpu).toBe(Math.min(16, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 8)))));
+    }
+    // the default is 2: the same files as before the parameter existed
+    expect(st(2)).toEqual(two);
+  });
+
+  it('overcommitFactor: one factor for every guest, each capped at its cores', () => {
+    // 1 + 2 + 1 = 4 cores at f = 1; target 6: f = 1.5 (1.5 + 3 + 1.5), no cap reached
+    expect(
+      overcommitFactor(
+        [
+          { cpu: 1, maxcpu: 4 },
+          { cpu: 2, maxcpu: 4 },
+          { cpu: 1, maxcpu: 2 },
+        ],
+        6,
+      ),
+    ).toBeCloseTo(1.5, 12);
+    // target 9: at f = 2 the second and third reach their cores (2 + 4 + 2 = 8), then only the
+    // first grows: f + 6 = 9 → f = 3
+    expect(
+      overcommitFactor(
+        [
+          { cpu: 1, maxcpu: 4 },
+          { cpu: 2, maxcpu: 4 },
+          { cpu: 1, maxcpu: 2 },
+        ],
+        9,
+      ),
+    ).toBeCloseTo(3, 12);
+    // more than every guest at its cores (10): all at their cores
+    expect(
+      overcommitFactor(
+        [
+          { cpu: 1, maxcpu: 4 },
+          { cpu: 2, maxcpu: 4 },
+          { cpu: 1, maxcpu: 2 },
+        ],
+        12,
+      ),
+    ).toBe(Infinity);
+  });
+
+  it('overcommit: from `at`, the guests demand the level of all cores', () => {
+    const files = gen({
+      duration: '2h',
+      nodes: [{ count: 3, cpu: 8, memGiB: 64 }],
+      guests: { count: 12, placement: 'packed' },
+      load: { shape: 'overcommit', level: 0.5, at: '30m' },
+    });
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const cmds = (JSON.parse(files.get('cmdlist')!) as string[][])
+      .flat()
+      .filter((c) => c.includes('set-dynamic-stats cpu'));
+    expect(cmds).toHaveLength(12);
+    const total = cmds.reduce((a, c) => a + Number(/cpu ([\d.]+)$/.exec(c)![1]), 0);
+    // 0.5 × 24 cores = 12, up to the rounding of each guest to 0.01 (or every guest at its cores)
+    const cap = Object.values(st).reduce((a, x) => a + x.maxcpu, 0);
+    expect(total).toBeCloseTo(Math.min(12, cap), 0);
+  });
+
+  it('noisy-neighbour host: a process on the node bursts every period and returns to the base load', () => {
+    const files = gen({
+      duration: '6h',
+      nodes: [{ count: 3, cpu: 16, memGiB: 64 }],
+      baseLoad: { cpu: 0.05 },
+      load: { shape: 'noisy-neighbour', hotNode: 'node2', at: '1h', burst: '30m', period: '2h' },
+    });
+    const cmds = (JSON.parse(files.get('cmdlist')!) as string[][])
+      .flat()
+      .filter((c) => c.startsWith('node node2 set-dynamic-stats cpu'));
+    // the base load (0.8 of 16 cores, with its memory), then bursts of 0.8 + 8 at 1 h, 3 h and
+    // 5 h (ending at 5.5 h, before the last command at 6 h − 600 s)
+    expect(cmds).toEqual([
+      'node node2 set-dynamic-stats cpu 0.8 mem 0',
+      'node node2 set-dynamic-stats cpu 8.8',
+      'node node2 set-dynamic-stats cpu 0.8',
+      'node node2 set-dynamic-stats cpu 8.8',
+      'node node2 set-dynamic-stats cpu 0.8',
+      'node node2 set-dynamic-stats cpu 8.8',
+      'node node2 set-dynamic-stats cpu 0.8',
+    ]);
+  });
+
+  it('noisy-neighbour guest: the guest with the most cores runs at all of them during bursts', () => {
+    const files = gen({
+      duration: '4h',
+      guests: { count: 10 },
+      load: { shape: 'noisy-neighbour', neighbour: 'guest', at: '1h', burst: '20m', period: '1h' },
+    });
+    const st = JSON.parse(files.get('static_service_stats')!) as Record<string, { maxcpu: number }>;
+    const most = Math.max(...Object.values(st).map((x) => x.maxcpu));
+    const cmds = (JSON.parse(files.get('cmdlist')!) as string[][]).flat().filter((c) => c.startsWith('service '));
+    const sids = new Set(cmds.map((c) => c.split(' ')[1]));
+    expect(sids.size).toBe(1);
+    const sid = [...sids][0]!;
+    expect(st[sid]!.maxcpu).toBe(most);
+    expect(cmds.filter((c) => c.endsWith(`cpu ${most}`))).toHaveLength(3);
+  });
+
+  it('loadPressure: sim_options opts into the load model with the settings as given; the case loads', () => {
+    const loadPressure = {
+      cpu: { family: 'logistic', knee: 0.75, width: 0.06, 'noise-percent': 1 },
+      heterogeneity: 0.2,
+      nodes: { node3: { psi: false } },
+    };
+    const files = gen({ duration: '2h', loadPressure, load: { shape: 'hot-node', factor: 4, at: '30m' } });
+    expect(JSON.parse(files.get('sim_options')!)).toEqual({
+      seed: 1,
+      'max-time': expect.any(Number),
+      'pressure-model': 'load',
+      'load-pressure': loadPressure,
+    });
+    expect(files.get('README')).toMatch(/pressure-model' 'load'/);
+    const dir = tmp('poise-gen-load-');
+    writeCase(dir, files);
+    const input = loadCase(dir);
+    expect(input.simOptions?.pressureModel).toBe('load');
+    expect(input.simOptions?.loadPressure?.nodes.node3?.psi).toBe(false);
+    const { error } = simulate(input, { profile: 'pve-9.2' });
+    expect(error).toBeUndefined();
+    // without it, the model is off and nothing changes
+    expect(JSON.parse(gen({ duration: '2h' }).get('sim_options')!)).toEqual({
+      seed: 1,
+      'max-time': expect.any(Number),
+    });
+  });
+});
+
 describe('bad parameters are errors before anything is written', () => {
   const cases: { name: string; params: object; error: RegExp }[] = [
     {
@@ -292,7 +440,57 @@ describe('bad parameters are errors before anything is written', () => {
     {
       name: 'an unknown load shape',
       params: { load: { shape: 'spiky' } },
-      error: /^'p\.yaml' load\.shape: expected one of idle, diurnal, bursty, hot-node$/,
+      error: /^'p\.yaml' load\.shape: expected one of idle, diurnal, bursty, hot-node, overcommit, noisy-neighbour$/,
+    },
+    {
+      name: 'a bad load pressure parameter',
+      params: { loadPressure: { cpu: { family: 'logistic', knee: 0 } } },
+      error: /^'p\.yaml' loadPressure\.cpu\.knee: expected a number > 0 and ≤ 4, got 0$/,
+    },
+    {
+      name: 'load pressure settings for an unknown node',
+      params: { loadPressure: { nodes: { node4: { psi: 0 } } } },
+      error: /^'p\.yaml' loadPressure\.nodes\.node4: node 'node4' does not exist in hardware_status$/,
+    },
+    {
+      name: 'load pressure that is not an object',
+      params: { loadPressure: 'queue' },
+      error: /^'p\.yaml' loadPressure: /,
+    },
+    {
+      name: 'scripted pressure with the load model',
+      params: { loadPressure: {}, pressure: { baseline: { cpu: 2 } } },
+      error: /^'p\.yaml' pressure: scripted pressure, but loadPressure computes/,
+    },
+    {
+      name: 'a hot node’s scripted pressure with the load model',
+      params: { loadPressure: {}, load: { shape: 'hot-node', hotPressure: 18 } },
+      error: /^'p\.yaml' load\.hotPressure: scripted pressure/,
+    },
+    {
+      name: 'a headroom below 1',
+      params: { guests: { headroom: 0.5 } },
+      error: /^'p\.yaml' guests\.headroom: expected a factor from 1 to 64$/,
+    },
+    {
+      name: 'an overcommit level of 0',
+      params: { load: { shape: 'overcommit', level: 0 } },
+      error: /^'p\.yaml' load\.level: expected a share of the cores from 0\.01 to 4$/,
+    },
+    {
+      name: 'a burst longer than its period',
+      params: { load: { shape: 'noisy-neighbour', burst: '2h', period: '1h' } },
+      error: /^'p\.yaml' load\.burst: a burst of 7200 s does not fit in a period of 3600 s$/,
+    },
+    {
+      name: 'an unknown noisy node',
+      params: { load: { shape: 'noisy-neighbour', hotNode: 'node7' } },
+      error: /^'p\.yaml' load\.hotNode: unknown node 'node7' \(node1\.\.node3\)$/,
+    },
+    {
+      name: 'an unknown neighbour',
+      params: { load: { shape: 'noisy-neighbour', neighbour: 'tenant' } },
+      error: /^'p\.yaml' load\.neighbour: /,
     },
     { name: 'an unknown field', params: { gusets: { count: 3 } }, error: /^'p\.yaml' \(top level\): unrecognized key/ },
     {
@@ -379,7 +577,7 @@ describe('bad parameters are errors before anything is written', () => {
 
 describe('committed parameter files', () => {
   const root = new URL('../../../lab/', import.meta.url);
-  for (const sub of ['corpus', 'corpus/large', 'examples']) {
+  for (const sub of ['corpus', 'corpus/contention', 'corpus/large', 'examples']) {
     const dir = new URL(`${sub}/`, root);
     for (const f of readdirSync(dir)
       .filter((x) => x.endsWith('.yaml'))

@@ -92,7 +92,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     );
     const cpu = Math.max(0.01, round2(clamp(sizes.logNormal(g.cpu.median, g.cpu.sigma), g.cpu.min, g.cpu.max)));
     const use = sizes.uniform(g.memUse.min, g.memUse.max);
-    const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * 2))));
+    const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * g.headroom))));
     const useMiB = Math.max(1, Math.round(memMiB * use));
     // its own stream: asking for memhost leaves every other draw as it was
     const hostFactor = g.memhost ? hostRng.uniform(g.memhost.min, g.memhost.max) : undefined;
@@ -267,6 +267,32 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       const mem = p.pressure?.baseline?.mem ?? 0;
       at(L.at, `node ${hot} set-dynamic-stats pressurecpusome ${L.hotPressure} pressurememorysome ${mem}`);
     }
+  } else if (L.shape === 'overcommit') {
+    const capacity = nodes.reduce((a, n) => a + n.cpu, 0);
+    const factor = overcommitFactor(guests, L.level * capacity);
+    for (const x of guests) {
+      const cpu = Math.min(x.maxcpu, x.cpu * factor);
+      if (L.at === 0) x.cpu = Math.max(0.01, round2(cpu));
+      else at(L.at, setCpu(x, cpu));
+    }
+  } else if (L.shape === 'noisy-neighbour') {
+    const end = p.duration - END_AFTER_LAST_COMMAND;
+    if (L.neighbour === 'host') {
+      const hot = nodes.find((n) => n.name === (L.hotNode ?? nodes[0]!.name))!;
+      const base = p.baseLoad ? round2(hot.cpu * p.baseLoad.cpu) : 0;
+      const burst = round2(base + (L.neighbourCores ?? hot.cpu / 2));
+      for (let t = L.at; t + L.burst <= end; t += L.period) {
+        at(t, `node ${hot.name} set-dynamic-stats cpu ${burst}`);
+        at(t + L.burst, `node ${hot.name} set-dynamic-stats cpu ${base}`);
+      }
+    } else if (guests.length > 0) {
+      // the guest with the most cores (then the most cpu, then sid order) runs at all of them
+      const x = [...guests].sort((a, b) => b.maxcpu - a.maxcpu || b.cpu - a.cpu || byteCmp(a.sid, b.sid))[0]!;
+      for (let t = L.at; t + L.burst <= end; t += L.period) {
+        at(t, setCpu(x, x.maxcpu));
+        at(t + L.burst, setCpu(x, initialCpu.get(x.sid)!));
+      }
+    }
   }
   const evRng = new Prng(p.seed, 'events');
   const window = (d: number) => {
@@ -351,7 +377,8 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   files.set('datacenter.cfg', json({ crs: p.crs }));
   if (rules.length > 0) files.set('rules_config', rules.join('\n'));
   if (Object.keys(guestConfig).length > 0) files.set('guest_config', json(guestConfig));
-  files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200 }));
+  const loadModel = p.loadPressure === undefined ? {} : { 'pressure-model': 'load', 'load-pressure': p.loadPressure };
+  files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200, ...loadModel }));
   files.set(
     'cmdlist',
     `[\n${buildCmdlist(events)
@@ -360,6 +387,25 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   );
   files.set('generator.json', json(p));
   return files;
+}
+
+/**
+ * The factor f that makes the guests demand `target` cores together, each at most its own cores:
+ * Σ min(maxcpu, f · cpu) = target (found by bisection: the sum grows with f). When even every
+ * guest at its cores falls short, every guest runs at its cores (f = ∞).
+ */
+export function overcommitFactor(guests: readonly { cpu: number; maxcpu: number }[], target: number): number {
+  const demand = (f: number) => guests.reduce((a, x) => a + Math.min(x.maxcpu, x.cpu * f), 0);
+  if (guests.reduce((a, x) => a + x.maxcpu, 0) <= target) return Infinity;
+  let lo = 0;
+  let hi = 1;
+  while (demand(hi) < target) hi *= 2;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (demand(mid) < target) lo = mid;
+    else hi = mid;
+  }
+  return hi;
 }
 
 function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: string[]): string {
@@ -378,6 +424,19 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
   if (p.pressure?.episodes)
     lines.push(
       `${p.pressure.episodes} pressure episodes (cpu ${p.pressure.cpu} %, memory ${p.pressure.mem} %, ${p.pressure.duration} s).`,
+    );
+  if (p.load.shape === 'overcommit')
+    lines.push(
+      `From ${p.load.at} s on the guests demand ${Math.round(p.load.level * 100)} % of all cores together (each at most its own cores).`,
+    );
+  if (p.load.shape === 'noisy-neighbour') {
+    lines.push(
+      `A noisy neighbour (${p.load.neighbour === 'host' ? `a host process on ${p.load.hotNode ?? 'node1'}` : 'the guest with the most cores'}) bursts for ${p.load.burst} s every ${p.load.period} s from ${p.load.at} s on.`,
+    );
+  }
+  if (p.loadPressure !== undefined)
+    lines.push(
+      "Node pressure comes from the load: sim_options 'pressure-model' 'load' (the simulator's load pressure model).",
     );
   if (p.maintenance?.count)
     lines.push(`${p.maintenance.count} node maintenance windows of ${p.maintenance.duration} s.`);

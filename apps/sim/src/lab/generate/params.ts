@@ -4,9 +4,10 @@ import { z } from 'zod';
 import { LabError } from '../errors';
 import { dotPath } from '../trace';
 import { crsProblem } from '../variants';
+import { SimError, parseLoadPressure } from '@poise/sim';
 
 /** Load shapes of `load.shape`. */
-export const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node'] as const;
+export const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour'] as const;
 export type LoadShape = (typeof LOAD_SHAPES)[number];
 
 /** Longest scenario the generator writes (30 days). */
@@ -103,6 +104,16 @@ export const paramsSchema = z.strictObject({
         .strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) })
         .default({ min: 0.3, max: 0.9 })
         .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
+      /**
+       * A guest's cores (`maxcpu`): the power of two at or above its cpu in use × this (at least
+       * 1, at most the largest node's). 2: guests use up to half their cores; more leaves room
+       * for load shapes that multiply the cpu (a guest never uses more than its cores).
+       */
+      headroom: z
+        .number()
+        .min(1, { message: 'expected a factor from 1 to 64' })
+        .max(64, { message: 'expected a factor from 1 to 64' })
+        .default(2),
       /** random: a random node with room; spread: the node with the most free memory; packed: first fit in node order. */
       placement: z.enum(['random', 'spread', 'packed']).default('random'),
       /**
@@ -123,6 +134,7 @@ export const paramsSchema = z.strictObject({
       memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 },
       cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 },
       memUse: { min: 0.3, max: 0.9 },
+      headroom: 2,
       placement: 'random',
     }),
   rules: z
@@ -153,6 +165,25 @@ export const paramsSchema = z.strictObject({
       at: duration(0).default(0),
       /** hot-node: PSI cpu some (%) the hot node reports from `at` on (absent: unchanged). */
       hotPressure: pct.optional(),
+      /**
+       * overcommit: from `at` on, every guest's cpu is scaled by one factor so that the guests
+       * together demand this share of all cores (each at most its own cores, `maxcpu`): 0.8
+       * fits when balanced, above 1 saturates every node.
+       */
+      level: z
+        .number()
+        .min(0.01, { message: 'expected a share of the cores from 0.01 to 4' })
+        .max(4, { message: 'expected a share of the cores from 0.01 to 4' })
+        .default(0.8),
+      /**
+       * noisy-neighbour: `host` (a process outside HA on `hotNode`, which no balancer can move)
+       * or `guest` (the guest with the most cores, which runs at all of them) bursts for `burst`
+       * every `period`, the first at `at`.
+       */
+      neighbour: z.enum(['host', 'guest']).default('host'),
+      /** noisy-neighbour `host`: the cores it takes during a burst (default: half of the node's). */
+      neighbourCores: positive.optional(),
+      period: duration(200).default(7200),
     })
     .default({
       shape: 'idle',
@@ -163,6 +194,9 @@ export const paramsSchema = z.strictObject({
       factor: 4,
       burst: 1200,
       at: 0,
+      level: 0.8,
+      neighbour: 'host',
+      period: 7200,
     }),
   /** Load outside the HA services, fraction of each node's capacity (`node <n> set-dynamic-stats`, issue 8). */
   baseLoad: z.strictObject({ cpu: fraction.default(0), mem: fraction.default(0) }).optional(),
@@ -204,6 +238,13 @@ export const paramsSchema = z.strictObject({
       kind: z.enum(['power', 'network']).default('power'),
     })
     .optional(),
+  /**
+   * The simulator's load pressure model: `sim_options` `"pressure-model": "load"` and this
+   * object as its `"load-pressure"` (the case format's keys: `cpu`, `memory`, `heterogeneity`,
+   * `nodes`, `migration`; `{}` for every default). Absent: pressure is scripted (`pressure`,
+   * `load.hotPressure`), which it excludes.
+   */
+  loadPressure: z.record(z.string(), z.unknown()).optional(),
   /** datacenter.cfg `crs` section (variants override it). */
   crs: z.record(z.string(), crsValue).default({ ha: 'dynamic', 'ha-auto-rebalance': 1 }),
 });
@@ -255,12 +296,37 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   if (p.rules.nodeAffinity > 0 && nodeCount < 2)
     throw bad('rules.nodeAffinity', 'node-affinity rules need at least 2 nodes');
   if (p.rules.separate > 0 && nodeCount < 2) throw bad('rules.separate', 'negative affinity needs at least 2 nodes');
-  if (p.load.shape === 'hot-node' && p.load.hotNode !== undefined) {
+  if ((p.load.shape === 'hot-node' || p.load.shape === 'noisy-neighbour') && p.load.hotNode !== undefined) {
     const m = /^node(\d+)$/.exec(p.load.hotNode);
     if (!m || Number(m[1]) < 1 || Number(m[1]) > nodeCount)
       throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
   }
   if (p.load.at >= p.duration) throw bad('load.at', `${p.load.at} s is not before the end (${p.duration} s)`);
+  if (p.load.shape === 'noisy-neighbour' && p.load.burst >= p.load.period)
+    throw bad('load.burst', `a burst of ${p.load.burst} s does not fit in a period of ${p.load.period} s`);
+  if (p.loadPressure !== undefined) {
+    if (p.pressure)
+      throw bad(
+        'pressure',
+        "scripted pressure, but loadPressure computes every node's pressure from its load (leave one out)",
+      );
+    if (p.load.hotPressure !== undefined)
+      throw bad(
+        'load.hotPressure',
+        "scripted pressure, but loadPressure computes the hot node's pressure from its load (leave one out)",
+      );
+    try {
+      parseLoadPressure(
+        p.loadPressure,
+        where,
+        ['loadPressure'],
+        Array.from({ length: nodeCount }, (_, i) => `node${i + 1}`),
+      );
+    } catch (err) {
+      if (err instanceof SimError) throw new LabError('bad-params', err.message, { cause: err });
+      throw err;
+    }
+  }
   for (const [key, ev] of [
     ['maintenance', p.maintenance],
     ['failures', p.failures],
