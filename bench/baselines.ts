@@ -349,7 +349,12 @@ export class LeanMigrationBaseline {
       const s = this.resources.get(c.leader)!.node;
       const t = rowTarget[i]!;
       this.bundle(c);
-      return { sid: c.leader, source: this.names[s]!, target: this.names[t]!, imbalance: this.moveImbalance(s, t, this.bundleCpu, this.bundleMem) };
+      return {
+        sid: c.leader,
+        source: this.names[s]!,
+        target: this.names[t]!,
+        imbalance: this.moveImbalance(s, t, this.bundleCpu, this.bundleMem),
+      };
     });
   }
 }

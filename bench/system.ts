@@ -120,7 +120,8 @@ export function systemRow(w: SystemWorkload, reps: number, hourReps: number): Sy
       hourMs: summary(hours.map((t) => t.wall)),
       hourCpuMs: summary(hours.map((t) => t.cpu)),
       bytesPerService,
-      publishedFirstRoundMs: w.workload === 'seed-003' && w.nodes === 3 ? (PUBLISHED_FIRST_ROUND_MS[w.services] ?? null) : null,
+      publishedFirstRoundMs:
+        w.workload === 'seed-003' && w.nodes === 3 ? (PUBLISHED_FIRST_ROUND_MS[w.services] ?? null) : null,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -136,7 +137,9 @@ interface CpuProfile {
 }
 
 function post<T>(session: Session, method: string, params?: object): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))));
+  return new Promise((resolve, reject) =>
+    session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))),
+  );
 }
 
 const REPO = join(import.meta.dirname, '..');
@@ -148,7 +151,12 @@ function fileOf(url: string): string {
 }
 
 /** Profiles a warm run of the workload (its case, or `rounds` rounds of the hour) and names the top self-time functions. */
-export async function profileRow(w: SystemWorkload, label: string, rounds: number | undefined, top = 10): Promise<ProfileSection> {
+export async function profileRow(
+  w: SystemWorkload,
+  label: string,
+  rounds: number | undefined,
+  top = 10,
+): Promise<ProfileSection> {
   const root = mkdtempSync(join(tmpdir(), 'poise-bench-'));
   const session = new Session();
   session.connect();

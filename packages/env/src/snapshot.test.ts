@@ -35,7 +35,10 @@ describe('snapshot', () => {
   });
 
   test('a new version shares every unchanged subtree with the previous one', () => {
-    const doc = { service_status: { 'vm:101': { state: 'started', node: 'node1' }, 'vm:102': { state: 'stopped', node: 'node2' } }, timestamp: 20 };
+    const doc = {
+      service_status: { 'vm:101': { state: 'started', node: 'node1' }, 'vm:102': { state: 'stopped', node: 'node2' } },
+      timestamp: 20,
+    };
     const v1 = snapshot(doc);
     doc.service_status['vm:102'].state = 'started';
     doc.timestamp = 40;

@@ -60,7 +60,10 @@ function snap(value: unknown, previous: unknown): unknown {
   if (isBuilt(value)) return value;
   const prev = typeof previous === 'object' && previous !== null && isBuilt(previous) ? previous : undefined;
   if (Array.isArray(value)) return snapArray(value, Array.isArray(prev) ? prev : undefined);
-  return snapObject(value as Record<string, unknown>, prev !== undefined && !Array.isArray(prev) ? (prev as Record<string, unknown>) : undefined);
+  return snapObject(
+    value as Record<string, unknown>,
+    prev !== undefined && !Array.isArray(prev) ? (prev as Record<string, unknown>) : undefined,
+  );
 }
 
 function snapArray(value: readonly unknown[], prev: readonly unknown[] | undefined): readonly unknown[] {
@@ -125,7 +128,8 @@ export function openRecord<V>(): Record<string, Snapshot<V>> {
 
 /** Freezes a record made by {@link openRecord}; it is a snapshot from then on. */
 export function sealRecord<V>(record: Record<string, Snapshot<V>>): Snapshot<Record<string, V>> {
-  if (Object.getPrototypeOf(record) !== SNAPSHOT_PROTO) throw new TypeError('sealRecord needs a record from openRecord');
+  if (Object.getPrototypeOf(record) !== SNAPSHOT_PROTO)
+    throw new TypeError('sealRecord needs a record from openRecord');
   return Object.freeze(record) as Snapshot<Record<string, V>>;
 }
 

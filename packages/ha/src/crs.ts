@@ -59,7 +59,13 @@ export interface VariantSettings {
 }
 
 /** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, plan: PLAN_OFF, contention: CONTENTION_OFF, active: false };
+export const VARIANT_OFF: VariantSettings = {
+  stable: STABLE_OFF,
+  pressure: PRESSURE_OFF,
+  plan: PLAN_OFF,
+  contention: CONTENTION_OFF,
+  active: false,
+};
 
 /**
  * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
@@ -73,11 +79,30 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const pressure = parsePressureSettings(input);
   const plan = parsePlanSettings(input);
   const contention = parseContentionSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...plan.problems, ...contention.problems].map((p) => p.message);
-  const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
+  const problems = [
+    ...input.problems,
+    ...stable.problems,
+    ...pressure.problems,
+    ...plan.problems,
+    ...contention.problems,
+  ].map((p) => p.message);
+  const differs = <T extends object>(value: T, off: T) =>
+    (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
   const active =
-    differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF) || differs(plan.settings, PLAN_OFF) || differs(contention.settings, CONTENTION_OFF);
-  return { settings: { stable: stable.settings, pressure: pressure.settings, plan: plan.settings, contention: contention.settings, active }, problems };
+    differs(stable.settings, STABLE_OFF) ||
+    differs(pressure.settings, PRESSURE_OFF) ||
+    differs(plan.settings, PLAN_OFF) ||
+    differs(contention.settings, CONTENTION_OFF);
+  return {
+    settings: {
+      stable: stable.settings,
+      pressure: pressure.settings,
+      plan: plan.settings,
+      contention: contention.settings,
+      active,
+    },
+    problems,
+  };
 }
 
 /**
@@ -129,7 +154,9 @@ export function readCrsSettings(
       return fallback;
     }
     if (range && (value < range.min || value > range.max)) {
-      problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`);
+      problems.push(
+        `datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`,
+      );
       return fallback;
     }
     return value;

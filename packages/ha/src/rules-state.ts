@@ -40,10 +40,15 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
   return {
     compiled,
     unconstrained: (sid) =>
-      !Object.hasOwn(compiled['node-affinity'], sid) && !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid),
+      !Object.hasOwn(compiled['node-affinity'], sid) &&
+      !Object.hasOwn(affinity.positive, sid) &&
+      !Object.hasOwn(affinity.negative, sid),
     // a service no node-affinity rule names may run anywhere (asked as an own key: a service
     // id such as `toString` must not find Object.prototype's member in the compiled rules)
-    nodeAffinity: (sid, online) => (Object.hasOwn(compiled['node-affinity'], sid) ? getNodeAffinity(compiled, sid, online) : unconstrainedNodes(online)),
+    nodeAffinity: (sid, online) =>
+      Object.hasOwn(compiled['node-affinity'], sid)
+        ? getNodeAffinity(compiled, sid, online)
+        : unconstrainedNodes(online),
     // a service without resource-affinity partners: nothing to count (and no set of the
     // online nodes to build, once per service the balancer or placement asks about)
     resourceAffinity: (sid, ss) =>
@@ -200,9 +205,7 @@ export class RulesState {
     // waiting for the agent lock is idle only with nothing to do on the node (the last
     // service status the manager wrote, which is this round's until the round ends)
     const services = this.host.env.readManagerStatus().service_status ?? {};
-    return !Object.values(services).some(
-      (sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state),
-    );
+    return !Object.values(services).some((sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state));
   }
 
   /**
@@ -244,13 +247,17 @@ export class RulesState {
     for (const node of this.host.listNodes()) {
       const state = this.host.nodeState(node);
       env.log('notice', `ha groups migration: node '${node}' is in state '${state}'`);
-      if (state !== 'online') return this.failGroupMigration(round, `abort ha groups migration: node '${node}' is not online`);
+      if (state !== 'online')
+        return this.failGroupMigration(round, `abort ha groups migration: node '${node}' is not online`);
       const lrm = env.readLrmStatus(node);
       const lrmState = lrm.state ?? 'unknown';
       const lrmMode = lrmModes[node] ?? lrm.mode ?? 'active';
       env.log('notice', `ha groups migration: lrm '${node}' is in state '${lrmState}' and mode '${lrmMode}'`);
       if (!this.lrmIsActiveOrIdle(node, lrmState)) {
-        return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in state 'active' or 'idle'`);
+        return this.failGroupMigration(
+          round,
+          `abort ha groups migration: lrm '${node}' is not in state 'active' or 'idle'`,
+        );
       }
       if (lrmMode !== 'active') {
         return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in mode 'active'`);

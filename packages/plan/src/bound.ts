@@ -89,10 +89,7 @@ export function combinatorialBound(p: Problem): number {
     for (const n of p.allowedList[u]!) min = Math.min(min, costAt(p, u, n));
     forced += min === Infinity ? 0 : min;
   }
-  const sides = [
-    side(p, p.fixCpu, p.unitCpu, p.capCpu, false),
-    side(p, p.fixMem, p.unitMem, p.capMem, true),
-  ];
+  const sides = [side(p, p.fixCpu, p.unitCpu, p.capCpu, false), side(p, p.fixMem, p.unitMem, p.capMem, true)];
   let best = -Infinity;
   for (const theta of THETAS) {
     const cpu = minimise(sides[0]!, w.cpu, theta * w.move, 0);

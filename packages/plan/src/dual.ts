@@ -333,7 +333,11 @@ function spreadBy(nodes: Int32Array, out: Float64Array, total: number, use: Floa
 }
 
 /** Euclidean projection of `v` onto { x ≥ 0, Σ x = total } (in place); `scratch` at least as long as `v`. */
-export function projectSimplex(v: Float64Array, total: number, scratch: Float64Array = new Float64Array(v.length)): void {
+export function projectSimplex(
+  v: Float64Array,
+  total: number,
+  scratch: Float64Array = new Float64Array(v.length),
+): void {
   const K = v.length;
   if (total <= 0) {
     v.fill(0);

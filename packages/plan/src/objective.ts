@@ -85,10 +85,12 @@ export function assignmentViolations(p: Problem, assign: Int32Array): string[] {
   const cores = Float64Array.from(p.fixCores);
   for (let u = 0; u < p.units.length; u++) {
     const n = assign[u]!;
-    if (n < 0 || n >= N || !p.allowed[u * N + n]) out.push(`${p.units[u]!.ids.join('+')} on ${p.nodeNames[n] ?? n} is not allowed`);
+    if (n < 0 || n >= N || !p.allowed[u * N + n])
+      out.push(`${p.units[u]!.ids.join('+')} on ${p.nodeNames[n] ?? n} is not allowed`);
     mem[n] += p.unitMem[u]!;
     cores[n] += p.unitCores[u]!;
-    for (const v of p.negatives[u]!) if (v > u && assign[v] === n) out.push(`${p.units[u]!.ids[0]} and ${p.units[v]!.ids[0]} share ${p.nodeNames[n]}`);
+    for (const v of p.negatives[u]!)
+      if (v > u && assign[v] === n) out.push(`${p.units[u]!.ids[0]} and ${p.units[v]!.ids[0]} share ${p.nodeNames[n]}`);
   }
   for (let n = 0; n < N; n++) {
     if (!p.usable[n]) continue;

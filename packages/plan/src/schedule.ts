@@ -117,7 +117,9 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
         return { steps, executable: false, blocked: blockedText(), notes };
       }
       const [v, w] = aside;
-      notes.push(`${p.units[v]!.ids.join(' + ')} steps aside to ${p.nodeNames[w]} to break a cycle (it moves on to ${p.nodeNames[target[v]!]} later)`);
+      notes.push(
+        `${p.units[v]!.ids.join(' + ')} steps aside to ${p.nodeNames[w]} to break a cycle (it moves on to ${p.nodeNames[target[v]!]} later)`,
+      );
       goal[v] = w;
       motions.delete(v);
       steps.push(apply([v]));
@@ -160,7 +162,13 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
           position[m] = t;
         }
         const kind = !online[s] ? 'recover' : t !== target[u] ? 'temporary' : 'move';
-        out.push({ guests: members.map((m) => guests[m]!.id), source: p.nodeNames[s]!, target: p.nodeNames[t]!, bytes, kind });
+        out.push({
+          guests: members.map((m) => guests[m]!.id),
+          source: p.nodeNames[s]!,
+          target: p.nodeNames[t]!,
+          bytes,
+          kind,
+        });
       }
     }
     return out;
@@ -196,8 +204,10 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
       const t = goal[u]!;
       const dm = movingMem(u, t);
       const why: string[] = [];
-      if (mem[t]! + dm > limMem[t]!) why.push(`needs ${gib(dm)} free on ${p.nodeNames[t]}, which has ${gib(Math.max(0, p.limMem[t]! - mem[t]!))}`);
-      if (cores[t]! + movingCores(u, t) > limCores[t]!) why.push(`needs ${movingCores(u, t)} cores on ${p.nodeNames[t]}`);
+      if (mem[t]! + dm > limMem[t]!)
+        why.push(`needs ${gib(dm)} free on ${p.nodeNames[t]}, which has ${gib(Math.max(0, p.limMem[t]! - mem[t]!))}`);
+      if (cores[t]! + movingCores(u, t) > limCores[t]!)
+        why.push(`needs ${movingCores(u, t)} cores on ${p.nodeNames[t]}`);
       if (hasPartnerOn(u, t, new Set())) why.push(`a negative-affinity partner is still on ${p.nodeNames[t]}`);
       return `${p.units[u]!.ids.join(' + ')} to ${p.nodeNames[t]} ${why.length > 0 ? why.join(' and ') : 'waits for the others'}`;
     });

@@ -152,8 +152,16 @@ export class SearchState {
     const t = this.assign[v]!;
     const dc = p.unitCpu[v]! - p.unitCpu[u]!;
     const dm = p.unitMem[v]! - p.unitMem[u]!;
-    const maxC = Math.max(otherMax(this.topCpu, this.topCpuV, s, t), (this.cpu[s]! + dc) * this.invCpu[s]!, (this.cpu[t]! - dc) * this.invCpu[t]!);
-    const maxM = Math.max(otherMax(this.topMem, this.topMemV, s, t), (this.mem[s]! + dm) * this.invMem[s]!, (this.mem[t]! - dm) * this.invMem[t]!);
+    const maxC = Math.max(
+      otherMax(this.topCpu, this.topCpuV, s, t),
+      (this.cpu[s]! + dc) * this.invCpu[s]!,
+      (this.cpu[t]! - dc) * this.invCpu[t]!,
+    );
+    const maxM = Math.max(
+      otherMax(this.topMem, this.topMemV, s, t),
+      (this.mem[s]! + dm) * this.invMem[s]!,
+      (this.mem[t]! - dm) * this.invMem[t]!,
+    );
     const cost = this.cost - costAt(p, u, s) - costAt(p, v, t) + costAt(p, u, t) + costAt(p, v, s);
     return this.wCpu * maxC + this.wMem * maxM + cost;
   }

@@ -52,7 +52,14 @@ export function stateCheck(stage: string): StateCheck {
       const min = range.min ?? -Infinity;
       const max = range.max ?? Infinity;
       if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-        const bounds = range.min !== undefined && range.max !== undefined ? ` in ${min}..${max}` : range.min !== undefined ? ` >= ${min}` : range.max !== undefined ? ` <= ${max}` : '';
+        const bounds =
+          range.min !== undefined && range.max !== undefined
+            ? ` in ${min}..${max}`
+            : range.min !== undefined
+              ? ` >= ${min}`
+              : range.max !== undefined
+                ? ` <= ${max}`
+                : '';
         return fail(path, `a finite number${bounds}`, value);
       }
       return value;
@@ -63,7 +70,8 @@ export function stateCheck(stage: string): StateCheck {
       return value;
     },
     integer(value, path, min = 0) {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) return fail(path, `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`, value);
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+        return fail(path, `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`, value);
       return value;
     },
     boolean(value, path) {

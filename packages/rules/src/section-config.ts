@@ -106,11 +106,7 @@ function decodeProperty(schema: PropertySchema, raw: string | undefined): Decode
  * section dropped for a missing required property still uses up its number (the reference keeps
  * it as an undefined entry, which every consumer skips).
  */
-export function parseSectionConfig<T>(
-  file: string,
-  raw: string,
-  plugins: readonly SectionPlugin[],
-): ParseResult<T> {
+export function parseSectionConfig<T>(file: string, raw: string, plugins: readonly SectionPlugin[]): ParseResult<T> {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
   const ids = nullRecord<T>();
   const order = nullRecord<number>();

@@ -34,8 +34,12 @@ cluster.readSnapshot = async () => {
 process.exitCode = await main(args, processIo, {
   lockFs: localLockFs,
   createHost: (config) => {
-    const token = config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
-    const host = fakeHost(cluster, { afterStep: persist, ...(token ? { redact: (text: string) => token.redact(text) } : {}) });
+    const token =
+      config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
+    const host = fakeHost(cluster, {
+      afterStep: persist,
+      ...(token ? { redact: (text: string) => token.redact(text) } : {}),
+    });
     const step = host.clock.sleep;
     return {
       ...host,
