@@ -1,8 +1,9 @@
 /**
  * The placement planner at scale (`@poise/plan`): generated clusters (heterogeneous nodes,
  * guests piled unevenly, node-affinity, positive and negative rules), planned with the default
- * options. Prints, per size, the wall-clock median of `--reps` runs (default 3) after one
- * warm-up, the process CPU time of one run, the heap growth and the peak RSS, the objective,
+ * options. Prints, per size, the wall-clock and CPU medians of `--reps` warm runs (default 5)
+ * after a first (cold) run, the CPU time of that first run, its heap growth and the process's
+ * peak RSS, the objective,
  * the lower bound and the gap, moves and steps. Then the cost as it grows with guests (64 nodes)
  * and with nodes (5,000 guests). `--json` prints the rows as JSON; `--quick` runs the two
  * headline sizes only. Run: `pnpm bench:plan`.
@@ -17,7 +18,7 @@ const option = (name: string, fallback: number) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : fallback;
 };
-const reps = option('reps', 3);
+const reps = option('reps', 5);
 const json = argv.includes('--json');
 const quick = argv.includes('--quick');
 
@@ -27,6 +28,7 @@ interface Row {
   readonly rules: number;
   readonly medianMs: number;
   readonly cpuMs: number;
+  readonly coldCpuMs: number;
   readonly heapMB: number;
   readonly rssMB: number;
   readonly objective: number;
@@ -42,27 +44,33 @@ function measure(nodeCount: number, guestCount: number, ruleCount: number): Row 
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const heapBefore = process.memoryUsage().heapUsed;
-  const cpuBefore = process.cpuUsage();
+  // the first run (cold: the JIT compiles as it goes), then `reps` warm runs
+  const coldBefore = process.cpuUsage();
   let plan = planPlacement(input);
-  const cpu = process.cpuUsage(cpuBefore);
+  const cold = process.cpuUsage(coldBefore);
   const heapMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
   const times: number[] = [];
+  const cpus: number[] = [];
   for (let r = 0; r < reps; r++) {
+    const cpuBefore = process.cpuUsage();
     const start = performance.now();
     plan = planPlacement(input);
     times.push(performance.now() - start);
+    const cpu = process.cpuUsage(cpuBefore);
+    cpus.push((cpu.user + cpu.system) / 1000);
   }
   if (!plan.feasible)
     throw new Error(`generated cluster ${nodeCount} x ${guestCount} is infeasible: ${plan.reasons.join('; ')}`);
-  times.sort((a, b) => a - b);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   return {
     nodes: nodeCount,
     guests: guestCount,
     rules: ruleCount,
-    medianMs: times[times.length >> 1]!,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    medianMs: median(times),
+    cpuMs: median(cpus),
+    coldCpuMs: (cold.user + cold.system) / 1000,
     heapMB,
-    rssMB: process.memoryUsage().rss / 2 ** 20,
+    rssMB: process.resourceUsage().maxRSS / 1024,
     objective: plan.objective.value,
     current: plan.current.value,
     bound: plan.bound,
@@ -90,15 +98,15 @@ const rows = [...headline, ...growth].map(([n, g, r]) => measure(n, g, r));
 if (json) console.log(JSON.stringify(rows, null, 2));
 else {
   console.log(
-    `planPlacement, default options; wall median of ${reps} runs after a warm-up; CPU of one run; heap growth of one run; RSS after all runs (Node ${process.version})`,
+    `planPlacement, default options; medians of ${reps} warm runs (wall, CPU), CPU of the first (cold) run, heap growth of the first run, peak RSS of the process so far (Node ${process.version})`,
   );
   console.log(
-    '| nodes × guests (rules) | wall ms | cpu ms | heap MB | RSS MB | objective now → plan | bound | gap | moves | steps |',
+    '| nodes × guests (rules) | wall ms | cpu ms | cold cpu ms | heap MB | peak RSS MB | objective now → plan | bound | gap | moves | steps |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
     console.log(
-      `| ${r.nodes} × ${r.guests.toLocaleString('en-US')} (${r.rules}) | ${r.medianMs.toFixed(1)} | ${r.cpuMs.toFixed(0)} | ${r.heapMB.toFixed(1)} | ${r.rssMB.toFixed(0)} | ${r.current.toFixed(4)} → ${r.objective.toFixed(4)} | ${r.bound.toFixed(4)} | ${r.gapPercent.toFixed(2)} % | ${r.moves} | ${r.steps} |`,
+      `| ${r.nodes} × ${r.guests.toLocaleString('en-US')} (${r.rules}) | ${r.medianMs.toFixed(1)} | ${r.cpuMs.toFixed(0)} | ${r.coldCpuMs.toFixed(0)} | ${r.heapMB.toFixed(1)} | ${r.rssMB.toFixed(0)} | ${r.current.toFixed(4)} → ${r.objective.toFixed(4)} | ${r.bound.toFixed(4)} | ${r.gapPercent.toFixed(2)} % | ${r.moves} | ${r.steps} |`,
     );
   }
 }

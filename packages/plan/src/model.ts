@@ -217,6 +217,20 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
 
   const sortedGroups = [...groups.values()].sort((a, b) => a[0]! - b[0]!);
   for (const members of sortedGroups) {
+    if (members.length === 1 && guests[members[0]!]!.migratable) {
+      // the common case (a movable guest without positive affinity), without the group's bookkeeping
+      const m = members[0]!;
+      const a = affinity.get(m);
+      const allowed = a ? usableList.filter((n) => a.nodes.has(n)) : usableList;
+      if (allowed.length === 0) {
+        reasons.push(noNodeReason(guests[m]!.id, members, affinity, usableCount, nodeNames, why, N));
+        continue;
+      }
+      guestUnit[m] = units.length;
+      units.push({ guests: members, ids: [guests[m]!.id] });
+      unitAllowed.push(allowed);
+      continue;
+    }
     const ids = members.map((m) => guests[m]!.id);
     const label =
       members.length > 1 ? `positive affinity '${positiveRuleOf.get(members[0]!)}' (${listText(ids)})` : ids[0]!;
@@ -292,8 +306,10 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   const allowedFlat = new Uint8Array(U * N);
   const allowedList: Int32Array[] = [];
   const w = input.weights;
+  const everyUsable = Int32Array.from(usableList);
   for (let u = 0; u < U; u++) {
-    const list = Int32Array.from(unitAllowed[u]!);
+    // units that may use every usable node share one list (never changed in place)
+    const list = unitAllowed[u] === usableList ? everyUsable : Int32Array.from(unitAllowed[u]!);
     allowedList.push(list);
     for (const n of list) allowedFlat[u * N + n] = 1;
     const members = units[u]!.guests;
@@ -344,7 +360,12 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   }
 
   // negative affinity between units; fixed partners exclude their node
-  const negSets: Set<number>[] = Array.from({ length: U }, () => new Set<number>());
+  const negSets = new Map<number, Set<number>>();
+  const partners = (u: number): Set<number> => {
+    let set = negSets.get(u);
+    if (!set) negSets.set(u, (set = new Set()));
+    return set;
+  };
   const negativeRules: { id: string; units: number[]; fixedNodes: number[] }[] = [];
   for (const rule of input.rules) {
     if (rule.type !== 'resource-affinity' || rule.affinity !== 'negative') continue;
@@ -379,8 +400,8 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         if (fa !== undefined && ub >= 0) excludeNode(ub, fa);
         else if (fb !== undefined && ua >= 0) excludeNode(ua, fb);
         else if (ua >= 0 && ub >= 0) {
-          negSets[ua]!.add(ub);
-          negSets[ub]!.add(ua);
+          partners(ua).add(ub);
+          partners(ub).add(ua);
         }
       }
     }
@@ -407,6 +428,10 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   // what the current placement breaks
   for (let u = 0; u < U; u++) {
     const unit = units[u]!;
+    if (unit.guests.length === 1) {
+      const node = guestNode[unit.guests[0]!]!;
+      if (usable[node] && allowedFlat[u * N + node]) continue;
+    }
     const nodes = new Set(unit.guests.map((m) => guestNode[m]!));
     for (const node of nodes) {
       if (!online(node))
@@ -424,7 +449,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     }
     if (nodes.size > 1 && unit.guests.length > 1) violations.push(`${listText(unit.ids)} are not on one node`);
   }
-  const negatives = negSets.map((s) => Int32Array.from([...s].sort((a, b) => a - b)));
+  const none = new Int32Array(0);
+  const negatives: Int32Array[] = new Array<Int32Array>(U).fill(none);
+  for (const [u, set] of negSets) negatives[u] = Int32Array.from([...set].sort((a, b) => a - b));
   for (let u = 0; u < U; u++) {
     for (const v of negatives[u]!) {
       if (v <= u) continue;

@@ -3,13 +3,17 @@
  * against HiGHS on the same objective. Shared by the oracle tests (several files, so that
  * vitest runs them on every core) and the distribution script.
  */
-import { type Highs, randomInstance, solveMilp } from './oracle.testkit';
+import { type Highs, MILP_MAX_NODES, type MilpQuery, randomInstance, solveMilp } from './oracle.testkit';
 import { planPlacement } from './planner';
 
 /** The instance sizes the oracle covers: up to 6 nodes × 30 guests. */
 export const ORACLE_SIZE = { maxNodes: 6, maxGuests: 30 } as const;
-/** Seconds HiGHS may spend on one question (an undecided question is counted, never guessed). */
-export const ORACLE_TIME_LIMIT = 1;
+/**
+ * Branch-and-bound nodes HiGHS may process per question: a deterministic limit on work (an
+ * undecided question is counted, never guessed), so that every verdict is the same on every
+ * machine, however fast or loaded.
+ */
+export const ORACLE_MAX_NODES = MILP_MAX_NODES;
 
 /** Guests up to which the oracle also asks whether the planner is optimal and move-minimal. */
 export const EXACT_QUESTION_GUESTS = 15;
@@ -18,7 +22,7 @@ export const EXACT_QUESTION_GUESTS = 15;
 export interface OracleOutcome {
   readonly seed: number;
   readonly feasible: boolean;
-  /** HiGHS agrees about feasibility (`undefined`: undecided in the time limit). */
+  /** HiGHS agrees about feasibility (`undefined`: undecided within the node limit). */
   readonly feasibilityAgrees: boolean | undefined;
   /** HiGHS evaluates the planner's placement to the planner's objective (and finds it feasible). */
   readonly placementChecks?: boolean;
@@ -36,39 +40,54 @@ export interface OracleOutcome {
   readonly message?: string;
 }
 
-/** Runs the oracle questions for one seed. */
-export function oracleCase(highs: Highs, seed: number, timeLimit = ORACLE_TIME_LIMIT): OracleOutcome {
+/**
+ * Runs the oracle questions for one seed. Each question is whether a solution exists (of the
+ * feasibility MILP, below a value, with fewer migrations), so HiGHS stops at the first one it
+ * finds; on instances of up to {@link EXACT_QUESTION_GUESTS} guests optimality is asked first
+ * (no placement better at all implies none 1 % better).
+ */
+export function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NODES): OracleOutcome {
   const { input, drain } = randomInstance(seed, ORACLE_SIZE);
   const plan = planPlacement(input, { drain });
   const decided = (status: string) => (status === 'unknown' ? undefined : status === 'infeasible');
+  const exists = (query: Omit<MilpQuery, 'maxNodes' | 'anySolution'>) =>
+    solveMilp(highs, input, drain, { ...query, maxNodes, anySolution: true });
   if (!plan.feasible) {
-    const r = solveMilp(highs, input, drain, { feasibilityOnly: true, timeLimit });
+    const r = exists({ feasibilityOnly: true });
     return { seed, feasible: false, feasibilityAgrees: decided(r.status), message: plan.reasons.join('; ') };
   }
   const value = plan.objective.value;
   const tol = 1e-6 * Math.max(1, value);
-  const fixed = solveMilp(highs, input, drain, { fixed: plan.placement, timeLimit });
+  const fixed = solveMilp(highs, input, drain, { fixed: plan.placement, maxNodes });
   const placementChecks = fixed.status === 'optimal' && Math.abs(fixed.value - value) <= tol;
-  const bound = solveMilp(highs, input, drain, { below: plan.bound - tol, timeLimit });
-  const one = solveMilp(highs, input, drain, { below: value / 1.01, timeLimit });
+  const bound = exists({ below: plan.bound - tol });
   const base = {
     seed,
     feasible: true,
     feasibilityAgrees: placementChecks,
     placementChecks,
     boundHolds: decided(bound.status),
-    withinOnePercent: decided(one.status),
     objective: value,
   };
-  if (one.status === 'optimal') return { ...base, better: one.value };
+  const withinOnePercent = (): OracleOutcome => {
+    const one = exists({ below: value / 1.01 });
+    return {
+      ...base,
+      withinOnePercent: decided(one.status),
+      ...(one.status === 'solution' || one.status === 'optimal' ? { better: one.value } : {}),
+    };
+  };
   // optimality and move-count proofs are the expensive questions: asked on the smaller instances
-  if (input.guests.length > EXACT_QUESTION_GUESTS) return base;
-  const opt = solveMilp(highs, input, drain, { below: value - tol, timeLimit });
+  if (input.guests.length > EXACT_QUESTION_GUESTS) return withinOnePercent();
+  const opt = exists({ below: value - tol });
   if (opt.status !== 'infeasible') {
-    return opt.status === 'optimal' ? { ...base, optimal: false, better: opt.value } : { ...base, optimal: undefined };
+    const within = withinOnePercent();
+    return opt.status === 'unknown'
+      ? { ...within, optimal: undefined }
+      : { ...within, optimal: false, better: within.better ?? opt.value };
   }
-  const moves = solveMilp(highs, input, drain, { below: value + tol, maxMoves: plan.objective.moves - 1, timeLimit });
-  return { ...base, optimal: true, fewestMoves: decided(moves.status) };
+  const moves = exists({ below: value + tol, maxMoves: plan.objective.moves - 1 });
+  return { ...base, withinOnePercent: true, optimal: true, fewestMoves: decided(moves.status) };
 }
 
 /** `key` present with `undefined` means undecided; absent means not asked. */
@@ -89,12 +108,12 @@ export interface OracleTally {
  * Runs {@link oracleCase} for seeds `from` … `to` (inclusive) and tallies each question's answers
  * (`withinOnePercent=true`, `optimal=undefined`, …).
  */
-export function runOracle(highs: Highs, from: number, to: number, timeLimit = ORACLE_TIME_LIMIT): OracleTally {
+export function runOracle(highs: Highs, from: number, to: number, maxNodes = ORACLE_MAX_NODES): OracleTally {
   const counts: Record<string, number> = {};
   const failures: OracleOutcome[] = [];
   let feasible = 0;
   for (let seed = from; seed <= to; seed++) {
-    const o = oracleCase(highs, seed, timeLimit);
+    const o = oracleCase(highs, seed, maxNodes);
     if (o.feasible) feasible++;
     for (const key of [
       'feasibilityAgrees',

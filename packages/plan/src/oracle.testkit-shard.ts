@@ -1,7 +1,8 @@
 /**
  * One shard of the oracle tests (test support): `POISE_ORACLE_INSTANCES` random clusters in all
  * (default {@link ORACLE_INSTANCES}), seeds 1…N split over the shards. Each shard checks, per
- * instance (HiGHS questions time-limited; an undecided one is counted, never guessed):
+ * instance (HiGHS questions limited by branch-and-bound nodes, not time, so that the verdicts are
+ * the same on every machine; an undecided one is counted, never guessed):
  *
  * - feasibility agrees: an input the planner calls infeasible has no feasible MILP solution; a
  *   placement the planner returns satisfies the MILP's constraints with the planner's objective;

@@ -10,13 +10,31 @@ import { type CheckedInput, validatePlanInput } from './validate';
 
 const GIB = 1024 ** 3;
 
-/** The loaded solver (one per process; every `solve` is a fresh native instance). */
+/** The part of the loaded solver the oracle uses (one per process; every model is a fresh native instance). */
 export interface Highs {
-  solve(
-    lp: string,
-    options?: Record<string, unknown>,
-  ): { Status: string; ObjectiveValue: number; Columns: Record<string, { Primal: number }> };
+  readonly constants: { readonly modelStatus: { readonly optimal: number; readonly infeasible: number } };
+  withModel<R>(source: { format: 'lp'; data: string }, use: (model: HighsModel) => R): R;
 }
+
+/** A HiGHS model (the persistent API of `highs`). */
+export interface HighsModel {
+  readonly options: { set(options: Record<string, unknown>): unknown };
+  readonly info: { get(name: string): unknown };
+  run(): unknown;
+  getModelStatus(): number;
+  getObjectiveValue(): number;
+  getSolution(): { readonly colValue: Float64Array };
+  getColByName(name: string): number;
+}
+
+/**
+ * Branch-and-bound nodes HiGHS may process per question by default (`mip_max_nodes`): a limit
+ * on work, not on time, so that a verdict never depends on the machine's speed or load (HiGHS
+ * in WebAssembly runs single-threaded and is deterministic).
+ */
+export const MILP_MAX_NODES = 2000;
+/** HiGHS's `primal_solution_status` of a feasible solution. */
+const FEASIBLE_SOLUTION = 2;
 
 let loaded: Promise<Highs> | undefined;
 export function loadHighs(): Promise<Highs> {
@@ -142,16 +160,24 @@ export interface MilpQuery {
   readonly maxMoves?: number;
   /** Every guest fixed where this placement puts it (checks a placement and evaluates its objective independently). */
   readonly fixed?: ReadonlyMap<string, string>;
-  /** Seconds (default 20). */
-  readonly timeLimit?: number;
+  /** Branch-and-bound nodes at most (default {@link MILP_MAX_NODES}); `Infinity` for none. */
+  readonly maxNodes?: number;
+  /**
+   * Stop at the first solution found (the question is whether one exists, e.g. with `below`):
+   * the answer is then `solution`, not `optimal`.
+   */
+  readonly anySolution?: boolean;
 }
 
-/** The MILP's answer (`unknown`: the time limit ran out). */
+/**
+ * The MILP's answer: `optimal` (proven), `solution` (a feasible one, when `anySolution` asked
+ * for no more), `infeasible` (proven), or `unknown` (the node limit ran out first).
+ */
 export type MilpResult =
   | { readonly status: 'infeasible' }
   | { readonly status: 'unknown' }
   | {
-      readonly status: 'optimal';
+      readonly status: 'optimal' | 'solution';
       readonly value: number;
       readonly moves: number;
       readonly placement: Map<string, string>;
@@ -329,22 +355,35 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     primal_feasibility_tolerance: 1e-9,
     mip_feasibility_tolerance: 1e-9,
     output_flag: false,
-    time_limit: query.timeLimit ?? 20,
+    ...(query.maxNodes === Infinity ? {} : { mip_max_nodes: query.maxNodes ?? MILP_MAX_NODES }),
+    ...(query.anySolution ? { mip_max_improving_sols: 1 } : {}),
   };
-  const solution = highs.solve(lp, options);
-  if (solution.Status === 'Infeasible') return { status: 'infeasible' };
-  if (solution.Status === 'Time limit reached') return { status: 'unknown' };
-  if (solution.Status !== 'Optimal') throw new Error(`HiGHS: ${solution.Status}`);
-  const placement = new Map<string, string>();
-  let moves = 0;
-  guests.forEach((g, i) => {
-    if (!counted[i]) return;
-    for (const n of allowed[i]!) {
-      if ((solution.Columns[x(i, n)]?.Primal ?? 0) > 0.5) {
-        placement.set(g.id, nodes[n]!.name);
-        if (n !== on[i]) moves++;
+  return highs.withModel({ format: 'lp', data: lp }, (model) => {
+    model.options.set(options);
+    model.run();
+    const status = model.getModelStatus();
+    const codes = highs.constants.modelStatus;
+    if (status === codes.infeasible) return { status: 'infeasible' } as const;
+    const columns = model.getSolution().colValue;
+    const value = (name: string) => {
+      const col = model.getColByName(name);
+      return col >= 0 ? columns[col]! : 0;
+    };
+    // otherwise stopped by a limit: at the first solution when any was asked for, else undecided
+    const feasibleSolution = model.info.get('primal_solution_status') === FEASIBLE_SOLUTION;
+    const found = status === codes.optimal ? 'optimal' : query.anySolution && feasibleSolution ? 'solution' : undefined;
+    if (found === undefined) return { status: 'unknown' } as const;
+    const placement = new Map<string, string>();
+    let moves = 0;
+    guests.forEach((g, i) => {
+      if (!counted[i]) return;
+      for (const n of allowed[i]!) {
+        if (value(x(i, n)) > 0.5) {
+          placement.set(g.id, nodes[n]!.name);
+          if (n !== on[i]) moves++;
+        }
       }
-    }
+    });
+    return { status: found, value: model.getObjectiveValue() + constant, moves, placement };
   });
-  return { status: 'optimal', value: solution.ObjectiveValue + constant, moves, placement };
 }

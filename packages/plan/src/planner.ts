@@ -5,14 +5,14 @@ import { evaluateAssignment, evaluateCurrent } from './objective';
 import { balancedAssignment, constructAssignment } from './construct';
 import { findFeasible } from './exact';
 import { countingReasons, searchReasons } from './diagnose';
-import { optimize } from './search';
+import { LARGE_UNITS, optimize } from './search';
 import { lowerBound } from './bound';
 import { schedule } from './schedule';
 import { type CheckedInput, compareNames, show, validatePlanInput } from './validate';
 import type { FeasiblePlan, NodeUse, PlacementPlan, PlanInput, PlanOptions } from './types';
 
 /** Units up to which the search also starts from a balanced placement built from scratch. */
-export const FRESH_START_UNITS = 2000;
+export const FRESH_START_UNITS = LARGE_UNITS;
 
 /** Options with every default applied. */
 export interface CheckedOptions {
@@ -99,7 +99,7 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
   const fresh = p.units.length <= FRESH_START_UNITS ? balancedAssignment(p) : undefined;
   const best = optimize(p, start, { seed: opts.seed, effort: opts.effort, fresh });
   const objective = evaluateAssignment(p, best.assign);
-  const bound = lowerBound(p);
+  const bound = lowerBound(p, { upper: objective.value, assign: best.assign });
   const steps = schedule(p, best.assign, opts.maxParallelPerNode);
   const plan: FeasiblePlan = {
     feasible: true,

@@ -1,4 +1,5 @@
 import { type Problem, costAt } from './model';
+import { levelSearch } from './levels';
 import { EPS, SearchState, isPartner } from './state';
 
 /** Options of {@link optimize}. */
@@ -20,6 +21,15 @@ export interface SearchOptions {
 export const KICK_WORK = 640_000;
 export const MIN_KICKS = 4;
 export const MAX_KICKS = 400;
+/** Units above which the search starts with level repairs (`levels.ts`) instead of perturbations. */
+export const LARGE_UNITS = 60;
+/** Units up to which the search ends with a branch and bound over all usable nodes. */
+export const EXACT_UNITS = 30;
+/**
+ * Search nodes that branch and bound may visit (about a second of CPU, on a loaded machine, when it does not
+ * finish; oracle instance 983, 6 nodes × 19 guests, needs more than 1,000,000 to get within 1 %).
+ */
+export const EXACT_BUDGET = 3_000_000;
 /** Units moved by one perturbation. */
 export const KICK_SIZE = 3;
 /** Levels tried below the current highest utilisation, as fractions of the way to the floor. */
@@ -50,12 +60,21 @@ export function xorshift(seed: number): () => number {
  *    utilisation and the fractional floor (what gets past ties and plateaus a single move
  *    cannot: two nodes at the same height, or gains that only pay for several moves together);
  * 2. perturbation: a few random moves from the best assignment, then descent again; the best
- *    one found is kept.
+ *    one found is kept;
+ * 3. on inputs of up to {@link EXACT_UNITS} units: a branch and bound over every usable node
+ *    (at most {@link EXACT_BUDGET} search nodes) from the best value, to the optimum when it
+ *    finishes (what no sequence of improving moves reaches).
  */
 export function optimize(p: Problem, start: Int32Array, options: SearchOptions): SearchState {
   const st = new SearchState(p, start);
   if (p.units.length === 0) return st;
   const floors = levelFloors(p);
+  if (p.units.length > LARGE_UNITS) {
+    levelSearch(st, floors);
+    for (let guard = 0; guard < 1_000_000; guard++) if (!bestMove(st) && !bestSwap(st)) break;
+    st.resum();
+    return st;
+  }
   descend(st, floors);
   let best = st.clone();
   if (options.fresh) {
@@ -78,6 +97,12 @@ export function optimize(p: Problem, start: Int32Array, options: SearchOptions):
       best.copyFrom(work);
       polish(best, floors);
     }
+  }
+  // small inputs: branch and bound over every usable node (what the perturbations missed)
+  if (p.units.length <= EXACT_UNITS) {
+    const all: number[] = [];
+    for (let n = 0; n < best.N; n++) if (p.usable[n]) all.push(n);
+    if (splitNodes(best, all, EXACT_BUDGET)) polish(best, floors);
   }
   best.resum();
   return best;
@@ -185,8 +210,11 @@ function* subsets(items: readonly number[], size: number): Generator<number[]> {
   }
 }
 
-/** Best split of the units on `set` over those nodes; applies it and returns true when it improves the objective. */
-function splitNodes(st: SearchState, set: readonly number[]): boolean {
+/**
+ * Best split of the units on `set` over those nodes (at most `budget` search nodes); applies it
+ * and returns true when it improves the objective.
+ */
+function splitNodes(st: SearchState, set: readonly number[], budget = SPLIT_BUDGET): boolean {
   const p = st.p;
   const N = st.N;
   const K = set.length;
@@ -218,6 +246,20 @@ function splitNodes(st: SearchState, set: readonly number[]): boolean {
   }
   const cost = new Float64Array(k * K);
   const minRest = new Float64Array(k + 1);
+  // what is left to place, and the set's capacity: no placement of the rest keeps every node of
+  // the set below the set's average fill
+  const restCpu = new Float64Array(k + 1);
+  const restMem = new Float64Array(k + 1);
+  for (let a = k - 1; a >= 0; a--) {
+    restCpu[a] = restCpu[a + 1]! + p.unitCpu[units[a]!]!;
+    restMem[a] = restMem[a + 1]! + p.unitMem[units[a]!]!;
+  }
+  let capC = 0;
+  let capM = 0;
+  for (const n of set) {
+    capC += p.capCpu[n]!;
+    capM += p.capMem[n]!;
+  }
   for (let a = 0; a < k; a++)
     for (let i = 0; i < K; i++)
       cost[a * K + i] = p.allowed[units[a]! * N + set[i]!] ? costAt(p, units[a]!, set[i]!) : Infinity;
@@ -242,13 +284,19 @@ function splitNodes(st: SearchState, set: readonly number[]): boolean {
     return false;
   };
   const dfs = (a: number, spent: number): void => {
-    if (++visits > SPLIT_BUDGET) return;
+    if (++visits > budget) return;
     let maxC = otherC;
     let maxM = otherM;
+    let sumC = restCpu[a]!;
+    let sumM = restMem[a]!;
     for (let i = 0; i < K; i++) {
       maxC = Math.max(maxC, c[i]! * st.invCpu[set[i]!]!);
       maxM = Math.max(maxM, m[i]! * st.invMem[set[i]!]!);
+      sumC += c[i]!;
+      sumM += m[i]!;
     }
+    if (capC > 0) maxC = Math.max(maxC, sumC / capC);
+    if (capM > 0) maxM = Math.max(maxM, sumM / capM);
     const bound = wC * maxC + wM * maxM + spent + minRest[a]!;
     if (bound >= best) return;
     if (a === k) {

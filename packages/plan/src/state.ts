@@ -269,6 +269,13 @@ export class SearchState {
     this.rank();
   }
 
+  /** Moves every unit to where `assign` puts it (unit → node, no check) and re-ranks. */
+  setAssignment(assign: Int32Array): void {
+    for (let u = 0; u < this.U; u++) if (this.assign[u] !== assign[u]) this.move(u, assign[u]!, false);
+    this.resum();
+    this.rank();
+  }
+
   /** Recomputes the cost from scratch (drops the float drift of many incremental updates). */
   resum(): void {
     let cost = 0;

@@ -4,6 +4,7 @@ import { METRICS, computeStats, computeVerdicts, metricValue, type RunGroup } fr
 import { summaryMarkdown } from './markdown';
 import { predictionErrorStats } from './prediction';
 import type { LabSummary, RunDigest } from './digest';
+import { balanceSummary } from './balance-summary';
 import type { Variant } from './variants';
 
 export { DIGEST_MAX_BINS, digestTrace, type LabSummary, type NodeDigest, type RunDigest } from './digest';
@@ -47,6 +48,7 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     ...(digests.some((d) => d.predictions)
       ? { prediction: predictionErrorStats(digests.flatMap((d) => d.predictions ?? [])) }
       : {}),
+    balance: balanceSummary(digests, scenarios, variants),
   };
 }
 

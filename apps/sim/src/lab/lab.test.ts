@@ -74,7 +74,14 @@ describe('runComparison', () => {
     // the first metric: these cases script their pressure (no ground truth)
     expect(md).toContain(`|  | calm | no load pressure model | ${fmt(sd.mean)} ± ${fmt(sd.sd)} |`);
     expect(md).toContain('| wide | ');
-    expect(md.match(/^\| (small|wide) \|/gm)).toHaveLength(4);
+    const [tables, balance] = md.split('Balance: greedy vs planned.');
+    expect(tables!.match(/^\| (small|wide) \|/gm)).toHaveLength(4);
+    // then the balance table: a row per scenario × variant (no placement in these traces: no oracle)
+    expect(
+      balance!.match(
+        /^\| (small|wide)? ?\| (defaults|calm) \| greedy \| \d\/2 \| .* \| — \(0\/2 runs\) \| — \| 0 \| — \|$/gm,
+      ),
+    ).toHaveLength(4);
     const json = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(json.format).toBe('poise-lab-summary/1');
     expect(json.verdicts.length).toBe(2 * 8);

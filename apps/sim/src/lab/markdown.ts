@@ -1,3 +1,4 @@
+import { balanceMarkdown } from './balance-summary';
 import type { LabSummary } from './digest';
 import { fmt } from './format';
 import { METRICS, type MetricDef } from './stats';
@@ -67,6 +68,7 @@ export function summaryMarkdown(s: LabSummary): string {
       table += `| ${x.family} | ${x.n} | ${x.usage} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.max)} |\n`;
     lines.push(table);
   }
+  if (s.balance?.groups.length) lines.push(balanceMarkdown(s.balance));
   return `${lines.join('\n')}`;
 }
 

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { balanceSection } from './balance-summary';
 import { contentionSpec, imbalanceSpec, movesSpec, nodePeak, nodeSpec, predictionSpec, renderSvg } from './charts';
 import type { LabSummary, RunDigest } from './digest';
 import { fmt } from './format';
@@ -139,6 +140,7 @@ export async function buildReport(input: ReportInput): Promise<string> {
   let chart = 0;
   const render = async (spec: Parameters<typeof renderSvg>[0]) => renderSvg(spec, `c${++chart}`);
   if (s.prediction) parts.push(await predictionSection(s.prediction, digests, render));
+  if (s.balance) parts.push(await balanceSection(s.balance, variants, render));
 
   // per scenario
   for (const sc of s.scenarios) {

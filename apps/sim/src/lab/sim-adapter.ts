@@ -4,10 +4,12 @@
  * the run's seed seeds the node noise (`SimulationOptions.seed`; the case's `sim_options`
  * `max-time` stays the time limit), and a `RunRecorder` records it from the Simulation API
  * (samples after every round with loads, imbalance, online state and pressure; the balancer's
- * motions with their outcomes). The trace is the recorder's data, nothing read from the log.
+ * motions with their outcomes), plus where the guests started and ended for the hindsight
+ * oracle (`placement.ts`). The trace is the recorder's data, nothing read from the log.
  */
 import { RunRecorder, SimError, Simulation, loadCase, withCrsOverrides } from '@poise/sim';
 import { LabError } from './errors';
+import { recordPlacement, servicePlacement } from './placement';
 import { scenarioDir, type ScenarioRef } from './runner';
 import { TRACE_FORMAT, type RunTrace } from './trace';
 import type { Variant } from './variants';
@@ -41,6 +43,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   }
   const sim = new Simulation(input, { profile: LAB_PROFILE, seed });
   const recorder = new RunRecorder(sim);
+  const initial = servicePlacement(sim.view());
   const result = sim.run();
   if (result.error !== undefined) {
     throw new LabError('run-failed', `the simulator stopped at ${sim.time} s: ${result.error}`);
@@ -57,5 +60,6 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     rounds: recorder.rounds,
     moves: recorder.resourceMoves(),
     ...(load ? { cpuFamilies: recorder.nodes.map((n) => (load.nodes[n]?.cpu ?? load.cpu).curve.family) } : {}),
+    placement: recordPlacement(sim.view(), initial, input),
   };
 }

@@ -71,9 +71,36 @@ const truth = () => ({
   ],
 });
 
+/** A placement record of the good trace's two nodes, its one guest edited by `guest`. */
+const placement = (guest: Record<string, unknown>) => ({
+  nodes: ['node1', 'node2'].map((name) => ({
+    name,
+    cpuCores: 4,
+    memBytes: 2 ** 32,
+    online: true,
+    maintenance: false,
+    cpu: 1,
+    mem: 2 ** 30,
+  })),
+  guests: [
+    {
+      sid: 'vm:101',
+      initial: 'node1',
+      final: 'node2',
+      cpu: 1,
+      mem: 2 ** 30,
+      migratable: true,
+      ignored: false,
+      ...guest,
+    },
+  ],
+  rules: [],
+});
+
 describe('validateTrace', () => {
   it('accepts a well-formed trace', () => {
     expect(validateTrace(good(), 'f.json').moves).toHaveLength(1);
+    expect(validateTrace({ ...good(), placement: placement({}) }, 'f.json').placement?.guests).toHaveLength(1);
   });
   it('accepts the load pressure model’s columns and landing times', () => {
     const t = good();
@@ -227,6 +254,24 @@ describe('validateTrace', () => {
       name: 'a move to its own node',
       edit: (t) => ((t.moves[0]!.target = 'node1'), t),
       error: 'moves[0].target: a move needs a target other than its source',
+    },
+    {
+      name: 'a placement guest on an unknown node',
+      edit: (t) => ({ ...t, placement: placement({ initial: 'node9' }) }),
+      error: "placement.guests[0].initial: unknown node 'node9'",
+    },
+    {
+      name: 'a placement node with no cores',
+      edit: (t) => ({
+        ...t,
+        placement: { ...placement({}), nodes: placement({}).nodes.map((n) => ({ ...n, cpuCores: 0 })) },
+      }),
+      error: 'placement.nodes[0].cpuCores: expected a number > 0',
+    },
+    {
+      name: 'placement nodes out of the trace’s order',
+      edit: (t) => ({ ...t, placement: { ...placement({}), nodes: [...placement({}).nodes].reverse() } }),
+      error: "placement.nodes[0].name: expected 'node1' (the trace's nodes, in order)",
     },
     {
       name: 'a bad sid',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ResourceMove, TruthColumns } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
+import type { PlanRule } from '@poise/plan';
 
 /**
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
@@ -66,6 +67,51 @@ export interface RunTrace {
    * `queue`, `logistic`, …), what the prediction error is grouped by; absent otherwise.
    */
   cpuFamilies?: string[];
+  /** Where the guests started and ended, for the hindsight oracle (`regret.ts`); absent in a trace recorded without it. */
+  placement?: TracePlacement;
+}
+
+/** One node as a run ended: capacity, state and measured use (the trace's last sample). */
+export interface PlacementNode {
+  name: string;
+  /** Cores, > 0. */
+  cpuCores: number;
+  /** Bytes, > 0. */
+  memBytes: number;
+  online: boolean;
+  maintenance: boolean;
+  /** Measured cpu in use, cores (base load, noise and the running guests). */
+  cpu: number;
+  /** Measured memory in use, bytes. */
+  mem: number;
+}
+
+/** One guest that ran when the run ended: where it started, where it ended, its use at the end. */
+export interface PlacementGuest {
+  sid: string;
+  /** Its node when the run started. */
+  initial: string;
+  /** Its node when the run ended. */
+  final: string;
+  /** Cores in use at the end. */
+  cpu: number;
+  /** Bytes in use at the end (the host-side footprint when known, as the node measurement counts it). */
+  mem: number;
+  /** False when it cannot be migrated (a local CD-ROM, …); `reason` says why. */
+  migratable: boolean;
+  reason?: string;
+  /** HA ignores it: it stays, its load counts. */
+  ignored: boolean;
+}
+
+/** What the oracle needs of a run, recorded at its end (`RunTrace.placement`). */
+export interface TracePlacement {
+  nodes: PlacementNode[];
+  guests: PlacementGuest[];
+  /** The case's HA rules (`@poise/plan` form), restricted to these guests and nodes. */
+  rules: PlanRule[];
+  /** Which balancer ran: `planned` when the run's `ha-auto-rebalance-plan` was on. */
+  balancer?: 'greedy' | 'planned';
 }
 
 /** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
@@ -100,6 +146,36 @@ const truthSchema = z.strictObject({
   migrationStall: z.array(z.array(nonNeg)),
 });
 
+const positive = finite.refine((v) => v > 0, { message: 'expected a number > 0' });
+// the rules are checked by the planner when the oracle reads them (errors name the field)
+const placementSchema = z.strictObject({
+  balancer: z.enum(['greedy', 'planned']).optional(),
+  nodes: z.array(
+    z.strictObject({
+      name: z.string().min(1),
+      cpuCores: positive,
+      memBytes: positive,
+      online: z.boolean(),
+      maintenance: z.boolean(),
+      cpu: nonNeg,
+      mem: nonNeg,
+    }),
+  ),
+  guests: z.array(
+    z.strictObject({
+      sid: z.string().min(1),
+      initial: z.string().min(1),
+      final: z.string().min(1),
+      cpu: nonNeg,
+      mem: nonNeg,
+      migratable: z.boolean(),
+      reason: z.string().optional(),
+      ignored: z.boolean(),
+    }),
+  ),
+  rules: z.array(z.looseObject({ id: z.string(), type: z.enum(['node-affinity', 'resource-affinity']) })),
+});
+
 const traceSchema = z
   .strictObject({
     format: z.literal(TRACE_FORMAT, {
@@ -122,6 +198,7 @@ const traceSchema = z
     }),
     moves: z.array(moveSchema),
     cpuFamilies: z.array(z.string().min(1)).optional(),
+    placement: placementSchema.optional(),
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
@@ -180,6 +257,14 @@ const traceSchema = z
             : `landing time ${m.landedAt} is not within ${m.outcomeAt}..${t.endTime}`,
         );
       }
+    });
+    t.placement?.guests.forEach((g, j) => {
+      if (!known.has(g.initial)) issue(['placement', 'guests', j, 'initial'], `unknown node '${g.initial}'`);
+      if (!known.has(g.final)) issue(['placement', 'guests', j, 'final'], `unknown node '${g.final}'`);
+    });
+    t.placement?.nodes.forEach((n, i) => {
+      if (n.name !== t.nodes[i])
+        issue(['placement', 'nodes', i, 'name'], `expected '${t.nodes[i] ?? '(none)'}' (the trace's nodes, in order)`);
     });
   });
 
