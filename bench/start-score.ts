@@ -158,8 +158,8 @@ function kernelScratch(w: StartScoreWorkload): StartScratch {
   });
   for (let k = 0; k < w.guests; k++) {
     const i = k % n;
-    records[i * START_STRIDE + START_CPU] += w.guest.maxcpu === 0 ? w.nodes[i]!.maxcpu : w.guest.maxcpu;
-    records[i * START_STRIDE + START_MEM] += w.guest.maxmem;
+    records[i * START_STRIDE + START_CPU]! += w.guest.maxcpu === 0 ? w.nodes[i]!.maxcpu : w.guest.maxcpu;
+    records[i * START_STRIDE + START_MEM]! += w.guest.maxmem;
   }
   const expected = loadedUsage(w).scoreNodesToStart(w.guest);
   const scores = scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch);

@@ -128,6 +128,9 @@ export function parseArgs(argv: readonly string[]): Args {
         args.sim = true;
         args.simDir = v;
         break;
+      default:
+        // an option of the plan, drain and place subcommands only (CliOption's key spans both)
+        throw new UsageError(`unknown option '${a}'`);
     }
   }
   if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");

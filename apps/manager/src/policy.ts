@@ -255,7 +255,7 @@ export function withMotionFacts(
     const members = c.resources.map((sid) => guests.get(sid));
     const leader = guests.get(c.leader);
     const bytes = members.every((g) => g !== undefined)
-      ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0)
+      ? members.reduce((sum, g) => sum + guestMemory(g, memhost), 0)
       : undefined;
     return { ...c, source: leader?.node, transferBytes: bytes };
   });
@@ -284,7 +284,7 @@ export function balanceContext(input: RoundInput): BalanceContext {
     motionInFlight: input.motionInFlight,
     outcomes: input.outcomes,
     imbalance: () => (imbalance ??= measured.imbalance()),
-    score: measured.score,
+    score: (candidates, method, limit) => measured.score(candidates, method, limit),
     candidates: () => withMotionFacts(input.candidates, snapshot, input.memhost),
     nodes: (): NodeTelemetry[] => {
       const inModel = new Set(model.nodes);

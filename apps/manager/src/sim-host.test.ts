@@ -300,7 +300,7 @@ function service(node: string, extra: Partial<ServiceView> & Record<string, unkn
     staticStats: { maxcpu: 4, maxmem: 8 * GIB },
     dynamicStats: { cpu: 2, mem: 4 * GIB },
     ...extra,
-  } as ServiceView;
+  };
 }
 
 function view(extra: Partial<ClusterView> = {}): ClusterView {
@@ -323,7 +323,7 @@ function view(extra: Partial<ClusterView> = {}): ClusterView {
     },
     lrmModes: new Map(),
     ...extra,
-  } as ClusterView;
+  };
 }
 
 describe('the default policy is the recommended preset; the case and a config file set keys over it', () => {
@@ -639,7 +639,7 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
         ],
         ['node2', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 250 }], // not a percentage: unknown
         ['node3', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB }],
-      ]) as ClusterView['nodeStats'],
+      ]),
       services: new Map([
         ['vm:101', service('node1', { dynamicStats: { cpu: 2, mem: 4 * GIB, memhost: 5 * GIB }, lock: 'backup' })],
       ]),

@@ -46,12 +46,12 @@ export function lagrangianBound(p: Problem, hint: BoundHint): number {
     const cpu = Float64Array.from(p.fixCpu);
     const mem = Float64Array.from(p.fixMem);
     for (let u = 0; u < p.units.length; u++) {
-      cpu[hint.assign[u]!] += p.unitCpu[u]!;
-      mem[hint.assign[u]!] += p.unitMem[u]!;
+      cpu[hint.assign[u]!]! += p.unitCpu[u]!;
+      mem[hint.assign[u]!]! += p.unitMem[u]!;
     }
     for (let n = 0; n < cpu.length; n++) {
-      cpu[n] /= p.capCpu[n]!;
-      mem[n] /= p.capMem[n]!;
+      cpu[n]! /= p.capCpu[n]!;
+      mem[n]! /= p.capMem[n]!;
     }
     dual.start(cpu, mem);
   }

@@ -4,7 +4,7 @@ import type { DatacenterSettings, ManagerStatus } from '@poise/env';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
 import { AUTO_REBALANCE_PERCENT_RANGE, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
-import { SERVICE_STATE_WORDS, SID_PATTERN, parseCommand } from './commands';
+import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
   NAMES_SHOWN,
   checkCommandServices,
@@ -24,7 +24,7 @@ import {
   type LoadPressureOptions,
   type PressureModelKind,
 } from './pressure/config';
-import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
+import { JsonSyntaxError, parseStrictJson, type JsonValue } from './json';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';

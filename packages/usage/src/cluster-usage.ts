@@ -444,7 +444,7 @@ export class ClusterUsage {
     const scores = this.startScores(stats);
     const n = this.sorted.length;
     const names = this.startNames;
-    const result: NodeScore[] = new Array(n);
+    const result = new Array<NodeScore>(n);
     for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
     return result;
   }

@@ -324,8 +324,10 @@ export function fastBruteforce(
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
       // every row has t !== s (self-moves are rejected when the candidates are indexed), hence n >= 2
+      /* eslint-disable no-useless-assignment -- the initial values are what keeps them unboxed doubles */
       let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
       let hi = 0;
+      /* eslint-enable no-useless-assignment -- end of the unboxed initialisations */
       const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
       const oj = loads[t]!;
       const doj2 = oldDev2[t]!;

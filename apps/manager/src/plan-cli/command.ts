@@ -92,9 +92,9 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
       {
         format: resolveLogFormat(config.log.format, io.isTty),
         level: config.log.level,
-        ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel } : {}),
+        ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel.bind(live.host) } : {}),
       },
-      io.logLine,
+      (line) => io.logLine(line),
       () => live.host.clock.now(),
     );
     if (live.host.redact) log.addRedaction(live.host.redact);

@@ -28,7 +28,7 @@
  *
  * Pure: no I/O, no clock; the planner's seed is fixed.
  */
-import { PlanError, planPlacement, type PlanGuest, type PlanInput, type PlanNode, type PlanRule } from '@poise/plan';
+import { PlanError, planPlacement, type PlanGuest, type PlanInput, type PlanNode } from '@poise/plan';
 import { normalizedImbalance } from '@poise/imbalance';
 import { LabError } from './errors';
 import type { PlacementGuest, PlacementNode, RunTrace, TracePlacement } from './trace';

@@ -296,7 +296,7 @@ export function firstIssue(error: z.ZodError): string {
 export function validateTrace(value: unknown, where: string): RunTrace {
   const res = traceSchema.safeParse(value);
   if (!res.success) throw new LabError('bad-trace', `'${where}': ${firstIssue(res.error)}`);
-  return res.data;
+  return res.data as RunTrace;
 }
 
 /** Reads and validates a trace file (JSON); a bad file is an error naming the file and field. */

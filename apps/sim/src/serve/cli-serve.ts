@@ -224,10 +224,13 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
     );
   }
   io.onStarted?.(serve);
-  const input = args.step ? (io.input ?? createInterface({ input: process.stdin, crlfDelay: Infinity })) : undefined;
+  // standard input is read through a readline the command opens, and so closes; a given input is the caller's
+  const stdin =
+    args.step && io.input === undefined ? createInterface({ input: process.stdin, crlfDelay: Infinity }) : undefined;
+  const input = args.step ? (io.input ?? stdin) : undefined;
   if (input !== undefined) void stepFrom(input, serve, io);
   const signal = await (io.stopped ?? untilSignal());
-  if (input !== undefined && 'close' in input && typeof input.close === 'function') input.close();
+  stdin?.close();
   await serve.close();
   io.out(`${signal}: stopped`);
   return 0;
