@@ -39,7 +39,9 @@ export function countReport(report, vitestStatus = 0) {
   }
   if (failed === 0 && vitestStatus !== 0) {
     failed = 1;
-    reasons.push(`vitest exited with status ${vitestStatus} and its report shows no failed test: errors outside any test (see the log above)`);
+    reasons.push(
+      `vitest exited with status ${vitestStatus} and its report shows no failed test: errors outside any test (see the log above)`,
+    );
   } else if (failed === 0 && report.success === false) {
     failed = 1;
     reasons.push('the report says the run did not succeed, without a failed test or file');

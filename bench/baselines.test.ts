@@ -12,7 +12,13 @@ import {
   referenceBestBalancingMigrations,
   referenceScoreNodesToStart,
 } from '../packages/usage/src/index';
-import { type BaselineNode, type BaselineResource, LeanMigrationBaseline, LeanStartBaseline, bestStartNode } from './baselines';
+import {
+  type BaselineNode,
+  type BaselineResource,
+  LeanMigrationBaseline,
+  LeanStartBaseline,
+  bestStartNode,
+} from './baselines';
 
 const GIB = 1024 ** 3;
 
@@ -33,15 +39,40 @@ const cluster: fc.Arbitrary<Cluster> = fc
   .record({
     aggregation: fc.constantFrom('static' as const, 'dynamic' as const),
     nodeCount: fc.integer({ min: 2, max: 6 }),
-    nodeStats: fc.array(fc.record({ cpu: fc.integer({ min: 0, max: 40 }), maxcpu: fc.constantFrom(4, 8, 16, 32), mem: fc.integer({ min: 0, max: 64 }), maxmem: fc.constantFrom(16, 64, 128) }), { minLength: 6, maxLength: 6 }),
-    resources: fc.array(fc.record({ s: stats, node: fc.nat(), target: fc.nat(), moving: fc.boolean(), state: fc.constantFrom('started' as const, 'starting' as const, 'stopped' as const) }), { maxLength: 14 }),
+    nodeStats: fc.array(
+      fc.record({
+        cpu: fc.integer({ min: 0, max: 40 }),
+        maxcpu: fc.constantFrom(4, 8, 16, 32),
+        mem: fc.integer({ min: 0, max: 64 }),
+        maxmem: fc.constantFrom(16, 64, 128),
+      }),
+      { minLength: 6, maxLength: 6 },
+    ),
+    resources: fc.array(
+      fc.record({
+        s: stats,
+        node: fc.nat(),
+        target: fc.nat(),
+        moving: fc.boolean(),
+        state: fc.constantFrom('started' as const, 'starting' as const, 'stopped' as const),
+      }),
+      { maxLength: 14 },
+    ),
     names: fc.shuffledSubarray(['node1', 'node10', 'node2', 'b', 'A', 'toString'], { minLength: 6, maxLength: 6 }),
   })
   .map(({ aggregation, nodeCount, nodeStats, resources, names }) => {
     const nodes = names.slice(0, nodeCount).map((name, i) => {
       const s = nodeStats[i]!;
       const dynamic = aggregation === 'dynamic';
-      return { name, stats: { cpu: dynamic ? s.cpu / 10 : 0, maxcpu: s.maxcpu, mem: dynamic ? s.mem * GIB : 0, maxmem: s.maxmem * GIB } };
+      return {
+        name,
+        stats: {
+          cpu: dynamic ? s.cpu / 10 : 0,
+          maxcpu: s.maxcpu,
+          mem: dynamic ? s.mem * GIB : 0,
+          maxmem: s.maxmem * GIB,
+        },
+      };
     });
     return {
       aggregation,
@@ -84,7 +115,14 @@ function candidatesOf(c: Cluster): MigrationCandidate[] {
       used.add(partner.sid);
       members.push(partner.sid);
     }
-    out.push({ leader: r.sid, resources: members, targets: c.nodes.map((n) => n.name).filter((n) => n !== r.current).reverse() });
+    out.push({
+      leader: r.sid,
+      resources: members,
+      targets: c.nodes
+        .map((n) => n.name)
+        .filter((n) => n !== r.current)
+        .reverse(),
+    });
   }
   return out;
 }
@@ -107,7 +145,10 @@ describe('baselines decide like the oracle', () => {
 
   it('a sequence of start decisions (score, pick, add) follows the oracle', () => {
     // seed 003's shape at small scale: 3 nodes, 2-core 2 GiB guests placed one after another
-    const nodes = ['node1', 'node2', 'node3'].map((name) => ({ name, stats: { cpu: 0, maxcpu: 32, mem: 0, maxmem: 256 * GIB } }));
+    const nodes = ['node1', 'node2', 'node3'].map((name) => ({
+      name,
+      stats: { cpu: 0, maxcpu: 32, mem: 0, maxmem: 256 * GIB },
+    }));
     const guest = { cpu: 2, maxcpu: 2, mem: 2 * GIB, maxmem: 2 * GIB };
     const baseline = new LeanStartBaseline('static', nodes);
     const placed: UsageSnapshot['resources'][number][] = [];
@@ -120,17 +161,26 @@ describe('baselines decide like the oracle', () => {
       placed.push({ sid: `vm:${100 + k}`, stats: guest, state: 'started', placement: { current: node } });
     }
     // round robin: 14, 13, 13 (the first of equal scores wins)
-    expect(['node1', 'node2', 'node3'].map((n) => placed.filter((p) => p.placement.current === n).length)).toEqual([14, 13, 13]);
+    expect(['node1', 'node2', 'node3'].map((n) => placed.filter((p) => p.placement.current === n).length)).toEqual([
+      14, 13, 13,
+    ]);
   });
 
   for (const method of ['bruteforce', 'topsis'] as const) {
     it(`${method} migrations: the O(n)-per-pair baseline equals referenceBestBalancingMigrations`, () => {
       fc.assert(
-        fc.property(cluster, fc.constantFrom('raw' as const, 'normalized' as const), fc.integer({ min: 0, max: 4 }), (c, metric, limit) => {
-          const candidates = candidatesOf(c);
-          const baseline = new LeanMigrationBaseline(c.aggregation, c.nodes, c.resources, metric);
-          expect(baseline.best(candidates, method, limit)).toEqual(referenceBestBalancingMigrations(snapshotOf(c), candidates, method, limit, metric));
-        }),
+        fc.property(
+          cluster,
+          fc.constantFrom('raw' as const, 'normalized' as const),
+          fc.integer({ min: 0, max: 4 }),
+          (c, metric, limit) => {
+            const candidates = candidatesOf(c);
+            const baseline = new LeanMigrationBaseline(c.aggregation, c.nodes, c.resources, metric);
+            expect(baseline.best(candidates, method, limit)).toEqual(
+              referenceBestBalancingMigrations(snapshotOf(c), candidates, method, limit, metric),
+            );
+          },
+        ),
         { numRuns: 300, seed: 11 },
       );
     });

@@ -120,12 +120,12 @@ export class LeanStartBaseline {
     for (let k = 0; k < this.count; k++) {
       if (resCounted[k] === 0) continue;
       const a = resNode[k]!;
-      cpu[a] += resMaxcpu[k] === 0 ? maxcpu[a]! : resMaxcpu[k]!;
-      mem[a] += resMaxmem[k]!;
+      cpu[a] = cpu[a]! + (resMaxcpu[k] === 0 ? maxcpu[a]! : resMaxcpu[k]!);
+      mem[a] = mem[a]! + resMaxmem[k]!;
       const b = resTarget[k]!;
       if (b !== -1) {
-        cpu[b] += resMaxcpu[k] === 0 ? maxcpu[b]! : resMaxcpu[k]!;
-        mem[b] += resMaxmem[k]!;
+        cpu[b] = cpu[b]! + (resMaxcpu[k] === 0 ? maxcpu[b]! : resMaxcpu[k]!);
+        mem[b] = mem[b]! + resMaxmem[k]!;
       }
     }
     // alternative k: the resource added as started on node k, the criteria folded over all nodes
@@ -219,8 +219,8 @@ export class LeanMigrationBaseline {
       this.resources.set(r.sid, { node, cpu: r.stats.cpu, mem: r.stats.mem });
       if (aggregation !== 'static') continue;
       for (const side of r.target === undefined ? [node] : [node, this.index.get(r.target)!]) {
-        this.cpu[side] += r.stats.maxcpu === 0 ? this.maxcpu[side]! : r.stats.maxcpu;
-        this.mem[side] += r.stats.maxmem;
+        this.cpu[side] = this.cpu[side]! + (r.stats.maxcpu === 0 ? this.maxcpu[side]! : r.stats.maxcpu);
+        this.mem[side] = this.mem[side]! + r.stats.maxmem;
       }
     }
     this.loads = new Float64Array(this.n);
@@ -349,7 +349,12 @@ export class LeanMigrationBaseline {
       const s = this.resources.get(c.leader)!.node;
       const t = rowTarget[i]!;
       this.bundle(c);
-      return { sid: c.leader, source: this.names[s]!, target: this.names[t]!, imbalance: this.moveImbalance(s, t, this.bundleCpu, this.bundleMem) };
+      return {
+        sid: c.leader,
+        source: this.names[s]!,
+        target: this.names[t]!,
+        imbalance: this.moveImbalance(s, t, this.bundleCpu, this.bundleMem),
+      };
     });
   }
 }

@@ -7,7 +7,16 @@
  */
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { LOAD_BINS, LOAD_MAX, emptyModel, fitModel, moveScorer, observeNodes, type ContentionModelState, type NodeObservation } from '../packages/contention/src/index';
+import {
+  LOAD_BINS,
+  LOAD_MAX,
+  emptyModel,
+  fitModel,
+  moveScorer,
+  observeNodes,
+  type ContentionModelState,
+  type NodeObservation,
+} from '../packages/contention/src/index';
 import { mulberry32 } from '../tools/test-support/prng';
 
 function option(name: string, fallback: string): string {
@@ -45,7 +54,13 @@ function saturatedModel(nodes: number): ContentionModelState {
     for (let bin = 0; bin < LOAD_BINS; bin++) {
       const load = ((bin + 0.5) / LOAD_BINS) * LOAD_MAX;
       for (let r = 0; r < 2; r++, now += 10) {
-        const round: NodeObservation[] = names.map((node) => ({ node, cpuLoad: load, memLoad: load, pressureCpu: Math.min(100, 60 * load * load + 4 * random()), pressureMem: Math.min(100, 40 * load ** 4 + random()) }));
+        const round: NodeObservation[] = names.map((node) => ({
+          node,
+          cpuLoad: load,
+          memLoad: load,
+          pressureCpu: Math.min(100, 60 * load * load + 4 * random()),
+          pressureMem: Math.min(100, 40 * load ** 4 + random()),
+        }));
         state = observeNodes(state, now, round);
       }
     }
@@ -54,28 +69,56 @@ function saturatedModel(nodes: number): ContentionModelState {
 }
 
 const GIB = 1024 ** 3;
-console.log(`| nodes | learn one round (ms) | fit + score ${GUESTS_PER_NODE} guests × (nodes − 1) targets per node (ms) | moves scored | state (JSON bytes) |`);
+console.log(
+  `| nodes | learn one round (ms) | fit + score ${GUESTS_PER_NODE} guests × (nodes − 1) targets per node (ms) | moves scored | state (JSON bytes) |`,
+);
 console.log('|---|---|---|---|---|');
 for (const nodes of sizes) {
   const state = saturatedModel(nodes);
   const names = state.nodes.map((n) => n.node);
-  const round: NodeObservation[] = names.map((node, i) => ({ node, cpuLoad: 0.5 + i / (4 * nodes), memLoad: 0.5, pressureCpu: 10, pressureMem: 1 }));
+  const round: NodeObservation[] = names.map((node, i) => ({
+    node,
+    cpuLoad: 0.5 + i / (4 * nodes),
+    memLoad: 0.5,
+    pressureCpu: 10,
+    pressureMem: 1,
+  }));
   const learn = time(() => void observeNodes(state, 8 * LOAD_BINS * 20 + 10, round));
   let moves = 0;
   const scoring = time(() => {
     moves = 0;
     const score = moveScorer(fitModel(state));
     for (const [s, source] of names.entries()) {
-      const src = { node: source, cpu: 16 * (0.5 + s / (4 * nodes)), maxcpu: 16, mem: 64 * GIB, maxmem: 128 * GIB, activity: GUESTS_PER_NODE / 2 };
+      const src = {
+        node: source,
+        cpu: 16 * (0.5 + s / (4 * nodes)),
+        maxcpu: 16,
+        mem: 64 * GIB,
+        maxmem: 128 * GIB,
+        activity: GUESTS_PER_NODE / 2,
+      };
       for (let g = 0; g < GUESTS_PER_NODE; g++) {
         for (const target of names) {
           if (target === source) continue;
-          const dst = { node: target, cpu: 8, maxcpu: 16, mem: 64 * GIB, maxmem: 128 * GIB, activity: GUESTS_PER_NODE / 2 };
-          score({ source: src, target: dst, bundle: { cpu: 0.5 + (g % 4) / 2, mem: 2 * GIB, activity: 0.5, guests: 1, transferBytes: 2 * GIB } });
+          const dst = {
+            node: target,
+            cpu: 8,
+            maxcpu: 16,
+            mem: 64 * GIB,
+            maxmem: 128 * GIB,
+            activity: GUESTS_PER_NODE / 2,
+          };
+          score({
+            source: src,
+            target: dst,
+            bundle: { cpu: 0.5 + (g % 4) / 2, mem: 2 * GIB, activity: 0.5, guests: 1, transferBytes: 2 * GIB },
+          });
           moves++;
         }
       }
     }
   });
-  console.log(`| ${nodes} | ${learn.toFixed(2)} | ${scoring.toFixed(1)} | ${moves} | ${JSON.stringify(state).length} |`);
+  console.log(
+    `| ${nodes} | ${learn.toFixed(2)} | ${scoring.toFixed(1)} | ${moves} | ${JSON.stringify(state).length} |`,
+  );
 }

@@ -15,7 +15,6 @@ import { type StartRow, type RebalanceRow, type UsageMemoryRow, PUBLISHED_START_
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
 
-
 export function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
@@ -52,7 +51,10 @@ function startFast(names: readonly string[], placement: Int32Array): Stamp {
 /** The same decisions with the lean rebuild per decision. */
 function startBaseline(names: readonly string[], placement: Int32Array): Stamp {
   const t0 = stamp();
-  const baseline = new LeanStartBaseline('static', SEED3_NODES.map((name) => ({ name, stats: SEED3_NODE })));
+  const baseline = new LeanStartBaseline(
+    'static',
+    SEED3_NODES.map((name) => ({ name, stats: SEED3_NODE })),
+  );
   const nodeIndex = new Map(SEED3_NODES.map((n, i) => [n, i]));
   for (let k = 0; k < names.length; k++) {
     const node = bestStartNode(baseline.names, baseline.scoreStart(SEED3_GUEST));
@@ -77,7 +79,8 @@ export function startPlacement(count: number, reps: number): StartRow {
     fast.push(startFast(timedNames, fastPlacement));
     base.push(startBaseline(timedNames, basePlacement));
     for (let k = 0; k < count; k++) {
-      if (fastPlacement[k] !== basePlacement[k]) throw new Error(`start placement: decision ${k} of ${count} differs from the baseline`);
+      if (fastPlacement[k] !== basePlacement[k])
+        throw new Error(`start placement: decision ${k} of ${count} differs from the baseline`);
     }
   }
   const fastMs = summary(fast.map((t) => t.wall));
@@ -114,25 +117,46 @@ export function rebalanceWorkloadForProfile(resourceCount: number, nodeCount: nu
 function rebalanceWorkload(resourceCount: number, nodeCount: number): RebalanceWorkload {
   const rand = prng(42);
   const names = Array.from({ length: nodeCount }, (_, i) => `node${i + 1}`);
-  const caps = names.map(() => ({ maxcpu: [16, 24, 32, 48, 64][Math.floor(rand() * 5)]!, maxmem: [64, 96, 128, 256][Math.floor(rand() * 4)]! * GIB }));
+  const caps = names.map(() => ({
+    maxcpu: [16, 24, 32, 48, 64][Math.floor(rand() * 5)]!,
+    maxmem: [64, 96, 128, 256][Math.floor(rand() * 4)]! * GIB,
+  }));
   const guests: { sid: string; node: number; stats: ResourceStats }[] = [];
   const used = names.map(() => ({ cpu: 0, mem: 0 }));
   for (let k = 0; k < resourceCount; k++) {
     const node = Math.floor(rand() ** 1.5 * nodeCount);
     const maxcpu = [1, 2, 4, 8][Math.floor(rand() * 4)]!;
     const maxmem = [1, 2, 4, 8, 16][Math.floor(rand() * 5)]! * GIB;
-    const stats = { cpu: Math.round(rand() * maxcpu * 1000) / 1000, maxcpu, mem: Math.floor((rand() * maxmem) / MIB) * MIB, maxmem };
+    const stats = {
+      cpu: Math.round(rand() * maxcpu * 1000) / 1000,
+      maxcpu,
+      mem: Math.floor((rand() * maxmem) / MIB) * MIB,
+      maxmem,
+    };
     used[node]!.cpu += stats.cpu;
     used[node]!.mem += stats.mem;
     guests.push({ sid: `vm:${100 + k}`, node, stats });
   }
-  const nodes = names.map((name, i) => ({ name, stats: { cpu: used[i]!.cpu, maxcpu: caps[i]!.maxcpu, mem: used[i]!.mem, maxmem: caps[i]!.maxmem } }));
+  const nodes = names.map((name, i) => ({
+    name,
+    stats: { cpu: used[i]!.cpu, maxcpu: caps[i]!.maxcpu, mem: used[i]!.mem, maxmem: caps[i]!.maxmem },
+  }));
   const usage = new ClusterUsage({ aggregation: 'dynamic', metric: 'raw' });
   for (const n of nodes) usage.addNode(n.name, n.stats);
-  for (const g of guests) usage.addResource(g.sid, { stats: g.stats, state: 'started', placement: { current: names[g.node]! } });
-  const baseline = new LeanMigrationBaseline('dynamic', nodes, guests.map((g) => ({ sid: g.sid, stats: g.stats, current: names[g.node]! })), 'raw');
+  for (const g of guests)
+    usage.addResource(g.sid, { stats: g.stats, state: 'started', placement: { current: names[g.node]! } });
+  const baseline = new LeanMigrationBaseline(
+    'dynamic',
+    nodes,
+    guests.map((g) => ({ sid: g.sid, stats: g.stats, current: names[g.node]! })),
+    'raw',
+  );
   const sorted = [...guests].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
-  const candidates = sorted.map((g) => ({ leader: g.sid, resources: [g.sid], targets: names.filter((_, i) => i !== g.node).sort() }));
+  const candidates = sorted.map((g) => ({
+    leader: g.sid,
+    resources: [g.sid],
+    targets: names.filter((_, i) => i !== g.node).sort(),
+  }));
   return { usage, baseline, candidates };
 }
 
@@ -154,9 +178,16 @@ export function rebalanceScoring(resourceCount: number, nodeCount: number, reps:
       t0 = stamp();
       const b = baseline.best(candidates, method, 1);
       base.push(since(t0));
-      if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${method}: the fast path and the baseline chose differently`);
+      if (JSON.stringify(a) !== JSON.stringify(b))
+        throw new Error(`${method}: the fast path and the baseline chose differently`);
     }
-    if (process.env.BENCH_DEBUG) console.error(method, fast.map((t) => t.wall.toFixed(1)).join(' '), '|', base.map((t) => t.wall.toFixed(1)).join(' '));
+    if (process.env.BENCH_DEBUG)
+      console.error(
+        method,
+        fast.map((t) => t.wall.toFixed(1)).join(' '),
+        '|',
+        base.map((t) => t.wall.toFixed(1)).join(' '),
+      );
     const fastMs = summary(fast.map((t) => t.wall));
     const baselineMs = summary(base.map((t) => t.wall));
     rows.push({
@@ -188,7 +219,11 @@ export function usageMemory(resourceCount: number, nodeCount: number): UsageMemo
   for (let k = 0; k < resourceCount; k++) {
     const maxcpu = [1, 2, 4][Math.floor(rand() * 3)]!;
     const maxmem = [1, 2, 4, 8][Math.floor(rand() * 4)]! * GIB;
-    usage.addResource(sidList[k]!, { stats: { cpu: maxcpu, maxcpu, mem: maxmem, maxmem }, state: 'started', placement: { current: names[k % nodeCount]! } });
+    usage.addResource(sidList[k]!, {
+      stats: { cpu: maxcpu, maxcpu, mem: maxmem, maxmem },
+      state: 'started',
+      placement: { current: names[k % nodeCount]! },
+    });
   }
   usage.nodeImbalance();
   usage.scoreNodesToStart({ cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB });

@@ -84,9 +84,16 @@ export interface NativeStartWork {
 /** Runs the C kernel on `work`, in a process of its own. */
 export function runNativeStart(kernel: NativeStartKernel, work: NativeStartWork): NativeStartRun {
   const stats = (s: NodeStats | ResourceStats) => `${s.cpu} ${s.maxcpu} ${s.mem} ${s.maxmem}`;
-  const input = [String(work.nodes.length), ...work.nodes.map(stats), stats(work.guest), `${work.decisions} ${work.guests} ${work.calls} ${work.reps}`, ''].join('\n');
+  const input = [
+    String(work.nodes.length),
+    ...work.nodes.map(stats),
+    stats(work.guest),
+    `${work.decisions} ${work.guests} ${work.calls} ${work.reps}`,
+    '',
+  ].join('\n');
   const run = spawnSync(kernel.binary, [], { input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (run.status !== 0) throw new Error(`${kernel.binary} exited with ${String(run.status ?? run.signal)}: ${run.stderr}`);
+  if (run.status !== 0)
+    throw new Error(`${kernel.binary} exited with ${String(run.status ?? run.signal)}: ${run.stderr}`);
   const fields = new Map(
     run.stdout
       .trim()
@@ -102,7 +109,12 @@ export function runNativeStart(kernel: NativeStartKernel, work: NativeStartWork)
     return values;
   };
   const numbers = (key: string) => field(key).map(Number);
-  return { decisions: numbers('decisions'), scoreHash: field('score-hash')[0] ?? '', scoreUs: numbers('score-us'), scoreCpuUs: numbers('score-cpu-us') };
+  return {
+    decisions: numbers('decisions'),
+    scoreHash: field('score-hash')[0] ?? '',
+    scoreUs: numbers('score-us'),
+    scoreCpuUs: numbers('score-cpu-us'),
+  };
 }
 
 const FNV_OFFSET = 0xcbf29ce484222325n;

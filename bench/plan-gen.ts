@@ -16,11 +16,14 @@ const GIB = 1024 ** 3;
 export function generatedCluster(seed: number, nodeCount: number, guestCount: number, ruleCount: number): PlanInput {
   const rnd = mulberry32(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
-  const nodes: PlanNode[] = Array.from({ length: nodeCount }, (_, i): PlanNode => ({
-    name: `node${String(i + 1).padStart(3, '0')}`,
-    cpuCores: [32, 48, 64, 96, 128][int(0, 4)]!,
-    memBytes: [256, 384, 512, 768, 1024][int(0, 4)]! * GIB,
-  }));
+  const nodes: PlanNode[] = Array.from(
+    { length: nodeCount },
+    (_, i): PlanNode => ({
+      name: `node${String(i + 1).padStart(3, '0')}`,
+      cpuCores: [32, 48, 64, 96, 128][int(0, 4)]!,
+      memBytes: [256, 384, 512, 768, 1024][int(0, 4)]! * GIB,
+    }),
+  );
   const totalMem = nodes.reduce((s, n) => s + n.memBytes, 0);
   const totalCores = nodes.reduce((s, n) => s + n.cpuCores, 0);
   const meanMem = (0.55 * totalMem) / guestCount;
@@ -34,7 +37,14 @@ export function generatedCluster(seed: number, nodeCount: number, guestCount: nu
     let n = 0;
     while (x > capacityWeight[n]! && n < nodeCount - 1) x -= capacityWeight[n++]!;
     const mem = Math.max(1, Math.min(64, Math.round((meanMem / GIB) * (0.2 + 1.6 * rnd())))) * GIB;
-    guests.push({ id: `vm:${100000 + i}`, kind: 'vm', node: nodes[n]!.name, ha: true, cpu: Math.max(0.1, Math.round(meanCpu * (0.2 + 1.6 * rnd()) * 10) / 10), mem });
+    guests.push({
+      id: `vm:${100000 + i}`,
+      kind: 'vm',
+      node: nodes[n]!.name,
+      ha: true,
+      cpu: Math.max(0.1, Math.round(meanCpu * (0.2 + 1.6 * rnd()) * 10) / 10),
+      mem,
+    });
   }
   // rules the current placement satisfies (HA keeps them): affinity to a list that holds the
   // guests' node at the top priority, pairs on one node, groups on pairwise different nodes
@@ -58,7 +68,9 @@ export function generatedCluster(seed: number, nodeCount: number, guestCount: nu
     const t = rnd();
     if (t < 0.4) {
       const home = someNode();
-      const members = Array.from({ length: int(2, 5) }, () => freshOn(home)).filter((g): g is number => g !== undefined);
+      const members = Array.from({ length: int(2, 5) }, () => freshOn(home)).filter(
+        (g): g is number => g !== undefined,
+      );
       const others = [...new Set(Array.from({ length: int(1, 3) }, someNode))].filter((n) => n !== home);
       const prioritised = rnd() < 0.3;
       if (members.length > 0) {
@@ -74,13 +86,24 @@ export function generatedCluster(seed: number, nodeCount: number, guestCount: nu
       const home = someNode();
       const a = freshOn(home);
       const b = freshOn(home);
-      if (a !== undefined && b !== undefined) rules.push({ id: `together-${r}`, type: 'resource-affinity', affinity: 'positive', resources: [guests[a]!.id, guests[b]!.id] });
+      if (a !== undefined && b !== undefined)
+        rules.push({
+          id: `together-${r}`,
+          type: 'resource-affinity',
+          affinity: 'positive',
+          resources: [guests[a]!.id, guests[b]!.id],
+        });
     } else {
       const spread = [...new Set(Array.from({ length: int(3, 5) }, someNode))];
       const members = spread.map(freshOn).filter((g): g is number => g !== undefined);
-      if (members.length >= 2) rules.push({ id: `apart-${r}`, type: 'resource-affinity', affinity: 'negative', resources: members.map((g) => guests[g]!.id) });
+      if (members.length >= 2)
+        rules.push({
+          id: `apart-${r}`,
+          type: 'resource-affinity',
+          affinity: 'negative',
+          resources: members.map((g) => guests[g]!.id),
+        });
     }
   }
   return { nodes, guests, rules };
 }
-

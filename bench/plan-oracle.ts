@@ -57,7 +57,9 @@ for (let seed = from; seed <= to; seed++) {
 ratios.sort((a, b) => a - b);
 const q = (f: number) => ((ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]! - 1) * 100).toFixed(3);
 const share = (limit: number) => ratios.filter((r) => r <= 1 + limit + 1e-9).length;
-console.log(`seeds ${from}-${to}: ${to - from + 1} instances, ${undecided} undecided by HiGHS in ${maxNodes} nodes, ${infeasible} infeasible (both agree), ${mismatches} feasibility mismatches, ${ratios.length} feasible`);
+console.log(
+  `seeds ${from}-${to}: ${to - from + 1} instances, ${undecided} undecided by HiGHS in ${maxNodes} nodes, ${infeasible} infeasible (both agree), ${mismatches} feasibility mismatches, ${ratios.length} feasible`,
+);
 console.log('| planner above the optimum | instances |');
 console.log('| --- | --- |');
 console.log(`| 0 (optimal, within 1e-6) | ${share(1e-6)} |`);
@@ -65,4 +67,6 @@ console.log(`| ≤ 0.1 % | ${share(0.001)} |`);
 console.log(`| ≤ 1 % | ${share(0.01)} |`);
 console.log(`| > 1 % | ${ratios.length - share(0.01)} |`);
 console.log(`median ${q(0.5)} %, 90th percentile ${q(0.9)} %, 99th ${q(0.99)} %, worst ${q(1)} %`);
-console.log(`at equal objective (${equal} instances) the planner's migrations ≤ the optimum's in ${fewerOrEqualMoves} (${((100 * fewerOrEqualMoves) / Math.max(1, equal)).toFixed(1)} %)`);
+console.log(
+  `at equal objective (${equal} instances) the planner's migrations ≤ the optimum's in ${fewerOrEqualMoves} (${((100 * fewerOrEqualMoves) / Math.max(1, equal)).toFixed(1)} %)`,
+);

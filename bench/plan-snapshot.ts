@@ -10,7 +10,8 @@ function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   if (i < 0) return fallback;
   const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} takes a whole number, got '${process.argv[i + 1]}'`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new Error(`${name} takes a whole number, got '${process.argv[i + 1]}'`);
   return value;
 }
 

@@ -59,7 +59,8 @@ function measure(nodeCount: number, guestCount: number, ruleCount: number): Row 
     const cpu = process.cpuUsage(cpuBefore);
     cpus.push((cpu.user + cpu.system) / 1000);
   }
-  if (!plan.feasible) throw new Error(`generated cluster ${nodeCount} x ${guestCount} is infeasible: ${plan.reasons.join('; ')}`);
+  if (!plan.feasible)
+    throw new Error(`generated cluster ${nodeCount} x ${guestCount} is infeasible: ${plan.reasons.join('; ')}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   return {
     nodes: nodeCount,
@@ -96,8 +97,12 @@ const growth: Array<[number, number, number]> = quick
 const rows = [...headline, ...growth].map(([n, g, r]) => measure(n, g, r));
 if (json) console.log(JSON.stringify(rows, null, 2));
 else {
-  console.log(`planPlacement, default options; medians of ${reps} warm runs (wall, CPU), CPU of the first (cold) run, heap growth of the first run, peak RSS of the process so far (Node ${process.version})`);
-  console.log('| nodes × guests (rules) | wall ms | cpu ms | cold cpu ms | heap MB | peak RSS MB | objective now → plan | bound | gap | moves | steps |');
+  console.log(
+    `planPlacement, default options; medians of ${reps} warm runs (wall, CPU), CPU of the first (cold) run, heap growth of the first run, peak RSS of the process so far (Node ${process.version})`,
+  );
+  console.log(
+    '| nodes × guests (rules) | wall ms | cpu ms | cold cpu ms | heap MB | peak RSS MB | objective now → plan | bound | gap | moves | steps |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
     console.log(

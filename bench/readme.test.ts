@@ -26,15 +26,25 @@ describe('README benchmark tables', () => {
 
   it('refuses a result of another shape, naming the field', () => {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8'));
-    expect(() => validateBenchResult({ ...r, schema: 'poise-bench/1' })).toThrow(/\$\.schema: expected 'poise-bench\/4'/);
+    expect(() => validateBenchResult({ ...r, schema: 'poise-bench/1' })).toThrow(
+      /\$\.schema: expected 'poise-bench\/4'/,
+    );
     const { speedup: _, ...row } = r.startPlacement[0];
-    expect(() => validateBenchResult({ ...r, startPlacement: [row] })).toThrow(/\$\.startPlacement\[0\]\.speedup: expected a finite number/);
+    expect(() => validateBenchResult({ ...r, startPlacement: [row] })).toThrow(
+      /\$\.startPlacement\[0\]\.speedup: expected a finite number/,
+    );
     expect(() => validateBenchResult({ ...r, extra: 1 })).toThrow(/\$\.extra: expected no such field/);
   });
 
   it('finds a missing or doubled marker', () => {
-    expect(() => readRegion('text', 'x', 'F.md')).toThrow(/F\.md: markers '<!-- bench:x -->' and '<!-- \/bench:x -->' not found/);
-    expect(() => readRegion('<!-- bench:x --><!-- /bench:x --><!-- bench:x -->', 'x', 'F.md')).toThrow(/more than once/);
-    expect(writeRegion('a <!-- bench:x -->old<!-- /bench:x --> b', 'x', 'F.md', 'new')).toBe('a <!-- bench:x -->\nnew\n<!-- /bench:x --> b');
+    expect(() => readRegion('text', 'x', 'F.md')).toThrow(
+      /F\.md: markers '<!-- bench:x -->' and '<!-- \/bench:x -->' not found/,
+    );
+    expect(() => readRegion('<!-- bench:x --><!-- /bench:x --><!-- bench:x -->', 'x', 'F.md')).toThrow(
+      /more than once/,
+    );
+    expect(writeRegion('a <!-- bench:x -->old<!-- /bench:x --> b', 'x', 'F.md', 'new')).toBe(
+      'a <!-- bench:x -->\nnew\n<!-- /bench:x --> b',
+    );
   });
 });

@@ -14,12 +14,16 @@ const ROOT = join(import.meta.dirname, '..');
 export const RESULTS_FILE = join(ROOT, 'bench', 'results.json');
 
 function benchJson(args: readonly string[]): string {
-  return execFileSync(process.execPath, ['--conditions=poise-source', '--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'run.ts'), '--json', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  return execFileSync(
+    process.execPath,
+    ['--conditions=poise-source', '--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'run.ts'), '--json', ...args],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
 }
 
 function main(): void {

@@ -15,7 +15,11 @@ import {
   transformRules,
   writeRulesConfig,
 } from '../packages/rules/src/index';
-import { LARGE_CONFIG_NODES, LARGE_CONFIG_RULES_PER_BLOCK, largeRulesConfigText } from '../packages/rules/src/large-config';
+import {
+  LARGE_CONFIG_NODES,
+  LARGE_CONFIG_RULES_PER_BLOCK,
+  largeRulesConfigText,
+} from '../packages/rules/src/large-config';
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -62,7 +66,12 @@ const rows = [
       compileRules(config, LARGE_CONFIG_NODES);
     }),
   },
-].map(({ step, ms }) => ({ step, medianMs: Math.round(median(ms)), minMs: Math.round(Math.min(...ms)), maxMs: Math.round(Math.max(...ms)) }));
+].map(({ step, ms }) => ({
+  step,
+  medianMs: Math.round(median(ms)),
+  minMs: Math.round(Math.min(...ms)),
+  maxMs: Math.round(Math.max(...ms)),
+}));
 
 const memory = process.memoryUsage();
 const summary = {
@@ -77,8 +86,11 @@ const summary = {
 if (process.argv.includes('--json')) {
   console.log(JSON.stringify(summary));
 } else {
-  console.log(`rules ${summary.rules}, resources ${summary.resources}, text ${summary.textMB} MB, ${LARGE_CONFIG_NODES.length} nodes`);
+  console.log(
+    `rules ${summary.rules}, resources ${summary.resources}, text ${summary.textMB} MB, ${LARGE_CONFIG_NODES.length} nodes`,
+  );
   console.log('step                    median ms   min–max');
-  for (const row of rows) console.log(`${row.step.padEnd(24)}${String(row.medianMs).padStart(9)}   ${row.minMs}–${row.maxMs}`);
+  for (const row of rows)
+    console.log(`${row.step.padEnd(24)}${String(row.medianMs).padStart(9)}   ${row.minMs}–${row.maxMs}`);
   console.log(`heap used ${summary.heapUsedMB} MB, rss ${summary.rssMB} MB (after all runs)`);
 }

@@ -33,22 +33,48 @@ async function main(): Promise<void> {
   const progress = (msg: string) => process.stderr.write(`${msg}\n`);
 
   const reps = { kernels: quick ? 3 : 7, system: quick ? 2 : 5, hour: quick ? 1 : 3 };
-  const startPlacementRows = wants('start') ? [300, 3000, 9000].map((n) => (progress(`start placement ${n}`), startPlacement(n, reps.kernels))) : [];
-  const startScoreRows = wants('start')
-    ? [seed3Workload(3000), mixedWorkload(64, 5000)].map((w) => (progress(`start score ${w.workload} ${w.names.length} × ${w.guests}`), startScoring(w, reps.kernels)))
+  const startPlacementRows = wants('start')
+    ? [300, 3000, 9000].map((n) => (progress(`start placement ${n}`), startPlacement(n, reps.kernels)))
     : [];
-  const rebalanceRows = wants('rebalance') ? (progress('rebalance scoring'), rebalanceScoring(10_000, 100, reps.kernels)) : [];
+  const startScoreRows = wants('start')
+    ? [seed3Workload(3000), mixedWorkload(64, 5000)].map(
+        (w) => (progress(`start score ${w.workload} ${w.names.length} × ${w.guests}`), startScoring(w, reps.kernels)),
+      )
+    : [];
+  const rebalanceRows = wants('rebalance')
+    ? (progress('rebalance scoring'), rebalanceScoring(10_000, 100, reps.kernels))
+    : [];
   const memoryRows = wants('memory') ? (progress('usage memory'), [usageMemory(100_000, 1_000)]) : [];
   const workloads: SystemWorkload[] = [
-    ...[300, 3000, 9000, ...(quick ? [] : [30_000])].map((services) => ({ workload: 'seed-003' as const, nodes: 3, services })),
+    ...[300, 3000, 9000, ...(quick ? [] : [30_000])].map((services) => ({
+      workload: 'seed-003' as const,
+      nodes: 3,
+      services,
+    })),
     { workload: 'dynamic-rebalance', nodes: 64, services: 5000 },
   ];
-  const systemRows = wants('system') ? workloads.map((w) => (progress(`system ${w.workload} ${w.nodes} × ${w.services}`), systemRow(w, reps.system, reps.hour))) : [];
+  const systemRows = wants('system')
+    ? workloads.map(
+        (w) => (progress(`system ${w.workload} ${w.nodes} × ${w.services}`), systemRow(w, reps.system, reps.hour)),
+      )
+    : [];
   const profiles = [];
   if (wants('profile')) {
     progress('profiles');
-    profiles.push(await profileRow({ workload: 'seed-003', nodes: 3, services: 9000 }, 'the seed-003 case at 9,000 services (31 rounds, load included)', undefined));
-    profiles.push(await profileRow({ workload: 'dynamic-rebalance', nodes: 64, services: 5000 }, 'a simulated hour of dynamic-rebalance, 64 nodes × 5,000 services (load included)', 180));
+    profiles.push(
+      await profileRow(
+        { workload: 'seed-003', nodes: 3, services: 9000 },
+        'the seed-003 case at 9,000 services (31 rounds, load included)',
+        undefined,
+      ),
+    );
+    profiles.push(
+      await profileRow(
+        { workload: 'dynamic-rebalance', nodes: 64, services: 5000 },
+        'a simulated hour of dynamic-rebalance, 64 nodes × 5,000 services (load included)',
+        180,
+      ),
+    );
   }
   const cpu = cpus();
   const result: BenchResult = validateBenchResult({

@@ -197,7 +197,8 @@ const object =
   (v, p) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(p, 'an object', v);
     for (const [key, check] of Object.entries(fields)) check((v as Record<string, unknown>)[key], `${p}.${key}`);
-    for (const key of Object.keys(v)) if (!Object.hasOwn(fields, key)) fail(`${p}.${key}`, 'no such field', (v as Record<string, unknown>)[key]);
+    for (const key of Object.keys(v))
+      if (!Object.hasOwn(fields, key)) fail(`${p}.${key}`, 'no such field', (v as Record<string, unknown>)[key]);
   };
 const array =
   (item: Check): Check =>
@@ -246,7 +247,16 @@ const benchResult = object({
     }),
   ),
   rebalanceScoring: array(
-    object({ resources: num, nodes: num, method: oneOf('bruteforce', 'topsis'), fastMs: timing, fastCpuMs: timing, baselineMs: timing, baselineCpuMs: timing, speedup: num }),
+    object({
+      resources: num,
+      nodes: num,
+      method: oneOf('bruteforce', 'topsis'),
+      fastMs: timing,
+      fastCpuMs: timing,
+      baselineMs: timing,
+      baselineCpuMs: timing,
+      speedup: num,
+    }),
   ),
   usageMemory: array(object({ resources: num, nodes: num, buildMs: num, bytesPerResource: num })),
   system: array(
@@ -270,7 +280,9 @@ const benchResult = object({
       publishedFirstRoundMs: numOrNull,
     }),
   ),
-  profiles: array(object({ workload: str, totalMs: num, top: array(object({ fn: str, file: str, selfPercent: num })) })),
+  profiles: array(
+    object({ workload: str, totalMs: num, top: array(object({ fn: str, file: str, selfPercent: num })) }),
+  ),
 });
 
 /** Throws naming the field unless `value` is a {@link BenchResult} of the current {@link BENCH_SCHEMA}. */
@@ -324,7 +336,15 @@ function machineLine(r: BenchResult): string {
 
 function renderKernels(r: BenchResult): string {
   const start = table(
-    ['services', 'fast: decisions ms', 'µs / decision', 'baseline: rebuild per decision ms', 'µs / decision', 'speed-up', 'reference µs / start score ¹'],
+    [
+      'services',
+      'fast: decisions ms',
+      'µs / decision',
+      'baseline: rebuild per decision ms',
+      'µs / decision',
+      'speed-up',
+      'reference µs / start score ¹',
+    ],
     r.startPlacement.map((s) => [
       count(s.resources),
       wallCpu(s.fastMs, s.fastCpuMs),
@@ -337,7 +357,13 @@ function renderKernels(r: BenchResult): string {
   );
   const rebalance = table(
     ['services × nodes', 'method', 'fast ms', 'baseline: O(n) per pair ms', 'speed-up'],
-    r.rebalanceScoring.map((b) => [`${count(b.resources)} × ${b.nodes}`, b.method, wallCpu(b.fastMs, b.fastCpuMs), wallCpu(b.baselineMs, b.baselineCpuMs), `${sig(b.speedup)}×`]),
+    r.rebalanceScoring.map((b) => [
+      `${count(b.resources)} × ${b.nodes}`,
+      b.method,
+      wallCpu(b.fastMs, b.fastCpuMs),
+      wallCpu(b.baselineMs, b.baselineCpuMs),
+      `${sig(b.speedup)}×`,
+    ]),
   );
   const memory = table(
     ['resources × nodes', 'build + score ms', 'bytes / resource'],
@@ -355,11 +381,11 @@ function renderKernels(r: BenchResult): string {
     '',
     rebalance,
     '',
-    'Memory of a `ClusterUsage` (heap after GC; the sid strings are the caller\'s):',
+    "Memory of a `ClusterUsage` (heap after GC; the sid strings are the caller's):",
     '',
     memory,
     '',
-    '¹ The reference\'s own published figures (seed 003, patches #8 + qm #1, Perl and Rust on a virtualised machine): ' +
+    "¹ The reference's own published figures (seed 003, patches #8 + qm #1, Perl and Rust on a virtualised machine): " +
       'figures from another machine, for scale only.',
   ].join('\n');
 }
@@ -370,13 +396,26 @@ function renderStartScore(r: BenchResult): string[] {
   const intro =
     `One start score (static) on the nodes carrying the guests placed round-robin, in batches of ${count(r.startScore[0]!.calls)} calls: ` +
     'the whole `scoreNodesToStart` call (checks, kernel, the returned `{node, score}` objects and the garbage collection they cause), ' +
-    '`scoreNodesToStartInto` (the same checks and kernel, the scores copied into the caller\'s buffer), the kernel alone (scores into a buffer, as in C), ' +
+    "`scoreNodesToStartInto` (the same checks and kernel, the scores copied into the caller's buffer), the kernel alone (scores into a buffer, as in C), " +
     'the kernel it replaced (`writeCriteria` per node, then `scoreFlatInPlace`; scores into a buffer, its scores checked to be the same bits) ' +
     'and the same incremental kernel in C (`bench/native/start-score.c`) on the same inputs';
-  const ratios = 'The ratios are of CPU time, which the other work on the machine inflates far less than wall-clock time.';
+  const ratios =
+    'The ratios are of CPU time, which the other work on the machine inflates far less than wall-clock time.';
   const ratio = (a: number, b: number | undefined) => (b === undefined ? '—' : `${sig(a / b)}×`);
   const rows = table(
-    ['workload', 'nodes × guests', 'call µs / start score', 'into a buffer µs', 'kernel alone µs', 'previous kernel µs', 'previous ÷ kernel', 'C µs', 'call ÷ C', 'into ÷ C', 'kernel ÷ C'],
+    [
+      'workload',
+      'nodes × guests',
+      'call µs / start score',
+      'into a buffer µs',
+      'kernel alone µs',
+      'previous kernel µs',
+      'previous ÷ kernel',
+      'C µs',
+      'call ÷ C',
+      'into ÷ C',
+      'kernel ÷ C',
+    ],
     r.startScore.map((s) => [
       s.workload,
       `${s.nodes} × ${count(s.guests)}`,
@@ -416,7 +455,7 @@ function renderSystem(r: BenchResult): string {
     '',
     rows,
     '',
-    '¹ The reference\'s first `manage` call from seed 003 (patches #8 + qm #1): figures from another machine, for scale only.',
+    "¹ The reference's first `manage` call from seed 003 (patches #8 + qm #1): figures from another machine, for scale only.",
     '',
     ...renderProfiles(r),
   ].join('\n');
@@ -426,7 +465,12 @@ function renderProfiles(r: BenchResult): string[] {
   const out: string[] = [];
   for (const p of r.profiles) {
     out.push(`Top costs of ${p.workload} (${sig(p.totalMs)} ms profiled; self time):`, '');
-    out.push(table(['function', 'file', 'self %'], p.top.map((e) => [`\`${e.fn}\``, e.file, fixed(e.selfPercent, 1)])));
+    out.push(
+      table(
+        ['function', 'file', 'self %'],
+        p.top.map((e) => [`\`${e.fn}\``, e.file, fixed(e.selfPercent, 1)]),
+      ),
+    );
     out.push('');
   }
   return out;
@@ -488,7 +532,8 @@ export function readRegion(text: string, region: string, file: string): string {
   const a = text.indexOf(start);
   const b = text.indexOf(end);
   if (a === -1 || b === -1) throw new Error(`${file}: markers '${start}' and '${end}' not found`);
-  if (text.indexOf(start, a + 1) !== -1 || text.indexOf(end, b + 1) !== -1) throw new Error(`${file}: region '${region}' is marked more than once`);
+  if (text.indexOf(start, a + 1) !== -1 || text.indexOf(end, b + 1) !== -1)
+    throw new Error(`${file}: region '${region}' is marked more than once`);
   if (b < a) throw new Error(`${file}: '${end}' comes before '${start}'`);
   return text.slice(a + start.length, b);
 }

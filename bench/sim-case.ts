@@ -68,7 +68,6 @@ export function writeSeed3Case(dir: string, services: number, nodes = 3, until?:
   writeFileSync(join(dir, 'cmdlist'), JSON.stringify(commandLists(names, until)));
 }
 
-
 /**
  * `nodes` nodes of mixed sizes (32–128 cores, 128–1024 GiB), `services` guests of 1–4 cores and
  * 1–16 GiB using 5–50 % of it, 40 % of them on the first eighth of the nodes; every guest
@@ -81,7 +80,13 @@ export function writeDynamicCase(dir: string, services: number, nodes = 64, unti
   const width = String(nodes).length;
   const names = Array.from({ length: nodes }, (_, i) => `node${String(i + 1).padStart(width, '0')}`);
   const hw: Record<string, unknown> = {};
-  for (const n of names) hw[n] = { power: 'off', network: 'off', maxcpu: [32, 64, 96, 128][Math.floor(rand() * 4)], maxmem: [128, 256, 512, 1024][Math.floor(rand() * 4)]! * GIB };
+  for (const n of names)
+    hw[n] = {
+      power: 'off',
+      network: 'off',
+      maxcpu: [32, 64, 96, 128][Math.floor(rand() * 4)],
+      maxmem: [128, 256, 512, 1024][Math.floor(rand() * 4)]! * GIB,
+    };
   const sc: Record<string, unknown> = {};
   const staticStats: Record<string, unknown> = {};
   const dynamicStats: Record<string, unknown> = {};
@@ -104,7 +109,12 @@ export function writeDynamicCase(dir: string, services: number, nodes = 64, unti
   writeFileSync(join(dir, 'static_service_stats'), JSON.stringify(staticStats));
   writeFileSync(join(dir, 'dynamic_service_stats'), JSON.stringify(dynamicStats));
   for (const n of names) writeFileSync(join(dir, `service_status_${n}`), JSON.stringify(running[n]));
-  writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 5, 'ha-auto-rebalance-margin': 0.1 } }));
+  writeFileSync(
+    join(dir, 'datacenter.cfg'),
+    JSON.stringify({
+      crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 5, 'ha-auto-rebalance-margin': 0.1 },
+    }),
+  );
   writeFileSync(join(dir, 'cmdlist'), JSON.stringify(commandLists(names, until)));
 }
 

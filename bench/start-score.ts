@@ -8,7 +8,15 @@
 import { mulberry32 as prng } from '../tools/test-support/prng';
 import { ClusterUsage, type NodeStats, type ResourceStats } from '../packages/usage/src/index';
 import { type ClusterView, Scratch } from '../packages/usage/src/fast';
-import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel } from '../packages/usage/src/start-kernel';
+import {
+  START_CPU,
+  START_MAXCPU,
+  START_MAXMEM,
+  START_MEM,
+  START_STRIDE,
+  StartScratch,
+  scoreNodesToStartKernel,
+} from '../packages/usage/src/start-kernel';
 import { previousStartKernel } from '../packages/usage/src/test-support';
 import { since, stamp } from './clock';
 import { SEED3_GUEST, SEED3_NODE, SEED3_NODES } from './kernels';
@@ -35,7 +43,13 @@ export interface StartScoreWorkload {
 
 /** Seed 003: 3 identical nodes, guests of 2 cores and 2 GiB (exact sums). */
 export function seed3Workload(guests: number): StartScoreWorkload {
-  return { workload: 'seed-003', names: SEED3_NODES, nodes: SEED3_NODES.map(() => SEED3_NODE), guest: SEED3_GUEST, guests };
+  return {
+    workload: 'seed-003',
+    names: SEED3_NODES,
+    nodes: SEED3_NODES.map(() => SEED3_NODE),
+    guest: SEED3_GUEST,
+    guests,
+  };
 }
 
 /**
@@ -45,8 +59,19 @@ export function seed3Workload(guests: number): StartScoreWorkload {
 export function mixedWorkload(nodeCount: number, guests: number): StartScoreWorkload {
   const rand = prng(64);
   const names = Array.from({ length: nodeCount }, (_, i) => `node${String(i + 1).padStart(2, '0')}`);
-  const nodes = names.map(() => ({ cpu: 0, maxcpu: [16, 24, 32, 48, 64][Math.floor(rand() * 5)]!, mem: 0, maxmem: [64, 96, 128, 256][Math.floor(rand() * 4)]! * GIB }));
-  return { workload: 'mixed sizes', names, nodes, guest: { cpu: 0.7, maxcpu: 0.7, mem: 1.5 * GIB, maxmem: 1.5 * GIB }, guests };
+  const nodes = names.map(() => ({
+    cpu: 0,
+    maxcpu: [16, 24, 32, 48, 64][Math.floor(rand() * 5)]!,
+    mem: 0,
+    maxmem: [64, 96, 128, 256][Math.floor(rand() * 4)]! * GIB,
+  }));
+  return {
+    workload: 'mixed sizes',
+    names,
+    nodes,
+    guest: { cpu: 0.7, maxcpu: 0.7, mem: 1.5 * GIB, maxmem: 1.5 * GIB },
+    guests,
+  };
 }
 
 function usageOf(w: StartScoreWorkload): ClusterUsage {
@@ -83,7 +108,8 @@ interface PerScore {
 function loadedUsage(w: StartScoreWorkload): ClusterUsage {
   const usage = usageOf(w);
   const n = w.names.length;
-  for (let k = 0; k < w.guests; k++) usage.addResource(`vm:${100 + k}`, { stats: w.guest, state: 'started', placement: { current: w.names[k % n]! } });
+  for (let k = 0; k < w.guests; k++)
+    usage.addResource(`vm:${100 + k}`, { stats: w.guest, state: 'started', placement: { current: w.names[k % n]! } });
   return usage;
 }
 
@@ -105,7 +131,8 @@ function intoBatch(w: StartScoreWorkload): PerScore {
   const n = w.names.length;
   const out = new Float64Array(n);
   usage.scoreNodesToStartInto(w.guest, out);
-  if (usage.scoreNodesToStart(w.guest).some((s, i) => !Object.is(s.score, out[i]))) throw new Error(`start score, ${w.workload}: scoreNodesToStartInto differs from scoreNodesToStart`);
+  if (usage.scoreNodesToStart(w.guest).some((s, i) => !Object.is(s.score, out[i])))
+    throw new Error(`start score, ${w.workload}: scoreNodesToStartInto differs from scoreNodesToStart`);
   let sink = 0;
   const t0 = stamp();
   for (let k = 0; k < SCORE_BATCH_CALLS; k++) sink += usage.scoreNodesToStartInto(w.guest, out);
@@ -131,12 +158,13 @@ function kernelScratch(w: StartScoreWorkload): StartScratch {
   });
   for (let k = 0; k < w.guests; k++) {
     const i = k % n;
-    records[i * START_STRIDE + START_CPU] += w.guest.maxcpu === 0 ? w.nodes[i]!.maxcpu : w.guest.maxcpu;
-    records[i * START_STRIDE + START_MEM] += w.guest.maxmem;
+    records[i * START_STRIDE + START_CPU]! += w.guest.maxcpu === 0 ? w.nodes[i]!.maxcpu : w.guest.maxcpu;
+    records[i * START_STRIDE + START_MEM]! += w.guest.maxmem;
   }
   const expected = loadedUsage(w).scoreNodesToStart(w.guest);
   const scores = scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch);
-  if (expected.some((s, i) => !Object.is(s.score, scores[i]))) throw new Error(`start score, ${w.workload}: the kernel alone differs from scoreNodesToStart`);
+  if (expected.some((s, i) => !Object.is(s.score, scores[i])))
+    throw new Error(`start score, ${w.workload}: the kernel alone differs from scoreNodesToStart`);
   return scratch;
 }
 
@@ -144,7 +172,8 @@ function kernelBatch(w: StartScoreWorkload, scratch: StartScratch): PerScore {
   const n = w.names.length;
   let sink = 0;
   const t0 = stamp();
-  for (let k = 0; k < SCORE_BATCH_CALLS; k++) sink += scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch)[0]!;
+  for (let k = 0; k < SCORE_BATCH_CALLS; k++)
+    sink += scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch)[0]!;
   const t = since(t0);
   if (!(sink >= 0)) throw new Error('start score: kernel scores missing');
   return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
@@ -159,11 +188,19 @@ function previousView(w: StartScoreWorkload, scratch: StartScratch): ClusterView
   const n = w.names.length;
   const records = scratch.nodes;
   const column = (at: number) => Float64Array.from({ length: n }, (_, i) => records[i * START_STRIDE + at]!);
-  const view = { n, names: [...w.names], cpu: column(START_CPU), maxcpu: column(START_MAXCPU), mem: column(START_MEM), maxmem: column(START_MAXMEM) };
+  const view = {
+    n,
+    names: [...w.names],
+    cpu: column(START_CPU),
+    maxcpu: column(START_MAXCPU),
+    mem: column(START_MEM),
+    maxmem: column(START_MAXMEM),
+  };
   const scores = previousStartKernel(view, w.guest.maxcpu, w.guest.maxmem, new Scratch());
   const fused = scoreNodesToStartKernel(n, w.guest.maxcpu, w.guest.maxmem, scratch);
   for (let i = 0; i < n; i++) {
-    if (!Object.is(scores[i], fused[i])) throw new Error(`start score, ${w.workload}: the previous kernel differs from the kernel at node ${i}`);
+    if (!Object.is(scores[i], fused[i]))
+      throw new Error(`start score, ${w.workload}: the previous kernel differs from the kernel at node ${i}`);
   }
   return view;
 }
@@ -171,20 +208,37 @@ function previousView(w: StartScoreWorkload, scratch: StartScratch): ClusterView
 function previousBatch(w: StartScoreWorkload, view: ClusterView, scratch: Scratch): PerScore {
   let sink = 0;
   const t0 = stamp();
-  for (let k = 0; k < SCORE_BATCH_CALLS; k++) sink += previousStartKernel(view, w.guest.maxcpu, w.guest.maxmem, scratch)[0]!;
+  for (let k = 0; k < SCORE_BATCH_CALLS; k++)
+    sink += previousStartKernel(view, w.guest.maxcpu, w.guest.maxmem, scratch)[0]!;
   const t = since(t0);
   if (!(sink >= 0)) throw new Error('start score: previous kernel scores missing');
   return { wall: (t.wall * 1000) / SCORE_BATCH_CALLS, cpu: (t.cpu * 1000) / SCORE_BATCH_CALLS };
 }
 
 /** One run of the C kernel, its decisions and score hash checked against the TypeScript kernel's. */
-function nativeBatch(kernel: NativeStartKernel, w: StartScoreWorkload, expected: { placement: readonly number[]; hash: string }): PerScore {
-  const run = runNativeStart(kernel, { nodes: w.nodes, guest: w.guest, decisions: w.guests, guests: w.guests, calls: SCORE_BATCH_CALLS, reps: 1 });
+function nativeBatch(
+  kernel: NativeStartKernel,
+  w: StartScoreWorkload,
+  expected: { placement: readonly number[]; hash: string },
+): PerScore {
+  const run = runNativeStart(kernel, {
+    nodes: w.nodes,
+    guest: w.guest,
+    decisions: w.guests,
+    guests: w.guests,
+    calls: SCORE_BATCH_CALLS,
+    reps: 1,
+  });
   const what = `start score, ${w.workload} (${w.names.length} nodes)`;
-  if (run.decisions.length !== w.guests) throw new Error(`${what}: the C kernel made ${run.decisions.length} decisions, not ${w.guests}`);
+  if (run.decisions.length !== w.guests)
+    throw new Error(`${what}: the C kernel made ${run.decisions.length} decisions, not ${w.guests}`);
   const differs = run.decisions.findIndex((node, k) => node !== expected.placement[k]);
-  if (differs !== -1) throw new Error(`${what}: decision ${differs} of the C kernel differs from the TypeScript kernel's`);
-  if (run.scoreHash !== expected.hash) throw new Error(`${what}: the C kernel's scores differ from the TypeScript kernel's (hash ${run.scoreHash}, not ${expected.hash})`);
+  if (differs !== -1)
+    throw new Error(`${what}: decision ${differs} of the C kernel differs from the TypeScript kernel's`);
+  if (run.scoreHash !== expected.hash)
+    throw new Error(
+      `${what}: the C kernel's scores differ from the TypeScript kernel's (hash ${run.scoreHash}, not ${expected.hash})`,
+    );
   return { wall: run.scoreUs[0]!, cpu: run.scoreCpuUs[0]! };
 }
 

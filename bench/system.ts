@@ -20,6 +20,7 @@ const HOUR_ROUNDS = 180;
 
 /** Manager rounds of the current run (filled by the wrapped `manage`). */
 let managerRounds: Stamp[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called with the manager as `this` below
 const manage = Manager.prototype.manage;
 Manager.prototype.manage = function timedManage(this: Manager): void {
   const t0 = stamp();
@@ -120,7 +121,8 @@ export function systemRow(w: SystemWorkload, reps: number, hourReps: number): Sy
       hourMs: summary(hours.map((t) => t.wall)),
       hourCpuMs: summary(hours.map((t) => t.cpu)),
       bytesPerService,
-      publishedFirstRoundMs: w.workload === 'seed-003' && w.nodes === 3 ? (PUBLISHED_FIRST_ROUND_MS[w.services] ?? null) : null,
+      publishedFirstRoundMs:
+        w.workload === 'seed-003' && w.nodes === 3 ? (PUBLISHED_FIRST_ROUND_MS[w.services] ?? null) : null,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -136,7 +138,9 @@ interface CpuProfile {
 }
 
 function post<T>(session: Session, method: string, params?: object): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))));
+  return new Promise((resolve, reject) =>
+    session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))),
+  );
 }
 
 const REPO = join(import.meta.dirname, '..');
@@ -148,7 +152,12 @@ function fileOf(url: string): string {
 }
 
 /** Profiles a warm run of the workload (its case, or `rounds` rounds of the hour) and names the top self-time functions. */
-export async function profileRow(w: SystemWorkload, label: string, rounds: number | undefined, top = 10): Promise<ProfileSection> {
+export async function profileRow(
+  w: SystemWorkload,
+  label: string,
+  rounds: number | undefined,
+  top = 10,
+): Promise<ProfileSection> {
   const root = mkdtempSync(join(tmpdir(), 'poise-bench-'));
   const session = new Session();
   session.connect();

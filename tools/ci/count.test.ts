@@ -14,7 +14,7 @@ const countScript = join(root, '.ci/count.mjs');
 const vitestBin = join(root, 'node_modules/vitest/vitest.mjs');
 // A plain .mjs script without types; its JSDoc says what it takes and returns.
 const { countReport } = (await import(countScript)) as {
-  countReport(report: unknown, vitestStatus?: number): { passed: number; failed: number; reasons: string[] };
+  countReport: (report: unknown, vitestStatus?: number) => { passed: number; failed: number; reasons: string[] };
 };
 
 const work: string[] = [];
@@ -31,11 +31,19 @@ function runCounted(files: Record<string, string>) {
     join(dir, 'vitest.config.mjs'),
     "export default { test: { globals: true, include: ['*.test.mjs'], reporters: ['json'], outputFile: { json: 'report.json' } } };\n",
   );
-  const vitest = spawnSync(process.execPath, [vitestBin, 'run', '--root', dir], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
-  const count = spawnSync(process.execPath, [countScript, join(dir, 'report.json'), '--vitest-status', String(vitest.status)], {
+  const vitest = spawnSync(process.execPath, [vitestBin, 'run', '--root', dir], {
+    cwd: dir,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 120_000,
   });
+  const count = spawnSync(
+    process.execPath,
+    [countScript, join(dir, 'report.json'), '--vitest-status', String(vitest.status)],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   return { vitestStatus: vitest.status, line: count.stdout.trim(), status: count.status, stderr: count.stderr };
 }
 
@@ -60,7 +68,8 @@ describe('.ci/count.mjs on real vitest runs', () => {
   it('a file that does not load, a failed beforeAll and a failed test each count once', () => {
     const r = runCounted({
       'load.test.mjs': "throw new Error('syntax of the world');\n",
-      'before.test.mjs': "describe('d', () => { beforeAll(() => { throw new Error('no db'); }); test('x', () => {}); });\n",
+      'before.test.mjs':
+        "describe('d', () => { beforeAll(() => { throw new Error('no db'); }); test('x', () => {}); });\n",
       'fail.test.mjs': "test('wrong', () => { expect(1).toBe(2); }); test('right', () => {});\n",
     });
     expect(r.line).toBe('1 passed, 3 failed');
@@ -80,7 +89,10 @@ describe('.ci/count.mjs on real vitest runs', () => {
 
 describe('countReport', () => {
   it('a report that says it failed, with nothing failed in it, is one failure', () => {
-    expect(countReport({ numPassedTests: 3, numFailedTests: 0, success: false, testResults: [] })).toMatchObject({ passed: 3, failed: 1 });
+    expect(countReport({ numPassedTests: 3, numFailedTests: 0, success: false, testResults: [] })).toMatchObject({
+      passed: 3,
+      failed: 1,
+    });
   });
   it('failed tests are counted once each, not again for their file', () => {
     const report = {
@@ -102,7 +114,10 @@ describe('countReport', () => {
     expect(countReport(report)).toMatchObject({ passed: 1, failed: 2 });
   });
   it('a missing report is one failure, never green', () => {
-    const r = spawnSync(process.execPath, [countScript, join(tmpdir(), 'poise-no-such-report.json')], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [countScript, join(tmpdir(), 'poise-no-such-report.json')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.stdout.trim()).toBe('0 passed, 1 failed');
     expect(r.status).toBe(1);
   }, 60_000);

@@ -68,7 +68,9 @@ function readJson(file: string): Manifest {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Manifest;
   } catch (err) {
-    throw new DebBuildError(`cannot read '${relative(REPO_ROOT, file)}' as JSON (${(err as Error).message})`, { cause: err });
+    throw new DebBuildError(`cannot read '${relative(REPO_ROOT, file)}' as JSON (${(err as Error).message})`, {
+      cause: err,
+    });
   }
 }
 
@@ -77,7 +79,8 @@ function tool(cmd: string, args: string[], options: { cwd?: string } = {}): stri
     return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new DebBuildError(`'${cmd}' is not installed (Debian: apt-get install dpkg-dev binutils)`, { cause: err });
+    if (e.code === 'ENOENT')
+      throw new DebBuildError(`'${cmd}' is not installed (Debian: apt-get install dpkg-dev binutils)`, { cause: err });
     throw new DebBuildError(`${cmd} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
@@ -86,11 +89,14 @@ function tool(cmd: string, args: string[], options: { cwd?: string } = {}): stri
 export function sourceDateEpoch(env: NodeJS.ProcessEnv): number {
   const given = env.SOURCE_DATE_EPOCH;
   if (given !== undefined) {
-    if (!/^\d+$/.test(given)) throw new DebBuildError(`SOURCE_DATE_EPOCH: expected whole seconds since 1970, got ${JSON.stringify(given)}`);
+    if (!/^\d+$/.test(given))
+      throw new DebBuildError(`SOURCE_DATE_EPOCH: expected whole seconds since 1970, got ${JSON.stringify(given)}`);
     return Number(given);
   }
   try {
-    return Number(execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: 'pipe' }).trim());
+    return Number(
+      execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: 'pipe' }).trim(),
+    );
   } catch {
     return Math.floor(Date.now() / 1000);
   }
@@ -99,11 +105,15 @@ export function sourceDateEpoch(env: NodeJS.ProcessEnv): number {
 /** When `## <version>` first appeared in the CHANGELOG.md (git), or `fallback`. */
 function releaseTime(changelogFile: string, version: string, fallback: number): number {
   try {
-    const out = execFileSync('git', ['log', '--format=%ct', `-S## ${version}`, '--', relative(REPO_ROOT, changelogFile)], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      stdio: 'pipe',
-    }).trim();
+    const out = execFileSync(
+      'git',
+      ['log', '--format=%ct', `-S## ${version}`, '--', relative(REPO_ROOT, changelogFile)],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      },
+    ).trim();
     const times = out.split('\n').filter(Boolean).map(Number);
     return times.length > 0 ? times[times.length - 1]! : fallback;
   } catch {
@@ -120,7 +130,11 @@ function changelogEntries(version: string, epoch: number): ChangelogEntry[] {
     return { version: v, items: r.items, date: rfc2822(v === version ? epoch : releaseTime(file, r.version, epoch)) };
   });
   if (!entries.some((e) => e.version === version)) {
-    entries.unshift({ version, items: [`@poise/manager ${version}: no release notes (apps/manager/CHANGELOG.md has no entry for it yet).`], date: rfc2822(epoch) });
+    entries.unshift({
+      version,
+      items: [`@poise/manager ${version}: no release notes (apps/manager/CHANGELOG.md has no entry for it yet).`],
+      date: rfc2822(epoch),
+    });
   }
   return entries;
 }
@@ -142,7 +156,8 @@ function bundledComponents(inputs: readonly string[]): LicensedComponent[] {
       const manifest = readJson(join(REPO_ROOT, dir, 'package.json'));
       const name = String(manifest.name);
       const license = typeof manifest.license === 'string' ? manifest.license : undefined;
-      if (license === undefined) throw new DebBuildError(`${dir}package.json: no 'license' string; the copyright file cannot name it`);
+      if (license === undefined)
+        throw new DebBuildError(`${dir}package.json: no 'license' string; the copyright file cannot name it`);
       const file = readdirSync(join(REPO_ROOT, dir)).find((f) => LICENSE_FILE.test(f));
       if (file === undefined) throw new DebBuildError(`${dir}: no LICENSE file; the copyright file needs its text`);
       const text = readFileSync(join(REPO_ROOT, dir, file), 'utf8');
@@ -168,7 +183,9 @@ function nodeComponent(node: NodeBinary, env: NodeJS.ProcessEnv): LicensedCompon
   ].filter((c): c is string => c !== undefined);
   const found = candidates.find((c) => existsSync(c));
   if (found === undefined) {
-    throw new DebBuildError(`no LICENSE of the Node.js at '${node.path}' (looked at ${candidates.join(', ')}); set POISE_DEB_NODE_LICENSE`);
+    throw new DebBuildError(
+      `no LICENSE of the Node.js at '${node.path}' (looked at ${candidates.join(', ')}); set POISE_DEB_NODE_LICENSE`,
+    );
   }
   const text = referToCommonApache(readFileSync(found, 'utf8'));
   return {
@@ -185,7 +202,9 @@ function packageUnit(): string {
   const unit = readFileSync(join(MANAGER_DIR, 'poise-manager.service'), 'utf8');
   const body = unit.slice(unit.indexOf('[Unit]'));
   if (!body.includes(`ExecStart=${SOURCE_UNIT_EXEC} `)) {
-    throw new DebBuildError(`apps/manager/poise-manager.service: no 'ExecStart=${SOURCE_UNIT_EXEC} …' line to point at /usr/bin`);
+    throw new DebBuildError(
+      `apps/manager/poise-manager.service: no 'ExecStart=${SOURCE_UNIT_EXEC} …' line to point at /usr/bin`,
+    );
   }
   return [
     '# poise-manager, from the Debian package. Not enabled by the package: put the API token in',
@@ -235,7 +254,10 @@ function normalise(root: string, epoch: number): void {
 function shlibDepends(work: string, root: string): string {
   const srcDir = join(work, 'shlibdeps');
   mkdirSync(join(srcDir, 'debian'), { recursive: true });
-  writeFileSync(join(srcDir, 'debian', 'control'), `Source: ${PACKAGE_NAME}\n\nPackage: ${PACKAGE_NAME}\nArchitecture: any\n`);
+  writeFileSync(
+    join(srcDir, 'debian', 'control'),
+    `Source: ${PACKAGE_NAME}\n\nPackage: ${PACKAGE_NAME}\nArchitecture: any\n`,
+  );
   const out = tool('dpkg-shlibdeps', ['-O', join(root, LAYOUT.bin)], { cwd: srcDir });
   const m = /^shlibs:Depends=(.+)$/m.exec(out);
   if (!m) throw new DebBuildError(`dpkg-shlibdeps printed no shlibs:Depends for ${LAYOUT.bin}: ${out.trim()}`);
@@ -249,13 +271,22 @@ export interface BuildResult {
   node: string;
 }
 
-export async function buildDeb(outDir: string, env: NodeJS.ProcessEnv, say: (line: string) => void): Promise<BuildResult> {
+export async function buildDeb(
+  outDir: string,
+  env: NodeJS.ProcessEnv,
+  say: (line: string) => void,
+): Promise<BuildResult> {
   const manifest = readJson(join(MANAGER_DIR, 'package.json'));
   const version = debianVersion(String(manifest.version), "apps/manager/package.json: 'version'");
-  const node = nodeBinary(env.POISE_DEB_NODE ?? process.execPath, env.POISE_DEB_NODE ? 'POISE_DEB_NODE' : 'the Node.js running the build');
+  const node = nodeBinary(
+    env.POISE_DEB_NODE ?? process.execPath,
+    env.POISE_DEB_NODE ? 'POISE_DEB_NODE' : 'the Node.js running the build',
+  );
   const epoch = sourceDateEpoch(env);
   const maintainer = maintainerOf(env);
-  const repoUrl = String((readJson(join(REPO_ROOT, 'package.json')).repository as { url?: string } | undefined)?.url ?? '');
+  const repoUrl = String(
+    (readJson(join(REPO_ROOT, 'package.json')).repository as { url?: string } | undefined)?.url ?? '',
+  );
   const homepage = repoUrl.replace(/^git\+/, '').replace(/\.git$/, '');
   for (const cmd of ['dpkg-deb', 'dpkg-shlibdeps', 'strip']) tool(cmd, ['--version']);
 
@@ -274,23 +305,44 @@ export async function buildDeb(outDir: string, env: NodeJS.ProcessEnv, say: (lin
     write(root, LAYOUT.man, gzip(manPage(String(manifest.version))));
     write(root, `${LAYOUT.doc}/README.md.gz`, gzip(readFileSync(join(MANAGER_DIR, 'README.md'))));
     write(root, `${LAYOUT.doc}/changelog.gz`, gzip(debianChangelog(changelogEntries(version, epoch), maintainer)));
-    write(root, `${LAYOUT.doc}/copyright`, copyrightText({
-      homepage,
-      maintainer,
-      own: { license: String(readJson(join(REPO_ROOT, 'package.json')).license), text: readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8') },
-      components: [nodeComponent(node, env), ...bundledComponents(bundle.inputs)],
-    }));
+    write(
+      root,
+      `${LAYOUT.doc}/copyright`,
+      copyrightText({
+        homepage,
+        maintainer,
+        own: {
+          license: String(readJson(join(REPO_ROOT, 'package.json')).license),
+          text: readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'),
+        },
+        components: [nodeComponent(node, env), ...bundledComponents(bundle.inputs)],
+      }),
+    );
     write(root, LAYOUT.lintianOverrides, readFileSync(join(DEBIAN_DIR, 'lintian-overrides')));
 
     const files = walk(root);
-    const md5sums = files.map((f) => `${createHash('md5').update(readFileSync(join(root, f))).digest('hex')}  ${f}\n`).join('');
-    const installedSizeKiB = files.reduce((sum, f) => sum + Math.ceil(statSync(join(root, f)).size / 1024), 0) + 4 * new Set(files.map(dirname)).size;
+    const md5sums = files
+      .map(
+        (f) =>
+          `${createHash('md5')
+            .update(readFileSync(join(root, f)))
+            .digest('hex')}  ${f}\n`,
+      )
+      .join('');
+    const installedSizeKiB =
+      files.reduce((sum, f) => sum + Math.ceil(statSync(join(root, f)).size / 1024), 0) +
+      4 * new Set(files.map(dirname)).size;
     // procps: /bin/kill, which the unit's ExecReload= runs
     const depends = `${shlibDepends(work, root)}, procps`;
-    write(root, 'DEBIAN/control', controlText({ version, arch: node.arch, maintainer, installedSizeKiB, depends, homepage }));
+    write(
+      root,
+      'DEBIAN/control',
+      controlText({ version, arch: node.arch, maintainer, installedSizeKiB, depends, homepage }),
+    );
     write(root, 'DEBIAN/md5sums', md5sums);
     write(root, 'DEBIAN/conffiles', readFileSync(join(DEBIAN_DIR, 'conffiles')));
-    for (const script of ['postinst', 'prerm', 'postrm']) write(root, `DEBIAN/${script}`, readFileSync(join(DEBIAN_DIR, script)), 0o755);
+    for (const script of ['postinst', 'prerm', 'postrm'])
+      write(root, `DEBIAN/${script}`, readFileSync(join(DEBIAN_DIR, script)), 0o755);
     normalise(root, epoch);
 
     mkdirSync(outDir, { recursive: true });

@@ -42,8 +42,12 @@ describe('maintainerOf', () => {
   });
 
   it('refuses an address or a name that would break the field', () => {
-    expect(() => maintainerOf({ DEBEMAIL: 'not an address' })).toThrow('DEBEMAIL: expected an e-mail address, got "not an address"');
-    expect(() => maintainerOf({ DEBFULLNAME: 'Eve <eve@x>' })).toThrow("DEBFULLNAME: expected a name without '<', '>' or line breaks");
+    expect(() => maintainerOf({ DEBEMAIL: 'not an address' })).toThrow(
+      'DEBEMAIL: expected an e-mail address, got "not an address"',
+    );
+    expect(() => maintainerOf({ DEBFULLNAME: 'Eve <eve@x>' })).toThrow(
+      "DEBFULLNAME: expected a name without '<', '>' or line breaks",
+    );
   });
 });
 
@@ -73,7 +77,13 @@ describe('the Debian changelog from the changesets CHANGELOG.md', () => {
 
   it('reads each release and its items, hashes dropped, continuation lines joined', () => {
     expect(parseChangesetsChangelog(markdown)).toEqual([
-      { version: '0.2.0', items: ['unknown policy keys are errors (as in the rest of the schema)', 'Updated dependencies [1a2b3c4] @poise/policy@0.2.0'] },
+      {
+        version: '0.2.0',
+        items: [
+          'unknown policy keys are errors (as in the rest of the schema)',
+          'Updated dependencies [1a2b3c4] @poise/policy@0.2.0',
+        ],
+      },
       { version: '0.1.1', items: ['a closed stdout ends it quietly'] },
     ]);
   });
@@ -114,8 +124,11 @@ describe('the copyright file', () => {
   });
 
   it('finds copyright lines, not the word in prose', () => {
-    expect(copyrightLines('MIT License\n\nCopyright (c) 2020 A. Person\nThe above copyright notice shall be included\nCopyright notice: x'))
-      .toEqual(['2020 A. Person']);
+    expect(
+      copyrightLines(
+        'MIT License\n\nCopyright (c) 2020 A. Person\nThe above copyright notice shall be included\nCopyright notice: x',
+      ),
+    ).toEqual(['2020 A. Person']);
   });
 
   it('is DEP-5, with every component and its license', () => {
@@ -129,17 +142,33 @@ describe('the copyright file', () => {
       ],
     });
     expect(text).toMatch(/^Format: https:\/\/www\.debian\.org\/doc\/packaging-manuals\/copyright-format\/1\.0\/$/m);
-    expect(text).toContain('Files: *\nCopyright: the poise developers\nLicense: AGPL-3.0-or-later\n line 1\n .\n line 3\n');
+    expect(text).toContain(
+      'Files: *\nCopyright: the poise developers\nLicense: AGPL-3.0-or-later\n line 1\n .\n line 3\n',
+    );
     expect(text).toContain('Files: node_modules/x/*\nCopyright: 2020 X\nLicense: MIT\n mit text\nComment: x 1.0.0');
-    expect(text).toContain('Files: node_modules/y/*\nCopyright: the node_modules/y/* authors\nLicense: Apache-2.0\n On Debian systems the full text of the license is in\n /usr/share/common-licenses/Apache-2.0.');
+    expect(text).toContain(
+      'Files: node_modules/y/*\nCopyright: the node_modules/y/* authors\nLicense: Apache-2.0\n On Debian systems the full text of the license is in\n /usr/share/common-licenses/Apache-2.0.',
+    );
   });
 });
 
 describe('control', () => {
   it('carries the fields, the description indented', () => {
-    const text = controlText({ version: '0.1.0', arch: 'amd64', maintainer: 'A <a@b.c>', installedSizeKiB: 88000, depends: 'libc6 (>= 2.34)', homepage: 'https://h' });
+    const text = controlText({
+      version: '0.1.0',
+      arch: 'amd64',
+      maintainer: 'A <a@b.c>',
+      installedSizeKiB: 88000,
+      depends: 'libc6 (>= 2.34)',
+      homepage: 'https://h',
+    });
     expect(text).toMatch(/^Package: poise-manager\nVersion: 0\.1\.0\nArchitecture: amd64\n/);
-    expect(text.split('\n').filter((l) => l !== '' && !/^[A-Z][\w-]*: /.test(l)).every((l) => l.startsWith(' '))).toBe(true);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => l !== '' && !/^[A-Z][\w-]*: /.test(l))
+        .every((l) => l.startsWith(' ')),
+    ).toBe(true);
   });
 });
 
@@ -159,12 +188,20 @@ describe('the Node.js binary the executable is made from', () => {
         chmodSync(file, 0o755);
         return file;
       };
-      expect(() => nodeBinary(join(dir, 'missing'), 'POISE_DEB_NODE')).toThrow(`POISE_DEB_NODE: '${join(dir, 'missing')}' does not run as Node.js`);
-      expect(() => nodeBinary(fake('garbled', 'twenty x64'), 'POISE_DEB_NODE')).toThrow("printed 'twenty x64' for its version");
+      expect(() => nodeBinary(join(dir, 'missing'), 'POISE_DEB_NODE')).toThrow(
+        `POISE_DEB_NODE: '${join(dir, 'missing')}' does not run as Node.js`,
+      );
+      expect(() => nodeBinary(fake('garbled', 'twenty x64'), 'POISE_DEB_NODE')).toThrow(
+        "printed 'twenty x64' for its version",
+      );
       expect(() => nodeBinary(fake('old', '18.19.0 x64'), 'POISE_DEB_NODE')).toThrow('Node.js 18.19.0 at');
-      expect(() => nodeBinary(fake('odd-arch', '20.20.0 sparc'), 'POISE_DEB_NODE')).toThrow("no Debian architecture is known for Node.js arch 'sparc'");
+      expect(() => nodeBinary(fake('odd-arch', '20.20.0 sparc'), 'POISE_DEB_NODE')).toThrow(
+        "no Debian architecture is known for Node.js arch 'sparc'",
+      );
       // a script that answers like Node.js but has no SEA fuse
-      expect(() => nodeBinary(fake('no-fuse', '20.20.0 x64'), 'POISE_DEB_NODE')).toThrow('cannot carry an application (no unused SEA fuse');
+      expect(() => nodeBinary(fake('no-fuse', '20.20.0 x64'), 'POISE_DEB_NODE')).toThrow(
+        'cannot carry an application (no unused SEA fuse',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -174,6 +211,8 @@ describe('the Node.js binary the executable is made from', () => {
 describe('SOURCE_DATE_EPOCH', () => {
   it('is whole seconds', () => {
     expect(sourceDateEpoch({ SOURCE_DATE_EPOCH: '1764612000' })).toBe(1764612000);
-    expect(() => sourceDateEpoch({ SOURCE_DATE_EPOCH: 'yesterday' })).toThrow('SOURCE_DATE_EPOCH: expected whole seconds since 1970, got "yesterday"');
+    expect(() => sourceDateEpoch({ SOURCE_DATE_EPOCH: 'yesterday' })).toThrow(
+      'SOURCE_DATE_EPOCH: expected whole seconds since 1970, got "yesterday"',
+    );
   });
 });

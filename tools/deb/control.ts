@@ -20,7 +20,8 @@ const CHANGELOG_WIDTH = 78;
  */
 export function debianVersion(semver: string, where: string): string {
   const m = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(semver);
-  if (!m) throw new DebBuildError(`${where}: expected a semver version (1.2.3 or 1.2.3-rc.1), got ${JSON.stringify(semver)}`);
+  if (!m)
+    throw new DebBuildError(`${where}: expected a semver version (1.2.3 or 1.2.3-rc.1), got ${JSON.stringify(semver)}`);
   const [, major, minor, patch, pre] = m;
   return `${major}.${minor}.${patch}${pre === undefined ? '' : `~${pre.replace(/-/g, '.')}`}`;
 }
@@ -64,8 +65,12 @@ export function controlText(f: ControlFields): string {
 export function maintainerOf(env: NodeJS.ProcessEnv): string {
   const name = env.DEBFULLNAME?.trim() || DEFAULT_MAINTAINER.name;
   const email = env.DEBEMAIL?.trim() || DEFAULT_MAINTAINER.email;
-  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(email)) throw new DebBuildError(`DEBEMAIL: expected an e-mail address, got ${JSON.stringify(email)}`);
-  if (/[<>\n]/.test(name)) throw new DebBuildError(`DEBFULLNAME: expected a name without '<', '>' or line breaks, got ${JSON.stringify(name)}`);
+  if (!/^[^\s<>@]+@[^\s<>@]+$/.test(email))
+    throw new DebBuildError(`DEBEMAIL: expected an e-mail address, got ${JSON.stringify(email)}`);
+  if (/[<>\n]/.test(name))
+    throw new DebBuildError(
+      `DEBFULLNAME: expected a name without '<', '>' or line breaks, got ${JSON.stringify(name)}`,
+    );
   return `${name} <${email}>`;
 }
 
@@ -142,14 +147,22 @@ export function debianChangelog(entries: readonly ChangelogEntry[], maintainer: 
     .map((e) => {
       const items = e.items.length > 0 ? e.items : ['No release notes.'];
       const body = items.flatMap((i) => wrap(i, '  * ', '    ', CHANGELOG_WIDTH));
-      return [`${PACKAGE_NAME} (${e.version}) unstable; urgency=medium`, '', ...body, '', ` -- ${maintainer}  ${e.date}`, ''].join('\n');
+      return [
+        `${PACKAGE_NAME} (${e.version}) unstable; urgency=medium`,
+        '',
+        ...body,
+        '',
+        ` -- ${maintainer}  ${e.date}`,
+        '',
+      ].join('\n');
     })
     .join('\n');
 }
 
 /** An RFC 2822 date in UTC (`Mon, 01 Dec 2026 18:00:00 +0000`), as Debian changelogs write it. */
 export function rfc2822(epochSeconds: number): string {
-  if (!Number.isFinite(epochSeconds) || epochSeconds < 0) throw new DebBuildError(`expected a time in epoch seconds, got ${epochSeconds}`);
+  if (!Number.isFinite(epochSeconds) || epochSeconds < 0)
+    throw new DebBuildError(`expected a time in epoch seconds, got ${epochSeconds}`);
   const d = new Date(epochSeconds * 1000);
   const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
   const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -186,7 +199,12 @@ export function copyrightLines(licenseText: string): string[] {
   const lines = licenseText
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => /^(copyright\b|\(c\)|©)/i.test(l) && !/^copyright (notice|holders?|owner|license)\b/i.test(l) && !/^copyright \[yyyy\]/i.test(l));
+    .filter(
+      (l) =>
+        /^(copyright\b|\(c\)|©)/i.test(l) &&
+        !/^copyright (notice|holders?|owner|license)\b/i.test(l) &&
+        !/^copyright \[yyyy\]/i.test(l),
+    );
   return [...new Set(lines.map((l) => l.replace(/^copyright\s*(\(c\)|©)?\s*/i, '')))];
 }
 
@@ -198,7 +216,8 @@ export function copyrightLines(licenseText: string): string[] {
 export function referToCommonApache(text: string): string {
   return text.replace(
     /^([ \t]*)Apache License\s+Version 2\.0, January 2004[\s\S]*?END OF TERMS AND CONDITIONS[^\n]*$/gm,
-    (_match, indent: string) => `${indent}The Apache License, Version 2.0: on Debian systems its full text is in\n${indent}/usr/share/common-licenses/Apache-2.0.`,
+    (_match, indent: string) =>
+      `${indent}The Apache License, Version 2.0: on Debian systems its full text is in\n${indent}/usr/share/common-licenses/Apache-2.0.`,
   );
 }
 
@@ -233,12 +252,15 @@ export function copyrightText(input: CopyrightInput): string {
       ' the Node.js runtime carrying the poise-manager daemon, bundled from the',
       ' repository (apps/manager, packages/*) with the npm packages listed below.',
     ].join('\n'),
-    ['Files: *', 'Copyright: the poise developers', `License: ${input.own.license}`, fieldText(input.own.text)].join('\n'),
+    ['Files: *', 'Copyright: the poise developers', `License: ${input.own.license}`, fieldText(input.own.text)].join(
+      '\n',
+    ),
     ...input.components.map((c) => {
       const copyright = c.copyright.length > 0 ? c.copyright : [`the ${c.files} authors`];
-      const license = c.text === undefined
-        ? `License: ${c.license}\n On Debian systems the full text of the license is in\n /usr/share/common-licenses/${COMMON_LICENSES[c.license]}.`
-        : `License: ${c.license}\n${fieldText(c.text)}`;
+      const license =
+        c.text === undefined
+          ? `License: ${c.license}\n On Debian systems the full text of the license is in\n /usr/share/common-licenses/${COMMON_LICENSES[c.license]}.`
+          : `License: ${c.license}\n${fieldText(c.text)}`;
       return [`Files: ${c.files}`, `Copyright: ${copyright.join('\n ')}`, license, `Comment: ${c.comment}`].join('\n');
     }),
   ];

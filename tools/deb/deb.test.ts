@@ -9,7 +9,7 @@
 // (chroot). Under CI=true a missing tool fails the test that needs it; elsewhere that test is
 // skipped, saying why.
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -25,13 +25,30 @@ interface RunResult {
   stderr: string;
 }
 
-function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+function run(
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs ?? 600_000, maxBuffer: 64 * 1024 * 1024 },
+    execFile(
+      cmd,
+      args,
+      {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        timeout: options.timeoutMs ?? 600_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : '') });
-      });
+        resolve({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : ''),
+        });
+      },
+    );
   });
 }
 
@@ -50,7 +67,9 @@ const canBuild = have('dpkg-deb') && have('dpkg-shlibdeps') && have('strip');
 /** Run when the tools are here, and always under CI (where their absence is a failure). */
 const when = (ok: boolean) => it.runIf(ok || CI);
 
-const managerVersion = String((JSON.parse(readFileSync(join(REPO_ROOT, 'apps/manager/package.json'), 'utf8')) as { version: unknown }).version);
+const managerVersion = String(
+  (JSON.parse(readFileSync(join(REPO_ROOT, 'apps/manager/package.json'), 'utf8')) as { version: unknown }).version,
+);
 const version = debianVersion(managerVersion, 'apps/manager/package.json');
 
 let work = '';
@@ -60,6 +79,7 @@ let control = '';
 let setupError: unknown;
 
 function ready(): void {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
   if (setupError) throw setupError;
 }
 
@@ -120,8 +140,16 @@ describe(`${PACKAGE_NAME}.deb`, () => {
   when(canBuild)('ships the executable, unit, conffile, schema, man page, copyright and changelog', async () => {
     ready();
     const list = (await run('dpkg-deb', ['-c', deb])).stdout;
-    for (const path of [LAYOUT.bin, LAYOUT.unit, LAYOUT.config, LAYOUT.man, `${LAYOUT.share}/config.schema.json`,
-      `${LAYOUT.share}/scenarios/three-nodes-unbalanced/cmdlist`, `${LAYOUT.doc}/copyright`, `${LAYOUT.doc}/changelog.gz`]) {
+    for (const path of [
+      LAYOUT.bin,
+      LAYOUT.unit,
+      LAYOUT.config,
+      LAYOUT.man,
+      `${LAYOUT.share}/config.schema.json`,
+      `${LAYOUT.share}/scenarios/three-nodes-unbalanced/cmdlist`,
+      `${LAYOUT.doc}/copyright`,
+      `${LAYOUT.doc}/changelog.gz`,
+    ]) {
       expect(list, path).toContain(` ./${path}\n`);
     }
     const changelog = gunzipSync(readFileSync(join(root, LAYOUT.doc, 'changelog.gz'))).toString();
@@ -143,21 +171,28 @@ describe(`${PACKAGE_NAME}.deb`, () => {
     expect(readFileSync(join(root, LAYOUT.config), 'utf8')).toMatch(/^mode: observe$/m);
   });
 
-  when(canBuild && have('lintian'))('passes lintian: no error, no warning, no unused override', async () => {
-    ready();
-    const r = await run('lintian', ['--display-info', '--tag-display-limit', '0', deb], { timeoutMs: 1_200_000 });
-    const lines = `${r.stdout}${r.stderr}`.split('\n');
-    expect(lines.filter((l) => /^[EW]: /.test(l))).toEqual([]);
-    expect(lines.filter((l) => /unused-override|mismatched-override|malformed-override/.test(l))).toEqual([]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-  }, 1_200_000);
+  when(canBuild && have('lintian'))(
+    'passes lintian: no error, no warning, no unused override',
+    async () => {
+      ready();
+      const r = await run('lintian', ['--display-info', '--tag-display-limit', '0', deb], { timeoutMs: 1_200_000 });
+      const lines = `${r.stdout}${r.stderr}`.split('\n');
+      expect(lines.filter((l) => /^[EW]: /.test(l))).toEqual([]);
+      expect(lines.filter((l) => /unused-override|mismatched-override|malformed-override/.test(l))).toEqual([]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    },
+    1_200_000,
+  );
 
   when(canBuild && have('systemd-analyze'))('has a unit that systemd-analyze verify finds nothing in', async () => {
     ready();
     // verify checks that ExecStart= exists on this machine: a copy that names the unpacked one
     const unit = join(work, 'unit', 'poise-manager.service');
     mkdirSync(dirname(unit), { recursive: true });
-    writeFileSync(unit, readFileSync(join(root, LAYOUT.unit), 'utf8').replaceAll(`=/${LAYOUT.bin} `, `=${join(root, LAYOUT.bin)} `));
+    writeFileSync(
+      unit,
+      readFileSync(join(root, LAYOUT.unit), 'utf8').replaceAll(`=/${LAYOUT.bin} `, `=${join(root, LAYOUT.bin)} `),
+    );
     expect(readFileSync(unit, 'utf8')).toContain(`ExecStart=${join(root, LAYOUT.bin)} `);
     const r = await run('systemd-analyze', ['verify', unit]);
     expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
@@ -173,10 +208,33 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       chmodSync(join(root, 'tmp'), 0o1777);
       // what an admin adds before the first run: the API token, and on a node the cluster CA and
       // pmxcfs's lock directory (--check-config checks that the lock can work)
-      writeFileSync(join(root, 'etc/poise-manager/token'), 'poise@pve!balancer=4b6f7f2e-1c2d-4e5f-8a9b-0c1d2e3f4a5b\n', { mode: 0o600 });
+      writeFileSync(
+        join(root, 'etc/poise-manager/token'),
+        'poise@pve!balancer=4b6f7f2e-1c2d-4e5f-8a9b-0c1d2e3f4a5b\n',
+        { mode: 0o600 },
+      );
       mkdirSync(join(root, 'etc/pve/priv/lock'), { recursive: true });
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(work, 'ca.key'),
-        '-subj', '/CN=Proxmox Virtual Environment', '-days', '2', '-out', join(root, 'etc/pve/pve-root-ca.pem')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          join(work, 'ca.key'),
+          '-subj',
+          '/CN=Proxmox Virtual Environment',
+          '-days',
+          '2',
+          '-out',
+          join(root, 'etc/pve/pve-root-ca.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
     }, 120_000);
 
     when(canChroot)('--version prints the package version', async () => {
@@ -197,7 +255,9 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       ready();
       const r = await poiseManager(['--print-schema']);
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toEqual(JSON.parse(readFileSync(join(root, LAYOUT.share, 'config.schema.json'), 'utf8')));
+      expect(JSON.parse(r.stdout)).toEqual(
+        JSON.parse(readFileSync(join(root, LAYOUT.share, 'config.schema.json'), 'utf8')),
+      );
     });
 
     when(canChroot)('--check-config finds the shipped config valid, in observe mode', async () => {
@@ -214,9 +274,14 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       const r = await poiseManager(['--sim']);
       expect(r.code, r.stderr).toBe(0);
       // piped: one JSON object a line
-      const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; msg: string });
+      const lines = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; msg: string });
       expect(lines[0]!.msg).toContain(`poise-manager ${managerVersion} starting: env sim`);
-      expect(lines.at(-1)!.msg).toMatch(/^stopped after \d+ rounds; motions this run: ([1-9]\d*) requested, \1 succeeded, 0 failed$/);
+      expect(lines.at(-1)!.msg).toMatch(
+        /^stopped after \d+ rounds; motions this run: ([1-9]\d*) requested, \1 succeeded, 0 failed$/,
+      );
     });
   });
 });

@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import { build } from 'esbuild';
 import { REPO_ROOT } from '../packaging/workspace';
 import { DebBuildError } from './errors';
 
@@ -78,15 +78,21 @@ export function nodeBinary(path: string, source: string): NodeBinary {
   try {
     probe = execFileSync(path, ['-p', 'process.versions.node + " " + process.arch'], { encoding: 'utf8' }).trim();
   } catch (err) {
-    throw new DebBuildError(`${source}: '${path}' does not run as Node.js (${(err as Error).message.split('\n')[0]})`, { cause: err });
+    throw new DebBuildError(`${source}: '${path}' does not run as Node.js (${(err as Error).message.split('\n')[0]})`, {
+      cause: err,
+    });
   }
   const [version = '', nodeArch = ''] = probe.split(' ');
-  if (!/^\d+\.\d+\.\d+$/.test(version)) throw new DebBuildError(`${source}: '${path}' printed '${probe}' for its version`);
+  if (!/^\d+\.\d+\.\d+$/.test(version))
+    throw new DebBuildError(`${source}: '${path}' printed '${probe}' for its version`);
   if (compareVersions(version, MIN_NODE) < 0) {
-    throw new DebBuildError(`${source}: Node.js ${version} at '${path}' is older than ${MIN_NODE}, which the daemon needs; set POISE_DEB_NODE to a newer binary`);
+    throw new DebBuildError(
+      `${source}: Node.js ${version} at '${path}' is older than ${MIN_NODE}, which the daemon needs; set POISE_DEB_NODE to a newer binary`,
+    );
   }
   const arch = DEBIAN_ARCH[nodeArch];
-  if (arch === undefined) throw new DebBuildError(`${source}: no Debian architecture is known for Node.js arch '${nodeArch}'`);
+  if (arch === undefined)
+    throw new DebBuildError(`${source}: no Debian architecture is known for Node.js arch '${nodeArch}'`);
   if (!readFileSync(path).includes(`${SEA_FUSE}:0`)) {
     throw new DebBuildError(
       `${source}: '${path}' cannot carry an application (no unused SEA fuse in the executable; Debian's own nodejs keeps Node.js in libnode): ` +
@@ -130,11 +136,13 @@ export async function bundleDaemon(version: string): Promise<Bundle> {
     logLevel: 'silent',
   });
   if (result.warnings.length > 0) {
-    throw new DebBuildError(`bundling ${ENTRY}: ${result.warnings.map((w) => `${w.location?.file ?? ''}:${w.location?.line ?? ''} ${w.text}`).join('; ')}`);
+    throw new DebBuildError(
+      `bundling ${ENTRY}: ${result.warnings.map((w) => `${w.location?.file ?? ''}:${w.location?.line ?? ''} ${w.text}`).join('; ')}`,
+    );
   }
   const [out] = result.outputFiles;
   if (out === undefined) throw new DebBuildError(`bundling ${ENTRY}: esbuild wrote nothing`);
-  return { code: out.text, inputs: Object.keys((result.metafile as Metafile).inputs) };
+  return { code: out.text, inputs: Object.keys(result.metafile.inputs) };
 }
 
 /**
@@ -146,7 +154,10 @@ export function writeExecutable(node: NodeBinary, bundle: Bundle, work: string, 
   const blob = join(work, 'poise-manager.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(main, bundle.code);
-  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+  writeFileSync(
+    config,
+    JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }),
+  );
   quiet(node.path, ['--experimental-sea-config', config], 'node --experimental-sea-config');
   copyFileSync(node.path, output);
   chmodSync(output, 0o755);
@@ -163,6 +174,8 @@ function quiet(cmd: string, args: string[], what: string): void {
     execFileSync(cmd, args, { stdio: 'pipe', encoding: 'utf8' });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new DebBuildError(`${what} failed: ${e.message.split('\n')[0]}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+    throw new DebBuildError(`${what} failed: ${e.message.split('\n')[0]}\n${e.stdout ?? ''}${e.stderr ?? ''}`, {
+      cause: err,
+    });
   }
 }

@@ -29,7 +29,12 @@ describe('engineFloor', () => {
   // app → lib (>=20.18.1) → deep (^20.19.0 || >=22.12.0), beside a dependency without engines
   // and one whose engines are not a range (not counted)
   pkg('app', { name: 'app', dependencies: { lib: '1', plain: '1', odd: '1' } });
-  pkg('app/node_modules/lib', { name: 'lib', version: '1.0.0', engines: { node: '>=20.18.1' }, dependencies: { deep: '1' } });
+  pkg('app/node_modules/lib', {
+    name: 'lib',
+    version: '1.0.0',
+    engines: { node: '>=20.18.1' },
+    dependencies: { deep: '1' },
+  });
   pkg('app/node_modules/deep', { name: 'deep', version: '2.0.0', engines: { node: '^20.19.0 || ^22.12.0 || >=23' } });
   pkg('app/node_modules/plain', { name: 'plain', version: '1.0.0' });
   pkg('app/node_modules/odd', { name: 'odd', version: '1.0.0', engines: { node: 'whenever' } });
@@ -45,11 +50,18 @@ describe('engineFloor', () => {
   });
 
   it('keeps the root text when nothing asks more', () => {
-    expect(engineFloor(join(dir, 'low'), { name: 'low', dependencies: { plain: '1' } }, '>=20')).toEqual({ range: '>=20', raisedBy: [] });
+    expect(engineFloor(join(dir, 'low'), { name: 'low', dependencies: { plain: '1' } }, '>=20')).toEqual({
+      range: '>=20',
+      raisedBy: [],
+    });
   });
 
   it('refuses a root range that is not one, and a tree no version satisfies', () => {
-    expect(() => engineFloor(join(dir, 'low'), {}, 'twenty')).toThrow(`the root package.json's 'engines.node' "twenty" is not a semver range`);
-    expect(() => engineFloor(join(dir, 'app'), { dependencies: { lib: '1' } }, '<20')).toThrow("no Node.js version satisfies the root's <20 and lib@1.0.0: >=20.18.1");
+    expect(() => engineFloor(join(dir, 'low'), {}, 'twenty')).toThrow(
+      `the root package.json's 'engines.node' "twenty" is not a semver range`,
+    );
+    expect(() => engineFloor(join(dir, 'app'), { dependencies: { lib: '1' } }, '<20')).toThrow(
+      "no Node.js version satisfies the root's <20 and lib@1.0.0: >=20.18.1",
+    );
   });
 });

@@ -53,7 +53,8 @@ function dependencyRanges(dir: string, manifest: Manifest): Array<{ who: string;
       const dep = readManifest(depDir);
       if (dep === undefined) continue;
       const range = (dep.engines as { node?: unknown } | undefined)?.node;
-      if (typeof range === 'string' && semver.validRange(range) !== null) found.push({ who: `${String(dep.name)}@${String(dep.version)}`, range });
+      if (typeof range === 'string' && semver.validRange(range) !== null)
+        found.push({ who: `${String(dep.name)}@${String(dep.version)}`, range });
       visit(depDir, dep);
     }
   };
@@ -127,7 +128,10 @@ export function intersectRanges(ranges: readonly string[]): string | undefined {
   for (const iv of intervals) {
     const last = merged[merged.length - 1];
     if (last && joinable(last, iv)) {
-      if (last.hi !== undefined && (iv.hi === undefined || semver.gt(iv.hi, last.hi) || (iv.hi === last.hi && iv.hiClosed))) {
+      if (
+        last.hi !== undefined &&
+        (iv.hi === undefined || semver.gt(iv.hi, last.hi) || (iv.hi === last.hi && iv.hiClosed))
+      ) {
         Object.assign(last, { hi: iv.hi, hiClosed: iv.hiClosed });
       }
     } else {
@@ -143,11 +147,13 @@ export function intersectRanges(ranges: readonly string[]): string | undefined {
  * dependency allow (`>=20.18.1`, `^20.19.0 || >=22.12.0`). Throws when there are none.
  */
 export function engineFloor(dir: string, manifest: Manifest, rootRange: string): EngineFloor {
-  if (semver.validRange(rootRange) === null) throw new Error(`the root package.json's 'engines.node' ${JSON.stringify(rootRange)} is not a semver range`);
+  if (semver.validRange(rootRange) === null)
+    throw new Error(`the root package.json's 'engines.node' ${JSON.stringify(rootRange)} is not a semver range`);
   const ranges = dependencyRanges(dir, manifest);
   const raisedBy = ranges.filter((r) => !semver.subset(rootRange, r.range)).map((r) => `${r.who}: ${r.range}`);
   if (raisedBy.length === 0) return { range: rootRange, raisedBy };
   const range = intersectRanges([rootRange, ...ranges.map((r) => r.range)]);
-  if (range === undefined) throw new Error(`no Node.js version satisfies the root's ${rootRange} and ${raisedBy.join(', ')}`);
+  if (range === undefined)
+    throw new Error(`no Node.js version satisfies the root's ${rootRange} and ${raisedBy.join(', ')}`);
   return { range, raisedBy };
 }

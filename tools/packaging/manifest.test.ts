@@ -29,9 +29,12 @@ describe('packaging conventions', () => {
     expect(license).toContain('END OF TERMS AND CONDITIONS');
   });
 
-  it.each(packages.map((p): [string, WorkspacePackage] => [p.name, p]))('%s: package.json, LICENSE and README follow the conventions', (_name, pkg) => {
-    expect(manifestProblems(pkg, rootManifest, license)).toEqual([]);
-  });
+  it.each(packages.map((p): [string, WorkspacePackage] => [p.name, p]))(
+    '%s: package.json, LICENSE and README follow the conventions',
+    (_name, pkg) => {
+      expect(manifestProblems(pkg, rootManifest, license)).toEqual([]);
+    },
+  );
 });
 
 describe('manifestProblems', () => {
@@ -52,7 +55,11 @@ describe('manifestProblems', () => {
       types: './dist/index.d.ts',
       files: ['dist', 'CHANGELOG.md'],
       engines: rootManifest.engines,
-      publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/', exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } } },
+      publishConfig: {
+        access: 'public',
+        registry: 'https://registry.npmjs.org/',
+        exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
+      },
     },
   };
   const problemsOf = (patch: Record<string, unknown>) =>
@@ -63,21 +70,69 @@ describe('manifestProblems', () => {
   it.each([
     ['a compliant manifest', {}, []],
     ['a private package', { private: true }, ["'private' must not be true"]],
-    ['the source condition published', { publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' } }, ["'publishConfig' must be", "must not contain the 'poise-source' condition", "'./src/index.ts' is not inside 'files'"]],
-    ['another registry', { publishConfig: { access: 'public', registry: 'http://127.0.0.1:4873/', exports: withoutSourceCondition(base.manifest.exports) } }, ["'publishConfig' must be"]],
-    ['restricted access', { publishConfig: { access: 'restricted', registry: 'https://registry.npmjs.org/', exports: withoutSourceCondition(base.manifest.exports) } }, ["'publishConfig' must be"]],
-    ['an export outside files', { files: ['lib', 'CHANGELOG.md'] }, ["'./dist/index.d.ts' is not inside 'files'", "'./dist/index.js' is not inside 'files'"]],
+    [
+      'the source condition published',
+      { publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' } },
+      [
+        "'publishConfig' must be",
+        "must not contain the 'poise-source' condition",
+        "'./src/index.ts' is not inside 'files'",
+      ],
+    ],
+    [
+      'another registry',
+      {
+        publishConfig: {
+          access: 'public',
+          registry: 'http://127.0.0.1:4873/',
+          exports: withoutSourceCondition(base.manifest.exports),
+        },
+      },
+      ["'publishConfig' must be"],
+    ],
+    [
+      'restricted access',
+      {
+        publishConfig: {
+          access: 'restricted',
+          registry: 'https://registry.npmjs.org/',
+          exports: withoutSourceCondition(base.manifest.exports),
+        },
+      },
+      ["'publishConfig' must be"],
+    ],
+    [
+      'an export outside files',
+      { files: ['lib', 'CHANGELOG.md'] },
+      ["'./dist/index.d.ts' is not inside 'files'", "'./dist/index.js' is not inside 'files'"],
+    ],
     ['no CHANGELOG.md shipped', { files: ['dist'] }, ["'files' must include 'CHANGELOG.md'"]],
-    ['an import-only export', {
-      exports: { '.': { 'poise-source': './src/index.ts', types: './dist/index.d.ts', import: './dist/index.js' } },
-      publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/', exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } } },
-    }, ["'exports' entry '.' must resolve under the 'default' condition"]],
+    [
+      'an import-only export',
+      {
+        exports: { '.': { 'poise-source': './src/index.ts', types: './dist/index.d.ts', import: './dist/index.js' } },
+        publishConfig: {
+          access: 'public',
+          registry: 'https://registry.npmjs.org/',
+          exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } },
+        },
+      },
+      ["'exports' entry '.' must resolve under the 'default' condition"],
+    ],
     ['no keywords', { keywords: [] }, ["'keywords' must be"]],
     ['no sideEffects', { sideEffects: undefined }, ["'sideEffects' must be declared"]],
     ['a repository without directory', { repository: { type: 'git', url: 'x' } }, ["'repository' must be"]],
     ['no engines', { engines: undefined }, ["'engines' must be"]],
     ['CommonJS', { type: 'commonjs' }, ["'type' must be 'module'"]],
-    ['an app without bin', { exports: undefined, publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' }, types: undefined }, ["must ship a 'bin'"]],
+    [
+      'an app without bin',
+      {
+        exports: undefined,
+        publishConfig: { access: 'public', registry: 'https://registry.npmjs.org/' },
+        types: undefined,
+      },
+      ["must ship a 'bin'"],
+    ],
   ] as Array<[string, Record<string, unknown>, string[]]>)('%s', (_label, patch, expected) => {
     const found = problemsOf(patch);
     expect(found).toHaveLength(expected.length);
@@ -87,8 +142,19 @@ describe('manifestProblems', () => {
 
 describe('readmeExamples', () => {
   it.each([
-    ['the first ts block when none is marked', '# x\n```sh\nls\n```\n```ts\nA\n```\n```ts\nB\n```\n', [['ts', 'A\n', 5]]],
-    ['only marked blocks when some are', '```ts\nA\n```\n<!-- example -->\n\n```sh\nB\n```\n<!-- example -->\n```typescript\nC\n```\n', [['sh', 'B\n', 6], ['ts', 'C\n', 10]]],
+    [
+      'the first ts block when none is marked',
+      '# x\n```sh\nls\n```\n```ts\nA\n```\n```ts\nB\n```\n',
+      [['ts', 'A\n', 5]],
+    ],
+    [
+      'only marked blocks when some are',
+      '```ts\nA\n```\n<!-- example -->\n\n```sh\nB\n```\n<!-- example -->\n```typescript\nC\n```\n',
+      [
+        ['sh', 'B\n', 6],
+        ['ts', 'C\n', 10],
+      ],
+    ],
     ['a marker separated by text does not count', '<!-- example -->\ntext\n```sh\nB\n```\n', []],
     ['no example at all', '# x\n', []],
   ] as Array<[string, string, Array<[string, string, number]>]>)('%s', (_label, readme, expected) => {

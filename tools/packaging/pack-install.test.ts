@@ -42,11 +42,24 @@ interface RunResult {
  */
 function run(cmd: string, args: string[], cwd: string, timeoutMs = 1_200_000): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
+    execFile(
+      cmd,
+      args,
+      {
+        cwd,
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : '') });
-      });
+        resolve({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) + (err && typeof err.code !== 'number' ? `\n${err.message}` : ''),
+        });
+      },
+    );
   });
 }
 
@@ -96,22 +109,45 @@ beforeAll(async () => {
     mkdirSync(join(project, 'examples'), { recursive: true });
 
     for (const pkg of packages) {
-      const out = await runOk('pnpm', ['pack', '--pack-destination', tarballs, '--json'], pkg.dir, `pnpm pack in ${pkg.relDir}`);
+      const out = await runOk(
+        'pnpm',
+        ['pack', '--pack-destination', tarballs, '--json'],
+        pkg.dir,
+        `pnpm pack in ${pkg.relDir}`,
+      );
       const tarball = (JSON.parse(out) as { filename: string }).filename;
       const list = await runOk('tar', ['-tzf', tarball], work, `tar -t ${basename(tarball)}`);
-      const files = new Set(list.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
-      const manifest = JSON.parse(await runOk('tar', ['-xzOf', tarball, 'package/package.json'], work, 'tar -x')) as Manifest;
+      const files = new Set(
+        list
+          .split('\n')
+          .filter(Boolean)
+          .map((f) => f.replace(/^package\//, '')),
+      );
+      const manifest = JSON.parse(
+        await runOk('tar', ['-xzOf', tarball, 'package/package.json'], work, 'tar -x'),
+      ) as Manifest;
       const readme = existsSync(join(pkg.dir, 'README.md')) ? readFileSync(join(pkg.dir, 'README.md'), 'utf8') : '';
-      const examples = readmeExamples(readme).map((e, i) => ({ ...e, file: `examples/${slug(pkg.name)}-${i + 1}.${e.lang}` }));
+      const examples = readmeExamples(readme).map((e, i) => ({
+        ...e,
+        file: `examples/${slug(pkg.name)}-${i + 1}.${e.lang}`,
+      }));
       packed.set(pkg.name, { pkg, tarball, manifest, files, examples });
     }
 
     // one install of every tarball; overrides pin the internal dependencies to the tarballs too
     const deps = Object.fromEntries([...packed.values()].map((p) => [p.pkg.name, `file:${p.tarball}`]));
     const overrides = Object.fromEntries([...packed.keys()].map((name) => [name, `$${name}`]));
-    writeFileSync(join(project, 'package.json'),
-      `${JSON.stringify({ name: 'poise-pack-check', private: true, type: 'module', dependencies: deps, overrides }, null, 2)}\n`);
-    const install = await runOk('npm', ['install', '--no-audit', '--no-fund', '--loglevel=warn'], project, 'npm install of the tarballs', true);
+    writeFileSync(
+      join(project, 'package.json'),
+      `${JSON.stringify({ name: 'poise-pack-check', private: true, type: 'module', dependencies: deps, overrides }, null, 2)}\n`,
+    );
+    const install = await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=warn'],
+      project,
+      'npm install of the tarballs',
+      true,
+    );
     installWarnings = install.split('\n').filter((l) => /EBADENGINE/.test(l));
 
     // every example in its own file; one tsc program type-checks them and emits the JS that runs
@@ -121,21 +157,28 @@ beforeAll(async () => {
         if (e.lang === 'sh') chmodSync(join(project, e.file), 0o755);
       }
     }
-    writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2022'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        skipLibCheck: false,
-        types: ['node'],
-        typeRoots: [NODE_TYPES],
-        outDir: 'out',
-        rootDir: 'examples',
-      },
-      include: ['examples/*.ts'],
-    }, null, 2)}\n`);
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: false,
+            types: ['node'],
+            typeRoots: [NODE_TYPES],
+            outDir: 'out',
+            rootDir: 'examples',
+          },
+          include: ['examples/*.ts'],
+        },
+        null,
+        2,
+      )}\n`,
+    );
     const hasTs = [...packed.values()].some((p) => p.examples.some((e) => e.lang === 'ts'));
     if (hasTs) {
       const tsc = await run('node', [TSC, '-p', 'tsconfig.json', '--pretty', 'false'], project);
@@ -157,8 +200,14 @@ afterAll(() => {
   if (work && !process.env.POISE_KEEP_PACK) rmSync(work, { recursive: true, force: true });
 }, 300_000);
 
-function get(name: string): Packed {
+/** Fails the test with what the setup caught, when it caught something. */
+function ready(): void {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the setup caught, as caught
   if (setupError) throw setupError;
+}
+
+function get(name: string): Packed {
+  ready();
   const p = packed.get(name);
   if (!p) throw new Error(`'${name}' was not packed`);
   return p;
@@ -166,10 +215,12 @@ function get(name: string): Packed {
 
 describe('packages as installed from their tarballs', () => {
   it('discovers every package under packages/ and apps/ and type-checks the examples as one program', () => {
-    if (setupError) throw setupError;
+    ready();
     expect(packed.size).toBe(packages.length);
     // every @poise package in the install came from a tarball, none from a registry
-    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string }>;
+    };
     const fromElsewhere = Object.entries(lock.packages)
       .filter(([path, entry]) => /(^|\/)node_modules\/@poise\//.test(path) && !entry.resolved?.startsWith('file:'))
       .map(([path, entry]) => `${path} ← ${entry.resolved ?? '?'}`);
@@ -180,23 +231,30 @@ describe('packages as installed from their tarballs', () => {
 
   const libraries = packages.filter((p) => isLibrary(p.manifest));
   /** Every module specifier a library exports (`@poise/x`, `@poise/x/testing`). */
-  const specifiers = () => libraries.flatMap((p) => Object.keys(get(p.name).manifest.exports as Record<string, unknown>)
-    .map((sub) => (sub === '.' ? p.name : `${p.name}/${sub.replace(/^\.\//, '')}`)));
+  const specifiers = () =>
+    libraries.flatMap((p) =>
+      Object.keys(get(p.name).manifest.exports as Record<string, unknown>).map((sub) =>
+        sub === '.' ? p.name : `${p.name}/${sub.replace(/^\.\//, '')}`,
+      ),
+    );
 
   it('every library loads with require() from CommonJS (Node.js >= 20.19), or says it is an ES module', async () => {
-    if (setupError) throw setupError;
+    ready();
     const cjs = join(project, 'cjs');
     mkdirSync(cjs, { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-check", "private": true, "type": "commonjs" }\n');
-    writeFileSync(join(cjs, 'require-all.js'), [
-      "'use strict';",
-      `for (const name of ${JSON.stringify(specifiers())}) {`,
-      '  let m;',
-      "  try { m = require(name); } catch (err) { console.log(`${name}: ${err.code}: ${err.message.split('\\n')[0]}`); continue; }",
-      "  console.log(`${name}: ${Object.keys(m).length > 0 ? 'ok' : 'no exports'}`);",
-      '}',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(cjs, 'require-all.js'),
+      [
+        "'use strict';",
+        `for (const name of ${JSON.stringify(specifiers())}) {`,
+        '  let m;',
+        "  try { m = require(name); } catch (err) { console.log(`${name}: ${err.code}: ${err.message.split('\\n')[0]}`); continue; }",
+        "  console.log(`${name}: ${Object.keys(m).length > 0 ? 'ok' : 'no exports'}`);",
+        '}',
+        '',
+      ].join('\n'),
+    );
     const r = await run('node', ['require-all.js'], cjs);
     expect(r.code, r.stderr).toBe(0);
     const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
@@ -209,35 +267,57 @@ describe('packages as installed from their tarballs', () => {
   }, 300_000);
 
   it('a CommonJS TypeScript project imports every library, type-checks and runs', async () => {
-    if (setupError) throw setupError;
+    ready();
     const cjs = join(project, 'cjs-ts');
     mkdirSync(join(cjs, 'src'), { recursive: true });
     writeFileSync(join(cjs, 'package.json'), '{ "name": "poise-cjs-ts-check", "private": true, "type": "commonjs" }\n');
-    writeFileSync(join(cjs, 'tsconfig.json'), `${JSON.stringify({
-      compilerOptions: { target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], typeRoots: [NODE_TYPES], outDir: 'out', rootDir: 'src' },
-      include: ['src/*.ts'],
-    }, null, 2)}\n`);
+    writeFileSync(
+      join(cjs, 'tsconfig.json'),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            types: ['node'],
+            typeRoots: [NODE_TYPES],
+            outDir: 'out',
+            rootDir: 'src',
+          },
+          include: ['src/*.ts'],
+        },
+        null,
+        2,
+      )}\n`,
+    );
     const specs = specifiers();
-    writeFileSync(join(cjs, 'src', 'main.ts'), [
-      ...specs.map((spec, i) => `import * as m${i} from '${spec}';`),
-      "import { defineCriteria, rankAlternatives } from '@poise/topsis';",
-      `const counts: number[] = [${specs.map((_, i) => `Object.keys(m${i}).length`).join(', ')}];`,
-      'if (counts.some((n) => n === 0)) throw new Error(`a library without exports: ${counts.join(",")}`);',
-      // one criterion, higher is better: the alternatives ranked best first
-      "const ranks = rankAlternatives(defineCriteria([{ name: 'value', weight: 1 }]), [[1], [3], [2]]);",
-      "console.log(typeof require === 'function' ? 'commonjs' : 'esm', ranks.join(','));",
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(cjs, 'src', 'main.ts'),
+      [
+        ...specs.map((spec, i) => `import * as m${i} from '${spec}';`),
+        "import { defineCriteria, rankAlternatives } from '@poise/topsis';",
+        `const counts: number[] = [${specs.map((_, i) => `Object.keys(m${i}).length`).join(', ')}];`,
+        'if (counts.some((n) => n === 0)) throw new Error(`a library without exports: ${counts.join(",")}`);',
+        // one criterion, higher is better: the alternatives ranked best first
+        "const ranks = rankAlternatives(defineCriteria([{ name: 'value', weight: 1 }]), [[1], [3], [2]]);",
+        "console.log(typeof require === 'function' ? 'commonjs' : 'esm', ranks.join(','));",
+        '',
+      ].join('\n'),
+    );
     const tsc = await run('node', [TSC, '-p', 'tsconfig.json', '--pretty', 'false'], cjs);
     expect(tsc.code, `tsc:\n${tsc.stdout}${tsc.stderr}`).toBe(0);
-    expect(readFileSync(join(cjs, 'out', 'main.js'), 'utf8'), 'compiled to CommonJS').toContain('require("@poise/topsis")');
+    expect(readFileSync(join(cjs, 'out', 'main.js'), 'utf8'), 'compiled to CommonJS').toContain(
+      'require("@poise/topsis")',
+    );
     const r = await run('node', [join('out', 'main.js')], cjs);
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout.trim()).toBe('commonjs 1,2,0');
   }, 600_000);
 
   it('upgrading only @poise/policy under the variants leaves one copy, whose errors the variants throw', async () => {
-    if (setupError) throw setupError;
+    ready();
     // @poise/policy as its next patch release: the packed tarball with the version raised
     const next = join(work, 'policy-next');
     mkdirSync(next);
@@ -255,37 +335,65 @@ describe('packages as installed from their tarballs', () => {
     const tarballOf = (name: string) => `file:${get(name).tarball}`;
     // every package that takes @poise/policy as a peer (the policy variants)
     const variants = [...packed.values()]
-      .filter((p) => (p.manifest.peerDependencies as Record<string, string> | undefined)?.['@poise/policy'] !== undefined)
+      .filter(
+        (p) => (p.manifest.peerDependencies as Record<string, string> | undefined)?.['@poise/policy'] !== undefined,
+      )
       .map((p) => p.pkg.name);
     expect(variants).toEqual(expect.arrayContaining(['@poise/policy-stable', '@poise/policy-pressure']));
     const base = { name: 'poise-upgrade-check', private: true, type: 'module' };
-    const others = Object.fromEntries([...packed.keys()].filter((n) => n !== '@poise/policy').map((n) => [n, tarballOf(n)]));
+    const others = Object.fromEntries(
+      [...packed.keys()].filter((n) => n !== '@poise/policy').map((n) => [n, tarballOf(n)]),
+    );
     // no override for @poise/policy itself: what the variants declare decides how many copies
     // npm installs (an exact dependency on the older version would add one under each variant)
-    const write = (policy: string) => writeFileSync(join(upgrade, 'package.json'), `${JSON.stringify({
-      ...base,
-      dependencies: { ...Object.fromEntries(variants.map((v) => [v, tarballOf(v)])), '@poise/policy': policy },
-      overrides: others,
-    }, null, 2)}\n`);
+    const write = (policy: string) =>
+      writeFileSync(
+        join(upgrade, 'package.json'),
+        `${JSON.stringify(
+          {
+            ...base,
+            dependencies: { ...Object.fromEntries(variants.map((v) => [v, tarballOf(v)])), '@poise/policy': policy },
+            overrides: others,
+          },
+          null,
+          2,
+        )}\n`,
+      );
     write(tarballOf('@poise/policy'));
-    await runOk('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], upgrade, 'npm install (variants and @poise/policy)');
+    await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      upgrade,
+      'npm install (variants and @poise/policy)',
+    );
     write(`file:${nextTarball}`);
-    await runOk('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], upgrade, 'npm install (only @poise/policy upgraded)');
+    await runOk(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error'],
+      upgrade,
+      'npm install (only @poise/policy upgraded)',
+    );
 
-    const copies = (await runOk('find', ['node_modules', '-path', '*/@poise/policy/package.json'], upgrade, 'find')).trim().split('\n').sort();
+    const copies = (await runOk('find', ['node_modules', '-path', '*/@poise/policy/package.json'], upgrade, 'find'))
+      .trim()
+      .split('\n')
+      .sort();
     expect(copies, 'copies of @poise/policy').toEqual(['node_modules/@poise/policy/package.json']);
     expect((JSON.parse(readFileSync(join(upgrade, copies[0]!), 'utf8')) as Manifest).version).toBe(nextVersion);
-    writeFileSync(join(upgrade, 'check.mjs'), [
-      "import { PolicyError } from '@poise/policy';",
-      "import { cooldownFilter } from '@poise/policy-stable';",
-      "import { pressureGate } from '@poise/policy-pressure';",
-      'const thrown = [];',
-      'for (const make of [() => cooldownFilter({ seconds: 0 }), () => pressureGate({ cpuPercent: 101, memPercent: 0 })]) {',
-      '  try { make(); thrown.push("nothing thrown"); } catch (err) { thrown.push(err instanceof PolicyError ? err.code : `not a PolicyError: ${err}`); }',
-      '}',
-      'console.log(thrown.join(" "));',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(upgrade, 'check.mjs'),
+      [
+        "import { PolicyError } from '@poise/policy';",
+        "import { cooldownFilter } from '@poise/policy-stable';",
+        "import { pressureGate } from '@poise/policy-pressure';",
+        'const thrown = [];',
+        'for (const make of [() => cooldownFilter({ seconds: 0 }), () => pressureGate({ cpuPercent: 101, memPercent: 0 })]) {',
+        '  try { make(); thrown.push("nothing thrown"); } catch (err) { thrown.push(err instanceof PolicyError ? err.code : `not a PolicyError: ${err}`); }',
+        '}',
+        'console.log(thrown.join(" "));',
+        '',
+      ].join('\n'),
+    );
     const r = await run('node', ['check.mjs'], upgrade);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('invalid-config invalid-config');
@@ -302,9 +410,15 @@ describe('packages as installed from their tarballs', () => {
       ];
       const missing = targets.filter((t) => !files.has(t.replace(/^\.\//, '')));
       expect(missing, `referenced but not in the tarball (files: ${[...files].join(', ')})`).toEqual([]);
-      expect(files.has('LICENSE') && files.has('README.md') && files.has('package.json'), 'LICENSE, README.md, package.json shipped').toBe(true);
+      expect(
+        files.has('LICENSE') && files.has('README.md') && files.has('package.json'),
+        'LICENSE, README.md, package.json shipped',
+      ).toBe(true);
       const deps = { ...(manifest.dependencies as Record<string, string> | undefined) };
-      expect(Object.entries(deps).filter(([, v]) => v.startsWith('workspace:')), 'unresolved workspace: ranges').toEqual([]);
+      expect(
+        Object.entries(deps).filter(([, v]) => v.startsWith('workspace:')),
+        'unresolved workspace: ranges',
+      ).toEqual([]);
       expect(manifest.private, 'private').not.toBe(true);
       expect((manifest.publishConfig as { access?: string } | undefined)?.access).toBe('public');
     });
@@ -313,11 +427,13 @@ describe('packages as installed from their tarballs', () => {
       const { tarball } = get(name);
       const data = readFileSync(tarball);
       const result = await publint({
-        pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
+        pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
         level: 'suggestion',
         strict: true,
       });
-      expect(result.messages.map((m) => `${m.type}: ${formatMessage(m, result.pkg, { color: false }) ?? m.code}`)).toEqual([]);
+      expect(
+        result.messages.map((m) => `${m.type}: ${formatMessage(m, result.pkg, { color: false }) ?? m.code}`),
+      ).toEqual([]);
     });
 
     it('are-the-types-wrong (profile esm-only) passes for the tarball, or it ships no types because it only has bins', async () => {
@@ -328,7 +444,11 @@ describe('packages as installed from their tarballs', () => {
         expect(binEntries(manifest).length).toBeGreaterThan(0);
         return;
       }
-      const r = await run('node', [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'], work);
+      const r = await run(
+        'node',
+        [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'],
+        work,
+      );
       expect(r.code, `attw:\n${r.stdout}\n${r.stderr}`).toBe(0);
     });
 
@@ -348,7 +468,10 @@ describe('packages as installed from their tarballs', () => {
 
     it('its README examples type-check against the installed packages and run there', async () => {
       const { manifest, examples } = get(name);
-      if (isLibrary(manifest)) expect(examples.filter((e) => e.lang === 'ts').length, 'a library README has a ```ts example').toBeGreaterThan(0);
+      if (isLibrary(manifest))
+        expect(examples.filter((e) => e.lang === 'ts').length, 'a library README has a ```ts example').toBeGreaterThan(
+          0,
+        );
       for (const e of examples) {
         const where = `${name} README.md line ${e.line} (${e.file})`;
         if (e.lang === 'ts') {

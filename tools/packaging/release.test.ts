@@ -13,8 +13,13 @@ const DECOY = 'http://127.0.0.1:9/';
 
 function dryRun(dir: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile('pnpm', ['publish', '--dry-run', '--no-git-checks'], { cwd: dir, env: { ...process.env, ...env, NO_COLOR: '1' }, timeout: 120_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, output: `${stdout}${stderr}` }));
+    execFile(
+      'pnpm',
+      ['publish', '--dry-run', '--no-git-checks'],
+      { cwd: dir, env: { ...process.env, ...env, NO_COLOR: '1' }, timeout: 120_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, output: `${stdout}${stderr}` }),
+    );
   });
 }
 
@@ -22,10 +27,16 @@ describe('release dry run', () => {
   it.each(listPackages().map((p) => [p.name, p.dir, p.manifest.version] as const))(
     '%s would be published to the root publishConfig.registry, whatever the environment says',
     async (name, dir, version) => {
-      for (const env of [{}, { npm_config_registry: DECOY }, { pnpm_config_registry: DECOY, npm_config_registry: DECOY }]) {
+      for (const env of [
+        {},
+        { npm_config_registry: DECOY },
+        { pnpm_config_registry: DECOY, npm_config_registry: DECOY },
+      ]) {
         const r = await dryRun(dir, env);
         expect(r.code, r.output).toBe(0);
-        const target = new RegExp(`${name.replace('/', '\\/')}@${String(version).replaceAll('.', '\\.')} → (\\S+)`).exec(r.output)?.[1];
+        const target = new RegExp(
+          `${name.replace('/', '\\/')}@${String(version).replaceAll('.', '\\.')} → (\\S+)`,
+        ).exec(r.output)?.[1];
         expect(target, `${JSON.stringify(env)}: ${r.output}`).toBe(registry);
       }
     },

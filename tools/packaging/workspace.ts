@@ -108,7 +108,7 @@ export function publishedManifest(manifest: Manifest): Manifest {
 export function binEntries(manifest: Manifest): Array<[string, string]> {
   const bin = manifest.bin;
   if (typeof bin === 'string') {
-    const name = String(manifest.name ?? '').replace(/^@[^/]+\//, '');
+    const name = (typeof manifest.name === 'string' ? manifest.name : '').replace(/^@[^/]+\//, '');
     return [[name, bin]];
   }
   if (isRecord(bin)) return Object.entries(bin).filter((e): e is [string, string] => typeof e[1] === 'string');
@@ -144,7 +144,9 @@ export function rootLicenseText(root: string = REPO_ROOT): string {
 export function publishRegistry(rootManifest: Manifest): string {
   const registry = isRecord(rootManifest.publishConfig) ? rootManifest.publishConfig.registry : undefined;
   if (typeof registry !== 'string' || !/^https?:\/\/[^/\s]+\/(\S*\/)?$/.test(registry)) {
-    throw new Error(`the root package.json's 'publishConfig.registry' must be the registry URL ending in '/', got ${JSON.stringify(registry)}`);
+    throw new Error(
+      `the root package.json's 'publishConfig.registry' must be the registry URL ending in '/', got ${JSON.stringify(registry)}`,
+    );
   }
   return registry;
 }
@@ -209,42 +211,62 @@ export function manifestProblems(pkg: WorkspacePackage, rootManifest: Manifest, 
   for (const key of ['license', 'repository', 'engines'] as const) {
     need(same(m[key], expected[key]), `'${key}' must be ${JSON.stringify(expected[key])} (run 'pnpm packaging:sync')`);
   }
-  need(same(m.publishConfig, expected.publishConfig),
-    `'publishConfig' must be ${JSON.stringify(expected.publishConfig)} (run 'pnpm packaging:sync')`);
+  need(
+    same(m.publishConfig, expected.publishConfig),
+    `'publishConfig' must be ${JSON.stringify(expected.publishConfig)} (run 'pnpm packaging:sync')`,
+  );
 
   const files = Array.isArray(m.files) ? m.files.filter((f): f is string => typeof f === 'string') : [];
-  need(files.length > 0, "'files' must list what is shipped (e.g. [\"dist\"])");
-  need(files.includes('CHANGELOG.md'), "'files' must include 'CHANGELOG.md' (written by 'changeset version', read by whoever upgrades)");
+  need(files.length > 0, '\'files\' must list what is shipped (e.g. ["dist"])');
+  need(
+    files.includes('CHANGELOG.md'),
+    "'files' must include 'CHANGELOG.md' (written by 'changeset version', read by whoever upgrades)",
+  );
 
   if (isRecord(m.exports)) {
     for (const [subpath, target] of Object.entries(m.exports)) {
-      need(!isRecord(target) || typeof target.default === 'string',
-        `'exports' entry '${subpath}' must resolve under the 'default' condition (not 'import' only), so that require() works on Node.js >= 20.19`);
+      need(
+        !isRecord(target) || typeof target.default === 'string',
+        `'exports' entry '${subpath}' must resolve under the 'default' condition (not 'import' only), so that require() works on Node.js >= 20.19`,
+      );
     }
   }
 
   const published = publishedManifest(m);
-  need(!hasSourceCondition(published.exports), `the published 'exports' must not contain the '${SOURCE_CONDITION}' condition`);
+  need(
+    !hasSourceCondition(published.exports),
+    `the published 'exports' must not contain the '${SOURCE_CONDITION}' condition`,
+  );
   const shipped = new Set([
     ...exportTargets(published.exports),
     ...(typeof published.types === 'string' ? [published.types] : []),
     ...binEntries(published).map(([, path]) => path),
   ]);
   for (const target of shipped) {
-    need(coveredByFiles(target, files), `'${target}' is not inside 'files' (${JSON.stringify(files)}), so it would not be shipped`);
+    need(
+      coveredByFiles(target, files),
+      `'${target}' is not inside 'files' (${JSON.stringify(files)}), so it would not be shipped`,
+    );
   }
 
   if (isLibrary(m)) {
-    need(typeof published.types === 'string', "'types' must name the shipped declaration file (e.g. './dist/index.d.ts')");
-    need(typeof m.sideEffects === 'boolean' || Array.isArray(m.sideEffects),
-      "'sideEffects' must be declared (false for a package whose modules only declare things)");
+    need(
+      typeof published.types === 'string',
+      "'types' must name the shipped declaration file (e.g. './dist/index.d.ts')",
+    );
+    need(
+      typeof m.sideEffects === 'boolean' || Array.isArray(m.sideEffects),
+      "'sideEffects' must be declared (false for a package whose modules only declare things)",
+    );
   } else {
     need(binEntries(m).length > 0, "a package without 'exports' must ship a 'bin'");
   }
 
   const licenseFile = join(pkg.dir, 'LICENSE');
-  need(existsSync(licenseFile) && readFileSync(licenseFile, 'utf8') === licenseText,
-    "'LICENSE' beside it must be a copy of the root LICENSE (run 'pnpm packaging:sync')");
+  need(
+    existsSync(licenseFile) && readFileSync(licenseFile, 'utf8') === licenseText,
+    "'LICENSE' beside it must be a copy of the root LICENSE (run 'pnpm packaging:sync')",
+  );
 
   const readme = join(pkg.dir, 'README.md');
   if (!existsSync(readme)) {
@@ -284,7 +306,8 @@ export function readmeExamples(readme: string): ReadmeExample[] {
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
     const lang = open[1]!.toLowerCase();
     const kind = TS_LANGS.has(lang) ? 'ts' : SH_LANGS.has(lang) ? 'sh' : undefined;
-    if (kind) blocks.push({ lang: kind, code: `${body.join('\n')}\n`, line: start + 1, marked: lastText === EXAMPLE_MARKER });
+    if (kind)
+      blocks.push({ lang: kind, code: `${body.join('\n')}\n`, line: start + 1, marked: lastText === EXAMPLE_MARKER });
     lastText = '';
   }
   const marked = blocks.filter((b) => b.marked);
@@ -297,17 +320,20 @@ function exampleProblems(pkg: WorkspacePackage, readme: string): string[] {
   const where = `${pkg.relDir}/README.md`;
   const examples = readmeExamples(readme);
   const ts = examples.filter((e) => e.lang === 'ts');
-  if (ts.length === 0) return [`${where}: no TypeScript example (the first \`\`\`ts block, or blocks after '${EXAMPLE_MARKER}')`];
+  if (ts.length === 0)
+    return [`${where}: no TypeScript example (the first \`\`\`ts block, or blocks after '${EXAMPLE_MARKER}')`];
   const problems: string[] = [];
-  const importsOf = (code: string) => [...code.matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)]
-    .map((m) => m[1] ?? m[2]!);
+  const importsOf = (code: string) =>
+    [...code.matchAll(/\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2]!);
   if (!ts.some((e) => importsOf(e.code).includes(pkg.name))) {
     problems.push(`${where}: the example must import from '${pkg.name}'`);
   }
   for (const e of examples) {
     for (const spec of importsOf(e.code)) {
       if (spec.startsWith('.') || spec.startsWith('/')) {
-        problems.push(`${where}:${e.line}: the example imports '${spec}'; import packages by name so it runs where it is installed`);
+        problems.push(
+          `${where}:${e.line}: the example imports '${spec}'; import packages by name so it runs where it is installed`,
+        );
       }
     }
   }

@@ -16,13 +16,18 @@ const EXAMPLE = /## Example\n[\s\S]*?```ts\n([\s\S]*?)```\n+```text\n([\s\S]*?)`
  * returns what it printed with `console.log`, one line each, and what the ```text block after
  * it says it prints; `undefined` when the README has no such pair of blocks.
  */
-export async function runReadmeExample(readme: URL, dir: URL): Promise<{ printed: string; expected: string } | undefined> {
+export async function runReadmeExample(
+  readme: URL,
+  dir: URL,
+): Promise<{ printed: string; expected: string } | undefined> {
   const match = EXAMPLE.exec(readFileSync(readme, 'utf8'));
   if (!match) return undefined;
   const file = fileURLToPath(new URL('./readme-example.tmp.ts', dir));
   writeFileSync(file, match[1]!);
   const lines: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
+  const log = vi
+    .spyOn(console, 'log')
+    .mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
   try {
     await import(/* @vite-ignore */ file);
   } finally {

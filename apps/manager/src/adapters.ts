@@ -71,9 +71,11 @@ export function tlsNotices(config: ManagerConfig, security: TransportSecurity): 
   const tls = config.pve.tls;
   const fp = tls.fingerprint;
   const out: { level: LogLevel; msg: string }[] = [];
-  // only plain http: no TLS at all, the warning below says it
   const mode = config.pve.urls.every((u) => u.startsWith('http://')) ? undefined : security.mode;
   switch (mode) {
+    case undefined:
+      // only plain http: no TLS at all, the warning below says it
+      break;
     case 'system-ca':
       out.push({ level: 'info', msg: 'TLS: verified against the system CAs, host name checked' });
       break;
@@ -90,7 +92,10 @@ export function tlsNotices(config: ManagerConfig, security: TransportSecurity): 
       });
       break;
     case 'none':
-      out.push({ level: 'error', msg: 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned' });
+      out.push({
+        level: 'error',
+        msg: 'INSECURE: TLS certificate verification is off (pve.tls.insecure-skip-verify) and no fingerprint is pinned',
+      });
       break;
   }
   for (const w of security.warnings) out.push({ level: 'error', msg: `INSECURE: ${w}` });
@@ -114,7 +119,10 @@ export function createPveClient(
       ...options,
     });
   } catch (err) {
-    if (err instanceof PveApiError) throw new ManagerError(err.code === 'bad-token' ? 'invalid-token' : 'invalid-config', `pve: ${err.message}`, { cause: err });
+    if (err instanceof PveApiError)
+      throw new ManagerError(err.code === 'bad-token' ? 'invalid-token' : 'invalid-config', `pve: ${err.message}`, {
+        cause: err,
+      });
     throw err;
   }
 }
@@ -125,7 +133,11 @@ export function readCaFile(path: string): string {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ManagerError('invalid-config', `pve.tls.ca-file: cannot read '${path}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    throw new ManagerError(
+      'invalid-config',
+      `pve.tls.ca-file: cannot read '${path}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause: err },
+    );
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ManagerError('invalid-config', `pve.tls.ca-file: '${path}' holds no PEM certificate`);
@@ -152,7 +164,11 @@ export interface PveHostOptions {
  */
 export function createPveHost(config: ManagerConfig, options: PveHostOptions = {}): Host {
   const warnings: string[] = [];
-  const { token } = loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }, options.env ?? process.env, warnings);
+  const { token } = loadToken(
+    { file: config.pve.tokenFile, env: config.pve.tokenEnv },
+    options.env ?? process.env,
+    warnings,
+  );
   const client = createPveClient(config, token, { retries: options.retries, backoffBaseMs: options.backoffBaseMs });
   const clock = options.clock ?? systemClock;
   const port = new PveAdapter({
@@ -185,7 +201,8 @@ export function caseDirProblem(dir: string): string | undefined {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT' ? `'${dir}' does not exist` : `'${dir}' cannot be read (${code ?? errorMessage(err)})`;
   }
-  if (!st.isDirectory()) return `'${dir}' is a file, not a simulator case directory (a directory with 'cmdlist', 'hardware_status', …)`;
+  if (!st.isDirectory())
+    return `'${dir}' is a file, not a simulator case directory (a directory with 'cmdlist', 'hardware_status', …)`;
   if (!existsSync(join(dir, 'cmdlist'))) return `'${dir}' is not a simulator case directory (no 'cmdlist' file in it)`;
   return undefined;
 }
@@ -212,7 +229,8 @@ export interface SimHostOptions {
  */
 export function createSimHost(config: ManagerConfig, options: SimHostOptions = {}): Host {
   const dir = config.sim.caseDir;
-  if (dir === undefined) throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
+  if (dir === undefined)
+    throw new ManagerError('invalid-config', "sim.case-dir: expected a case directory when env is 'sim', got nothing");
   const problem = caseDirProblem(dir);
   if (problem !== undefined) throw new ManagerError('invalid-config', `sim.case-dir: ${problem}`);
   let input: CaseInput;
@@ -222,10 +240,18 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
   }
-  const casePolicy = policyLayer({ kind: 'case', label: `the crs of '${join(dir, 'datacenter.cfg')}'`, keyPath: `'${join(dir, 'datacenter.cfg')}': crs.` }, input.datacenterCfg.crs, {
-    file: join(dir, 'datacenter.cfg'),
-    prefix: 'crs.',
-  });
+  const casePolicy = policyLayer(
+    {
+      kind: 'case',
+      label: `the crs of '${join(dir, 'datacenter.cfg')}'`,
+      keyPath: `'${join(dir, 'datacenter.cfg')}': crs.`,
+    },
+    input.datacenterCfg.crs,
+    {
+      file: join(dir, 'datacenter.cfg'),
+      prefix: 'crs.',
+    },
+  );
   const sim = new Simulation(input, { profile: 'pve-9.2' });
   const facts = simCaseFacts(input);
   const nodes = Object.keys(input.hardwareStatus).length;
@@ -244,7 +270,10 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
       level: 'info',
       msg: `simulator: case '${dir}' (profile pve-9.2); times are simulated (sim hh:mm:ss since the start); each pause runs the HA manager for at least one 20 s round, ${pace}; the run ends with the scenario`,
     },
-    { level: 'info', msg: `simulator: state kept in '${stateDir}' for this run only (a simulation always starts from its case)` },
+    {
+      level: 'info',
+      msg: `simulator: state kept in '${stateDir}' for this run only (a simulation always starts from its case)`,
+    },
     ...facts.notes.map((msg) => ({ level: 'warn' as const, msg })),
   ];
   return {
@@ -266,4 +295,5 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
 }
 
 /** The host for a config's `env`. */
-export const createHost: HostFactory = (config) => (config.env === 'pve' ? createPveHost(config) : createSimHost(config));
+export const createHost: HostFactory = (config) =>
+  config.env === 'pve' ? createPveHost(config) : createSimHost(config);

@@ -7,7 +7,8 @@ import { CLI_SPEC, type CliSpec, renderHelp, renderManPage, roffEscape, wrap } f
 import { parseArgs } from './main';
 import { packageVersion, VERSION } from './version';
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /** Every option name a text shows (`-c`, `--config`, …). */
 function optionNames(text: string): string[] {
@@ -30,7 +31,9 @@ describe('the command line has one definition', () => {
     const help = renderHelp();
     const man = renderManPage('1.2.3');
     const shown = optionNames(help.split('\nsignals:')[0]!);
-    expect(shown).toEqual(expect.arrayContaining(['--config', '--sim', '--once', '--check-config', '-h', '--help', '--version']));
+    expect(shown).toEqual(
+      expect.arrayContaining(['--config', '--sim', '--once', '--check-config', '-h', '--help', '--version']),
+    );
     for (const name of shown) expect(man, name).toContain(`\\fB${inRoff(name)}\\fR`);
     for (const o of CLI_SPEC.options) expect(man).toContain(roffEscape(o.description));
   });
@@ -38,7 +41,10 @@ describe('the command line has one definition', () => {
   it('every option of the spec is parsed, and nothing else', () => {
     for (const o of CLI_SPEC.options) {
       for (const name of o.names) {
-        const argv = o.value === undefined || o.valueOptional ? [name] : [name, o.key === 'mode' ? 'act' : o.key === 'speed' ? '1' : 'x'];
+        const argv =
+          o.value === undefined || o.valueOptional
+            ? [name]
+            : [name, o.key === 'mode' ? 'act' : o.key === 'speed' ? '1' : 'x'];
         // --speed goes with --sim
         expect(() => parseArgs(o.key === 'speed' ? ['--sim', ...argv] : argv), name).not.toThrow();
       }
@@ -50,7 +56,17 @@ describe('the command line has one definition', () => {
   it('the man page has the sections of a section-1 page, its version, and no date', () => {
     const man = renderManPage('1.2.3');
     expect(man.split('\n')[1]).toBe('.TH POISE\\-MANAGER 1 "" "poise\\-manager 1.2.3" "poise"');
-    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'SIGNALS', '"EXIT STATUS"', 'FILES', '"SEE ALSO"']) expect(man).toContain(`\n.SH ${section}\n`);
+    for (const section of [
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      'OPTIONS',
+      'SIGNALS',
+      '"EXIT STATUS"',
+      'FILES',
+      '"SEE ALSO"',
+    ])
+      expect(man).toContain(`\n.SH ${section}\n`);
     expect(man).toContain('\n.SH COMMANDS\n.TP\n\\fBplan\\fR\n');
     for (const sub of CLI_SPEC.subcommands) expect(man).toContain(`\\fBpoise\\-manager ${sub.name}\\fR`);
     for (const e of CLI_SPEC.exitCodes) expect(man).toContain(`.TP\n\\fB${e.code}\\fR\n`);
@@ -83,8 +99,12 @@ describe('the command line has one definition', () => {
     expect(help).toMatch(/\ncommands:\n {2}plan +print a plan of motions\n/);
     expect(help).toMatch(/\nplan options:\n {2}--target <node> +Only motions to this node\.\n/);
     const man = renderManPage('1.2.3', spec);
-    expect(man).toContain('.SH COMMANDS\n.TP\n\\fBplan\\fR\nPrints the motions that would balance the cluster.\n.RS\n.TP\n\\fB\\-\\-target\\fR \\fInode\\fR\n');
-    expect(man).toContain('\\fBpoise\\-manager plan\\fR [\\fB\\-\\-config\\fR \\fIfile\\fR] [\\fB\\-\\-target\\fR \\fInode\\fR]');
+    expect(man).toContain(
+      '.SH COMMANDS\n.TP\n\\fBplan\\fR\nPrints the motions that would balance the cluster.\n.RS\n.TP\n\\fB\\-\\-target\\fR \\fInode\\fR\n',
+    );
+    expect(man).toContain(
+      '\\fBpoise\\-manager plan\\fR [\\fB\\-\\-config\\fR \\fIfile\\fR] [\\fB\\-\\-target\\fR \\fInode\\fR]',
+    );
   });
 
   it('wraps words at the width without breaking them', () => {
@@ -101,10 +121,14 @@ describe('the version', () => {
 
   it('is the one the build defined when there is one (a bundle of one file, installed anywhere)', () => {
     expect(packageVersion('7.8.9', pathToFileURL('/nowhere/cli.js').href)).toBe('7.8.9');
-    expect((tsupConfig as { define?: Record<string, string> }).define).toEqual({ __POISE_MANAGER_VERSION__: JSON.stringify(PACKAGE_VERSION) });
+    expect((tsupConfig as { define?: Record<string, string> }).define).toEqual({
+      __POISE_MANAGER_VERSION__: JSON.stringify(PACKAGE_VERSION),
+    });
   });
 
   it('is an error, not a made-up number, when it cannot be told', () => {
-    expect(() => packageVersion(undefined, pathToFileURL('/nowhere/at/all/cli.js').href)).toThrow(/cannot find the package\.json of '@poise\/manager'/);
+    expect(() => packageVersion(undefined, pathToFileURL('/nowhere/at/all/cli.js').href)).toThrow(
+      /cannot find the package\.json of '@poise\/manager'/,
+    );
   });
 });

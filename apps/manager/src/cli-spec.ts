@@ -95,7 +95,12 @@ export const CLI_SPEC: CliSpec = {
       'Each round logs one line with what it did or why it did nothing: JSON lines when stdout is not a terminal, text on a terminal.',
   ],
   options: [
-    { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'YAML config file (see poise-manager.example.yaml; schema: --print-schema).' },
+    {
+      key: 'config',
+      names: ['-c', '--config'],
+      value: '<file>',
+      description: 'YAML config file (see poise-manager.example.yaml; schema: --print-schema).',
+    },
     { key: 'mode', names: ['--mode'], value: 'observe|act', description: "Override the config's mode." },
     {
       key: 'once',
@@ -117,7 +122,8 @@ export const CLI_SPEC: CliSpec = {
       key: 'speed',
       names: ['--speed'],
       value: '<n>',
-      description: 'With --sim: simulated seconds per real second (0, the default: as fast as it runs; 10: one 20 s round every 2 s).',
+      description:
+        'With --sim: simulated seconds per real second (0, the default: as fast as it runs; 10: one 20 s round every 2 s).',
     },
     {
       key: 'checkConfig',
@@ -136,42 +142,112 @@ export const CLI_SPEC: CliSpec = {
         '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] [--drain <node>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>] [--json]',
         '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] --what-if node-failure [--json]',
       ],
-      summary: 'print a placement plan: where every guest should be, and the safe steps of migrations that get there; never acts',
+      summary:
+        'print a placement plan: where every guest should be, and the safe steps of migrations that get there; never acts',
       description:
         'Reads the cluster (the live cluster through the API with the config of the daemon, the embedded simulator on a case with --sim once its command lists have run and it settled, or a snapshot file) and prints the plan of @poise/plan: ' +
         'the target placement within the HA rules and capacity limits, the steps (the motions of a step run in parallel), the balance before and after (the objective, the highest cpu and memory utilisation, and the reference imbalance), the migrations and the memory they copy, a lower bound on the objective and the gap to it. ' +
         'An infeasible cluster is an answer: the reasons say which constraints conflict (exit 0). Nothing is moved.',
       options: [
-        { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'Read the live cluster as the daemon with this config does (env pve), or the simulator case the config names (env sim).' },
-        { key: 'sim', names: ['--sim'], value: '<case-dir>', valueOptional: true, description: 'Read the embedded simulator on a case directory (default: the bundled scenario), after its command lists have run and the cluster settled.' },
-        { key: 'snapshot', names: ['--snapshot'], value: '<file.json>', description: 'Read the cluster from a JSON file (the schema of @poise/plan: nodes, guests, rules, capacity, weights; see apps/manager/README.md).' },
-        { key: 'drain', names: ['--drain'], value: '<node>', description: 'Plan emptying this node (repeat for several): every guest on it leaves, HA resources and others; a guest that cannot leave makes the plan infeasible and says why.' },
-        { key: 'whatIf', names: ['--what-if'], value: 'node-failure', description: 'Instead of a plan, an N+1 report: for each node, whether HA recovers its guests on the others within capacity and rules, where, and the balance after.' },
-        { key: 'cpuOvercommit', names: ['--cpu-overcommit'], value: '<ratio>', description: "A hard cpu limit: assigned cores at most ratio × a node's cores (a number > 0; default: no cpu limit, or the snapshot file's)." },
-        { key: 'memoryHeadroom', names: ['--memory-headroom'], value: '<percent>', description: "Memory kept free on every node, percent of its memory (0 ≤ x < 100; default 0, or the snapshot file's)." },
-        { key: 'json', names: ['--json'], description: 'Print one JSON document instead of text (feasible, reason, placement, steps, objective, bound, …).' },
+        {
+          key: 'config',
+          names: ['-c', '--config'],
+          value: '<file>',
+          description:
+            'Read the live cluster as the daemon with this config does (env pve), or the simulator case the config names (env sim).',
+        },
+        {
+          key: 'sim',
+          names: ['--sim'],
+          value: '<case-dir>',
+          valueOptional: true,
+          description:
+            'Read the embedded simulator on a case directory (default: the bundled scenario), after its command lists have run and the cluster settled.',
+        },
+        {
+          key: 'snapshot',
+          names: ['--snapshot'],
+          value: '<file.json>',
+          description:
+            'Read the cluster from a JSON file (the schema of @poise/plan: nodes, guests, rules, capacity, weights; see apps/manager/README.md).',
+        },
+        {
+          key: 'drain',
+          names: ['--drain'],
+          value: '<node>',
+          description:
+            'Plan emptying this node (repeat for several): every guest on it leaves, HA resources and others; a guest that cannot leave makes the plan infeasible and says why.',
+        },
+        {
+          key: 'whatIf',
+          names: ['--what-if'],
+          value: 'node-failure',
+          description:
+            'Instead of a plan, an N+1 report: for each node, whether HA recovers its guests on the others within capacity and rules, where, and the balance after.',
+        },
+        {
+          key: 'cpuOvercommit',
+          names: ['--cpu-overcommit'],
+          value: '<ratio>',
+          description:
+            "A hard cpu limit: assigned cores at most ratio × a node's cores (a number > 0; default: no cpu limit, or the snapshot file's).",
+        },
+        {
+          key: 'memoryHeadroom',
+          names: ['--memory-headroom'],
+          value: '<percent>',
+          description:
+            "Memory kept free on every node, percent of its memory (0 ≤ x < 100; default 0, or the snapshot file's).",
+        },
+        {
+          key: 'json',
+          names: ['--json'],
+          description:
+            'Print one JSON document instead of text (feasible, reason, placement, steps, objective, bound, …).',
+        },
       ],
     },
     {
       name: 'drain',
-      synopsis: ['<node> [--config <file> | --sim [<case-dir>]] [--execute] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]'],
-      summary: 'empty a node by the plan of plan --drain, step by step, through the motion follower of the daemon (observe unless --execute)',
+      synopsis: [
+        '<node> [--config <file> | --sim [<case-dir>]] [--execute] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]',
+      ],
+      summary:
+        'empty a node by the plan of plan --drain, step by step, through the motion follower of the daemon (observe unless --execute)',
       description:
         'Plans the drain of the node (as plan --drain) and carries it out one motion at a time, in the order of the plan, each requested and followed to its outcome as the daemon does (HA resources through the HA manager, other guests by a migration task). ' +
         'Without --execute it only prints what it would do. Before each motion it checks that the cluster is still as planned; it stops and says why when a guest is not where the plan expects it, a node failed, or a motion is refused or fails (exit 1). ' +
         'Stop the daemon first, or let the lock (lock.enabled) keep the two apart: with the lock held by another instance the drain does not start.',
       options: [
-        { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'The config of the daemon: cluster, token, limits, lock.' },
-        { key: 'sim', names: ['--sim'], value: '<case-dir>', valueOptional: true, description: 'Drain a node of the embedded simulator on a case directory (default: the bundled scenario).' },
-        { key: 'execute', names: ['--execute'], description: 'Request the motions (default: print what would be done).' },
+        {
+          key: 'config',
+          names: ['-c', '--config'],
+          value: '<file>',
+          description: 'The config of the daemon: cluster, token, limits, lock.',
+        },
+        {
+          key: 'sim',
+          names: ['--sim'],
+          value: '<case-dir>',
+          valueOptional: true,
+          description: 'Drain a node of the embedded simulator on a case directory (default: the bundled scenario).',
+        },
+        {
+          key: 'execute',
+          names: ['--execute'],
+          description: 'Request the motions (default: print what would be done).',
+        },
         { key: 'cpuOvercommit', names: ['--cpu-overcommit'], value: '<ratio>', description: 'As for plan.' },
         { key: 'memoryHeadroom', names: ['--memory-headroom'], value: '<percent>', description: 'As for plan.' },
       ],
     },
     {
       name: 'place',
-      synopsis: ['--guest cpu=<cores>,mem=<size>[,load=<cores>][,id=<name>][,kind=vm|ct][,count=<n>] [--count <n>] [--config <file> | --sim [<case-dir>] | --snapshot <file.json>] [--json]'],
-      summary: 'where new guests go (batch placement as HA places a guest it starts), honouring rules and capacity, and the cluster after',
+      synopsis: [
+        '--guest cpu=<cores>,mem=<size>[,load=<cores>][,id=<name>][,kind=vm|ct][,count=<n>] [--count <n>] [--config <file> | --sim [<case-dir>] | --snapshot <file.json>] [--json]',
+      ],
+      summary:
+        'where new guests go (batch placement as HA places a guest it starts), honouring rules and capacity, and the cluster after',
       description:
         'Places new guests one after the other as the HA manager places a guest it starts (start scoring over the usable nodes, each placed guest counted for the next), within the capacity limits and the HA rules; existing guests stay. ' +
         'Prints where each goes, those that fit nowhere and why, and the balance after. Nothing is created or moved.',
@@ -183,7 +259,12 @@ export const CLI_SPEC: CliSpec = {
           description:
             'A guest size, repeatable: cpu=<assigned cores>, mem=<size> (K, M, G or T, binary; a bare number is MiB, as in a guest config), and optionally load=<cores in use> (default: cpu), id=<name> (default new), kind=vm|ct, count=<copies>.',
         },
-        { key: 'count', names: ['--count'], value: '<n>', description: 'Copies of each --guest that gives no count= (default 1).' },
+        {
+          key: 'count',
+          names: ['--count'],
+          value: '<n>',
+          description: 'Copies of each --guest that gives no count= (default 1).',
+        },
         { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'As for plan.' },
         { key: 'sim', names: ['--sim'], value: '<case-dir>', valueOptional: true, description: 'As for plan.' },
         { key: 'snapshot', names: ['--snapshot'], value: '<file.json>', description: 'As for plan.' },
@@ -200,15 +281,31 @@ export const CLI_SPEC: CliSpec = {
   ],
   exitCodes: [
     { code: EXIT_OK, short: 'ok', description: 'Done (also at the end of a simulated scenario).' },
-    { code: EXIT_FAILURE, short: 'failure', description: 'A runtime failure: a state file of another version, the metrics port taken, a round that failed under --once, a simulation that aborted, a drain that stopped before the node was empty.' },
+    {
+      code: EXIT_FAILURE,
+      short: 'failure',
+      description:
+        'A runtime failure: a state file of another version, the metrics port taken, a round that failed under --once, a simulation that aborted, a drain that stopped before the node was empty.',
+    },
     { code: EXIT_USAGE, short: 'usage error', description: 'A usage error.' },
-    { code: EXIT_CONFIG, short: 'bad config or token', description: 'A bad config, API token, TLS file, lock directory, state file, simulator case or snapshot file (EX_CONFIG).' },
+    {
+      code: EXIT_CONFIG,
+      short: 'bad config or token',
+      description:
+        'A bad config, API token, TLS file, lock directory, state file, simulator case or snapshot file (EX_CONFIG).',
+    },
   ],
   files: [
     { path: '/etc/poise-manager/config.yaml', description: 'The config file of the packaged service.' },
     { path: '/etc/poise-manager/token', description: 'The API token, USER@REALM!TOKENID=SECRET (mode 0600).' },
-    { path: '/var/lib/poise-manager/state.json', description: 'The state file (state.file): stage state, the motion in flight, outcomes.' },
-    { path: '/etc/pve/priv/lock/poise-manager', description: 'The active/standby lock on the cluster file system (lock.dir, lock.name).' },
+    {
+      path: '/var/lib/poise-manager/state.json',
+      description: 'The state file (state.file): stage state, the motion in flight, outcomes.',
+    },
+    {
+      path: '/etc/pve/priv/lock/poise-manager',
+      description: 'The active/standby lock on the cluster file system (lock.dir, lock.name).',
+    },
   ],
   seeAlso: ['ha-manager(1)', 'pvesh(1)', 'pveum(1)'],
 };
@@ -263,14 +360,19 @@ function helpTable(rows: readonly { label: string; text: string }[], indent = 2)
 export function renderHelp(spec: CliSpec = CLI_SPEC): string {
   const lines: string[] = [];
   spec.synopsis.forEach((form, i) => lines.push(`${i === 0 ? 'usage: ' : '       '}${spec.name} ${form}`));
-  for (const sub of spec.subcommands) for (const form of sub.synopsis) lines.push(`       ${spec.name} ${sub.name} ${form}`);
+  for (const sub of spec.subcommands)
+    for (const form of sub.synopsis) lines.push(`       ${spec.name} ${sub.name} ${form}`);
   for (const paragraph of spec.description) lines.push('', ...wrap(paragraph, HELP_WIDTH));
   lines.push('', 'options:', ...helpTable(spec.options.map((o) => ({ label: optionLabel(o), text: o.description }))));
   if (spec.subcommands.length > 0) {
     lines.push('', 'commands:', ...helpTable(spec.subcommands.map((s) => ({ label: s.name, text: s.summary }))));
     for (const sub of spec.subcommands) {
       if (sub.options.length === 0) continue;
-      lines.push('', `${sub.name} options:`, ...helpTable(sub.options.map((o) => ({ label: optionLabel(o), text: o.description }))));
+      lines.push(
+        '',
+        `${sub.name} options:`,
+        ...helpTable(sub.options.map((o) => ({ label: optionLabel(o), text: o.description }))),
+      );
     }
   }
   lines.push('', 'signals:', ...helpTable(spec.signals.map((s) => ({ label: s.name, text: s.description }))));
@@ -300,7 +402,10 @@ function roffSynopsis(form: string): string {
 
 function roffOption(o: CliOption): string[] {
   const names = o.names.map((n) => `\\fB${roffEscape(n)}\\fR`).join(', ');
-  const value = o.value === undefined ? '' : ` ${o.valueOptional ? '[' : ''}\\fI${roffEscape(o.value.replace(/^<(.+)>$/, '$1'))}\\fR${o.valueOptional ? ']' : ''}`;
+  const value =
+    o.value === undefined
+      ? ''
+      : ` ${o.valueOptional ? '[' : ''}\\fI${roffEscape(o.value.replace(/^<(.+)>$/, '$1'))}\\fR${o.valueOptional ? ']' : ''}`;
   return ['.TP', `${names}${value}`, roffEscape(o.description)];
 }
 
@@ -314,7 +419,10 @@ export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string
     `${roffEscape(spec.name)} \\- ${roffEscape(spec.summary)}`,
     '.SH SYNOPSIS',
   ];
-  const forms = [...spec.synopsis.map((f) => ({ command: spec.name, form: f })), ...spec.subcommands.flatMap((s) => s.synopsis.map((f) => ({ command: `${spec.name} ${s.name}`, form: f })))];
+  const forms = [
+    ...spec.synopsis.map((f) => ({ command: spec.name, form: f })),
+    ...spec.subcommands.flatMap((s) => s.synopsis.map((f) => ({ command: `${spec.name} ${s.name}`, form: f }))),
+  ];
   forms.forEach((f, i) => {
     if (i > 0) lines.push('.br');
     lines.push(`\\fB${roffEscape(f.command)}\\fR ${roffSynopsis(f.form)}`);
@@ -339,6 +447,11 @@ export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string
   for (const e of spec.exitCodes) lines.push('.TP', `\\fB${e.code}\\fR`, roffEscape(e.description));
   lines.push('.SH FILES');
   for (const f of spec.files) lines.push('.TP', `\\fI${roffEscape(f.path)}\\fR`, roffEscape(f.description));
-  lines.push('.SH "SEE ALSO"', spec.seeAlso.map((s) => `\\fB${roffEscape(s.replace(/\(\d\)$/, ''))}\\fR${/\(\d\)$/.exec(s)?.[0] ?? ''}`).join(', '));
+  lines.push(
+    '.SH "SEE ALSO"',
+    spec.seeAlso
+      .map((s) => `\\fB${roffEscape(s.replace(/\(\d\)$/, ''))}\\fR${/\(\d\)$/.exec(s)?.[0] ?? ''}`)
+      .join(', '),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -45,7 +45,8 @@ export class SimulationClock implements Clock {
     private readonly sim: SteppedSimulation,
     private readonly epoch: number,
     private readonly speed: number,
-    private readonly wait: (seconds: number, signal: AbortSignal) => Promise<void> = systemClock.sleep,
+    private readonly wait: (seconds: number, signal: AbortSignal) => Promise<void> = (seconds, signal) =>
+      systemClock.sleep(seconds, signal),
   ) {}
 
   now(): number {

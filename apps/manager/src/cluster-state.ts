@@ -47,7 +47,14 @@ export function describeCondition(condition: NodeCondition): string {
  * `request_start_balance`), being stopped (`request_stop`). A motion of someone else
  * (`migrate`, `relocate`) stops the round at the policy's motion-in-flight gate instead.
  */
-export const TRANSITIONAL_SERVICE_STATES: ReadonlySet<string> = new Set(['fence', 'recovery', 'freeze', 'request_start', 'request_start_balance', 'request_stop']);
+export const TRANSITIONAL_SERVICE_STATES: ReadonlySet<string> = new Set([
+  'fence',
+  'recovery',
+  'freeze',
+  'request_start',
+  'request_start_balance',
+  'request_stop',
+]);
 
 /** A failed node in a reason. */
 const FAILED_NODE_PHRASES: Readonly<Record<NodeCondition, string>> = {
@@ -71,7 +78,8 @@ const MAX_NAMED_SIDS = 4;
  */
 export function unsettledReasons(snapshot: ClusterSnapshot, own: ReadonlySet<string>): string[] {
   const reasons: string[] = [];
-  for (const n of snapshot.nodes) if (nodeFailed(n.condition)) reasons.push(`node '${n.name}' ${FAILED_NODE_PHRASES[n.condition]}`);
+  for (const n of snapshot.nodes)
+    if (nodeFailed(n.condition)) reasons.push(`node '${n.name}' ${FAILED_NODE_PHRASES[n.condition]}`);
   const byState = new Map<string, string[]>();
   for (const g of snapshot.guests) {
     const state = g.ha?.state;

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { FakeCluster } from './fake-cluster';
 import { PortError } from './port';
 
-const spec = (scripts = {}) => ({ nodes: [{ name: 'node1' }, { name: 'node2' }], guests: [{ sid: 'vm:101', node: 'node1' }], scripts });
+const spec = (scripts = {}) => ({
+  nodes: [{ name: 'node1' }, { name: 'node2' }],
+  guests: [{ sid: 'vm:101', node: 'node1' }],
+  scripts,
+});
 const haOf = async (c: FakeCluster) => {
   const g = (await c.readSnapshot()).guests[0]!;
   return `${g.ha!.state}@${g.node}${g.ha!.target ? `>${g.ha!.target}` : ''}`;
@@ -18,7 +22,11 @@ describe('FakeCluster (the scripted cluster the daemon tests run against)', () =
     [{ outcome: 'drop' }, ['started@node1', 'started@node1', 'started@node1', 'started@node1']],
   ])('a motion scripted %j is queued, picked up next round, and ends as scripted', async (script, states) => {
     const c = FakeCluster.create(spec({ 'vm:101': script }));
-    expect(await c.requestMotion({ sid: 'vm:101', kind: 'migrate', target: 'node2' })).toEqual({ accepted: true, task: undefined, comigrated: [] });
+    expect(await c.requestMotion({ sid: 'vm:101', kind: 'migrate', target: 'node2' })).toEqual({
+      accepted: true,
+      task: undefined,
+      comigrated: [],
+    });
     const seen = [await haOf(c)];
     for (let i = 0; i < 3; i++) {
       c.step();
@@ -28,13 +36,22 @@ describe('FakeCluster (the scripted cluster the daemon tests run against)', () =
   });
 
   it('measures node usage as base load plus the running guests on it', async () => {
-    const c = FakeCluster.create({ nodes: [{ name: 'node1', baseCpu: 1, baseMem: 10 }], guests: [{ sid: 'vm:101', node: 'node1', cpu: 2, mem: 20 }, { sid: 'vm:102', node: 'node1', running: false }] });
+    const c = FakeCluster.create({
+      nodes: [{ name: 'node1', baseCpu: 1, baseMem: 10 }],
+      guests: [
+        { sid: 'vm:101', node: 'node1', cpu: 2, mem: 20 },
+        { sid: 'vm:102', node: 'node1', running: false },
+      ],
+    });
     expect((await c.readSnapshot()).nodes[0]).toMatchObject({ cpu: 3, mem: 30 });
   });
 
   it('scripts refusals, lost requests and read failures', async () => {
     const c = FakeCluster.create(spec({ 'vm:101': [{ reply: 'refuse' }, { reply: 'lost' }] }));
-    expect(await c.requestMotion({ sid: 'vm:101', kind: 'migrate', target: 'node2' })).toEqual({ accepted: false, reason: 'scripted refusal (403)' });
+    expect(await c.requestMotion({ sid: 'vm:101', kind: 'migrate', target: 'node2' })).toEqual({
+      accepted: false,
+      reason: 'scripted refusal (403)',
+    });
     await expect(c.requestMotion({ sid: 'vm:101', kind: 'migrate', target: 'node2' })).rejects.toThrow(PortError);
     c.step();
     expect(await haOf(c)).toBe('migrate@node1>node2'); // lost, yet applied

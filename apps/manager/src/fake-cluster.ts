@@ -140,7 +140,15 @@ export class FakeCluster implements BalancerPort {
     return new FakeCluster({
       time: spec.startTime ?? FAKE_START_TIME,
       roundSeconds: spec.roundSeconds ?? 10,
-      nodes: spec.nodes.map((n) => ({ maxcpu: 16, maxmem: 64 * GIB, baseCpu: 0, baseMem: 0, online: true, maintenance: false, ...n })),
+      nodes: spec.nodes.map((n) => ({
+        maxcpu: 16,
+        maxmem: 64 * GIB,
+        baseCpu: 0,
+        baseMem: 0,
+        online: true,
+        maintenance: false,
+        ...n,
+      })),
       guests: spec.guests.map((g) => {
         const ha = g.ha ?? true;
         const running = g.running ?? true;
@@ -232,7 +240,12 @@ export class FakeCluster implements BalancerPort {
       g.haUid = (g.haUid ?? 0) + 1;
       delete g.haTarget;
       if (!g.ha) delete g.lock;
-      if (m.task) this.s.tasks[m.task] = { ...this.s.tasks[m.task]!, status: 'stopped', exitstatus: m.outcome === 'succeed' ? 'OK' : 'migration aborted' };
+      if (m.task)
+        this.s.tasks[m.task] = {
+          ...this.s.tasks[m.task]!,
+          status: 'stopped',
+          exitstatus: m.outcome === 'succeed' ? 'OK' : 'migration aborted',
+        };
     }
     this.s.moving = still;
     for (const cmd of this.s.queue) {
@@ -244,7 +257,11 @@ export class FakeCluster implements BalancerPort {
         m.haState = cmd.kind;
         m.haUid = (m.haUid ?? 0) + 1;
         m.haTarget = cmd.target;
-        this.s.moving.push({ sid, roundsLeft: Math.max(1, cmd.script.rounds ?? 1), outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed' });
+        this.s.moving.push({
+          sid,
+          roundsLeft: Math.max(1, cmd.script.rounds ?? 1),
+          outcome: cmd.script.outcome === 'fail' || cmd.script.outcome === 'error' ? cmd.script.outcome : 'succeed',
+        });
       }
     }
     this.s.queue = [];
@@ -253,38 +270,50 @@ export class FakeCluster implements BalancerPort {
   async readSnapshot(needs?: SnapshotNeeds): Promise<ClusterSnapshot> {
     const failure = this.s.readFailures.shift();
     if (failure) throw new PortError('GET /cluster/resources', failure, `scripted ${failure} failure`);
-    const nodes: NodeSnapshot[] = [...this.s.nodes].sort((a, b) => byName(a.name, b.name)).map((n) => {
-      let cpu = n.baseCpu;
-      let mem = n.baseMem;
-      for (const g of this.s.guests) {
-        if (g.running && g.node === n.name) {
-          cpu += g.cpu;
-          mem += g.mem;
+    const nodes: NodeSnapshot[] = [...this.s.nodes]
+      .sort((a, b) => byName(a.name, b.name))
+      .map((n) => {
+        let cpu = n.baseCpu;
+        let mem = n.baseMem;
+        for (const g of this.s.guests) {
+          if (g.running && g.node === n.name) {
+            cpu += g.cpu;
+            mem += g.mem;
+          }
         }
-      }
-      return {
-        name: n.name,
-        online: n.online && !n.maintenance && n.haState === undefined,
-        condition: nodeCondition(n.online, n.haState ?? (n.online ? 'online' : 'unknown'), n.maintenance),
-        maintenance: n.maintenance,
-        maxcpu: n.maxcpu,
-        maxmem: n.maxmem,
-        cpu,
-        mem,
-        pressure: { cpuSome: n.pressureCpu, memSome: n.pressureMem },
-      };
-    });
-    const guests: GuestSnapshot[] = [...this.s.guests].sort((a, b) => byName(a.sid, b.sid)).map((g) => ({
-      sid: g.sid,
-      vmid: Number(g.sid.slice(g.sid.indexOf(':') + 1)),
-      type: g.sid.startsWith('ct:') ? 'ct' : 'vm',
-      node: g.node,
-      running: g.running,
-      lock: g.lock,
-      template: false,
-      ha: g.ha ? { state: g.haState, target: g.haTarget, requestState: 'started', autoRebalance: g.autoRebalance, uid: String(g.haUid ?? 0) } : undefined,
-      stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.maxmem, memhost: g.memhost },
-    }));
+        return {
+          name: n.name,
+          online: n.online && !n.maintenance && n.haState === undefined,
+          condition: nodeCondition(n.online, n.haState ?? (n.online ? 'online' : 'unknown'), n.maintenance),
+          maintenance: n.maintenance,
+          maxcpu: n.maxcpu,
+          maxmem: n.maxmem,
+          cpu,
+          mem,
+          pressure: { cpuSome: n.pressureCpu, memSome: n.pressureMem },
+        };
+      });
+    const guests: GuestSnapshot[] = [...this.s.guests]
+      .sort((a, b) => byName(a.sid, b.sid))
+      .map((g) => ({
+        sid: g.sid,
+        vmid: Number(g.sid.slice(g.sid.indexOf(':') + 1)),
+        type: g.sid.startsWith('ct:') ? 'ct' : 'vm',
+        node: g.node,
+        running: g.running,
+        lock: g.lock,
+        template: false,
+        ha: g.ha
+          ? {
+              state: g.haState,
+              target: g.haTarget,
+              requestState: 'started',
+              autoRebalance: g.autoRebalance,
+              uid: String(g.haUid ?? 0),
+            }
+          : undefined,
+        stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.maxmem, memhost: g.memhost },
+      }));
     return structuredClone({
       time: this.s.time,
       quorate: this.s.quorate && this.s.quorumUnreadable !== true,
@@ -295,7 +324,11 @@ export class FakeCluster implements BalancerPort {
       rules: this.s.rules ?? [],
       crs: { ha: 'dynamic', autoRebalance: this.s.autoRebalance },
       ...(needs?.guestConfigs
-        ? { guestConfigs: new Map(this.s.guests.filter((g) => g.config !== undefined).map((g) => [g.sid, { ...g.config! }])) }
+        ? {
+            guestConfigs: new Map(
+              this.s.guests.filter((g) => g.config !== undefined).map((g) => [g.sid, { ...g.config! }]),
+            ),
+          }
         : {}),
     });
   }
@@ -309,26 +342,45 @@ export class FakeCluster implements BalancerPort {
   }
 
   async requestMotion(request: MotionRequest): Promise<MotionReply> {
-    this.s.requests.push({ time: this.s.time, sid: request.sid, kind: request.kind, target: request.target, via: 'ha' });
+    this.s.requests.push({
+      time: this.s.time,
+      sid: request.sid,
+      kind: request.kind,
+      target: request.target,
+      via: 'ha',
+    });
     const g = this.s.guests.find((x) => x.sid === request.sid);
     if (!g || !g.ha) return { accepted: false, reason: `'${request.sid}' is not an HA resource` };
     if (g.haState === 'error') return { accepted: false, reason: `service '${request.sid}' is in error state` };
     const script = this.script(request.sid, request.target);
     if (script.reply === 'refuse') return { accepted: false, reason: 'scripted refusal (403)' };
-    if (script.reply !== 'lost-unapplied') this.s.queue.push({ sid: request.sid, kind: request.kind, target: request.target, script });
+    if (script.reply !== 'lost-unapplied')
+      this.s.queue.push({ sid: request.sid, kind: request.kind, target: request.target, script });
     if (script.reply === 'lost' || script.reply === 'lost-unapplied') {
-      throw new PortError(`POST /cluster/ha/resources/{sid}/${request.kind}`, 'timeout', 'scripted timeout after sending');
+      throw new PortError(
+        `POST /cluster/ha/resources/{sid}/${request.kind}`,
+        'timeout',
+        'scripted timeout after sending',
+      );
     }
     return { accepted: true, task: undefined, comigrated: this.partners(request.sid) };
   }
 
   async checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck> {
-    const reason = Object.hasOwn(this.s.guestCheckRefusals, request.sid) ? this.s.guestCheckRefusals[request.sid] : undefined;
+    const reason = Object.hasOwn(this.s.guestCheckRefusals, request.sid)
+      ? this.s.guestCheckRefusals[request.sid]
+      : undefined;
     return reason === undefined ? { allowed: true } : { allowed: false, reason };
   }
 
   async requestGuestMigration(request: MotionRequest): Promise<MotionReply> {
-    this.s.requests.push({ time: this.s.time, sid: request.sid, kind: request.kind, target: request.target, via: 'guest' });
+    this.s.requests.push({
+      time: this.s.time,
+      sid: request.sid,
+      kind: request.kind,
+      target: request.target,
+      via: 'guest',
+    });
     const g = this.s.guests.find((x) => x.sid === request.sid);
     if (!g || g.ha) return { accepted: false, reason: `'${request.sid}' is not a non-HA guest` };
     const script = this.script(request.sid, request.target);
@@ -337,23 +389,36 @@ export class FakeCluster implements BalancerPort {
     this.s.tasks[task] = { sid: g.sid, target: request.target, status: 'running' };
     g.lock = 'migrate';
     g.haTarget = request.target;
-    this.s.moving.push({ sid: g.sid, roundsLeft: Math.max(1, script.rounds ?? 1), outcome: script.outcome === 'fail' || script.outcome === 'error' ? 'fail' : 'succeed', task });
+    this.s.moving.push({
+      sid: g.sid,
+      roundsLeft: Math.max(1, script.rounds ?? 1),
+      outcome: script.outcome === 'fail' || script.outcome === 'error' ? 'fail' : 'succeed',
+      task,
+    });
     return { accepted: true, task, comigrated: [] };
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+  async followMotion(
+    motion: MotionRecord,
+    snapshot: ClusterSnapshot,
+    options?: FollowOptions,
+  ): Promise<MotionProgress> {
     const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.s.pickupTimeoutSeconds;
     if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
-    const task = motion.task === undefined || !Object.hasOwn(this.s.tasks, motion.task) ? undefined : this.s.tasks[motion.task];
+    const task =
+      motion.task === undefined || !Object.hasOwn(this.s.tasks, motion.task) ? undefined : this.s.tasks[motion.task];
     if (!task) {
       // written before the request left: judge by where the guest is
       const g = snapshot.guests.find((x) => x.sid === motion.sid);
       if (g?.node === motion.target) return { status: 'succeeded' };
-      if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds) return { status: 'failed', reason: 'no migration task was started' };
+      if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds)
+        return { status: 'failed', reason: 'no migration task was started' };
       return { status: 'pending', phase: 'queued' };
     }
     if (task.status === 'running') return { status: 'pending', phase: 'moving' };
-    return task.exitstatus === 'OK' ? { status: 'succeeded' } : { status: 'failed', reason: `migration task ended: ${task.exitstatus ?? '?'}` };
+    return task.exitstatus === 'OK'
+      ? { status: 'succeeded' }
+      : { status: 'failed', reason: `migration task ended: ${task.exitstatus ?? '?'}` };
   }
 }
 
@@ -362,7 +427,10 @@ export class FakeCluster implements BalancerPort {
  * rounds is one cluster round (`step`). `afterStep` runs after each (a fixture persists the
  * cluster there).
  */
-export function fakeHost(cluster: FakeCluster, options: { afterStep?: () => void | Promise<void>; redact?: (text: string) => string } = {}): Host {
+export function fakeHost(
+  cluster: FakeCluster,
+  options: { afterStep?: () => void | Promise<void>; redact?: (text: string) => string } = {},
+): Host {
   return {
     port: cluster,
     clock: {

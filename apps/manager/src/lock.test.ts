@@ -2,7 +2,16 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, statSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ActiveLock, LOCK_TIMEOUT_SECONDS, localLockFs, lockDirProblem, lockFsFor, pmxcfsLockFs, type ProcessIdentity, systemIdentity } from './lock';
+import {
+  ActiveLock,
+  LOCK_TIMEOUT_SECONDS,
+  localLockFs,
+  lockDirProblem,
+  lockFsFor,
+  pmxcfsLockFs,
+  type ProcessIdentity,
+  systemIdentity,
+} from './lock';
 
 const T0 = 1_767_225_600;
 
@@ -64,7 +73,12 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
     p.set(231);
     p.b.acquire(); // b active
     p.set(240); // a wakes up: its last lock is 140 s old, so it must mkdir, which fails
-    expect(p.a.acquire()).toEqual({ held: false, changed: true, reason: 'held by another instance (pid 202 on node2)', busy: true });
+    expect(p.a.acquire()).toEqual({
+      held: false,
+      changed: true,
+      reason: 'held by another instance (pid 202 on node2)',
+      busy: true,
+    });
     expect(p.b.acquire()).toEqual({ held: true, changed: false }); // b's fresh lock was not removed
   });
 
@@ -114,14 +128,22 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
     const lock = new ActiveLock(join(base, 'file', 'lock'), 'x', () => T0, localLockFs);
     const attempt = lock.acquire();
     expect(attempt.held).toBe(false);
-    expect(attempt.reason).toMatch(/^cannot create the lock directory '.*\/file\/lock' \(pmxcfs not mounted\?\): ENOTDIR/);
+    expect(attempt.reason).toMatch(
+      /^cannot create the lock directory '.*\/file\/lock' \(pmxcfs not mounted\?\): ENOTDIR/,
+    );
   });
 
   it('records its holder beside the lock (never inside: pmxcfs must be able to delete an expired lock) and removes it on release', () => {
     const p = pair();
     p.a.acquire();
     expect(readdirSync(join(p.dir, 'poise-manager'))).toEqual([]);
-    expect(JSON.parse(readFileSync(join(p.dir, 'poise-manager.holder'), 'utf8'))).toEqual({ node: 'node1', bootId: 'boot-1', pid: 101, startTime: '77', since: T0 });
+    expect(JSON.parse(readFileSync(join(p.dir, 'poise-manager.holder'), 'utf8'))).toEqual({
+      node: 'node1',
+      bootId: 'boot-1',
+      pid: 101,
+      startTime: '77',
+      since: T0,
+    });
     expect(p.a.holder()).toEqual({ node: 'node1', bootId: 'boot-1', pid: 101, startTime: '77', since: T0 });
     p.set(10);
     p.a.acquire(); // a refresh does not rewrite it
@@ -139,19 +161,38 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
     p.set(10);
     const restarted = new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, identity);
     const attempt = restarted.acquire();
-    expect(attempt).toEqual({ held: true, changed: true, tookOverFrom: { node: 'node1', bootId: 'boot-1', pid: 101, startTime: '77', since: T0 } });
+    expect(attempt).toEqual({
+      held: true,
+      changed: true,
+      tookOverFrom: { node: 'node1', bootId: 'boot-1', pid: 101, startTime: '77', since: T0 },
+    });
     expect(restarted.holder()).toMatchObject({ node: 'node1', pid: 150 });
-    expect(p.b.acquire()).toEqual({ held: false, changed: false, reason: 'held by another instance (pid 150 on node1)', busy: true });
+    expect(p.b.acquire()).toEqual({
+      held: false,
+      changed: false,
+      reason: 'held by another instance (pid 150 on node1)',
+      busy: true,
+    });
   });
 
   it('does not take over a holder on the same node that still runs, nor one of another node, nor without a valid record', () => {
     const p = pair();
     p.a.acquire();
     p.set(10);
-    expect(new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node1', 150)).acquire()).toMatchObject({ held: false, busy: true });
-    expect(new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node3', 303, [101])).acquire()).toMatchObject({ held: false, busy: true });
+    expect(new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node1', 150)).acquire()).toMatchObject({
+      held: false,
+      busy: true,
+    });
+    expect(
+      new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node3', 303, [101])).acquire(),
+    ).toMatchObject({ held: false, busy: true });
     writeFileSync(join(p.dir, 'poise-manager.holder'), 'not json');
-    expect(new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node1', 150, [101])).acquire()).toEqual({ held: false, changed: false, reason: 'held by another instance', busy: true });
+    expect(new ActiveLock(p.dir, 'poise-manager', p.clock, localLockFs, proc('node1', 150, [101])).acquire()).toEqual({
+      held: false,
+      changed: false,
+      reason: 'held by another instance',
+      busy: true,
+    });
   });
 
   it('the system identity: this process runs, a pid that does not exist does not, another boot id never does', () => {
@@ -159,15 +200,25 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
     expect(me.self.pid).toBe(process.pid);
     expect(me.running({ ...me.self, since: T0 })).toBe(true);
     expect(me.running({ ...me.self, pid: 2 ** 22 + 17, startTime: undefined, since: T0 })).toBe(false);
-    if (me.self.bootId !== undefined) expect(me.running({ ...me.self, pid: 1, bootId: 'another-boot', since: T0 })).toBe(false);
-    if (me.self.startTime !== undefined) expect(me.running({ ...me.self, pid: process.ppid, startTime: '1', since: T0 })).toBe(false); // a reused pid
+    if (me.self.bootId !== undefined)
+      expect(me.running({ ...me.self, pid: 1, bootId: 'another-boot', since: T0 })).toBe(false);
+    if (me.self.startTime !== undefined)
+      expect(me.running({ ...me.self, pid: process.ppid, startTime: '1', since: T0 })).toBe(false); // a reused pid
   });
 
   it.each<[string, (base: string) => string, RegExp | undefined]>([
     ['an existing writable directory', (base) => base, undefined],
     ['a directory to create in a writable one', (base) => join(base, 'lock'), undefined],
-    ['a missing parent', (base) => join(base, 'nope', 'lock'), /^lock\.dir: the lock directory '.*\/nope\/lock' does not exist and cannot be created: '.*\/nope' does not exist; set 'lock\.dir' to a directory every instance shares .*, or 'lock\.enabled: false' to run a single instance without the lock$/],
-    ['a file', (base) => join(base, 'file'), /^lock\.dir: the lock directory '.*\/file' is not a directory; set 'lock\.dir'/],
+    [
+      'a missing parent',
+      (base) => join(base, 'nope', 'lock'),
+      /^lock\.dir: the lock directory '.*\/nope\/lock' does not exist and cannot be created: '.*\/nope' does not exist; set 'lock\.dir' to a directory every instance shares .*, or 'lock\.enabled: false' to run a single instance without the lock$/,
+    ],
+    [
+      'a file',
+      (base) => join(base, 'file'),
+      /^lock\.dir: the lock directory '.*\/file' is not a directory; set 'lock\.dir'/,
+    ],
   ])('lockDirProblem: %s', (_name, dir, problem) => {
     const base = mkdtempSync(join(tmpdir(), 'poise-lockdir-'));
     writeFileSync(join(base, 'file'), '');
@@ -178,7 +229,9 @@ describe('ActiveLock (pmxcfs semantics on a local directory)', () => {
 
   it('lockDirProblem: off a cluster node, the default /etc/pve/priv/lock says so', () => {
     if (existsSync('/etc/pve/priv')) return; // on a cluster node the default works
-    expect(lockDirProblem('/etc/pve/priv/lock')).toMatch(/^lock\.dir: the lock directory '\/etc\/pve\/priv\/lock' does not exist and cannot be created: '\/etc\/pve\/priv' does not exist \(is this a Proxmox VE cluster node, with \/etc\/pve mounted\?\); /);
+    expect(lockDirProblem('/etc/pve/priv/lock')).toMatch(
+      /^lock\.dir: the lock directory '\/etc\/pve\/priv\/lock' does not exist and cannot be created: '\/etc\/pve\/priv' does not exist \(is this a Proxmox VE cluster node, with \/etc\/pve mounted\?\); /,
+    );
   });
 
   it('uses pmxcfs semantics under /etc/pve, the local emulation elsewhere', () => {

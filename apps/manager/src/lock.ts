@@ -1,4 +1,14 @@
-import { accessSync, constants, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { errorMessage, ManagerError } from './errors';
@@ -212,7 +222,8 @@ export interface LockAttempt {
  * writable directory). A message naming the key to change, or `undefined`.
  */
 export function lockDirProblem(dir: string): string | undefined {
-  const fix = "set 'lock.dir' to a directory every instance shares (on a cluster node: /etc/pve/priv/lock), or 'lock.enabled: false' to run a single instance without the lock";
+  const fix =
+    "set 'lock.dir' to a directory every instance shares (on a cluster node: /etc/pve/priv/lock), or 'lock.enabled: false' to run a single instance without the lock";
   const onPmxcfs = dir === '/etc/pve' || dir.startsWith('/etc/pve/');
   const where = onPmxcfs ? ' (is this a Proxmox VE cluster node, with /etc/pve mounted?)' : '';
   const usable = (path: string): string | undefined => {
@@ -222,7 +233,9 @@ export function lockDirProblem(dir: string): string | undefined {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // ENOTDIR: a component of the path is a file; the parent's check says which
-      return code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? errorMessage(err)})`;
+      return code === 'ENOENT' || code === 'ENOTDIR'
+        ? 'does not exist'
+        : `cannot be read (${code ?? errorMessage(err)})`;
     }
     if (!st.isDirectory()) return 'is not a directory';
     try {
@@ -289,7 +302,8 @@ export class ActiveLock {
   private ownStaleHolder(): LockHolder | undefined {
     const holder = this.holder();
     const self = this.identity.self;
-    if (holder === undefined || holder.node !== self.node || (holder.pid === self.pid && holder.bootId === self.bootId)) return undefined;
+    if (holder === undefined || holder.node !== self.node || (holder.pid === self.pid && holder.bootId === self.bootId))
+      return undefined;
     return this.identity.running(holder) ? undefined : holder;
   }
 
@@ -303,7 +317,11 @@ export class ActiveLock {
       try {
         this.fs.ensureDir(this.dir);
       } catch (err) {
-        throw new ManagerError('lock', `cannot create the lock directory '${this.dir}' (pmxcfs not mounted?): ${errorMessage(err)}`, { cause: err });
+        throw new ManagerError(
+          'lock',
+          `cannot create the lock directory '${this.dir}' (pmxcfs not mounted?): ${errorMessage(err)}`,
+          { cause: err },
+        );
       }
       if (this.lastLockTime !== undefined && now - this.lastLockTime < LOCK_TIMEOUT_SECONDS) {
         try {

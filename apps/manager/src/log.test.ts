@@ -5,14 +5,23 @@ const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 function logger(format: 'json' | 'text', level: 'debug' | 'info' | 'warn' | 'error' = 'info') {
   const lines: string[] = [];
-  return { lines, log: new Logger({ format, level }, (l) => lines.push(l), () => T0) };
+  return {
+    lines,
+    log: new Logger(
+      { format, level },
+      (l) => lines.push(l),
+      () => T0,
+    ),
+  };
 }
 
 describe('Logger', () => {
   it('writes JSON lines with time, level, event, msg, then the fields', () => {
     const { lines, log } = logger('json');
     log.info('round', 'below threshold', { round: 3, imbalance: 0.12, none: undefined });
-    expect(lines).toEqual(['{"time":"2026-01-01T00:00:00.000Z","level":"info","event":"round","msg":"below threshold","round":3,"imbalance":0.12}']);
+    expect(lines).toEqual([
+      '{"time":"2026-01-01T00:00:00.000Z","level":"info","event":"round","msg":"below threshold","round":3,"imbalance":0.12}',
+    ]);
   });
 
   it('writes text for a terminal, round lines as "round <n>"', () => {

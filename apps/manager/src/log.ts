@@ -79,8 +79,15 @@ export class Logger {
     const now = this.now();
     const clean = (text: string) => this.redactions.reduce((out, redact) => redact(out), text);
     const cleanFields: Record<string, LogFields[string]> = {};
-    for (const [k, v] of Object.entries(fields)) cleanFields[k] = typeof v === 'string' ? clean(v) : Array.isArray(v) ? v.map((x: string) => clean(x)) : v;
-    const record: LogRecord = { time: new Date(now * 1000).toISOString(), level, event, msg: clean(msg), fields: cleanFields };
+    for (const [k, v] of Object.entries(fields))
+      cleanFields[k] = typeof v === 'string' ? clean(v) : Array.isArray(v) ? v.map((x: string) => clean(x)) : v;
+    const record: LogRecord = {
+      time: new Date(now * 1000).toISOString(),
+      level,
+      event,
+      msg: clean(msg),
+      fields: cleanFields,
+    };
     this.write(this.redact(this.format === 'json' ? formatJson(record) : formatText(record, this.timeLabel?.(now))));
   }
 
@@ -119,7 +126,8 @@ function formatJson(record: LogRecord): string {
 }
 
 function formatText(record: LogRecord, time = record.time): string {
-  const round = record.event === 'round' && typeof record.fields.round === 'number' ? `round ${record.fields.round}` : record.event;
+  const round =
+    record.event === 'round' && typeof record.fields.round === 'number' ? `round ${record.fields.round}` : record.event;
   return `${time} ${record.level.padEnd(5)} ${round}: ${record.msg}`;
 }
 

@@ -52,7 +52,11 @@ describe('command line', () => {
     [['--mode', 'fast'], EXIT_USAGE, /^poise-manager: '--mode' takes observe or act, got 'fast'/],
     [['--config'], EXIT_USAGE, /^poise-manager: '--config' needs a value/],
     [['--sim', '--once'], EXIT_USAGE, /'--sim' and '--once' do not go together/],
-    [['--sim', '--speed', 'fast'], EXIT_USAGE, /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/],
+    [
+      ['--sim', '--speed', 'fast'],
+      EXIT_USAGE,
+      /'--speed' takes a number ≥ 0 \(simulated seconds per real second\), got 'fast'/,
+    ],
     [['--sim', '--speed', '-1'], EXIT_USAGE, /'--speed' takes a number ≥ 0 .*got '-1'/],
     [['--speed', '10'], EXIT_USAGE, /'--speed' goes with '--sim'/],
     [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
@@ -65,7 +69,9 @@ describe('command line', () => {
   it('--print-schema prints the committed JSON schema', async () => {
     const c = captureIo();
     expect(await main(['--print-schema'], c.io)).toBe(EXIT_OK);
-    expect(JSON.parse(c.out.join('\n'))).toEqual(JSON.parse(readFileSync(join(__dirname, '..', 'config.schema.json'), 'utf8')));
+    expect(JSON.parse(c.out.join('\n'))).toEqual(
+      JSON.parse(readFileSync(join(__dirname, '..', 'config.schema.json'), 'utf8')),
+    );
   });
 
   it('--check-config summarises a valid config, with the token id but not its secret', async () => {
@@ -78,13 +84,18 @@ describe('command line', () => {
     expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
     expect(text).toContain('TLS: verified against the system CAs');
     expect(text).toContain('margin 5%, method bruteforce; preset recommended, backoff 60 s, cooldown 600 s,');
-    expect(text).toContain(`policy keys: from poise-manager's defaults: hold-duration 3, method bruteforce, preset recommended, threshold 30; from '${w.config}': cooldown 600, margin 5`);
+    expect(text).toContain(
+      `policy keys: from poise-manager's defaults: hold-duration 3, method bruteforce, preset recommended, threshold 30; from '${w.config}': cooldown 600, margin 5`,
+    );
     expect(text).not.toContain(SECRET);
   });
 
   it.each([
     ['interval: fast', /poise-manager\.yaml: interval: expected a number of seconds from 1 to 3600, got "fast"/],
-    ['policy: {ha-auto-rebalance-threshold: abc}', /poise-manager\.yaml: policy\.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"/],
+    [
+      'policy: {ha-auto-rebalance-threshold: abc}',
+      /poise-manager\.yaml: policy\.ha-auto-rebalance-threshold: expected a number from 0 to 100, got "abc"/,
+    ],
     ['guests: {non-ha: maybe}', /poise-manager\.yaml: guests\.non-ha: expected true or false, got "maybe"/],
   ])('--check-config refuses a bad config (%s) with exit 78 and the dot path', async (yaml, message) => {
     const w = workspace(yaml);
@@ -106,7 +117,9 @@ describe('command line', () => {
     writeFileSync(w.tokenFile, SECRET);
     const c = captureIo();
     expect(await main(['--check-config', '--config', w.config], c.io)).toBe(EXIT_CONFIG);
-    expect(c.err.join('\n')).toContain(`${w.config}: pve.token-file: token file '${w.tokenFile}' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'`);
+    expect(c.err.join('\n')).toContain(
+      `${w.config}: pve.token-file: token file '${w.tokenFile}' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'`,
+    );
     expect(c.out.join('\n')).not.toContain('is valid');
     expect(c.err.join('\n')).not.toContain(SECRET);
   });
@@ -129,7 +142,11 @@ describe('command line', () => {
     expect(c.err[0]!.split('\n')).toEqual([
       'poise-manager: invalid configuration (3 problems):',
       `${w.config}: pve.token-file: token file '${w.tokenFile}' has the wrong format; expected 'USER@REALM!TOKENID=SECRET' (e.g. 'poise@pve!balancer=<uuid>')`,
-      expect.stringMatching(new RegExp(`^${w.config}: lock\\.dir: the lock directory '${file}/lock' does not exist and cannot be created: '${file}' is not a directory; set 'lock\\.dir'`)),
+      expect.stringMatching(
+        new RegExp(
+          `^${w.config}: lock\\.dir: the lock directory '${file}/lock' does not exist and cannot be created: '${file}' is not a directory; set 'lock\\.dir'`,
+        ),
+      ),
       `${w.config}: state.file: '${w.dir}' is a directory; expected the path of a file in it (e.g. '${w.dir}/state.json')`,
     ]);
     // with the token fixed, the CA file is read too, and named
@@ -152,10 +169,16 @@ describe('command line', () => {
     const w = workspace();
     const missing = join(w.dir, 'no-pmxcfs', 'priv', 'lock');
     writeFileSync(w.config, w.base.replace(`lock: {dir: ${join(w.dir, 'lock')}}`, `lock: {dir: ${missing}}`));
-    for (const argv of [['--config', w.config], ['--config', w.config, '--once'], ['--check-config', '--config', w.config]]) {
+    for (const argv of [
+      ['--config', w.config],
+      ['--config', w.config, '--once'],
+      ['--check-config', '--config', w.config],
+    ]) {
       const c = captureIo();
       expect(await main(argv, c.io)).toBe(EXIT_CONFIG);
-      expect(c.err.join('\n')).toContain(`${w.config}: lock.dir: the lock directory '${missing}' does not exist and cannot be created: '${join(w.dir, 'no-pmxcfs', 'priv')}' does not exist;`);
+      expect(c.err.join('\n')).toContain(
+        `${w.config}: lock.dir: the lock directory '${missing}' does not exist and cannot be created: '${join(w.dir, 'no-pmxcfs', 'priv')}' does not exist;`,
+      );
       expect(c.err.join('\n')).toContain("or 'lock.enabled: false' to run a single instance without the lock");
       expect(c.logs).toEqual([]); // no round ran
     }
@@ -168,7 +191,9 @@ describe('command line', () => {
     expect(await main(['--config', w.config, '--once'], c.io)).toBe(EXIT_FAILURE);
     const round = c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round');
     expect(round).toMatchObject({ outcome: 'error', reason: 'api-error', kind: 'network' });
-    expect(round.msg).toMatch(/^reading the cluster failed \(network, GET \/cluster\/\S+\): .*via https:\/\/127\.0\.0\.1:1: connection failed .*; nothing done this round$/);
+    expect(round.msg).toMatch(
+      /^reading the cluster failed \(network, GET \/cluster\/\S+\): .*via https:\/\/127\.0\.0\.1:1: connection failed .*; nothing done this round$/,
+    );
     expect(c.logs.join('\n')).not.toContain(SECRET);
   });
 
@@ -182,14 +207,27 @@ describe('command line', () => {
     ]);
     const bad = captureIo();
     expect(await main(['--sim', join(ROOT, 'apps')], bad.io)).toBe(EXIT_CONFIG);
-    expect(bad.err.join('\n')).toMatch(/sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file in it\)/);
+    expect(bad.err.join('\n')).toMatch(
+      /sim\.case-dir: '.*apps' is not a simulator case directory \(no 'cmdlist' file in it\)/,
+    );
   });
 
   it.each([
-    ['a file', () => join(ROOT, 'package.json'), /^sim\.case-dir: '.*package\.json' is a file, not a simulator case directory \(a directory with 'cmdlist', 'hardware_status', …\)$/],
-    ['a directory that does not exist', () => join(tmpdir(), 'no-such-case-dir'), /^sim\.case-dir: '.*no-such-case-dir' does not exist$/],
+    [
+      'a file',
+      () => join(ROOT, 'package.json'),
+      /^sim\.case-dir: '.*package\.json' is a file, not a simulator case directory \(a directory with 'cmdlist', 'hardware_status', …\)$/,
+    ],
+    [
+      'a directory that does not exist',
+      () => join(tmpdir(), 'no-such-case-dir'),
+      /^sim\.case-dir: '.*no-such-case-dir' does not exist$/,
+    ],
   ])('--sim with %s says what is wrong (exit 78)', async (_name, dir, message) => {
-    for (const argv of [['--sim', dir()], ['--check-config', '--sim', dir()]]) {
+    for (const argv of [
+      ['--sim', dir()],
+      ['--check-config', '--sim', dir()],
+    ]) {
       const c = captureIo();
       expect(await main(argv, c.io)).toBe(EXIT_CONFIG);
       expect(c.err.join('\n').split('\n')).toContainEqual(expect.stringMatching(message));
@@ -205,7 +243,9 @@ describe('command line', () => {
     const rounds = records.filter((r) => r.event === 'round');
     expect(rounds).toHaveLength(1);
     expect(rounds[0]).toMatchObject({ outcome: 'would-move' });
-    expect(rounds[0]!.msg).toMatch(/^observe: would migrate vm:10\d from node1 to node[23] \(imbalance 100\.0% → \d+\.\d%\) \(--once: the hold of 3 rounds counted as met\)$/);
+    expect(rounds[0]!.msg).toMatch(
+      /^observe: would migrate vm:10\d from node1 to node[23] \(imbalance 100\.0% → \d+\.\d%\) \(--once: the hold of 3 rounds counted as met\)$/,
+    );
     expect(records.find((r) => r.event === 'start' && String(r.msg).startsWith('--once'))?.msg).toBe(
       '--once: one round that says what would be moved now and why; nothing is moved, the state file is read and not written, the hold of 3 rounds counts as met',
     );
@@ -224,20 +264,34 @@ describe('command line', () => {
     const before = readFileSync(w.statePath, 'utf8');
     const c = captureIo();
     expect(await main(['--config', w.config, '--once'], c.io, { createHost: host })).toBe(EXIT_OK);
-    expect(c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(/^motion in flight: migrate vm:101 from node1 to node2 \(moving, 10 s\)$/);
+    expect(c.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(
+      /^motion in flight: migrate vm:101 from node1 to node2 \(moving, 10 s\)$/,
+    );
     expect(readFileSync(w.statePath, 'utf8')).toBe(before);
     expect(cluster.s.requests).toHaveLength(1);
 
-    const balanced = FakeCluster.create({ nodes: [{ name: 'node1' }, { name: 'node2' }], guests: [{ sid: 'vm:101', node: 'node1', cpu: 1, mem: GIB }, { sid: 'vm:102', node: 'node2', cpu: 1, mem: GIB }] });
+    const balanced = FakeCluster.create({
+      nodes: [{ name: 'node1' }, { name: 'node2' }],
+      guests: [
+        { sid: 'vm:101', node: 'node1', cpu: 1, mem: GIB },
+        { sid: 'vm:102', node: 'node2', cpu: 1, mem: GIB },
+      ],
+    });
     const below = captureIo();
-    expect(await main(['--config', workspace().config, '--once'], below.io, { createHost: () => fakeHost(balanced) })).toBe(EXIT_OK);
-    expect(below.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(/^below threshold: smoothed imbalance 0\.0% ≤ 30\.0%$/);
+    expect(
+      await main(['--config', workspace().config, '--once'], below.io, { createHost: () => fakeHost(balanced) }),
+    ).toBe(EXIT_OK);
+    expect(below.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(
+      /^below threshold: smoothed imbalance 0\.0% ≤ 30\.0%$/,
+    );
   });
 
   it("'--once --mode act' is a usage error: --once moves nothing", async () => {
     const c = captureIo();
     expect(await main(['--config', 'x.yaml', '--once', '--mode', 'act'], c.io)).toBe(EXIT_USAGE);
-    expect(c.err.join('\n')).toMatch(/^poise-manager: '--once' says what would be moved now and moves nothing: '--mode act' does not go with it/);
+    expect(c.err.join('\n')).toMatch(
+      /^poise-manager: '--once' says what would be moved now and moves nothing: '--mode act' does not go with it/,
+    );
   });
 });
 
@@ -274,7 +328,7 @@ describe('secrets', () => {
             return rounds >= 8;
           },
           clock: {
-            now: host.clock.now,
+            now: () => host.clock.now(),
             sleep: async (seconds, signal) => {
               if (rounds === 6) {
                 scraped = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -322,7 +376,7 @@ describe('signals (child process)', () => {
     await d.waitFor('the start-up', (r) => r.event === 'lock');
     d.child.kill('SIGTERM'); // the first round is reading the cluster now
     expect(await d.exited).toBe(0);
-    const events = d.records().map((r) => `${r.event}: ${r.msg}`);
+    const events = d.records().map((r) => `${String(r.event)}: ${String(r.msg)}`);
     const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
@@ -340,14 +394,19 @@ describe('signals (child process)', () => {
     d.child.kill('SIGHUP');
     const refused = await d.waitFor('the refusal', (r) => r.event === 'config');
     expect(refused.level).toBe('error');
-    expect(refused.msg).toBe(`reload failed, keeping the running config:\n  ${w.config}: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -1`);
+    expect(refused.msg).toBe(
+      `reload failed, keeping the running config:\n  ${w.config}: policy.ha-auto-rebalance-hold-duration: expected an integer ≥ 0, got -1`,
+    );
     writeFileSync(w.config, `${w.base}\nmode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}\n`);
     d.child.kill('SIGHUP');
     await d.waitFor('the reload', (r) => r.event === 'config' && String(r.msg).startsWith('reloaded'));
     await d.waitFor('a motion', (r) => r.event === 'round' && r.outcome === 'move');
     d.child.kill('SIGTERM');
     expect(await d.exited).toBe(0);
-    const before = d.records().slice(0, d.records().findIndex((r) => String(r.msg).startsWith('reloaded')));
+    const before = d.records().slice(
+      0,
+      d.records().findIndex((r) => String(r.msg).startsWith('reloaded')),
+    );
     expect(before.filter((r) => r.outcome === 'move')).toEqual([]); // observe kept until the good reload
   });
 
@@ -355,7 +414,10 @@ describe('signals (child process)', () => {
     const w = workspace('mode: act\npolicy: {ha-auto-rebalance-hold-duration: 1}');
     const cluster = clusterFile(w.dir, unbalanced({ scripts: { 'vm:101': { rounds: 6 } } }));
     const first = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '100' });
-    await first.waitFor('vm:101 moving', (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)));
+    await first.waitFor(
+      'vm:101 moving',
+      (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)),
+    );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });
@@ -365,8 +427,15 @@ describe('signals (child process)', () => {
     const second = spawnDaemon(cluster, ['--config', w.config], { FAKE_ROUND_MS: '20' });
     const loaded = await second.waitFor('the state', (r) => r.event === 'state');
     expect(loaded.msg).toMatch(/following the motion in flight from before: migrate vm:101 from node1 to node2/);
-    const taken = await second.waitFor('the lock', (r) => r.event === 'lock' && /^(took over|acquired)/.test(String(r.msg)));
-    expect(taken.msg).toMatch(new RegExp(`^took over the lock '.*' at once: its holder on this node \\(pid ${first.child.pid} on [^,]+, since .*\\) is gone; this instance is active$`));
+    const taken = await second.waitFor(
+      'the lock',
+      (r) => r.event === 'lock' && /^(took over|acquired)/.test(String(r.msg)),
+    );
+    expect(taken.msg).toMatch(
+      new RegExp(
+        `^took over the lock '.*' at once: its holder on this node \\(pid ${first.child.pid} on [^,]+, since .*\\) is gone; this instance is active$`,
+      ),
+    );
     const firstRound = await second.waitFor('the first round', (r) => r.event === 'round');
     expect(firstRound.outcome).not.toBe('standby');
     const outcome = await second.waitFor('the outcome', (r) => r.event === 'motion');

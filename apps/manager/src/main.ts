@@ -1,5 +1,12 @@
 import { bundledSimCase, createHost, type HostFactory } from './adapters';
-import { type ConfigOverrides, defaultConfig, loadConfig, type ManagerConfig, parseConfig, withPolicyLayer } from './config/load';
+import {
+  type ConfigOverrides,
+  defaultConfig,
+  loadConfig,
+  type ManagerConfig,
+  parseConfig,
+  withPolicyLayer,
+} from './config/load';
 import { configJsonSchema } from './config/schema';
 import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './cli-spec';
 import { Daemon } from './daemon';
@@ -75,7 +82,8 @@ export function parseArgs(argv: readonly string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const option = findOption(CLI_SPEC, a);
-    if (option === undefined) throw new UsageError(a.startsWith('-') ? `unknown option '${a}'` : `unexpected argument '${a}'`);
+    if (option === undefined)
+      throw new UsageError(a.startsWith('-') ? `unknown option '${a}'` : `unexpected argument '${a}'`);
     let v: string | undefined;
     if (option.value !== undefined) {
       const next = argv[i + 1];
@@ -111,7 +119,8 @@ export function parseArgs(argv: readonly string[]): Args {
         break;
       case 'speed': {
         const n = Number(v);
-        if (!/^\d+(\.\d+)?$/.test(v!) || !Number.isFinite(n)) throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
+        if (!/^\d+(\.\d+)?$/.test(v!) || !Number.isFinite(n))
+          throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
         args.speed = n;
         break;
       }
@@ -119,10 +128,14 @@ export function parseArgs(argv: readonly string[]): Args {
         args.sim = true;
         args.simDir = v;
         break;
+      default:
+        // an option of the plan, drain and place subcommands only (CliOption's key spans both)
+        throw new UsageError(`unknown option '${a}'`);
     }
   }
   if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");
-  if (args.once && args.mode === 'act') throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
+  if (args.once && args.mode === 'act')
+    throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
   if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
   return args;
 }
@@ -153,7 +166,11 @@ function readConfig(args: Args): ManagerConfig {
  */
 export async function main(argv: readonly string[], io: Io = processIo, hooks: MainHooks = {}): Promise<number> {
   // plan, drain, place: their own options (cli-spec's subcommands), see plan-cli/
-  if (isPlanCommand(argv)) return runPlanCommand(argv, io, { ...(hooks.createHost ? { createHost: hooks.createHost } : {}), ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}) });
+  if (isPlanCommand(argv))
+    return runPlanCommand(argv, io, {
+      ...(hooks.createHost ? { createHost: hooks.createHost } : {}),
+      ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
+    });
   let args: Args;
   try {
     args = parseArgs(argv);
@@ -174,7 +191,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     return EXIT_OK;
   }
   if (args.config === undefined && !args.sim) {
-    io.err(`poise-manager: no config file: use --config <file> (see poise-manager.example.yaml) or --sim [<case-dir>]\n${USAGE}`);
+    io.err(
+      `poise-manager: no config file: use --config <file> (see poise-manager.example.yaml) or --sim [<case-dir>]\n${USAGE}`,
+    );
     return EXIT_USAGE;
   }
   let config: ManagerConfig;
@@ -192,7 +211,9 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     for (const line of check.lines) io.out(`  ${line}`);
     for (const warning of check.warnings) io.out(`  warning: ${warning}`);
     if (check.problems.length > 0) {
-      io.err(`poise-manager: invalid configuration (${check.problems.length} ${check.problems.length === 1 ? 'problem' : 'problems'}):\n${check.problems.join('\n')}`);
+      io.err(
+        `poise-manager: invalid configuration (${check.problems.length} ${check.problems.length === 1 ? 'problem' : 'problems'}):\n${check.problems.join('\n')}`,
+      );
       return EXIT_CONFIG;
     }
     io.out(`config ${source} is valid`);
@@ -204,11 +225,17 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   }
   const problems = startupProblems(config);
   if (problems.length > 0) {
-    io.err(`poise-manager: invalid configuration:\n${problems.map((p) => (config.file === undefined ? p : `${config.file}: ${p}`)).join('\n')}`);
+    io.err(
+      `poise-manager: invalid configuration:\n${problems.map((p) => (config.file === undefined ? p : `${config.file}: ${p}`)).join('\n')}`,
+    );
     return EXIT_CONFIG;
   }
 
-  const log = new Logger({ format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level }, io.logLine, () => Date.now() / 1000);
+  const log = new Logger(
+    { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level },
+    (line) => io.logLine(line),
+    () => Date.now() / 1000,
+  );
   let daemon: Daemon;
   try {
     const host = await (hooks.createHost ?? createHost)(config);
@@ -219,8 +246,12 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       config,
       host,
       log: new Logger(
-        { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level, timeLabel: host.timeLabel },
-        io.logLine,
+        {
+          format: resolveLogFormat(config.log.format, io.isTty),
+          level: config.log.level,
+          timeLabel: host.timeLabel?.bind(host),
+        },
+        (line) => io.logLine(line),
         () => host.clock.now(),
       ),
       version: VERSION,

@@ -99,7 +99,16 @@ export class Metrics {
   });
 
   /** Replaces the per-node gauges with the nodes of this round (nodes that left disappear). */
-  setNodes(nodes: readonly { name: string; cpu?: number; mem?: number; load?: number; pressureCpu?: number; pressureMem?: number }[]): void {
+  setNodes(
+    nodes: readonly {
+      name: string;
+      cpu?: number;
+      mem?: number;
+      load?: number;
+      pressureCpu?: number;
+      pressureMem?: number;
+    }[],
+  ): void {
     this.nodeLoad.reset();
     this.nodePressure.reset();
     for (const n of nodes) {
@@ -132,7 +141,8 @@ export class MetricsServer {
       if (path === '/metrics') {
         this.metrics.registry.metrics().then(
           (body) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(body),
-          (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(err)}\n`),
+          (err: unknown) =>
+            res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(err)}\n`),
         );
       } else if (path === '/status') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(this.status(), null, 1)}\n`);
@@ -142,7 +152,13 @@ export class MetricsServer {
     });
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', (err) =>
-        reject(new ManagerError('metrics', `cannot listen on ${host}:${port} for metrics: ${(err as NodeJS.ErrnoException).code ?? err.message}`, { cause: err })),
+        reject(
+          new ManagerError(
+            'metrics',
+            `cannot listen on ${host}:${port} for metrics: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+            { cause: err },
+          ),
+        ),
       );
       server.listen(port, host, () => resolveListen());
     });

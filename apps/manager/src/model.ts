@@ -78,7 +78,11 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
     const mem = given ? given.mem : node.mem;
     try {
       usage.addNode(node.name, { cpu, maxcpu: node.maxcpu, mem, maxmem: node.maxmem });
-      loads.set(node.name, { load: nodeLoad(cpu, node.maxcpu, mem, node.maxmem), cpu: cpu / node.maxcpu, mem: mem / node.maxmem });
+      loads.set(node.name, {
+        load: nodeLoad(cpu, node.maxcpu, mem, node.maxmem),
+        cpu: cpu / node.maxcpu,
+        mem: mem / node.maxmem,
+      });
       services.set(node.name, { cpu: 0, mem: 0 });
     } catch (err) {
       problems.push(`node '${node.name}' left out: ${errorMessage(err)}`);
@@ -87,7 +91,11 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
   for (const guest of snapshot.guests) {
     if (!occupies(guest) || !usage.hasNode(guest.node)) continue;
     const target = guest.ha?.target;
-    const moving = target !== undefined && target !== guest.node && usage.hasNode(target) && (guest.ha?.state === 'migrate' || guest.ha?.state === 'relocate');
+    const moving =
+      target !== undefined &&
+      target !== guest.node &&
+      usage.hasNode(target) &&
+      (guest.ha?.state === 'migrate' || guest.ha?.state === 'relocate');
     const { cpu, maxcpu, maxmem } = guest.stats;
     const mem = guestMemory(guest, options.memhost === true);
     try {
@@ -106,7 +114,10 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
 }
 
 function targetsFrom(snapshot: ClusterSnapshot, source: string): string[] {
-  return snapshot.nodes.filter((n) => isUsableNode(n) && n.name !== source).map((n) => n.name).sort(compareNames);
+  return snapshot.nodes
+    .filter((n) => isUsableNode(n) && n.name !== source)
+    .map((n) => n.name)
+    .sort(compareNames);
 }
 
 function movable(guest: GuestSnapshot, snapshot: ClusterSnapshot): boolean {
@@ -128,7 +139,11 @@ export interface SnapshotRules {
  * groups, then compile) over every cluster node.
  */
 export function compileSnapshotRules(snapshot: ClusterSnapshot): SnapshotRules {
-  const config: RulesConfig = { ids: Object.create(null) as RulesConfig['ids'], order: Object.create(null) as RulesConfig['order'], digest: '' };
+  const config: RulesConfig = {
+    ids: Object.create(null) as RulesConfig['ids'],
+    order: Object.create(null) as RulesConfig['order'],
+    digest: '',
+  };
   snapshot.rules.forEach((rule, i) => {
     const resources = Object.create(null) as SidSet;
     for (const sid of rule.resources) resources[sid] = 1;
@@ -156,13 +171,19 @@ export function compileSnapshotRules(snapshot: ClusterSnapshot): SnapshotRules {
  * not a candidate when any member is opted out (`auto-rebalance: 0`), locked, a template, or
  * on a node that is not usable. Leaders and targets in byte order.
  */
-export function migrationCandidates(snapshot: ClusterSnapshot, rules: SnapshotRules = compileSnapshotRules(snapshot)): MigrationCandidate[] {
+export function migrationCandidates(
+  snapshot: ClusterSnapshot,
+  rules: SnapshotRules = compileSnapshotRules(snapshot),
+): MigrationCandidate[] {
   const status = Object.create(null) as ServiceStatus;
   const bySid = new Map<string, GuestSnapshot>();
   for (const guest of snapshot.guests) {
     if (!guest.ha) continue;
     bySid.set(guest.sid, guest);
-    status[guest.sid] = guest.ha.target === undefined ? { state: guest.ha.state, node: guest.node } : { state: guest.ha.state, node: guest.node, target: guest.ha.target };
+    status[guest.sid] =
+      guest.ha.target === undefined
+        ? { state: guest.ha.state, node: guest.node }
+        : { state: guest.ha.state, node: guest.node, target: guest.ha.target };
   }
   const online = snapshot.nodes.filter(isUsableNode).map((n) => n.name);
   const out: MigrationCandidate[] = [];

@@ -38,7 +38,8 @@ export function followHaMotion(
   const ha = guest.ha;
   if (!ha) return { status: 'failed', reason: `'${motion.sid}' is no longer an HA resource` };
   const state = ha.state;
-  if (state === 'error') return { status: 'failed', reason: `'${motion.sid}' is in the HA error state on '${guest.node}'` };
+  if (state === 'error')
+    return { status: 'failed', reason: `'${motion.sid}' is in the HA error state on '${guest.node}'` };
   if (state === 'fence' || state === 'recovery') {
     return { status: 'failed', reason: `'${motion.sid}' is in HA state '${state}' (its node failed)` };
   }
@@ -51,15 +52,22 @@ export function followHaMotion(
     return { status: 'failed', reason: `'${motion.sid}' is on '${guest.node}', neither source nor target` };
   }
   if (state === 'started') {
-    if (motion.phase === 'moving') return { status: 'failed', reason: `migration failed, '${motion.sid}' is back on '${motion.source}'` };
+    if (motion.phase === 'moving')
+      return { status: 'failed', reason: `migration failed, '${motion.sid}' is back on '${motion.source}'` };
     // not seen moving, but the HA manager changed its state since the request: it moved and came back
     if (motion.haUid !== undefined && ha.uid !== undefined && ha.uid !== motion.haUid) {
-      return { status: 'failed', reason: `migration failed, '${motion.sid}' is back on '${motion.source}' (its HA state changed since the request)` };
+      return {
+        status: 'failed',
+        reason: `migration failed, '${motion.sid}' is back on '${motion.source}' (its HA state changed since the request)`,
+      };
     }
     const target = snapshot.nodes.find((n) => n.name === motion.target);
     if (target === undefined || nodeFailed(target.condition)) {
       const what = target === undefined ? 'is no longer in the cluster' : describeCondition(target.condition);
-      return { status: 'failed', reason: `the target '${motion.target}' ${what} before the HA manager started the motion: it drops the command` };
+      return {
+        status: 'failed',
+        reason: `the target '${motion.target}' ${what} before the HA manager started the motion: it drops the command`,
+      };
     }
     if (options.now - motion.issuedAt > options.pickupTimeoutSeconds) {
       return {
@@ -70,6 +78,7 @@ export function followHaMotion(
     return { status: 'pending', phase: 'queued' };
   }
   // a node shutdown (freeze), or a state of a newer Proxmox VE: the motion timeout bounds it
-  if (state === 'freeze' || state === 'unknown') return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
+  if (state === 'freeze' || state === 'unknown')
+    return { status: 'pending', phase: motion.phase === 'moving' ? 'moving' : 'queued' };
   return { status: 'failed', reason: `'${motion.sid}' went to HA state '${state}' on '${motion.source}'` };
 }

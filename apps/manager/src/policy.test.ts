@@ -4,9 +4,11 @@ import { buildUsageModel, migrationCandidates, restrictToModel } from './model';
 import { balanceContext, buildPolicy, checkPipelineState } from './policy';
 import { GIB, haGuest, node, snapshot } from './test-support';
 
-const policyOf = (policy: Record<string, unknown>) => buildPolicy(parseConfig({ policy, sim: { 'case-dir': '/x' } }, undefined).policy);
+const policyOf = (policy: Record<string, unknown>) =>
+  buildPolicy(parseConfig({ policy, sim: { 'case-dir': '/x' } }, undefined).policy);
 /** The reference preset and the given keys. */
-const referenceWith = (policy: Record<string, unknown>) => policyOf({ 'ha-auto-rebalance-preset': 'reference', ...policy });
+const referenceWith = (policy: Record<string, unknown>) =>
+  policyOf({ 'ha-auto-rebalance-preset': 'reference', ...policy });
 
 describe('buildPolicy', () => {
   it('by default it is the recommended preset, and says where its keys come from', () => {
@@ -17,23 +19,38 @@ describe('buildPolicy', () => {
         'preset recommended, backoff 60 s, cooldown 600 s, min-improvement 5 pp, smoothing 300 s, cost-weight 0.2, memhost, min-pressure-cpu 10%, ' +
         'min-pressure-mem 5%, pressure-missing balance, check-migratable',
     );
-    expect(p.sources).toBe("policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30");
+    expect(p.sources).toBe(
+      "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30",
+    );
     expect([p.memhost, p.checkMigratable]).toEqual([true, true]);
   });
 
   it.each(['reference', 'none'])('preset %s is exactly the reference pipeline', (preset) => {
     const p = policyOf({ 'ha-auto-rebalance-preset': preset });
-    expect(p.pipeline.stages.map((s) => s.name)).toEqual(['motion-in-flight', 'threshold-hold', 'candidates', 'score-bruteforce', 'select-best', 'relative-margin']);
+    expect(p.pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'threshold-hold',
+      'candidates',
+      'score-bruteforce',
+      'select-best',
+      'relative-margin',
+    ]);
     expect(p.description).toBe(
       `motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; preset ${preset}: no variant stage`,
     );
     expect([p.problems, p.memhost, p.checkMigratable, p.thresholdFraction]).toEqual([[], false, false, 0.3]);
     // an explicit key still turns its stage on
-    expect(policyOf({ 'ha-auto-rebalance-preset': preset, 'ha-auto-rebalance-backoff': 60 }).description).toMatch(new RegExp(`; preset ${preset}, backoff 60 s$`));
+    expect(policyOf({ 'ha-auto-rebalance-preset': preset, 'ha-auto-rebalance-backoff': 60 }).description).toMatch(
+      new RegExp(`; preset ${preset}, backoff 60 s$`),
+    );
   });
 
   it('the preset turns every stage on; an explicit key overrides it, 0 turns a stage off', () => {
-    const p = policyOf({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-cooldown': 0, 'ha-auto-rebalance-backoff': '120' });
+    const p = policyOf({
+      'ha-auto-rebalance-preset': 'recommended',
+      'ha-auto-rebalance-cooldown': 0,
+      'ha-auto-rebalance-backoff': '120',
+    });
     expect(p.pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'smoothing',
@@ -54,10 +71,26 @@ describe('buildPolicy', () => {
   });
 
   it.each([
-    ['ha-auto-rebalance-backoff', 'abc', "policy.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600), falling back to 0 (off)"],
-    ['ha-auto-rebalance-min-pressure-cpu', 150, "policy.ha-auto-rebalance-min-pressure-cpu: invalid value '150' (percent, 0 to 100), falling back to 0 (off)"],
-    ['ha-auto-rebalance-memhost', 'yes', "policy.ha-auto-rebalance-memhost: invalid value 'yes' (0 or 1), falling back to 0 (off)"],
-    ['ha-auto-rebalance-pressure-missing', 'panic', "policy.ha-auto-rebalance-pressure-missing: invalid value 'panic' (one of balance, hold), falling back to 'balance' (the default)"],
+    [
+      'ha-auto-rebalance-backoff',
+      'abc',
+      "policy.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-min-pressure-cpu',
+      150,
+      "policy.ha-auto-rebalance-min-pressure-cpu: invalid value '150' (percent, 0 to 100), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-memhost',
+      'yes',
+      "policy.ha-auto-rebalance-memhost: invalid value 'yes' (0 or 1), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-pressure-missing',
+      'panic',
+      "policy.ha-auto-rebalance-pressure-missing: invalid value 'panic' (one of balance, hold), falling back to 'balance' (the default)",
+    ],
   ])('a bad %s is a problem naming the key, and that stage is off', (key, value, message) => {
     const p = referenceWith({ [key]: value });
     expect(p.problems).toEqual([message]);
@@ -78,13 +111,27 @@ describe('buildPolicy', () => {
     expect(recommended.pipeline.stages.map((s) => s.name)).not.toContain('select-cost');
     expect(recommended.description).toMatch(/, plan-guided(,|$)/);
     expect(recommended.plan).toEqual({ plan: true });
-    expect(policyOf({ 'ha-auto-rebalance-plan': 'maybe' }).problems).toEqual([expect.stringMatching(/^policy\.ha-auto-rebalance-plan: invalid value 'maybe'/)]);
+    expect(policyOf({ 'ha-auto-rebalance-plan': 'maybe' }).problems).toEqual([
+      expect.stringMatching(/^policy\.ha-auto-rebalance-plan: invalid value 'maybe'/),
+    ]);
   });
 
-  it('the plan-guided stage plans on the round\'s snapshot', () => {
-    const snap = snapshot([node('node1', { cpu: 9 }), node('node2', { cpu: 1 })], [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1')]);
+  it("the plan-guided stage plans on the round's snapshot", () => {
+    const snap = snapshot(
+      [node('node1', { cpu: 9 }), node('node2', { cpu: 1 })],
+      [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node1')],
+    );
     const model = buildUsageModel(snap);
-    const ctx = balanceContext({ now: 0, snapshot: snap, model, candidates: restrictToModel(migrationCandidates(snap), model), motionInFlight: false, outcomes: [], memhost: false, onScoreError: () => undefined });
+    const ctx = balanceContext({
+      now: 0,
+      snapshot: snap,
+      model,
+      candidates: restrictToModel(migrationCandidates(snap), model),
+      motionInFlight: false,
+      outcomes: [],
+      memhost: false,
+      onScoreError: () => undefined,
+    });
     const input = ctx.planInput!() as { nodes: { name: string }[]; guests: { id: string; node: string }[] };
     expect(input.nodes.map((n) => n.name).sort()).toEqual(['node1', 'node2']);
     expect(input.guests.map((g) => [g.id, g.node])).toEqual([
@@ -95,14 +142,21 @@ describe('buildPolicy', () => {
 
   it('the contention objective replaces the hold, the scorer and the margin; a bad value names the key', () => {
     const p = policyOf({ 'ha-auto-rebalance-preset': 'reference', 'ha-auto-rebalance-objective': 'contention' });
-    expect(p.pipeline.stages.map((s) => s.name)).toEqual(['motion-in-flight', 'contention', 'contention-hold', 'candidates', 'contention-score', 'select-best', 'contention-margin']);
+    expect(p.pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'contention',
+      'contention-hold',
+      'candidates',
+      'contention-score',
+      'select-best',
+      'contention-margin',
+    ]);
     expect(p.description).toMatch(/; preset reference, objective contention$/);
     expect(p.contention).toEqual({ objective: 'contention' });
     expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
       "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
     ]);
   });
-
 });
 
 describe('checkPipelineState', () => {
@@ -115,8 +169,14 @@ describe('checkPipelineState', () => {
     });
     expect(result).toEqual({
       problems: [
-        { stage: 'cooldown', message: expect.stringMatching(/^stage 'cooldown': state field 'resources' must be an array/) },
-        { stage: 'backoff', message: "stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got \"x\"" },
+        {
+          stage: 'cooldown',
+          message: expect.stringMatching(/^stage 'cooldown': state field 'resources' must be an array/),
+        },
+        {
+          stage: 'backoff',
+          message: "stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got \"x\"",
+        },
       ],
     });
   });
@@ -138,7 +198,11 @@ describe('balanceContext', () => {
     haGuest('vm:101', 'node1'),
     haGuest('vm:102', 'node1', { stats: { cpu: 2, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB, memhost: 6 * GIB } }),
   ];
-  const snap = { ...snapshot(nodes, guests), guestConfigs: new Map([['vm:101', { ide2: 'local:iso/d.iso,media=cdrom' }]]), storageShared: new Map([['ceph', true]]) };
+  const snap = {
+    ...snapshot(nodes, guests),
+    guestConfigs: new Map([['vm:101', { ide2: 'local:iso/d.iso,media=cdrom' }]]),
+    storageShared: new Map([['ceph', true]]),
+  };
 
   function ctx(memhost: boolean) {
     const model = buildUsageModel(snap, { memhost });
@@ -156,18 +220,46 @@ describe('balanceContext', () => {
 
   it('nodes(): the measured stats, the part the guests account for, and the PSI (undefined when not reported)', () => {
     expect(ctx(true).nodes!()).toEqual([
-      { node: 'node1', cpu: 10, maxcpu: 16, mem: 40 * GIB, maxmem: 64 * GIB, servicesCpu: 4, servicesMem: 10 * GIB, pressureCpu: 12.5, pressureMem: undefined },
-      { node: 'node2', cpu: 1, maxcpu: 16, mem: 4 * GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: undefined, pressureMem: undefined },
+      {
+        node: 'node1',
+        cpu: 10,
+        maxcpu: 16,
+        mem: 40 * GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 4,
+        servicesMem: 10 * GIB,
+        pressureCpu: 12.5,
+        pressureMem: undefined,
+      },
+      {
+        node: 'node2',
+        cpu: 1,
+        maxcpu: 16,
+        mem: 4 * GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 0,
+        servicesMem: 0,
+        pressureCpu: undefined,
+        pressureMem: undefined,
+      },
     ]);
     expect(ctx(false).nodes!()[0]).toMatchObject({ servicesMem: 8 * GIB });
   });
 
   it('candidates(): the source, and the memory a motion copies (memhost when on and reported)', () => {
-    expect(ctx(true).candidates().map((c) => [c.leader, c.source, c.transferBytes])).toEqual([
+    expect(
+      ctx(true)
+        .candidates()
+        .map((c) => [c.leader, c.source, c.transferBytes]),
+    ).toEqual([
       ['vm:101', 'node1', 4 * GIB],
       ['vm:102', 'node1', 6 * GIB],
     ]);
-    expect(ctx(false).candidates().map((c) => c.transferBytes)).toEqual([4 * GIB, 4 * GIB]);
+    expect(
+      ctx(false)
+        .candidates()
+        .map((c) => c.transferBytes),
+    ).toEqual([4 * GIB, 4 * GIB]);
   });
 
   it('adjust(): the imbalance and scores as if the listed nodes had the given usage', () => {
@@ -190,11 +282,11 @@ describe('balanceContext', () => {
 
   it('guestConfig() and sharedStorage(): from the snapshot, undefined when unknown', () => {
     const c = ctx(false);
-    expect([c.guestConfig!('vm:101'), c.guestConfig!('vm:102'), c.sharedStorage!('ceph'), c.sharedStorage!('local')]).toEqual([
-      { ide2: 'local:iso/d.iso,media=cdrom' },
-      undefined,
-      true,
-      undefined,
-    ]);
+    expect([
+      c.guestConfig!('vm:101'),
+      c.guestConfig!('vm:102'),
+      c.sharedStorage!('ceph'),
+      c.sharedStorage!('local'),
+    ]).toEqual([{ ide2: 'local:iso/d.iso,media=cdrom' }, undefined, true, undefined]);
   });
 });

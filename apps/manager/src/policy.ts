@@ -14,8 +14,8 @@ import {
   readCrs,
   type ScoredMigration,
 } from '@poise/policy';
-import { PRESSURE_KEYS, type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
-import { parseStableSettings, STABLE_KEYS, type StableSettings, stableStages } from '@poise/policy-stable';
+import { type PressureSettings, parsePressureSettings, pressureStages } from '@poise/policy-pressure';
+import { parseStableSettings, type StableSettings, stableStages } from '@poise/policy-stable';
 import { parsePlanSettings, type PlanSettings, planStages } from '@poise/policy-plan';
 import { planInputFromSnapshot } from '@poise/plan';
 import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
@@ -76,7 +76,13 @@ function settingProblemLine(policy: PolicyConfig, problem: { key: string; messag
   return `${policy.origins.get(key)?.keyPath ?? 'policy.'}${key}: ${text}`;
 }
 
-function describeSettings(stable: StableSettings, pressure: PressureSettings, contention: ContentionSettings, planned: PlanSettings, preset: string): string {
+function describeSettings(
+  stable: StableSettings,
+  pressure: PressureSettings,
+  contention: ContentionSettings,
+  planned: PlanSettings,
+  preset: string,
+): string {
   const on: string[] = [`preset ${preset}`];
   if (contention.objective !== 'imbalance') on.push(`objective ${contention.objective}`);
   if (planned.plan) on.push('plan-guided');
@@ -88,7 +94,8 @@ function describeSettings(stable: StableSettings, pressure: PressureSettings, co
   if (stable.memhost) on.push('memhost');
   if (pressure.minPressureCpuPercent > 0) on.push(`min-pressure-cpu ${pressure.minPressureCpuPercent}%`);
   if (pressure.minPressureMemPercent > 0) on.push(`min-pressure-mem ${pressure.minPressureMemPercent}%`);
-  if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0) on.push(`pressure-missing ${pressure.pressureMissing}`);
+  if (pressure.minPressureCpuPercent > 0 || pressure.minPressureMemPercent > 0)
+    on.push(`pressure-missing ${pressure.pressureMissing}`);
   if (pressure.checkMigratable) on.push('check-migratable');
   return on.length > 1 ? on.join(', ') : `${on[0]}: no variant stage`;
 }
@@ -103,7 +110,9 @@ export function describeSources(policy: PolicyConfig): string {
   const groups = new Map<PolicySource, string[]>();
   for (const layer of policy.layers) groups.set(layer.source, []);
   for (const [key, value] of policy.keys) groups.get(policy.origins.get(key)!)?.push(shortKey(key, value));
-  const parts = [...groups].filter(([, keys]) => keys.length > 0).map(([source, keys]) => `from ${source.label}: ${keys.join(', ')}`);
+  const parts = [...groups]
+    .filter(([, keys]) => keys.length > 0)
+    .map(([source, keys]) => `from ${source.label}: ${keys.join(', ')}`);
   return `policy keys: ${parts.join('; ')}`;
 }
 
@@ -117,7 +126,10 @@ export function describeSources(policy: PolicyConfig): string {
  */
 export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean } = {}): BuiltPolicy {
   const ref = policy.reference;
-  const raw: Record<string, string | number | boolean> = Object.create(null) as Record<string, string | number | boolean>;
+  const raw: Record<string, string | number | boolean> = Object.create(null) as Record<
+    string,
+    string | number | boolean
+  >;
   for (const [key, value] of policy.keys) if (!REFERENCE_POLICY_KEYS.includes(key)) raw[key] = value;
   // `reference` and `none` are poise-manager's words for no preset: every variant stage off unless set
   if (policy.preset !== 'recommended') delete raw[PRESET_KEY];
@@ -126,12 +138,24 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
   const pressure = parsePressureSettings(input);
   const contention = parseContentionSettings(input);
   const planned = parsePlanSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...contention.problems, ...planned.problems].map((p) => settingProblemLine(policy, p));
+  const problems = [
+    ...input.problems,
+    ...stable.problems,
+    ...pressure.problems,
+    ...contention.problems,
+    ...planned.problems,
+  ].map((p) => settingProblemLine(policy, p));
   const thresholdFraction = ref.thresholdPercent / 100;
-  const reference = { threshold: thresholdFraction, holdRounds: options.holdMet ? 0 : ref.holdRounds, margin: ref.marginPercent / 100, method: ref.method };
+  const reference = {
+    threshold: thresholdFraction,
+    holdRounds: options.holdMet ? 0 : ref.holdRounds,
+    margin: ref.marginPercent / 100,
+    method: ref.method,
+  };
   let parts = [...stableStages(stable.settings), ...pressureStages(pressure.settings)];
   // one select stage per pipeline: the plan replaces the cost stage's choice when both are on (as @poise/ha composes it)
-  if (planned.settings.plan) parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(planned.settings, { method: ref.method })];
+  if (planned.settings.plan)
+    parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(planned.settings, { method: ref.method })];
   const pipeline = composePipeline(reference, [...parts, ...contentionStages(contention.settings, reference)]);
   return {
     pipeline,
@@ -165,7 +189,10 @@ export interface StageStateProblem {
  * alone), so that every corrupt stage is named, not only the first. Returns the restored state
  * when all are valid.
  */
-export function checkPipelineState(pipeline: Pipeline, state: unknown): { state: Readonly<Record<string, unknown>> } | { problems: StageStateProblem[] } {
+export function checkPipelineState(
+  pipeline: Pipeline,
+  state: unknown,
+): { state: Readonly<Record<string, unknown>> } | { problems: StageStateProblem[] } {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) {
     return { problems: [{ stage: '(all)', message: 'the pipeline state is not an object' }] };
   }
@@ -218,12 +245,18 @@ function evaluator(usage: UsageModel['usage'], onScoreError: (err: unknown) => v
  * on) and `transferBytes` (the members' memory in use: `memhost` when the model uses it and
  * the guest reports it, else `mem`).
  */
-export function withMotionFacts(candidates: readonly MigrationCandidate[], snapshot: ClusterSnapshot, memhost: boolean): BalanceCandidate[] {
+export function withMotionFacts(
+  candidates: readonly MigrationCandidate[],
+  snapshot: ClusterSnapshot,
+  memhost: boolean,
+): BalanceCandidate[] {
   const guests = new Map(snapshot.guests.map((g) => [g.sid, g]));
   return candidates.map((c) => {
     const members = c.resources.map((sid) => guests.get(sid));
     const leader = guests.get(c.leader);
-    const bytes = members.every((g) => g !== undefined) ? members.reduce((sum, g) => sum + guestMemory(g!, memhost), 0) : undefined;
+    const bytes = members.every((g) => g !== undefined)
+      ? members.reduce((sum, g) => sum + guestMemory(g, memhost), 0)
+      : undefined;
     return { ...c, source: leader?.node, transferBytes: bytes };
   });
 }
@@ -251,7 +284,7 @@ export function balanceContext(input: RoundInput): BalanceContext {
     motionInFlight: input.motionInFlight,
     outcomes: input.outcomes,
     imbalance: () => (imbalance ??= measured.imbalance()),
-    score: measured.score,
+    score: (candidates, method, limit) => measured.score(candidates, method, limit),
     candidates: () => withMotionFacts(input.candidates, snapshot, input.memhost),
     nodes: (): NodeTelemetry[] => {
       const inModel = new Set(model.nodes);
@@ -276,7 +309,10 @@ export function balanceContext(input: RoundInput): BalanceContext {
       let adjusted: BalanceEvaluator | undefined;
       const build = () =>
         (adjusted ??= evaluator(
-          buildUsageModel(snapshot, { memhost: input.memhost, nodeUsage: new Map(nodes.map((n) => [n.node, { cpu: n.cpu, mem: n.mem }])) }).usage,
+          buildUsageModel(snapshot, {
+            memhost: input.memhost,
+            nodeUsage: new Map(nodes.map((n) => [n.node, { cpu: n.cpu, mem: n.mem }])),
+          }).usage,
           input.onScoreError,
         ));
       return { imbalance: () => build().imbalance(), score: (c, m, l) => build().score(c, m, l) };
@@ -285,10 +321,17 @@ export function balanceContext(input: RoundInput): BalanceContext {
       const inModel = new Set(model.nodes);
       return snapshot.guests
         .filter((g) => inModel.has(g.node))
-        .map((g) => ({ sid: g.sid, node: g.node, cpu: g.stats.cpu, maxcpu: g.stats.maxcpu, mem: guestMemory(g, input.memhost) }));
+        .map((g) => ({
+          sid: g.sid,
+          node: g.node,
+          cpu: g.stats.cpu,
+          maxcpu: g.stats.maxcpu,
+          mem: guestMemory(g, input.memhost),
+        }));
     },
     // the cluster as @poise/plan sees it (the plan-guided stage marks non-candidates unmovable itself)
-    planInput: () => planInputFromSnapshot(snapshot, { usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured' }).input,
+    planInput: () =>
+      planInputFromSnapshot(snapshot, { usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured' }).input,
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),
     format: REASON_FORMAT,

@@ -310,7 +310,12 @@ export interface CrsOptions {
    * its own `policy`): threshold and margin in percent whatever unit the cluster stores them
    * in (see the Proxmox VE adapter), hold in rounds; `undefined` when not set.
    */
-  readonly settings?: { readonly thresholdPercent?: number; readonly marginPercent?: number; readonly holdRounds?: number; readonly method?: string };
+  readonly settings?: {
+    readonly thresholdPercent?: number;
+    readonly marginPercent?: number;
+    readonly holdRounds?: number;
+    readonly method?: string;
+  };
 }
 
 /** What the daemon asks for: move `sid` to `target` (`relocate` = stop, move, start). */

@@ -20,9 +20,11 @@ export function statePathProblem(path: string): string | undefined {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ENOTDIR: a component of the path is a file (the parents' check below says which)
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') return `state.file: '${path}' cannot be read (${code ?? errorMessage(err)})`;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      return `state.file: '${path}' cannot be read (${code ?? errorMessage(err)})`;
   }
-  if (st?.isDirectory()) return `state.file: '${path}' is a directory; expected the path of a file in it (e.g. '${path.replace(/\/+$/, '')}/state.json')`;
+  if (st?.isDirectory())
+    return `state.file: '${path}' is a directory; expected the path of a file in it (e.g. '${path.replace(/\/+$/, '')}/state.json')`;
   if (st !== undefined) {
     if (!st.isFile()) return `state.file: '${path}' is not a regular file`;
     try {
@@ -134,11 +136,21 @@ export async function checkConfig(config: ManagerConfig, environment: NodeJS.Pro
   lines.push(`policy: ${policy.description}`, policy.sources);
   warnings.push(...policy.problems);
   const l = config.limits;
-  lines.push(`limits: ${l.maxMotionsPerHour} motions per hour, motion timeout ${l.motionTimeoutSeconds} s, settle time ${l.settleSeconds} s`);
-  lines.push(`metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.env === 'pve' ? config.statePath : 'a file of its own for each run (simulator)'}`);
-  lines.push(`lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`);
+  lines.push(
+    `limits: ${l.maxMotionsPerHour} motions per hour, motion timeout ${l.motionTimeoutSeconds} s, settle time ${l.settleSeconds} s`,
+  );
+  lines.push(
+    `metrics: ${config.metrics.enabled ? `${config.metrics.host}:${config.metrics.port}` : 'off'}; state: ${config.env === 'pve' ? config.statePath : 'a file of its own for each run (simulator)'}`,
+  );
+  lines.push(
+    `lock: ${config.lock.enabled && config.env === 'pve' ? `${config.lock.dir}/${config.lock.name}` : 'not used'}`,
+  );
   problems.push(...startupProblems(config));
   // each problem names its file: the config's, unless it names another (a case's datacenter.cfg)
   const label = config.file;
-  return { lines, warnings, problems: problems.map((p) => (label === undefined || p.startsWith('/') ? p : `${label}: ${p}`)) };
+  return {
+    lines,
+    warnings,
+    problems: problems.map((p) => (label === undefined || p.startsWith('/') ? p : `${label}: ${p}`)),
+  };
 }

@@ -24,7 +24,12 @@ describe('the Proxmox VE adapter against the fake API (HTTPS, pinned)', () => {
       '/cluster/ha/resources/vm:101/migrate node2',
       '/cluster/ha/resources/vm:102/migrate node3',
     ]);
-    expect(s.records().filter((r) => r.event === 'motion').map((r) => r.msg)).toEqual([
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => r.msg),
+    ).toEqual([
       'migrate vm:101 from node1 to node2 succeeded after 20 s',
       'migrate vm:102 from node1 to node3 succeeded after 20 s',
     ]);
@@ -32,10 +37,14 @@ describe('the Proxmox VE adapter against the fake API (HTTPS, pinned)', () => {
   });
 });
 
-
 /** Requests per round, by method and path template (node names and vmids folded). */
 function requestsByRound(s: PveSetup, from: number): string[] {
-  return s.fake.server.requests.slice(from).map((r) => `${r.method} ${r.path.replace(/\/nodes\/[^/]+/, '/nodes/{node}').replace(/\/(qemu|lxc)\/\d+/, '/{type}/{vmid}')}`);
+  return s.fake.server.requests
+    .slice(from)
+    .map(
+      (r) =>
+        `${r.method} ${r.path.replace(/\/nodes\/[^/]+/, '/nodes/{node}').replace(/\/(qemu|lxc)\/\d+/, '/{type}/{vmid}')}`,
+    );
 }
 
 function count(list: string[]): Record<string, number> {
@@ -54,7 +63,12 @@ describe('reads per round', () => {
       await s.run(1);
       perRound.push(count(requestsByRound(s, before)));
     }
-    const every = { 'GET /cluster/resources': 1, 'GET /cluster/ha/status/manager_status': 1, 'GET /cluster/ha/resources': 1, 'GET /cluster/options': 1 };
+    const every = {
+      'GET /cluster/resources': 1,
+      'GET /cluster/ha/status/manager_status': 1,
+      'GET /cluster/ha/resources': 1,
+      'GET /cluster/options': 1,
+    };
     const slow = { 'GET /version': 1, 'GET /cluster/ha/rules': 1, 'GET /nodes/{node}/rrddata': 3 };
     // round 1 (t 0): everything, and the config of each of the 4 movable guests
     expect(perRound[0]).toEqual({ ...every, ...slow, 'GET /nodes/{node}/{type}/{vmid}/config': 4 });
@@ -79,7 +93,9 @@ describe('what the adapter reads', () => {
     spec.nodes[2]!.maintenance = true;
     const s = await setup({}, spec);
     const snap = await s.host.port.readSnapshot();
-    expect(snap.nodes.map((n) => [n.name, n.online, n.maintenance, n.cpu, n.maxcpu, n.pressure.cpuSome, n.pressure.memSome])).toEqual([
+    expect(
+      snap.nodes.map((n) => [n.name, n.online, n.maintenance, n.cpu, n.maxcpu, n.pressure.cpuSome, n.pressure.memSome]),
+    ).toEqual([
       // cpu 3.5 of 16 cores (base 2 + the VM's 1.5); pressure from the newest complete RRD row
       ['node1', true, false, 3.5, 16, 12.5, undefined],
       ['node2', true, false, 0.5, 16, undefined, undefined],
@@ -120,7 +136,11 @@ describe('what the adapter reads', () => {
         stats: { cpu: 0, maxcpu: 2, mem: 0, maxmem: 4 * GIB, memhost: undefined },
       },
     ]);
-    expect([snap.quorate, snap.haDisarmed, snap.crs]).toEqual([true, false, { ha: 'static', autoRebalance: false, settings: {} }]);
+    expect([snap.quorate, snap.haDisarmed, snap.crs]).toEqual([
+      true,
+      false,
+      { ha: 'static', autoRebalance: false, settings: {} },
+    ]);
     expect([...snap.storageShared!]).toEqual([
       ['local', false],
       ['ceph', true],
@@ -132,10 +152,29 @@ describe('what the adapter reads', () => {
     const s = await setup();
     s.fake.inject('GET /cluster/resources', {
       data: [
-        { id: 'node/node1', type: 'node', node: 'node1', status: 'online', cpu: 0.1, maxcpu: 16, mem: GIB, maxmem: 64 * GIB },
+        {
+          id: 'node/node1',
+          type: 'node',
+          node: 'node1',
+          status: 'online',
+          cpu: 0.1,
+          maxcpu: 16,
+          mem: GIB,
+          maxmem: 64 * GIB,
+        },
         { id: 'node/node2', type: 'node', node: 'node2', status: 'online' },
         { id: 'qemu/101', type: 'qemu', vmid: 101, node: 'node1', status: 'running', maxcpu: 2, maxmem: 4 * GIB },
-        { id: 'qemu/102', type: 'qemu', vmid: 102, node: 'node1', status: 'running', cpu: 0.5, maxcpu: 2, mem: GIB, maxmem: 4 * GIB },
+        {
+          id: 'qemu/102',
+          type: 'qemu',
+          vmid: 102,
+          node: 'node1',
+          status: 'running',
+          cpu: 0.5,
+          maxcpu: 2,
+          mem: GIB,
+          maxmem: 4 * GIB,
+        },
       ],
     });
     const snap = await s.host.port.readSnapshot();
@@ -156,10 +195,14 @@ describe('what the adapter reads', () => {
     const spec = unbalanced();
     spec.nodes[0]!.pressureCpu = 50;
     const s = await setup({}, spec);
-    s.fake.injectWhere('GET /nodes/{node}/rrddata', (r) => r.params.node === 'node1', { data: [{ time: s.cluster.time - 600, cpu: 0.5, pressurecpusome: 50 }, { time: s.cluster.time - 60 }] });
+    s.fake.injectWhere('GET /nodes/{node}/rrddata', (r) => r.params.node === 'node1', {
+      data: [{ time: s.cluster.time - 600, cpu: 0.5, pressurecpusome: 50 }, { time: s.cluster.time - 60 }],
+    });
     const snap = await s.host.port.readSnapshot();
     expect(snap.nodes[0]!.pressure).toEqual({ cpuSome: undefined, memSome: undefined });
-    expect(snap.problems!.map((p) => p.message)).toEqual(["node 'node1': its RRD has no complete row of the last 300 s: pressure unknown"]);
+    expect(snap.problems!.map((p) => p.message)).toEqual([
+      "node 'node1': its RRD has no complete row of the last 300 s: pressure unknown",
+    ]);
   });
 
   it('an HA state this build does not know is read as unknown; a disarmed HA and a lost quorum are seen', async () => {
@@ -183,7 +226,15 @@ describe('what the adapter reads', () => {
 });
 
 describe('crsOptions: the cluster balancer settings in percent', () => {
-  const crs = { ha: 'static', haRebalanceOnStart: undefined, haAutoRebalance: true, haAutoRebalanceThreshold: 0.3, haAutoRebalanceMethod: 'topsis', haAutoRebalanceHoldDuration: 3, haAutoRebalanceMargin: 0.1 };
+  const crs = {
+    ha: 'static',
+    haRebalanceOnStart: undefined,
+    haAutoRebalance: true,
+    haAutoRebalanceThreshold: 0.3,
+    haAutoRebalanceMethod: 'topsis',
+    haAutoRebalanceHoldDuration: 3,
+    haAutoRebalanceMargin: 0.1,
+  };
   it.each([
     // pve-manager 9.1 (pve-cluster < 9.1.5 stores fractions): × 100
     ['9.1', { major: 9, minor: 1 }, 30, 10],
@@ -198,7 +249,20 @@ describe('crsOptions: the cluster balancer settings in percent', () => {
   });
 
   it('unset options: the defaults, no settings', () => {
-    expect(crsOptions({ ha: undefined, haRebalanceOnStart: undefined, haAutoRebalance: undefined, haAutoRebalanceThreshold: undefined, haAutoRebalanceMethod: undefined, haAutoRebalanceHoldDuration: undefined, haAutoRebalanceMargin: undefined }, undefined)).toEqual({
+    expect(
+      crsOptions(
+        {
+          ha: undefined,
+          haRebalanceOnStart: undefined,
+          haAutoRebalance: undefined,
+          haAutoRebalanceThreshold: undefined,
+          haAutoRebalanceMethod: undefined,
+          haAutoRebalanceHoldDuration: undefined,
+          haAutoRebalanceMargin: undefined,
+        },
+        undefined,
+      ),
+    ).toEqual({
       ha: 'basic',
       autoRebalance: false,
       settings: {},
@@ -207,14 +271,60 @@ describe('crsOptions: the cluster balancer settings in percent', () => {
 });
 
 describe('rules and groups', () => {
-  const base = { comment: undefined, digest: undefined, errors: new Map<string, string[]>(), disabled: false, applied: true };
+  const base = {
+    comment: undefined,
+    digest: undefined,
+    errors: new Map<string, string[]>(),
+    disabled: false,
+    applied: true,
+  };
   it('rules in force only (not disabled, no feasibility errors), in rule order', () => {
     expect(
       portRules([
-        { ...base, rule: 'b', type: 'resource-affinity', resources: ['vm:1', 'vm:2'], nodes: undefined, strict: false, affinity: 'negative', order: 2 },
-        { ...base, rule: 'a', type: 'node-affinity', resources: ['vm:1'], nodes: [{ node: 'n1', priority: 2 }], strict: true, affinity: undefined, order: 1 },
-        { ...base, rule: 'off', type: 'node-affinity', resources: ['vm:3'], nodes: [], strict: false, affinity: undefined, order: 3, disabled: true, applied: false },
-        { ...base, rule: 'bad', type: 'node-affinity', resources: ['vm:4'], nodes: [], strict: false, affinity: undefined, order: 4, errors: new Map([['nodes', ['x']]]), applied: false },
+        {
+          ...base,
+          rule: 'b',
+          type: 'resource-affinity',
+          resources: ['vm:1', 'vm:2'],
+          nodes: undefined,
+          strict: false,
+          affinity: 'negative',
+          order: 2,
+        },
+        {
+          ...base,
+          rule: 'a',
+          type: 'node-affinity',
+          resources: ['vm:1'],
+          nodes: [{ node: 'n1', priority: 2 }],
+          strict: true,
+          affinity: undefined,
+          order: 1,
+        },
+        {
+          ...base,
+          rule: 'off',
+          type: 'node-affinity',
+          resources: ['vm:3'],
+          nodes: [],
+          strict: false,
+          affinity: undefined,
+          order: 3,
+          disabled: true,
+          applied: false,
+        },
+        {
+          ...base,
+          rule: 'bad',
+          type: 'node-affinity',
+          resources: ['vm:4'],
+          nodes: [],
+          strict: false,
+          affinity: undefined,
+          order: 4,
+          errors: new Map([['nodes', ['x']]]),
+          applied: false,
+        },
       ]),
     ).toEqual([
       { type: 'node-affinity', id: 'a', resources: ['vm:1'], nodes: [{ node: 'n1', priority: 2 }], strict: true },
@@ -223,16 +333,52 @@ describe('rules and groups', () => {
   });
 
   it("groups become 'ha-group-<name>' node-affinity rules of their resources (strict = restricted)", () => {
-    const res = (sid: string, group?: string) => ({ sid, type: 'vm', state: 'started', failback: true, maxRestart: 1, maxRelocate: 1, autoRebalance: true, group, comment: undefined });
+    const res = (sid: string, group?: string) => ({
+      sid,
+      type: 'vm',
+      state: 'started',
+      failback: true,
+      maxRestart: 1,
+      maxRelocate: 1,
+      autoRebalance: true,
+      group,
+      comment: undefined,
+    });
     expect(
       groupRules(
         [
-          { group: 'web', nodes: [{ node: 'n1', priority: 0 }, { node: 'n2', priority: 1 }], restricted: false, nofailback: false, comment: undefined },
-          { group: 'empty', nodes: [{ node: 'n1', priority: 0 }], restricted: true, nofailback: false, comment: undefined },
+          {
+            group: 'web',
+            nodes: [
+              { node: 'n1', priority: 0 },
+              { node: 'n2', priority: 1 },
+            ],
+            restricted: false,
+            nofailback: false,
+            comment: undefined,
+          },
+          {
+            group: 'empty',
+            nodes: [{ node: 'n1', priority: 0 }],
+            restricted: true,
+            nofailback: false,
+            comment: undefined,
+          },
         ],
         [res('vm:2', 'web'), res('vm:1', 'web'), res('vm:3')],
       ),
-    ).toEqual([{ type: 'node-affinity', id: 'ha-group-web', resources: ['vm:1', 'vm:2'], nodes: [{ node: 'n1', priority: 0 }, { node: 'n2', priority: 1 }], strict: false }]);
+    ).toEqual([
+      {
+        type: 'node-affinity',
+        id: 'ha-group-web',
+        resources: ['vm:1', 'vm:2'],
+        nodes: [
+          { node: 'n1', priority: 0 },
+          { node: 'n2', priority: 1 },
+        ],
+        strict: false,
+      },
+    ]);
   });
 });
 

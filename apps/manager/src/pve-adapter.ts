@@ -127,7 +127,10 @@ async function inParallel<T>(tasks: readonly (() => Promise<T>)[], limit: number
 
 /** `release` ≥ `PERCENT_CRS_RELEASE`. */
 function percentCrs(version: PveVersion): boolean {
-  return version.major > PERCENT_CRS_RELEASE.major || (version.major === PERCENT_CRS_RELEASE.major && version.minor >= PERCENT_CRS_RELEASE.minor);
+  return (
+    version.major > PERCENT_CRS_RELEASE.major ||
+    (version.major === PERCENT_CRS_RELEASE.major && version.minor >= PERCENT_CRS_RELEASE.minor)
+  );
 }
 
 /**
@@ -148,11 +151,20 @@ export function crsOptions(crs: PveCrsOptions, version: PveVersion | undefined):
 /** API rules in force (not disabled, no feasibility errors) as the port's rules, in rule order. */
 export function portRules(rules: readonly PveHaRule[]): HaRule[] {
   const out: HaRule[] = [];
-  const ordered = [...rules].sort((a, b) => (a.order ?? Number.MAX_SAFE_INTEGER) - (b.order ?? Number.MAX_SAFE_INTEGER) || compareNames(a.rule, b.rule));
+  const ordered = [...rules].sort(
+    (a, b) =>
+      (a.order ?? Number.MAX_SAFE_INTEGER) - (b.order ?? Number.MAX_SAFE_INTEGER) || compareNames(a.rule, b.rule),
+  );
   for (const r of ordered) {
     if (!r.applied) continue;
     if (r.type === 'node-affinity' && r.nodes !== undefined) {
-      out.push({ type: 'node-affinity', id: r.rule, resources: [...r.resources], nodes: r.nodes.map((n) => ({ node: n.node, priority: n.priority })), strict: r.strict });
+      out.push({
+        type: 'node-affinity',
+        id: r.rule,
+        resources: [...r.resources],
+        nodes: r.nodes.map((n) => ({ node: n.node, priority: n.priority })),
+        strict: r.strict,
+      });
     } else if (r.type === 'resource-affinity' && (r.affinity === 'positive' || r.affinity === 'negative')) {
       out.push({ type: 'resource-affinity', id: r.rule, resources: [...r.resources], affinity: r.affinity });
     }
@@ -168,9 +180,18 @@ export function portRules(rules: readonly PveHaRule[]): HaRule[] {
 export function groupRules(groups: readonly HaGroup[], resources: readonly HaResource[]): HaRule[] {
   const out: HaRule[] = [];
   for (const g of [...groups].sort((a, b) => compareNames(a.group, b.group))) {
-    const members = resources.filter((r) => r.group === g.group).map((r) => r.sid).sort(compareNames);
+    const members = resources
+      .filter((r) => r.group === g.group)
+      .map((r) => r.sid)
+      .sort(compareNames);
     if (members.length === 0) continue;
-    out.push({ type: 'node-affinity', id: groupRuleId(g.group), resources: members, nodes: g.nodes.map((n) => ({ node: n.node, priority: n.priority })), strict: g.restricted });
+    out.push({
+      type: 'node-affinity',
+      id: groupRuleId(g.group),
+      resources: members,
+      nodes: g.nodes.map((n) => ({ node: n.node, priority: n.priority })),
+      strict: g.restricted,
+    });
   }
   return out;
 }
@@ -272,16 +293,22 @@ export class PveAdapter implements BalancerPort {
         ? await call('GET /cluster/ha/status/manager_status', async () => requireServiceStatus(manager))
         : new Map<string, HaServiceStatus>();
 
-    const nodeRows = resources.filter((r): r is ClusterNodeResource => r.kind === 'node').sort((a, b) => compareNames(a.node, b.node));
+    const nodeRows = resources
+      .filter((r): r is ClusterNodeResource => r.kind === 'node')
+      .sort((a, b) => compareNames(a.node, b.node));
     const haKnown = manager.masterNode !== undefined || manager.nodeStatus.size > 0;
     const nodes: NodeSnapshot[] = [];
     const online: string[] = [];
     for (const row of nodeRows) {
       const haState = manager.nodeStatus.get(row.node);
-      const maintenance = haState === 'maintenance' || manager.nodeRequest.get(row.node)?.maintenance === true || row.haState === 'maintenance';
+      const maintenance =
+        haState === 'maintenance' ||
+        manager.nodeRequest.get(row.node)?.maintenance === true ||
+        row.haState === 'maintenance';
       let up = row.online && (haKnown ? haState === 'online' : true);
       const { cpuUsage, maxCpus, memBytes, maxMemBytes } = row;
-      const stats = cpuUsage !== undefined && maxCpus !== undefined && memBytes !== undefined && maxMemBytes !== undefined;
+      const stats =
+        cpuUsage !== undefined && maxCpus !== undefined && memBytes !== undefined && maxMemBytes !== undefined;
       if (up && !stats) {
         problems.push({
           message: `node '${row.node}' is online but GET /cluster/resources has no usage stats for it (is 'Sys.Audit' on '/nodes/${row.node}' granted?): left out`,
@@ -314,7 +341,9 @@ export class PveAdapter implements BalancerPort {
       }
       if (!n.online || row === undefined) continue;
       if (now - row.time > PRESSURE_MAX_AGE_SECONDS) {
-        problems.push({ message: `node '${n.name}': its RRD has no complete row of the last ${PRESSURE_MAX_AGE_SECONDS} s: pressure unknown` });
+        problems.push({
+          message: `node '${n.name}': its RRD has no complete row of the last ${PRESSURE_MAX_AGE_SECONDS} s: pressure unknown`,
+        });
         continue;
       }
       (n as { pressure: NodeSnapshot['pressure'] }).pressure = { cpuSome: row.cpuSome, memSome: row.memSome };
@@ -324,7 +353,9 @@ export class PveAdapter implements BalancerPort {
     const guests: GuestSnapshot[] = [];
     const places = new Map<string, GuestPlace>();
     const seen = new Set<string>();
-    for (const row of resources.filter((r): r is ClusterGuestResource => r.kind === 'guest').sort((a, b) => compareNames(a.sid, b.sid))) {
+    for (const row of resources
+      .filter((r): r is ClusterGuestResource => r.kind === 'guest')
+      .sort((a, b) => compareNames(a.sid, b.sid))) {
       seen.add(row.sid);
       const haConfig = haBySid.get(row.sid);
       const svc = services.get(row.sid);
@@ -332,7 +363,12 @@ export class PveAdapter implements BalancerPort {
         haConfig === undefined && svc === undefined
           ? undefined
           : {
-              state: svc === undefined ? (haConfig!.state === 'started' ? ('request_start' as const) : ('stopped' as const)) : haState(svc.state),
+              state:
+                svc === undefined
+                  ? haConfig!.state === 'started'
+                    ? ('request_start' as const)
+                    : ('stopped' as const)
+                  : haState(svc.state),
               target: svc?.target,
               requestState: haConfig?.state ?? 'started',
               autoRebalance: haConfig?.autoRebalance ?? true,
@@ -343,7 +379,9 @@ export class PveAdapter implements BalancerPort {
       let mem = 0;
       if (row.running) {
         if (row.cpuUsage === undefined || row.memBytes === undefined) {
-          problems.push({ message: `guest '${row.sid}' is running but GET /cluster/resources has no usage stats for it: left out` });
+          problems.push({
+            message: `guest '${row.sid}' is running but GET /cluster/resources has no usage stats for it: left out`,
+          });
           continue;
         }
         cpu = row.cpuUsage * row.maxCpus;
@@ -371,14 +409,17 @@ export class PveAdapter implements BalancerPort {
     }
     for (const r of haResources) {
       if (!seen.has(r.sid)) {
-        problems.push({ message: `HA resource '${r.sid}' has no guest in GET /cluster/resources (deleted, or 'VM.Audit' on '/vms/${r.sid.slice(r.sid.indexOf(':') + 1)}' missing?): left out` });
+        problems.push({
+          message: `HA resource '${r.sid}' has no guest in GET /cluster/resources (deleted, or 'VM.Audit' on '/vms/${r.sid.slice(r.sid.indexOf(':') + 1)}' missing?): left out`,
+        });
       }
     }
     this.places = places;
 
     const storageShared = new Map<string, boolean>();
     for (const r of resources) {
-      if (r.kind === 'storage' && r.shared !== undefined) storageShared.set(r.storage, (storageShared.get(r.storage) ?? false) || r.shared);
+      if (r.kind === 'storage' && r.shared !== undefined)
+        storageShared.set(r.storage, (storageShared.get(r.storage) ?? false) || r.shared);
     }
     const guestConfigs = needs.guestConfigs ? await this.readConfigs(guests, needs, now, problems) : undefined;
 
@@ -414,7 +455,10 @@ export class PveAdapter implements BalancerPort {
     } catch (err) {
       const error = toPortError(err, 'GET /version');
       if (this.version === undefined) throw error;
-      problems.push({ message: `the cluster version could not be read again (${error.kind}): using ${this.version.value.version}`, error });
+      problems.push({
+        message: `the cluster version could not be read again (${error.kind}): using ${this.version.value.version}`,
+        error,
+      });
     }
     return this.version.value;
   }
@@ -425,7 +469,12 @@ export class PveAdapter implements BalancerPort {
    * spec §3.5), so reading the groups as well would count them twice. PVE 8 (or
    * `/cluster/ha/rules` answering 501): the groups as those rules.
    */
-  private async readRules(now: number, version: PveVersion | undefined, haResources: readonly HaResource[], problems: SnapshotProblem[]): Promise<HaRule[]> {
+  private async readRules(
+    now: number,
+    version: PveVersion | undefined,
+    haResources: readonly HaResource[],
+    problems: SnapshotProblem[],
+  ): Promise<HaRule[]> {
     if (this.fresh(this.rules, now)) return this.rules!.value.rules;
     try {
       let rules: HaRule[] = [];
@@ -445,7 +494,10 @@ export class PveAdapter implements BalancerPort {
     } catch (err) {
       const error = toPortError(err, 'GET /cluster/ha/rules');
       if (this.rules === undefined) throw error;
-      problems.push({ message: `the HA rules could not be read again (${error.kind}, ${error.endpoint}): using the last ones read`, error });
+      problems.push({
+        message: `the HA rules could not be read again (${error.kind}, ${error.endpoint}): using the last ones read`,
+        error,
+      });
     }
     return this.rules.value.rules;
   }
@@ -477,12 +529,18 @@ export class PveAdapter implements BalancerPort {
           // a complete bucket has its cpu; the current one may hold only some keys (spec §3.3)
           const last = [...rows].reverse().find((r) => r.cpuUsage !== undefined);
           this.pressure.set(node, {
-            value: last === undefined ? undefined : { time: last.time, cpuSome: last.pressure.cpuSome, memSome: last.pressure.memorySome },
+            value:
+              last === undefined
+                ? undefined
+                : { time: last.time, cpuSome: last.pressure.cpuSome, memSome: last.pressure.memorySome },
             at: now,
           });
         } catch (err) {
           const error = toPortError(err, 'GET /nodes/{node}/rrddata');
-          problems.push({ message: `node '${node}': its RRD could not be read (${error.kind}): pressure unknown until it can`, error });
+          problems.push({
+            message: `node '${node}': its RRD could not be read (${error.kind}): pressure unknown until it can`,
+            error,
+          });
           const old = this.pressure.get(node);
           // keep the last row while it is recent; a failed read is tried again next round
           if (old !== undefined) this.pressure.set(node, { value: old.value, at: now - SLOW_REFRESH_SECONDS });
@@ -497,8 +555,15 @@ export class PveAdapter implements BalancerPort {
    * and at most CONFIG_REFRESHES_PER_ROUND cached ones older than CONFIG_REFRESH_SECONDS (the
    * oldest first). A failed read leaves that guest's config as it was (or unknown).
    */
-  private async readConfigs(guests: readonly GuestSnapshot[], needs: SnapshotNeeds, now: number, problems: SnapshotProblem[]): Promise<Map<string, Readonly<Record<string, string>>>> {
-    const wanted = guests.filter((g) => (g.ha ? g.ha.state === 'started' : needs.nonHa && g.running) && g.lock === undefined && !g.template);
+  private async readConfigs(
+    guests: readonly GuestSnapshot[],
+    needs: SnapshotNeeds,
+    now: number,
+    problems: SnapshotProblem[],
+  ): Promise<Map<string, Readonly<Record<string, string>>>> {
+    const wanted = guests.filter(
+      (g) => (g.ha ? g.ha.state === 'started' : needs.nonHa && g.running) && g.lock === undefined && !g.template,
+    );
     const wantedSids = new Set(wanted.map((g) => g.sid));
     for (const sid of [...this.configs.keys()]) if (!wantedSids.has(sid)) this.configs.delete(sid);
     const missing = wanted.filter((g) => !this.configs.has(g.sid));
@@ -515,7 +580,10 @@ export class PveAdapter implements BalancerPort {
           this.configs.set(g.sid, { entries: Object.fromEntries(config.entries), digest: config.digest, at: now });
         } catch (err) {
           const error = toPortError(err, 'GET /nodes/{node}/{type}/{vmid}/config');
-          problems.push({ message: `guest '${g.sid}': its configuration could not be read (${error.kind}): migratability unknown until it can`, error });
+          problems.push({
+            message: `guest '${g.sid}': its configuration could not be read (${error.kind}): migratability unknown until it can`,
+            error,
+          });
         }
       }),
       PARALLEL_REQUESTS,
@@ -538,9 +606,15 @@ export class PveAdapter implements BalancerPort {
   async requestMotion(request: MotionRequest): Promise<MotionReply> {
     const endpoint = `POST /cluster/ha/resources/{sid}/${request.kind}`;
     try {
-      const reply = request.kind === 'migrate' ? await this.client.haMigrate(request.sid, request.target) : await this.client.haRelocate(request.sid, request.target);
+      const reply =
+        request.kind === 'migrate'
+          ? await this.client.haMigrate(request.sid, request.target)
+          : await this.client.haRelocate(request.sid, request.target);
       if (!reply.accepted) {
-        return { accepted: false, reason: `blocked by ${reply.blocking.map((b) => `'${b.sid}'${b.cause ? ` (${b.cause})` : ''}`).join(', ')}` };
+        return {
+          accepted: false,
+          reason: `blocked by ${reply.blocking.map((b) => `'${b.sid}'${b.cause ? ` (${b.cause})` : ''}`).join(', ')}`,
+        };
       }
       return { accepted: true, task: undefined, comigrated: reply.comigrated };
     } catch (err) {
@@ -555,18 +629,30 @@ export class PveAdapter implements BalancerPort {
    */
   async checkGuestMigration(request: MotionRequest): Promise<GuestMigrationCheck> {
     const place = this.placeOf(request.sid);
-    const check = await call('GET /nodes/{node}/{type}/{vmid}/migrate', () => this.client.migratePrecheck(place.node, place.type, place.vmid, request.target));
+    const check = await call('GET /nodes/{node}/{type}/{vmid}/migrate', () =>
+      this.client.migratePrecheck(place.node, place.type, place.vmid, request.target),
+    );
     const reasons: string[] = [];
     const blocked = check.notAllowedNodes.get(request.target);
-    if (!check.allowedNodes.includes(request.target) && blocked === undefined) reasons.push(`'${request.target}' is not an allowed node`);
+    if (!check.allowedNodes.includes(request.target) && blocked === undefined)
+      reasons.push(`'${request.target}' is not an allowed node`);
     if (blocked) {
-      if (blocked.unavailableStorages.length > 0) reasons.push(`storage ${blocked.unavailableStorages.map((s) => `'${s}'`).join(', ')} not available on '${request.target}'`);
-      if (blocked.unavailableResources.length > 0) reasons.push(`${blocked.unavailableResources.map((s) => `'${s}'`).join(', ')} not available on '${request.target}'`);
-      if (blocked.blockingHaResources.length > 0) reasons.push(`blocked by HA resource ${blocked.blockingHaResources.map((b) => `'${b.sid}'`).join(', ')}`);
+      if (blocked.unavailableStorages.length > 0)
+        reasons.push(
+          `storage ${blocked.unavailableStorages.map((s) => `'${s}'`).join(', ')} not available on '${request.target}'`,
+        );
+      if (blocked.unavailableResources.length > 0)
+        reasons.push(
+          `${blocked.unavailableResources.map((s) => `'${s}'`).join(', ')} not available on '${request.target}'`,
+        );
+      if (blocked.blockingHaResources.length > 0)
+        reasons.push(`blocked by HA resource ${blocked.blockingHaResources.map((b) => `'${b.sid}'`).join(', ')}`);
     }
-    if (check.localResources.length > 0) reasons.push(`local resources ${check.localResources.map((r) => `'${r}'`).join(', ')}`);
+    if (check.localResources.length > 0)
+      reasons.push(`local resources ${check.localResources.map((r) => `'${r}'`).join(', ')}`);
     const disks = check.localDisks.filter((d) => d.shared !== true);
-    if (disks.length > 0) reasons.push(`local disks ${disks.map((d) => `'${d.volid}'${d.cdrom ? ' (cd-rom)' : ''}`).join(', ')}`);
+    if (disks.length > 0)
+      reasons.push(`local disks ${disks.map((d) => `'${d.volid}'${d.cdrom ? ' (cd-rom)' : ''}`).join(', ')}`);
     return reasons.length === 0 ? { allowed: true } : { allowed: false, reason: reasons.join('; ') };
   }
 
@@ -586,7 +672,11 @@ export class PveAdapter implements BalancerPort {
     }
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+  async followMotion(
+    motion: MotionRecord,
+    snapshot: ClusterSnapshot,
+    options?: FollowOptions,
+  ): Promise<MotionProgress> {
     const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.pickupTimeoutSeconds;
     if (motion.via === 'ha') return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
     if (motion.task !== undefined) {
@@ -608,14 +698,18 @@ export class PveAdapter implements BalancerPort {
     const task: TaskListEntry | undefined = [...tasks].sort((a, b) => b.startTime - a.startTime)[0];
     if (task) return taskProgress(task.outcome, task.exitStatus);
     if (snapshot.time - motion.issuedAt > pickupTimeoutSeconds) {
-      return { status: 'failed', reason: `no migration task of '${motion.sid}' was started within ${pickupTimeoutSeconds} s` };
+      return {
+        status: 'failed',
+        reason: `no migration task of '${motion.sid}' was started within ${pickupTimeoutSeconds} s`,
+      };
     }
     return { status: 'pending', phase: 'queued' };
   }
 
   private placeOf(sid: string): GuestPlace {
     const place = this.places.get(sid);
-    if (!place) throw new PortError('GET /cluster/resources', 'other', `guest '${sid}' was not in the last read of the cluster`);
+    if (!place)
+      throw new PortError('GET /cluster/resources', 'other', `guest '${sid}' was not in the last read of the cluster`);
     return place;
   }
 
@@ -628,7 +722,10 @@ function haState(state: string): HaServiceState {
   return HA_STATES.has(state) ? (state as HaServiceState) : 'unknown';
 }
 
-function taskProgress(outcome: 'running' | 'ok' | 'warnings' | 'failed', exitStatus: string | undefined): MotionProgress {
+function taskProgress(
+  outcome: 'running' | 'ok' | 'warnings' | 'failed',
+  exitStatus: string | undefined,
+): MotionProgress {
   if (outcome === 'running') return { status: 'pending', phase: 'moving' };
   if (outcome === 'ok' || outcome === 'warnings') return { status: 'succeeded' };
   return { status: 'failed', reason: `migration task ended: ${exitStatus ?? 'unknown exit status'}` };
@@ -644,15 +741,27 @@ function refusalOrThrow(err: unknown, endpoint: string): MotionReply {
   const error = toPortError(err, endpoint);
   const api = err instanceof PveApiError ? err : undefined;
   const status = api?.status;
-  const certainlyNot = api !== undefined && (api.mayHaveBeenApplied === false || (status !== undefined && status >= 400 && status < 500));
+  const certainlyNot =
+    api !== undefined && (api.mayHaveBeenApplied === false || (status !== undefined && status >= 400 && status < 500));
   if (!certainlyNot) throw error;
   if (api.code === 'forbidden') {
     const grant = 'with privilege separation, grant it to the user and to the token';
-    return { accepted: false, reason: api.message, error, authFault: `the API token lacks ${api.privilege ?? 'a privilege'} (${grant})` };
+    return {
+      accepted: false,
+      reason: api.message,
+      error,
+      authFault: `the API token lacks ${api.privilege ?? 'a privilege'} (${grant})`,
+    };
   }
   if (api.code === 'unauthorized') {
-    return { accepted: false, reason: api.message, error, authFault: 'the API token was refused (wrong, expired or revoked token, or disabled user)' };
+    return {
+      accepted: false,
+      reason: api.message,
+      error,
+      authFault: 'the API token was refused (wrong, expired or revoked token, or disabled user)',
+    };
   }
-  const reason = api.code === 'refused' && api.serverMessage !== undefined ? `${api.serverMessage} (http ${status})` : api.message;
+  const reason =
+    api.code === 'refused' && api.serverMessage !== undefined ? `${api.serverMessage} (http ${status})` : api.message;
   return { accepted: false, reason, error };
 }

@@ -71,7 +71,10 @@ function parseNodes(list: string): { node: string; priority: number }[] {
 }
 
 /** The fake cluster as the API shows it (`@poise/pve-api/testing`'s {@link ServedCluster}). */
-export function servedFakeCluster(cluster: FakeCluster, options: Pick<FakePveOptions, 'version' | 'groups'> = {}): ServedCluster {
+export function servedFakeCluster(
+  cluster: FakeCluster,
+  options: Pick<FakePveOptions, 'version' | 'groups'> = {},
+): ServedCluster {
   const version = options.version ?? '9.2.2';
   const nodes = cluster.s.nodes.map((n) => {
     let cpu = n.baseCpu;
@@ -120,12 +123,24 @@ export function servedFakeCluster(cluster: FakeCluster, options: Pick<FakePveOpt
       master: cluster.s.nodes.find((n) => n.online)?.name,
       services: cluster.s.guests
         .filter((g) => g.ha)
-        .map((g) => ({ sid: g.sid, state: g.haState, node: g.node, target: g.haTarget, uid: `${vmidOf(g.sid)}-${g.haUid ?? 0}` })),
-      resources: cluster.s.guests.filter((g) => g.ha).map((g) => ({ sid: g.sid, state: 'started', autoRebalance: g.autoRebalance, group: groupOf(g.sid) })),
+        .map((g) => ({
+          sid: g.sid,
+          state: g.haState,
+          node: g.node,
+          target: g.haTarget,
+          uid: `${vmidOf(g.sid)}-${g.haUid ?? 0}`,
+        })),
+      resources: cluster.s.guests
+        .filter((g) => g.ha)
+        .map((g) => ({ sid: g.sid, state: 'started', autoRebalance: g.autoRebalance, group: groupOf(g.sid) })),
       disarm: cluster.s.haDisarmed ? { mode: 'freeze', state: 'disarmed' } : undefined,
     },
     rules: cluster.s.rules ?? [],
-    groups: (options.groups ?? []).map((g) => ({ group: g.group, nodes: parseNodes(g.nodes), restricted: g.restricted })),
+    groups: (options.groups ?? []).map((g) => ({
+      group: g.group,
+      nodes: parseNodes(g.nodes),
+      restricted: g.restricted,
+    })),
     // a property string here; real clusters send an object too (both are read)
     crs: cluster.s.autoRebalance
       ? { ha: 'static', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 30, 'ha-auto-rebalance-margin': 10 }
@@ -138,17 +153,18 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
   const cluster = options.cluster;
   const injected = new Map<string, { match: (request: FakeRequest) => boolean; reply: FakeReply }[]>();
   const overridden = new Map<string, FakeReply>();
-  const route = (key: string, handler: (req: FakeRequest) => FakeReply | Promise<FakeReply>) => [
-    key,
-    async (req: FakeRequest) => {
-      const fixed = overridden.get(key);
-      if (fixed) return fixed;
-      const queue = injected.get(key) ?? [];
-      const i = queue.findIndex((f) => f.match(req));
-      if (i >= 0) return queue.splice(i, 1)[0]!.reply;
-      return handler(req);
-    },
-  ] as const;
+  const route = (key: string, handler: (req: FakeRequest) => FakeReply | Promise<FakeReply>) =>
+    [
+      key,
+      async (req: FakeRequest) => {
+        const fixed = overridden.get(key);
+        if (fixed) return fixed;
+        const queue = injected.get(key) ?? [];
+        const i = queue.findIndex((f) => f.match(req));
+        if (i >= 0) return queue.splice(i, 1)[0]!.reply;
+        return handler(req);
+      },
+    ] as const;
   const served = () => servedFakeCluster(cluster, options);
 
   const routes = [
@@ -157,13 +173,19 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       route(`POST /cluster/ha/resources/{sid}/${kind}`, async (req) => {
         const sid = req.params.sid!;
         const node = req.form.get('node');
-        if (node === null || node === '') return { status: 400, statusText: 'Parameter verification failed.', data: { node: 'property is missing and it is not optional' } };
+        if (node === null || node === '')
+          return {
+            status: 400,
+            statusText: 'Parameter verification failed.',
+            data: { node: 'property is missing and it is not optional' },
+          };
         // what the endpoint refuses before queueing: a 500 with the handler's message
         const refusal = haMotionRefusal(served(), sid, node);
         if (refusal) return refusal;
         try {
           const reply = await cluster.requestMotion({ sid, kind, target: node });
-          if (!reply.accepted) return { status: 500, statusText: `service '${sid}' cannot be moved to '${node}': ${reply.reason}` };
+          if (!reply.accepted)
+            return { status: 500, statusText: `service '${sid}' cannot be moved to '${node}': ${reply.reason}` };
           return { ...haMotionReply(served(), sid, node, reply.comigrated), delayMs: fake.postDelayMs };
         } catch (err) {
           // a scripted 'lost' reply: the command was queued, the reply never arrives
@@ -174,30 +196,60 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
     ),
     route('POST /nodes/{node}/{type}/{vmid}/migrate', async (req) => {
       const g = cluster.s.guests.find((x) => vmidOf(x.sid) === Number(req.params.vmid));
-      const reply = await cluster.requestGuestMigration({ sid: g?.sid ?? `vm:${req.params.vmid}`, kind: 'migrate', target: req.form.get('target') ?? '' });
+      const reply = await cluster.requestGuestMigration({
+        sid: g?.sid ?? `vm:${req.params.vmid}`,
+        kind: 'migrate',
+        target: req.form.get('target') ?? '',
+      });
       if (!reply.accepted) return { status: 400, statusText: reply.reason };
       return { data: reply.task };
     }),
     route('GET /nodes/{node}/tasks/{upid}/status', (req) => {
       const task = Object.hasOwn(cluster.s.tasks, req.params.upid!) ? cluster.s.tasks[req.params.upid!] : undefined;
       if (!task) return { status: 500, statusText: `unable to find task '${req.params.upid}'` };
-      return { data: { upid: req.params.upid, node: req.params.node, type: 'qmigrate', id: String(vmidOf(task.sid)), user: 'poise@pve!fake', status: task.status, ...(task.exitstatus ? { exitstatus: task.exitstatus } : {}), starttime: 0 } };
+      return {
+        data: {
+          upid: req.params.upid,
+          node: req.params.node,
+          type: 'qmigrate',
+          id: String(vmidOf(task.sid)),
+          user: 'poise@pve!fake',
+          status: task.status,
+          ...(task.exitstatus ? { exitstatus: task.exitstatus } : {}),
+          starttime: 0,
+        },
+      };
     }),
     route('GET /nodes/{node}/tasks', (req) => {
       const vmid = req.query.get('vmid');
       const data = Object.entries(cluster.s.tasks)
         .filter(([, t]) => vmid === null || String(vmidOf(t.sid)) === vmid)
-        .map(([upid, t]) => ({ upid, node: req.params.node, type: 'qmigrate', id: String(vmidOf(t.sid)), user: 'poise@pve!fake', starttime: Math.floor(cluster.time), ...(t.status === 'stopped' ? { endtime: Math.floor(cluster.time), status: t.exitstatus } : {}) }));
+        .map(([upid, t]) => ({
+          upid,
+          node: req.params.node,
+          type: 'qmigrate',
+          id: String(vmidOf(t.sid)),
+          user: 'poise@pve!fake',
+          starttime: Math.floor(cluster.time),
+          ...(t.status === 'stopped' ? { endtime: Math.floor(cluster.time), status: t.exitstatus } : {}),
+        }));
       return { data };
     }),
   ];
   const fake: { postDelayMs: number } = { postDelayMs: 0 };
-  const server = await startFakePveServer({ tls: options.tls, tokens: options.tokens, routes: Object.fromEntries(routes), port: options.port });
+  const server = await startFakePveServer({
+    tls: options.tls,
+    tokens: options.tokens,
+    routes: Object.fromEntries(routes),
+    port: options.port,
+  });
   const methods: Omit<FakePve, 'postDelayMs'> = {
     server,
     url: server.url,
-    inject: (key, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match: () => true, reply }))]),
-    injectWhere: (key, match, ...replies) => injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match, reply }))]),
+    inject: (key, ...replies) =>
+      injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match: () => true, reply }))]),
+    injectWhere: (key, match, ...replies) =>
+      injected.set(key, [...(injected.get(key) ?? []), ...replies.map((reply) => ({ match, reply }))]),
     override: (key, reply) => {
       if (reply === undefined) overridden.delete(key);
       else overridden.set(key, reply);

@@ -18,22 +18,37 @@ afterEach(async () => {
 });
 
 /** Act at once (hold 1), settle 30 s, a 120 s pickup timeout. */
-const ACT = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 }, limits: { 'settle-time': 30, 'pickup-timeout': 120 } };
+const ACT = {
+  mode: 'act',
+  policy: { 'ha-auto-rebalance-hold-duration': 1 },
+  limits: { 'settle-time': 30, 'pickup-timeout': 120 },
+};
 
 const motions = (s: PveSetup) => s.posts().map((p) => `${p.path.split('/')[4]}>${p.target}`);
-const lines = (s: PveSetup, event: string) => s.records().filter((r) => r.event === event).map((r) => String(r.msg));
+const lines = (s: PveSetup, event: string) =>
+  s
+    .records()
+    .filter((r) => r.event === event)
+    .map((r) => String(r.msg));
 
 describe('quorum: a Perl boolean in manager_status', () => {
   it.each([
     [{ quorate: false }, 'the cluster is not quorate: nothing is balanced'],
-    [{ quorate: false, quorumUnreadable: true }, 'the cluster is not quorate (the node that answered could not check its quorum): nothing is balanced'],
+    [
+      { quorate: false, quorumUnreadable: true },
+      'the cluster is not quorate (the node that answered could not check its quorum): nothing is balanced',
+    ],
   ])('quorate "" or null (%j) is read as not quorate, not as an invalid reply', async (state, message) => {
     const s = await setup(ACT);
     Object.assign(s.cluster.s, state);
     await s.daemon.start();
     await s.run(2);
-    expect(s.rounds().map((r) => [r.outcome, r.reason, r.msg])).toEqual(Array(2).fill(['skip', 'not-quorate', message]));
-    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).not.toMatch(/poise_api_errors_total\{/);
+    expect(s.rounds().map((r) => [r.outcome, r.reason, r.msg])).toEqual(
+      Array(2).fill(['skip', 'not-quorate', message]),
+    );
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).not.toMatch(
+      /poise_api_errors_total\{/,
+    );
     expect(s.posts()).toEqual([]);
     // quorum back: balancing goes on
     s.cluster.s.quorate = true;
@@ -54,10 +69,25 @@ describe('nodes that fail', () => {
     expect(lines(s, 'motion')).toEqual([
       "migrate vm:101 from node1 to node2 failed after 10 s: the target 'node2' has failed (HA node state 'unknown': its HA services wait for fencing) before the HA manager started the motion: it drops the command",
     ]);
-    expect(lines(s, 'cluster').filter((m) => m.includes('node2'))).toEqual(["node 'node2' has failed (HA node state 'unknown': its HA services wait for fencing) (was online)"]);
+    expect(lines(s, 'cluster').filter((m) => m.includes('node2'))).toEqual([
+      "node 'node2' has failed (HA node state 'unknown': its HA services wait for fencing) (was online)",
+    ]);
     // while node2 is down no motion is requested, and the round says why
-    expect(s.rounds().slice(1).map((r) => r.msg)).toEqual(Array(3).fill("the cluster is not settled: node 'node2' has failed (HA state 'unknown'); no motion is requested until 30 s after the last change"));
-    expect(s.daemon.status().cluster).toMatchObject({ settled: false, reasons: ["node 'node2' has failed (HA state 'unknown')"], nodes: { node1: 'online', node2: 'unknown', node3: 'online' } });
+    expect(
+      s
+        .rounds()
+        .slice(1)
+        .map((r) => r.msg),
+    ).toEqual(
+      Array(3).fill(
+        "the cluster is not settled: node 'node2' has failed (HA state 'unknown'); no motion is requested until 30 s after the last change",
+      ),
+    );
+    expect(s.daemon.status().cluster).toMatchObject({
+      settled: false,
+      reasons: ["node 'node2' has failed (HA state 'unknown')"],
+      nodes: { node1: 'online', node2: 'unknown', node3: 'online' },
+    });
     expect(s.daemon.status().notice).toMatch(/^the cluster is not settled/);
     expect(motions(s)).toEqual(['vm:101>node2']);
 
@@ -66,12 +96,22 @@ describe('nodes that fail', () => {
     expect(lines(s, 'cluster').filter((m) => m.includes('node2'))).toHaveLength(2);
     expect(lines(s, 'cluster').at(-1)).toBe("node 'node2' is back online (was unknown)");
     // settle time: 30 s after the last change (t 40), then balancing resumes
-    expect(s.rounds().slice(4, 7).map((r) => r.reason)).toEqual(['settling', 'settling', 'settling']);
+    expect(
+      s
+        .rounds()
+        .slice(4, 7)
+        .map((r) => r.reason),
+    ).toEqual(['settling', 'settling', 'settling']);
     expect(s.rounds()[4]!.msg).toBe(
       "the cluster is settling: the last change (node 'node2' back online) was 0 s ago; motions resume at 2026-01-01T00:01:10.000Z (limits.settle-time 30 s)",
     );
     expect(s.rounds()[7]).toMatchObject({ outcome: 'move' });
-    expect(s.rounds().slice(1, 7).filter((r) => r.outcome === 'move')).toEqual([]);
+    expect(
+      s
+        .rounds()
+        .slice(1, 7)
+        .filter((r) => r.outcome === 'move'),
+    ).toEqual([]);
   });
 
   it('fenced, recovered: no motion while the HA manager fences and recovers, nor for the settle time after; the recovery is not raced', async () => {
@@ -96,8 +136,12 @@ describe('nodes that fail', () => {
     await s.run(5); // t 50 … 90
     const reasons = s.rounds().map((r) => r.reason);
     expect(reasons.slice(0, 5)).toEqual(['holding', 'not-settled', 'not-settled', 'not-settled', 'not-settled']);
-    expect(s.rounds()[3]!.msg).toBe("the cluster is not settled: node 'node3' is being fenced; vm:105 in HA state 'fence'; no motion is requested until 30 s after the last change");
-    expect(s.rounds()[4]!.msg).toBe("the cluster is not settled: node 'node3' has failed (HA state 'unknown'); vm:105 in HA state 'recovery'; no motion is requested until 30 s after the last change");
+    expect(s.rounds()[3]!.msg).toBe(
+      "the cluster is not settled: node 'node3' is being fenced; vm:105 in HA state 'fence'; no motion is requested until 30 s after the last change",
+    );
+    expect(s.rounds()[4]!.msg).toBe(
+      "the cluster is not settled: node 'node3' has failed (HA state 'unknown'); vm:105 in HA state 'recovery'; no motion is requested until 30 s after the last change",
+    );
     // node3 stays down: still not settled, nothing requested during the whole failure
     expect(reasons.slice(5)).toEqual(Array(5).fill('not-settled'));
     expect(s.posts()).toEqual([]);
@@ -110,7 +154,12 @@ describe('nodes that fail', () => {
     node3.online = true;
     delete node3.haState;
     await s.run(7); // t 100 … 160
-    expect(s.rounds().slice(10).map((r) => r.reason)).toEqual(['settling', 'settling', 'settling', 'holding', 'holding', 'move', 'motion-in-flight']);
+    expect(
+      s
+        .rounds()
+        .slice(10)
+        .map((r) => r.reason),
+    ).toEqual(['settling', 'settling', 'settling', 'holding', 'holding', 'move', 'motion-in-flight']);
   });
 });
 
@@ -146,17 +195,30 @@ describe('telemetry after a motion', () => {
     spec.nodes[0]!.pressureCpu = 40;
     spec.nodes[1]!.pressureCpu = 1;
     spec.nodes[2]!.pressureCpu = 1;
-    const s = await setup({ ...ACT, policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-min-pressure-cpu': 10 } }, spec);
+    const s = await setup(
+      { ...ACT, policy: { 'ha-auto-rebalance-hold-duration': 1, 'ha-auto-rebalance-min-pressure-cpu': 10 } },
+      spec,
+    );
     await s.daemon.start();
-    const rrd = () => s.fake.server.requests.filter((r) => r.path.endsWith('/rrddata')).map((r) => `${r.path.split('/')[2]}@${s.cluster.time}`);
+    const rrd = () =>
+      s.fake.server.requests
+        .filter((r) => r.path.endsWith('/rrddata'))
+        .map((r) => `${r.path.split('/')[2]}@${s.cluster.time}`);
     await s.run(3); // t 0: vm:101 → node2; t 10: moving; t 20: succeeded (ended at t 20)
     const ended = s.rounds()[2]!;
     expect(lines(s, 'motion')).toEqual(['migrate vm:101 from node1 to node2 succeeded after 20 s']);
     expect(ended).toMatchObject({ reason: 'telemetry-pending' });
-    expect(ended.msg).toBe('waiting for the pressure of node1, node2 from after the last motion (ended at 2026-01-01T00:00:20.000Z); at most until 2026-01-01T00:03:20.000Z');
+    expect(ended.msg).toBe(
+      'waiting for the pressure of node1, node2 from after the last motion (ended at 2026-01-01T00:00:20.000Z); at most until 2026-01-01T00:03:20.000Z',
+    );
     const before = rrd().length;
     await s.run(1); // t 30: node1 and node2's RRD read again (the 60-s cache is not waited for)
-    expect(rrd().slice(before).map((x) => x.split('@')[0]).sort()).toEqual(['node1', 'node2']);
+    expect(
+      rrd()
+        .slice(before)
+        .map((x) => x.split('@')[0])
+        .sort(),
+    ).toEqual(['node1', 'node2']);
     // a complete RRD row starting at or after t 20 exists from t 140 (the row of minute 00:01)
     await s.run(12); // t 40 … 150
     const reasons = s.rounds().map((r) => r.reason);

@@ -19,7 +19,11 @@ afterEach(async () => {
 /** A fake cluster on the real clock, one HA round every 250 ms, served over HTTPS; a config for the CLI. */
 async function cluster(rounds: number) {
   const c = await certs();
-  const cl = FakeCluster.create({ ...unbalanced({ scripts: { 'vm:101': { rounds } } }), startTime: Math.floor(Date.now() / 1000), roundSeconds: 1 });
+  const cl = FakeCluster.create({
+    ...unbalanced({ scripts: { 'vm:101': { rounds } } }),
+    startTime: Math.floor(Date.now() / 1000),
+    roundSeconds: 1,
+  });
   fake = await startFakePve({ cluster: cl, tls: { cert: c.certPem, key: c.keyPem }, tokens: [TOKEN] });
   ticker = setInterval(() => cl.step(), 250);
   const dir = mkdtempSync(join(tmpdir(), 'poise-restart-'));
@@ -44,21 +48,30 @@ async function cluster(rounds: number) {
       'log: {format: json}',
     ].join('\n'),
   );
-  return { config, statePath: join(dir, 'state.json'), vm101Posts: () => fake!.posts().filter((p) => p.path.includes('vm:101')).length };
+  return {
+    config,
+    statePath: join(dir, 'state.json'),
+    vm101Posts: () => fake!.posts().filter((p) => p.path.includes('vm:101')).length,
+  };
 }
 
 describe('killed in the middle of a motion and restarted (child process)', () => {
   it('while the motion runs: the restarted daemon follows it and never requests it again', async () => {
     const w = await cluster(20);
     const first = spawnCli(['--config', w.config]);
-    await first.waitFor('vm:101 moving', (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)));
+    await first.waitFor(
+      'vm:101 moving',
+      (r) => r.event === 'round' && /^motion in flight: migrate vm:101 .*\(moving/.test(String(r.msg)),
+    );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(JSON.parse(readFileSync(w.statePath, 'utf8')).motion).toMatchObject({ sid: 'vm:101', phase: 'moving' });
 
     const second = spawnCli(['--config', w.config]);
     const loaded = await second.waitFor('the state', (r) => r.event === 'state');
-    expect(loaded.msg).toMatch(/following the motion in flight from before: migrate vm:101 from node1 to node2 \(issued at .*, moving\)$/);
+    expect(loaded.msg).toMatch(
+      /following the motion in flight from before: migrate vm:101 from node1 to node2 \(issued at .*, moving\)$/,
+    );
     const outcome = await second.waitFor('the outcome', (r) => r.event === 'motion');
     expect(outcome.msg).toMatch(/^migrate vm:101 from node1 to node2 succeeded after \d+ s$/);
     await second.waitFor('the next motion', (r) => r.event === 'round' && r.outcome === 'move');

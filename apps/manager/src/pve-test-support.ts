@@ -58,17 +58,33 @@ export interface PveSetup {
 export async function pveSetup(
   doc: Record<string, unknown> = {},
   spec: FakeClusterSpec = unbalanced(),
-  options: { fake?: Partial<Omit<FakePveOptions, 'cluster'>>; dir?: string; cluster?: FakeCluster; pve?: Record<string, unknown> } = {},
+  options: {
+    fake?: Partial<Omit<FakePveOptions, 'cluster'>>;
+    dir?: string;
+    cluster?: FakeCluster;
+    pve?: Record<string, unknown>;
+  } = {},
 ): Promise<PveSetup> {
   const c = await certs();
   const cluster = options.cluster ?? FakeCluster.create(spec);
-  const fake = await startFakePve({ cluster, tls: { cert: c.certPem, key: c.keyPem }, tokens: [TOKEN], ...options.fake });
+  const fake = await startFakePve({
+    cluster,
+    tls: { cert: c.certPem, key: c.keyPem },
+    tokens: [TOKEN],
+    ...options.fake,
+  });
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'poise-pve-'));
   const statePath = join(dir, 'state.json');
   const config = parseConfig(
     {
       env: 'pve',
-      pve: { urls: [fake.url], 'token-env': 'POISE_TOKEN', timeout: 1, tls: { fingerprint: c.fingerprint256 }, ...options.pve },
+      pve: {
+        urls: [fake.url],
+        'token-env': 'POISE_TOKEN',
+        timeout: 1,
+        tls: { fingerprint: c.fingerprint256 },
+        ...options.pve,
+      },
       state: { file: statePath },
       metrics: { enabled: false },
       lock: { enabled: false },
@@ -89,7 +105,11 @@ export async function pveSetup(
     backoffBaseMs: 1,
   });
   const lines: string[] = [];
-  const log = new Logger({ format: 'json', level: 'debug' }, (l) => lines.push(l), () => cluster.time);
+  const log = new Logger(
+    { format: 'json', level: 'debug' },
+    (l) => lines.push(l),
+    () => cluster.time,
+  );
   let address: { host: string; port: number } | undefined;
   const daemon = new Daemon({ config, host, log, version: 'test', onListening: (a) => (address = a) });
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -134,12 +154,21 @@ export function spawnCli(args: string[], env: Record<string, string> = {}) {
  * closed, or a pipe with `stdin: 'pipe'`): its stdout lines collected (`records()` parses them
  * as JSON log lines), its stderr, its exit, and `waitFor` a line that matches.
  */
-export function spawnScript(script: string, args: readonly string[], env: Record<string, string> = {}, options: { stdin?: 'pipe' } = {}) {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
-  });
+export function spawnScript(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  options: { stdin?: 'pipe' } = {},
+) {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--conditions=poise-source', '--import', 'tsx', script, ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   let stderr = '';
   let buffer = '';
@@ -158,7 +187,8 @@ export function spawnScript(script: string, args: readonly string[], env: Record
     for (;;) {
       const found = records().find(predicate);
       if (found) return found;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
+      if (Date.now() > until)
+        throw new Error(`timed out waiting for ${what}; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   }

@@ -34,11 +34,14 @@ function captureIo() {
 function caseDir(files: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-sim-case-'));
   const all: Record<string, unknown> = {
-    hardware_status: Object.fromEntries(['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }])),
+    hardware_status: Object.fromEntries(
+      ['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }]),
+    ),
     cmdlist: [['power node1 on', 'power node2 on', 'power node3 on']],
     ...files,
   };
-  for (const [name, content] of Object.entries(all)) writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 1));
+  for (const [name, content] of Object.entries(all))
+    writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 1));
   return dir;
 }
 
@@ -49,7 +52,9 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     const rounds = c.records().filter((r) => r.event === 'round');
     expect(rounds).toHaveLength(37);
     // 20 s per round from 0 s: the simulated time on the 2026-01-01 epoch
-    expect(rounds.map((r) => r.time)).toEqual(rounds.map((_, i) => new Date((SIM_EPOCH_SECONDS + 20 * i) * 1000).toISOString()));
+    expect(rounds.map((r) => r.time)).toEqual(
+      rounds.map((_, i) => new Date((SIM_EPOCH_SECONDS + 20 * i) * 1000).toISOString()),
+    );
     // the recommended policy, the default: the threshold and margin judge the smoothed imbalance,
     // the cost weight prefers the move that copies less memory when the gain is close; the
     // cluster boots (nodes powered on at 20 s, the guests started): the daemon waits until
@@ -74,20 +79,45 @@ describe('the bundled scenario (poise-manager --sim)', () => {
       'motion in flight: migrate vm:102 from node1 to node2 (moving, 20 s)',
       'below threshold: smoothed imbalance 18.5% ≤ 30.0%',
     ]);
-    expect(new Set(rounds.slice(20).map((r) => r.msg))).toEqual(new Set(['below threshold: smoothed imbalance 18.5% ≤ 30.0%']));
-    expect(c.records().filter((r) => r.event === 'motion').map((r) => r.msg)).toEqual([
+    expect(new Set(rounds.slice(20).map((r) => r.msg))).toEqual(
+      new Set(['below threshold: smoothed imbalance 18.5% ≤ 30.0%']),
+    );
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'motion')
+        .map((r) => r.msg),
+    ).toEqual([
       'migrate vm:103 from node1 to node2 succeeded after 40 s',
       'migrate vm:104 from node1 to node3 succeeded after 40 s',
       'migrate vm:102 from node1 to node2 succeeded after 40 s',
     ]);
     // the nodes are off at the start (said once each, and when they are back); the case
     // reports no node pressure: said once, and the gate lets the balancer work
-    expect(c.records().filter((r) => r.level !== 'info').map((r) => r.msg)).toEqual([
+    expect(
+      c
+        .records()
+        .filter((r) => r.level !== 'info')
+        .map((r) => r.msg),
+    ).toEqual([
       ...['node1', 'node2', 'node3'].map((n) => `node '${n}' is offline (not in the cluster membership)`),
       'pressure: no pressure telemetry from any node: balancing as without the pressure gate',
     ]);
-    expect(c.records().filter((r) => r.event === 'cluster' && r.level === 'info').map((r) => r.msg)).toContain("node 'node1' is back online (was offline)");
-    expect(c.records().find((r) => r.msg === "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30")).toBeDefined();
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'cluster' && r.level === 'info')
+        .map((r) => r.msg),
+    ).toContain("node 'node1' is back online (was offline)");
+    expect(
+      c
+        .records()
+        .find(
+          (r) =>
+            r.msg ===
+            "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30",
+        ),
+    ).toBeDefined();
   });
 
   it('with the reference preset the policy is exactly the reference balancer (the daemon still waits for the cluster to settle)', async () => {
@@ -111,8 +141,12 @@ describe('the bundled scenario (poise-manager --sim)', () => {
   it('writes simulated time as sim hh:mm:ss on a terminal', async () => {
     const c = captureIo();
     expect(await main(['--sim'], { ...c.io, isTty: true })).toBe(EXIT_OK);
-    expect(c.logs.find((l) => l.includes('round 10:'))).toBe('sim 00:03:00 info  round 10: migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)');
-    expect(c.logs.at(-1)).toBe('sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed');
+    expect(c.logs.find((l) => l.includes('round 10:'))).toBe(
+      'sim 00:03:00 info  round 10: migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)',
+    );
+    expect(c.logs.at(-1)).toBe(
+      'sim 00:12:00 info  stop: stopped after 37 rounds; motions this run: 3 requested, 3 succeeded, 0 failed',
+    );
   });
 
   it('a closed output stops the daemon as SIGTERM does: the round finishes, status 0', async () => {
@@ -123,7 +157,11 @@ describe('the bundled scenario (poise-manager --sim)', () => {
       c.io.logLine(line);
       if (c.records().filter((r) => r.event === 'round').length === 5) closed?.();
     };
-    const io = { ...c.io, logLine, onOutputClosed: (handler: () => void) => ((closed = handler), () => (closed = undefined)) };
+    const io = {
+      ...c.io,
+      logLine,
+      onOutputClosed: (handler: () => void) => ((closed = handler), () => (closed = undefined)),
+    };
     expect(await main(['--sim'], io)).toBe(EXIT_OK);
     expect(c.records().filter((r) => r.event === 'round')).toHaveLength(5);
     expect(c.records().find((r) => r.event === 'stop')?.msg).toBe('output closed: exiting');
@@ -138,8 +176,12 @@ describe('the bundled scenario (poise-manager --sim)', () => {
     // the cluster stays as it is: once it settled, after every third hold round the same move is
     // proposed again (vm:103 copies less than vm:101 for a close gain)
     const would = rounds.filter((r) => r.outcome === 'would-move').map((r) => r.msg);
-    expect(would).toEqual(Array(10).fill('observe: would migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)'));
-    expect(c.records().at(-1)!.msg).toBe('stopped after 37 rounds; observe mode: nothing moved, 10 rounds would have requested a motion');
+    expect(would).toEqual(
+      Array(10).fill('observe: would migrate vm:103 from node1 to node2 (imbalance 100.0% → 70.7%)'),
+    );
+    expect(c.records().at(-1)!.msg).toBe(
+      'stopped after 37 rounds; observe mode: nothing moved, 10 rounds would have requested a motion',
+    );
   });
 });
 
@@ -151,9 +193,14 @@ describe('runs of other cases', () => {
   };
 
   it("the case's own ha-auto-rebalance on: poise refuses to move HA resources and says so", async () => {
-    const dir = caseDir({ ...guests, 'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 20 } } });
+    const dir = caseDir({
+      ...guests,
+      'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 20 } },
+    });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const records = c.records();
     expect(records.find((r) => r.event === 'cluster')!.msg).toBe(
       "the cluster's own ha-auto-rebalance is on (datacenter.cfg crs (its threshold 20%)): poise refuses to move HA resources while it is on",
@@ -168,22 +215,41 @@ describe('runs of other cases', () => {
     // vm:102 must stay away from vm:101; two nodes only, vm:101 alone on node2: the only move for
     // vm:102 is onto vm:101's node, which the candidates already exclude, so nothing is asked
     const dir = caseDir({
-      hardware_status: Object.fromEntries(['node1', 'node2'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }])),
+      hardware_status: Object.fromEntries(
+        ['node1', 'node2'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }]),
+      ),
       cmdlist: [['power node1 on', 'power node2 on']],
-      service_config: { 'vm:101': { node: 'node2', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' }, 'vm:103': { node: 'node1', state: 'started' } },
-      static_service_stats: { 'vm:101': { maxcpu: 8, maxmem: 32 * GIB }, 'vm:102': { maxcpu: 8, maxmem: 32 * GIB }, 'vm:103': { maxcpu: 8, maxmem: 32 * GIB } },
-      dynamic_service_stats: { 'vm:101': { cpu: 1, mem: 1 * GIB }, 'vm:102': { cpu: 6, mem: 24 * GIB }, 'vm:103': { cpu: 6, mem: 24 * GIB } },
+      service_config: {
+        'vm:101': { node: 'node2', state: 'started' },
+        'vm:102': { node: 'node1', state: 'started' },
+        'vm:103': { node: 'node1', state: 'started' },
+      },
+      static_service_stats: {
+        'vm:101': { maxcpu: 8, maxmem: 32 * GIB },
+        'vm:102': { maxcpu: 8, maxmem: 32 * GIB },
+        'vm:103': { maxcpu: 8, maxmem: 32 * GIB },
+      },
+      dynamic_service_stats: {
+        'vm:101': { cpu: 1, mem: 1 * GIB },
+        'vm:102': { cpu: 6, mem: 24 * GIB },
+        'vm:103': { cpu: 6, mem: 24 * GIB },
+      },
       rules_config: 'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n',
     });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const moves = c.records().filter((r) => r.event === 'round' && r.outcome === 'move');
     expect(moves.map((r) => r.sid)).toEqual(['vm:103']);
   });
 
   it('a simulation that aborts ends the run with exit 1 and says why', async () => {
     // a manual migration of a service that is not ignored cannot apply: the reference aborts the run
-    const dir = caseDir({ ...guests, cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 manual-migrate node2']] });
+    const dir = caseDir({
+      ...guests,
+      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['service vm:101 manual-migrate node2']],
+    });
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(EXIT_FAILURE);
     const stop = c.records().filter((r) => r.event === 'stop');
@@ -199,7 +265,9 @@ describe('runs of other cases', () => {
       dynamic_service_stats: `{"vm:101": {"cpu": 6, "mem": ${24 * GIB}}, "vm:102": {"cpu": 6, "mem": ${24 * GIB}}, "vm:103": {"cpu": 1e999, "mem": 1}}`,
     });
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io)).toBe(EXIT_OK);
+    expect(
+      await main(['--sim', dir, '--config', writeConfig('policy: {ha-auto-rebalance-hold-duration: 0}')], c.io),
+    ).toBe(EXIT_OK);
     const records = c.records();
     expect(records.filter((r) => r.event === 'cluster' && String(r.msg).includes('vm:103')).map((r) => r.msg)).toEqual([
       "guest 'vm:103' is running but the simulator has no valid measured usage for it (dynamic stats): left out",
@@ -213,7 +281,10 @@ describe('runs of other cases', () => {
 function writeConfig(extra: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-sim-config-'));
   const file = join(dir, 'poise-manager.yaml');
-  writeFileSync(file, ['env: sim', 'interval: 20', 'metrics: {enabled: false}', 'log: {format: json}', extra].join('\n'));
+  writeFileSync(
+    file,
+    ['env: sim', 'interval: 20', 'metrics: {enabled: false}', 'log: {format: json}', extra].join('\n'),
+  );
   return file;
 }
 
@@ -222,7 +293,14 @@ function writeConfig(extra: string): string {
 const facts = simCaseFacts(loadCase(caseDir({})));
 
 function service(node: string, extra: Partial<ServiceView> & Record<string, unknown> = {}): ServiceView {
-  return { node, state: 'started', running: true, staticStats: { maxcpu: 4, maxmem: 8 * GIB }, dynamicStats: { cpu: 2, mem: 4 * GIB }, ...extra } as ServiceView;
+  return {
+    node,
+    state: 'started',
+    running: true,
+    staticStats: { maxcpu: 4, maxmem: 8 * GIB },
+    dynamicStats: { cpu: 2, mem: 4 * GIB },
+    ...extra,
+  };
 }
 
 function view(extra: Partial<ClusterView> = {}): ClusterView {
@@ -245,7 +323,7 @@ function view(extra: Partial<ClusterView> = {}): ClusterView {
     },
     lrmModes: new Map(),
     ...extra,
-  } as ClusterView;
+  };
 }
 
 describe('the default policy is the recommended preset; the case and a config file set keys over it', () => {
@@ -253,13 +331,24 @@ describe('the default policy is the recommended preset; the case and a config fi
   /** The simulator's local cd-rom scenario with the cluster's own balancer off: poise is the only balancer. */
   function cdromCase(crs: Record<string, unknown> = { ha: 'dynamic' }): string {
     const dir = mkdtempSync(join(tmpdir(), 'poise-sim-cdrom-'));
-    for (const f of ['cmdlist', 'dynamic_service_stats', 'guest_config', 'hardware_status', 'service_config', 'static_service_stats']) {
+    for (const f of [
+      'cmdlist',
+      'dynamic_service_stats',
+      'guest_config',
+      'hardware_status',
+      'service_config',
+      'static_service_stats',
+    ]) {
       writeFileSync(join(dir, f), readFileSync(join(SCENARIO, f)));
     }
     writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs }));
     return dir;
   }
-  const requested = (c: ReturnType<typeof captureIo>) => c.records().filter((r) => r.event === 'round' && r.outcome === 'move').map((r) => `${String(r.sid)}>${String(r.target)}`);
+  const requested = (c: ReturnType<typeof captureIo>) =>
+    c
+      .records()
+      .filter((r) => r.event === 'round' && r.outcome === 'move')
+      .map((r) => `${String(r.sid)}>${String(r.target)}`);
 
   it('without a config, a guest with a local cd-rom is never requested: the others balance the cluster', async () => {
     const c = captureIo();
@@ -267,15 +356,20 @@ describe('the default policy is the recommended preset; the case and a config fi
     expect(requested(c).length).toBeGreaterThan(0);
     expect(requested(c).filter((m) => m.startsWith('vm:101>'))).toEqual([]);
     expect(c.records().filter((r) => r.event === 'motion' && r.result === 'failed')).toEqual([]);
-    expect(c.records().filter((r) => r.event === 'policy').map((r) => r.msg)).toContain(
-      "migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/debian-13.iso' (ide2)",
-    );
+    expect(
+      c
+        .records()
+        .filter((r) => r.event === 'policy')
+        .map((r) => r.msg),
+    ).toContain("migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/debian-13.iso' (ide2)");
   });
 
   it('the reference preset (or none) is the reference balancer: the same failing motion again and again', async () => {
     for (const preset of ['reference', 'none']) {
       const c = captureIo();
-      expect(await main(['--sim', cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-preset': preset })], c.io)).toBe(EXIT_OK);
+      expect(await main(['--sim', cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-preset': preset })], c.io)).toBe(
+        EXIT_OK,
+      );
       const moves = requested(c);
       expect(new Set(moves)).toEqual(new Set(['vm:101>node2']));
       expect(moves.length).toBeGreaterThanOrEqual(10);
@@ -283,11 +377,19 @@ describe('the default policy is the recommended preset; the case and a config fi
   });
 
   it("the case's crs keys apply over the defaults and a config file's over both; the start says where each came from", async () => {
-    const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-hold-duration': 6, 'ha-auto-rebalance-cooldown': 900, 'ha-auto-rebalance-backoff': 30 });
+    const dir = cdromCase({
+      ha: 'dynamic',
+      'ha-auto-rebalance-hold-duration': 6,
+      'ha-auto-rebalance-cooldown': 900,
+      'ha-auto-rebalance-backoff': 30,
+    });
     const config = writeConfig('policy: {ha-auto-rebalance-backoff: 120}');
     const c = captureIo();
     expect(await main(['--sim', dir, '--config', config], c.io)).toBe(EXIT_OK);
-    const start = c.records().filter((r) => r.event === 'start').map((r) => String(r.msg));
+    const start = c
+      .records()
+      .filter((r) => r.event === 'start')
+      .map((r) => String(r.msg));
     expect(start).toContain(
       "policy keys: from poise-manager's defaults: margin 10, method bruteforce, preset recommended, threshold 30; " +
         `from the crs of '${join(dir, 'datacenter.cfg')}': cooldown 900, hold-duration 6; from '${config}': backoff 120`,
@@ -298,11 +400,16 @@ describe('the default policy is the recommended preset; the case and a config fi
 
   it("a bad reference key in the case's datacenter.cfg is a config error naming the file, key and value (exit 78), also for --check-config", async () => {
     const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-threshold': 250 });
-    for (const args of [['--sim', dir], ['--sim', dir, '--check-config']]) {
+    for (const args of [
+      ['--sim', dir],
+      ['--sim', dir, '--check-config'],
+    ]) {
       const c = captureIo();
       expect(await main(args, c.io)).toBe(78);
       // the case loader checks the range (one range for the simulator and the manager)
-      expect(c.err.join('\n')).toContain(`sim.case-dir: '${join(dir, 'datacenter.cfg')}' crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 250`);
+      expect(c.err.join('\n')).toContain(
+        `sim.case-dir: '${join(dir, 'datacenter.cfg')}' crs.ha-auto-rebalance-threshold: expected a finite number from 0 to 100, got 250`,
+      );
     }
   });
 
@@ -311,11 +418,20 @@ describe('the default policy is the recommended preset; the case and a config fi
     const config = writeConfig('policy: {ha-auto-rebalance-cooldown: -1}');
     const c = captureIo();
     expect(await main(['--sim', dir, '--config', config], c.io)).toBe(EXIT_OK);
-    const warnings = c.records().filter((r) => r.event === 'start' && r.level === 'warn').map((r) => String(r.msg));
-    expect(warnings).toContain(`'${join(dir, 'datacenter.cfg')}': crs.ha-auto-rebalance-backoff: invalid value '-5' (seconds, 0 to 3600), falling back to 0 (off)`);
+    const warnings = c
+      .records()
+      .filter((r) => r.event === 'start' && r.level === 'warn')
+      .map((r) => String(r.msg));
+    expect(warnings).toContain(
+      `'${join(dir, 'datacenter.cfg')}': crs.ha-auto-rebalance-backoff: invalid value '-5' (seconds, 0 to 3600), falling back to 0 (off)`,
+    );
     // the config file's value is the one in force, and the one named
-    expect(warnings.filter((w) => w.includes('cooldown'))).toEqual([expect.stringMatching(/^policy\.ha-auto-rebalance-cooldown: invalid value '-1' /)]);
-    expect(c.records().find((r) => r.event === 'start' && String(r.msg).startsWith('policy: '))?.msg).not.toMatch(/backoff|cooldown/);
+    expect(warnings.filter((w) => w.includes('cooldown'))).toEqual([
+      expect.stringMatching(/^policy\.ha-auto-rebalance-cooldown: invalid value '-1' /),
+    ]);
+    expect(c.records().find((r) => r.event === 'start' && String(r.msg).startsWith('policy: '))?.msg).not.toMatch(
+      /backoff|cooldown/,
+    );
   });
 });
 
@@ -323,19 +439,35 @@ describe('a node that fails under the embedded simulator', () => {
   it('no motion while the HA manager fences and recovers; every node change said once', async () => {
     const scenario = join(__dirname, '..', '..', 'sim', 'scenarios', 'rebalance-and-failover');
     const dir = mkdtempSync(join(tmpdir(), 'poise-sim-failover-'));
-    for (const f of ['cmdlist', 'dynamic_service_stats', 'hardware_status', 'manager_status', 'service_config', 'static_service_stats']) {
+    for (const f of [
+      'cmdlist',
+      'dynamic_service_stats',
+      'hardware_status',
+      'manager_status',
+      'service_config',
+      'static_service_stats',
+    ]) {
       writeFileSync(join(dir, f), readFileSync(join(scenario, f)));
     }
     writeFileSync(join(dir, 'datacenter.cfg'), JSON.stringify({ crs: { ha: 'dynamic' } })); // poise is the only balancer
     const c = captureIo();
     expect(await main(['--sim', dir], c.io)).toBe(EXIT_OK);
     const rounds = c.records().filter((r) => r.event === 'round');
-    const failedAt = rounds.findIndex((r) => String(r.msg).startsWith("the cluster is not settled: node 'node3' is offline"));
+    const failedAt = rounds.findIndex((r) =>
+      String(r.msg).startsWith("the cluster is not settled: node 'node3' is offline"),
+    );
     expect(failedAt).toBeGreaterThan(0);
     // from node3's failure to the end (it never comes back): no motion, each round says why
     expect(rounds.slice(failedAt).every((r) => r.reason === 'not-settled')).toBe(true);
-    expect(rounds.slice(failedAt).some((r) => /node 'node3' is being fenced; vm:\d+ in HA state 'fence'/.test(String(r.msg)))).toBe(true);
-    const node3 = c.records().filter((r) => r.event === 'cluster' && r.node === 'node3').map((r) => r.msg);
+    expect(
+      rounds
+        .slice(failedAt)
+        .some((r) => /node 'node3' is being fenced; vm:\d+ in HA state 'fence'/.test(String(r.msg))),
+    ).toBe(true);
+    const node3 = c
+      .records()
+      .filter((r) => r.event === 'cluster' && r.node === 'node3')
+      .map((r) => r.msg);
     expect(node3).toEqual([
       "node 'node3' is offline (not in the cluster membership)", // all nodes are off at 0 s
       "node 'node3' is back online (was offline)",
@@ -344,7 +476,9 @@ describe('a node that fails under the embedded simulator', () => {
       "node 'node3' is being fenced (HA node state 'fence') (was unknown)",
       "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was fence)",
     ]);
-    expect(c.records().find((r) => r.event === 'stop' && String(r.msg).startsWith('stopped'))?.msg).toMatch(/motions this run: \d+ requested/);
+    expect(c.records().find((r) => r.event === 'stop' && String(r.msg).startsWith('stopped'))?.msg).toMatch(
+      /motions this run: \d+ requested/,
+    );
   });
 });
 
@@ -353,7 +487,17 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     const s = simSnapshot(view(), facts, { time: SIM_EPOCH_SECONDS + 100 });
     expect(s.time).toBe(SIM_EPOCH_SECONDS + 100);
     expect(s.quorate).toBe(true);
-    expect(s.nodes[0]).toEqual({ name: 'node1', online: true, condition: 'online', maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 1, mem: 2 * GIB, pressure: { cpuSome: undefined, memSome: undefined } });
+    expect(s.nodes[0]).toEqual({
+      name: 'node1',
+      online: true,
+      condition: 'online',
+      maintenance: false,
+      maxcpu: 16,
+      maxmem: 64 * GIB,
+      cpu: 1,
+      mem: 2 * GIB,
+      pressure: { cpuSome: undefined, memSome: undefined },
+    });
     // byte order: 'ct:102' < 'vm:101'
     expect(s.guests.map((g) => [g.sid, g.type, g.vmid, g.node, g.ha?.state, g.ha?.target, g.ha?.uid])).toEqual([
       ['ct:102', 'ct', 102, 'node2', 'started', undefined, 'u2'],
@@ -366,13 +510,30 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
   it.each<[string, Partial<ClusterView>, (s: ReturnType<typeof simSnapshot>) => unknown, unknown]>([
     [
       'a node in maintenance (HA node status) is not usable',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'maintenance', node3: 'online' }, service_status: {} } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'maintenance', node3: 'online' },
+          service_status: {},
+        },
+      },
       (s) => s.nodes.map((n) => [n.name, n.online, n.maintenance]),
-      [['node1', true, false], ['node2', false, true], ['node3', true, false]],
+      [
+        ['node1', true, false],
+        ['node2', false, true],
+        ['node3', true, false],
+      ],
     ],
     [
       'a maintenance request and an LRM in maintenance mode count as maintenance',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, node_request: { node3: { maintenance: 1 } } }, lrmModes: new Map([['node1', 'maintenance']]) },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          node_request: { node3: { maintenance: 1 } },
+        },
+        lrmModes: new Map([['node1', 'maintenance']]),
+      },
       (s) => s.nodes.map((n) => n.maintenance),
       [true, false, true],
     ],
@@ -399,22 +560,47 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
       'a node that is down while HA still says online is offline',
       {
         managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' } },
-        nodes: new Map(['node1', 'node2', 'node3'].map((n) => [n, { power: n === 'node3' ? 'off' : 'on', network: 'on', online: n !== 'node3', maxcpu: 16, maxmem: 64 * GIB }])),
+        nodes: new Map(
+          ['node1', 'node2', 'node3'].map((n) => [
+            n,
+            { power: n === 'node3' ? 'off' : 'on', network: 'on', online: n !== 'node3', maxcpu: 16, maxmem: 64 * GIB },
+          ]),
+        ),
       },
       (s) => s.nodes.map((n) => [n.condition, n.online]),
-      [['online', true], ['online', true], ['offline', false]],
+      [
+        ['online', true],
+        ['online', true],
+        ['offline', false],
+      ],
     ],
     [
       'no node online: not quorate',
-      { nodes: new Map(['node1', 'node2', 'node3'].map((n) => [n, { power: 'on', network: 'off', online: false, maxcpu: 16, maxmem: 64 * GIB }])) },
+      {
+        nodes: new Map(
+          ['node1', 'node2', 'node3'].map((n) => [
+            n,
+            { power: 'on', network: 'off', online: false, maxcpu: 16, maxmem: 64 * GIB },
+          ]),
+        ),
+      },
       (s) => [s.quorate, s.nodes.some((n) => n.online)],
       [false, false],
     ],
     [
       'a service the CRM has not added yet: request_start, on its config node',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: {} } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          service_status: {},
+        },
+      },
       (s) => s.guests.map((g) => [g.sid, g.ha?.state, g.node, g.ha?.uid]),
-      [['ct:102', 'request_start', 'node2', undefined], ['vm:101', 'request_start', 'node1', undefined]],
+      [
+        ['ct:102', 'request_start', 'node2', undefined],
+        ['vm:101', 'request_start', 'node1', undefined],
+      ],
     ],
     [
       'a stopped guest uses nothing',
@@ -424,7 +610,13 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     ],
     [
       'an HA state this build does not know is unknown',
-      { managerStatus: { master_node: 'node1', node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: { 'vm:101': { state: 'teleport', node: 'node1' } } } },
+      {
+        managerStatus: {
+          master_node: 'node1',
+          node_status: { node1: 'online', node2: 'online', node3: 'online' },
+          service_status: { 'vm:101': { state: 'teleport', node: 'node1' } },
+        },
+      },
       (s) => s.guests.find((g) => g.sid === 'vm:101')!.ha?.state,
       'unknown',
     ],
@@ -441,10 +633,13 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
   it('reads the simulator’s typed additions: node PSI, guest memhost, a service lock', () => {
     const v = view({
       nodeStats: new Map([
-        ['node1', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0.4 }],
+        [
+          'node1',
+          { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 12.5, pressurememorysome: 0.4 },
+        ],
         ['node2', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB, pressurecpusome: 250 }], // not a percentage: unknown
         ['node3', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB }],
-      ]) as ClusterView['nodeStats'],
+      ]),
       services: new Map([
         ['vm:101', service('node1', { dynamicStats: { cpu: 2, mem: 4 * GIB, memhost: 5 * GIB }, lock: 'backup' })],
       ]),
@@ -462,8 +657,14 @@ describe('simSnapshot: the view as the balancer port sees it', () => {
     // the second command list (at 120 s) puts 12 % cpu pressure on node1 and locks vm:101
     const input = loadCase(
       caseDir({
-        service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' } },
-        cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['node node1 set-dynamic-stats pressurecpusome 12 pressurememorysome 0.5', 'service vm:101 lock backup']],
+        service_config: {
+          'vm:101': { node: 'node1', state: 'started' },
+          'vm:102': { node: 'node2', state: 'started' },
+        },
+        cmdlist: [
+          ['power node1 on', 'power node2 on', 'power node3 on'],
+          ['node node1 set-dynamic-stats pressurecpusome 12 pressurememorysome 0.5', 'service vm:101 lock backup'],
+        ],
       }),
     );
     const sim = new Simulation(input, { profile: 'pve-9.2' });
@@ -529,7 +730,11 @@ describe('simCaseFacts: what the view does not show', () => {
   it('rules from rules_config and groups migrated to ha-group-<name> rules, disabled rules left out; unparsable lines noted', () => {
     const input = loadCase(
       caseDir({
-        service_config: { 'vm:101': { node: 'node1', state: 'started', group: 'fast' }, 'vm:102': { node: 'node2', state: 'started' }, 'vm:103': { node: 'node3', state: 'started' } },
+        service_config: {
+          'vm:101': { node: 'node1', state: 'started', group: 'fast' },
+          'vm:102': { node: 'node2', state: 'started' },
+          'vm:103': { node: 'node3', state: 'started' },
+        },
         rules_config: [
           'resource-affinity: apart',
           '\tresources vm:102,vm:101',
@@ -553,19 +758,49 @@ describe('simCaseFacts: what the view does not show', () => {
     expect(f.rules).toEqual([
       { type: 'resource-affinity', id: 'apart', resources: ['vm:101', 'vm:102'], affinity: 'negative' },
       // the groups rules take the orders after the lowest one (as the HA manager numbers them)
-      { type: 'node-affinity', id: 'ha-group-fast', resources: ['vm:101'], nodes: [{ node: 'node1', priority: 0 }, { node: 'node2', priority: 2 }], strict: true },
+      {
+        type: 'node-affinity',
+        id: 'ha-group-fast',
+        resources: ['vm:101'],
+        nodes: [
+          { node: 'node1', priority: 0 },
+          { node: 'node2', priority: 2 },
+        ],
+        strict: true,
+      },
       // a value that does not parse is skipped (and noted), the rule stays
-      { type: 'node-affinity', id: 'broken', resources: ['vm:103'], nodes: [{ node: 'node1', priority: 0 }], strict: false },
+      {
+        type: 'node-affinity',
+        id: 'broken',
+        resources: ['vm:103'],
+        nodes: [{ node: 'node1', priority: 0 }],
+        strict: false,
+      },
     ]);
-    expect(f.notes).toEqual([expect.stringMatching(/^case: file rules_config line 13 \(section 'broken'\) - unable to parse value of 'strict'/)]);
+    expect(f.notes).toEqual([
+      expect.stringMatching(
+        /^case: file rules_config line 13 \(section 'broken'\) - unable to parse value of 'strict'/,
+      ),
+    ]);
   });
 
   it.each<[Record<string, unknown>, ReturnType<typeof simCrs>]>([
     [{}, { ha: 'basic', autoRebalance: false, settings: {} }],
     [{ ha: '' }, { ha: 'basic', autoRebalance: false, settings: {} }],
     [
-      { ha: 'dynamic', 'ha-auto-rebalance': '1', 'ha-auto-rebalance-threshold': 25, 'ha-auto-rebalance-margin': 5, 'ha-auto-rebalance-hold-duration': 2, 'ha-auto-rebalance-method': 'topsis' },
-      { ha: 'dynamic', autoRebalance: true, settings: { thresholdPercent: 25, marginPercent: 5, holdRounds: 2, method: 'topsis' } },
+      {
+        ha: 'dynamic',
+        'ha-auto-rebalance': '1',
+        'ha-auto-rebalance-threshold': 25,
+        'ha-auto-rebalance-margin': 5,
+        'ha-auto-rebalance-hold-duration': 2,
+        'ha-auto-rebalance-method': 'topsis',
+      },
+      {
+        ha: 'dynamic',
+        autoRebalance: true,
+        settings: { thresholdPercent: 25, marginPercent: 5, holdRounds: 2, method: 'topsis' },
+      },
     ],
     [{ 'ha-auto-rebalance': 0 }, { ha: 'basic', autoRebalance: false, settings: {} }],
   ])('crs %j', (crs, expected) => {
@@ -576,8 +811,13 @@ describe('simCaseFacts: what the view does not show', () => {
 describe('judgeMotion: what the HA migrate endpoint answers, on the simulated cluster', () => {
   const input = loadCase(
     caseDir({
-      service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' }, 'vm:103': { node: 'node1', state: 'started' } },
-      rules_config: 'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n\nresource-affinity: together\n\tresources vm:101,vm:103\n\taffinity positive\n',
+      service_config: {
+        'vm:101': { node: 'node1', state: 'started' },
+        'vm:102': { node: 'node2', state: 'started' },
+        'vm:103': { node: 'node1', state: 'started' },
+      },
+      rules_config:
+        'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n\nresource-affinity: together\n\tresources vm:101,vm:103\n\taffinity positive\n',
     }),
   );
   const compiled = simCaseFacts(input).compiled;
@@ -601,8 +841,16 @@ describe('judgeMotion: what the HA migrate endpoint answers, on the simulated cl
   });
   it.each<[string, { sid: string; target: string }, ReturnType<typeof judgeMotion>]>([
     ['its positive partner moves along', { sid: 'vm:101', target: 'node3' }, { ok: true, comigrated: ['vm:103'] }],
-    ['a negative partner on the target blocks it', { sid: 'vm:101', target: 'node2' }, { ok: false, reason: "blocked by 'vm:102' (resource-affinity)", blocking: 'vm:102' }],
-    ['a service in error is refused', { sid: 'vm:104', target: 'node1' }, { ok: false, reason: "service 'vm:104' in error state, must be disabled and fixed first" }],
+    [
+      'a negative partner on the target blocks it',
+      { sid: 'vm:101', target: 'node2' },
+      { ok: false, reason: "blocked by 'vm:102' (resource-affinity)", blocking: 'vm:102' },
+    ],
+    [
+      'a service in error is refused',
+      { sid: 'vm:104', target: 'node1' },
+      { ok: false, reason: "service 'vm:104' in error state, must be disabled and fixed first" },
+    ],
     ['an unknown service', { sid: 'vm:999', target: 'node1' }, { ok: false, reason: "no such resource 'vm:999'" }],
     ['an unknown node', { sid: 'vm:102', target: 'node9' }, { ok: false, reason: "no such node 'node9'" }],
   ])('%s', (_name, request, expected) => {

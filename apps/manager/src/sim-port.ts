@@ -172,12 +172,21 @@ function guestType(sid: string): 'vm' | 'ct' {
  * maxima from the static stats. A node or guest whose numbers are not finite (a bad stat in the
  * case) is left out and named in `problems`.
  */
-export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { time: number; needs?: SnapshotNeeds }): ClusterSnapshot {
+export function simSnapshot(
+  view: ClusterView,
+  facts: SimCaseFacts,
+  options: { time: number; needs?: SnapshotNeeds },
+): ClusterSnapshot {
   const problems: SnapshotProblem[] = [];
   const ms = view.managerStatus;
   const nodeStatus = (ms.node_status ?? {}) as Readonly<Record<string, string>>;
   const nodeRequest = (ms.node_request ?? {}) as Readonly<Record<string, { readonly maintenance?: number }>>;
-  const services = (ms.service_status ?? {}) as Readonly<Record<string, { readonly state?: unknown; readonly node?: unknown; readonly target?: unknown; readonly uid?: unknown }>>;
+  const services = (ms.service_status ?? {}) as Readonly<
+    Record<
+      string,
+      { readonly state?: unknown; readonly node?: unknown; readonly target?: unknown; readonly uid?: unknown }
+    >
+  >;
   const haKnown = ms.master_node !== undefined || Object.keys(nodeStatus).length > 0;
 
   const nodes: NodeSnapshot[] = [];
@@ -185,15 +194,26 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
     const nv = view.nodes.get(name)!;
     const stats = view.nodeStats.get(name);
     const haNode = Object.hasOwn(nodeStatus, name) ? nodeStatus[name] : undefined;
-    const maintenance = haNode === 'maintenance' || (Object.hasOwn(nodeRequest, name) && nodeRequest[name]!.maintenance === 1) || view.lrmModes.get(name) === 'maintenance';
+    const maintenance =
+      haNode === 'maintenance' ||
+      (Object.hasOwn(nodeRequest, name) && nodeRequest[name]!.maintenance === 1) ||
+      view.lrmModes.get(name) === 'maintenance';
     let online = nv.online && (haKnown ? haNode === 'online' : true);
     const maxcpu = measure(stats?.maxcpu);
     const maxmem = measure(stats?.maxmem);
     const cpu = measure(stats?.cpu);
     const mem = measure(stats?.mem);
-    const valid = maxcpu !== undefined && maxcpu > 0 && maxmem !== undefined && maxmem > 0 && cpu !== undefined && mem !== undefined;
+    const valid =
+      maxcpu !== undefined &&
+      maxcpu > 0 &&
+      maxmem !== undefined &&
+      maxmem > 0 &&
+      cpu !== undefined &&
+      mem !== undefined;
     if (online && !valid) {
-      problems.push({ message: `node '${name}': the simulator measures no valid usage for it (cpu ${String(stats?.cpu)}, mem ${String(stats?.mem)}): left out` });
+      problems.push({
+        message: `node '${name}': the simulator measures no valid usage for it (cpu ${String(stats?.cpu)}, mem ${String(stats?.mem)}): left out`,
+      });
       online = false;
     }
     nodes.push({
@@ -220,14 +240,18 @@ export function simSnapshot(view: ClusterView, facts: SimCaseFacts, options: { t
     let mem = 0;
     let memhost: number | undefined;
     if (maxcpu === undefined || maxmem === undefined) {
-      problems.push({ message: `guest '${sid}': the simulator has no valid configured maxima for it (static stats): left out` });
+      problems.push({
+        message: `guest '${sid}': the simulator has no valid configured maxima for it (static stats): left out`,
+      });
       continue;
     }
     if (sv.running) {
       const c = measure(dyn?.cpu);
       const m = measure(dyn?.mem);
       if (c === undefined || m === undefined) {
-        problems.push({ message: `guest '${sid}' is running but the simulator has no valid measured usage for it (dynamic stats): left out` });
+        problems.push({
+          message: `guest '${sid}' is running but the simulator has no valid measured usage for it (dynamic stats): left out`,
+        });
         continue;
       }
       cpu = c;
@@ -293,8 +317,12 @@ export function judgeMotion(
     return { ok: false, reason: `service '${request.sid}' in error state, must be disabled and fixed first` };
   }
   const conflict = findNegativeAffinityConflict(compiled, request.sid, request.target, ss);
-  if (conflict !== undefined) return { ok: false, reason: `blocked by '${conflict}' (resource-affinity)`, blocking: conflict };
-  return { ok: true, comigrated: getPositivePartnersToMove(compiled, request.sid, request.target, ss).sort(compareNames) };
+  if (conflict !== undefined)
+    return { ok: false, reason: `blocked by '${conflict}' (resource-affinity)`, blocking: conflict };
+  return {
+    ok: true,
+    comigrated: getPositivePartnersToMove(compiled, request.sid, request.target, ss).sort(compareNames),
+  };
 }
 
 /** Options of {@link SimPort}. */
@@ -354,9 +382,14 @@ export class SimPort implements BalancerPort {
     return { accepted: false, reason: `'${request.sid}': the simulator has only HA resources` };
   }
 
-  async followMotion(motion: MotionRecord, snapshot: ClusterSnapshot, options?: FollowOptions): Promise<MotionProgress> {
+  async followMotion(
+    motion: MotionRecord,
+    snapshot: ClusterSnapshot,
+    options?: FollowOptions,
+  ): Promise<MotionProgress> {
     const pickupTimeoutSeconds = options?.pickupTimeoutSeconds ?? this.pickupTimeoutSeconds;
-    if (motion.via !== 'ha') return { status: 'failed', reason: `'${motion.sid}': the simulator has only HA resources` };
+    if (motion.via !== 'ha')
+      return { status: 'failed', reason: `'${motion.sid}': the simulator has only HA resources` };
     return followHaMotion(motion, snapshot, { now: snapshot.time, pickupTimeoutSeconds });
   }
 }

@@ -12,7 +12,17 @@ const STATE: DaemonState = {
   pipeline: { 'threshold-hold': { sustainedRounds: 2 }, 'a-future-stage': { backoff: { 'vm:101>node2': 1767226000 } } },
   motion: MOTION,
   motionsIssuedAt: [T0],
-  outcomes: [{ sid: 'vm:102', source: 'node1', target: 'node3', via: 'ha', result: 'failed', reason: 'back on the source', at: T0 - 60 }],
+  outcomes: [
+    {
+      sid: 'vm:102',
+      source: 'node1',
+      target: 'node3',
+      via: 'ha',
+      result: 'failed',
+      reason: 'back on the source',
+      at: T0 - 60,
+    },
+  ],
   unreported: [{ resources: ['vm:102'], source: 'node1', target: 'node3', ok: false, detail: 'back on the source' }],
 };
 
@@ -58,7 +68,19 @@ describe('StateStore', () => {
 
   it.each([
     ['not JSON', '{"format": "poise-manager-state", "version": 1, ', /^not JSON/],
-    ['a wrong field', JSON.stringify({ format: STATE_FORMAT, version: 1, savedAt: 'x', pipeline: {}, motion: { sid: 1 }, motionsIssuedAt: [], outcomes: [] }), /^'motion\.sid' is invalid/],
+    [
+      'a wrong field',
+      JSON.stringify({
+        format: STATE_FORMAT,
+        version: 1,
+        savedAt: 'x',
+        pipeline: {},
+        motion: { sid: 1 },
+        motionsIssuedAt: [],
+        outcomes: [],
+      }),
+      /^'motion\.sid' is invalid/,
+    ],
     ['another format', JSON.stringify({ hello: 'world' }), /^'format' is invalid/],
     ['an empty file', '', /^not JSON/],
   ])('sets a corrupt file aside with a timestamp and reports it: %s', (_name, text, problem) => {
@@ -78,7 +100,9 @@ describe('StateStore', () => {
     const text = JSON.stringify({ format: STATE_FORMAT, version, future: true });
     writeFileSync(s.path, text);
     expect(() => s.store.load()).toThrow(ManagerError);
-    expect(() => s.store.load()).toThrow(`the state file '${s.path}' has version ${JSON.stringify(version)}; this poise-manager reads version 1 only`);
+    expect(() => s.store.load()).toThrow(
+      `the state file '${s.path}' has version ${JSON.stringify(version)}; this poise-manager reads version 1 only`,
+    );
     expect(readFileSync(s.path, 'utf8')).toBe(text);
   });
 

@@ -111,7 +111,10 @@ export interface LoadedState {
 }
 
 function compactStamp(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Date(seconds * 1000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /**
@@ -136,7 +139,9 @@ export class StateStore {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return { state: initialState(), status: 'missing' };
-      throw new ManagerError('state', `cannot read the state file '${this.path}' (${code ?? String(err)})`, { cause: err });
+      throw new ManagerError('state', `cannot read the state file '${this.path}' (${code ?? String(err)})`, {
+        cause: err,
+      });
     }
     let doc: unknown;
     try {
@@ -157,7 +162,10 @@ export class StateStore {
     const parsed = fileSchema.safeParse(doc);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      return this.corrupt(`'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`, options.setAside !== false);
+      return this.corrupt(
+        `'${issue.path.join('.') || '(top level)'}' is invalid (${issue.message})`,
+        options.setAside !== false,
+      );
     }
     const f = parsed.data;
     this.lastWritten = text;
@@ -165,7 +173,10 @@ export class StateStore {
       status: 'loaded',
       state: {
         pipeline: f.pipeline,
-        motion: f.motion === null ? null : { ...f.motion, resources: f.motion.resources ?? [f.motion.sid], task: f.motion.task },
+        motion:
+          f.motion === null
+            ? null
+            : { ...f.motion, resources: f.motion.resources ?? [f.motion.sid], task: f.motion.task },
         motionsIssuedAt: f.motionsIssuedAt,
         outcomes: f.outcomes.map((o) => ({ ...o, reason: o.reason })),
         unreported: (f.unreported ?? []).map((o) => ({ ...o, detail: o.detail })),
@@ -182,9 +193,13 @@ export class StateStore {
     try {
       renameSync(this.path, aside);
     } catch (err) {
-      throw new ManagerError('state', `the state file '${this.path}' is corrupt (${problem}) and cannot be moved aside: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new ManagerError(
+        'state',
+        `the state file '${this.path}' is corrupt (${problem}) and cannot be moved aside: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
     return { state: initialState(), status: 'corrupt', problem, setAsidePath: aside };
   }
@@ -220,7 +235,13 @@ export class StateStore {
 function stripSavedAt(text: string): string | undefined {
   try {
     const { format: _f, version: _v, savedAt: _s, ...body } = JSON.parse(text) as Record<string, unknown>;
-    return JSON.stringify({ pipeline: body.pipeline, motion: body.motion, motionsIssuedAt: body.motionsIssuedAt, outcomes: body.outcomes, unreported: body.unreported });
+    return JSON.stringify({
+      pipeline: body.pipeline,
+      motion: body.motion,
+      motionsIssuedAt: body.motionsIssuedAt,
+      outcomes: body.outcomes,
+      unreported: body.unreported,
+    });
   } catch {
     return undefined;
   }

@@ -6,11 +6,30 @@ export const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 /** A usable node of 16 cores and 64 GiB, idle unless given. */
 export function node(name: string, extra: Partial<NodeSnapshot> = {}): NodeSnapshot {
-  return { name, online: true, condition: 'online', maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 0, pressure: { cpuSome: undefined, memSome: undefined }, ...extra };
+  return {
+    name,
+    online: true,
+    condition: 'online',
+    maintenance: false,
+    maxcpu: 16,
+    maxmem: 64 * GIB,
+    cpu: 0,
+    mem: 0,
+    pressure: { cpuSome: undefined, memSome: undefined },
+    ...extra,
+  };
 }
 
 /** A started HA VM using 2 cores and 4 GiB (unless given). */
-export function haGuest(sid: string, onNode: string, extra: Partial<GuestSnapshot> & { state?: NonNullable<GuestSnapshot['ha']>['state']; target?: string; autoRebalance?: boolean } = {}): GuestSnapshot {
+export function haGuest(
+  sid: string,
+  onNode: string,
+  extra: Partial<GuestSnapshot> & {
+    state?: NonNullable<GuestSnapshot['ha']>['state'];
+    target?: string;
+    autoRebalance?: boolean;
+  } = {},
+): GuestSnapshot {
   const { state = 'started', target, autoRebalance = true, ...rest } = extra;
   return {
     sid,
@@ -31,8 +50,21 @@ export function plainGuest(sid: string, onNode: string, extra: Partial<GuestSnap
   return { ...haGuest(sid, onNode), ha: undefined, ...extra };
 }
 
-export function snapshot(nodes: NodeSnapshot[], guests: GuestSnapshot[], extra: Partial<ClusterSnapshot> = {}): ClusterSnapshot {
-  return { time: T0, quorate: true, haDisarmed: false, nodes, guests, rules: [], crs: { ha: 'dynamic', autoRebalance: false }, ...extra };
+export function snapshot(
+  nodes: NodeSnapshot[],
+  guests: GuestSnapshot[],
+  extra: Partial<ClusterSnapshot> = {},
+): ClusterSnapshot {
+  return {
+    time: T0,
+    quorate: true,
+    haDisarmed: false,
+    nodes,
+    guests,
+    rules: [],
+    crs: { ha: 'dynamic', autoRebalance: false },
+    ...extra,
+  };
 }
 
 /** An HA migrate of vm:101 from node1 to node2, issued at T0 and queued (fields as given). */

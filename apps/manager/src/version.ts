@@ -18,7 +18,10 @@ const MAX_LEVELS_UP = 3;
  * above `moduleUrl` (the source tree under tsx). Throws when neither is found: a version that
  * cannot be told is a broken install, not `0.0.0`.
  */
-export function packageVersion(defined: string | undefined = buildVersion(), moduleUrl: string = import.meta.url): string {
+export function packageVersion(
+  defined: string | undefined = buildVersion(),
+  moduleUrl: string = import.meta.url,
+): string {
   if (defined !== undefined && defined !== '') return defined;
   let dir = dirname(fileURLToPath(moduleUrl));
   for (let level = 0; level <= MAX_LEVELS_UP; level++) {
@@ -26,7 +29,9 @@ export function packageVersion(defined: string | undefined = buildVersion(), mod
     if (version !== undefined) return version;
     dir = dirname(dir);
   }
-  throw new Error(`cannot find the package.json of '${PACKAGE_NAME}' above '${fileURLToPath(moduleUrl)}' to read the version from`);
+  throw new Error(
+    `cannot find the package.json of '${PACKAGE_NAME}' above '${fileURLToPath(moduleUrl)}' to read the version from`,
+  );
 }
 
 function buildVersion(): string | undefined {

@@ -13,13 +13,18 @@ const CLI = join(ROOT, 'apps/sim/src/cli.ts');
 const SCENARIOS = join(ROOT, 'apps/sim/scenarios');
 
 /** Runs the CLI with its stdout closed at once (the reader gone); resolves with how it ended and its stderr. */
-function runWithClosedStdout(args: readonly string[]): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+function runWithClosedStdout(
+  args: readonly string[],
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--conditions=poise-source', '--import', 'tsx', CLI, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // the parent's end of the pipe is its only reader: closed, every write of the child fails with EPIPE
-    child.stdout!.destroy();
+    child.stdout.destroy();
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', fail);
     child.on('close', (code, signal) => done({ code, signal, stderr }));
   });
@@ -33,13 +38,24 @@ describe('a closed stdout ends poise-sim quietly', () => {
   it.each([
     ['run', ['run', join(SCENARIOS, 'rebalance-and-failover')]],
     ['summary', ['summary', join(SCENARIOS, 'noisy-dominant-guest')]],
-    ['serve (a server: it stops with its output)', ['serve', join(SCENARIOS, 'rebalance-and-failover'), '--port', '0', '--token-file', tokenFile]],
+    [
+      'serve (a server: it stops with its output)',
+      ['serve', join(SCENARIOS, 'rebalance-and-failover'), '--port', '0', '--token-file', tokenFile],
+    ],
     ['usage', ['--help']],
   ])('%s: exit 0, nothing on stderr', async (_name, args) => {
     expect(await runWithClosedStdout(args)).toEqual({ code: 0, signal: null, stderr: '' });
   });
 
   it.skipIf(!present)('test (the reference cases)', async () => {
-    expect(await runWithClosedStdout(['test', '--profile', 'pve-5.2.0', join(upstream, 'test-basic1'), join(upstream, 'test-reboot1')])).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(
+      await runWithClosedStdout([
+        'test',
+        '--profile',
+        'pve-5.2.0',
+        join(upstream, 'test-basic1'),
+        join(upstream, 'test-reboot1'),
+      ]),
+    ).toEqual({ code: 0, signal: null, stderr: '' });
   });
 });

@@ -40,7 +40,9 @@ describe('upstream reference cases (pve-5.2.0)', () => {
     });
 
     test('overall count over every case in the folder', () => {
-      const all = readdirSync(dir).filter((n) => n.startsWith('test-')).sort();
+      const all = readdirSync(dir)
+        .filter((n) => n.startsWith('test-'))
+        .sort();
       let passed = 0;
       const failed: string[] = [];
       for (const name of all) {
@@ -53,7 +55,9 @@ describe('upstream reference cases (pve-5.2.0)', () => {
           failed.push(name);
         }
       }
-      console.log(`upstream conformance: ${passed} passed, ${failed.length} failed${failed.length ? ` (${failed.join(', ')})` : ''}`);
+      console.log(
+        `upstream conformance: ${passed} passed, ${failed.length} failed${failed.length ? ` (${failed.join(', ')})` : ''}`,
+      );
       // cases outside the pass list may fail, but the listed ones never do
       expect(failed.filter((n) => passList.includes(n))).toEqual([]);
     });
@@ -71,8 +75,10 @@ describe('poise scenarios', () => {
   const runs: Array<[string, 'pve-9.2' | 'pve-5.2.0', string, string[]]> = [];
   for (const name of readdirSync(scenarios).sort()) {
     runs.push([name, 'pve-9.2', 'log.expect', []]);
-    if (existsSync(join(scenarios, name, 'log.expect.pve-5.2.0'))) runs.push([name, 'pve-5.2.0', 'log.expect.pve-5.2.0', []]);
-    for (const [variant, sets] of Object.entries(scenarioVariants(join(scenarios, name)))) runs.push([name, 'pve-9.2', `log.expect.${variant}`, sets]);
+    if (existsSync(join(scenarios, name, 'log.expect.pve-5.2.0')))
+      runs.push([name, 'pve-5.2.0', 'log.expect.pve-5.2.0', []]);
+    for (const [variant, sets] of Object.entries(scenarioVariants(join(scenarios, name))))
+      runs.push([name, 'pve-9.2', `log.expect.${variant}`, sets]);
   }
   test.each(runs)('%s under %s reproduces %s', (name, profile, expectFile, sets) => {
     const caseDir = join(scenarios, name);
@@ -83,9 +89,16 @@ describe('poise scenarios', () => {
 
   test('every log.expect.<name> belongs to a variant or the pve-5.2.0 profile', () => {
     for (const name of readdirSync(scenarios)) {
-      const known = new Set(['log.expect', 'log.expect.pve-5.2.0', ...Object.keys(scenarioVariants(join(scenarios, name))).map((v) => `log.expect.${v}`)]);
+      const known = new Set([
+        'log.expect',
+        'log.expect.pve-5.2.0',
+        ...Object.keys(scenarioVariants(join(scenarios, name))).map((v) => `log.expect.${v}`),
+      ]);
       const files = readdirSync(join(scenarios, name)).filter((f) => f.startsWith('log.expect'));
-      expect(files.filter((f) => !known.has(f)), `scenario '${name}'`).toEqual([]);
+      expect(
+        files.filter((f) => !known.has(f)),
+        `scenario '${name}'`,
+      ).toEqual([]);
     }
   });
 });
@@ -95,7 +108,12 @@ describe('poise-sim CLI', () => {
     const out: string[] = [];
     const err: string[] = [];
     const chunks: string[] = [];
-    return { out, err, chunks, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), write: (c: string) => chunks.push(c) } };
+    return {
+      out,
+      err,
+      chunks,
+      io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), write: (c: string) => chunks.push(c) },
+    };
   };
 
   test.skipIf(!present)('test prints PASS lines and the closing count', () => {
@@ -132,7 +150,7 @@ describe('poise-sim CLI', () => {
   test('--help prints the usage on stdout and exits 0; no command is a usage error', () => {
     const help = capture();
     expect(main(['--help'], help.io)).toBe(0);
-    expect(help.out[0]).toMatch(/^usage:\n  poise-sim run <case-dir>/);
+    expect(help.out[0]).toMatch(/^usage:\n {2}poise-sim run <case-dir>/);
     expect(help.err).toEqual([]);
     const none = capture();
     expect(main([], none.io)).toBe(2);

@@ -1,6 +1,15 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, statSync, writeSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { RunRecorder, SimError, Simulation, loadCase, parseCrsOverride, readInputFile, simulate, withCrsOverrides } from '@poise/sim';
+import {
+  RunRecorder,
+  SimError,
+  Simulation,
+  loadCase,
+  parseCrsOverride,
+  readInputFile,
+  simulate,
+  withCrsOverrides,
+} from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
 import type { LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
@@ -60,7 +69,8 @@ function parseArgs(argv: string[]): Args {
     const a = rest[i]!;
     if (a === '--profile') {
       const v = rest[++i];
-      if (!PROFILES.includes(v as Profile)) throw new UsageError(`unknown profile '${v ?? ''}' (${PROFILES.join('|')})`);
+      if (!PROFILES.includes(v as Profile))
+        throw new UsageError(`unknown profile '${v ?? ''}' (${PROFILES.join('|')})`);
       profile = v as Profile;
     } else if (a === '--out') {
       out = rest[++i];
@@ -258,9 +268,13 @@ function cmdRulesCheck(args: Args, io: Io): number {
   for (const p of args.paths) {
     const st = statOf(p);
     if (!st) throw new UsageError(`no such file or directory '${p}'`);
-    if (!st.isDirectory() && !st.isFile()) throw new UsageError(`'${p}' is ${kindOf(st)}, expected a directory or a .cfg file`);
+    if (!st.isDirectory() && !st.isFile())
+      throw new UsageError(`'${p}' is ${kindOf(st)}, expected a directory or a .cfg file`);
     const files = st.isDirectory()
-      ? readdirSync(p).filter((f) => f.endsWith('.cfg')).sort().map((f) => join(p, f))
+      ? readdirSync(p)
+          .filter((f) => f.endsWith('.cfg'))
+          .sort()
+          .map((f) => join(p, f))
       : [p];
     for (const file of files) {
       const name = basename(file);
@@ -292,7 +306,7 @@ async function runLab(argv: string[], io: Io): Promise<number> {
   try {
     const lab = await import('./lab/cli-lab');
     const rest = argv.slice(1);
-    if (argv[0] === 'generate') return await lab.cmdGenerate(rest, io);
+    if (argv[0] === 'generate') return lab.cmdGenerate(rest, io);
     if (argv[0] === 'compare') return await lab.cmdCompare(rest, io, `poise-sim ${argv.join(' ')}`);
     return await lab.cmdReport(rest, io, `poise-sim ${argv.join(' ')}`);
   } catch (err) {
@@ -324,11 +338,16 @@ export function main(argv: string[], io: Io = defaultIo): number | Promise<numbe
   try {
     const args = parseArgs(argv);
     switch (args.command) {
-      case 'run': return cmdRun(args, io);
-      case 'test': return cmdTest(args, io);
-      case 'summary': return cmdSummary(args, io);
-      case 'rules-check': return cmdRulesCheck(args, io);
-      default: throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
+      case 'run':
+        return cmdRun(args, io);
+      case 'test':
+        return cmdTest(args, io);
+      case 'summary':
+        return cmdSummary(args, io);
+      case 'rules-check':
+        return cmdRulesCheck(args, io);
+      default:
+        throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -339,5 +358,3 @@ export function main(argv: string[], io: Io = defaultIo): number | Promise<numbe
     return 1;
   }
 }
-
-

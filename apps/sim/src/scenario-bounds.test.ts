@@ -20,7 +20,8 @@ function attemptsPerPair(motions: readonly RecordedMotion[]): Map<string, number
   return out;
 }
 /** The motions issued at or after `from` and before `to` (seconds). */
-const within = (motions: readonly RecordedMotion[], from: number, to: number) => motions.filter((m) => m.time >= from && m.time < to);
+const within = (motions: readonly RecordedMotion[], from: number, to: number) =>
+  motions.filter((m) => m.time >= from && m.time < to);
 
 /**
  * "At most one failed attempt per target before another guest moves": the failed motions of
@@ -28,7 +29,9 @@ const within = (motions: readonly RecordedMotion[], from: number, to: number) =>
  */
 function failuresPerTargetBeforeAnotherMoves(motions: readonly RecordedMotion[], sid: string): number[] {
   const firstOther = motions.find((m) => m.ok === true && !m.resources.includes(sid));
-  const before = motions.filter((m) => m.resources.includes(sid) && m.ok === false && (!firstOther || m.time < firstOther.time));
+  const before = motions.filter(
+    (m) => m.resources.includes(sid) && m.ok === false && (!firstOther || m.time < firstOther.time),
+  );
   return [...attemptsPerPair(before).values()];
 }
 
@@ -90,7 +93,10 @@ describe("the review's fa:109 counter-example (seed 004): at most one failed att
 
 describe("the seed series' own case (seed 004: test-crs-dynamic-auto-rebalance5) with backoff 60 and cooldown 600", () => {
   test('at most one failed attempt per target before another guest moves; fa:102 arrives once its failures are used up', () => {
-    const { motions } = runScenario('crs-dynamic-auto-rebalance5', ['ha-auto-rebalance-backoff=60', 'ha-auto-rebalance-cooldown=600']).recorder;
+    const { motions } = runScenario('crs-dynamic-auto-rebalance5', [
+      'ha-auto-rebalance-backoff=60',
+      'ha-auto-rebalance-cooldown=600',
+    ]).recorder;
     expect(Math.max(...failuresPerTargetBeforeAnotherMoves(motions, 'fa:102'))).toBeLessThanOrEqual(1);
     expect(motions.some((m) => m.resources.includes('fa:102') && m.ok === true)).toBe(true);
   });
@@ -106,15 +112,18 @@ describe('symptom 2: one dominant guest on two nodes, ±0.5 pp base-load noise',
     expect(within(recommended, 0, MIN27).length).toBeLessThanOrEqual(1);
   });
 
-  test.each([1, 2, 3])('seed %i: recommended moves at most twice in 24 h, and follows the lasting load shift at 12 h', (seed) => {
-    const { recorder, summary } = runScenario('noisy-dominant-guest-24h', RECOMMENDED, { seed });
-    expect(summary.simSeconds).toBeGreaterThanOrEqual(86_400);
-    expect(summary.moves).toBeLessThanOrEqual(2);
-    expect(within(recorder.motions, 0, MIN27).length).toBeLessThanOrEqual(1);
-    // node1's own load rises by 12.5 pp at 43200 (12 h): the guest leaves node1 within 10 minutes
-    const shift = within(recorder.motions, 43_200, 43_800);
-    expect(shift.map((m) => [m.source, m.target, m.ok])).toEqual([['node1', 'node2', true]]);
-  });
+  test.each([1, 2, 3])(
+    'seed %i: recommended moves at most twice in 24 h, and follows the lasting load shift at 12 h',
+    (seed) => {
+      const { recorder, summary } = runScenario('noisy-dominant-guest-24h', RECOMMENDED, { seed });
+      expect(summary.simSeconds).toBeGreaterThanOrEqual(86_400);
+      expect(summary.moves).toBeLessThanOrEqual(2);
+      expect(within(recorder.motions, 0, MIN27).length).toBeLessThanOrEqual(1);
+      // node1's own load rises by 12.5 pp at 43200 (12 h): the guest leaves node1 within 10 minutes
+      const shift = within(recorder.motions, 43_200, 43_800);
+      expect(shift.map((m) => [m.source, m.target, m.ok])).toEqual([['node1', 'node2', true]]);
+    },
+  );
 
   test('the defaults ping-pong all day (the 24 h table row)', () => {
     const { summary } = runScenario('noisy-dominant-guest-24h', DEFAULTS);
@@ -143,15 +152,18 @@ describe('symptom 3: an idle cluster (2–7 % node load, imbalance about 47 %), 
   test.each([
     ['the pressure gate', ['ha-auto-rebalance-min-pressure-cpu=10']],
     ['recommended', RECOMMENDED],
-  ])('%s: no move in 8 idle hours; a guest leaves node1 within 2 minutes of its pressure; nothing while every node is under pressure, said once', (_name, sets) => {
-    const { recorder, log } = runScenario(S, sets);
-    expect(within(recorder.motions, 0, PRESSURE_AT)).toEqual([]);
-    const relief = within(recorder.motions, PRESSURE_AT, PRESSURE_AT + 120);
-    expect(relief.length).toBeGreaterThan(0);
-    expect(relief[0]!).toMatchObject({ source: 'node1', ok: true });
-    expect(within(recorder.motions, ALL_AT, Infinity)).toEqual([]);
-    expect(log.match(/every node under pressure .*: the cluster needs more capacity\n/g)).toHaveLength(1);
-  });
+  ])(
+    '%s: no move in 8 idle hours; a guest leaves node1 within 2 minutes of its pressure; nothing while every node is under pressure, said once',
+    (_name, sets) => {
+      const { recorder, log } = runScenario(S, sets);
+      expect(within(recorder.motions, 0, PRESSURE_AT)).toEqual([]);
+      const relief = within(recorder.motions, PRESSURE_AT, PRESSURE_AT + 120);
+      expect(relief.length).toBeGreaterThan(0);
+      expect(relief[0]!).toMatchObject({ source: 'node1', ok: true });
+      expect(within(recorder.motions, ALL_AT, Infinity)).toEqual([]);
+      expect(log.match(/every node under pressure .*: the cluster needs more capacity\n/g)).toHaveLength(1);
+    },
+  );
 });
 
 describe('guest contention as the objective: move for the guests that wait, not for the figures', () => {
@@ -168,14 +180,17 @@ describe('guest contention as the objective: move for the guests that wait, not 
   test.each([
     ['contention', CONTENTION],
     ['recommended with contention', [...RECOMMENDED, ...CONTENTION]],
-  ])('%s: no move while idle; one guest leaves node1 within 2 minutes of the contention; none while every node is saturated, said once', (_name, sets) => {
-    const { recorder, log } = runScenario(S, sets);
-    expect(within(recorder.motions, 0, BUSY_AT)).toEqual([]);
-    const relief = within(recorder.motions, BUSY_AT, BUSY_AT + 120);
-    expect(relief).toHaveLength(1);
-    expect(relief[0]!).toMatchObject({ source: 'node1', ok: true });
-    expect(within(recorder.motions, SATURATED_AT, Infinity)).toEqual([]);
-    expect(log.match(/contention: every node saturated .*: the cluster needs more capacity\n/g)).toHaveLength(1);
-    expect(log.match(/contention: no guest waits/g)!.length).toBeGreaterThan(0);
-  });
+  ])(
+    '%s: no move while idle; one guest leaves node1 within 2 minutes of the contention; none while every node is saturated, said once',
+    (_name, sets) => {
+      const { recorder, log } = runScenario(S, sets);
+      expect(within(recorder.motions, 0, BUSY_AT)).toEqual([]);
+      const relief = within(recorder.motions, BUSY_AT, BUSY_AT + 120);
+      expect(relief).toHaveLength(1);
+      expect(relief[0]!).toMatchObject({ source: 'node1', ok: true });
+      expect(within(recorder.motions, SATURATED_AT, Infinity)).toEqual([]);
+      expect(log.match(/contention: every node saturated .*: the cluster needs more capacity\n/g)).toHaveLength(1);
+      expect(log.match(/contention: no guest waits/g)!.length).toBeGreaterThan(0);
+    },
+  );
 });

@@ -3,7 +3,16 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { RunSummary } from '@poise/sim';
 import { REPO_ROOT } from './upstream';
-import { TABLE_READMES, TABLE_SCENARIOS, TableUsageError, parseTableArgs, renderTables, replaceTable, runTable, tableVariants } from './scenario-table';
+import {
+  TABLE_READMES,
+  TABLE_SCENARIOS,
+  TableUsageError,
+  parseTableArgs,
+  renderTables,
+  replaceTable,
+  runTable,
+  tableVariants,
+} from './scenario-table';
 
 describe('the scenario table of the policy READMEs', () => {
   const columns = tableVariants();
@@ -27,7 +36,9 @@ describe('the scenario table of the policy READMEs', () => {
   // every scenario under every column (77 runs, a simulated day among them): minutes on a busy machine
   test('the READMEs hold what `pnpm scenario-table` computes now (run it with --write when this fails); a terminal sees the runs counted', () => {
     const drawn: string[] = [];
-    const results: Map<string, Map<string, RunSummary>> = runTable(TABLE_SCENARIOS, columns, { progress: { isTTY: true, columns: 80, write: (c) => drawn.push(c) } });
+    const results: Map<string, Map<string, RunSummary>> = runTable(TABLE_SCENARIOS, columns, {
+      progress: { isTTY: true, columns: 80, write: (c) => drawn.push(c) },
+    });
     const table = renderTables(results, columns);
     const total = TABLE_SCENARIOS.length * columns.length;
     // one bar per run (and the empty one first), then cleared
@@ -43,7 +54,9 @@ describe('the scenario table of the policy READMEs', () => {
 
   test('piped, nothing but the table: no progress', () => {
     const drawn: string[] = [];
-    const results = runTable([{ name: 'rebalance-and-failover' }], columns.slice(0, 2), { progress: { isTTY: false, write: (c) => drawn.push(c) } });
+    const results = runTable([{ name: 'rebalance-and-failover' }], columns.slice(0, 2), {
+      progress: { isTTY: false, write: (c) => drawn.push(c) },
+    });
     expect(drawn).toEqual([]);
     expect([...results.get('rebalance-and-failover')!.keys()]).toEqual(['defaults', 'backoff 60']);
   });
@@ -52,7 +65,10 @@ describe('the scenario table of the policy READMEs', () => {
     [['--seed', 'x'], "'--seed' needs an integer from 0 to 4294967295, got 'x'"],
     [['--seed', '4294967296'], "'--seed' needs an integer from 0 to 4294967295, got '4294967296'"],
     [['--set'], "'--set' needs <crs-key>=<value>"],
-    [['--set', 'ha-auto-rebalance-threshold=150'], "'--set ha-auto-rebalance-threshold=150': expected a finite number from 0 to 100"],
+    [
+      ['--set', 'ha-auto-rebalance-threshold=150'],
+      "'--set ha-auto-rebalance-threshold=150': expected a finite number from 0 to 100",
+    ],
     [['--write', '--seed', '3'], "'--write' writes the committed configuration only (no --seed or --set)"],
     [['--bogus'], "unknown argument '--bogus' (--write, --seed <n>, --set <crs-key>=<value>)"],
   ])('bad arguments %j are refused before anything runs', (argv, message) => {
@@ -60,6 +76,10 @@ describe('the scenario table of the policy READMEs', () => {
   });
 
   test('arguments', () => {
-    expect(parseTableArgs(['--seed', '3', '--set', 'ha-auto-rebalance-smoothing=600'])).toEqual({ write: false, seed: 3, extra: ['ha-auto-rebalance-smoothing=600'] });
+    expect(parseTableArgs(['--seed', '3', '--set', 'ha-auto-rebalance-smoothing=600'])).toEqual({
+      write: false,
+      seed: 3,
+      extra: ['ha-auto-rebalance-smoothing=600'],
+    });
   });
 });

@@ -18,7 +18,16 @@ import { fileURLToPath } from 'node:url';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { MAX_SEED, RunRecorder, Simulation, VARIANT_CRS_KEYS, loadCase, parseCrsOverride, withCrsOverrides, type RunSummary } from '@poise/sim';
+import {
+  MAX_SEED,
+  RunRecorder,
+  Simulation,
+  VARIANT_CRS_KEYS,
+  loadCase,
+  parseCrsOverride,
+  withCrsOverrides,
+  type RunSummary,
+} from '@poise/sim';
 import { REPO_ROOT } from './upstream';
 import { progressBar, type ProgressStream } from './lab/progress';
 
@@ -64,10 +73,17 @@ export function tableVariants(): TableVariant[] {
  * datacenter.cfg removed, {@link REFERENCE_SETS}) plus the overrides `sets`; returns its
  * summary, the recorder (motions, samples) and the log.
  */
-export function runScenario(name: string, sets: readonly string[], options: { seed?: number } = {}): { summary: RunSummary; recorder: RunRecorder; log: string } {
+export function runScenario(
+  name: string,
+  sets: readonly string[],
+  options: { seed?: number } = {},
+): { summary: RunSummary; recorder: RunRecorder; log: string } {
   const dir = resolve(REPO_ROOT, 'apps/sim/scenarios', name);
   const input = withCrsOverrides(loadCase(dir, name), [...REFERENCE_SETS, ...sets]);
-  const sim = new Simulation(input, { profile: 'pve-9.2', ...(options.seed === undefined ? {} : { seed: options.seed }) });
+  const sim = new Simulation(input, {
+    profile: 'pve-9.2',
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+  });
   const recorder = new RunRecorder(sim);
   const { log, error } = sim.run();
   if (error !== undefined) throw new Error(`scenario '${name}' aborted: ${error}`);
@@ -101,12 +117,19 @@ export function runTable(
 }
 
 /** The two tables (moves, imbalance) as markdown. */
-export function renderTables(results: ReadonlyMap<string, ReadonlyMap<string, RunSummary>>, columns: readonly TableVariant[]): string {
+export function renderTables(
+  results: ReadonlyMap<string, ReadonlyMap<string, RunSummary>>,
+  columns: readonly TableVariant[],
+): string {
   const header = `| scenario | ${columns.map((c) => c.name).join(' | ')} |\n|---|${columns.map(() => '---').join('|')}|\n`;
   const rows = (cell: (s: RunSummary) => string) =>
-    TABLE_SCENARIOS.map(({ name, label }) => `| ${label} | ${columns.map((c) => cell(results.get(name)!.get(c.name)!)).join(' | ')} |`).join('\n');
-  const moves = (s: RunSummary) => `${s.moves}${s.failedMoves > 0 ? ` (${s.failedMoves} failed)` : ''}${s.pingPongs > 0 ? `, ${s.pingPongs} pp` : ''}`;
-  const imbalance = (s: RunSummary) => (s.imbalanceTimeWeighted === null ? '–' : `${(s.imbalanceTimeWeighted * 100).toFixed(1)}`);
+    TABLE_SCENARIOS.map(
+      ({ name, label }) => `| ${label} | ${columns.map((c) => cell(results.get(name)!.get(c.name)!)).join(' | ')} |`,
+    ).join('\n');
+  const moves = (s: RunSummary) =>
+    `${s.moves}${s.failedMoves > 0 ? ` (${s.failedMoves} failed)` : ''}${s.pingPongs > 0 ? `, ${s.pingPongs} pp` : ''}`;
+  const imbalance = (s: RunSummary) =>
+    s.imbalanceTimeWeighted === null ? '–' : `${(s.imbalanceTimeWeighted * 100).toFixed(1)}`;
   return [
     'Balancer moves (failed ones; pp = ping-pongs, a guest moved back to a node it left within 30 min):',
     '',
@@ -141,7 +164,8 @@ export function parseTableArgs(argv: readonly string[]): { write: boolean; seed?
     if (a === '--write') write = true;
     else if (a === '--seed') {
       const v = argv[++i];
-      if (v === undefined || !/^\d+$/.test(v) || Number(v) > MAX_SEED) throw new TableUsageError(`'--seed' needs an integer from 0 to ${MAX_SEED}, got '${v ?? ''}'`);
+      if (v === undefined || !/^\d+$/.test(v) || Number(v) > MAX_SEED)
+        throw new TableUsageError(`'--seed' needs an integer from 0 to ${MAX_SEED}, got '${v ?? ''}'`);
       seed = Number(v);
     } else if (a === '--set') {
       const v = argv[++i];
@@ -154,7 +178,8 @@ export function parseTableArgs(argv: readonly string[]): { write: boolean; seed?
       extra.push(v);
     } else throw new TableUsageError(`unknown argument '${a}' (--write, --seed <n>, --set <crs-key>=<value>)`);
   }
-  if (write && (seed !== undefined || extra.length > 0)) throw new TableUsageError("'--write' writes the committed configuration only (no --seed or --set)");
+  if (write && (seed !== undefined || extra.length > 0))
+    throw new TableUsageError("'--write' writes the committed configuration only (no --seed or --set)");
   return { write, ...(seed === undefined ? {} : { seed }), extra };
 }
 
@@ -186,4 +211,5 @@ function main(argv: string[]): number {
   return 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = main(process.argv.slice(2));

@@ -30,8 +30,16 @@ export function scenarioVariants(dir: string): Record<string, string[]> {
   if (!existsSync(path)) return {};
   const value: unknown = JSON.parse(readFileSync(path, 'utf8'));
   const ok =
-    typeof value === 'object' && value !== null && !Array.isArray(value) &&
-    Object.entries(value).every(([k, v]) => /^[a-z0-9][a-z0-9.-]*$/.test(k) && k !== 'pve-5.2.0' && Array.isArray(v) && v.every((x) => typeof x === 'string'));
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.entries(value).every(
+      ([k, v]) =>
+        /^[a-z0-9][a-z0-9.-]*$/.test(k) &&
+        k !== 'pve-5.2.0' &&
+        Array.isArray(v) &&
+        v.every((x) => typeof x === 'string'),
+    );
   if (!ok) throw new Error(`'${path}': expected {"<variant name>": ["<crs-key>=<value>", ...]}`);
   return value as Record<string, string[]>;
 }

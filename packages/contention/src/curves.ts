@@ -115,7 +115,11 @@ export function curveAt(curve: PressureCurve, load: number): number {
  * Deterministic: the first best in the order hinge (exponent, knee), then logistic (width,
  * centre). Points ascending in load, weights > 0.
  */
-export function fitCurveFamily(loads: readonly number[], pressures: readonly number[], weights: readonly number[]): PressureCurve | undefined {
+export function fitCurveFamily(
+  loads: readonly number[],
+  pressures: readonly number[],
+  weights: readonly number[],
+): PressureCurve | undefined {
   const n = loads.length;
   const monotone = isotonicMedians(pressures.map((p) => [p]));
   const first = monotone.findIndex((p) => p >= RISE_FLOOR_PERCENT);
@@ -168,7 +172,8 @@ export function fitCurveFamily(loads: readonly number[], pressures: readonly num
     for (let i = gridFrom(from); i * CURVE_GRID_STEP <= to; i++) {
       const centre = i * CURVE_GRID_STEP;
       let loss = 0;
-      for (let j = 0; j < n && loss < bestLoss; j++) loss += weights[j]! * Math.abs(pressures[j]! - 100 / (1 + Math.exp(-(loads[j]! - centre) / width)));
+      for (let j = 0; j < n && loss < bestLoss; j++)
+        loss += weights[j]! * Math.abs(pressures[j]! - 100 / (1 + Math.exp(-(loads[j]! - centre) / width)));
       if (loss < bestLoss - 1e-9) {
         bestLoss = loss;
         best = { family: 'logistic', centre, width };

@@ -15,16 +15,17 @@ export class ContentionError extends Error {
   }
 }
 
-/** A value as a message shows it: strings quoted, objects as JSON (cut), the rest as `String`. */
+/** A value as a message shows it: strings quoted, objects as JSON (cut) or by kind, the rest as `String`. */
 export function showValue(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'object' && value !== null) {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = JSON.stringify(value) ?? String(value);
+      text = JSON.stringify(value);
     } catch {
-      text = String(value);
+      // a cycle or a bigint inside: said by its kind
     }
+    text ??= Array.isArray(value) ? 'an array' : 'an object';
     return text.length > 60 ? `${text.slice(0, 57)}...` : text;
   }
   return String(value);

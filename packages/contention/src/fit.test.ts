@@ -16,11 +16,22 @@ import {
 import { CURVES, learnAll, synthetic, type TrueCurve } from './test-support';
 
 /** Absolute errors of the model's predictions against the true curve on a 0.01 grid of [low, high]. */
-function errors(curve: TrueCurve, dimension: PressureDimension, low: number, high: number, seed: number, noise: number, outliers: number): number[] {
-  const state = learnAll(synthetic('node1', curve, dimension, { seed, levels: 300, roundsPerLevel: 4, low, high, noise, outliers }));
+function errors(
+  curve: TrueCurve,
+  dimension: PressureDimension,
+  low: number,
+  high: number,
+  seed: number,
+  noise: number,
+  outliers: number,
+): number[] {
+  const state = learnAll(
+    synthetic('node1', curve, dimension, { seed, levels: 300, roundsPerLevel: 4, low, high, noise, outliers }),
+  );
   const model = fitModel(state);
   const out: number[] = [];
-  for (let i = Math.round(low * 100); i <= Math.round(high * 100); i++) out.push(Math.abs(model.predict('node1', dimension, i / 100).percent - curve(i / 100)));
+  for (let i = Math.round(low * 100); i <= Math.round(high * 100); i++)
+    out.push(Math.abs(model.predict('node1', dimension, i / 100).percent - curve(i / 100)));
   return out.sort((a, b) => a - b);
 }
 
@@ -44,17 +55,32 @@ describe('the predictor recovers known curves (300 steady levels of 4 rounds ove
     ['steepMemory', 'mem', 1.0, 0, 0, 0.05, 0.01],
     ['steepMemory', 'mem', 1.0, 2, 0.05, 10, 1],
     ['steepMemory', 'mem', 1.0, 3, 0.1, 15, 1.5],
-  ] as const)('%s (%s, 0..%d, noise %d pp, outliers %d): max error ≤ %d pp, median ≤ %d pp', (name, dimension, high, noise, outliers, maxError, medianError) => {
-    for (let seed = 1; seed <= 5; seed++) {
-      const e = errors(CURVES[name]!, dimension, 0, high, seed, noise, outliers);
-      expect(e[e.length - 1]).toBeLessThanOrEqual(maxError);
-      expect(e[e.length >> 1]).toBeLessThanOrEqual(medianError);
-    }
-  });
+  ] as const)(
+    '%s (%s, 0..%d, noise %d pp, outliers %d): max error ≤ %d pp, median ≤ %d pp',
+    (name, dimension, high, noise, outliers, maxError, medianError) => {
+      for (let seed = 1; seed <= 5; seed++) {
+        const e = errors(CURVES[name]!, dimension, 0, high, seed, noise, outliers);
+        expect(e[e.length - 1]).toBeLessThanOrEqual(maxError);
+        expect(e[e.length >> 1]).toBeLessThanOrEqual(medianError);
+      }
+    },
+  );
 
   it('finds the family and its parameters from the points (noise-free): knee, exponent, centre', () => {
     const fitOf = (curve: TrueCurve, dimension: PressureDimension, high: number) =>
-      fitModel(learnAll(synthetic('node1', curve, dimension, { seed: 1, levels: 300, roundsPerLevel: 4, low: 0, high, noise: 0, outliers: 0 }))).curve('node1', dimension)!.fit;
+      fitModel(
+        learnAll(
+          synthetic('node1', curve, dimension, {
+            seed: 1,
+            levels: 300,
+            roundsPerLevel: 4,
+            low: 0,
+            high,
+            noise: 0,
+            outliers: 0,
+          }),
+        ),
+      ).curve('node1', dimension)!.fit;
     const scale = (fit: ReturnType<typeof fitOf>) => (fit?.family === 'hinge' ? fit.scale : Number.NaN);
     const knee = fitOf(CURVES.knee!, 'cpu', 1.1);
     expect(knee).toMatchObject({ family: 'hinge', knee: 0.6, exponent: 1 });
@@ -67,7 +93,19 @@ describe('the predictor recovers known curves (300 steady levels of 4 rounds ove
 
   it('extrapolates above the observed loads with the fitted shape (knee seen up to 85 %: within 3 pp at 90-100 %)', () => {
     for (let seed = 1; seed <= 3; seed++) {
-      const model = fitModel(learnAll(synthetic('node1', CURVES.knee!, 'cpu', { seed, levels: 100, roundsPerLevel: 4, low: 0.3, high: 0.85, noise: 2, outliers: 0.05 })));
+      const model = fitModel(
+        learnAll(
+          synthetic('node1', CURVES.knee!, 'cpu', {
+            seed,
+            levels: 100,
+            roundsPerLevel: 4,
+            low: 0.3,
+            high: 0.85,
+            noise: 2,
+            outliers: 0.05,
+          }),
+        ),
+      );
       for (const x of [0.9, 0.95, 1]) {
         const p = model.predict('node1', 'cpu', x);
         expect(p.reason).toBe('extrapolated');
@@ -79,7 +117,17 @@ describe('the predictor recovers known curves (300 steady levels of 4 rounds ove
 
 describe('confidence', () => {
   it('grows with the data near the load', () => {
-    const rounds = [...synthetic('node1', CURVES.linear!, 'cpu', { seed: 2, levels: 200, roundsPerLevel: 4, low: 0.4, high: 0.6, noise: 2, outliers: 0 })];
+    const rounds = [
+      ...synthetic('node1', CURVES.linear!, 'cpu', {
+        seed: 2,
+        levels: 200,
+        roundsPerLevel: 4,
+        low: 0.4,
+        high: 0.6,
+        noise: 2,
+        outliers: 0,
+      }),
+    ];
     const after = (n: number) => fitModel(learnAll(rounds.slice(0, n))).predict('node1', 'cpu', 0.5).confidence;
     const seq = [10, 40, 200, 800].map(after);
     for (let i = 1; i < seq.length; i++) expect(seq[i]).toBeGreaterThan(seq[i - 1]!);
@@ -87,13 +135,38 @@ describe('confidence', () => {
   });
 
   it('decays with the distance beyond the observed loads, and is lower with the prior shape than with a fitted one', () => {
-    const seen = fitModel(learnAll(synthetic('node1', CURVES.knee!, 'cpu', { seed: 4, levels: 100, roundsPerLevel: 4, low: 0.3, high: 0.8, noise: 1, outliers: 0 })));
+    const seen = fitModel(
+      learnAll(
+        synthetic('node1', CURVES.knee!, 'cpu', {
+          seed: 4,
+          levels: 100,
+          roundsPerLevel: 4,
+          low: 0.3,
+          high: 0.8,
+          noise: 1,
+          outliers: 0,
+        }),
+      ),
+    );
     const c = [0.8, 0.9, 1.0, 1.2].map((x) => seen.predict('node1', 'cpu', x).confidence);
     for (let i = 1; i < c.length; i++) expect(c[i]).toBeLessThan(c[i - 1]!);
     // idle node: the rise never showed, the prior's shape is used and the confidence halved
-    const idle = fitModel(learnAll(synthetic('node1', CURVES.knee!, 'cpu', { seed: 4, levels: 100, roundsPerLevel: 4, low: 0.3, high: 0.5, noise: 1, outliers: 0 })));
+    const idle = fitModel(
+      learnAll(
+        synthetic('node1', CURVES.knee!, 'cpu', {
+          seed: 4,
+          levels: 100,
+          roundsPerLevel: 4,
+          low: 0.3,
+          high: 0.5,
+          noise: 1,
+          outliers: 0,
+        }),
+      ),
+    );
     expect(idle.curve('node1', 'cpu')!.fit).toBeUndefined();
-    const beyond = (m: typeof seen, from: number) => m.predict('node1', 'cpu', from + 0.1).confidence / m.predict('node1', 'cpu', from).confidence;
+    const beyond = (m: typeof seen, from: number) =>
+      m.predict('node1', 'cpu', from + 0.1).confidence / m.predict('node1', 'cpu', from).confidence;
     expect(beyond(idle, 0.5)).toBeLessThan(beyond(seen, 0.8));
   });
 });
@@ -104,14 +177,49 @@ describe('where the model cannot know it says so and falls back to the usage-bas
   it.each([
     // name, expected reason, node asked, dimension, observations (10 s apart)
     ['a node never observed', 'unknown-node', 'node9', 'cpu', []],
-    ['a node without PSI', 'no-psi', 'node1', 'cpu', Array.from({ length: 30 }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.5 }))],
-    ['a node without memory PSI', 'no-psi', 'node1', 'mem', Array.from({ length: 30 }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.95, pressureCpu: 40 }))],
-    ['too little history', 'too-little-history', 'node1', 'cpu', Array.from({ length: MIN_SAMPLES }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.5, pressureCpu: 40, pressureMem: 0 }))],
-    ['only unsettled samples', 'too-little-history', 'node1', 'cpu', Array.from({ length: 30 }, (_, i) => ({ node: 'node1', cpuLoad: (i % 2) * 0.5, memLoad: 0.5, pressureCpu: 40 }))],
+    [
+      'a node without PSI',
+      'no-psi',
+      'node1',
+      'cpu',
+      Array.from({ length: 30 }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.5 })),
+    ],
+    [
+      'a node without memory PSI',
+      'no-psi',
+      'node1',
+      'mem',
+      Array.from({ length: 30 }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.95, pressureCpu: 40 })),
+    ],
+    [
+      'too little history',
+      'too-little-history',
+      'node1',
+      'cpu',
+      Array.from({ length: MIN_SAMPLES }, () => ({
+        node: 'node1',
+        cpuLoad: 0.9,
+        memLoad: 0.5,
+        pressureCpu: 40,
+        pressureMem: 0,
+      })),
+    ],
+    [
+      'only unsettled samples',
+      'too-little-history',
+      'node1',
+      'cpu',
+      Array.from({ length: 30 }, (_, i) => ({ node: 'node1', cpuLoad: (i % 2) * 0.5, memLoad: 0.5, pressureCpu: 40 })),
+    ],
   ] as const)('%s: reason %s, the prior, confidence USAGE_CONFIDENCE', (_name, reason, node, dimension, rounds) => {
     const model = fitModel(learnAll(rounds as readonly NodeObservation[]));
     for (const load of [0, 0.5, 0.8, 0.95, 1.2]) {
-      expect(model.predict(node, dimension, load)).toEqual({ percent: prior(dimension, load), confidence: USAGE_CONFIDENCE, basis: 'usage', reason });
+      expect(model.predict(node, dimension, load)).toEqual({
+        percent: prior(dimension, load),
+        confidence: USAGE_CONFIDENCE,
+        basis: 'usage',
+        reason,
+      });
     }
     expect(model.curve(node, dimension)).toBeUndefined();
   });
@@ -122,8 +230,18 @@ describe('where the model cannot know it says so and falls back to the usage-bas
   });
 
   it('uses the node’s own curve once MIN_SAMPLES settled samples are in', () => {
-    const rounds = Array.from({ length: MIN_SAMPLES + 1 }, () => ({ node: 'node1', cpuLoad: 0.9, memLoad: 0.5, pressureCpu: 40, pressureMem: 0 }));
-    expect(fitModel(learnAll(rounds)).predict('node1', 'cpu', 0.9)).toMatchObject({ percent: 40, basis: 'learned', reason: 'in-range' });
+    const rounds = Array.from({ length: MIN_SAMPLES + 1 }, () => ({
+      node: 'node1',
+      cpuLoad: 0.9,
+      memLoad: 0.5,
+      pressureCpu: 40,
+      pressureMem: 0,
+    }));
+    expect(fitModel(learnAll(rounds)).predict('node1', 'cpu', 0.9)).toMatchObject({
+      percent: 40,
+      basis: 'learned',
+      reason: 'in-range',
+    });
   });
 });
 
@@ -137,22 +255,38 @@ describe('robustness', () => {
       pressureMem: fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: null }),
     });
     fc.assert(
-      fc.property(fc.array(fc.uniqueArray(observation, { selector: (o) => o.node, maxLength: 3 }), { maxLength: 60 }), fc.double({ min: 0, max: 1e6, noNaN: true }), (rounds, load) => {
-        const model = fitModel(learnAll(rounds));
-        for (const node of ['node1', 'node2', 'node4']) {
-          for (const dimension of ['cpu', 'mem'] as const) {
-            const p = model.predict(node, dimension, load);
-            expect(Number.isFinite(p.percent) && p.percent >= 0 && p.percent <= 100).toBe(true);
-            expect(p.confidence >= 0 && p.confidence <= 1).toBe(true);
+      fc.property(
+        fc.array(fc.uniqueArray(observation, { selector: (o) => o.node, maxLength: 3 }), { maxLength: 60 }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        (rounds, load) => {
+          const model = fitModel(learnAll(rounds));
+          for (const node of ['node1', 'node2', 'node4']) {
+            for (const dimension of ['cpu', 'mem'] as const) {
+              const p = model.predict(node, dimension, load);
+              expect(Number.isFinite(p.percent) && p.percent >= 0 && p.percent <= 100).toBe(true);
+              expect(p.confidence >= 0 && p.confidence <= 1).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('predictions are non-decreasing in the load', () => {
-    const model = fitModel(learnAll(synthetic('node1', CURVES.logistic!, 'cpu', { seed: 9, levels: 100, roundsPerLevel: 4, low: 0.2, high: 1.0, noise: 4, outliers: 0.1 })));
+    const model = fitModel(
+      learnAll(
+        synthetic('node1', CURVES.logistic!, 'cpu', {
+          seed: 9,
+          levels: 100,
+          roundsPerLevel: 4,
+          low: 0.2,
+          high: 1.0,
+          noise: 4,
+          outliers: 0.1,
+        }),
+      ),
+    );
     let last = -1;
     for (let i = 0; i <= 200; i++) {
       const p = model.predict('node1', 'cpu', i / 100).percent;
@@ -163,9 +297,13 @@ describe('robustness', () => {
 
   it('names a bad load or dimension', () => {
     const model = fitModel(emptyModel());
-    expect(() => model.predict('node1', 'cpu', -1)).toThrow(new ContentionError('invalid-argument', 'load must be a finite number >= 0 (a fraction of capacity), got -1'));
+    expect(() => model.predict('node1', 'cpu', -1)).toThrow(
+      new ContentionError('invalid-argument', 'load must be a finite number >= 0 (a fraction of capacity), got -1'),
+    );
     expect(() => model.predict('node1', 'cpu', Number.NaN)).toThrow(/got NaN/);
-    expect(() => model.predict('node1', 'disk' as never, 0.5)).toThrow(new ContentionError('invalid-argument', "dimension must be 'cpu' or 'mem', got 'disk'"));
+    expect(() => model.predict('node1', 'disk' as never, 0.5)).toThrow(
+      new ContentionError('invalid-argument', "dimension must be 'cpu' or 'mem', got 'disk'"),
+    );
   });
 
   it('the family fit needs the rise to show: two points at or above the floor, two bins apart', () => {
@@ -177,10 +315,21 @@ describe('robustness', () => {
   });
 
   it('is deterministic: the same state fits to the same predictions after a JSON round trip', () => {
-    const state = learnAll(synthetic('node1', CURVES.knee!, 'cpu', { seed: 5, levels: 80, roundsPerLevel: 4, low: 0, high: 1.2, noise: 3, outliers: 0.1 }));
+    const state = learnAll(
+      synthetic('node1', CURVES.knee!, 'cpu', {
+        seed: 5,
+        levels: 80,
+        roundsPerLevel: 4,
+        low: 0,
+        high: 1.2,
+        noise: 3,
+        outliers: 0.1,
+      }),
+    );
     const a = fitModel(state);
     const b = fitModel(JSON.parse(JSON.stringify(state)));
-    for (let i = 0; i <= 150; i++) expect(b.predict('node1', 'cpu', i / 100)).toEqual(a.predict('node1', 'cpu', i / 100));
+    for (let i = 0; i <= 150; i++)
+      expect(b.predict('node1', 'cpu', i / 100)).toEqual(a.predict('node1', 'cpu', i / 100));
     expect(observeNodes(state, 1e9, []).nodes).toEqual([]);
   });
 });

@@ -114,7 +114,11 @@ function fitCurve(curve: CurveState, dimension: PressureDimension): Fitted | und
     all.map((b) => median(b.pressures)),
     all.map((b) => b.loads.length),
   );
-  const keep = inliers(allLoads, all.map((b) => median(b.pressures)), fit);
+  const keep = inliers(
+    allLoads,
+    all.map((b) => median(b.pressures)),
+    fit,
+  );
   const bins = all.filter((_, j) => keep[j]);
   const loads = allLoads.filter((_, j) => keep[j]);
   const pressures = isotonicMedians(bins.map((b) => b.pressures));
@@ -161,7 +165,8 @@ function learned(f: Fitted, load: number): PressurePrediction {
   const lo = loads[0]!;
   const hi = loads[loads.length - 1]!;
   let percent: number;
-  if (load > hi) percent = Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - curveAt(shape, hi)));
+  if (load > hi)
+    percent = Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - curveAt(shape, hi)));
   else if (load < lo) percent = Math.max(0, pressures[0]! - Math.max(0, curveAt(shape, lo) - curveAt(shape, load)));
   else percent = loads.length === 1 ? pressures[0]! : between(f, load);
   const bin = binOf(load);
@@ -192,19 +197,27 @@ function learned(f: Fitted, load: number): PressurePrediction {
 }
 
 /** The usage-based prediction: the prior curve of the load alone (see `USAGE_PRIOR`). */
-export function usagePrediction(dimension: PressureDimension, load: number, reason: PredictionReason): PressurePrediction {
+export function usagePrediction(
+  dimension: PressureDimension,
+  load: number,
+  reason: PredictionReason,
+): PressurePrediction {
   return { percent: curveAt(USAGE_PRIOR[dimension], load), confidence: USAGE_CONFIDENCE, basis: 'usage', reason };
 }
 
 function checkDimension(dimension: unknown): PressureDimension {
-  if (dimension !== 'cpu' && dimension !== 'mem') throw new ContentionError('invalid-argument', `dimension must be 'cpu' or 'mem', got ${showValue(dimension)}`);
+  if (dimension !== 'cpu' && dimension !== 'mem')
+    throw new ContentionError('invalid-argument', `dimension must be 'cpu' or 'mem', got ${showValue(dimension)}`);
   return dimension;
 }
 
 /** Checks a load argument: a finite number ≥ 0 (a fraction of capacity). */
 export function checkLoadArgument(load: unknown, field: string): number {
   if (typeof load !== 'number' || !Number.isFinite(load) || load < 0) {
-    throw new ContentionError('invalid-argument', `${field} must be a finite number >= 0 (a fraction of capacity), got ${showValue(load)}`);
+    throw new ContentionError(
+      'invalid-argument',
+      `${field} must be a finite number >= 0 (a fraction of capacity), got ${showValue(load)}`,
+    );
   }
   return load;
 }

@@ -33,7 +33,14 @@ export {
   type PressureCurve,
 } from './curves';
 export { isotonicMedians, median, weightedMedian } from './robust';
-export { checkModelState, emptyModel, type BinState, type ContentionModelState, type CurveState, type NodeModelState } from './state';
+export {
+  checkModelState,
+  emptyModel,
+  type BinState,
+  type ContentionModelState,
+  type CurveState,
+  type NodeModelState,
+} from './state';
 export { binOf, observeNodes, type NodeObservation } from './learn';
 export {
   fitModel,

@@ -72,7 +72,17 @@ describe('observeNodes: what is learned', () => {
   });
 
   it('stays bounded: at most LOAD_BINS bins of BIN_SAMPLES samples per curve, whatever it sees', () => {
-    const state = learnAll(synthetic('node1', CURVES.knee!, 'cpu', { seed: 3, levels: 2000, roundsPerLevel: 3, low: 0, high: 3, noise: 5, outliers: 0.2 }));
+    const state = learnAll(
+      synthetic('node1', CURVES.knee!, 'cpu', {
+        seed: 3,
+        levels: 2000,
+        roundsPerLevel: 3,
+        low: 0,
+        high: 3,
+        noise: 5,
+        outliers: 0.2,
+      }),
+    );
     const bins = cpuBins(state);
     expect(bins.length).toBeLessThanOrEqual(LOAD_BINS);
     expect(bins.every((b) => b.loads.length <= BIN_SAMPLES && b.pressures.length === b.loads.length)).toBe(true);
@@ -82,7 +92,17 @@ describe('observeNodes: what is learned', () => {
   });
 
   it('is deterministic, leaves its input untouched, and its state survives JSON', () => {
-    const rounds = [...synthetic('node1', CURVES.logistic!, 'cpu', { seed: 11, levels: 50, roundsPerLevel: 4, low: 0, high: 1.2, noise: 2, outliers: 0.05 })];
+    const rounds = [
+      ...synthetic('node1', CURVES.logistic!, 'cpu', {
+        seed: 11,
+        levels: 50,
+        roundsPerLevel: 4,
+        low: 0,
+        high: 1.2,
+        noise: 2,
+        outliers: 0.05,
+      }),
+    ];
     const a = learnAll(rounds);
     const b = learnAll(rounds);
     expect(b).toEqual(a);
@@ -96,30 +116,97 @@ describe('observeNodes: what is learned', () => {
 
 describe('observeNodes: bad input is named', () => {
   it.each([
-    ['now', () => observeNodes(emptyModel(), Number.NaN, []), "now must be a finite number (seconds), got NaN"],
+    ['now', () => observeNodes(emptyModel(), Number.NaN, []), 'now must be a finite number (seconds), got NaN'],
     ['observations', () => observeNodes(emptyModel(), 0, 'x' as never), "observations must be an array, got 'x'"],
-    ['node', () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { node: '' })]), "observations.0.node must be a non-empty string, got ''"],
-    ['duplicate node', () => observeNodes(emptyModel(), 0, [obs(0.5, 1), obs(0.5, 1)]), "observations.1.node must be a node not listed before, got 'node1'"],
-    ['cpuLoad', () => observeNodes(emptyModel(), 0, [obs(-0.1, 1)]), 'observations.0.cpuLoad must be a finite number >= 0, got -0.1'],
-    ['memLoad', () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { memLoad: Infinity })]), 'observations.0.memLoad must be a finite number >= 0, got Infinity'],
-    ['pressureCpu', () => observeNodes(emptyModel(), 0, [obs(0.5, 130)]), 'observations.0.pressureCpu must be a percentage in 0..100, undefined or null (not reported), got 130'],
-    ['pressureMem', () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { pressureMem: '5' as never })]), "observations.0.pressureMem must be a percentage in 0..100, undefined or null (not reported), got '5'"],
+    [
+      'node',
+      () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { node: '' })]),
+      "observations.0.node must be a non-empty string, got ''",
+    ],
+    [
+      'duplicate node',
+      () => observeNodes(emptyModel(), 0, [obs(0.5, 1), obs(0.5, 1)]),
+      "observations.1.node must be a node not listed before, got 'node1'",
+    ],
+    [
+      'cpuLoad',
+      () => observeNodes(emptyModel(), 0, [obs(-0.1, 1)]),
+      'observations.0.cpuLoad must be a finite number >= 0, got -0.1',
+    ],
+    [
+      'memLoad',
+      () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { memLoad: Infinity })]),
+      'observations.0.memLoad must be a finite number >= 0, got Infinity',
+    ],
+    [
+      'pressureCpu',
+      () => observeNodes(emptyModel(), 0, [obs(0.5, 130)]),
+      'observations.0.pressureCpu must be a percentage in 0..100, undefined or null (not reported), got 130',
+    ],
+    [
+      'pressureMem',
+      () => observeNodes(emptyModel(), 0, [obs(0.5, 1, { pressureMem: '5' as never })]),
+      "observations.0.pressureMem must be a percentage in 0..100, undefined or null (not reported), got '5'",
+    ],
   ])('%s', (_name, call, message) => {
     expect(call).toThrow(new ContentionError('invalid-argument', message));
   });
 });
 
+/** A saved state as parsed JSON, loose enough to hold the wrong values the cases write into it. */
+interface LooseBin {
+  index: unknown;
+  count: unknown;
+  loads: unknown[];
+  pressures: unknown[];
+}
+interface LooseState {
+  version: unknown;
+  nodes: Array<{ cpu: { bins: LooseBin[] }; mem: { reportedAt: unknown } }>;
+}
+
 describe('checkModelState', () => {
-  const good = () => JSON.parse(JSON.stringify(learnAll([obs(0.5, 10), obs(0.5, 12), [obs(0.5, 11), { ...obs(0.2, 0), node: 'node2' }]])));
+  const good = () =>
+    JSON.parse(
+      JSON.stringify(learnAll([obs(0.5, 10), obs(0.5, 12), [obs(0.5, 11), { ...obs(0.2, 0), node: 'node2' }]])),
+    ) as LooseState;
   it.each([
-    ['version', (s: any) => (s.version = 2), "contention model state field 'version' must be 1, got 2"],
-    ['nodes order', (s: any) => s.nodes.reverse(), "contention model state field 'nodes.1.node' must be after 'node2' in byte order (sorted, no duplicates), got 'node1'"],
-    ['a pressure', (s: any) => (s.nodes[0].cpu.bins[0].pressures[0] = 130), "contention model state field 'nodes.0.cpu.bins.0.pressures.0' must be a finite number in 0..100, got 130"],
-    ['a ring too long', (s: any) => (s.nodes[0].cpu.bins[0].loads = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]), "contention model state field 'nodes.0.cpu.bins.0.loads' must be 1 to 7 samples, got [0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5]"],
-    ['ragged samples', (s: any) => s.nodes[0].cpu.bins[0].pressures.push(1), "contention model state field 'nodes.0.cpu.bins.0.pressures' must be as many samples as 'loads' (2), got [12,11,1]"],
-    ['bin index', (s: any) => (s.nodes[0].cpu.bins[0].index = 60), "contention model state field 'nodes.0.cpu.bins.0.index' must be a finite number in 0..59, got 60"],
-    ['count below the samples', (s: any) => (s.nodes[0].cpu.bins[0].count = 1), "contention model state field 'nodes.0.cpu.bins.0.count' must be a finite number in 2..1000000, got 1"],
-    ['reportedAt', (s: any) => (s.nodes[1].mem.reportedAt = 'x'), "contention model state field 'nodes.1.mem.reportedAt' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got 'x'"],
+    ['version', (s: LooseState) => (s.version = 2), "contention model state field 'version' must be 1, got 2"],
+    [
+      'nodes order',
+      (s: LooseState) => s.nodes.reverse(),
+      "contention model state field 'nodes.1.node' must be after 'node2' in byte order (sorted, no duplicates), got 'node1'",
+    ],
+    [
+      'a pressure',
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.pressures[0] = 130),
+      "contention model state field 'nodes.0.cpu.bins.0.pressures.0' must be a finite number in 0..100, got 130",
+    ],
+    [
+      'a ring too long',
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.loads = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
+      "contention model state field 'nodes.0.cpu.bins.0.loads' must be 1 to 7 samples, got [0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5]",
+    ],
+    [
+      'ragged samples',
+      (s: LooseState) => s.nodes[0]!.cpu.bins[0]!.pressures.push(1),
+      "contention model state field 'nodes.0.cpu.bins.0.pressures' must be as many samples as 'loads' (2), got [12,11,1]",
+    ],
+    [
+      'bin index',
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.index = 60),
+      "contention model state field 'nodes.0.cpu.bins.0.index' must be a finite number in 0..59, got 60",
+    ],
+    [
+      'count below the samples',
+      (s: LooseState) => (s.nodes[0]!.cpu.bins[0]!.count = 1),
+      "contention model state field 'nodes.0.cpu.bins.0.count' must be a finite number in 2..1000000, got 1",
+    ],
+    [
+      'reportedAt',
+      (s: LooseState) => (s.nodes[1]!.mem.reportedAt = 'x'),
+      "contention model state field 'nodes.1.mem.reportedAt' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got 'x'",
+    ],
     ['top level', () => null, "contention model state field '(top level)' must be an object, got null"],
   ])('%s', (_name, spoil, message) => {
     const state = good();

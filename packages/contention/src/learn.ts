@@ -33,7 +33,8 @@ const bad = (field: string, expected: string, value: unknown) =>
   new ContentionError('invalid-argument', `${field} must be ${expected}, got ${showValue(value)}`);
 
 function checkLoad(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw bad(field, 'a finite number >= 0', value);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw bad(field, 'a finite number >= 0', value);
   return value;
 }
 
@@ -46,7 +47,13 @@ function checkPressure(value: unknown, field: string): number | undefined {
 }
 
 /** Checks the observations of one round (see {@link NodeObservation}); throws `invalid-argument` naming the entry and field. */
-function checkObservations(observations: unknown): Array<{ node: string; cpuLoad: number; memLoad: number; pressureCpu: number | undefined; pressureMem: number | undefined }> {
+function checkObservations(observations: unknown): Array<{
+  node: string;
+  cpuLoad: number;
+  memLoad: number;
+  pressureCpu: number | undefined;
+  pressureMem: number | undefined;
+}> {
   if (!Array.isArray(observations)) throw bad('observations', 'an array', observations);
   const seen = new Set<string>();
   return observations.map((o: unknown, i) => {
@@ -90,7 +97,13 @@ function addSample(bin: BinState | undefined, index: number, load: number, press
 }
 
 /** A curve after one observation: the sample learned when `settled`, old bins dropped. */
-function learnCurve(curve: CurveState, load: number, pressure: number | undefined, settled: boolean, now: number): CurveState {
+function learnCurve(
+  curve: CurveState,
+  load: number,
+  pressure: number | undefined,
+  settled: boolean,
+  now: number,
+): CurveState {
   const fresh = curve.bins.filter((b) => now - b.at <= RETAIN_SECONDS);
   const reportedAt = pressure === undefined ? curve.reportedAt : now;
   if (pressure === undefined || !settled) {
@@ -121,7 +134,11 @@ const EMPTY_CURVE: CurveState = { reportedAt: null, bins: [] };
  * {@link ContentionError} `invalid-argument` for a bad observation, naming it
  * (`observations.2.pressureCpu must be a percentage in 0..100, …`).
  */
-export function observeNodes(state: ContentionModelState, now: number, observations: readonly NodeObservation[]): ContentionModelState {
+export function observeNodes(
+  state: ContentionModelState,
+  now: number,
+  observations: readonly NodeObservation[],
+): ContentionModelState {
   if (typeof now !== 'number' || !Number.isFinite(now)) throw bad('now', 'a finite number (seconds)', now);
   const list = checkObservations(observations);
   const byName = new Map<string, NodeModelState>();

@@ -18,7 +18,10 @@ describe('README', () => {
       ['logistic', 'cpu', 1.1],
       ['steep memory', 'mem', 1.0],
     ] as const;
-    const rows: string[] = ['| curve (range) | noise, outliers | median error (pp) | p90 error (pp) | max error (pp) |', '|---|---|---|---|---|'];
+    const rows: string[] = [
+      '| curve (range) | noise, outliers | median error (pp) | p90 error (pp) | max error (pp) |',
+      '|---|---|---|---|---|',
+    ];
     for (const [name, dimension, high] of cases) {
       const curve = CURVES[name === 'steep memory' ? 'steepMemory' : name]!;
       for (const [noise, outliers] of [
@@ -29,15 +32,30 @@ describe('README', () => {
         let p90 = 0;
         let max = 0;
         for (let seed = 1; seed <= 10; seed++) {
-          const model = fitModel(learnAll(synthetic('node1', curve, dimension, { seed, levels: 300, roundsPerLevel: 4, low: 0, high, noise, outliers })));
+          const model = fitModel(
+            learnAll(
+              synthetic('node1', curve, dimension, {
+                seed,
+                levels: 300,
+                roundsPerLevel: 4,
+                low: 0,
+                high,
+                noise,
+                outliers,
+              }),
+            ),
+          );
           const errors: number[] = [];
-          for (let i = 0; i <= Math.round(high * 100); i++) errors.push(Math.abs(model.predict('node1', dimension, i / 100).percent - curve(i / 100)));
+          for (let i = 0; i <= Math.round(high * 100); i++)
+            errors.push(Math.abs(model.predict('node1', dimension, i / 100).percent - curve(i / 100)));
           errors.sort((a, b) => a - b);
           median = Math.max(median, errors[errors.length >> 1]!);
           p90 = Math.max(p90, errors[Math.floor(errors.length * 0.9)]!);
           max = Math.max(max, errors[errors.length - 1]!);
         }
-        rows.push(`| ${name} (0–${Math.round(high * 100)} %) | ${noise} pp, ${outliers * 100} % | ${median.toFixed(2)} | ${p90.toFixed(2)} | ${max.toFixed(2)} |`);
+        rows.push(
+          `| ${name} (0–${Math.round(high * 100)} %) | ${noise} pp, ${outliers * 100} % | ${median.toFixed(2)} | ${p90.toFixed(2)} | ${max.toFixed(2)} |`,
+        );
       }
     }
     const table = rows.join('\n');

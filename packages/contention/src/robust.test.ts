@@ -30,14 +30,29 @@ describe('median and weighted median', () => {
 describe('isotonicMedians', () => {
   it.each([
     // groups, result
-    [[[1], [2], [3]], [1, 2, 3]],
+    [
+      [[1], [2], [3]],
+      [1, 2, 3],
+    ],
     // [3, 3] then [2] violate: pooled samples [2, 3, 3], median 3
-    [[[1], [3, 3], [2], [4]], [1, 3, 3, 4]],
+    [
+      [[1], [3, 3], [2], [4]],
+      [1, 3, 3, 4],
+    ],
     // a decreasing run pools into one block: median of [1, 2, 3] = 2
-    [[[3], [2], [1]], [2, 2, 2]],
+    [
+      [[3], [2], [1]],
+      [2, 2, 2],
+    ],
     // a group spoiled by outliers is outvoted by the samples it is pooled with:
     // [90, 91, 92] then [10, 15, 95]: pooled median of six = (90 + 91) / 2
-    [[[90, 91, 92], [10, 15, 95]], [90.5, 90.5]],
+    [
+      [
+        [90, 91, 92],
+        [10, 15, 95],
+      ],
+      [90.5, 90.5],
+    ],
   ])('%j → %j', (groups, expected) => {
     expect(isotonicMedians(groups)).toEqual(expected);
   });

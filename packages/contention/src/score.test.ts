@@ -16,7 +16,14 @@ import {
 import { CURVES, learnAll, synthetic } from './test-support';
 
 const GIB = 1024 ** 3;
-const node = (name: string, cpu: number, mem: number, activity: number, maxcpu = 16, maxmem = 64 * GIB): NodeContention => ({
+const node = (
+  name: string,
+  cpu: number,
+  mem: number,
+  activity: number,
+  maxcpu = 16,
+  maxmem = 64 * GIB,
+): NodeContention => ({
   node: name,
   cpu,
   maxcpu,
@@ -24,7 +31,13 @@ const node = (name: string, cpu: number, mem: number, activity: number, maxcpu =
   maxmem,
   activity,
 });
-const bundle = (cpu: number, mem: number, activity: number, guests = 1, transferBytes = mem): MovedBundle => ({ cpu, mem, activity, guests, transferBytes });
+const bundle = (cpu: number, mem: number, activity: number, guests = 1, transferBytes = mem): MovedBundle => ({
+  cpu,
+  mem,
+  activity,
+  guests,
+  transferBytes,
+});
 
 describe('assessMove: the worked example (usage prior, defaults)', () => {
   // node1: 15 of 16 cores (load 0.9375), 6 busy guests; node2: 2 of 16 (0.125), 1 guest.
@@ -43,7 +56,12 @@ describe('assessMove: the worked example (usage prior, defaults)', () => {
   it('predicts the pressures of both ends', () => {
     expect(a.source.cpu.before.percent).toBeCloseTo(31.336806, 5);
     expect(a.source.cpu.after.percent).toBeCloseTo(7.03125, 9);
-    expect([a.target.cpu.before.percent, a.target.cpu.after.percent, a.source.mem.after.percent, a.target.mem.after.percent]).toEqual([0, 0, 0, 0]);
+    expect([
+      a.target.cpu.before.percent,
+      a.target.cpu.after.percent,
+      a.source.mem.after.percent,
+      a.target.mem.after.percent,
+    ]).toEqual([0, 0, 0, 0]);
     expect(a.source.cpu.after).toMatchObject({ basis: 'usage', reason: 'unknown-node' });
   });
 
@@ -64,7 +82,17 @@ describe('assessMove: the worked example (usage prior, defaults)', () => {
 function learnedModel() {
   const knee = CURVES.knee!;
   const rounds: NodeObservation[][] = [];
-  const streams = ['node1', 'node2', 'node3'].map((n, i) => synthetic(n, knee, 'cpu', { seed: 10 + i, levels: 200, roundsPerLevel: 4, low: 0, high: 1.1, noise: 1, outliers: 0 }));
+  const streams = ['node1', 'node2', 'node3'].map((n, i) =>
+    synthetic(n, knee, 'cpu', {
+      seed: 10 + i,
+      levels: 200,
+      roundsPerLevel: 4,
+      low: 0,
+      high: 1.1,
+      noise: 1,
+      outliers: 0,
+    }),
+  );
   for (;;) {
     const round = streams.map((s) => s.next());
     if (round.some((r) => r.done)) break;
@@ -78,7 +106,11 @@ describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load
 
   it('a hot node relieved onto a cool one: a large gain, confident', () => {
     // node1 at 0.9 (60 %), node2 at 0.3 (0 %): 2 cores of 16 move (0.125): node1 → 35 %, node2 → 0 %
-    const a = assessMove(model, { source: node('node1', 14.4, 0, 4), target: node('node2', 4.8, 0, 2), bundle: bundle(2, 2 * GIB, 1) });
+    const a = assessMove(model, {
+      source: node('node1', 14.4, 0, 4),
+      target: node('node2', 4.8, 0, 2),
+      bundle: bundle(2, 2 * GIB, 1),
+    });
     expect(a.source.cpu.before.percent).toBeCloseTo(60, 0);
     expect(a.source.cpu.after.percent).toBeCloseTo(35, 0);
     expect(a.target.cpu.after.percent).toBeLessThan(1);
@@ -88,7 +120,11 @@ describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load
   });
 
   it('an idle cluster: nothing waits, so no move saves anything and every move costs', () => {
-    const a = assessMove(model, { source: node('node1', 4, 0, 3), target: node('node2', 1, 0, 1), bundle: bundle(2, 4 * GIB, 1) });
+    const a = assessMove(model, {
+      source: node('node1', 4, 0, 3),
+      target: node('node2', 1, 0, 1),
+      bundle: bundle(2, 4 * GIB, 1),
+    });
     expect(a.rateBefore).toBeLessThan(0.01);
     expect(Math.abs(a.savedSeconds)).toBeLessThan(a.costSeconds);
     expect(a.netSeconds).toBeLessThan(0);
@@ -96,7 +132,11 @@ describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load
 
   it('moving onto a node past its knee makes it worse: negative, and not discounted', () => {
     // node1 at 0.7 (20 %), node2 at 0.75 (30 %): node2 → 0.875 (55 %) while node1 → 0.575 (0 %)
-    const a = assessMove(model, { source: node('node1', 11.2, 0, 1), target: node('node2', 12, 0, 6), bundle: bundle(2, 2 * GIB, 1) });
+    const a = assessMove(model, {
+      source: node('node1', 11.2, 0, 1),
+      target: node('node2', 12, 0, 6),
+      bundle: bundle(2, 2 * GIB, 1),
+    });
     expect(a.savedSeconds).toBeLessThan(0);
     expect(a.netSeconds).toBeCloseTo(a.savedSeconds - a.costSeconds, 9);
   });
@@ -144,21 +184,56 @@ describe('bad arguments and options are named', () => {
   const model = fitModel(emptyModel());
   const good = { source: node('node1', 8, GIB, 2), target: node('node2', 4, GIB, 1), bundle: bundle(1, GIB, 0.5) };
   it.each([
-    ['source.maxcpu', { ...good, source: { ...good.source, maxcpu: 0 } }, 'move.source.maxcpu must be a finite number > 0 and <= 2^53, got 0'],
-    ['target.node', { ...good, target: { ...good.target, node: '' } }, "move.target.node must be a non-empty string, got ''"],
-    ['same node', { ...good, target: { ...good.target, node: 'node1' } }, "move.target.node must be another node than the source, got 'node1'"],
-    ['target.activity', { ...good, target: { ...good.target, activity: Number.NaN } }, 'move.target.activity must be a finite number >= 0 and <= 2^53, got NaN'],
-    ['bundle.cpu', { ...good, bundle: { ...good.bundle, cpu: -1 } }, 'move.bundle.cpu must be a finite number >= 0 and <= 2^53, got -1'],
-    ['bundle.guests', { ...good, bundle: { ...good.bundle, guests: 0.5 } }, 'move.bundle.guests must be an integer in 1..2^31, got 0.5'],
-    ['bundle.transferBytes', { ...good, bundle: { ...good.bundle, transferBytes: 2 ** 60 } }, 'move.bundle.transferBytes must be a finite number >= 0 and <= 2^53, got 1152921504606847000'],
-    ['a load out of range', { ...good, source: { ...good.source, cpu: 2 ** 53, maxcpu: 1e-300 } }, "the load of 'node1' must be a finite number >= 0 (a fraction of capacity), got Infinity"],
+    [
+      'source.maxcpu',
+      { ...good, source: { ...good.source, maxcpu: 0 } },
+      'move.source.maxcpu must be a finite number > 0 and <= 2^53, got 0',
+    ],
+    [
+      'target.node',
+      { ...good, target: { ...good.target, node: '' } },
+      "move.target.node must be a non-empty string, got ''",
+    ],
+    [
+      'same node',
+      { ...good, target: { ...good.target, node: 'node1' } },
+      "move.target.node must be another node than the source, got 'node1'",
+    ],
+    [
+      'target.activity',
+      { ...good, target: { ...good.target, activity: Number.NaN } },
+      'move.target.activity must be a finite number >= 0 and <= 2^53, got NaN',
+    ],
+    [
+      'bundle.cpu',
+      { ...good, bundle: { ...good.bundle, cpu: -1 } },
+      'move.bundle.cpu must be a finite number >= 0 and <= 2^53, got -1',
+    ],
+    [
+      'bundle.guests',
+      { ...good, bundle: { ...good.bundle, guests: 0.5 } },
+      'move.bundle.guests must be an integer in 1..2^31, got 0.5',
+    ],
+    [
+      'bundle.transferBytes',
+      { ...good, bundle: { ...good.bundle, transferBytes: 2 ** 60 } },
+      'move.bundle.transferBytes must be a finite number >= 0 and <= 2^53, got 1152921504606847000',
+    ],
+    [
+      'a load out of range',
+      { ...good, source: { ...good.source, cpu: 2 ** 53, maxcpu: 1e-300 } },
+      "the load of 'node1' must be a finite number >= 0 (a fraction of capacity), got Infinity",
+    ],
   ])('%s', (_name, move, message) => {
     expect(() => assessMove(model, move as never)).toThrow(new ContentionError('invalid-argument', message));
   });
 
   it.each([
     [{ horizonSeconds: 0 }, "contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0"],
-    [{ bandwidthBytesPerSecond: 0.5 }, "contention option 'bandwidthBytesPerSecond' must be a number of bytes per second in 1..2^53, got 0.5"],
+    [
+      { bandwidthBytesPerSecond: 0.5 },
+      "contention option 'bandwidthBytesPerSecond' must be a number of bytes per second in 1..2^53, got 0.5",
+    ],
     [{ stallShare: 1.5 }, "contention option 'stallShare' must be a share in 0..1, got 1.5"],
     [{ setupSeconds: Number.NaN }, "contention option 'setupSeconds' must be a number of seconds in 0..1e9, got NaN"],
     [{ downtimeSeconds: -1 }, "contention option 'downtimeSeconds' must be a number of seconds in 0..1e9, got -1"],

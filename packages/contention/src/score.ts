@@ -130,7 +130,13 @@ export const QUANTITY_MAX = 2 ** 53;
 const SECONDS_MAX = 1e9;
 
 function finite(value: unknown, field: string, positive = false): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0) || value > QUANTITY_MAX) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (positive && value === 0) ||
+    value > QUANTITY_MAX
+  ) {
     throw bad(field, `a finite number ${positive ? '> 0' : '>= 0'} and <= 2^53`, value);
   }
   return value;
@@ -165,7 +171,10 @@ export function contentionOptions(options: Partial<ContentionOptions> = {}): Con
   const check = (field: keyof ContentionOptions, ok: (v: number) => boolean, expected: string) => {
     const v = o[field];
     if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) {
-      throw new ContentionError('invalid-options', `contention option '${field}' must be ${expected}, got ${showValue(v)}`);
+      throw new ContentionError(
+        'invalid-options',
+        `contention option '${field}' must be ${expected}, got ${showValue(v)}`,
+      );
     }
   };
   check('horizonSeconds', (v) => v > 0 && v <= SECONDS_MAX, 'a number of seconds in (0, 1e9]');
@@ -196,7 +205,13 @@ export function contentionRate(activity: number, cpuPercent: number, memPercent:
   return activity * Math.min(1, (cpuPercent + memPercent) / 100);
 }
 
-function change(model: FittedModel, node: string, dimension: PressureDimension, before: number, after: number): PressureChange {
+function change(
+  model: FittedModel,
+  node: string,
+  dimension: PressureDimension,
+  before: number,
+  after: number,
+): PressureChange {
   return { before: model.predict(node, dimension, before), after: model.predict(node, dimension, after) };
 }
 
@@ -206,7 +221,10 @@ function movePressure(model: FittedModel, source: NodeLoad, target: NodeLoad, mo
     mem: change(model, n.node, 'mem', n.mem / n.maxmem, checkLoadArgument(mem / n.maxmem, `the load of '${n.node}'`)),
   });
   return {
-    source: { node: source.node, ...loads(source, Math.max(0, source.cpu - moved.cpu), Math.max(0, source.mem - moved.mem)) },
+    source: {
+      node: source.node,
+      ...loads(source, Math.max(0, source.cpu - moved.cpu), Math.max(0, source.mem - moved.mem)),
+    },
     target: { node: target.node, ...loads(target, target.cpu + moved.cpu, target.mem + moved.mem) },
   };
 }
@@ -218,7 +236,12 @@ function movePressure(model: FittedModel, source: NodeLoad, target: NodeLoad, mo
  * Throws {@link ContentionError} `invalid-argument` naming the field of a bad argument
  * (`source.maxcpu must be a finite number > 0, got 0`), or when source and target are the same node.
  */
-export function predictMovePressure(model: FittedModel, source: NodeLoad, target: NodeLoad, moved: MovedLoad): MovePressure {
+export function predictMovePressure(
+  model: FittedModel,
+  source: NodeLoad,
+  target: NodeLoad,
+  moved: MovedLoad,
+): MovePressure {
   const s = checkNode(source, 'source', false);
   const t = checkNode(target, 'target', false);
   if (s.node === t.node) throw bad('target.node', `another node than the source`, t.node);
@@ -249,7 +272,11 @@ export interface MoveInput {
  * of a bad argument or option. To score many moves on one model, {@link moveScorer} checks the
  * options once.
  */
-export function assessMove(model: FittedModel, move: MoveInput, options: Partial<ContentionOptions> = {}): MoveAssessment {
+export function assessMove(
+  model: FittedModel,
+  move: MoveInput,
+  options: Partial<ContentionOptions> = {},
+): MoveAssessment {
   return moveScorer(model, options)(move);
 }
 
@@ -257,7 +284,10 @@ export function assessMove(model: FittedModel, move: MoveInput, options: Partial
  * {@link assessMove} for many moves on one model: the options are checked (and completed with
  * {@link CONTENTION_DEFAULTS}) once, here; the returned function checks each move.
  */
-export function moveScorer(model: FittedModel, options: Partial<ContentionOptions> = {}): (move: MoveInput) => MoveAssessment {
+export function moveScorer(
+  model: FittedModel,
+  options: Partial<ContentionOptions> = {},
+): (move: MoveInput) => MoveAssessment {
   const o = contentionOptions(options);
   return (move) => {
     if (typeof move !== 'object' || move === null) throw bad('move', 'an object', move);
@@ -268,13 +298,16 @@ export function moveScorer(model: FittedModel, options: Partial<ContentionOption
     const b = move.bundle as unknown as Record<string, unknown>;
     const activity = finite(b.activity, 'move.bundle.activity');
     const guests = b.guests;
-    if (typeof guests !== 'number' || !Number.isInteger(guests) || guests < 1 || guests > 2 ** 31) throw bad('move.bundle.guests', 'an integer in 1..2^31', guests);
+    if (typeof guests !== 'number' || !Number.isInteger(guests) || guests < 1 || guests > 2 ** 31)
+      throw bad('move.bundle.guests', 'an integer in 1..2^31', guests);
     const transferBytes = finite(b.transferBytes, 'move.bundle.transferBytes');
 
     const pressure = movePressure(model, source, target, moved);
     const s = pressure.source;
     const t = pressure.target;
-    const rateBefore = contentionRate(source.activity, s.cpu.before.percent, s.mem.before.percent) + contentionRate(target.activity, t.cpu.before.percent, t.mem.before.percent);
+    const rateBefore =
+      contentionRate(source.activity, s.cpu.before.percent, s.mem.before.percent) +
+      contentionRate(target.activity, t.cpu.before.percent, t.mem.before.percent);
     const rateAfter =
       contentionRate(Math.max(0, source.activity - activity), s.cpu.after.percent, s.mem.after.percent) +
       contentionRate(target.activity + activity, t.cpu.after.percent, t.mem.after.percent);
@@ -283,7 +316,16 @@ export function moveScorer(model: FittedModel, options: Partial<ContentionOption
     const costSeconds = guests * (migrationSeconds * o.stallShare + o.downtimeSeconds);
     let confidence = 1;
     let usage = false;
-    for (const p of [s.cpu.before, s.cpu.after, s.mem.before, s.mem.after, t.cpu.before, t.cpu.after, t.mem.before, t.mem.after]) {
+    for (const p of [
+      s.cpu.before,
+      s.cpu.after,
+      s.mem.before,
+      s.mem.after,
+      t.cpu.before,
+      t.cpu.after,
+      t.mem.before,
+      t.mem.after,
+    ]) {
       if (p.confidence < confidence) confidence = p.confidence;
       if (p.basis === 'usage') usage = true;
     }

@@ -56,10 +56,14 @@ export function emptyModel(): ContentionModelState {
 }
 
 const invalid = (field: string, expected: string, value: unknown) =>
-  new ContentionError('invalid-state', `contention model state field '${field}' must be ${expected}, got ${showValue(value)}`);
+  new ContentionError(
+    'invalid-state',
+    `contention model state field '${field}' must be ${expected}, got ${showValue(value)}`,
+  );
 
 function object(value: unknown, field: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(field || '(top level)', 'an object', value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(field || '(top level)', 'an object', value);
   return value as Record<string, unknown>;
 }
 
@@ -89,9 +93,13 @@ function checkBin(value: unknown, field: string): BinState {
   const b = object(value, field);
   const index = integer(b.index, `${field}.index`, 0, LOAD_BINS - 1);
   const loads = array(b.loads, `${field}.loads`).map((v, i) => number(v, `${field}.loads.${i}`, 0, LOAD_MAX));
-  const pressures = array(b.pressures, `${field}.pressures`).map((v, i) => number(v, `${field}.pressures.${i}`, 0, 100));
-  if (loads.length === 0 || loads.length > BIN_SAMPLES) throw invalid(`${field}.loads`, `1 to ${BIN_SAMPLES} samples`, b.loads);
-  if (pressures.length !== loads.length) throw invalid(`${field}.pressures`, `as many samples as 'loads' (${loads.length})`, b.pressures);
+  const pressures = array(b.pressures, `${field}.pressures`).map((v, i) =>
+    number(v, `${field}.pressures.${i}`, 0, 100),
+  );
+  if (loads.length === 0 || loads.length > BIN_SAMPLES)
+    throw invalid(`${field}.loads`, `1 to ${BIN_SAMPLES} samples`, b.loads);
+  if (pressures.length !== loads.length)
+    throw invalid(`${field}.pressures`, `as many samples as 'loads' (${loads.length})`, b.pressures);
   const next = integer(b.next, `${field}.next`, 0, BIN_SAMPLES - 1);
   const count = integer(b.count, `${field}.count`, loads.length, COUNT_CAP);
   return { index, loads, pressures, next, count, at: time(b.at, `${field}.at`) };
@@ -123,7 +131,8 @@ export function checkModelState(value: unknown): ContentionModelState {
     const field = `nodes.${i}`;
     const n = object(v, field);
     if (typeof n.node !== 'string' || n.node === '') throw invalid(`${field}.node`, 'a non-empty string', n.node);
-    if (previous !== undefined && !(previous < n.node)) throw invalid(`${field}.node`, `after '${previous}' in byte order (sorted, no duplicates)`, n.node);
+    if (previous !== undefined && !(previous < n.node))
+      throw invalid(`${field}.node`, `after '${previous}' in byte order (sorted, no duplicates)`, n.node);
     previous = n.node;
     return {
       node: n.node,

@@ -43,7 +43,12 @@ export interface SyntheticOptions {
 }
 
 /** A round's observation of one node: the true curve at the load, plus noise and outliers. */
-export function* synthetic(node: string, curve: TrueCurve, dimension: 'cpu' | 'mem', o: SyntheticOptions): Generator<NodeObservation> {
+export function* synthetic(
+  node: string,
+  curve: TrueCurve,
+  dimension: 'cpu' | 'mem',
+  o: SyntheticOptions,
+): Generator<NodeObservation> {
   const random = mulberry32(o.seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   for (let level = 0; level < o.levels; level++) {

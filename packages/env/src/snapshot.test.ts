@@ -10,9 +10,9 @@ describe('snapshot', () => {
       (s.service_status['vm:101'] as { state: string }).state = 'stopped';
     }).toThrow(TypeError);
     expect(() => {
-      (s.service_status['vm:101']!.failed_nodes as string[]).push('node3');
+      (s.service_status['vm:101'].failed_nodes as string[]).push('node3');
     }).toThrow(TypeError);
-    expect(s.service_status['vm:101']!.state).toBe('started');
+    expect(s.service_status['vm:101'].state).toBe('started');
   });
 
   test('names that are Object.prototype keys are plain keys', () => {
@@ -24,7 +24,9 @@ describe('snapshot', () => {
     expect(s.__proto__).toEqual({ online: true });
     // no inherited members: an absent name reads as undefined
     expect(s.constructor).toBeUndefined();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- reads the member to show it is absent; nothing is called
     expect(s.hasOwnProperty).toBeUndefined();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- as above
     expect(s.valueOf).toBeUndefined();
   });
 
@@ -35,7 +37,10 @@ describe('snapshot', () => {
   });
 
   test('a new version shares every unchanged subtree with the previous one', () => {
-    const doc = { service_status: { 'vm:101': { state: 'started', node: 'node1' }, 'vm:102': { state: 'stopped', node: 'node2' } }, timestamp: 20 };
+    const doc = {
+      service_status: { 'vm:101': { state: 'started', node: 'node1' }, 'vm:102': { state: 'stopped', node: 'node2' } },
+      timestamp: 20,
+    };
     const v1 = snapshot(doc);
     doc.service_status['vm:102'].state = 'started';
     doc.timestamp = 40;
@@ -43,9 +48,9 @@ describe('snapshot', () => {
     expect(v2).not.toBe(v1);
     expect(v2.service_status['vm:101']).toBe(v1.service_status['vm:101']);
     expect(v2.service_status['vm:102']).not.toBe(v1.service_status['vm:102']);
-    expect(v2.service_status['vm:102']!.state).toBe('started');
+    expect(v2.service_status['vm:102'].state).toBe('started');
     // the old version is untouched
-    expect(v1.service_status['vm:102']!.state).toBe('stopped');
+    expect(v1.service_status['vm:102'].state).toBe('stopped');
     // nothing changed: the same object comes back
     expect(snapshot(doc, v2)).toBe(v2);
   });

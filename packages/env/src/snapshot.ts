@@ -18,7 +18,7 @@ export type Snapshot<T> = T extends (infer U)[]
  * null-prototype object (no inherited `toString`, `__proto__` is a plain key) and is
  * recognised in O(1). Arrays keep `Array.prototype` and are tracked in a weak set.
  */
-const SNAPSHOT_PROTO: object = Object.freeze(Object.create(null));
+const SNAPSHOT_PROTO = Object.freeze(Object.create(null) as object);
 const builtArrays = new WeakSet<readonly unknown[]>();
 
 function isBuilt(value: object): boolean {
@@ -28,10 +28,6 @@ function isBuilt(value: object): boolean {
 /** Whether `value` is a snapshot made by {@link snapshot} (deeply frozen). */
 export function isSnapshot(value: unknown): boolean {
   return typeof value === 'object' && value !== null && isBuilt(value);
-}
-
-function own(obj: object, key: string): unknown {
-  return Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
 }
 
 function sealArray<T extends unknown[]>(arr: T): T {
@@ -60,7 +56,10 @@ function snap(value: unknown, previous: unknown): unknown {
   if (isBuilt(value)) return value;
   const prev = typeof previous === 'object' && previous !== null && isBuilt(previous) ? previous : undefined;
   if (Array.isArray(value)) return snapArray(value, Array.isArray(prev) ? prev : undefined);
-  return snapObject(value as Record<string, unknown>, prev !== undefined && !Array.isArray(prev) ? (prev as Record<string, unknown>) : undefined);
+  return snapObject(
+    value as Record<string, unknown>,
+    prev !== undefined && !Array.isArray(prev) ? (prev as Record<string, unknown>) : undefined,
+  );
 }
 
 function snapArray(value: readonly unknown[], prev: readonly unknown[] | undefined): readonly unknown[] {
@@ -106,7 +105,7 @@ function snapObject(value: Record<string, unknown>, prev: Record<string, unknown
   if (out === undefined) {
     // every child is the previous one; the same object unless keys were removed
     let prevCount = 0;
-    if (prev !== undefined) for (const k in prev) prevCount++;
+    if (prev !== undefined) for (const _k in prev) prevCount++;
     if (prev !== undefined && prevCount === count) return prev;
     out = newObject();
     for (const k in value) if (Object.hasOwn(value, k) && value[k] !== undefined) out[k] = prev![k];
@@ -125,8 +124,9 @@ export function openRecord<V>(): Record<string, Snapshot<V>> {
 
 /** Freezes a record made by {@link openRecord}; it is a snapshot from then on. */
 export function sealRecord<V>(record: Record<string, Snapshot<V>>): Snapshot<Record<string, V>> {
-  if (Object.getPrototypeOf(record) !== SNAPSHOT_PROTO) throw new TypeError('sealRecord needs a record from openRecord');
-  return Object.freeze(record) as Snapshot<Record<string, V>>;
+  if (Object.getPrototypeOf(record) !== SNAPSHOT_PROTO)
+    throw new TypeError('sealRecord needs a record from openRecord');
+  return Object.freeze(record);
 }
 
 /**

@@ -13,13 +13,20 @@ describe('BalancerHost: the outcome of each balancer motion, reported once', () 
   test('a bundle succeeds when every member arrived; the outcome is handed out once and observed', () => {
     const events: BalancerEvent[] = [];
     const host = new BalancerHost((e) => events.push(e));
-    host.issued(['vm:101', 'vm:102'], 'node1', 'node2', 100, { 'vm:101': moving('node1', 'node2'), 'vm:102': moving('node1', 'node2') });
+    host.issued(['vm:101', 'vm:102'], 'node1', 'node2', 100, {
+      'vm:101': moving('node1', 'node2'),
+      'vm:102': moving('node1', 'node2'),
+    });
     host.lrmResult('vm:101', moving('node1', 'node2'), ExitCode.SUCCESS, 120);
     expect(host.takeOutcomes()).toEqual([]); // vm:102 still moving
     host.lrmResult('vm:102', moving('node1', 'node2'), ExitCode.SUCCESS, 140);
-    expect(host.takeOutcomes()).toEqual([{ resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: true, at: 140 }]);
+    expect(host.takeOutcomes()).toEqual([
+      { resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: true, at: 140 },
+    ]);
     expect(host.takeOutcomes()).toEqual([]);
-    expect(events).toEqual([{ type: 'outcome', time: 140, resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: true }]);
+    expect(events).toEqual([
+      { type: 'outcome', time: 140, resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: true },
+    ]);
     expect(host.waiting).toBe(false);
   });
 
@@ -28,7 +35,16 @@ describe('BalancerHost: the outcome of each balancer motion, reported once', () 
     host.issued(['vm:101', 'vm:102'], 'node1', 'node2', 100, {});
     host.lrmResult('vm:101', moving('node1', 'node2'), ExitCode.ERROR, 120);
     host.lrmResult('vm:102', moving('node1', 'node2'), ExitCode.SUCCESS, 120);
-    expect(host.takeOutcomes()).toEqual([{ resources: ['vm:101', 'vm:102'], source: 'node1', target: 'node2', ok: false, at: 120, detail: 'migration error' }]);
+    expect(host.takeOutcomes()).toEqual([
+      {
+        resources: ['vm:101', 'vm:102'],
+        source: 'node1',
+        target: 'node2',
+        ok: false,
+        at: 120,
+        detail: 'migration error',
+      },
+    ]);
   });
 
   test("a result of a motion the balancer did not issue (a user's migrate) is not the balancer's", () => {
@@ -43,7 +59,9 @@ describe('BalancerHost: the outcome of each balancer motion, reported once', () 
   test('a refused motion fails at once', () => {
     const host = new BalancerHost();
     host.refused(['vm:101'], 'node1', 'node2', 100);
-    expect(host.takeOutcomes()).toEqual([{ resources: ['vm:101'], source: 'node1', target: 'node2', ok: false, at: 100, detail: 'refused' }]);
+    expect(host.takeOutcomes()).toEqual([
+      { resources: ['vm:101'], source: 'node1', target: 'node2', ok: false, at: 100, detail: 'refused' },
+    ]);
   });
 
   test('settle: a member that will never get a result is judged by where it is', () => {
@@ -94,16 +112,28 @@ function dynamicRun(options: {
   const dynamicStats: Record<string, unknown> = {};
   const where = new Map(sids.map((sid) => [sid, 'node1']));
   for (const sid of sids) {
-    services[sid] = { node: 'node1', state: 'started', type: 'vm', name: sid.slice(3), failback: 1, max_restart: 1, max_relocate: 1 };
+    services[sid] = {
+      node: 'node1',
+      state: 'started',
+      type: 'vm',
+      name: sid.slice(3),
+      failback: 1,
+      max_restart: 1,
+      max_relocate: 1,
+    };
     status[sid] = { state: 'started', node: 'node1', running: 1, uid: `u-${sid}` };
     staticStats[sid] = { maxcpu: 4, maxmem: 8 * GIB };
-    dynamicStats[sid] = options.memhost === undefined ? { cpu: 2, mem: 4 * GIB } : { cpu: 2, mem: 4 * GIB, memhost: options.memhost };
+    dynamicStats[sid] =
+      options.memhost === undefined ? { cpu: 2, mem: 4 * GIB } : { cpu: 2, mem: 4 * GIB, memhost: options.memhost };
   }
   env.setServices(services);
-  env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: status }) as never;
+  env.managerStatus = snapshot({
+    node_status: { node1: 'online', node2: 'online', node3: 'online' },
+    service_status: status,
+  }) as never;
   env.staticServiceStats = snapshot(staticStats) as never;
   env.dynamicServiceStats = snapshot(dynamicStats) as never;
-  env.datacenter = snapshot({ ha: {}, crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, ...options.crs } }) as never;
+  env.datacenter = snapshot({ ha: {}, crs: { ha: 'dynamic', 'ha-auto-rebalance': 1, ...options.crs } });
   const events: BalancerEvent[] = [];
   let manager: Manager | undefined;
   for (let round = 1; round <= options.rounds; round++) {
@@ -133,7 +163,8 @@ function dynamicRun(options: {
   return { lines: env.lines, events };
 }
 
-const balancerLines = (lines: string[]) => lines.filter((l) => l.includes('auto rebalance') || l.includes('invalid value'));
+const balancerLines = (lines: string[]) =>
+  lines.filter((l) => l.includes('auto rebalance') || l.includes('invalid value'));
 
 describe('loadBalance with the variant keys (pve-9.2)', () => {
   test('without a variant key nothing is explained: only the reference lines', () => {
@@ -160,7 +191,11 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
       'warning 140 auto rebalance - vm:101 to node3 did not succeed (migration error) (attempt 1): not retried in this series, backed off for 60s until 180',
       'info 140 auto rebalance - migrate vm:102 to node2 (expected change for imbalance from 100.0% to 57.7%)',
     ]);
-    expect(events.map((e) => `${e.type} ${e.time} ${e.resources.join('+')} ${e.target}${e.type === 'outcome' ? ` ${e.ok}` : ''}`)).toEqual([
+    expect(
+      events.map(
+        (e) => `${e.type} ${e.time} ${e.resources.join('+')} ${e.target}${e.type === 'outcome' ? ` ${e.ok}` : ''}`,
+      ),
+    ).toEqual([
       'move 60 vm:101 node2',
       'outcome 80 vm:101 node2 false',
       'move 100 vm:101 node3',
@@ -180,7 +215,11 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
     const { lines } = dynamicRun({
       rounds: 8,
       crs: { 'ha-auto-rebalance-min-pressure-cpu': 10 },
-      nodeStats: (round) => ({ node1: { pressurecpusome: round < 5 ? 2 : 30 }, node2: { pressurecpusome: 0 }, node3: { pressurecpusome: 0 } }),
+      nodeStats: (round) => ({
+        node1: { pressurecpusome: round < 5 ? 2 : 30 },
+        node2: { pressurecpusome: 0 },
+        node3: { pressurecpusome: 0 },
+      }),
     });
     // rounds 1-4 no pressure (logged once), from round 5 node1 is under pressure: hold 5, 6, move in 7
     expect(balancerLines(lines)).toEqual([
@@ -190,11 +229,22 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
   });
 
   test('pve-5.2.0 ignores the variant keys: the reference balancer, nothing logged about them', () => {
-    const crs = { 'ha-auto-rebalance-backoff': 'bad', 'ha-auto-rebalance-min-pressure-cpu': 10, 'ha-auto-rebalance-threshold': 0.3, 'ha-auto-rebalance-margin': 0.1 };
+    const crs = {
+      'ha-auto-rebalance-backoff': 'bad',
+      'ha-auto-rebalance-min-pressure-cpu': 10,
+      'ha-auto-rebalance-threshold': 0.3,
+      'ha-auto-rebalance-margin': 0.1,
+    };
     const withKeys = dynamicRun({ rounds: 6, crs, profile: 'pve-5.2.0' }).lines;
-    const without = dynamicRun({ rounds: 6, crs: { 'ha-auto-rebalance-threshold': 0.3, 'ha-auto-rebalance-margin': 0.1 }, profile: 'pve-5.2.0' }).lines;
+    const without = dynamicRun({
+      rounds: 6,
+      crs: { 'ha-auto-rebalance-threshold': 0.3, 'ha-auto-rebalance-margin': 0.1 },
+      profile: 'pve-5.2.0',
+    }).lines;
     expect(withKeys).toEqual(without);
-    expect(balancerLines(withKeys)).toEqual(['info 60 auto rebalance - migrate vm:101 to node2 (expected change for imbalance from 1.41 to 0.82)']);
+    expect(balancerLines(withKeys)).toEqual([
+      'info 60 auto rebalance - migrate vm:101 to node2 (expected change for imbalance from 1.41 to 0.82)',
+    ]);
   });
 
   test('contention: no move while no guest waits, then the move that spares the most, explained', () => {
@@ -206,7 +256,9 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
       nodeStats: (round): Record<string, Record<string, number>> => {
         const busy = round >= 4;
         return {
-          node1: busy ? { cpu: 13, pressurecpusome: 40, pressurememorysome: 0 } : { pressurecpusome: 0.5, pressurememorysome: 0 },
+          node1: busy
+            ? { cpu: 13, pressurecpusome: 40, pressurememorysome: 0 }
+            : { pressurecpusome: 0.5, pressurememorysome: 0 },
           node2: { pressurecpusome: 0.2, pressurememorysome: 0 },
           node3: { pressurecpusome: 0.2, pressurememorysome: 0 },
         };
@@ -214,19 +266,31 @@ describe('loadBalance with the variant keys (pve-9.2)', () => {
     });
     const balancer = balancerLines(lines);
     // the reference would move at t=60 (imbalance 100 %); contention waits for pressure
-    expect(balancer[0]).toBe('info 20 auto rebalance - contention: no guest waits (highest cpu 0.5% < 5.0%, mem 0.0% < 2.0%)');
+    expect(balancer[0]).toBe(
+      'info 20 auto rebalance - contention: no guest waits (highest cpu 0.5% < 5.0%, mem 0.0% < 2.0%)',
+    );
     const move = balancer.findIndex((l) => l.includes('auto rebalance - migrate'));
     expect(move).toBeGreaterThan(0);
-    expect(balancer[move - 1]).toMatch(/^info \d+ auto rebalance - vm:101 to node2 spares \d+ guest-seconds in 600 s \(node1 cpu 40\.0% → .*; confidence 0\.\d\d, (learned|usage)\)$/);
-    expect(balancer[move]).toMatch(/^info \d+ auto rebalance - migrate vm:101 to node2 \(expected change for imbalance from .* to .*\)$/);
+    expect(balancer[move - 1]).toMatch(
+      /^info \d+ auto rebalance - vm:101 to node2 spares \d+ guest-seconds in 600 s \(node1 cpu 40\.0% → .*; confidence 0\.\d\d, (learned|usage)\)$/,
+    );
+    expect(balancer[move]).toMatch(
+      /^info \d+ auto rebalance - migrate vm:101 to node2 \(expected change for imbalance from .* to .*\)$/,
+    );
   });
 
   test('memhost: the scorer sees the host-side footprint, so the expected change differs', () => {
     // node1 measures 3 × 4 GiB = 12 GiB; with memhost each guest counts 12 GiB when moved
     const plain = balancerLines(dynamicRun({ rounds: 3, crs: {}, memhost: 12 * GIB }).lines);
-    const host = balancerLines(dynamicRun({ rounds: 3, crs: { 'ha-auto-rebalance-memhost': 1 }, memhost: 12 * GIB }).lines);
-    expect(plain).toEqual(['info 60 auto rebalance - migrate vm:101 to node2 (expected change for imbalance from 100.0% to 57.7%)']);
+    const host = balancerLines(
+      dynamicRun({ rounds: 3, crs: { 'ha-auto-rebalance-memhost': 1 }, memhost: 12 * GIB }).lines,
+    );
+    expect(plain).toEqual([
+      'info 60 auto rebalance - migrate vm:101 to node2 (expected change for imbalance from 100.0% to 57.7%)',
+    ]);
     expect(host).not.toEqual(plain);
-    expect(host[0]).toMatch(/^info 60 auto rebalance - migrate vm:101 to node2 \(expected change for imbalance from 100\.0% to /);
+    expect(host[0]).toMatch(
+      /^info 60 auto rebalance - migrate vm:101 to node2 \(expected change for imbalance from 100\.0% to /,
+    );
   });
 });

@@ -104,11 +104,18 @@ export class BalancerHost {
       margin: percent ? crs.margin / 100 : crs.margin,
       method,
     };
-    const key = JSON.stringify([reference, crs.variant.stable, crs.variant.pressure, crs.variant.plan, crs.variant.contention]);
+    const key = JSON.stringify([
+      reference,
+      crs.variant.stable,
+      crs.variant.pressure,
+      crs.variant.plan,
+      crs.variant.contention,
+    ]);
     if (this.built?.key !== key) {
       let parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
       // one select stage per pipeline: the plan replaces the cost stage's choice when both are on
-      if (crs.variant.plan.plan) parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(crs.variant.plan, { method })];
+      if (crs.variant.plan.plan)
+        parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(crs.variant.plan, { method })];
       parts = [...parts, ...contentionStages(crs.variant.contention, reference)];
       this.built = { key, pipeline: composePipeline(reference, parts) };
     }
@@ -121,10 +128,17 @@ export class BalancerHost {
   }
 
   /** The balancer queued this motion (the whole bundle): wait for its outcome. */
-  issued(resources: readonly string[], source: string, target: string, time: number, ss: Readonly<Record<string, ServiceStatus>>): void {
+  issued(
+    resources: readonly string[],
+    source: string,
+    target: string,
+    time: number,
+    ss: Readonly<Record<string, ServiceStatus>>,
+  ): void {
     const motion: PendingMotion = { resources: [...resources], source, target, results: new Map() };
     // a member already on the target has nothing to do
-    for (const sid of resources) if (ss[sid]?.node === target && !MOVING_STATES.has(ss[sid]!.state)) motion.results.set(sid, { ok: true });
+    for (const sid of resources)
+      if (ss[sid]?.node === target && !MOVING_STATES.has(ss[sid].state)) motion.results.set(sid, { ok: true });
     this.pending.push(motion);
     this.complete(motion, time);
   }
@@ -142,7 +156,10 @@ export class BalancerHost {
   lrmResult(sid: string, sd: Readonly<ServiceStatus>, exitCode: number, time: number): void {
     const motion = this.pending.find((m) => m.target === sd.target && m.resources.includes(sid) && !m.results.has(sid));
     if (!motion) return;
-    motion.results.set(sid, exitCode === ExitCode.SUCCESS ? { ok: true } : { ok: false, detail: failureDetail(exitCode) });
+    motion.results.set(
+      sid,
+      exitCode === ExitCode.SUCCESS ? { ok: true } : { ok: false, detail: failureDetail(exitCode) },
+    );
     this.complete(motion, time);
   }
 
@@ -165,7 +182,10 @@ export class BalancerHost {
         if (MOVING_STATES.has(sd.state) && sd.target === motion.target) continue;
         const cmd = sd.cmd;
         if (cmd && MOVING_STATES.has(String(cmd[0])) && cmd[1] === motion.target) continue;
-        motion.results.set(sid, sd.node === motion.target ? { ok: true } : { ok: false, detail: 'motion not carried out' });
+        motion.results.set(
+          sid,
+          sd.node === motion.target ? { ok: true } : { ok: false, detail: 'motion not carried out' },
+        );
       }
       this.complete(motion, time);
     }
@@ -181,7 +201,14 @@ export class BalancerHost {
     this.pending.splice(this.pending.indexOf(motion), 1);
     const failed = motion.resources.map((sid) => motion.results.get(sid)!).find((r) => !r.ok);
     const outcome: MotionOutcome = failed
-      ? { resources: motion.resources, source: motion.source, target: motion.target, ok: false, at: time, detail: failed.detail }
+      ? {
+          resources: motion.resources,
+          source: motion.source,
+          target: motion.target,
+          ok: false,
+          at: time,
+          detail: failed.detail,
+        }
       : { resources: motion.resources, source: motion.source, target: motion.target, ok: true, at: time };
     this.finish(outcome);
   }
@@ -233,18 +260,17 @@ export function variantContext(
     adjust: (nodes) => {
       const view = usage.adjusted(nodes);
       // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored
-      return { imbalance: view.imbalance, score: (candidates, method, limit) => scoreSafely(() => view.score(candidates, method, limit)) };
+      return {
+        imbalance: () => view.imbalance(),
+        score: (candidates, method, limit) => scoreSafely(() => view.score(candidates, method, limit)),
+      };
     },
     guestConfig,
   };
 }
 
 /** A candidate with the facts the variant stages use: its source node and the memory its move copies. */
-export function describeCandidate(
-  candidate: MigrationCandidate,
-  source: string,
-  usage: CrsUsage,
-): BalanceCandidate {
+export function describeCandidate(candidate: MigrationCandidate, source: string, usage: CrsUsage): BalanceCandidate {
   let bytes: number | undefined = 0;
   for (const sid of candidate.resources) {
     const mem = usage.serviceMem(sid);
@@ -296,7 +322,9 @@ export function planInputOf(usage: CrsUsage, compiled: CompiledRules): PlanInput
   }
   return {
     nodes,
-    guests: guests.map((g) => (stuck.has(g.id) ? { ...g, migratable: false, reason: 'its node affinity lists no online node' } : g)),
+    guests: guests.map((g) =>
+      stuck.has(g.id) ? { ...g, migratable: false, reason: 'its node affinity lists no online node' } : g,
+    ),
     rules,
   };
 }

@@ -35,19 +35,30 @@ function balancingRun(
   const status: Record<string, Record<string, unknown>> = {};
   const stats: Record<string, unknown> = {};
   for (const sid of ['vm:101', 'vm:102', 'vm:103']) {
-    services[sid] = { node: 'node1', state: 'started', type: 'vm', name: sid.slice(3), failback: 1, max_restart: 1, max_relocate: 1 };
+    services[sid] = {
+      node: 'node1',
+      state: 'started',
+      type: 'vm',
+      name: sid.slice(3),
+      failback: 1,
+      max_restart: 1,
+      max_relocate: 1,
+    };
     status[sid] = { state: 'started', node: 'node1', running: 1, uid: `u-${sid}` };
     stats[sid] = { maxcpu: 4, maxmem: 8 * GIB };
   }
   env.setServices(services);
-  env.managerStatus = snapshot({ node_status: { node1: 'online', node2: 'online', node3: 'online' }, service_status: status }) as never;
+  env.managerStatus = snapshot({
+    node_status: { node1: 'online', node2: 'online', node3: 'online' },
+    service_status: status,
+  }) as never;
   env.staticServiceStats = snapshot(stats) as never;
   let manager: Manager | undefined;
   const moves: string[] = [];
   for (let round = 1; round <= rounds; round++) {
     env.time = 20 * round;
-    env.datacenter = snapshot({ ha: {}, crs: crsAt(round) }) as never;
-    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node, ...nodesAt(round) }) as never;
+    env.datacenter = snapshot({ ha: {}, crs: crsAt(round) });
+    env.staticNodeStats = snapshot({ node1: node, node2: node, node3: node, ...nodesAt(round) });
     manager ??= new Manager(env, { profile: 'pve-9.2' });
     env.lines = [];
     manager.manage();
@@ -57,7 +68,12 @@ function balancingRun(
 }
 
 describe('load_balance: the hold counter (spec §3.7)', () => {
-  const crs = (method: string) => ({ ha: 'static', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-hold-duration': 3, 'ha-auto-rebalance-method': method });
+  const crs = (method: string) => ({
+    ha: 'static',
+    'ha-auto-rebalance': 1,
+    'ha-auto-rebalance-hold-duration': 3,
+    'ha-auto-rebalance-method': method,
+  });
 
   test('counts with an unknown method (which scores nothing): a known method from round 3 moves at once', () => {
     // rounds 1, 2 above the threshold with method 'random': 1, 2; round 3 with bruteforce: 3 = hold → move
@@ -66,7 +82,11 @@ describe('load_balance: the hold counter (spec §3.7)', () => {
 
   test('resets when the static init fails and the usage falls back to basic (no load: imbalance 0)', () => {
     // rounds 1, 2: 1, 2; round 3: node2 has no maxmem → basic → reset to 0; rounds 4, 5, 6: 1, 2, 3 → move
-    const moves = balancingRun(6, () => crs('bruteforce'), (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}));
+    const moves = balancingRun(
+      6,
+      () => crs('bruteforce'),
+      (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}),
+    );
     expect(moves).toEqual(['round 6']);
   });
 
@@ -74,7 +94,11 @@ describe('load_balance: the hold counter (spec §3.7)', () => {
     // the pressure and smoothing stages need node telemetry, which the basic usage has not:
     // round 3 falls back to basic (reset), rounds 4, 5 hold; the missing telemetry fails open
     const variant = { 'ha-auto-rebalance-min-pressure-cpu': 10, 'ha-auto-rebalance-smoothing': 300 };
-    const moves = balancingRun(6, () => ({ ...crs('bruteforce'), ...variant }), (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}));
+    const moves = balancingRun(
+      6,
+      () => ({ ...crs('bruteforce'), ...variant }),
+      (r) => (r === 3 ? { node2: { maxcpu: 16 } } : {}),
+    );
     expect(moves).toEqual(['round 6']);
   });
 
@@ -91,9 +115,13 @@ describe('scorableCandidates: the pve-9.2 rule on top of the rules query', () =>
     const env = new MemoryEnv('node1', ['node1', 'node2']);
     const node = { maxcpu: 16, maxmem: 64 * GIB };
     env.staticNodeStats = snapshot({ node1: node, node2: node });
-    env.staticServiceStats = snapshot({ 'vm:101': { maxcpu: 4, maxmem: 8 * GIB }, 'vm:103': { maxcpu: 2, maxmem: 2 * GIB } }) as never;
+    env.staticServiceStats = snapshot({
+      'vm:101': { maxcpu: 4, maxmem: 8 * GIB },
+      'vm:103': { maxcpu: 2, maxmem: 2 * GIB },
+    });
     const usage = new CrsUsage(env, 'static', ['node1', 'node2'], 'normalized');
-    for (const sid of ['vm:101', 'vm:102', 'vm:103']) usage.addServiceUsage(sid, snapshot({ state: 'started', node: 'node1', running: 1 }) as never);
+    for (const sid of ['vm:101', 'vm:102', 'vm:103'])
+      usage.addServiceUsage(sid, snapshot({ state: 'started', node: 'node1', running: 1 }));
     const candidates = [
       { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1' },
       // a bundle of vm:102 with vm:103: one member outside the usage drops the whole bundle

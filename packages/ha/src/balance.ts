@@ -1,5 +1,12 @@
 import type { Env, ServiceStatus } from '@poise/env';
-import { percentReasonFormat, type GuestConfig, type BalanceCandidate, type BalanceContext, type Decision, type ScoredMigration } from '@poise/policy';
+import {
+  percentReasonFormat,
+  type GuestConfig,
+  type BalanceCandidate,
+  type BalanceContext,
+  type Decision,
+  type ScoredMigration,
+} from '@poise/policy';
 import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
@@ -46,7 +53,10 @@ function motionInFlight(manager: BalancingManager): boolean {
  */
 function migrationCandidates(manager: BalancingManager): Array<BalancingCandidate & { source: string }> {
   const ss = manager.ss;
-  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({ ...c, source: ss[c.leader]!.node }));
+  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({
+    ...c,
+    source: ss[c.leader]!.node,
+  }));
 }
 
 /**
@@ -56,8 +66,13 @@ function migrationCandidates(manager: BalancingManager): Array<BalancingCandidat
  * scoring fails: `pve-5.2.0` keeps that). Each remaining candidate carries the memory its move
  * copies (see {@link describeCandidate}).
  */
-export function scorableCandidates(candidates: ReadonlyArray<BalancingCandidate & { source: string }>, usage: CrsUsage): BalanceCandidate[] {
-  return candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))).map((c) => describeCandidate(c, c.source, usage));
+export function scorableCandidates(
+  candidates: ReadonlyArray<BalancingCandidate & { source: string }>,
+  usage: CrsUsage,
+): BalanceCandidate[] {
+  return candidates
+    .filter((c) => c.resources.every((sid) => usage.containsService(sid)))
+    .map((c) => describeCandidate(c, c.source, usage));
 }
 
 /** Formats an imbalance for the log: `%.2f` (pve-5.2.0) or percent with one decimal (pve-9.2). */
@@ -114,7 +129,11 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
   // is no telemetry to host the variant stages on: the reference stages judge the round (the
   // basic usage has no load, imbalance 0), and the variant stages keep their state for later
   const settings = crsUsage ? crs : { ...crs, variant: VARIANT_OFF };
-  const pipeline = host.pipeline(settings, percent, knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce');
+  const pipeline = host.pipeline(
+    settings,
+    percent,
+    knownMethod ? (crs.method as 'bruteforce' | 'topsis') : 'bruteforce',
+  );
   let imbalance: number | undefined;
   /**
    * Scoring as the reference does it: an unknown method scores nothing, silently (the
@@ -141,7 +160,9 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
     },
     score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
     ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
-    ...(crsUsage && settings.variant.plan.plan ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) } : {}),
+    ...(crsUsage && settings.variant.plan.plan
+      ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) }
+      : {}),
     ...(percent ? { format: PERCENT_REASONS } : {}),
   };
   const { decision, state: next } = pipeline.run(ctx, host.state);
@@ -153,7 +174,10 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
   const task = sid.startsWith('vm:') ? 'migrate' : 'relocate';
   const before = formatImbalance(decision.imbalanceBefore, profile);
   const after = formatImbalance(decision.imbalanceAfter, profile);
-  env.log('info', `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`);
+  env.log(
+    'info',
+    `auto rebalance - ${task} ${sid} to ${target} (expected change for imbalance from ${before} to ${after})`,
+  );
   host.moved(decision, now);
   if (manager.queueResourceMotion(`${task} ${sid} ${target}`, task, sid, target)) {
     host.issued(decision.resources, source, target, now, manager.ss);
@@ -168,7 +192,8 @@ const UNEXPLAINED_STOPS = new Set(['motion-in-flight']);
 /** Logs the notices and, on change, the decision not to act (see {@link loadBalance}). */
 function explain(manager: BalancingManager, host: BalancerHost, decision: Decision): void {
   const env = manager.env;
-  for (const n of decision.notices) env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);
+  for (const n of decision.notices)
+    env.log(n.severity === 'warning' ? 'warning' : 'info', `auto rebalance - ${n.message}`);
   if (decision.action !== 'none' || decision.quiet || UNEXPLAINED_STOPS.has(decision.code)) return;
   if (decision.key === host.lastLoggedKey) return;
   host.lastLoggedKey = decision.key;

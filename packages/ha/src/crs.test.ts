@@ -2,12 +2,22 @@ import { describe, expect, test } from 'vitest';
 import type { Env } from '@poise/env';
 import { VARIANT_OFF, perlNumber, readCrsSettings } from './crs';
 
-const envWith = (crs: Record<string, unknown>) => ({ getDatacenterSettings: () => ({ ha: {}, crs }) }) as unknown as Env;
+const envWith = (crs: Record<string, unknown>) =>
+  ({ getDatacenterSettings: () => ({ ha: {}, crs }) }) as unknown as Env;
 
 describe('readCrsSettings', () => {
   test('defaults: basic, no balancing, fractions under pve-5.2.0 and percent under pve-9.2', () => {
     expect(readCrsSettings(envWith({}), 'pve-5.2.0')).toEqual({
-      settings: { scheduler: 'basic', rebalanceOnRequestStart: false, autoRebalance: false, threshold: 0.3, method: 'bruteforce', holdRounds: 3, margin: 0.1, variant: VARIANT_OFF },
+      settings: {
+        scheduler: 'basic',
+        rebalanceOnRequestStart: false,
+        autoRebalance: false,
+        threshold: 0.3,
+        method: 'bruteforce',
+        holdRounds: 3,
+        margin: 0.1,
+        variant: VARIANT_OFF,
+      },
       problems: [],
     });
     const { settings } = readCrsSettings(envWith({}), 'pve-9.2');
@@ -16,25 +26,55 @@ describe('readCrsSettings', () => {
 
   test('reads the configured values', () => {
     const { settings } = readCrsSettings(
-      envWith({ ha: 'dynamic', 'ha-rebalance-on-start': 1, 'ha-auto-rebalance': '1', 'ha-auto-rebalance-threshold': 0.5, 'ha-auto-rebalance-method': 'topsis', 'ha-auto-rebalance-hold-duration': 0, 'ha-auto-rebalance-margin': 0.2 }),
+      envWith({
+        ha: 'dynamic',
+        'ha-rebalance-on-start': 1,
+        'ha-auto-rebalance': '1',
+        'ha-auto-rebalance-threshold': 0.5,
+        'ha-auto-rebalance-method': 'topsis',
+        'ha-auto-rebalance-hold-duration': 0,
+        'ha-auto-rebalance-margin': 0.2,
+      }),
       'pve-5.2.0',
     );
-    expect(settings).toEqual({ scheduler: 'dynamic', rebalanceOnRequestStart: true, autoRebalance: true, threshold: 0.5, method: 'topsis', holdRounds: 0, margin: 0.2, variant: VARIANT_OFF });
+    expect(settings).toEqual({
+      scheduler: 'dynamic',
+      rebalanceOnRequestStart: true,
+      autoRebalance: true,
+      threshold: 0.5,
+      method: 'topsis',
+      holdRounds: 0,
+      margin: 0.2,
+      variant: VARIANT_OFF,
+    });
   });
 
   test('pve-9.2: an invalid number falls back to the default and names the field', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-hold-duration': 1.5 }), 'pve-9.2');
+    const { settings, problems } = readCrsSettings(
+      envWith({
+        'ha-auto-rebalance-threshold': 'high',
+        'ha-auto-rebalance-hold-duration': 1.5,
+        'ha-auto-rebalance-margin': { percent: 5 },
+      }),
+      'pve-9.2',
+    );
     expect(settings.threshold).toBe(30);
     expect(settings.holdRounds).toBe(3);
+    expect(settings.margin).toBe(10);
     expect(problems).toEqual([
       "datacenter.cfg: invalid value 'high' for 'crs.ha-auto-rebalance-threshold', using the default 30",
       "datacenter.cfg: invalid value '1.5' for 'crs.ha-auto-rebalance-hold-duration', using the default 3",
+      "datacenter.cfg: invalid value an object for 'crs.ha-auto-rebalance-margin', using the default 10",
     ]);
   });
 
   test('pve-5.2.0 reads a bad number as Perl does and reports nothing (the reference logs nothing)', () => {
     const { settings, problems } = readCrsSettings(
-      envWith({ 'ha-auto-rebalance-threshold': 'high', 'ha-auto-rebalance-margin': '0.25x', 'ha-auto-rebalance-hold-duration': 1.5 }),
+      envWith({
+        'ha-auto-rebalance-threshold': 'high',
+        'ha-auto-rebalance-margin': '0.25x',
+        'ha-auto-rebalance-hold-duration': 1.5,
+      }),
       'pve-5.2.0',
     );
     // 'high' numifies to 0, '0.25x' to its prefix 0.25; `rounds < 1.5` first fails at 2 rounds
@@ -44,7 +84,14 @@ describe('readCrsSettings', () => {
 
   test('pve-9.2: a threshold or margin outside 0..100 percent falls back to the default and names the field', () => {
     // above 100 % nothing could ever exceed the threshold or clear the margin: balancing would be off
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 150, 'ha-auto-rebalance-margin': '-1', 'ha-auto-rebalance-hold-duration': '99999999999999999999' }), 'pve-9.2');
+    const { settings, problems } = readCrsSettings(
+      envWith({
+        'ha-auto-rebalance-threshold': 150,
+        'ha-auto-rebalance-margin': '-1',
+        'ha-auto-rebalance-hold-duration': '99999999999999999999',
+      }),
+      'pve-9.2',
+    );
     expect([settings.threshold, settings.margin, settings.holdRounds]).toEqual([30, 10, 3]);
     expect(problems).toEqual([
       "datacenter.cfg: invalid value '150' for 'crs.ha-auto-rebalance-threshold' (percent, 0 to 100), using the default 30",
@@ -52,25 +99,41 @@ describe('readCrsSettings', () => {
       "datacenter.cfg: invalid value '-1' for 'crs.ha-auto-rebalance-margin' (percent, 0 to 100), using the default 10",
     ]);
     // the bounds themselves are valid
-    expect(readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 100, 'ha-auto-rebalance-margin': 0 }), 'pve-9.2').problems).toEqual([]);
+    expect(
+      readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': 100, 'ha-auto-rebalance-margin': 0 }), 'pve-9.2')
+        .problems,
+    ).toEqual([]);
   });
 
   test('pve-5.2.0 keeps the values within what the pipeline accepts: a round never fails on a setting', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-threshold': '-1', 'ha-auto-rebalance-margin': -0.5, 'ha-auto-rebalance-hold-duration': 1e300 }), 'pve-5.2.0');
+    const { settings, problems } = readCrsSettings(
+      envWith({
+        'ha-auto-rebalance-threshold': '-1',
+        'ha-auto-rebalance-margin': -0.5,
+        'ha-auto-rebalance-hold-duration': 1e300,
+      }),
+      'pve-5.2.0',
+    );
     expect([settings.threshold, settings.margin, settings.holdRounds]).toEqual([0, 0, Number.MAX_SAFE_INTEGER]);
     expect(problems).toEqual([]);
   });
 
-  test.each(['pve-5.2.0', 'pve-9.2'] as const)('%s: an empty or 0 crs.ha means basic, as an absent one (ha || basic)', (profile) => {
-    expect(readCrsSettings(envWith({ ha: '' }), profile).settings.scheduler).toBe('basic');
-    expect(readCrsSettings(envWith({ ha: '0' }), profile).settings.scheduler).toBe('basic');
-    expect(readCrsSettings(envWith({ ha: 'static' }), profile).settings.scheduler).toBe('static');
-  });
+  test.each(['pve-5.2.0', 'pve-9.2'] as const)(
+    '%s: an empty or 0 crs.ha means basic, as an absent one (ha || basic)',
+    (profile) => {
+      expect(readCrsSettings(envWith({ ha: '' }), profile).settings.scheduler).toBe('basic');
+      expect(readCrsSettings(envWith({ ha: '0' }), profile).settings.scheduler).toBe('basic');
+      expect(readCrsSettings(envWith({ ha: 'static' }), profile).settings.scheduler).toBe('static');
+    },
+  );
 });
 
 describe('readCrsSettings: the variant keys', () => {
   test('pve-9.2 reads them in its units; any non-default value makes the variant active', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-min-pressure-cpu': '10' }), 'pve-9.2');
+    const { settings, problems } = readCrsSettings(
+      envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-min-pressure-cpu': '10' }),
+      'pve-9.2',
+    );
     expect(problems).toEqual([]);
     expect(settings.variant.active).toBe(true);
     expect(settings.variant.stable.backoffSeconds).toBe(60);
@@ -79,7 +142,10 @@ describe('readCrsSettings: the variant keys', () => {
   });
 
   test('pve-9.2: the preset turns every stage on; an explicit key overrides it', () => {
-    const { settings } = readCrsSettings(envWith({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-cooldown': 0 }), 'pve-9.2');
+    const { settings } = readCrsSettings(
+      envWith({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-cooldown': 0 }),
+      'pve-9.2',
+    );
     expect(settings.variant.active).toBe(true);
     expect(settings.variant.stable.backoffSeconds).toBeGreaterThan(0);
     expect(settings.variant.stable.cooldownSeconds).toBe(0);
@@ -88,7 +154,10 @@ describe('readCrsSettings: the variant keys', () => {
   });
 
   test('pve-9.2: a bad value names the key, and that stage is off', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-check-migratable': 2 }), 'pve-9.2');
+    const { settings, problems } = readCrsSettings(
+      envWith({ 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-check-migratable': 2 }),
+      'pve-9.2',
+    );
     expect(settings.variant.stable.backoffSeconds).toBe(0);
     expect(settings.variant.pressure.checkMigratable).toBe(false);
     expect(settings.variant.active).toBe(false);
@@ -112,7 +181,10 @@ describe('readCrsSettings: the variant keys', () => {
   });
 
   test('pve-5.2.0 ignores them (the reference knows none): every stage off, nothing reported', () => {
-    const { settings, problems } = readCrsSettings(envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-preset': 'bogus' }), 'pve-5.2.0');
+    const { settings, problems } = readCrsSettings(
+      envWith({ 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-preset': 'bogus' }),
+      'pve-5.2.0',
+    );
     expect(settings.variant).toEqual(VARIANT_OFF);
     expect(problems).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import type { Env } from '@poise/env';
-import { readCrs } from '@poise/policy';
+import { readCrs, showValue } from '@poise/policy';
 import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
 import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
 import { PLAN_OFF, parsePlanSettings, type PlanSettings } from '@poise/policy-plan';
@@ -59,7 +59,13 @@ export interface VariantSettings {
 }
 
 /** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = { stable: STABLE_OFF, pressure: PRESSURE_OFF, plan: PLAN_OFF, contention: CONTENTION_OFF, active: false };
+export const VARIANT_OFF: VariantSettings = {
+  stable: STABLE_OFF,
+  pressure: PRESSURE_OFF,
+  plan: PLAN_OFF,
+  contention: CONTENTION_OFF,
+  active: false,
+};
 
 /**
  * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
@@ -73,11 +79,30 @@ export function readVariantSettings(crs: unknown): { settings: VariantSettings; 
   const pressure = parsePressureSettings(input);
   const plan = parsePlanSettings(input);
   const contention = parseContentionSettings(input);
-  const problems = [...input.problems, ...stable.problems, ...pressure.problems, ...plan.problems, ...contention.problems].map((p) => p.message);
-  const differs = <T extends object>(value: T, off: T) => (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
+  const problems = [
+    ...input.problems,
+    ...stable.problems,
+    ...pressure.problems,
+    ...plan.problems,
+    ...contention.problems,
+  ].map((p) => p.message);
+  const differs = <T extends object>(value: T, off: T) =>
+    (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
   const active =
-    differs(stable.settings, STABLE_OFF) || differs(pressure.settings, PRESSURE_OFF) || differs(plan.settings, PLAN_OFF) || differs(contention.settings, CONTENTION_OFF);
-  return { settings: { stable: stable.settings, pressure: pressure.settings, plan: plan.settings, contention: contention.settings, active }, problems };
+    differs(stable.settings, STABLE_OFF) ||
+    differs(pressure.settings, PRESSURE_OFF) ||
+    differs(plan.settings, PLAN_OFF) ||
+    differs(contention.settings, CONTENTION_OFF);
+  return {
+    settings: {
+      stable: stable.settings,
+      pressure: pressure.settings,
+      plan: plan.settings,
+      contention: contention.settings,
+      active,
+    },
+    problems,
+  };
 }
 
 /**
@@ -91,6 +116,11 @@ export function perlNumber(value: unknown): number {
   if (typeof value !== 'string') return 0;
   const m = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(value);
   return m ? Number(m[0]) : 0;
+}
+
+/** A setting's value in a message: text and numbers quoted as written, any other shape by kind. */
+function shownSetting(raw: unknown): string {
+  return typeof raw === 'string' || typeof raw === 'number' ? `'${raw}'` : showValue(raw);
 }
 
 /**
@@ -125,11 +155,15 @@ export function readCrsSettings(
     if (raw === '') return fallback;
     const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : NaN;
     if (!Number.isFinite(value) || (integer && (!Number.isSafeInteger(value) || value < 0))) {
-      problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}', using the default ${fallback}`);
+      problems.push(
+        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}', using the default ${fallback}`,
+      );
       return fallback;
     }
     if (range && (value < range.min || value > range.max)) {
-      problems.push(`datacenter.cfg: invalid value '${String(raw)}' for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`);
+      problems.push(
+        `datacenter.cfg: invalid value ${shownSetting(raw)} for 'crs.${key}' (percent, ${range.min} to ${range.max}), using the default ${fallback}`,
+      );
       return fallback;
     }
     return value;

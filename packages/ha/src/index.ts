@@ -2,7 +2,13 @@ export { Crm, CRM_MAX_IDLE_ROUNDS } from './crm';
 export { Lrm, LRM_MAX_ACTIVE_IDLE_ROUNDS, type LrmProcessState } from './lrm';
 export { Manager, type ManagerOptions } from './manager';
 export { type BalancerEvent } from './balance-host';
-export { AUTO_REBALANCE_PERCENT_RANGE, VARIANT_OFF, readVariantSettings, type CrsSettings, type VariantSettings } from './crs';
+export {
+  AUTO_REBALANCE_PERCENT_RANGE,
+  VARIANT_OFF,
+  readVariantSettings,
+  type CrsSettings,
+  type VariantSettings,
+} from './crs';
 export { NodeStatus, FENCE_DELAY_SECONDS } from './node-status';
 export { ExitCode, byteCompare, sortedKeys, jsonClone, parseSid } from './tools';
 export { formatFixed } from './format';

@@ -1,4 +1,14 @@
-import { nullRecord, openRecord, sealRecord, type Env, type LrmResult, type ServiceConfig, type ServiceConfigEntry, type ServiceStatus, type Snapshot } from '@poise/env';
+import {
+  nullRecord,
+  openRecord,
+  sealRecord,
+  type Env,
+  type LrmResult,
+  type ServiceConfig,
+  type ServiceConfigEntry,
+  type ServiceStatus,
+  type Snapshot,
+} from '@poise/env';
 import { byteCompare, countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
@@ -345,7 +355,10 @@ export class Lrm {
           if (count > 0) {
             env.log('err', `got shutdown request in state 'lost_agent_lock' - detected ${count} running services`);
             if (this.mode === 'restart' && env.getTime() - this.stateChangeTime > LRM_RESTART_GIVE_UP_SECONDS) {
-              env.log('err', `lost agent lock and restart request for over ${LRM_RESTART_GIVE_UP_SECONDS} seconds - giving up!`);
+              env.log(
+                'err',
+                `lost agent lock and restart request for over ${LRM_RESTART_GIVE_UP_SECONDS} seconds - giving up!`,
+              );
               return false;
             }
           } else {
@@ -398,18 +411,13 @@ export class Lrm {
       if (req === 'recovery' || req === 'freeze' || req === 'request_start') continue;
       this.queueResourceCommand(sid, sd.uid, req, {
         target: sd.target,
-        timeout: sd.timeout as number | string | undefined,
+        timeout: sd.timeout,
       });
     }
     return this.runWorkers();
   }
 
-  private queueResourceCommand(
-    sid: string,
-    uid: string | undefined,
-    state: string,
-    params?: Worker['params'],
-  ): void {
+  private queueResourceCommand(sid: string, uid: string | undefined, state: string, params?: Worker['params']): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
     if (state !== 'stopped' && uid && this.resultUids.has(uid)) return;
@@ -547,7 +555,10 @@ export class Lrm {
       return ExitCode.EUNKNOWN_SERVICE;
     }
     if (cmd === 'error') {
-      env.log('err', `service ${sid} is in an error state and needs manual intervention. Look up 'ERROR RECOVERY' in the documentation.`);
+      env.log(
+        'err',
+        `service ${sid} is in an error state and needs manual intervention. Look up 'ERROR RECOVERY' in the documentation.`,
+      );
       return ExitCode.SUCCESS; // error always succeeds
     }
     if (cd.node !== node) {

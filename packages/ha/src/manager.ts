@@ -32,8 +32,17 @@ export interface ManagerOptions {
 
 /** Service states of the manager's state machine. */
 const VALID_STATES = new Set([
-  'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
-  'recovery', 'migrate', 'relocate', 'freeze', 'error',
+  'stopped',
+  'request_stop',
+  'request_start',
+  'request_start_balance',
+  'started',
+  'fence',
+  'recovery',
+  'migrate',
+  'relocate',
+  'freeze',
+  'error',
 ]);
 
 /** What a service without config reads as in the state machine. */
@@ -41,7 +50,15 @@ const NO_CONFIG = { state: 'disabled' } as Snapshot<ServiceConfigEntry>;
 
 /** Locks that are safe to remove from a guest after its node was fenced. */
 const FENCE_REMOVABLE_LOCKS = [
-  'backup', 'mounted', 'migrate', 'clone', 'rollback', 'snapshot', 'snapshot-delete', 'suspending', 'suspended',
+  'backup',
+  'mounted',
+  'migrate',
+  'clone',
+  'rollback',
+  'snapshot',
+  'snapshot-delete',
+  'suspending',
+  'suspended',
 ];
 
 /**
@@ -98,10 +115,12 @@ export class Manager {
     // the manager owns its status: an explicit, mutable copy of what it read (once per
     // mastership); it is written back at the end of every round
     const old = env.readManagerStatus();
-    this.ms = nullRecord<unknown>() as ManagerStatus;
+    this.ms = nullRecord<unknown>();
     this.ms.master_node = env.nodename();
     const nodeStatus = old.node_status ? thaw<Record<string, string>>(old.node_status) : nullRecord<string>();
-    const serviceStatus = old.service_status ? thaw<Record<string, ServiceStatus>>(old.service_status) : nullRecord<ServiceStatus>();
+    const serviceStatus = old.service_status
+      ? thaw<Record<string, ServiceStatus>>(old.service_status)
+      : nullRecord<ServiceStatus>();
     this.ms.node_status = nodeStatus;
     this.ms.service_status = serviceStatus;
     if (old.node_request) this.ms.node_request = thaw<NonNullable<ManagerStatus['node_request']>>(old.node_request);
@@ -270,25 +289,43 @@ export class Manager {
         if (only && !only.has(sid)) continue;
         const sd = entries[i]!;
         // configOf(sid), with the config of this round read by index
-        const cd: Snapshot<ServiceConfigEntry> = (this.scEdits.size > 0 ? this.scEdits.get(sid) : undefined) ?? configs[i] ?? NO_CONFIG;
+        const cd: Snapshot<ServiceConfigEntry> =
+          (this.scEdits.size > 0 ? this.scEdits.get(sid) : undefined) ?? configs[i] ?? NO_CONFIG;
         const lrmRes = sd.uid ? lrmResults.get(sd.uid) : undefined;
         const last = sd.state;
         switch (last) {
-          case 'stopped': this.nextStateStopped(sid, cd, sd); break;
-          case 'started': this.nextStateStarted(sid, cd, sd, lrmRes); break;
-          case 'request_start': this.nextStateRequestStart(sid, cd, sd); break;
-          case 'migrate': case 'relocate': case 'request_start_balance':
-            this.nextStateMigrateRelocate(sid, cd, sd, lrmRes); break;
-          case 'fence': break; // the fencing pass below moves it on
-          case 'recovery': this.nextStateRecovery(sid, cd, sd); break;
-          case 'request_stop': this.nextStateRequestStop(sid, sd, lrmRes); break;
+          case 'stopped':
+            this.nextStateStopped(sid, cd, sd);
+            break;
+          case 'started':
+            this.nextStateStarted(sid, cd, sd, lrmRes);
+            break;
+          case 'request_start':
+            this.nextStateRequestStart(sid, cd, sd);
+            break;
+          case 'migrate':
+          case 'relocate':
+          case 'request_start_balance':
+            this.nextStateMigrateRelocate(sid, cd, sd, lrmRes);
+            break;
+          case 'fence':
+            break; // the fencing pass below moves it on
+          case 'recovery':
+            this.nextStateRecovery(sid, cd, sd);
+            break;
+          case 'request_stop':
+            this.nextStateRequestStop(sid, sd, lrmRes);
+            break;
           case 'freeze': {
             const mode = sd.node ? own(lrmModes, sd.node) : undefined;
             if (mode === 'active') this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop');
             break;
           }
-          case 'error': this.nextStateError(sid, cd, sd); break;
-          default: throw new Error(`unknown service state '${last}'`);
+          case 'error':
+            this.nextStateError(sid, cd, sd);
+            break;
+          default:
+            throw new Error(`unknown service state '${last}'`);
         }
         const mode = sd.node ? own(lrmModes, sd.node) : undefined;
         if (mode === 'restart' && (sd.state === 'started' || sd.state === 'stopped' || sd.state === 'request_stop')) {
@@ -367,7 +404,8 @@ export class Manager {
 
   /** Configured services `ss` does not track, in byte order (remembered while config and keys stay). */
   private untrackedServices(): readonly string[] {
-    const synced = this.sc === this.syncedConfig && this.sortedSids !== undefined && this.sortedSids === this.syncedSids;
+    const synced =
+      this.sc === this.syncedConfig && this.sortedSids !== undefined && this.sortedSids === this.syncedSids;
     if (synced && this.untracked !== undefined) return this.untracked;
     const list = sortedKeys(this.sc).filter((sid) => !Object.hasOwn(this.ss, sid));
     if (synced) this.untracked = list;
@@ -473,7 +511,10 @@ export class Manager {
               const cd = this.configOf(sid);
               const sd = ss[sid]!;
               if (cd && cd.node !== sd.node) {
-                env.log('info', `service '${sid}': updating node '${sd.node}' => '${cd.node}' (changed while disarmed)`);
+                env.log(
+                  'info',
+                  `service '${sid}': updating node '${sd.node}' => '${cd.node}' (changed while disarmed)`,
+                );
                 sd.node = cd.node;
               }
             }
@@ -499,13 +540,19 @@ export class Manager {
     const compiled = this.rules.view.compiled;
     const conflict = findNegativeAffinityConflict(compiled, sid, target, ss);
     if (conflict !== undefined) {
-      env.log('err', `crm command '${cmd}' error - service '${conflict}' on node '${target}' in negative affinity with service '${sid}'`);
+      env.log(
+        'err',
+        `crm command '${cmd}' error - service '${conflict}' on node '${target}' in negative affinity with service '${sid}'`,
+      );
       return false;
     }
     env.log('info', `got crm command: ${cmd}`);
     this.ss[sid]!.cmd = [task, target];
     for (const csid of getPositivePartnersToMove(compiled, sid, target, ss)) {
-      env.log('info', `crm command '${cmd}' - ${task} service '${csid}' to node '${target}' (service '${csid}' in positive affinity with service '${sid}')`);
+      env.log(
+        'info',
+        `crm command '${cmd}' - ${task} service '${csid}' to node '${target}' (service '${csid}' in positive affinity with service '${sid}')`,
+      );
       this.ss[csid]!.cmd = [task, target];
     }
     return true;
@@ -540,7 +587,13 @@ export class Manager {
       for (const k of Object.keys(sd)) if (!keep.has(k)) delete sd[k];
       if (disarm.mode === 'freeze') {
         const st = sd.state;
-        if (st === 'started' || st === 'stopped' || st === 'request_stop' || st === 'request_start' || st === 'request_start_balance') {
+        if (
+          st === 'started' ||
+          st === 'stopped' ||
+          st === 'request_stop' ||
+          st === 'request_start' ||
+          st === 'request_start_balance'
+        ) {
           env.log('info', `disarm: freezing service '${sid}' (was '${st}')`);
           sd.state = 'freeze';
           sd.uid = this.newUid();
@@ -560,7 +613,12 @@ export class Manager {
 
   // --- service state machine ----------------------------------------------------------------
 
-  private selectNode(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, pref: NodePreference): string | undefined {
+  private selectNode(
+    sid: string,
+    cd: Snapshot<ServiceConfigEntry>,
+    sd: ServiceStatus,
+    pref: NodePreference,
+  ): string | undefined {
     return selectServiceNode(this.rules.view, this.usage, this.ss, sid, cd, sd, pref);
   }
 
@@ -637,7 +695,12 @@ export class Manager {
     sd.failed_nodes.push(node);
   }
 
-  private nextStateStarted(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, lrmRes: Snapshot<LrmResult> | undefined): void {
+  private nextStateStarted(
+    sid: string,
+    cd: Snapshot<ServiceConfigEntry>,
+    sd: ServiceStatus,
+    lrmRes: Snapshot<LrmResult> | undefined,
+  ): void {
     const env = this.env;
     const ns = this.ns;
     if (!ns.nodeIsOnline(sd.node)) {
@@ -683,7 +746,10 @@ export class Manager {
       const ec = lrmRes.exit_code;
       if (ec === ExitCode.SUCCESS) {
         if (sd.failed_nodes !== undefined) {
-          env.log('info', `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`);
+          env.log(
+            'info',
+            `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`,
+          );
         }
         delete sd.failed_nodes;
         // flag a successful start; only valid while the state is 'started'. Reference quirk
@@ -698,7 +764,10 @@ export class Manager {
           tryNext = true;
           env.log('warning', `starting service ${sid} on node '${sd.node}' failed, relocating service.`);
         } else {
-          env.log('err', `recovery policy for service ${sid} failed, entering error state. Failed nodes: ${sd.failed_nodes!.join(', ')}`);
+          env.log(
+            'err',
+            `recovery policy for service ${sid} failed, entering error state. Failed nodes: ${sd.failed_nodes!.join(', ')}`,
+          );
           this.changeServiceState(sid, 'error');
           return;
         }
@@ -732,19 +801,30 @@ export class Manager {
       return;
     }
     if (tryNext && node === undefined) {
-      env.log('warning', `Start Error Recovery: Tried all available nodes for service '${sid}', retry start on current node. Tried nodes: ${(sd.failed_nodes ?? []).join(', ')}`);
+      env.log(
+        'warning',
+        `Start Error Recovery: Tried all available nodes for service '${sid}', retry start on current node. Tried nodes: ${(sd.failed_nodes ?? []).join(', ')}`,
+      );
     }
     if (sd.maintenance_node && sd.node === sd.maintenance_node && ns.getNodeState(sd.node) === 'online') {
       // the service never left the node it was on when maintenance began (e.g. the whole
       // cluster was shut down with the migrate policy): the fallback is stale
-      env.log('info', `service '${sid}': clearing stale maintenance node '${sd.maintenance_node}' setting (is current node)`);
+      env.log(
+        'info',
+        `service '${sid}': clearing stale maintenance node '${sd.maintenance_node}' setting (is current node)`,
+      );
       delete sd.maintenance_node;
     }
     // make the LRM start it again if it went down unexpectedly, without losing a result
     if (lrmRes) sd.uid = this.newUid();
   }
 
-  private nextStateMigrateRelocate(sid: string, cd: Snapshot<ServiceConfigEntry>, sd: ServiceStatus, lrmRes: Snapshot<LrmResult> | undefined): void {
+  private nextStateMigrateRelocate(
+    sid: string,
+    cd: Snapshot<ServiceConfigEntry>,
+    sd: ServiceStatus,
+    lrmRes: Snapshot<LrmResult> | undefined,
+  ): void {
     const env = this.env;
     if (lrmRes) {
       const ec = lrmRes.exit_code;
@@ -797,7 +877,8 @@ export class Manager {
       this.fenceRecoveryCleanup(sid);
       env.changeServiceLocation(sid, sd.node, recoveryNode);
       // the rest of this round sees the new location, as in the reference (which edits its copy)
-      this.scEdits.set(sid, Object.assign(nullRecord<unknown>(), cd, { node: recoveryNode }) as Snapshot<ServiceConfigEntry>);
+      const edited: Snapshot<ServiceConfigEntry> = Object.assign(nullRecord<unknown>(), cd, { node: recoveryNode });
+      this.scEdits.set(sid, edited);
       sd.node = recoveryNode;
       this.changeServiceState(sid, cd.state === 'started' ? 'started' : 'request_stop', { node: recoveryNode });
       return;
@@ -828,4 +909,3 @@ export class Manager {
     }
   }
 }
-

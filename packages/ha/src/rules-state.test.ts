@@ -151,7 +151,13 @@ describe('persistent group migration', () => {
 
   test.each([
     // [what, world change, the node checked last, its lines after the state line, the abort reason]
-    ['a node that is not online', { nodeStates: { node1: 'online', node2: 'unknown', node3: 'online' } }, 'node2', [], "node 'node2' is not online"],
+    [
+      'a node that is not online',
+      { nodeStates: { node1: 'online', node2: 'unknown', node3: 'online' } },
+      'node2',
+      [],
+      "node 'node2' is not online",
+    ],
     [
       "an lrm in mode 'restart'",
       { lrm: { node1: { state: 'active', mode: 'restart' } } },
@@ -184,15 +190,20 @@ describe('persistent group migration', () => {
       "lrm 'node1' is not in state 'active' or 'idle'",
     ],
   ])('%s stops the migration with the reason and a retry', (_name, change, lastNode, lines, reason) => {
-    const w = world(change as Partial<World>);
+    const w = world(change);
     for (const node of NODES) w.lrm[node] ??= {};
     const { log } = migrate(w, 'pve-5.2.0');
     const stateLine = `notice ha groups migration: node '${lastNode}' is in state '${w.nodeStates[lastNode]}'`;
-    expect(log.slice(log.indexOf(stateLine))).toEqual([stateLine, ...lines, `err abort ha groups migration: ${reason}`, ...RETRY]);
+    expect(log.slice(log.indexOf(stateLine))).toEqual([
+      stateLine,
+      ...lines,
+      `err abort ha groups migration: ${reason}`,
+      ...RETRY,
+    ]);
     expect(w.groups).toBe(GROUPS);
   });
 
-  test("an idle lrm (waiting for its lock, nothing active on its node) does not stop the migration", () => {
+  test('an idle lrm (waiting for its lock, nothing active on its node) does not stop the migration', () => {
     const w = world({
       lrm: {
         node1: { state: 'active', mode: 'active' },
@@ -209,7 +220,9 @@ describe('persistent group migration', () => {
       },
     });
     const { log } = migrate(w, 'pve-5.2.0');
-    expect(log).toContain("notice ha groups migration: lrm 'node2' is in state 'wait_for_agent_lock' and mode 'active'");
+    expect(log).toContain(
+      "notice ha groups migration: lrm 'node2' is in state 'wait_for_agent_lock' and mode 'active'",
+    );
     expect(log.at(-1)).toBe('notice ha groups migration successful');
   });
 

@@ -40,16 +40,21 @@ function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView
   return {
     compiled,
     unconstrained: (sid) =>
-      !Object.hasOwn(compiled['node-affinity'], sid) && !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid),
+      !Object.hasOwn(compiled['node-affinity'], sid) &&
+      !Object.hasOwn(affinity.positive, sid) &&
+      !Object.hasOwn(affinity.negative, sid),
     // a service no node-affinity rule names may run anywhere (asked as an own key: a service
     // id such as `toString` must not find Object.prototype's member in the compiled rules)
-    nodeAffinity: (sid, online) => (Object.hasOwn(compiled['node-affinity'], sid) ? getNodeAffinity(compiled, sid, online) : unconstrainedNodes(online)),
+    nodeAffinity: (sid, online) =>
+      Object.hasOwn(compiled['node-affinity'], sid)
+        ? getNodeAffinity(compiled, sid, online)
+        : unconstrainedNodes(online),
     // a service without resource-affinity partners: nothing to count (and no set of the
     // online nodes to build, once per service the balancer or placement asks about)
     resourceAffinity: (sid, ss) =>
       !Object.hasOwn(affinity.positive, sid) && !Object.hasOwn(affinity.negative, sid)
         ? { together: new Map(), separate: new Map() }
-        : getResourceAffinity(compiled, sid, ss as Parameters<typeof getResourceAffinity>[2], onlineNodes()),
+        : getResourceAffinity(compiled, sid, ss, onlineNodes()),
   };
 }
 
@@ -75,7 +80,7 @@ function unconstrainedNodes(online: string[]): { allowed: Set<string>; pri: Set<
 function withGroupFailback(sc: Snapshot<ServiceConfig>, groups: GroupsConfig): Snapshot<ServiceConfig> {
   const grouped = memo(sc, 'groupedServices', () => Object.keys(sc).filter((sid) => sc[sid]!.group));
   if (grouped.length === 0) return sc;
-  const copy = Object.assign(nullRecord(), sc) as ServiceConfig;
+  const copy: ServiceConfig = Object.assign(nullRecord(), sc);
   for (const sid of grouped) copy[sid] = thaw(sc[sid]!);
   migrateGroupsToResources(groups, copy as Parameters<typeof migrateGroupsToResources>[1]);
   return copy;
@@ -200,9 +205,7 @@ export class RulesState {
     // waiting for the agent lock is idle only with nothing to do on the node (the last
     // service status the manager wrote, which is this round's until the round ends)
     const services = this.host.env.readManagerStatus().service_status ?? {};
-    return !Object.values(services).some(
-      (sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state),
-    );
+    return !Object.values(services).some((sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state));
   }
 
   /**
@@ -244,13 +247,17 @@ export class RulesState {
     for (const node of this.host.listNodes()) {
       const state = this.host.nodeState(node);
       env.log('notice', `ha groups migration: node '${node}' is in state '${state}'`);
-      if (state !== 'online') return this.failGroupMigration(round, `abort ha groups migration: node '${node}' is not online`);
+      if (state !== 'online')
+        return this.failGroupMigration(round, `abort ha groups migration: node '${node}' is not online`);
       const lrm = env.readLrmStatus(node);
       const lrmState = lrm.state ?? 'unknown';
       const lrmMode = lrmModes[node] ?? lrm.mode ?? 'active';
       env.log('notice', `ha groups migration: lrm '${node}' is in state '${lrmState}' and mode '${lrmMode}'`);
       if (!this.lrmIsActiveOrIdle(node, lrmState)) {
-        return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in state 'active' or 'idle'`);
+        return this.failGroupMigration(
+          round,
+          `abort ha groups migration: lrm '${node}' is not in state 'active' or 'idle'`,
+        );
       }
       if (lrmMode !== 'active') {
         return this.failGroupMigration(round, `abort ha groups migration: lrm '${node}' is not in mode 'active'`);

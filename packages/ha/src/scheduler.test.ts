@@ -7,15 +7,30 @@ const online = (n: string) => n !== 'node3';
 describe('serviceUsageNodes (which nodes a service loads)', () => {
   test.each([
     { sd: { state: 'stopped', node: 'node1' }, expected: { current: undefined, target: undefined, running: false } },
-    { sd: { state: 'request_start', node: 'node1' }, expected: { current: undefined, target: undefined, running: false } },
+    {
+      sd: { state: 'request_start', node: 'node1' },
+      expected: { current: undefined, target: undefined, running: false },
+    },
     { sd: { state: 'started', node: 'node1' }, expected: { current: 'node1', target: undefined, running: false } },
-    { sd: { state: 'started', node: 'node1', running: 1 }, expected: { current: 'node1', target: undefined, running: true } },
-    { sd: { state: 'migrate', node: 'node1', target: 'node2' }, expected: { current: 'node1', target: 'node2', running: true } },
+    {
+      sd: { state: 'started', node: 'node1', running: 1 },
+      expected: { current: 'node1', target: undefined, running: true },
+    },
+    {
+      sd: { state: 'migrate', node: 'node1', target: 'node2' },
+      expected: { current: 'node1', target: 'node2', running: true },
+    },
     // request_start_balance only loads its target
-    { sd: { state: 'request_start_balance', node: 'node1', target: 'node2' }, expected: { current: undefined, target: 'node2', running: false } },
+    {
+      sd: { state: 'request_start_balance', node: 'node1', target: 'node2' },
+      expected: { current: undefined, target: 'node2', running: false },
+    },
     // offline nodes do not count
     { sd: { state: 'fence', node: 'node3' }, expected: { current: undefined, target: undefined, running: false } },
-    { sd: { state: 'relocate', node: 'node1', target: 'node3' }, expected: { current: 'node1', target: undefined, running: true } },
+    {
+      sd: { state: 'relocate', node: 'node1', target: 'node3' },
+      expected: { current: 'node1', target: undefined, running: true },
+    },
   ] as Array<{ sd: ServiceStatus; expected: object }>)('$sd.state on $sd.node', ({ sd, expected }) => {
     expect(serviceUsageNodes(sd, online)).toEqual(expected);
   });
@@ -50,7 +65,7 @@ describe('jsonClone', () => {
     expect((src.c[1] as { d: boolean }).d).toBe(true);
   });
 
-  test('copies a __proto__ key as a key (it used to set the copy\'s prototype)', () => {
+  test("copies a __proto__ key as a key (it used to set the copy's prototype)", () => {
     const copy = jsonClone(JSON.parse('{"__proto__": {"online": true}}') as Record<string, unknown>);
     expect(Object.keys(copy)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(copy)).toBeNull();

@@ -33,7 +33,8 @@ export function serviceUsageNodes(
   const state = sd.state;
   const node = sd.node;
   const target = sd.target;
-  const current = CURRENT_NODE_STATES.has(state) && node !== undefined && node !== '' && online(node) ? node : undefined;
+  const current =
+    CURRENT_NODE_STATES.has(state) && node !== undefined && node !== '' && online(node) ? node : undefined;
   const moving =
     TARGET_NODE_STATES.has(state) && target !== undefined && target !== '' && online(target) ? target : undefined;
   const running = state === 'started' ? !!sd.running : current !== undefined;

@@ -18,8 +18,15 @@ function usageWith(scores: Record<string, number>): OnlineNodeUsage {
   };
 }
 
-const cd = (failback: number): ServiceConfigEntry =>
-  ({ node: 'node1', state: 'started', type: 'vm', name: '101', failback, max_restart: 1, max_relocate: 1 });
+const cd = (failback: number): ServiceConfigEntry => ({
+  node: 'node1',
+  state: 'started',
+  type: 'vm',
+  name: '101',
+  failback,
+  max_restart: 1,
+  max_relocate: 1,
+});
 
 function rulesWith(over: Partial<RulesView>): RulesView {
   return { ...NO_RULES, ...over };
@@ -36,17 +43,53 @@ describe('selectServiceNode', () => {
     expected: string | undefined;
   }> = [
     // failback off and allowed: stay, whatever the scores say
-    { name: 'stays without failback', sd: { state: 'started', node: 'node1' }, failback: 0, pref: 'none', expected: 'node1' },
+    {
+      name: 'stays without failback',
+      sd: { state: 'started', node: 'node1' },
+      failback: 0,
+      pref: 'none',
+      expected: 'node1',
+    },
     // failback on, preference none: the current node is still in pri, so stay
-    { name: 'stays with failback when the node is in pri', sd: { state: 'started', node: 'node1' }, failback: 1, pref: 'none', expected: 'node1' },
+    {
+      name: 'stays with failback when the node is in pri',
+      sd: { state: 'started', node: 'node1' },
+      failback: 1,
+      pref: 'none',
+      expected: 'node1',
+    },
     // best-score: lowest score wins (node2 = 0)
-    { name: 'best-score takes the lowest score', sd: { state: 'recovery', node: 'node1' }, failback: 1, pref: 'best-score', expected: 'node2' },
+    {
+      name: 'best-score takes the lowest score',
+      sd: { state: 'recovery', node: 'node1' },
+      failback: 1,
+      pref: 'best-score',
+      expected: 'node2',
+    },
     // try-next: order node2(0), node3(1), node1(2); node1 failed and is dropped → node2
-    { name: 'try-next skips failed nodes', sd: { state: 'started', node: 'node1', failed_nodes: ['node1'] }, failback: 1, pref: 'try-next', expected: 'node2' },
+    {
+      name: 'try-next skips failed nodes',
+      sd: { state: 'started', node: 'node1', failed_nodes: ['node1'] },
+      failback: 1,
+      pref: 'try-next',
+      expected: 'node2',
+    },
     // try-next with the current node still in the list: the one after it (node2 → node3)
-    { name: 'try-next takes the node after the current one', sd: { state: 'started', node: 'node2' }, failback: 1, pref: 'try-next', expected: 'node3' },
+    {
+      name: 'try-next takes the node after the current one',
+      sd: { state: 'started', node: 'node2' },
+      failback: 1,
+      pref: 'try-next',
+      expected: 'node3',
+    },
     // maintenance fallback wins over scores when allowed
-    { name: 'maintenance fallback first', sd: { state: 'started', node: 'node2', maintenance_node: 'node1' }, failback: 1, pref: 'best-score', expected: 'node1' },
+    {
+      name: 'maintenance fallback first',
+      sd: { state: 'started', node: 'node2', maintenance_node: 'node1' },
+      failback: 1,
+      pref: 'best-score',
+      expected: 'node1',
+    },
     // a negative partner on node2 removes it: best of node1(2), node3(1) → node3
     {
       name: 'negative affinity removes nodes',
@@ -62,7 +105,15 @@ describe('selectServiceNode', () => {
       sd: { state: 'recovery', node: 'node2' },
       failback: 1,
       pref: 'best-score',
-      rules: rulesWith({ resourceAffinity: () => ({ together: new Map([['node1', 2], ['node3', 1]]), separate: new Map() }) }),
+      rules: rulesWith({
+        resourceAffinity: () => ({
+          together: new Map([
+            ['node1', 2],
+            ['node3', 1],
+          ]),
+          separate: new Map(),
+        }),
+      }),
       expected: 'node1',
     },
     // no pri node online → undefined
@@ -76,12 +127,16 @@ describe('selectServiceNode', () => {
     },
   ];
   test.each(cases)('$name', ({ sd, failback, pref, rules, expected }) => {
-    expect(selectServiceNode(rules ?? NO_RULES, usageWith(scores), {}, 'vm:101', cd(failback), sd, pref)).toBe(expected);
+    expect(selectServiceNode(rules ?? NO_RULES, usageWith(scores), {}, 'vm:101', cd(failback), sd, pref)).toBe(
+      expected,
+    );
   });
 
   test('ties in score go to the node name in byte order (node10 before node2)', () => {
     const usage = usageWith({ node2: 0, node10: 0 });
-    expect(selectServiceNode(NO_RULES, usage, {}, 'vm:101', cd(1), { state: 'recovery', node: 'node3' }, 'best-score')).toBe('node10');
+    expect(
+      selectServiceNode(NO_RULES, usage, {}, 'vm:101', cd(1), { state: 'recovery', node: 'node3' }, 'best-score'),
+    ).toBe('node10');
   });
 });
 

@@ -34,7 +34,8 @@ export function own<V>(obj: { readonly [key: string]: V } | undefined | null, ke
   // only a value Object.prototype also holds can be inherited, and every one of those (but
   // `__proto__`, handled above) is a function: look at the prototype for functions only (a
   // keyed read of Object.prototype with ever new keys is slow, and data values never need it)
-  if (typeof v === 'function' && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key)) return undefined;
+  if (typeof v === 'function' && v === (OBJECT_PROTO as Record<string, unknown>)[key] && !Object.hasOwn(obj, key))
+    return undefined;
   return v;
 }
 
@@ -192,7 +193,14 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
       let list = byNode.get(node);
       if (!list) byNode.set(node, (list = []));
       list.push(sid);
-      if (state === undefined || state === 'stopped' || state === 'freeze' || state === 'error' || state === 'request_start') continue;
+      if (
+        state === undefined ||
+        state === 'stopped' ||
+        state === 'freeze' ||
+        state === 'error' ||
+        state === 'request_start'
+      )
+        continue;
       active.set(node, (active.get(node) ?? 0) + 1);
       const target = sd.target;
       if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
@@ -210,7 +218,10 @@ interface ServiceStatusLike {
 }
 
 /** Number of services in state `fence` on `node`. */
-export function countFencedServices(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> } | undefined, node: string): number {
+export function countFencedServices(
+  ss: { readonly [sid: string]: Readonly<ServiceStatusLike> } | undefined,
+  node: string,
+): number {
   if (!ss) return 0;
   return serviceIndex(ss).fenced.get(node) ?? 0;
 }

@@ -27,15 +27,70 @@ const good = { maxcpu: 4, maxmem: 8 * GIB };
 describe('CrsUsage: a service with invalid stats is left out with a warning, the round goes on', () => {
   const cases: Array<[string, 'static' | 'dynamic', Record<string, unknown>, Record<string, unknown>, string]> = [
     ['no static entry', 'static', {}, {}, "did not get static service usage information for 'vm:102'"],
-    ['a negative maxcpu', 'static', { 'vm:102': { maxcpu: -2, maxmem: GIB } }, {}, "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got -2"],
-    ['no maxmem', 'static', { 'vm:102': { maxcpu: 2 } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got nothing"],
-    ['a maxmem that is a string', 'static', { 'vm:102': { maxcpu: 2, maxmem: '4G' } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got '4G'"],
-    ['an infinite maxcpu', 'static', { 'vm:102': { maxcpu: Infinity, maxmem: GIB } }, {}, "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got Infinity"],
-    ['a NaN maxmem', 'static', { 'vm:102': { maxcpu: 1, maxmem: NaN } }, {}, "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got NaN"],
+    [
+      'a negative maxcpu',
+      'static',
+      { 'vm:102': { maxcpu: -2, maxmem: GIB } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got -2",
+    ],
+    [
+      'no maxmem',
+      'static',
+      { 'vm:102': { maxcpu: 2 } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got nothing",
+    ],
+    [
+      'a maxmem that is a string',
+      'static',
+      { 'vm:102': { maxcpu: 2, maxmem: '4G' } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got '4G'",
+    ],
+    [
+      'an infinite maxcpu',
+      'static',
+      { 'vm:102': { maxcpu: Infinity, maxmem: GIB } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxcpu' must be a finite number >= 0, got Infinity",
+    ],
+    [
+      'a NaN maxmem',
+      'static',
+      { 'vm:102': { maxcpu: 1, maxmem: NaN } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got NaN",
+    ],
+    [
+      'a maxmem that is an object',
+      'static',
+      { 'vm:102': { maxcpu: 1, maxmem: { size: GIB } } },
+      {},
+      "invalid static service usage information for 'vm:102': 'maxmem' must be a finite number >= 0, got an object",
+    ],
     // a service that was not measured has no usage: not 0
-    ['no dynamic entry', 'dynamic', { 'vm:102': good }, {}, "did not get dynamic service usage information for 'vm:102'"],
-    ['no measured cpu', 'dynamic', { 'vm:102': good }, { 'vm:102': { mem: GIB } }, "invalid dynamic service usage information for 'vm:102': 'cpu' must be a finite number >= 0, got nothing"],
-    ['a negative measured mem', 'dynamic', { 'vm:102': good }, { 'vm:102': { cpu: 1, mem: -1 } }, "invalid dynamic service usage information for 'vm:102': 'mem' must be a finite number >= 0, got -1"],
+    [
+      'no dynamic entry',
+      'dynamic',
+      { 'vm:102': good },
+      {},
+      "did not get dynamic service usage information for 'vm:102'",
+    ],
+    [
+      'no measured cpu',
+      'dynamic',
+      { 'vm:102': good },
+      { 'vm:102': { mem: GIB } },
+      "invalid dynamic service usage information for 'vm:102': 'cpu' must be a finite number >= 0, got nothing",
+    ],
+    [
+      'a negative measured mem',
+      'dynamic',
+      { 'vm:102': good },
+      { 'vm:102': { cpu: 1, mem: -1 } },
+      "invalid dynamic service usage information for 'vm:102': 'mem' must be a finite number >= 0, got -1",
+    ],
   ];
   test.each(cases)('%s (%s)', (_name, mode, staticStats, dynamicStats, problem) => {
     const env = envWith({ 'vm:101': good, ...staticStats }, { 'vm:101': { cpu: 2, mem: 4 * GIB }, ...dynamicStats });
@@ -52,11 +107,14 @@ describe('CrsUsage: a service with invalid stats is left out with a warning, the
     // (node1: vm:101, node2: vm:102, node3: none; lower is better)
     env.lines = [];
     expect(Object.fromEntries(usage.scoreNodesToStartService('vm:102'))).toEqual({ node1: 1, node2: 1, node3: 0 });
-    expect(env.lines).toEqual([`err 0 unable to score nodes according to ${mode} usage for service 'vm:102' - ${problem}`]);
+    expect(env.lines).toEqual([
+      `err 0 unable to score nodes according to ${mode} usage for service 'vm:102' - ${problem}`,
+    ]);
   });
 
   test('a negative memhost gets the same warning, whether memhost is used or not (pve-9.2); pve-5.2.0 knows no memhost', () => {
-    const problem = "unable to add service 'vm:102' - invalid dynamic service usage information for 'vm:102': 'memhost' must be a finite number >= 0, got -1";
+    const problem =
+      "unable to add service 'vm:102' - invalid dynamic service usage information for 'vm:102': 'memhost' must be a finite number >= 0, got -1";
     for (const [profile, memhost, lines] of [
       ['pve-9.2', false, [`warning 0 ${problem}`]],
       ['pve-9.2', true, [`warning 0 ${problem}`]],
@@ -82,17 +140,33 @@ describe('CrsUsage: a service with invalid stats is left out with a warning, the
   });
 
   test('checkServiceStats: static stats are used as cpu = maxcpu, mem = maxmem', () => {
-    expect(checkServiceStats('vm:1', 'static', snapshot(good), undefined)).toEqual({ cpu: 4, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB });
-    expect(checkServiceStats('vm:1', 'dynamic', snapshot(good), snapshot({ cpu: 1.5, mem: GIB }))).toEqual({ cpu: 1.5, maxcpu: 4, mem: GIB, maxmem: 8 * GIB });
+    expect(checkServiceStats('vm:1', 'static', snapshot(good), undefined)).toEqual({
+      cpu: 4,
+      maxcpu: 4,
+      mem: 8 * GIB,
+      maxmem: 8 * GIB,
+    });
+    expect(checkServiceStats('vm:1', 'dynamic', snapshot(good), snapshot({ cpu: 1.5, mem: GIB }))).toEqual({
+      cpu: 1.5,
+      maxcpu: 4,
+      mem: GIB,
+      maxmem: 8 * GIB,
+    });
   });
 });
 
 describe('createUsage: modes', () => {
   test('a static node without capacity falls back to basic with the reference warning', () => {
     const env = envWith({});
-    env.staticNodeStats = snapshot({ node1: { maxcpu: 16, maxmem: 64 * GIB }, node2: { maxcpu: 16 }, node3: { maxcpu: 16, maxmem: 64 * GIB } }) as never;
+    env.staticNodeStats = snapshot({
+      node1: { maxcpu: 16, maxmem: 64 * GIB },
+      node2: { maxcpu: 16 },
+      node3: { maxcpu: 16, maxmem: 64 * GIB },
+    }) as never;
     expect(createUsage(env, 'static', NODES, 'pve-9.2').mode).toBe('basic');
-    expect(env.lines).toEqual(["warning 0 fallback to 'basic' scheduler mode, init for 'static' failed - missing static stats for node 'node2'"]);
+    expect(env.lines).toEqual([
+      "warning 0 fallback to 'basic' scheduler mode, init for 'static' failed - missing static stats for node 'node2'",
+    ]);
   });
 
   test('an unknown mode warns and uses basic', () => {
@@ -105,10 +179,12 @@ describe('createUsage: modes', () => {
 describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, memhost)', () => {
   test('memhost: the host-side footprint replaces the guest memory only when asked for and reported', () => {
     const stats = { maxcpu: 4, maxmem: 8 * GIB };
-    expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, true).mem).toBe(3 * GIB);
+    expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, true).mem).toBe(
+      3 * GIB,
+    );
     expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: 3 * GIB }, false).mem).toBe(GIB);
     expect(checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB }, true).mem).toBe(GIB);
-    expect(() => checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: -1 } as never, true)).toThrow(
+    expect(() => checkServiceStats('vm:101', 'dynamic', stats, { cpu: 1, mem: GIB, memhost: -1 }, true)).toThrow(
       "invalid dynamic service usage information for 'vm:101': 'memhost' must be a finite number >= 0, got -1",
     );
   });
@@ -124,9 +200,39 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     usage.addServiceUsage('vm:101', started('node1'));
     expect(usage.nodeTelemetry()).toEqual([
       // node1: 2 cores measured, 1.5 of them vm:101's: a residual of 0.5 cores and 1 GiB
-      { node: 'node1', cpu: 2, maxcpu: 16, mem: 4 * GIB, maxmem: 64 * GIB, servicesCpu: 1.5, servicesMem: 3 * GIB, pressureCpu: 12.5, pressureMem: 0 },
-      { node: 'node2', cpu: 0.25, maxcpu: 16, mem: GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: undefined, pressureMem: undefined },
-      { node: 'node3', cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: undefined, pressureMem: undefined },
+      {
+        node: 'node1',
+        cpu: 2,
+        maxcpu: 16,
+        mem: 4 * GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 1.5,
+        servicesMem: 3 * GIB,
+        pressureCpu: 12.5,
+        pressureMem: 0,
+      },
+      {
+        node: 'node2',
+        cpu: 0.25,
+        maxcpu: 16,
+        mem: GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 0,
+        servicesMem: 0,
+        pressureCpu: undefined,
+        pressureMem: undefined,
+      },
+      {
+        node: 'node3',
+        cpu: 0,
+        maxcpu: 16,
+        mem: 0,
+        maxmem: 64 * GIB,
+        servicesCpu: 0,
+        servicesMem: 0,
+        pressureCpu: undefined,
+        pressureMem: undefined,
+      },
     ]);
     expect(usage.serviceMem('vm:101')).toBe(3 * GIB);
     expect(usage.serviceMem('vm:999')).toBeUndefined();

@@ -1,4 +1,11 @@
-import type { DynamicNodeStats, DynamicServiceStats, Env, ServiceStatus, Snapshot, StaticServiceStats } from '@poise/env';
+import type {
+  DynamicNodeStats,
+  DynamicServiceStats,
+  Env,
+  ServiceStatus,
+  Snapshot,
+  StaticServiceStats,
+} from '@poise/env';
 import {
   ClusterUsage,
   UsageError,
@@ -6,6 +13,7 @@ import {
   type ResourceStats,
   type ScoredMigration,
 } from '@poise/usage';
+import { showValue } from '@poise/policy';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
 import { errorMessage, own } from './tools';
 
@@ -22,7 +30,7 @@ function validStat(v: unknown): v is number {
 function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (typeof v === 'string') return `'${v}'`;
-  return String(v);
+  return showValue(v);
 }
 
 /**
@@ -122,7 +130,12 @@ export class CrsUsage implements OnlineNodeUsage {
       for (const node of onlineNodes) {
         const s = own(stats, node);
         if (!s) throw new Error(`missing dynamic stats for node '${node}'`);
-        this.usage.addNode(node, { cpu: s.cpu, maxcpu: Math.trunc(s.maxcpu), mem: Math.trunc(s.mem), maxmem: Math.trunc(s.maxmem) });
+        this.usage.addNode(node, {
+          cpu: s.cpu,
+          maxcpu: Math.trunc(s.maxcpu),
+          mem: Math.trunc(s.mem),
+          maxmem: Math.trunc(s.maxmem),
+        });
       }
       this.staticStats = env.getStaticServiceStats();
       this.dynamicStats = env.getDynamicServiceStats();
@@ -144,7 +157,14 @@ export class CrsUsage implements OnlineNodeUsage {
 
   /** Service stats as the scheduler sees them (static: cpu = maxcpu, mem = maxmem). */
   private serviceStats(sid: string): ResourceStats {
-    return checkServiceStats(sid, this.mode, own(this.staticStats, sid), own(this.dynamicStats, sid), this.memhost, this.checkMemhost);
+    return checkServiceStats(
+      sid,
+      this.mode,
+      own(this.staticStats, sid),
+      own(this.dynamicStats, sid),
+      this.memhost,
+      this.checkMemhost,
+    );
   }
 
   addServiceUsage(sid: string, sd: Snapshot<ServiceStatus>): void {
@@ -188,7 +208,10 @@ export class CrsUsage implements OnlineNodeUsage {
       scores = this.usage.scoreNodesToStart(this.serviceStats(sid));
     } catch (err) {
       if (!(err instanceof ServiceStatsError || err instanceof UsageError)) throw err;
-      this.env.log('err', `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`);
+      this.env.log(
+        'err',
+        `unable to score nodes according to ${this.mode} usage for service '${sid}' - ${errorMessage(err)}`,
+      );
       // the reference's fallback: the number of services per node (lower is better)
       return this.serviceCounts();
     }
@@ -224,7 +247,7 @@ export class CrsUsage implements OnlineNodeUsage {
    */
   nodeTelemetry(): NodeUsageTelemetry[] {
     const services = this.servicesPerNode();
-    const measured = this.measured ?? (this.env.getDynamicNodeStats() as Snapshot<Record<string, DynamicNodeStats>>);
+    const measured = this.measured ?? this.env.getDynamicNodeStats();
     this.measured = measured;
     return this.usage.nodeNames().map((node) => {
       const base = this.usage.getNodeStats(node);
@@ -251,7 +274,13 @@ export class CrsUsage implements OnlineNodeUsage {
    * are moving. Byte order of sid.
    */
   planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
-    return this.sortedResources().map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, mem: r.stats.mem, moving: r.placement.target !== undefined }));
+    return this.sortedResources().map((r) => ({
+      sid: r.sid,
+      node: r.placement.current,
+      cpu: r.stats.cpu,
+      mem: r.stats.mem,
+      moving: r.placement.target !== undefined,
+    }));
   }
 
   /**
@@ -262,14 +291,19 @@ export class CrsUsage implements OnlineNodeUsage {
    * not listed. O(services).
    */
   guestTelemetry(): Array<{ sid: string; node: string; cpu: number; maxcpu: number; mem: number }> {
-    return this.sortedResources().map((r) => ({ sid: r.sid, node: r.placement.current, cpu: r.stats.cpu, maxcpu: r.stats.maxcpu, mem: r.stats.mem }));
+    return this.sortedResources().map((r) => ({
+      sid: r.sid,
+      node: r.placement.current,
+      cpu: r.stats.cpu,
+      maxcpu: r.stats.maxcpu,
+      mem: r.stats.mem,
+    }));
   }
 
   /** The usage's services in byte order of their sids. */
   private sortedResources() {
     return [...this.usage.snapshot().resources].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
   }
-
 
   /** cpu and mem of the services placed on each node as their current node, in fold order. */
   private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
@@ -306,11 +340,17 @@ export class CrsUsage implements OnlineNodeUsage {
         let stats = n.stats;
         if (g) {
           const part = services?.get(n.name) ?? { cpu: 0, mem: 0 };
-          stats = { cpu: Math.max(0, g.cpu - part.cpu), maxcpu: n.stats.maxcpu, mem: Math.max(0, Math.round(g.mem - part.mem)), maxmem: n.stats.maxmem };
+          stats = {
+            cpu: Math.max(0, g.cpu - part.cpu),
+            maxcpu: n.stats.maxcpu,
+            mem: Math.max(0, Math.round(g.mem - part.mem)),
+            maxmem: n.stats.maxmem,
+          };
         }
         usage.addNode(n.name, stats);
       }
-      for (const r of snap.resources) usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
+      for (const r of snap.resources)
+        usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
       built = usage;
       return usage;
     };
@@ -353,7 +393,13 @@ function pressureValue(v: unknown): number | undefined {
 }
 
 /** Builds the usage model for a scheduler mode, falling back to basic as the reference does. */
-export function createUsage(env: Env, mode: string, onlineNodes: string[], profile: string, options: UsageOptions = {}): OnlineNodeUsage {
+export function createUsage(
+  env: Env,
+  mode: string,
+  onlineNodes: string[],
+  profile: string,
+  options: UsageOptions = {},
+): OnlineNodeUsage {
   const legacy = profile === 'pve-5.2.0';
   const metric = legacy ? 'raw' : 'normalized';
   if (mode === 'static' || mode === 'dynamic') {

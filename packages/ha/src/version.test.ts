@@ -8,7 +8,10 @@ describe('compareDebianVersions (dpkg verrevcmp on the upstream version)', () =>
   // each list is strictly ascending
   const chains: Array<{ name: string; ascending: string[] }> = [
     // ~ sorts before the end of the string, digit runs compare numerically (2 < 16, not "16" < "2")
-    { name: 'pre-releases before the release, numeric runs', ascending: ['9.0.0~2', '9.0.0~16', '9.0.0', '9.0.1', '9.1.2'] },
+    {
+      name: 'pre-releases before the release, numeric runs',
+      ascending: ['9.0.0~2', '9.0.0~16', '9.0.0', '9.0.1', '9.1.2'],
+    },
     { name: 'an older major is below any pre-release of the next', ascending: ['8.4.1', '9.0.0~16'] },
     { name: 'numeric not lexicographic', ascending: ['9.2', '9.10', '10.0'] },
     { name: '~~ before ~ before end', ascending: ['1.0~~', '1.0~', '1.0'] },
@@ -22,7 +25,9 @@ describe('compareDebianVersions (dpkg verrevcmp on the upstream version)', () =>
     it(`${name}: ${ascending.join(' < ')}`, () => {
       for (let i = 0; i < ascending.length; i++) {
         for (let j = 0; j < ascending.length; j++) {
-          expect(sign(compareDebianVersions(ascending[i]!, ascending[j]!)), `${ascending[i]} vs ${ascending[j]}`).toBe(sign(i - j));
+          expect(sign(compareDebianVersions(ascending[i]!, ascending[j]!)), `${ascending[i]} vs ${ascending[j]}`).toBe(
+            sign(i - j),
+          );
         }
       }
     });
@@ -40,7 +45,10 @@ describe('compareDebianVersions (dpkg verrevcmp on the upstream version)', () =>
     expect(compareDebianVersions(b, a)).toBe(0);
   });
 
-  const version = fc.string({ unit: fc.constantFrom('0', '1', '2', '9', '.', '~', '+', '-', 'a', 'b', 'Z'), maxLength: 8 });
+  const version = fc.string({
+    unit: fc.constantFrom('0', '1', '2', '9', '.', '~', '+', '-', 'a', 'b', 'Z'),
+    maxLength: 8,
+  });
   it('is reflexive and antisymmetric', () => {
     fc.assert(
       fc.property(version, version, (a, b) => {

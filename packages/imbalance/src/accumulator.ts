@@ -31,7 +31,10 @@ const HUGE_MEAN = 2 ** 450;
 function checkLoad(load: number, where: string): void {
   if (!isLoad(load)) throw invalidLoad(load, where);
   if (load > MAX_ACCUMULATOR_LOAD) {
-    throw new ImbalanceError('invalid-load', `invalid load ${String(load)} at ${where}: the accumulator holds loads up to 2^400 (MAX_ACCUMULATOR_LOAD)`);
+    throw new ImbalanceError(
+      'invalid-load',
+      `invalid load ${String(load)} at ${where}: the accumulator holds loads up to 2^400 (MAX_ACCUMULATOR_LOAD)`,
+    );
   }
 }
 
@@ -100,7 +103,15 @@ export class ImbalanceAccumulator {
    * sums stays inside the bounds: `relative` is 4(n+16)·u, far above the rounding of a few
    * re-ordered operations.
    */
-  boundState(): { sum: number; sumError: number; shift: number; shiftedSquares: number; squaresError: number; relative: number; normalizer: number } {
+  boundState(): {
+    sum: number;
+    sumError: number;
+    shift: number;
+    shiftedSquares: number;
+    squaresError: number;
+    relative: number;
+    normalizer: number;
+  } {
     return {
       sum: this.sumValue,
       sumError: this.sumError,

@@ -18,12 +18,13 @@ import {
   rawCv,
 } from './index';
 
-const big = create(all, { number: 'BigNumber', precision: 80 });
+// mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
+const big = create(all!, { number: 'BigNumber', precision: 80 });
 type Big = BigNumber;
 
 /** mathjs's mean and population ("uncorrected") standard deviation of BigNumbers. */
 function bigMean(xs: Big[]): Big {
-  return big.mean(xs) as Big;
+  return big.mean<Big>(xs);
 }
 function bigSd(xs: Big[]): Big {
   return (big.std as (values: Big[], normalization: 'uncorrected') => Big)(xs, 'uncorrected');
@@ -45,7 +46,7 @@ function exact(x: number): Big {
 function oracleRawCv(loads: readonly number[]): number {
   if (loads.length < 2 || loads.every((x) => x === 0)) return 0;
   const xs = loads.map(exact);
-  return big.number(big.divide(bigSd(xs), bigMean(xs)) as Big) as number;
+  return big.number(big.divide(bigSd(xs), bigMean(xs)) as Big);
 }
 
 /**
@@ -73,7 +74,23 @@ function close(got: number, want: number, n: number): boolean {
   return Math.abs(got - want) <= 1e-12 * n * (1 + want);
 }
 
-const EXTREMES = [0, 5e-324, 2 ** -1022 - 2 ** -1074, 2 ** -1022, 1e-300, 1e-200, 1e-100, 1, 1e100, 1e154, 1e200, 1e300, Number.MAX_SAFE_INTEGER, 2 ** 64, Number.MAX_VALUE];
+const EXTREMES = [
+  0,
+  5e-324,
+  2 ** -1022 - 2 ** -1074,
+  2 ** -1022,
+  1e-300,
+  1e-200,
+  1e-100,
+  1,
+  1e100,
+  1e154,
+  1e200,
+  1e300,
+  Number.MAX_SAFE_INTEGER,
+  2 ** 64,
+  Number.MAX_VALUE,
+];
 /** Any finite load, with the edges (0, subnormals, 1e±300, Number.MAX_VALUE) drawn often. */
 const anyLoad = fc.oneof(
   fc.constantFrom(...EXTREMES),
@@ -122,18 +139,25 @@ describe('finite in, finite out', () => {
 describe('the plain fold of spec §4.3 is kept bit for bit wherever it is safe', () => {
   it('ordinary loads: identical bits to the spec fold (both metrics, and with replacements)', () => {
     fc.assert(
-      fc.property(fc.array(ordinaryLoad, { maxLength: 40 }), fc.nat(), fc.nat(), ordinaryLoad, ordinaryLoad, (loads, a, b, la, lb) => {
-        expect(rawCv(loads)).toBe(specRawCv(loads));
-        const n = loads.length;
-        expect(normalizedImbalance(loads)).toBe(n < 2 ? specRawCv(loads) : specRawCv(loads) / Math.sqrt(n - 1));
-        if (n === 0) return;
-        const i = a % n;
-        const j = n > 1 && b % n !== i ? b % n : -1;
-        const replaced = [...loads];
-        replaced[i] = la;
-        if (j !== -1) replaced[j] = lb;
-        expect(imbalanceWithReplaced(loads, 'raw', i, la, j, lb)).toBe(specRawCv(replaced));
-      }),
+      fc.property(
+        fc.array(ordinaryLoad, { maxLength: 40 }),
+        fc.nat(),
+        fc.nat(),
+        ordinaryLoad,
+        ordinaryLoad,
+        (loads, a, b, la, lb) => {
+          expect(rawCv(loads)).toBe(specRawCv(loads));
+          const n = loads.length;
+          expect(normalizedImbalance(loads)).toBe(n < 2 ? specRawCv(loads) : specRawCv(loads) / Math.sqrt(n - 1));
+          if (n === 0) return;
+          const i = a % n;
+          const j = n > 1 && b % n !== i ? b % n : -1;
+          const replaced = [...loads];
+          replaced[i] = la;
+          if (j !== -1) replaced[j] = lb;
+          expect(imbalanceWithReplaced(loads, 'raw', i, la, j, lb)).toBe(specRawCv(replaced));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -152,7 +176,10 @@ describe('the plain fold of spec §4.3 is kept bit for bit wherever it is safe',
   it('scaling every load by a power of two changes no bit (the scaled path is the plain fold on scaled loads)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 0, max: 4000 }).map((x) => x / 1024), { minLength: 2, maxLength: 20 }),
+        fc.array(
+          fc.integer({ min: 0, max: 4000 }).map((x) => x / 1024),
+          { minLength: 2, maxLength: 20 },
+        ),
         fc.integer({ min: -1000, max: 1000 }),
         (loads, k) => {
           const scaled = loads.map((x) => x * 2 ** k); // exact: the grid values stay normal
@@ -190,7 +217,7 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
           const mean = bigMean(xs);
           // the ratio in BigNumbers: as doubles, a subnormal mean and sd would round first
           // (and `isZero` of the Decimal itself: mathjs's own compares within an absolute tolerance)
-          const want = mean.isZero() ? 0 : (big.number(big.divide(bigSd(xs), mean) as Big) as number);
+          const want = mean.isZero() ? 0 : big.number(big.divide(bigSd(xs), mean) as Big);
           expect(close(rawCv(loads), want, loads.length)).toBe(true);
           // the same CV as the unscaled loads (scale invariance), up to the rounding of x·factor,
           // which is relative unless x·factor is subnormal (then only the oracle check applies)
@@ -216,15 +243,23 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
 describe('imbalanceWithReplaced equals the fold over the modified array', () => {
   it('bit for bit, on any finite loads', () => {
     fc.assert(
-      fc.property(fc.array(anyLoad, { minLength: 1, maxLength: 12 }), fc.nat(), fc.nat(), anyLoad, anyLoad, metric, (loads, a, b, la, lb, m) => {
-        const n = loads.length;
-        const i = a % n;
-        const j = n > 1 && b % n !== i ? b % n : -1;
-        const replaced = [...loads];
-        replaced[i] = la;
-        if (j !== -1) replaced[j] = lb;
-        expect(imbalanceWithReplaced(loads, m, i, la, j, lb)).toBe(imbalance(replaced, m));
-      }),
+      fc.property(
+        fc.array(anyLoad, { minLength: 1, maxLength: 12 }),
+        fc.nat(),
+        fc.nat(),
+        anyLoad,
+        anyLoad,
+        metric,
+        (loads, a, b, la, lb, m) => {
+          const n = loads.length;
+          const i = a % n;
+          const j = n > 1 && b % n !== i ? b % n : -1;
+          const replaced = [...loads];
+          replaced[i] = la;
+          if (j !== -1) replaced[j] = lb;
+          expect(imbalanceWithReplaced(loads, m, i, la, j, lb)).toBe(imbalance(replaced, m));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -253,18 +288,73 @@ describe('bad input is an ImbalanceError naming the argument', () => {
     ['no array', () => rawCv(null as unknown as number[]), 'invalid-argument', /loads/],
     ['an unknown metric', () => imbalance([0.1, 0.2], 'cv' as ImbalanceMetric), 'invalid-metric', /'cv'/],
     ['NaN in normalizedImbalance', () => normalizedImbalance([Number.NaN, 1]), 'invalid-load', /loads\[0\]/],
-    ['replaced index out of range', () => imbalanceWithReplaced([0.1, 0.2], 'raw', 2, 0.1, -1, 0), 'index-out-of-range', /i = 2/],
-    ['second index out of range', () => imbalanceWithReplaced([0.1, 0.2], 'raw', 0, 0.1, 5, 0), 'index-out-of-range', /j = 5/],
-    ['the same index twice', () => imbalanceWithReplaced([0.1, 0.2], 'raw', 1, 0.1, 1, 0.3), 'invalid-argument', /both 1/],
+    [
+      'replaced index out of range',
+      () => imbalanceWithReplaced([0.1, 0.2], 'raw', 2, 0.1, -1, 0),
+      'index-out-of-range',
+      /i = 2/,
+    ],
+    [
+      'second index out of range',
+      () => imbalanceWithReplaced([0.1, 0.2], 'raw', 0, 0.1, 5, 0),
+      'index-out-of-range',
+      /j = 5/,
+    ],
+    [
+      'the same index twice',
+      () => imbalanceWithReplaced([0.1, 0.2], 'raw', 1, 0.1, 1, 0.3),
+      'invalid-argument',
+      /both 1/,
+    ],
     ['a negative replacement', () => imbalanceWithReplaced([0.1, 0.2], 'raw', 0, -1, -1, 0), 'invalid-load', /li/],
-    ['a NaN second replacement', () => imbalanceWithReplaced([0.1, 0.2], 'raw', 0, 1, 1, Number.NaN), 'invalid-load', /lj/],
-    ['an unknown metric with replacements', () => imbalanceWithReplaced([0.1, 0.2], 'x' as ImbalanceMetric, 0, 1, -1, 0), 'invalid-metric', /'x'/],
-    ['a load above the accumulator range', () => new ImbalanceAccumulator([0.1, 2 ** 401]), 'invalid-load', /loads\[1\].*2\^400/],
-    ['a move to the same node', () => new ImbalanceAccumulator([0.1, 0.2]).imbalanceWithMove(1, 1, 0.1, 'raw'), 'invalid-argument', /two nodes/],
-    ['a move that leaves a negative load', () => new ImbalanceAccumulator([0.1, 0.2]).imbalanceWithMove(0, 1, 0.5, 'raw'), 'invalid-load', /index 0/],
-    ['a NaN move', () => new ImbalanceAccumulator([0.1, 0.2]).approxImbalanceWithMove(0, 1, Number.NaN, 'raw'), 'invalid-argument', /finite/],
-    ['an approximate move to an unknown node', () => new ImbalanceAccumulator([0.1, 0.2]).approxImbalanceWithMove(0, 7, 0.1, 'raw'), 'index-out-of-range', /7/],
-    ['an unknown metric in the accumulator', () => new ImbalanceAccumulator([0.1, 0.2]).imbalance('x' as ImbalanceMetric), 'invalid-metric', /'x'/],
+    [
+      'a NaN second replacement',
+      () => imbalanceWithReplaced([0.1, 0.2], 'raw', 0, 1, 1, Number.NaN),
+      'invalid-load',
+      /lj/,
+    ],
+    [
+      'an unknown metric with replacements',
+      () => imbalanceWithReplaced([0.1, 0.2], 'x' as ImbalanceMetric, 0, 1, -1, 0),
+      'invalid-metric',
+      /'x'/,
+    ],
+    [
+      'a load above the accumulator range',
+      () => new ImbalanceAccumulator([0.1, 2 ** 401]),
+      'invalid-load',
+      /loads\[1\].*2\^400/,
+    ],
+    [
+      'a move to the same node',
+      () => new ImbalanceAccumulator([0.1, 0.2]).imbalanceWithMove(1, 1, 0.1, 'raw'),
+      'invalid-argument',
+      /two nodes/,
+    ],
+    [
+      'a move that leaves a negative load',
+      () => new ImbalanceAccumulator([0.1, 0.2]).imbalanceWithMove(0, 1, 0.5, 'raw'),
+      'invalid-load',
+      /index 0/,
+    ],
+    [
+      'a NaN move',
+      () => new ImbalanceAccumulator([0.1, 0.2]).approxImbalanceWithMove(0, 1, Number.NaN, 'raw'),
+      'invalid-argument',
+      /finite/,
+    ],
+    [
+      'an approximate move to an unknown node',
+      () => new ImbalanceAccumulator([0.1, 0.2]).approxImbalanceWithMove(0, 7, 0.1, 'raw'),
+      'index-out-of-range',
+      /7/,
+    ],
+    [
+      'an unknown metric in the accumulator',
+      () => new ImbalanceAccumulator([0.1, 0.2]).imbalance('x' as ImbalanceMetric),
+      'invalid-metric',
+      /'x'/,
+    ],
   ])('%s', (_name, fn, code, message) => {
     const error = caught(fn);
     expect(error.code).toBe(code);
@@ -282,50 +372,66 @@ describe('ImbalanceAccumulator on finite extremes', () => {
   it('bounds contain the exact fold and every output is finite', () => {
     const out = new Float64Array(3);
     fc.assert(
-      fc.property(fc.array(heldLoad, { minLength: 2, maxLength: 16 }), fc.nat(), fc.nat(), heldLoad, heldLoad, metric, (loads, a, b, la, lb, m) => {
-        const acc = new ImbalanceAccumulator(loads);
-        const i = a % loads.length;
-        const j = b % loads.length === i ? -1 : b % loads.length;
-        acc.boundsWithReplaced(i, la, j, lb, m, out);
-        const want = acc.imbalanceWithReplaced(i, la, j, lb, m);
-        expect(Number.isFinite(want)).toBe(true);
-        expect([...out].every(Number.isFinite)).toBe(true);
-        expect(out[0]).toBeLessThanOrEqual(want);
-        expect(out[1]).toBeGreaterThanOrEqual(want);
-        if (j !== -1) {
-          const d = loads[i]! - la; // la = loads[i] − d, so node j receives d
-          if (Number.isFinite(d) && loads[j]! + d >= 0 && loads[j]! + d < Infinity) {
-            expect(Number.isFinite(acc.approxImbalanceWithMove(i, j, d, m))).toBe(true);
+      fc.property(
+        fc.array(heldLoad, { minLength: 2, maxLength: 16 }),
+        fc.nat(),
+        fc.nat(),
+        heldLoad,
+        heldLoad,
+        metric,
+        (loads, a, b, la, lb, m) => {
+          const acc = new ImbalanceAccumulator(loads);
+          const i = a % loads.length;
+          const j = b % loads.length === i ? -1 : b % loads.length;
+          acc.boundsWithReplaced(i, la, j, lb, m, out);
+          const want = acc.imbalanceWithReplaced(i, la, j, lb, m);
+          expect(Number.isFinite(want)).toBe(true);
+          expect([...out].every(Number.isFinite)).toBe(true);
+          expect(out[0]).toBeLessThanOrEqual(want);
+          expect(out[1]).toBeGreaterThanOrEqual(want);
+          if (j !== -1) {
+            const d = loads[i]! - la; // la = loads[i] − d, so node j receives d
+            if (Number.isFinite(d) && loads[j]! + d >= 0 && loads[j]! + d < Infinity) {
+              expect(Number.isFinite(acc.approxImbalanceWithMove(i, j, d, m))).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 2000 },
     );
   });
 
   it('a rejected call leaves the state as it was (set-load sequences with rejections in between)', () => {
-    const step = fc.record({ index: fc.nat(), load: fc.oneof(heldLoad, fc.constantFrom(-1, Number.NaN, Infinity, 2 ** 401)) });
+    const step = fc.record({
+      index: fc.nat(),
+      load: fc.oneof(heldLoad, fc.constantFrom(-1, Number.NaN, Infinity, 2 ** 401)),
+    });
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 3, noNaN: true }), { minLength: 2, maxLength: 10 }), fc.array(step, { maxLength: 20 }), metric, (initial, steps, m) => {
-        const acc = new ImbalanceAccumulator(initial);
-        const model = [...initial];
-        const out = new Float64Array(3);
-        for (const { index, load } of steps) {
-          const i = index % model.length;
-          const valid = load >= 0 && load <= MAX_ACCUMULATOR_LOAD;
-          if (valid) {
-            acc.setLoad(i, load);
-            model[i] = load;
-          } else {
-            expect(caught(() => acc.setLoad(i, load)).code).toBe('invalid-load');
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 3, noNaN: true }), { minLength: 2, maxLength: 10 }),
+        fc.array(step, { maxLength: 20 }),
+        metric,
+        (initial, steps, m) => {
+          const acc = new ImbalanceAccumulator(initial);
+          const model = [...initial];
+          const out = new Float64Array(3);
+          for (const { index, load } of steps) {
+            const i = index % model.length;
+            const valid = load >= 0 && load <= MAX_ACCUMULATOR_LOAD;
+            if (valid) {
+              acc.setLoad(i, load);
+              model[i] = load;
+            } else {
+              expect(caught(() => acc.setLoad(i, load)).code).toBe('invalid-load');
+            }
+            expect(acc.imbalance(m)).toBe(imbalance(model, m));
+            expect(acc.load(i)).toBe(model[i]);
+            acc.boundsWithReplaced(0, model[0]!, -1, 0, m, out);
+            expect(out[0]).toBeLessThanOrEqual(imbalance(model, m));
+            expect(out[1]).toBeGreaterThanOrEqual(imbalance(model, m));
           }
-          expect(acc.imbalance(m)).toBe(imbalance(model, m));
-          expect(acc.load(i)).toBe(model[i]);
-          acc.boundsWithReplaced(0, model[0]!, -1, 0, m, out);
-          expect(out[0]).toBeLessThanOrEqual(imbalance(model, m));
-          expect(out[1]).toBeGreaterThanOrEqual(imbalance(model, m));
-        }
-      }),
+        },
+      ),
       { numRuns: 500 },
     );
   });

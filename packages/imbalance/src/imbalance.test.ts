@@ -45,19 +45,31 @@ describe('rawCv and normalizedImbalance', () => {
 
   it('is invariant under scaling by a power of two', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 4000 }).map((x) => x / 997), { minLength: 2, maxLength: 20 }), (loads) => {
-        expect(rawCv(loads.map((l) => l * 2))).toBe(rawCv(loads));
-      }),
+      fc.property(
+        fc.array(
+          fc.integer({ min: 0, max: 4000 }).map((x) => x / 997),
+          { minLength: 2, maxLength: 20 },
+        ),
+        (loads) => {
+          expect(rawCv(loads.map((l) => l * 2))).toBe(rawCv(loads));
+        },
+      ),
     );
   });
 
   it('normalised value stays in [0, 1] for non-negative loads', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 4000 }).map((x) => x / 997), { minLength: 0, maxLength: 30 }), (loads) => {
-        const v = normalizedImbalance(loads);
-        expect(v).toBeGreaterThanOrEqual(0);
-        expect(v).toBeLessThanOrEqual(1 + 1e-12);
-      }),
+      fc.property(
+        fc.array(
+          fc.integer({ min: 0, max: 4000 }).map((x) => x / 997),
+          { minLength: 0, maxLength: 30 },
+        ),
+        (loads) => {
+          const v = normalizedImbalance(loads);
+          expect(v).toBeGreaterThanOrEqual(0);
+          expect(v).toBeLessThanOrEqual(1 + 1e-12);
+        },
+      ),
     );
   });
 });

@@ -41,7 +41,10 @@ const UNSAFE = -1;
 /** Throws unless `metric` is one of {@link IMBALANCE_METRICS}. */
 export function checkMetric(metric: unknown, where: string): asserts metric is ImbalanceMetric {
   if (metric !== 'raw' && metric !== 'normalized') {
-    throw new ImbalanceError('invalid-metric', `${where}: unknown imbalance metric '${String(metric)}', expected 'raw' or 'normalized'`);
+    throw new ImbalanceError(
+      'invalid-metric',
+      `${where}: unknown imbalance metric '${String(metric)}', expected 'raw' or 'normalized'`,
+    );
   }
 }
 
@@ -177,9 +180,16 @@ export function checkReplacement(n: number, i: number, li: number, j: number, lj
   if (!isLoad(li)) throw invalidLoad(li, `the replacement li of index ${i}`);
   if (j === -1) return;
   if (!Number.isInteger(j) || j < 0 || j >= n) {
-    throw new ImbalanceError('index-out-of-range', `replaced index j = ${String(j)} out of range 0..${n - 1} (or -1 for none)`);
+    throw new ImbalanceError(
+      'index-out-of-range',
+      `replaced index j = ${String(j)} out of range 0..${n - 1} (or -1 for none)`,
+    );
   }
-  if (j === i) throw new ImbalanceError('invalid-argument', `replaced indices i and j are both ${i}: combine the two changes first`);
+  if (j === i)
+    throw new ImbalanceError(
+      'invalid-argument',
+      `replaced indices i and j are both ${i}: combine the two changes first`,
+    );
   if (!isLoad(lj)) throw invalidLoad(lj, `the replacement lj of index ${j}`);
 }
 
@@ -192,7 +202,8 @@ function plainReplacedCv(loads: ArrayLike<number>, n: number, i: number, li: num
     sum += x;
   }
   if (!(sum < Infinity)) {
-    for (let k = 0; k < n; k++) if (k !== i && k !== j && loads[k] === Infinity) throw invalidLoad(Infinity, `loads[${k}]`);
+    for (let k = 0; k < n; k++)
+      if (k !== i && k !== j && loads[k] === Infinity) throw invalidLoad(Infinity, `loads[${k}]`);
     return n < 2 ? 0 : UNSAFE;
   }
   if (n < 2 || sum === 0) return 0;

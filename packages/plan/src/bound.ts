@@ -46,12 +46,12 @@ export function lagrangianBound(p: Problem, hint: BoundHint): number {
     const cpu = Float64Array.from(p.fixCpu);
     const mem = Float64Array.from(p.fixMem);
     for (let u = 0; u < p.units.length; u++) {
-      cpu[hint.assign[u]!] += p.unitCpu[u]!;
-      mem[hint.assign[u]!] += p.unitMem[u]!;
+      cpu[hint.assign[u]!]! += p.unitCpu[u]!;
+      mem[hint.assign[u]!]! += p.unitMem[u]!;
     }
     for (let n = 0; n < cpu.length; n++) {
-      cpu[n] /= p.capCpu[n]!;
-      mem[n] /= p.capMem[n]!;
+      cpu[n]! /= p.capCpu[n]!;
+      mem[n]! /= p.capMem[n]!;
     }
     dual.start(cpu, mem);
   }
@@ -89,10 +89,7 @@ export function combinatorialBound(p: Problem): number {
     for (const n of p.allowedList[u]!) min = Math.min(min, costAt(p, u, n));
     forced += min === Infinity ? 0 : min;
   }
-  const sides = [
-    side(p, p.fixCpu, p.unitCpu, p.capCpu, false),
-    side(p, p.fixMem, p.unitMem, p.capMem, true),
-  ];
+  const sides = [side(p, p.fixCpu, p.unitCpu, p.capCpu, false), side(p, p.fixMem, p.unitMem, p.capMem, true)];
   let best = -Infinity;
   for (const theta of THETAS) {
     const cpu = minimise(sides[0]!, w.cpu, theta * w.move, 0);
@@ -134,10 +131,10 @@ function side(p: Problem, fix: Float64Array, size: Float64Array, cap: Float64Arr
     if (lowest < Infinity) floor = Math.max(floor, lowest);
     const h = p.home[u]!;
     if (h < 0 || !p.allowed[u * N + h]) continue;
-    now[h] += size[u]!;
+    now[h]! += size[u]!;
     // a unit whose members are all on its node pays a migration to leave; any other leaves for free here
     if (p.units[u]!.guests.every((m) => guestNode[m] === h)) simple[h]!.push(size[u]!);
-    else free[h] += size[u]!;
+    else free[h]! += size[u]!;
   }
   if (capSum > 0) floor = Math.max(floor, total / capSum);
   // per node: prefix sums of its removable units, largest first

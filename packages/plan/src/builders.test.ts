@@ -10,10 +10,18 @@ import { planPlacement } from './planner';
 import type { PlanInput, PlanNode } from './types';
 
 const GIB = 1024 ** 3;
-const node = (name: string, extra: Partial<PlanNode> = {}): PlanNode => ({ name, cpuCores: 16, memBytes: 64 * GIB, ...extra });
+const node = (name: string, extra: Partial<PlanNode> = {}): PlanNode => ({
+  name,
+  cpuCores: 16,
+  memBytes: 64 * GIB,
+  ...extra,
+});
 
 describe('JSON input', () => {
-  const good = { nodes: [{ name: 'node1', cpuCores: 8, memBytes: 32 * GIB }], guests: [{ id: 'vm:1', kind: 'vm', node: 'node1', cpu: 1, mem: GIB }] };
+  const good = {
+    nodes: [{ name: 'node1', cpuCores: 8, memBytes: 32 * GIB }],
+    guests: [{ id: 'vm:1', kind: 'vm', node: 'node1', cpu: 1, mem: GIB }],
+  };
 
   test('parses a valid file', () => {
     expect(parsePlanJson(JSON.stringify(good), 'cluster.json')).toEqual(good);
@@ -21,9 +29,24 @@ describe('JSON input', () => {
 
   test.each<[string, string, string, RegExp]>([
     ['not JSON', '{"nodes": [', 'invalid-json', /^cluster\.json: not valid JSON: /],
-    ['a field with a bad value', JSON.stringify({ ...good, guests: [{ ...good.guests[0], mem: -5 }] }), 'invalid-input', /^cluster\.json: guest 'vm:1' \(guests\[0\]\): mem must be a finite number >= 0 .* got -5$/],
-    ['a typo', JSON.stringify({ ...good, node: [] }), 'invalid-input', /^cluster\.json: input has an unknown field 'node'/],
-    ['a string for a number', JSON.stringify({ ...good, nodes: [{ ...good.nodes[0], cpuCores: '8' }] }), 'invalid-input', /cpuCores must be a finite number > 0 .* got '8'/],
+    [
+      'a field with a bad value',
+      JSON.stringify({ ...good, guests: [{ ...good.guests[0], mem: -5 }] }),
+      'invalid-input',
+      /^cluster\.json: guest 'vm:1' \(guests\[0\]\): mem must be a finite number >= 0 .* got -5$/,
+    ],
+    [
+      'a typo',
+      JSON.stringify({ ...good, node: [] }),
+      'invalid-input',
+      /^cluster\.json: input has an unknown field 'node'/,
+    ],
+    [
+      'a string for a number',
+      JSON.stringify({ ...good, nodes: [{ ...good.nodes[0], cpuCores: '8' }] }),
+      'invalid-input',
+      /cpuCores must be a finite number > 0 .* got '8'/,
+    ],
   ])('%s: an error naming the file and field', (_name, text, code, message) => {
     let error: unknown;
     try {
@@ -38,7 +61,19 @@ describe('JSON input', () => {
 
   test('the schema lists the same fields as the validator', () => {
     expect(Object.keys(PLAN_INPUT_SCHEMA.properties)).toEqual(['nodes', 'guests', 'rules', 'capacity', 'weights']);
-    expect(Object.keys(PLAN_INPUT_SCHEMA.properties.guests.items.properties)).toEqual(['id', 'kind', 'node', 'ha', 'cpu', 'cores', 'mem', 'memhost', 'migratable', 'reason', 'ignored']);
+    expect(Object.keys(PLAN_INPUT_SCHEMA.properties.guests.items.properties)).toEqual([
+      'id',
+      'kind',
+      'node',
+      'ha',
+      'cpu',
+      'cores',
+      'mem',
+      'memhost',
+      'migratable',
+      'reason',
+      'ignored',
+    ]);
   });
 });
 
@@ -83,7 +118,14 @@ describe('rules from @poise/rules', () => {
     const compiled = compileRules(config, nodes);
     const input = (rules: PlanInput['rules']): PlanInput => ({
       nodes: nodes.map((n) => node(n)),
-      guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104', 'vm:105'].map((id) => ({ id, kind: 'vm' as const, node: 'node3', ha: true, cpu: 1, mem: 4 * GIB })),
+      guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104', 'vm:105'].map((id) => ({
+        id,
+        kind: 'vm' as const,
+        node: 'node3',
+        ha: true,
+        cpu: 1,
+        mem: 4 * GIB,
+      })),
       rules,
     });
     const fromConfig = planPlacement(input(rulesFromConfig(config)));
@@ -93,7 +135,11 @@ describe('rules from @poise/rules', () => {
     expect(fromConfig.placement.get('vm:105')).toBe('node1');
     expect(fromConfig.placement.get('vm:103')).toBe(fromConfig.placement.get('vm:104'));
     expect(fromConfig.placement.get('vm:101')).not.toBe(fromConfig.placement.get('vm:102'));
-    expect(rulesFromCompiled(compiled).map((r) => r.id)).toEqual(['node-affinity-vm:105', 'positive-vm:103', 'negative-vm:101-vm:102']);
+    expect(rulesFromCompiled(compiled).map((r) => r.id)).toEqual([
+      'node-affinity-vm:105',
+      'positive-vm:103',
+      'negative-vm:101-vm:102',
+    ]);
   });
 });
 
@@ -104,9 +150,36 @@ describe('snapshot builder (poise-manager)', () => {
       { name: 'node2', online: false, maintenance: true, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 2 * GIB },
     ],
     guests: [
-      { sid: 'vm:101', type: 'vm', node: 'node1', running: true, lock: undefined, template: false, ha: { requestState: 'started' }, stats: { cpu: 2, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB, memhost: 9 * GIB } },
-      { sid: 'vm:102', type: 'vm', node: 'node1', running: true, lock: 'backup', template: false, ha: undefined, stats: { cpu: 1, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB, memhost: undefined } },
-      { sid: 'ct:103', type: 'ct', node: 'node2', running: false, lock: undefined, template: false, ha: { requestState: 'ignored' }, stats: { cpu: 0, maxcpu: 1, mem: 0, maxmem: GIB, memhost: undefined } },
+      {
+        sid: 'vm:101',
+        type: 'vm',
+        node: 'node1',
+        running: true,
+        lock: undefined,
+        template: false,
+        ha: { requestState: 'started' },
+        stats: { cpu: 2, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB, memhost: 9 * GIB },
+      },
+      {
+        sid: 'vm:102',
+        type: 'vm',
+        node: 'node1',
+        running: true,
+        lock: 'backup',
+        template: false,
+        ha: undefined,
+        stats: { cpu: 1, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB, memhost: undefined },
+      },
+      {
+        sid: 'ct:103',
+        type: 'ct',
+        node: 'node2',
+        running: false,
+        lock: undefined,
+        template: false,
+        ha: { requestState: 'ignored' },
+        stats: { cpu: 0, maxcpu: 1, mem: 0, maxmem: GIB, memhost: undefined },
+      },
     ],
     rules: [{ type: 'resource-affinity', id: 'keep-apart', resources: ['vm:101', 'vm:999'], affinity: 'negative' }],
   };
@@ -114,16 +187,46 @@ describe('snapshot builder (poise-manager)', () => {
   test('maps nodes, guests and rules; what it leaves out is a problem, not an exception', () => {
     const { input, problems } = planInputFromSnapshot(snapshot);
     expect(input.nodes).toEqual([
-      { name: 'node1', cpuCores: 16, memBytes: 64 * GIB, online: true, maintenance: false, baseCpu: 2, baseMem: 7 * GIB },
-      { name: 'node2', cpuCores: 16, memBytes: 64 * GIB, online: true, maintenance: true, baseCpu: 0, baseMem: 2 * GIB },
+      {
+        name: 'node1',
+        cpuCores: 16,
+        memBytes: 64 * GIB,
+        online: true,
+        maintenance: false,
+        baseCpu: 2,
+        baseMem: 7 * GIB,
+      },
+      {
+        name: 'node2',
+        cpuCores: 16,
+        memBytes: 64 * GIB,
+        online: true,
+        maintenance: true,
+        baseCpu: 0,
+        baseMem: 2 * GIB,
+      },
     ]);
     expect(input.guests).toEqual([
       { id: 'ct:103', kind: 'ct', node: 'node2', ha: true, cpu: 0, cores: 1, mem: 0, ignored: true },
       { id: 'vm:101', kind: 'vm', node: 'node1', ha: true, cpu: 2, cores: 4, mem: 9 * GIB },
-      { id: 'vm:102', kind: 'vm', node: 'node1', ha: false, cpu: 1, cores: 2, mem: 4 * GIB, migratable: false, reason: 'is locked (backup)' },
+      {
+        id: 'vm:102',
+        kind: 'vm',
+        node: 'node1',
+        ha: false,
+        cpu: 1,
+        cores: 2,
+        mem: 4 * GIB,
+        migratable: false,
+        reason: 'is locked (backup)',
+      },
     ]);
-    expect(input.rules).toEqual([{ id: 'keep-apart', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101'] }]);
-    expect(problems).toEqual(["rule 'keep-apart': resource 'vm:999' is not a guest of the snapshot: left out of the rule"]);
+    expect(input.rules).toEqual([
+      { id: 'keep-apart', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101'] },
+    ]);
+    expect(problems).toEqual([
+      "rule 'keep-apart': resource 'vm:999' is not a guest of the snapshot: left out of the rule",
+    ]);
     expect(planPlacement(input).feasible).toBe(true);
   });
 
@@ -156,24 +259,47 @@ describe('batch placement', () => {
   test('negative affinity spreads them; the ones that find no node are reported with the reason', () => {
     const result = placeGuests(cluster, {
       guests: [{ id: 'db', cores: 4, mem: 30 * GIB, count: 4 }],
-      rules: [{ id: 'db-spread', type: 'resource-affinity', affinity: 'negative', resources: ['db-1', 'db-2', 'db-3', 'db-4'] }],
+      rules: [
+        {
+          id: 'db-spread',
+          type: 'resource-affinity',
+          affinity: 'negative',
+          resources: ['db-1', 'db-2', 'db-3', 'db-4'],
+        },
+      ],
     });
     expect(new Set(result.placed.values()).size).toBe(result.placed.size);
     // node1 has 24 GiB free: two of the four find a node
     expect(result.unplaced.map((u) => u.id)).toEqual(['db-3', 'db-4']);
-    expect(result.unplaced[0]!.reason).toBe('db-3: the nodes it may use either lack room for 30.0 GiB or hold a negative-affinity partner');
+    expect(result.unplaced[0]!.reason).toBe(
+      'db-3: the nodes it may use either lack room for 30.0 GiB or hold a negative-affinity partner',
+    );
   });
 
   test('positive affinity to an existing guest puts it on that guest node', () => {
-    const result = placeGuests(cluster, { guests: [{ id: 'side', cores: 1, mem: GIB }], rules: [{ id: 'with-100', type: 'resource-affinity', affinity: 'positive', resources: ['side', 'vm:100'] }] });
+    const result = placeGuests(cluster, {
+      guests: [{ id: 'side', cores: 1, mem: GIB }],
+      rules: [{ id: 'with-100', type: 'resource-affinity', affinity: 'positive', resources: ['side', 'vm:100'] }],
+    });
     expect(result.placed.get('side')).toBe('node1');
   });
 
   test.each<[string, unknown, RegExp]>([
     ['zero memory', { guests: [{ cores: 1, mem: 0 }] }, /request\.guests\[0\]\.mem must be a finite number > 0/],
-    ['a clashing id', { guests: [{ id: 'vm:100', cores: 1, mem: GIB }] }, /request\.guests\[0\]: id 'vm:100' is already a guest of the cluster/],
+    [
+      'a clashing id',
+      { guests: [{ id: 'vm:100', cores: 1, mem: GIB }] },
+      /request\.guests\[0\]: id 'vm:100' is already a guest of the cluster/,
+    ],
     ['a bad count', { guests: [{ cores: 1, mem: GIB, count: 1.5 }] }, /request\.guests\[0\]\.count must be an integer/],
-    ['a rule naming nobody', { guests: [{ cores: 1, mem: GIB }], rules: [{ id: 'r', type: 'resource-affinity', affinity: 'negative', resources: ['vm:404'] }] }, /request\.rules\[0\]\.resources\[0\] 'vm:404' is neither a guest of the cluster nor a requested one/],
+    [
+      'a rule naming nobody',
+      {
+        guests: [{ cores: 1, mem: GIB }],
+        rules: [{ id: 'r', type: 'resource-affinity', affinity: 'negative', resources: ['vm:404'] }],
+      },
+      /request\.rules\[0\]\.resources\[0\] 'vm:404' is neither a guest of the cluster nor a requested one/,
+    ],
   ])('bad request: %s', (_name, request, message) => {
     expect(() => placeGuests(cluster, request as never)).toThrow(message);
   });
@@ -216,7 +342,9 @@ describe('what-if node failure', () => {
     };
     const report = nodeFailureReport(input);
     expect(report.survivesAnyNodeFailure).toBe(false);
-    expect(report.cases[0]!.unrecovered).toEqual([{ id: 'vm:1', reason: 'vm:1: no node it may use has room for 40.0 GiB' }]);
+    expect(report.cases[0]!.unrecovered).toEqual([
+      { id: 'vm:1', reason: 'vm:1: no node it may use has room for 40.0 GiB' },
+    ]);
     expect(report.cases[0]!.placementExists).toBe(false);
   });
 });

@@ -22,17 +22,17 @@ export function constructAssignment(p: Problem): Int32Array | undefined {
   const onNode: number[][] = Array.from({ length: N }, () => []);
   const put = (u: number, n: number) => {
     assign[u] = n;
-    mem[n] += p.unitMem[u]!;
-    cores[n] += p.unitCores[u]!;
-    cpu[n] += p.unitCpu[u]!;
+    mem[n]! += p.unitMem[u]!;
+    cores[n]! += p.unitCores[u]!;
+    cpu[n]! += p.unitCpu[u]!;
     onNode[n]!.push(u);
   };
   const take = (u: number) => {
     const n = assign[u]!;
     assign[u] = -1;
-    mem[n] -= p.unitMem[u]!;
-    cores[n] -= p.unitCores[u]!;
-    cpu[n] -= p.unitCpu[u]!;
+    mem[n]! -= p.unitMem[u]!;
+    cores[n]! -= p.unitCores[u]!;
+    cpu[n]! -= p.unitCpu[u]!;
     const list = onNode[n]!;
     list.splice(list.indexOf(u), 1);
   };
@@ -41,10 +41,15 @@ export function constructAssignment(p: Problem): Int32Array | undefined {
     return false;
   };
   const fitsOn = (u: number, n: number) =>
-    p.allowed[u * N + n] === 1 && mem[n]! + p.unitMem[u]! <= limMem[n]! && cores[n]! + p.unitCores[u]! <= limCores[n]! && !conflict(u, n);
+    p.allowed[u * N + n] === 1 &&
+    mem[n]! + p.unitMem[u]! <= limMem[n]! &&
+    cores[n]! + p.unitCores[u]! <= limCores[n]! &&
+    !conflict(u, n);
 
   // 1. stay where allowed (largest first, so a negative conflict evicts the smaller one)
-  const bySize = Array.from({ length: U }, (_, u) => u).sort((a, b) => p.unitMem[b]! - p.unitMem[a]! || p.unitCpu[b]! - p.unitCpu[a]! || a - b);
+  const bySize = Array.from({ length: U }, (_, u) => u).sort(
+    (a, b) => p.unitMem[b]! - p.unitMem[a]! || p.unitCpu[b]! - p.unitCpu[a]! || a - b,
+  );
   for (const u of bySize) {
     const h = p.home[u]!;
     if (h >= 0 && p.allowed[u * N + h] && !conflict(u, h)) put(u, h);
@@ -68,7 +73,8 @@ export function constructAssignment(p: Problem): Int32Array | undefined {
       if (pick < 0) {
         let size = -Infinity;
         for (const u of onNode[n]!) {
-          const s = (overMem > 0 ? p.unitMem[u]! / p.limMem[n]! : 0) + (overCores > 0 ? p.unitCores[u]! / p.limCores[n]! : 0);
+          const s =
+            (overMem > 0 ? p.unitMem[u]! / p.limMem[n]! : 0) + (overCores > 0 ? p.unitCores[u]! / p.limCores[n]! : 0);
           if (s > size) {
             size = s;
             pick = u;
@@ -85,7 +91,8 @@ export function constructAssignment(p: Problem): Int32Array | undefined {
     .sort((a, b) => p.allowedList[a]!.length - p.allowedList[b]!.length || p.unitMem[b]! - p.unitMem[a]! || a - b);
   const w = p.input.weights;
   const score = (u: number, n: number) =>
-    Math.max(w.cpu * ((cpu[n]! + p.unitCpu[u]!) / p.capCpu[n]!), w.mem * ((mem[n]! + p.unitMem[u]!) / p.capMem[n]!)) + costAt(p, u, n);
+    Math.max(w.cpu * ((cpu[n]! + p.unitCpu[u]!) / p.capCpu[n]!), w.mem * ((mem[n]! + p.unitMem[u]!) / p.capMem[n]!)) +
+    costAt(p, u, n);
   for (const u of rest) {
     let best = -1;
     let bestScore = Infinity;
@@ -161,7 +168,10 @@ export function balancedAssignment(p: Problem): Int32Array | undefined {
       let clash = false;
       for (const v of p.negatives[u]!) if (assign[v] === n) clash = true;
       if (clash) continue;
-      const s = Math.max(w.cpu * ((cpu[n]! + p.unitCpu[u]!) / p.capCpu[n]!), w.mem * ((mem[n]! + p.unitMem[u]!) / p.capMem[n]!));
+      const s = Math.max(
+        w.cpu * ((cpu[n]! + p.unitCpu[u]!) / p.capCpu[n]!),
+        w.mem * ((mem[n]! + p.unitMem[u]!) / p.capMem[n]!),
+      );
       if (s < bestScore) {
         bestScore = s;
         best = n;
@@ -169,9 +179,9 @@ export function balancedAssignment(p: Problem): Int32Array | undefined {
     }
     if (best < 0) return undefined;
     assign[u] = best;
-    mem[best] += p.unitMem[u]!;
-    cores[best] += p.unitCores[u]!;
-    cpu[best] += p.unitCpu[u]!;
+    mem[best]! += p.unitMem[u]!;
+    cores[best]! += p.unitCores[u]!;
+    cpu[best]! += p.unitCpu[u]!;
   }
   return assign;
 }

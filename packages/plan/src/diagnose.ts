@@ -31,10 +31,14 @@ export function countingReasons(p: Problem): string[] {
     needCores += p.fixCores[n]!;
     haveCores += p.limCores[n]!;
     if (!fits(p.fixMem[n]!, p.limMem[n]!)) {
-      out.push(`${p.nodeNames[n]}: what cannot leave it uses ${gib(p.fixMem[n]!)} of memory, its limit is ${gib(p.limMem[n]!)}${headroom > 0 ? ` (${headroom} % headroom)` : ''}`);
+      out.push(
+        `${p.nodeNames[n]}: what cannot leave it uses ${gib(p.fixMem[n]!)} of memory, its limit is ${gib(p.limMem[n]!)}${headroom > 0 ? ` (${headroom} % headroom)` : ''}`,
+      );
     }
     if (!fits(p.fixCores[n]!, p.limCores[n]!)) {
-      out.push(`${p.nodeNames[n]}: the guests that cannot leave it have ${cores(p.fixCores[n]!)} cores assigned, the limit is ${cores(p.limCores[n]!)} (${ratio} × ${cores(p.capCpu[n]!)} cores)`);
+      out.push(
+        `${p.nodeNames[n]}: the guests that cannot leave it have ${cores(p.fixCores[n]!)} cores assigned, the limit is ${cores(p.limCores[n]!)} (${ratio} × ${cores(p.capCpu[n]!)} cores)`,
+      );
     }
   }
   for (let u = 0; u < U; u++) {
@@ -52,17 +56,25 @@ export function countingReasons(p: Problem): string[] {
     }
     const label = p.units[u]!.ids.join(' + ');
     if (bestMemNode >= 0 && !fits(p.unitMem[u]!, bestMem)) {
-      out.push(`${label} needs ${gib(p.unitMem[u]!)} of memory; the most any node it may use has free is ${gib(Math.max(0, bestMem))} (${p.nodeNames[bestMemNode]})`);
+      out.push(
+        `${label} needs ${gib(p.unitMem[u]!)} of memory; the most any node it may use has free is ${gib(Math.max(0, bestMem))} (${p.nodeNames[bestMemNode]})`,
+      );
     }
     if (bestMemNode >= 0 && !fits(p.unitCores[u]!, bestCores)) {
-      out.push(`${label} has ${cores(p.unitCores[u]!)} cores assigned; the most any node it may use allows is ${cores(Math.max(0, bestCores))}`);
+      out.push(
+        `${label} has ${cores(p.unitCores[u]!)} cores assigned; the most any node it may use allows is ${cores(Math.max(0, bestCores))}`,
+      );
     }
   }
   if (usableNames.length > 0 && !fits(needMem, haveMem)) {
-    out.push(`memory: the guests need ${gib(needMem)}, the usable nodes have ${gib(haveMem)}${headroom > 0 ? ` after the ${headroom} % headroom` : ''} (${listText(usableNames)})`);
+    out.push(
+      `memory: the guests need ${gib(needMem)}, the usable nodes have ${gib(haveMem)}${headroom > 0 ? ` after the ${headroom} % headroom` : ''} (${listText(usableNames)})`,
+    );
   }
   if (usableNames.length > 0 && ratio !== undefined && !fits(needCores, haveCores)) {
-    out.push(`cpu: the guests have ${cores(needCores)} cores assigned, the usable nodes allow ${cores(haveCores)} (overcommit ${ratio})`);
+    out.push(
+      `cpu: the guests have ${cores(needCores)} cores assigned, the usable nodes allow ${cores(haveCores)} (overcommit ${ratio})`,
+    );
   }
   for (const rule of p.negativeRules) {
     const nodes = new Set<number>(rule.fixedNodes);
@@ -70,7 +82,9 @@ export function countingReasons(p: Problem): string[] {
     const need = rule.units.length + rule.fixedNodes.length;
     if (need > nodes.size) {
       const names = [...nodes].sort((a, b) => a - b).map((n) => p.nodeNames[n]!);
-      out.push(`negative affinity '${rule.id}' needs ${need} nodes, ${nodes.size} ${nodes.size === 1 ? 'is' : 'are'} eligible${names.length > 0 ? ` (${listText(names)})` : ''}`);
+      out.push(
+        `negative affinity '${rule.id}' needs ${need} nodes, ${nodes.size} ${nodes.size === 1 ? 'is' : 'are'} eligible${names.length > 0 ? ` (${listText(names)})` : ''}`,
+      );
     }
   }
   return out;
@@ -82,7 +96,9 @@ export function countingReasons(p: Problem): string[] {
  */
 export function searchReasons(p: Problem, result: ExactResult): string[] {
   if (result.kind === 'unknown') {
-    return ['no placement that satisfies every constraint was found within the search budget: the constraints are too tight to decide quickly'];
+    return [
+      'no placement that satisfies every constraint was found within the search budget: the constraints are too tight to decide quickly',
+    ];
   }
   const largest = Array.from({ length: p.units.length }, (_, u) => u)
     .sort((a, b) => p.unitMem[b]! - p.unitMem[a]! || a - b)
@@ -90,17 +106,26 @@ export function searchReasons(p: Problem, result: ExactResult): string[] {
     .map((u) => `${p.units[u]!.ids.join(' + ')} ${gib(p.unitMem[u]!)}`);
   const out: string[] = [];
   if (findFeasible(p, { memory: true, cores: false, negatives: false }).kind === 'infeasible') {
-    out.push(`memory: no split of the guests fits the usable nodes' memory limits, though the total would (the largest: ${listText(largest)})`);
+    out.push(
+      `memory: no split of the guests fits the usable nodes' memory limits, though the total would (the largest: ${listText(largest)})`,
+    );
   }
-  if (p.input.cpuOvercommitRatio !== undefined && findFeasible(p, { memory: false, cores: true, negatives: false }).kind === 'infeasible') {
-    out.push(`cpu: no split of the guests' assigned cores fits the usable nodes' limits (overcommit ${p.input.cpuOvercommitRatio})`);
+  if (
+    p.input.cpuOvercommitRatio !== undefined &&
+    findFeasible(p, { memory: false, cores: true, negatives: false }).kind === 'infeasible'
+  ) {
+    out.push(
+      `cpu: no split of the guests' assigned cores fits the usable nodes' limits (overcommit ${p.input.cpuOvercommitRatio})`,
+    );
   }
   if (findFeasible(p, { memory: false, cores: false, negatives: true }).kind === 'infeasible') {
     const rules = p.negativeRules.map((r) => `'${r.id}'`);
     out.push(`the negative affinity rules ${listText(rules)} cannot all hold on the nodes their guests may use`);
   }
   if (out.length === 0) {
-    out.push(`capacity and rules together leave no placement: each alone could be met, but the guests kept apart by negative affinity do not fit the nodes left to them (the largest guests: ${listText(largest)})`);
+    out.push(
+      `capacity and rules together leave no placement: each alone could be met, but the guests kept apart by negative affinity do not fit the nodes left to them (the largest guests: ${listText(largest)})`,
+    );
   }
   return out;
 }

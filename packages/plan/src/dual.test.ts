@@ -22,7 +22,11 @@ function dualByDefinition(p: Problem, lambda: Float64Array, mu: Float64Array): n
   }
   for (let u = 0; u < p.units.length; u++) {
     let best = Infinity;
-    for (const n of p.allowedList[u]!) best = Math.min(best, costAt(p, u, n) + (lambda[n]! * p.unitCpu[u]!) / p.capCpu[n]! + (mu[n]! * p.unitMem[u]!) / p.capMem[n]!);
+    for (const n of p.allowedList[u]!)
+      best = Math.min(
+        best,
+        costAt(p, u, n) + (lambda[n]! * p.unitCpu[u]!) / p.capCpu[n]! + (mu[n]! * p.unitMem[u]!) / p.capMem[n]!,
+      );
     value += best;
   }
   return value;
@@ -61,7 +65,9 @@ describe('the Lagrangian dual', () => {
         dual.lambda.set(lambda);
         dual.mu.set(mu);
         const expected = dualByDefinition(p, lambda, mu);
-        expect(Math.abs(dual.evaluate() - expected), `seed ${seed}`).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(expected)));
+        expect(Math.abs(dual.evaluate() - expected), `seed ${seed}`).toBeLessThanOrEqual(
+          1e-12 * Math.max(1, Math.abs(expected)),
+        );
       }
     }
   });
@@ -105,7 +111,13 @@ describe('the Lagrangian dual', () => {
         { name: 'node1', cpuCores: 32, memBytes: 64 * GIB },
         { name: 'node2', cpuCores: 32, memBytes: 64 * GIB },
       ],
-      guests: Array.from({ length: 6 }, (_, i) => ({ id: `vm:${101 + i}`, kind: 'vm' as const, node: 'node1', cpu: 4, mem: 8 * GIB })),
+      guests: Array.from({ length: 6 }, (_, i) => ({
+        id: `vm:${101 + i}`,
+        kind: 'vm' as const,
+        node: 'node1',
+        cpu: 4,
+        mem: 8 * GIB,
+      })),
     };
     const p = buildProblem(validatePlanInput(input));
     const optimum = 0.375 + 0.375 + 3 * 0.001 + 24 * 0.0001;

@@ -140,7 +140,7 @@ export class DualBound {
       beta[n] = this.mu[n]! * this.invMem[n]!;
       loadCpu[n] = p.fixCpu[n]!;
       loadMem[n] = p.fixMem[n]!;
-      value += alpha[n]! * p.fixCpu[n]! + beta[n]! * p.fixMem[n]!;
+      value += alpha[n] * p.fixCpu[n]! + beta[n] * p.fixMem[n]!;
     }
     // lower-left hull of (alpha, beta): by alpha ascending, then beta ascending
     const order = this.order;
@@ -196,8 +196,8 @@ export class DualBound {
       }
       value += best;
       choice[u] = node;
-      loadCpu[node] += a;
-      loadMem[node] += b;
+      loadCpu[node]! += a;
+      loadMem[node]! += b;
     }
     // the other units over their allowed nodes, costs precomputed
     const directUnits = this.directUnits;
@@ -221,13 +221,13 @@ export class DualBound {
       if (node < 0) continue;
       value += best;
       choice[u] = node;
-      loadCpu[node] += a;
-      loadMem[node] += b;
+      loadCpu[node]! += a;
+      loadMem[node]! += b;
     }
     for (let k = 0; k < K; k++) {
       const n = nodes[k]!;
-      loadCpu[n] *= this.invCpu[n]!;
-      loadMem[n] *= this.invMem[n]!;
+      loadCpu[n]! *= this.invCpu[n]!;
+      loadMem[n]! *= this.invMem[n]!;
     }
     if (value > this.best) {
       this.best = value;
@@ -327,13 +327,17 @@ function spreadBy(nodes: Int32Array, out: Float64Array, total: number, use: Floa
   let sum = 0;
   for (const n of nodes) {
     out[n] = use ? Math.exp((use[n]! - top) / START_TEMPERATURE) : 1;
-    sum += out[n]!;
+    sum += out[n];
   }
   for (const n of nodes) out[n] = sum > 0 ? (out[n]! * total) / sum : 0;
 }
 
 /** Euclidean projection of `v` onto { x ≥ 0, Σ x = total } (in place); `scratch` at least as long as `v`. */
-export function projectSimplex(v: Float64Array, total: number, scratch: Float64Array = new Float64Array(v.length)): void {
+export function projectSimplex(
+  v: Float64Array,
+  total: number,
+  scratch: Float64Array = new Float64Array(v.length),
+): void {
   const K = v.length;
   if (total <= 0) {
     v.fill(0);

@@ -26,7 +26,11 @@ export type ExactResult =
  * (`unknown`). Used when the constructive heuristic fails, so a feasible input is never
  * reported infeasible by mistake on the sizes the oracle tests cover.
  */
-export function findFeasible(p: Problem, checks: ExactChecks = { memory: true, cores: true, negatives: true }, budget = EXACT_SEARCH_BUDGET): ExactResult {
+export function findFeasible(
+  p: Problem,
+  checks: ExactChecks = { memory: true, cores: true, negatives: true },
+  budget = EXACT_SEARCH_BUDGET,
+): ExactResult {
   const N = p.nodeNames.length;
   const U = p.units.length;
   const mem = Float64Array.from(p.fixMem);
@@ -36,7 +40,11 @@ export function findFeasible(p: Problem, checks: ExactChecks = { memory: true, c
   const count = new Int32Array(N);
   const assign = new Int32Array(U).fill(-1);
   const order = Array.from({ length: U }, (_, u) => u).sort(
-    (a, b) => p.allowedList[a]!.length - p.allowedList[b]!.length || p.unitMem[b]! - p.unitMem[a]! || p.unitCores[b]! - p.unitCores[a]! || a - b,
+    (a, b) =>
+      p.allowedList[a]!.length - p.allowedList[b]!.length ||
+      p.unitMem[b]! - p.unitMem[a]! ||
+      p.unitCores[b]! - p.unitCores[a]! ||
+      a - b,
   );
   // nodes that are interchangeable: same limits, same fixed load, allowed for the same units
   const klass = new Int32Array(N).fill(-1);
@@ -86,7 +94,9 @@ export function findFeasible(p: Problem, checks: ExactChecks = { memory: true, c
       }
       list[size++] = n;
     }
-    const sorted = Array.from(list.subarray(0, size)).sort((a, b) => limMem[b]! - mem[b]! - (limMem[a]! - mem[a]!) || a - b);
+    const sorted = Array.from(list.subarray(0, size)).sort(
+      (a, b) => limMem[b]! - mem[b]! - (limMem[a]! - mem[a]!) || a - b,
+    );
     const triedEmpty = new Set<number>();
     for (const n of sorted) {
       if (count[n] === 0) {
@@ -94,12 +104,12 @@ export function findFeasible(p: Problem, checks: ExactChecks = { memory: true, c
         triedEmpty.add(klass[n]!);
       }
       assign[u] = n;
-      mem[n] += p.unitMem[u]!;
-      cores[n] += p.unitCores[u]!;
+      mem[n]! += p.unitMem[u]!;
+      cores[n]! += p.unitCores[u]!;
       count[n]! += 1;
       if (place(k + 1)) return true;
-      mem[n] -= p.unitMem[u]!;
-      cores[n] -= p.unitCores[u]!;
+      mem[n]! -= p.unitMem[u]!;
+      cores[n]! -= p.unitCores[u]!;
       count[n]! -= 1;
       assign[u] = -1;
       if (exhausted) return false;

@@ -1,5 +1,13 @@
 export { PlanError, type PlanErrorCode } from './errors';
-export { DEFAULT_WEIGHTS, MAX_SIZE, validatePlanInput, type CheckedGuest, type CheckedInput, type CheckedNode, type CheckedRule } from './validate';
+export {
+  DEFAULT_WEIGHTS,
+  MAX_SIZE,
+  validatePlanInput,
+  type CheckedGuest,
+  type CheckedInput,
+  type CheckedNode,
+  type CheckedRule,
+} from './validate';
 export { planPlacement } from './planner';
 export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, type PlacementResult } from './place';
 export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';

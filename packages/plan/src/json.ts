@@ -28,8 +28,18 @@ export const PLAN_INPUT_SCHEMA = {
           memBytes: { type: 'number', exclusiveMinimum: 0, description: 'physical memory, bytes' },
           online: { type: 'boolean', default: true },
           maintenance: { type: 'boolean', default: false },
-          baseCpu: { type: 'number', minimum: 0, default: 0, description: 'cores in use by what no listed guest accounts for' },
-          baseMem: { type: 'number', minimum: 0, default: 0, description: 'bytes in use by what no listed guest accounts for' },
+          baseCpu: {
+            type: 'number',
+            minimum: 0,
+            default: 0,
+            description: 'cores in use by what no listed guest accounts for',
+          },
+          baseMem: {
+            type: 'number',
+            minimum: 0,
+            default: 0,
+            description: 'bytes in use by what no listed guest accounts for',
+          },
         },
       },
     },
@@ -69,7 +79,12 @@ export const PLAN_INPUT_SCHEMA = {
               nodes: {
                 type: 'array',
                 minItems: 1,
-                items: { type: 'object', additionalProperties: false, required: ['node'], properties: { node: { type: 'string' }, priority: { type: 'number', default: 0 } } },
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['node'],
+                  properties: { node: { type: 'string' }, priority: { type: 'number', default: 0 } },
+                },
               },
               strict: { type: 'boolean', default: false },
             },
@@ -92,7 +107,11 @@ export const PLAN_INPUT_SCHEMA = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        cpuOvercommitRatio: { type: 'number', exclusiveMinimum: 0, description: 'assigned cores <= ratio x node cores' },
+        cpuOvercommitRatio: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          description: 'assigned cores <= ratio x node cores',
+        },
         memoryHeadroomPercent: { type: 'number', minimum: 0, exclusiveMaximum: 100, default: 0 },
       },
     },
@@ -121,7 +140,11 @@ export function parsePlanJson(text: string, source = 'input'): PlanInput {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new PlanError('invalid-json', `${source}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new PlanError(
+      'invalid-json',
+      `${source}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   try {
     validatePlanInput(value);

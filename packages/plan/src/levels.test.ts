@@ -35,8 +35,14 @@ describe('level repair', () => {
         for (let n = 0; n < p.nodeNames.length; n++) {
           if (!p.usable[n]) continue;
           // a resource without weight has no level to keep
-          if (st.wCpu > 0) expect(st.cpu[n]! / p.capCpu[n]!, `seed ${seed} ${p.nodeNames[n]} cpu`).toBeLessThanOrEqual(levelCpu + 1e-9);
-          if (st.wMem > 0) expect(st.mem[n]! / p.capMem[n]!, `seed ${seed} ${p.nodeNames[n]} memory`).toBeLessThanOrEqual(levelMem + 1e-9);
+          if (st.wCpu > 0)
+            expect(st.cpu[n]! / p.capCpu[n]!, `seed ${seed} ${p.nodeNames[n]} cpu`).toBeLessThanOrEqual(
+              levelCpu + 1e-9,
+            );
+          if (st.wMem > 0)
+            expect(st.mem[n]! / p.capMem[n]!, `seed ${seed} ${p.nodeNames[n]} memory`).toBeLessThanOrEqual(
+              levelMem + 1e-9,
+            );
         }
       }
       for (let k = journal.length - 2; k >= 0; k -= 2) st.move(journal[k]!, journal[k + 1]!, false);

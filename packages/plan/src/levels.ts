@@ -58,7 +58,8 @@ export class LevelRepair {
     this.nodeExcess = new Float64Array(st.N);
     this.leave = new Float64Array(st.U);
     this.plain = new Uint8Array(st.U);
-    for (let u = 0; u < st.U; u++) this.plain[u] = p.allowedList[u]!.length === usable && p.negatives[u]!.length === 0 ? 1 : 0;
+    for (let u = 0; u < st.U; u++)
+      this.plain[u] = p.allowedList[u]!.length === usable && p.negatives[u]!.length === 0 ? 1 : 0;
     this.moved = new Uint8Array(st.U);
     this.skip = new Int32Array(st.U);
     this.order = new Int32Array(st.U);
@@ -124,7 +125,14 @@ export class LevelRepair {
    * excess removed per unit of cost and moves the first that has a target (a unit without one
    * keeps none while `s` sheds: the other nodes only fill up).
    */
-  private shed(s: number, levelCpu: number, levelMem: number, journal: number[], work: number[], budget: number): boolean {
+  private shed(
+    s: number,
+    levelCpu: number,
+    levelMem: number,
+    journal: number[],
+    work: number[],
+    budget: number,
+  ): boolean {
     const st = this.st;
     const p = st.p;
     const list = st.onNode[s]!;
@@ -170,7 +178,8 @@ export class LevelRepair {
       let moved = first >= 0 && this.moveTo(first, s, levelCpu, levelMem, journal);
       if (!moved && count > 1) {
         const ranked = order.subarray(0, count).sort((x, y) => ratios[y]! - ratios[x]! || x - y);
-        for (let k = 1; k < ranked.length && !moved; k++) moved = this.moveTo(ranked[k]!, s, levelCpu, levelMem, journal);
+        for (let k = 1; k < ranked.length && !moved; k++)
+          moved = this.moveTo(ranked[k]!, s, levelCpu, levelMem, journal);
       }
       if (moved) this.failed = 0;
       if (!moved) {
@@ -334,11 +343,21 @@ export function levelSearch(base: SearchState, floors: { readonly cpu: number; r
     const span = pass === 0 ? 1 : REFINE_SPAN;
     if (cpuOn) {
       const half = (topCpu - floors.cpu) * span;
-      levelCpu = golden(pass === 0 ? floors.cpu : Math.max(floors.cpu, levelCpu - half), pass === 0 ? topCpu : Math.min(topCpu, levelCpu + half), LINE_STEPS[pass]!, (x) => value(x, levelMem));
+      levelCpu = golden(
+        pass === 0 ? floors.cpu : Math.max(floors.cpu, levelCpu - half),
+        pass === 0 ? topCpu : Math.min(topCpu, levelCpu + half),
+        LINE_STEPS[pass]!,
+        (x) => value(x, levelMem),
+      );
     }
     if (memOn) {
       const half = (topMem - floors.mem) * span;
-      levelMem = golden(pass === 0 ? floors.mem : Math.max(floors.mem, levelMem - half), pass === 0 ? topMem : Math.min(topMem, levelMem + half), LINE_STEPS[pass]!, (x) => value(levelCpu, x));
+      levelMem = golden(
+        pass === 0 ? floors.mem : Math.max(floors.mem, levelMem - half),
+        pass === 0 ? topMem : Math.min(topMem, levelMem + half),
+        LINE_STEPS[pass]!,
+        (x) => value(levelCpu, x),
+      );
     }
   }
   if (best) base.setAssignment(best);

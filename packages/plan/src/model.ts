@@ -64,7 +64,11 @@ export interface Problem {
   /** Constraints the current placement breaks. */
   readonly violations: string[];
   /** Negative rules as unit groups, with the nodes of fixed members, for the diagnosis. */
-  readonly negativeRules: readonly { readonly id: string; readonly units: readonly number[]; readonly fixedNodes: readonly number[] }[];
+  readonly negativeRules: readonly {
+    readonly id: string;
+    readonly units: readonly number[];
+    readonly fixedNodes: readonly number[];
+  }[];
 }
 
 /** Options of {@link buildProblem}. */
@@ -205,9 +209,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   const fixedUnitNode = new Map<number, number>(); // guest → node of its fixed unit
   const fixLoad = (gi: number, node: number) => {
     const g = guests[gi]!;
-    fixCpu[node] += g.cpu;
-    fixMem[node] += g.mem;
-    fixCores[node] += g.cores;
+    fixCpu[node]! += g.cpu;
+    fixMem[node]! += g.mem;
+    fixCores[node]! += g.cores;
   };
   for (let i = 0; i < G; i++) if (guests[i]!.ignored && guestCounted[i]) fixLoad(i, guestNode[i]!);
 
@@ -228,11 +232,14 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
       continue;
     }
     const ids = members.map((m) => guests[m]!.id);
-    const label = members.length > 1 ? `positive affinity '${positiveRuleOf.get(members[0]!)}' (${listText(ids)})` : ids[0]!;
+    const label =
+      members.length > 1 ? `positive affinity '${positiveRuleOf.get(members[0]!)}' (${listText(ids)})` : ids[0]!;
     const pinned = members.filter((m) => !guests[m]!.migratable);
     const pinnedNodes = [...new Set(pinned.map((m) => guestNode[m]!))];
     if (pinnedNodes.length > 1) {
-      reasons.push(`${label} must share a node, but ${listText(pinned.map((m) => `${pinnedText(guests[m]!.id, guests[m]!.reason)} (on ${guests[m]!.node})`))}`);
+      reasons.push(
+        `${label} must share a node, but ${listText(pinned.map((m) => `${pinnedText(guests[m]!.id, guests[m]!.reason)} (on ${guests[m]!.node})`))}`,
+      );
       continue;
     }
     // allowed: usable nodes in the node affinity of every member that can move (one that cannot
@@ -265,7 +272,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         continue;
       }
       if (!usable[p] || !allowed.includes(p)) {
-        reasons.push(`${label} must share a node, but ${pinnedText(pg.id, pg.reason)} and stays on ${nodeNames[p]}, where the others may not go (${!usable[p] ? why(p) : 'node affinity'})`);
+        reasons.push(
+          `${label} must share a node, but ${pinnedText(pg.id, pg.reason)} and stays on ${nodeNames[p]}, where the others may not go (${!usable[p] ? why(p) : 'node affinity'})`,
+        );
         continue;
       }
       if (allThere) {
@@ -324,15 +333,15 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     const countOn = new Map<number, number>();
     for (const m of members) {
       const g = guests[m]!;
-      unitCpu[u] += g.cpu;
-      unitMem[u] += g.mem;
-      unitCores[u] += g.cores;
+      unitCpu[u]! += g.cpu;
+      unitMem[u]! += g.mem;
+      unitCores[u]! += g.cores;
       const node = guestNode[m]!;
       const recover = !online(node);
       const cost = w.move + (recover ? 0 : (w.gib * g.mem) / GIB);
-      fullCost[u] += cost;
-      unitMoves[u] += 1;
-      unitBytes[u] += recover ? 0 : g.mem;
+      fullCost[u]! += cost;
+      unitMoves[u]! += 1;
+      unitBytes[u]! += recover ? 0 : g.mem;
       if (!recover) {
         byNode.set(node, (byNode.get(node) ?? 0) + cost);
         countOn.set(node, (countOn.get(node) ?? 0) + 1);
@@ -374,13 +383,18 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         const ida = guests[ma]!.id;
         const idb = guests[mb]!.id;
         if (ua >= 0 && ua === ub) {
-          reasons.push(`positive affinity '${positiveRuleOf.get(ma)}' keeps ${ida} and ${idb} together, negative affinity '${rule.id}' keeps them apart`);
+          reasons.push(
+            `positive affinity '${positiveRuleOf.get(ma)}' keeps ${ida} and ${idb} together, negative affinity '${rule.id}' keeps them apart`,
+          );
           continue;
         }
         const fa = fixedUnitNode.get(ma);
         const fb = fixedUnitNode.get(mb);
         if (fa !== undefined && fb !== undefined) {
-          if (fa === fb) reasons.push(`negative affinity '${rule.id}': ${ida} and ${idb} are both on ${nodeNames[fa]} and neither can move`);
+          if (fa === fb)
+            reasons.push(
+              `negative affinity '${rule.id}': ${ida} and ${idb} are both on ${nodeNames[fa]} and neither can move`,
+            );
           continue;
         }
         if (fa !== undefined && ub >= 0) excludeNode(ub, fa);
@@ -391,7 +405,12 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
         }
       }
     }
-    if (members.length > 1) negativeRules.push({ id: rule.id, units: [...ruleUnits].sort((a, b) => a - b), fixedNodes: [...new Set(fixedNodes)] });
+    if (members.length > 1)
+      negativeRules.push({
+        id: rule.id,
+        units: [...ruleUnits].sort((a, b) => a - b),
+        fixedNodes: [...new Set(fixedNodes)],
+      });
   }
   function excludeNode(u: number, node: number): void {
     if (!allowedFlat[u * N + node]) return;
@@ -400,7 +419,9 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   }
   for (let u = 0; u < U; u++) {
     if (allowedList[u]!.length === 0 && !reasons.some((r) => r.includes(units[u]!.ids[0]!))) {
-      reasons.push(`${units[u]!.ids.join(' + ')} has no node left: every node its rules allow holds a negative-affinity partner that cannot move`);
+      reasons.push(
+        `${units[u]!.ids.join(' + ')} has no node left: every node its rules allow holds a negative-affinity partner that cannot move`,
+      );
     }
   }
 
@@ -413,9 +434,18 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     }
     const nodes = new Set(unit.guests.map((m) => guestNode[m]!));
     for (const node of nodes) {
-      if (!online(node)) violations.push(`${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} on offline ${nodeNames[node]} must be recovered`);
-      else if (!usable[node]) violations.push(`${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} must leave ${nodeNames[node]} (${why(node)})`);
-      else if (!allowedFlat[u * N + node]) violations.push(`${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} on ${nodeNames[node]} breaks its rules`);
+      if (!online(node))
+        violations.push(
+          `${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} on offline ${nodeNames[node]} must be recovered`,
+        );
+      else if (!usable[node])
+        violations.push(
+          `${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} must leave ${nodeNames[node]} (${why(node)})`,
+        );
+      else if (!allowedFlat[u * N + node])
+        violations.push(
+          `${listText(unit.guests.filter((m) => guestNode[m] === node).map((m) => guests[m]!.id))} on ${nodeNames[node]} breaks its rules`,
+        );
     }
     if (nodes.size > 1 && unit.guests.length > 1) violations.push(`${listText(unit.ids)} are not on one node`);
   }
@@ -425,7 +455,10 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   for (let u = 0; u < U; u++) {
     for (const v of negatives[u]!) {
       if (v <= u) continue;
-      if (home[u] >= 0 && home[u] === home[v]) violations.push(`${units[u]!.ids[0]} and ${units[v]!.ids[0]} share ${nodeNames[home[u]!]} against a negative affinity`);
+      if (home[u]! >= 0 && home[u] === home[v])
+        violations.push(
+          `${units[u]!.ids[0]} and ${units[v]!.ids[0]} share ${nodeNames[home[u]!]} against a negative affinity`,
+        );
     }
   }
   return {
@@ -483,7 +516,11 @@ function ruledMembers(
  * listed usable nodes of the highest priority; for a non-strict rule without a usable listed
  * node, every usable node.
  */
-function affinityNodes(rule: Extract<CheckedRule, { type: 'node-affinity' }>, nodeIndex: ReadonlyMap<string, number>, usable: Uint8Array): Set<number> {
+function affinityNodes(
+  rule: Extract<CheckedRule, { type: 'node-affinity' }>,
+  nodeIndex: ReadonlyMap<string, number>,
+  usable: Uint8Array,
+): Set<number> {
   let top = -Infinity;
   for (const [node, priority] of rule.nodes) if (usable[nodeIndex.get(node)!]) top = Math.max(top, priority);
   const out = new Set<number>();
@@ -491,7 +528,8 @@ function affinityNodes(rule: Extract<CheckedRule, { type: 'node-affinity' }>, no
     if (!rule.strict) for (let n = 0; n < usable.length; n++) if (usable[n]) out.add(n);
     return out;
   }
-  for (const [node, priority] of rule.nodes) if (priority === top && usable[nodeIndex.get(node)!]) out.add(nodeIndex.get(node)!);
+  for (const [node, priority] of rule.nodes)
+    if (priority === top && usable[nodeIndex.get(node)!]) out.add(nodeIndex.get(node)!);
   return out;
 }
 

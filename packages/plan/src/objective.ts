@@ -17,8 +17,8 @@ export function evaluateAssignment(p: Problem, assign: Int32Array): PlanObjectiv
   const w = p.input.weights;
   for (let u = 0; u < p.units.length; u++) {
     const n = assign[u]!;
-    cpu[n] += p.unitCpu[u]!;
-    mem[n] += p.unitMem[u]!;
+    cpu[n]! += p.unitCpu[u]!;
+    mem[n]! += p.unitMem[u]!;
     for (const m of p.units[u]!.guests) {
       const g = guests[m]!;
       const from = p.nodeIndex.get(g.node)!;
@@ -51,8 +51,8 @@ export function evaluateCurrent(p: Problem): PlanObjective {
   for (let u = 0; u < p.units.length; u++) {
     for (const m of p.units[u]!.guests) {
       const n = p.nodeIndex.get(guests[m]!.node)!;
-      cpu[n] += guests[m]!.cpu;
-      mem[n] += guests[m]!.mem;
+      cpu[n]! += guests[m]!.cpu;
+      mem[n]! += guests[m]!.mem;
     }
   }
   let maxCpu = 0;
@@ -85,10 +85,12 @@ export function assignmentViolations(p: Problem, assign: Int32Array): string[] {
   const cores = Float64Array.from(p.fixCores);
   for (let u = 0; u < p.units.length; u++) {
     const n = assign[u]!;
-    if (n < 0 || n >= N || !p.allowed[u * N + n]) out.push(`${p.units[u]!.ids.join('+')} on ${p.nodeNames[n] ?? n} is not allowed`);
-    mem[n] += p.unitMem[u]!;
-    cores[n] += p.unitCores[u]!;
-    for (const v of p.negatives[u]!) if (v > u && assign[v] === n) out.push(`${p.units[u]!.ids[0]} and ${p.units[v]!.ids[0]} share ${p.nodeNames[n]}`);
+    if (n < 0 || n >= N || !p.allowed[u * N + n])
+      out.push(`${p.units[u]!.ids.join('+')} on ${p.nodeNames[n] ?? n} is not allowed`);
+    mem[n]! += p.unitMem[u]!;
+    cores[n]! += p.unitCores[u]!;
+    for (const v of p.negatives[u]!)
+      if (v > u && assign[v] === n) out.push(`${p.units[u]!.ids[0]} and ${p.units[v]!.ids[0]} share ${p.nodeNames[n]}`);
   }
   for (let n = 0; n < N; n++) {
     if (!p.usable[n]) continue;

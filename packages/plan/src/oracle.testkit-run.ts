@@ -50,7 +50,8 @@ export function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NOD
   const { input, drain } = randomInstance(seed, ORACLE_SIZE);
   const plan = planPlacement(input, { drain });
   const decided = (status: string) => (status === 'unknown' ? undefined : status === 'infeasible');
-  const exists = (query: Omit<MilpQuery, 'maxNodes' | 'anySolution'>) => solveMilp(highs, input, drain, { ...query, maxNodes, anySolution: true });
+  const exists = (query: Omit<MilpQuery, 'maxNodes' | 'anySolution'>) =>
+    solveMilp(highs, input, drain, { ...query, maxNodes, anySolution: true });
   if (!plan.feasible) {
     const r = exists({ feasibilityOnly: true });
     return { seed, feasible: false, feasibilityAgrees: decided(r.status), message: plan.reasons.join('; ') };
@@ -70,14 +71,20 @@ export function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NOD
   };
   const withinOnePercent = (): OracleOutcome => {
     const one = exists({ below: value / 1.01 });
-    return { ...base, withinOnePercent: decided(one.status), ...(one.status === 'solution' || one.status === 'optimal' ? { better: one.value } : {}) };
+    return {
+      ...base,
+      withinOnePercent: decided(one.status),
+      ...(one.status === 'solution' || one.status === 'optimal' ? { better: one.value } : {}),
+    };
   };
   // optimality and move-count proofs are the expensive questions: asked on the smaller instances
   if (input.guests.length > EXACT_QUESTION_GUESTS) return withinOnePercent();
   const opt = exists({ below: value - tol });
   if (opt.status !== 'infeasible') {
     const within = withinOnePercent();
-    return opt.status === 'unknown' ? { ...within, optimal: undefined } : { ...within, optimal: false, better: within.better ?? opt.value };
+    return opt.status === 'unknown'
+      ? { ...within, optimal: undefined }
+      : { ...within, optimal: false, better: within.better ?? opt.value };
   }
   const moves = exists({ below: value + tol, maxMoves: plan.objective.moves - 1 });
   return { ...base, withinOnePercent: true, optimal: true, fewestMoves: decided(moves.status) };
@@ -108,12 +115,25 @@ export function runOracle(highs: Highs, from: number, to: number, maxNodes = ORA
   for (let seed = from; seed <= to; seed++) {
     const o = oracleCase(highs, seed, maxNodes);
     if (o.feasible) feasible++;
-    for (const key of ['feasibilityAgrees', 'placementChecks', 'boundHolds', 'withinOnePercent', 'optimal', 'fewestMoves'] as const) {
+    for (const key of [
+      'feasibilityAgrees',
+      'placementChecks',
+      'boundHolds',
+      'withinOnePercent',
+      'optimal',
+      'fewestMoves',
+    ] as const) {
       if (!(key in o)) continue;
       const name = `${key}=${String(o[key])}`;
       counts[name] = (counts[name] ?? 0) + 1;
     }
-    if (o.feasibilityAgrees === false || o.placementChecks === false || o.boundHolds === false || o.withinOnePercent === false) failures.push(o);
+    if (
+      o.feasibilityAgrees === false ||
+      o.placementChecks === false ||
+      o.boundHolds === false ||
+      o.withinOnePercent === false
+    )
+      failures.push(o);
   }
   return { instances: to - from + 1, feasible, counts, failures };
 }

@@ -29,7 +29,9 @@ export function oracleShard(highs: Highs, shard: number, shards: number): Oracle
   const tally = runOracle(highs, from, to);
   const cpu = process.cpuUsage(started);
   if (!process.env.POISE_ORACLE_QUIET) {
-    console.log(`oracle seeds ${from}-${to}: ${tally.instances} instances, ${tally.feasible} feasible, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s cpu; ${JSON.stringify(tally.counts)}`);
+    console.log(
+      `oracle seeds ${from}-${to}: ${tally.instances} instances, ${tally.feasible} feasible, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s cpu; ${JSON.stringify(tally.counts)}`,
+    );
   }
   const c = tally.counts;
   const movesDecided = (c['fewestMoves=true'] ?? 0) + (c['fewestMoves=false'] ?? 0);

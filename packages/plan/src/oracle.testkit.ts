@@ -124,7 +124,12 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
     } else if (t < 0.6) {
       rules.push({ id: `pos-${k}`, type: 'resource-affinity', affinity: 'positive', resources: members.slice(0, 2) });
     } else if (members.length >= 2) {
-      rules.push({ id: `neg-${k}`, type: 'resource-affinity', affinity: 'negative', resources: members.slice(0, Math.max(2, nodeCount - 1)) });
+      rules.push({
+        id: `neg-${k}`,
+        type: 'resource-affinity',
+        affinity: 'negative',
+        resources: members.slice(0, Math.max(2, nodeCount - 1)),
+      });
     }
   }
   const r = rnd();
@@ -133,7 +138,15 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
     ...(rnd() < 0.4 ? { memoryHeadroomPercent: pick([5, 10, 20]) } : {}),
   };
   const drain = nodeCount >= 3 && out === 0 && rnd() < 0.1 ? [pick(nodes).name] : [];
-  const weightsIn = rnd() < 0.25 ? { cpu: pick([0, 0.5, 1, 2]), mem: pick([0.5, 1, 2]), move: pick([0, 0.001, 0.01]), gib: pick([0, 0.0001, 0.001]) } : undefined;
+  const weightsIn =
+    rnd() < 0.25
+      ? {
+          cpu: pick([0, 0.5, 1, 2]),
+          mem: pick([0.5, 1, 2]),
+          move: pick([0, 0.001, 0.01]),
+          gib: pick([0, 0.0001, 0.001]),
+        }
+      : undefined;
   return { input: { nodes, guests, rules, capacity, ...(weightsIn ? { weights: weightsIn } : {}) }, drain };
 }
 
@@ -163,7 +176,12 @@ export interface MilpQuery {
 export type MilpResult =
   | { readonly status: 'infeasible' }
   | { readonly status: 'unknown' }
-  | { readonly status: 'optimal' | 'solution'; readonly value: number; readonly moves: number; readonly placement: Map<string, string> };
+  | {
+      readonly status: 'optimal' | 'solution';
+      readonly value: number;
+      readonly moves: number;
+      readonly placement: Map<string, string>;
+    };
 
 /**
  * The planner's objective and hard constraints as a MILP, from the definitions (`types.ts`):
@@ -188,9 +206,9 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   const fixedCores = nodes.map(() => 0);
   guests.forEach((g, i) => {
     if (g.ignored && nodes[on[i]!]!.online) {
-      fixedCpu[on[i]!] += g.cpu;
-      fixedMem[on[i]!] += g.mem;
-      fixedCores[on[i]!] += g.cores;
+      fixedCpu[on[i]!]! += g.cpu;
+      fixedMem[on[i]!]! += g.mem;
+      fixedCores[on[i]!]! += g.cores;
     }
   });
   // positive partners (transitive through the constraints themselves)
@@ -231,7 +249,12 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   function groupOf(i: number): number[] {
     const seen = new Set([i]);
     const stack = [i];
-    while (stack.length) for (const b of positivePartner[stack.pop()!]!) if (!seen.has(b)) (seen.add(b), stack.push(b));
+    while (stack.length)
+      for (const b of positivePartner[stack.pop()!]!) {
+        if (seen.has(b)) continue;
+        seen.add(b);
+        stack.push(b);
+      }
     return [...seen];
   }
   const x = (g: number, n: number) => `x_${g}_${n}`;
@@ -291,15 +314,22 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     rows.push(`ucpu_${n}: ${cpuTerms} - 1 uc <= ${-fixedCpu[n]! / nodes[n]!.cpuCores}`);
     rows.push(`umem_${n}: ${memTerms} - 1 um <= ${-fixedMem[n]! / nodes[n]!.memBytes}`);
     if (here.length > 0) {
-      rows.push(`lmem_${n}: ${here.map(([g, i]) => term(g.mem / GIB, x(i, n))).join(' ')} <= ${(limMem[n]! - fixedMem[n]!) / GIB}`);
-      if (cap !== undefined) rows.push(`lcor_${n}: ${here.map(([g, i]) => term(g.cores, x(i, n))).join(' ')} <= ${cap * nodes[n]!.cpuCores - fixedCores[n]!}`);
+      rows.push(
+        `lmem_${n}: ${here.map(([g, i]) => term(g.mem / GIB, x(i, n))).join(' ')} <= ${(limMem[n]! - fixedMem[n]!) / GIB}`,
+      );
+      if (cap !== undefined)
+        rows.push(
+          `lcor_${n}: ${here.map(([g, i]) => term(g.cores, x(i, n))).join(' ')} <= ${cap * nodes[n]!.cpuCores - fixedCores[n]!}`,
+        );
     } else if (fixedMem[n]! > limMem[n]! || (cap !== undefined && fixedCores[n]! > cap * nodes[n]!.cpuCores)) {
       rows.push(`over_${n}: 0 uc >= 1`);
     }
   }
   if (query.maxMoves !== undefined) {
     // moved guests = counted − stays ≤ maxMoves
-    rows.push(`moves: ${stayVars.length ? stayVars.map((v) => `+ ${v}`).join(' ') : '0 uc'} >= ${countedGuests - query.maxMoves}`);
+    rows.push(
+      `moves: ${stayVars.length ? stayVars.map((v) => `+ ${v}`).join(' ') : '0 uc'} >= ${countedGuests - query.maxMoves}`,
+    );
   }
   if (query.below !== undefined && obj.length > 0) rows.push(`cut: ${obj.join(' ')} <= ${query.below - constant}`);
   else if (query.below !== undefined && query.below - constant < 0) rows.push('cut: 0 uc >= 1');
@@ -307,7 +337,18 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
     obj.length = 0;
     constant = 0;
   }
-  const lp = ['Minimize', ` obj: ${obj.length ? obj.join(' ') : '0 uc'}`, 'Subject To', ...rows.map((r) => ` ${r}`), 'Bounds', ' uc >= 0', ' um >= 0', 'Binary', ...bins.map((b) => ` ${b}`), 'End'].join('\n');
+  const lp = [
+    'Minimize',
+    ` obj: ${obj.length ? obj.join(' ') : '0 uc'}`,
+    'Subject To',
+    ...rows.map((r) => ` ${r}`),
+    'Bounds',
+    ' uc >= 0',
+    ' um >= 0',
+    'Binary',
+    ...bins.map((b) => ` ${b}`),
+    'End',
+  ].join('\n');
   const options: Record<string, unknown> = {
     mip_rel_gap: 1e-6,
     mip_abs_gap: 1e-9,

@@ -66,10 +66,12 @@ export interface PlaceOptions {
 export function placeGuests(input: PlanInput, request: PlacementRequest, options: PlaceOptions = {}): PlacementResult {
   const checked = validatePlanInput(input);
   const metric = options.metric ?? 'normalized';
-  if (metric !== 'raw' && metric !== 'normalized') throw new PlanError('invalid-options', `options.metric must be 'raw' or 'normalized', got ${show(metric)}`);
+  if (metric !== 'raw' && metric !== 'normalized')
+    throw new PlanError('invalid-options', `options.metric must be 'raw' or 'normalized', got ${show(metric)}`);
   const nodeNames = new Set(checked.nodes.map((n) => n.name));
   for (const [i, n] of (options.avoid ?? []).entries()) {
-    if (!nodeNames.has(n)) throw new PlanError('invalid-options', `options.avoid[${i}] ${show(n)} is not one of the nodes`);
+    if (!nodeNames.has(n))
+      throw new PlanError('invalid-options', `options.avoid[${i}] ${show(n)} is not one of the nodes`);
   }
   const fresh = expandRequest(request, checked);
   // the cluster with the new guests on a node of their own would not validate; rules are checked against both id sets
@@ -79,11 +81,13 @@ export function placeGuests(input: PlanInput, request: PlacementRequest, options
   const loads = currentLoads(p);
   const cores = Float64Array.from(p.fixCores);
   p.input.guests.forEach((g, i) => {
-    if (p.guestCounted[i] && p.guestUnit[i]! >= 0 && p.input.nodes[p.nodeIndex.get(g.node)!]!.online) cores[p.nodeIndex.get(g.node)!] += g.cores;
+    if (p.guestCounted[i] && p.guestUnit[i]! >= 0 && p.input.nodes[p.nodeIndex.get(g.node)!]!.online)
+      cores[p.nodeIndex.get(g.node)!]! += g.cores;
   });
   const placer = new SequentialPlacer(p, { cpu: loads.cpu, mem: loads.mem, cores }, metric);
   p.input.guests.forEach((g, i) => {
-    if (p.guestCounted[i] && p.input.nodes[p.nodeIndex.get(g.node)!]!.online) placer.where.set(g.id, p.nodeIndex.get(g.node)!);
+    if (p.guestCounted[i] && p.input.nodes[p.nodeIndex.get(g.node)!]!.online)
+      placer.where.set(g.id, p.nodeIndex.get(g.node)!);
   });
   const before = imbalance(nodeLoads(p, loads), metric);
   const placed = new Map<string, string>();
@@ -103,7 +107,13 @@ export function placeGuests(input: PlanInput, request: PlacementRequest, options
     guestsOn[at.node]! += unit.ids.length;
   }
   const after = placer.balance(metric);
-  return { placed, unplaced, nodes: placer.uses(guestsOn), after: { cpu: after.cpu, mem: after.mem }, imbalance: { current: before, after: after.imbalance } };
+  return {
+    placed,
+    unplaced,
+    nodes: placer.uses(guestsOn),
+    after: { cpu: after.cpu, mem: after.mem },
+    imbalance: { current: before, after: after.imbalance },
+  };
 }
 
 interface FreshGuest {
@@ -115,21 +125,25 @@ interface FreshGuest {
 
 /** The request's guests, one per copy, checked. */
 function expandRequest(request: PlacementRequest, checked: CheckedInput): FreshGuest[] {
-  if (typeof request !== 'object' || request === null || !Array.isArray(request.guests)) {
-    throw new PlanError('invalid-input', `request.guests must be an array, got ${show((request as { guests?: unknown } | null)?.guests)}`);
-  }
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const guests: unknown = (request as { guests?: unknown } | null)?.guests;
+  if (typeof request !== 'object' || request === null || !Array.isArray(guests))
+    throw new PlanError('invalid-input', `request.guests must be an array, got ${show(guests)}`);
   const existing = new Set(checked.guests.map((g) => g.id));
   const out: FreshGuest[] = [];
   const seen = new Set<string>();
   request.guests.forEach((g, i) => {
     const at = `request.guests[${i}]`;
-    if (typeof g !== 'object' || g === null) throw new PlanError('invalid-input', `${at} must be an object, got ${show(g)}`);
+    if (typeof g !== 'object' || g === null)
+      throw new PlanError('invalid-input', `${at} must be an object, got ${show(g)}`);
     const cores = checkSize(g.cores, `${at}.cores`, true);
     const mem = checkSize(g.mem, `${at}.mem`, true);
     const cpu = g.cpu === undefined ? cores : checkSize(g.cpu, `${at}.cpu`, false);
     const count = g.count ?? 1;
-    if (!Number.isInteger(count) || count < 1 || count > 100_000) throw new PlanError('invalid-input', `${at}.count must be an integer in 1..100000, got ${show(count)}`);
-    if (g.id !== undefined && (typeof g.id !== 'string' || g.id === '')) throw new PlanError('invalid-input', `${at}.id must be a non-empty string, got ${show(g.id)}`);
+    if (!Number.isInteger(count) || count < 1 || count > 100_000)
+      throw new PlanError('invalid-input', `${at}.count must be an integer in 1..100000, got ${show(count)}`);
+    if (g.id !== undefined && (typeof g.id !== 'string' || g.id === ''))
+      throw new PlanError('invalid-input', `${at}.id must be a non-empty string, got ${show(g.id)}`);
     const base = g.id ?? 'new';
     for (let k = 1; k <= count; k++) {
       const id = count === 1 && g.id !== undefined ? base : `${base}-${k}`;
@@ -143,21 +157,38 @@ function expandRequest(request: PlacementRequest, checked: CheckedInput): FreshG
 }
 
 /** The request's rules, checked against the existing and new ids and the nodes. */
-function checkRequestRules(rules: readonly PlanRule[], ids: ReadonlySet<string>, nodes: ReadonlySet<string>): PlanRule[] {
-  if (!Array.isArray(rules)) throw new PlanError('invalid-input', `request.rules must be an array, got ${show(rules)}`);
+function checkRequestRules(
+  rules: readonly PlanRule[],
+  ids: ReadonlySet<string>,
+  nodes: ReadonlySet<string>,
+): PlanRule[] {
+  // checked through `unknown` copies, as the guests above
+  const given: unknown = rules;
+  if (!Array.isArray(given)) throw new PlanError('invalid-input', `request.rules must be an array, got ${show(rules)}`);
   rules.forEach((rule, i) => {
     const at = `request.rules[${i}]`;
-    if (typeof rule !== 'object' || rule === null || !Array.isArray(rule.resources)) throw new PlanError('invalid-input', `${at} must be a rule with resources`);
+    const resources: unknown = (rule as { resources?: unknown } | null)?.resources;
+    if (typeof rule !== 'object' || rule === null || !Array.isArray(resources))
+      throw new PlanError('invalid-input', `${at} must be a rule with resources`);
     rule.resources.forEach((sid: string, k: number) => {
-      if (!ids.has(sid)) throw new PlanError('invalid-input', `${at}.resources[${k}] ${show(sid)} is neither a guest of the cluster nor a requested one`);
+      if (!ids.has(sid))
+        throw new PlanError(
+          'invalid-input',
+          `${at}.resources[${k}] ${show(sid)} is neither a guest of the cluster nor a requested one`,
+        );
     });
     if (rule.type === 'node-affinity') {
-      if (!Array.isArray(rule.nodes)) throw new PlanError('invalid-input', `${at}.nodes must be an array`);
+      const ruleNodes: unknown = rule.nodes;
+      if (!Array.isArray(ruleNodes)) throw new PlanError('invalid-input', `${at}.nodes must be an array`);
       rule.nodes.forEach((n: { node: string }, k: number) => {
-        if (!nodes.has(n.node)) throw new PlanError('invalid-input', `${at}.nodes[${k}] ${show(n.node)} is not one of the nodes`);
+        if (!nodes.has(n.node))
+          throw new PlanError('invalid-input', `${at}.nodes[${k}] ${show(n.node)} is not one of the nodes`);
       });
     } else if (rule.type !== 'resource-affinity' || (rule.affinity !== 'positive' && rule.affinity !== 'negative')) {
-      throw new PlanError('invalid-input', `${at}: type must be 'node-affinity' or 'resource-affinity' with affinity 'positive' or 'negative'`);
+      throw new PlanError(
+        'invalid-input',
+        `${at}: type must be 'node-affinity' or 'resource-affinity' with affinity 'positive' or 'negative'`,
+      );
     }
   });
   return [...rules];
@@ -167,7 +198,12 @@ function checkRequestRules(rules: readonly PlanRule[], ids: ReadonlySet<string>,
  * The new guests as placement units, in request order: positive groups of new guests together
  * (at the first member's turn), pinned to an existing partner's node when they have one.
  */
-function requestUnits(p: Problem, fresh: readonly FreshGuest[], rules: readonly PlanRule[], placer: SequentialPlacer): Array<PlacerUnit | { ids: string[]; reason: string }> {
+function requestUnits(
+  p: Problem,
+  fresh: readonly FreshGuest[],
+  rules: readonly PlanRule[],
+  placer: SequentialPlacer,
+): Array<PlacerUnit | { ids: string[]; reason: string }> {
   const N = p.nodeNames.length;
   const freshIds = new Set(fresh.map((g) => g.id));
   const group = new Map<string, string>(fresh.map((g) => [g.id, g.id]));
@@ -210,14 +246,19 @@ function requestUnits(p: Problem, fresh: readonly FreshGuest[], rules: readonly 
       const ok = new Set<number>();
       if (top === -Infinity) {
         if (!rule.strict) for (let n = 0; n < N; n++) if (p.usable[n]) ok.add(n);
-      } else for (const e of rule.nodes) if ((e.priority ?? 0) === top && p.usable[p.nodeIndex.get(e.node)!]) ok.add(p.nodeIndex.get(e.node)!);
+      } else
+        for (const e of rule.nodes)
+          if ((e.priority ?? 0) === top && p.usable[p.nodeIndex.get(e.node)!]) ok.add(p.nodeIndex.get(e.node)!);
       allowed = new Set([...allowed].filter((n) => ok.has(n)));
     }
     const partner = anchor.get(r);
     if (partner !== undefined) {
       const at = placer.where.get(partner);
       if (at === undefined) {
-        out.push({ ids, reason: `${ids.join(' + ')}: its positive-affinity partner ${partner} is not on an online node` });
+        out.push({
+          ids,
+          reason: `${ids.join(' + ')}: its positive-affinity partner ${partner} is not on an online node`,
+        });
         continue;
       }
       allowed = new Set([...allowed].filter((n) => n === at));
@@ -225,7 +266,12 @@ function requestUnits(p: Problem, fresh: readonly FreshGuest[], rules: readonly 
     const negatives = new Set<string>();
     let contradiction = false;
     for (const rule of rules) {
-      if (rule.type !== 'resource-affinity' || rule.affinity !== 'negative' || !rule.resources.some((s) => ids.includes(s))) continue;
+      if (
+        rule.type !== 'resource-affinity' ||
+        rule.affinity !== 'negative' ||
+        !rule.resources.some((s) => ids.includes(s))
+      )
+        continue;
       for (const s of rule.resources) if (!ids.includes(s)) negatives.add(s);
       if (rule.resources.filter((s) => ids.includes(s)).length > 1) contradiction = true;
     }

@@ -55,7 +55,12 @@ export class SequentialPlacer {
     for (let n = 0; n < p.nodeNames.length; n++) if (p.usable[n]) this.usableNodes.push(n);
     this.usage = new ClusterUsage({ aggregation: 'dynamic', metric });
     for (const n of this.usableNodes) {
-      this.usage.addNode(p.nodeNames[n]!, { cpu: this.cpu[n]!, maxcpu: Math.max(1, p.capCpu[n]!), mem: Math.round(this.mem[n]!), maxmem: Math.max(1, p.capMem[n]!) });
+      this.usage.addNode(p.nodeNames[n]!, {
+        cpu: this.cpu[n]!,
+        maxcpu: Math.max(1, p.capCpu[n]!),
+        mem: Math.round(this.mem[n]!),
+        maxmem: Math.max(1, p.capMem[n]!),
+      });
     }
     const order = new Map(this.usage.nodeNames().map((name, k) => [name, k]));
     this.scoreIndex = Int32Array.from(p.nodeNames, (name) => order.get(name) ?? -1);
@@ -90,7 +95,12 @@ export class SequentialPlacer {
     }
     let node = ok[0]!;
     if (ok.length > 1) {
-      const stats = { cpu: unit.cpu, maxcpu: Math.max(unit.cores, 1e-9), mem: Math.round(unit.mem), maxmem: Math.round(unit.mem) };
+      const stats = {
+        cpu: unit.cpu,
+        maxcpu: Math.max(unit.cores, 1e-9),
+        mem: Math.round(unit.mem),
+        maxmem: Math.round(unit.mem),
+      };
       this.usage.scoreNodesToStartInto(stats, this.scores);
       let best = -Infinity;
       for (const n of ok) {
@@ -101,18 +111,32 @@ export class SequentialPlacer {
         }
       }
     }
-    this.cpu[node] += unit.cpu;
-    this.mem[node] += unit.mem;
-    this.cores[node] += unit.cores;
+    this.cpu[node]! += unit.cpu;
+    this.mem[node]! += unit.mem;
+    this.cores[node]! += unit.cores;
     for (const id of unit.ids) this.where.set(id, node);
-    const stats = { cpu: unit.cpu, maxcpu: Math.max(unit.cores, 1e-9), mem: Math.round(unit.mem), maxmem: Math.round(unit.mem) };
-    this.usage.addResource(`\u0000placed-${this.counter++}`, { stats, state: 'starting', placement: { current: p.nodeNames[node]! } });
+    const stats = {
+      cpu: unit.cpu,
+      maxcpu: Math.max(unit.cores, 1e-9),
+      mem: Math.round(unit.mem),
+      maxmem: Math.round(unit.mem),
+    };
+    this.usage.addResource(`\u0000placed-${this.counter++}`, {
+      stats,
+      state: 'starting',
+      placement: { current: p.nodeNames[node]! },
+    });
     return { node };
   }
 
   /** Per usable node, byte order: utilisation and guest count (`guests` per node index). */
   uses(guests: Int32Array): NodeUse[] {
-    return this.usableNodes.map((n) => ({ node: this.p.nodeNames[n]!, cpu: this.cpu[n]! / this.p.capCpu[n]!, mem: this.mem[n]! / this.p.capMem[n]!, guests: guests[n]! }));
+    return this.usableNodes.map((n) => ({
+      node: this.p.nodeNames[n]!,
+      cpu: this.cpu[n]! / this.p.capCpu[n]!,
+      mem: this.mem[n]! / this.p.capMem[n]!,
+      guests: guests[n]!,
+    }));
   }
 
   /** The highest utilisation per resource and the reference imbalance over the usable nodes. */

@@ -12,7 +12,12 @@ import { countingReasons } from './diagnose';
 import type { FeasiblePlan, PlanGuest, PlanInput, PlanNode } from './types';
 
 const GIB = 1024 ** 3;
-const node = (name: string, extra: Partial<PlanNode> = {}): PlanNode => ({ name, cpuCores: 16, memBytes: 64 * GIB, ...extra });
+const node = (name: string, extra: Partial<PlanNode> = {}): PlanNode => ({
+  name,
+  cpuCores: 16,
+  memBytes: 64 * GIB,
+  ...extra,
+});
 const guest = (id: string, on: string, cpu: number, memGib: number, extra: Partial<PlanGuest> = {}): PlanGuest => ({
   id,
   kind: id.startsWith('ct:') ? 'ct' : 'vm',
@@ -33,19 +38,65 @@ describe('bad input: an error naming the field, nothing planned', () => {
     ['empty cluster', { nodes: [], guests: [] }, /nodes must not be empty/],
     ['nodes missing', { guests: [] }, /nodes must be an array, got nothing/],
     ['duplicate node', { nodes: [node('a'), node('a')], guests: [] }, /nodes\[1\]\.name 'a' is listed twice/],
-    ['zero cores', { nodes: [node('a', { cpuCores: 0 })], guests: [] }, /node 'a' \(nodes\[0\]\): cpuCores must be a finite number > 0/],
-    ['non-finite memory', { nodes: [node('a', { memBytes: Infinity })], guests: [] }, /memBytes must be a finite number > 0 .* got Infinity/],
+    [
+      'zero cores',
+      { nodes: [node('a', { cpuCores: 0 })], guests: [] },
+      /node 'a' \(nodes\[0\]\): cpuCores must be a finite number > 0/,
+    ],
+    [
+      'non-finite memory',
+      { nodes: [node('a', { memBytes: Infinity })], guests: [] },
+      /memBytes must be a finite number > 0 .* got Infinity/,
+    ],
     ['negative base load', { nodes: [node('a', { baseMem: -1 })], guests: [] }, /baseMem must be a finite number >= 0/],
-    ['duplicate guest', { ...ok, guests: [guest('vm:1', 'node1', 1, 1), guest('vm:1', 'node2', 1, 1)] }, /guests\[1\]\.id 'vm:1' is listed twice/],
-    ['guest on a missing node', { ...ok, guests: [guest('vm:1', 'node9', 1, 1)] }, /guest 'vm:1' \(guests\[0\]\): node 'node9' is not one of the nodes/],
-    ['negative memory', { ...ok, guests: [guest('vm:1', 'node1', 1, -1)] }, /guest 'vm:1' \(guests\[0\]\): mem must be a finite number >= 0/],
+    [
+      'duplicate guest',
+      { ...ok, guests: [guest('vm:1', 'node1', 1, 1), guest('vm:1', 'node2', 1, 1)] },
+      /guests\[1\]\.id 'vm:1' is listed twice/,
+    ],
+    [
+      'guest on a missing node',
+      { ...ok, guests: [guest('vm:1', 'node9', 1, 1)] },
+      /guest 'vm:1' \(guests\[0\]\): node 'node9' is not one of the nodes/,
+    ],
+    [
+      'negative memory',
+      { ...ok, guests: [guest('vm:1', 'node1', 1, -1)] },
+      /guest 'vm:1' \(guests\[0\]\): mem must be a finite number >= 0/,
+    ],
     ['NaN cpu', { ...ok, guests: [guest('vm:1', 'node1', NaN, 1)] }, /cpu must be a finite number >= 0 .* got NaN/],
-    ['bad kind', { ...ok, guests: [{ ...guest('vm:1', 'node1', 1, 1), kind: 'lxc' }] }, /kind must be 'vm' or 'ct', got 'lxc'/],
+    [
+      'bad kind',
+      { ...ok, guests: [{ ...guest('vm:1', 'node1', 1, 1), kind: 'lxc' }] },
+      /kind must be 'vm' or 'ct', got 'lxc'/,
+    ],
     ['unknown field', { ...ok, guests: [{ ...guest('vm:1', 'node1', 1, 1), memory: 5 }] }, /unknown field 'memory'/],
-    ['rule with an unknown guest', { ...ok, rules: [{ id: 'r', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101', 'vm:999'] }] }, /rule 'r' \(rules\[0\]\): resources\[1\] 'vm:999' is not one of the guests/],
-    ['rule with an unknown node', { ...ok, rules: [{ id: 'r', type: 'node-affinity', resources: ['vm:101'], nodes: [{ node: 'node7' }] }] }, /rule 'r' \(rules\[0\]\): nodes\[0\] 'node7' is not one of the nodes/],
-    ['duplicate rule', { ...ok, rules: [{ id: 'r', type: 'resource-affinity', affinity: 'positive', resources: ['vm:101'] }, { id: 'r', type: 'resource-affinity', affinity: 'positive', resources: ['vm:101'] }] }, /rules\[1\]\.id 'r' is listed twice/],
-    ['headroom of 100 %', { ...ok, capacity: { memoryHeadroomPercent: 100 } }, /capacity\.memoryHeadroomPercent must be a number in 0 <= x < 100, got 100/],
+    [
+      'rule with an unknown guest',
+      { ...ok, rules: [{ id: 'r', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101', 'vm:999'] }] },
+      /rule 'r' \(rules\[0\]\): resources\[1\] 'vm:999' is not one of the guests/,
+    ],
+    [
+      'rule with an unknown node',
+      { ...ok, rules: [{ id: 'r', type: 'node-affinity', resources: ['vm:101'], nodes: [{ node: 'node7' }] }] },
+      /rule 'r' \(rules\[0\]\): nodes\[0\] 'node7' is not one of the nodes/,
+    ],
+    [
+      'duplicate rule',
+      {
+        ...ok,
+        rules: [
+          { id: 'r', type: 'resource-affinity', affinity: 'positive', resources: ['vm:101'] },
+          { id: 'r', type: 'resource-affinity', affinity: 'positive', resources: ['vm:101'] },
+        ],
+      },
+      /rules\[1\]\.id 'r' is listed twice/,
+    ],
+    [
+      'headroom of 100 %',
+      { ...ok, capacity: { memoryHeadroomPercent: 100 } },
+      /capacity\.memoryHeadroomPercent must be a number in 0 <= x < 100, got 100/,
+    ],
     ['negative weight', { ...ok, weights: { move: -1 } }, /weights\.move must be a finite number/],
   ])('%s', (_name, input, message) => {
     expect(() => planPlacement(input as PlanInput)).toThrow(message);
@@ -67,17 +118,29 @@ describe('infeasible input is an answer with reasons an operator can act on', ()
     const input: PlanInput = {
       nodes: [node('node1'), node('node2'), node('node3'), node('node4', { maintenance: true })],
       guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104'].map((id) => guest(id, 'node1', 1, 2)),
-      rules: [{ id: 'db-spread', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101', 'vm:102', 'vm:103', 'vm:104'] }],
+      rules: [
+        {
+          id: 'db-spread',
+          type: 'resource-affinity',
+          affinity: 'negative',
+          resources: ['vm:101', 'vm:102', 'vm:103', 'vm:104'],
+        },
+      ],
     };
     const plan = planPlacement(input);
     expect(plan.feasible).toBe(false);
-    expect(!plan.feasible && plan.reasons).toContain("negative affinity 'db-spread' needs 4 nodes, 3 are eligible (node1, node2 and node3)");
+    expect(!plan.feasible && plan.reasons).toContain(
+      "negative affinity 'db-spread' needs 4 nodes, 3 are eligible (node1, node2 and node3)",
+    );
   });
 
   test('a drain that a guest with a local disk blocks', () => {
     const input: PlanInput = {
       nodes: [node('node1'), node('node2'), node('node3')],
-      guests: [guest('vm:104', 'node3', 1, 4, { migratable: false, reason: 'has a local disk' }), guest('vm:105', 'node3', 1, 4)],
+      guests: [
+        guest('vm:104', 'node3', 1, 4, { migratable: false, reason: 'has a local disk' }),
+        guest('vm:105', 'node3', 1, 4),
+      ],
     };
     const plan = planPlacement(input, { drain: ['node3'] });
     expect(!plan.feasible && plan.reasons).toEqual(['node3 cannot be drained: vm:104 has a local disk']);
@@ -90,14 +153,21 @@ describe('infeasible input is an answer with reasons an operator can act on', ()
       guests: Array.from({ length: 10 }, (_, i) => guest(`vm:${100 + i}`, 'node1', 1, 41)),
     };
     const plan = planPlacement(input);
-    expect(!plan.feasible && plan.reasons).toContain('memory: the guests need 410.0 GiB, the usable nodes have 384.0 GiB (node1, node2, node3, node4, node5 and node6)');
+    expect(!plan.feasible && plan.reasons).toContain(
+      'memory: the guests need 410.0 GiB, the usable nodes have 384.0 GiB (node1, node2, node3, node4, node5 and node6)',
+    );
   });
 
   test('a split the totals allow but no packing does: the exact search answers', () => {
     // three 40 GiB guests on two 64 GiB nodes: 120 of 128 GiB, but two never share a node
-    const input: PlanInput = { nodes: [node('node1'), node('node2')], guests: ['vm:1', 'vm:2', 'vm:3'].map((id) => guest(id, 'node1', 1, 40)) };
+    const input: PlanInput = {
+      nodes: [node('node1'), node('node2')],
+      guests: ['vm:1', 'vm:2', 'vm:3'].map((id) => guest(id, 'node1', 1, 40)),
+    };
     const plan = planPlacement(input);
-    expect(!plan.feasible && plan.reasons[0]).toMatch(/^memory: no split of the guests fits the usable nodes' memory limits/);
+    expect(!plan.feasible && plan.reasons[0]).toMatch(
+      /^memory: no split of the guests fits the usable nodes' memory limits/,
+    );
   });
 });
 
@@ -111,7 +181,10 @@ describe('a plan', () => {
     ['ct:105', 0.4, 1],
     ['ct:106', 0.2, 0.5],
   ];
-  const input: PlanInput = { nodes: [node('node1'), node('node2'), node('node3')], guests: sizes.map(([id, cpu, mem]) => guest(id, 'node1', cpu, mem)) };
+  const input: PlanInput = {
+    nodes: [node('node1'), node('node2'), node('node3')],
+    guests: sizes.map(([id, cpu, mem]) => guest(id, 'node1', cpu, mem)),
+  };
 
   test('lowers the objective, reports a bound below it and steps that reach the placement', () => {
     const plan = feasible(planPlacement(input));
@@ -131,7 +204,10 @@ describe('a plan', () => {
   });
 
   test('with nothing to gain, moves nothing', () => {
-    const spread: PlanInput = { nodes: [node('node1'), node('node2')], guests: [guest('vm:1', 'node1', 2, 8), guest('vm:2', 'node2', 2, 8)] };
+    const spread: PlanInput = {
+      nodes: [node('node1'), node('node2')],
+      guests: [guest('vm:1', 'node1', 2, 8), guest('vm:2', 'node2', 2, 8)],
+    };
     const plan = feasible(planPlacement(spread));
     expect(plan.steps).toEqual([]);
     expect(plan.objective.moves).toBe(0);
@@ -140,14 +216,21 @@ describe('a plan', () => {
   test('empties a node in maintenance; a guest that cannot move stays and is noted', () => {
     const m: PlanInput = {
       nodes: [node('node1', { maintenance: true }), node('node2'), node('node3')],
-      guests: [guest('vm:1', 'node1', 1, 4), guest('vm:2', 'node1', 1, 4), guest('vm:3', 'node1', 1, 4, { migratable: false, reason: 'has a local disk' })],
+      guests: [
+        guest('vm:1', 'node1', 1, 4),
+        guest('vm:2', 'node1', 1, 4),
+        guest('vm:3', 'node1', 1, 4, { migratable: false, reason: 'has a local disk' }),
+      ],
     };
     const plan = feasible(planPlacement(m));
     expect(plan.placement.get('vm:1')).not.toBe('node1');
     expect(plan.placement.get('vm:2')).not.toBe('node1');
     expect(plan.placement.get('vm:3')).toBe('node1');
     expect(plan.notes).toContain('vm:3 stays on node1 (in maintenance): vm:3 has a local disk');
-    expect(plan.currentViolations).toEqual(['vm:1 must leave node1 (in maintenance)', 'vm:2 must leave node1 (in maintenance)']);
+    expect(plan.currentViolations).toEqual([
+      'vm:1 must leave node1 (in maintenance)',
+      'vm:2 must leave node1 (in maintenance)',
+    ]);
   });
 
   test('recovers the HA guests of an offline node; the others are left out', () => {
@@ -157,19 +240,27 @@ describe('a plan', () => {
     };
     const plan = feasible(planPlacement(m));
     expect([...plan.placement.keys()]).toEqual(['vm:1']);
-    expect(plan.steps.flat()).toEqual([expect.objectContaining({ guests: ['vm:1'], source: 'node1', kind: 'recover', bytes: 0 })]);
+    expect(plan.steps.flat()).toEqual([
+      expect.objectContaining({ guests: ['vm:1'], source: 'node1', kind: 'recover', bytes: 0 }),
+    ]);
     expect(plan.notes).toContain('vm:2 is on offline node node1 and is not an HA resource: left out');
   });
 
   test('positive affinity: the bundle ends on one node and moves in one step', () => {
     const m: PlanInput = {
       nodes: [node('node1'), node('node2')],
-      guests: [guest('vm:1', 'node1', 4, 16), guest('vm:2', 'node1', 4, 16), guest('vm:3', 'node1', 1, 2), guest('vm:4', 'node1', 1, 2)],
+      guests: [
+        guest('vm:1', 'node1', 4, 16),
+        guest('vm:2', 'node1', 4, 16),
+        guest('vm:3', 'node1', 1, 2),
+        guest('vm:4', 'node1', 1, 2),
+      ],
       rules: [{ id: 'pair', type: 'resource-affinity', affinity: 'positive', resources: ['vm:3', 'vm:4'] }],
     };
     const plan = feasible(planPlacement(m));
     expect(plan.placement.get('vm:3')).toBe(plan.placement.get('vm:4'));
-    for (const step of plan.steps) for (const mv of step) if (mv.guests.includes('vm:3')) expect(mv.guests).toEqual(['vm:3', 'vm:4']);
+    for (const step of plan.steps)
+      for (const mv of step) if (mv.guests.includes('vm:3')) expect(mv.guests).toEqual(['vm:3', 'vm:4']);
   });
 
   test('a cycle is broken by a temporary move through a third node', () => {
@@ -181,13 +272,16 @@ describe('a plan', () => {
       guests: [guest('vm:1', 'node1', 8, 40), guest('vm:2', 'node2', 0.5, 40)],
     };
     const plan = feasible(planPlacement(m));
-    expect(plan.placement).toEqual(new Map([['vm:1', 'node2'], ['vm:2', 'node1']]));
+    expect(plan.placement).toEqual(
+      new Map([
+        ['vm:1', 'node2'],
+        ['vm:2', 'node1'],
+      ]),
+    );
     expect(plan.executable).toBe(true);
-    expect(plan.steps.map((s) => s.map((mv) => `${mv.guests.join('+')} ${mv.source}→${mv.target} ${mv.kind}`))).toEqual([
-      ['vm:2 node2→node3 temporary'],
-      ['vm:1 node1→node2 move'],
-      ['vm:2 node3→node1 move'],
-    ]);
+    expect(plan.steps.map((s) => s.map((mv) => `${mv.guests.join('+')} ${mv.source}→${mv.target} ${mv.kind}`))).toEqual(
+      [['vm:2 node2→node3 temporary'], ['vm:1 node1→node2 move'], ['vm:2 node3→node1 move']],
+    );
     expect(plan.notes).toContain('vm:2 steps aside to node3 to break a cycle (it moves on to node1 later)');
   });
 
@@ -257,14 +351,22 @@ describe('properties on random clusters', () => {
 /** Replays the steps and checks the invariants the schedule promises. */
 function checkSteps(input: PlanInput, plan: FeasiblePlan, parallel: number, label: string): void {
   const checked = validatePlanInput(input);
-  const limitMem = new Map(checked.nodes.map((n) => [n.name, (1 - checked.memoryHeadroomPercent / 100) * n.memBytes * (1 + 1e-9)]));
-  const limitCores = new Map(checked.nodes.map((n) => [n.name, checked.cpuOvercommitRatio === undefined ? Infinity : checked.cpuOvercommitRatio * n.cpuCores * (1 + 1e-9)]));
+  const limitMem = new Map(
+    checked.nodes.map((n) => [n.name, (1 - checked.memoryHeadroomPercent / 100) * n.memBytes * (1 + 1e-9)]),
+  );
+  const limitCores = new Map(
+    checked.nodes.map((n) => [
+      n.name,
+      checked.cpuOvercommitRatio === undefined ? Infinity : checked.cpuOvercommitRatio * n.cpuCores * (1 + 1e-9),
+    ]),
+  );
   const online = new Set(checked.nodes.filter((n) => n.online).map((n) => n.name));
   const where = new Map(checked.guests.map((g) => [g.id, g.node]));
   const byId = new Map(checked.guests.map((g) => [g.id, g]));
   const load = (n: string, key: 'mem' | 'cores') => {
     let sum = key === 'mem' ? (online.has(n) ? checked.nodes.find((x) => x.name === n)!.baseMem : 0) : 0;
-    for (const [id, at] of where) if (at === n && online.has(n) && (plan.placement.has(id) || byId.get(id)!.ignored)) sum += byId.get(id)![key];
+    for (const [id, at] of where)
+      if (at === n && online.has(n) && (plan.placement.has(id) || byId.get(id)!.ignored)) sum += byId.get(id)![key];
     return sum;
   };
   // connected positive groups (rules sharing a guest form one bundle)
@@ -278,7 +380,9 @@ function checkSteps(input: PlanInput, plan: FeasiblePlan, parallel: number, labe
     }
     positives.push(group);
   }
-  const negatives = checked.rules.filter((r) => r.type === 'resource-affinity' && r.affinity === 'negative').map((r) => r.resources.filter((id) => plan.placement.has(id) && !byId.get(id)!.ignored));
+  const negatives = checked.rules
+    .filter((r) => r.type === 'resource-affinity' && r.affinity === 'negative')
+    .map((r) => r.resources.filter((id) => plan.placement.has(id) && !byId.get(id)!.ignored));
   for (const [k, step] of plan.steps.entries()) {
     const count = new Map<string, number>();
     const incoming = new Map<string, { mem: number; cores: number; ids: string[] }>();
@@ -300,19 +404,26 @@ function checkSteps(input: PlanInput, plan: FeasiblePlan, parallel: number, labe
     }
     for (const [n, c] of count) expect(c, `${label} step ${k}: motions at ${n}`).toBeLessThanOrEqual(parallel);
     for (const [n, inc] of incoming) {
-      expect(load(n, 'mem') + inc.mem, `${label} step ${k}: memory of ${n} while the step runs`).toBeLessThanOrEqual(limitMem.get(n)!);
-      expect(load(n, 'cores') + inc.cores, `${label} step ${k}: cores of ${n} while the step runs`).toBeLessThanOrEqual(limitCores.get(n)!);
+      expect(load(n, 'mem') + inc.mem, `${label} step ${k}: memory of ${n} while the step runs`).toBeLessThanOrEqual(
+        limitMem.get(n)!,
+      );
+      expect(load(n, 'cores') + inc.cores, `${label} step ${k}: cores of ${n} while the step runs`).toBeLessThanOrEqual(
+        limitCores.get(n)!,
+      );
       for (const group of negatives) {
         const arriving = group.filter((id) => inc.ids.includes(id));
         const present = group.filter((id) => where.get(id) === n && !inc.ids.includes(id));
-        if (arriving.length > 0) expect([...arriving, ...present].length, `${label} step ${k}: negative partners on ${n}`).toBe(1);
+        if (arriving.length > 0)
+          expect([...arriving, ...present].length, `${label} step ${k}: negative partners on ${n}`).toBe(1);
       }
     }
     for (const mv of step) for (const id of mv.guests) where.set(id, mv.target);
     for (const group of positives) {
       const moved = step.filter((mv) => mv.guests.some((id) => group.includes(id)));
-      if (moved.length > 0) expect(new Set(group.map((id) => where.get(id))).size, `${label} step ${k}: bundle together`).toBe(1);
+      if (moved.length > 0)
+        expect(new Set(group.map((id) => where.get(id))).size, `${label} step ${k}: bundle together`).toBe(1);
     }
   }
-  if (plan.executable) for (const [id, n] of plan.placement) expect(where.get(id), `${label}: ${id} ends on its target`).toBe(n);
+  if (plan.executable)
+    for (const [id, n] of plan.placement) expect(where.get(id), `${label}: ${id} ends on its target`).toBe(n);
 }

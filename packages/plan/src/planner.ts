@@ -26,22 +26,28 @@ export interface CheckedOptions {
 /** Checks {@link PlanOptions} against a validated input; throws `PlanError` `invalid-options` naming the option. */
 export function checkPlanOptions(options: PlanOptions | undefined, input: CheckedInput): CheckedOptions {
   const o = (options ?? {}) as Record<string, unknown>;
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new PlanError('invalid-options', `options must be an object, got ${show(o)}`);
+  if (typeof o !== 'object' || o === null || Array.isArray(o))
+    throw new PlanError('invalid-options', `options must be an object, got ${show(o)}`);
   const known = ['drain', 'maxParallelPerNode', 'seed', 'effort', 'metric'];
-  for (const key of Object.keys(o)) if (!known.includes(key)) throw new PlanError('invalid-options', `unknown option '${key}' (known: ${known.join(', ')})`);
+  for (const key of Object.keys(o))
+    if (!known.includes(key))
+      throw new PlanError('invalid-options', `unknown option '${key}' (known: ${known.join(', ')})`);
   const nodes = new Set(input.nodes.map((n) => n.name));
   let drain: string[] = [];
   if (o.drain !== undefined) {
-    if (!Array.isArray(o.drain)) throw new PlanError('invalid-options', `options.drain must be an array of node names, got ${show(o.drain)}`);
+    if (!Array.isArray(o.drain))
+      throw new PlanError('invalid-options', `options.drain must be an array of node names, got ${show(o.drain)}`);
     drain = o.drain.map((n: unknown, i) => {
-      if (typeof n !== 'string' || !nodes.has(n)) throw new PlanError('invalid-options', `options.drain[${i}] ${show(n)} is not one of the nodes`);
+      if (typeof n !== 'string' || !nodes.has(n))
+        throw new PlanError('invalid-options', `options.drain[${i}] ${show(n)} is not one of the nodes`);
       return n;
     });
   }
   const integer = (key: string, fallback: number, min: number, max: number) => {
     const v = o[key];
     if (v === undefined) return fallback;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new PlanError('invalid-options', `options.${key} must be an integer in ${min}..${max}, got ${show(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      throw new PlanError('invalid-options', `options.${key} must be an integer in ${min}..${max}, got ${show(v)}`);
     return v;
   };
   const effort = o.effort === undefined ? 1 : o.effort;
@@ -49,7 +55,8 @@ export function checkPlanOptions(options: PlanOptions | undefined, input: Checke
     throw new PlanError('invalid-options', `options.effort must be a finite number in (0, 1000], got ${show(effort)}`);
   }
   const metric = o.metric === undefined ? 'normalized' : o.metric;
-  if (metric !== 'raw' && metric !== 'normalized') throw new PlanError('invalid-options', `options.metric must be 'raw' or 'normalized', got ${show(metric)}`);
+  if (metric !== 'raw' && metric !== 'normalized')
+    throw new PlanError('invalid-options', `options.metric must be 'raw' or 'normalized', got ${show(metric)}`);
   return {
     drain,
     maxParallelPerNode: integer('maxParallelPerNode', 1, 1, 1_000_000),
@@ -85,7 +92,8 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
   let start = constructAssignment(p);
   if (!start) {
     const exact = findFeasible(p);
-    if (exact.kind !== 'feasible') return { feasible: false, reasons: searchReasons(p, exact), current, notes: p.notes };
+    if (exact.kind !== 'feasible')
+      return { feasible: false, reasons: searchReasons(p, exact), current, notes: p.notes };
     start = exact.assign;
   }
   const fresh = p.units.length <= FRESH_START_UNITS ? balancedAssignment(p) : undefined;
@@ -101,7 +109,10 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
     current,
     bound,
     gap: objective.value > 0 ? Math.max(0, (objective.value - bound) / objective.value) : 0,
-    imbalance: { current: imbalance(nodeLoads(p, currentLoads(p)), opts.metric), target: imbalance(nodeLoads(p, targetLoads(p, best.assign)), opts.metric) },
+    imbalance: {
+      current: imbalance(nodeLoads(p, currentLoads(p)), opts.metric),
+      target: imbalance(nodeLoads(p, targetLoads(p, best.assign)), opts.metric),
+    },
     nodes: nodeUses(p, best.assign),
     executable: steps.executable,
     ...(steps.blocked === undefined ? {} : { blocked: steps.blocked }),
@@ -133,14 +144,17 @@ export function currentLoads(p: Problem): { cpu: Float64Array; mem: Float64Array
     guests[n]! += 1;
     if (p.guestUnit[i]! < 0) return; // fixed guests are in the fixed load
     if (!p.input.nodes[n]!.online) return;
-    cpu[n] += g.cpu;
-    mem[n] += g.mem;
+    cpu[n]! += g.cpu;
+    mem[n]! += g.mem;
   });
   return { cpu, mem, guests };
 }
 
 /** cpu and memory per node after the assignment. */
-export function targetLoads(p: Problem, assign: Int32Array): { cpu: Float64Array; mem: Float64Array; guests: Int32Array } {
+export function targetLoads(
+  p: Problem,
+  assign: Int32Array,
+): { cpu: Float64Array; mem: Float64Array; guests: Int32Array } {
   const cpu = Float64Array.from(p.fixCpu);
   const mem = Float64Array.from(p.fixMem);
   const guests = new Int32Array(p.nodeNames.length);
@@ -150,8 +164,8 @@ export function targetLoads(p: Problem, assign: Int32Array): { cpu: Float64Array
     guests[u >= 0 ? assign[u]! : p.nodeIndex.get(g.node)!]! += 1;
   });
   for (let u = 0; u < p.units.length; u++) {
-    cpu[assign[u]!] += p.unitCpu[u]!;
-    mem[assign[u]!] += p.unitMem[u]!;
+    cpu[assign[u]!]! += p.unitCpu[u]!;
+    mem[assign[u]!]! += p.unitMem[u]!;
   }
   return { cpu, mem, guests };
 }
@@ -159,7 +173,8 @@ export function targetLoads(p: Problem, assign: Int32Array): { cpu: Float64Array
 /** The reference's node loads ((cpu/cores + mem/memory) / 2) over the usable nodes, byte order. */
 export function nodeLoads(p: Problem, loads: { cpu: Float64Array; mem: Float64Array }): number[] {
   const out: number[] = [];
-  for (let n = 0; n < p.nodeNames.length; n++) if (p.usable[n]) out.push((loads.cpu[n]! / p.capCpu[n]! + loads.mem[n]! / p.capMem[n]!) / 2);
+  for (let n = 0; n < p.nodeNames.length; n++)
+    if (p.usable[n]) out.push((loads.cpu[n]! / p.capCpu[n]! + loads.mem[n]! / p.capMem[n]!) / 2);
   return out;
 }
 
@@ -168,7 +183,12 @@ function nodeUses(p: Problem, assign: Int32Array): NodeUse[] {
   const out: NodeUse[] = [];
   for (let n = 0; n < p.nodeNames.length; n++) {
     if (!p.usable[n]) continue;
-    out.push({ node: p.nodeNames[n]!, cpu: loads.cpu[n]! / p.capCpu[n]!, mem: loads.mem[n]! / p.capMem[n]!, guests: loads.guests[n]! });
+    out.push({
+      node: p.nodeNames[n]!,
+      cpu: loads.cpu[n]! / p.capCpu[n]!,
+      mem: loads.mem[n]! / p.capMem[n]!,
+      guests: loads.guests[n]!,
+    });
   }
   return out;
 }

@@ -11,7 +11,10 @@ export function rulesFromConfig(config: Pick<RulesConfig, 'ids' | 'order'>): Pla
   for (const [id, rule] of enabledRules(config)) {
     const resources = sortedStrings(Object.keys(rule.resources));
     if (rule.type === 'node-affinity') {
-      const nodes = sortedStrings(Object.keys(rule.nodes)).map((node) => ({ node, priority: rule.nodes[node]!.priority }));
+      const nodes = sortedStrings(Object.keys(rule.nodes)).map((node) => ({
+        node,
+        priority: rule.nodes[node]!.priority,
+      }));
       out.push({ id, type: 'node-affinity', resources, nodes, strict: rule.strict === 1 });
     } else out.push({ id, type: 'resource-affinity', affinity: rule.affinity, resources });
   }
@@ -64,7 +67,13 @@ export function rulesFromCompiled(compiled: CompiledRules, onlyResources?: Reado
         }
       }
     }
-    if (group.length > 1) out.push({ id: `positive-${sortedStrings(group)[0]}`, type: 'resource-affinity', affinity: 'positive', resources: sortedStrings(group) });
+    if (group.length > 1)
+      out.push({
+        id: `positive-${sortedStrings(group)[0]}`,
+        type: 'resource-affinity',
+        affinity: 'positive',
+        resources: sortedStrings(group),
+      });
   }
   const negative = compiled['resource-affinity'].negative;
   for (const a of sortedStrings(Object.keys(negative))) {

@@ -46,8 +46,8 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
     for (const m of p.units[u]!.guests) {
       const n = position[m]!;
       if (!online[n]) continue;
-      mem[n] += guests[m]!.mem;
-      cores[n] += guests[m]!.cores;
+      mem[n]! += guests[m]!.mem;
+      cores[n]! += guests[m]!.cores;
     }
   }
   /** Where each unit is going next (its target, or a temporary node). */
@@ -106,8 +106,8 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
       if (hasPartnerOn(u, t, arriving)) continue;
       count[t]! += 1;
       for (const s of sources) count[s]! += 1;
-      inMem[t] += dm;
-      inCores[t] += dc;
+      inMem[t]! += dm;
+      inCores[t]! += dc;
       arriving.add(u);
       step.push(u);
     }
@@ -117,7 +117,9 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
         return { steps, executable: false, blocked: blockedText(), notes };
       }
       const [v, w] = aside;
-      notes.push(`${p.units[v]!.ids.join(' + ')} steps aside to ${p.nodeNames[w]} to break a cycle (it moves on to ${p.nodeNames[target[v]!]} later)`);
+      notes.push(
+        `${p.units[v]!.ids.join(' + ')} steps aside to ${p.nodeNames[w]} to break a cycle (it moves on to ${p.nodeNames[target[v]!]} later)`,
+      );
       goal[v] = w;
       motions.delete(v);
       steps.push(apply([v]));
@@ -151,16 +153,22 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
         let bytes = 0;
         for (const m of members) {
           if (online[s]) {
-            mem[s] -= guests[m]!.mem;
-            cores[s] -= guests[m]!.cores;
+            mem[s]! -= guests[m]!.mem;
+            cores[s]! -= guests[m]!.cores;
             bytes += guests[m]!.mem;
           }
-          mem[t] += guests[m]!.mem;
-          cores[t] += guests[m]!.cores;
+          mem[t]! += guests[m]!.mem;
+          cores[t]! += guests[m]!.cores;
           position[m] = t;
         }
         const kind = !online[s] ? 'recover' : t !== target[u] ? 'temporary' : 'move';
-        out.push({ guests: members.map((m) => guests[m]!.id), source: p.nodeNames[s]!, target: p.nodeNames[t]!, bytes, kind });
+        out.push({
+          guests: members.map((m) => guests[m]!.id),
+          source: p.nodeNames[s]!,
+          target: p.nodeNames[t]!,
+          bytes,
+          kind,
+        });
       }
     }
     return out;
@@ -196,8 +204,10 @@ export function schedule(p: Problem, target: Int32Array, maxParallelPerNode: num
       const t = goal[u]!;
       const dm = movingMem(u, t);
       const why: string[] = [];
-      if (mem[t]! + dm > limMem[t]!) why.push(`needs ${gib(dm)} free on ${p.nodeNames[t]}, which has ${gib(Math.max(0, p.limMem[t]! - mem[t]!))}`);
-      if (cores[t]! + movingCores(u, t) > limCores[t]!) why.push(`needs ${movingCores(u, t)} cores on ${p.nodeNames[t]}`);
+      if (mem[t]! + dm > limMem[t]!)
+        why.push(`needs ${gib(dm)} free on ${p.nodeNames[t]}, which has ${gib(Math.max(0, p.limMem[t]! - mem[t]!))}`);
+      if (cores[t]! + movingCores(u, t) > limCores[t]!)
+        why.push(`needs ${movingCores(u, t)} cores on ${p.nodeNames[t]}`);
       if (hasPartnerOn(u, t, new Set())) why.push(`a negative-affinity partner is still on ${p.nodeNames[t]}`);
       return `${p.units[u]!.ids.join(' + ')} to ${p.nodeNames[t]} ${why.length > 0 ? why.join(' and ') : 'waits for the others'}`;
     });

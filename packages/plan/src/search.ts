@@ -1,6 +1,6 @@
 import { type Problem, costAt } from './model';
 import { levelSearch } from './levels';
-import { EPS, SearchState, isPartner, otherMax } from './state';
+import { EPS, SearchState, isPartner } from './state';
 
 /** Options of {@link optimize}. */
 export interface SearchOptions {
@@ -83,7 +83,10 @@ export function optimize(p: Problem, start: Int32Array, options: SearchOptions):
     if (other.value < best.value - EPS) best = other;
   }
   const rnd = xorshift(options.seed);
-  const kicks = Math.max(MIN_KICKS, Math.min(MAX_KICKS, Math.round((KICK_WORK / (p.units.length + 10) ** 2) * options.effort)));
+  const kicks = Math.max(
+    MIN_KICKS,
+    Math.min(MAX_KICKS, Math.round((KICK_WORK / (p.units.length + 10) ** 2) * options.effort)),
+  );
   const work = best.clone();
   polish(best, floors);
   for (let k = 0; k < kicks; k++) {
@@ -217,7 +220,8 @@ function splitNodes(st: SearchState, set: readonly number[], budget = SPLIT_BUDG
   const K = set.length;
   const units: number[] = [];
   for (const n of set) units.push(...st.onNode[n]!);
-  const weight = (u: number) => st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  const weight = (u: number) =>
+    st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
   units.sort((x, y) => weight(y) - weight(x) || x - y);
   const k = units.length;
   if (k === 0) return false;
@@ -236,9 +240,9 @@ function splitNodes(st: SearchState, set: readonly number[], budget = SPLIT_BUDG
   for (const u of units) {
     const i = set.indexOf(st.assign[u]!);
     baseCost -= costAt(p, u, st.assign[u]!);
-    c[i] -= p.unitCpu[u]!;
-    m[i] -= p.unitMem[u]!;
-    kc[i] -= p.unitCores[u]!;
+    c[i]! -= p.unitCpu[u]!;
+    m[i]! -= p.unitMem[u]!;
+    kc[i]! -= p.unitCores[u]!;
   }
   const cost = new Float64Array(k * K);
   const minRest = new Float64Array(k + 1);
@@ -256,7 +260,9 @@ function splitNodes(st: SearchState, set: readonly number[], budget = SPLIT_BUDG
     capC += p.capCpu[n]!;
     capM += p.capMem[n]!;
   }
-  for (let a = 0; a < k; a++) for (let i = 0; i < K; i++) cost[a * K + i] = p.allowed[units[a]! * N + set[i]!] ? costAt(p, units[a]!, set[i]!) : Infinity;
+  for (let a = 0; a < k; a++)
+    for (let i = 0; i < K; i++)
+      cost[a * K + i] = p.allowed[units[a]! * N + set[i]!] ? costAt(p, units[a]!, set[i]!) : Infinity;
   for (let a = k - 1; a >= 0; a--) {
     let min = Infinity;
     for (let i = 0; i < K; i++) min = Math.min(min, cost[a * K + i]!);
@@ -321,13 +327,13 @@ function splitNodes(st: SearchState, set: readonly number[], budget = SPLIT_BUDG
       const ci = cost[a * K + i]!;
       if (ci === Infinity || m[i]! + um > st.limMem[n]! || kc[i]! + uk > st.limCores[n]! || clash(a, i)) continue;
       side[a] = i;
-      c[i] += uc;
-      m[i] += um;
-      kc[i] += uk;
+      c[i]! += uc;
+      m[i]! += um;
+      kc[i]! += uk;
       dfs(a + 1, spent + ci);
-      c[i] -= uc;
-      m[i] -= um;
-      kc[i] -= uk;
+      c[i]! -= uc;
+      m[i]! -= um;
+      kc[i]! -= uk;
     }
   };
   dfs(0, baseCost);
@@ -526,7 +532,8 @@ export function lowerTo(st: SearchState, r: 0 | 1, level: number, journal: numbe
         // covering units: cheapest, then smallest; otherwise: largest, then cheapest; then the lower index
         let better: boolean;
         if (covers !== pickCovers) better = covers;
-        else if (covers) better = delta < pickDelta || (delta === pickDelta && (s < pickSize || (s === pickSize && u < pick)));
+        else if (covers)
+          better = delta < pickDelta || (delta === pickDelta && (s < pickSize || (s === pickSize && u < pick)));
         else better = s > pickSize || (s === pickSize && (delta < pickDelta || (delta === pickDelta && u < pick)));
         if (pick < 0 || better) {
           pick = u;
@@ -559,7 +566,8 @@ function ruinAndRecreate(st: SearchState, rnd: () => number): boolean {
   const out = new Set<number>();
   for (const top of [st.topCpu[0]!, st.topMem[0]!]) if (top >= 0) for (const u of st.onNode[top]!) out.add(u);
   for (let u = 0; u < st.U; u++) if (rnd() < RUIN_SHARE) out.add(u);
-  const weight = (u: number) => st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
+  const weight = (u: number) =>
+    st.wCpu * p.unitCpu[u]! * st.invCpu[st.assign[u]!]! + st.wMem * p.unitMem[u]! * st.invMem[st.assign[u]!]!;
   const units = [...out].sort((a, b) => weight(b) - weight(a) || a - b);
   const from = units.map((u) => st.assign[u]!);
   for (const u of units) st.lift(u);

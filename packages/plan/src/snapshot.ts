@@ -27,11 +27,28 @@ export interface ClusterSnapshotLike {
     readonly lock: string | undefined;
     readonly template: boolean;
     readonly ha: { readonly requestState: string } | undefined;
-    readonly stats: { readonly cpu: number; readonly maxcpu: number; readonly mem: number; readonly maxmem: number; readonly memhost: number | undefined };
+    readonly stats: {
+      readonly cpu: number;
+      readonly maxcpu: number;
+      readonly mem: number;
+      readonly maxmem: number;
+      readonly memhost: number | undefined;
+    };
   }[];
   readonly rules: readonly (
-    | { readonly type: 'node-affinity'; readonly id: string; readonly resources: readonly string[]; readonly nodes: readonly { readonly node: string; readonly priority: number }[]; readonly strict: boolean }
-    | { readonly type: 'resource-affinity'; readonly id: string; readonly resources: readonly string[]; readonly affinity: 'positive' | 'negative' }
+    | {
+        readonly type: 'node-affinity';
+        readonly id: string;
+        readonly resources: readonly string[];
+        readonly nodes: readonly { readonly node: string; readonly priority: number }[];
+        readonly strict: boolean;
+      }
+    | {
+        readonly type: 'resource-affinity';
+        readonly id: string;
+        readonly resources: readonly string[];
+        readonly affinity: 'positive' | 'negative';
+      }
   )[];
 }
 
@@ -59,7 +76,10 @@ export interface SnapshotOptions {
  * - rules: as given, without the resources and nodes the snapshot does not have (each one left
  *   out is reported in `problems`, never an exception: a rule may name a guest removed since).
  */
-export function planInputFromSnapshot(snapshot: ClusterSnapshotLike, options: SnapshotOptions = {}): { input: PlanInput; problems: string[] } {
+export function planInputFromSnapshot(
+  snapshot: ClusterSnapshotLike,
+  options: SnapshotOptions = {},
+): { input: PlanInput; problems: string[] } {
   const measured = (options.usage ?? 'measured') === 'measured';
   const problems: string[] = [];
   const nodeNames = new Set(snapshot.nodes.map((n) => n.name));
@@ -73,7 +93,8 @@ export function planInputFromSnapshot(snapshot: ClusterSnapshotLike, options: Sn
     const s = g.stats;
     const cpu = measured ? (g.running ? s.cpu : 0) : s.maxcpu;
     const mem = measured ? (g.running ? (s.memhost ?? s.mem) : 0) : s.maxmem;
-    const reason = g.lock !== undefined ? `is locked (${g.lock})` : g.template ? 'is a template' : options.unmigratable?.(g.sid);
+    const reason =
+      g.lock !== undefined ? `is locked (${g.lock})` : g.template ? 'is a template' : options.unmigratable?.(g.sid);
     guests.push({
       id: g.sid,
       kind: g.type,
@@ -119,11 +140,23 @@ export function planInputFromSnapshot(snapshot: ClusterSnapshotLike, options: Sn
         problems.push(`rule '${rule.id}' lists no node of the snapshot: left out`);
         continue;
       }
-      rules.push({ id: rule.id, type: 'node-affinity', resources, nodes: listed.map((n) => ({ node: n.node, priority: n.priority })), strict: rule.strict });
+      rules.push({
+        id: rule.id,
+        type: 'node-affinity',
+        resources,
+        nodes: listed.map((n) => ({ node: n.node, priority: n.priority })),
+        strict: rule.strict,
+      });
     } else rules.push({ id: rule.id, type: 'resource-affinity', affinity: rule.affinity, resources });
   }
   return {
-    input: { nodes, guests, rules, ...(options.capacity ? { capacity: options.capacity } : {}), ...(options.weights ? { weights: options.weights } : {}) },
+    input: {
+      nodes,
+      guests,
+      rules,
+      ...(options.capacity ? { capacity: options.capacity } : {}),
+      ...(options.weights ? { weights: options.weights } : {}),
+    },
     problems,
   };
 }

@@ -68,9 +68,9 @@ export class SearchState {
     this.slot = new Int32Array(this.U);
     for (let u = 0; u < this.U; u++) {
       const n = this.assign[u]!;
-      this.cpu[n] += p.unitCpu[u]!;
-      this.mem[n] += p.unitMem[u]!;
-      this.cores[n] += p.unitCores[u]!;
+      this.cpu[n]! += p.unitCpu[u]!;
+      this.mem[n]! += p.unitMem[u]!;
+      this.cores[n]! += p.unitCores[u]!;
       this.slot[u] = this.onNode[n]!.length;
       this.onNode[n]!.push(u);
       this.cost += costAt(p, u, n);
@@ -152,8 +152,16 @@ export class SearchState {
     const t = this.assign[v]!;
     const dc = p.unitCpu[v]! - p.unitCpu[u]!;
     const dm = p.unitMem[v]! - p.unitMem[u]!;
-    const maxC = Math.max(otherMax(this.topCpu, this.topCpuV, s, t), (this.cpu[s]! + dc) * this.invCpu[s]!, (this.cpu[t]! - dc) * this.invCpu[t]!);
-    const maxM = Math.max(otherMax(this.topMem, this.topMemV, s, t), (this.mem[s]! + dm) * this.invMem[s]!, (this.mem[t]! - dm) * this.invMem[t]!);
+    const maxC = Math.max(
+      otherMax(this.topCpu, this.topCpuV, s, t),
+      (this.cpu[s]! + dc) * this.invCpu[s]!,
+      (this.cpu[t]! - dc) * this.invCpu[t]!,
+    );
+    const maxM = Math.max(
+      otherMax(this.topMem, this.topMemV, s, t),
+      (this.mem[s]! + dm) * this.invMem[s]!,
+      (this.mem[t]! - dm) * this.invMem[t]!,
+    );
     const cost = this.cost - costAt(p, u, s) - costAt(p, v, t) + costAt(p, u, t) + costAt(p, v, s);
     return this.wCpu * maxC + this.wMem * maxM + cost;
   }
@@ -167,12 +175,12 @@ export class SearchState {
     this.version[s]! += 1;
     this.version[t]! += 1;
     this.cost += costAt(p, u, t) - costAt(p, u, s);
-    this.cpu[s] -= p.unitCpu[u]!;
-    this.mem[s] -= p.unitMem[u]!;
-    this.cores[s] -= p.unitCores[u]!;
-    this.cpu[t] += p.unitCpu[u]!;
-    this.mem[t] += p.unitMem[u]!;
-    this.cores[t] += p.unitCores[u]!;
+    this.cpu[s]! -= p.unitCpu[u]!;
+    this.mem[s]! -= p.unitMem[u]!;
+    this.cores[s]! -= p.unitCores[u]!;
+    this.cpu[t]! += p.unitCpu[u]!;
+    this.mem[t]! += p.unitMem[u]!;
+    this.cores[t]! += p.unitCores[u]!;
     for (const v of p.negatives[u]!) {
       const row = this.negRow[v]! * N;
       this.negCount[row + s]! -= 1;
@@ -201,9 +209,9 @@ export class SearchState {
     const s = this.assign[u]!;
     this.version[s]! += 1;
     this.cost -= costAt(p, u, s);
-    this.cpu[s] -= p.unitCpu[u]!;
-    this.mem[s] -= p.unitMem[u]!;
-    this.cores[s] -= p.unitCores[u]!;
+    this.cpu[s]! -= p.unitCpu[u]!;
+    this.mem[s]! -= p.unitMem[u]!;
+    this.cores[s]! -= p.unitCores[u]!;
     for (const v of p.negatives[u]!) this.negCount[this.negRow[v]! * N + s]! -= 1;
     const list = this.onNode[s]!;
     const i = this.slot[u]!;
@@ -244,9 +252,9 @@ export class SearchState {
     const N = this.N;
     this.version[t]! += 1;
     this.cost += costAt(p, u, t);
-    this.cpu[t] += p.unitCpu[u]!;
-    this.mem[t] += p.unitMem[u]!;
-    this.cores[t] += p.unitCores[u]!;
+    this.cpu[t]! += p.unitCpu[u]!;
+    this.mem[t]! += p.unitMem[u]!;
+    this.cores[t]! += p.unitCores[u]!;
     for (const v of p.negatives[u]!) this.negCount[this.negRow[v]! * N + t]! += 1;
     this.slot[u] = this.onNode[t]!.length;
     this.onNode[t]!.push(u);

@@ -1,12 +1,18 @@
 import { PlanError } from './errors';
-import type { PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- PlanInput is named by {@link} in a doc comment: typedoc resolves it through this import
+import type { PlanInput, PlanWeights } from './types';
 
 /**
  * Default objective weights: both resources count alike; a migration costs 0.001 (a move must
  * lower the weighted highest utilisation by 0.1 percentage point to pay for itself) and each
  * GiB it copies 0.0001 (a 16 GiB guest costs as much again as the move).
  */
-export const DEFAULT_WEIGHTS: Required<{ [K in keyof PlanWeights]: number }> = { cpu: 1, mem: 1, move: 0.001, gib: 0.0001 };
+export const DEFAULT_WEIGHTS: Required<{ [K in keyof PlanWeights]: number }> = {
+  cpu: 1,
+  mem: 1,
+  move: 0.001,
+  gib: 0.0001,
+};
 
 /** Largest accepted size (cores, bytes): keeps every sum exact enough and finite. */
 export const MAX_SIZE = 2 ** 60;
@@ -45,7 +51,12 @@ export type CheckedRule =
       readonly nodes: ReadonlyMap<string, number>;
       readonly strict: boolean;
     }
-  | { readonly id: string; readonly type: 'resource-affinity'; readonly affinity: 'positive' | 'negative'; readonly resources: readonly string[] };
+  | {
+      readonly id: string;
+      readonly type: 'resource-affinity';
+      readonly affinity: 'positive' | 'negative';
+      readonly resources: readonly string[];
+    };
 
 /** A validated input: nodes and guests in byte order of name and id, every default applied. */
 export interface CheckedInput {
@@ -76,7 +87,8 @@ const fail = (message: string): never => {
 };
 
 function record(value: unknown, path: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(`${path} must be an object, got ${show(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail(`${path} must be an object, got ${show(value)}`);
   return value as Record<string, unknown>;
 }
 
@@ -92,7 +104,13 @@ function name(value: unknown, path: string): string {
 
 /** Checks a size (cores, bytes): finite, ≥ 0 (> 0 when `positive`), at most 2^60; throws `invalid-input` naming `path`. */
 export function checkSize(value: unknown, path: string, positive: boolean): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0) || value > MAX_SIZE) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (positive && value === 0) ||
+    value > MAX_SIZE
+  ) {
     fail(`${path} must be a finite number ${positive ? '> 0' : '>= 0'} (at most 2^60), got ${show(value)}`);
   }
   return value as number;
@@ -147,7 +165,8 @@ function checkGuest(value: unknown, path: string, nodes: ReadonlySet<string>): C
   const mem = checkSize(g.mem, `${at}: mem`, false);
   const memhost = g.memhost === undefined ? undefined : checkSize(g.memhost, `${at}: memhost`, false);
   const migratable = flag(g.migratable, `${at}: migratable`, true);
-  if (g.reason !== undefined && typeof g.reason !== 'string') fail(`${at}: reason must be a string, got ${show(g.reason)}`);
+  if (g.reason !== undefined && typeof g.reason !== 'string')
+    fail(`${at}: reason must be a string, got ${show(g.reason)}`);
   return {
     id,
     kind: g.kind as 'vm' | 'ct',
@@ -187,7 +206,8 @@ function checkRule(value: unknown, path: string, nodes: ReadonlySet<string>, gue
       if (!nodes.has(node)) fail(`${at}: nodes[${i}] '${node}' is not one of the nodes`);
       if (priorities.has(node)) fail(`${at}: nodes lists '${node}' twice`);
       const priority = e.priority === undefined ? 0 : e.priority;
-      if (typeof priority !== 'number' || !Number.isFinite(priority)) fail(`${at}: nodes[${i}].priority must be a finite number, got ${show(priority)}`);
+      if (typeof priority !== 'number' || !Number.isFinite(priority))
+        fail(`${at}: nodes[${i}].priority must be a finite number, got ${show(priority)}`);
       priorities.set(node, priority as number);
     });
     if (priorities.size === 0) fail(`${at}: nodes must not be empty`);
@@ -195,7 +215,8 @@ function checkRule(value: unknown, path: string, nodes: ReadonlySet<string>, gue
   }
   if (r.type === 'resource-affinity') {
     onlyKeys(r, ['id', 'type', 'resources', 'affinity'], path);
-    if (r.affinity !== 'positive' && r.affinity !== 'negative') fail(`${at}: affinity must be 'positive' or 'negative', got ${show(r.affinity)}`);
+    if (r.affinity !== 'positive' && r.affinity !== 'negative')
+      fail(`${at}: affinity must be 'positive' or 'negative', got ${show(r.affinity)}`);
     return { id, type: 'resource-affinity', affinity: r.affinity as 'positive' | 'negative', resources };
   }
   return fail(`${at}: type must be 'node-affinity' or 'resource-affinity', got ${show(r.type)}`);
@@ -213,7 +234,7 @@ export function validatePlanInput(input: unknown): CheckedInput {
   const root = record(input, 'input');
   onlyKeys(root, INPUT_KEYS, 'input');
   const rawNodes = list(root.nodes, 'nodes');
-  if (rawNodes.length === 0) fail("nodes must not be empty: a plan needs a cluster with at least one node");
+  if (rawNodes.length === 0) fail('nodes must not be empty: a plan needs a cluster with at least one node');
   const nodes = rawNodes.map((n, i) => checkNode(n, `nodes[${i}]`));
   const nodeNames = new Set<string>();
   nodes.forEach((n, i) => {
@@ -226,7 +247,10 @@ export function validatePlanInput(input: unknown): CheckedInput {
     if (guestIds.has(g.id)) fail(`guests[${i}].id '${g.id}' is listed twice`);
     guestIds.add(g.id);
   });
-  const rules = root.rules === undefined ? [] : list(root.rules, 'rules').map((r, i) => checkRule(r, `rules[${i}]`, nodeNames, guestIds));
+  const rules =
+    root.rules === undefined
+      ? []
+      : list(root.rules, 'rules').map((r, i) => checkRule(r, `rules[${i}]`, nodeNames, guestIds));
   const ruleIds = new Set<string>();
   rules.forEach((r, i) => {
     if (ruleIds.has(r.id)) fail(`rules[${i}].id '${r.id}' is listed twice`);
@@ -237,10 +261,12 @@ export function validatePlanInput(input: unknown): CheckedInput {
   if (root.capacity !== undefined) {
     const c = record(root.capacity, 'capacity');
     onlyKeys(c, ['cpuOvercommitRatio', 'memoryHeadroomPercent'], 'capacity');
-    if (c.cpuOvercommitRatio !== undefined) ratio = checkSize(c.cpuOvercommitRatio, 'capacity.cpuOvercommitRatio', true);
+    if (c.cpuOvercommitRatio !== undefined)
+      ratio = checkSize(c.cpuOvercommitRatio, 'capacity.cpuOvercommitRatio', true);
     if (c.memoryHeadroomPercent !== undefined) {
       const h = c.memoryHeadroomPercent;
-      if (typeof h !== 'number' || !Number.isFinite(h) || h < 0 || h >= 100) fail(`capacity.memoryHeadroomPercent must be a number in 0 <= x < 100, got ${show(h)}`);
+      if (typeof h !== 'number' || !Number.isFinite(h) || h < 0 || h >= 100)
+        fail(`capacity.memoryHeadroomPercent must be a number in 0 <= x < 100, got ${show(h)}`);
       headroom = h as number;
     }
   }
@@ -251,7 +277,8 @@ export function validatePlanInput(input: unknown): CheckedInput {
     for (const key of Object.keys(DEFAULT_WEIGHTS) as (keyof typeof DEFAULT_WEIGHTS)[]) {
       if (w[key] === undefined) continue;
       const v = w[key];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1e6) fail(`weights.${key} must be a finite number in 0..1e6, got ${show(v)}`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1e6)
+        fail(`weights.${key} must be a finite number in 0..1e6, got ${show(v)}`);
       weights[key] = v as number;
     }
   }
@@ -264,4 +291,3 @@ export function validatePlanInput(input: unknown): CheckedInput {
     weights,
   };
 }
-

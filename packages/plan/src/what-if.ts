@@ -24,7 +24,12 @@ export interface NodeFailureCase {
    */
   readonly placementExists: boolean;
   /** After HA's recovery: highest utilisation per resource, reference imbalance, per usable node. */
-  readonly after: { readonly cpu: number; readonly mem: number; readonly imbalance: number; readonly nodes: readonly NodeUse[] };
+  readonly after: {
+    readonly cpu: number;
+    readonly mem: number;
+    readonly imbalance: number;
+    readonly nodes: readonly NodeUse[];
+  };
 }
 
 /** The N+1 capacity report of {@link nodeFailureReport}. */
@@ -47,7 +52,10 @@ export interface NodeFailureReport {
  * Options as `planPlacement` (`drain`: nodes that take nothing; `metric`). Throws `PlanError`
  * for malformed input only.
  */
-export function nodeFailureReport(input: PlanInput, options?: { drain?: readonly string[]; metric?: 'raw' | 'normalized' }): NodeFailureReport {
+export function nodeFailureReport(
+  input: PlanInput,
+  options?: { drain?: readonly string[]; metric?: 'raw' | 'normalized' },
+): NodeFailureReport {
   const checked = validatePlanInput(input);
   const opts = checkPlanOptions(options, checked);
   const cases: NodeFailureCase[] = [];
@@ -59,7 +67,10 @@ export function nodeFailureReport(input: PlanInput, options?: { drain?: readonly
 }
 
 function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): NodeFailureCase {
-  const down: CheckedInput = { ...checked, nodes: checked.nodes.map((n) => (n.name === failed ? { ...n, online: false } : n)) };
+  const down: CheckedInput = {
+    ...checked,
+    nodes: checked.nodes.map((n) => (n.name === failed ? { ...n, online: false } : n)),
+  };
   const p = buildProblem(down, { drain: opts.drain });
   const f = p.nodeIndex.get(failed)!;
   const guests = p.input.guests;
@@ -78,7 +89,7 @@ function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): N
     const n = p.nodeIndex.get(g.node)!;
     if (n === f || !p.guestCounted[i] || !p.input.nodes[n]!.online) return;
     placer.where.set(g.id, n);
-    if (p.guestUnit[i]! >= 0) cores[n] += g.cores;
+    if (p.guestUnit[i]! >= 0) cores[n]! += g.cores;
   });
   // the units with a member on the failed node, in sid order of their first member there
   const units = unitsOnFailed(p, f);
@@ -88,7 +99,10 @@ function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): N
   for (const id of recover) {
     const i = guests.findIndex((g) => g.id === id);
     if (p.guestUnit[i]! >= 0) continue;
-    unrecovered.push({ id, reason: p.reasons.find((r) => r.includes(id)) ?? `${id} ${guests[i]!.reason ?? 'cannot be migrated'}` });
+    unrecovered.push({
+      id,
+      reason: p.reasons.find((r) => r.includes(id)) ?? `${id} ${guests[i]!.reason ?? 'cannot be migrated'}`,
+    });
   }
   for (const u of units) {
     const unit = p.units[u]!;
@@ -116,7 +130,9 @@ function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): N
     // the planner with every other guest pinned where it is
     const pinned: CheckedInput = {
       ...down,
-      guests: down.guests.map((g) => (g.node === failed || !g.migratable ? g : { ...g, migratable: false, reason: 'stays where it is' })),
+      guests: down.guests.map((g) =>
+        g.node === failed || !g.migratable ? g : { ...g, migratable: false, reason: 'stays where it is' },
+      ),
     };
     placementExists = planChecked(pinned, { ...opts, seed: opts.seed }).feasible;
   }

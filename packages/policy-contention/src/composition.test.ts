@@ -19,7 +19,10 @@ function parts(crs: Record<string, unknown>): StagePart[] {
 
 describe('composes with the other variant stages', () => {
   it('the preset with the contention objective: every stage in its slot', () => {
-    const pipeline = composePipeline(REF, parts({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }));
+    const pipeline = composePipeline(
+      REF,
+      parts({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }),
+    );
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'contention',
@@ -42,18 +45,36 @@ describe('composes with the other variant stages', () => {
   it('migratable: the move that would spare most is of a guest that cannot move, the next one moves', () => {
     // node1: vm:101 uses 4 cores (activity 1), vm:102 and vm:103 2 each; vm:101 has a local cd-rom
     const list = [
-      { sid: 'vm:101', node: 'node1', cpu: 4, maxcpu: 4, mem: 4 * GIB, config: { ide2: 'local:iso/d.iso,media=cdrom' } },
+      {
+        sid: 'vm:101',
+        node: 'node1',
+        cpu: 4,
+        maxcpu: 4,
+        mem: 4 * GIB,
+        config: { ide2: 'local:iso/d.iso,media=cdrom' },
+      },
       { sid: 'vm:102', node: 'node1', cpu: 2, maxcpu: 4, mem: 4 * GIB, config: { scsi0: 'ceph:vm-102-disk-0' } },
       { sid: 'vm:103', node: 'node1', cpu: 2, maxcpu: 4, mem: 4 * GIB, config: { scsi0: 'ceph:vm-103-disk-0' } },
       ...guests('node1', 104, 2, 2),
     ];
     const alone = cluster(list);
-    alone.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), { until: 200, beforeRound: loadDriven(KNEE) });
+    alone.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+      until: 200,
+      beforeRound: loadDriven(KNEE),
+    });
     expect(alone.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
-    c.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 })), { until: 200, beforeRound: loadDriven(KNEE) });
+    c.run(
+      composePipeline(
+        REF,
+        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 }),
+      ),
+      { until: 200, beforeRound: loadDriven(KNEE) },
+    );
     expect(c.moves()[0]!.resources).not.toEqual(['vm:101']);
-    expect(lines(c).filter((l) => l.includes('not-migratable'))).toEqual(["40 notice not-migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)"]);
+    expect(lines(c).filter((l) => l.includes('not-migratable'))).toEqual([
+      "40 notice not-migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)",
+    ]);
   });
 
   it('cost: among moves sparing nearly as much, the one copying less memory (gains compared, not imbalances)', () => {
@@ -65,10 +86,19 @@ describe('composes with the other variant stages', () => {
       ...guests('node1', 103, 5, 1.5, 1),
     ];
     const without = cluster(list);
-    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), { until: 300, beforeRound: loadDriven(KNEE) });
+    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+      until: 300,
+      beforeRound: loadDriven(KNEE),
+    });
     expect(without.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
-    c.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 })), { until: 300, beforeRound: loadDriven(KNEE) });
+    c.run(
+      composePipeline(
+        REF,
+        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 }),
+      ),
+      { until: 300, beforeRound: loadDriven(KNEE) },
+    );
     expect(c.moves()[0]!.resources).toEqual(['vm:103']);
     expect(lines(c).find((l) => l.includes('cost-preferred'))).toMatch(
       /preferred vm:103 to node2 \(copies 1\.0 GiB, guest contention gain \d+ guest-seconds\) over vm:101 to node2 \(copies 12\.0 GiB, guest contention gain \d+ guest-seconds\)$/,
@@ -88,10 +118,16 @@ describe('composes with the other variant stages', () => {
       loadDriven(KNEE)(c);
     };
     const without = make();
-    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), { until: 600, beforeRound: script });
+    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+      until: 600,
+      beforeRound: script,
+    });
     expect(without.moves()).toHaveLength(2);
     const c = make();
-    c.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 })), { until: 600, beforeRound: script });
+    c.run(
+      composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 })),
+      { until: 600, beforeRound: script },
+    );
     expect(c.moves()).toHaveLength(1);
     expect(lines(c).some((l) => /stop cooldown: cooldown of vm:101 until \d+/.test(l))).toBe(true);
   });
@@ -99,7 +135,10 @@ describe('composes with the other variant stages', () => {
   it('backoff: a motion that failed is not retried in its series; the next best target is', () => {
     const list = [{ sid: 'vm:101', node: 'node1', cpu: 8, maxcpu: 8, mem: 8 * GIB, failures: 1 }];
     const c = cluster(list, [{ cpu: 6 }]);
-    c.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 })), { until: 400, beforeRound: loadDriven(KNEE) });
+    c.run(
+      composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 })),
+      { until: 400, beforeRound: loadDriven(KNEE) },
+    );
     const [first, second] = c.moves();
     expect(c.outcomes().map((o) => o.ok)).toEqual([false, true]);
     expect(second!.target).not.toBe(first!.target);

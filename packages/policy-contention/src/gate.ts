@@ -43,10 +43,16 @@ export interface ContentionGateOptions {
 /** Every node's pressure now: what it reports, else the model's prediction at its load (usage-based for a node without PSI). */
 function pressuresNow(model: FittedModel, nodes: readonly NodeTelemetry[]): NodePressureNow[] {
   const now = (node: string, dimension: 'cpu' | 'mem', reported: number | undefined, load: number) =>
-    reported !== undefined ? { percent: reported, confidence: 1, basis: 'learned' as const, reason: 'in-range' as const } : model.predict(node, dimension, load);
+    reported !== undefined
+      ? { percent: reported, confidence: 1, basis: 'learned' as const, reason: 'in-range' as const }
+      : model.predict(node, dimension, load);
   return [...nodes]
     .sort((a, b) => compareNames(a.node, b.node))
-    .map((n) => ({ node: n.node, cpu: now(n.node, 'cpu', n.pressureCpu, n.cpu / n.maxcpu), mem: now(n.node, 'mem', n.pressureMem, n.mem / n.maxmem) }));
+    .map((n) => ({
+      node: n.node,
+      cpu: now(n.node, 'cpu', n.pressureCpu, n.cpu / n.maxcpu),
+      mem: now(n.node, 'mem', n.pressureMem, n.mem / n.maxmem),
+    }));
 }
 
 /** `node1 cpu 62.0%` / `node2 cpu 45.0% mem 21.0%`: the dimensions at or above the limits. */
@@ -94,7 +100,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       try {
         learned = checkModelState(s.model);
       } catch (err) {
-        if (err instanceof ContentionError) throw new PolicyError('invalid-state', `stage 'contention': ${err.message}`, { cause: err });
+        if (err instanceof ContentionError)
+          throw new PolicyError('invalid-state', `stage 'contention': ${err.message}`, { cause: err });
         throw err;
       }
       return {
@@ -109,7 +116,13 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         observeNodes(
           state.model,
           ctx.now,
-          nodes.map((n) => ({ node: n.node, cpuLoad: n.cpu / n.maxcpu, memLoad: n.mem / n.maxmem, pressureCpu: n.pressureCpu, pressureMem: n.pressureMem })),
+          nodes.map((n) => ({
+            node: n.node,
+            cpuLoad: n.cpu / n.maxcpu,
+            memLoad: n.mem / n.maxmem,
+            pressureCpu: n.pressureCpu,
+            pressureMem: n.pressureMem,
+          })),
         ),
       );
       const fitted = fitModel(learned);

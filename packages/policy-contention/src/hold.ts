@@ -19,21 +19,31 @@ export interface ContentionHoldState {
  */
 export function contentionHold(options: { holdRounds: number }): Stage<ContentionHoldState> {
   if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
-    throw new PolicyError('invalid-config', `contention holdRounds must be a non-negative integer, got '${options.holdRounds}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `contention holdRounds must be a non-negative integer, got '${options.holdRounds}'`,
+    );
   }
   const check = stateCheck('contention-hold');
   return {
     name: 'contention-hold',
     kind: 'gate',
     initialState: () => ({ sustainedRounds: 0 }),
-    validateState: (value) => ({ sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds') }),
+    validateState: (value) => ({
+      sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds'),
+    }),
     breakStreak: (state) => (state.sustainedRounds === 0 ? state : { sustainedRounds: 0 }),
     run: (_ctx, plan, state) => {
       contentionObjectiveOf(plan, 'contention-hold');
       if (plan.continueSeries) return { plan, state };
       const rounds = state.sustainedRounds + 1;
       if (rounds < options.holdRounds) {
-        return { stop: `guest contention for ${rounds} of ${options.holdRounds} rounds`, code: 'holding', quiet: true, state: { sustainedRounds: rounds } };
+        return {
+          stop: `guest contention for ${rounds} of ${options.holdRounds} rounds`,
+          code: 'holding',
+          quiet: true,
+          state: { sustainedRounds: rounds },
+        };
       }
       return { plan, state: { sustainedRounds: 0 } };
     },

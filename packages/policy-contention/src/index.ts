@@ -2,7 +2,12 @@ export { CONTENTION_GATE_ORDER, contentionGate, type ContentionGateOptions, type
 export { contentionHold, type ContentionHoldState } from './hold';
 export { contentionScorer, type ContentionScorerOptions } from './score';
 export { contentionMarginAccept, type ContentionMarginOptions } from './margin';
-export { CONTENTION_OBJECTIVE, contentionObjectiveOf, type ContentionObjective, type NodePressureNow } from './objective';
+export {
+  CONTENTION_OBJECTIVE,
+  contentionObjectiveOf,
+  type ContentionObjective,
+  type NodePressureNow,
+} from './objective';
 export { CONTENTION_FLOOR, CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, SATURATED } from './limits';
 export {
   CONTENTION_KEYS,

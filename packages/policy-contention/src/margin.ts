@@ -26,9 +26,13 @@ export interface ContentionMarginOptions {
  * `vm:101 to node2 spares 412 guest-seconds in 600 s (node1 cpu 32.0% → 14.1%, node2 cpu 1.0% → 3.2%; confidence 0.82, learned)`.
  */
 export function contentionMarginAccept(options: ContentionMarginOptions): Stage<null> {
-  if (!Number.isFinite(options.margin)) throw new PolicyError('invalid-config', `contention margin must be a finite number, got '${options.margin}'`);
+  if (!Number.isFinite(options.margin))
+    throw new PolicyError('invalid-config', `contention margin must be a finite number, got '${options.margin}'`);
   if (!Number.isFinite(options.minGainSeconds) || options.minGainSeconds < 0) {
-    throw new PolicyError('invalid-config', `contention minGainSeconds must be a finite number >= 0, got '${options.minGainSeconds}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `contention minGainSeconds must be a finite number >= 0, got '${options.minGainSeconds}'`,
+    );
   }
   const check = stateCheck('contention-margin');
   return {
@@ -44,7 +48,11 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
       const move = `${selected.sid} to ${selected.target}`;
       if (!a) return { stop: `contention: ${move} cannot be judged`, code: 'not-assessable', state };
       if (!(a.netSeconds >= options.minGainSeconds)) {
-        return { stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${options.minGainSeconds}`, code: 'below-min-gain', state };
+        return {
+          stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${options.minGainSeconds}`,
+          code: 'below-min-gain',
+          state,
+        };
       }
       if (!(a.relative >= options.margin)) {
         const stop =

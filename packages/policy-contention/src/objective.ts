@@ -8,7 +8,17 @@ import {
   guestActivity,
   moveScorer,
 } from '@poise/contention';
-import { type BalanceCandidate, type GuestTelemetry, type MoveObjective, type NodeTelemetry, type Plan, PolicyError, compareNames, formatPercent, invalidInput } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type GuestTelemetry,
+  type MoveObjective,
+  type NodeTelemetry,
+  type Plan,
+  PolicyError,
+  compareNames,
+  formatPercent,
+  invalidInput,
+} from '@poise/policy';
 
 /** The name the contention objective carries in `plan.objective` (and in reasons). */
 export const CONTENTION_OBJECTIVE = 'guest contention';
@@ -43,13 +53,19 @@ export interface ContentionObjective extends MoveObjective {
 export function contentionObjectiveOf(plan: Plan, stage: string): ContentionObjective {
   const o = plan.objective as Partial<ContentionObjective> | undefined;
   if (!o || o.name !== CONTENTION_OBJECTIVE || typeof o.assess !== 'function') {
-    throw new PolicyError('invalid-pipeline', `stage '${stage}' needs the objective of the 'contention' gate (plan.objective), got ${o ? `'${String(o.name)}'` : 'none'}`);
+    throw new PolicyError(
+      'invalid-pipeline',
+      `stage '${stage}' needs the objective of the 'contention' gate (plan.objective), got ${o ? `'${String(o.name)}'` : 'none'}`,
+    );
   }
   return o as ContentionObjective;
 }
 
 /** Whether a node's pressure now reaches either limit (cpu or memory, percent). */
-export function reaches(p: NodePressureNow, limits: { readonly cpuPercent: number; readonly memPercent: number }): boolean {
+export function reaches(
+  p: NodePressureNow,
+  limits: { readonly cpuPercent: number; readonly memPercent: number },
+): boolean {
   return p.cpu.percent >= limits.cpuPercent || p.mem.percent >= limits.memPercent;
 }
 
@@ -104,7 +120,16 @@ export function contentionObjective(
   };
   const node = (name: string): NodeContention | undefined => {
     const n = byNode.get(name);
-    return n && { node: n.node, cpu: n.cpu, maxcpu: n.maxcpu, mem: n.mem, maxmem: n.maxmem, activity: guestIndex().activity.get(name) ?? 0 };
+    return (
+      n && {
+        node: n.node,
+        cpu: n.cpu,
+        maxcpu: n.maxcpu,
+        mem: n.mem,
+        maxmem: n.maxmem,
+        activity: guestIndex().activity.get(name) ?? 0,
+      }
+    );
   };
   const assessed = new Map<string, MoveAssessment | undefined>();
   const assess = (candidate: BalanceCandidate, target: string): MoveAssessment | undefined => {
@@ -116,7 +141,12 @@ export function contentionObjective(
     let result: MoveAssessment | undefined;
     const source = sourceName === undefined ? undefined : node(sourceName);
     const destination = node(target);
-    if (source && destination && source.node !== destination.node && members.every((g) => g !== undefined && g.node === source.node)) {
+    if (
+      source &&
+      destination &&
+      source.node !== destination.node &&
+      members.every((g) => g !== undefined && g.node === source.node)
+    ) {
       let cpu = 0;
       let mem = 0;
       let moving = 0;
@@ -125,8 +155,16 @@ export function contentionObjective(
         mem += g.mem;
         moving += guestActivity(g.cpu, g.maxcpu);
       }
-      const bundle = { cpu, mem, activity: moving, guests: members.length, transferBytes: candidate.transferBytes ?? mem };
-      result = modelCall(`candidate '${candidate.leader}' to '${target}'`, () => score({ source, target: destination, bundle }));
+      const bundle = {
+        cpu,
+        mem,
+        activity: moving,
+        guests: members.length,
+        transferBytes: candidate.transferBytes ?? mem,
+      };
+      result = modelCall(`candidate '${candidate.leader}' to '${target}'`, () =>
+        score({ source, target: destination, bundle }),
+      );
     }
     assessed.set(key, result);
     return result;

@@ -1,5 +1,16 @@
 import type { MoveAssessment } from '@poise/contention';
-import { type BalanceCandidate, type BalanceMethod, PolicyError, type ScoredMigration, type Stage, compareNames, evaluatorOf, formatList, formatPercent, stateCheck } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type BalanceMethod,
+  PolicyError,
+  type ScoredMigration,
+  type Stage,
+  compareNames,
+  evaluatorOf,
+  formatList,
+  formatPercent,
+  stateCheck,
+} from '@poise/policy';
 import { CONTENTION_FLOOR } from './limits';
 import { contentionObjectiveOf, formatGuestSeconds, reaches } from './objective';
 
@@ -34,8 +45,10 @@ interface Ranked {
  * - `nothing-scored`: the usage model scored none of the moves.
  */
 export function contentionScorer(options: ContentionScorerOptions): Stage<null> {
-  if (options.method !== 'bruteforce' && options.method !== 'topsis') throw new PolicyError('invalid-config', `unknown method '${String(options.method)}' (bruteforce|topsis)`);
-  if (!Number.isInteger(options.limit) || options.limit < 1) throw new PolicyError('invalid-config', `contention score limit must be an integer >= 1, got '${options.limit}'`);
+  if (options.method !== 'bruteforce' && options.method !== 'topsis')
+    throw new PolicyError('invalid-config', `unknown method '${String(options.method)}' (bruteforce|topsis)`);
+  if (!Number.isInteger(options.limit) || options.limit < 1)
+    throw new PolicyError('invalid-config', `contention score limit must be an integer >= 1, got '${options.limit}'`);
   const check = stateCheck('contention-score');
   return {
     name: 'contention-score',
@@ -59,7 +72,12 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       if (ranked.length === 0 && unjudged.length === 0) {
         const nodes = objective.pressures.filter((p) => !calm.has(p.node)).map((p) => p.node);
         const stop = `contention: no movable guest on a node where guests wait (${formatList(nodes)})`;
-        return { stop, code: 'no-source-with-contention', key: `contention-score:no-source-with-contention:${nodes.join(',')}`, state };
+        return {
+          stop,
+          code: 'no-source-with-contention',
+          key: `contention-score:no-source-with-contention:${nodes.join(',')}`,
+          state,
+        };
       }
       if (ranked.length === 0) {
         const stop = `contention: no candidate can be judged (no guest or node telemetry for ${formatList(unjudged)})`;
@@ -67,12 +85,18 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       }
       ranked.sort(
         (a, b) =>
-          b.assessment.netSeconds - a.assessment.netSeconds || compareNames(a.candidate.leader, b.candidate.leader) || compareNames(a.target, b.target),
+          b.assessment.netSeconds - a.assessment.netSeconds ||
+          compareNames(a.candidate.leader, b.candidate.leader) ||
+          compareNames(a.target, b.target),
       );
       const best = ranked[0]!;
       if (!(best.assessment.netSeconds > 0)) {
-        const everywhere = objective.pressures.length > 0 && objective.pressures.every((p) => reaches(p, CONTENTION_FLOOR));
-        const nodes = objective.pressures.map((p) => `${p.node} cpu ${formatPercent(p.cpu.percent)}${p.mem.percent >= CONTENTION_FLOOR.memPercent ? ` mem ${formatPercent(p.mem.percent)}` : ''}`);
+        const everywhere =
+          objective.pressures.length > 0 && objective.pressures.every((p) => reaches(p, CONTENTION_FLOOR));
+        const nodes = objective.pressures.map(
+          (p) =>
+            `${p.node} cpu ${formatPercent(p.cpu.percent)}${p.mem.percent >= CONTENTION_FLOOR.memPercent ? ` mem ${formatPercent(p.mem.percent)}` : ''}`,
+        );
         const stop =
           `contention: no move predicted to lower guest contention (best: ${best.candidate.leader} to ${best.target}, ${formatGuestSeconds(best.assessment.netSeconds)})` +
           (everywhere ? `; every node under contention (${formatList(nodes)}): the cluster needs more capacity` : '');
@@ -82,7 +106,11 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       const scored: ScoredMigration[] = [];
       for (const r of ranked) {
         if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
-        const move = evaluator.score([{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }], options.method, 1)[0];
+        const move = evaluator.score(
+          [{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }],
+          options.method,
+          1,
+        )[0];
         if (move) scored.push(move);
       }
       if (scored.length === 0) return { stop: 'no scored migration', code: 'nothing-scored', state };

@@ -17,12 +17,16 @@ describe('ha-auto-rebalance-objective', () => {
     [
       { 'ha-auto-rebalance-objective': 'pressure' },
       'imbalance',
-      ["datacenter.cfg: invalid value 'pressure' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)"],
+      [
+        "datacenter.cfg: invalid value 'pressure' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+      ],
     ],
     [
       { 'ha-auto-rebalance-objective': 1 },
       'imbalance',
-      ["datacenter.cfg: invalid value '1' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)"],
+      [
+        "datacenter.cfg: invalid value '1' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+      ],
     ],
   ])('%j → %s', (crs, objective, problems) => {
     const parsed = parseContentionSettings(readCrs(crs));
@@ -32,7 +36,9 @@ describe('ha-auto-rebalance-objective', () => {
 
   it('imbalance adds no stage: the composed pipeline is the reference', () => {
     expect(contentionStages(CONTENTION_OFF, REF)).toEqual([]);
-    expect(composePipeline(REF, contentionStages(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(referencePipeline(REF).stages.map((s) => s.name));
+    expect(composePipeline(REF, contentionStages(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(
+      referencePipeline(REF).stages.map((s) => s.name),
+    );
   });
 
   it('contention replaces the hold, the scorer and the margin', () => {
@@ -55,14 +61,30 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('rejects a bad setting or reference value as a library argument', () => {
-    expect(() => contentionStages({ objective: 'speed' as never }, REF)).toThrow(new PolicyError('invalid-config', "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'"));
-    expect(() => contentionStages({ objective: 'contention' }, { ...REF, holdRounds: 1.5 })).toThrow("contention holdRounds must be a non-negative integer, got '1.5'");
-    expect(() => contentionStages({ objective: 'contention' }, { ...REF, margin: Number.NaN })).toThrow("contention margin must be a finite number, got 'NaN'");
-    expect(() => contentionStages({ objective: 'contention' }, REF, { minGainSeconds: -5 })).toThrow("contention minGainSeconds must be a finite number >= 0, got '-5'");
+    expect(() => contentionStages({ objective: 'speed' as never }, REF)).toThrow(
+      new PolicyError(
+        'invalid-config',
+        "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'",
+      ),
+    );
+    expect(() => contentionStages({ objective: 'contention' }, { ...REF, holdRounds: 1.5 })).toThrow(
+      "contention holdRounds must be a non-negative integer, got '1.5'",
+    );
+    expect(() => contentionStages({ objective: 'contention' }, { ...REF, margin: Number.NaN })).toThrow(
+      "contention margin must be a finite number, got 'NaN'",
+    );
+    expect(() => contentionStages({ objective: 'contention' }, REF, { minGainSeconds: -5 })).toThrow(
+      "contention minGainSeconds must be a finite number >= 0, got '-5'",
+    );
   });
 
   it('is in the JSON schema with its choices and default', () => {
-    const schema = crsJsonSchema(CONTENTION_KEYS) as { properties: Record<string, { enum?: unknown[]; default?: unknown }> };
-    expect(schema.properties['ha-auto-rebalance-objective']).toMatchObject({ enum: ['imbalance', 'contention'], default: 'imbalance' });
+    const schema = crsJsonSchema(CONTENTION_KEYS) as {
+      properties: Record<string, { enum?: unknown[]; default?: unknown }>;
+    };
+    expect(schema.properties['ha-auto-rebalance-objective']).toMatchObject({
+      enum: ['imbalance', 'contention'],
+      default: 'imbalance',
+    });
   });
 });

@@ -38,7 +38,9 @@ export interface ContentionSettings {
 }
 
 /** The key of each setting. */
-const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY } as const satisfies { readonly [K in keyof ContentionSettings]: ChoiceKeySpec<RebalanceObjective> };
+const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY } as const satisfies {
+  readonly [K in keyof ContentionSettings]: ChoiceKeySpec<RebalanceObjective>;
+};
 
 /** The reference's objective: no stage of this package. */
 export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance' };
@@ -70,9 +72,17 @@ export interface ContentionStageOptions {
  * `imbalance`. Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
  * `invalid-config` for a bad reference setting or option.
  */
-export function contentionStages(settings: ContentionSettings, reference: ReferenceBalancerConfig, options: ContentionStageOptions = {}): StagePart[] {
+export function contentionStages(
+  settings: ContentionSettings,
+  reference: ReferenceBalancerConfig,
+  options: ContentionStageOptions = {},
+): StagePart[] {
   if (settings.objective !== 'contention') {
-    if (settings.objective !== 'imbalance') throw new PolicyError('invalid-config', `contention setting 'objective' must be 'imbalance' or 'contention', got '${String(settings.objective)}'`);
+    if (settings.objective !== 'imbalance')
+      throw new PolicyError(
+        'invalid-config',
+        `contention setting 'objective' must be 'imbalance' or 'contention', got '${String(settings.objective)}'`,
+      );
     return [];
   }
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
@@ -80,6 +90,13 @@ export function contentionStages(settings: ContentionSettings, reference: Refere
     { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model }) },
     { slot: 'hold', order: 0, stage: contentionHold({ holdRounds: reference.holdRounds }) },
     { slot: 'score', order: 0, stage: contentionScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }) },
-    { slot: 'margin', order: 0, stage: contentionMarginAccept({ margin: reference.margin, minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS }) },
+    {
+      slot: 'margin',
+      order: 0,
+      stage: contentionMarginAccept({
+        margin: reference.margin,
+        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
+      }),
+    },
   ];
 }

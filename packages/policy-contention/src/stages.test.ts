@@ -1,12 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { emptyModel } from '@poise/contention';
-import { type BalanceContext, Pipeline, PolicyError, composePipeline, hostCandidates, readCrs, selectBest, type Stage } from '@poise/policy';
+import {
+  type BalanceContext,
+  Pipeline,
+  PolicyError,
+  composePipeline,
+  hostCandidates,
+  readCrs,
+  selectBest,
+  type Stage,
+} from '@poise/policy';
 import { PRESSURE_OFF, pressureStages } from '@poise/policy-pressure';
-import { contentionGate, contentionHold, contentionMarginAccept, contentionScorer, contentionStages, parseContentionSettings, type ContentionGateState } from './index';
+import {
+  contentionGate,
+  contentionHold,
+  contentionMarginAccept,
+  contentionScorer,
+  contentionStages,
+  parseContentionSettings,
+  type ContentionGateState,
+} from './index';
 import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const CONTENTION = contentionStages(parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings, REF);
+const CONTENTION = contentionStages(
+  parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings,
+  REF,
+);
 const pipeline = () => composePipeline(REF, CONTENTION);
 
 describe('no move when no move helps', () => {
@@ -19,7 +39,9 @@ describe('no move when no move helps', () => {
     const c = make();
     c.run(pipeline(), { until: 3600, beforeRound: loadDriven(KNEE, { noise: 0.3 }) });
     expect(c.moves()).toEqual([]);
-    expect(lines(c)).toEqual(['0 stop no-contention: contention: no guest waits (highest cpu 0.4% < 5.0%, mem 0.0% < 2.0%)']);
+    expect(lines(c)).toEqual([
+      '0 stop no-contention: contention: no guest waits (highest cpu 0.4% < 5.0%, mem 0.0% < 2.0%)',
+    ]);
   });
 
   it('every node saturated: one line saying the cluster needs more capacity, no move', () => {
@@ -28,7 +50,9 @@ describe('no move when no move helps', () => {
     c.run(pipeline(), { until: 3600, beforeRound: loadDriven(KNEE, { noise: 1 }) });
     expect(c.moves()).toEqual([]);
     expect(lines(c)).toHaveLength(1);
-    expect(lines(c)[0]).toMatch(/^0 stop all-saturated: contention: every node saturated \(node1 cpu 6\d\.\d%, node2 cpu 6\d\.\d%, node3 cpu 6\d\.\d%\): the cluster needs more capacity$/);
+    expect(lines(c)[0]).toMatch(
+      /^0 stop all-saturated: contention: every node saturated \(node1 cpu 6\d\.\d%, node2 cpu 6\d\.\d%, node3 cpu 6\d\.\d%\): the cluster needs more capacity$/,
+    );
   });
 
   it('contention everywhere but no move predicted to help: no move, and the capacity notice', () => {
@@ -39,7 +63,9 @@ describe('no move when no move helps', () => {
     expect(c.moves()).toEqual([]);
     const stops = lines(c).filter((l) => l.includes(' stop '));
     expect(stops).toHaveLength(1);
-    expect(stops[0]).toMatch(/^40 stop no-gain: contention: no move predicted to lower guest contention \(best: vm:\d+ to node\d, -\d+ guest-seconds\); every node under contention \(.*\): the cluster needs more capacity$/);
+    expect(stops[0]).toMatch(
+      /^40 stop no-gain: contention: no move predicted to lower guest contention \(best: vm:\d+ to node\d, -\d+ guest-seconds\); every node under contention \(.*\): the cluster needs more capacity$/,
+    );
   });
 });
 
@@ -49,7 +75,9 @@ describe('the move that spares the most', () => {
     const c = cluster([...guests('node2', 201, 2, 1), ...guests('node3', 301, 2, 1)], [{ cpu: 13 }]);
     c.run(pipeline(), { until: 600, beforeRound: loadDriven(KNEE) });
     expect(c.moves()).toEqual([]);
-    expect(lines(c)).toEqual(['40 stop no-source-with-contention: contention: no movable guest on a node where guests wait (node1)']);
+    expect(lines(c)).toEqual([
+      '40 stop no-source-with-contention: contention: no movable guest on a node where guests wait (node1)',
+    ]);
   });
 
   it('a hot node is relieved, onto the idle node, and the balancer stops once nothing waits', () => {
@@ -71,33 +99,109 @@ describe('the move that spares the most', () => {
   it('waits the hold rounds (quiet), and a round without contention starts them again', () => {
     const gate = contentionGate();
     const hold = contentionHold({ holdRounds: 3 });
-    const pipeline = new Pipeline([gate, hold, hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 1 }), selectBest()]);
+    const pipeline = new Pipeline([
+      gate,
+      hold,
+      hostCandidates(),
+      contentionScorer({ method: 'bruteforce', limit: 1 }),
+      selectBest(),
+    ]);
     const nodes = (pressureCpu: number) => [
-      { node: 'node1', cpu: 13, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 12, servicesMem: 0, pressureCpu, pressureMem: 0 },
-      { node: 'node2', cpu: 1, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu: 0, pressureMem: 0 },
+      {
+        node: 'node1',
+        cpu: 13,
+        maxcpu: 16,
+        mem: 8 * GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 12,
+        servicesMem: 0,
+        pressureCpu,
+        pressureMem: 0,
+      },
+      {
+        node: 'node2',
+        cpu: 1,
+        maxcpu: 16,
+        mem: 8 * GIB,
+        maxmem: 64 * GIB,
+        servicesCpu: 0,
+        servicesMem: 0,
+        pressureCpu: 0,
+        pressureMem: 0,
+      },
     ];
     let state = pipeline.initialState();
     const outcomes: string[] = [];
     // pressure on node1 in rounds 0, 20; none at 40; again at 60, 80, 100 (no candidates: the round stops after the hold)
-    for (const [now, pressure] of [[0, 42], [20, 42], [40, 0], [60, 42], [80, 42], [100, 42]] as const) {
-      const ctx: BalanceContext = { now, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [], nodes: () => nodes(pressure) };
+    for (const [now, pressure] of [
+      [0, 42],
+      [20, 42],
+      [40, 0],
+      [60, 42],
+      [80, 42],
+      [100, 42],
+    ] as const) {
+      const ctx: BalanceContext = {
+        now,
+        motionInFlight: false,
+        imbalance: () => 0.5,
+        candidates: () => [],
+        score: () => [],
+        nodes: () => nodes(pressure),
+      };
       const out = pipeline.run(ctx, state);
       state = out.state;
-      outcomes.push(out.decision.action === 'none' ? `${out.decision.code}${out.decision.quiet ? ' (quiet)' : ''}` : 'move');
+      outcomes.push(
+        out.decision.action === 'none' ? `${out.decision.code}${out.decision.quiet ? ' (quiet)' : ''}` : 'move',
+      );
     }
-    expect(outcomes).toEqual(['holding (quiet)', 'holding (quiet)', 'no-contention', 'holding (quiet)', 'holding (quiet)', 'no-candidates']);
+    expect(outcomes).toEqual([
+      'holding (quiet)',
+      'holding (quiet)',
+      'no-contention',
+      'holding (quiet)',
+      'holding (quiet)',
+      'no-candidates',
+    ]);
     // a continued series (backoff-series after a failure) does not wait the hold rounds again
-    const objective = { name: 'guest contention', assess: () => undefined, gain: () => undefined, formatGain: String } as never;
-    const ctx: BalanceContext = { now: 120, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [] };
-    expect(hold.run(ctx, { continueSeries: true, objective }, { sustainedRounds: 0 })).toMatchObject({ plan: { continueSeries: true } });
-    expect(hold.run(ctx, { objective }, { sustainedRounds: 0 })).toMatchObject({ code: 'holding', quiet: true, state: { sustainedRounds: 1 } });
-    expect(() => hold.run(ctx, {}, { sustainedRounds: 0 })).toThrow("stage 'contention-hold' needs the objective of the 'contention' gate");
+    const objective = {
+      name: 'guest contention',
+      assess: () => undefined,
+      gain: () => undefined,
+      formatGain: String,
+    } as never;
+    const ctx: BalanceContext = {
+      now: 120,
+      motionInFlight: false,
+      imbalance: () => 0.5,
+      candidates: () => [],
+      score: () => [],
+    };
+    expect(hold.run(ctx, { continueSeries: true, objective }, { sustainedRounds: 0 })).toMatchObject({
+      plan: { continueSeries: true },
+    });
+    expect(hold.run(ctx, { objective }, { sustainedRounds: 0 })).toMatchObject({
+      code: 'holding',
+      quiet: true,
+      state: { sustainedRounds: 1 },
+    });
+    expect(() => hold.run(ctx, {}, { sustainedRounds: 0 })).toThrow(
+      "stage 'contention-hold' needs the objective of the 'contention' gate",
+    );
   });
 
   it('learns while the pressure gate stops the rounds (it runs first)', () => {
     const c = cluster(guests('node1', 101, 2, 1));
-    const withPressure = composePipeline(REF, [...CONTENTION, ...pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 })]);
-    expect(withPressure.stages.map((s) => s.name).slice(0, 4)).toEqual(['motion-in-flight', 'contention', 'pressure', 'contention-hold']);
+    const withPressure = composePipeline(REF, [
+      ...CONTENTION,
+      ...pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 }),
+    ]);
+    expect(withPressure.stages.map((s) => s.name).slice(0, 4)).toEqual([
+      'motion-in-flight',
+      'contention',
+      'pressure',
+      'contention-hold',
+    ]);
     const state = c.run(withPressure, { until: 200, beforeRound: loadDriven(KNEE) });
     expect((state.contention as ContentionGateState).model.nodes[0]!.cpu.bins.reduce((s, b) => s + b.count, 0)).toBe(9);
   });
@@ -117,7 +221,9 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
     const c = cluster([...guests('node1', 101, 7, 2), ...guests('node2', 201, 1, 1)]);
     c.run(pipeline(), { until: 600, beforeRound: loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2', 'node3'] }) });
     const notices = lines(c).filter((l) => l.includes('contention-usage-based'));
-    expect(notices).toEqual(['0 notice contention-usage-based: no pressure history for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem): predicted from the load alone']);
+    expect(notices).toEqual([
+      '0 notice contention-usage-based: no pressure history for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem): predicted from the load alone',
+    ]);
     // node1 at (1 + 14)/16 = 94 %: the prior predicts 33 %, so it acts on the usage alone
     expect(c.moves()[0]).toMatchObject({ source: 'node1' });
     expect(lines(c).find((l) => l.includes('contention-move'))).toMatch(/confidence 0\.25, usage\)$/);
@@ -126,11 +232,18 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
   it('names a corrupt restored state', () => {
     const gate = contentionGate();
     const good = gate.initialState();
-    expect(() => contentionHold({ holdRounds: 3 }).validateState!({ sustainedRounds: -1 })).toThrow("stage 'contention-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1");
-    expect(() => gate.validateState!({ ...good, model: { version: 1, nodes: [{ node: 'node1' }] } })).toThrow(
-      new PolicyError('invalid-state', "stage 'contention': contention model state field 'nodes.0.at' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got undefined"),
+    expect(() => contentionHold({ holdRounds: 3 }).validateState!({ sustainedRounds: -1 })).toThrow(
+      "stage 'contention-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1",
     );
-    expect(() => gate.validateState!({ ...good, fallback: [3] })).toThrow("stage 'contention': state field 'fallback.0' must be a non-empty string, got 3");
+    expect(() => gate.validateState!({ ...good, model: { version: 1, nodes: [{ node: 'node1' }] } })).toThrow(
+      new PolicyError(
+        'invalid-state',
+        "stage 'contention': contention model state field 'nodes.0.at' must be a finite number in -1.7976931348623157e+308..1.7976931348623157e+308, got undefined",
+      ),
+    );
+    expect(() => gate.validateState!({ ...good, fallback: [3] })).toThrow(
+      "stage 'contention': state field 'fallback.0' must be a non-empty string, got 3",
+    );
     expect(gate.validateState!(JSON.parse(JSON.stringify({ ...good, model: emptyModel() })))).toEqual(good);
   });
 });
@@ -144,34 +257,72 @@ describe('the host contract', () => {
     score: () => [],
     ...over,
   });
-  const node = (name: string, cpu: number, pressureCpu?: number) => ({ node: name, cpu, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB, servicesCpu: 0, servicesMem: 0, pressureCpu, pressureMem: 0 });
-  const gateOnly = new Pipeline([contentionGate(), hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 4 }), selectBest()]);
+  const node = (name: string, cpu: number, pressureCpu?: number) => ({
+    node: name,
+    cpu,
+    maxcpu: 16,
+    mem: 8 * GIB,
+    maxmem: 64 * GIB,
+    servicesCpu: 0,
+    servicesMem: 0,
+    pressureCpu,
+    pressureMem: 0,
+  });
+  const gateOnly = new Pipeline([
+    contentionGate(),
+    hostCandidates(),
+    contentionScorer({ method: 'bruteforce', limit: 4 }),
+    selectBest(),
+  ]);
 
   it('needs nodes() and, to judge a move, guests()', () => {
-    expect(() => gateOnly.run(ctx({}), {})).toThrow(new PolicyError('invalid-context', "stage 'contention' needs 'ctx.nodes()', which the host does not provide"));
+    expect(() => gateOnly.run(ctx({}), {})).toThrow(
+      new PolicyError('invalid-context', "stage 'contention' needs 'ctx.nodes()', which the host does not provide"),
+    );
     expect(() => gateOnly.run(ctx({ nodes: () => [node('node1', 14, 50), node('node2', 2, 0)] }), {})).toThrow(
       new PolicyError('invalid-context', "stage 'contention' needs 'ctx.guests()', which the host does not provide"),
     );
   });
 
   it('a candidate whose members the host does not report cannot be judged: the round stops, naming it', () => {
-    const { decision } = gateOnly.run(ctx({ nodes: () => [node('node1', 14, 50), node('node2', 2, 0)], guests: () => [] }), {});
-    expect(decision).toMatchObject({ action: 'none', code: 'not-assessable', reason: 'contention: no candidate can be judged (no guest or node telemetry for vm:101 to node2)' });
+    const { decision } = gateOnly.run(
+      ctx({ nodes: () => [node('node1', 14, 50), node('node2', 2, 0)], guests: () => [] }),
+      {},
+    );
+    expect(decision).toMatchObject({
+      action: 'none',
+      code: 'not-assessable',
+      reason: 'contention: no candidate can be judged (no guest or node telemetry for vm:101 to node2)',
+    });
   });
 
   it('the scorer and the margin need the gate before them', () => {
     const stages: Stage[] = [hostCandidates(), contentionScorer({ method: 'bruteforce', limit: 1 }), selectBest()];
-    expect(() => new Pipeline(stages).run(ctx({}), {})).toThrow("stage 'contention-score' needs the objective of the 'contention' gate (plan.objective), got none");
+    expect(() => new Pipeline(stages).run(ctx({}), {})).toThrow(
+      "stage 'contention-score' needs the objective of the 'contention' gate (plan.objective), got none",
+    );
     const margin = contentionMarginAccept({ margin: 0.1, minGainSeconds: 30 });
-    expect(() => margin.run(ctx({}), { selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 } }, null)).toThrow("stage 'contention-margin' needs the objective");
+    expect(() =>
+      margin.run(ctx({}), { selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 } }, null),
+    ).toThrow("stage 'contention-margin' needs the objective");
   });
 
   it('rejects bad options', () => {
-    expect(() => contentionHold({ holdRounds: -1 })).toThrow("contention holdRounds must be a non-negative integer, got '-1'");
-    expect(() => contentionGate({ model: { horizonSeconds: 0 } })).toThrow("contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0");
+    expect(() => contentionHold({ holdRounds: -1 })).toThrow(
+      "contention holdRounds must be a non-negative integer, got '-1'",
+    );
+    expect(() => contentionGate({ model: { horizonSeconds: 0 } })).toThrow(
+      "contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0",
+    );
     expect(() => contentionScorer({ method: 'best' as never, limit: 1 })).toThrow("unknown method 'best'");
-    expect(() => contentionScorer({ method: 'topsis', limit: 0 })).toThrow("contention score limit must be an integer >= 1, got '0'");
-    expect(() => contentionMarginAccept({ margin: Number.NaN, minGainSeconds: 30 })).toThrow("contention margin must be a finite number, got 'NaN'");
-    expect(() => contentionMarginAccept({ margin: 0.1, minGainSeconds: -1 })).toThrow("contention minGainSeconds must be a finite number >= 0, got '-1'");
+    expect(() => contentionScorer({ method: 'topsis', limit: 0 })).toThrow(
+      "contention score limit must be an integer >= 1, got '0'",
+    );
+    expect(() => contentionMarginAccept({ margin: Number.NaN, minGainSeconds: 30 })).toThrow(
+      "contention margin must be a finite number, got 'NaN'",
+    );
+    expect(() => contentionMarginAccept({ margin: 0.1, minGainSeconds: -1 })).toThrow(
+      "contention minGainSeconds must be a finite number >= 0, got '-1'",
+    );
   });
 });

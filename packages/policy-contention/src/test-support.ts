@@ -15,14 +15,22 @@ export const KNEE: Curve = (x) => Math.min(100, Math.max(0, 200 * (x - 0.6)));
  * each node's cpu pressure is `curve(cpu load)` plus gaussian noise of `noise` points (memory
  * pressure stays 0). Nodes listed in `silent` report no PSI. Deterministic (seeded).
  */
-export function loadDriven(curve: Curve, options: { noise?: number; seed?: number; silent?: readonly string[] } = {}): (cluster: ReplayCluster) => void {
+export function loadDriven(
+  curve: Curve,
+  options: { noise?: number; seed?: number; silent?: readonly string[] } = {},
+): (cluster: ReplayCluster) => void {
   const random = mulberry32(options.seed ?? 1);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const silent = new Set(options.silent ?? []);
   return (cluster) => {
     for (const n of cluster.telemetry()) {
       const value = Math.min(100, Math.max(0, curve(n.cpu / n.maxcpu) + (options.noise ?? 0) * gauss()));
-      cluster.setNode(n.node, silent.has(n.node) ? { pressureCpu: undefined, pressureMem: undefined } : { pressureCpu: value, pressureMem: 0 });
+      cluster.setNode(
+        n.node,
+        silent.has(n.node)
+          ? { pressureCpu: undefined, pressureMem: undefined }
+          : { pressureCpu: value, pressureMem: 0 },
+      );
     }
   };
 }
@@ -35,7 +43,16 @@ export function guests(node: string, first: number, count: number, cpu: number, 
 /** Three 16-core, 64 GiB nodes with 1 core of their own, and the given guests. */
 export function cluster(list: readonly ReplayGuest[], nodes: readonly Partial<ReplayNode>[] = []): ReplayCluster {
   return new ReplayCluster({
-    nodes: ['node1', 'node2', 'node3'].map((name, i) => ({ name, maxcpu: 16, maxmem: 64 * GIB, cpu: 1, mem: 2 * GIB, pressureCpu: 0, pressureMem: 0, ...nodes[i] })),
+    nodes: ['node1', 'node2', 'node3'].map((name, i) => ({
+      name,
+      maxcpu: 16,
+      maxmem: 64 * GIB,
+      cpu: 1,
+      mem: 2 * GIB,
+      pressureCpu: 0,
+      pressureMem: 0,
+      ...nodes[i],
+    })),
     guests: list,
   });
 }

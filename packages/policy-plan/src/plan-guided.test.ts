@@ -14,7 +14,12 @@ const cluster: PlanInput = {
     { id: 'vm:103', kind: 'vm', node: 'node2', ha: true, cpu: 1, mem: 2 * GIB },
   ],
 };
-const candidates = ['vm:101', 'vm:102'].map((sid) => ({ leader: sid, resources: [sid], targets: ['node2', 'node3'], source: 'node1' }));
+const candidates = ['vm:101', 'vm:102'].map((sid) => ({
+  leader: sid,
+  resources: [sid],
+  targets: ['node2', 'node3'],
+  source: 'node1',
+}));
 
 function context(input: unknown, extra: Partial<BalanceContext> = {}): BalanceContext {
   return {
@@ -22,12 +27,18 @@ function context(input: unknown, extra: Partial<BalanceContext> = {}): BalanceCo
     motionInFlight: false,
     imbalance: () => 0.9,
     candidates: () => candidates,
-    score: (cs, _m, limit) => cs.flatMap((c) => c.targets.map((target) => ({ sid: c.leader, source: 'node1', target, imbalance: 0.4 }))).slice(0, limit),
+    score: (cs, _m, limit) =>
+      cs
+        .flatMap((c) => c.targets.map((target) => ({ sid: c.leader, source: 'node1', target, imbalance: 0.4 })))
+        .slice(0, limit),
     planInput: () => input,
     ...extra,
   };
 }
-const pipeline = composePipeline({ threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' }, planStages({ plan: true }, { method: 'bruteforce' }));
+const pipeline = composePipeline(
+  { threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' },
+  planStages({ plan: true }, { method: 'bruteforce' }),
+);
 
 describe('plan-guided select', () => {
   test('moves the first motion of the plan, with a notice of the plan', () => {
@@ -41,7 +52,10 @@ describe('plan-guided select', () => {
   });
 
   test('a guest that is not a candidate stays in the plan: the plan moves another one', () => {
-    const { decision } = pipeline.run(context(cluster, { candidates: () => [candidates[1]!] }), pipeline.initialState());
+    const { decision } = pipeline.run(
+      context(cluster, { candidates: () => [candidates[1]!] }),
+      pipeline.initialState(),
+    );
     expect(decision.action === 'move' && decision.migration.sid).toBe('vm:102');
   });
 
@@ -52,17 +66,28 @@ describe('plan-guided select', () => {
   });
 
   test('an infeasible cluster stops with the plan reason', () => {
-    const rules = [{ id: 'apart', type: 'resource-affinity' as const, affinity: 'negative' as const, resources: ['vm:101', 'vm:102', 'vm:103'] }];
+    const rules = [
+      {
+        id: 'apart',
+        type: 'resource-affinity' as const,
+        affinity: 'negative' as const,
+        resources: ['vm:101', 'vm:102', 'vm:103'],
+      },
+    ];
     const two: PlanInput = { ...cluster, nodes: cluster.nodes.slice(0, 2), rules };
     const { decision } = pipeline.run(context(two), pipeline.initialState());
-    expect(decision.action === 'none' && decision.reason).toBe("plan: negative affinity 'apart' needs 3 nodes, 2 are eligible (node1 and node2)");
+    expect(decision.action === 'none' && decision.reason).toBe(
+      "plan: negative affinity 'apart' needs 3 nodes, 2 are eligible (node1 and node2)",
+    );
   });
 
   test('a bad plan input stops the round with invalid-input naming the field', () => {
     const bad = { ...cluster, guests: [{ ...cluster.guests[0], mem: -1 }] };
     const { decision } = pipeline.run(context(bad), pipeline.initialState());
     expect(decision.action === 'none' && decision.code).toBe('invalid-input');
-    expect(decision.action === 'none' && decision.reason).toMatch(/guest 'vm:101' \(guests\[0\]\): mem must be a finite number >= 0/);
+    expect(decision.action === 'none' && decision.reason).toMatch(
+      /guest 'vm:101' \(guests\[0\]\): mem must be a finite number >= 0/,
+    );
   });
 
   test('a guest is not sent back to the node it left within the reversal window; after it, it may be', () => {

@@ -116,9 +116,14 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
       const movable = new Set(candidates.flatMap((c) => c.resources));
       let input: PlanInput;
       try {
-        input = { ...raw, guests: raw.guests.map((g) => (movable.has(g.id) ? g : { ...g, migratable: false, reason: REASON_GUESTS })) };
+        input = {
+          ...raw,
+          guests: raw.guests.map((g) => (movable.has(g.id) ? g : { ...g, migratable: false, reason: REASON_GUESTS })),
+        };
       } catch (err) {
-        throw invalidInput(`plan input must have a 'guests' array: ${err instanceof Error ? err.message : String(err)}`);
+        throw invalidInput(
+          `plan input must have a 'guests' array: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
       let result;
       try {
@@ -128,11 +133,21 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
         throw err;
       }
       if (!result.feasible) {
-        return { stop: `plan: ${result.reasons[0]}`, code: 'plan-infeasible', key: `plan-guided:plan-infeasible:${result.reasons[0]}`, state };
+        return {
+          stop: `plan: ${result.reasons[0]}`,
+          code: 'plan-infeasible',
+          key: `plan-guided:plan-infeasible:${result.reasons[0]}`,
+          state,
+        };
       }
       const figures = `objective ${result.current.value.toFixed(4)} → ${result.objective.value.toFixed(4)}, bound ${result.bound.toFixed(4)}`;
       if (result.steps.length === 0) {
-        return { stop: `the plan's target is the current placement (${figures})`, code: 'plan-reached', key: 'plan-guided:plan-reached', state };
+        return {
+          stop: `the plan's target is the current placement (${figures})`,
+          code: 'plan-reached',
+          key: 'plan-guided:plan-reached',
+          state,
+        };
       }
       const first = result.steps[0]!;
       const leftAt = new Map(state.left.filter((e) => e.until > ctx.now).map((e) => [e.sid, e]));
@@ -148,10 +163,19 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
       }
       if (!pick) {
         const shown = formatList(first.map((m) => `${m.guests.join('+')} to ${m.target}`));
-        return { stop: `the plan's first step (${shown}) is not among the balancer's candidates`, code: 'plan-step-not-candidate', key: `plan-guided:plan-step-not-candidate:${shown}`, state };
+        return {
+          stop: `the plan's first step (${shown}) is not among the balancer's candidates`,
+          code: 'plan-step-not-candidate',
+          key: `plan-guided:plan-step-not-candidate:${shown}`,
+          state,
+        };
       }
       const { candidate, move } = pick;
-      const scored = evaluatorOf(ctx, plan).score([{ leader: candidate.leader, resources: candidate.resources, targets: [move.target] }], options.method, 1);
+      const scored = evaluatorOf(ctx, plan).score(
+        [{ leader: candidate.leader, resources: candidate.resources, targets: [move.target] }],
+        options.method,
+        1,
+      );
       const selected = scored[0];
       if (!selected) return { stop: 'no scored migration', code: 'nothing-scored', state };
       const moves = result.steps.reduce((n, s) => n + s.length, 0);
@@ -166,11 +190,21 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
 }
 
 /** The first motion of the step whose guests are exactly a candidate bundle going to one of its targets. */
-function firstCandidate(step: readonly PlannedMove[], candidates: readonly BalanceCandidate[]): { candidate: BalanceCandidate; move: PlannedMove } | undefined {
+function firstCandidate(
+  step: readonly PlannedMove[],
+  candidates: readonly BalanceCandidate[],
+): { candidate: BalanceCandidate; move: PlannedMove } | undefined {
   for (const move of step) {
     if (move.kind === 'recover') continue;
-    const candidate = candidates.find((c) => c.resources.length === move.guests.length && move.guests.every((g) => c.resources.includes(g)));
-    if (candidate && candidate.targets.includes(move.target) && (candidate.source === undefined || candidate.source === move.source)) return { candidate, move };
+    const candidate = candidates.find(
+      (c) => c.resources.length === move.guests.length && move.guests.every((g) => c.resources.includes(g)),
+    );
+    if (
+      candidate &&
+      candidate.targets.includes(move.target) &&
+      (candidate.source === undefined || candidate.source === move.source)
+    )
+      return { candidate, move };
   }
   return undefined;
 }

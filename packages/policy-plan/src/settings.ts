@@ -7,7 +7,8 @@ export const PLAN_KEY: FlagKeySpec = {
   type: 'flag',
   off: false,
   recommended: false,
-  description: 'each round, the first step of a global placement plan (re-planned every round) instead of the best single move',
+  description:
+    'each round, the first step of a global placement plan (re-planned every round) instead of the best single move',
   why: 'off in the preset: it changes which moves the balancer makes (fewer, towards the placement with the lowest highest utilisation) and is new; the plan-guided-rebalance scenario shows it',
 };
 
@@ -32,6 +33,9 @@ export function parsePlanSettings(input: CrsInput): { settings: PlanSettings; pr
  * select slot (it replaces `select-best`; a host that also has a select part, such as the cost
  * stage, drops that one when the plan is on: there is one select stage per pipeline).
  */
-export function planStages(settings: PlanSettings, options: { method: 'bruteforce' | 'topsis'; seed?: number }): StagePart[] {
+export function planStages(
+  settings: PlanSettings,
+  options: { method: 'bruteforce' | 'topsis'; seed?: number },
+): StagePart[] {
   return settings.plan ? [{ slot: 'select', order: 0, stage: planGuidedSelect(options) }] : [];
 }

@@ -108,9 +108,14 @@ export function judgeMigratability(config: GuestConfig, options: JudgeOptions = 
       if (key === 'rootfs' || /^mp\d+$/.test(key)) {
         const opts = parsePropertyString(value, 'volume');
         const volume = volumeOf(opts.get('volume'));
-        if (volume.kind === 'path' && !truthy(opts.get('shared'))) block(key, 'bind-mount', `bind mount of host path '${volume.path}'`);
+        if (volume.kind === 'path' && !truthy(opts.get('shared')))
+          block(key, 'bind-mount', `bind mount of host path '${volume.path}'`);
       } else if (/^dev\d+$/.test(key)) {
-        block(key, 'device-passthrough', `device passthrough '${parsePropertyString(value, 'path').get('path') ?? value}'`);
+        block(
+          key,
+          'device-passthrough',
+          `device passthrough '${parsePropertyString(value, 'path').get('path') ?? value}'`,
+        );
       }
       continue;
     }
@@ -123,7 +128,8 @@ export function judgeMigratability(config: GuestConfig, options: JudgeOptions = 
         else if (volume.kind === 'path' && !shared) block(key, 'local-cdrom', `local cd-rom image '${volume.path}'`);
         else if (volume.kind === 'storage' && !shared && !CLOUDINIT.test(volume.name) && local(volume.storage)) {
           block(key, 'local-cdrom', `local cd-rom image '${volume.storage}:${volume.name}'`);
-        } else if (volume.kind === 'unknown') block(key, 'local-cdrom', `cd-rom image '${volume.value}' of unknown location`);
+        } else if (volume.kind === 'unknown')
+          block(key, 'local-cdrom', `cd-rom image '${volume.value}' of unknown location`);
       } else if (volume.kind === 'path' && !shared) {
         block(key, 'local-disk', `host block device or file '${volume.path}'`);
       } else if (volume.kind === 'storage' && !shared && !CLOUDINIT.test(volume.name) && local(volume.storage)) {
@@ -138,7 +144,8 @@ export function judgeMigratability(config: GuestConfig, options: JudgeOptions = 
     } else if (/^usb\d+$/.test(key)) {
       const opts = parsePropertyString(value, 'host');
       if (opts.get('host') !== 'spice') {
-        const device = opts.get('mapping') !== undefined ? `mapping=${opts.get('mapping')}` : (opts.get('host') ?? value);
+        const device =
+          opts.get('mapping') !== undefined ? `mapping=${opts.get('mapping')}` : (opts.get('host') ?? value);
         block(key, 'usb-passthrough', `usb passthrough '${device}'`);
       }
     } else if (/^serial\d+$/.test(key)) {
@@ -176,16 +183,32 @@ export const REPORT_FORGET_SECONDS = 86_400;
 
 function checkVerdict(value: unknown, sid: string): MigratabilityVerdict | undefined {
   if (value === undefined) return undefined;
-  const v = value as Partial<MigratabilityVerdict> | null;
-  if (typeof v !== 'object' || v === null || typeof v.migratable !== 'boolean' || !Array.isArray(v.blockers)) {
-    throw invalidInput(`the host's migratability verdict for '${sid}' must be { migratable: boolean, blockers: [] }, got ${showValue(value)}`);
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !('migratable' in value) ||
+    typeof value.migratable !== 'boolean' ||
+    !('blockers' in value) ||
+    !Array.isArray(value.blockers)
+  ) {
+    throw invalidInput(
+      `the host's migratability verdict for '${sid}' must be { migratable: boolean, blockers: [] }, got ${showValue(value)}`,
+    );
   }
-  for (const [i, b] of v.blockers.entries()) {
-    if (typeof b !== 'object' || b === null || typeof b.key !== 'string' || typeof b.code !== 'string' || typeof b.message !== 'string') {
-      throw invalidInput(`the host's migratability verdict for '${sid}': blockers.${i} must be { key, code, message } strings`);
+  for (const [i, b] of (value.blockers as unknown[]).entries()) {
+    if (
+      typeof b !== 'object' ||
+      b === null ||
+      !('key' in b && typeof b.key === 'string') ||
+      !('code' in b && typeof b.code === 'string') ||
+      !('message' in b && typeof b.message === 'string')
+    ) {
+      throw invalidInput(
+        `the host's migratability verdict for '${sid}': blockers.${i} must be { key, code, message } strings`,
+      );
     }
   }
-  return v as MigratabilityVerdict;
+  return value as MigratabilityVerdict;
 }
 
 /**
@@ -212,7 +235,11 @@ export function migratableFilter(): Stage<MigratableState> {
         reported: check.array(check.object(value, '').reported, 'reported').map((v, i) => {
           const e = check.object(v, `reported.${i}`);
           const sid = check.string(e.sid, `reported.${i}.sid`);
-          if (seen.has(sid)) throw new PolicyError('invalid-state', `stage 'migratable': state field 'reported.${i}.sid' lists '${sid}' twice`);
+          if (seen.has(sid))
+            throw new PolicyError(
+              'invalid-state',
+              `stage 'migratable': state field 'reported.${i}.sid' lists '${sid}' twice`,
+            );
           seen.add(sid);
           return { sid, key: check.string(e.key, `reported.${i}.key`), at: check.number(e.at, `reported.${i}.at`) };
         }),
@@ -230,7 +257,13 @@ export function migratableFilter(): Stage<MigratableState> {
       for (const c of plan.candidates ?? []) {
         const blocked = c.resources.filter((sid) => verdictOf(sid)?.migratable === false);
         if (blocked.length === 0) kept.push(c);
-        else for (const sid of blocked) reasons.push(`${sid} (${verdictOf(sid)!.blockers.map((b) => b.message).join('; ')})`);
+        else
+          for (const sid of blocked)
+            reasons.push(
+              `${sid} (${verdictOf(sid)!
+                .blockers.map((b) => b.message)
+                .join('; ')})`,
+            );
       }
       const { next, notices } = remember(state, verdicts, ctx.now);
       if (kept.length === 0 && reasons.length > 0) {
@@ -250,11 +283,18 @@ function judge(ctx: BalanceContext, sid: string): MigratabilityVerdict | undefin
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw invalidInput(`the configuration of '${sid}' must be an object, got ${showValue(config)}`);
   }
-  return judgeMigratability(config, { kind: sid.startsWith('ct:') ? 'ct' : 'vm', sharedStorage: ctx.sharedStorage });
+  return judgeMigratability(config, {
+    kind: sid.startsWith('ct:') ? 'ct' : 'vm',
+    sharedStorage: ctx.sharedStorage?.bind(ctx),
+  });
 }
 
 /** Updates the reported guests; a notice for each guest whose report is new or changed. */
-function remember(state: MigratableState, verdicts: ReadonlyMap<string, MigratabilityVerdict | undefined>, now: number) {
+function remember(
+  state: MigratableState,
+  verdicts: ReadonlyMap<string, MigratabilityVerdict | undefined>,
+  now: number,
+) {
   const reported = new Map(state.reported.map((r) => [r.sid, r]));
   const notices: NoticeInit[] = [];
   for (const [sid, verdict] of [...verdicts].sort((a, b) => compareNames(a[0], b[0]))) {
@@ -266,7 +306,11 @@ function remember(state: MigratableState, verdicts: ReadonlyMap<string, Migratab
     if (reported.get(sid)?.key !== key) {
       notices.push(
         verdict
-          ? { code: 'not-migratable', severity: 'warning', message: `${sid} cannot be migrated: ${verdict.blockers.map((b) => b.message).join('; ')}` }
+          ? {
+              code: 'not-migratable',
+              severity: 'warning',
+              message: `${sid} cannot be migrated: ${verdict.blockers.map((b) => b.message).join('; ')}`,
+            }
           : { code: 'config-unknown', severity: 'info', message: `no configuration for ${sid}: treated as migratable` },
       );
     }

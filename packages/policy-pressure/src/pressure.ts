@@ -49,13 +49,15 @@ interface Judged {
 function checkOptions(options: PressureOptions): Required<PressureOptions> {
   for (const key of ['cpuPercent', 'memPercent'] as const) {
     const v = options[key];
-    if (!Number.isFinite(v) || v < 0 || v > 100) throw new PolicyError('invalid-config', `pressure ${key} must be a percentage in 0..100, got '${v}'`);
+    if (!Number.isFinite(v) || v < 0 || v > 100)
+      throw new PolicyError('invalid-config', `pressure ${key} must be a percentage in 0..100, got '${v}'`);
   }
   if (options.cpuPercent === 0 && options.memPercent === 0) {
     throw new PolicyError('invalid-config', 'pressure stages need cpuPercent or memPercent above 0');
   }
   const missing = options.missing ?? 'balance';
-  if (missing !== 'balance' && missing !== 'hold') throw new PolicyError('invalid-config', `pressure missing must be 'balance' or 'hold', got '${String(missing)}'`);
+  if (missing !== 'balance' && missing !== 'hold')
+    throw new PolicyError('invalid-config', `pressure missing must be 'balance' or 'hold', got '${String(missing)}'`);
   return { cpuPercent: options.cpuPercent, memPercent: options.memPercent, missing };
 }
 
@@ -94,12 +96,18 @@ function judge(nodes: readonly NodeTelemetry[], options: Required<PressureOption
 
 /** `cpu 2.1% < 10.0%, mem 0.0% < 5.0%`: the highest value of each judged dimension and its threshold. */
 function maxima(j: Judged): string {
-  return j.extremes.map((e) => `${e.dim} ${e.max === undefined ? 'unknown' : `${formatPercent(e.max)} < ${formatPercent(e.threshold)}`}`).join(', ');
+  return j.extremes
+    .map(
+      (e) => `${e.dim} ${e.max === undefined ? 'unknown' : `${formatPercent(e.max)} < ${formatPercent(e.threshold)}`}`,
+    )
+    .join(', ');
 }
 
 /** `node1 cpu 12.0%, node2 mem 7.3%` (nodes in byte order, at most a few). */
 function pressuredNodes(j: Judged): string {
-  return formatList([...j.pressured].sort((a, b) => compareNames(a[0], b[0])).map(([n, why]) => `${n} ${why.join(' ')}`));
+  return formatList(
+    [...j.pressured].sort((a, b) => compareNames(a[0], b[0])).map(([n, why]) => `${n} ${why.join(' ')}`),
+  );
 }
 
 /**
@@ -153,14 +161,27 @@ export function pressureGate(options: PressureOptions): Stage<PressureGateState>
       }
       if (opts.missing === 'hold' && j.missing.length > 0) {
         const stop = `pressure gate: no pressure telemetry for ${formatList(j.missing)}`;
-        return { stop, code: 'pressure-missing', key: `pressure:pressure-missing:${j.missing.join(', ')}`, breaksStreak: true, state: next, notices };
+        return {
+          stop,
+          code: 'pressure-missing',
+          key: `pressure:pressure-missing:${j.missing.join(', ')}`,
+          breaksStreak: true,
+          state: next,
+          notices,
+        };
       }
       if (j.count > 0 && j.pressured.size === j.count) {
         const stop = `pressure gate: every node under pressure (${pressuredNodes(j)}): the cluster needs more capacity`;
         return { stop, code: 'all-under-pressure', breaksStreak: true, state: next, notices };
       }
       if (j.pressured.size === 0 && j.missing.length === 0) {
-        return { stop: `pressure gate: no node under pressure (highest ${maxima(j)})`, code: 'no-pressure', breaksStreak: true, state: next, notices };
+        return {
+          stop: `pressure gate: no node under pressure (highest ${maxima(j)})`,
+          code: 'no-pressure',
+          breaksStreak: true,
+          state: next,
+          notices,
+        };
       }
       return { plan, state: next, notices };
     },
@@ -190,7 +211,8 @@ export function pressureSourceFilter(options: PressureOptions): Stage<null> {
       if (j.pressured.size === 0) return { plan, state };
       const candidates = plan.candidates ?? [];
       for (const c of candidates) {
-        if (c.source === undefined) throw invalidInput(`candidate '${c.leader}' has no 'source' (stage 'pressure-source' needs it)`);
+        if (c.source === undefined)
+          throw invalidInput(`candidate '${c.leader}' has no 'source' (stage 'pressure-source' needs it)`);
       }
       const onto = (c: BalanceCandidate): BalanceCandidate | undefined => {
         const targets = c.targets.filter((t) => !j.pressured.has(t));
@@ -200,11 +222,19 @@ export function pressureSourceFilter(options: PressureOptions): Stage<null> {
       for (const sources of [j.mem, j.cpu]) {
         if (sources.length === 0) continue;
         const from = new Set(sources);
-        const kept = candidates.filter((c) => from.has(c.source!)).map(onto).filter((c): c is BalanceCandidate => c !== undefined);
+        const kept = candidates
+          .filter((c) => from.has(c.source!))
+          .map(onto)
+          .filter((c): c is BalanceCandidate => c !== undefined);
         if (kept.length > 0) return { plan: { ...plan, candidates: kept }, state };
       }
       const nodes = [...j.pressured.keys()].sort(compareNames).join(', ');
-      return { stop: `no movable candidate on a node under pressure (${nodes})`, code: 'no-source-under-pressure', key: `pressure-source:${nodes}`, state };
+      return {
+        stop: `no movable candidate on a node under pressure (${nodes})`,
+        code: 'no-source-under-pressure',
+        key: `pressure-source:${nodes}`,
+        state,
+      };
     },
   };
 }

@@ -20,10 +20,19 @@ describe('README', () => {
       ['defaults', pressureStages(PRESSURE_OFF)],
       ['min-pressure-cpu 10', pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 })],
       ['min-pressure-mem 5', pressureStages({ ...PRESSURE_OFF, minPressureMemPercent: 5 })],
-      ['cpu 10, pressure-missing hold', pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10, pressureMissing: 'hold' })],
+      [
+        'cpu 10, pressure-missing hold',
+        pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10, pressureMissing: 'hold' }),
+      ],
       ['check-migratable', pressureStages({ ...PRESSURE_OFF, checkMigratable: true })],
       ['recommended (pressure)', pressureStages(parsePressureSettings(recommended).settings)],
-      ['recommended (both packages)', [...stableStages(parseStableSettings(recommended).settings), ...pressureStages(parsePressureSettings(recommended).settings)]],
+      [
+        'recommended (both packages)',
+        [
+          ...stableStages(parseStableSettings(recommended).settings),
+          ...pressureStages(parsePressureSettings(recommended).settings),
+        ],
+      ],
     ];
     const logLines = (c: ReplayCluster) => c.events.filter((e) => e.type === 'stop' || e.type === 'notice').length;
     const rows: Array<[string, (p: Pipeline) => string]> = [
@@ -60,7 +69,8 @@ describe('README', () => {
         'no pressure telemetry at all, 1 h: moves',
         (p) => {
           const c = idleCluster(true);
-          for (const node of ['node1', 'node2', 'node3']) c.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
+          for (const node of ['node1', 'node2', 'node3'])
+            c.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
           c.run(p, { until: 3600 });
           return `${c.moves().length}`;
         },
@@ -69,13 +79,21 @@ describe('README', () => {
         'seed 004, vm:101 with a local cd-rom image, 20 min: moves (failed)',
         (p) => {
           const c = new ReplayCluster({
-            nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 24, maxmem: 32 * GIB, pressureCpu: 15, pressureMem: 0 })),
+            nodes: ['node1', 'node2', 'node3'].map((name) => ({
+              name,
+              maxcpu: 24,
+              maxmem: 32 * GIB,
+              pressureCpu: 15,
+              pressureMem: 0,
+            })),
             guests: ['vm:101', 'vm:102', 'vm:103', 'vm:104'].map((sid) => ({
               sid,
               node: 'node1',
               cpu: 1,
               mem: 4 * GIB,
-              ...(sid === 'vm:101' ? { failures: 1_000_000, config: { ide2: 'local:iso/d.iso,media=cdrom' } } : { config: { scsi0: `ceph:${sid}` } }),
+              ...(sid === 'vm:101'
+                ? { failures: 1_000_000, config: { ide2: 'local:iso/d.iso,media=cdrom' } }
+                : { config: { scsi0: `ceph:${sid}` } }),
             })),
             start: 40,
           });
@@ -89,7 +107,10 @@ describe('README', () => {
     const table = [
       `| scenario | ${variants.map(([name]) => name).join(' | ')} |`,
       `|---|${variants.map(() => '---').join('|')}|`,
-      ...rows.map(([name, cell]) => `| ${name} | ${variants.map(([, parts]) => cell(composePipeline(REFERENCE, parts))).join(' | ')} |`),
+      ...rows.map(
+        ([name, cell]) =>
+          `| ${name} | ${variants.map(([, parts]) => cell(composePipeline(REFERENCE, parts))).join(' | ')} |`,
+      ),
     ].join('\n');
     const current = readmeBlock(README, 'replay-table', table);
     expect(current, 'README has the replay-table markers').toBeDefined();

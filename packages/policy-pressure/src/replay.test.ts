@@ -20,7 +20,8 @@ const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'brutefo
 const RECOMMENDED = parsePressureSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
 const withPressure = (settings: PressureSettings) => composePipeline(REFERENCE, pressureStages(settings));
 
-const stops = (events: readonly ReplayEvent[]) => events.flatMap((e) => (e.type === 'stop' ? [`${e.time} ${e.reason}`] : []));
+const stops = (events: readonly ReplayEvent[]) =>
+  events.flatMap((e) => (e.type === 'stop' ? [`${e.time} ${e.reason}`] : []));
 const EIGHT_HOURS = 8 * 3600;
 
 describe('seed symptom 3: an idle cluster with a high imbalance', () => {
@@ -32,15 +33,17 @@ describe('seed symptom 3: an idle cluster with a high imbalance', () => {
     const gated = idleCluster();
     gated.run(withPressure(RECOMMENDED), { until: EIGHT_HOURS });
     expect(gated.moves()).toEqual([]);
-    expect(stops(gated.events)).toEqual(['0 pressure gate: no node under pressure (highest cpu 3.1% < 10.0%, mem 0.0% < 5.0%)']);
+    expect(stops(gated.events)).toEqual([
+      '0 pressure gate: no node under pressure (highest cpu 3.1% < 10.0%, mem 0.0% < 5.0%)',
+    ]);
   });
 
   it('cpu pressure of 10 % on node1: a guest leaves node1 within 2 minutes', () => {
     const cluster = idleCluster();
     const pipeline = withPressure(RECOMMENDED);
-    let state = cluster.run(pipeline, { until: 3600 });
+    const state = cluster.run(pipeline, { until: 3600 });
     cluster.setNode('node1', { pressureCpu: 12 });
-    state = cluster.run(pipeline, { until: 3600 + 120, state });
+    cluster.run(pipeline, { until: 3600 + 120, state });
     const [move] = cluster.moves();
     expect(move).toMatchObject({ source: 'node1' });
     // three rounds above the threshold with pressure: 3600, 3620, 3640
@@ -61,18 +64,25 @@ describe('seed symptom 3: an idle cluster with a high imbalance', () => {
   it("missing telemetry: 'balance' keeps the reference behaviour, 'hold' moves nothing", () => {
     const blind = (missing: 'balance' | 'hold') => {
       const cluster = idleCluster();
-      for (const node of ['node1', 'node2', 'node3']) cluster.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
+      for (const node of ['node1', 'node2', 'node3'])
+        cluster.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
       cluster.run(withPressure({ ...RECOMMENDED, pressureMissing: missing, checkMigratable: false }), { until: 3600 });
       return cluster;
     };
     const reference = idleCluster();
     reference.run(withPressure(PRESSURE_OFF), { until: 3600 });
     const balance = blind('balance');
-    expect(balance.moves().map((m) => m.type === 'move' && m.resources)).toEqual(reference.moves().map((m) => m.type === 'move' && m.resources));
-    expect(balance.events.filter((e) => e.type === 'notice').map((e) => e.type === 'notice' && e.code)).toEqual(['pressure-missing']);
+    expect(balance.moves().map((m) => m.type === 'move' && m.resources)).toEqual(
+      reference.moves().map((m) => m.type === 'move' && m.resources),
+    );
+    expect(balance.events.filter((e) => e.type === 'notice').map((e) => e.type === 'notice' && e.code)).toEqual([
+      'pressure-missing',
+    ]);
     const hold = blind('hold');
     expect(hold.moves()).toEqual([]);
-    expect(stops(hold.events)).toEqual(['0 pressure gate: no pressure telemetry for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem)']);
+    expect(stops(hold.events)).toEqual([
+      '0 pressure gate: no pressure telemetry for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem)',
+    ]);
   });
 });
 
@@ -81,8 +91,21 @@ describe('seed symptom 1 with the migratability check', () => {
     const cluster = new ReplayCluster({
       nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 24, maxmem: 32 * GIB })),
       guests: [
-        { sid: 'vm:101', node: 'node1', cpu: 1, mem: 4 * GIB, failures: 1_000_000, config: { ide2: 'local:iso/d.iso,media=cdrom', scsi0: 'ceph:vm-101-disk-0' } },
-        ...['vm:102', 'vm:103', 'vm:104'].map((sid) => ({ sid, node: 'node1', cpu: 1, mem: 4 * GIB, config: { scsi0: `ceph:${sid}-disk-0` } })),
+        {
+          sid: 'vm:101',
+          node: 'node1',
+          cpu: 1,
+          mem: 4 * GIB,
+          failures: 1_000_000,
+          config: { ide2: 'local:iso/d.iso,media=cdrom', scsi0: 'ceph:vm-101-disk-0' },
+        },
+        ...['vm:102', 'vm:103', 'vm:104'].map((sid) => ({
+          sid,
+          node: 'node1',
+          cpu: 1,
+          mem: 4 * GIB,
+          config: { scsi0: `ceph:${sid}-disk-0` },
+        })),
       ],
       start: 40,
     });
@@ -102,7 +125,12 @@ describe('both variant packages composed', () => {
 
   it('with every key off (any spelling), decisions and state transitions equal the reference pipeline on random rounds', () => {
     const crsArb = fc.record(
-      Object.fromEntries(keys.map((k) => [k.key, k.type === 'flag' ? offFlag : k.type === 'choice' ? fc.constantFrom(undefined, 'balance', 'hold') : offNumber])),
+      Object.fromEntries(
+        keys.map((k) => [
+          k.key,
+          k.type === 'flag' ? offFlag : k.type === 'choice' ? fc.constantFrom(undefined, 'balance', 'hold') : offNumber,
+        ]),
+      ),
       { requiredKeys: [] },
     );
     const roundArb = fc.record({
@@ -119,7 +147,10 @@ describe('both variant packages composed', () => {
         const stable = parseStableSettings(input);
         const pressure = parsePressureSettings(input);
         expect([...input.problems, ...stable.problems, ...pressure.problems]).toEqual([]);
-        const composed = composePipeline(REFERENCE, [...stableStages(stable.settings), ...pressureStages(pressure.settings)]);
+        const composed = composePipeline(REFERENCE, [
+          ...stableStages(stable.settings),
+          ...pressureStages(pressure.settings),
+        ]);
         const reference = referencePipeline(REFERENCE);
         let a: PipelineState = composed.initialState();
         let b: PipelineState = reference.initialState();
@@ -131,8 +162,12 @@ describe('both variant packages composed', () => {
             motionInFlight: r.motionInFlight,
             outcomes: [{ resources: ['vm:101'], source: 'node1', target: r.target, ok: r.empty, at: now }],
             imbalance: () => r.imbalance,
-            candidates: () => (r.empty ? [] : [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'], source: 'node1' }]),
-            score: (_c, _m, limit) => [{ sid: 'vm:101', source: 'node1', target: r.target, imbalance: r.after }].slice(0, limit),
+            candidates: () =>
+              r.empty
+                ? []
+                : [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'], source: 'node1' }],
+            score: (_c, _m, limit) =>
+              [{ sid: 'vm:101', source: 'node1', target: r.target, imbalance: r.after }].slice(0, limit),
           });
           const x = composed.run(ctx(), a);
           const y = reference.run(ctx(), b);
@@ -146,14 +181,19 @@ describe('both variant packages composed', () => {
 
   it('recommended (all stages) on the idle cluster with a pressure episode: one move, off the pressured node, state plain JSON', () => {
     const crs = readCrs({ 'ha-auto-rebalance-preset': 'recommended' });
-    const pipeline = composePipeline(REFERENCE, [...stableStages(parseStableSettings(crs).settings), ...pressureStages(parsePressureSettings(crs).settings)]);
+    const pipeline = composePipeline(REFERENCE, [
+      ...stableStages(parseStableSettings(crs).settings),
+      ...pressureStages(parsePressureSettings(crs).settings),
+    ]);
     const cluster = idleCluster();
     let state = cluster.run(pipeline, { until: 1800 });
     cluster.setNode('node1', { pressureCpu: 30 });
     state = cluster.run(pipeline, { until: 1800 + 600, state });
     cluster.setNode('node1', { pressureCpu: 1 });
     state = cluster.run(pipeline, { until: EIGHT_HOURS, state });
-    expect(cluster.moves().map((m) => m.type === 'move' && `${m.resources.join('+')} ${m.source}→${m.target}`)).toHaveLength(1);
+    expect(
+      cluster.moves().map((m) => m.type === 'move' && `${m.resources.join('+')} ${m.source}→${m.target}`),
+    ).toHaveLength(1);
     expect(cluster.moves()[0]).toMatchObject({ source: 'node1' });
     expect(pipeline.restore(JSON.parse(JSON.stringify(state)))).toEqual(state);
   });

@@ -7,7 +7,12 @@ const parse = (crs: unknown) => {
   const { settings, problems } = parsePressureSettings(input);
   return { settings, problems: [...input.problems, ...problems].map((p) => p.message) };
 };
-const RECOMMENDED = { minPressureCpuPercent: 10, minPressureMemPercent: 5, pressureMissing: 'balance', checkMigratable: true };
+const RECOMMENDED = {
+  minPressureCpuPercent: 10,
+  minPressureMemPercent: 5,
+  pressureMissing: 'balance',
+  checkMigratable: true,
+};
 
 describe('parsePressureSettings', () => {
   it('no keys: off; the preset turns everything on; explicit keys override it', () => {
@@ -15,15 +20,36 @@ describe('parsePressureSettings', () => {
     expect(pressureStages(PRESSURE_OFF)).toEqual([]);
     expect(parse({ 'ha-auto-rebalance-preset': 'recommended' })).toEqual({ settings: RECOMMENDED, problems: [] });
     expect(
-      parse({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-min-pressure-mem': '0', 'ha-auto-rebalance-pressure-missing': 'hold', 'ha-auto-rebalance-check-migratable': 0 }).settings,
+      parse({
+        'ha-auto-rebalance-preset': 'recommended',
+        'ha-auto-rebalance-min-pressure-mem': '0',
+        'ha-auto-rebalance-pressure-missing': 'hold',
+        'ha-auto-rebalance-check-migratable': 0,
+      }).settings,
     ).toEqual({ ...RECOMMENDED, minPressureMemPercent: 0, pressureMissing: 'hold', checkMigratable: false });
   });
 
   it.each([
-    ['ha-auto-rebalance-min-pressure-cpu', '10%', "datacenter.cfg: invalid value '10%' for 'crs.ha-auto-rebalance-min-pressure-cpu' (percent, 0 to 100), falling back to 0 (off)"],
-    ['ha-auto-rebalance-min-pressure-mem', 150, "datacenter.cfg: invalid value '150' for 'crs.ha-auto-rebalance-min-pressure-mem' (percent, 0 to 100), falling back to 0 (off)"],
-    ['ha-auto-rebalance-pressure-missing', 'skip', "datacenter.cfg: invalid value 'skip' for 'crs.ha-auto-rebalance-pressure-missing' (one of balance, hold), falling back to 'balance' (the default)"],
-    ['ha-auto-rebalance-check-migratable', 'on', "datacenter.cfg: invalid value 'on' for 'crs.ha-auto-rebalance-check-migratable' (0 or 1), falling back to 0 (off)"],
+    [
+      'ha-auto-rebalance-min-pressure-cpu',
+      '10%',
+      "datacenter.cfg: invalid value '10%' for 'crs.ha-auto-rebalance-min-pressure-cpu' (percent, 0 to 100), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-min-pressure-mem',
+      150,
+      "datacenter.cfg: invalid value '150' for 'crs.ha-auto-rebalance-min-pressure-mem' (percent, 0 to 100), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-pressure-missing',
+      'skip',
+      "datacenter.cfg: invalid value 'skip' for 'crs.ha-auto-rebalance-pressure-missing' (one of balance, hold), falling back to 'balance' (the default)",
+    ],
+    [
+      'ha-auto-rebalance-check-migratable',
+      'on',
+      "datacenter.cfg: invalid value 'on' for 'crs.ha-auto-rebalance-check-migratable' (0 or 1), falling back to 0 (off)",
+    ],
   ])('%s = %j is a problem naming the key; that stage falls back to off', (key, value, message) => {
     const { settings, problems } = parse({ 'ha-auto-rebalance-preset': 'recommended', [key]: value });
     expect(problems).toEqual([message]);
@@ -39,7 +65,10 @@ describe('parsePressureSettings', () => {
 
 describe('pressureStages', () => {
   it('recommended: the gate before the threshold, the source filter first and the migratability check last', () => {
-    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' }, pressureStages(RECOMMENDED as never));
+    const pipeline = composePipeline(
+      { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' },
+      pressureStages(RECOMMENDED as never),
+    );
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'pressure',
@@ -55,12 +84,18 @@ describe('pressureStages', () => {
 
   it('only the migratability check, or only memory pressure', () => {
     expect(pressureStages({ ...PRESSURE_OFF, checkMigratable: true }).map((p) => p.stage.name)).toEqual(['migratable']);
-    expect(pressureStages({ ...PRESSURE_OFF, minPressureMemPercent: 5 }).map((p) => p.stage.name)).toEqual(['pressure', 'pressure-source']);
+    expect(pressureStages({ ...PRESSURE_OFF, minPressureMemPercent: 5 }).map((p) => p.stage.name)).toEqual([
+      'pressure',
+      'pressure-source',
+    ]);
   });
 
   it('rejects settings out of range, and the schema lists the keys', () => {
     expect(() => pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: -1 })).toThrow(
-      new PolicyError('invalid-config', "pressure setting 'minPressureCpuPercent' must be a finite number in 0..100 (percent), got '-1'"),
+      new PolicyError(
+        'invalid-config',
+        "pressure setting 'minPressureCpuPercent' must be a finite number in 0..100 (percent), got '-1'",
+      ),
     );
     expect(Object.keys((crsJsonSchema(PRESSURE_KEYS) as { properties: object }).properties)).toEqual([
       'ha-auto-rebalance-preset',

@@ -20,7 +20,8 @@ export const MIN_PRESSURE_CPU_KEY: NumberKeySpec = {
   max: 100,
   off: 0,
   recommended: 10,
-  description: 'balance only while some node spends at least this share of time with work waiting for cpu (PSI some avg10)',
+  description:
+    'balance only while some node spends at least this share of time with work waiting for cpu (PSI some avg10)',
   why: "symptom-3 scenario: idle nodes report 0.3-2.1 % and never balance, a 14.5 % episode moves a guest off the node 40 s later; the seed's field value (work then loses a tenth of its time to contention)",
 };
 
@@ -33,7 +34,8 @@ export const MIN_PRESSURE_MEM_KEY: NumberKeySpec = {
   max: 100,
   off: 0,
   recommended: 5,
-  description: 'balance only while some node spends at least this share of time with work waiting for memory reclaim (PSI some avg10)',
+  description:
+    'balance only while some node spends at least this share of time with work waiting for memory reclaim (PSI some avg10)',
   why: 'memory stalls are the more severe (reclaim, then the OOM killer), so act at half the cpu value; no scenario has memory pressure yet, so this one is judgement, not measurement',
 };
 
@@ -44,7 +46,8 @@ export const PRESSURE_MISSING_KEY: ChoiceKeySpec<PressureMissing> = {
   choices: ['balance', 'hold'],
   off: 'balance',
   recommended: 'balance',
-  description: "while some node reports no pressure: 'balance' judges the nodes that report it (fail open), 'hold' moves nothing",
+  description:
+    "while some node reports no pressure: 'balance' judges the nodes that report it (fail open), 'hold' moves nothing",
   why: "fail open: in the scenarios without PSI telemetry 'hold' would stop the preset entirely (symptom 1: no move at all instead of 3 useful ones); nodes on an older stats schema keep the reference behaviour",
 };
 
@@ -54,12 +57,18 @@ export const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
   type: 'flag',
   off: false,
   recommended: true,
-  description: 'guests with a local cd-rom image, pci/usb passthrough, amd sev / intel tdx or local disks are not candidates',
+  description:
+    'guests with a local cd-rom image, pci/usb passthrough, amd sev / intel tdx or local disks are not candidates',
   why: 'symptom-1 scenario: 17 failed motions become none and the other three guests are balanced; such a motion fails every time, so not trying it beats backing it off',
 };
 
 /** Every key this package reads, for docs and `crsJsonSchema`. */
-export const PRESSURE_KEYS = [MIN_PRESSURE_CPU_KEY, MIN_PRESSURE_MEM_KEY, PRESSURE_MISSING_KEY, CHECK_MIGRATABLE_KEY] as const;
+export const PRESSURE_KEYS = [
+  MIN_PRESSURE_CPU_KEY,
+  MIN_PRESSURE_MEM_KEY,
+  PRESSURE_MISSING_KEY,
+  CHECK_MIGRATABLE_KEY,
+] as const;
 
 /** The pressure and migratability settings, in the keys' units; 0 / false = off. */
 export interface PressureSettings {
@@ -78,10 +87,17 @@ const PRESSURE_FIELDS = {
   minPressureMemPercent: MIN_PRESSURE_MEM_KEY,
   pressureMissing: PRESSURE_MISSING_KEY,
   checkMigratable: CHECK_MIGRATABLE_KEY,
-} as const satisfies { readonly [K in keyof PressureSettings]: NumberKeySpec | FlagKeySpec | ChoiceKeySpec<PressureMissing> };
+} as const satisfies {
+  readonly [K in keyof PressureSettings]: NumberKeySpec | FlagKeySpec | ChoiceKeySpec<PressureMissing>;
+};
 
 /** Every stage off: the reference balancer. */
-export const PRESSURE_OFF: PressureSettings = { minPressureCpuPercent: 0, minPressureMemPercent: 0, pressureMissing: 'balance', checkMigratable: false };
+export const PRESSURE_OFF: PressureSettings = {
+  minPressureCpuPercent: 0,
+  minPressureMemPercent: 0,
+  pressureMissing: 'balance',
+  checkMigratable: false,
+};
 
 /**
  * Reads the pressure and migratability keys from the `crs` section (see `readCrs` of
@@ -114,10 +130,15 @@ export function pressureStages(settings: PressureSettings): StagePart[] {
   }
   const parts: StagePart[] = [];
   if (settings.minPressureCpuPercent > 0 || settings.minPressureMemPercent > 0) {
-    const options = { cpuPercent: settings.minPressureCpuPercent, memPercent: settings.minPressureMemPercent, missing: settings.pressureMissing };
+    const options = {
+      cpuPercent: settings.minPressureCpuPercent,
+      memPercent: settings.minPressureMemPercent,
+      missing: settings.pressureMissing,
+    };
     parts.push({ slot: 'gate', order: PRESSURE_ORDER.pressure, stage: pressureGate(options) });
     parts.push({ slot: 'filter', order: PRESSURE_ORDER['pressure-source'], stage: pressureSourceFilter(options) });
   }
-  if (settings.checkMigratable) parts.push({ slot: 'filter', order: PRESSURE_ORDER.migratable, stage: migratableFilter() });
+  if (settings.checkMigratable)
+    parts.push({ slot: 'filter', order: PRESSURE_ORDER.migratable, stage: migratableFilter() });
   return parts;
 }

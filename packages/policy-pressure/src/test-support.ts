@@ -17,8 +17,20 @@ export function idleCluster(configs = false): ReplayCluster {
       { name: 'node3', maxcpu: 32, maxmem: 128 * GIB, cpu: 0.6, mem: 2.5 * GIB, pressureCpu: 0.2, pressureMem: 0 },
     ],
     guests: [
-      { sid: 'vm:101', node: 'node1', cpu: 1, mem: 4 * GIB, ...(configs ? { config: { scsi0: 'ceph:vm-101-disk-0' } } : {}) },
-      { sid: 'vm:102', node: 'node1', cpu: 0.5, mem: 2 * GIB, ...(configs ? { config: { scsi0: 'ceph:vm-102-disk-0' } } : {}) },
+      {
+        sid: 'vm:101',
+        node: 'node1',
+        cpu: 1,
+        mem: 4 * GIB,
+        ...(configs ? { config: { scsi0: 'ceph:vm-101-disk-0' } } : {}),
+      },
+      {
+        sid: 'vm:102',
+        node: 'node1',
+        cpu: 0.5,
+        mem: 2 * GIB,
+        ...(configs ? { config: { scsi0: 'ceph:vm-102-disk-0' } } : {}),
+      },
     ],
   });
 }

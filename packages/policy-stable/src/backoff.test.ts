@@ -22,7 +22,9 @@ describe('backoff filter: recording outcomes', () => {
   const stage = backoffFilter({ baseSeconds: 60 });
 
   it('a failure backs the pair off from its outcome time and tells once', () => {
-    const { observed } = observeAndRun(stage, EMPTY, 100, [failed(['fa:109'], 'node2', 100)], { candidates: CANDIDATES });
+    const { observed } = observeAndRun(stage, EMPTY, 100, [failed(['fa:109'], 'node2', 100)], {
+      candidates: CANDIDATES,
+    });
     expect(observed.state).toEqual({
       lastOutcomeAt: 100,
       // until = 100 + 60
@@ -33,7 +35,8 @@ describe('backoff filter: recording outcomes', () => {
       {
         code: 'motion-failed',
         severity: 'warning',
-        message: 'fa:109 to node2 did not succeed (attempt 1): not retried in this series, backed off for 60s until 160',
+        message:
+          'fa:109 to node2 did not succeed (attempt 1): not retried in this series, backed off for 60s until 160',
       },
     ]);
   });
@@ -42,7 +45,9 @@ describe('backoff filter: recording outcomes', () => {
     let state = stage.observe!({ now: 100, outcomes: [failed(['fa:109'], 'node2', 100)] }, EMPTY).state;
     state = stage.observe!({ now: 300, outcomes: [failed(['fa:109'], 'node2', 300)] }, state).state;
     // 2nd failure: 300 + 60 · 2 = 420
-    expect(state.pairs).toEqual([{ resources: ['fa:109'], target: 'node2', failures: 2, until: 420, lastFailureAt: 300 }]);
+    expect(state.pairs).toEqual([
+      { resources: ['fa:109'], target: 'node2', failures: 2, until: 420, lastFailureAt: 300 },
+    ]);
     state = stage.observe!({ now: 500, outcomes: [succeeded(['fa:109'], 'node2', 500)] }, state).state;
     expect(state.pairs).toEqual([]);
     expect(state.series).toEqual([]);
@@ -87,10 +92,34 @@ describe('backoff filter: excluding pairs', () => {
     ],
     series: [{ resources: ['fa:109'], target: 'node3' }],
   };
-  const cases: Array<{ name: string; now: number; continueSeries: boolean; candidates: typeof CANDIDATES; expected: string[] | string }> = [
-    { name: 'a backed-off target is dropped, other targets stay', now: 400, continueSeries: false, candidates: CANDIDATES, expected: ['fa:109→node3', 'vm:102→node2', 'vm:102→node3'] },
-    { name: 'at the until time the pair is tried again (now < until skips)', now: 420, continueSeries: false, candidates: CANDIDATES, expected: ['fa:109→node2', 'fa:109→node3', 'vm:102→node2', 'vm:102→node3'] },
-    { name: 'in a continued series a pair that failed in it is excluded even after its delay', now: 400, continueSeries: true, candidates: CANDIDATES, expected: ['vm:102→node2', 'vm:102→node3'] },
+  const cases: Array<{
+    name: string;
+    now: number;
+    continueSeries: boolean;
+    candidates: typeof CANDIDATES;
+    expected: string[] | string;
+  }> = [
+    {
+      name: 'a backed-off target is dropped, other targets stay',
+      now: 400,
+      continueSeries: false,
+      candidates: CANDIDATES,
+      expected: ['fa:109→node3', 'vm:102→node2', 'vm:102→node3'],
+    },
+    {
+      name: 'at the until time the pair is tried again (now < until skips)',
+      now: 420,
+      continueSeries: false,
+      candidates: CANDIDATES,
+      expected: ['fa:109→node2', 'fa:109→node3', 'vm:102→node2', 'vm:102→node3'],
+    },
+    {
+      name: 'in a continued series a pair that failed in it is excluded even after its delay',
+      now: 400,
+      continueSeries: true,
+      candidates: CANDIDATES,
+      expected: ['vm:102→node2', 'vm:102→node3'],
+    },
     {
       name: 'everything excluded stops with the reasons',
       now: 400,
@@ -117,7 +146,10 @@ describe('backoff filter: excluding pairs', () => {
 describe('backoff series gate', () => {
   const gate = backoffSeriesGate();
   it('continues the series in the round after a failure, once', () => {
-    const afterFailure = gate.observe!({ now: 100, outcomes: [failed(['fa:109'], 'node2', 100)] }, gate.initialState()).state;
+    const afterFailure = gate.observe!(
+      { now: 100, outcomes: [failed(['fa:109'], 'node2', 100)] },
+      gate.initialState(),
+    ).state;
     expect(afterFailure).toEqual({ retry: true, lastOutcomeAt: 100 });
     const retry = gate.run({} as never, {}, afterFailure);
     expect(retry).toEqual({ plan: { continueSeries: true }, state: { retry: false, lastOutcomeAt: 100 } });
@@ -126,7 +158,10 @@ describe('backoff series gate', () => {
   });
 
   it('a success ends the series; the last outcome of a batch decides', () => {
-    const s = gate.observe!({ now: 100, outcomes: [failed(['a'], 'n2', 90), succeeded(['b'], 'n2', 100)] }, gate.initialState()).state;
+    const s = gate.observe!(
+      { now: 100, outcomes: [failed(['a'], 'n2', 90), succeeded(['b'], 'n2', 100)] },
+      gate.initialState(),
+    ).state;
     expect(s.retry).toBe(false);
   });
 });
@@ -134,14 +169,28 @@ describe('backoff series gate', () => {
 describe('backoff state is validated when restored', () => {
   const stage = backoffFilter({ baseSeconds: 60 });
   it.each([
-    [{ ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 0, until: 1, lastFailureAt: 0 }] }, "stage 'backoff': state field 'pairs.0.failures' must be an integer from 1 to 9007199254740991, got 0"],
-    [{ ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 1, until: 'x', lastFailureAt: 0 }] }, "stage 'backoff': state field 'pairs.0.until' must be a finite number, got \"x\""],
-    [{ ...EMPTY, series: [{ resources: ['a', 'a'], target: 'n' }] }, "stage 'backoff': state field 'series.0.resources.1' must be a name not listed before, got \"a\""],
-    [{ ...EMPTY, lastOutcomeAt: NaN }, "stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got NaN"],
+    [
+      { ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 0, until: 1, lastFailureAt: 0 }] },
+      "stage 'backoff': state field 'pairs.0.failures' must be an integer from 1 to 9007199254740991, got 0",
+    ],
+    [
+      { ...EMPTY, pairs: [{ resources: ['a'], target: 'n', failures: 1, until: 'x', lastFailureAt: 0 }] },
+      "stage 'backoff': state field 'pairs.0.until' must be a finite number, got \"x\"",
+    ],
+    [
+      { ...EMPTY, series: [{ resources: ['a', 'a'], target: 'n' }] },
+      "stage 'backoff': state field 'series.0.resources.1' must be a name not listed before, got \"a\"",
+    ],
+    [
+      { ...EMPTY, lastOutcomeAt: NaN },
+      "stage 'backoff': state field 'lastOutcomeAt' must be a finite number or null, got NaN",
+    ],
     [{ lastOutcomeAt: null, pairs: [] }, "stage 'backoff': state field 'series' must be an array, got undefined"],
   ])('%j', (value, message) => {
     expect(() => stage.validateState!(value)).toThrow(message);
-    expect(() => stage.validateState!(value)).toThrow(expect.objectContaining({ name: 'PolicyError', code: 'invalid-state' }));
+    expect(() => stage.validateState!(value)).toThrow(
+      expect.objectContaining({ name: 'PolicyError', code: 'invalid-state' }),
+    );
   });
 
   it('rejects a bad configuration', () => {

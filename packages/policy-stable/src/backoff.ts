@@ -69,7 +69,10 @@ export function backoffSeriesGate(): Stage<BackoffSeriesState> {
     initialState: () => ({ retry: false, lastOutcomeAt: null }),
     validateState: (value) => {
       const s = check.object(value, '');
-      return { retry: check.boolean(s.retry, 'retry'), lastOutcomeAt: check.numberOrNull(s.lastOutcomeAt, 'lastOutcomeAt') };
+      return {
+        retry: check.boolean(s.retry, 'retry'),
+        lastOutcomeAt: check.numberOrNull(s.lastOutcomeAt, 'lastOutcomeAt'),
+      };
     },
     observe: (facts, state) => {
       const { fresh, lastOutcomeAt } = freshOutcomes(facts.outcomes, state.lastOutcomeAt);
@@ -120,12 +123,17 @@ export function backoffDelay(baseSeconds: number, maxSeconds: number, failures: 
 export function backoffFilter(options: BackoffOptions): Stage<BackoffState> {
   const base = options.baseSeconds;
   const max = options.maxSeconds ?? BACKOFF_MAX_SECONDS;
-  if (!Number.isFinite(base) || base <= 0) throw new PolicyError('invalid-config', `backoff baseSeconds must be a finite number > 0, got '${base}'`);
-  if (!Number.isFinite(max) || max < base) throw new PolicyError('invalid-config', `backoff maxSeconds must be a finite number >= baseSeconds, got '${max}'`);
+  if (!Number.isFinite(base) || base <= 0)
+    throw new PolicyError('invalid-config', `backoff baseSeconds must be a finite number > 0, got '${base}'`);
+  if (!Number.isFinite(max) || max < base)
+    throw new PolicyError('invalid-config', `backoff maxSeconds must be a finite number >= baseSeconds, got '${max}'`);
   const check = stateCheck('backoff');
   const readPair = (value: unknown, path: string): MotionPair => {
     const p = check.object(value, path);
-    return { resources: sortedBundle(check.names(p.resources, `${path}.resources`)), target: check.string(p.target, `${path}.target`) };
+    return {
+      resources: sortedBundle(check.names(p.resources, `${path}.resources`)),
+      target: check.string(p.target, `${path}.target`),
+    };
   };
   return {
     name: 'backoff',
@@ -163,8 +171,15 @@ export function backoffFilter(options: BackoffOptions): Stage<BackoffState> {
         const failures = (pairs.get(key)?.failures ?? 0) + 1;
         const delay = backoffDelay(base, max, failures);
         const until = o.at + delay;
-        pairs.set(key, { resources: sortedBundle(o.resources), target: o.target, failures, until, lastFailureAt: o.at });
-        if (!series.some((p) => pairKey(p.resources, p.target) === key)) series.push({ resources: sortedBundle(o.resources), target: o.target });
+        pairs.set(key, {
+          resources: sortedBundle(o.resources),
+          target: o.target,
+          failures,
+          until,
+          lastFailureAt: o.at,
+        });
+        if (!series.some((p) => pairKey(p.resources, p.target) === key))
+          series.push({ resources: sortedBundle(o.resources), target: o.target });
         notices.push({
           code: 'motion-failed',
           severity: 'warning',
@@ -191,7 +206,8 @@ export function backoffFilter(options: BackoffOptions): Stage<BackoffState> {
         const targets = c.targets.filter((t) => {
           const key = pairKey(c.resources, t);
           if (inSeries.has(key)) reasons.push(`${bundleLabel(c.resources)} to ${t} failed earlier in this series`);
-          else if (backedOff.has(key)) reasons.push(`backoff of ${bundleLabel(c.resources)} to ${t} until ${backedOff.get(key)}`);
+          else if (backedOff.has(key))
+            reasons.push(`backoff of ${bundleLabel(c.resources)} to ${t} until ${backedOff.get(key)}`);
           else return true;
           return false;
         });

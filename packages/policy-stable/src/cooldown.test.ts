@@ -8,19 +8,39 @@ describe('cooldown', () => {
   const EMPTY: CooldownState = { lastOutcomeAt: null, resources: [] };
 
   it('every member of a successful motion cools down from the outcome time; a failure does not', () => {
-    const { state } = stage.observe!({ now: 420, outcomes: [succeeded(['vm:102', 'vm:101'], 'node2', 420), failed(['vm:103'], 'node3', 420)] }, EMPTY);
+    const { state } = stage.observe!(
+      { now: 420, outcomes: [succeeded(['vm:102', 'vm:101'], 'node2', 420), failed(['vm:103'], 'node3', 420)] },
+      EMPTY,
+    );
     // until = 420 + 600 = 1020, sorted by sid
-    expect(state).toEqual({ lastOutcomeAt: 420, resources: [{ sid: 'vm:101', until: 1020 }, { sid: 'vm:102', until: 1020 }] });
+    expect(state).toEqual({
+      lastOutcomeAt: 420,
+      resources: [
+        { sid: 'vm:101', until: 1020 },
+        { sid: 'vm:102', until: 1020 },
+      ],
+    });
   });
 
   it('drops a bundle with any cooling member and says which when nothing is left', () => {
     const state: CooldownState = { lastOutcomeAt: 420, resources: [{ sid: 'vm:101', until: 1020 }] };
     const both = [candidate('vm:101', ['node2']), candidate('vm:103', ['node2'], { resources: ['vm:103', 'vm:104'] })];
     expect(passed(stage.run(fixedContext({ now: 1000 }), { candidates: both }, state))).toEqual(['vm:103→node2']);
-    const out = stage.run(fixedContext({ now: 1000 }), { candidates: [candidate('vm:100', ['node3'], { resources: ['vm:100', 'vm:101'] })] }, state);
-    expect(out).toMatchObject({ stop: 'cooldown of vm:101 until 1020', code: 'cooldown', key: 'cooldown:cooldown of vm:101 until 1020' });
+    const out = stage.run(
+      fixedContext({ now: 1000 }),
+      { candidates: [candidate('vm:100', ['node3'], { resources: ['vm:100', 'vm:101'] })] },
+      state,
+    );
+    expect(out).toMatchObject({
+      stop: 'cooldown of vm:101 until 1020',
+      code: 'cooldown',
+      key: 'cooldown:cooldown of vm:101 until 1020',
+    });
     // at 1020 it is over (now < until cools)
-    expect(passed(stage.run(fixedContext({ now: 1020 }), { candidates: both }, state))).toEqual(['vm:101→node2', 'vm:103→node2']);
+    expect(passed(stage.run(fixedContext({ now: 1020 }), { candidates: both }, state))).toEqual([
+      'vm:101→node2',
+      'vm:103→node2',
+    ]);
   });
 
   it('expired entries leave the state', () => {
@@ -31,15 +51,29 @@ describe('cooldown', () => {
 
   it('lists at most three cooling resources, then how many more', () => {
     const resources = ['vm:1', 'vm:2', 'vm:3', 'vm:4', 'vm:5'].map((sid) => ({ sid, until: 700 }));
-    const out = stage.run(fixedContext({ now: 600 }), { candidates: resources.map((r) => candidate(r.sid, ['node2'])) }, { lastOutcomeAt: 100, resources });
-    expect('stop' in out && out.stop).toBe('cooldown of vm:1 until 700, cooldown of vm:2 until 700, cooldown of vm:3 until 700 and 2 more');
+    const out = stage.run(
+      fixedContext({ now: 600 }),
+      { candidates: resources.map((r) => candidate(r.sid, ['node2'])) },
+      { lastOutcomeAt: 100, resources },
+    );
+    expect('stop' in out && out.stop).toBe(
+      'cooldown of vm:1 until 700, cooldown of vm:2 until 700, cooldown of vm:3 until 700 and 2 more',
+    );
   });
 
   it('validates its state and options', () => {
-    expect(() => stage.validateState!({ lastOutcomeAt: null, resources: [{ sid: 'a', until: 1 }, { sid: 'a', until: 2 }] })).toThrow(
-      "stage 'cooldown': state field 'resources.1.sid' lists 'a' twice",
+    expect(() =>
+      stage.validateState!({
+        lastOutcomeAt: null,
+        resources: [
+          { sid: 'a', until: 1 },
+          { sid: 'a', until: 2 },
+        ],
+      }),
+    ).toThrow("stage 'cooldown': state field 'resources.1.sid' lists 'a' twice");
+    expect(() => stage.validateState!({ lastOutcomeAt: null, resources: [{ sid: '', until: 1 }] })).toThrow(
+      "state field 'resources.0.sid' must be a non-empty string",
     );
-    expect(() => stage.validateState!({ lastOutcomeAt: null, resources: [{ sid: '', until: 1 }] })).toThrow("state field 'resources.0.sid' must be a non-empty string");
     expect(() => cooldownFilter({ seconds: -1 })).toThrow("cooldown seconds must be a finite number > 0, got '-1'");
   });
 });
@@ -68,18 +102,28 @@ describe('min-improvement (absolute dead band)', () => {
   it('prints the improvement and the band in the host’s units', () => {
     // 0.62 − 0.60 = 0.02 → 2.0 pp; 0.35 − 0.30 = 0.04999999999999999 → every digit, never '5.0 pp below 5.0 pp'
     const ctx = fixedContext({ format: percentReasonFormat() });
-    const run = (before: number, after: number) => stage.run(ctx, { imbalance: before, selected: { ...selected, imbalance: after } }, null);
+    const run = (before: number, after: number) =>
+      stage.run(ctx, { imbalance: before, selected: { ...selected, imbalance: after } }, null);
     expect(run(0.62, 0.6)).toMatchObject({ stop: 'improvement 2.0 pp below min-improvement 5.0 pp' });
     expect(run(0.35, 0.3)).toMatchObject({ stop: 'improvement 4.999999999999999 pp below min-improvement 5.0 pp' });
   });
 
   it('reads the imbalance from the (adjusted) view when no gate computed it', () => {
     const evaluator = { imbalance: () => 0.9, score: () => [] };
-    expect('plan' in stage.run(fixedContext({ imbalanceValue: 0.1 }), { evaluator, selected: { ...selected, imbalance: 0.8 } }, null)).toBe(true);
+    expect(
+      'plan' in
+        stage.run(
+          fixedContext({ imbalanceValue: 0.1 }),
+          { evaluator, selected: { ...selected, imbalance: 0.8 } },
+          null,
+        ),
+    ).toBe(true);
   });
 
   it('rejects a negative or NaN band', () => {
-    expect(() => minImprovementAccept({ minImprovement: -0.01 })).toThrow("minImprovement must be a finite number >= 0, got '-0.01'");
+    expect(() => minImprovementAccept({ minImprovement: -0.01 })).toThrow(
+      "minImprovement must be a finite number >= 0, got '-0.01'",
+    );
     expect(() => minImprovementAccept({ minImprovement: NaN })).toThrow('NaN');
   });
 });

@@ -24,7 +24,8 @@ export interface CooldownState {
  */
 export function cooldownFilter(options: { seconds: number }): Stage<CooldownState> {
   const seconds = options.seconds;
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new PolicyError('invalid-config', `cooldown seconds must be a finite number > 0, got '${seconds}'`);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new PolicyError('invalid-config', `cooldown seconds must be a finite number > 0, got '${seconds}'`);
   const check = stateCheck('cooldown');
   return {
     name: 'cooldown',
@@ -38,7 +39,11 @@ export function cooldownFilter(options: { seconds: number }): Stage<CooldownStat
         resources: check.array(s.resources, 'resources').map((v, i) => {
           const e = check.object(v, `resources.${i}`);
           const sid = check.string(e.sid, `resources.${i}.sid`);
-          if (seen.has(sid)) throw new PolicyError('invalid-state', `stage 'cooldown': state field 'resources.${i}.sid' lists '${sid}' twice`);
+          if (seen.has(sid))
+            throw new PolicyError(
+              'invalid-state',
+              `stage 'cooldown': state field 'resources.${i}.sid' lists '${sid}' twice`,
+            );
           seen.add(sid);
           return { sid, until: check.number(e.until, `resources.${i}.until`) };
         }),

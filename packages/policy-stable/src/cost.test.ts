@@ -14,7 +14,11 @@ const candidates = (costC: number | undefined) => [
 ];
 
 function select(weight: number, scored = [A, B, C], costC?: number | null) {
-  const out = costSelect({ weight }).run(fixedContext(), { imbalance: 0.5, scored, candidates: candidates(costC === null ? undefined : (costC ?? GIB)) }, null);
+  const out = costSelect({ weight }).run(
+    fixedContext(),
+    { imbalance: 0.5, scored, candidates: candidates(costC === null ? undefined : (costC ?? GIB)) },
+    null,
+  );
   if ('stop' in out) throw new Error(out.stop);
   return { selected: out.plan.selected, notices: out.notices ?? [] };
 }
@@ -40,14 +44,24 @@ describe('cost select: the cheapest move within the tolerance of the best improv
   it('equal costs keep the scorer order', () => {
     const out = costSelect({ weight: 0.3 }).run(
       fixedContext(),
-      { imbalance: 0.5, scored: [A, B], candidates: [candidate('vm:101', ['node3'], { transferBytes: GIB }), candidate('vm:102', ['node2'], { transferBytes: GIB })] },
+      {
+        imbalance: 0.5,
+        scored: [A, B],
+        candidates: [
+          candidate('vm:101', ['node3'], { transferBytes: GIB }),
+          candidate('vm:102', ['node2'], { transferBytes: GIB }),
+        ],
+      },
       null,
     );
     expect('plan' in out && out.plan.selected).toEqual(A);
   });
 
   it('when nothing improves, the scorer’s first is selected (the margin rejects it)', () => {
-    const worse = [{ ...A, imbalance: 0.6 }, { ...B, imbalance: 0.7 }];
+    const worse = [
+      { ...A, imbalance: 0.6 },
+      { ...B, imbalance: 0.7 },
+    ];
     expect(select(0.5, worse).selected).toEqual(worse[0]);
   });
 
@@ -56,7 +70,8 @@ describe('cost select: the cheapest move within the tolerance of the best improv
       {
         code: 'cost-preferred',
         severity: 'info',
-        message: 'preferred vm:102 to node2 (copies 4.0 GiB, improvement 0.1700) over vm:101 to node3 (copies 16.0 GiB, improvement 0.2000)',
+        message:
+          'preferred vm:102 to node2 (copies 4.0 GiB, improvement 0.1700) over vm:101 to node3 (copies 16.0 GiB, improvement 0.2000)',
       },
     ]);
     expect(select(0.1).notices).toEqual([]);
@@ -64,12 +79,20 @@ describe('cost select: the cheapest move within the tolerance of the best improv
 
   it('prints the improvements in the host’s units (percentage points)', () => {
     // 0.5 − 0.33 = 0.17 → 17.0 pp; 0.5 − 0.3 = 0.2 → 20.0 pp
-    const out = costSelect({ weight: 0.2 }).run(fixedContext({ format: percentReasonFormat() }), { imbalance: 0.5, scored: [A, B, C], candidates: candidates(GIB) }, null);
-    expect(out.notices?.[0]?.message).toBe('preferred vm:102 to node2 (copies 4.0 GiB, improvement 17.0 pp) over vm:101 to node3 (copies 16.0 GiB, improvement 20.0 pp)');
+    const out = costSelect({ weight: 0.2 }).run(
+      fixedContext({ format: percentReasonFormat() }),
+      { imbalance: 0.5, scored: [A, B, C], candidates: candidates(GIB) },
+      null,
+    );
+    expect(out.notices?.[0]?.message).toBe(
+      'preferred vm:102 to node2 (copies 4.0 GiB, improvement 17.0 pp) over vm:101 to node3 (copies 16.0 GiB, improvement 20.0 pp)',
+    );
   });
 
   it('stops when nothing was scored, and rejects bad options', () => {
-    expect(costSelect({ weight: 0.2 }).run(fixedContext(), { scored: [] }, null)).toMatchObject({ code: 'nothing-selected' });
+    expect(costSelect({ weight: 0.2 }).run(fixedContext(), { scored: [] }, null)).toMatchObject({
+      code: 'nothing-selected',
+    });
     expect(() => costSelect({ weight: 0 })).toThrow("cost weight must be in (0, 1], got '0'");
     expect(() => costSelect({ weight: 1.5 })).toThrow('1.5');
     expect(() => costSelect({ weight: 0.2, limit: 0 })).toThrow("cost limit must be an integer >= 1, got '0'");
@@ -84,7 +107,11 @@ describe('cost select under another objective (plan.objective)', () => {
     formatGain: (g) => `${g.toFixed(0)} guest-seconds`,
   });
   const run = (gains: Record<string, number | undefined>, weight = 0.2) =>
-    costSelect({ weight }).run(fixedContext(), { scored: [A, B, C], candidates: candidates(GIB), objective: objective(gains) }, null);
+    costSelect({ weight }).run(
+      fixedContext(),
+      { scored: [A, B, C], candidates: candidates(GIB), objective: objective(gains) },
+      null,
+    );
 
   it.each([
     // best gain 100 (A), floor 80: A and B (90) eligible, B copies less (4 GiB < 16 GiB)
@@ -105,7 +132,8 @@ describe('cost select under another objective (plan.objective)', () => {
       {
         code: 'cost-preferred',
         severity: 'info',
-        message: 'preferred vm:102 to node2 (copies 4.0 GiB, guest contention gain 90 guest-seconds) over vm:101 to node3 (copies 16.0 GiB, guest contention gain 100 guest-seconds)',
+        message:
+          'preferred vm:102 to node2 (copies 4.0 GiB, guest contention gain 90 guest-seconds) over vm:101 to node3 (copies 16.0 GiB, guest contention gain 100 guest-seconds)',
       },
     ]);
   });
@@ -118,6 +146,9 @@ describe('the dead band under another objective', () => {
     const plan = { imbalance: 0.5, selected: { ...A, imbalance: 0.48 } };
     expect(stage.run(fixedContext(), plan, null)).toMatchObject({ code: 'below-min-improvement' });
     const objective: MoveObjective = { name: 'guest contention', gain: () => 1, formatGain: String };
-    expect(stage.run(fixedContext(), { ...plan, objective }, null)).toEqual({ plan: { ...plan, objective }, state: null });
+    expect(stage.run(fixedContext(), { ...plan, objective }, null)).toEqual({
+      plan: { ...plan, objective },
+      state: null,
+    });
   });
 });

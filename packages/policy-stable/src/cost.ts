@@ -1,4 +1,13 @@
-import { type BalanceCandidate, type NoticeInit, PolicyError, type ScoredMigration, type Stage, evaluatorOf, reasonFormatOf, stateCheck } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type NoticeInit,
+  PolicyError,
+  type ScoredMigration,
+  type Stage,
+  evaluatorOf,
+  reasonFormatOf,
+  stateCheck,
+} from '@poise/policy';
 
 /** How many best-scored migrations the cost stage compares (the scorer's limit when it is on). */
 export const COST_SCORE_LIMIT = 16;
@@ -30,8 +39,10 @@ function formatBytes(bytes: number | undefined): string {
 export function costSelect(options: { weight: number; limit?: number }): Stage<null> {
   const weight = options.weight;
   const limit = options.limit ?? COST_SCORE_LIMIT;
-  if (!Number.isFinite(weight) || weight <= 0 || weight > 1) throw new PolicyError('invalid-config', `cost weight must be in (0, 1], got '${weight}'`);
-  if (!Number.isInteger(limit) || limit < 1) throw new PolicyError('invalid-config', `cost limit must be an integer >= 1, got '${limit}'`);
+  if (!Number.isFinite(weight) || weight <= 0 || weight > 1)
+    throw new PolicyError('invalid-config', `cost weight must be in (0, 1], got '${weight}'`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new PolicyError('invalid-config', `cost limit must be an integer >= 1, got '${limit}'`);
   const check = stateCheck('select-cost');
   return {
     name: 'select-cost',
@@ -71,7 +82,9 @@ export function costSelect(options: { weight: number; limit?: number }): Stage<n
       if (chosen !== 0) {
         const first = scored[0]!;
         const improvement = (i: number) =>
-          objective ? `${objective.name} gain ${objective.formatGain(improvements[i]!)}` : `improvement ${reasonFormatOf(ctx).value('improvement', improvements[i]!)}`;
+          objective
+            ? `${objective.name} gain ${objective.formatGain(improvements[i]!)}`
+            : `improvement ${reasonFormatOf(ctx).value('improvement', improvements[i]!)}`;
         notices.push({
           code: 'cost-preferred',
           severity: 'info',

@@ -12,7 +12,8 @@ import { PolicyError, type Stage, evaluatorOf, reasonFormatOf, selectedOf, state
  */
 export function minImprovementAccept(options: { minImprovement: number }): Stage<null> {
   const min = options.minImprovement;
-  if (!Number.isFinite(min) || min < 0) throw new PolicyError('invalid-config', `minImprovement must be a finite number >= 0, got '${min}'`);
+  if (!Number.isFinite(min) || min < 0)
+    throw new PolicyError('invalid-config', `minImprovement must be a finite number >= 0, got '${min}'`);
   const check = stateCheck('min-improvement');
   return {
     name: 'min-improvement',
@@ -26,7 +27,11 @@ export function minImprovementAccept(options: { minImprovement: number }): Stage
       if (improvement >= min) return { plan, state };
       const format = reasonFormatOf(ctx);
       const shown = format.value('improvement', improvement, min);
-      return { stop: `improvement ${shown} below min-improvement ${format.bound('improvement', min)}`, code: 'below-min-improvement', state };
+      return {
+        stop: `improvement ${shown} below min-improvement ${format.bound('improvement', min)}`,
+        code: 'below-min-improvement',
+        state,
+      };
     },
   };
 }

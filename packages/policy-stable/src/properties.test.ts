@@ -1,5 +1,14 @@
 import fc from 'fast-check';
-import { type BalanceCandidate, type BalanceContext, type Decision, type PipelineState, ReplayCluster, composePipeline, readCrs, referencePipeline } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type BalanceContext,
+  type Decision,
+  type PipelineState,
+  ReplayCluster,
+  composePipeline,
+  readCrs,
+  referencePipeline,
+} from '@poise/policy';
 import { describe, expect, it } from 'vitest';
 import { STABLE_KEYS, parseStableSettings, stableStages } from './index';
 import { GIB } from './test-support';
@@ -28,12 +37,17 @@ function contextOf(now: number, r: Round): BalanceContext {
   return {
     now,
     motionInFlight: r.motionInFlight,
-    outcomes: r.outcome ? [{ resources: c.resources, source: 'node1', target: c.targets[0]!, ok: r.outcome.ok, at: now }] : [],
+    outcomes: r.outcome
+      ? [{ resources: c.resources, source: 'node1', target: c.targets[0]!, ok: r.outcome.ok, at: now }]
+      : [],
     imbalance: () => r.imbalance,
     candidates: () => CANDIDATES,
     score: (_c, _m, limit) => [{ sid: sid, source: 'node1', target: target, imbalance: r.after }].slice(0, limit),
     nodes: () => [{ node: 'node1', cpu: 1, maxcpu: 4, mem: GIB, maxmem: 8 * GIB, servicesCpu: 1, servicesMem: GIB }],
-    adjust: () => ({ imbalance: () => r.imbalance, score: (_c, _m, limit) => [{ sid: sid, source: 'node1', target: target, imbalance: r.after }].slice(0, limit) }),
+    adjust: () => ({
+      imbalance: () => r.imbalance,
+      score: (_c, _m, limit) => [{ sid: sid, source: 'node1', target: target, imbalance: r.after }].slice(0, limit),
+    }),
   };
 }
 
@@ -43,7 +57,10 @@ const offFlag = fc.constantFrom(undefined, null, '', 0, '0', false);
 
 describe('properties', () => {
   it('with every key off, the composed pipeline decides and keeps state exactly like the reference', () => {
-    const crsArb = fc.record(Object.fromEntries(STABLE_KEYS.map((k) => [k.key, k.type === 'flag' ? offFlag : offNumber])), { requiredKeys: [] });
+    const crsArb = fc.record(
+      Object.fromEntries(STABLE_KEYS.map((k) => [k.key, k.type === 'flag' ? offFlag : offNumber])),
+      { requiredKeys: [] },
+    );
     fc.assert(
       fc.property(crsArb, fc.array(roundArb, { maxLength: 25 }), (crs, rounds) => {
         const { settings, problems } = parseStableSettings(readCrs(crs));
@@ -66,7 +83,10 @@ describe('properties', () => {
   });
 
   it('recommended on random rounds: states are plain JSON, restore to themselves, and no decision holds a non-finite number', () => {
-    const pipeline = composePipeline(REFERENCE, stableStages(parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings));
+    const pipeline = composePipeline(
+      REFERENCE,
+      stableStages(parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings),
+    );
     const finite = (d: Decision) => d.action === 'none' || [d.imbalanceBefore, d.imbalanceAfter].every(Number.isFinite);
     fc.assert(
       fc.property(fc.array(roundArb, { maxLength: 25 }), (rounds) => {
@@ -86,44 +106,60 @@ describe('properties', () => {
   });
 
   it('recommended on random clusters: every move clears the 5 pp dead band and the margin; a series never retries a pair that failed in it', () => {
-    const guestArb = fc.record({ cpu: fc.double({ min: 0, max: 8, noNaN: true }), mem: fc.integer({ min: 0, max: 32 }), node: fc.integer({ min: 0, max: 2 }), failures: fc.integer({ min: 0, max: 3 }) });
+    const guestArb = fc.record({
+      cpu: fc.double({ min: 0, max: 8, noNaN: true }),
+      mem: fc.integer({ min: 0, max: 32 }),
+      node: fc.integer({ min: 0, max: 2 }),
+      failures: fc.integer({ min: 0, max: 3 }),
+    });
     fc.assert(
-      fc.property(fc.array(guestArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 2 ** 31 }), (guests, seed) => {
-        let x = seed;
-        const random = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x / 2 ** 32);
-        const cluster = new ReplayCluster({
-          nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 16, maxmem: 64 * GIB })),
-          guests: guests.map((g, i) => ({ sid: `vm:${100 + i}`, node: `node${g.node + 1}`, cpu: g.cpu, mem: g.mem * GIB, failures: g.failures })),
-        });
-        const settings = parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
-        cluster.run(composePipeline(REFERENCE, stableStages(settings)), {
-          until: 1200,
-          beforeRound: (c) => {
-            for (const n of ['node1', 'node2', 'node3']) c.setNode(n, { cpu: random() * 2, mem: Math.floor(random() * 4 * GIB) });
-          },
-        });
-        for (const m of cluster.moves()) {
-          if (m.type !== 'move') continue;
-          expect(m.imbalanceBefore - m.imbalanceAfter).toBeGreaterThanOrEqual(0.05);
-          expect((m.imbalanceBefore - m.imbalanceAfter) / m.imbalanceBefore).toBeGreaterThanOrEqual(0.1);
-        }
-        // a series: a move, and each move issued in the round its predecessor's failure is known
-        const failed = new Set<string>();
-        let failedAt: number | undefined;
-        for (const e of cluster.events) {
-          if (e.type !== 'move' && e.type !== 'outcome') continue;
-          const pair = `${e.resources.join('+')}>${e.target}`;
-          if (e.type === 'outcome') {
-            if (e.ok) failed.clear();
-            else failed.add(pair);
-            failedAt = e.ok ? undefined : e.time;
-          } else if (e.time === failedAt) {
-            expect(failed.has(pair)).toBe(false);
-          } else {
-            failed.clear();
+      fc.property(
+        fc.array(guestArb, { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        (guests, seed) => {
+          let x = seed;
+          const random = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x / 2 ** 32);
+          const cluster = new ReplayCluster({
+            nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 16, maxmem: 64 * GIB })),
+            guests: guests.map((g, i) => ({
+              sid: `vm:${100 + i}`,
+              node: `node${g.node + 1}`,
+              cpu: g.cpu,
+              mem: g.mem * GIB,
+              failures: g.failures,
+            })),
+          });
+          const settings = parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
+          cluster.run(composePipeline(REFERENCE, stableStages(settings)), {
+            until: 1200,
+            beforeRound: (c) => {
+              for (const n of ['node1', 'node2', 'node3'])
+                c.setNode(n, { cpu: random() * 2, mem: Math.floor(random() * 4 * GIB) });
+            },
+          });
+          for (const m of cluster.moves()) {
+            if (m.type !== 'move') continue;
+            expect(m.imbalanceBefore - m.imbalanceAfter).toBeGreaterThanOrEqual(0.05);
+            expect((m.imbalanceBefore - m.imbalanceAfter) / m.imbalanceBefore).toBeGreaterThanOrEqual(0.1);
           }
-        }
-      }),
+          // a series: a move, and each move issued in the round its predecessor's failure is known
+          const failed = new Set<string>();
+          let failedAt: number | undefined;
+          for (const e of cluster.events) {
+            if (e.type !== 'move' && e.type !== 'outcome') continue;
+            const pair = `${e.resources.join('+')}>${e.target}`;
+            if (e.type === 'outcome') {
+              if (e.ok) failed.clear();
+              else failed.add(pair);
+              failedAt = e.ok ? undefined : e.time;
+            } else if (e.time === failedAt) {
+              expect(failed.has(pair)).toBe(false);
+            } else {
+              failed.clear();
+            }
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });

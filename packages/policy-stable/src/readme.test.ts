@@ -26,12 +26,14 @@ describe('README', () => {
     const moves = (c: ReplayCluster) => {
       const failed = c.outcomes().filter((o) => o.type === 'outcome' && !o.ok).length;
       const perPair = new Map<string, number>();
-      for (const m of c.moves()) if (m.type === 'move') perPair.set(`${m.resources}>${m.target}`, (perPair.get(`${m.resources}>${m.target}`) ?? 0) + 1);
+      for (const m of c.moves())
+        if (m.type === 'move')
+          perPair.set(`${m.resources.join()}>${m.target}`, (perPair.get(`${m.resources.join()}>${m.target}`) ?? 0) + 1);
       return `${c.moves().length} (${failed} failed, ≤ ${Math.max(0, ...perPair.values())} per pair)`;
     };
     const rows: Array<[string, (s: StableSettings) => string]> = [
       [
-        "seed 004 fa:109 (fails 9×), 20 min: moves",
+        'seed 004 fa:109 (fails 9×), 20 min: moves',
         (s) => {
           const c = seed004('fa:109', 9);
           c.run(composePipeline(REFERENCE, stableStages(s)), { until: 40 + 1200 });

@@ -41,7 +41,11 @@ describe("seed 004: the review's fa:109 counter-example", () => {
     const cluster = seed004('fa:109', 9);
     cluster.run(pipelineWith(STABLE_OFF), { until: 40 + 1200 });
     // hold 3 rounds of 20 s after each failure: 80, 140, 200, ... ; attempt 10 succeeds
-    expect(motions(cluster.events).slice(0, 3)).toEqual(['80 fa:109→node2 FAIL', '140 fa:109→node2 FAIL', '200 fa:109→node2 FAIL']);
+    expect(motions(cluster.events).slice(0, 3)).toEqual([
+      '80 fa:109→node2 FAIL',
+      '140 fa:109→node2 FAIL',
+      '200 fa:109→node2 FAIL',
+    ]);
     expect(cluster.moves().filter((m) => m.resources[0] === 'fa:109' && m.target === 'node2')).toHaveLength(10);
     expect(repeatedFailures(cluster.events).length).toBeGreaterThan(0); // the check below can fail
   });
@@ -60,7 +64,9 @@ describe("seed 004: the review's fa:109 counter-example", () => {
       // then the imbalance is 25 % (2 guests on node1, 1 on each other): below the threshold
     ]);
     expect(repeatedFailures(cluster.events)).toEqual([]);
-    const warnings = cluster.events.filter((e) => e.type === 'notice').map((e) => (e.type === 'notice' ? `${e.time} ${e.message}` : ''));
+    const warnings = cluster.events
+      .filter((e) => e.type === 'notice')
+      .map((e) => (e.type === 'notice' ? `${e.time} ${e.message}` : ''));
     expect(warnings).toEqual([
       '100 fa:109 to node2 did not succeed (attempt 1): not retried in this series, backed off for 60s until 160',
       '120 fa:109 to node3 did not succeed (attempt 1): not retried in this series, backed off for 60s until 180',
@@ -71,14 +77,23 @@ describe("seed 004: the review's fa:109 counter-example", () => {
   it('fa:102 (fails twice): tried once per target, another guest moves, then fa:102 once its backoff is over', () => {
     const cluster = seed004('fa:102', 2);
     cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 40 + 1200 });
-    expect(motions(cluster.events)).toEqual(['80 fa:102→node2 FAIL', '100 fa:102→node3 FAIL', '120 vm:102→node2 ok', '180 fa:102→node3 ok']);
+    expect(motions(cluster.events)).toEqual([
+      '80 fa:102→node2 FAIL',
+      '100 fa:102→node3 FAIL',
+      '120 vm:102→node2 ok',
+      '180 fa:102→node3 ok',
+    ]);
   });
 
   it('a guest that never migrates (local cd-rom): ≤ 3 attempts of any pair in 20 min, others still move', () => {
     const cluster = seed004('vm:101', 1_000_000);
     cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 40 + 1200 });
     const attempts = new Map<string, number>();
-    for (const m of cluster.moves()) attempts.set(`${m.resources.join('+')}→${m.target}`, (attempts.get(`${m.resources.join('+')}→${m.target}`) ?? 0) + 1);
+    for (const m of cluster.moves())
+      attempts.set(
+        `${m.resources.join('+')}→${m.target}`,
+        (attempts.get(`${m.resources.join('+')}→${m.target}`) ?? 0) + 1,
+      );
     expect(Math.max(...attempts.values())).toBeLessThanOrEqual(3);
     expect(cluster.outcomes().some((o) => o.ok)).toBe(true);
     expect(repeatedFailures(cluster.events)).toEqual([]);
@@ -103,22 +118,25 @@ describe("seed 004: the review's fa:109 counter-example", () => {
 
 describe('seed symptom 2: a dominant guest on an idle 2-node cluster with ±0.5 pp noise', () => {
   const MIN27 = 27 * 60;
-  it.each([1, 2, 3])('seed %i: the reference moves it back and forth; recommended moves it at most once in 27 min and twice a day', (seed) => {
-    const reference = dominantGuest(seed);
-    reference.cluster.run(pipelineWith(STABLE_OFF), { until: MIN27, beforeRound: reference.noise });
-    expect(reference.cluster.moves().length).toBeGreaterThanOrEqual(4);
+  it.each([1, 2, 3])(
+    'seed %i: the reference moves it back and forth; recommended moves it at most once in 27 min and twice a day',
+    (seed) => {
+      const reference = dominantGuest(seed);
+      reference.cluster.run(pipelineWith(STABLE_OFF), { until: MIN27, beforeRound: reference.noise });
+      expect(reference.cluster.moves().length).toBeGreaterThanOrEqual(4);
 
-    const stable = dominantGuest(seed);
-    stable.cluster.run(pipelineWith(RECOMMENDED), { until: MIN27, beforeRound: stable.noise });
-    expect(stable.cluster.moves().length).toBeLessThanOrEqual(1);
-    stable.cluster.run(pipelineWith(RECOMMENDED), { until: 24 * 3600, beforeRound: stable.noise });
-    expect(stable.cluster.moves().length).toBeLessThanOrEqual(2);
-    // 4,320 rounds, and the decision not to act is logged only when its explanation changes
-    // (the hold rounds are quiet): a handful of lines, not one per round
-    const logged = stable.cluster.events.filter((e) => e.type === 'stop');
-    expect(logged.length).toBeLessThanOrEqual(8);
-    expect(new Set(logged.map((e) => (e.type === 'stop' ? e.code : '')))).not.toContain('holding');
-  });
+      const stable = dominantGuest(seed);
+      stable.cluster.run(pipelineWith(RECOMMENDED), { until: MIN27, beforeRound: stable.noise });
+      expect(stable.cluster.moves().length).toBeLessThanOrEqual(1);
+      stable.cluster.run(pipelineWith(RECOMMENDED), { until: 24 * 3600, beforeRound: stable.noise });
+      expect(stable.cluster.moves().length).toBeLessThanOrEqual(2);
+      // 4,320 rounds, and the decision not to act is logged only when its explanation changes
+      // (the hold rounds are quiet): a handful of lines, not one per round
+      const logged = stable.cluster.events.filter((e) => e.type === 'stop');
+      expect(logged.length).toBeLessThanOrEqual(8);
+      expect(new Set(logged.map((e) => (e.type === 'stop' ? e.code : '')))).not.toContain('holding');
+    },
+  );
 
   it('each stage alone: smoothing is what removes the noise-driven moves', () => {
     const count = (settings: StableSettings) => {

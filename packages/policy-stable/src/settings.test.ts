@@ -9,7 +9,14 @@ const parse = (crs: unknown) => {
   return { settings, problems: [...input.problems, ...problems].map((p) => p.message) };
 };
 
-const RECOMMENDED = { backoffSeconds: 60, cooldownSeconds: 600, minImprovementPoints: 5, smoothingHalfLifeSeconds: 300, costWeight: 0.2, memhost: true };
+const RECOMMENDED = {
+  backoffSeconds: 60,
+  cooldownSeconds: 600,
+  minImprovementPoints: 5,
+  smoothingHalfLifeSeconds: 300,
+  costWeight: 0.2,
+  memhost: true,
+};
 
 describe('parseStableSettings', () => {
   it('no keys: every stage off, the reference pipeline', () => {
@@ -24,7 +31,14 @@ describe('parseStableSettings', () => {
   });
 
   it('explicit keys override the preset, an explicit 0 turns a stage off', () => {
-    expect(parse({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-backoff': 0, 'ha-auto-rebalance-cooldown': '900', 'ha-auto-rebalance-memhost': '0' }).settings).toEqual({
+    expect(
+      parse({
+        'ha-auto-rebalance-preset': 'recommended',
+        'ha-auto-rebalance-backoff': 0,
+        'ha-auto-rebalance-cooldown': '900',
+        'ha-auto-rebalance-memhost': '0',
+      }).settings,
+    ).toEqual({
       ...RECOMMENDED,
       backoffSeconds: 0,
       cooldownSeconds: 900,
@@ -33,7 +47,13 @@ describe('parseStableSettings', () => {
   });
 
   it('reads numbers given as decimal strings, as datacenter.cfg stores them', () => {
-    expect(parse({ 'ha-auto-rebalance-min-improvement': '2.5', 'ha-auto-rebalance-cost-weight': '1e-1', 'ha-auto-rebalance-memhost': 1 }).settings).toEqual({
+    expect(
+      parse({
+        'ha-auto-rebalance-min-improvement': '2.5',
+        'ha-auto-rebalance-cost-weight': '1e-1',
+        'ha-auto-rebalance-memhost': 1,
+      }).settings,
+    ).toEqual({
       ...STABLE_OFF,
       minImprovementPoints: 2.5,
       costWeight: 0.1,
@@ -42,16 +62,36 @@ describe('parseStableSettings', () => {
   });
 
   it.each([
-    ['ha-auto-rebalance-backoff', 'abc', "datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)"],
-    ['ha-auto-rebalance-backoff', 4000, "invalid value '4000' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)"],
+    [
+      'ha-auto-rebalance-backoff',
+      'abc',
+      "datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)",
+    ],
+    [
+      'ha-auto-rebalance-backoff',
+      4000,
+      "invalid value '4000' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600)",
+    ],
     ['ha-auto-rebalance-cooldown', -1, "invalid value '-1' for 'crs.ha-auto-rebalance-cooldown' (seconds, 0 to 86400)"],
     ['ha-auto-rebalance-smoothing', '0x10', "invalid value '0x10' for 'crs.ha-auto-rebalance-smoothing'"],
     ['ha-auto-rebalance-smoothing', ' 5', "invalid value ' 5' for 'crs.ha-auto-rebalance-smoothing'"],
-    ['ha-auto-rebalance-min-improvement', NaN, "invalid value 'NaN' for 'crs.ha-auto-rebalance-min-improvement' (percentage points, 0 to 100)"],
-    ['ha-auto-rebalance-cost-weight', 1.5, "invalid value '1.5' for 'crs.ha-auto-rebalance-cost-weight' (fraction of the best improvement, 0 to 1)"],
+    [
+      'ha-auto-rebalance-min-improvement',
+      NaN,
+      "invalid value 'NaN' for 'crs.ha-auto-rebalance-min-improvement' (percentage points, 0 to 100)",
+    ],
+    [
+      'ha-auto-rebalance-cost-weight',
+      1.5,
+      "invalid value '1.5' for 'crs.ha-auto-rebalance-cost-weight' (fraction of the best improvement, 0 to 1)",
+    ],
     ['ha-auto-rebalance-cost-weight', true, "invalid value 'true' for 'crs.ha-auto-rebalance-cost-weight'"],
     ['ha-auto-rebalance-cost-weight', { x: 1 }, 'invalid value (an object) for'],
-    ['ha-auto-rebalance-memhost', 'yes', "datacenter.cfg: invalid value 'yes' for 'crs.ha-auto-rebalance-memhost' (0 or 1), falling back to 0 (off)"],
+    [
+      'ha-auto-rebalance-memhost',
+      'yes',
+      "datacenter.cfg: invalid value 'yes' for 'crs.ha-auto-rebalance-memhost' (0 or 1), falling back to 0 (off)",
+    ],
     ['ha-auto-rebalance-memhost', 2, "invalid value '2' for 'crs.ha-auto-rebalance-memhost' (0 or 1)"],
   ])('%s = %j is a problem naming the key, and that stage is off even under the preset', (key, value, message) => {
     const { settings, problems } = parse({ 'ha-auto-rebalance-preset': 'recommended', [key]: value });
@@ -73,13 +113,21 @@ describe('parseStableSettings', () => {
   it('a bad preset or a crs that is not an object is one problem, and everything is off', () => {
     expect(parse({ 'ha-auto-rebalance-preset': 'fast' })).toEqual({
       settings: STABLE_OFF,
-      problems: ["datacenter.cfg: invalid value 'fast' for 'crs.ha-auto-rebalance-preset' (one of recommended), using no preset"],
+      problems: [
+        "datacenter.cfg: invalid value 'fast' for 'crs.ha-auto-rebalance-preset' (one of recommended), using no preset",
+      ],
     });
-    expect(parse('dynamic')).toEqual({ settings: STABLE_OFF, problems: ["datacenter.cfg: 'crs' must be an object, got \"dynamic\"; the balancer stages are off"] });
+    expect(parse('dynamic')).toEqual({
+      settings: STABLE_OFF,
+      problems: ['datacenter.cfg: \'crs\' must be an object, got "dynamic"; the balancer stages are off'],
+    });
   });
 
   it('keys named like object internals are just absent keys', () => {
-    expect(parse(JSON.parse('{"__proto__": {"ha-auto-rebalance-backoff": 60}, "toString": 1}'))).toEqual({ settings: STABLE_OFF, problems: [] });
+    expect(parse(JSON.parse('{"__proto__": {"ha-auto-rebalance-backoff": 60}, "toString": 1}'))).toEqual({
+      settings: STABLE_OFF,
+      problems: [],
+    });
   });
 });
 
@@ -103,19 +151,28 @@ describe('stableStages', () => {
 
   it('converts the dead band from percentage points to the imbalance fraction', () => {
     const [part] = stableStages({ ...STABLE_OFF, minImprovementPoints: 5 });
-    const stop = part!.stage.run({} as never, { imbalance: 0.5, selected: { sid: 'a', source: 'n1', target: 'n2', imbalance: 0.46 } }, null);
+    const stop = part!.stage.run(
+      {} as never,
+      { imbalance: 0.5, selected: { sid: 'a', source: 'n1', target: 'n2', imbalance: 0.46 } },
+      null,
+    );
     // 0.5 − 0.46 = 0.04 < 5 / 100
     expect(stop).toMatchObject({ code: 'below-min-improvement', stop: 'improvement 0.04 below min-improvement 0.05' });
   });
 
   it('asks the scorer for more migrations only when cost is on', () => {
     expect(stableStages({ ...STABLE_OFF, costWeight: 0.2 }).map((p) => p.scoreLimit)).toEqual([16]);
-    expect(stableStages({ ...STABLE_OFF, costWeight: 0.2 }, { costScoreLimit: 4 }).map((p) => p.scoreLimit)).toEqual([4]);
+    expect(stableStages({ ...STABLE_OFF, costWeight: 0.2 }, { costScoreLimit: 4 }).map((p) => p.scoreLimit)).toEqual([
+      4,
+    ]);
   });
 
   it('rejects settings out of range (parse never yields them)', () => {
     expect(() => stableStages({ ...STABLE_OFF, backoffSeconds: NaN })).toThrow(
-      new PolicyError('invalid-config', "stable setting 'backoffSeconds' must be a finite number in 0..3600 (seconds), got 'NaN'"),
+      new PolicyError(
+        'invalid-config',
+        "stable setting 'backoffSeconds' must be a finite number in 0..3600 (seconds), got 'NaN'",
+      ),
     );
     expect(() => stableStages({ ...STABLE_OFF, costWeight: 2 })).toThrow("'costWeight'");
   });
@@ -131,6 +188,9 @@ describe('stableStages', () => {
       'ha-auto-rebalance-cost-weight',
       'ha-auto-rebalance-memhost',
     ]);
-    expect(schema.properties['ha-auto-rebalance-backoff']).toMatchObject({ default: 0, anyOf: [{ type: 'number', minimum: 0, maximum: 3600 }, { type: 'string' }] });
+    expect(schema.properties['ha-auto-rebalance-backoff']).toMatchObject({
+      default: 0,
+      anyOf: [{ type: 'number', minimum: 0, maximum: 3600 }, { type: 'string' }],
+    });
   });
 });

@@ -1,4 +1,12 @@
-import { type CrsInput, type FlagKeySpec, type NumberKeySpec, type SettingProblem, type StagePart, checkSettingRange, readCrsKeys } from '@poise/policy';
+import {
+  type CrsInput,
+  type FlagKeySpec,
+  type NumberKeySpec,
+  type SettingProblem,
+  type StagePart,
+  checkSettingRange,
+  readCrsKeys,
+} from '@poise/policy';
 import { BACKOFF_MAX_SECONDS, backoffFilter, backoffSeriesGate } from './backoff';
 import { cooldownFilter } from './cooldown';
 import { COST_SCORE_LIMIT, costSelect } from './cost';
@@ -17,7 +25,8 @@ export const BACKOFF_KEY: NumberKeySpec = {
   max: BACKOFF_MAX_SECONDS,
   off: 0,
   recommended: 60,
-  description: 'a failed (bundle, target) pair is excluded for the rest of its rebalancing series and skipped base·2^(failures−1) s (≤ 1 h) in later series',
+  description:
+    'a failed (bundle, target) pair is excluded for the rest of its rebalancing series and skipped base·2^(failures−1) s (≤ 1 h) in later series',
   why: 'symptom-1 scenario: 17 failed motions in 20 min become 3 (at most 2 per pair); 60 s retries a passing cause in the next series, and a lasting one reaches the 1 h cap after 7 failures (the seed validated 60 s, 120 s on a live cluster)',
 };
 
@@ -69,7 +78,8 @@ export const COST_WEIGHT_KEY: NumberKeySpec = {
   max: 1,
   off: 0,
   recommended: 0.2,
-  description: 'among moves improving by at least (1 − weight) of the best improvement, the one copying the least memory is chosen',
+  description:
+    'among moves improving by at least (1 − weight) of the best improvement, the one copying the least memory is chosen',
   why: 'symptom-3 scenario: it moves the 4 GiB guest for 18.4 pp instead of the 8 GiB one for 21.0 pp (half the copy for 88 % of the gain, still below the threshold after); a larger weight would take clearly worse moves',
 };
 
@@ -79,12 +89,20 @@ export const MEMHOST_KEY: FlagKeySpec = {
   type: 'flag',
   off: false,
   recommended: true,
-  description: "dynamic guest memory uses the host-side footprint ('memhost') when present (a host concern: which value it feeds to the usage model)",
+  description:
+    "dynamic guest memory uses the host-side footprint ('memhost') when present (a host concern: which value it feeds to the usage model)",
   why: 'symptom-2 scenario: alone it cuts 19 moves in 27 min to 4; without it the rest of the preset still makes 69 moves a day, each one mispredicted by the memory the guest does not see (memhost is what the node carries and a migration copies)',
 };
 
 /** Every key this package reads, for docs and `crsJsonSchema`. */
-export const STABLE_KEYS = [BACKOFF_KEY, COOLDOWN_KEY, MIN_IMPROVEMENT_KEY, SMOOTHING_KEY, COST_WEIGHT_KEY, MEMHOST_KEY] as const;
+export const STABLE_KEYS = [
+  BACKOFF_KEY,
+  COOLDOWN_KEY,
+  MIN_IMPROVEMENT_KEY,
+  SMOOTHING_KEY,
+  COST_WEIGHT_KEY,
+  MEMHOST_KEY,
+] as const;
 
 /** The stability settings, in the keys' units; 0 / false = off. */
 export interface StableSettings {
@@ -161,27 +179,54 @@ export interface StableStageOptions {
  * value out of range (`parseStableSettings` never yields one).
  */
 export function stableStages(settings: StableSettings, options: StableStageOptions = {}): StagePart[] {
-  for (const name of ['backoffSeconds', 'cooldownSeconds', 'minImprovementPoints', 'smoothingHalfLifeSeconds', 'costWeight'] as const) {
+  for (const name of [
+    'backoffSeconds',
+    'cooldownSeconds',
+    'minImprovementPoints',
+    'smoothingHalfLifeSeconds',
+    'costWeight',
+  ] as const) {
     checkSettingRange(`stable setting '${name}'`, settings[name], STABLE_FIELDS[name]);
   }
   const parts: StagePart[] = [];
   if (settings.smoothingHalfLifeSeconds > 0) {
-    parts.push({ slot: 'gate', order: STABLE_ORDER.smoothing, stage: smoothingGate({ halfLifeSeconds: settings.smoothingHalfLifeSeconds }) });
+    parts.push({
+      slot: 'gate',
+      order: STABLE_ORDER.smoothing,
+      stage: smoothingGate({ halfLifeSeconds: settings.smoothingHalfLifeSeconds }),
+    });
   }
   if (settings.backoffSeconds > 0) {
     parts.push({ slot: 'gate', order: STABLE_ORDER['backoff-series'], stage: backoffSeriesGate() });
     const maxSeconds = Math.max(options.maxBackoffSeconds ?? BACKOFF_MAX_SECONDS, settings.backoffSeconds);
-    parts.push({ slot: 'filter', order: STABLE_ORDER.backoff, stage: backoffFilter({ baseSeconds: settings.backoffSeconds, maxSeconds }) });
+    parts.push({
+      slot: 'filter',
+      order: STABLE_ORDER.backoff,
+      stage: backoffFilter({ baseSeconds: settings.backoffSeconds, maxSeconds }),
+    });
   }
   if (settings.cooldownSeconds > 0) {
-    parts.push({ slot: 'filter', order: STABLE_ORDER.cooldown, stage: cooldownFilter({ seconds: settings.cooldownSeconds }) });
+    parts.push({
+      slot: 'filter',
+      order: STABLE_ORDER.cooldown,
+      stage: cooldownFilter({ seconds: settings.cooldownSeconds }),
+    });
   }
   if (settings.costWeight > 0) {
     const limit = options.costScoreLimit ?? COST_SCORE_LIMIT;
-    parts.push({ slot: 'select', order: 0, stage: costSelect({ weight: settings.costWeight, limit }), scoreLimit: limit });
+    parts.push({
+      slot: 'select',
+      order: 0,
+      stage: costSelect({ weight: settings.costWeight, limit }),
+      scoreLimit: limit,
+    });
   }
   if (settings.minImprovementPoints > 0) {
-    parts.push({ slot: 'accept', order: STABLE_ORDER['min-improvement'], stage: minImprovementAccept({ minImprovement: settings.minImprovementPoints / 100 }) });
+    parts.push({
+      slot: 'accept',
+      order: STABLE_ORDER['min-improvement'],
+      stage: minImprovementAccept({ minImprovement: settings.minImprovementPoints / 100 }),
+    });
   }
   return parts;
 }

@@ -68,7 +68,13 @@ describe('smoothing the residual', () => {
   it('a second sample at the same time is ignored; a clock that went back restarts', () => {
     const first = round(100, [node('node1', 1, 0)], { nodes: [] }).state;
     expect(round(100, [node('node1', 9, 0)], first).state).toEqual(first);
-    expect(round(50, [node('node1', 9, 0)], first).state.nodes[0]).toEqual({ node: 'node1', at: 50, cpu: 9, mem: 0, weight: 1 });
+    expect(round(50, [node('node1', 9, 0)], first).state.nodes[0]).toEqual({
+      node: 'node1',
+      at: 50,
+      cpu: 9,
+      mem: 0,
+      weight: 1,
+    });
   });
 
   it('a known structural change takes effect at once: only the residual is averaged', () => {
@@ -104,21 +110,31 @@ describe('smoothing the residual', () => {
     const { adjusted } = round(300, [node('node1', 0, 2, 7, 8)], first);
     // mean cpu (½·0 + −2) / 1.5 = −1.333 → 2 − 1.333 = 0.667; mem 8 + (−1/1.5) = 7.333 → 7
     expect(adjusted[0]).toEqual({ node: 'node1', cpu: 2 - 2 / 1.5, mem: 7 });
-    const negative = round(600, [node('node1', 0, 0, 0, 0)], { nodes: [{ node: 'node1', at: 300, cpu: -5, mem: -5, weight: 1 }] });
+    const negative = round(600, [node('node1', 0, 0, 0, 0)], {
+      nodes: [{ node: 'node1', at: 300, cpu: -5, mem: -5, weight: 1 }],
+    });
     expect(negative.adjusted[0]).toEqual({ node: 'node1', cpu: 0, mem: 0 });
   });
 
   it('needs node telemetry and adjusted views from the host', () => {
-    expect(() => stage.run(fixedContext(), {}, { nodes: [] })).toThrow(new PolicyError('invalid-context', "stage 'smoothing' needs 'ctx.nodes()', which the host does not provide"));
+    expect(() => stage.run(fixedContext(), {}, { nodes: [] })).toThrow(
+      new PolicyError('invalid-context', "stage 'smoothing' needs 'ctx.nodes()', which the host does not provide"),
+    );
     expect(() => stage.run(fixedContext({ nodes: () => [] }), {}, { nodes: [] })).toThrow("'ctx.adjust()'");
   });
 
   it('validates its state and options', () => {
     const good = { node: 'node1', at: 0, cpu: 1, mem: 4, weight: 1 };
     expect(stage.validateState!({ nodes: [good] })).toEqual({ nodes: [good] });
-    expect(() => stage.validateState!({ nodes: [{ ...good, weight: 0.5 }] })).toThrow("stage 'smoothing': state field 'nodes.0.weight' must be a finite number >= 1, got 0.5");
-    expect(() => stage.validateState!({ nodes: [{ ...good, cpu: Infinity }] })).toThrow("state field 'nodes.0.cpu' must be a finite number in");
+    expect(() => stage.validateState!({ nodes: [{ ...good, weight: 0.5 }] })).toThrow(
+      "stage 'smoothing': state field 'nodes.0.weight' must be a finite number >= 1, got 0.5",
+    );
+    expect(() => stage.validateState!({ nodes: [{ ...good, cpu: Infinity }] })).toThrow(
+      "state field 'nodes.0.cpu' must be a finite number in",
+    );
     expect(() => stage.validateState!({ nodes: [good, good] })).toThrow("'nodes.1.node' lists 'node1' twice");
-    expect(() => smoothingGate({ halfLifeSeconds: 0 })).toThrow("smoothing halfLifeSeconds must be a finite number > 0, got '0'");
+    expect(() => smoothingGate({ halfLifeSeconds: 0 })).toThrow(
+      "smoothing halfLifeSeconds must be a finite number > 0, got '0'",
+    );
   });
 });

@@ -1,4 +1,12 @@
-import { type AdjustedNodeUsage, PolicyError, type Stage, TELEMETRY_MAX, compareNames, missingContext, stateCheck } from '@poise/policy';
+import {
+  type AdjustedNodeUsage,
+  PolicyError,
+  type Stage,
+  TELEMETRY_MAX,
+  compareNames,
+  missingContext,
+  stateCheck,
+} from '@poise/policy';
 
 /** The smoothed residual of one node: cores and bytes not accounted for by the HA services. */
 export interface ResidualEntry {
@@ -66,7 +74,11 @@ export function smoothingGate(options: { halfLifeSeconds: number }): Stage<Smoot
         nodes: check.array(s.nodes, 'nodes').map((v, i) => {
           const e = check.object(v, `nodes.${i}`);
           const node = check.string(e.node, `nodes.${i}.node`);
-          if (seen.has(node)) throw new PolicyError('invalid-state', `stage 'smoothing': state field 'nodes.${i}.node' lists '${node}' twice`);
+          if (seen.has(node))
+            throw new PolicyError(
+              'invalid-state',
+              `stage 'smoothing': state field 'nodes.${i}.node' lists '${node}' twice`,
+            );
           seen.add(node);
           return {
             node,
@@ -96,10 +108,20 @@ export function smoothingGate(options: { halfLifeSeconds: number }): Stage<Smoot
         } else {
           const old = decayWeight(ctx.now - prev.at, halfLife) * prev.weight;
           const weight = old + 1;
-          entry = { node: t.node, at: ctx.now, cpu: (old * prev.cpu + cpu) / weight, mem: (old * prev.mem + mem) / weight, weight };
+          entry = {
+            node: t.node,
+            at: ctx.now,
+            cpu: (old * prev.cpu + cpu) / weight,
+            mem: (old * prev.mem + mem) / weight,
+            weight,
+          };
         }
         entries.push(entry);
-        adjusted.push({ node: t.node, cpu: Math.max(0, t.servicesCpu + entry.cpu), mem: Math.max(0, Math.round(t.servicesMem + entry.mem)) });
+        adjusted.push({
+          node: t.node,
+          cpu: Math.max(0, t.servicesCpu + entry.cpu),
+          mem: Math.max(0, Math.round(t.servicesMem + entry.mem)),
+        });
       }
       entries.sort((a, b) => compareNames(a.node, b.node));
       return { plan: { ...plan, evaluator: ctx.adjust(adjusted) }, state: { nodes: entries } };

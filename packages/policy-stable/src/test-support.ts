@@ -1,11 +1,22 @@
 // Fixture builders for this package's tests (not exported from the package).
 import { mulberry32 } from '../../../tools/test-support/prng';
-import { type BalanceCandidate, type BalanceContext, type MotionOutcome, type Plan, ReplayCluster, type ScoredMigration, type Stage, type StageOutcome } from '@poise/policy';
+import {
+  type BalanceCandidate,
+  type BalanceContext,
+  type MotionOutcome,
+  type Plan,
+  ReplayCluster,
+  type ScoredMigration,
+  type Stage,
+  type StageOutcome,
+} from '@poise/policy';
 
 export const GIB = 1024 ** 3;
 
 /** A context whose values are fixed; `score` returns `scored` cut to the limit. */
-export function fixedContext(over: Partial<BalanceContext> & { scored?: ScoredMigration[]; imbalanceValue?: number } = {}): BalanceContext {
+export function fixedContext(
+  over: Partial<BalanceContext> & { scored?: ScoredMigration[]; imbalanceValue?: number } = {},
+): BalanceContext {
   const { scored = [], imbalanceValue = 0.5, ...rest } = over;
   return {
     now: 100,
@@ -17,7 +28,11 @@ export function fixedContext(over: Partial<BalanceContext> & { scored?: ScoredMi
   };
 }
 
-export const candidate = (leader: string, targets: string[], extra: Partial<BalanceCandidate> = {}): BalanceCandidate => ({
+export const candidate = (
+  leader: string,
+  targets: string[],
+  extra: Partial<BalanceCandidate> = {},
+): BalanceCandidate => ({
   leader,
   resources: [leader],
   targets,
@@ -25,11 +40,30 @@ export const candidate = (leader: string, targets: string[], extra: Partial<Bala
   ...extra,
 });
 
-export const failed = (resources: string[], target: string, at: number): MotionOutcome => ({ resources, source: 'node1', target, ok: false, at });
-export const succeeded = (resources: string[], target: string, at: number): MotionOutcome => ({ resources, source: 'node1', target, ok: true, at });
+export const failed = (resources: string[], target: string, at: number): MotionOutcome => ({
+  resources,
+  source: 'node1',
+  target,
+  ok: false,
+  at,
+});
+export const succeeded = (resources: string[], target: string, at: number): MotionOutcome => ({
+  resources,
+  source: 'node1',
+  target,
+  ok: true,
+  at,
+});
 
 /** Observes `outcomes` at `now`, then runs the stage on `plan`. */
-export function observeAndRun<S>(stage: Stage<S>, state: S, now: number, outcomes: MotionOutcome[], plan: Plan, ctx?: BalanceContext) {
+export function observeAndRun<S>(
+  stage: Stage<S>,
+  state: S,
+  now: number,
+  outcomes: MotionOutcome[],
+  plan: Plan,
+  ctx?: BalanceContext,
+) {
   const seen = stage.observe ? stage.observe({ now, outcomes }, state) : { state };
   const out: StageOutcome<S> = stage.run(ctx ?? fixedContext({ now }), plan, seen.state);
   return { observed: seen, out };
@@ -49,11 +83,16 @@ export function passed<S>(out: StageOutcome<S>): string[] | string {
 export function seed004(sid: string, failures: number) {
   return new ReplayCluster({
     nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 24, maxmem: 32 * GIB })),
-    guests: [sid, 'vm:102', 'vm:103', 'vm:104'].map((s) => ({ sid: s, node: 'node1', cpu: 1, mem: 4 * GIB, failures: s === sid ? failures : 0 })),
+    guests: [sid, 'vm:102', 'vm:103', 'vm:104'].map((s) => ({
+      sid: s,
+      node: 'node1',
+      cpu: 1,
+      mem: 4 * GIB,
+      failures: s === sid ? failures : 0,
+    })),
     start: 40,
   });
 }
-
 
 /**
  * Seed symptom 2: two 16-core, 64 GiB nodes, each with 0.5 cores and 2 GiB of its own load;
@@ -73,4 +112,3 @@ export function dominantGuest(seed: number) {
   };
   return { cluster, noise };
 }
-

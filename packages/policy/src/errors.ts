@@ -8,7 +8,12 @@
  *   round context; the pipeline turns it into a stop decision with that code, so it never
  *   reaches the host from `Pipeline.run`.
  */
-export type PolicyErrorCode = 'invalid-config' | 'invalid-pipeline' | 'invalid-state' | 'invalid-context' | 'invalid-input';
+export type PolicyErrorCode =
+  | 'invalid-config'
+  | 'invalid-pipeline'
+  | 'invalid-state'
+  | 'invalid-context'
+  | 'invalid-input';
 
 /** Base error of `@poise/policy` and its variant packages. */
 export class PolicyError extends Error {

@@ -20,19 +20,61 @@ describe('formatCompared: numbers in stop reasons', () => {
 
 describe('reason formats: the host chooses the units of the reasons', () => {
   const percent = percentReasonFormat();
-  const cases: Array<{ name: string; quantity: ReasonQuantity; value: number; compared?: number; fraction: string; percent: string }> = [
+  const cases: Array<{
+    name: string;
+    quantity: ReasonQuantity;
+    value: number;
+    compared?: number;
+    fraction: string;
+    percent: string;
+  }> = [
     // 0.27381 against threshold 0.3: 4 significant digits; 27.381 → 27.4
-    { name: 'an imbalance compared with the threshold', quantity: 'imbalance', value: 0.27381, compared: 0.3, fraction: '0.2738', percent: '27.4%' },
+    {
+      name: 'an imbalance compared with the threshold',
+      quantity: 'imbalance',
+      value: 0.27381,
+      compared: 0.3,
+      fraction: '0.2738',
+      percent: '27.4%',
+    },
     // (0.5 − 0.50586) / 0.5 = −0.01172 → −1.172 % → −1.2 %
-    { name: 'a negative relative improvement against the margin', quantity: 'relative-improvement', value: -0.01172, compared: 0.1, fraction: '-0.01172', percent: '-1.2%' },
+    {
+      name: 'a negative relative improvement against the margin',
+      quantity: 'relative-improvement',
+      value: -0.01172,
+      compared: 0.1,
+      fraction: '-0.01172',
+      percent: '-1.2%',
+    },
     // an improvement alone (the cost notice): 0.18369 → 4 decimals / 18.369 pp → 18.4 pp
     { name: 'an improvement alone', quantity: 'improvement', value: 0.18369, fraction: '0.1837', percent: '18.4 pp' },
     // (1 − 0.9) / 1 = 0.09999999999999998: 10.0 against 10.0 needs 15 decimals to differ
-    { name: 'a value that rounds to its bound', quantity: 'relative-improvement', value: (1 - 0.9) / 1, compared: 0.1, fraction: '0.09999999999999998', percent: '9.999999999999998%' },
+    {
+      name: 'a value that rounds to its bound',
+      quantity: 'relative-improvement',
+      value: (1 - 0.9) / 1,
+      compared: 0.1,
+      fraction: '0.09999999999999998',
+      percent: '9.999999999999998%',
+    },
     // 0.35 − 0.3 = 0.04999999999999999 against min-improvement 0.05: 4.999999999999999 pp
-    { name: 'an improvement just below the dead band', quantity: 'improvement', value: 0.35 - 0.3, compared: 0.05, fraction: '0.04999999999999999', percent: '4.999999999999999 pp' },
+    {
+      name: 'an improvement just below the dead band',
+      quantity: 'improvement',
+      value: 0.35 - 0.3,
+      compared: 0.05,
+      fraction: '0.04999999999999999',
+      percent: '4.999999999999999 pp',
+    },
     // equal to its bound: printed like the bound
-    { name: 'a value equal to its bound', quantity: 'imbalance', value: 0.3, compared: 0.3, fraction: '0.3', percent: '30.0%' },
+    {
+      name: 'a value equal to its bound',
+      quantity: 'imbalance',
+      value: 0.3,
+      compared: 0.3,
+      fraction: '0.3',
+      percent: '30.0%',
+    },
     // an imbalance alone (the undefined relative improvement's 0 to 0)
     { name: 'an imbalance alone', quantity: 'imbalance', value: 0, fraction: '0', percent: '0.0%' },
   ];
@@ -62,7 +104,9 @@ describe('reason formats: the host chooses the units of the reasons', () => {
       const below = bound - Number.EPSILON * bound;
       if (below === bound) continue;
       expect(percent.value('imbalance', below, bound)).not.toBe(percent.bound('imbalance', bound));
-      expect(FRACTION_REASON_FORMAT.value('imbalance', below, bound)).not.toBe(FRACTION_REASON_FORMAT.bound('imbalance', bound));
+      expect(FRACTION_REASON_FORMAT.value('imbalance', below, bound)).not.toBe(
+        FRACTION_REASON_FORMAT.bound('imbalance', bound),
+      );
     }
   });
 });

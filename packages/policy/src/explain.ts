@@ -1,4 +1,5 @@
 import { compareNames } from '@poise/usage';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- named by {@link} in a doc comment: typedoc resolves it through this import
 import type { BalanceContext } from './types';
 
 /** How many items a stop reason lists before `and N more`. */
@@ -77,7 +78,11 @@ export interface ReasonFormat {
  */
 export const FRACTION_REASON_FORMAT: ReasonFormat = Object.freeze({
   value: (quantity: ReasonQuantity, value: number, compared?: number) =>
-    compared !== undefined ? formatCompared(value, compared) : quantity === 'improvement' ? value.toFixed(4) : String(value),
+    compared !== undefined
+      ? formatCompared(value, compared)
+      : quantity === 'improvement'
+        ? value.toFixed(4)
+        : String(value),
   bound: (_quantity: ReasonQuantity, bound: number) => String(bound),
 });
 
@@ -94,9 +99,12 @@ const PERCENT_MAX_DIGITS = 20;
  * whose other log lines round like C's `printf` passes its own, so the same number reads the
  * same everywhere).
  */
-export function percentReasonFormat(fixed: (value: number, digits: number) => string = (v, d) => v.toFixed(d)): ReasonFormat {
+export function percentReasonFormat(
+  fixed: (value: number, digits: number) => string = (v, d) => v.toFixed(d),
+): ReasonFormat {
   const unit = (quantity: ReasonQuantity) => (quantity === 'improvement' ? ' pp' : '%');
-  const print = (value: number, digits: number) => (Number.isFinite(value) ? fixed(value * 100, digits) : String(value));
+  const print = (value: number, digits: number) =>
+    Number.isFinite(value) ? fixed(value * 100, digits) : String(value);
   return Object.freeze({
     value: (quantity: ReasonQuantity, value: number, compared?: number) => {
       let digits = 1;

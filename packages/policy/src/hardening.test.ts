@@ -27,27 +27,44 @@ const CANDIDATES: BalanceCandidate[] = [
 const BEST: ScoredMigration = { sid: 'vm:101', source: 'node1', target: 'node3', imbalance: 0.2 };
 
 /** A host whose every value can be replaced; `imbalance` 0.5 and one good move by default. */
-function host(over: Partial<Record<keyof BalanceContext, unknown>> & { imbalanceValue?: unknown; scored?: unknown; candidateList?: unknown } = {}): BalanceContext {
+function host(
+  over: Partial<Record<keyof BalanceContext, unknown>> & {
+    imbalanceValue?: unknown;
+    scored?: unknown;
+    candidateList?: unknown;
+  } = {},
+): BalanceContext {
   const { imbalanceValue, scored, candidateList, ...rest } = over;
   return {
     now: 100,
     motionInFlight: false,
     imbalance: () => ('imbalanceValue' in over ? imbalanceValue : 0.5) as number,
     candidates: () => (candidateList ?? CANDIDATES) as BalanceCandidate[],
-    score: (_c, _m, limit) => ((scored ?? [BEST]) as ScoredMigration[]).slice(0, Math.max(limit, (scored as unknown[] | undefined)?.length ?? 1)),
+    score: (_c, _m, limit) =>
+      ((scored ?? [BEST]) as ScoredMigration[]).slice(
+        0,
+        Math.max(limit, (scored as unknown[] | undefined)?.length ?? 1),
+      ),
     ...(rest as Partial<BalanceContext>),
   };
 }
 
-const ref = (hold = 0, threshold = 0.3, margin = 0.1) => referencePipeline({ threshold, holdRounds: hold, margin, method: 'bruteforce' });
-const stopOf = (d: Decision) => (d.action === 'none' ? { stage: d.stage, code: d.code } : { stage: 'move', code: 'move' });
+const ref = (hold = 0, threshold = 0.3, margin = 0.1) =>
+  referencePipeline({ threshold, holdRounds: hold, margin, method: 'bruteforce' });
+const stopOf = (d: Decision) =>
+  d.action === 'none' ? { stage: d.stage, code: d.code } : { stage: 'move', code: 'move' };
 
 describe('a non-finite or negative imbalance from the host never moves', () => {
-  it.each([NaN, Infinity, -Infinity, -0.1, '0.5', undefined, null])('imbalance %s stops the round at threshold-hold with invalid-input', (value) => {
-    const out = ref().run(host({ imbalanceValue: value }), {});
-    expect(stopOf(out.decision)).toEqual({ stage: 'threshold-hold', code: 'invalid-input' });
-    expect(out.decision.action === 'none' && out.decision.reason).toMatch(/^the host imbalance must be a finite number >= 0, got /);
-  });
+  it.each([NaN, Infinity, -Infinity, -0.1, '0.5', undefined, null])(
+    'imbalance %s stops the round at threshold-hold with invalid-input',
+    (value) => {
+      const out = ref().run(host({ imbalanceValue: value }), {});
+      expect(stopOf(out.decision)).toEqual({ stage: 'threshold-hold', code: 'invalid-input' });
+      expect(out.decision.action === 'none' && out.decision.reason).toMatch(
+        /^the host imbalance must be a finite number >= 0, got /,
+      );
+    },
+  );
 
   it('leaves the hold count as it was (the round did not count)', () => {
     const pipeline = ref(3);
@@ -61,11 +78,23 @@ describe('a non-finite or negative imbalance from the host never moves', () => {
     { name: 'infinite after', scored: [{ ...BEST, imbalance: Infinity }], message: 'scored.0.imbalance' },
     { name: 'negative after', scored: [{ ...BEST, imbalance: -0.5 }], message: 'scored.0.imbalance' },
     { name: 'a self-move', scored: [{ ...BEST, target: 'node1' }], message: "would move from 'node1' to itself" },
-    { name: 'a pair that is not a candidate', scored: [{ ...BEST, target: 'node4' }], message: "'vm:101' to 'node4' is not one of the candidates" },
+    {
+      name: 'a pair that is not a candidate',
+      scored: [{ ...BEST, target: 'node4' }],
+      message: "'vm:101' to 'node4' is not one of the candidates",
+    },
     { name: 'an unknown sid', scored: [{ ...BEST, sid: 'vm:999' }], message: 'is not one of the candidates' },
-    { name: 'more results than the limit', scored: [BEST, { ...BEST, target: 'node2' }], message: 'more than the limit 1' },
+    {
+      name: 'more results than the limit',
+      scored: [BEST, { ...BEST, target: 'node2' }],
+      message: 'more than the limit 1',
+    },
     { name: 'not an array', scored: 'x', message: 'scored migrations must be an array' },
-    { name: 'a missing target', scored: [{ sid: 'vm:101', source: 'node1', imbalance: 0.1 }], message: 'scored.0.target must be a non-empty string' },
+    {
+      name: 'a missing target',
+      scored: [{ sid: 'vm:101', source: 'node1', imbalance: 0.1 }],
+      message: 'scored.0.target must be a non-empty string',
+    },
   ])('a scored migration with $name stops at the scorer', ({ scored, message }) => {
     const ctx = host();
     ctx.score = () => scored as ScoredMigration[];
@@ -75,7 +104,13 @@ describe('a non-finite or negative imbalance from the host never moves', () => {
   });
 
   // no threshold gate (a threshold >= 0 stops imbalance 0), so that imbalance 0 reaches the margin
-  const noThreshold = () => new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest(), relativeMarginAccept({ margin: 0.1 })]);
+  const noThreshold = () =>
+    new Pipeline([
+      hostCandidates(),
+      usageScorer({ method: 'bruteforce' }),
+      selectBest(),
+      relativeMarginAccept({ margin: 0.1 }),
+    ]);
 
   it('an undefined relative improvement (imbalance 0 → 0) stops with invalid-improvement', () => {
     // (0 - 0) / 0 = NaN, which `NaN < margin` would accept
@@ -98,14 +133,46 @@ describe('a non-finite or negative imbalance from the host never moves', () => {
 describe('candidates from the host are checked', () => {
   it.each([
     { name: 'not an array', list: {}, message: 'candidates must be an array' },
-    { name: 'a duplicate leader', list: [CANDIDATES[0], CANDIDATES[0]], message: "candidate 'vm:101' (candidates.1): leader listed twice" },
-    { name: 'a resource listed twice', list: [{ leader: 'vm:101', resources: ['vm:101', 'vm:101'], targets: ['node2'] }], message: "'resources' lists 'vm:101' twice" },
-    { name: 'a leader outside its bundle', list: [{ leader: 'vm:101', resources: ['vm:102'], targets: ['node2'] }], message: "'resources' must include the leader" },
-    { name: 'an empty bundle', list: [{ leader: 'vm:101', resources: [], targets: ['node2'] }], message: "'resources' must be a non-empty array" },
-    { name: 'a target listed twice', list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node2'] }], message: "'targets' lists 'node2' twice" },
-    { name: 'its source as a target', list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node1'], source: 'node1' }], message: "its source 'node1' is also a target" },
-    { name: 'a NaN cost', list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], transferBytes: NaN }], message: "'transferBytes' must be a finite number >= 0, got NaN" },
-    { name: 'an empty leader', list: [{ leader: '', resources: ['vm:101'], targets: ['node2'] }], message: 'candidates.0.leader must be a non-empty string' },
+    {
+      name: 'a duplicate leader',
+      list: [CANDIDATES[0], CANDIDATES[0]],
+      message: "candidate 'vm:101' (candidates.1): leader listed twice",
+    },
+    {
+      name: 'a resource listed twice',
+      list: [{ leader: 'vm:101', resources: ['vm:101', 'vm:101'], targets: ['node2'] }],
+      message: "'resources' lists 'vm:101' twice",
+    },
+    {
+      name: 'a leader outside its bundle',
+      list: [{ leader: 'vm:101', resources: ['vm:102'], targets: ['node2'] }],
+      message: "'resources' must include the leader",
+    },
+    {
+      name: 'an empty bundle',
+      list: [{ leader: 'vm:101', resources: [], targets: ['node2'] }],
+      message: "'resources' must be a non-empty array",
+    },
+    {
+      name: 'a target listed twice',
+      list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node2'] }],
+      message: "'targets' lists 'node2' twice",
+    },
+    {
+      name: 'its source as a target',
+      list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node1'], source: 'node1' }],
+      message: "its source 'node1' is also a target",
+    },
+    {
+      name: 'a NaN cost',
+      list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], transferBytes: NaN }],
+      message: "'transferBytes' must be a finite number >= 0, got NaN",
+    },
+    {
+      name: 'an empty leader',
+      list: [{ leader: '', resources: ['vm:101'], targets: ['node2'] }],
+      message: 'candidates.0.leader must be a non-empty string',
+    },
   ])('$name stops at candidates with invalid-input', ({ list, message }) => {
     const { decision } = ref().run(host({ candidateList: list }), {});
     expect(stopOf(decision)).toEqual({ stage: 'candidates', code: 'invalid-input' });
@@ -114,7 +181,10 @@ describe('candidates from the host are checked', () => {
 
   it('names like __proto__ and toString are ordinary candidates', () => {
     const list = [{ leader: '__proto__', resources: ['__proto__', 'toString'], targets: ['constructor'] }];
-    const ctx = host({ candidateList: list, scored: [{ sid: '__proto__', source: 'node1', target: 'constructor', imbalance: 0.1 }] });
+    const ctx = host({
+      candidateList: list,
+      scored: [{ sid: '__proto__', source: 'node1', target: 'constructor', imbalance: 0.1 }],
+    });
     expect(ref().run(ctx, {}).decision).toMatchObject({ action: 'move', resources: ['__proto__', 'toString'] });
   });
 });
@@ -126,17 +196,29 @@ describe('the context itself', () => {
     { over: { motionInFlight: 'no' }, reason: 'ctx.motionInFlight must be a boolean, got "no"' },
   ])('$reason: stage pipeline, code invalid-input, state unchanged', ({ over, reason }) => {
     const state = { 'threshold-hold': { sustainedRounds: 2 } };
-    const out = ref(3).run(host(over as never), state);
-    expect(out.decision).toEqual({ action: 'none', stage: 'pipeline', code: 'invalid-input', reason, key: 'pipeline:invalid-input', quiet: false, notices: [] });
+    const out = ref(3).run(host(over), state);
+    expect(out.decision).toEqual({
+      action: 'none',
+      stage: 'pipeline',
+      code: 'invalid-input',
+      reason,
+      key: 'pipeline:invalid-input',
+      quiet: false,
+      notices: [],
+    });
     expect(out.state['threshold-hold']).toEqual({ sustainedRounds: 2 });
   });
 
   it('an invalid outcome is dropped with a warning notice, the round goes on', () => {
     const outcomes = [{ resources: ['vm:101'], source: 'node1', target: 'node1', ok: false, at: 90 }, 'x'];
-    const { decision } = ref().run(host({ outcomes } as never), {});
+    const { decision } = ref().run(host({ outcomes }), {});
     expect(decision.action).toBe('move');
     expect(decision.notices.map((n) => [n.stage, n.code, n.message])).toEqual([
-      ['pipeline', 'invalid-outcome', "ignored an invalid motion outcome (outcomes.0): source and target are both 'node1'"],
+      [
+        'pipeline',
+        'invalid-outcome',
+        "ignored an invalid motion outcome (outcomes.0): source and target are both 'node1'",
+      ],
       ['pipeline', 'invalid-outcome', 'ignored an invalid motion outcome (outcomes.1): not an object ("x")'],
     ]);
   });
@@ -153,12 +235,15 @@ describe('the context itself', () => {
     const cases: Array<[unknown, string]> = [
       [[{ ...node, cpu: NaN }], "node 'node1': 'cpu' must be a finite number >= 0 and <= 2^53, got NaN"],
       [[{ ...node, maxmem: 0 }], "node 'node1': 'maxmem' must be a finite number > 0"],
-      [[{ ...node, pressureCpu: 101 }], "node 'node1': 'pressureCpu' must be a percentage in 0..100 or undefined (missing), got 101"],
+      [
+        [{ ...node, pressureCpu: 101 }],
+        "node 'node1': 'pressureCpu' must be a percentage in 0..100 or undefined (missing), got 101",
+      ],
       [[node, node], "node 'node1': listed twice"],
       [[{ ...node, mem: 2 ** 54 }], "'mem' must be a finite number >= 0 and <= 2^53"],
     ];
     for (const [nodes, message] of cases) {
-      const { decision } = pipeline.run(host({ nodes: () => nodes } as never), {});
+      const { decision } = pipeline.run(host({ nodes: () => nodes }), {});
       expect(stopOf(decision)).toEqual({ stage: 'reader', code: 'invalid-input' });
       expect(decision.action === 'none' && decision.reason).toContain(message);
     }
@@ -174,7 +259,7 @@ describe('the context itself', () => {
     };
     const pipeline = new Pipeline([reader, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
     const guest = { sid: 'vm:101', node: 'node1', cpu: 1, maxcpu: 4, mem: 1 };
-    const ok = pipeline.run(host({ guests: () => (reads++, [guest]) } as never), {});
+    const ok = pipeline.run(host({ guests: () => (reads++, [guest]) }), {});
     expect(ok.decision.action).toBe('move');
     expect(reads).toBe(1);
     const cases: Array<[unknown, string]> = [
@@ -187,7 +272,7 @@ describe('the context itself', () => {
       [[guest, guest], "guest 'vm:101': listed twice in the guest telemetry"],
     ];
     for (const [guests, message] of cases) {
-      const { decision } = pipeline.run(host({ guests: () => guests } as never), {});
+      const { decision } = pipeline.run(host({ guests: () => guests }), {});
       expect(stopOf(decision)).toEqual({ stage: 'reader', code: 'invalid-input' });
       expect(decision.action === 'none' && decision.reason).toContain(message);
     }
@@ -196,14 +281,36 @@ describe('the context itself', () => {
 
 describe('restored state is validated when a round starts', () => {
   const cases: Array<{ name: string; state: unknown; message: string }> = [
-    { name: 'a negative hold count', state: { 'threshold-hold': { sustainedRounds: -1 } }, message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1" },
+    {
+      name: 'a negative hold count',
+      state: { 'threshold-hold': { sustainedRounds: -1 } },
+      message:
+        "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got -1",
+    },
     // 1e300 + 1 === 1e300: a count that no longer counts
-    { name: 'a hold count of 1e300', state: JSON.parse('{"threshold-hold": {"sustainedRounds": 1e300}}'), message: "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got 1e+300" },
+    {
+      name: 'a hold count of 1e300',
+      state: JSON.parse('{"threshold-hold": {"sustainedRounds": 1e300}}'),
+      message:
+        "stage 'threshold-hold': state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got 1e+300",
+    },
     { name: 'a count as a string', state: { 'threshold-hold': { sustainedRounds: '2' } }, message: 'got "2"' },
     { name: 'a fractional count', state: { 'threshold-hold': { sustainedRounds: 1.5 } }, message: 'got 1.5' },
-    { name: 'a missing count', state: { 'threshold-hold': {} }, message: "state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got undefined" },
-    { name: 'a hold state that is not an object', state: { 'threshold-hold': 3 }, message: "stage 'threshold-hold': state must be an object, got 3" },
-    { name: 'state for a stateless stage', state: { candidates: { x: 1 } }, message: "stage 'candidates': state must be null (the stage keeps no state), got an object" },
+    {
+      name: 'a missing count',
+      state: { 'threshold-hold': {} },
+      message: "state field 'sustainedRounds' must be an integer from 0 to 9007199254740991, got undefined",
+    },
+    {
+      name: 'a hold state that is not an object',
+      state: { 'threshold-hold': 3 },
+      message: "stage 'threshold-hold': state must be an object, got 3",
+    },
+    {
+      name: 'state for a stateless stage',
+      state: { candidates: { x: 1 } },
+      message: "stage 'candidates': state must be null (the stage keeps no state), got an object",
+    },
     { name: 'a pipeline state that is an array', state: [], message: 'pipeline state must be an object, got an array' },
     { name: 'a pipeline state that is null', state: null, message: 'pipeline state must be an object, got null' },
   ];
@@ -219,7 +326,9 @@ describe('restored state is validated when a round starts', () => {
   });
 
   it('even when a gate stops the round before the corrupt stage would run', () => {
-    expect(() => ref(3).run(host({ motionInFlight: true }), { 'threshold-hold': { sustainedRounds: -1 } })).toThrow("state field 'sustainedRounds'");
+    expect(() => ref(3).run(host({ motionInFlight: true }), { 'threshold-hold': { sustainedRounds: -1 } })).toThrow(
+      "state field 'sustainedRounds'",
+    );
   });
 
   it('restore() checks a persisted state up front and fills in missing stages', () => {
@@ -244,21 +353,32 @@ describe('plan extensions the variant stages use', () => {
       run: (_c, _p, state) => ({ stop: 'nothing to gain', code: 'quiet', breaksStreak, state }),
     });
     for (const breaks of [true, false]) {
-      const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [{ slot: 'gate', order: 1, stage: gate(breaks) }]);
+      const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [
+        { slot: 'gate', order: 1, stage: gate(breaks) },
+      ]);
       const state = { 'threshold-hold': { sustainedRounds: 2 } };
       expect(pipeline.run(host(), state).state['threshold-hold']).toEqual({ sustainedRounds: breaks ? 0 : 2 });
     }
   });
 
   it('a continued series skips the hold rounds but not the threshold', () => {
-    const series: Stage<null> = { name: 'series', kind: 'gate', initialState: () => null, run: (_c, plan, state) => ({ plan: { ...plan, continueSeries: true }, state }) };
-    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [{ slot: 'gate', order: 1, stage: series }]);
+    const series: Stage<null> = {
+      name: 'series',
+      kind: 'gate',
+      initialState: () => null,
+      run: (_c, plan, state) => ({ plan: { ...plan, continueSeries: true }, state }),
+    };
+    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [
+      { slot: 'gate', order: 1, stage: series },
+    ]);
     // above the threshold: moves at once, count untouched
     const above = pipeline.run(host(), {});
     expect(above.decision.action).toBe('move');
     expect(above.state['threshold-hold']).toEqual({ sustainedRounds: 0 });
     // at or below: stops and resets as usual
-    expect(stopOf(pipeline.run(host({ imbalanceValue: 0.3 }), { 'threshold-hold': { sustainedRounds: 2 } }).decision)).toEqual({
+    expect(
+      stopOf(pipeline.run(host({ imbalanceValue: 0.3 }), { 'threshold-hold': { sustainedRounds: 2 } }).decision),
+    ).toEqual({
       stage: 'threshold-hold',
       code: 'below-threshold',
     });
@@ -266,10 +386,21 @@ describe('plan extensions the variant stages use', () => {
 
   it('an adjusted evaluator in the plan is what the threshold, scorer and margin read', () => {
     const adjusted = { imbalance: () => 0.8, score: () => [{ ...BEST, imbalance: 0.1 }] };
-    const smoothing: Stage<null> = { name: 'adjust', kind: 'gate', initialState: () => null, run: (_c, plan, state) => ({ plan: { ...plan, evaluator: adjusted }, state }) };
-    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' }, [{ slot: 'gate', order: 1, stage: smoothing }]);
+    const smoothing: Stage<null> = {
+      name: 'adjust',
+      kind: 'gate',
+      initialState: () => null,
+      run: (_c, plan, state) => ({ plan: { ...plan, evaluator: adjusted }, state }),
+    };
+    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' }, [
+      { slot: 'gate', order: 1, stage: smoothing },
+    ]);
     // measured imbalance 0.1 would stop at the threshold; the adjusted 0.8 goes on
-    expect(pipeline.run(host({ imbalanceValue: 0.1 }), {}).decision).toMatchObject({ action: 'move', imbalanceBefore: 0.8, imbalanceAfter: 0.1 });
+    expect(pipeline.run(host({ imbalanceValue: 0.1 }), {}).decision).toMatchObject({
+      action: 'move',
+      imbalanceBefore: 0.8,
+      imbalanceAfter: 0.1,
+    });
   });
 
   it('observe runs every round, even when the first gate stops', () => {
@@ -281,9 +412,11 @@ describe('plan extensions the variant stages use', () => {
       observe: (facts, n) => (seen.push(facts.now), { state: n + facts.outcomes.length }),
       run: (_c, plan, state) => ({ plan, state }),
     };
-    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [{ slot: 'filter', order: 1, stage: watcher }]);
+    const pipeline = composePipeline({ threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' }, [
+      { slot: 'filter', order: 1, stage: watcher },
+    ]);
     const outcome = { resources: ['vm:101'], source: 'node1', target: 'node2', ok: true, at: 100 };
-    const { state } = pipeline.run(host({ motionInFlight: true, outcomes: [outcome] } as never), {});
+    const { state } = pipeline.run(host({ motionInFlight: true, outcomes: [outcome] }), {});
     expect(seen).toEqual([100]);
     expect(state.watch).toBe(1);
   });
@@ -295,7 +428,8 @@ describe('composePipeline', () => {
     name,
     kind,
     initialState: () => null,
-    run: (_c, plan, state) => (kind === 'select' ? { plan: { ...plan, selected: plan.scored![0]! }, state } : { plan, state }),
+    run: (_c, plan, state) =>
+      kind === 'select' ? { plan: { ...plan, selected: plan.scored![0]! }, state } : { plan, state },
   });
 
   it('with no parts is the reference pipeline, stage for stage', () => {
@@ -332,7 +466,9 @@ describe('composePipeline', () => {
     const limits: number[] = [];
     const ctx = host();
     ctx.score = (_c, _m, limit) => (limits.push(limit), [BEST]);
-    composePipeline({ ...REF, holdRounds: 0 }, [{ slot: 'select', order: 0, stage: stage('pick', 'select'), scoreLimit: 8 }]).run(ctx, {});
+    composePipeline({ ...REF, holdRounds: 0 }, [
+      { slot: 'select', order: 0, stage: stage('pick', 'select'), scoreLimit: 8 },
+    ]).run(ctx, {});
     expect(limits).toEqual([8]);
   });
 
@@ -358,64 +494,138 @@ describe('composePipeline', () => {
   });
 
   it.each([
-    { name: 'a part in the wrong slot', parts: [{ slot: 'gate' as const, order: 1, stage: stage('f', 'filter') }], message: "stage 'f' (filter) cannot go in the 'gate' slot" },
-    { name: 'a filter in the hold slot', parts: [{ slot: 'hold' as const, order: 1, stage: stage('f', 'filter') }], message: "stage 'f' (filter) cannot go in the 'hold' slot" },
-    { name: 'a gate in the margin slot', parts: [{ slot: 'margin' as const, order: 1, stage: stage('g', 'gate') }], message: "stage 'g' (gate) cannot go in the 'margin' slot" },
-    { name: 'an unknown slot', parts: [{ slot: 'toString' as never, order: 1, stage: stage('g', 'gate') }], message: "stage 'g' has unknown slot 'toString'" },
-    { name: 'two hold parts', parts: [{ slot: 'hold' as const, order: 1, stage: stage('h1', 'gate') }, { slot: 'hold' as const, order: 2, stage: stage('h2', 'gate') }], message: "more than one hold stage: 'h1', 'h2'" },
-    { name: 'two score parts', parts: [{ slot: 'score' as const, order: 1, stage: stage('s1', 'score') }, { slot: 'score' as const, order: 2, stage: stage('s2', 'score') }], message: "more than one score stage: 's1', 's2'" },
-    { name: 'two select parts', parts: [{ slot: 'select' as const, order: 1, stage: stage('s1', 'select') }, { slot: 'select' as const, order: 2, stage: stage('s2', 'select') }], message: "more than one select stage: 's1', 's2'" },
-    { name: 'a NaN order', parts: [{ slot: 'gate' as const, order: NaN, stage: stage('g', 'gate') }], message: "stage 'g' has a non-finite order 'NaN'" },
-    { name: 'a reserved name', parts: [{ slot: 'gate' as const, order: 1, stage: stage('pipeline', 'gate') }], message: "stage name 'pipeline' is reserved" },
+    {
+      name: 'a part in the wrong slot',
+      parts: [{ slot: 'gate' as const, order: 1, stage: stage('f', 'filter') }],
+      message: "stage 'f' (filter) cannot go in the 'gate' slot",
+    },
+    {
+      name: 'a filter in the hold slot',
+      parts: [{ slot: 'hold' as const, order: 1, stage: stage('f', 'filter') }],
+      message: "stage 'f' (filter) cannot go in the 'hold' slot",
+    },
+    {
+      name: 'a gate in the margin slot',
+      parts: [{ slot: 'margin' as const, order: 1, stage: stage('g', 'gate') }],
+      message: "stage 'g' (gate) cannot go in the 'margin' slot",
+    },
+    {
+      name: 'an unknown slot',
+      parts: [{ slot: 'toString' as never, order: 1, stage: stage('g', 'gate') }],
+      message: "stage 'g' has unknown slot 'toString'",
+    },
+    {
+      name: 'two hold parts',
+      parts: [
+        { slot: 'hold' as const, order: 1, stage: stage('h1', 'gate') },
+        { slot: 'hold' as const, order: 2, stage: stage('h2', 'gate') },
+      ],
+      message: "more than one hold stage: 'h1', 'h2'",
+    },
+    {
+      name: 'two score parts',
+      parts: [
+        { slot: 'score' as const, order: 1, stage: stage('s1', 'score') },
+        { slot: 'score' as const, order: 2, stage: stage('s2', 'score') },
+      ],
+      message: "more than one score stage: 's1', 's2'",
+    },
+    {
+      name: 'two select parts',
+      parts: [
+        { slot: 'select' as const, order: 1, stage: stage('s1', 'select') },
+        { slot: 'select' as const, order: 2, stage: stage('s2', 'select') },
+      ],
+      message: "more than one select stage: 's1', 's2'",
+    },
+    {
+      name: 'a NaN order',
+      parts: [{ slot: 'gate' as const, order: NaN, stage: stage('g', 'gate') }],
+      message: "stage 'g' has a non-finite order 'NaN'",
+    },
+    {
+      name: 'a reserved name',
+      parts: [{ slot: 'gate' as const, order: 1, stage: stage('pipeline', 'gate') }],
+      message: "stage name 'pipeline' is reserved",
+    },
   ])('rejects $name', ({ parts, message }) => {
     expect(() => composePipeline(REF, parts)).toThrow(message);
   });
 
   it('rejects a score limit that is not a positive integer', () => {
-    expect(() => composePipeline(REF, [{ slot: 'select', order: 0, stage: stage('pick', 'select'), scoreLimit: 0 }])).toThrow("asks for score limit '0'");
+    expect(() =>
+      composePipeline(REF, [{ slot: 'select', order: 0, stage: stage('pick', 'select'), scoreLimit: 0 }]),
+    ).toThrow("asks for score limit '0'");
     expect(() => usageScorer({ method: 'bruteforce', limit: 1.5 })).toThrow("limit must be an integer >= 1, got '1.5'");
   });
 });
 
 describe('properties', () => {
-  const anyNumber = fc.oneof(fc.double(), fc.constantFrom(NaN, Infinity, -Infinity, 0, -0, 5e-324, 1e308), fc.double({ min: 0, max: 2, noNaN: true }));
-  const round = fc.record({ motionInFlight: fc.boolean(), imbalance: anyNumber, after: anyNumber, target: fc.constantFrom('node2', 'node3', 'node1') });
+  const anyNumber = fc.oneof(
+    fc.double(),
+    fc.constantFrom(NaN, Infinity, -Infinity, 0, -0, 5e-324, 1e308),
+    fc.double({ min: 0, max: 2, noNaN: true }),
+  );
+  const round = fc.record({
+    motionInFlight: fc.boolean(),
+    imbalance: anyNumber,
+    after: anyNumber,
+    target: fc.constantFrom('node2', 'node3', 'node1'),
+  });
 
   it('never moves on a non-finite imbalance or improvement, and every move clears the margin', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.array(round, { maxLength: 20 }), (hold, margin, rounds) => {
-        const pipeline = referencePipeline({ threshold: 0.3, holdRounds: hold, margin, method: 'bruteforce' });
-        let state = pipeline.initialState();
-        for (const r of rounds) {
-          const ctx = host({ motionInFlight: r.motionInFlight, imbalanceValue: r.imbalance, scored: [{ ...BEST, target: r.target, imbalance: r.after }] });
-          const out = pipeline.run(ctx, state);
-          state = out.state;
-          if (out.decision.action === 'move') {
-            const { imbalanceBefore: before, imbalanceAfter: after } = out.decision;
-            expect(Number.isFinite(before) && before >= 0 && Number.isFinite(after) && after >= 0).toBe(true);
-            expect(out.decision.migration.source).not.toBe(out.decision.migration.target);
-            expect((before - after) / before).toBeGreaterThanOrEqual(margin);
+      fc.property(
+        fc.integer({ min: 0, max: 3 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.array(round, { maxLength: 20 }),
+        (hold, margin, rounds) => {
+          const pipeline = referencePipeline({ threshold: 0.3, holdRounds: hold, margin, method: 'bruteforce' });
+          let state = pipeline.initialState();
+          for (const r of rounds) {
+            const ctx = host({
+              motionInFlight: r.motionInFlight,
+              imbalanceValue: r.imbalance,
+              scored: [{ ...BEST, target: r.target, imbalance: r.after }],
+            });
+            const out = pipeline.run(ctx, state);
+            state = out.state;
+            if (out.decision.action === 'move') {
+              const { imbalanceBefore: before, imbalanceAfter: after } = out.decision;
+              expect(Number.isFinite(before) && before >= 0 && Number.isFinite(after) && after >= 0).toBe(true);
+              expect(out.decision.migration.source).not.toBe(out.decision.migration.target);
+              expect((before - after) / before).toBeGreaterThanOrEqual(margin);
+            }
+            // the state stays plain JSON
+            expect(JSON.parse(JSON.stringify(state))).toEqual(state);
           }
-          // the state stays plain JSON
-          expect(JSON.parse(JSON.stringify(state))).toEqual(state);
-        }
-      }),
+        },
+      ),
     );
   });
 
   it('a state survives a JSON round trip: the next round decides the same on either', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ imbalance: fc.double({ min: 0, max: 1, noNaN: true }), motionInFlight: fc.boolean() }), { maxLength: 15 }), (rounds) => {
-        const pipeline = ref(3);
-        let state = pipeline.initialState();
-        for (const r of rounds) {
-          const ctx = host({ imbalanceValue: r.imbalance, motionInFlight: r.motionInFlight, scored: [{ ...BEST, imbalance: r.imbalance / 2 }] });
-          const direct = pipeline.run(ctx, state);
-          const viaJson = pipeline.run(ctx, JSON.parse(JSON.stringify(state)) as PipelineState);
-          expect(viaJson).toEqual(direct);
-          state = direct.state;
-        }
-      }),
+      fc.property(
+        fc.array(fc.record({ imbalance: fc.double({ min: 0, max: 1, noNaN: true }), motionInFlight: fc.boolean() }), {
+          maxLength: 15,
+        }),
+        (rounds) => {
+          const pipeline = ref(3);
+          let state = pipeline.initialState();
+          for (const r of rounds) {
+            const ctx = host({
+              imbalanceValue: r.imbalance,
+              motionInFlight: r.motionInFlight,
+              scored: [{ ...BEST, imbalance: r.imbalance / 2 }],
+            });
+            const direct = pipeline.run(ctx, state);
+            const viaJson = pipeline.run(ctx, JSON.parse(JSON.stringify(state)) as PipelineState);
+            expect(viaJson).toEqual(direct);
+            state = direct.state;
+          }
+        },
+      ),
     );
   });
 
@@ -430,25 +640,47 @@ describe('ReplayCluster checks what it is given', () => {
     [{ nodes: [{ ...node, maxcpu: 0 }], guests: [] }, "node 'node1': 'maxcpu' must be a finite number > 0, got 0"],
     [{ nodes: [{ ...node, mem: NaN }], guests: [] }, "node 'node1': 'mem' must be a finite number >= 0, got NaN"],
     [{ nodes: [node, node], guests: [] }, "node 'node1' listed twice"],
-    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node2', cpu: 1, mem: 1 }] }, "guest 'vm:1' is on unknown node 'node2'"],
-    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: -1, mem: 1 }] }, "guest 'vm:1': 'cpu' must be a finite number >= 0, got -1"],
-    [{ nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1, failures: 1.5 }] }, "guest 'vm:1': 'failures' must be an integer >= 0, got '1.5'"],
+    [
+      { nodes: [node], guests: [{ sid: 'vm:1', node: 'node2', cpu: 1, mem: 1 }] },
+      "guest 'vm:1' is on unknown node 'node2'",
+    ],
+    [
+      { nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: -1, mem: 1 }] },
+      "guest 'vm:1': 'cpu' must be a finite number >= 0, got -1",
+    ],
+    [
+      { nodes: [node], guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1, failures: 1.5 }] },
+      "guest 'vm:1': 'failures' must be an integer >= 0, got '1.5'",
+    ],
   ])('%j', (options, message) => {
     expect(() => new ReplayCluster(options as ReplayOptions)).toThrow(new PolicyError('invalid-config', message));
   });
 
   it('a bad load set later is refused too; bad pressure goes to the pipeline, which stops the round', () => {
-    const cluster = new ReplayCluster({ nodes: [node, { ...node, name: 'node2' }], guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1 }] });
-    expect(() => cluster.setNode('node1', { cpu: Infinity })).toThrow("node 'node1': 'cpu' must be a finite number >= 0, got Infinity");
+    const cluster = new ReplayCluster({
+      nodes: [node, { ...node, name: 'node2' }],
+      guests: [{ sid: 'vm:1', node: 'node1', cpu: 1, mem: 1 }],
+    });
+    expect(() => cluster.setNode('node1', { cpu: Infinity })).toThrow(
+      "node 'node1': 'cpu' must be a finite number >= 0, got Infinity",
+    );
     cluster.setNode('node1', { pressureCpu: 250 });
-    const reader: Stage<null> = { name: 'reader', kind: 'gate', initialState: () => null, run: (ctx, plan, state) => (ctx.nodes!(), { plan, state }) };
+    const reader: Stage<null> = {
+      name: 'reader',
+      kind: 'gate',
+      initialState: () => null,
+      run: (ctx, plan, state) => (ctx.nodes!(), { plan, state }),
+    };
     const pipeline = new Pipeline([reader, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
-    expect(cluster.round(pipeline, pipeline.initialState()).decision).toMatchObject({ stage: 'reader', code: 'invalid-input' });
+    expect(cluster.round(pipeline, pipeline.initialState()).decision).toMatchObject({
+      stage: 'reader',
+      code: 'invalid-input',
+    });
   });
 
   it('a stage without a name is refused when the pipeline is built', () => {
-    expect(() => new Pipeline([{ ...hostCandidates(), name: '' }, usageScorer({ method: 'bruteforce' }), selectBest()])).toThrow(
-      new PolicyError('invalid-pipeline', 'stage name must be a non-empty string, got ""'),
-    );
+    expect(
+      () => new Pipeline([{ ...hostCandidates(), name: '' }, usageScorer({ method: 'bruteforce' }), selectBest()]),
+    ).toThrow(new PolicyError('invalid-pipeline', 'stage name must be a non-empty string, got ""'));
   });
 });

@@ -121,8 +121,20 @@ describe('threshold and hold rounds (spec §3.7 step 3)', () => {
     },
     { name: 'hold 0 fires at once', hold: 0, rounds: [H, H], expected: ['move', 'move'], finalHeld: 0 },
     { name: 'hold 1 fires at once too (1 of 1 rounds)', hold: 1, rounds: [H], expected: ['move'], finalHeld: 0 },
-    { name: 'hold 0 still never fires at or below the threshold', hold: 0, rounds: [L, AT], expected: ['threshold-hold', 'threshold-hold'], finalHeld: 0 },
-    { name: 'two rounds of hold 3 leave the count at 2', hold: 3, rounds: [H, H], expected: ['threshold-hold', 'threshold-hold'], finalHeld: 2 },
+    {
+      name: 'hold 0 still never fires at or below the threshold',
+      hold: 0,
+      rounds: [L, AT],
+      expected: ['threshold-hold', 'threshold-hold'],
+      finalHeld: 0,
+    },
+    {
+      name: 'two rounds of hold 3 leave the count at 2',
+      hold: 3,
+      rounds: [H, H],
+      expected: ['threshold-hold', 'threshold-hold'],
+      finalHeld: 2,
+    },
   ];
   it.each(cases)('$name', ({ hold, rounds, expected, finalHeld }) => {
     const { decisions, state } = runRounds(ref(hold), rounds);
@@ -174,7 +186,9 @@ describe('motion in flight (spec §3.7 step 2)', () => {
     expect(held(out.state)).toBe(2);
     // the next free round is the 3rd above the threshold: it fires
     state = out.state;
-    expect(pipeline.run(fakeContext({ imbalance: 0.5, scored: [{ ...BEST, imbalance: 0.2 }] }).ctx, state).decision.action).toBe('move');
+    expect(
+      pipeline.run(fakeContext({ imbalance: 0.5, scored: [{ ...BEST, imbalance: 0.2 }] }).ctx, state).decision.action,
+    ).toBe('move');
   });
 
   it('does not reset a count even when the imbalance has dropped meanwhile', () => {
@@ -184,11 +198,36 @@ describe('motion in flight (spec §3.7 step 2)', () => {
 });
 
 describe('laziness: a stopped stage never asks for later values', () => {
-  const cases: Array<{ name: string; round: FakeOptions; stage: string; calls: { imbalance: number; candidates: number; score: number } }> = [
-    { name: 'motion gate', round: { motionInFlight: true }, stage: 'motion-in-flight', calls: { imbalance: 0, candidates: 0, score: 0 } },
-    { name: 'threshold gate', round: { imbalance: 0.1 }, stage: 'threshold-hold', calls: { imbalance: 1, candidates: 0, score: 0 } },
-    { name: 'no candidates', round: { candidates: [] }, stage: 'candidates', calls: { imbalance: 1, candidates: 1, score: 0 } },
-    { name: 'nothing scored', round: { scored: [] }, stage: 'score-bruteforce', calls: { imbalance: 1, candidates: 1, score: 1 } },
+  const cases: Array<{
+    name: string;
+    round: FakeOptions;
+    stage: string;
+    calls: { imbalance: number; candidates: number; score: number };
+  }> = [
+    {
+      name: 'motion gate',
+      round: { motionInFlight: true },
+      stage: 'motion-in-flight',
+      calls: { imbalance: 0, candidates: 0, score: 0 },
+    },
+    {
+      name: 'threshold gate',
+      round: { imbalance: 0.1 },
+      stage: 'threshold-hold',
+      calls: { imbalance: 1, candidates: 0, score: 0 },
+    },
+    {
+      name: 'no candidates',
+      round: { candidates: [] },
+      stage: 'candidates',
+      calls: { imbalance: 1, candidates: 1, score: 0 },
+    },
+    {
+      name: 'nothing scored',
+      round: { scored: [] },
+      stage: 'score-bruteforce',
+      calls: { imbalance: 1, candidates: 1, score: 1 },
+    },
     // a full round reads the imbalance once: the accept stage reuses the gate's value
     { name: 'a move', round: {}, stage: 'move', calls: { imbalance: 1, candidates: 1, score: 1 } },
   ];
@@ -204,7 +243,14 @@ describe('laziness: a stopped stage never asks for later values', () => {
       const fake = fakeContext();
       const { decision } = ref(0, 0.1, method).run(fake.ctx, {});
       expect(fake.scoreArgs).toEqual([{ candidates: CANDIDATES, method, limit: 1 }]);
-      expect(decision).toEqual({ action: 'move', migration: BEST, resources: ['vm:101'], imbalanceBefore: 1.41, imbalanceAfter: 0.94, notices: [] });
+      expect(decision).toEqual({
+        action: 'move',
+        migration: BEST,
+        resources: ['vm:101'],
+        imbalanceBefore: 1.41,
+        imbalanceAfter: 0.94,
+        notices: [],
+      });
     }
   });
 });
@@ -244,7 +290,12 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
 
   it('reports the relative improvement when it rejects', () => {
     const { decision } = ref(0, 0.5).run(fakeContext({ imbalance: 2, scored: [{ ...BEST, imbalance: 1.5 }] }).ctx, {});
-    expect(decision).toMatchObject({ action: 'none', stage: 'relative-margin', code: 'below-margin', reason: 'relative improvement 0.25 below margin 0.5' });
+    expect(decision).toMatchObject({
+      action: 'none',
+      stage: 'relative-margin',
+      code: 'below-margin',
+      reason: 'relative improvement 0.25 below margin 0.5',
+    });
   });
 
   it('speaks the host’s units when the host gives a reason format', () => {
@@ -256,7 +307,10 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
     expect(percent).toMatchObject({ code: 'below-margin', reason: 'relative improvement -1.2% below margin 10.0%' });
     // only the text differs: the key a host logs on is the same
     expect(percent.action === 'none' && percent.key).toBe(fractions.action === 'none' && fractions.key);
-    const below = ref(3).run({ ...fakeContext({ imbalance: 0.27381 }).ctx, format: percentReasonFormat() }, {}).decision;
+    const below = ref(3).run(
+      { ...fakeContext({ imbalance: 0.27381 }).ctx, format: percentReasonFormat() },
+      {},
+    ).decision;
     expect(below).toMatchObject({ code: 'below-threshold', reason: 'imbalance 27.4% at or below threshold 30.0%' });
   });
 
@@ -270,9 +324,19 @@ describe('relative margin (spec §3.7 step 6: (before - after) / before ≥ marg
   });
 
   it('reads the imbalance from the host when no gate computed it', () => {
-    const pipeline = new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest(), relativeMarginAccept({ margin: 0.1 })]);
+    const pipeline = new Pipeline([
+      hostCandidates(),
+      usageScorer({ method: 'bruteforce' }),
+      selectBest(),
+      relativeMarginAccept({ margin: 0.1 }),
+    ]);
     const fake = fakeContext({ imbalance: 1.41 });
-    expect(pipeline.run(fake.ctx, {}).decision).toMatchObject({ action: 'move', migration: BEST, imbalanceBefore: 1.41, imbalanceAfter: 0.94 });
+    expect(pipeline.run(fake.ctx, {}).decision).toMatchObject({
+      action: 'move',
+      migration: BEST,
+      imbalanceBefore: 1.41,
+      imbalanceAfter: 0.94,
+    });
     expect(fake.calls.imbalance).toBe(1);
   });
 });
@@ -282,13 +346,38 @@ describe('pipeline validation', () => {
   const cand = hostCandidates;
   const score = () => usageScorer({ method: 'bruteforce' });
   const sel = selectBest;
-  const filter = (name = 'filter'): Stage<null> => ({ name, kind: 'filter', initialState: () => null, run: (_c, plan, state) => ({ plan, state }) });
+  const filter = (name = 'filter'): Stage<null> => ({
+    name,
+    kind: 'filter',
+    initialState: () => null,
+    run: (_c, plan, state) => ({ plan, state }),
+  });
   const cases: Array<{ name: string; stages: () => Stage[]; message: string }> = [
-    { name: 'duplicate names', stages: () => [gate(), gate(), cand(), score(), sel()], message: "duplicate stage name 'motion-in-flight'" },
-    { name: 'a gate after candidates', stages: () => [cand(), gate(), score(), sel()], message: "stage 'motion-in-flight' (gate) must come before the candidates stages" },
-    { name: 'score before a filter', stages: () => [cand(), score(), filter(), sel()], message: "stage 'filter' (filter) must come before the score stages" },
-    { name: 'select before score', stages: () => [cand(), sel(), score()], message: "stage 'score-bruteforce' (score) must come before the select stages" },
-    { name: 'missing candidates', stages: () => [gate(), score(), sel()], message: "pipeline has no 'candidates' stage" },
+    {
+      name: 'duplicate names',
+      stages: () => [gate(), gate(), cand(), score(), sel()],
+      message: "duplicate stage name 'motion-in-flight'",
+    },
+    {
+      name: 'a gate after candidates',
+      stages: () => [cand(), gate(), score(), sel()],
+      message: "stage 'motion-in-flight' (gate) must come before the candidates stages",
+    },
+    {
+      name: 'score before a filter',
+      stages: () => [cand(), score(), filter(), sel()],
+      message: "stage 'filter' (filter) must come before the score stages",
+    },
+    {
+      name: 'select before score',
+      stages: () => [cand(), sel(), score()],
+      message: "stage 'score-bruteforce' (score) must come before the select stages",
+    },
+    {
+      name: 'missing candidates',
+      stages: () => [gate(), score(), sel()],
+      message: "pipeline has no 'candidates' stage",
+    },
     { name: 'missing score', stages: () => [gate(), cand(), sel()], message: "pipeline has no 'score' stage" },
     { name: 'missing select', stages: () => [cand(), score()], message: "pipeline has no 'select' stage" },
     { name: 'empty', stages: () => [], message: "pipeline has no 'candidates' stage" },
@@ -310,26 +399,87 @@ describe('pipeline validation', () => {
   });
 
   it('accepts several stages of one kind and optional filters in order', () => {
-    const pipeline = new Pipeline([gate(), thresholdHoldGate({ threshold: 0, holdRounds: 0 }), cand(), filter('a'), filter('b'), score(), sel()]);
-    expect(pipeline.stages.map((s) => s.kind)).toEqual(['gate', 'gate', 'candidates', 'filter', 'filter', 'score', 'select']);
+    const pipeline = new Pipeline([
+      gate(),
+      thresholdHoldGate({ threshold: 0, holdRounds: 0 }),
+      cand(),
+      filter('a'),
+      filter('b'),
+      score(),
+      sel(),
+    ]);
+    expect(pipeline.stages.map((s) => s.kind)).toEqual([
+      'gate',
+      'gate',
+      'candidates',
+      'filter',
+      'filter',
+      'score',
+      'select',
+    ]);
   });
 
   const configCases: Array<{ name: string; build: () => unknown; message: string }> = [
-    { name: 'negative hold', build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: -1 }), message: "holdRounds must be an integer from 0 to 9007199254740991, got '-1'" },
-    { name: 'fractional hold', build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1.5 }), message: "got '1.5'" },
+    {
+      name: 'negative hold',
+      build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: -1 }),
+      message: "holdRounds must be an integer from 0 to 9007199254740991, got '-1'",
+    },
+    {
+      name: 'fractional hold',
+      build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1.5 }),
+      message: "got '1.5'",
+    },
     // beyond 2^53 a count no longer counts (n + 1 === n)
-    { name: 'a hold of 1e300', build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1e300 }), message: "holdRounds must be an integer from 0 to 9007199254740991, got '1e+300'" },
-    { name: 'NaN threshold', build: () => thresholdHoldGate({ threshold: NaN, holdRounds: 3 }), message: "threshold must be a finite number >= 0, got 'NaN'" },
+    {
+      name: 'a hold of 1e300',
+      build: () => thresholdHoldGate({ threshold: 0.3, holdRounds: 1e300 }),
+      message: "holdRounds must be an integer from 0 to 9007199254740991, got '1e+300'",
+    },
+    {
+      name: 'NaN threshold',
+      build: () => thresholdHoldGate({ threshold: NaN, holdRounds: 3 }),
+      message: "threshold must be a finite number >= 0, got 'NaN'",
+    },
     // the imbalance is never negative: a negative threshold would let a balanced cluster through
-    { name: 'negative threshold', build: () => thresholdHoldGate({ threshold: -1, holdRounds: 3 }), message: "threshold must be a finite number >= 0, got '-1'" },
-    { name: 'unknown method', build: () => usageScorer({ method: 'greedy' as BalanceMethod }), message: "unknown method 'greedy' (bruteforce|topsis)" },
-    { name: 'infinite margin', build: () => relativeMarginAccept({ margin: Infinity }), message: "margin must be a finite number >= 0, got 'Infinity'" },
+    {
+      name: 'negative threshold',
+      build: () => thresholdHoldGate({ threshold: -1, holdRounds: 3 }),
+      message: "threshold must be a finite number >= 0, got '-1'",
+    },
+    {
+      name: 'unknown method',
+      build: () => usageScorer({ method: 'greedy' as BalanceMethod }),
+      message: "unknown method 'greedy' (bruteforce|topsis)",
+    },
+    {
+      name: 'infinite margin',
+      build: () => relativeMarginAccept({ margin: Infinity }),
+      message: "margin must be a finite number >= 0, got 'Infinity'",
+    },
     // a negative margin would accept moves that make the imbalance worse
-    { name: 'negative margin', build: () => relativeMarginAccept({ margin: -0.1 }), message: "margin must be a finite number >= 0, got '-0.1'" },
+    {
+      name: 'negative margin',
+      build: () => relativeMarginAccept({ margin: -0.1 }),
+      message: "margin must be a finite number >= 0, got '-0.1'",
+    },
     { name: 'reference pipeline with a bad hold', build: () => ref(-2), message: 'holdRounds' },
-    { name: 'reference pipeline with threshold -1', build: () => referencePipeline({ threshold: -1, holdRounds: 3, margin: 0.1, method: 'bruteforce' }), message: "threshold must be a finite number >= 0, got '-1'" },
-    { name: 'reference pipeline with threshold -100', build: () => referencePipeline({ threshold: -100, holdRounds: 3, margin: 0.1, method: 'bruteforce' }), message: "threshold must be a finite number >= 0, got '-100'" },
-    { name: 'reference pipeline with a threshold that is a string', build: () => referencePipeline({ threshold: '0.3' as unknown as number, holdRounds: 3, margin: 0.1, method: 'bruteforce' }), message: "threshold must be a finite number >= 0, got '0.3'" },
+    {
+      name: 'reference pipeline with threshold -1',
+      build: () => referencePipeline({ threshold: -1, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '-1'",
+    },
+    {
+      name: 'reference pipeline with threshold -100',
+      build: () => referencePipeline({ threshold: -100, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '-100'",
+    },
+    {
+      name: 'reference pipeline with a threshold that is a string',
+      build: () =>
+        referencePipeline({ threshold: '0.3' as unknown as number, holdRounds: 3, margin: 0.1, method: 'bruteforce' }),
+      message: "threshold must be a finite number >= 0, got '0.3'",
+    },
   ];
   it.each(configCases)('rejects config: $name', ({ build, message }) => {
     expect(build).toThrow(PolicyError);
@@ -376,7 +526,12 @@ describe('state in, state out', () => {
 
   it('records the state of stages that ran, up to and including the stopping one', () => {
     let seen = 0;
-    const counting: Stage<number> = { name: 'count', kind: 'filter', initialState: () => 0, run: (_c, plan, n) => ((seen = n), { plan, state: n + 1 }) };
+    const counting: Stage<number> = {
+      name: 'count',
+      kind: 'filter',
+      initialState: () => 0,
+      run: (_c, plan, n) => ((seen = n), { plan, state: n + 1 }),
+    };
     const pipeline = new Pipeline([hostCandidates(), counting, usageScorer({ method: 'bruteforce' }), selectBest()]);
     let state = pipeline.initialState();
     for (let i = 0; i < 3; i++) state = pipeline.run(fakeContext().ctx, deepFreeze(state)).state;
@@ -388,9 +543,16 @@ describe('state in, state out', () => {
   });
 
   it('throws when the select stage passes without a selection', () => {
-    const lazySelect: Stage<null> = { name: 'lazy', kind: 'select', initialState: () => null, run: (_c, plan, state) => ({ plan, state }) };
+    const lazySelect: Stage<null> = {
+      name: 'lazy',
+      kind: 'select',
+      initialState: () => null,
+      run: (_c, plan, state) => ({ plan, state }),
+    };
     const pipeline = new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), lazySelect]);
-    expect(() => pipeline.run(fakeContext().ctx, {})).toThrow(new PolicyError('invalid-pipeline', 'pipeline ended without a selected migration'));
+    expect(() => pipeline.run(fakeContext().ctx, {})).toThrow(
+      new PolicyError('invalid-pipeline', 'pipeline ended without a selected migration'),
+    );
   });
 
   it('lets a stage error through (the host reports it)', () => {
@@ -422,7 +584,11 @@ describe('properties of the reference pipeline', () => {
       fc.property(fc.integer({ min: 0, max: 5 }), fc.array(round, { maxLength: 40 }), (hold, rounds) => {
         const { decisions, state } = runRounds(
           ref(hold),
-          rounds.map((r) => ({ imbalance: r.above ? 0.5 : 0.1, motionInFlight: r.motionInFlight, scored: [{ ...BEST, imbalance: 0.2 }] })),
+          rounds.map((r) => ({
+            imbalance: r.above ? 0.5 : 0.1,
+            motionInFlight: r.motionInFlight,
+            scored: [{ ...BEST, imbalance: 0.2 }],
+          })),
         );
         // model: count the free (no motion) rounds above the threshold since the last reset
         let streak = 0;

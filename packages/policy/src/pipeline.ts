@@ -42,19 +42,28 @@ export class Pipeline {
     const names = new Set<string>();
     let last = 0;
     for (const stage of stages) {
-      if (typeof stage.name !== 'string' || stage.name === '') throw new PolicyError('invalid-pipeline', `stage name must be a non-empty string, got ${showValue(stage.name)}`);
-      if (stage.name === PIPELINE_STAGE) throw new PolicyError('invalid-pipeline', `stage name '${PIPELINE_STAGE}' is reserved`);
+      if (typeof stage.name !== 'string' || stage.name === '')
+        throw new PolicyError(
+          'invalid-pipeline',
+          `stage name must be a non-empty string, got ${showValue(stage.name)}`,
+        );
+      if (stage.name === PIPELINE_STAGE)
+        throw new PolicyError('invalid-pipeline', `stage name '${PIPELINE_STAGE}' is reserved`);
       if (names.has(stage.name)) throw new PolicyError('invalid-pipeline', `duplicate stage name '${stage.name}'`);
       names.add(stage.name);
       const rank = KIND_ORDER.indexOf(stage.kind);
       if (rank < 0) throw new PolicyError('invalid-pipeline', `stage '${stage.name}' has unknown kind '${stage.kind}'`);
       if (rank < last) {
-        throw new PolicyError('invalid-pipeline', `stage '${stage.name}' (${stage.kind}) must come before the ${KIND_ORDER[last]} stages`);
+        throw new PolicyError(
+          'invalid-pipeline',
+          `stage '${stage.name}' (${stage.kind}) must come before the ${KIND_ORDER[last]} stages`,
+        );
       }
       last = rank;
     }
     for (const kind of ['candidates', 'score', 'select'] as const) {
-      if (!stages.some((s) => s.kind === kind)) throw new PolicyError('invalid-pipeline', `pipeline has no '${kind}' stage`);
+      if (!stages.some((s) => s.kind === kind))
+        throw new PolicyError('invalid-pipeline', `pipeline has no '${kind}' stage`);
     }
     this.stages = stages;
   }
@@ -77,7 +86,8 @@ export class Pipeline {
     const next: Record<string, unknown> = { ...(state as Record<string, unknown>) };
     for (const stage of this.stages) {
       const value = Object.hasOwn(next, stage.name) ? next[stage.name] : undefined;
-      next[stage.name] = value === undefined ? stage.initialState() : stage.validateState ? stage.validateState(value) : value;
+      next[stage.name] =
+        value === undefined ? stage.initialState() : stage.validateState ? stage.validateState(value) : value;
     }
     return next;
   }
@@ -97,11 +107,25 @@ export class Pipeline {
     };
     const stopped = (stage: string, stop: Omit<StageStop<unknown>, 'state'>): StopDecision => {
       const code = stop.code ?? 'stopped';
-      return { action: 'none', stage, code, reason: stop.stop, key: stop.key ?? `${stage}:${code}`, quiet: stop.quiet ?? false, notices };
+      return {
+        action: 'none',
+        stage,
+        code,
+        reason: stop.stop,
+        key: stop.key ?? `${stage}:${code}`,
+        quiet: stop.quiet ?? false,
+        notices,
+      };
     };
 
     if (typeof ctx.now !== 'number' || !Number.isFinite(ctx.now)) {
-      return { decision: stopped(PIPELINE_STAGE, { stop: `ctx.now must be a finite number, got ${showValue(ctx.now)}`, code: 'invalid-input' }), state: restored };
+      return {
+        decision: stopped(PIPELINE_STAGE, {
+          stop: `ctx.now must be a finite number, got ${showValue(ctx.now)}`,
+          code: 'invalid-input',
+        }),
+        state: restored,
+      };
     }
     if (typeof ctx.motionInFlight !== 'boolean') {
       const stop = `ctx.motionInFlight must be a boolean, got ${showValue(ctx.motionInFlight)}`;
@@ -140,7 +164,8 @@ export class Pipeline {
       collect(stage.name, out.notices);
       if ('stop' in out) {
         if (out.breaksStreak) {
-          for (const later of this.stages.slice(i + 1)) if (later.breakStreak) next[later.name] = later.breakStreak(next[later.name]);
+          for (const later of this.stages.slice(i + 1))
+            if (later.breakStreak) next[later.name] = later.breakStreak(next[later.name]);
         }
         return { decision: stopped(stage.name, out), state: next };
       }
@@ -238,12 +263,19 @@ export function composePipeline(reference: ReferenceBalancerConfig, parts: reado
       throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has unknown slot '${String(part.slot)}'`);
     }
     if (part.stage.kind !== SLOT_KIND[part.slot]) {
-      throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' (${part.stage.kind}) cannot go in the '${part.slot}' slot`);
+      throw new PolicyError(
+        'invalid-pipeline',
+        `stage '${part.stage.name}' (${part.stage.kind}) cannot go in the '${part.slot}' slot`,
+      );
     }
-    if (!Number.isFinite(part.order)) throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has a non-finite order '${part.order}'`);
+    if (!Number.isFinite(part.order))
+      throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has a non-finite order '${part.order}'`);
     if (part.scoreLimit !== undefined) {
       if (!Number.isInteger(part.scoreLimit) || part.scoreLimit < 1) {
-        throw new PolicyError('invalid-config', `stage '${part.stage.name}' asks for score limit '${part.scoreLimit}' (an integer >= 1)`);
+        throw new PolicyError(
+          'invalid-config',
+          `stage '${part.stage.name}' asks for score limit '${part.scoreLimit}' (an integer >= 1)`,
+        );
       }
       scoreLimit = Math.max(scoreLimit, part.scoreLimit);
     }
@@ -251,7 +283,11 @@ export function composePipeline(reference: ReferenceBalancerConfig, parts: reado
   /** The one part of a replacing slot, if any. */
   const replacing = (slot: 'hold' | 'score' | 'select' | 'margin'): Stage | undefined => {
     const stages = bySlot(slot);
-    if (stages.length > 1) throw new PolicyError('invalid-pipeline', `more than one ${slot} stage: ${stages.map((s) => `'${s.name}'`).join(', ')}`);
+    if (stages.length > 1)
+      throw new PolicyError(
+        'invalid-pipeline',
+        `more than one ${slot} stage: ${stages.map((s) => `'${s.name}'`).join(', ')}`,
+      );
     return stages[0];
   };
   const hold = replacing('hold');

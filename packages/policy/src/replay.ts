@@ -70,10 +70,30 @@ export type ReplayEvent =
       readonly imbalanceBefore: number;
       readonly imbalanceAfter: number;
     }
-  | { readonly time: number; readonly type: 'outcome'; readonly resources: readonly string[]; readonly source: string; readonly target: string; readonly ok: boolean }
+  | {
+      readonly time: number;
+      readonly type: 'outcome';
+      readonly resources: readonly string[];
+      readonly source: string;
+      readonly target: string;
+      readonly ok: boolean;
+    }
   /** A stop, recorded only when it is not quiet and its key differs from the last one recorded (log on change). */
-  | { readonly time: number; readonly type: 'stop'; readonly stage: string; readonly code: string; readonly reason: string; readonly key: string }
-  | { readonly time: number; readonly type: 'notice'; readonly stage: string; readonly code: string; readonly message: string };
+  | {
+      readonly time: number;
+      readonly type: 'stop';
+      readonly stage: string;
+      readonly code: string;
+      readonly reason: string;
+      readonly key: string;
+    }
+  | {
+      readonly time: number;
+      readonly type: 'notice';
+      readonly stage: string;
+      readonly code: string;
+      readonly message: string;
+    };
 
 interface Guest {
   sid: string;
@@ -101,7 +121,10 @@ export interface ReplayNodeState {
 function checkAmounts(what: string, values: Record<string, number>, positive: boolean): void {
   for (const [field, v] of Object.entries(values)) {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0)) {
-      throw new PolicyError('invalid-config', `${what}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'}, got ${showValue(v)}`);
+      throw new PolicyError(
+        'invalid-config',
+        `${what}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'}, got ${showValue(v)}`,
+      );
     }
   }
 }
@@ -140,14 +163,27 @@ export class ReplayCluster {
     for (const n of options.nodes) this.addNode(n);
     for (const g of options.guests) {
       if (this.guests.has(g.sid)) throw new PolicyError('invalid-config', `guest '${g.sid}' listed twice`);
-      if (!this.nodeMap.has(g.node)) throw new PolicyError('invalid-config', `guest '${g.sid}' is on unknown node '${g.node}'`);
+      if (!this.nodeMap.has(g.node))
+        throw new PolicyError('invalid-config', `guest '${g.sid}' is on unknown node '${g.node}'`);
       checkAmounts(`guest '${g.sid}'`, { cpu: g.cpu, mem: g.mem }, false);
       if (g.maxcpu !== undefined) checkAmounts(`guest '${g.sid}'`, { maxcpu: g.maxcpu }, true);
       if (g.failures !== undefined && (!Number.isInteger(g.failures) || g.failures < 0)) {
-        throw new PolicyError('invalid-config', `guest '${g.sid}': 'failures' must be an integer >= 0, got '${g.failures}'`);
+        throw new PolicyError(
+          'invalid-config',
+          `guest '${g.sid}': 'failures' must be an integer >= 0, got '${g.failures}'`,
+        );
       }
       const maxcpu = g.maxcpu ?? Math.max(1, Math.ceil(g.cpu));
-      this.guests.set(g.sid, { sid: g.sid, node: g.node, cpu: g.cpu, maxcpu, mem: g.mem, failures: g.failures ?? 0, bundle: g.bundle ?? g.sid, config: g.config });
+      this.guests.set(g.sid, {
+        sid: g.sid,
+        node: g.node,
+        cpu: g.cpu,
+        maxcpu,
+        mem: g.mem,
+        failures: g.failures ?? 0,
+        bundle: g.bundle ?? g.sid,
+        config: g.config,
+      });
     }
   }
 
@@ -168,7 +204,8 @@ export class ReplayCluster {
 
   /** Removes an empty node (its guests must have moved away). */
   removeNode(name: string): void {
-    for (const g of this.guests.values()) if (g.node === name) throw new PolicyError('invalid-config', `node '${name}' still runs '${g.sid}'`);
+    for (const g of this.guests.values())
+      if (g.node === name) throw new PolicyError('invalid-config', `node '${name}' still runs '${g.sid}'`);
     this.nodeMap.delete(name);
   }
 
@@ -219,11 +256,25 @@ export class ReplayCluster {
       const adjusted = override?.get(n.name);
       let cpu = n.cpu;
       let mem = n.mem;
-      for (const g of guests) if (g.node === n.name) ((cpu += g.cpu), (mem += g.mem));
-      usage.addNode(n.name, { cpu: adjusted ? adjusted.cpu : cpu, maxcpu: n.maxcpu, mem: Math.round(adjusted ? adjusted.mem : mem), maxmem: n.maxmem });
+      for (const g of guests) {
+        if (g.node === n.name) {
+          cpu += g.cpu;
+          mem += g.mem;
+        }
+      }
+      usage.addNode(n.name, {
+        cpu: adjusted ? adjusted.cpu : cpu,
+        maxcpu: n.maxcpu,
+        mem: Math.round(adjusted ? adjusted.mem : mem),
+        maxmem: n.maxmem,
+      });
     }
     for (const g of guests) {
-      usage.addResource(g.sid, { stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.mem }, state: 'started', placement: { current: g.node } });
+      usage.addResource(g.sid, {
+        stats: { cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem, maxmem: g.mem },
+        state: 'started',
+        placement: { current: g.node },
+      });
     }
     return usage;
   }
@@ -265,7 +316,12 @@ export class ReplayCluster {
     return this.sortedNodes().map((n) => {
       let servicesCpu = 0;
       let servicesMem = 0;
-      for (const g of this.guests.values()) if (g.node === n.name) ((servicesCpu += g.cpu), (servicesMem += g.mem));
+      for (const g of this.guests.values()) {
+        if (g.node === n.name) {
+          servicesCpu += g.cpu;
+          servicesMem += g.mem;
+        }
+      }
       return {
         node: n.name,
         cpu: n.cpu + servicesCpu,
@@ -286,7 +342,8 @@ export class ReplayCluster {
     if (!p || this.time < p.doneAt) return [];
     this.pending = undefined;
     const members = p.resources.map((sid) => this.guests.get(sid)).filter((g): g is Guest => g !== undefined);
-    let ok = members.length === p.resources.length && members.every((g) => g.node === p.source) && this.nodeMap.has(p.target);
+    let ok =
+      members.length === p.resources.length && members.every((g) => g.node === p.source) && this.nodeMap.has(p.target);
     for (const g of members) {
       if (g.failures > 0) {
         g.failures--;
@@ -294,7 +351,14 @@ export class ReplayCluster {
       }
     }
     if (ok) for (const g of members) g.node = p.target;
-    this.events.push({ time: this.time, type: 'outcome', resources: p.resources, source: p.source, target: p.target, ok });
+    this.events.push({
+      time: this.time,
+      type: 'outcome',
+      resources: p.resources,
+      source: p.source,
+      target: p.target,
+      ok,
+    });
     return [{ resources: p.resources, source: p.source, target: p.target, ok, at: this.time }];
   }
 
@@ -306,11 +370,12 @@ export class ReplayCluster {
       now: this.time,
       motionInFlight: this.pending !== undefined,
       outcomes,
-      imbalance: measured.imbalance,
-      score: measured.score,
+      imbalance: () => measured.imbalance(),
+      score: (candidates, method, limit) => measured.score(candidates, method, limit),
       candidates: () => this.candidates(),
       nodes: () => this.telemetry(),
-      guests: (): GuestTelemetry[] => this.sortedGuests().map((g) => ({ sid: g.sid, node: g.node, cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem })),
+      guests: (): GuestTelemetry[] =>
+        this.sortedGuests().map((g) => ({ sid: g.sid, node: g.node, cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem })),
       adjust: (nodes) => this.evaluator(new Map(nodes.map((n) => [n.node, n]))),
       guestConfig: (sid) => this.guests.get(sid)?.config,
     };
@@ -318,11 +383,19 @@ export class ReplayCluster {
 
   /** Applies a decision: records it as a host would log it and queues a move. */
   apply(decision: Decision): void {
-    for (const n of decision.notices) this.events.push({ time: this.time, type: 'notice', stage: n.stage, code: n.code, message: n.message });
+    for (const n of decision.notices)
+      this.events.push({ time: this.time, type: 'notice', stage: n.stage, code: n.code, message: n.message });
     if (decision.action === 'none') {
       if (decision.quiet) return;
       if (decision.key !== this.lastKey) {
-        this.events.push({ time: this.time, type: 'stop', stage: decision.stage, code: decision.code, reason: decision.reason, key: decision.key });
+        this.events.push({
+          time: this.time,
+          type: 'stop',
+          stage: decision.stage,
+          code: decision.code,
+          reason: decision.reason,
+          key: decision.key,
+        });
       }
       this.lastKey = decision.key;
       return;
@@ -354,7 +427,10 @@ export class ReplayCluster {
    * and pressure first. The state is round-tripped through JSON every round, as a daemon
    * persisting it would. Returns the final state.
    */
-  run(pipeline: Pipeline, options: { until: number; state?: PipelineState; beforeRound?: (cluster: ReplayCluster) => void }): PipelineState {
+  run(
+    pipeline: Pipeline,
+    options: { until: number; state?: PipelineState; beforeRound?: (cluster: ReplayCluster) => void },
+  ): PipelineState {
     let state = options.state ?? pipeline.initialState();
     while (this.time < options.until) {
       options.beforeRound?.(this);

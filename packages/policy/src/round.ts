@@ -40,7 +40,8 @@ export function checkCandidates(value: unknown): BalanceCandidate[] {
     const name = `candidate '${leader}' (${at})`;
     if (leaders.has(leader)) throw invalidInput(`${name}: leader listed twice`);
     leaders.add(leader);
-    if (!Array.isArray(resources) || resources.length === 0) throw invalidInput(`${name}: 'resources' must be a non-empty array`);
+    if (!Array.isArray(resources) || resources.length === 0)
+      throw invalidInput(`${name}: 'resources' must be a non-empty array`);
     const members = new Set<string>();
     for (const sid of resources) {
       if (!isName(sid)) throw invalidInput(`${name}: 'resources' must hold non-empty strings, got ${showValue(sid)}`);
@@ -59,7 +60,10 @@ export function checkCandidates(value: unknown): BalanceCandidate[] {
       if (!isName(source)) throw invalidInput(`${name}: 'source' must be a non-empty string, got ${showValue(source)}`);
       if (seen.has(source)) throw invalidInput(`${name}: its source '${source}' is also a target`);
     }
-    if (transferBytes !== undefined && (typeof transferBytes !== 'number' || !Number.isFinite(transferBytes) || transferBytes < 0)) {
+    if (
+      transferBytes !== undefined &&
+      (typeof transferBytes !== 'number' || !Number.isFinite(transferBytes) || transferBytes < 0)
+    ) {
       throw invalidInput(`${name}: 'transferBytes' must be a finite number >= 0, got ${showValue(transferBytes)}`);
     }
   });
@@ -67,28 +71,41 @@ export function checkCandidates(value: unknown): BalanceCandidate[] {
 }
 
 /** Checks scored migrations against the candidates they were scored from. */
-export function checkScored(value: unknown, candidates: readonly MigrationCandidate[], limit: number): ScoredMigration[] {
+export function checkScored(
+  value: unknown,
+  candidates: readonly MigrationCandidate[],
+  limit: number,
+): ScoredMigration[] {
   if (!Array.isArray(value)) throw invalidInput(`scored migrations must be an array, got ${showValue(value)}`);
-  if (value.length > limit) throw invalidInput(`the host scored ${value.length} migrations, more than the limit ${limit}`);
-  if (value.length === 0) return value;
+  if (value.length > limit)
+    throw invalidInput(`the host scored ${value.length} migrations, more than the limit ${limit}`);
+  if (value.length === 0) return value as ScoredMigration[];
   const byLeader = new Map<string, MigrationCandidate>();
   for (const c of candidates) byLeader.set(c.leader, c);
   value.forEach((m: unknown, i) => {
     const at = `scored.${i}`;
     if (typeof m !== 'object' || m === null) throw invalidInput(`${at} must be an object, got ${showValue(m)}`);
     const { sid, source, target, imbalance } = m as Record<string, unknown>;
-    for (const [field, v] of [['sid', sid], ['source', source], ['target', target]] as const) {
+    for (const [field, v] of [
+      ['sid', sid],
+      ['source', source],
+      ['target', target],
+    ] as const) {
       if (!isName(v)) throw invalidInput(`${at}.${field} must be a non-empty string, got ${showValue(v)}`);
     }
     checkImbalance(imbalance, `${at}.imbalance (the imbalance after moving '${String(sid)}')`);
     if (source === target) throw invalidInput(`${at}: '${String(sid)}' would move from '${String(source)}' to itself`);
     const candidate = byLeader.get(sid as string);
     if (!candidate || !candidate.targets.includes(target as string)) {
-      throw invalidInput(`${at}: '${String(sid)}' to '${String(target)}' is not one of the candidates given to the scorer`);
+      throw invalidInput(
+        `${at}: '${String(sid)}' to '${String(target)}' is not one of the candidates given to the scorer`,
+      );
     }
     const candidateSource = (candidate as BalanceCandidate).source;
     if (candidateSource !== undefined && candidateSource !== source) {
-      throw invalidInput(`${at}: '${String(sid)}' is scored from '${String(source)}' but the candidate's source is '${candidateSource}'`);
+      throw invalidInput(
+        `${at}: '${String(sid)}' is scored from '${String(source)}' but the candidate's source is '${candidateSource}'`,
+      );
     }
   });
   return value as ScoredMigration[];
@@ -110,13 +127,17 @@ export function checkNodes(value: unknown): readonly NodeTelemetry[] {
       const v = t[field];
       const positive = field === 'maxcpu' || field === 'maxmem';
       if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (positive && v === 0) || v > TELEMETRY_MAX) {
-        throw invalidInput(`${name}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'} and <= 2^53, got ${showValue(v)}`);
+        throw invalidInput(
+          `${name}: '${field}' must be a finite number ${positive ? '> 0' : '>= 0'} and <= 2^53, got ${showValue(v)}`,
+        );
       }
     }
     for (const field of ['pressureCpu', 'pressureMem'] as const) {
       const v = t[field];
       if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 100)) {
-        throw invalidInput(`${name}: '${field}' must be a percentage in 0..100 or undefined (missing), got ${showValue(v)}`);
+        throw invalidInput(
+          `${name}: '${field}' must be a percentage in 0..100 or undefined (missing), got ${showValue(v)}`,
+        );
       }
     }
   });
@@ -161,21 +182,29 @@ export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOu
     severity: 'warning',
     message: `ignored an invalid motion outcome${i === undefined ? '' : ` (outcomes.${i})`}: ${why}`,
   });
-  if (!Array.isArray(value)) return { outcomes: [], notices: [bad(undefined, `outcomes must be an array, got ${showValue(value)}`)] };
+  if (!Array.isArray(value))
+    return { outcomes: [], notices: [bad(undefined, `outcomes must be an array, got ${showValue(value)}`)] };
   const outcomes: MotionOutcome[] = [];
   const notices: NoticeInit[] = [];
   value.forEach((o: unknown, i) => {
     if (typeof o !== 'object' || o === null) return void notices.push(bad(i, `not an object (${showValue(o)})`));
     const { resources, source, target, ok, at, detail } = o as Record<string, unknown>;
-    if (!Array.isArray(resources) || resources.length === 0 || !resources.every(isName) || new Set(resources).size !== resources.length) {
+    if (
+      !Array.isArray(resources) ||
+      resources.length === 0 ||
+      !resources.every(isName) ||
+      new Set(resources).size !== resources.length
+    ) {
       return void notices.push(bad(i, "'resources' must be non-empty distinct names"));
     }
-    if (!isName(source) || !isName(target)) return void notices.push(bad(i, "'source' and 'target' must be non-empty strings"));
+    if (!isName(source) || !isName(target))
+      return void notices.push(bad(i, "'source' and 'target' must be non-empty strings"));
     if (source === target) return void notices.push(bad(i, `source and target are both '${source}'`));
     if (typeof ok !== 'boolean') return void notices.push(bad(i, `'ok' must be a boolean, got ${showValue(ok)}`));
-    if (typeof at !== 'number' || !Number.isFinite(at)) return void notices.push(bad(i, `'at' must be a finite number, got ${showValue(at)}`));
+    if (typeof at !== 'number' || !Number.isFinite(at))
+      return void notices.push(bad(i, `'at' must be a finite number, got ${showValue(at)}`));
     outcomes.push({
-      resources: [...(resources as string[])],
+      resources: [...resources],
       source,
       target,
       ok,
@@ -210,8 +239,8 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
     now: ctx.now,
     motionInFlight: ctx.motionInFlight,
     outcomes,
-    imbalance: measured.imbalance,
-    score: measured.score,
+    imbalance: () => measured.imbalance(),
+    score: (candidates, method, limit) => measured.score(candidates, method, limit),
     candidates: () => (candidates ??= checkCandidates(ctx.candidates())),
   };
   if (ctx.nodes) {

@@ -1,15 +1,53 @@
 import { describe, expect, it } from 'vitest';
-import { type ChoiceKeySpec, type FlagKeySpec, type NumberKeySpec, PolicyError, checkSettingRange, readCrs, readCrsKeys } from './index';
+import {
+  type ChoiceKeySpec,
+  type FlagKeySpec,
+  type NumberKeySpec,
+  PolicyError,
+  checkSettingRange,
+  readCrs,
+  readCrsKeys,
+} from './index';
 
-const SECONDS: NumberKeySpec = { key: 'ha-auto-rebalance-x', type: 'number', unit: 'seconds', min: 0, max: 3600, off: 0, recommended: 60, description: 'x', why: 'x' };
-const FLAG: FlagKeySpec = { key: 'ha-auto-rebalance-y', type: 'flag', off: false, recommended: true, description: 'y', why: 'y' };
-const CHOICE: ChoiceKeySpec<'balance' | 'hold'> = { key: 'ha-auto-rebalance-z', type: 'choice', choices: ['balance', 'hold'], off: 'balance', recommended: 'hold', description: 'z', why: 'z' };
+const SECONDS: NumberKeySpec = {
+  key: 'ha-auto-rebalance-x',
+  type: 'number',
+  unit: 'seconds',
+  min: 0,
+  max: 3600,
+  off: 0,
+  recommended: 60,
+  description: 'x',
+  why: 'x',
+};
+const FLAG: FlagKeySpec = {
+  key: 'ha-auto-rebalance-y',
+  type: 'flag',
+  off: false,
+  recommended: true,
+  description: 'y',
+  why: 'y',
+};
+const CHOICE: ChoiceKeySpec<'balance' | 'hold'> = {
+  key: 'ha-auto-rebalance-z',
+  type: 'choice',
+  choices: ['balance', 'hold'],
+  off: 'balance',
+  recommended: 'hold',
+  description: 'z',
+  why: 'z',
+};
 const FIELDS = { xSeconds: SECONDS, y: FLAG, z: CHOICE };
 
 describe('readCrsKeys: a variant package’s keys into its settings object', () => {
   it.each([
     { name: 'every key absent: off', crs: {}, settings: { xSeconds: 0, y: false, z: 'balance' }, problems: [] },
-    { name: 'the preset: every recommended value', crs: { 'ha-auto-rebalance-preset': 'recommended' }, settings: { xSeconds: 60, y: true, z: 'hold' }, problems: [] },
+    {
+      name: 'the preset: every recommended value',
+      crs: { 'ha-auto-rebalance-preset': 'recommended' },
+      settings: { xSeconds: 60, y: true, z: 'hold' },
+      problems: [],
+    },
     {
       name: 'explicit keys override the preset (a decimal string is a number, 0 turns a stage off)',
       crs: { 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-x': '90', 'ha-auto-rebalance-y': 0 },
@@ -37,9 +75,12 @@ describe('checkSettingRange: a stage builder’s number setting against its key�
   it.each([0, 1.5, 3600])('accepts %s', (value) => {
     expect(() => checkSettingRange("setting 'xSeconds'", value, SECONDS)).not.toThrow();
   });
-  it.each([-1, 3601, Number.NaN, Number.POSITIVE_INFINITY, '60' as unknown as number])('rejects %s with invalid-config', (value) => {
-    const check = () => checkSettingRange("setting 'xSeconds'", value, SECONDS);
-    expect(check).toThrow(PolicyError);
-    expect(check).toThrow(`setting 'xSeconds' must be a finite number in 0..3600 (seconds), got '${String(value)}'`);
-  });
+  it.each([-1, 3601, Number.NaN, Number.POSITIVE_INFINITY, '60' as unknown as number])(
+    'rejects %s with invalid-config',
+    (value) => {
+      const check = () => checkSettingRange("setting 'xSeconds'", value, SECONDS);
+      expect(check).toThrow(PolicyError);
+      expect(check).toThrow(`setting 'xSeconds' must be a finite number in 0..3600 (seconds), got '${String(value)}'`);
+    },
+  );
 });

@@ -90,7 +90,11 @@ export function readCrs(raw: unknown): CrsInput {
   const problems: SettingProblem[] = [];
   if (raw === undefined || raw === null) return { crs: {}, preset: undefined, problems };
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    problems.push({ key: 'crs', value: raw, message: `datacenter.cfg: 'crs' must be an object, got ${showValue(raw)}; the balancer stages are off` });
+    problems.push({
+      key: 'crs',
+      value: raw,
+      message: `datacenter.cfg: 'crs' must be an object, got ${showValue(raw)}; the balancer stages are off`,
+    });
     return { crs: {}, preset: undefined, problems };
   }
   const crs = raw as Record<string, unknown>;
@@ -116,7 +120,12 @@ function rawValue(input: CrsInput, key: string): unknown {
 }
 
 function problem(spec: CrsKeySpec, raw: unknown, expected: string, problems: SettingProblem[]): void {
-  const fallback = spec.type === 'choice' ? `'${spec.off}' (the default)` : spec.type === 'flag' ? `${spec.off ? 1 : 0} (off)` : `${spec.off} (off)`;
+  const fallback =
+    spec.type === 'choice'
+      ? `'${spec.off}' (the default)`
+      : spec.type === 'flag'
+        ? `${spec.off ? 1 : 0} (off)`
+        : `${spec.off} (off)`;
   problems.push({
     key: `crs.${spec.key}`,
     value: raw,
@@ -147,7 +156,11 @@ export function readFlagKey(input: CrsInput, spec: FlagKeySpec, problems: Settin
 }
 
 /** Reads a choice key: absent → the preset's value or the default; bad → the default and a problem. */
-export function readChoiceKey<C extends string>(input: CrsInput, spec: ChoiceKeySpec<C>, problems: SettingProblem[]): C {
+export function readChoiceKey<C extends string>(
+  input: CrsInput,
+  spec: ChoiceKeySpec<C>,
+  problems: SettingProblem[],
+): C {
   const raw = rawValue(input, spec.key);
   if (raw === undefined) return input.preset === 'recommended' ? spec.recommended : spec.off;
   if ((spec.choices as readonly unknown[]).includes(raw)) return raw as C;
@@ -166,7 +179,12 @@ export type CrsKeyValue<S extends CrsKeySpec> = S extends NumberKeySpec
 
 /** Reads one key by its spec's type ({@link readNumberKey}, {@link readFlagKey}, {@link readChoiceKey}). */
 export function readKey<S extends CrsKeySpec>(input: CrsInput, spec: S, problems: SettingProblem[]): CrsKeyValue<S> {
-  const value = spec.type === 'number' ? readNumberKey(input, spec, problems) : spec.type === 'flag' ? readFlagKey(input, spec, problems) : readChoiceKey(input, spec, problems);
+  const value =
+    spec.type === 'number'
+      ? readNumberKey(input, spec, problems)
+      : spec.type === 'flag'
+        ? readFlagKey(input, spec, problems)
+        : readChoiceKey(input, spec, problems);
   return value as CrsKeyValue<S>;
 }
 
@@ -199,7 +217,10 @@ export function readCrsKeys<F extends Readonly<Record<string, CrsKeySpec>>>(
  */
 export function checkSettingRange(what: string, value: number, spec: NumberKeySpec): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < spec.min || value > spec.max) {
-    throw new PolicyError('invalid-config', `${what} must be a finite number in ${spec.min}..${spec.max} (${spec.unit}), got '${String(value)}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `${what} must be a finite number in ${spec.min}..${spec.max} (${spec.unit}), got '${String(value)}'`,
+    );
   }
 }
 
@@ -210,7 +231,10 @@ export function checkSettingRange(what: string, value: number, spec: NumberKeySp
  */
 export function crsJsonSchema(specs: readonly CrsKeySpec[]): Record<string, unknown> {
   const properties: Record<string, unknown> = {
-    [PRESET_KEY]: { description: 'preset of values for every variant stage; explicit keys override it', enum: [...PRESETS] },
+    [PRESET_KEY]: {
+      description: 'preset of values for every variant stage; explicit keys override it',
+      enum: [...PRESETS],
+    },
   };
   for (const spec of specs) {
     if (spec.type === 'number') {

@@ -61,17 +61,25 @@ export interface HoldState {
  */
 export function thresholdHoldGate(options: { threshold: number; holdRounds: number }): Stage<HoldState> {
   if (typeof options.threshold !== 'number' || !(options.threshold >= 0 && options.threshold < Infinity)) {
-    throw new PolicyError('invalid-config', `threshold must be a finite number >= 0, got '${String(options.threshold)}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `threshold must be a finite number >= 0, got '${String(options.threshold)}'`,
+    );
   }
   if (!Number.isSafeInteger(options.holdRounds) || options.holdRounds < 0) {
-    throw new PolicyError('invalid-config', `holdRounds must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got '${String(options.holdRounds)}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `holdRounds must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}, got '${String(options.holdRounds)}'`,
+    );
   }
   const check = stateCheck('threshold-hold');
   return {
     name: 'threshold-hold',
     kind: 'gate',
     initialState: () => ({ sustainedRounds: 0 }),
-    validateState: (value) => ({ sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds') }),
+    validateState: (value) => ({
+      sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds'),
+    }),
     breakStreak: () => ({ sustainedRounds: 0 }),
     run: (ctx, plan, state) => {
       const imbalance = evaluatorOf(ctx, plan).imbalance();
@@ -116,7 +124,8 @@ export function hostCandidates(): Stage<null> {
 
 /** Validates a scoring limit: an integer ≥ 1. */
 function checkLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) throw new PolicyError('invalid-config', `limit must be an integer >= 1, got '${limit}'`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new PolicyError('invalid-config', `limit must be an integer >= 1, got '${limit}'`);
   return limit;
 }
 
@@ -138,7 +147,9 @@ export function usageScorer(options: { method: BalanceMethod; limit?: number }):
     validateState: noState(name),
     run: (ctx, plan, state) => {
       const scored = evaluatorOf(ctx, plan).score(plan.candidates ?? [], options.method, limit);
-      return scored.length === 0 ? { stop: 'no scored migration', code: 'nothing-scored', state } : { plan: { ...plan, scored }, state };
+      return scored.length === 0
+        ? { stop: 'no scored migration', code: 'nothing-scored', state }
+        : { plan: { ...plan, scored }, state };
     },
   };
 }
@@ -152,7 +163,9 @@ export function selectBest(): Stage<null> {
     validateState: noState('select-best'),
     run: (_ctx, plan, state) => {
       const selected = plan.scored?.[0];
-      return selected ? { plan: { ...plan, selected }, state } : { stop: 'nothing to select', code: 'nothing-selected', state };
+      return selected
+        ? { plan: { ...plan, selected }, state }
+        : { stop: 'nothing to select', code: 'nothing-selected', state };
     },
   };
 }
@@ -186,11 +199,19 @@ export function relativeMarginAccept(options: { margin: number }): Stage<null> {
       const format = reasonFormatOf(ctx);
       if (Number.isNaN(relative)) {
         const from = format.value('imbalance', before);
-        return { stop: `relative improvement undefined (imbalance ${from} to ${format.value('imbalance', after)})`, code: 'invalid-improvement', state };
+        return {
+          stop: `relative improvement undefined (imbalance ${from} to ${format.value('imbalance', after)})`,
+          code: 'invalid-improvement',
+          state,
+        };
       }
       if (relative >= options.margin) return { plan: { ...plan, imbalance: before }, state };
       const shown = format.value('relative-improvement', relative, options.margin);
-      return { stop: `relative improvement ${shown} below margin ${format.bound('relative-improvement', options.margin)}`, code: 'below-margin', state };
+      return {
+        stop: `relative improvement ${shown} below margin ${format.bound('relative-improvement', options.margin)}`,
+        code: 'below-margin',
+        state,
+      };
     },
   };
 }

@@ -2,11 +2,20 @@ import { PolicyError } from './errors';
 
 /** A value for an error message: strings quoted, numbers as they print (`NaN`), shapes by kind. */
 export function showValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'object':
+      return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
+    case 'function':
+      return 'a function';
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'symbol':
+    case 'undefined':
+      return String(value);
+  }
 }
 
 /**
@@ -46,13 +55,20 @@ export function stateCheck(stage: string): StateCheck {
     },
     array(value, path) {
       if (!Array.isArray(value)) return fail(path, 'an array', value);
-      return value;
+      return value as readonly unknown[];
     },
     number(value, path, range = {}) {
       const min = range.min ?? -Infinity;
       const max = range.max ?? Infinity;
       if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-        const bounds = range.min !== undefined && range.max !== undefined ? ` in ${min}..${max}` : range.min !== undefined ? ` >= ${min}` : range.max !== undefined ? ` <= ${max}` : '';
+        const bounds =
+          range.min !== undefined && range.max !== undefined
+            ? ` in ${min}..${max}`
+            : range.min !== undefined
+              ? ` >= ${min}`
+              : range.max !== undefined
+                ? ` <= ${max}`
+                : '';
         return fail(path, `a finite number${bounds}`, value);
       }
       return value;
@@ -63,7 +79,8 @@ export function stateCheck(stage: string): StateCheck {
       return value;
     },
     integer(value, path, min = 0) {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) return fail(path, `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`, value);
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+        return fail(path, `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`, value);
       return value;
     },
     boolean(value, path) {

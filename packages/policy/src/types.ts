@@ -1,4 +1,5 @@
 import type { MigrationCandidate, ScoredMigration } from '@poise/usage';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- FRACTION_REASON_FORMAT is named by {@link} in a doc comment: typedoc resolves it through this import
 import type { FRACTION_REASON_FORMAT, ReasonFormat } from './explain';
 
 export type { MigrationCandidate, ScoredMigration };

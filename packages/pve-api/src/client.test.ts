@@ -2,10 +2,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { PveClient, type PveClientOptions } from './client';
 import { PveApiError } from './errors';
-import { generateCertificates, startFakePveServer, type FakePveServer, type FakeReply, type TestCertificates } from './testing';
+import {
+  generateCertificates,
+  startFakePveServer,
+  type FakePveServer,
+  type FakeReply,
+  type TestCertificates,
+} from './testing';
 import { ApiToken } from './token';
 import type { RetryEvent } from './transport';
 
@@ -33,8 +39,15 @@ afterEach(async () => {
   await server?.close();
 });
 
-async function serve(routes: Record<string, FakeReply | ((r: unknown) => FakeReply)> = {}, tls: TestCertificates | null = certs) {
-  server = await startFakePveServer({ tls: tls ? { cert: tls.certPem, key: tls.keyPem } : undefined, tokens: [TOKEN_TEXT], routes: { 'GET /version': VERSION, ...routes } as never });
+async function serve(
+  routes: Record<string, FakeReply | ((r: unknown) => FakeReply)> = {},
+  tls: TestCertificates | null = certs,
+) {
+  server = await startFakePveServer({
+    tls: tls ? { cert: tls.certPem, key: tls.keyPem } : undefined,
+    tokens: [TOKEN_TEXT],
+    routes: { 'GET /version': VERSION, ...routes },
+  });
   return server;
 }
 
@@ -71,8 +84,16 @@ function sequence(n: number, first: FakeReply, then: FakeReply) {
 describe('transport', () => {
   test('sends the token header and reads a validated reply', async () => {
     await serve();
-    expect(await client().version()).toEqual({ version: '9.2.2', release: '9.2', repoId: 'b9984c6d90a4bd80', major: 9, minor: 2 });
-    expect(server.requests.map((r) => [r.method, r.path, r.authorization])).toEqual([['GET', '/version', `PVEAPIToken=poise@pve!balancer=${SECRET}`]]);
+    expect(await client().version()).toEqual({
+      version: '9.2.2',
+      release: '9.2',
+      repoId: 'b9984c6d90a4bd80',
+      major: 9,
+      minor: 2,
+    });
+    expect(server.requests.map((r) => [r.method, r.path, r.authorization])).toEqual([
+      ['GET', '/version', `PVEAPIToken=poise@pve!balancer=${SECRET}`],
+    ]);
   });
 
   test('fails over from a dead node to the next url, and starts there next time', async () => {
@@ -106,7 +127,9 @@ describe('transport', () => {
     await serve({ 'GET /cluster/options': { status: 500, statusText: 'internal error' } });
     const err = await failure(client({ retries: 2 }).clusterOptions());
     expect(err).toMatchObject({ code: 'server-error', status: 500, attempts: 3, endpoint: 'GET /cluster/options' });
-    expect(err.message).toBe(`GET /cluster/options via ${server.url}: http 500; server said 'internal error' (after 3 attempts)`);
+    expect(err.message).toBe(
+      `GET /cluster/options via ${server.url}: http 500; server said 'internal error' (after 3 attempts)`,
+    );
     expect(server.requests).toHaveLength(3);
   });
 
@@ -146,42 +169,89 @@ describe('transport', () => {
   ])("a POST refused by the handler (HTTP 500 '%s') is a refusal: nothing was applied, not retried", async (text) => {
     await serve({ 'POST /cluster/ha/resources/{sid}/migrate': { status: 500, statusText: text } });
     const err = await failure(client().haMigrate('vm:100', 'node2'));
-    expect(err).toMatchObject({ code: 'refused', status: 500, mayHaveBeenApplied: false, serverMessage: text, retryable: false });
-    expect(err.message).toMatch(/^POST \/cluster\/ha\/resources\/\{sid\}\/migrate via https:\/\/127\.0\.0\.1:\d+: http 500, refused by the server \(nothing was applied\); server said '/);
+    expect(err).toMatchObject({
+      code: 'refused',
+      status: 500,
+      mayHaveBeenApplied: false,
+      serverMessage: text,
+      retryable: false,
+    });
+    expect(err.message).toMatch(
+      /^POST \/cluster\/ha\/resources\/\{sid\}\/migrate via https:\/\/127\.0\.0\.1:\d+: http 500, refused by the server \(nothing was applied\); server said '/,
+    );
     expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
   test('the guest migrate endpoint: a refusal of qemu-server is one too; a 500 of a GET with such a text is still a server error', async () => {
     await serve({
-      'POST /nodes/{node}/qemu/{vmid}/migrate': { status: 500, statusText: "can't migrate running VM without --online" },
+      'POST /nodes/{node}/qemu/{vmid}/migrate': {
+        status: 500,
+        statusText: "can't migrate running VM without --online",
+      },
       'GET /cluster/options': { status: 500, statusText: "no such cluster node 'x'" },
     });
-    expect(await failure(client().migrateGuest('n1', 'qemu', 100, { target: 'n2' }))).toMatchObject({ code: 'refused', mayHaveBeenApplied: false });
+    expect(await failure(client().migrateGuest('n1', 'qemu', 100, { target: 'n2' }))).toMatchObject({
+      code: 'refused',
+      mayHaveBeenApplied: false,
+    });
     expect(await failure(client().clusterOptions())).toMatchObject({ code: 'server-error', attempts: 3 });
   });
 
   test('a POST moves to the next url when the connection failed before sending', async () => {
-    await serve({ 'POST /cluster/ha/resources/{sid}/migrate': (r: unknown) => ({ data: { sid: (r as { params: { sid: string } }).params.sid, 'requested-node': 'node2' } }) });
+    await serve({
+      'POST /cluster/ha/resources/{sid}/migrate': (r: unknown) => ({
+        data: { sid: (r as { params: { sid: string } }).params.sid, 'requested-node': 'node2' },
+      }),
+    });
     const result = await client({ baseUrls: [deadUrl, server.url] }).haMigrate('vm:100', 'node2');
-    expect(result).toEqual({ sid: 'vm:100', requestedNode: 'node2', accepted: true, comigrated: [], blocking: [], detailed: true });
-    expect(server.requests.map((r) => [r.method, r.path, r.form.get('node')])).toEqual([['POST', '/cluster/ha/resources/vm:100/migrate', 'node2']]);
+    expect(result).toEqual({
+      sid: 'vm:100',
+      requestedNode: 'node2',
+      accepted: true,
+      comigrated: [],
+      blocking: [],
+      detailed: true,
+    });
+    expect(server.requests.map((r) => [r.method, r.path, r.form.get('node')])).toEqual([
+      ['POST', '/cluster/ha/resources/vm:100/migrate', 'node2'],
+    ]);
   });
 
   test('HA motion: PVE 8 null reply, PVE 9 blocking resources = not accepted', async () => {
     await serve({
       'POST /cluster/ha/resources/{sid}/migrate': { data: null },
-      'POST /cluster/ha/resources/{sid}/relocate': { data: { sid: 'vm:100', 'requested-node': 'n3', 'blocking-resources': [{ sid: 'vm:101', cause: 'resource-affinity' }] } },
+      'POST /cluster/ha/resources/{sid}/relocate': {
+        data: {
+          sid: 'vm:100',
+          'requested-node': 'n3',
+          'blocking-resources': [{ sid: 'vm:101', cause: 'resource-affinity' }],
+        },
+      },
     });
     const c = client();
     expect(await c.haMigrate('100', 'n2')).toMatchObject({ sid: 'vm:100', accepted: true, detailed: false });
-    expect(await c.haRelocate('vm:100', 'n3')).toMatchObject({ accepted: false, blocking: [{ sid: 'vm:101', cause: 'resource-affinity' }] });
+    expect(await c.haRelocate('vm:100', 'n3')).toMatchObject({
+      accepted: false,
+      blocking: [{ sid: 'vm:101', cause: 'resource-affinity' }],
+    });
   });
 
   test('guest migration returns the parsed task id; the task is followed on its node', async () => {
     const upid = 'UPID:node1:00001234:0010102A:6A6CD601:qmigrate:100:poise@pve!balancer:';
     await serve({
       'POST /nodes/{node}/qemu/{vmid}/migrate': { data: upid },
-      'GET /nodes/{node}/tasks/{upid}/status': { data: { upid, node: 'node1', status: 'stopped', exitstatus: 'OK', type: 'qmigrate', id: '100', user: 'poise@pve!balancer', starttime: 1785517532 } },
+      'GET /nodes/{node}/tasks/{upid}/status': {
+        data: {
+          upid,
+          node: 'node1',
+          status: 'stopped',
+          exitstatus: 'OK',
+          type: 'qmigrate',
+          id: '100',
+          user: 'poise@pve!balancer',
+          starttime: 1785517532,
+        },
+      },
     });
     const c = client();
     const task = await c.migrateGuest('node1', 'qemu', 100, { target: 'node2', online: true, withLocalDisks: false });
@@ -193,14 +263,37 @@ describe('transport', () => {
   });
 
   test('the qmigrate task after a hamigrate is found with the task list filters', async () => {
-    await serve({ 'GET /nodes/{node}/tasks': { data: [{ upid: 'UPID:n1:1:2:3:qmigrate:100:root@pam:', node: 'n1', type: 'qmigrate', id: '100', user: 'root@pam', starttime: 3 }] } });
+    await serve({
+      'GET /nodes/{node}/tasks': {
+        data: [
+          {
+            upid: 'UPID:n1:1:2:3:qmigrate:100:root@pam:',
+            node: 'n1',
+            type: 'qmigrate',
+            id: '100',
+            user: 'root@pam',
+            starttime: 3,
+          },
+        ],
+      },
+    });
     const [t] = await client().tasks('n1', { typefilter: 'qmigrate', vmid: 100, since: 2, source: 'all' });
     expect(t).toMatchObject({ type: 'qmigrate', outcome: 'running' });
-    expect(Object.fromEntries(server.requests[0]!.query)).toEqual({ typefilter: 'qmigrate', vmid: '100', since: '2', source: 'all' });
+    expect(Object.fromEntries(server.requests[0]!.query)).toEqual({
+      typefilter: 'qmigrate',
+      vmid: '100',
+      since: '2',
+      source: 'all',
+    });
   });
 
   test('HA groups on PVE 9 after the migration to rules: a 500 that means "no groups"', async () => {
-    await serve({ 'GET /cluster/ha/groups': { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' } });
+    await serve({
+      'GET /cluster/ha/groups': {
+        status: 500,
+        statusText: 'cannot index groups: ha groups have been migrated to rules',
+      },
+    });
     expect(await client().haGroups()).toEqual({ groups: [], migratedToRules: true });
     expect(server.requests).toHaveLength(1); // not retried
   });
@@ -226,10 +319,20 @@ describe('transport', () => {
   });
 
   test('a field of the wrong type names endpoint and field', async () => {
-    await serve({ 'GET /cluster/resources': { data: [{ id: 'node/pve1', type: 'node', node: 'pve1', status: 'online', maxmem: 'sixteen gigs' }] } });
+    await serve({
+      'GET /cluster/resources': {
+        data: [{ id: 'node/pve1', type: 'node', node: 'pve1', status: 'online', maxmem: 'sixteen gigs' }],
+      },
+    });
     const err = await failure(client().clusterResources('node'));
-    expect(err).toMatchObject({ code: 'bad-reply', field: 'data[0].maxmem', endpoint: 'GET /cluster/resources?type=node' });
-    expect(err.message).toBe(`GET /cluster/resources?type=node via ${server.url}: reply field 'data[0].maxmem' (node/pve1) expected a number, got "sixteen gigs"`);
+    expect(err).toMatchObject({
+      code: 'bad-reply',
+      field: 'data[0].maxmem',
+      endpoint: 'GET /cluster/resources?type=node',
+    });
+    expect(err.message).toBe(
+      `GET /cluster/resources?type=node via ${server.url}: reply field 'data[0].maxmem' (node/pve1) expected a number, got "sixteen gigs"`,
+    );
     expect(server.requests[0]!.query.get('type')).toBe('node');
   });
 
@@ -242,7 +345,9 @@ describe('transport', () => {
   });
 
   test('403 names the privilege the endpoint needs', async () => {
-    await serve({ 'GET /cluster/ha/status/manager_status': { status: 403, statusText: 'Permission check failed (/, Sys.Audit)' } });
+    await serve({
+      'GET /cluster/ha/status/manager_status': { status: 403, statusText: 'Permission check failed (/, Sys.Audit)' },
+    });
     const err = await failure(client().haManagerStatus());
     expect(err).toMatchObject({ code: 'forbidden', status: 403, privilege: "'Sys.Audit' on '/'" });
     expect(err.message).toContain("needs 'Sys.Audit' on '/'");
@@ -267,7 +372,13 @@ describe('transport', () => {
   });
 
   test('400 lists the refused parameters', async () => {
-    await serve({ 'POST /nodes/{node}/qemu/{vmid}/migrate': { status: 400, statusText: 'Parameter verification failed.', data: { target: 'no such node' } } });
+    await serve({
+      'POST /nodes/{node}/qemu/{vmid}/migrate': {
+        status: 400,
+        statusText: 'Parameter verification failed.',
+        data: { target: 'no such node' },
+      },
+    });
     const err = await failure(client().migrateGuest('n1', 'qemu', 100, { target: 'nx' }));
     expect(err.code).toBe('bad-request');
     expect(err.message).toContain("'target': no such node");
@@ -291,10 +402,24 @@ describe('transport', () => {
   test('bad arguments are refused before any request', async () => {
     await serve();
     const c = client();
-    for (const call of [() => c.nodeStatus('../etc'), () => c.guestConfig('n1', 'qemu', -1), () => c.haMigrate('vm:abc', 'n2'), () => c.taskStatus('nope')]) {
+    for (const call of [
+      () => c.nodeStatus('../etc'),
+      () => c.guestConfig('n1', 'qemu', -1),
+      () => c.haMigrate('vm:abc', 'n2'),
+      () => c.taskStatus('nope'),
+    ]) {
       expect(await failure(call())).toMatchObject({ code: 'bad-option' });
     }
     expect(server.requests).toHaveLength(0);
+  });
+
+  test('a task id that is not a UPID is named in the error', async () => {
+    await serve();
+    const c = client();
+    expect(await failure(c.taskStatus('nope'))).toMatchObject({
+      code: 'bad-option',
+      message: "'nope' is not a task id (UPID:…)",
+    });
   });
 });
 
@@ -329,7 +454,10 @@ describe('tls', () => {
 
   test('a wrong pin is refused before any request byte is sent', async () => {
     await serve();
-    for (const tls of [{ fingerprints: [other.fingerprint256] }, { ca: certs.caPem, fingerprints: [other.fingerprint256] }]) {
+    for (const tls of [
+      { fingerprints: [other.fingerprint256] },
+      { ca: certs.caPem, fingerprints: [other.fingerprint256] },
+    ]) {
       const err = await failure(client({ tls }).version());
       expect(err.code).toBe('tls-pin-mismatch');
       expect(err.message).toContain(certs.fingerprint256);
@@ -347,7 +475,11 @@ describe('tls', () => {
 
   test('a wrong pin on the first node fails over to the next', async () => {
     await serve();
-    const second = await startFakePveServer({ tls: { cert: other.certPem, key: other.keyPem }, tokens: [TOKEN_TEXT], routes: { 'GET /version': VERSION } });
+    const second = await startFakePveServer({
+      tls: { cert: other.certPem, key: other.keyPem },
+      tokens: [TOKEN_TEXT],
+      routes: { 'GET /version': VERSION },
+    });
     try {
       const c = client({ baseUrls: [second.url, server.url], tls: { fingerprints: [certs.fingerprint256] } });
       expect((await c.version()).major).toBe(9);
@@ -434,7 +566,10 @@ describe('the token secret never shows', () => {
       'tls-pin-mismatch',
       'tls-untrusted',
     ]);
-    const printed = [...errors, ...events, c, ...clients].flatMap((x) => [String(x), inspect(x, { depth: 8, showHidden: true })]);
+    const printed = [...errors, ...events, c, ...clients].flatMap((x) => [
+      String(x),
+      inspect(x, { depth: 8, showHidden: true }),
+    ]);
     printed.push(JSON.stringify(errors.map((e) => ({ ...(e as object), message: (e as Error).message }))));
     for (const text of printed) expect(text).not.toContain(SECRET);
     expect(String(c)).toContain('PveClient(');

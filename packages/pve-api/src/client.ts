@@ -107,18 +107,23 @@ function checkNode(node: string, what = 'node'): string {
 }
 
 function checkVmid(vmid: number): number {
-  if (!Number.isSafeInteger(vmid) || vmid < 1) throw new PveApiError('bad-option', `vmid '${String(vmid)}' must be a positive integer`);
+  if (!Number.isSafeInteger(vmid) || vmid < 1)
+    throw new PveApiError('bad-option', `vmid '${String(vmid)}' must be a positive integer`);
   return vmid;
 }
 
 function checkType(type: GuestType): GuestType {
-  if (type !== 'qemu' && type !== 'lxc') throw new PveApiError('bad-option', `guest type '${String(type)}' must be 'qemu' or 'lxc'`);
+  if (type !== 'qemu' && type !== 'lxc')
+    throw new PveApiError('bad-option', `guest type '${String(type)}' must be 'qemu' or 'lxc'`);
   return type;
 }
 
 function checkSid(sid: string): string {
   if (typeof sid !== 'string' || !/^((vm|ct):)?\d+$/.test(sid)) {
-    throw new PveApiError('bad-option', `ha resource id '${String(sid)}' must be 'vm:<vmid>', 'ct:<vmid>' or a bare vmid`);
+    throw new PveApiError(
+      'bad-option',
+      `ha resource id '${String(sid)}' must be 'vm:<vmid>', 'ct:<vmid>' or a bare vmid`,
+    );
   }
   return sid;
 }
@@ -190,11 +195,22 @@ export class PveClient {
       signal: options?.signal,
       isAnswer: extra.isAnswer,
     });
-    if (result.status < 200 || result.status >= 300) return { value: undefined, status: result.status, message: result.message };
-    return { value: decode(schema, result.data, { endpoint: label, baseUrl: result.baseUrl }), status: result.status, message: result.message };
+    if (result.status < 200 || result.status >= 300)
+      return { value: undefined, status: result.status, message: result.message };
+    return {
+      value: decode(schema, result.data, { endpoint: label, baseUrl: result.baseUrl }),
+      status: result.status,
+      message: result.message,
+    };
   }
 
-  async #read<T extends z.ZodType>(endpoint: EndpointName, path: string, schema: T, options: CallOptions | undefined, extra: GetExtra = {}) {
+  async #read<T extends z.ZodType>(
+    endpoint: EndpointName,
+    path: string,
+    schema: T,
+    options: CallOptions | undefined,
+    extra: GetExtra = {},
+  ) {
     return (await this.#get(endpoint, path, schema, options, extra)).value as z.output<T>;
   }
 
@@ -224,11 +240,17 @@ export class PveClient {
 
   /** `GET /nodes/{node}/status` (proxied to that node). */
   async nodeStatus(node: string, options?: CallOptions): Promise<NodeStatus> {
-    return this.#read('GET /nodes/{node}/status', `/nodes/${seg(checkNode(node))}/status`, nodeStatusSchema, options, { node });
+    return this.#read('GET /nodes/{node}/status', `/nodes/${seg(checkNode(node))}/status`, nodeStatusSchema, options, {
+      node,
+    });
   }
 
   /** `GET /nodes/{node}/rrddata`: node history incl. PSI (PVE 9). Default `hour`, `AVERAGE`. */
-  async nodeRrd(node: string, range: { timeframe?: RrdTimeframe; cf?: RrdConsolidation } = {}, options?: CallOptions): Promise<NodeRrdPoint[]> {
+  async nodeRrd(
+    node: string,
+    range: { timeframe?: RrdTimeframe; cf?: RrdConsolidation } = {},
+    options?: CallOptions,
+  ): Promise<NodeRrdPoint[]> {
     return this.#read('GET /nodes/{node}/rrddata', `/nodes/${seg(checkNode(node))}/rrddata`, nodeRrdSchema, options, {
       node,
       query: { timeframe: range.timeframe ?? 'hour', cf: range.cf ?? 'AVERAGE' },
@@ -236,17 +258,35 @@ export class PveClient {
   }
 
   /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/rrddata`: guest history incl. memhost and PSI (PVE 9). No `decade`. */
-  async guestRrd(node: string, type: GuestType, vmid: number, range: { timeframe?: Exclude<RrdTimeframe, 'decade'>; cf?: RrdConsolidation } = {}, options?: CallOptions): Promise<GuestRrdPoint[]> {
-    return this.#read('GET /nodes/{node}/{type}/{vmid}/rrddata', `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/rrddata`, guestRrdSchema, options, {
-      node,
-      vmid,
-      query: { timeframe: range.timeframe ?? 'hour', cf: range.cf ?? 'AVERAGE' },
-    });
+  async guestRrd(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    range: { timeframe?: Exclude<RrdTimeframe, 'decade'>; cf?: RrdConsolidation } = {},
+    options?: CallOptions,
+  ): Promise<GuestRrdPoint[]> {
+    return this.#read(
+      'GET /nodes/{node}/{type}/{vmid}/rrddata',
+      `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/rrddata`,
+      guestRrdSchema,
+      options,
+      {
+        node,
+        vmid,
+        query: { timeframe: range.timeframe ?? 'hour', cf: range.cf ?? 'AVERAGE' },
+      },
+    );
   }
 
   /** `GET /nodes/{node}/{qemu|lxc}`: the node's guests with live stats (memhost, PSI) in one call. */
   async nodeGuests(node: string, type: GuestType, options?: CallOptions): Promise<NodeGuest[]> {
-    return this.#read('GET /nodes/{node}/{type}', `/nodes/${seg(checkNode(node))}/${checkType(type)}`, nodeGuestsSchema(type, node), options, { node });
+    return this.#read(
+      'GET /nodes/{node}/{type}',
+      `/nodes/${seg(checkNode(node))}/${checkType(type)}`,
+      nodeGuestsSchema(type, node),
+      options,
+      { node },
+    );
   }
 
   /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current`: one guest's live stats and whether HA manages it. */
@@ -266,20 +306,39 @@ export class PveClient {
    */
   async tasks(
     node: string,
-    filter: { typefilter?: string; vmid?: number; since?: number; until?: number; userfilter?: string; source?: 'archive' | 'active' | 'all'; errors?: boolean; start?: number; limit?: number } = {},
+    filter: {
+      typefilter?: string;
+      vmid?: number;
+      since?: number;
+      until?: number;
+      userfilter?: string;
+      source?: 'archive' | 'active' | 'all';
+      errors?: boolean;
+      start?: number;
+      limit?: number;
+    } = {},
     options?: CallOptions,
   ): Promise<TaskListEntry[]> {
     if (filter.vmid !== undefined) checkVmid(filter.vmid);
     for (const key of ['since', 'until', 'start', 'limit'] as const) {
       const v = filter[key];
-      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new PveApiError('bad-option', `'${key}' must be an integer ≥ 0, got ${String(v)}`);
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+        throw new PveApiError('bad-option', `'${key}' must be an integer ≥ 0, got ${String(v)}`);
     }
-    return this.#read('GET /nodes/{node}/tasks', `/nodes/${seg(checkNode(node))}/tasks`, taskListSchema, options, { node, query: { ...filter } });
+    return this.#read('GET /nodes/{node}/tasks', `/nodes/${seg(checkNode(node))}/tasks`, taskListSchema, options, {
+      node,
+      query: { ...filter },
+    });
   }
 
   /** `GET /cluster/ha/status/manager_status`: the CRM's state (service states, node states, LRMs). */
   async haManagerStatus(options?: CallOptions): Promise<HaManagerStatus> {
-    return this.#read('GET /cluster/ha/status/manager_status', '/cluster/ha/status/manager_status', haManagerStatusSchema, options);
+    return this.#read(
+      'GET /cluster/ha/status/manager_status',
+      '/cluster/ha/status/manager_status',
+      haManagerStatusSchema,
+      options,
+    );
   }
 
   /** `GET /cluster/ha/status/current`: quorum, master, fencing, LRM and service rows; daemon states read from the free text. */
@@ -312,19 +371,37 @@ export class PveClient {
 
   /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/config` (proxied), with the config's migration blockers. */
   async guestConfig(node: string, type: GuestType, vmid: number, options?: CallOptions): Promise<GuestConfig> {
-    return this.#read('GET /nodes/{node}/{type}/{vmid}/config', `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/config`, guestConfigSchema(type, vmid), options, {
-      node,
-      vmid,
-    });
+    return this.#read(
+      'GET /nodes/{node}/{type}/{vmid}/config',
+      `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/config`,
+      guestConfigSchema(type, vmid),
+      options,
+      {
+        node,
+        vmid,
+      },
+    );
   }
 
   /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/migrate[?target=]`: the precondition check, on the guest's current node. */
-  async migratePrecheck(node: string, type: GuestType, vmid: number, target?: string, options?: CallOptions): Promise<MigratePrecheck> {
-    return this.#read('GET /nodes/{node}/{type}/{vmid}/migrate', `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/migrate`, migratePrecheckSchema, options, {
-      node,
-      vmid,
-      query: { target: target === undefined ? undefined : checkNode(target, 'target') },
-    });
+  async migratePrecheck(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    target?: string,
+    options?: CallOptions,
+  ): Promise<MigratePrecheck> {
+    return this.#read(
+      'GET /nodes/{node}/{type}/{vmid}/migrate',
+      `/nodes/${seg(checkNode(node))}/${checkType(type)}/${checkVmid(vmid)}/migrate`,
+      migratePrecheckSchema,
+      options,
+      {
+        node,
+        vmid,
+        query: { target: target === undefined ? undefined : checkNode(target, 'target') },
+      },
+    );
   }
 
   /** `POST /cluster/ha/resources/{sid}/migrate`: queue a live migration with the CRM (no task id; follow `manager_status`). */
@@ -337,10 +414,16 @@ export class PveClient {
     return this.#haMotion('relocate', sid, node, options);
   }
 
-  async #haMotion(kind: 'migrate' | 'relocate', sid: string, node: string, options?: CallOptions): Promise<HaMotionResult> {
+  async #haMotion(
+    kind: 'migrate' | 'relocate',
+    sid: string,
+    node: string,
+    options?: CallOptions,
+  ): Promise<HaMotionResult> {
     checkSid(sid);
     checkNode(node, 'target');
-    const endpoint: EndpointName = kind === 'migrate' ? 'POST /cluster/ha/resources/{sid}/migrate' : 'POST /cluster/ha/resources/{sid}/relocate';
+    const endpoint: EndpointName =
+      kind === 'migrate' ? 'POST /cluster/ha/resources/{sid}/migrate' : 'POST /cluster/ha/resources/{sid}/relocate';
     const result = await this.#transport.call({
       method: 'POST',
       endpoint,
@@ -352,7 +435,8 @@ export class PveClient {
     });
     const reply = decode(haMotionReplySchema, result.data, { endpoint, baseUrl: result.baseUrl });
     const canonicalSid = /^\d+$/.test(sid) ? `vm:${sid}` : sid;
-    if (reply === null) return { sid: canonicalSid, requestedNode: node, accepted: true, comigrated: [], blocking: [], detailed: false };
+    if (reply === null)
+      return { sid: canonicalSid, requestedNode: node, accepted: true, comigrated: [], blocking: [], detailed: false };
     const blocking = (reply['blocking-resources'] ?? []).map((b) => ({ sid: b.sid, cause: b.cause }));
     return {
       sid: reply.sid ?? canonicalSid,
@@ -368,7 +452,13 @@ export class PveClient {
    * `POST /nodes/{node}/{qemu|lxc}/{vmid}/migrate` on the guest's current node; returns the task
    * id. For an HA-managed guest the task is `hamigrate`, which ends once the command is queued.
    */
-  async migrateGuest(node: string, type: GuestType, vmid: number, params: GuestMigrateParams, options?: CallOptions): Promise<Upid> {
+  async migrateGuest(
+    node: string,
+    type: GuestType,
+    vmid: number,
+    params: GuestMigrateParams,
+    options?: CallOptions,
+  ): Promise<Upid> {
     checkNode(node);
     checkType(type);
     checkVmid(vmid);
@@ -376,8 +466,14 @@ export class PveClient {
     if (params.bwlimitKiB !== undefined && !(Number.isInteger(params.bwlimitKiB) && params.bwlimitKiB >= 0)) {
       throw new PveApiError('bad-option', `'bwlimitKiB' must be an integer ≥ 0, got ${String(params.bwlimitKiB)}`);
     }
-    if (params.timeoutSeconds !== undefined && !(Number.isInteger(params.timeoutSeconds) && params.timeoutSeconds >= 0)) {
-      throw new PveApiError('bad-option', `'timeoutSeconds' must be an integer ≥ 0, got ${String(params.timeoutSeconds)}`);
+    if (
+      params.timeoutSeconds !== undefined &&
+      !(Number.isInteger(params.timeoutSeconds) && params.timeoutSeconds >= 0)
+    ) {
+      throw new PveApiError(
+        'bad-option',
+        `'timeoutSeconds' must be an integer ≥ 0, got ${String(params.timeoutSeconds)}`,
+      );
     }
     const endpoint: EndpointName = 'POST /nodes/{node}/{type}/{vmid}/migrate';
     const form: CallSpec['form'] =
@@ -390,7 +486,13 @@ export class PveClient {
             bwlimit: params.bwlimitKiB,
             'with-conntrack-state': params.withConntrackState,
           }
-        : { target: params.target, online: params.online, restart: params.restart, timeout: params.timeoutSeconds, bwlimit: params.bwlimitKiB };
+        : {
+            target: params.target,
+            online: params.online,
+            restart: params.restart,
+            timeout: params.timeoutSeconds,
+            bwlimit: params.bwlimitKiB,
+          };
     const result = await this.#transport.call({
       method: 'POST',
       endpoint,
@@ -406,15 +508,27 @@ export class PveClient {
   /** `GET /nodes/{node}/tasks/{upid}/status` (the node is taken from the UPID). */
   async taskStatus(upid: string | Upid, options?: CallOptions): Promise<TaskStatus> {
     const parsed = typeof upid === 'string' ? parseUpid(upid) : upid;
-    if (!parsed) throw new PveApiError('bad-option', `'${String(upid)}' is not a task id (UPID:…)`);
-    return this.#read('GET /nodes/{node}/tasks/{upid}/status', `/nodes/${seg(parsed.node)}/tasks/${seg(parsed.upid)}/status`, taskStatusSchema, options, {
-      node: parsed.node,
-    });
+    if (!parsed) throw new PveApiError('bad-option', `${inspect(upid)} is not a task id (UPID:…)`);
+    return this.#read(
+      'GET /nodes/{node}/tasks/{upid}/status',
+      `/nodes/${seg(parsed.node)}/tasks/${seg(parsed.upid)}/status`,
+      taskStatusSchema,
+      options,
+      {
+        node: parsed.node,
+      },
+    );
   }
 
   /** `GET /nodes/{node}/certificates/info`: the node's certificates with SHA-256 fingerprints (to bootstrap pins). */
   async certificatesInfo(node: string, options?: CallOptions): Promise<CertificateInfo[]> {
-    return this.#read('GET /nodes/{node}/certificates/info', `/nodes/${seg(checkNode(node))}/certificates/info`, certificatesInfoSchema, options, { node });
+    return this.#read(
+      'GET /nodes/{node}/certificates/info',
+      `/nodes/${seg(checkNode(node))}/certificates/info`,
+      certificatesInfoSchema,
+      options,
+      { node },
+    );
   }
 
   /** Shows URLs and TLS mode; never the token secret. */

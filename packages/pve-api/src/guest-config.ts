@@ -28,10 +28,12 @@ export function migrationBlockers(type: 'qemu' | 'lxc', entries: ReadonlyMap<str
     } else if (/^serial\d+$/.test(key)) {
       if (value !== 'socket') add(key, `serial port '${value}' is a host device`, 'always');
     } else if (/^parallel\d+$/.test(key)) add(key, 'parallel port of the host', 'always');
-    else if (key === 'ivshmem' || key === 'hostusb' || key === 'hostpci') add(key, 'host resource passed through', 'always');
+    else if (key === 'ivshmem' || key === 'hostusb' || key === 'hostpci')
+      add(key, 'host resource passed through', 'always');
     else if (key === 'amd-sev' || key === 'intel-tdx') add(key, 'confidential guest: no live migration', 'live');
     else if (/^virtiofs\d+$/.test(key)) add(key, 'virtiofs share: no live migration', 'live');
-    else if (key === 'vga' && /(^|,)clipboard=vnc(,|$)/.test(value)) add(key, 'vnc clipboard forces an offline migration on machine versions below 10.1', 'live');
+    else if (key === 'vga' && /(^|,)clipboard=vnc(,|$)/.test(value))
+      add(key, 'vnc clipboard forces an offline migration on machine versions below 10.1', 'live');
     else if (/^(ide|sata|scsi|virtio)\d+$/.test(key) && (/^cdrom(,|$)/.test(value) || /^\/dev\//.test(value))) {
       add(key, 'physical drive passthrough', 'always');
     }

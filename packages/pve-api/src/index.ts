@@ -1,4 +1,11 @@
-export { PveClient, requireServiceStatus, type CallOptions, type GuestMigrateParams, type GuestType, type PveClientOptions } from './client';
+export {
+  PveClient,
+  requireServiceStatus,
+  type CallOptions,
+  type GuestMigrateParams,
+  type GuestType,
+  type PveClientOptions,
+} from './client';
 export { PveApiError, type PveApiErrorCode, type PveApiErrorDetails } from './errors';
 export { ApiToken, readTokenFile, tokenFromEnv } from './token';
 export { normaliseFingerprint, type PveTlsOptions, type TransportSecurity } from './tls';

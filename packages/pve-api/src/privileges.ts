@@ -4,13 +4,15 @@
  */
 export const ENDPOINT_PRIVILEGES = {
   'GET /version': 'no privilege (any valid token)',
-  'GET /cluster/resources': "'Sys.Audit' on '/nodes/{node}' and 'VM.Audit' on '/vms/{vmid}' (without them rows are filtered out, not refused)",
+  'GET /cluster/resources':
+    "'Sys.Audit' on '/nodes/{node}' and 'VM.Audit' on '/vms/{vmid}' (without them rows are filtered out, not refused)",
   'GET /cluster/status': "'Sys.Audit' on '/'",
   'GET /nodes/{node}/status': "'Sys.Audit' on '/nodes/{node}'",
   'GET /nodes/{node}/rrddata': "'Sys.Audit' on '/nodes/{node}'",
   'GET /nodes/{node}/{type}/{vmid}/rrddata': "'VM.Audit' on '/vms/{vmid}'",
   'GET /nodes/{node}/{type}/{vmid}/status/current': "'VM.Audit' on '/vms/{vmid}'",
-  'GET /nodes/{node}/tasks': "'Sys.Audit' on '/nodes/{node}' to see tasks of other users such as 'root@pam' (the list is filtered, not refused)",
+  'GET /nodes/{node}/tasks':
+    "'Sys.Audit' on '/nodes/{node}' to see tasks of other users such as 'root@pam' (the list is filtered, not refused)",
   'GET /nodes/{node}/{type}': "'VM.Audit' on '/vms/{vmid}' (the list is filtered per guest)",
   'GET /cluster/ha/status/manager_status': "'Sys.Audit' on '/'",
   'GET /cluster/ha/status/current': "'Sys.Audit' on '/'",
@@ -20,10 +22,12 @@ export const ENDPOINT_PRIVILEGES = {
   'GET /cluster/options': "'Sys.Audit' on '/' (without it 'crs' is left out)",
   'GET /nodes/{node}/{type}/{vmid}/config': "'VM.Audit' on '/vms/{vmid}'",
   'GET /nodes/{node}/{type}/{vmid}/migrate': "'VM.Migrate' on '/vms/{vmid}'",
-  'POST /nodes/{node}/{type}/{vmid}/migrate': "'VM.Migrate' on '/vms/{vmid}' ('Datastore.AllocateSpace' on target storages with 'targetstorage')",
+  'POST /nodes/{node}/{type}/{vmid}/migrate':
+    "'VM.Migrate' on '/vms/{vmid}' ('Datastore.AllocateSpace' on target storages with 'targetstorage')",
   'POST /cluster/ha/resources/{sid}/migrate': "'Sys.Console' on '/'",
   'POST /cluster/ha/resources/{sid}/relocate': "'Sys.Console' on '/'",
-  'GET /nodes/{node}/tasks/{upid}/status': "the task's owner, or 'Sys.Audit' on '/nodes/{node}' (HA tasks run as 'root@pam')",
+  'GET /nodes/{node}/tasks/{upid}/status':
+    "the task's owner, or 'Sys.Audit' on '/nodes/{node}' (HA tasks run as 'root@pam')",
   'GET /nodes/{node}/certificates/info': 'no privilege (any valid token)',
 } as const;
 

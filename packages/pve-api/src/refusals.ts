@@ -10,7 +10,10 @@ export const ACTION_REFUSALS: readonly { readonly pattern: RegExp; readonly what
   // pve-ha-manager API2/HA/Resources.pm check_service_state
   { pattern: /\bin error state, must be disabled and fixed first\b/, what: 'the HA resource is in the error state' },
   // PVE::HA::Config service_is_ha_managed / service_is_configured
-  { pattern: /\b(?:service|resource) '[^']*' (?:is )?not (?:HA managed|managed by HA|configured in HA|defined)\b/, what: 'not an HA resource' },
+  {
+    pattern: /\b(?:service|resource) '[^']*' (?:is )?not (?:HA managed|managed by HA|configured in HA|defined)\b/,
+    what: 'not an HA resource',
+  },
   // PVE::Cluster::check_node_exists
   { pattern: /\bno such (?:cluster )?node\b/, what: 'no such node' },
   // PVE 9 after the groups were migrated to rules

@@ -37,7 +37,17 @@ function badReply(fn: () => unknown): PveApiError {
   throw new Error('expected a bad-reply error');
 }
 
-const guest = { id: 'qemu/100', type: 'qemu', vmid: 100, node: 'pve1', status: 'running', maxcpu: 2, maxmem: 2147483648, cpu: 0.5, mem: 1073741824 };
+const guest = {
+  id: 'qemu/100',
+  type: 'qemu',
+  vmid: 100,
+  node: 'pve1',
+  status: 'running',
+  maxcpu: 2,
+  maxmem: 2147483648,
+  cpu: 0.5,
+  mem: 1073741824,
+};
 
 describe('quirks are normalised', () => {
   test.each([
@@ -51,7 +61,9 @@ describe('quirks are normalised', () => {
     ['memhost', null, undefined], // null reads as absent
   ])('guest row %s = %j reads as %j', (field, wire, read) => {
     const [row] = decode(clusterResourcesSchema, [{ ...guest, [field]: wire }], where) as ClusterGuestResource[];
-    const key = { cpu: 'cpuUsage', maxcpu: 'maxCpus', template: 'template', tags: 'tags', memhost: 'memHostBytes' }[field] as keyof ClusterGuestResource;
+    const key = { cpu: 'cpuUsage', maxcpu: 'maxCpus', template: 'template', tags: 'tags', memhost: 'memHostBytes' }[
+      field
+    ] as keyof ClusterGuestResource;
     expect(row![key]).toEqual(read);
   });
 
@@ -61,7 +73,11 @@ describe('quirks are normalised', () => {
   });
 
   test('an offline node row without stats keeps them undefined', () => {
-    const [row] = decode(clusterResourcesSchema, [{ id: 'node/pve2', type: 'node', node: 'pve2', status: 'offline', maxcpu: 8 }], where) as ClusterNodeResource[];
+    const [row] = decode(
+      clusterResourcesSchema,
+      [{ id: 'node/pve2', type: 'node', node: 'pve2', status: 'offline', maxcpu: 8 }],
+      where,
+    ) as ClusterNodeResource[];
     expect(row).toMatchObject({ online: false, maxCpus: 8, cpuUsage: undefined, memBytes: undefined });
   });
 
@@ -74,7 +90,7 @@ describe('quirks are normalised', () => {
 describe('surprising replies are errors naming endpoint and field', () => {
   test.each([
     // [reply data, field path, words in the message]
-    [[{ ...guest, maxmem: 'lots' }], 'data[0].maxmem', "(qemu/100) expected a number, got \"lots\""],
+    [[{ ...guest, maxmem: 'lots' }], 'data[0].maxmem', '(qemu/100) expected a number, got "lots"'],
     [[{ ...guest, cpu: '1e999' }], 'data[0].cpu', 'expected a finite number'],
     [[{ ...guest, cpu: -0.1 }], 'data[0].cpu', 'expected a number ≥ 0'],
     [[{ ...guest, template: 2 }], 'data[0].template', 'expected 0 or 1, got 2'],
@@ -106,7 +122,13 @@ describe('surprising replies are errors naming endpoint and field', () => {
   });
 
   test('manager status with a service missing its node', () => {
-    const err = badReply(() => decode(haManagerStatusSchema, { manager_status: { master_node: 'a', service_status: { 'vm:100': { state: 'started' } } } }, where));
+    const err = badReply(() =>
+      decode(
+        haManagerStatusSchema,
+        { manager_status: { master_node: 'a', service_status: { 'vm:100': { state: 'started' } } } },
+        where,
+      ),
+    );
     expect(err.field).toBe('data.manager_status.service_status["vm:100"].node');
   });
 });
@@ -139,14 +161,35 @@ describe('quorum of manager_status: a Perl boolean passed through (spec §3.5)',
 describe('RRD rows: undefined buckets omit keys', () => {
   test('a PVE 8 row has no PSI; values stay undefined', () => {
     const [p] = decode(nodeRrdSchema, [{ time: 60, cpu: 0.1, memused: 5 }], where);
-    expect(p!.pressure).toEqual({ cpuSome: undefined, ioSome: undefined, ioFull: undefined, memorySome: undefined, memoryFull: undefined });
+    expect(p!.pressure).toEqual({
+      cpuSome: undefined,
+      ioSome: undefined,
+      ioFull: undefined,
+      memorySome: undefined,
+      memoryFull: undefined,
+    });
     expect(p!.cpuUsage).toBe(0.1);
   });
 });
 
 describe('node guest list', () => {
   test('live PSI and memhost of /nodes/{node}/qemu', () => {
-    const [g] = decode(nodeGuestsSchema('qemu', 'pve1'), [{ vmid: '101', status: 'running', cpus: 4, maxmem: 4294967296, mem: 1, memhost: 2, pressurecpusome: 1.5, pressurememoryfull: 0 }], where);
+    const [g] = decode(
+      nodeGuestsSchema('qemu', 'pve1'),
+      [
+        {
+          vmid: '101',
+          status: 'running',
+          cpus: 4,
+          maxmem: 4294967296,
+          mem: 1,
+          memhost: 2,
+          pressurecpusome: 1.5,
+          pressurememoryfull: 0,
+        },
+      ],
+      where,
+    );
     expect(g).toMatchObject({ sid: 'vm:101', node: 'pve1', running: true, memHostBytes: 2 });
     expect(g!.pressure).toMatchObject({ cpuSome: 1.5, memoryFull: 0, cpuFull: undefined });
   });
@@ -154,7 +197,11 @@ describe('node guest list', () => {
 
 describe('one guest and the task list', () => {
   test('status/current without vmid takes it from the path; ha.managed 0/1', () => {
-    const g = decode(guestStatusSchema('qemu', 'pve1', 100), { status: 'running', cpus: 2, memhost: 5, ha: { managed: 1 }, pressurecpufull: '0.5' }, where);
+    const g = decode(
+      guestStatusSchema('qemu', 'pve1', 100),
+      { status: 'running', cpus: 2, memhost: 5, ha: { managed: 1 }, pressurecpufull: '0.5' },
+      where,
+    );
     expect(g).toMatchObject({ vmid: 100, sid: 'vm:100', haManaged: true, memHostBytes: 5 });
     expect(g.pressure.cpuFull).toBe(0.5);
   });
@@ -167,7 +214,22 @@ describe('one guest and the task list', () => {
     ['WARNINGS: 1', 1700000100, 'warnings'],
     ['migration problems', 1700000100, 'failed'],
   ])('task list entry %s → %s', (status, endtime, outcome) => {
-    const [t] = decode(taskListSchema, [{ upid: 'UPID:a:1:2:3:qmigrate:100:root@pam:', node: 'a', type: 'qmigrate', id: '100', user: 'root@pam', starttime: 1700000000, endtime, status }], where);
+    const [t] = decode(
+      taskListSchema,
+      [
+        {
+          upid: 'UPID:a:1:2:3:qmigrate:100:root@pam:',
+          node: 'a',
+          type: 'qmigrate',
+          id: '100',
+          user: 'root@pam',
+          starttime: 1700000000,
+          endtime,
+          status,
+        },
+      ],
+      where,
+    );
     expect(t!.outcome).toBe(outcome);
   });
 });
@@ -175,11 +237,25 @@ describe('one guest and the task list', () => {
 describe('cluster options: crs as an object or a property string', () => {
   test.each([
     // [crs on the wire, what is read]
-    [{ ha: 'static', 'ha-rebalance-on-start': 1 }, { ha: 'static', haRebalanceOnStart: true }],
+    [
+      { ha: 'static', 'ha-rebalance-on-start': 1 },
+      { ha: 'static', haRebalanceOnStart: true },
+    ],
     ['ha=dynamic,ha-rebalance-on-start=1', { ha: 'dynamic', haRebalanceOnStart: true }],
     ['static', { ha: 'static' }], // the default key
-    ['ha=dynamic,ha-auto-rebalance=1,ha-auto-rebalance-threshold=30,ha-auto-rebalance-method=topsis', { haAutoRebalance: true, haAutoRebalanceThreshold: 30, haAutoRebalanceMethod: 'topsis' }],
-    [{ ha: 'dynamic', ha_auto_rebalance: '1', 'ha-auto-rebalance-hold-duration': '3', 'ha-auto-rebalance-margin': 0.1 }, { haAutoRebalance: true, haAutoRebalanceHoldDuration: 3, haAutoRebalanceMargin: 0.1 }],
+    [
+      'ha=dynamic,ha-auto-rebalance=1,ha-auto-rebalance-threshold=30,ha-auto-rebalance-method=topsis',
+      { haAutoRebalance: true, haAutoRebalanceThreshold: 30, haAutoRebalanceMethod: 'topsis' },
+    ],
+    [
+      {
+        ha: 'dynamic',
+        ha_auto_rebalance: '1',
+        'ha-auto-rebalance-hold-duration': '3',
+        'ha-auto-rebalance-margin': 0.1,
+      },
+      { haAutoRebalance: true, haAutoRebalanceHoldDuration: 3, haAutoRebalanceMargin: 0.1 },
+    ],
   ])('%j', (crs, read) => {
     const o = decode(clusterOptionsSchema, { crs, max_workers: 4 }, where);
     expect(o.crsSet).toBe(true);
@@ -199,8 +275,22 @@ describe('cluster options: crs as an object or a property string', () => {
 
 describe('HA resources, rules, groups', () => {
   test('omitted keys take the config defaults; enabled reads as started', () => {
-    const [a, b] = decode(haResourcesSchema, [{ sid: 'vm:100' }, { sid: 'ct:101', state: 'enabled', failback: 0, max_restart: '3', 'auto-rebalance': 0 }], where);
-    expect(a).toEqual({ sid: 'vm:100', type: 'vm', state: 'started', failback: true, maxRestart: 1, maxRelocate: 1, autoRebalance: true, group: undefined, comment: undefined });
+    const [a, b] = decode(
+      haResourcesSchema,
+      [{ sid: 'vm:100' }, { sid: 'ct:101', state: 'enabled', failback: 0, max_restart: '3', 'auto-rebalance': 0 }],
+      where,
+    );
+    expect(a).toEqual({
+      sid: 'vm:100',
+      type: 'vm',
+      state: 'started',
+      failback: true,
+      maxRestart: 1,
+      maxRelocate: 1,
+      autoRebalance: true,
+      group: undefined,
+      comment: undefined,
+    });
     expect(b).toMatchObject({ type: 'ct', state: 'started', failback: false, maxRestart: 3, autoRebalance: false });
   });
 
@@ -208,12 +298,33 @@ describe('HA resources, rules, groups', () => {
     const [r1, r2] = decode(
       haRulesSchema,
       [
-        { rule: 'ha-group-g1', type: 'node-affinity', resources: 'vm:100,vm:101', nodes: 'node1:2,node2:1,node3', strict: 1 },
-        { rule: 'keep-apart', type: 'resource-affinity', resources: 'vm:100,vm:102', affinity: 'negative', errors: { resources: ['resource vm:102 does not exist'] } },
+        {
+          rule: 'ha-group-g1',
+          type: 'node-affinity',
+          resources: 'vm:100,vm:101',
+          nodes: 'node1:2,node2:1,node3',
+          strict: 1,
+        },
+        {
+          rule: 'keep-apart',
+          type: 'resource-affinity',
+          resources: 'vm:100,vm:102',
+          affinity: 'negative',
+          errors: { resources: ['resource vm:102 does not exist'] },
+        },
       ],
       where,
     );
-    expect(r1).toMatchObject({ strict: true, resources: ['vm:100', 'vm:101'], applied: true, nodes: [{ node: 'node1', priority: 2 }, { node: 'node2', priority: 1 }, { node: 'node3', priority: 0 }] });
+    expect(r1).toMatchObject({
+      strict: true,
+      resources: ['vm:100', 'vm:101'],
+      applied: true,
+      nodes: [
+        { node: 'node1', priority: 2 },
+        { node: 'node2', priority: 1 },
+        { node: 'node3', priority: 0 },
+      ],
+    });
     expect(r2).toMatchObject({ strict: false, affinity: 'negative', applied: false, nodes: undefined });
     expect(r2!.errors.get('resources')).toEqual(['resource vm:102 does not exist']);
   });
@@ -230,14 +341,21 @@ describe('migration', () => {
       {
         running: 1,
         'allowed-nodes': ['b'],
-        not_allowed_nodes: { c: { unavailable_storages: ['local-zfs'] }, d: { 'blocking-ha-resources': [{ sid: 'vm:102', cause: 'resource-affinity' }] } },
+        not_allowed_nodes: {
+          c: { unavailable_storages: ['local-zfs'] },
+          d: { 'blocking-ha-resources': [{ sid: 'vm:102', cause: 'resource-affinity' }] },
+        },
         local_resources: ['usb0'],
         'dependent-ha-resources': ['vm:103'],
       },
       where,
     );
     expect(m.allowedNodes).toEqual(['b']);
-    expect(m.notAllowedNodes.get('c')).toEqual({ unavailableStorages: ['local-zfs'], unavailableResources: [], blockingHaResources: [] });
+    expect(m.notAllowedNodes.get('c')).toEqual({
+      unavailableStorages: ['local-zfs'],
+      unavailableResources: [],
+      blockingHaResources: [],
+    });
     expect(m.notAllowedNodes.get('d')!.blockingHaResources).toEqual([{ sid: 'vm:102', cause: 'resource-affinity' }]);
     expect(m.dependentHaResources).toEqual(['vm:103']);
   });
@@ -248,7 +366,13 @@ describe('migration', () => {
 
   test('HA motion reply: null on PVE 8, blocking resources on PVE 9', () => {
     expect(decode(haMotionReplySchema, null, where)).toBeNull();
-    expect(decode(haMotionReplySchema, { sid: 'vm:100', 'requested-node': 'b', 'blocking-resources': [{ sid: 'vm:101', cause: 'resource-affinity' }] }, where)).toMatchObject({
+    expect(
+      decode(
+        haMotionReplySchema,
+        { sid: 'vm:100', 'requested-node': 'b', 'blocking-resources': [{ sid: 'vm:101', cause: 'resource-affinity' }] },
+        where,
+      ),
+    ).toMatchObject({
       'blocking-resources': [{ sid: 'vm:101', cause: 'resource-affinity' }],
     });
   });
@@ -261,13 +385,19 @@ describe('migration', () => {
     ['stopped', 'migration aborted', 'failed'],
     ['stopped', undefined, 'failed'],
   ])('task %s / %s → %s', (status, exitstatus, outcome) => {
-    expect(decode(taskStatusSchema, { upid: 'UPID:a:1:2:3:qmigrate:100:root@pam:', node: 'a', status, exitstatus }, where).outcome).toBe(outcome);
+    expect(
+      decode(taskStatusSchema, { upid: 'UPID:a:1:2:3:qmigrate:100:root@pam:', node: 'a', status, exitstatus }, where)
+        .outcome,
+    ).toBe(outcome);
   });
 
-  test.each(['UPID:a:1:2:3:qmigrate:100:root@pam', 'UPID:a:zz:2:3:t:1:u:', 'nope', 'UPID::1:2:3:t:1:u:'])('not a UPID: %s', (text) => {
-    expect(parseUpid(text)).toBeUndefined();
-    expect(badReply(() => decode(upidSchema, text, where)).field).toBe('data');
-  });
+  test.each(['UPID:a:1:2:3:qmigrate:100:root@pam', 'UPID:a:zz:2:3:t:1:u:', 'nope', 'UPID::1:2:3:t:1:u:'])(
+    'not a UPID: %s',
+    (text) => {
+      expect(parseUpid(text)).toBeUndefined();
+      expect(badReply(() => decode(upidSchema, text, where)).field).toBe('data');
+    },
+  );
 
   test('guest config: memory as current=…, bad cores named', () => {
     expect(decode(guestConfigSchema('qemu', 100), { memory: 'current=4096,max=8192' }, where).memoryMiB).toBe(4096);
@@ -323,7 +453,14 @@ describe('HA daemon state from free text', () => {
 
 describe('property strings', () => {
   test.each([
-    ['ha=static,ha-rebalance-on-start=1', 'ha', [['ha', 'static'], ['ha-rebalance-on-start', '1']]],
+    [
+      'ha=static,ha-rebalance-on-start=1',
+      'ha',
+      [
+        ['ha', 'static'],
+        ['ha-rebalance-on-start', '1'],
+      ],
+    ],
     ['static', 'ha', [['ha', 'static']]],
     ['', 'ha', []],
   ])('%j', (text, def, entries) => {

@@ -39,13 +39,30 @@ import type {
   Upid,
 } from './types';
 import { parseUpid } from './upid';
-import { arr, bool01, count, int, list, mapOf, name, nonNeg, num, obj, opt, parsePropertyString, percent, perlBool, text } from './wire';
+import {
+  arr,
+  bool01,
+  count,
+  int,
+  list,
+  mapOf,
+  name,
+  nonNeg,
+  num,
+  obj,
+  opt,
+  parsePropertyString,
+  percent,
+  perlBool,
+  text,
+} from './wire';
 
 type Ctx = z.RefinementCtx;
 
 /** Re-raise the issues of a nested parse at `path` (relative to the current value). */
 function forward(ctx: Ctx, issues: readonly z.core.$ZodIssue[], path: PropertyKey[] = []): typeof z.NEVER {
-  for (const issue of issues) ctx.addIssue({ code: 'custom', message: issue.message, path: [...path, ...issue.path] as (string | number)[] });
+  for (const issue of issues)
+    ctx.addIssue({ code: 'custom', message: issue.message, path: [...path, ...issue.path] as (string | number)[] });
   return z.NEVER;
 }
 
@@ -73,14 +90,22 @@ export function objAliased<S extends z.ZodRawShape>(shape: S) {
 // ---------------------------------------------------------------- /version
 
 /** `GET /version`. */
-export const versionSchema = obj({ version: name, release: opt(text), repoid: opt(text) }).transform((v, ctx): PveVersion => {
-  const m = /^(\d+)\.(\d+)/.exec(v.release ?? v.version) ?? /^(\d+)\.(\d+)/.exec(v.version);
-  if (!m) {
-    ctx.addIssue({ code: 'custom', message: 'expected a version like "9.2.2"', path: ['version'] });
-    return z.NEVER;
-  }
-  return { version: v.version, release: v.release ?? `${m[1]}.${m[2]}`, repoId: v.repoid, major: Number(m[1]), minor: Number(m[2]) };
-});
+export const versionSchema = obj({ version: name, release: opt(text), repoid: opt(text) }).transform(
+  (v, ctx): PveVersion => {
+    const m = /^(\d+)\.(\d+)/.exec(v.release ?? v.version) ?? /^(\d+)\.(\d+)/.exec(v.version);
+    if (!m) {
+      ctx.addIssue({ code: 'custom', message: 'expected a version like "9.2.2"', path: ['version'] });
+      return z.NEVER;
+    }
+    return {
+      version: v.version,
+      release: v.release ?? `${m[1]}.${m[2]}`,
+      repoId: v.repoid,
+      major: Number(m[1]),
+      minor: Number(m[2]),
+    };
+  },
+);
 
 // ---------------------------------------------------------------- /cluster/resources
 
@@ -186,16 +211,29 @@ const storageRowSchema = obj({
   }),
 );
 
-const otherRowSchema = obj({ id: name, type: name }).transform((r): ClusterOtherResource => ({ kind: 'other', type: r.type, id: r.id }));
+const otherRowSchema = obj({ id: name, type: name }).transform(
+  (r): ClusterOtherResource => ({ kind: 'other', type: r.type, id: r.id }),
+);
 
 /** One row of `/cluster/resources`, validated by its `type`. */
 export const clusterResourceSchema = z.unknown().transform((row, ctx): ClusterResource => {
   const type = row !== null && typeof row === 'object' ? (row as { type?: unknown }).type : undefined;
   if (typeof type !== 'string') {
-    ctx.addIssue({ code: 'custom', message: 'expected a row type string', path: row !== null && typeof row === 'object' ? ['type'] : [] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expected a row type string',
+      path: row !== null && typeof row === 'object' ? ['type'] : [],
+    });
     return z.NEVER;
   }
-  const schema = type === 'node' ? nodeRowSchema : type === 'qemu' || type === 'lxc' ? guestRowSchema : type === 'storage' ? storageRowSchema : otherRowSchema;
+  const schema =
+    type === 'node'
+      ? nodeRowSchema
+      : type === 'qemu' || type === 'lxc'
+        ? guestRowSchema
+        : type === 'storage'
+          ? storageRowSchema
+          : otherRowSchema;
   const parsed = (schema as z.ZodType<ClusterResource>).safeParse(row);
   return parsed.success ? parsed.data : forward(ctx, parsed.error.issues);
 });
@@ -214,14 +252,23 @@ const clusterStatusRow = z.unknown().transform((row, ctx): ClusterStatusEntry | 
   if (type === 'node') {
     const p = obj({ name: name, nodeid: opt(int), ip: opt(text), online: bool01, local: opt(bool01) }).safeParse(row);
     return p.success
-      ? { kind: 'node', name: p.data.name, nodeId: p.data.nodeid, ip: p.data.ip, online: p.data.online, local: p.data.local ?? false }
+      ? {
+          kind: 'node',
+          name: p.data.name,
+          nodeId: p.data.nodeid,
+          ip: p.data.ip,
+          online: p.data.online,
+          local: p.data.local ?? false,
+        }
       : forward(ctx, p.error.issues);
   }
   return undefined;
 });
 
 /** `GET /cluster/status` (rows of other types are dropped). */
-export const clusterStatusSchema = arr(clusterStatusRow).transform((rows) => rows.filter((r): r is ClusterStatusEntry => r !== undefined));
+export const clusterStatusSchema = arr(clusterStatusRow).transform((rows) =>
+  rows.filter((r): r is ClusterStatusEntry => r !== undefined),
+);
 
 // ---------------------------------------------------------------- /nodes/{node}/status
 
@@ -244,10 +291,21 @@ export const nodeStatusSchema = obj({
     cpuUsage: s.cpu,
     ioWait: s.wait,
     loadAverage: s.loadavg,
-    memory: { totalBytes: s.memory.total, usedBytes: s.memory.used, freeBytes: s.memory.free, availableBytes: s.memory.available },
+    memory: {
+      totalBytes: s.memory.total,
+      usedBytes: s.memory.used,
+      freeBytes: s.memory.free,
+      availableBytes: s.memory.available,
+    },
     swap: s.swap && { totalBytes: s.swap.total, usedBytes: s.swap.used, freeBytes: s.swap.free },
     rootfs: s.rootfs && { totalBytes: s.rootfs.total, usedBytes: s.rootfs.used, freeBytes: s.rootfs.free },
-    cpuInfo: { cpus: s.cpuinfo.cpus, cores: s.cpuinfo.cores, sockets: s.cpuinfo.sockets, model: s.cpuinfo.model, mhz: s.cpuinfo.mhz },
+    cpuInfo: {
+      cpus: s.cpuinfo.cpus,
+      cores: s.cpuinfo.cores,
+      sockets: s.cpuinfo.sockets,
+      model: s.cpuinfo.model,
+      mhz: s.cpuinfo.mhz,
+    },
     uptimeSeconds: s.uptime,
     pveVersion: s.pveversion,
     kernelVersion: s.kversion,
@@ -363,49 +421,50 @@ export function nodeGuestsSchema(type: 'qemu' | 'lxc', node: string) {
 /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current` for one guest. */
 export function guestStatusSchema(type: 'qemu' | 'lxc', node: string, vmid: number) {
   return z
-    .preprocess((v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !('vmid' in v) ? { ...v, vmid } : v), obj({ ha: opt(obj({ managed: opt(bool01) })) }).and(guestRowOf(type, node)))
+    .preprocess(
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) && !('vmid' in v) ? { ...v, vmid } : v),
+      obj({ ha: opt(obj({ managed: opt(bool01) })) }).and(guestRowOf(type, node)),
+    )
     .transform(({ ha, ...guest }): GuestStatus => ({ ...guest, haManaged: ha?.managed }));
 }
 
 function guestRowOf(type: 'qemu' | 'lxc', node: string) {
-  return (
-    obj({
-      vmid: count,
-      name: opt(text),
-      status: text,
-      qmpstatus: opt(text),
-      cpu: opt(nonNeg),
-      cpus: opt(nonNeg),
-      mem: opt(nonNeg),
-      maxmem: opt(nonNeg),
-      memhost: opt(nonNeg),
-      lock: opt(text),
-      tags: opt(list),
-      template: opt(bool01),
-      uptime: opt(nonNeg),
-      ...pressureShape,
-    }).transform(
-      (r): NodeGuest => ({
-        type,
-        vmid: r.vmid,
-        sid: `${type === 'qemu' ? 'vm' : 'ct'}:${r.vmid}`,
-        node,
-        name: r.name,
-        status: r.status,
-        running: r.status === 'running',
-        qmpStatus: r.qmpstatus,
-        cpuUsage: r.cpu,
-        cpus: r.cpus,
-        memBytes: r.mem,
-        maxMemBytes: r.maxmem,
-        memHostBytes: r.memhost,
-        pressure: guestPressure(r),
-        lock: r.lock,
-        tags: r.tags ?? [],
-        template: r.template,
-        uptimeSeconds: r.uptime,
-      }),
-    )
+  return obj({
+    vmid: count,
+    name: opt(text),
+    status: text,
+    qmpstatus: opt(text),
+    cpu: opt(nonNeg),
+    cpus: opt(nonNeg),
+    mem: opt(nonNeg),
+    maxmem: opt(nonNeg),
+    memhost: opt(nonNeg),
+    lock: opt(text),
+    tags: opt(list),
+    template: opt(bool01),
+    uptime: opt(nonNeg),
+    ...pressureShape,
+  }).transform(
+    (r): NodeGuest => ({
+      type,
+      vmid: r.vmid,
+      sid: `${type === 'qemu' ? 'vm' : 'ct'}:${r.vmid}`,
+      node,
+      name: r.name,
+      status: r.status,
+      running: r.status === 'running',
+      qmpStatus: r.qmpstatus,
+      cpuUsage: r.cpu,
+      cpus: r.cpus,
+      memBytes: r.mem,
+      maxMemBytes: r.maxmem,
+      memHostBytes: r.memhost,
+      pressure: guestPressure(r),
+      lock: r.lock,
+      tags: r.tags ?? [],
+      template: r.template,
+      uptimeSeconds: r.uptime,
+    }),
   );
 }
 
@@ -460,7 +519,15 @@ export const haManagerStatusSchema = obj({
         : new Map(
             [...services].map(([sid, v]) => [
               sid,
-              { state: v.state, node: v.node, target: v.target, uid: v.uid, running: v.running, failedNodes: v.failed_nodes, maintenanceNode: v.maintenance_node },
+              {
+                state: v.state,
+                node: v.node,
+                target: v.target,
+                uid: v.uid,
+                running: v.running,
+                failedNodes: v.failed_nodes,
+                maintenanceNode: v.maintenance_node,
+              },
             ]),
           ),
     disarm: ms?.disarm && { mode: ms.disarm.mode, state: ms.disarm.state },
@@ -472,7 +539,9 @@ export const haManagerStatusSchema = obj({
           mode: l.mode,
           state: l.state,
           timestamp: l.timestamp,
-          results: new Map([...(l.results ?? [])].map(([uid, r]) => [uid, { sid: r.sid, state: r.state, exitCode: r.exit_code }])),
+          results: new Map(
+            [...(l.results ?? [])].map(([uid, r]) => [uid, { sid: r.sid, state: r.state, exitCode: r.exit_code }]),
+          ),
         },
       ]),
     ),
@@ -523,7 +592,9 @@ const currentRow = z.unknown().transform((row, ctx): CurrentRow => {
   switch (type) {
     case 'quorum':
       parsed = obj({ node: text, quorate: bool01 }).safeParse(row);
-      return parsed.success ? { t: 'quorum', v: parsed.data as { node: string; quorate: boolean } } : forward(ctx, parsed.error.issues);
+      return parsed.success
+        ? { t: 'quorum', v: parsed.data as { node: string; quorate: boolean } }
+        : forward(ctx, parsed.error.issues);
     case 'master':
     case 'lrm':
       parsed = daemonRow.safeParse(row);
@@ -533,7 +604,12 @@ const currentRow = z.unknown().transform((row, ctx): CurrentRow => {
       return parsed.success ? { t: 'service', v: parsed.data as HaServiceEntry } : forward(ctx, parsed.error.issues);
     case 'fencing': {
       const p = objAliased({ node: opt(text), 'armed-state': opt(text), resource_mode: opt(text) }).safeParse(row);
-      return p.success ? { t: 'fencing', v: { node: p.data.node, armedState: p.data['armed-state'], resourceMode: p.data.resource_mode } } : forward(ctx, p.error.issues);
+      return p.success
+        ? {
+            t: 'fencing',
+            v: { node: p.data.node, armedState: p.data['armed-state'], resourceMode: p.data.resource_mode },
+          }
+        : forward(ctx, p.error.issues);
     }
     default:
       if (typeof type !== 'string') {
@@ -558,7 +634,9 @@ export const haStatusCurrentSchema = arr(currentRow).transform((rows): HaStatusC
 });
 
 const errorsMap = z
-  .record(z.string(), z.union([z.string(), z.array(text)], { error: 'expected a message or a list of messages' }), { error: 'expected an object' })
+  .record(z.string(), z.union([z.string(), z.array(text)], { error: 'expected a message or a list of messages' }), {
+    error: 'expected an object',
+  })
   .transform((rec) => new Map(Object.entries(rec).map(([k, v]) => [k, Array.isArray(v) ? v : [v]])));
 
 /** `GET /cluster/ha/resources`. */
@@ -636,8 +714,20 @@ export const haRulesSchema = arr(
 
 /** `GET /cluster/ha/groups` (PVE 8). */
 export const haGroupsSchema = arr(
-  obj({ group: name, nodes: nodePriorityList, restricted: opt(bool01), nofailback: opt(bool01), comment: opt(text) }).transform(
-    (g): HaGroup => ({ group: g.group, nodes: g.nodes, restricted: g.restricted ?? false, nofailback: g.nofailback ?? false, comment: g.comment }),
+  obj({
+    group: name,
+    nodes: nodePriorityList,
+    restricted: opt(bool01),
+    nofailback: opt(bool01),
+    comment: opt(text),
+  }).transform(
+    (g): HaGroup => ({
+      group: g.group,
+      nodes: g.nodes,
+      restricted: g.restricted ?? false,
+      nofailback: g.nofailback ?? false,
+      comment: g.comment,
+    }),
   ),
 );
 
@@ -671,7 +761,10 @@ export const crsSchema = z
     if (typeof value === 'string') {
       const parsed = parsePropertyString(value, 'ha');
       if (!parsed) {
-        ctx.addIssue({ code: 'custom', message: `expected a property string like 'ha=static,ha-rebalance-on-start=1', got '${value}'` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a property string like 'ha=static,ha-rebalance-on-start=1', got '${value}'`,
+        });
         return z.NEVER;
       }
       object = Object.fromEntries(parsed);
@@ -700,7 +793,9 @@ export const clusterOptionsSchema = objAliased({ crs: opt(crsSchema), max_worker
 /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/config` for one guest. */
 export function guestConfigSchema(type: 'qemu' | 'lxc', vmid: number) {
   return z
-    .record(z.string(), z.union([z.string(), z.number()], { error: 'expected a string or a number' }), { error: 'expected an object' })
+    .record(z.string(), z.union([z.string(), z.number()], { error: 'expected a string or a number' }), {
+      error: 'expected an object',
+    })
     .transform((rec, ctx): GuestConfig => {
       const entries = new Map(Object.entries(rec).map(([k, v]) => [k, String(v)]));
       const intKey = (key: string): number | undefined => {
@@ -753,7 +848,16 @@ export const migratePrecheckSchema = objAliased({
     ),
   ),
   local_disks: opt(
-    arr(objAliased({ volid: text, size: opt(nonNeg), cdrom: opt(bool01), is_unused: opt(bool01), shared: opt(bool01), drivename: opt(text) })),
+    arr(
+      objAliased({
+        volid: text,
+        size: opt(nonNeg),
+        cdrom: opt(bool01),
+        is_unused: opt(bool01),
+        shared: opt(bool01),
+        drivename: opt(text),
+      }),
+    ),
   ),
   local_resources: opt(arr(text)),
   'mapped-resources': opt(arr(text)),
@@ -806,7 +910,10 @@ export const haMotionReplySchema = z.union(
 export const upidSchema = z.string({ error: 'expected a task id string' }).transform((s, ctx): Upid => {
   const upid = parseUpid(s);
   if (!upid) {
-    ctx.addIssue({ code: 'custom', message: "expected a task id 'UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:'" });
+    ctx.addIssue({
+      code: 'custom',
+      message: "expected a task id 'UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:'",
+    });
     return z.NEVER;
   }
   return upid;
@@ -831,29 +938,49 @@ export const taskStatusSchema = obj({
     user: t.user,
     status: t.status,
     exitStatus: t.exitstatus,
-    outcome: t.status === 'running' ? 'running' : t.exitstatus === 'OK' ? 'ok' : /^WARNINGS: \d+$/.test(t.exitstatus ?? '') ? 'warnings' : 'failed',
+    outcome:
+      t.status === 'running'
+        ? 'running'
+        : t.exitstatus === 'OK'
+          ? 'ok'
+          : /^WARNINGS: \d+$/.test(t.exitstatus ?? '')
+            ? 'warnings'
+            : 'failed',
     startTime: t.starttime,
   }),
 );
 
 /** `GET /nodes/{node}/tasks` (running tasks have no `status`/`endtime`, or `status: "running"`). */
 export const taskListSchema = arr(
-  obj({ upid: name, node: name, type: name, id: opt(text), user: name, starttime: count, endtime: opt(count), status: opt(text) }).transform(
-    (t): TaskListEntry => {
-      const finished = t.endtime !== undefined || (t.status !== undefined && t.status !== 'running');
-      return {
-        upid: t.upid,
-        node: t.node,
-        type: t.type,
-        id: t.id,
-        user: t.user,
-        startTime: t.starttime,
-        endTime: t.endtime,
-        exitStatus: finished ? t.status : undefined,
-        outcome: !finished ? 'running' : t.status === 'OK' ? 'ok' : /^WARNINGS: \d+$/.test(t.status ?? '') ? 'warnings' : 'failed',
-      };
-    },
-  ),
+  obj({
+    upid: name,
+    node: name,
+    type: name,
+    id: opt(text),
+    user: name,
+    starttime: count,
+    endtime: opt(count),
+    status: opt(text),
+  }).transform((t): TaskListEntry => {
+    const finished = t.endtime !== undefined || (t.status !== undefined && t.status !== 'running');
+    return {
+      upid: t.upid,
+      node: t.node,
+      type: t.type,
+      id: t.id,
+      user: t.user,
+      startTime: t.starttime,
+      endTime: t.endtime,
+      exitStatus: finished ? t.status : undefined,
+      outcome: !finished
+        ? 'running'
+        : t.status === 'OK'
+          ? 'ok'
+          : /^WARNINGS: \d+$/.test(t.status ?? '')
+            ? 'warnings'
+            : 'failed',
+    };
+  }),
 );
 
 /** `GET /nodes/{node}/certificates/info`. */

@@ -60,9 +60,16 @@ export interface TransportSecurity {
  * @throws PveApiError `bad-option` when it is not 32 hex bytes
  */
 export function normaliseFingerprint(text: string): string {
-  const hex = text.trim().replace(/^sha256[:=\s]*/i, '').replace(/[:\s-]/g, '').toUpperCase();
+  const hex = text
+    .trim()
+    .replace(/^sha256[:=\s]*/i, '')
+    .replace(/[:\s-]/g, '')
+    .toUpperCase();
   if (!/^[0-9A-F]{64}$/.test(hex)) {
-    throw new PveApiError('bad-option', `fingerprint '${text}' is not a SHA-256 fingerprint (64 hex digits, colons optional)`);
+    throw new PveApiError(
+      'bad-option',
+      `fingerprint '${text}' is not a SHA-256 fingerprint (64 hex digits, colons optional)`,
+    );
   }
   return hex.match(/../g)!.join(':');
 }
@@ -105,7 +112,11 @@ export function buildTls(options: PveTlsOptions, connectTimeoutMs: number): Buil
       ca = ca === undefined ? text : `${String(ca)}\n${text}`;
     } catch (err) {
       if (err instanceof PveApiError) throw err;
-      throw new PveApiError('bad-option', `ca file '${options.caFile}' cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+      throw new PveApiError(
+        'bad-option',
+        `ca file '${options.caFile}' cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        { cause: err },
+      );
     }
   }
   const pins = new Set((options.fingerprints ?? []).map(normaliseFingerprint));
@@ -114,10 +125,16 @@ export function buildTls(options: PveTlsOptions, connectTimeoutMs: number): Buil
   }
   const checkHostname = options.checkHostname ?? true;
   if (options.insecureSkipVerify && (ca !== undefined || pins.size > 0)) {
-    throw new PveApiError('bad-option', "'tls.insecureSkipVerify' cannot be combined with 'tls.ca', 'tls.caFile' or 'tls.fingerprints'");
+    throw new PveApiError(
+      'bad-option',
+      "'tls.insecureSkipVerify' cannot be combined with 'tls.ca', 'tls.caFile' or 'tls.fingerprints'",
+    );
   }
   if (!checkHostname && ca === undefined && !options.insecureSkipVerify) {
-    throw new PveApiError('bad-option', "'tls.checkHostname: false' needs 'tls.ca' or 'tls.caFile' (pin-only mode does not check names)");
+    throw new PveApiError(
+      'bad-option',
+      "'tls.checkHostname: false' needs 'tls.ca' or 'tls.caFile' (pin-only mode does not check names)",
+    );
   }
 
   const pinError = (cert: PeerCertificate | undefined): Error | undefined => {
@@ -172,16 +189,19 @@ export function buildTls(options: PveTlsOptions, connectTimeoutMs: number): Buil
       if (postCheck && opts.protocol === 'https:') {
         const bad = postCheck(socket as TLSSocket);
         if (bad) {
-          socket!.destroy();
+          socket.destroy();
           callback(markConnectError(bad), null);
           return;
         }
       }
-      callback(null, socket!);
+      callback(null, socket);
     });
   };
   return {
     connect,
-    security: { mode, hostnameChecked: mode === 'system-ca' || ((mode === 'ca' || mode === 'ca+pin') && checkHostname) },
+    security: {
+      mode,
+      hostnameChecked: mode === 'system-ca' || ((mode === 'ca' || mode === 'ca+pin') && checkHostname),
+    },
   };
 }

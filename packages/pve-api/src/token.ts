@@ -32,7 +32,10 @@ export class ApiToken {
     if (value.startsWith('PVEAPIToken=')) value = value.slice('PVEAPIToken='.length);
     if (value === '') throw new PveApiError('bad-token', `${source} is empty`);
     if (/\s/.test(value)) {
-      throw new PveApiError('bad-token', `${source} contains white space inside; expected one line 'USER@REALM!TOKENID=SECRET'`);
+      throw new PveApiError(
+        'bad-token',
+        `${source} contains white space inside; expected one line 'USER@REALM!TOKENID=SECRET'`,
+      );
     }
     const eq = value.lastIndexOf('=');
     const tokenId = eq < 0 ? value : value.slice(0, eq);
@@ -86,7 +89,12 @@ export function readTokenFile(path: string): ApiToken {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not readable (permission denied)' : `cannot be read (${code ?? 'error'})`;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'is not readable (permission denied)'
+          : `cannot be read (${code ?? 'error'})`;
     throw new PveApiError('bad-token', `token file '${path}' ${why}`, { cause: err });
   }
   return ApiToken.parse(text, `token file '${path}'`);

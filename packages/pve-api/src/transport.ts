@@ -122,10 +122,14 @@ function parseBaseUrl(text: string, allowPlainHttp: boolean): ParsedBaseUrl {
   if (url.username || url.password) {
     throw new PveApiError('bad-option', `base url '${url.host}' must not carry credentials; use an API token`);
   }
-  if (url.search || url.hash) throw new PveApiError('bad-option', `base url '${text}' must not have a query or fragment`);
+  if (url.search || url.hash)
+    throw new PveApiError('bad-option', `base url '${text}' must not have a query or fragment`);
   if (url.protocol === 'http:') {
     if (!allowPlainHttp) {
-      throw new PveApiError('bad-option', `base url '${text}' is plain http; the token would travel in clear text. Use https, or set 'allowPlainHttp: true' explicitly`);
+      throw new PveApiError(
+        'bad-option',
+        `base url '${text}' is plain http; the token would travel in clear text. Use https, or set 'allowPlainHttp: true' explicitly`,
+      );
     }
   } else if (url.protocol !== 'https:') {
     throw new PveApiError('bad-option', `base url '${text}' has protocol '${url.protocol}'; expected 'https:'`);
@@ -164,6 +168,7 @@ function rootCause(err: unknown): unknown {
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason as given, as fetch and timers/promises reject
       reject(signal.reason);
       return;
     }
@@ -173,6 +178,7 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above
       reject(signal.reason);
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -210,11 +216,16 @@ export class Transport {
   #preferred = 0;
 
   constructor(options: TransportOptions) {
-    if (!options || !Array.isArray(options.baseUrls) || options.baseUrls.length === 0) {
+    // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+    const baseUrls: unknown = options?.baseUrls;
+    if (!options || !Array.isArray(baseUrls) || baseUrls.length === 0) {
       throw new PveApiError('bad-option', "'baseUrls' must list at least one node url (e.g. 'https://pve1:8006')");
     }
-    if (!options.token || typeof (options.token as ApiToken).authorizationHeader !== 'function') {
-      throw new PveApiError('bad-option', "'token' must be an ApiToken (see 'readTokenFile', 'tokenFromEnv', 'ApiToken.parse')");
+    if (!options.token || typeof options.token.authorizationHeader !== 'function') {
+      throw new PveApiError(
+        'bad-option',
+        "'token' must be an ApiToken (see 'readTokenFile', 'tokenFromEnv', 'ApiToken.parse')",
+      );
     }
     const allowPlain = options.allowPlainHttp === true;
     this.#urls = options.baseUrls.map((u) => parseBaseUrl(u, allowPlain));
@@ -233,7 +244,8 @@ export class Transport {
     const plainHttp = this.#urls.some((u) => u.plain);
     const warnings: string[] = [];
     if (plainHttp) warnings.push('plain http is allowed: the API token and all replies travel unencrypted');
-    if (tls.security.mode === 'none') warnings.push('tls verification is disabled: any server can impersonate the cluster and receive the API token');
+    if (tls.security.mode === 'none')
+      warnings.push('tls verification is disabled: any server can impersonate the cluster and receive the API token');
     if ((tls.security.mode === 'ca' || tls.security.mode === 'ca+pin') && !tls.security.hostnameChecked) {
       warnings.push('the certificate host name is not checked (any certificate of the configured ca is accepted)');
     }
@@ -280,13 +292,25 @@ export class Transport {
         if (!again) throw this.#final(err, attempt);
         const nextIndex = (start + attempt) % n;
         const delayMs = untriedLeft ? 0 : this.#backoff(backoffs++);
-        this.#onRetry?.({ endpoint: spec.endpoint, baseUrl: url.display, attempt, error: err, nextBaseUrl: this.#urls[nextIndex]!.display, delayMs });
+        this.#onRetry?.({
+          endpoint: spec.endpoint,
+          baseUrl: url.display,
+          attempt,
+          error: err,
+          nextBaseUrl: this.#urls[nextIndex]!.display,
+          delayMs,
+        });
         if (delayMs > 0) {
           const signals = [spec.signal, this.#signal].filter((s): s is AbortSignal => s !== undefined);
           try {
             await this.#sleep(delayMs, signals.length ? AbortSignal.any(signals) : new AbortController().signal);
           } catch (abortErr) {
-            throw new PveApiError('aborted', `${spec.endpoint}: aborted while waiting to retry`, { endpoint: spec.endpoint, attempts: attempt, cause: abortErr, mayHaveBeenApplied: err.mayHaveBeenApplied });
+            throw new PveApiError('aborted', `${spec.endpoint}: aborted while waiting to retry`, {
+              endpoint: spec.endpoint,
+              attempts: attempt,
+              cause: abortErr,
+              mayHaveBeenApplied: err.mayHaveBeenApplied,
+            });
           }
         }
       }
@@ -321,7 +345,14 @@ export class Transport {
     const fail = (
       code: PveApiErrorCode,
       message: string,
-      extra: { status?: number; field?: string; privilege?: string; cause?: unknown; sentNothing?: boolean; serverMessage?: string } = {},
+      extra: {
+        status?: number;
+        field?: string;
+        privilege?: string;
+        cause?: unknown;
+        sentNothing?: boolean;
+        serverMessage?: string;
+      } = {},
     ) =>
       new PveApiError(code, this.#token.redact(message), {
         ...base,
@@ -354,7 +385,14 @@ export class Transport {
     let statusText: string;
     let text: string;
     try {
-      const res = await fetch(target, { method: spec.method, headers, body, signal, dispatcher: this.#agent, redirect: 'error' });
+      const res = await fetch(target, {
+        method: spec.method,
+        headers,
+        body,
+        signal,
+        dispatcher: this.#agent,
+        redirect: 'error',
+      });
       status = res.status;
       statusText = res.statusText;
       text = await res.text();
@@ -363,18 +401,31 @@ export class Transport {
       if (outer.some((s) => s.aborted)) throw fail('aborted', `${where}: aborted`, { cause: err, sentNothing });
       const cause = rootCause(err);
       if (cause instanceof PveApiError && cause.code === 'tls-pin-mismatch') {
-        throw fail('tls-pin-mismatch', `${where}: ${cause.message}; refused before sending the request`, { sentNothing: true });
+        throw fail('tls-pin-mismatch', `${where}: ${cause.message}; refused before sending the request`, {
+          sentNothing: true,
+        });
       }
       const code = errorCodeOf(err);
-      if (timeout.aborted || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      if (
+        timeout.aborted ||
+        code === 'UND_ERR_CONNECT_TIMEOUT' ||
+        code === 'UND_ERR_HEADERS_TIMEOUT' ||
+        code === 'UND_ERR_BODY_TIMEOUT'
+      ) {
         throw fail('timeout', `${where}: no complete reply within ${this.#timeoutMs} ms`, { cause: err, sentNothing });
       }
       if (code && TLS_CODE.test(code)) {
         const detail = cause instanceof Error ? cause.message : code;
-        throw fail('tls-untrusted', `${where}: server certificate refused (${code}: ${detail})`, { cause: err, sentNothing: true });
+        throw fail('tls-untrusted', `${where}: server certificate refused (${code}: ${detail})`, {
+          cause: err,
+          sentNothing: true,
+        });
       }
       const detail = cause instanceof Error ? cause.message : String(cause);
-      throw fail('connection', `${where}: connection failed (${code ?? 'error'}: ${detail})`, { cause: err, sentNothing });
+      throw fail('connection', `${where}: connection failed (${code ?? 'error'}: ${detail})`, {
+        cause: err,
+        sentNothing,
+      });
     }
 
     let json: unknown;
@@ -386,16 +437,22 @@ export class Transport {
     }
     if (status >= 200 && status < 300) {
       if (!jsonOk) {
-        throw fail('bad-reply', `${where}: reply is not valid json (${text.length} bytes, starts '${text.slice(0, 40)}')`, { status });
+        throw fail(
+          'bad-reply',
+          `${where}: reply is not valid json (${text.length} bytes, starts '${text.slice(0, 40)}')`,
+          { status },
+        );
       }
       if (json === null || typeof json !== 'object' || Array.isArray(json) || !('data' in json)) {
         throw fail('bad-reply', `${where}: reply has no 'data' member`, { status, field: 'data' });
       }
-      return { status, data: (json as { data: unknown }).data, message: statusText, baseUrl: url.display };
+      return { status, data: json.data, message: statusText, baseUrl: url.display };
     }
 
     const obj = jsonOk && json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};
-    const serverMessage = String(typeof obj.message === 'string' && obj.message.trim() ? obj.message.trim() : statusText || `http ${status}`);
+    const serverMessage = String(
+      typeof obj.message === 'string' && obj.message.trim() ? obj.message.trim() : statusText || `http ${status}`,
+    );
     if (spec.isAnswer?.(status, serverMessage)) {
       return { status, data: undefined, message: serverMessage, baseUrl: url.display };
     }
@@ -403,7 +460,11 @@ export class Transport {
     const reply = { status, serverMessage };
     switch (true) {
       case status === 401:
-        throw fail('unauthorized', `${where}: http 401, the api token was refused (wrong, expired or revoked token, or disabled user); ${said}`, { ...reply, privilege: spec.privilege });
+        throw fail(
+          'unauthorized',
+          `${where}: http 401, the api token was refused (wrong, expired or revoked token, or disabled user); ${said}`,
+          { ...reply, privilege: spec.privilege },
+        );
       case status === 403:
         throw fail(
           'forbidden',
@@ -411,15 +472,33 @@ export class Transport {
           { ...reply, privilege: spec.privilege },
         );
       case status === 400: {
-        const errors = obj.errors && typeof obj.errors === 'object' ? Object.entries(obj.errors as Record<string, unknown>).map(([k, v]) => `'${k}': ${String(v).trim()}`) : [];
-        throw fail('bad-request', `${where}: http 400, parameters refused${errors.length ? ` (${errors.join('; ')})` : ''}; ${said}`, reply);
+        const errors =
+          obj.errors && typeof obj.errors === 'object'
+            ? Object.entries(obj.errors as Record<string, unknown>).map(([k, v]) => `'${k}': ${String(v).trim()}`)
+            : [];
+        throw fail(
+          'bad-request',
+          `${where}: http 400, parameters refused${errors.length ? ` (${errors.join('; ')})` : ''}; ${said}`,
+          reply,
+        );
       }
       case status === 501:
-        throw fail('not-implemented', `${where}: http 501, not available on this server (older Proxmox VE?); ${said}`, reply);
+        throw fail(
+          'not-implemented',
+          `${where}: http 501, not available on this server (older Proxmox VE?); ${said}`,
+          reply,
+        );
       case spec.isRefusal?.(status, serverMessage) === true:
-        throw fail('refused', `${where}: http ${status}, refused by the server (nothing was applied); ${said}`, { ...reply, sentNothing: true });
+        throw fail('refused', `${where}: http ${status}, refused by the server (nothing was applied); ${said}`, {
+          ...reply,
+          sentNothing: true,
+        });
       case status >= 500 && status <= 599:
-        throw fail('server-error', `${where}: http ${status}${status >= 590 ? ' (pveproxy could not reach the node)' : ''}; ${said}`, reply);
+        throw fail(
+          'server-error',
+          `${where}: http ${status}${status >= 590 ? ' (pveproxy could not reach the node)' : ''}; ${said}`,
+          reply,
+        );
       default:
         throw fail('http-error', `${where}: http ${status}; ${said}`, reply);
     }

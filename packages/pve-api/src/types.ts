@@ -127,7 +127,11 @@ export interface ClusterOtherResource {
 }
 
 /** One row of `GET /cluster/resources`. */
-export type ClusterResource = ClusterNodeResource | ClusterGuestResource | ClusterStorageResource | ClusterOtherResource;
+export type ClusterResource =
+  | ClusterNodeResource
+  | ClusterGuestResource
+  | ClusterStorageResource
+  | ClusterOtherResource;
 
 /** `GET /cluster/status` rows. */
 export type ClusterStatusEntry =
@@ -171,7 +175,13 @@ export interface NodeStatus {
   /** Root file system, bytes, when sent. */
   rootfs: { totalBytes: number; usedBytes: number; freeBytes: number } | undefined;
   /** CPU: logical CPUs, cores, sockets, model, MHz. */
-  cpuInfo: { cpus: number; cores: number | undefined; sockets: number | undefined; model: string | undefined; mhz: number | undefined };
+  cpuInfo: {
+    cpus: number;
+    cores: number | undefined;
+    sockets: number | undefined;
+    model: string | undefined;
+    mhz: number | undefined;
+  };
   /** Uptime, seconds. */
   uptimeSeconds: number;
   /** `pve-manager/9.2.x/…`, when sent. */
@@ -368,7 +378,17 @@ export interface HaManagerStatus {
  * a mode (`maintenance`, `restart`, `shutdown`, `disarm`), `dead` (`old timestamp - dead?`),
  * `time-drift`, `unreadable` (`unable to read lrm status`), or `unknown` for text not recognised.
  */
-export type HaDaemonState = 'active' | 'idle' | 'maintenance' | 'restart' | 'shutdown' | 'disarm' | 'dead' | 'time-drift' | 'unreadable' | 'unknown';
+export type HaDaemonState =
+  | 'active'
+  | 'idle'
+  | 'maintenance'
+  | 'restart'
+  | 'shutdown'
+  | 'disarm'
+  | 'dead'
+  | 'time-drift'
+  | 'unreadable'
+  | 'unknown';
 
 /** An `lrm` or `master` row of `/cluster/ha/status/current`. */
 export interface HaDaemonEntry {
@@ -551,7 +571,14 @@ export interface MigratePrecheck {
   /** Configured nodes the guest may go to (ignores online state, capacity and node affinity). */
   allowedNodes: string[];
   notAllowedNodes: ReadonlyMap<string, NotAllowedNode>;
-  localDisks: { volid: string; sizeBytes: number | undefined; cdrom: boolean; unused: boolean; shared: boolean | undefined; drive: string | undefined }[];
+  localDisks: {
+    volid: string;
+    sizeBytes: number | undefined;
+    cdrom: boolean;
+    unused: boolean;
+    shared: boolean | undefined;
+    drive: string | undefined;
+  }[];
   /** Local resources (`hostpci0`, `usb1`, `amd-sev`, …). */
   localResources: string[];
   mappedResources: string[];

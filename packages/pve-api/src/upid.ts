@@ -9,7 +9,25 @@ const HEX = /^[0-9A-Fa-f]+$/;
 export function parseUpid(text: string): Upid | undefined {
   const parts = text.split(':');
   if (parts.length !== 9 || parts[0] !== 'UPID' || parts[8] !== '') return undefined;
-  const [, node, pid, pstart, start, type, id, user] = parts as [string, string, string, string, string, string, string, string];
+  const [, node, pid, pstart, start, type, id, user] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (!node || !HEX.test(pid) || !HEX.test(pstart) || !HEX.test(start) || !type || !user) return undefined;
-  return { upid: text, node, pid: parseInt(pid, 16), pstart: parseInt(pstart, 16), startTime: parseInt(start, 16), type, id, user };
+  return {
+    upid: text,
+    node,
+    pid: parseInt(pid, 16),
+    pstart: parseInt(pstart, 16),
+    startTime: parseInt(start, 16),
+    type,
+    id,
+    user,
+  };
 }

@@ -36,9 +36,12 @@ export const bool01 = z
  * the check itself failed (spec §3.5, `quorum.quorate`).
  */
 export const perlBool = z
-  .union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1'), z.literal(''), z.boolean(), z.null(), z.undefined()], {
-    error: 'expected a Perl boolean ("1", "", 0, 1 or null)',
-  })
+  .union(
+    [z.literal(0), z.literal(1), z.literal('0'), z.literal('1'), z.literal(''), z.boolean(), z.null(), z.undefined()],
+    {
+      error: 'expected a Perl boolean ("1", "", 0, 1 or null)',
+    },
+  )
   .transform((v) => (v === null || v === undefined ? undefined : v === 1 || v === '1' || v === true));
 
 /** A string (a JSON number is accepted and turned into its decimal text, as Perl may send names like `100`). */
@@ -141,11 +144,15 @@ export function replyError(
   const what = value === undefined ? `is missing (${expected})` : `${expected}, got ${preview(value)}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   const via = where.baseUrl ? ` via ${where.baseUrl}` : '';
-  return new PveApiError('bad-reply', `${where.endpoint}${via}: reply field '${field}'${rowLabel(data, path)} ${what}${more}`, {
-    endpoint: where.endpoint,
-    baseUrl: where.baseUrl,
-    field,
-  });
+  return new PveApiError(
+    'bad-reply',
+    `${where.endpoint}${via}: reply field '${field}'${rowLabel(data, path)} ${what}${more}`,
+    {
+      endpoint: where.endpoint,
+      baseUrl: where.baseUrl,
+      field,
+    },
+  );
 }
 
 /**

@@ -43,16 +43,19 @@ describe('node affinity with several priority groups and resource affinity', () 
     ['positive', 'node1:2,node2'],
     ['negative', 'node1:2,node2'],
     ['positive', 'node1,node2:1,node3:1'],
-  ])('a %s rule whose resource is in a node-affinity rule with nodes %s: both dropped, each with its message', (affinity, nodes) => {
-    const { messages, kept } = drop(
-      rules(
-        ['node-affinity', 'na', 'vm:1', `nodes ${nodes}`],
-        ['resource-affinity', 'ra', 'vm:1,vm:2', `affinity ${affinity}`],
-      ),
-    );
-    expect(messages).toEqual([dropped('na', MULTI_PRIORITY_NODE), dropped('ra', MULTI_PRIORITY_RESOURCE)]);
-    expect(kept).toEqual([]);
-  });
+  ])(
+    'a %s rule whose resource is in a node-affinity rule with nodes %s: both dropped, each with its message',
+    (affinity, nodes) => {
+      const { messages, kept } = drop(
+        rules(
+          ['node-affinity', 'na', 'vm:1', `nodes ${nodes}`],
+          ['resource-affinity', 'ra', 'vm:1,vm:2', `affinity ${affinity}`],
+        ),
+      );
+      expect(messages).toEqual([dropped('na', MULTI_PRIORITY_NODE), dropped('ra', MULTI_PRIORITY_RESOURCE)]);
+      expect(kept).toEqual([]);
+    },
+  );
 
   test.each([
     ['one priority written twice', 'node1:2,node2:2'],

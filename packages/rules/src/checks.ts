@@ -46,9 +46,7 @@ export interface RuleCheck {
 }
 
 /** Ids of the given rules per resource, each list in the given (rule) order. */
-export function indexRulesBySid(
-  rules: ReadonlyArray<readonly [string, { resources: SidSet }]>,
-): Map<string, string[]> {
+export function indexRulesBySid(rules: ReadonlyArray<readonly [string, { resources: SidSet }]>): Map<string, string[]> {
   const bySid = new Map<string, string[]>();
   for (const [id, rule] of rules) {
     for (const sid of Object.keys(rule.resources)) {
@@ -68,9 +66,7 @@ export function indexRulesBySid(
  *
  * Cost: O(R log R) for R rule memberships; each resource's rule list is walked once.
  */
-export function connectedRuleComponents(
-  rules: ReadonlyArray<readonly [string, { resources: SidSet }]>,
-): string[][] {
+export function connectedRuleComponents(rules: ReadonlyArray<readonly [string, { resources: SidSet }]>): string[][] {
   return connectedComponents(rules).map((component) => component.ruleIds as string[]);
 }
 
@@ -109,7 +105,10 @@ function connectedComponents(rules: ReadonlyArray<readonly [string, { resources:
       neighbours.sort((a, b) => a - b);
       for (const position of neighbours) queue.push(position);
     }
-    components.push({ ruleIds: queue.map((position) => (rules[position] as readonly [string, unknown])[0]), resources });
+    components.push({
+      ruleIds: queue.map((position) => (rules[position] as readonly [string, unknown])[0]),
+      resources,
+    });
   }
   return components;
 }
@@ -190,7 +189,8 @@ export const positiveNegativeConsistency: RuleCheck = {
     for (const component of positiveComponents) {
       const shared = new Map<string, number>();
       for (const sid of component.resources) {
-        for (const negativeId of negativeBySid.get(sid) ?? []) shared.set(negativeId, (shared.get(negativeId) ?? 0) + 1);
+        for (const negativeId of negativeBySid.get(sid) ?? [])
+          shared.set(negativeId, (shared.get(negativeId) ?? 0) + 1);
       }
       for (const [negativeId, count] of shared) {
         if (count < 2) continue;
@@ -287,7 +287,10 @@ export const negativeNodeAffinityConsistency: RuleCheck = {
         if (allowedNodes.size >= located.length) break;
       }
       if (allowedNodes.size >= located.length) continue;
-      conflicts.push([negativeId, 'two or more resources are restricted to less nodes than available to the resources']);
+      conflicts.push([
+        negativeId,
+        'two or more resources are restricted to less nodes than available to the resources',
+      ]);
       for (const id of paired) {
         conflicts.push([
           id,

@@ -24,7 +24,8 @@ export function compileRules(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: r
 
   for (const [, rule] of nodeAffinity) {
     const ruleNodes: NodePriorities = nullRecord<NodePriority>();
-    for (const [node, entry] of Object.entries(rule.nodes)) ruleNodes[node] = Object.freeze({ priority: entry.priority });
+    for (const [node, entry] of Object.entries(rule.nodes))
+      ruleNodes[node] = Object.freeze({ priority: entry.priority });
     if (!rule.strict) {
       const other = Object.freeze({ priority: NON_STRICT_OTHER_NODE_PRIORITY });
       for (const node of nodes) {
@@ -35,7 +36,10 @@ export function compileRules(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: r
     for (const sid of Object.keys(rule.resources)) compiled['node-affinity'][sid] = entry;
   }
 
-  for (const [affinity, list] of [['positive', positive], ['negative', negative]] as const) {
+  for (const [affinity, list] of [
+    ['positive', positive],
+    ['negative', negative],
+  ] as const) {
     const pairs: AffinityPairs = compiled['resource-affinity'][affinity];
     for (const [, rule] of list) {
       const members = Object.keys(rule.resources);

@@ -77,7 +77,10 @@ export function largeConfigBlockDrops(b: number): Array<[string, string]> {
     [id('ch1'), 'rule shares two or more resources with a negative resource affinity rule'],
     [id('ch2'), 'rule shares two or more resources with a negative resource affinity rule'],
     [id('cha'), 'rule shares two or more resources with a positive resource affinity rule'],
-    [id('multi'), 'resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities'],
+    [
+      id('multi'),
+      'resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities',
+    ],
     [id('multip'), 'resources are in node affinity rules with multiple priorities'],
     [id('lonely'), 'rule is ineffective as there are less than two resources'],
     [id('wide'), 'rule defines more resources than available nodes'],

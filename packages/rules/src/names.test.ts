@@ -71,11 +71,12 @@ describe.each(KEY_NAMES)("the name '%s'", (name) => {
 
   test('is a group name like any other', () => {
     const groups = parseGroupsConfig(`group: ${name}\n\tnodes node2\n\tnofailback 1\n`).config;
-    const services: ServiceConfig = { 'vm:1': { node: 'node1', group: name }, 'vm:2': { node: 'node1', group: 'valueOf' } };
+    const services: ServiceConfig = {
+      'vm:1': { node: 'node1', group: name },
+      'vm:2': { node: 'node1', group: 'valueOf' },
+    };
     const rules = migrateGroupsToRules(emptyRulesConfig(), groups, services);
-    expect(Object.keys(rules.ids)).toEqual(
-      name === 'valueOf' ? ['ha-group-valueOf'] : [`ha-group-${name}`],
-    );
+    expect(Object.keys(rules.ids)).toEqual(name === 'valueOf' ? ['ha-group-valueOf'] : [`ha-group-${name}`]);
     const withFailback = migrateGroupsToResources(groups, structuredClone(services));
     expect(withFailback['vm:1']?.failback).toBe(0);
     const plan = buildPersistentGroupMigration(emptyRulesConfig(), groups, services);

@@ -131,7 +131,13 @@ describe('getResourceAffinity', () => {
 describe('apply*ResourceAffinity', () => {
   test('negative removes every separate node from pri, in place', () => {
     const pri = new Set(['node1', 'node2', 'node3']);
-    const result = applyNegativeResourceAffinity(new Map([['node2', 1], ['node9', 1]]), pri);
+    const result = applyNegativeResourceAffinity(
+      new Map([
+        ['node2', 1],
+        ['node9', 1],
+      ]),
+      pri,
+    );
     expect(result).toBe(pri);
     expect(sorted(pri)).toEqual(['node1', 'node3']);
   });
@@ -218,7 +224,7 @@ describe('getBalancingCandidates', () => {
     'vm:999': { state: 'started', node: 'node1' },
   };
 
-  test('bundles with the leader\'s preferred nodes, minus negative partners\' nodes and its own', () => {
+  test("bundles with the leader's preferred nodes, minus negative partners' nodes and its own", () => {
     expect(getBalancingCandidates(compiled, status, NODES)).toEqual([
       // strict node1:2,node2:2,node3:1 → preferred {node1, node2}, minus its own node1
       { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'] },
@@ -239,6 +245,8 @@ describe('getBalancingCandidates', () => {
     expect(leaders).toEqual(['vm:101', 'vm:102', 'vm:301', 'vm:999']);
     // vm:301 now also avoids node1 (vm:202 moves there); only node1 online: vm:101 has no other node
     expect(getBalancingCandidates(compiled, moving, ['node1'])).toEqual([]);
-    expect(getBalancingCandidates(compiled, moving, NODES).find((c) => c.leader === 'vm:301')?.targets).toEqual(['node10']);
+    expect(getBalancingCandidates(compiled, moving, NODES).find((c) => c.leader === 'vm:301')?.targets).toEqual([
+      'node10',
+    ]);
   });
 });

@@ -67,10 +67,7 @@ export interface UsedServiceNodes {
  * target node in migrate/relocate/request_start_balance; each only if online. `stopped` and
  * `request_start` occupy nothing. Without `onlineNodes` every node counts as online.
  */
-export function getUsedServiceNodes(
-  entry: ServiceStatusEntry,
-  onlineNodes?: Iterable<string>,
-): UsedServiceNodes {
+export function getUsedServiceNodes(entry: ServiceStatusEntry, onlineNodes?: Iterable<string>): UsedServiceNodes {
   const online = onlineNodes === undefined || onlineNodes instanceof Set ? onlineNodes : new Set(onlineNodes);
   const isOnline = (node: string | undefined): node is string =>
     node !== undefined && node !== '' && (online === undefined || online.has(node));
@@ -142,10 +139,7 @@ export function isAllowedOnNode(
  * Removes every node of `separate` from `pri` (apply_negative_resource_affinity).
  * Mutates `pri` in place and returns it.
  */
-export function applyNegativeResourceAffinity(
-  separate: ReadonlyMap<string, number>,
-  pri: Set<string>,
-): Set<string> {
+export function applyNegativeResourceAffinity(separate: ReadonlyMap<string, number>, pri: Set<string>): Set<string> {
   for (const node of separate.keys()) pri.delete(node);
   return pri;
 }
@@ -158,10 +152,7 @@ export function applyNegativeResourceAffinity(
  * Example: together {node1: 1, node3: 2, node2: 2}, pri {node1, node2, node3}
  * → by name node1, node2, node3 → by count node2 (2), node3 (2), node1 (1) → pri {node2}.
  */
-export function applyPositiveResourceAffinity(
-  together: ReadonlyMap<string, number>,
-  pri: Set<string>,
-): Set<string> {
+export function applyPositiveResourceAffinity(together: ReadonlyMap<string, number>, pri: Set<string>): Set<string> {
   const candidates = sortedStrings([...together.keys()].filter((node) => pri.has(node)));
   if (candidates.length === 0) return pri;
   candidates.sort((a, b) => (together.get(b) as number) - (together.get(a) as number));

@@ -6,7 +6,14 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
-import { canonicalJson, cloneRulesConfig, compileRules, parseRulesConfig, transformRules, writeRulesConfig } from './index';
+import {
+  canonicalJson,
+  cloneRulesConfig,
+  compileRules,
+  parseRulesConfig,
+  transformRules,
+  writeRulesConfig,
+} from './index';
 import { nullRecord } from './records';
 import { referenceTransform } from './reference';
 import type { Rule, RulesConfig } from './types';
@@ -20,30 +27,34 @@ const nodeEntries = fc.uniqueArray(
   { minLength: 1, maxLength: 4, selector: (entry) => entry.node },
 );
 const rule: fc.Arbitrary<Rule> = fc.oneof(
-  fc.record({
-    type: fc.constant('node-affinity' as const),
-    resources,
-    nodes: nodeEntries,
-    strict: fc.constantFrom(undefined, 0 as const, 1 as const),
-    disable: fc.constantFrom(undefined, undefined, undefined, 1 as const),
-  }).map((r): Rule => {
-    const nodes = nullRecord<{ priority: number }>();
-    for (const { node, priority } of r.nodes) nodes[node] = { priority };
-    const out: Rule = { type: r.type, resources: toSet(r.resources), nodes };
-    if (r.strict !== undefined) out.strict = r.strict;
-    if (r.disable !== undefined) out.disable = r.disable;
-    return out;
-  }),
-  fc.record({
-    type: fc.constant('resource-affinity' as const),
-    resources,
-    affinity: fc.constantFrom('positive' as const, 'negative' as const),
-    disable: fc.constantFrom(undefined, undefined, undefined, 1 as const),
-  }).map((r): Rule => {
-    const out: Rule = { type: r.type, resources: toSet(r.resources), affinity: r.affinity };
-    if (r.disable !== undefined) out.disable = r.disable;
-    return out;
-  }),
+  fc
+    .record({
+      type: fc.constant('node-affinity' as const),
+      resources,
+      nodes: nodeEntries,
+      strict: fc.constantFrom(undefined, 0 as const, 1 as const),
+      disable: fc.constantFrom(undefined, undefined, undefined, 1 as const),
+    })
+    .map((r): Rule => {
+      const nodes = nullRecord<{ priority: number }>();
+      for (const { node, priority } of r.nodes) nodes[node] = { priority };
+      const out: Rule = { type: r.type, resources: toSet(r.resources), nodes };
+      if (r.strict !== undefined) out.strict = r.strict;
+      if (r.disable !== undefined) out.disable = r.disable;
+      return out;
+    }),
+  fc
+    .record({
+      type: fc.constant('resource-affinity' as const),
+      resources,
+      affinity: fc.constantFrom('positive' as const, 'negative' as const),
+      disable: fc.constantFrom(undefined, undefined, undefined, 1 as const),
+    })
+    .map((r): Rule => {
+      const out: Rule = { type: r.type, resources: toSet(r.resources), affinity: r.affinity };
+      if (r.disable !== undefined) out.disable = r.disable;
+      return out;
+    }),
 );
 
 function toSet(sids: string[]): Record<string, 1> {
@@ -72,7 +83,9 @@ describe('indexed checks and transforms = pairwise reference', () => {
         const fast = cloneRulesConfig(rules);
         const slow = cloneRulesConfig(rules);
         expect(transformRules(fast, nodes)).toEqual(referenceTransform(slow, nodes));
-        expect(canonicalJson({ ids: fast.ids, order: fast.order })).toBe(canonicalJson({ ids: slow.ids, order: slow.order }));
+        expect(canonicalJson({ ids: fast.ids, order: fast.order })).toBe(
+          canonicalJson({ ids: slow.ids, order: slow.order }),
+        );
         expect(canonicalJson(compileRules(fast, nodes))).toBe(canonicalJson(compileRules(slow, nodes)));
       }),
       { numRuns: 2000, seed: 7 },

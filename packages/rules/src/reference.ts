@@ -45,8 +45,9 @@ export function referenceConflicts(
   const { nodeAffinity, positive, negative } = enabledRulesByType(rules);
   const out: Array<[number, string, string]> = [];
   const union = (ids: string[]) => {
-    const set: SidSet = Object.create(null);
-    for (const id of ids) for (const sid of Object.keys((rules.ids[id] as ResourceAffinityRule).resources)) set[sid] = 1;
+    const set = Object.create(null) as SidSet;
+    for (const id of ids)
+      for (const sid of Object.keys((rules.ids[id] as ResourceAffinityRule).resources)) set[sid] = 1;
     return set;
   };
   const components = referenceComponents(positive);
@@ -61,18 +62,21 @@ export function referenceConflicts(
   }
   // 1: fewer than two resources
   for (const [id, rule] of [...positive, ...negative]) {
-    if (Object.keys(rule.resources).length < 2) out.push([1, id, 'rule is ineffective as there are less than two resources']);
+    if (Object.keys(rule.resources).length < 2)
+      out.push([1, id, 'rule is ineffective as there are less than two resources']);
   }
   // 2: more negative resources than nodes
   for (const [id, rule] of negative) {
-    if (Object.keys(rule.resources).length > nodes.length) out.push([2, id, 'rule defines more resources than available nodes']);
+    if (Object.keys(rule.resources).length > nodes.length)
+      out.push([2, id, 'rule defines more resources than available nodes']);
   }
   // 3: positive groups against negative rules
   for (const component of components) {
     const resources = union(component);
     for (const [negativeId, rule] of negative) {
       if (common(resources, rule.resources).length < 2) continue;
-      for (const id of component) out.push([3, id, 'rule shares two or more resources with a negative resource affinity rule']);
+      for (const id of component)
+        out.push([3, id, 'rule shares two or more resources with a negative resource affinity rule']);
       out.push([3, negativeId, 'rule shares two or more resources with a positive resource affinity rule']);
     }
   }
@@ -82,7 +86,11 @@ export function referenceConflicts(
       if (common(ra.resources, na.resources).length === 0) continue;
       const priorities = new Set(Object.values(na.nodes).map((entry) => entry.priority));
       if (priorities.size < 2) continue;
-      out.push([4, naId, 'resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities']);
+      out.push([
+        4,
+        naId,
+        'resources are in a resource affinity rule and cannot be in a node affinity rule with multiple priorities',
+      ]);
       out.push([4, raId, 'resources are in node affinity rules with multiple priorities']);
     }
   }
@@ -143,7 +151,7 @@ export function referenceTransform(rules: RulesConfig, nodes: readonly string[])
   // merge
   for (const component of referenceComponents(enabledRulesByType(rules).positive)) {
     if (component.length < 2) continue;
-    const resources: SidSet = Object.create(null);
+    const resources = Object.create(null) as SidSet;
     for (const id of component) Object.assign(resources, (rules.ids[id] as ResourceAffinityRule).resources);
     const order = rules.order[component[0] as string] as number;
     for (const id of component) {
@@ -171,7 +179,7 @@ export function referenceTransform(rules: RulesConfig, nodes: readonly string[])
         if (apart(sid, csid)) continue;
         const id = `_implicit-negative-${positiveId}-${sid}-${csid}`;
         const order = lowestOrder(rules.order) + 1;
-        const resources: SidSet = Object.create(null);
+        const resources = Object.create(null) as SidSet;
         resources[sid] = 1;
         resources[csid] = 1;
         rules.ids[id] = { type: 'resource-affinity', affinity: 'negative', resources };

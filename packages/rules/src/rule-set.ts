@@ -57,9 +57,7 @@ export function enabledRulesByType(rules: Pick<RulesConfig, 'ids' | 'order'>): E
 }
 
 /** The enabled node-affinity rules as `[id, rule]` pairs in rule order. */
-export function enabledNodeAffinityRules(
-  rules: Pick<RulesConfig, 'ids' | 'order'>,
-): Array<[string, NodeAffinityRule]> {
+export function enabledNodeAffinityRules(rules: Pick<RulesConfig, 'ids' | 'order'>): Array<[string, NodeAffinityRule]> {
   return enabledRulesByType(rules).nodeAffinity;
 }
 

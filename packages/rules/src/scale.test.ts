@@ -56,7 +56,9 @@ describe('a generated config of 21,000 rules over 32,000 resources', () => {
     const b = 737;
     const s = (k: number) => `vm:${32 * b + k}`;
     const merged = `_merged-${largeConfigRuleId('pa', b)}-${largeConfigRuleId('pb', b)}`;
-    expect(Object.keys(config.ids[merged]?.resources ?? {}).sort(byteCompare)).toEqual([s(2), s(3), s(4)].sort(byteCompare));
+    expect(Object.keys(config.ids[merged]?.resources ?? {}).sort(byteCompare)).toEqual(
+      [s(2), s(3), s(4)].sort(byteCompare),
+    );
     expect(config.order[merged]).toBe(parsed.order[largeConfigRuleId('pa', b)]);
     for (const sid of [s(2), s(3)]) {
       expect(config.ids[`_implicit-negative-${merged}-${sid}-${s(5)}`]?.resources).toEqual({ [sid]: 1, [s(5)]: 1 });
@@ -75,7 +77,10 @@ describe('a generated config of 21,000 rules over 32,000 resources', () => {
     const b = 421;
     const s = (k: number) => `vm:${32 * b + k}`;
     const home = LARGE_CONFIG_NODES[b % 5] as string;
-    expect(getNodeAffinity(compiled, s(4), LARGE_CONFIG_NODES)).toEqual({ allowed: new Set([home]), pri: new Set([home]) });
+    expect(getNodeAffinity(compiled, s(4), LARGE_CONFIG_NODES)).toEqual({
+      allowed: new Set([home]),
+      pri: new Set([home]),
+    });
     expect(getNodeAffinity(compiled, s(11), LARGE_CONFIG_NODES).pri).toEqual(new Set(['node4']));
     expect(getPositivePartners(compiled, s(3))).toEqual([s(2), s(4)].sort(byteCompare));
     expect(getNegativePartners(compiled, s(5))).toEqual([s(2), s(3), s(4)].sort(byteCompare));

@@ -32,16 +32,19 @@ describe('boolean properties', () => {
     expect(config.ids.r1).toMatchObject({ strict: expected });
   });
 
-  test.each(['yes', 'true', 'on', '2', 'no'])("'%s' is rejected with a warning and the property is dropped", (value) => {
-    const { config, warnings } = parseRule(`\tstrict ${value}\n`);
-    expect(config.ids.r1).toBeDefined();
-    expect(config.ids.r1).not.toHaveProperty('strict');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ line: 4, sectionId: 'r1', key: 'strict' });
-    expect(warnings[0]?.message).toBe(
-      `file ha/rules.cfg line 4 (section 'r1') - unable to parse value of 'strict': type check ('boolean') failed - got '${value}'`,
-    );
-  });
+  test.each(['yes', 'true', 'on', '2', 'no'])(
+    "'%s' is rejected with a warning and the property is dropped",
+    (value) => {
+      const { config, warnings } = parseRule(`\tstrict ${value}\n`);
+      expect(config.ids.r1).toBeDefined();
+      expect(config.ids.r1).not.toHaveProperty('strict');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ line: 4, sectionId: 'r1', key: 'strict' });
+      expect(warnings[0]?.message).toBe(
+        `file ha/rules.cfg line 4 (section 'r1') - unable to parse value of 'strict': type check ('boolean') failed - got '${value}'`,
+      );
+    },
+  );
 });
 
 describe('sections and lines', () => {
@@ -97,9 +100,21 @@ describe('sections and lines', () => {
   });
 
   test.each([
-    ['an invalid sid', 'node-affinity: r1\n\tresources vm:101,101\n\tnodes node1\n', "missing value for required option 'resources'"],
-    ['an invalid node entry', 'node-affinity: r1\n\tresources vm:101\n\tnodes node1:x\n', "missing value for required option 'nodes'"],
-    ['an unknown affinity', 'resource-affinity: r1\n\tresources vm:1,vm:2\n\taffinity maybe\n', "missing value for required option 'affinity'"],
+    [
+      'an invalid sid',
+      'node-affinity: r1\n\tresources vm:101,101\n\tnodes node1\n',
+      "missing value for required option 'resources'",
+    ],
+    [
+      'an invalid node entry',
+      'node-affinity: r1\n\tresources vm:101\n\tnodes node1:x\n',
+      "missing value for required option 'nodes'",
+    ],
+    [
+      'an unknown affinity',
+      'resource-affinity: r1\n\tresources vm:1,vm:2\n\taffinity maybe\n',
+      "missing value for required option 'affinity'",
+    ],
   ])('a section with %s loses the property and is skipped as incomplete', (_name, text, reason) => {
     const { config, warnings } = parseRulesConfig(text);
     expect(config.ids).toEqual({});
@@ -107,7 +122,9 @@ describe('sections and lines', () => {
   });
 
   test('a skipped section still uses up its order number', () => {
-    const { config } = parseRulesConfig(`node-affinity: bad\n\tresources vm:1\n\nnode-affinity: good\n\tresources vm:2\n\tnodes n1\n`);
+    const { config } = parseRulesConfig(
+      `node-affinity: bad\n\tresources vm:1\n\nnode-affinity: good\n\tresources vm:2\n\tnodes n1\n`,
+    );
     expect(config.order).toEqual({ good: 2 });
   });
 
@@ -197,7 +214,11 @@ describe('writer', () => {
       },
       order: { z: 5 },
     });
-    expect(text.match(/^\S+: (\S+)$/gm)).toEqual(['resource-affinity: z', 'resource-affinity: x', 'resource-affinity: y']);
+    expect(text.match(/^\S+: (\S+)$/gm)).toEqual([
+      'resource-affinity: z',
+      'resource-affinity: x',
+      'resource-affinity: y',
+    ]);
   });
 
   test('a missing required property throws a RulesError naming section and option', () => {

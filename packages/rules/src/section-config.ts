@@ -106,11 +106,7 @@ function decodeProperty(schema: PropertySchema, raw: string | undefined): Decode
  * section dropped for a missing required property still uses up its number (the reference keeps
  * it as an undefined entry, which every consumer skips).
  */
-export function parseSectionConfig<T>(
-  file: string,
-  raw: string,
-  plugins: readonly SectionPlugin[],
-): ParseResult<T> {
+export function parseSectionConfig<T>(file: string, raw: string, plugins: readonly SectionPlugin[]): ParseResult<T> {
   const pluginByType = new Map(plugins.map((plugin) => [plugin.type, plugin]));
   const ids = nullRecord<T>();
   const order = nullRecord<number>();
@@ -142,7 +138,7 @@ export function parseSectionConfig<T>(
     const line = nextLine();
     if (isFalsy(line)) continue;
     const prefix = () => `file ${file} line ${lineNo}`;
-    const header = matchHeader(line as string);
+    const header = matchHeader(line);
     if (!header) {
       warn('ignore config line', `${prefix()} - ignore config line: ${line}`);
       continue;
@@ -160,7 +156,7 @@ export function parseSectionConfig<T>(
     const section = nullRecord<unknown>();
     for (let propertyLine = nextLine(); !isFalsy(propertyLine); propertyLine = nextLine()) {
       if (skipReason !== undefined || !plugin) continue;
-      const text = propertyLine as string;
+      const text = propertyLine;
       const match = matchProperty(text);
       if (!match) {
         const reason = `ignore config line: ${text}`;

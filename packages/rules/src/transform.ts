@@ -69,7 +69,10 @@ export function dropInfeasibleRules(
   checks: readonly RuleCheck[] = RULE_CHECKS,
 ): string[] {
   const conflicts = findRuleConflicts(rules, nodes, checks);
-  removeRules(rules, conflicts.map((conflict) => conflict.ruleId));
+  removeRules(
+    rules,
+    conflicts.map((conflict) => conflict.ruleId),
+  );
   return conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason));
 }
 

@@ -20,14 +20,18 @@ export const NAMES_SHOWN = 3;
 
 /** `'a', 'b', 'c' and 7 more` (the names quoted, at most {@link NAMES_SHOWN} of them). */
 export function nameList(names: readonly string[]): string {
-  const shown = names.slice(0, NAMES_SHOWN).map((n) => `'${n}'`).join(', ');
+  const shown = names
+    .slice(0, NAMES_SHOWN)
+    .map((n) => `'${n}'`)
+    .join(', ');
   return names.length > NAMES_SHOWN ? `${shown} and ${names.length - NAMES_SHOWN} more` : shown;
 }
 
 /** What the messages say of a service that the run never has. */
 const NOT_CONFIGURED = 'not configured (not in service_config, not added by a command)';
 /** What the command checks say of a service that is not there at the command's turn. */
-const NOT_THERE = 'is not configured at this point (not in service_config, not added by an earlier command, or deleted)';
+const NOT_THERE =
+  'is not configured at this point (not in service_config, not added by an earlier command, or deleted)';
 
 /**
  * `service 'vm:1' is not configured (…)` or `5 services, 'vm:1', 'vm:2', 'vm:3' and 2 more,
@@ -36,7 +40,9 @@ const NOT_THERE = 'is not configured at this point (not in service_config, not a
  */
 export function unknownServices(sids: readonly string[], count = sids.length): string {
   const sorted = sortedStrings(sids);
-  const shown = nameList(sorted) + (count > sorted.length && sorted.length <= NAMES_SHOWN ? ` and ${count - sorted.length} more` : '');
+  const shown =
+    nameList(sorted) +
+    (count > sorted.length && sorted.length <= NAMES_SHOWN ? ` and ${count - sorted.length} more` : '');
   return `${count === 1 ? `service ${shown} is` : `${count} services, ${shown}, are`} ${NOT_CONFIGURED}`;
 }
 
@@ -55,7 +61,11 @@ export function commandSids(commands: readonly CaseCommand[]): Set<string> {
  * CRM refuses in its log, stats for a service never added, a delete that finds nothing) is a
  * warning.
  */
-export function checkCommandServices(commands: readonly CaseCommand[], configured: Iterable<string>, warnings: string[]): void {
+export function checkCommandServices(
+  commands: readonly CaseCommand[],
+  configured: Iterable<string>,
+  warnings: string[],
+): void {
   const present = new Set(configured);
   const everAdded = commandSids(commands);
   for (const { at, command } of commands) {
@@ -80,7 +90,8 @@ export function checkCommandServices(commands: readonly CaseCommand[], configure
         if (!present.has(sid)) warnings.push(`${at}: service '${sid}' ${NOT_THERE}; the CRM refuses the command`);
         break;
       case 'service-stats':
-        if (!present.has(sid) && !everAdded.has(sid)) warnings.push(`${at}: service '${sid}' is ${NOT_CONFIGURED}; the stats are never used`);
+        if (!present.has(sid) && !everAdded.has(sid))
+          warnings.push(`${at}: service '${sid}' is ${NOT_CONFIGURED}; the stats are never used`);
         break;
     }
   }
@@ -132,9 +143,12 @@ export function rulesWarnings(
     const rule = rules.ids[id]!;
     if (rule.type === 'node-affinity') {
       const unknown = unknownNodes(rule.nodes);
-      for (const node of unknown) warnings.push(`'${files.rules}' rule '${id}' nodes: node '${node}' does not exist in hardware_status`);
+      for (const node of unknown)
+        warnings.push(`'${files.rules}' rule '${id}' nodes: node '${node}' does not exist in hardware_status`);
       if (rule.strict && unknown.length > 0 && unknown.length === Object.keys(rule.nodes).length) {
-        warnings.push(`'${files.rules}' rule '${id}': none of its nodes exists, and the rule is strict: its services can run on no node`);
+        warnings.push(
+          `'${files.rules}' rule '${id}': none of its nodes exists, and the rule is strict: its services can run on no node`,
+        );
       }
     }
     const missing = Object.keys(rule.resources).filter((sid) => !names.services.has(sid));
@@ -147,7 +161,8 @@ export function rulesWarnings(
     }
   }
   for (const [sid, group] of serviceGroups) {
-    if (!Object.hasOwn(groups.ids, group)) warnings.push(`'${files.serviceConfig}' ${sid}.group: group '${group}' does not exist in '${files.groups}'`);
+    if (!Object.hasOwn(groups.ids, group))
+      warnings.push(`'${files.serviceConfig}' ${sid}.group: group '${group}' does not exist in '${files.groups}'`);
   }
   return warnings;
 }

@@ -4,13 +4,27 @@ import type { DatacenterSettings, ManagerStatus } from '@poise/env';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
 import { AUTO_REBALANCE_PERCENT_RANGE, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
-import { SERVICE_STATE_WORDS, SID_PATTERN, parseCommand } from './commands';
-import { NAMES_SHOWN, checkCommandServices, checkDelays, commandSids, rulesWarnings, unknownServices, type CaseCommand, type CaseNames } from './case-checks';
+import { SERVICE_STATE_WORDS, parseCommand } from './commands';
+import {
+  NAMES_SHOWN,
+  checkCommandServices,
+  checkDelays,
+  commandSids,
+  rulesWarnings,
+  unknownServices,
+  type CaseCommand,
+  type CaseNames,
+} from './case-checks';
 import { MAX_SIM_TIME } from './hardware';
 import { expectDirectory, readInputFile, statPath } from './files';
 import { FileCheck, describe } from './check';
-import { PRESSURE_MODEL_KINDS, parseLoadPressureObject, type LoadPressureOptions, type PressureModelKind } from './pressure/config';
-import { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonValue } from './json';
+import {
+  PRESSURE_MODEL_KINDS,
+  parseLoadPressureObject,
+  type LoadPressureOptions,
+  type PressureModelKind,
+} from './pressure/config';
+import { JsonSyntaxError, parseStrictJson, type JsonValue } from './json';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
@@ -127,7 +141,10 @@ const REFERENCE_CRS_KEYS = [
  * Their values are judged by the HA core at run time (a bad one is logged naming the key and
  * that stage is off), so the loader only checks that each is a JSON scalar.
  */
-export const VARIANT_CRS_KEYS: readonly string[] = [PRESET_KEY, ...[...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((k) => k.key)];
+export const VARIANT_CRS_KEYS: readonly string[] = [
+  PRESET_KEY,
+  ...[...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((k) => k.key),
+];
 /** Every `crs` key a case may set. */
 export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
 /** Keys of `sim_options`. */
@@ -136,8 +153,17 @@ const SIM_OPTION_KEYS = ['seed', 'max-time', 'pressure-model', 'load-pressure'];
 export const MAX_SEED = 2 ** 32 - 1;
 const BALANCER_METHODS = ['bruteforce', 'topsis'];
 const SERVICE_STATES = [
-  'stopped', 'request_stop', 'request_start', 'request_start_balance', 'started', 'fence',
-  'recovery', 'migrate', 'relocate', 'freeze', 'error',
+  'stopped',
+  'request_stop',
+  'request_start',
+  'request_start_balance',
+  'started',
+  'fence',
+  'recovery',
+  'migrate',
+  'relocate',
+  'freeze',
+  'error',
 ];
 const NODE_STATES = ['online', 'maintenance', 'unknown', 'fence', 'gone'];
 
@@ -159,7 +185,11 @@ function readJson(
     return { value: parseStrictJson(text, keepMember ? { keepMember: (key) => keepMember(key, check) } : {}), check };
   } catch (err) {
     if (err instanceof JsonSyntaxError) {
-      throw new SimError('bad-case', `invalid JSON in '${path}' (line ${err.line}, column ${err.column}): ${err.reason}`, { cause: err });
+      throw new SimError(
+        'bad-case',
+        `invalid JSON in '${path}' (line ${err.line}, column ${err.column}): ${err.reason}`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -195,10 +225,16 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
   const managerStatus = loadManagerStatus(dir, options);
   const datacenterCfg = loadDatacenterCfg(dir, options);
 
-  const staticServiceStats = loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options, services, warnings) as CaseInput['staticServiceStats'] | undefined
-    ?? defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
-  const dynamicServiceStats = loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options, services, warnings) as CaseInput['dynamicServiceStats'] | undefined
-    ?? defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
+  const staticServiceStats =
+    (loadStats(dir, 'static_service_stats', ['maxcpu', 'maxmem'], options, services, warnings) as
+      | CaseInput['staticServiceStats']
+      | undefined) ??
+    defaultStats(Object.keys(serviceConfig), { maxcpu: DEFAULT_SERVICE_MAXCPU, maxmem: DEFAULT_SERVICE_MAXMEM });
+  const dynamicServiceStats =
+    (loadStats(dir, 'dynamic_service_stats', ['cpu', 'mem', 'memhost'], options, services, warnings) as
+      | CaseInput['dynamicServiceStats']
+      | undefined) ??
+    defaultStats(Object.keys(staticServiceStats), { cpu: DEFAULT_SERVICE_CPU, mem: DEFAULT_SERVICE_MEM });
   const serviceStatus = loadServiceStatus(dir, options, { nodes, services }, warnings);
   const guestConfig = loadGuestConfig(dir, options, services, warnings);
   const simOptions = loadSimOptions(dir, options, nodes);
@@ -244,7 +280,12 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
  * there are skipped ({@link readServiceFile}); a file of a node that does not exist (never
  * read) is a warning.
  */
-function loadServiceStatus(dir: string, options: LoadOptions, names: CaseNames, warnings: string[]): CaseInput['serviceStatus'] {
+function loadServiceStatus(
+  dir: string,
+  options: LoadOptions,
+  names: CaseNames,
+  warnings: string[],
+): CaseInput['serviceStatus'] {
   const serviceStatus = nullObject<Record<string, number>>();
   for (const node of names.nodes) {
     const file = readServiceFile(dir, `service_status_${node}`, options, names.services, warnings);
@@ -275,7 +316,12 @@ const SERVICE_STATUS_PREFIX = 'service_status_';
  * `guest_config`: sid → { config key: string | number | boolean }. The values are what the
  * PVE API returns (property strings); they are judged when a migration runs, not here.
  */
-function loadGuestConfig(dir: string, options: LoadOptions, services: ReadonlySet<string>, warnings: string[]): CaseInput['guestConfig'] {
+function loadGuestConfig(
+  dir: string,
+  options: LoadOptions,
+  services: ReadonlySet<string>,
+  warnings: string[],
+): CaseInput['guestConfig'] {
   const file = readServiceFile(dir, 'guest_config', options, services, warnings);
   if (!file) return undefined;
   const check: FileCheck = file.check;
@@ -286,11 +332,13 @@ function loadGuestConfig(dir: string, options: LoadOptions, services: ReadonlySe
     const config = nullObject<string | number | boolean>();
     for (const key of Object.keys(entry)) {
       const v = entry[key];
-      if (!/^[a-z][a-z0-9_-]*$/.test(key)) check.fail([sid, key], `invalid config key '${key}' (lower-case letters, digits, '-' and '_')`);
+      if (!/^[a-z][a-z0-9_-]*$/.test(key))
+        check.fail([sid, key], `invalid config key '${key}' (lower-case letters, digits, '-' and '_')`);
       if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
         check.fail([sid, key], `expected a string, number or boolean, got ${describe(v)}`);
       }
-      if (typeof v === 'number' && !Number.isFinite(v)) check.fail([sid, key], `expected a finite number, got ${describe(v)}`);
+      if (typeof v === 'number' && !Number.isFinite(v))
+        check.fail([sid, key], `expected a finite number, got ${describe(v)}`);
       config[key] = v;
     }
     out[sid] = config;
@@ -302,12 +350,23 @@ function loadGuestConfig(dir: string, options: LoadOptions, services: ReadonlySe
  * Under the load pressure model a node's pressure is computed, never scripted: a command setting
  * `pressurecpusome` or `pressurememorysome` is refused, naming it.
  */
-function refuseScriptedPressure(path: string, cmdlist: readonly (readonly string[])[], nodes: ReadonlySet<string>): void {
+function refuseScriptedPressure(
+  path: string,
+  cmdlist: readonly (readonly string[])[],
+  nodes: ReadonlySet<string>,
+): void {
   cmdlist.forEach((list, i) =>
     list.forEach((cmd, j) => {
       const parsed = parseCommand(cmd, nodes);
-      if (parsed.ok && parsed.command.kind === 'node-stats' && parsed.command.values.some(([key]) => key.startsWith('pressure'))) {
-        throw new SimError('bad-case', `'${path}' [${i}][${j}] '${cmd}': scripted pressure, but sim_options 'pressure-model' is 'load' (the model computes every node's pressure)`);
+      if (
+        parsed.ok &&
+        parsed.command.kind === 'node-stats' &&
+        parsed.command.values.some(([key]) => key.startsWith('pressure'))
+      ) {
+        throw new SimError(
+          'bad-case',
+          `'${path}' [${i}][${j}] '${cmd}': scripted pressure, but sim_options 'pressure-model' is 'load' (the model computes every node's pressure)`,
+        );
       }
     }),
   );
@@ -332,19 +391,29 @@ function loadSimOptions(dir: string, options: LoadOptions, nodes: ReadonlySet<st
   }
   if (o['max-time'] !== undefined) {
     const t = o['max-time'];
-    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 1) check.fail(['max-time'], `expected a whole number of seconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describe(t)}`);
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 1)
+      check.fail(
+        ['max-time'],
+        `expected a whole number of seconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describe(t)}`,
+      );
     out.maxTime = t;
   }
-  if (o['pressure-model'] !== undefined) out.pressureModel = check.oneOf(o['pressure-model'], PRESSURE_MODEL_KINDS, ['pressure-model']) as PressureModelKind;
+  if (o['pressure-model'] !== undefined)
+    out.pressureModel = check.oneOf(o['pressure-model'], PRESSURE_MODEL_KINDS, ['pressure-model']) as PressureModelKind;
   if (o['load-pressure'] !== undefined && out.pressureModel !== 'load') {
     check.fail(['load-pressure'], "the load pressure model's settings need 'pressure-model': 'load'");
   }
-  if (out.pressureModel === 'load') out.loadPressure = parseLoadPressureObject(check, o['load-pressure'], ['load-pressure'], nodes);
+  if (out.pressureModel === 'load')
+    out.loadPressure = parseLoadPressureObject(check, o['load-pressure'], ['load-pressure'], nodes);
   return out;
 }
 
 /** The command lists, and every command parsed with where it is (for the cross-file checks). */
-function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): { lists: string[][]; commands: CaseCommand[] } {
+function loadCmdlist(
+  dir: string,
+  options: LoadOptions,
+  nodes: ReadonlySet<string>,
+): { lists: string[][]; commands: CaseCommand[] } {
   const file = readJson(dir, 'cmdlist', options)!;
   const value = file.value;
   const check: FileCheck = file.check;
@@ -352,9 +421,11 @@ function loadCmdlist(dir: string, options: LoadOptions, nodes: ReadonlySet<strin
   const at = (...index: number[]) => `'${check.path}' ${index.map((i) => `[${i}]`).join('')}`;
   const commands: CaseCommand[] = [];
   const lists = value.map((list, i) => {
-    if (!Array.isArray(list)) throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
+    if (!Array.isArray(list))
+      throw new SimError('bad-case', `${at(i)}: expected an array of commands, got ${describe(list)}`);
     return list.map((cmd, j) => {
-      if (typeof cmd !== 'string') throw new SimError('bad-case', `${at(i, j)}: expected a command string, got ${describe(cmd)}`);
+      if (typeof cmd !== 'string')
+        throw new SimError('bad-case', `${at(i, j)}: expected a command string, got ${describe(cmd)}`);
       // the runner uses the same parser, so a command that passes here never fails to parse
       const parsed = parseCommand(cmd, nodes);
       if (!parsed.ok) throw new SimError('bad-case', `${at(i, j)} '${cmd}': ${parsed.problem}`);
@@ -386,7 +457,10 @@ function loadHardware(dir: string, options: LoadOptions): Record<string, Hardwar
     check.oneOf(d.network, ['on', 'off'], [node, 'network']);
     // a node's capacity: at least one core and one byte (the scheduler divides by it), at most
     // what the usage model accepts (the scheduler would fall back to basic every round)
-    for (const [key, unit] of [['maxcpu', 'cores'], ['maxmem', 'bytes']] as const) {
+    for (const [key, unit] of [
+      ['maxcpu', 'cores'],
+      ['maxmem', 'bytes'],
+    ] as const) {
       const v = d[key];
       if (v !== undefined && (typeof v !== 'number' || !(v >= MIN_NODE_CAPACITY && v <= MAX_STAT_VALUE))) {
         check.fail([node, key], `expected a number of ${unit} from ${MIN_NODE_CAPACITY} to 2^64, got ${describe(v)}`);
@@ -398,14 +472,19 @@ function loadHardware(dir: string, options: LoadOptions): Record<string, Hardwar
       check.keys(cfs, ['rw', 'update'], [node, 'cfs']);
       for (const k of Object.keys(cfs)) check.flag(cfs[k], [node, 'cfs', k]);
     }
-    if (d.shutdown !== undefined && d.shutdown !== null) check.oneOf(d.shutdown, ['shutdown', 'reboot'], [node, 'shutdown']);
+    if (d.shutdown !== undefined && d.shutdown !== null)
+      check.oneOf(d.shutdown, ['shutdown', 'reboot'], [node, 'shutdown']);
     hardwareStatus[node] = d as unknown as HardwareNode;
   }
   if (Object.keys(hardwareStatus).length === 0) check.fail([], 'no nodes');
   return hardwareStatus;
 }
 
-function loadServiceConfig(dir: string, options: LoadOptions, nodes: ReadonlySet<string>): Record<string, Record<string, unknown>> {
+function loadServiceConfig(
+  dir: string,
+  options: LoadOptions,
+  nodes: ReadonlySet<string>,
+): Record<string, Record<string, unknown>> {
   const serviceConfig = nullObject<Record<string, unknown>>();
   const file = readJson(dir, 'service_config', options);
   if (!file) {
@@ -442,7 +521,7 @@ function loadServiceConfig(dir: string, options: LoadOptions, nodes: ReadonlySet
  */
 function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
   const file = readJson(dir, 'manager_status', options);
-  if (!file) return nullObject<unknown>() as ManagerStatus;
+  if (!file) return nullObject<unknown>();
   const check: FileCheck = file.check;
   const ms = check.object(file.value, []);
   if (ms.master_node !== undefined) check.string(ms.master_node, ['master_node']);
@@ -467,13 +546,15 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
       if (sd.running !== undefined) check.flag(sd.running, [...f, 'running']);
       if (sd.timeout !== undefined) check.count(sd.timeout, [...f, 'timeout']);
       if (sd.failed_nodes !== undefined) {
-        if (!Array.isArray(sd.failed_nodes)) check.fail([...f, 'failed_nodes'], `expected an array of node names, got ${describe(sd.failed_nodes)}`);
+        if (!Array.isArray(sd.failed_nodes))
+          check.fail([...f, 'failed_nodes'], `expected an array of node names, got ${describe(sd.failed_nodes)}`);
         sd.failed_nodes.forEach((n, i) => check.string(n, [...f, 'failed_nodes', `${i}`]));
       }
       if (sd.cmd !== undefined) {
         if (!Array.isArray(sd.cmd)) check.fail([...f, 'cmd'], `expected an array, got ${describe(sd.cmd)}`);
         sd.cmd.forEach((c, i) => {
-          if (typeof c !== 'string' && !(typeof c === 'number' && Number.isFinite(c))) check.fail([...f, 'cmd', `${i}`], `expected a string or finite number, got ${describe(c)}`);
+          if (typeof c !== 'string' && !(typeof c === 'number' && Number.isFinite(c)))
+            check.fail([...f, 'cmd', `${i}`], `expected a string or finite number, got ${describe(c)}`);
         });
       }
     }
@@ -490,7 +571,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
     check.oneOf(disarm.mode, ['freeze', 'ignore'], ['disarm', 'mode']);
     check.oneOf(disarm.state, ['disarming', 'disarmed'], ['disarm', 'state']);
   }
-  return ms as unknown as ManagerStatus;
+  return ms;
 }
 
 /**
@@ -520,10 +601,13 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   // percent under pve-9.2 (0..100, as PVE 9.2's datacenter.cfg schema has them), fractions of
   // the raw imbalance under pve-5.2.0: above 100 nothing could ever balance under either
   for (const key of ['ha-auto-rebalance-threshold', 'ha-auto-rebalance-margin']) {
-    if (crs[key] !== undefined) check.number(crs[key], ['crs', key], AUTO_REBALANCE_PERCENT_RANGE.min, AUTO_REBALANCE_PERCENT_RANGE.max);
+    if (crs[key] !== undefined)
+      check.number(crs[key], ['crs', key], AUTO_REBALANCE_PERCENT_RANGE.min, AUTO_REBALANCE_PERCENT_RANGE.max);
   }
-  if (crs['ha-auto-rebalance-hold-duration'] !== undefined) check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
-  if (crs['ha-auto-rebalance-method'] !== undefined) check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
+  if (crs['ha-auto-rebalance-hold-duration'] !== undefined)
+    check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
+  if (crs['ha-auto-rebalance-method'] !== undefined)
+    check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
   for (const key of VARIANT_CRS_KEYS) {
     const v = crs[key];
     if (v !== undefined && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
@@ -531,8 +615,8 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
     }
   }
   const out = nullObject<unknown>() as unknown as DatacenterSettings;
-  out.ha = ha as DatacenterSettings['ha'];
-  out.crs = crs as DatacenterSettings['crs'];
+  out.ha = ha;
+  out.crs = crs;
   return out;
 }
 
@@ -572,7 +656,13 @@ function loadStats(
  * must be a service id; the entries of services the run never has (`services`) are scanned for
  * syntax only, never built, and named in one warning with their count.
  */
-function readServiceFile(dir: string, file: string, options: LoadOptions, services: ReadonlySet<string>, warnings: string[]): ReturnType<typeof readJson> {
+function readServiceFile(
+  dir: string,
+  file: string,
+  options: LoadOptions,
+  services: ReadonlySet<string>,
+  warnings: string[],
+): ReturnType<typeof readJson> {
   // the first few names for the message: nothing is kept per skipped entry
   const shown: string[] = [];
   let skipped = 0;
@@ -582,7 +672,10 @@ function readServiceFile(dir: string, file: string, options: LoadOptions, servic
     if (skipped++ < NAMES_SHOWN) shown.push(sid);
     return false;
   });
-  if (f && skipped > 0) warnings.push(`'${f.check.path}': ${unknownServices(shown, skipped)}; ${skipped === 1 ? 'its entry is' : 'their entries are'} ignored`);
+  if (f && skipped > 0)
+    warnings.push(
+      `'${f.check.path}': ${unknownServices(shown, skipped)}; ${skipped === 1 ? 'its entry is' : 'their entries are'} ignored`,
+    );
   return f;
 }
 

@@ -22,7 +22,8 @@ export class FileCheck {
   }
 
   object(v: JsonValue | undefined, field: readonly string[]): JsonObject {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) this.fail(field, `expected a JSON object, got ${describe(v)}`);
+    if (typeof v !== 'object' || v === null || Array.isArray(v))
+      this.fail(field, `expected a JSON object, got ${describe(v)}`);
     return v;
   }
 
@@ -33,12 +34,14 @@ export class FileCheck {
   }
 
   string(v: JsonValue | undefined, field: readonly string[], nonEmpty = true): string {
-    if (typeof v !== 'string' || (nonEmpty && v === '')) this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
+    if (typeof v !== 'string' || (nonEmpty && v === ''))
+      this.fail(field, `expected a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(v)}`);
     return v;
   }
 
   oneOf(v: JsonValue | undefined, values: readonly string[], field: readonly string[]): string {
-    if (typeof v !== 'string' || !values.includes(v)) this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
+    if (typeof v !== 'string' || !values.includes(v))
+      this.fail(field, `expected one of ${values.join(', ')}, got ${describe(v)}`);
     return v;
   }
 
@@ -57,9 +60,17 @@ export class FileCheck {
 
   /** A finite number >= `min` (and <= `max` when given), as a JSON number or a numeric string. */
   number(v: JsonValue | undefined, field: readonly string[], min = 0, max?: number): void {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Number(v) : NaN;
+    const n =
+      typeof v === 'number'
+        ? v
+        : typeof v === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v)
+          ? Number(v)
+          : NaN;
     if (Number.isFinite(n) && n >= min && (max === undefined || n <= max)) return;
-    this.fail(field, `expected a finite number ${max === undefined ? `>= ${min}` : `from ${min} to ${max}`}, got ${describe(v)}`);
+    this.fail(
+      field,
+      `expected a finite number ${max === undefined ? `>= ${min}` : `from ${min} to ${max}`}, got ${describe(v)}`,
+    );
   }
 
   node(v: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): string {

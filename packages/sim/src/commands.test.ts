@@ -122,8 +122,14 @@ describe('validateCommand: the cmdlist language of spec §2', () => {
     ['node node1 set-dynamic-stats maxcpu 4', "unknown stat 'maxcpu' (cpu|mem|pressurecpusome|pressurememorysome)"],
     ['node node1 set-dynamic-stats cpu -1', "value of 'cpu' must be a number from 0 to 1099511627776, got '-1'"],
     ['node node1 set-dynamic-stats mem lots', "value of 'mem' must be a number from 0 to 1099511627776, got 'lots'"],
-    ['node node1 set-dynamic-stats pressurecpusome 101', "value of 'pressurecpusome' must be a number from 0 to 100, got '101'"],
-    ['node node1 set-dynamic-stats pressurememorysome -0.5', "value of 'pressurememorysome' must be a number from 0 to 100, got '-0.5'"],
+    [
+      'node node1 set-dynamic-stats pressurecpusome 101',
+      "value of 'pressurecpusome' must be a number from 0 to 100, got '101'",
+    ],
+    [
+      'node node1 set-dynamic-stats pressurememorysome -0.5',
+      "value of 'pressurememorysome' must be a number from 0 to 100, got '-0.5'",
+    ],
     ['node node1 set-dynamic-stats cpu 1e999', "value of 'cpu' must be a number from 0 to 1099511627776, got '1e999'"],
     ['node node1 set-noise pressurecpusome 5', "unknown stat 'pressurecpusome' (cpu|mem)"],
     ['node node1 set-noise cpu -0.1', "value of 'cpu' must be a number from 0 to 1099511627776, got '-0.1'"],

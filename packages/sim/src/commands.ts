@@ -47,11 +47,23 @@ export type NodeNoiseKey = 'cpu' | 'mem';
 export type ParseResult = { ok: true; command: Command } | { ok: false; problem: string };
 
 /** Service states `service <sid> <state>` and `service <sid> add <node> <state>` may set. */
-export const SERVICE_STATE_WORDS: readonly ServiceStateWord[] = ['started', 'disabled', 'stopped', 'ignored', 'enabled'];
+export const SERVICE_STATE_WORDS: readonly ServiceStateWord[] = [
+  'started',
+  'disabled',
+  'stopped',
+  'ignored',
+  'enabled',
+];
 /** Service ids the simulator runs (the reference dies "implement me" on others). */
 export const SID_PATTERN = /^(vm|ct|fa):\d+$/;
 
-const CRM_ACTIONS: readonly string[] = ['stop', 'start', 'enable-node-maintenance', 'disable-node-maintenance', 'arm-ha'];
+const CRM_ACTIONS: readonly string[] = [
+  'stop',
+  'start',
+  'enable-node-maintenance',
+  'disable-node-maintenance',
+  'arm-ha',
+];
 const DIGITS = /^\d+$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const STAT_KEYS = { static: ['maxcpu', 'maxmem'], dynamic: ['cpu', 'mem', 'memhost'] } as const;
@@ -81,7 +93,8 @@ export function parseCommand(text: string, nodes: ReadonlySet<string> | readonly
     case 'skip-round': {
       if ((obj !== 'crm' && obj !== 'lrm') || words.length > 3) return fail("usage: 'skip-round crm|lrm [<rounds>]'");
       if (action !== undefined && !DIGITS.test(action)) return fail('rounds must be a number');
-      if (action !== undefined && !Number.isSafeInteger(Number(action))) return fail(`rounds must be at most ${Number.MAX_SAFE_INTEGER}`);
+      if (action !== undefined && !Number.isSafeInteger(Number(action)))
+        return fail(`rounds must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'skip-round', daemon: obj, rounds: action === undefined ? 1 : Number(action) });
     }
     case 'power':
@@ -155,7 +168,8 @@ function parseNodePairs<K extends string>(params: string[], keys: readonly K[]):
     if (!(keys as readonly string[]).includes(key)) return `unknown stat '${key}' (${keys.join('|')})`;
     const v = DECIMAL.test(raw) ? Number(raw) : NaN;
     const max = key.startsWith('pressure') ? 100 : MAX_NODE_LOAD;
-    if (!Number.isFinite(v) || v < 0 || v > max) return `value of '${key}' must be a number from 0 to ${max}, got '${raw}'`;
+    if (!Number.isFinite(v) || v < 0 || v > max)
+      return `value of '${key}' must be a number from 0 to ${max}, got '${raw}'`;
     values.push([key as K, v]);
   }
   return values;
@@ -186,7 +200,8 @@ function parseServiceCommand(
     }
     case 'stop': {
       const timeout = params[0];
-      if (timeout === undefined || !DIGITS.test(timeout)) return fail("usage: 'service <sid> stop <timeout>' (whole seconds, 0 = hard stop)");
+      if (timeout === undefined || !DIGITS.test(timeout))
+        return fail("usage: 'service <sid> stop <timeout>' (whole seconds, 0 = hard stop)");
       if (!Number.isSafeInteger(Number(timeout))) return fail(`timeout must be at most ${Number.MAX_SAFE_INTEGER}`);
       return ok({ kind: 'service-stop', sid, timeout });
     }

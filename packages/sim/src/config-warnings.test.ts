@@ -14,7 +14,10 @@ const OFF = { power: 'off', network: 'off' };
 function writeCase(): string {
   const dir = join(root, 'bad-rules');
   mkdirSync(dir);
-  writeFileSync(join(dir, 'cmdlist'), JSON.stringify([['power node1 on', 'power node2 on', 'power node3 on'], ['delay 0']]));
+  writeFileSync(
+    join(dir, 'cmdlist'),
+    JSON.stringify([['power node1 on', 'power node2 on', 'power node3 on'], ['delay 0']]),
+  );
   writeFileSync(join(dir, 'hardware_status'), JSON.stringify({ node1: OFF, node2: OFF, node3: OFF }));
   writeFileSync(join(dir, 'service_config'), JSON.stringify({ 'vm:101': { node: 'node1', state: 'started' } }));
   writeFileSync(join(dir, 'rules_config'), 'node-affinity: pin\n\tresources vm:101\n\tnodes node2\n\tstrict yes\n');

@@ -82,12 +82,20 @@ export interface HardwareOptions extends ManagerOptions {
  * {@link HardwareOptions.roundModel}); throws `SimError` `bad-case` for `concurrent` under
  * `pve-5.2.0` and for an unknown model.
  */
-export function resolveRoundModel(profile: ManagerOptions['profile'], nodeCount: number, requested?: RoundModel): RoundModel {
+export function resolveRoundModel(
+  profile: ManagerOptions['profile'],
+  nodeCount: number,
+  requested?: RoundModel,
+): RoundModel {
   if (requested !== undefined && requested !== 'reference' && requested !== 'concurrent') {
     throw new SimError('bad-case', `unknown round model '${String(requested)}', expected 'reference' or 'concurrent'`);
   }
   if (profile === 'pve-5.2.0') {
-    if (requested === 'concurrent') throw new SimError('bad-case', "round model 'concurrent' needs the 'pve-9.2' profile ('pve-5.2.0' is the reference's harness)");
+    if (requested === 'concurrent')
+      throw new SimError(
+        'bad-case',
+        "round model 'concurrent' needs the 'pve-9.2' profile ('pve-5.2.0' is the reference's harness)",
+      );
     return 'reference';
   }
   return requested ?? (nodeCount >= CONCURRENT_MIN_NODES ? 'concurrent' : 'reference');
@@ -212,15 +220,18 @@ export class Hardware implements SimBackend {
     this.roundModel = resolveRoundModel(options.profile, Object.keys(input.hardwareStatus).length, options.roundModel);
     this.prng = new Prng(seed);
     if (input.guestConfig) {
-      for (const sid of Object.keys(input.guestConfig)) this.guestConfigs.set(sid, snapshot(input.guestConfig[sid]!) as Snapshot<GuestConfigEntry>);
+      for (const sid of Object.keys(input.guestConfig))
+        this.guestConfigs.set(sid, snapshot<GuestConfigEntry>(input.guestConfig[sid]!));
     }
     this.log = new SimLog(sink);
     // the hardware owns copies: a case can be simulated again, and a caller's changes to its
     // input never reach a running simulation
     for (const node of Object.keys(input.hardwareStatus)) this.hw.set(node, thaw(input.hardwareStatus[node]!));
     for (const sid of Object.keys(input.serviceConfig)) this.serviceConfig.set(sid, thaw(input.serviceConfig[sid]!));
-    for (const sid of Object.keys(input.staticServiceStats)) this.staticStats.set(sid, thaw(input.staticServiceStats[sid]!));
-    for (const sid of Object.keys(input.dynamicServiceStats)) this.dynamicStats.set(sid, thaw(input.dynamicServiceStats[sid]!));
+    for (const sid of Object.keys(input.staticServiceStats))
+      this.staticStats.set(sid, thaw(input.staticServiceStats[sid]!));
+    for (const sid of Object.keys(input.dynamicServiceStats))
+      this.dynamicStats.set(sid, thaw(input.dynamicServiceStats[sid]!));
     this.managerStatus = snapshot(input.managerStatus);
     this.rulesText = input.rulesConfig;
     this.groupsText = input.groups;
@@ -228,7 +239,12 @@ export class Hardware implements SimBackend {
     this.nodeNames = [...this.hw.keys()].sort(byteCompare);
     this.loadModel =
       input.simOptions?.pressureModel === 'load'
-        ? new LoadPressureModel(input.simOptions.loadPressure ?? parseLoadPressure(undefined, `${input.name}/sim_options`, ['load-pressure'], this.nodeNames), this.nodeNames, seed)
+        ? new LoadPressureModel(
+            input.simOptions.loadPressure ??
+              parseLoadPressure(undefined, `${input.name}/sim_options`, ['load-pressure'], this.nodeNames),
+            this.nodeNames,
+            seed,
+          )
         : undefined;
     for (const node of this.nodeNames) {
       const flags = new Map<string, number>();
@@ -250,7 +266,7 @@ export class Hardware implements SimBackend {
   resourceAgent(type: string, env: Env): ResourceAgent | undefined {
     // agents hold nothing but their env and this hardware: one per env and type
     let agents = this.agents.get(env);
-    if (!agents) this.agents.set(env, (agents = new Map()));
+    if (!agents) this.agents.set(env, (agents = new Map<string, ResourceAgent | undefined>()));
     if (!agents.has(type)) agents.set(type, createResourceAgent(type, env, this));
     return agents.get(type);
   }
@@ -323,7 +339,8 @@ export class Hardware implements SimBackend {
   changeServiceLocation(sid: string, current: string, next: string): void {
     const cd = this.serviceConfig.get(sid);
     if (!cd) throw new Error(`no such service '${sid}'\n`);
-    if (current !== cd.node) throw new Error(`current_node for '${sid}' does not match (${current} != ${String(cd.node)})\n`);
+    if (current !== cd.node)
+      throw new Error(`current_node for '${sid}' does not match (${current} != ${String(cd.node)})\n`);
     cd.node = next;
     this.serviceConfig.changed(sid);
     this.measureVersion++;
@@ -377,7 +394,7 @@ export class Hardware implements SimBackend {
   }
 
   nodeVersion(node: string): string | undefined {
-    return (this.hw.get(node)?.['pve-manager-version'] as string | undefined) ?? DEFAULT_PVE_MANAGER_VERSION;
+    return this.hw.get(node)?.['pve-manager-version'] ?? DEFAULT_PVE_MANAGER_VERSION;
   }
 
   isNodeShutdown(node: string): { shutdown: boolean; reboot: boolean } {
@@ -442,10 +459,14 @@ export class Hardware implements SimBackend {
     for (const sid of this.dynamicStats.sortedKeys()) {
       const dyn = this.dynamicStats.get(sid)!;
       const st = this.staticStats.get(sid);
-      for (const [used, max, what] of [['cpu', 'maxcpu', 'cpu'], ['mem', 'maxmem', 'mem']] as const) {
+      for (const [used, max, what] of [
+        ['cpu', 'maxcpu', 'cpu'],
+        ['mem', 'maxmem', 'mem'],
+      ] as const) {
         const u = dyn[used];
         const m = st?.[max];
-        if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m) this.hwLog('warning', `overcommitted ${what} on '${sid}'`);
+        if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m)
+          this.hwLog('warning', `overcommitted ${what} on '${sid}'`);
       }
     }
     const configured = this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
@@ -454,7 +475,9 @@ export class Hardware implements SimBackend {
   }
 
   /** The configured stats with every guest that does not run measuring 0 (cached per change). */
-  private measuredServiceStats(configured: Snapshot<Record<string, DynamicServiceStats>>): Snapshot<Record<string, DynamicServiceStats>> {
+  private measuredServiceStats(
+    configured: Snapshot<Record<string, DynamicServiceStats>>,
+  ): Snapshot<Record<string, DynamicServiceStats>> {
     const cached = this.measuredServices;
     if (cached && cached.version === this.measureVersion) return cached.doc;
     const out = openRecord<DynamicServiceStats>();
@@ -792,7 +815,25 @@ export class Hardware implements SimBackend {
   }
 
   private serviceCommand(
-    command: Exclude<Command, { kind: 'delay' | 'skip-round' | 'power' | 'network' | 'cfs' | 'reboot' | 'shutdown' | 'restart-lrm' | 'crm' | 'crm-disarm' | 'pve-manager-version' | 'node-stats' | 'node-noise' }>,
+    command: Exclude<
+      Command,
+      {
+        kind:
+          | 'delay'
+          | 'skip-round'
+          | 'power'
+          | 'network'
+          | 'cfs'
+          | 'reboot'
+          | 'shutdown'
+          | 'restart-lrm'
+          | 'crm'
+          | 'crm-disarm'
+          | 'pve-manager-version'
+          | 'node-stats'
+          | 'node-noise';
+      }
+    >,
   ): void {
     const conf = this.serviceConfig;
     const sid = command.sid;
@@ -813,7 +854,8 @@ export class Hardware implements SimBackend {
         this.queueCrmCommands(`stop ${sid} ${command.timeout}`);
         return;
       case 'service-add': {
-        if (conf.has(sid)) throw new SimError('command-failed', `sim_hardware_cmd: cannot add service '${sid}', already exists`);
+        if (conf.has(sid))
+          throw new SimError('command-failed', `sim_hardware_cmd: cannot add service '${sid}', already exists`);
         const cd = nullRecord<unknown>();
         cd.state = command.state;
         cd.node = command.node;
@@ -870,7 +912,11 @@ export class Hardware implements SimBackend {
     if (command.kind === 'node-stats') {
       if (this.loadModel) {
         const scripted = command.values.find(([key]) => key.startsWith('pressure'));
-        if (scripted) throw new SimError('command-failed', `'${scripted[0]}' is scripted pressure, but the load pressure model computes node pressure (sim_options 'pressure-model' 'load')`);
+        if (scripted)
+          throw new SimError(
+            'command-failed',
+            `'${scripted[0]}' is scripted pressure, but the load pressure model computes node pressure (sim_options 'pressure-model' 'load')`,
+          );
       }
       const base = this.nodeBase.get(command.node) ?? { cpu: 0, mem: 0 };
       for (const [key, value] of command.values) {

@@ -1,4 +1,14 @@
-export { loadCase, type CaseInput, type HardwareNode, type LoadOptions, type SimOptions, CRS_KEYS, MAX_SEED, NODE_NAME_PATTERN, VARIANT_CRS_KEYS } from './case';
+export {
+  loadCase,
+  type CaseInput,
+  type HardwareNode,
+  type LoadOptions,
+  type SimOptions,
+  CRS_KEYS,
+  MAX_SEED,
+  NODE_NAME_PATTERN,
+  VARIANT_CRS_KEYS,
+} from './case';
 export { simulate } from './simulate';
 export {
   Simulation,

@@ -23,10 +23,14 @@ describe('parseStrictJson', () => {
   });
 
   test('objects have no prototype: __proto__, toString and constructor are plain keys', () => {
-    const v = parseStrictJson('{"__proto__": {"power": "on"}, "toString": 1, "constructor": [2]}') as Record<string, unknown>;
+    const v = parseStrictJson('{"__proto__": {"power": "on"}, "toString": 1, "constructor": [2]}') as Record<
+      string,
+      unknown
+    >;
     expect(Object.getPrototypeOf(v)).toBeNull();
     expect(Object.keys(v)).toEqual(['__proto__', 'toString', 'constructor']);
     expect(v.__proto__).toEqual({ power: 'on' });
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- reads the member to show it is absent; nothing is called
     expect(v.hasOwnProperty).toBeUndefined();
   });
 
@@ -58,7 +62,11 @@ describe('parseStrictJson', () => {
 
   test('keepMember: refused top-level members are checked for syntax but left out', () => {
     const keep = (key: string) => key.startsWith('vm:1');
-    expect(parseStrictJson('{"vm:1": {"cpu": 1}, "vm:2": {"cpu": [1, {"a": "\\u0041"}], "x": null}, "vm:10": 2}', { keepMember: keep })).toEqual({ 'vm:1': { cpu: 1 }, 'vm:10': 2 });
+    expect(
+      parseStrictJson('{"vm:1": {"cpu": 1}, "vm:2": {"cpu": [1, {"a": "\\u0041"}], "x": null}, "vm:10": 2}', {
+        keepMember: keep,
+      }),
+    ).toEqual({ 'vm:1': { cpu: 1 }, 'vm:10': 2 });
     // only the top level is filtered
     expect(parseStrictJson('{"vm:1": {"vm:2": 3}}', { keepMember: keep })).toEqual({ 'vm:1': { 'vm:2': 3 } });
     const errorIn = (text: string) => {
@@ -73,7 +81,10 @@ describe('parseStrictJson', () => {
     expect(errorIn('{"vm:2": [1 2]}')).toEqual(["expected ',' or ']', got '2'", 13]);
     expect(errorIn('{"vm:2": "a\\qb"}')).toEqual(["invalid escape '\\q'", 12]);
     expect(errorIn('{"vm:2": tru}')).toEqual(["unexpected 't'", 10]);
-    expect(errorIn(`{"vm:2": ${'['.repeat(1000)}}`)).toEqual([`nested deeper than ${MAX_JSON_DEPTH} levels`, 10 + MAX_JSON_DEPTH]);
+    expect(errorIn(`{"vm:2": ${'['.repeat(1000)}}`)).toEqual([
+      `nested deeper than ${MAX_JSON_DEPTH} levels`,
+      10 + MAX_JSON_DEPTH,
+    ]);
     // a repeated key that is kept is still a duplicate
     expect(errorIn('{"vm:1": 1, "vm:1": 2}')).toEqual(["duplicate key 'vm:1'", 13]);
   });
@@ -82,7 +93,9 @@ describe('parseStrictJson', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.func(fc.boolean()), (dict, keep) => {
         const text = JSON.stringify(dict);
-        const expected = Object.fromEntries(Object.entries(JSON.parse(text) as Record<string, unknown>).filter(([k]) => keep(k)));
+        const expected = Object.fromEntries(
+          Object.entries(JSON.parse(text) as Record<string, unknown>).filter(([k]) => keep(k)),
+        );
         expect(JSON.stringify(parseStrictJson(text, { keepMember: (k) => keep(k) }))).toBe(JSON.stringify(expected));
       }),
     );

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { Hardware, RunRecorder, SimError, Simulation, moveOutcomes, parseLoadPressure, summarizeRun, type CaseInput, type RunRecord } from './index';
+import {
+  Hardware,
+  RunRecorder,
+  SimError,
+  Simulation,
+  moveOutcomes,
+  parseLoadPressure,
+  summarizeRun,
+  type CaseInput,
+  type RunRecord,
+} from './index';
 
 const GIB = 1024 ** 3;
 
@@ -8,7 +18,9 @@ const GIB = 1024 ** 3;
  * pressure model with a straight-line cpu curve (percent = 100 × load ratio) unless told
  * otherwise.
  */
-function packed(extra: { cmdlist?: string[][]; crs?: Record<string, unknown>; loadPressure?: unknown; seed?: number } = {}): CaseInput {
+function packed(
+  extra: { cmdlist?: string[][]; crs?: Record<string, unknown>; loadPressure?: unknown; seed?: number } = {},
+): CaseInput {
   const off = { power: 'off', network: 'off', maxcpu: 8, maxmem: 32 * GIB };
   const sids = ['vm:101', 'vm:102', 'vm:103', 'vm:104'];
   return {
@@ -26,7 +38,20 @@ function packed(extra: { cmdlist?: string[][]; crs?: Record<string, unknown>; lo
     simOptions: {
       seed: extra.seed ?? 0,
       pressureModel: 'load',
-      loadPressure: parseLoadPressure(extra.loadPressure ?? { cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] } }, 'test', ['load-pressure'], ['node1', 'node2']),
+      loadPressure: parseLoadPressure(
+        extra.loadPressure ?? {
+          cpu: {
+            family: 'piecewise',
+            points: [
+              [0, 0],
+              [1, 100],
+            ],
+          },
+        },
+        'test',
+        ['load-pressure'],
+        ['node1', 'node2'],
+      ),
     },
   };
 }
@@ -61,7 +86,9 @@ describe('the load pressure model in a simulation', () => {
     expect(a.log()).toMatch(/pressure gate: no node under pressure/);
     expect(Math.max(...ra.rounds.pressureCpu[0]!.map((v) => v ?? 0))).toBe(20);
     // at 80 % the gate opens once the reported average passes 30 %: moves follow
-    const b = new Simulation(packed({ crs: { 'ha-auto-rebalance': 1, 'ha-auto-rebalance-min-pressure-cpu': 30 } }), { profile: 'pve-9.2' });
+    const b = new Simulation(packed({ crs: { 'ha-auto-rebalance': 1, 'ha-auto-rebalance-min-pressure-cpu': 30 } }), {
+      profile: 'pve-9.2',
+    });
     const rb = new RunRecorder(b);
     b.run();
     expect(rb.motions.length).toBeGreaterThan(0);
@@ -87,7 +114,10 @@ describe('the load pressure model in a simulation', () => {
     const migration = [...truth.guests.values()].reduce((a, g) => a + g.migrationStallSeconds, 0);
     expect(r2.resourceMoves().filter((m) => m.ok)).toHaveLength(2);
     expect(migration).toBeCloseTo(2 * 0.9192, 9);
-    const total = [...truth.guests.values()].reduce((a, g) => a + g.cpuStallSeconds + g.memStallSeconds + g.migrationStallSeconds, 0);
+    const total = [...truth.guests.values()].reduce(
+      (a, g) => a + g.cpuStallSeconds + g.memStallSeconds + g.migrationStallSeconds,
+      0,
+    );
     expect(r2.summary().guestContentionSeconds).toBeCloseTo(total, 6);
     // balancing relieved the guests: 2 per node at 40 % from about 200 s on, half the stall
     expect(r2.summary().guestContentionSeconds!).toBeLessThan(0.6 * summary.guestContentionSeconds!);
@@ -110,13 +140,21 @@ describe('the load pressure model in a simulation', () => {
     // the nodes report the new state a round later, through the average: 60 + (80 − 60)·e^−2 … settling
     expect(outcomes[0]!.reportedAfter!.target.cpu).toBeGreaterThan(15);
     // without the model there is nothing to compare with
-    expect(moveOutcomes({ ...record(sim, recorder), rounds: { ...recorder.rounds, truth: undefined } })).toBeUndefined();
+    expect(
+      moveOutcomes({ ...record(sim, recorder), rounds: { ...recorder.rounds, truth: undefined } }),
+    ).toBeUndefined();
   });
 
   it('is deterministic: the same case and seed give the same log and record, another seed other noise', () => {
-    const noisy = { cpu: { family: 'queue', burstiness: 2, 'noise-percent': 3, 'outlier-probability': 0.05, 'outlier-percent': 20 }, heterogeneity: 0.3 };
+    const noisy = {
+      cpu: { family: 'queue', burstiness: 2, 'noise-percent': 3, 'outlier-probability': 0.05, 'outlier-percent': 20 },
+      heterogeneity: 0.3,
+    };
     const run = (seed: number) => {
-      const sim = new Simulation(packed({ loadPressure: noisy, crs: { 'ha-auto-rebalance': 1 } }), { profile: 'pve-9.2', seed });
+      const sim = new Simulation(packed({ loadPressure: noisy, crs: { 'ha-auto-rebalance': 1 } }), {
+        profile: 'pve-9.2',
+        seed,
+      });
       const recorder = new RunRecorder(sim);
       sim.run();
       return { log: sim.log(), rounds: JSON.stringify(recorder.rounds), summary: JSON.stringify(recorder.summary()) };
@@ -151,7 +189,18 @@ describe('the load pressure model in a simulation', () => {
   });
 
   it('a node without PSI reports none to the HA core; its guests still count', () => {
-    const input = packed({ loadPressure: { cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] }, nodes: { node1: { psi: false } } } });
+    const input = packed({
+      loadPressure: {
+        cpu: {
+          family: 'piecewise',
+          points: [
+            [0, 0],
+            [1, 100],
+          ],
+        },
+        nodes: { node1: { psi: false } },
+      },
+    });
     const sim = new Simulation(input, { profile: 'pve-9.2' });
     const recorder = new RunRecorder(sim);
     sim.run();

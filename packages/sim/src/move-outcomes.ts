@@ -86,7 +86,8 @@ export function moveOutcomes(run: RunRecord): MoveOutcome[] | undefined {
       landedAt: m.landedAt,
       before: { source: point(m.source, b), target: point(m.target, b) },
       after: { source: point(m.source, a), target: point(m.target, a) },
-      reportedAfter: a + 1 < times.length ? { source: reported(m.source, a + 1), target: reported(m.target, a + 1) } : null,
+      reportedAfter:
+        a + 1 < times.length ? { source: reported(m.source, a + 1), target: reported(m.target, a + 1) } : null,
     });
   }
   return out;

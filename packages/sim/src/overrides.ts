@@ -1,4 +1,11 @@
-import { readChoiceKey, readCrs, readFlagKey, readNumberKey, type CrsKeySpec, type SettingProblem } from '@poise/policy';
+import {
+  readChoiceKey,
+  readCrs,
+  readFlagKey,
+  readNumberKey,
+  type CrsKeySpec,
+  type SettingProblem,
+} from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
 import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import { PLAN_KEYS } from '@poise/policy-plan';
@@ -11,7 +18,9 @@ import { SimError } from './errors';
 /** A decimal number as the command line gives it (no hex, no blanks). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-const VARIANT_SPECS = new Map<string, CrsKeySpec>([...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]));
+const VARIANT_SPECS = new Map<string, CrsKeySpec>(
+  [...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]),
+);
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
@@ -20,14 +29,20 @@ function referenceProblem(key: string, value: number | string | boolean): string
       return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
     case 'ha-rebalance-on-start':
     case 'ha-auto-rebalance':
-      return value === 0 || value === 1 || value === true || value === false ? undefined : 'a flag (0, 1, true or false)';
+      return value === 0 || value === 1 || value === true || value === false
+        ? undefined
+        : 'a flag (0, 1, true or false)';
     case 'ha-auto-rebalance-threshold':
     case 'ha-auto-rebalance-margin': {
       const { min, max } = AUTO_REBALANCE_PERCENT_RANGE;
-      return typeof value === 'number' && value >= min && value <= max ? undefined : `a finite number from ${min} to ${max}`;
+      return typeof value === 'number' && value >= min && value <= max
+        ? undefined
+        : `a finite number from ${min} to ${max}`;
     }
     case 'ha-auto-rebalance-hold-duration':
-      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? undefined : `a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
+      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+        ? undefined
+        : `a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`;
     case 'ha-auto-rebalance-method':
       return value === 'bruteforce' || value === 'topsis' ? undefined : 'bruteforce or topsis';
     default:
@@ -60,10 +75,19 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
   if (eq <= 0) throw new SimError('bad-override', `'--set ${text}': expected <crs-key>=<value>`);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
-  if (!CRS_KEYS.includes(key)) throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
+  if (!CRS_KEYS.includes(key))
+    throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
   if (raw === '') return { key, value: undefined };
-  const value = raw === 'true' || raw === 'false' ? raw === 'true' : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw) ? Number(raw) : raw;
-  const problem = VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset' ? variantProblem(key, value) : referenceProblem(key, value);
+  const value =
+    raw === 'true' || raw === 'false'
+      ? raw === 'true'
+      : key !== 'ha' && key !== 'ha-auto-rebalance-method' && DECIMAL.test(raw)
+        ? Number(raw)
+        : raw;
+  const problem =
+    VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset'
+      ? variantProblem(key, value)
+      : referenceProblem(key, value);
   if (problem !== undefined) {
     const expected = problem.startsWith('a ') || !problem.includes("'") ? `expected ${problem}` : problem;
     throw new SimError('bad-override', `'--set ${text}': ${expected}`);

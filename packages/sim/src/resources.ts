@@ -156,9 +156,13 @@ class SimFailingResource extends SimResource {
 
 export function createResourceAgent(type: string, env: Env, hw: Hardware): ResourceAgent | undefined {
   switch (type) {
-    case 'vm': return new SimResource(env, hw);
-    case 'ct': return new SimContainer(env, hw);
-    case 'fa': return new SimFailingResource(env, hw);
-    default: return undefined;
+    case 'vm':
+      return new SimResource(env, hw);
+    case 'ct':
+      return new SimContainer(env, hw);
+    case 'fa':
+      return new SimFailingResource(env, hw);
+    default:
+      return undefined;
   }
 }

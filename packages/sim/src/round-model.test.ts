@@ -60,7 +60,9 @@ describe('round model', () => {
   });
 
   it('refuses concurrent under pve-5.2.0 and unknown models, naming them', () => {
-    expect(() => resolveRoundModel('pve-5.2.0', 3, 'concurrent')).toThrow(/round model 'concurrent' needs the 'pve-9.2' profile/);
+    expect(() => resolveRoundModel('pve-5.2.0', 3, 'concurrent')).toThrow(
+      /round model 'concurrent' needs the 'pve-9.2' profile/,
+    );
     expect(() => new Simulation(cluster(3), { profile: 'pve-5.2.0', roundModel: 'concurrent' })).toThrow(SimError);
     expect(() => resolveRoundModel('pve-9.2', 3, 'parallel' as 'concurrent')).toThrow(/unknown round model 'parallel'/);
   });
@@ -78,7 +80,8 @@ describe('round model', () => {
     // round 2 starts at 24 (12 nodes: 24 s rounds); node k's CRM runs at 24 + 2(k-1), its LRM one second later
     const byId = new Map<string, number>();
     // (a daemon started by the power-on at 24 logs its first state change then, in the slot)
-    for (const [t, id, msg] of lines(sim.log())) if (t >= 24 && t < 48 && !msg.startsWith('status change startup') && !byId.has(id)) byId.set(id, t);
+    for (const [t, id, msg] of lines(sim.log()))
+      if (t >= 24 && t < 48 && !msg.startsWith('status change startup') && !byId.has(id)) byId.set(id, t);
     expect(byId.get('node01/crm')).toBe(24);
     expect(byId.get('node01/lrm')).toBe(25);
     expect(byId.get('node05/crm')).toBe(32);
@@ -91,7 +94,9 @@ describe('round model', () => {
     for (let i = 0; i < 4; i++) expect(sim.step()).toBe(true);
     expect(sim.time).toBe(80);
     // (daemons started by the power-on at 20 log their first state change in that slot)
-    const daemonLines = lines(sim.log()).filter(([, id, msg]) => id.includes('/') && !msg.startsWith('status change startup'));
+    const daemonLines = lines(sim.log()).filter(
+      ([, id, msg]) => id.includes('/') && !msg.startsWith('status change startup'),
+    );
     for (const [t, id] of daemonLines) {
       // round starts at 20, 40, 60: CRM lines at T, LRM lines at T + 1
       expect(t % 20).toBe(id.endsWith('/crm') ? 0 : 1);

@@ -38,7 +38,9 @@ describe('simulate: a tiny case end to end', () => {
 
   it('adds the enabled service and starts it on its node', () => {
     expect(lines).toContain("info     20    node1/crm: adding new service 'vm:101' on node 'node1'");
-    expect(lines).toContain("info     20    node1/crm: service 'vm:101': state changed from 'request_start' to 'started'  (node = node1)");
+    expect(lines).toContain(
+      "info     20    node1/crm: service 'vm:101': state changed from 'request_start' to 'started'  (node = node1)",
+    );
     // in the same round node1's LRM runs 1 s after node1's CRM: 20 + 1 = 21; it takes its lock first
     const at21 = lines.filter((l) => l.includes(' 21 '));
     expect(at21).toEqual([
@@ -74,7 +76,11 @@ describe('simulate: end of simulation and aborts', () => {
   });
 
   it('a command at 120 moves the end to 720', () => {
-    const input = tinyCase('delay-0', { cmdlist: [powerOn, ['delay 0']], hardware_status: threeNodes, service_config: {} });
+    const input = tinyCase('delay-0', {
+      cmdlist: [powerOn, ['delay 0']],
+      hardware_status: threeNodes,
+      service_config: {},
+    });
     const { log } = simulate(input, { profile: 'pve-9.2' });
     expect(log).toContain('info    120      cmdlist: execute delay 0\n');
     expect(log).toMatch(/info {4}720 {5}hardware: exit simulation - done\n$/);

@@ -9,6 +9,10 @@ export type { SimulationResult } from './simulation';
  * Runs one test case to its end and returns the log (a {@link Simulation} stepped to its end).
  * `options.roundModel` as {@link SimulationOptions.roundModel}.
  */
-export function simulate(input: CaseInput, options: ManagerOptions & { roundModel?: RoundModel }, sink?: (line: string) => void): SimulationResult {
+export function simulate(
+  input: CaseInput,
+  options: ManagerOptions & { roundModel?: RoundModel },
+  sink?: (line: string) => void,
+): SimulationResult {
   return new Simulation(input, { profile: options.profile, sink, roundModel: options.roundModel }).run();
 }

@@ -52,7 +52,10 @@ describe('Simulation: round by round', () => {
     sim.step();
     off();
     sim.step();
-    expect(events).toEqual([[1, 20], [2, 40]]);
+    expect(events).toEqual([
+      [1, 20],
+      [2, 40],
+    ]);
     expect(sim.time).toBe(60);
   });
 
@@ -87,7 +90,7 @@ describe('Simulation: round by round', () => {
     while (sim.step());
     const log = sim.log();
     expect(log).toContain('info     40      cmdlist: execute service vm:101 migrate node3\n');
-    expect(log).toContain("node1/crm: got crm command: migrate vm:101 node3");
+    expect(log).toContain('node1/crm: got crm command: migrate vm:101 node3');
     // last command at 40: the simulation ends at the first slot more than 500 s later
     expect(sim.time).toBe(620);
   });
@@ -117,7 +120,9 @@ describe('Simulation: round by round', () => {
     const sim = new Simulation(caseInput([powerOn, ['delay 0']]), { profile: 'pve-9.2', maxTimeSeconds: 100 });
     const res = sim.run();
     expect(res.error).toBe('simulation end - time limit reached');
-    expect(res.log.endsWith('err     120     hardware: exit simulation - simulation end - time limit reached \n')).toBe(true);
+    expect(res.log.endsWith('err     120     hardware: exit simulation - simulation end - time limit reached \n')).toBe(
+      true,
+    );
   });
 });
 
@@ -146,16 +151,75 @@ describe('the command check and the runner agree', () => {
   });
 
   const word = fc.constantFrom(
-    'power', 'network', 'reboot', 'shutdown', 'restart-lrm', 'cfs', 'crm', 'service', 'delay', 'skip-round',
-    'pve-manager-version', 'node1', 'node3', 'node9', 'on', 'off', 'rw', 'update', 'work', 'fail', 'set', '9.0.0',
-    'stop', 'start', 'arm-ha', 'disarm-ha', 'freeze', 'ignore', 'enable-node-maintenance', 'vm:101', 'vm:107', 'ct:1',
-    'lxc:1', 'started', 'stopped', 'disabled', 'ignored', 'enabled', 'migrate', 'relocate', 'add', 'delete', 'lock',
-    'unlock', 'set-static-stats', 'set-dynamic-stats', 'manual-migrate', 'maxcpu', 'maxmem', 'cpu', 'mem', '0', '1',
-    '20', '1.5', '-50', '1e999', 'abc', 'crm', 'lrm', '',
+    'power',
+    'network',
+    'reboot',
+    'shutdown',
+    'restart-lrm',
+    'cfs',
+    'crm',
+    'service',
+    'delay',
+    'skip-round',
+    'pve-manager-version',
+    'node1',
+    'node3',
+    'node9',
+    'on',
+    'off',
+    'rw',
+    'update',
+    'work',
+    'fail',
+    'set',
+    '9.0.0',
+    'stop',
+    'start',
+    'arm-ha',
+    'disarm-ha',
+    'freeze',
+    'ignore',
+    'enable-node-maintenance',
+    'vm:101',
+    'vm:107',
+    'ct:1',
+    'lxc:1',
+    'started',
+    'stopped',
+    'disabled',
+    'ignored',
+    'enabled',
+    'migrate',
+    'relocate',
+    'add',
+    'delete',
+    'lock',
+    'unlock',
+    'set-static-stats',
+    'set-dynamic-stats',
+    'manual-migrate',
+    'maxcpu',
+    'maxmem',
+    'cpu',
+    'mem',
+    '0',
+    '1',
+    '20',
+    '1.5',
+    '-50',
+    '1e999',
+    'abc',
+    'crm',
+    'lrm',
+    '',
   );
   const separator = fc.constantFrom(' ', '  ', '\t', ' \t ');
   const command = fc
-    .tuple(fc.constantFrom('', ' '), fc.array(fc.tuple(word, separator), { minLength: 1, maxLength: 6 }), fc.constantFrom('', ' '))
+    .tuple(
+      fc.constantFrom('', ' '),
+      fc.array(fc.tuple(word, separator), { minLength: 1, maxLength: 6 }),
+      fc.constantFrom('', ' '),
+    )
     .map(([lead, parts, trail]) => lead + parts.map(([w, s], i) => (i ? s : '') + w).join('') + trail);
 
   it('property: validate(cmd) ok ⇔ executing it raises no parse error (bad-command)', () => {
@@ -187,7 +251,9 @@ describe('measured node usage with a bad service measurement', () => {
     ['pve-9.2', 1],
     ['pve-5.2.0', 1 + -5],
   ] as const)('%s: node1 measures %d cores', (profile, cpu) => {
-    const input = caseInput([powerOn], { serviceConfig: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' } } });
+    const input = caseInput([powerOn], {
+      serviceConfig: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' } },
+    });
     const sim = new Simulation(input, { profile });
     sim.step();
     sim.step();

@@ -1,10 +1,4 @@
-import type {
-  DynamicNodeStats,
-  DynamicServiceStats,
-  ManagerStatus,
-  Snapshot,
-  StaticServiceStats,
-} from '@poise/env';
+import type { DynamicNodeStats, DynamicServiceStats, ManagerStatus, Snapshot, StaticServiceStats } from '@poise/env';
 import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
@@ -165,8 +159,14 @@ export class Simulation {
       for (const listener of [...this.balancerListeners]) listener(event);
     };
     const seed = options.seed ?? input.simOptions?.seed ?? 0;
-    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) throw new SimError('bad-case', `seed must be an integer from 0 to ${2 ** 32 - 1}, got ${seed}`);
-    this.hw = new Hardware(input, { profile: options.profile, onBalancerEvent, roundModel: options.roundModel }, options.sink?.bind(options), seed);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1)
+      throw new SimError('bad-case', `seed must be an integer from 0 to ${2 ** 32 - 1}, got ${seed}`);
+    this.hw = new Hardware(
+      input,
+      { profile: options.profile, onBalancerEvent, roundModel: options.roundModel },
+      options.sink?.bind(options),
+      seed,
+    );
     this.lists = input.cmdlist.map((l) => [...l]);
     this.maxTime = options.maxTimeSeconds ?? input.simOptions?.maxTime ?? MAX_SIM_TIME;
     this.nodes = new Set(this.hw.nodeNames);
@@ -334,13 +334,16 @@ export class Simulation {
     const nodes = new Map<string, NodeView>();
     for (const name of hw.nodeNames) {
       const d = hw.nodeHardware(name)!;
-      nodes.set(name, Object.freeze({
-        power: d.power as 'on' | 'off',
-        network: d.network as 'on' | 'off',
-        online: !!nodeInfo[name]?.online,
-        maxcpu: d.maxcpu,
-        maxmem: d.maxmem,
-      }));
+      nodes.set(
+        name,
+        Object.freeze({
+          power: d.power as 'on' | 'off',
+          network: d.network as 'on' | 'off',
+          online: !!nodeInfo[name]?.online,
+          maxcpu: d.maxcpu,
+          maxmem: d.maxmem,
+        }),
+      );
     }
     const measured = hw.measuredNodeStats();
     const nodeStats = new Map<string, Readonly<DynamicNodeStats>>();
@@ -351,14 +354,17 @@ export class Simulation {
     const services = new Map<string, ServiceView>();
     for (const sid of Object.keys(config).sort(byteCompare)) {
       const cd = config[sid]!;
-      services.set(sid, Object.freeze({
-        node: cd.node,
-        state: cd.state,
-        running: hw.isRunning(cd.node, sid),
-        staticStats: Object.hasOwn(staticStats, sid) ? staticStats[sid] : undefined,
-        dynamicStats: Object.hasOwn(dynamicStats, sid) ? dynamicStats[sid] : undefined,
-        lock: hw.serviceLock(sid),
-      }));
+      services.set(
+        sid,
+        Object.freeze({
+          node: cd.node,
+          state: cd.state,
+          running: hw.isRunning(cd.node, sid),
+          staticStats: Object.hasOwn(staticStats, sid) ? staticStats[sid] : undefined,
+          dynamicStats: Object.hasOwn(dynamicStats, sid) ? dynamicStats[sid] : undefined,
+          lock: hw.serviceLock(sid),
+        }),
+      );
     }
     const lrmModes = new Map<string, string>();
     for (const [node, st] of hw.lrmStatuses()) if (typeof st.mode === 'string') lrmModes.set(node, st.mode);

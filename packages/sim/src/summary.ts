@@ -25,7 +25,10 @@ export interface PressureThresholds {
 }
 
 /** The summary's levels: {@link PRESSURE_CPU_THRESHOLD_PERCENT}, {@link PRESSURE_MEM_THRESHOLD_PERCENT}. */
-export const PRESSURE_THRESHOLDS: PressureThresholds = Object.freeze({ cpu: PRESSURE_CPU_THRESHOLD_PERCENT, mem: PRESSURE_MEM_THRESHOLD_PERCENT });
+export const PRESSURE_THRESHOLDS: PressureThresholds = Object.freeze({
+  cpu: PRESSURE_CPU_THRESHOLD_PERCENT,
+  mem: PRESSURE_MEM_THRESHOLD_PERCENT,
+});
 
 /** One motion the balancer issued (a bundle: every member moves to the same target). */
 export interface RecordedMotion {
@@ -177,7 +180,15 @@ export interface RunSummary {
 export class RunRecorder {
   /** Node names in byte order (the column order of {@link rounds}). */
   readonly nodes: readonly string[];
-  readonly rounds: RecordedRounds = { time: [], imbalance: [], cpu: [], mem: [], pressureCpu: [], pressureMem: [], online: [] };
+  readonly rounds: RecordedRounds = {
+    time: [],
+    imbalance: [],
+    cpu: [],
+    mem: [],
+    pressureCpu: [],
+    pressureMem: [],
+    online: [],
+  };
   /** Balancer motions in issue order. */
   readonly motions: RecordedMotion[] = [];
   private end: number;
@@ -284,7 +295,15 @@ export class RunRecorder {
 
   private event(e: BalancerEvent): void {
     if (e.type === 'move') {
-      this.motions.push({ time: e.time, resources: [...e.resources], source: e.source, target: e.target, ok: null, outcomeAt: null, landedAt: e.resources.map(() => null) });
+      this.motions.push({
+        time: e.time,
+        resources: [...e.resources],
+        source: e.source,
+        target: e.target,
+        ok: null,
+        outcomeAt: null,
+        landedAt: e.resources.map(() => null),
+      });
       return;
     }
     // the oldest motion of this bundle and target still waiting for its outcome
@@ -304,7 +323,10 @@ export class RunRecorder {
 
   /** The run's summary (see {@link summarizeRun}); `thresholds`: the pressure levels, percent. */
   summary(thresholds: PressureThresholds = PRESSURE_THRESHOLDS): RunSummary {
-    return summarizeRun({ nodes: this.nodes, rounds: this.rounds, moves: resourceMoves(this.motions), endTime: this.end }, thresholds);
+    return summarizeRun(
+      { nodes: this.nodes, rounds: this.rounds, moves: resourceMoves(this.motions), endTime: this.end },
+      thresholds,
+    );
   }
 }
 
@@ -319,7 +341,12 @@ export function resourceMoves(motions: readonly RecordedMotion[]): ResourceMove[
     for (const [k, sid] of m.resources.entries()) {
       const landedAt = m.landedAt?.[k];
       out.push({
-        time: m.time, sid, source: m.source, target: m.target, ok: m.ok, outcomeAt: m.outcomeAt,
+        time: m.time,
+        sid,
+        source: m.source,
+        target: m.target,
+        ok: m.ok,
+        outcomeAt: m.outcomeAt,
         ...(m.detail === undefined ? {} : { detail: m.detail }),
         ...(landedAt === undefined ? {} : { landedAt }),
       });
@@ -367,7 +394,7 @@ export function countPingPongs(moves: readonly ResourceMove[], window = PING_PON
   for (const m of moves) {
     if (m.ok !== true) continue;
     let bySid = left.get(m.sid);
-    if (!bySid) left.set(m.sid, (bySid = new Map()));
+    if (!bySid) left.set(m.sid, (bySid = new Map<string, number>()));
     const t = bySid.get(m.target);
     if (t !== undefined && m.time - t <= window) count++;
     bySid.set(m.source, m.time);
@@ -391,7 +418,11 @@ export function timeWeightedMean(times: readonly number[], values: readonly numb
  * pressure (no telemetry: not the same as none). Offline nodes do not count: a powered-off
  * node's last reported value means nothing.
  */
-export function pressureNodeSeconds(rounds: RunRecord['rounds'], end: number, thresholds: PressureThresholds = PRESSURE_THRESHOLDS): number | null {
+export function pressureNodeSeconds(
+  rounds: RunRecord['rounds'],
+  end: number,
+  thresholds: PressureThresholds = PRESSURE_THRESHOLDS,
+): number | null {
   let reported = false;
   let acc = 0;
   const n = rounds.time.length;
@@ -411,7 +442,8 @@ export function pressureNodeSeconds(rounds: RunRecord['rounds'], end: number, th
 /** Guest contention-seconds of a run's ground truth: every node's cpu, memory and migration stall, summed over the samples. */
 export function guestContentionSeconds(truth: TruthColumns): number {
   let acc = 0;
-  for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall]) for (const node of col) for (const v of node) acc += v;
+  for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall])
+    for (const node of col) for (const v of node) acc += v;
   return acc;
 }
 

@@ -17,7 +17,8 @@ import {
   toFlatMatrix,
 } from './index';
 
-const big = create(all, { number: 'BigNumber', precision: 80 });
+// mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
+const big = create(all!, { number: 'BigNumber', precision: 80 });
 type Big = BigNumber;
 
 /** The exact value of a double as an 80-digit BigNumber (a decimal string would round subnormals). */
@@ -30,7 +31,7 @@ function exact(x: number): Big {
   const fraction = raw & ((1n << 52n) - 1n);
   const [mantissa, exponent] = field === 0 ? [fraction, -1074] : [fraction | (1n << 52n), field - 1075];
   const magnitude = big.multiply(big.bignumber(mantissa.toString()), big.pow(big.bignumber(2), exponent) as Big) as Big;
-  return x < 0 ? (big.unaryMinus(magnitude) as Big) : magnitude;
+  return x < 0 ? big.unaryMinus<Big>(magnitude) : magnitude;
 }
 
 /** The oracle's intermediate results, for the piecewise comparisons. */
@@ -56,24 +57,24 @@ function oracleTopsis(criteria: Criteria, rows: readonly (readonly number[])[]):
     const norm = big.norm(column) as Big; // 2-norm
     if (!norm.isZero()) column.forEach((v, i) => (normalized[i]![j] = big.divide(v, norm) as Big));
     const values = normalized.map((row) => row[j]!);
-    const min = big.min(values) as Big;
-    const max = big.max(values) as Big;
+    const min = big.min<Big>(values);
+    const max = big.max<Big>(values);
     best.push(criteria.maximize[j] ? max : min);
     worst.push(criteria.maximize[j] ? min : max);
   }
   const distance = (row: Big[], ideal: Big[]) =>
-    big.norm(row.map((v, j) => big.multiply(weights[j]!, big.subtract(v, ideal[j]!) as Big) as Big)) as Big;
+    big.norm(row.map((v, j) => big.multiply(weights[j]!, big.subtract<Big>(v, ideal[j]!)) as Big)) as Big;
   const dBest = normalized.map((row) => distance(row, best));
   const dWorst = normalized.map((row) => distance(row, worst));
   const scores = dBest.map((b, i) => {
-    const divisor = big.add(b, dWorst[i]!) as Big;
-    return divisor.isZero() ? 0 : (big.number(big.divide(dWorst[i]!, divisor) as Big) as number);
+    const divisor = big.add<Big>(b, dWorst[i]!);
+    return divisor.isZero() ? 0 : big.number(big.divide(dWorst[i]!, divisor) as Big);
   });
   return { normalized, best, worst, dBest, dWorst, scores };
 }
 
 function toNumber(x: Big): number {
-  return big.number(x) as number;
+  return big.number(x);
 }
 
 const EXTREME_SCALES = [1, 1e-300, 1e300, 5e-324, 1e-320, 1e-150, 1e150, 2 ** 64, Number.MAX_VALUE / 256];
@@ -87,11 +88,25 @@ const scaledMatrix = fc.integer({ min: 1, max: 4 }).chain((cols) =>
   fc.record({
     weights: fc.array(weight, { minLength: cols, maxLength: cols }).filter((w) => w.some((x) => x !== 0)),
     scales: fc.array(fc.constantFrom(...EXTREME_SCALES), { minLength: cols, maxLength: cols }),
-    base: fc.array(fc.array(fc.integer({ min: 0, max: 100 }), { minLength: cols, maxLength: cols }), { minLength: 1, maxLength: 10 }),
+    base: fc.array(fc.array(fc.integer({ min: 0, max: 100 }), { minLength: cols, maxLength: cols }), {
+      minLength: 1,
+      maxLength: 10,
+    }),
   }),
 );
 const anyValue = fc.oneof(
-  fc.constantFrom(0, -0, 5e-324, -5e-324, 1e-300, 1e300, -1e300, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MAX_SAFE_INTEGER),
+  fc.constantFrom(
+    0,
+    -0,
+    5e-324,
+    -5e-324,
+    1e-300,
+    1e300,
+    -1e300,
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    Number.MAX_SAFE_INTEGER,
+  ),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.double({ min: -10, max: 10, noNaN: true }),
 );
@@ -106,7 +121,12 @@ describe('finite in, finite out', () => {
       fc.property(
         fc.integer({ min: 1, max: 4 }).chain((cols) =>
           fc.tuple(
-            fc.array(fc.oneof(weight, fc.constantFrom(1e-300, 5e-324, 1e300, Number.MAX_VALUE)), { minLength: cols, maxLength: cols }).filter((w) => w.some((x) => x !== 0)),
+            fc
+              .array(fc.oneof(weight, fc.constantFrom(1e-300, 5e-324, 1e300, Number.MAX_VALUE)), {
+                minLength: cols,
+                maxLength: cols,
+              })
+              .filter((w) => w.some((x) => x !== 0)),
             fc.array(fc.array(anyValue, { minLength: cols, maxLength: cols }), { minLength: 1, maxLength: 8 }),
           ),
         ),
@@ -138,15 +158,25 @@ describe('finite in, finite out', () => {
 
   it('weights near Number.MAX_VALUE normalise to finite weights (the plain Σ|w| overflows)', () => {
     // Σ|w| = 2·MAX overflows; each weight is then 1/2 (not MAX/Infinity = 0)
-    const c = defineCriteria([{ name: 'a', weight: Number.MAX_VALUE }, { name: 'b', weight: -Number.MAX_VALUE }]);
+    const c = defineCriteria([
+      { name: 'a', weight: Number.MAX_VALUE },
+      { name: 'b', weight: -Number.MAX_VALUE },
+    ]);
     expect(Array.from(c.weights)).toEqual([0.5, 0.5]);
   });
 
   it('a tiny weight still decides when every other criterion ties (distances that underflow)', () => {
     // w = (1, 1e-300)/(1 + 1e-300) = (1, 1e-300); column a ties, so d = 1e-300·|Δb|: the plain
     // squares (1e-300·0.27)² underflow to 0 and every score was 0; the scaled distances rank by b
-    const criteria = defineCriteria([{ name: 'a', weight: 1 }, { name: 'b', weight: 1e-300 }]);
-    const rows = [[1, 1], [1, 2], [1, 3]];
+    const criteria = defineCriteria([
+      { name: 'a', weight: 1 },
+      { name: 'b', weight: 1e-300 },
+    ]);
+    const rows = [
+      [1, 1],
+      [1, 2],
+      [1, 3],
+    ];
     const scores = scoreAlternatives(criteria, rows);
     const want = oracleTopsis(criteria, rows).scores;
     scores.forEach((s, i) => expect(s).toBeCloseTo(want[i]!, 14));
@@ -170,9 +200,13 @@ describe('the plain folds of spec §4.5 are kept bit for bit wherever they are s
 
   it('scaling all weights by a power of two changes no normalised weight', () => {
     fc.assert(
-      fc.property(fc.array(weight, { minLength: 1, maxLength: 6 }).filter((w) => w.some((x) => x !== 0)), fc.integer({ min: -1000, max: 1020 }), (weights, k) => {
-        expect(criteriaOf(weights.map((w) => w * 2 ** k)).weights).toEqual(criteriaOf(weights).weights);
-      }),
+      fc.property(
+        fc.array(weight, { minLength: 1, maxLength: 6 }).filter((w) => w.some((x) => x !== 0)),
+        fc.integer({ min: -1000, max: 1020 }),
+        (weights, k) => {
+          expect(criteriaOf(weights.map((w) => w * 2 ** k)).weights).toEqual(criteriaOf(weights).weights);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -227,7 +261,9 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
         const matrix = toFlatMatrix(criteria, rows);
         const scores = scoreFlatInPlace(criteria, matrix, new Float64Array(matrix.rows));
         const cols = weights.length;
-        want.normalized.forEach((row, i) => row.forEach((v, j) => expect(matrix.data[i * cols + j]).toBeCloseTo(toNumber(v), 14)));
+        want.normalized.forEach((row, i) =>
+          row.forEach((v, j) => expect(matrix.data[i * cols + j]).toBeCloseTo(toNumber(v), 14)),
+        );
         for (let j = 0; j < cols; j++) {
           const column = Array.from({ length: rows.length }, (_, i) => matrix.data[i * cols + j]!);
           const [lo, hi] = [Math.min(...column), Math.max(...column)];
@@ -238,8 +274,9 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
         Array.from(scores).forEach((s, i) => expect(Math.abs(s - want.scores[i]!)).toBeLessThanOrEqual(1e-12));
         // the distances behind them: d_best / (d_best + d_worst) = 1 − score, within the same tolerance
         want.dBest.forEach((b, i) => {
-          const sum = big.add(b, want.dWorst[i]!) as Big;
-          if (!sum.isZero()) expect(Math.abs(1 - scores[i]! - toNumber(big.divide(b, sum) as Big))).toBeLessThanOrEqual(1e-12);
+          const sum = big.add<Big>(b, want.dWorst[i]!);
+          if (!sum.isZero())
+            expect(Math.abs(1 - scores[i]! - toNumber(big.divide(b, sum) as Big))).toBeLessThanOrEqual(1e-12);
         });
       }),
       { numRuns: 800 },
@@ -254,7 +291,10 @@ describe('mathjs oracle (80-digit BigNumbers)', () => {
         const shift = Math.abs(seed) % rows.length;
         const perm = rows.map((_, i) => (i + shift) % rows.length).reverse();
         const scores = scoreAlternatives(criteria, rows);
-        const permuted = scoreAlternatives(criteria, perm.map((i) => rows[i]!));
+        const permuted = scoreAlternatives(
+          criteria,
+          perm.map((i) => rows[i]!),
+        );
         perm.forEach((from, to) => expect(Math.abs(permuted[to]! - scores[from]!)).toBeLessThanOrEqual(1e-12));
       }),
       { numRuns: 800 },
@@ -278,27 +318,106 @@ const one = defineCriteria([{ name: 'value', weight: 1 }]);
 describe('bad input is a TopsisError naming the argument', () => {
   it.each([
     ['criteria that are not an array', () => defineCriteria(null as unknown as []), 'invalid-criteria', /criteria/],
-    ['a criterion without a name', () => defineCriteria([{ name: '', weight: 1 }]), 'invalid-criteria', /criteria\[0\]\.name/],
-    ['a criterion that is null', () => defineCriteria([null as unknown as { name: string; weight: number }]), 'invalid-criteria', /criteria\[0\]\.name/],
-    ['a duplicate criterion', () => defineCriteria([{ name: 'a', weight: 1 }, { name: 'a', weight: 2 }]), 'duplicate-criterion', /criteria\[1\]\.name.*'a'/],
-    ['an infinite weight', () => defineCriteria([{ name: 'a', weight: Infinity }]), 'invalid-weight', /criteria\[0\]\.weight/],
-    ['a string weight', () => defineCriteria([{ name: 'a', weight: '1' as unknown as number }]), 'invalid-weight', /criteria\[0\]\.weight/],
+    [
+      'a criterion without a name',
+      () => defineCriteria([{ name: '', weight: 1 }]),
+      'invalid-criteria',
+      /criteria\[0\]\.name/,
+    ],
+    [
+      'a criterion that is null',
+      () => defineCriteria([null as unknown as { name: string; weight: number }]),
+      'invalid-criteria',
+      /criteria\[0\]\.name/,
+    ],
+    [
+      'a duplicate criterion',
+      () =>
+        defineCriteria([
+          { name: 'a', weight: 1 },
+          { name: 'a', weight: 2 },
+        ]),
+      'duplicate-criterion',
+      /criteria\[1\]\.name.*'a'/,
+    ],
+    [
+      'an infinite weight',
+      () => defineCriteria([{ name: 'a', weight: Infinity }]),
+      'invalid-weight',
+      /criteria\[0\]\.weight/,
+    ],
+    [
+      'a string weight',
+      () => defineCriteria([{ name: 'a', weight: '1' as unknown as number }]),
+      'invalid-weight',
+      /criteria\[0\]\.weight/,
+    ],
     ['a NaN value', () => scoreAlternatives(one, [[1], [Number.NaN]]), 'non-finite-value', /rows\[1\]\[0\].*'value'/],
-    ['a string value', () => scoreAlternatives(one, [['1' as unknown as number]]), 'non-finite-value', /rows\[0\]\[0\].*string "1"/],
+    [
+      'a string value',
+      () => scoreAlternatives(one, [['1' as unknown as number]]),
+      'non-finite-value',
+      /rows\[0\]\[0\].*string "1"/,
+    ],
     ['a null value', () => scoreAlternatives(one, [[null as unknown as number]]), 'non-finite-value', /rows\[0\]\[0\]/],
-    ['rows that are not an array', () => scoreAlternatives(one, undefined as unknown as number[][]), 'invalid-argument', /rows/],
-    ['a row that is not an array', () => scoreAlternatives(one, [5 as unknown as number[]]), 'invalid-argument', /rows\[0\]/],
-    ['a NaN in a flat matrix', () => scoreFlatInPlace(one, { data: new Float64Array([1, Number.NaN]), rows: 2, cols: 1 }, new Float64Array(2)), 'non-finite-value', /alternative 1/],
-    ['a flat matrix shorter than rows × cols', () => scoreFlatInPlace(one, { data: new Float64Array(1), rows: 2, cols: 1 }, new Float64Array(2)), 'invalid-argument', /matrix\.data/],
-    ['a fractional row count', () => scoreFlatInPlace(one, { data: new Float64Array(2), rows: 1.5, cols: 1 }, new Float64Array(2)), 'invalid-argument', /matrix\.rows/],
-    ['an output too short', () => scoreFlatInPlace(one, { data: new Float64Array(2), rows: 2, cols: 1 }, new Float64Array(1)), 'invalid-argument', /out/],
-    ['columns that do not match the criteria', () => scoreFlatInPlace(one, { data: new Float64Array(4), rows: 2, cols: 2 }, new Float64Array(2)), 'ragged-matrix', /2 columns/],
-    ['criteria changed to a NaN weight', () => {
-      const c = defineCriteria([{ name: 'a', weight: 1 }]);
-      c.weights[0] = Number.NaN;
-      return scoreAlternatives(c, [[1]]);
-    }, 'invalid-weight', /criteria\.weights\[0\].*'a'/],
-    ['hand-made criteria with missing directions', () => scoreAlternatives({ names: ['a'], weights: new Float64Array([1]), maximize: new Uint8Array(0) }, [[1]]), 'invalid-criteria', /directions/],
+    [
+      'rows that are not an array',
+      () => scoreAlternatives(one, undefined as unknown as number[][]),
+      'invalid-argument',
+      /rows/,
+    ],
+    [
+      'a row that is not an array',
+      () => scoreAlternatives(one, [5 as unknown as number[]]),
+      'invalid-argument',
+      /rows\[0\]/,
+    ],
+    [
+      'a NaN in a flat matrix',
+      () => scoreFlatInPlace(one, { data: new Float64Array([1, Number.NaN]), rows: 2, cols: 1 }, new Float64Array(2)),
+      'non-finite-value',
+      /alternative 1/,
+    ],
+    [
+      'a flat matrix shorter than rows × cols',
+      () => scoreFlatInPlace(one, { data: new Float64Array(1), rows: 2, cols: 1 }, new Float64Array(2)),
+      'invalid-argument',
+      /matrix\.data/,
+    ],
+    [
+      'a fractional row count',
+      () => scoreFlatInPlace(one, { data: new Float64Array(2), rows: 1.5, cols: 1 }, new Float64Array(2)),
+      'invalid-argument',
+      /matrix\.rows/,
+    ],
+    [
+      'an output too short',
+      () => scoreFlatInPlace(one, { data: new Float64Array(2), rows: 2, cols: 1 }, new Float64Array(1)),
+      'invalid-argument',
+      /out/,
+    ],
+    [
+      'columns that do not match the criteria',
+      () => scoreFlatInPlace(one, { data: new Float64Array(4), rows: 2, cols: 2 }, new Float64Array(2)),
+      'ragged-matrix',
+      /2 columns/,
+    ],
+    [
+      'criteria changed to a NaN weight',
+      () => {
+        const c = defineCriteria([{ name: 'a', weight: 1 }]);
+        c.weights[0] = Number.NaN;
+        return scoreAlternatives(c, [[1]]);
+      },
+      'invalid-weight',
+      /criteria\.weights\[0\].*'a'/,
+    ],
+    [
+      'hand-made criteria with missing directions',
+      () => scoreAlternatives({ names: ['a'], weights: new Float64Array([1]), maximize: new Uint8Array(0) }, [[1]]),
+      'invalid-criteria',
+      /directions/,
+    ],
     ['a NaN score to rank', () => rankScores([0.5, Number.NaN]), 'non-finite-value', /scores\[1\]/],
     ['an infinite score to rank', () => rankScores([Infinity]), 'non-finite-value', /scores\[0\]/],
     ['scores that are not an array', () => rankScores(3 as unknown as number[]), 'invalid-argument', /scores/],

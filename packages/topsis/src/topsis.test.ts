@@ -19,7 +19,14 @@ describe('defineCriteria', () => {
 
   it.each([
     ['no criteria', [], 'no-criteria'],
-    ['all-zero weights', [{ name: 'a', weight: 0 }, { name: 'b', weight: 0 }], 'zero-weights'],
+    [
+      'all-zero weights',
+      [
+        { name: 'a', weight: 0 },
+        { name: 'b', weight: 0 },
+      ],
+      'zero-weights',
+    ],
     ['NaN weight', [{ name: 'a', weight: Number.NaN }], 'invalid-weight'],
   ])('rejects %s', (_name, criteria, code) => {
     expect(() => defineCriteria(criteria)).toThrowError(TopsisError);
@@ -47,16 +54,50 @@ describe('rankAlternatives (reference vectors, spec §4.6)', () => {
 describe('scoreAlternatives', () => {
   it.each([
     // columns have norm 1; best = (1, 0), worst = (0, 1); row 0 is the ideal → 1, row 1 the anti-ideal → 0
-    ['two criteria, opposite directions', [{ name: 'a', weight: 1 }, { name: 'b', weight: -1 }], [[1, 0], [0, 1]], [1, 0]],
+    [
+      'two criteria, opposite directions',
+      [
+        { name: 'a', weight: 1 },
+        { name: 'b', weight: -1 },
+      ],
+      [
+        [1, 0],
+        [0, 1],
+      ],
+      [1, 0],
+    ],
     // column 0 is all zero: it stays zero and contributes nothing; column 1 [3,4] /5 = [0.6, 0.8],
     // maximised: row 1 ideal → 1, row 0 anti-ideal → 0
-    ['zero column stays zero', [{ name: 'z', weight: 1 }, { name: 'v', weight: 1 }], [[0, 3], [0, 4]], [0, 1]],
+    [
+      'zero column stays zero',
+      [
+        { name: 'z', weight: 1 },
+        { name: 'v', weight: 1 },
+      ],
+      [
+        [0, 3],
+        [0, 4],
+      ],
+      [0, 1],
+    ],
     // all rows identical: d_best = d_worst = 0 → score 0 (never NaN)
     ['identical alternatives', [{ name: 'a', weight: 1 }], [[2], [2]], [0, 0]],
     // three criteria, w = (1/3 each); column norms 5, 5, 1: normalised rows (0.6,0.8,1) and (0.8,0.6,0);
     // best = (0.8, 0.8, 1), worst = (0.6, 0.6, 0) (all maximised)
     // row 0: d_best = sqrt((0.2/3)²) = 0.0667, d_worst = sqrt((0.2/3)² + (1/3)²) = 0.3399 → 0.836
-    ['three criteria', [{ name: 'a', weight: 1 }, { name: 'b', weight: 1 }, { name: 'c', weight: 1 }], [[3, 4, 1], [4, 3, 0]], [0.8360, 0.1640]],
+    [
+      'three criteria',
+      [
+        { name: 'a', weight: 1 },
+        { name: 'b', weight: 1 },
+        { name: 'c', weight: 1 },
+      ],
+      [
+        [3, 4, 1],
+        [4, 3, 0],
+      ],
+      [0.836, 0.164],
+    ],
   ])('%s', (_name, criteria, rows, expected) => {
     const scores = scoreAlternatives(defineCriteria(criteria), rows);
     scores.forEach((s, i) => expect(s).toBeCloseTo(expected[i]!, 3));
@@ -113,7 +154,10 @@ describe('properties', () => {
         const shift = Math.abs(seed) % rows.length;
         const perm = rows.map((_, i) => (i + shift) % rows.length).reverse();
         const scores = scoreAlternatives(criteria, rows);
-        const permuted = scoreAlternatives(criteria, perm.map((i) => rows[i]!));
+        const permuted = scoreAlternatives(
+          criteria,
+          perm.map((i) => rows[i]!),
+        );
         perm.forEach((from, to) => expect(permuted[to]).toBe(scores[from]));
       }),
     );

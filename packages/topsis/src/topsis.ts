@@ -49,7 +49,10 @@ function shown(value: unknown): string {
  * is always finite.
  */
 export function defineCriteria(criteria: readonly Criterion[]): Criteria {
-  if (!Array.isArray(criteria)) throw new TopsisError('invalid-criteria', `criteria: expected an array, got ${describe(criteria)}`);
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const given: unknown = criteria;
+  if (!Array.isArray(given))
+    throw new TopsisError('invalid-criteria', `criteria: expected an array, got ${describe(criteria)}`);
   if (criteria.length === 0) throw new TopsisError('no-criteria', 'no criteria given');
   const seen = new Set<string>();
   let sum = 0;
@@ -57,12 +60,19 @@ export function defineCriteria(criteria: readonly Criterion[]): Criteria {
   criteria.forEach((c, j) => {
     const name = (c as Partial<Criterion> | null)?.name;
     if (typeof name !== 'string' || name === '') {
-      throw new TopsisError('invalid-criteria', `criteria[${j}].name: expected a non-empty string, got ${describe(name)}`);
+      throw new TopsisError(
+        'invalid-criteria',
+        `criteria[${j}].name: expected a non-empty string, got ${describe(name)}`,
+      );
     }
-    if (seen.has(name)) throw new TopsisError('duplicate-criterion', `criteria[${j}].name: criterion '${name}' is defined twice`);
+    if (seen.has(name))
+      throw new TopsisError('duplicate-criterion', `criteria[${j}].name: criterion '${name}' is defined twice`);
     seen.add(name);
     if (typeof c.weight !== 'number' || !Number.isFinite(c.weight)) {
-      throw new TopsisError('invalid-weight', `criteria[${j}].weight: criterion '${name}' has a non-finite weight ${shown(c.weight)}`);
+      throw new TopsisError(
+        'invalid-weight',
+        `criteria[${j}].weight: criterion '${name}' has a non-finite weight ${shown(c.weight)}`,
+      );
     }
     const w = Math.abs(c.weight);
     sum += w;
@@ -96,15 +106,22 @@ export function defineCriteria(criteria: readonly Criterion[]): Criteria {
  */
 function checkCriteria(criteria: Criteria): number {
   const cols = (criteria as Partial<Criteria> | null)?.weights?.length;
-  if (typeof cols !== 'number') throw new TopsisError('invalid-criteria', 'criteria: expected the result of defineCriteria');
+  if (typeof cols !== 'number')
+    throw new TopsisError('invalid-criteria', 'criteria: expected the result of defineCriteria');
   if (cols === 0) throw new TopsisError('no-criteria', 'no criteria given');
   if (criteria.names?.length !== cols || criteria.maximize?.length !== cols) {
-    throw new TopsisError('invalid-criteria', `criteria: ${cols} weights but ${String(criteria.names?.length)} names and ${String(criteria.maximize?.length)} directions`);
+    throw new TopsisError(
+      'invalid-criteria',
+      `criteria: ${cols} weights but ${String(criteria.names?.length)} names and ${String(criteria.maximize?.length)} directions`,
+    );
   }
   for (let j = 0; j < cols; j++) {
     const w = criteria.weights[j]!;
     if (!(w >= 0 && w < Infinity)) {
-      throw new TopsisError('invalid-weight', `criteria.weights[${j}]: criterion '${criteria.names[j]}' has weight ${String(w)}, expected a finite number >= 0`);
+      throw new TopsisError(
+        'invalid-weight',
+        `criteria.weights[${j}]: criterion '${criteria.names[j]}' has weight ${String(w)}, expected a finite number >= 0`,
+      );
     }
   }
   return cols;
@@ -126,17 +143,25 @@ export interface FlatMatrix {
  */
 export function toFlatMatrix(criteria: Criteria, rows: readonly (readonly number[])[]): FlatMatrix {
   const cols = checkCriteria(criteria);
-  if (!Array.isArray(rows)) throw new TopsisError('invalid-argument', `rows: expected an array of alternatives, got ${describe(rows)}`);
+  if (!Array.isArray(rows))
+    throw new TopsisError('invalid-argument', `rows: expected an array of alternatives, got ${describe(rows)}`);
   const data = new Float64Array(rows.length * cols);
   rows.forEach((row, i) => {
-    if (!Array.isArray(row)) throw new TopsisError('invalid-argument', `rows[${i}]: expected an array of ${cols} values, got ${describe(row)}`);
+    if (!Array.isArray(row))
+      throw new TopsisError(
+        'invalid-argument',
+        `rows[${i}]: expected an array of ${cols} values, got ${describe(row)}`,
+      );
     if (row.length !== cols) {
       throw new TopsisError('ragged-matrix', `alternative ${i} has ${row.length} values, expected ${cols}`);
     }
     for (let j = 0; j < cols; j++) {
       const v: unknown = row[j];
       if (typeof v !== 'number' || !Number.isFinite(v)) {
-        throw new TopsisError('non-finite-value', `rows[${i}][${j}]: alternative ${i} has the value ${shown(v)} for criterion '${criteria.names[j]}', expected a finite number`);
+        throw new TopsisError(
+          'non-finite-value',
+          `rows[${i}][${j}]: alternative ${i} has the value ${shown(v)} for criterion '${criteria.names[j]}', expected a finite number`,
+        );
       }
       data[i * cols + j] = v;
     }
@@ -164,18 +189,28 @@ export function toFlatMatrix(criteria: Criteria, rows: readonly (readonly number
  * criterion), `ragged-matrix` when `cols` is not the criteria's count, `invalid-argument` for a
  * malformed matrix or a too short `out`, `invalid-criteria`/`invalid-weight` for bad criteria.
  */
-export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Float64Array, work?: Float64Array): Float64Array {
+export function scoreFlatInPlace(
+  criteria: Criteria,
+  matrix: FlatMatrix,
+  out: Float64Array,
+  work?: Float64Array,
+): Float64Array {
   const expected = checkCriteria(criteria);
   const { data, rows, cols } = matrix;
   const { weights, maximize } = criteria;
   if (cols !== expected) {
     throw new TopsisError('ragged-matrix', `matrix has ${cols} columns, expected ${expected}`);
   }
-  if (!Number.isInteger(rows) || rows < 0) throw new TopsisError('invalid-argument', `matrix.rows: expected an integer >= 0, got ${String(rows)}`);
+  if (!Number.isInteger(rows) || rows < 0)
+    throw new TopsisError('invalid-argument', `matrix.rows: expected an integer >= 0, got ${String(rows)}`);
   if (!(data?.length >= rows * cols)) {
-    throw new TopsisError('invalid-argument', `matrix.data: ${rows} × ${cols} values expected, got ${String(data?.length)}`);
+    throw new TopsisError(
+      'invalid-argument',
+      `matrix.data: ${rows} × ${cols} values expected, got ${String(data?.length)}`,
+    );
   }
-  if (!(out?.length >= rows)) throw new TopsisError('invalid-argument', `out: room for ${rows} scores expected, got ${String(out?.length)}`);
+  if (!(out?.length >= rows))
+    throw new TopsisError('invalid-argument', `out: room for ${rows} scores expected, got ${String(out?.length)}`);
   if (rows === 0) return out;
   // the ideal points; `work` (length >= 2·cols) spares the allocation on hot paths
   const space = work !== undefined && work.length >= 2 * cols ? work : new Float64Array(2 * cols);
@@ -186,7 +221,10 @@ export function scoreFlatInPlace(criteria: Criteria, matrix: FlatMatrix, out: Fl
     for (let i = 0; i < rows; i++) {
       const x = data[i * cols + j]!;
       if (!Number.isFinite(x)) {
-        throw new TopsisError('non-finite-value', `alternative ${i} has a non-finite value ${String(x)} for criterion '${criteria.names[j]}'`);
+        throw new TopsisError(
+          'non-finite-value',
+          `alternative ${i} has a non-finite value ${String(x)} for criterion '${criteria.names[j]}'`,
+        );
       }
       squares += x * x;
     }
@@ -268,7 +306,13 @@ function normalizeScaled(data: Float64Array, rows: number, cols: number, j: numb
  * square underflows or overflows before the scaling. Both distances share the scale, which
  * cancels in d_worst / (d_best + d_worst); when every component is 0 the score is 0.
  */
-function scaledScore(data: Float64Array, offset: number, cols: number, weights: Float64Array, space: Float64Array): number {
+function scaledScore(
+  data: Float64Array,
+  offset: number,
+  cols: number,
+  weights: Float64Array,
+  space: Float64Array,
+): number {
   let top = -Infinity;
   for (let j = 0; j < cols; j++) {
     const w = weights[j]!;

@@ -4,7 +4,15 @@ import { UsageError } from './errors';
 import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastTopsis } from './fast';
 import { compareNames, nodeLoad } from './kernels';
 import { type UsageSnapshot, requireLoadAggregation } from './reference';
-import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel } from './start-kernel';
+import {
+  START_CPU,
+  START_MAXCPU,
+  START_MAXMEM,
+  START_MEM,
+  START_STRIDE,
+  StartScratch,
+  scoreNodesToStartKernel,
+} from './start-kernel';
 import {
   candidateErrors,
   checkAggregation,
@@ -181,7 +189,14 @@ export class ClusterUsage {
     targetStart: new Int32Array(1),
     targets: new Int32Array(0),
   };
-  private view: { n: number; names: string[]; cpu: Float64Array; maxcpu: Float64Array; mem: Float64Array; maxmem: Float64Array } = {
+  private view: {
+    n: number;
+    names: string[];
+    cpu: Float64Array;
+    maxcpu: Float64Array;
+    mem: Float64Array;
+    maxmem: Float64Array;
+  } = {
     n: 0,
     names: [],
     cpu: new Float64Array(0),
@@ -240,7 +255,10 @@ export class ClusterUsage {
   removeNode(name: string): void {
     const node = this.node(name);
     if (node.count > 0) {
-      throw new UsageError('node-in-use', `node '${name}' still has ${node.count} resource(s), e.g. '${node.head!.sid}'`);
+      throw new UsageError(
+        'node-in-use',
+        `node '${name}' still has ${node.count} resource(s), e.g. '${node.head!.sid}'`,
+      );
     }
     this.nodes.delete(name);
     this.orderDirty = true;
@@ -291,7 +309,8 @@ export class ClusterUsage {
     const maxcpu = given.maxcpu;
     const mem = given.mem;
     const maxmem = given.maxmem;
-    if (!statFieldsOk(cpu, maxcpu, mem, maxmem)) checkStats(() => `resource '${sid}'`, { cpu, maxcpu, mem, maxmem }, false);
+    if (!statFieldsOk(cpu, maxcpu, mem, maxmem))
+      checkStats(() => `resource '${sid}'`, { cpu, maxcpu, mem, maxmem }, false);
     const state = spec.state;
     checkState(sid, state);
     const [current, target] = this.placementNodes(sid, spec.placement);
@@ -425,7 +444,7 @@ export class ClusterUsage {
     const scores = this.startScores(stats);
     const n = this.sorted.length;
     const names = this.startNames;
-    const result: NodeScore[] = new Array(n);
+    const result = new Array<NodeScore>(n);
     for (let k = 0; k < n; k++) result[k] = { node: names[k]!, score: scores[k]! };
     return result;
   }
@@ -440,7 +459,10 @@ export class ClusterUsage {
     const n = this.nodes.size;
     if (!(out instanceof Float64Array) || out.length < n) {
       const got = out instanceof Float64Array ? `a Float64Array of length ${out.length}` : String(out);
-      throw new UsageError('invalid-argument', `scoreNodesToStartInto: 'out' must be a Float64Array of length >= ${n} (the node count), got ${got}`);
+      throw new UsageError(
+        'invalid-argument',
+        `scoreNodesToStartInto: 'out' must be a Float64Array of length >= ${n} (the node count), got ${got}`,
+      );
     }
     const scores = this.startScores(stats);
     for (let k = 0; k < n; k++) out[k] = scores[k]!;
@@ -490,7 +512,11 @@ export class ClusterUsage {
    * method, a limit that is not an integer >= 0, or candidates that are not an array.
    * Checked in this order: every candidate's leader and members first, then every target.
    */
-  bestBalancingMigrations(candidates: readonly MigrationCandidate[], method: MigrationMethod, limit: number): ScoredMigration[] {
+  bestBalancingMigrations(
+    candidates: readonly MigrationCandidate[],
+    method: MigrationMethod,
+    limit: number,
+  ): ScoredMigration[] {
     requireLoadAggregation(this.aggregation, 'bestBalancingMigrations');
     checkMethodAndLimit(method, limit);
     checkCandidatesArray(candidates);
@@ -514,7 +540,13 @@ export class ClusterUsage {
     let buffers = this.candidateBuffers;
     if (buffers.source.length < count) {
       const size = Math.max(count, buffers.source.length * 2);
-      buffers = { ...buffers, source: new Int32Array(size), bundleCpu: new Float64Array(size), bundleMem: new Float64Array(size), targetStart: new Int32Array(size + 1) };
+      buffers = {
+        ...buffers,
+        source: new Int32Array(size),
+        bundleCpu: new Float64Array(size),
+        bundleMem: new Float64Array(size),
+        targetStart: new Int32Array(size + 1),
+      };
       this.candidateBuffers = buffers;
     }
     const { source, bundleCpu, bundleMem, targetStart } = buffers;
@@ -529,10 +561,12 @@ export class ClusterUsage {
       checkCandidateShape(c, k);
       const stamp = base + k + 1;
       const leader = this.resources.get(c.leader);
-      if (leader === undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
+      if (leader === undefined)
+        throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
       if (leader.leaderMark > base) throw candidateErrors.duplicateLeader(k, c.leader, leader.leaderMark - base - 1);
       leader.leaderMark = stamp;
-      if (leader.target !== undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' is not stationary`);
+      if (leader.target !== undefined)
+        throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' is not stationary`);
       const home = leader.current;
       let cpuSum = 0;
       let memSum = 0;
@@ -541,14 +575,18 @@ export class ClusterUsage {
         const sid = members[m]!;
         // (the leader, usually the only member, was looked up already)
         const member = sid === c.leader ? leader : this.resources.get(sid);
-        if (member === undefined) throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
+        if (member === undefined)
+          throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' does not exist`);
         if (member.memberMark === stamp) throw candidateErrors.duplicateMember(k, m, sid, c.leader);
         member.memberMark = stamp;
         if (member.target !== undefined) {
           throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is not stationary`);
         }
         if (member.current !== home) {
-          throw new UsageError('invalid-candidate', `resource '${sid}' of candidate '${c.leader}' is on '${member.current.name}', not on '${home.name}'`);
+          throw new UsageError(
+            'invalid-candidate',
+            `resource '${sid}' of candidate '${c.leader}' is on '${member.current.name}', not on '${home.name}'`,
+          );
         }
         // the bundle's stats: field-wise sum of its members, folded from 0 in member order
         cpuSum += member.cpu;
@@ -744,7 +782,14 @@ export class ClusterUsage {
     let view = this.view;
     if (view.cpu.length < n) {
       const size = Math.max(n, view.cpu.length * 2);
-      view = { n, names: [], cpu: new Float64Array(size), maxcpu: new Float64Array(size), mem: new Float64Array(size), maxmem: new Float64Array(size) };
+      view = {
+        n,
+        names: [],
+        cpu: new Float64Array(size),
+        maxcpu: new Float64Array(size),
+        mem: new Float64Array(size),
+        maxmem: new Float64Array(size),
+      };
       this.view = view;
     }
     view.n = n;
@@ -816,7 +861,11 @@ function mapTargets(
     for (let j = 0; j < list.length; j++, row++) {
       const name = list[j]!;
       const i: number | undefined = guess < n && names[guess] === name ? guess : index.get(name);
-      if (i === undefined) throw new UsageError('unknown-node', `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`);
+      if (i === undefined)
+        throw new UsageError(
+          'unknown-node',
+          `target node '${name}' of candidate '${candidates[k]!.leader}' does not exist`,
+        );
       if (i === home) throw candidateErrors.selfMove(k, j, name, candidates[k]!.leader);
       if (!marked && i > previous) {
         previous = i;
@@ -841,7 +890,9 @@ function mapTargets(
  */
 function copyStats<T extends NodeStats | ResourceStats>(stats: T): T {
   // each field read exactly once, into an object of one fixed shape (cheaper than a spread)
-  return typeof stats === 'object' && stats !== null ? ({ cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem } as T) : stats;
+  return typeof stats === 'object' && stats !== null
+    ? ({ cpu: stats.cpu, maxcpu: stats.maxcpu, mem: stats.mem, maxmem: stats.maxmem } as T)
+    : stats;
 }
 
 /** A resource's stats as a fresh object. */
@@ -851,5 +902,7 @@ function statsOf(r: ResourceRecord): ResourceStats {
 
 /** Whether every partial sum of the node's fold is exact (so add/subtract equals re-folding). */
 function exactNode(node: NodeRecord): boolean {
-  return node.cpuInexact === 0 && node.memInexact === 0 && node.cpuAbs < CPU_EXACT_LIMIT && node.memAbs < MEM_EXACT_LIMIT;
+  return (
+    node.cpuInexact === 0 && node.memInexact === 0 && node.cpuAbs < CPU_EXACT_LIMIT && node.memAbs < MEM_EXACT_LIMIT
+  );
 }

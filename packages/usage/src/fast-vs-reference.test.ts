@@ -18,7 +18,6 @@ import { prng } from './test-support';
 
 const GIB = 1024 ** 3;
 
-
 function pick<T>(rand: () => number, items: readonly T[]): T {
   return items[Math.floor(rand() * items.length)]!;
 }
@@ -66,11 +65,16 @@ function compareAll(u: ClusterUsage, rand: () => number, metric: ImbalanceMetric
   const candidates = candidatesOf(u);
   // the same candidates with their targets reversed or one of them left out: lists that are not
   // every other node in byte order take the general target mapping
-  const reordered = candidates.map((c, i) => ({ ...c, targets: i % 2 === 0 ? [...c.targets].reverse() : c.targets.slice(1) }));
+  const reordered = candidates.map((c, i) => ({
+    ...c,
+    targets: i % 2 === 0 ? [...c.targets].reverse() : c.targets.slice(1),
+  }));
   for (const list of [candidates, reordered]) {
     for (const method of ['bruteforce', 'topsis'] as const) {
       for (const limit of [1, 3]) {
-        expect(u.bestBalancingMigrations(list, method, limit)).toEqual(referenceBestBalancingMigrations(snapshot, list, method, limit, metric));
+        expect(u.bestBalancingMigrations(list, method, limit)).toEqual(
+          referenceBestBalancingMigrations(snapshot, list, method, limit, metric),
+        );
       }
     }
   }
@@ -148,12 +152,21 @@ describe('fast paths equal the reference on constructed ties', () => {
         const u = new ClusterUsage({ aggregation, metric });
         for (let i = 1; i <= nodeCount; i++) {
           // dynamic: identical measured usage with a non-dyadic cpu, so folds differ by position
-          u.addNode(`node${i}`, { cpu: aggregation === 'dynamic' ? 3 * cpu : 0, maxcpu: 12, mem: aggregation === 'dynamic' ? 3 * GIB : 0, maxmem: 24 * GIB });
+          u.addNode(`node${i}`, {
+            cpu: aggregation === 'dynamic' ? 3 * cpu : 0,
+            maxcpu: 12,
+            mem: aggregation === 'dynamic' ? 3 * GIB : 0,
+            maxmem: 24 * GIB,
+          });
         }
         const stats = { cpu, maxcpu: cpu, mem: GIB, maxmem: GIB };
         // round-robin: node1 gets one more resource than the others → many tied moves
         for (let k = 0; k < 3 * nodeCount + 1; k++) {
-          u.addResource(`vm:${100 + k}`, { stats, state: 'started', placement: { current: `node${(k % nodeCount) + 1}` } });
+          u.addResource(`vm:${100 + k}`, {
+            stats,
+            state: 'started',
+            placement: { current: `node${(k % nodeCount) + 1}` },
+          });
         }
         compareAll(u, prng(nodeCount * 31 + cpu * 10), metric);
         // a symmetric start: every node equal → start scores tie by fold position

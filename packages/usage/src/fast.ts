@@ -111,7 +111,9 @@ export class Scratch {
 
   ensure(n: number, rows: number, candidates = 0): void {
     if (this.candidateMin.length < candidates * CRITERIA_COUNT) {
-      this.candidateMin = new Float64Array(Math.max(candidates, (this.candidateMin.length / CRITERIA_COUNT) * 2) * CRITERIA_COUNT);
+      this.candidateMin = new Float64Array(
+        Math.max(candidates, (this.candidateMin.length / CRITERIA_COUNT) * 2) * CRITERIA_COUNT,
+      );
     }
     if (this.cpuLoad.length < n) {
       const size = Math.max(n, this.cpuLoad.length * 2);
@@ -156,7 +158,15 @@ export function prepareLoads(view: ClusterView, scratch: Scratch): void {
  * Sum of squared loads with positions `a` (value `va`) and `b` (value `vb`, or -1) replaced,
  * folded exactly like the reference: the shared prefix, then the rest term by term.
  */
-function foldSquares(loads: Float64Array, prefix: Float64Array, n: number, a: number, va: number, b: number, vb: number): number {
+function foldSquares(
+  loads: Float64Array,
+  prefix: Float64Array,
+  n: number,
+  a: number,
+  va: number,
+  b: number,
+  vb: number,
+): number {
   const start = b === -1 || a < b ? a : b;
   let sum = prefix[start]!;
   for (let i = start; i < n; i++) {
@@ -210,7 +220,14 @@ function movedLoads(view: ClusterView, s: number, t: number, bc: number, bm: num
 }
 
 /** Exact imbalance after moving candidate k's bundle to `t`, by the direct fold. */
-function exactMoveImbalance(view: ClusterView, loads: Float64Array, c: IndexedCandidates, k: number, t: number, metric: ImbalanceMetric): number {
+function exactMoveImbalance(
+  view: ClusterView,
+  loads: Float64Array,
+  c: IndexedCandidates,
+  k: number,
+  t: number,
+  metric: ImbalanceMetric,
+): number {
   const st = new Float64Array(4);
   const s = c.source[k]!;
   movedLoads(view, s, t, c.bundleCpu[k]!, c.bundleMem[k]!, st);
@@ -255,7 +272,12 @@ const PREFILTER_ABSOLUTE = 1e-13;
  * pairs whose lower bound's truncated key can reach the `limit`-th best upper bound are evaluated
  * with the exact fold (cached per identical hypothetical state). The result equals the reference.
  */
-export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limit: number, metric: ImbalanceMetric): ScoredMigration[] {
+export function fastBruteforce(
+  view: ClusterView,
+  cands: IndexedCandidates,
+  limit: number,
+  metric: ImbalanceMetric,
+): ScoredMigration[] {
   if (limit <= 0) return [];
   const n = view.n;
   const loads = loadsOf(view);
@@ -302,8 +324,10 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!; row < end; row++) {
       const t = targets[row]!;
       // every row has t !== s (self-moves are rejected when the candidates are indexed), hence n >= 2
+      /* eslint-disable no-useless-assignment -- the initial values are what keeps them unboxed doubles */
       let lo = 0; // initialised: keeps the variable an unboxed double in optimised code
       let hi = 0;
+      /* eslint-enable no-useless-assignment -- end of the unboxed initialisations */
       const lt = nodeLoad(cpu[t]! + bc, maxcpu[t]!, mem[t]! + bm, maxmem[t]!);
       const oj = loads[t]!;
       const doj2 = oldDev2[t]!;
@@ -397,7 +421,13 @@ export function fastBruteforce(view: ClusterView, cands: IndexedCandidates, limi
  * top-3 maxima for the highest loads; identical states are computed once), then TOPSIS and a
  * stable rank; the first `limit` get their exact imbalance.
  */
-export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: number, metric: ImbalanceMetric, scratch: Scratch): ScoredMigration[] {
+export function fastTopsis(
+  view: ClusterView,
+  cands: IndexedCandidates,
+  limit: number,
+  metric: ImbalanceMetric,
+  scratch: Scratch,
+): ScoredMigration[] {
   if (limit <= 0) return [];
   const n = view.n;
   const rows = cands.targetStart[cands.count]!;
@@ -439,15 +469,37 @@ export function fastTopsis(view: ClusterView, cands: IndexedCandidates, limit: n
       }
       known[t] = row;
       movedLoads(view, s, t, bc, bm, st);
-      writeCriteria(scratch, n, matrix, offset, s, st[0]! / maxcpu[s]!, st[1]! / maxmem[s]!, t, st[2]! / maxcpu[t]!, st[3]! / maxmem[t]!);
+      writeCriteria(
+        scratch,
+        n,
+        matrix,
+        offset,
+        s,
+        st[0]! / maxcpu[s]!,
+        st[1]! / maxmem[s]!,
+        t,
+        st[2]! / maxcpu[t]!,
+        st[3]! / maxmem[t]!,
+      );
     }
   }
-  const scores = scoreFlatInPlace(schedulerCriteria, { data: matrix, rows, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
+  const scores = scoreFlatInPlace(
+    schedulerCriteria,
+    { data: matrix, rows, cols: CRITERIA_COUNT },
+    scratch.scores,
+    scratch.ideal,
+  );
   return rankTop(scores, rows, limit).map((r) => scoredRow(view, loads, cands, r, metric));
 }
 
 /** The scored migration of row `r` (candidate order, then target order) with its exact imbalance. */
-function scoredRow(view: ClusterView, loads: Float64Array, cands: IndexedCandidates, r: number, metric: ImbalanceMetric): ScoredMigration {
+function scoredRow(
+  view: ClusterView,
+  loads: Float64Array,
+  cands: IndexedCandidates,
+  r: number,
+  metric: ImbalanceMetric,
+): ScoredMigration {
   const ci = candidateOfRow(cands, r);
   const s = cands.source[ci]!;
   const t = cands.targets[r]!;

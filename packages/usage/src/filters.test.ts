@@ -22,18 +22,25 @@ import { prng } from './test-support';
 
 const GIB = 1024 ** 3;
 
-
 /** Every stationary resource × every other node, sids in byte order. */
 function allMoves(u: ClusterUsage): MigrationCandidate[] {
   const nodes = u.nodeNames();
-  const sids = u.snapshot().resources.map((r) => r.sid).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const sids = u
+    .snapshot()
+    .resources.map((r) => r.sid)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return sids.map((sid) => {
     const current = u.getResource(sid).placement.current;
     return { leader: sid, resources: [sid], targets: nodes.filter((n) => n !== current) };
   });
 }
 
-function expectReference(u: ClusterUsage, candidates: MigrationCandidate[], method: MigrationMethod, limit: number): void {
+function expectReference(
+  u: ClusterUsage,
+  candidates: MigrationCandidate[],
+  method: MigrationMethod,
+  limit: number,
+): void {
   const fast = u.bestBalancingMigrations(candidates, method, limit);
   const reference = referenceBestBalancingMigrations(u.snapshot(), candidates, method, limit, u.metric);
   expect(fast).toEqual(reference);
@@ -45,7 +52,12 @@ function expectReference(u: ClusterUsage, candidates: MigrationCandidate[], meth
  * identical, non-dyadic loads, so many moves tie exactly in real arithmetic and differ only by
  * where their nodes sit in the fold.
  */
-function tiedCluster(counts: readonly number[], cpu: number, metric: ImbalanceMetric, nudges?: readonly number[]): ClusterUsage {
+function tiedCluster(
+  counts: readonly number[],
+  cpu: number,
+  metric: ImbalanceMetric,
+  nudges?: readonly number[],
+): ClusterUsage {
   const u = new ClusterUsage({ aggregation: 'dynamic', metric });
   const stats: ResourceStats = { cpu, maxcpu: 2, mem: 0.3 * GIB, maxmem: GIB };
   const name = (i: number) => `n${String(i).padStart(2, '0')}`;
@@ -57,7 +69,8 @@ function tiedCluster(counts: readonly number[], cpu: number, metric: ImbalanceMe
   });
   let k = 100;
   counts.forEach((count, i) => {
-    for (let c = 0; c < count; c++) u.addResource(`vm:${k++}`, { stats, state: 'started', placement: { current: name(i) } });
+    for (let c = 0; c < count; c++)
+      u.addResource(`vm:${k++}`, { stats, state: 'started', placement: { current: name(i) } });
   });
   return u;
 }
@@ -104,7 +117,13 @@ describe('bruteforce filter: ties decided by last-bit noise', () => {
       const nodeCount = 4 + Math.floor(rand() * 20);
       const u = tiedCluster(randomCounts(rand, nodeCount), [0.1, 0.3, 0.7][trial % 3]!, 'raw');
       const candidates = allMoves(u);
-      const all = referenceBestBalancingMigrations(u.snapshot(), candidates, 'bruteforce', candidates.length * nodeCount, 'raw');
+      const all = referenceBestBalancingMigrations(
+        u.snapshot(),
+        candidates,
+        'bruteforce',
+        candidates.length * nodeCount,
+        'raw',
+      );
       const top = all[0]!;
       const close = all.filter((m) => Math.abs(m.imbalance - top.imbalance) <= 1e-14);
       if (close.some((m) => m.imbalance !== top.imbalance)) {
@@ -125,12 +144,22 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
       const nodeCount = 4 + Math.floor(rand() * 12);
       for (let i = 0; i < nodeCount; i++) {
         const maxcpu = [16, 24, 32][Math.floor(rand() * 3)]!;
-        u.addNode(`node${i + 1}`, { cpu: Math.round(rand() * maxcpu * 800) / 1000, maxcpu, mem: Math.floor(rand() * 60) * GIB, maxmem: 64 * GIB });
+        u.addNode(`node${i + 1}`, {
+          cpu: Math.round(rand() * maxcpu * 800) / 1000,
+          maxcpu,
+          mem: Math.floor(rand() * 60) * GIB,
+          maxmem: 64 * GIB,
+        });
       }
       for (let k = 0; k < 40; k++) {
         const maxcpu = [1, 2, 4][Math.floor(rand() * 3)]!;
         u.addResource(`vm:${100 + k}`, {
-          stats: { cpu: Math.round(rand() * maxcpu * 1000) / 1000, maxcpu, mem: Math.floor(rand() * 4 * 1024) * 1024 * 1024, maxmem: 4 * GIB },
+          stats: {
+            cpu: Math.round(rand() * maxcpu * 1000) / 1000,
+            maxcpu,
+            mem: Math.floor(rand() * 4 * 1024) * 1024 * 1024,
+            maxmem: 4 * GIB,
+          },
           state: 'started',
           placement: { current: `node${1 + Math.floor(rand() * nodeCount)}` },
         });
@@ -151,17 +180,30 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
       const nodeCount = 5 + Math.floor(rand() * 20);
       for (let i = 0; i < nodeCount; i++) {
         const maxcpu = [16, 24, 32][Math.floor(rand() * 3)]!;
-        u.addNode(`node${i + 1}`, { cpu: Math.round(rand() * maxcpu * 800) / 1000, maxcpu, mem: Math.floor(rand() * 60) * GIB, maxmem: 64 * GIB });
+        u.addNode(`node${i + 1}`, {
+          cpu: Math.round(rand() * maxcpu * 800) / 1000,
+          maxcpu,
+          mem: Math.floor(rand() * 60) * GIB,
+          maxmem: 64 * GIB,
+        });
       }
       for (let k = 0; k < 60; k++) {
         const maxcpu = [1, 2, 4][Math.floor(rand() * 3)]!;
         u.addResource(`vm:${100 + k}`, {
-          stats: { cpu: Math.round(rand() * maxcpu * 1000) / 1000, maxcpu, mem: Math.floor(rand() * 4 * 1024) * 1024 * 1024, maxmem: 4 * GIB },
+          stats: {
+            cpu: Math.round(rand() * maxcpu * 1000) / 1000,
+            maxcpu,
+            mem: Math.floor(rand() * 4 * 1024) * 1024 * 1024,
+            maxmem: 4 * GIB,
+          },
           state: 'started',
           placement: { current: `node${1 + Math.floor(rand() * nodeCount)}` },
         });
       }
-      const candidates = allMoves(u).map((c) => ({ ...c, targets: rand() < 0.2 ? [] : c.targets.filter(() => rand() < 0.5) }));
+      const candidates = allMoves(u).map((c) => ({
+        ...c,
+        targets: rand() < 0.2 ? [] : c.targets.filter(() => rand() < 0.5),
+      }));
       for (let i = candidates.length - 1; i > 0; i--) {
         const j = Math.floor(rand() * (i + 1));
         [candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!];
@@ -172,19 +214,22 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
     expect(topsisPathCounters.separated - before).toBeGreaterThan(10);
   });
 
-  it.each(['raw', 'normalized'] as const)('falls back on identical nodes and resources, still equal to the reference (%s)', (metric) => {
-    const rand = prng(metric === 'raw' ? 21 : 22);
-    const before = topsisPathCounters.exact;
-    for (let trial = 0; trial < 30; trial++) {
-      const nodeCount = 3 + Math.floor(rand() * 12);
-      const cpu = [0.1, 0.3, 0.7, 1.1][Math.floor(rand() * 4)]!;
-      const u = tiedCluster(randomCounts(rand, nodeCount), cpu, metric);
-      const candidates = allMoves(u);
-      expectReference(u, candidates, 'topsis', 1);
-      expectReference(u, candidates, 'topsis', 2);
-    }
-    expect(topsisPathCounters.exact - before).toBeGreaterThan(30); // limit 2 always, limit 1 on ties
-  });
+  it.each(['raw', 'normalized'] as const)(
+    'falls back on identical nodes and resources, still equal to the reference (%s)',
+    (metric) => {
+      const rand = prng(metric === 'raw' ? 21 : 22);
+      const before = topsisPathCounters.exact;
+      for (let trial = 0; trial < 30; trial++) {
+        const nodeCount = 3 + Math.floor(rand() * 12);
+        const cpu = [0.1, 0.3, 0.7, 1.1][Math.floor(rand() * 4)]!;
+        const u = tiedCluster(randomCounts(rand, nodeCount), cpu, metric);
+        const candidates = allMoves(u);
+        expectReference(u, candidates, 'topsis', 1);
+        expectReference(u, candidates, 'topsis', 2);
+      }
+      expect(topsisPathCounters.exact - before).toBeGreaterThan(30); // limit 2 always, limit 1 on ties
+    },
+  );
 
   it('falls back when two different states score within the bound (constructed near-tie)', () => {
     // two resources whose stats differ in the last bits: their moves are different states with
@@ -193,9 +238,21 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
     u.addNode('node1', { cpu: 12, maxcpu: 16, mem: 40 * GIB, maxmem: 64 * GIB });
     u.addNode('node2', { cpu: 2, maxcpu: 16, mem: 8 * GIB, maxmem: 64 * GIB });
     u.addNode('node3', { cpu: 2.5, maxcpu: 16, mem: 9 * GIB, maxmem: 64 * GIB });
-    u.addResource('vm:101', { stats: { cpu: 2, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB }, state: 'started', placement: { current: 'node1' } });
-    u.addResource('vm:102', { stats: { cpu: 2 + 2 ** -50, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB }, state: 'started', placement: { current: 'node1' } });
-    u.addResource('vm:103', { stats: { cpu: 2 - 2 ** -50, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB }, state: 'started', placement: { current: 'node1' } });
+    u.addResource('vm:101', {
+      stats: { cpu: 2, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB },
+      state: 'started',
+      placement: { current: 'node1' },
+    });
+    u.addResource('vm:102', {
+      stats: { cpu: 2 + 2 ** -50, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB },
+      state: 'started',
+      placement: { current: 'node1' },
+    });
+    u.addResource('vm:103', {
+      stats: { cpu: 2 - 2 ** -50, maxcpu: 4, mem: 4 * GIB, maxmem: 8 * GIB },
+      state: 'started',
+      placement: { current: 'node1' },
+    });
     const before = topsisPathCounters.exact;
     expectReference(u, allMoves(u), 'topsis', 1);
     expect(topsisPathCounters.exact).toBe(before + 1);
@@ -206,7 +263,8 @@ describe('separated TOPSIS: proven choice or exact fallback', () => {
     u.addNode('node1', { cpu: 10, maxcpu: 16, mem: 30 * GIB, maxmem: 64 * GIB });
     u.addNode('node2', { cpu: 1, maxcpu: 16, mem: 2 * GIB, maxmem: 64 * GIB });
     const stats = { cpu: 1.3, maxcpu: 2, mem: GIB, maxmem: 2 * GIB };
-    for (const sid of ['vm:101', 'vm:102', 'vm:103']) u.addResource(sid, { stats, state: 'started', placement: { current: 'node1' } });
+    for (const sid of ['vm:101', 'vm:102', 'vm:103'])
+      u.addResource(sid, { stats, state: 'started', placement: { current: 'node1' } });
     expectReference(u, allMoves(u), 'topsis', 1);
     expect(u.bestBalancingMigrations(allMoves(u), 'topsis', 1)[0]!.sid).toBe('vm:101');
   });

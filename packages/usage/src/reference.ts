@@ -56,13 +56,22 @@ export interface MutableNodeStats {
  * Checks the node stats a reference mutator is given and the resource fields it reads (finite,
  * >= 0, capacities >= 1), so that a rejected call leaves `node` as it was.
  */
-function checkMutation(node: MutableNodeStats, r: Partial<ResourceStats>, fields: readonly ('cpu' | 'maxcpu' | 'mem' | 'maxmem')[], what: string): void {
+function checkMutation(
+  node: MutableNodeStats,
+  r: Partial<ResourceStats>,
+  fields: readonly ('cpu' | 'maxcpu' | 'mem' | 'maxmem')[],
+  what: string,
+): void {
   checkAggregatedStats([node], `${what}: node`);
-  if (typeof r !== 'object' || r === null) throw new UsageError('invalid-stats', `${what}: resource stats must be an object`);
+  if (typeof r !== 'object' || r === null)
+    throw new UsageError('invalid-stats', `${what}: resource stats must be an object`);
   for (const field of fields) {
     const v = r[field];
     if (typeof v !== 'number' || !(v >= 0 && v < Infinity)) {
-      throw new UsageError('invalid-stats', `${what}: resource '${field}' must be a finite number >= 0, got ${String(v)}`);
+      throw new UsageError(
+        'invalid-stats',
+        `${what}: resource '${field}' must be a finite number >= 0, got ${String(v)}`,
+      );
     }
   }
 }
@@ -119,16 +128,21 @@ function removeRunning(node: MutableNodeStats, r: { cpu: number; mem: number }):
  * placement on existing nodes. Errors name `snapshot.nodes[i]` / `snapshot.resources[i]`.
  */
 export function validateSnapshot(snapshot: UsageSnapshot): void {
-  if (typeof snapshot !== 'object' || snapshot === null) throw new UsageError('invalid-argument', 'snapshot: expected { aggregation, nodes, resources }');
+  if (typeof snapshot !== 'object' || snapshot === null)
+    throw new UsageError('invalid-argument', 'snapshot: expected { aggregation, nodes, resources }');
   checkAggregation(snapshot.aggregation);
-  if (!Array.isArray(snapshot.nodes)) throw new UsageError('invalid-argument', 'snapshot.nodes: expected an array');
-  if (!Array.isArray(snapshot.resources)) throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
+  // checked through `unknown` copies: Array.isArray would narrow the typed arrays themselves to any[]
+  const givenNodes: unknown = snapshot.nodes;
+  const givenResources: unknown = snapshot.resources;
+  if (!Array.isArray(givenNodes)) throw new UsageError('invalid-argument', 'snapshot.nodes: expected an array');
+  if (!Array.isArray(givenResources)) throw new UsageError('invalid-argument', 'snapshot.resources: expected an array');
   const nodes = new Set<string>();
   const nodeList = snapshot.nodes;
   for (let i = 0; i < nodeList.length; i++) {
     const n = nodeList[i]!;
     if (typeof n?.name !== 'string' || n.name === '') checkName('node', n?.name, `snapshot.nodes[${i}].name`);
-    if (nodes.has(n.name)) throw new UsageError('duplicate-node', `snapshot.nodes[${i}]: node '${n.name}' already exists`);
+    if (nodes.has(n.name))
+      throw new UsageError('duplicate-node', `snapshot.nodes[${i}]: node '${n.name}' already exists`);
     nodes.add(n.name);
     if (!statsOk(n.stats, true)) checkStats(`snapshot.nodes[${i}]: node '${n.name}'`, n.stats, true);
   }
@@ -139,13 +153,15 @@ export function validateSnapshot(snapshot: UsageSnapshot): void {
     const r = resources[i]!;
     const sid = r?.sid;
     if (typeof sid !== 'string' || sid === '') checkName('resource', sid, `snapshot.resources[${i}].sid`);
-    if (sids.size === sids.add(sid).size) throw new UsageError('duplicate-resource', `snapshot.resources[${i}]: resource '${sid}' already exists`);
+    if (sids.size === sids.add(sid).size)
+      throw new UsageError('duplicate-resource', `snapshot.resources[${i}]: resource '${sid}' already exists`);
     if (!statsOk(r.stats, false)) checkStats(`snapshot.resources[${i}]: resource '${sid}'`, r.stats, false);
     const state = r.state;
     if (state !== 'started' && state !== 'starting' && state !== 'stopped') checkState(sid, state);
     const placement = r.placement;
     if (!placementOk(placement)) checkPlacementShape(sid, placement);
-    if (!nodes.has(placement.current)) throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${placement.current}'`);
+    if (!nodes.has(placement.current))
+      throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${placement.current}'`);
     if (placement.target !== undefined && !nodes.has(placement.target)) {
       throw new UsageError('unknown-node', `resource '${sid}' is on unknown node '${placement.target}'`);
     }
@@ -165,11 +181,15 @@ export function referenceAggregate(
   purpose: AggregationPurpose,
 ): { names: string[]; stats: MutableNodeStats[] } {
   validateSnapshot(snapshot);
-  if (purpose !== 'balance' && purpose !== 'start') throw new UsageError('invalid-argument', `unknown aggregation purpose '${String(purpose)}'`);
+  if (purpose !== 'balance' && purpose !== 'start')
+    throw new UsageError('invalid-argument', `unknown aggregation purpose '${String(purpose)}'`);
   return aggregate(snapshot, purpose);
 }
 
-function aggregate(snapshot: UsageSnapshot, purpose: AggregationPurpose): { names: string[]; stats: MutableNodeStats[] } {
+function aggregate(
+  snapshot: UsageSnapshot,
+  purpose: AggregationPurpose,
+): { names: string[]; stats: MutableNodeStats[] } {
   const names = snapshot.nodes.map((n) => n.name).sort(compareNames);
   const byName = new Map<string, MutableNodeStats>();
   for (const n of snapshot.nodes) byName.set(n.name, { ...n.stats });
@@ -223,8 +243,20 @@ function criteria(stats: readonly MutableNodeStats[]): number[] {
     cpuHighest = Math.max(cpuHighest, cpuLoad);
     memHighest = Math.max(memHighest, memLoad);
   }
-  const cpuRms = cpuSquares < Infinity ? Math.sqrt(cpuSquares / n) : scaledRms(stats.map((s) => s.cpu / s.maxcpu), cpuHighest);
-  const memRms = memSquares < Infinity ? Math.sqrt(memSquares / n) : scaledRms(stats.map((s) => s.mem / s.maxmem), memHighest);
+  const cpuRms =
+    cpuSquares < Infinity
+      ? Math.sqrt(cpuSquares / n)
+      : scaledRms(
+          stats.map((s) => s.cpu / s.maxcpu),
+          cpuHighest,
+        );
+  const memRms =
+    memSquares < Infinity
+      ? Math.sqrt(memSquares / n)
+      : scaledRms(
+          stats.map((s) => s.mem / s.maxmem),
+          memHighest,
+        );
   return [1 + cpuRms, 1 + cpuHighest, 1 + memRms, 1 + memHighest];
 }
 
@@ -274,7 +306,8 @@ export function referenceScoreNodesToStart(snapshot: UsageSnapshot, stats: Resou
     for (const r of snapshot.resources) {
       for (const side of placementNodes(r)) {
         const count = counts.get(side);
-        if (count === undefined) throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${side}'`);
+        if (count === undefined)
+          throw new UsageError('unknown-node', `resource '${r.sid}' is on unknown node '${side}'`);
         counts.set(side, count + 1);
       }
     }
@@ -317,7 +350,8 @@ export function resolveCandidates(
   const resolved = candidates.map((c, k) => {
     checkCandidateShape(c, k);
     const leader = lookup(c.leader);
-    if (leader === undefined) throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
+    if (leader === undefined)
+      throw new UsageError('invalid-candidate', `candidate leader '${c.leader}' does not exist`);
     const first = leaders.get(c.leader);
     if (first !== undefined) throw candidateErrors.duplicateLeader(k, c.leader, first);
     leaders.set(c.leader, k);
@@ -353,7 +387,8 @@ export function resolveCandidates(
   resolved.forEach((c, k) => {
     const seen = new Set<string>();
     c.targets.forEach((t, j) => {
-      if (!hasNode(t)) throw new UsageError('unknown-node', `target node '${t}' of candidate '${c.sid}' does not exist`);
+      if (!hasNode(t))
+        throw new UsageError('unknown-node', `target node '${t}' of candidate '${c.sid}' does not exist`);
       if (t === c.source) throw candidateErrors.selfMove(k, j, t, c.sid);
       if (seen.has(t)) throw candidateErrors.duplicateTarget(k, j, t, c.sid);
       seen.add(t);
@@ -382,7 +417,11 @@ export function referenceBestBalancingMigrations(
   const bySid = new Map(snapshot.resources.map((r) => [r.sid, r]));
   const { names, stats: base } = aggregate(snapshot, 'balance');
   const nameSet = new Set(names);
-  const resolved = resolveCandidates(candidates, (sid) => bySid.get(sid), (name) => nameSet.has(name));
+  const resolved = resolveCandidates(
+    candidates,
+    (sid) => bySid.get(sid),
+    (name) => nameSet.has(name),
+  );
   // one scratch copy of the cluster state, reset before every pair (no per-pair allocation)
   const state = base.map((s) => ({ ...s }));
   const stateAfter = (c: ResolvedCandidate, target: string): MutableNodeStats[] => {
@@ -419,6 +458,9 @@ export function referenceBestBalancingMigrations(
 /** Throws unless the aggregation carries loads (static or dynamic). */
 export function requireLoadAggregation(aggregation: Aggregation, operation: string): void {
   if (aggregation === 'basic') {
-    throw new UsageError('unsupported-aggregation', `'${operation}' needs the 'static' or 'dynamic' aggregation, not 'basic'`);
+    throw new UsageError(
+      'unsupported-aggregation',
+      `'${operation}' needs the 'static' or 'dynamic' aggregation, not 'basic'`,
+    );
   }
 }

@@ -11,7 +11,16 @@ import { describe, expect, it } from 'vitest';
 import { ClusterUsage } from './cluster-usage';
 import { type ClusterView, Scratch } from './fast';
 import { referenceScoreNodesToStart } from './reference';
-import { START_CPU, START_MAXCPU, START_MAXMEM, START_MEM, START_STRIDE, StartScratch, scoreNodesToStartKernel, startKernelCounters } from './start-kernel';
+import {
+  START_CPU,
+  START_MAXCPU,
+  START_MAXMEM,
+  START_MEM,
+  START_STRIDE,
+  StartScratch,
+  scoreNodesToStartKernel,
+  startKernelCounters,
+} from './start-kernel';
 import { previousStartKernel, prng } from './test-support';
 
 /** The previous start kernel on a fresh scratch, its `n` scores. */
@@ -72,7 +81,14 @@ function capacity(rand: () => number): number {
  * below (r + 2)·2^64), a third of the clusters with every node identical, a third with repeats.
  */
 function randomView(rand: () => number, n: number, usage: (rand: () => number) => number): ClusterView {
-  const view = { n, names: Array.from({ length: n }, (_, i) => `node${i + 1}`), cpu: new Float64Array(n), maxcpu: new Float64Array(n), mem: new Float64Array(n), maxmem: new Float64Array(n) };
+  const view = {
+    n,
+    names: Array.from({ length: n }, (_, i) => `node${i + 1}`),
+    cpu: new Float64Array(n),
+    maxcpu: new Float64Array(n),
+    mem: new Float64Array(n),
+    maxmem: new Float64Array(n),
+  };
   const shape = rand();
   for (let i = 0; i < n; i++) {
     const from = shape < 1 / 3 && i > 0 ? 0 : shape < 2 / 3 && i > 0 && rand() < 0.5 ? Math.floor(rand() * i) : -1;
@@ -104,7 +120,9 @@ describe('the fused start kernel equals the previous kernel, bit for bit', () =>
       const view = randomView(rand, nodeCount(rand), (r) => (r() < 0.8 ? stat(r) : stat(r) * 64));
       const addCpu = rand() < 0.2 ? 0 : stat(rand);
       const addMem = stat(rand);
-      expect(bits(fusedKernel(view, addCpu, addMem, scratch)), `case ${c}`).toEqual(bits(previousKernel(view, addCpu, addMem)));
+      expect(bits(fusedKernel(view, addCpu, addMem, scratch)), `case ${c}`).toEqual(
+        bits(previousKernel(view, addCpu, addMem)),
+      );
     }
     // every criterion is 1 + a load below 2^101: the scaled paths are never needed in range
     expect(startKernelCounters.scaled).toBe(scaledBefore);
@@ -123,72 +141,97 @@ describe('the fused start kernel equals the previous kernel, bit for bit', () =>
       view.maxcpu[big] = 1;
       const addCpu = rand() < 0.2 ? 0 : stat(rand);
       const addMem = stat(rand);
-      expect(bits(fusedKernel(view, addCpu, addMem, scratch)), `case ${c}`).toEqual(bits(previousKernel(view, addCpu, addMem)));
+      expect(bits(fusedKernel(view, addCpu, addMem, scratch)), `case ${c}`).toEqual(
+        bits(previousKernel(view, addCpu, addMem)),
+      );
     }
     expect(startKernelCounters.scaled).toBeGreaterThan(scaledBefore);
   });
 
   it('scores no node of an empty cluster', () => {
     expect(scoreNodesToStartKernel(0, 1, 1, new StartScratch()).length).toBe(0);
-    expect(new ClusterUsage({ aggregation: 'static', metric: 'raw' }).scoreNodesToStart({ cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 })).toEqual([]);
+    expect(
+      new ClusterUsage({ aggregation: 'static', metric: 'raw' }).scoreNodesToStart({
+        cpu: 1,
+        maxcpu: 1,
+        mem: 1,
+        maxmem: 1,
+      }),
+    ).toEqual([]);
   });
 });
 
 describe('start scores follow every change of the usage', () => {
-  it.each(['static', 'dynamic'] as const)('%s: a score after each random change equals the reference', (aggregation) => {
-    const rand = prng(aggregation === 'static' ? 11 : 12);
-    const u = new ClusterUsage({ aggregation, metric: 'raw' });
-    const names = ['n1', 'n2', 'n3', 'n4', 'n5'];
-    const live = new Set<string>();
-    const addNode = (name: string) => {
-      const maxcpu = pick(rand, [4, 8, 16]);
-      const maxmem = pick(rand, [8, 16]) * 2 ** 30;
-      u.addNode(name, { cpu: aggregation === 'dynamic' ? Math.round(rand() * maxcpu * 10) / 10 : 0, maxcpu, mem: 0, maxmem });
-      live.add(name);
-    };
-    addNode('n1');
-    addNode('n2');
-    const resourceStats = () => {
-      const maxcpu = pick(rand, [0, 0.3, 1, 2, 4]);
-      const maxmem = pick(rand, [0, 512, 1500, 4096]) * 2 ** 20;
-      return { cpu: maxcpu, maxcpu, mem: maxmem, maxmem };
-    };
-    let next = 100;
-    for (let step = 0; step < 400; step++) {
-      const sids = u.snapshot().resources.map((r) => r.sid);
-      const nodes = [...live];
-      const op = rand();
-      if (op < 0.3 || sids.length === 0) {
-        u.addResource(`vm:${next++}`, { stats: resourceStats(), state: pick(rand, ['starting', 'started'] as const), placement: { current: pick(rand, nodes) } });
-      } else if (op < 0.4) {
-        u.removeResource(pick(rand, sids));
-      } else if (op < 0.55) {
-        const sid = pick(rand, sids);
-        const r = u.getResource(sid);
-        const target = pick(rand, nodes);
-        if (r.placement.target !== undefined) u.setPlacement(sid, { current: r.placement.target });
-        else if (target !== r.placement.current) u.setPlacement(sid, { current: r.placement.current, target });
-      } else if (op < 0.65) {
-        u.setResourceState(pick(rand, sids), pick(rand, ['starting', 'started'] as const));
-      } else if (op < 0.75) {
-        u.setResourceStats(pick(rand, sids), resourceStats());
-      } else if (op < 0.85) {
-        const name = pick(rand, nodes);
-        const base = u.getNodeStats(name);
-        u.setNodeStats(name, { ...base, maxcpu: pick(rand, [4, 8, 16]), cpu: aggregation === 'dynamic' ? Math.round(rand() * 40) / 10 : 0 });
-      } else if (op < 0.93) {
-        const absent = names.filter((n) => !live.has(n));
-        if (absent.length > 0) addNode(pick(rand, absent));
-      } else {
-        const idle = nodes.filter((n) => u.nodeResourceCount(n) === 0);
-        if (idle.length > 0 && live.size > 1) {
-          const name = pick(rand, idle);
-          u.removeNode(name);
-          live.delete(name);
+  it.each(['static', 'dynamic'] as const)(
+    '%s: a score after each random change equals the reference',
+    (aggregation) => {
+      const rand = prng(aggregation === 'static' ? 11 : 12);
+      const u = new ClusterUsage({ aggregation, metric: 'raw' });
+      const names = ['n1', 'n2', 'n3', 'n4', 'n5'];
+      const live = new Set<string>();
+      const addNode = (name: string) => {
+        const maxcpu = pick(rand, [4, 8, 16]);
+        const maxmem = pick(rand, [8, 16]) * 2 ** 30;
+        u.addNode(name, {
+          cpu: aggregation === 'dynamic' ? Math.round(rand() * maxcpu * 10) / 10 : 0,
+          maxcpu,
+          mem: 0,
+          maxmem,
+        });
+        live.add(name);
+      };
+      addNode('n1');
+      addNode('n2');
+      const resourceStats = () => {
+        const maxcpu = pick(rand, [0, 0.3, 1, 2, 4]);
+        const maxmem = pick(rand, [0, 512, 1500, 4096]) * 2 ** 20;
+        return { cpu: maxcpu, maxcpu, mem: maxmem, maxmem };
+      };
+      let next = 100;
+      for (let step = 0; step < 400; step++) {
+        const sids = u.snapshot().resources.map((r) => r.sid);
+        const nodes = [...live];
+        const op = rand();
+        if (op < 0.3 || sids.length === 0) {
+          u.addResource(`vm:${next++}`, {
+            stats: resourceStats(),
+            state: pick(rand, ['starting', 'started'] as const),
+            placement: { current: pick(rand, nodes) },
+          });
+        } else if (op < 0.4) {
+          u.removeResource(pick(rand, sids));
+        } else if (op < 0.55) {
+          const sid = pick(rand, sids);
+          const r = u.getResource(sid);
+          const target = pick(rand, nodes);
+          if (r.placement.target !== undefined) u.setPlacement(sid, { current: r.placement.target });
+          else if (target !== r.placement.current) u.setPlacement(sid, { current: r.placement.current, target });
+        } else if (op < 0.65) {
+          u.setResourceState(pick(rand, sids), pick(rand, ['starting', 'started'] as const));
+        } else if (op < 0.75) {
+          u.setResourceStats(pick(rand, sids), resourceStats());
+        } else if (op < 0.85) {
+          const name = pick(rand, nodes);
+          const base = u.getNodeStats(name);
+          u.setNodeStats(name, {
+            ...base,
+            maxcpu: pick(rand, [4, 8, 16]),
+            cpu: aggregation === 'dynamic' ? Math.round(rand() * 40) / 10 : 0,
+          });
+        } else if (op < 0.93) {
+          const absent = names.filter((n) => !live.has(n));
+          if (absent.length > 0) addNode(pick(rand, absent));
+        } else {
+          const idle = nodes.filter((n) => u.nodeResourceCount(n) === 0);
+          if (idle.length > 0 && live.size > 1) {
+            const name = pick(rand, idle);
+            u.removeNode(name);
+            live.delete(name);
+          }
         }
+        const start = resourceStats();
+        expect(u.scoreNodesToStart(start), `step ${step}`).toEqual(referenceScoreNodesToStart(u.snapshot(), start));
       }
-      const start = resourceStats();
-      expect(u.scoreNodesToStart(start), `step ${step}`).toEqual(referenceScoreNodesToStart(u.snapshot(), start));
-    }
-  });
+    },
+  );
 });

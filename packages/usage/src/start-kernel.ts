@@ -121,7 +121,12 @@ function startRow(
  * keeps few values alive (no spills), and every typed-array access counts (each one checks the
  * array and its bounds).
  */
-export function scoreNodesToStartKernel(n: number, addCpu: number, addMem: number, scratch: StartScratch): Float64Array {
+export function scoreNodesToStartKernel(
+  n: number,
+  addCpu: number,
+  addMem: number,
+  scratch: StartScratch,
+): Float64Array {
   const { nodes, squares, rows, scores } = scratch;
   if (n === 0) return scores;
   // the constants as locals (see above)
@@ -189,8 +194,28 @@ export function scoreNodesToStartKernel(n: number, addCpu: number, addMem: numbe
       cpuSquaresB += cpu;
       memSquaresB += mem;
     }
-    startRow(rows, k, n, cpuSquaresA, memSquaresA, cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoadA, memFirstAt !== k ? memFirst : memSecond, memLoadA);
-    startRow(rows, k + 1, n, cpuSquaresB, memSquaresB, cpuFirstAt !== k + 1 ? cpuFirst : cpuSecond, cpuLoadB, memFirstAt !== k + 1 ? memFirst : memSecond, memLoadB);
+    startRow(
+      rows,
+      k,
+      n,
+      cpuSquaresA,
+      memSquaresA,
+      cpuFirstAt !== k ? cpuFirst : cpuSecond,
+      cpuLoadA,
+      memFirstAt !== k ? memFirst : memSecond,
+      memLoadA,
+    );
+    startRow(
+      rows,
+      k + 1,
+      n,
+      cpuSquaresB,
+      memSquaresB,
+      cpuFirstAt !== k + 1 ? cpuFirst : cpuSecond,
+      cpuLoadB,
+      memFirstAt !== k + 1 ? memFirst : memSecond,
+      memLoadB,
+    );
   }
   if (k < n) {
     // the last node of an odd count: nothing after it
@@ -198,7 +223,17 @@ export function scoreNodesToStartKernel(n: number, addCpu: number, addMem: numbe
     const maxcpu = nodes[o + maxcpuAt]!;
     const cpuLoad = (nodes[o + cpuAt]! + (addCpu === 0 ? maxcpu : addCpu)) / maxcpu;
     const memLoad = (nodes[o + memAt]! + addMem) / nodes[o + maxmemAt]!;
-    startRow(rows, k, n, cpuPrefix + cpuLoad * cpuLoad, memPrefix + memLoad * memLoad, cpuFirstAt !== k ? cpuFirst : cpuSecond, cpuLoad, memFirstAt !== k ? memFirst : memSecond, memLoad);
+    startRow(
+      rows,
+      k,
+      n,
+      cpuPrefix + cpuLoad * cpuLoad,
+      memPrefix + memLoad * memLoad,
+      cpuFirstAt !== k ? cpuFirst : cpuSecond,
+      cpuLoad,
+      memFirstAt !== k ? memFirst : memSecond,
+      memLoad,
+    );
   }
   // 3. the columns' sums of squares and extremes
   let squares0 = 0;

@@ -19,7 +19,11 @@ const stat = fc.oneof(
   fc.constantFrom(0, -0, 5e-324, 2 ** 53 + 2, MAX),
 );
 /** A node capacity in [1, 2^64]. */
-const capacity = fc.oneof(fc.integer({ min: 1, max: 128 }), fc.double({ min: 1, max: MAX, noNaN: true }), fc.constantFrom(1, MAX));
+const capacity = fc.oneof(
+  fc.integer({ min: 1, max: 128 }),
+  fc.double({ min: 1, max: MAX, noNaN: true }),
+  fc.constantFrom(1, MAX),
+);
 const node = fc.record({ cpu: stat, maxcpu: capacity, mem: stat, maxmem: capacity });
 const resource = fc.record({ cpu: stat, maxcpu: stat, mem: stat, maxmem: stat });
 const cluster = fc.record({
@@ -44,7 +48,11 @@ describe('scoreNodesToStart equals the reference (property)', () => {
         const names = nodes.map((_, i) => `node${String(i).padStart(2, '0')}`);
         nodes.forEach((stats, i) => u.addNode(names[i]!, stats));
         guests.forEach((g, k) => {
-          u.addResource(`vm:${100 + k}`, { stats: g.stats, state: g.started ? 'started' : 'starting', placement: { current: names[g.node % names.length]! } });
+          u.addResource(`vm:${100 + k}`, {
+            stats: g.stats,
+            state: g.started ? 'started' : 'starting',
+            placement: { current: names[g.node % names.length]! },
+          });
         });
         const fast = u.scoreNodesToStart(start);
         const reference = referenceScoreNodesToStart(u.snapshot(), start);
@@ -64,7 +72,11 @@ describe('scoreNodesToStart equals the reference (property)', () => {
   it('scoreNodesToStartInto gives the counts in basic aggregation, like scoreNodesToStart', () => {
     const u = new ClusterUsage({ aggregation: 'basic', metric: 'raw' });
     for (const name of ['n2', 'n1', 'n3']) u.addNode(name, { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
-    u.addResource('vm:100', { stats: { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }, state: 'started', placement: { current: 'n2', target: 'n3' } });
+    u.addResource('vm:100', {
+      stats: { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 },
+      state: 'started',
+      placement: { current: 'n2', target: 'n3' },
+    });
     const out = new Float64Array(3);
     expect(u.scoreNodesToStartInto({ cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }, out)).toBe(3);
     expect(Array.from(out)).toEqual(u.scoreNodesToStart({ cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 }).map((s) => s.score));
@@ -76,15 +88,23 @@ describe('scoreNodesToStart equals the reference (property)', () => {
     u.addNode('n1', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
     u.addNode('n2', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
     const stats = { cpu: 1, maxcpu: 1, mem: 1, maxmem: 1 };
-    expect(() => u.scoreNodesToStartInto(stats, new Float64Array(1))).toThrow(/'out' must be a Float64Array of length >= 2 \(the node count\), got a Float64Array of length 1/);
-    expect(() => u.scoreNodesToStartInto(stats, [0, 0] as unknown as Float64Array)).toThrow(/'out' must be a Float64Array.*got 0,0/);
-    expect(() => u.scoreNodesToStartInto({ ...stats, maxmem: Number.POSITIVE_INFINITY }, new Float64Array(2))).toThrow(/resource to start.*maxmem/);
+    expect(() => u.scoreNodesToStartInto(stats, new Float64Array(1))).toThrow(
+      /'out' must be a Float64Array of length >= 2 \(the node count\), got a Float64Array of length 1/,
+    );
+    expect(() => u.scoreNodesToStartInto(stats, [0, 0] as unknown as Float64Array)).toThrow(
+      /'out' must be a Float64Array.*got 0,0/,
+    );
+    expect(() => u.scoreNodesToStartInto({ ...stats, maxmem: Number.POSITIVE_INFINITY }, new Float64Array(2))).toThrow(
+      /resource to start.*maxmem/,
+    );
   });
 
   it('refuses a bad guest to start, naming the field and value', () => {
     const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
     u.addNode('n1', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 8 });
-    expect(() => u.scoreNodesToStart({ cpu: 1, maxcpu: Number.NaN, mem: 1, maxmem: 1 })).toThrow(/resource to start.*maxcpu.*NaN/);
+    expect(() => u.scoreNodesToStart({ cpu: 1, maxcpu: Number.NaN, mem: 1, maxmem: 1 })).toThrow(
+      /resource to start.*maxcpu.*NaN/,
+    );
     expect(() => u.scoreNodesToStart({ cpu: 1, maxcpu: 1, mem: -1, maxmem: 1 })).toThrow(/resource to start.*mem.*-1/);
   });
 });

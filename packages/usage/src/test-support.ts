@@ -20,7 +20,23 @@ export function previousStartKernel(view: ClusterView, addCpu: number, addMem: n
   for (let k = 0; k < n; k++) {
     const cpu = view.cpu[k]! + (addCpu === 0 ? view.maxcpu[k]! : addCpu);
     const mem = view.mem[k]! + addMem;
-    writeCriteria(scratch, n, scratch.matrix, k * CRITERIA_COUNT, k, cpu / view.maxcpu[k]!, mem / view.maxmem[k]!, -1, 0, 0);
+    writeCriteria(
+      scratch,
+      n,
+      scratch.matrix,
+      k * CRITERIA_COUNT,
+      k,
+      cpu / view.maxcpu[k]!,
+      mem / view.maxmem[k]!,
+      -1,
+      0,
+      0,
+    );
   }
-  return scoreFlatInPlace(schedulerCriteria, { data: scratch.matrix, rows: n, cols: CRITERIA_COUNT }, scratch.scores, scratch.ideal);
+  return scoreFlatInPlace(
+    schedulerCriteria,
+    { data: scratch.matrix, rows: n, cols: CRITERIA_COUNT },
+    scratch.scores,
+    scratch.ideal,
+  );
 }

@@ -82,7 +82,12 @@ export const SEPARATION_SLACK = 1e-9;
  * of (candidate, target) pairs; `scratch` holds the prepared loads (`prepareLoads`) and room for
  * `rows` matrix rows. O(n + rows).
  */
-export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidates, rows: number, scratch: Scratch): number {
+export function separatedTopsisWinner(
+  view: ClusterView,
+  cands: IndexedCandidates,
+  rows: number,
+  scratch: Scratch,
+): number {
   const n = view.n;
   const weights = schedulerCriteria.weights;
   for (let j = 0; j < CRITERIA_COUNT; j++) if (schedulerCriteria.maximize[j]) return -1; // all minimised here
@@ -94,8 +99,12 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
   // ---- 1. approximate criteria, O(1) per pair ----
   const stats = scratch.columnStats;
   approximateCriteria(view, cands, scratch, stats);
-  const cpuNewMax = stats[0]!, memNewMax = stats[1]!;
-  const cpuRootMin = stats[2]!, cpuRootMax = stats[3]!, memRootMin = stats[4]!, memRootMax = stats[5]!;
+  const cpuNewMax = stats[0]!,
+    memNewMax = stats[1]!;
+  const cpuRootMin = stats[2]!,
+    cpuRootMax = stats[3]!,
+    memRootMin = stats[4]!,
+    memRootMax = stats[5]!;
 
   // ---- 2. per-column error bounds, norms and ideal points ----
   const K = 4 * (n + 8) * u;
@@ -104,7 +113,12 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
     const spread = rootMin > 0 ? (eps / rootMin) * (1 + 1e-9) : Math.sqrt(eps) * (1 + 1e-9);
     return spread + 16 * u * (1 + rootMax);
   };
-  const errors = [rootError(cpuTotal, cpuNewMax, cpuRootMin, cpuRootMax), 0, rootError(memTotal, memNewMax, memRootMin, memRootMax), 0];
+  const errors = [
+    rootError(cpuTotal, cpuNewMax, cpuRootMin, cpuRootMax),
+    0,
+    rootError(memTotal, memNewMax, memRootMin, memRootMax),
+    0,
+  ];
   const columnSquares = [stats[6]!, stats[7]!, stats[8]!, stats[9]!];
   const columnLows = [stats[10]!, stats[11]!, stats[12]!, stats[13]!];
   const columnHighs = [stats[14]!, stats[15]!, stats[16]!, stats[17]!];
@@ -144,7 +158,9 @@ export function separatedTopsisWinner(view: ClusterView, cands: IndexedCandidate
   // rows of the winner's state tie with it exactly and rank after it (stable sort): skip them
   const wc = candidateOfRow(cands, winner);
   const highest = found[1]!;
-  const highestIsWinnerState = highest !== -1 && sameState(cands, highest, cands.source[wc]!, cands.targets[winner]!, cands.bundleCpu[wc]!, cands.bundleMem[wc]!);
+  const highestIsWinnerState =
+    highest !== -1 &&
+    sameState(cands, highest, cands.source[wc]!, cands.targets[winner]!, cands.bundleCpu[wc]!, cands.bundleMem[wc]!);
   const competitor = highestIsWinnerState ? found[2]! : highest;
   if (competitor === -1) return winner; // every row is the winner's state
   // s_hi < σ  ⇔  d_w,hi·(1 − σ) < σ·d_b,lo  ⇔  d_w,hi²·(1 − σ)² < σ²·d_b,lo² (all ≥ 0); the
@@ -213,12 +229,30 @@ function scanRows(
   const x = scratch.candidateRowBuffer;
   const kept = scratch.keptRows;
   const ignored = scratch.ignoredAccumulator;
-  const b0 = lows[0]!, b1 = lows[1]!, b2 = lows[2]!, b3 = lows[3]!;
-  const w0 = highs[0]!, w1 = highs[1]!, w2 = highs[2]!, w3 = highs[3]!;
-  const a0 = approxScale[0]!, a1 = approxScale[1]!, a2 = approxScale[2]!, a3 = approxScale[3]!;
-  const e0 = bound[0]!, e1 = bound[1]!, e2 = bound[2]!, e3 = bound[3]!;
-  const l0 = loScale[0]!, l1 = loScale[1]!, l2 = loScale[2]!, l3 = loScale[3]!;
-  const h0 = hiScale[0]!, h1 = hiScale[1]!, h2 = hiScale[2]!, h3 = hiScale[3]!;
+  const b0 = lows[0]!,
+    b1 = lows[1]!,
+    b2 = lows[2]!,
+    b3 = lows[3]!;
+  const w0 = highs[0]!,
+    w1 = highs[1]!,
+    w2 = highs[2]!,
+    w3 = highs[3]!;
+  const a0 = approxScale[0]!,
+    a1 = approxScale[1]!,
+    a2 = approxScale[2]!,
+    a3 = approxScale[3]!;
+  const e0 = bound[0]!,
+    e1 = bound[1]!,
+    e2 = bound[2]!,
+    e3 = bound[3]!;
+  const l0 = loScale[0]!,
+    l1 = loScale[1]!,
+    l2 = loScale[2]!,
+    l3 = loScale[3]!;
+  const h0 = hiScale[0]!,
+    h1 = hiScale[1]!,
+    h2 = hiScale[2]!,
+    h3 = hiScale[3]!;
   let winner = -1;
   let winnerRatio = Infinity;
   let first = -1;
@@ -237,9 +271,18 @@ function scanRows(
     // while the scan goes on. So a skipped row would have changed nothing: same result.
     {
       const o = ci * CRITERIA_COUNT;
-      const m0 = candidateMin[o]!, m1 = candidateMin[o + 1]!, m2 = candidateMin[o + 2]!, m3 = candidateMin[o + 3]!;
-      const p0 = m0 - b0, p1 = m1 - b1, p2 = m2 - b2, p3 = m3 - b3;
-      const q0 = w0 - m0, q1 = w1 - m1, q2 = w2 - m2, q3 = w3 - m3;
+      const m0 = candidateMin[o]!,
+        m1 = candidateMin[o + 1]!,
+        m2 = candidateMin[o + 2]!,
+        m3 = candidateMin[o + 3]!;
+      const p0 = m0 - b0,
+        p1 = m1 - b1,
+        p2 = m2 - b2,
+        p3 = m3 - b3;
+      const q0 = w0 - m0,
+        q1 = w1 - m1,
+        q2 = w2 - m2,
+        q3 = w3 - m3;
       const best2 = sq(p0 * a0) + sq(p1 * a1) + sq(p2 * a2) + sq(p3 * a3);
       const worst2 = sq(q0 * a0) + sq(q1 * a1) + sq(q2 * a2) + sq(q3 * a3);
       const worstHi2 = sq((q0 + e0) * h0) + sq((q1 + e1) * h1) + sq((q2 + e2) * h2) + sq((q3 + e3) * h3);
@@ -254,8 +297,14 @@ function scanRows(
     const bm = bundleMem[ci]!;
     candidateRows(view, cands, scratch, ci, ci + 1, x, ignored);
     for (let row = targetStart[ci]!, end = targetStart[ci + 1]!, o = 0; row < end; row++, o += CRITERIA_COUNT) {
-      const p0 = x[o]! - b0, p1 = x[o + 1]! - b1, p2 = x[o + 2]! - b2, p3 = x[o + 3]! - b3;
-      const q0 = w0 - x[o]!, q1 = w1 - x[o + 1]!, q2 = w2 - x[o + 2]!, q3 = w3 - x[o + 3]!;
+      const p0 = x[o]! - b0,
+        p1 = x[o + 1]! - b1,
+        p2 = x[o + 2]! - b2,
+        p3 = x[o + 3]! - b3;
+      const q0 = w0 - x[o]!,
+        q1 = w1 - x[o + 1]!,
+        q2 = w2 - x[o + 2]!,
+        q3 = w3 - x[o + 3]!;
       const best2 = sq(p0 * a0) + sq(p1 * a1) + sq(p2 * a2) + sq(p3 * a3);
       const worst2 = sq(q0 * a0) + sq(q1 * a1) + sq(q2 * a2) + sq(q3 * a3);
       if (worst2 > 0 && best2 < winnerRatio * worst2) {
@@ -334,14 +383,14 @@ function approximateCriteria(view: ClusterView, cands: IndexedCandidates, scratc
   for (let k = 0; k < 10; k++) out[k] = acc[k]!;
   // column minima and maxima are those of the roots and highest loads: `1 + x` rounds
   // monotonically, so min(1 + x) = 1 + min(x) bit for bit (likewise max, and max(0, ·))
-  out[10] = 1 + acc[ACC_CPU_ROOT_MIN]!;
-  out[11] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MIN]!);
-  out[12] = 1 + acc[ACC_MEM_ROOT_MIN]!;
-  out[13] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MIN]!);
+  out[10] = 1 + acc[ACC_CPU_ROOT_MIN];
+  out[11] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MIN]);
+  out[12] = 1 + acc[ACC_MEM_ROOT_MIN];
+  out[13] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MIN]);
   out[14] = 1 + acc[ACC_CPU_ROOT_MAX]!;
-  out[15] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MAX]!);
+  out[15] = 1 + Math.max(0, acc[ACC_CPU_HIGH_MAX]);
   out[16] = 1 + acc[ACC_MEM_ROOT_MAX]!;
-  out[17] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MAX]!);
+  out[17] = 1 + Math.max(0, acc[ACC_MEM_HIGH_MAX]);
 }
 
 /* Layout of the running statistics `candidateRows` continues (`Scratch.criteriaAccumulator`). */
@@ -373,7 +422,15 @@ export const TARGET_TERMS = 8;
  * (a range of one), so both compute the same bits; the loop over candidates is in here so that
  * the pass is one call, optimised as a whole.
  */
-function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scratch, from: number, to: number, rowsOut: Float64Array, acc: Float64Array): void {
+function candidateRows(
+  view: ClusterView,
+  cands: IndexedCandidates,
+  scratch: Scratch,
+  from: number,
+  to: number,
+  rowsOut: Float64Array,
+  acc: Float64Array,
+): void {
   const n = view.n;
   const { cpu, maxcpu, mem, maxmem } = view;
   const { cpuLoad, memLoad, cpuTop, memTop, targetTerms } = scratch;
@@ -396,11 +453,13 @@ function candidateRows(view: ClusterView, cands: IndexedCandidates, scratch: Scr
   let squares1 = acc[ACC_SQUARES + 1]!;
   let squares2 = acc[ACC_SQUARES + 2]!;
   let squares3 = acc[ACC_SQUARES + 3]!;
-  // (declared out here, not per candidate: the optimised loop keeps them unboxed)
+  // (declared and initialised out here, not per candidate: the optimised loop keeps them unboxed)
+  /* eslint-disable no-useless-assignment -- the initial values are what keeps them unboxed doubles */
   let cpuRootLow = Infinity;
   let memRootLow = Infinity;
   let cpuHighLow = Infinity;
   let memHighLow = Infinity;
+  /* eslint-enable no-useless-assignment -- end of the unboxed initialisations */
   for (let ci = from; ci < to; ci++) {
     const s = source[ci]!;
     const bc = bundleCpu[ci]!;

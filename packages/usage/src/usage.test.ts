@@ -66,7 +66,11 @@ describe('nodeImbalance (spec §4.6)', () => {
     for (const n of ['a', 'b', 'c']) u.addNode(n, { cpu: 0, maxcpu: 8, mem: 0, maxmem: 16 * GIB });
     expect(u.nodeImbalance()).toBe(0);
     for (const n of ['a', 'b', 'c']) {
-      u.addResource(`vm:${n}`, { stats: { cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB }, state: 'started', placement: { current: n } });
+      u.addResource(`vm:${n}`, {
+        stats: { cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB },
+        state: 'started',
+        placement: { current: n },
+      });
     }
     // every node (2/8 + 4/16) / 2 = 0.25 exactly → sd 0
     expect(u.nodeImbalance()).toBe(0);
@@ -76,12 +80,27 @@ describe('nodeImbalance (spec §4.6)', () => {
 describe('bestBalancingMigrations (spec §4.6)', () => {
   it.each([
     // vm:101 (0.7 cores, 8 GiB) leaves node1; raw CV after the move, truncated to 15 digits
-    ['homogeneous', [['node3', 0.597287465866405], ['node2', 0.723982869039761]]],
+    [
+      'homogeneous',
+      [
+        ['node3', 0.597287465866405],
+        ['node2', 0.723982869039761],
+      ],
+    ],
     // spec: raw 0.525031850557711 → trunc(525031850557711.0x)/1e15 prints 0.52503185055771
-    ['heterogeneous', [['node3', 0.52503185055771], ['node2', 0.579417704060553]]],
+    [
+      'heterogeneous',
+      [
+        ['node3', 0.52503185055771],
+        ['node2', 0.579417704060553],
+      ],
+    ],
   ] as const)('bruteforce ranks node3 before node2 (%s)', (name, expected) => {
     const u = fixture(name);
-    const raw = { homogeneous: [0.5972874658664057, 0.7239828690397611], heterogeneous: [0.525031850557711, 0.5794177040605537] }[name];
+    const raw = {
+      homogeneous: [0.5972874658664057, 0.7239828690397611],
+      heterogeneous: [0.525031850557711, 0.5794177040605537],
+    }[name];
     const after = (target: number) => {
       const stats = fixtures[name].map((s) => ({ ...s }));
       removeRunningResource(stats[0]!, { cpu: 0.7, mem: 8 * GIB });
@@ -105,7 +124,11 @@ describe('bestBalancingMigrations (spec §4.6)', () => {
   });
 
   it('limit 1 returns only the best', () => {
-    expect(fixture('homogeneous').bestBalancingMigrations([candidate], 'bruteforce', 1).map((m) => m.target)).toEqual(['node3']);
+    expect(
+      fixture('homogeneous')
+        .bestBalancingMigrations([candidate], 'bruteforce', 1)
+        .map((m) => m.target),
+    ).toEqual(['node3']);
   });
 
   it.each([
@@ -167,13 +190,26 @@ describe('scoreNodesToStart (spec §4.6 start ranking, static aggregation)', () 
 
 describe('granular operations', () => {
   it.each([
-    ['duplicate node', (u: ClusterUsage) => u.addNode('node1', { cpu: 0, maxcpu: 1, mem: 0, maxmem: 1 }), 'duplicate-node'],
+    [
+      'duplicate node',
+      (u: ClusterUsage) => u.addNode('node1', { cpu: 0, maxcpu: 1, mem: 0, maxmem: 1 }),
+      'duplicate-node',
+    ],
     ['duplicate resource', (u: ClusterUsage) => u.addResource('vm:1', spec('node1')), 'duplicate-resource'],
     ['unknown node', (u: ClusterUsage) => u.addResource('vm:2', spec('node9')), 'unknown-node'],
-    ['move to itself', (u: ClusterUsage) => u.addResource('vm:2', { ...spec('node1'), placement: { current: 'node1', target: 'node1' } }), 'invalid-placement'],
+    [
+      'move to itself',
+      (u: ClusterUsage) =>
+        u.addResource('vm:2', { ...spec('node1'), placement: { current: 'node1', target: 'node1' } }),
+      'invalid-placement',
+    ],
     ['remove a node in use', (u: ClusterUsage) => u.removeNode('node1'), 'node-in-use'],
     ['unknown resource', (u: ClusterUsage) => u.removeResource('vm:9'), 'unknown-resource'],
-    ['imbalance in basic mode', () => new ClusterUsage({ aggregation: 'basic', metric: 'raw' }).nodeImbalance(), 'unsupported-aggregation'],
+    [
+      'imbalance in basic mode',
+      () => new ClusterUsage({ aggregation: 'basic', metric: 'raw' }).nodeImbalance(),
+      'unsupported-aggregation',
+    ],
   ])('errors on %s', (_name, fn, code) => {
     const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
     u.addNode('node1', { cpu: 0, maxcpu: 4, mem: 0, maxmem: GIB });
@@ -192,7 +228,11 @@ describe('granular operations', () => {
     const u = new ClusterUsage({ aggregation: 'static', metric: 'raw' });
     u.addNode('a', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 4 * GIB });
     u.addNode('b', { cpu: 0, maxcpu: 4, mem: 0, maxmem: 4 * GIB });
-    u.addResource('vm:1', { stats: { cpu: 2, maxcpu: 2, mem: GIB, maxmem: GIB }, state: 'started', placement: { current: 'a' } });
+    u.addResource('vm:1', {
+      stats: { cpu: 2, maxcpu: 2, mem: GIB, maxmem: GIB },
+      state: 'started',
+      placement: { current: 'a' },
+    });
     // a: (2/4 + 1/4)/2 = 0.375, b: 0 → mean 0.1875, sd 0.1875 → cv 1
     expect(u.nodeImbalance()).toBe(1);
     u.setPlacement('vm:1', { current: 'a', target: 'b' });
@@ -204,7 +244,11 @@ describe('granular operations', () => {
 });
 
 function spec(node: string) {
-  return { stats: { cpu: 1, maxcpu: 1, mem: GIB, maxmem: GIB }, state: 'started' as const, placement: { current: node } };
+  return {
+    stats: { cpu: 1, maxcpu: 1, mem: GIB, maxmem: GIB },
+    state: 'started' as const,
+    placement: { current: node },
+  };
 }
 
 describe('TOPSIS migration scores (spec §4.6 values)', () => {
@@ -245,7 +289,11 @@ describe('README example', () => {
     expect(u.scoreNodesToStartInto({ cpu: 2, maxcpu: 2, mem: 4 * GIB, maxmem: 4 * GIB }, buffer)).toBe(3);
     expect(Array.from(buffer)).toEqual(scores.map((s) => s.score));
     expect(u.nodeImbalance()).toBeGreaterThan(0);
-    const [best] = u.bestBalancingMigrations([{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] }], 'bruteforce', 1);
+    const [best] = u.bestBalancingMigrations(
+      [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] }],
+      'bruteforce',
+      1,
+    );
     expect(best).toMatchObject({ sid: 'vm:101', source: 'node1', target: 'node2' });
   });
 });

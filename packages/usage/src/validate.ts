@@ -5,7 +5,15 @@
  * every result is finite (the argument is in {@link MAX_STAT_VALUE}'s comment).
  */
 import { UsageError } from './errors';
-import type { Aggregation, ImbalanceMetric, MigrationMethod, NodeStats, Placement, ResourceState, ResourceStats } from './types';
+import type {
+  Aggregation,
+  ImbalanceMetric,
+  MigrationMethod,
+  NodeStats,
+  Placement,
+  ResourceState,
+  ResourceStats,
+} from './types';
 
 /**
  * The largest value of any stat (cores or bytes): 2^64, the range of the reference's `usize`
@@ -43,7 +51,10 @@ function describe(value: unknown): string {
 /** A node name or sid: a non-empty string (any string: `toString` and `__proto__` are names too). */
 export function checkName(kind: 'node' | 'resource', name: unknown, where: Where): asserts name is string {
   if (typeof name !== 'string' || name === '') {
-    throw new UsageError('invalid-argument', `${text(where)}: a ${kind} name must be a non-empty string, got ${describe(name)}`);
+    throw new UsageError(
+      'invalid-argument',
+      `${text(where)}: a ${kind} name must be a non-empty string, got ${describe(name)}`,
+    );
   }
 }
 
@@ -80,7 +91,11 @@ export function statFieldsOk(cpu: unknown, maxcpu: unknown, mem: unknown, maxmem
 export function placementOk(placement: Placement): boolean {
   if (typeof placement !== 'object' || placement === null) return false;
   const { current, target } = placement;
-  return typeof current === 'string' && current !== '' && (target === undefined || (typeof target === 'string' && target !== '' && target !== current));
+  return (
+    typeof current === 'string' &&
+    current !== '' &&
+    (target === undefined || (typeof target === 'string' && target !== '' && target !== current))
+  );
 }
 
 /**
@@ -89,7 +104,10 @@ export function placementOk(placement: Placement): boolean {
  */
 export function checkStats(what: Where, stats: NodeStats | ResourceStats, node: boolean): void {
   if (typeof stats !== 'object' || stats === null) {
-    throw new UsageError('invalid-stats', `${text(what)}: stats must be an object with 'cpu', 'maxcpu', 'mem' and 'maxmem', got ${describe(stats)}`);
+    throw new UsageError(
+      'invalid-stats',
+      `${text(what)}: stats must be an object with 'cpu', 'maxcpu', 'mem' and 'maxmem', got ${describe(stats)}`,
+    );
   }
   // the common case in four comparisons; the loop below names the offending field
   if (validStat(stats.cpu) && validStat(stats.maxcpu) && validStat(stats.mem) && validStat(stats.maxmem)) {
@@ -98,12 +116,18 @@ export function checkStats(what: Where, stats: NodeStats | ResourceStats, node: 
   for (const field of STAT_FIELDS) {
     const v = stats[field];
     if (!validStat(v)) {
-      throw new UsageError('invalid-stats', `${text(what)}: '${field}' must be a finite number of ${UNITS[field]} in [0, 2^64], got ${describe(v)}`);
+      throw new UsageError(
+        'invalid-stats',
+        `${text(what)}: '${field}' must be a finite number of ${UNITS[field]} in [0, 2^64], got ${describe(v)}`,
+      );
     }
   }
   for (const field of ['maxcpu', 'maxmem'] as const) {
     if (stats[field] < MIN_NODE_CAPACITY) {
-      throw new UsageError('invalid-stats', `${text(what)}: '${field}' must be at least 1 (${UNITS[field]}), got ${stats[field]}`);
+      throw new UsageError(
+        'invalid-stats',
+        `${text(what)}: '${field}' must be at least 1 (${UNITS[field]}), got ${stats[field]}`,
+      );
     }
   }
 }
@@ -118,7 +142,10 @@ export function checkState(sid: string, state: ResourceState): void {
 export function checkPlacementShape(sid: string, placement: Placement): void {
   if (placementOk(placement)) return;
   if (typeof placement !== 'object' || placement === null) {
-    throw new UsageError('invalid-placement', `resource '${sid}': placement must be an object { current, target? }, got ${describe(placement)}`);
+    throw new UsageError(
+      'invalid-placement',
+      `resource '${sid}': placement must be an object { current, target? }, got ${describe(placement)}`,
+    );
   }
   checkName('node', placement.current, () => `resource '${sid}': placement.current`);
   if (placement.target !== undefined) checkName('node', placement.target, () => `resource '${sid}': placement.target`);
@@ -129,13 +156,19 @@ export function checkPlacementShape(sid: string, placement: Placement): void {
 
 export function checkAggregation(aggregation: unknown): asserts aggregation is Aggregation {
   if (aggregation !== 'basic' && aggregation !== 'static' && aggregation !== 'dynamic') {
-    throw new UsageError('invalid-argument', `unknown aggregation '${String(aggregation)}', expected 'basic', 'static' or 'dynamic'`);
+    throw new UsageError(
+      'invalid-argument',
+      `unknown aggregation '${String(aggregation)}', expected 'basic', 'static' or 'dynamic'`,
+    );
   }
 }
 
 export function checkMetric(metric: unknown): asserts metric is ImbalanceMetric {
   if (metric !== 'raw' && metric !== 'normalized') {
-    throw new UsageError('invalid-argument', `unknown imbalance metric '${String(metric)}', expected 'raw' or 'normalized'`);
+    throw new UsageError(
+      'invalid-argument',
+      `unknown imbalance metric '${String(metric)}', expected 'raw' or 'normalized'`,
+    );
   }
 }
 
@@ -143,23 +176,36 @@ export function checkMethodAndLimit(method: MigrationMethod, limit: number): voi
   if (method !== 'bruteforce' && method !== 'topsis') {
     throw new UsageError('invalid-argument', `unknown migration method '${String(method)}'`);
   }
-  if (!Number.isInteger(limit) || limit < 0) throw new UsageError('invalid-argument', `invalid limit ${String(limit)}: expected an integer >= 0`);
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new UsageError('invalid-argument', `invalid limit ${String(limit)}: expected an integer >= 0`);
 }
 
 /** The shape of candidate k (`leader` a string, `resources` and `targets` arrays). */
 export function checkCandidateShape(c: unknown, k: number): void {
   const candidate = c as { leader?: unknown; resources?: unknown; targets?: unknown } | null;
   if (typeof candidate !== 'object' || candidate === null) {
-    throw new UsageError('invalid-candidate', `candidates[${k}]: expected { leader, resources, targets }, got ${describe(c)}`);
+    throw new UsageError(
+      'invalid-candidate',
+      `candidates[${k}]: expected { leader, resources, targets }, got ${describe(c)}`,
+    );
   }
   if (typeof candidate.leader !== 'string') {
-    throw new UsageError('invalid-candidate', `candidates[${k}].leader: expected a sid, got ${describe(candidate.leader)}`);
+    throw new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].leader: expected a sid, got ${describe(candidate.leader)}`,
+    );
   }
   if (!Array.isArray(candidate.resources)) {
-    throw new UsageError('invalid-candidate', `candidates[${k}].resources: expected an array of sids, got ${describe(candidate.resources)}`);
+    throw new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].resources: expected an array of sids, got ${describe(candidate.resources)}`,
+    );
   }
   if (!Array.isArray(candidate.targets)) {
-    throw new UsageError('invalid-candidate', `candidates[${k}].targets: expected an array of node names, got ${describe(candidate.targets)}`);
+    throw new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].targets: expected an array of node names, got ${describe(candidate.targets)}`,
+    );
   }
 }
 
@@ -172,15 +218,30 @@ export function checkCandidatesArray(candidates: unknown): void {
 /** The candidate errors both paths throw with the same words (fast and reference). */
 export const candidateErrors = {
   duplicateLeader: (k: number, leader: string, first: number) =>
-    new UsageError('invalid-candidate', `candidates[${k}].leader: candidate leader '${leader}' is also the leader of candidates[${first}]`),
+    new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].leader: candidate leader '${leader}' is also the leader of candidates[${first}]`,
+    ),
   duplicateMember: (k: number, m: number, sid: string, leader: string) =>
-    new UsageError('invalid-candidate', `candidates[${k}].resources[${m}]: resource '${sid}' is listed twice in the bundle of candidate '${leader}'`),
+    new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].resources[${m}]: resource '${sid}' is listed twice in the bundle of candidate '${leader}'`,
+    ),
   leaderNotMember: (k: number, leader: string) =>
-    new UsageError('invalid-candidate', `candidates[${k}].resources: the bundle of candidate '${leader}' does not list its leader`),
+    new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].resources: the bundle of candidate '${leader}' does not list its leader`,
+    ),
   selfMove: (k: number, j: number, target: string, leader: string) =>
-    new UsageError('invalid-candidate', `candidates[${k}].targets[${j}]: target node '${target}' is the current node of candidate '${leader}' (a move to itself)`),
+    new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].targets[${j}]: target node '${target}' is the current node of candidate '${leader}' (a move to itself)`,
+    ),
   duplicateTarget: (k: number, j: number, target: string, leader: string) =>
-    new UsageError('invalid-candidate', `candidates[${k}].targets[${j}]: target node '${target}' is listed twice for candidate '${leader}'`),
+    new UsageError(
+      'invalid-candidate',
+      `candidates[${k}].targets[${j}]: target node '${target}' is listed twice for candidate '${leader}'`,
+    ),
 };
 
 /**
@@ -188,18 +249,29 @@ export const candidateErrors = {
  * capacities of at least 1 and a finite load (aggregated usage may exceed 2^64, so there is no
  * upper bound but finiteness).
  */
-export function checkAggregatedStats(stats: readonly { cpu: number; maxcpu: number; mem: number; maxmem: number }[], where: string): void {
-  if (!Array.isArray(stats)) throw new UsageError('invalid-argument', `${where}: expected an array of node stats, got ${describe(stats)}`);
+export function checkAggregatedStats(
+  stats: readonly { cpu: number; maxcpu: number; mem: number; maxmem: number }[],
+  where: string,
+): void {
+  // checked through an `unknown` copy: Array.isArray would narrow the typed array itself to any[]
+  const given: unknown = stats;
+  if (!Array.isArray(given))
+    throw new UsageError('invalid-argument', `${where}: expected an array of node stats, got ${describe(stats)}`);
   stats.forEach((s, i) => {
-    if (typeof s !== 'object' || s === null) throw new UsageError('invalid-stats', `${where}[${i}]: expected node stats, got ${describe(s)}`);
+    if (typeof s !== 'object' || s === null)
+      throw new UsageError('invalid-stats', `${where}[${i}]: expected node stats, got ${describe(s)}`);
     for (const field of STAT_FIELDS) {
       const v = s[field];
       if (typeof v !== 'number' || !(v >= 0 && v < Infinity)) {
-        throw new UsageError('invalid-stats', `${where}[${i}].${field}: must be a finite number of ${UNITS[field]} >= 0, got ${describe(v)}`);
+        throw new UsageError(
+          'invalid-stats',
+          `${where}[${i}].${field}: must be a finite number of ${UNITS[field]} >= 0, got ${describe(v)}`,
+        );
       }
     }
     for (const field of ['maxcpu', 'maxmem'] as const) {
-      if (s[field] < MIN_NODE_CAPACITY) throw new UsageError('invalid-stats', `${where}[${i}].${field}: must be at least 1, got ${s[field]}`);
+      if (s[field] < MIN_NODE_CAPACITY)
+        throw new UsageError('invalid-stats', `${where}[${i}].${field}: must be at least 1, got ${s[field]}`);
     }
     if (!(s.cpu / s.maxcpu + s.mem / s.maxmem < Infinity)) {
       throw new UsageError('invalid-stats', `${where}[${i}]: the node load (cpu/maxcpu + mem/maxmem)/2 overflows`);

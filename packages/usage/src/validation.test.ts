@@ -35,7 +35,11 @@ import {
 const GIB = 1024 ** 3;
 const node = (cpu = 0, maxcpu = 16, mem = 0, maxmem = 64 * GIB): NodeStats => ({ cpu, maxcpu, mem, maxmem });
 const stats = (cpu = 1, maxcpu = 1, mem = GIB, maxmem = GIB): ResourceStats => ({ cpu, maxcpu, mem, maxmem });
-const on = (current: string, target?: string): ResourceSpec => ({ stats: stats(), state: 'started', placement: target ? { current, target } : { current } });
+const on = (current: string, target?: string): ResourceSpec => ({
+  stats: stats(),
+  state: 'started',
+  placement: target ? { current, target } : { current },
+});
 
 /** Three nodes, vm:1 and vm:2 on n1 (a bundle), vm:3 on n2, vm:4 moving n2 → n3. */
 function cluster(aggregation: Aggregation = 'static'): ClusterUsage {
@@ -55,7 +59,10 @@ const good: MigrationCandidate[] = [
 
 /** Everything a caller can observe of a usage (snapshot and every score), to compare before/after. */
 function observe(u: ClusterUsage): unknown {
-  const scored = u.aggregation === 'basic' ? [] : (['bruteforce', 'topsis'] as const).map((m) => u.bestBalancingMigrations(good, m, 3));
+  const scored =
+    u.aggregation === 'basic'
+      ? []
+      : (['bruteforce', 'topsis'] as const).map((m) => u.bestBalancingMigrations(good, m, 3));
   return {
     snapshot: u.snapshot(),
     nodes: u.nodeNames(),
@@ -86,62 +93,257 @@ describe('ClusterUsage rejects bad input, names it, and stays as it was', () => 
     // nodes
     ['an empty node name', (u) => u.addNode('', node()), 'invalid-argument', /addNode: a node name/],
     ['a node name that is not a string', (u) => u.addNode(bad(7), node()), 'invalid-argument', /addNode/],
-    ['node stats that are not an object', (u) => u.addNode('n9', bad(null)), 'invalid-stats', /node 'n9': stats must be an object/],
+    [
+      'node stats that are not an object',
+      (u) => u.addNode('n9', bad(null)),
+      'invalid-stats',
+      /node 'n9': stats must be an object/,
+    ],
     ['a negative node cpu', (u) => u.addNode('n9', node(-1)), 'invalid-stats', /node 'n9': 'cpu' .* got -1/],
     ['a NaN node mem', (u) => u.addNode('n9', node(0, 16, Number.NaN)), 'invalid-stats', /node 'n9': 'mem' .* got NaN/],
-    ['an infinite node maxmem', (u) => u.addNode('n9', node(0, 16, 0, Infinity)), 'invalid-stats', /node 'n9': 'maxmem' .* got Infinity/],
-    ['a node cpu above 2^64', (u) => u.addNode('n9', node(1e20)), 'invalid-stats', /node 'n9': 'cpu' .*\[0, 2\^64\], got 100000000000000000000/],
-    ['a string node maxcpu', (u) => u.addNode('n9', node(0, bad('16'))), 'invalid-stats', /node 'n9': 'maxcpu' .* got '16'/],
-    ['a node maxcpu below one core', (u) => u.addNode('n9', node(0, 0.5)), 'invalid-stats', /node 'n9': 'maxcpu' must be at least 1/],
-    ['a node maxmem of 0', (u) => u.addNode('n9', node(0, 16, 0, 0)), 'invalid-stats', /node 'n9': 'maxmem' must be at least 1/],
+    [
+      'an infinite node maxmem',
+      (u) => u.addNode('n9', node(0, 16, 0, Infinity)),
+      'invalid-stats',
+      /node 'n9': 'maxmem' .* got Infinity/,
+    ],
+    [
+      'a node cpu above 2^64',
+      (u) => u.addNode('n9', node(1e20)),
+      'invalid-stats',
+      /node 'n9': 'cpu' .*\[0, 2\^64\], got 100000000000000000000/,
+    ],
+    [
+      'a string node maxcpu',
+      (u) => u.addNode('n9', node(0, bad('16'))),
+      'invalid-stats',
+      /node 'n9': 'maxcpu' .* got '16'/,
+    ],
+    [
+      'a node maxcpu below one core',
+      (u) => u.addNode('n9', node(0, 0.5)),
+      'invalid-stats',
+      /node 'n9': 'maxcpu' must be at least 1/,
+    ],
+    [
+      'a node maxmem of 0',
+      (u) => u.addNode('n9', node(0, 16, 0, 0)),
+      'invalid-stats',
+      /node 'n9': 'maxmem' must be at least 1/,
+    ],
     ['a duplicate node', (u) => u.addNode('n1', node()), 'duplicate-node', /'n1'/],
-    ['new node stats with a negative cpu', (u) => u.setNodeStats('n2', node(-0.5)), 'invalid-stats', /node 'n2': 'cpu'/],
+    [
+      'new node stats with a negative cpu',
+      (u) => u.setNodeStats('n2', node(-0.5)),
+      'invalid-stats',
+      /node 'n2': 'cpu'/,
+    ],
     ['stats for an unknown node', (u) => u.setNodeStats('n7', node()), 'unknown-node', /'n7'/],
     ['removing a node in use', (u) => u.removeNode('n1'), 'node-in-use', /'n1'/],
     ['removing an unknown node', (u) => u.removeNode('toString'), 'unknown-node', /'toString'/],
     // resources
     ['an empty sid', (u) => u.addResource('', on('n1')), 'invalid-argument', /addResource: a resource name/],
-    ['a spec that is not an object', (u) => u.addResource('vm:9', bad(undefined)), 'invalid-argument', /resource 'vm:9'/],
-    ['a negative resource maxmem', (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, 1, 0, -1) }), 'invalid-stats', /resource 'vm:9': 'maxmem'/],
-    ['a NaN resource cpu', (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(Number.NaN) }), 'invalid-stats', /resource 'vm:9': 'cpu' .* got NaN/],
-    ['an infinite resource maxcpu', (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, Infinity) }), 'invalid-stats', /resource 'vm:9': 'maxcpu'/],
-    ['a resource mem of 1e300', (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, 1, 1e300) }), 'invalid-stats', /resource 'vm:9': 'mem' .*2\^64/],
-    ['an unknown state', (u) => u.addResource('vm:9', { ...on('n1'), state: bad('running') }), 'invalid-argument', /'vm:9' has unknown state 'running'/],
-    ['a placement that is not an object', (u) => u.addResource('vm:9', { ...on('n1'), placement: bad(null) }), 'invalid-placement', /resource 'vm:9': placement/],
-    ['a placement on an unknown node', (u) => u.addResource('vm:9', on('n7')), 'unknown-node', /'vm:9' is on unknown node 'n7'/],
-    ['a move to the same node', (u) => u.addResource('vm:9', on('n1', 'n1')), 'invalid-placement', /'vm:9' moves from 'n1' to itself/],
+    [
+      'a spec that is not an object',
+      (u) => u.addResource('vm:9', bad(undefined)),
+      'invalid-argument',
+      /resource 'vm:9'/,
+    ],
+    [
+      'a negative resource maxmem',
+      (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, 1, 0, -1) }),
+      'invalid-stats',
+      /resource 'vm:9': 'maxmem'/,
+    ],
+    [
+      'a NaN resource cpu',
+      (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(Number.NaN) }),
+      'invalid-stats',
+      /resource 'vm:9': 'cpu' .* got NaN/,
+    ],
+    [
+      'an infinite resource maxcpu',
+      (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, Infinity) }),
+      'invalid-stats',
+      /resource 'vm:9': 'maxcpu'/,
+    ],
+    [
+      'a resource mem of 1e300',
+      (u) => u.addResource('vm:9', { ...on('n1'), stats: stats(1, 1, 1e300) }),
+      'invalid-stats',
+      /resource 'vm:9': 'mem' .*2\^64/,
+    ],
+    [
+      'an unknown state',
+      (u) => u.addResource('vm:9', { ...on('n1'), state: bad('running') }),
+      'invalid-argument',
+      /'vm:9' has unknown state 'running'/,
+    ],
+    [
+      'a placement that is not an object',
+      (u) => u.addResource('vm:9', { ...on('n1'), placement: bad(null) }),
+      'invalid-placement',
+      /resource 'vm:9': placement/,
+    ],
+    [
+      'a placement on an unknown node',
+      (u) => u.addResource('vm:9', on('n7')),
+      'unknown-node',
+      /'vm:9' is on unknown node 'n7'/,
+    ],
+    [
+      'a move to the same node',
+      (u) => u.addResource('vm:9', on('n1', 'n1')),
+      'invalid-placement',
+      /'vm:9' moves from 'n1' to itself/,
+    ],
     ['a move to an unknown node', (u) => u.addResource('vm:9', on('n1', '__proto__')), 'unknown-node', /'__proto__'/],
-    ['a target that is not a string', (u) => u.addResource('vm:9', { ...on('n1'), placement: { current: 'n1', target: bad(3) } }), 'invalid-argument', /placement\.target/],
+    [
+      'a target that is not a string',
+      (u) => u.addResource('vm:9', { ...on('n1'), placement: { current: 'n1', target: bad(3) } }),
+      'invalid-argument',
+      /placement\.target/,
+    ],
     ['a duplicate resource', (u) => u.addResource('vm:1', on('n2')), 'duplicate-resource', /'vm:1'/],
-    ['new resource stats with a negative mem', (u) => u.setResourceStats('vm:3', stats(1, 1, -GIB)), 'invalid-stats', /resource 'vm:3': 'mem'/],
+    [
+      'new resource stats with a negative mem',
+      (u) => u.setResourceStats('vm:3', stats(1, 1, -GIB)),
+      'invalid-stats',
+      /resource 'vm:3': 'mem'/,
+    ],
     ['stats for an unknown resource', (u) => u.setResourceStats('vm:9', stats()), 'unknown-resource', /'vm:9'/],
-    ['an unknown new state', (u) => u.setResourceState('vm:3', bad('paused')), 'invalid-argument', /'vm:3' has unknown state 'paused'/],
-    ['a new placement on an unknown node', (u) => u.setPlacement('vm:3', { current: 'n2', target: 'n8' }), 'unknown-node', /'n8'/],
-    ['a new placement moving to itself', (u) => u.setPlacement('vm:4', { current: 'n3', target: 'n3' }), 'invalid-placement', /'vm:4' moves from 'n3' to itself/],
+    [
+      'an unknown new state',
+      (u) => u.setResourceState('vm:3', bad('paused')),
+      'invalid-argument',
+      /'vm:3' has unknown state 'paused'/,
+    ],
+    [
+      'a new placement on an unknown node',
+      (u) => u.setPlacement('vm:3', { current: 'n2', target: 'n8' }),
+      'unknown-node',
+      /'n8'/,
+    ],
+    [
+      'a new placement moving to itself',
+      (u) => u.setPlacement('vm:4', { current: 'n3', target: 'n3' }),
+      'invalid-placement',
+      /'vm:4' moves from 'n3' to itself/,
+    ],
     ['removing an unknown resource', (u) => u.removeResource('constructor'), 'unknown-resource', /'constructor'/],
     // scoring
-    ['start stats with a NaN maxmem', (u) => u.scoreNodesToStart(stats(1, 1, 1, Number.NaN)), 'invalid-stats', /resource to start: 'maxmem'/],
+    [
+      'start stats with a NaN maxmem',
+      (u) => u.scoreNodesToStart(stats(1, 1, 1, Number.NaN)),
+      'invalid-stats',
+      /resource to start: 'maxmem'/,
+    ],
     ['an unknown method', (u) => u.bestBalancingMigrations(good, bad('random'), 1), 'invalid-argument', /'random'/],
     ['a negative limit', (u) => u.bestBalancingMigrations(good, 'topsis', -1), 'invalid-argument', /limit -1/],
     ['a fractional limit', (u) => u.bestBalancingMigrations(good, 'topsis', 1.5), 'invalid-argument', /limit 1.5/],
     ['a NaN limit', (u) => u.bestBalancingMigrations(good, 'bruteforce', Number.NaN), 'invalid-argument', /limit NaN/],
-    ['candidates that are not an array', (u) => u.bestBalancingMigrations(bad({}), 'bruteforce', 1), 'invalid-argument', /candidates: expected an array/],
-    ['a candidate that is null', (u) => u.bestBalancingMigrations([good[0]!, bad(null)], 'bruteforce', 1), 'invalid-candidate', /candidates\[1\]: expected/],
-    ['a leader that is not a string', (u) => u.bestBalancingMigrations([{ ...good[0]!, leader: bad(1) }], 'bruteforce', 1), 'invalid-candidate', /candidates\[0\]\.leader/],
-    ['resources that are not an array', (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: bad('vm:1') }], 'topsis', 1), 'invalid-candidate', /candidates\[0\]\.resources/],
-    ['targets that are not an array', (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: bad('n2') }], 'topsis', 1), 'invalid-candidate', /candidates\[0\]\.targets/],
-    ['an absent leader', (u) => u.bestBalancingMigrations([{ leader: 'vm:9', resources: ['vm:9'], targets: ['n2'] }], 'bruteforce', 1), 'invalid-candidate', /candidate leader 'vm:9' does not exist/],
-    ['a moving leader', (u) => u.bestBalancingMigrations([{ leader: 'vm:4', resources: ['vm:4'], targets: ['n1'] }], 'bruteforce', 1), 'invalid-candidate', /'vm:4' is not stationary/],
-    ['the same leader twice', (u) => u.bestBalancingMigrations([good[1]!, good[0]!, { ...good[1]!, targets: ['n3'] }], 'bruteforce', 1), 'invalid-candidate', /candidates\[2\]\.leader: candidate leader 'vm:3' is also the leader of candidates\[0\]/],
-    ['a member twice in a bundle', (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:1', 'vm:2', 'vm:1'] }], 'topsis', 1), 'invalid-candidate', /candidates\[0\]\.resources\[2\]: resource 'vm:1' is listed twice/],
-    ['a bundle without its leader', (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:2'] }], 'topsis', 1), 'invalid-candidate', /candidates\[0\]\.resources: the bundle of candidate 'vm:1' does not list its leader/],
-    ['an empty bundle', (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: [] }], 'bruteforce', 1), 'invalid-candidate', /does not list its leader/],
-    ['a member on another node', (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:1', 'vm:3'] }], 'bruteforce', 1), 'invalid-candidate', /'vm:3' of candidate 'vm:1' is on 'n2', not on 'n1'/],
-    ['a target that is the source (self-move)', (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n1', 'n2'] }], 'bruteforce', 1), 'invalid-candidate', /candidates\[0\]\.targets\[0\]: target node 'n1' is the current node of candidate 'vm:1'/],
-    ['a self-move among sorted targets', (u) => u.bestBalancingMigrations([good[0]!, { ...good[1]!, targets: ['n1', 'n2', 'n3'] }], 'topsis', 1), 'invalid-candidate', /candidates\[1\]\.targets\[1\]: target node 'n2'/],
-    ['a target twice, in order', (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n2', 'n2'] }], 'bruteforce', 1), 'invalid-candidate', /candidates\[0\]\.targets\[1\]: target node 'n2' is listed twice/],
-    ['a target twice, out of order', (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n3', 'n2', 'n3'] }], 'topsis', 1), 'invalid-candidate', /candidates\[0\]\.targets\[2\]: target node 'n3' is listed twice/],
-    ['an unknown target', (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n2', 'valueOf'] }], 'topsis', 1), 'unknown-node', /target node 'valueOf' of candidate 'vm:1' does not exist/],
+    [
+      'candidates that are not an array',
+      (u) => u.bestBalancingMigrations(bad({}), 'bruteforce', 1),
+      'invalid-argument',
+      /candidates: expected an array/,
+    ],
+    [
+      'a candidate that is null',
+      (u) => u.bestBalancingMigrations([good[0]!, bad(null)], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidates\[1\]: expected/,
+    ],
+    [
+      'a leader that is not a string',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, leader: bad(1) }], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.leader/,
+    ],
+    [
+      'resources that are not an array',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: bad('vm:1') }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.resources/,
+    ],
+    [
+      'targets that are not an array',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: bad('n2') }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.targets/,
+    ],
+    [
+      'an absent leader',
+      (u) => u.bestBalancingMigrations([{ leader: 'vm:9', resources: ['vm:9'], targets: ['n2'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidate leader 'vm:9' does not exist/,
+    ],
+    [
+      'a moving leader',
+      (u) => u.bestBalancingMigrations([{ leader: 'vm:4', resources: ['vm:4'], targets: ['n1'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /'vm:4' is not stationary/,
+    ],
+    [
+      'the same leader twice',
+      (u) => u.bestBalancingMigrations([good[1]!, good[0]!, { ...good[1]!, targets: ['n3'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidates\[2\]\.leader: candidate leader 'vm:3' is also the leader of candidates\[0\]/,
+    ],
+    [
+      'a member twice in a bundle',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:1', 'vm:2', 'vm:1'] }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.resources\[2\]: resource 'vm:1' is listed twice/,
+    ],
+    [
+      'a bundle without its leader',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:2'] }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.resources: the bundle of candidate 'vm:1' does not list its leader/,
+    ],
+    [
+      'an empty bundle',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: [] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /does not list its leader/,
+    ],
+    [
+      'a member on another node',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, resources: ['vm:1', 'vm:3'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /'vm:3' of candidate 'vm:1' is on 'n2', not on 'n1'/,
+    ],
+    [
+      'a target that is the source (self-move)',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n1', 'n2'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.targets\[0\]: target node 'n1' is the current node of candidate 'vm:1'/,
+    ],
+    [
+      'a self-move among sorted targets',
+      (u) => u.bestBalancingMigrations([good[0]!, { ...good[1]!, targets: ['n1', 'n2', 'n3'] }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[1\]\.targets\[1\]: target node 'n2'/,
+    ],
+    [
+      'a target twice, in order',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n2', 'n2'] }], 'bruteforce', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.targets\[1\]: target node 'n2' is listed twice/,
+    ],
+    [
+      'a target twice, out of order',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n3', 'n2', 'n3'] }], 'topsis', 1),
+      'invalid-candidate',
+      /candidates\[0\]\.targets\[2\]: target node 'n3' is listed twice/,
+    ],
+    [
+      'an unknown target',
+      (u) => u.bestBalancingMigrations([{ ...good[0]!, targets: ['n2', 'valueOf'] }], 'topsis', 1),
+      'unknown-node',
+      /target node 'valueOf' of candidate 'vm:1' does not exist/,
+    ],
   ];
 
   it.each(cases)('%s', (_name, fn, code, message) => {
@@ -157,9 +359,24 @@ describe('ClusterUsage rejects bad input, names it, and stays as it was', () => 
 
   it.each([
     ['no options', () => new ClusterUsage(bad(undefined)), 'invalid-argument', /options/],
-    ['an unknown aggregation', () => new ClusterUsage({ aggregation: bad('smart'), metric: 'raw' }), 'invalid-argument', /'smart'/],
-    ['an unknown metric', () => new ClusterUsage({ aggregation: 'static', metric: bad('cv') }), 'invalid-argument', /'cv'/],
-    ['migrations in basic mode', () => new ClusterUsage({ aggregation: 'basic', metric: 'raw' }).bestBalancingMigrations([], 'topsis', 1), 'unsupported-aggregation', /'basic'/],
+    [
+      'an unknown aggregation',
+      () => new ClusterUsage({ aggregation: bad('smart'), metric: 'raw' }),
+      'invalid-argument',
+      /'smart'/,
+    ],
+    [
+      'an unknown metric',
+      () => new ClusterUsage({ aggregation: 'static', metric: bad('cv') }),
+      'invalid-argument',
+      /'cv'/,
+    ],
+    [
+      'migrations in basic mode',
+      () => new ClusterUsage({ aggregation: 'basic', metric: 'raw' }).bestBalancingMigrations([], 'topsis', 1),
+      'unsupported-aggregation',
+      /'basic'/,
+    ],
   ] as const)('the constructor and modes: %s', (_name, fn, code, message) => {
     const error = caught(fn);
     expect(error.code).toBe(code);
@@ -222,8 +439,12 @@ describe('self-moves are errors, documented: a caller that asks for one has a bu
     const u = cluster();
     const selfMove = [{ leader: 'vm:3', resources: ['vm:3'], targets: ['n2'] }];
     expect(caught(() => u.bestBalancingMigrations(selfMove, 'bruteforce', 1)).code).toBe('invalid-candidate');
-    expect(caught(() => referenceBestBalancingMigrations(u.snapshot(), selfMove, 'bruteforce', 1, 'raw')).code).toBe('invalid-candidate');
-    expect(u.bestBalancingMigrations([{ leader: 'vm:3', resources: ['vm:3'], targets: ['n1', 'n3'] }], 'bruteforce', 5)).toHaveLength(2);
+    expect(caught(() => referenceBestBalancingMigrations(u.snapshot(), selfMove, 'bruteforce', 1, 'raw')).code).toBe(
+      'invalid-candidate',
+    );
+    expect(
+      u.bestBalancingMigrations([{ leader: 'vm:3', resources: ['vm:3'], targets: ['n1', 'n3'] }], 'bruteforce', 5),
+    ).toHaveLength(2);
   });
 
   it('a one-node cluster has no move at all (and no error without targets)', () => {
@@ -237,8 +458,14 @@ describe('self-moves are errors, documented: a caller that asks for one has a bu
 
 describe('the reference functions check their input too', () => {
   const snapshot = (): UsageSnapshot => cluster('dynamic').snapshot();
-  const with_ = (change: (s: { aggregation: Aggregation; nodes: unknown[]; resources: unknown[] }) => void): UsageSnapshot => {
-    const s = structuredClone(snapshot()) as unknown as { aggregation: Aggregation; nodes: unknown[]; resources: unknown[] };
+  const with_ = (
+    change: (s: { aggregation: Aggregation; nodes: unknown[]; resources: unknown[] }) => void,
+  ): UsageSnapshot => {
+    const s = structuredClone(snapshot()) as unknown as {
+      aggregation: Aggregation;
+      nodes: unknown[];
+      resources: unknown[];
+    };
     change(s);
     return s as unknown as UsageSnapshot;
   };
@@ -246,21 +473,85 @@ describe('the reference functions check their input too', () => {
 
   it.each([
     ['a snapshot that is not an object', () => validateSnapshot(bad(null)), 'invalid-argument', /snapshot/],
-    ['an unknown aggregation', () => validateSnapshot(with_((s) => (s.aggregation = bad('x')))), 'invalid-argument', /'x'/],
-    ['a duplicate node', () => validateSnapshot(with_((s) => s.nodes.push(s.nodes[0]))), 'duplicate-node', /snapshot\.nodes\[3\]: node 'n1'/],
-    ['a node with maxcpu 0', () => validateSnapshot(with_((s) => ((s.nodes[1] as { stats: NodeStats }).stats = node(0, 0)))), 'invalid-stats', /snapshot\.nodes\[1\]: node 'n2': 'maxcpu'/],
-    ['a node without a name', () => validateSnapshot(with_((s) => ((s.nodes[0] as { name: string }).name = ''))), 'invalid-argument', /snapshot\.nodes\[0\]\.name/],
-    ['a duplicate sid', () => validateSnapshot(with_((s) => s.resources.push(s.resources[0]))), 'duplicate-resource', /snapshot\.resources\[4\]: resource 'vm:1'/],
-    ['a resource with a NaN mem', () => validateSnapshot(with_((s) => ((s.resources[2] as { stats: ResourceStats }).stats = stats(1, 1, Number.NaN)))), 'invalid-stats', /snapshot\.resources\[2\]: resource 'vm:3': 'mem'/],
-    ['a resource on an unknown node', () => validateSnapshot(with_((s) => ((s.resources[0] as ResourceSpec).placement as { current: string }).current = 'n9')), 'unknown-node', /'n9'/],
+    [
+      'an unknown aggregation',
+      () => validateSnapshot(with_((s) => (s.aggregation = bad('x')))),
+      'invalid-argument',
+      /'x'/,
+    ],
+    [
+      'a duplicate node',
+      () => validateSnapshot(with_((s) => s.nodes.push(s.nodes[0]))),
+      'duplicate-node',
+      /snapshot\.nodes\[3\]: node 'n1'/,
+    ],
+    [
+      'a node with maxcpu 0',
+      () => validateSnapshot(with_((s) => ((s.nodes[1] as { stats: NodeStats }).stats = node(0, 0)))),
+      'invalid-stats',
+      /snapshot\.nodes\[1\]: node 'n2': 'maxcpu'/,
+    ],
+    [
+      'a node without a name',
+      () => validateSnapshot(with_((s) => ((s.nodes[0] as { name: string }).name = ''))),
+      'invalid-argument',
+      /snapshot\.nodes\[0\]\.name/,
+    ],
+    [
+      'a duplicate sid',
+      () => validateSnapshot(with_((s) => s.resources.push(s.resources[0]))),
+      'duplicate-resource',
+      /snapshot\.resources\[4\]: resource 'vm:1'/,
+    ],
+    [
+      'a resource with a NaN mem',
+      () =>
+        validateSnapshot(with_((s) => ((s.resources[2] as { stats: ResourceStats }).stats = stats(1, 1, Number.NaN)))),
+      'invalid-stats',
+      /snapshot\.resources\[2\]: resource 'vm:3': 'mem'/,
+    ],
+    [
+      'a resource on an unknown node',
+      () =>
+        validateSnapshot(
+          with_((s) => (((s.resources[0] as ResourceSpec).placement as { current: string }).current = 'n9')),
+        ),
+      'unknown-node',
+      /'n9'/,
+    ],
     ['an unknown purpose', () => referenceAggregate(snapshot(), bad('audit')), 'invalid-argument', /'audit'/],
     ['an unknown metric', () => referenceNodeImbalance(snapshot(), bad('x')), 'invalid-argument', /'x'/],
-    ['start stats with a negative cpu', () => referenceScoreNodesToStart(snapshot(), stats(-1)), 'invalid-stats', /resource to start: 'cpu'/],
+    [
+      'start stats with a negative cpu',
+      () => referenceScoreNodesToStart(snapshot(), stats(-1)),
+      'invalid-stats',
+      /resource to start: 'cpu'/,
+    ],
     ['criteria of no node', () => referenceCriteria([]), 'invalid-argument', /at least one node/],
-    ['criteria with maxcpu 0', () => referenceCriteria([{ ...aNode(), maxcpu: 0 }]), 'invalid-stats', /stats\[0\]\.maxcpu/],
-    ['criteria of a load that overflows', () => referenceCriteria([{ ...aNode(), cpu: Number.MAX_VALUE, maxcpu: 1, mem: Number.MAX_VALUE, maxmem: 1 }]), 'invalid-stats', /stats\[0\]: the node load/],
-    ['an imbalance of a NaN cpu', () => referenceImbalanceOf([{ ...aNode(), cpu: Number.NaN }], 'raw'), 'invalid-stats', /stats\[0\]\.cpu/],
-    ['an imbalance under an unknown metric', () => referenceImbalanceOf([aNode()], bad('x')), 'invalid-argument', /'x'/],
+    [
+      'criteria with maxcpu 0',
+      () => referenceCriteria([{ ...aNode(), maxcpu: 0 }]),
+      'invalid-stats',
+      /stats\[0\]\.maxcpu/,
+    ],
+    [
+      'criteria of a load that overflows',
+      () => referenceCriteria([{ ...aNode(), cpu: Number.MAX_VALUE, maxcpu: 1, mem: Number.MAX_VALUE, maxmem: 1 }]),
+      'invalid-stats',
+      /stats\[0\]: the node load/,
+    ],
+    [
+      'an imbalance of a NaN cpu',
+      () => referenceImbalanceOf([{ ...aNode(), cpu: Number.NaN }], 'raw'),
+      'invalid-stats',
+      /stats\[0\]\.cpu/,
+    ],
+    [
+      'an imbalance under an unknown metric',
+      () => referenceImbalanceOf([aNode()], bad('x')),
+      'invalid-argument',
+      /'x'/,
+    ],
   ] as const)('%s', (_name, fn, code, message) => {
     const error = caught(fn);
     expect(error.code).toBe(code);
@@ -268,11 +559,31 @@ describe('the reference functions check their input too', () => {
   });
 
   it.each([
-    ['adding a started resource with a NaN maxmem', (n: MutableNodeStats) => addStartedResource(n, stats(1, 1, 1, Number.NaN)), /'maxmem'/],
-    ['adding a running resource with a negative cpu', (n: MutableNodeStats) => addRunningResource(n, { cpu: -1, mem: 0 }), /'cpu'/],
-    ['adding usage that overflows', (n: MutableNodeStats) => addRunningResource(n, { cpu: Number.MAX_VALUE, mem: 0 }), /overflows/],
-    ['removing a resource with an infinite mem', (n: MutableNodeStats) => removeRunningResource(n, { cpu: 0, mem: Infinity }), /'mem'/],
-    ['a node with a negative mem', (n: MutableNodeStats) => addRunningResource({ ...n, mem: -1 }, { cpu: 0, mem: 0 }), /node\[0\]\.mem/],
+    [
+      'adding a started resource with a NaN maxmem',
+      (n: MutableNodeStats) => addStartedResource(n, stats(1, 1, 1, Number.NaN)),
+      /'maxmem'/,
+    ],
+    [
+      'adding a running resource with a negative cpu',
+      (n: MutableNodeStats) => addRunningResource(n, { cpu: -1, mem: 0 }),
+      /'cpu'/,
+    ],
+    [
+      'adding usage that overflows',
+      (n: MutableNodeStats) => addRunningResource(n, { cpu: Number.MAX_VALUE, mem: 0 }),
+      /overflows/,
+    ],
+    [
+      'removing a resource with an infinite mem',
+      (n: MutableNodeStats) => removeRunningResource(n, { cpu: 0, mem: Infinity }),
+      /'mem'/,
+    ],
+    [
+      'a node with a negative mem',
+      (n: MutableNodeStats) => addRunningResource({ ...n, mem: -1 }, { cpu: 0, mem: 0 }),
+      /node\[0\]\.mem/,
+    ],
   ])('the mutators: %s, leaving the node as it was', (_name, fn, message) => {
     const n = { cpu: Number.MAX_VALUE / 2, maxcpu: 4, mem: GIB, maxmem: 4 * GIB };
     const before = { ...n };
@@ -295,7 +606,10 @@ const statValue = fc.oneof(
   fc.integer({ min: 0, max: 64 }),
 );
 const tinyValue = fc.constantFrom(...TINY_STATS);
-const capacity = fc.oneof(fc.constantFrom(1, 1.5, 16, 2 ** 40, 2 ** 53, MAX_STAT_VALUE), fc.double({ min: 1, max: MAX_STAT_VALUE, noNaN: true }));
+const capacity = fc.oneof(
+  fc.constantFrom(1, 1.5, 16, 2 ** 40, 2 ** 53, MAX_STAT_VALUE),
+  fc.double({ min: 1, max: MAX_STAT_VALUE, noNaN: true }),
+);
 const tinyCapacity = fc.constantFrom(1, 2, 3);
 /** Node stats: from the whole range, or (a quarter of the cases) all tiny. */
 function nodeStatsOf(tiny: boolean): fc.Arbitrary<NodeStats> {
@@ -307,7 +621,6 @@ function resourceStatsOf(tiny: boolean): fc.Arbitrary<ResourceStats> {
   const v = tiny ? tinyValue : statValue;
   return fc.record({ cpu: v, maxcpu: v, mem: v, maxmem: v });
 }
-const nodeStats = nodeStatsOf(false);
 const resourceStats = resourceStatsOf(false);
 
 interface Op {
@@ -335,7 +648,13 @@ function opOf(tiny: boolean): fc.Arbitrary<Op> {
 }
 
 const NODES = ['n1', 'n2', 'n3', 'toString'];
-const POISONED_STATS: ResourceStats[] = [stats(-1), stats(1, Number.NaN), stats(1, 1, Infinity), stats(1, 1, 1, 2 ** 65), stats(bad('1'))];
+const POISONED_STATS: ResourceStats[] = [
+  stats(-1),
+  stats(1, Number.NaN),
+  stats(1, 1, Infinity),
+  stats(1, 1, 1, 2 ** 65),
+  stats(bad('1')),
+];
 
 /**
  * Applies `o` to `u`, poisoned or not; returns whether it was applied. A poisoned or otherwise
@@ -357,7 +676,13 @@ function apply(u: ClusterUsage, o: Op): boolean {
   };
   switch (o.kind) {
     case 'add':
-      return run(() => u.addResource(sid, { stats: s, state: o.state === 'bogus' ? 'started' : o.state, placement: o.poison === 3 ? { current: name, target: name } : { current: name } }));
+      return run(() =>
+        u.addResource(sid, {
+          stats: s,
+          state: o.state === 'bogus' ? 'started' : o.state,
+          placement: o.poison === 3 ? { current: name, target: name } : { current: name },
+        }),
+      );
     case 'remove':
       return run(() => u.removeResource(sid));
     case 'stats':
@@ -372,7 +697,11 @@ function apply(u: ClusterUsage, o: Op): boolean {
 }
 
 function finite(value: unknown): boolean {
-  return JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? 'NOT FINITE' : v)).includes('NOT FINITE') === false;
+  return (
+    JSON.stringify(value, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? 'NOT FINITE' : v)).includes(
+      'NOT FINITE',
+    ) === false
+  );
 }
 
 /** Every stationary resource on its own, to every other node. */

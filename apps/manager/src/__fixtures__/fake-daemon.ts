@@ -34,13 +34,17 @@ cluster.readSnapshot = async () => {
 process.exitCode = await main(args, processIo, {
   lockFs: localLockFs,
   createHost: (config) => {
-    const token = config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
-    const host = fakeHost(cluster, { afterStep: persist, ...(token ? { redact: (text: string) => token.redact(text) } : {}) });
-    const step = host.clock.sleep;
+    const token =
+      config.env === 'pve' ? loadToken({ file: config.pve.tokenFile, env: config.pve.tokenEnv }).token : undefined;
+    const host = fakeHost(cluster, {
+      afterStep: persist,
+      ...(token ? { redact: (text: string) => token.redact(text) } : {}),
+    });
+    const clock = host.clock;
     return {
       ...host,
       clock: {
-        now: host.clock.now,
+        now: () => clock.now(),
         sleep: async (seconds, signal) => {
           await new Promise<void>((resolve) => {
             const done = () => {
@@ -51,7 +55,7 @@ process.exitCode = await main(args, processIo, {
             const timer = setTimeout(done, roundMs);
             signal.addEventListener('abort', done, { once: true });
           });
-          await step(seconds, signal);
+          await clock.sleep(seconds, signal);
         },
       },
     };

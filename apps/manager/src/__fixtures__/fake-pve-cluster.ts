@@ -12,7 +12,11 @@ import { certs, TOKEN, unbalanced } from '../pve-test-support';
 const dir = resolve(process.argv[2] ?? 'poise-fake-pve');
 mkdirSync(dir, { recursive: true });
 const c = await certs();
-const spec = unbalanced({ startTime: Math.floor(Date.now() / 1000), roundSeconds: 2, scripts: { 'vm:101': { rounds: 3 } } });
+const spec = unbalanced({
+  startTime: Math.floor(Date.now() / 1000),
+  roundSeconds: 2,
+  scripts: { 'vm:101': { rounds: 3 } },
+});
 spec.nodes[0]!.pressureCpu = 14.2;
 spec.nodes[1]!.pressureCpu = 0.4;
 spec.nodes[2]!.pressureCpu = 0.3;

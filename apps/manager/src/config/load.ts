@@ -112,7 +112,11 @@ export function resolvePolicy(layers: readonly PolicyLayer[]): PolicyConfig {
  * `ha-auto-rebalance` itself) are not policy keys and are left out. Throws `invalid-config`
  * naming `<where>: <prefix><key>` for each bad value or unknown key.
  */
-export function policyLayer(source: PolicySource, values: Readonly<Record<string, unknown>>, where: { file: string; prefix: string }): PolicyLayer {
+export function policyLayer(
+  source: PolicySource,
+  values: Readonly<Record<string, unknown>>,
+  where: { file: string; prefix: string },
+): PolicyLayer {
   const picked: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const key of Object.keys(values)) if (POLICY_KEY_PATTERN.test(key)) picked[key] = values[key];
   const result = policySchema.safeParse({ ...picked }, { reportInput: true });
@@ -122,8 +126,19 @@ export function policyLayer(source: PolicySource, values: Readonly<Record<string
       .filter((key) => !isKnownPolicyKey(key))
       .map((key) => `${key}: ${policyKeyMessage(key)}`),
   ];
-  if (problems.length > 0) throw invalid(where.file, [...new Set(problems)].map((p) => `${where.prefix}${p}`));
-  return { source, values: new Map(Object.keys(picked).sort().map((key) => [key, picked[key] as PolicyValue])) };
+  if (problems.length > 0)
+    throw invalid(
+      where.file,
+      [...new Set(problems)].map((p) => `${where.prefix}${p}`),
+    );
+  return {
+    source,
+    values: new Map(
+      Object.keys(picked)
+        .sort()
+        .map((key) => [key, picked[key] as PolicyValue]),
+    ),
+  };
 }
 
 /** The config with one more policy layer under the config file's (the case's datacenter.cfg of `--sim`). */
@@ -190,10 +205,16 @@ export function describeValue(value: unknown): string {
 }
 
 function dotPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path.length === 0
+    ? '(top level)'
+    : path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+        .join('.')
+        .replace(/\.\[/g, '[');
 }
 
-const TOKEN_HINT = "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
+const TOKEN_HINT =
+  "the API token goes in a file ('pve.token-file') or an environment variable ('pve.token-env'), never in this file";
 /** Hints for keys people put in the wrong place (a Map: keys come from the file). */
 const KEY_HINTS: ReadonlyMap<string, string> = new Map([
   ['token', TOKEN_HINT],
@@ -205,7 +226,9 @@ const KEY_HINTS: ReadonlyMap<string, string> = new Map([
 function rawPolicy(doc: unknown): Record<string, unknown> | undefined {
   if (doc === null || typeof doc !== 'object' || !Object.hasOwn(doc, 'policy')) return undefined;
   const policy = (doc as { policy: unknown }).policy;
-  return policy === null || typeof policy !== 'object' || Array.isArray(policy) ? undefined : (policy as Record<string, unknown>);
+  return policy === null || typeof policy !== 'object' || Array.isArray(policy)
+    ? undefined
+    : (policy as Record<string, unknown>);
 }
 
 /** Policy keys this build does not apply, read from the document itself. */
@@ -263,11 +286,15 @@ function crossFieldProblems(file: ConfigFile): string[] {
   }
   file.pve.urls.forEach((url, i) => {
     if (url.startsWith('http://') && !file.pve.tls['allow-plain-http']) {
-      problems.push(`pve.urls[${i}]: plain http:// sends the API token in clear; use https:// or set 'pve.tls.allow-plain-http: true'`);
+      problems.push(
+        `pve.urls[${i}]: plain http:// sends the API token in clear; use https:// or set 'pve.tls.allow-plain-http: true'`,
+      );
     }
   });
   if (file.pve.tls['insecure-skip-verify'] && file.pve.tls['ca-file'] !== undefined) {
-    problems.push("pve.tls.insecure-skip-verify: cannot be combined with 'pve.tls.ca-file' (either verify against the CA or do not verify)");
+    problems.push(
+      "pve.tls.insecure-skip-verify: cannot be combined with 'pve.tls.ca-file' (either verify against the CA or do not verify)",
+    );
   }
   return problems;
 }
@@ -280,8 +307,12 @@ function resolvePath(base: string | undefined, path: string): string {
 function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: readonly string[]): ManagerConfig {
   const policy = file.policy;
   const given = new Map<string, PolicyValue>();
-  for (const key of [...givenPolicyKeys].sort()) if (Object.hasOwn(policy, key)) given.set(key, policy[key] as PolicyValue);
-  const fileLayer: PolicyLayer = { source: { kind: 'config', label: path === undefined ? 'the config' : `'${path}'` }, values: given };
+  for (const key of [...givenPolicyKeys].sort())
+    if (Object.hasOwn(policy, key)) given.set(key, policy[key] as PolicyValue);
+  const fileLayer: PolicyLayer = {
+    source: { kind: 'config', label: path === undefined ? 'the config' : `'${path}'` },
+    values: given,
+  };
   const listen = parseListen(file.metrics.listen);
   const fileRel = (p: string | undefined) => (p === undefined ? undefined : resolvePath(path, p));
   return {
@@ -296,7 +327,8 @@ function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: 
       timeoutSeconds: file.pve.timeout,
       tls: {
         caFile: fileRel(file.pve.tls['ca-file']),
-        fingerprint: file.pve.tls.fingerprint === undefined ? undefined : normaliseFingerprint(file.pve.tls.fingerprint),
+        fingerprint:
+          file.pve.tls.fingerprint === undefined ? undefined : normaliseFingerprint(file.pve.tls.fingerprint),
         insecureSkipVerify: file.pve.tls['insecure-skip-verify'],
         allowPlainHttp: file.pve.tls['allow-plain-http'],
       },
@@ -357,7 +389,8 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
   if (problems.length > 0) throw invalid(label, problems);
   const config = normalise(file, source === undefined ? undefined : resolve(source), Object.keys(rawPolicy(raw) ?? {}));
   // a --sim directory is relative to the working directory, not to the config file
-  if (overrides.simCaseDir !== undefined) return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
+  if (overrides.simCaseDir !== undefined)
+    return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
   return config;
 }
 
@@ -372,7 +405,9 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Manag
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ManagerError('invalid-config', `${path}: cannot read the config file (${code ?? String(err)})`, { cause: err });
+    throw new ManagerError('invalid-config', `${path}: cannot read the config file (${code ?? String(err)})`, {
+      cause: err,
+    });
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {

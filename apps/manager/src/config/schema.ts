@@ -102,66 +102,73 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 }
 
 const tlsSchema = section({
-    'ca-file': str('a file path')
-      .optional()
-      .describe('PEM file of the CA that signed the node certificates; on a cluster node /etc/pve/pve-root-ca.pem.'),
-    fingerprint: z
-      .string({ error: 'expected a SHA-256 fingerprint' })
-      .regex(FINGERPRINT, { error: 'expected a SHA-256 fingerprint (64 hex digits, colons allowed)' })
-      .optional()
-      .describe(
-        'SHA-256 fingerprint of the node certificate to pin (as `pvenode cert info` or GET /nodes/{node}/certificates/info gives it). With ca-file both are checked; alone, exactly this certificate is accepted (self-signed clusters: the chain is not checked, the pin names the certificate).',
-      ),
-    'insecure-skip-verify': bool()
-      .default(false)
-      .describe('Do not verify the certificate chain. Without a fingerprint nothing is verified (logged loudly at start); with one, only the pin is checked, as with the fingerprint alone.'),
-    'allow-plain-http': bool()
-      .default(false)
-      .describe('Allow http:// URLs (no TLS at all; the token travels in clear). Logged loudly at start.'),
-  })
-  .describe('TLS verification of the Proxmox VE API. Verified against the system CAs by default.');
+  'ca-file': str('a file path')
+    .optional()
+    .describe('PEM file of the CA that signed the node certificates; on a cluster node /etc/pve/pve-root-ca.pem.'),
+  fingerprint: z
+    .string({ error: 'expected a SHA-256 fingerprint' })
+    .regex(FINGERPRINT, { error: 'expected a SHA-256 fingerprint (64 hex digits, colons allowed)' })
+    .optional()
+    .describe(
+      'SHA-256 fingerprint of the node certificate to pin (as `pvenode cert info` or GET /nodes/{node}/certificates/info gives it). With ca-file both are checked; alone, exactly this certificate is accepted (self-signed clusters: the chain is not checked, the pin names the certificate).',
+    ),
+  'insecure-skip-verify': bool()
+    .default(false)
+    .describe(
+      'Do not verify the certificate chain. Without a fingerprint nothing is verified (logged loudly at start); with one, only the pin is checked, as with the fingerprint alone.',
+    ),
+  'allow-plain-http': bool()
+    .default(false)
+    .describe('Allow http:// URLs (no TLS at all; the token travels in clear). Logged loudly at start.'),
+}).describe('TLS verification of the Proxmox VE API. Verified against the system CAs by default.');
 
 const pveSchema = section({
-    urls: z
-      .array(z.string({ error: 'expected a URL' }).regex(HTTP_URL, { error: 'expected an https:// URL like https://node1:8006' }), {
+  urls: z
+    .array(
+      z
+        .string({ error: 'expected a URL' })
+        .regex(HTTP_URL, { error: 'expected an https:// URL like https://node1:8006' }),
+      {
         error: 'expected a list of URLs',
-      })
-      .default([])
-      .describe('API base URLs of one or more cluster nodes (https://<node>:8006), tried in order for failover.'),
-    'token-file': str('a file path')
-      .optional()
-      .describe('File holding the API token as USER@REALM!TOKENID=SECRET (mode 0600). Exactly one of token-file and token-env.'),
-    'token-env': z
-      .string({ error: 'expected an environment variable name' })
-      .regex(ENV_NAME, { error: 'expected an environment variable name' })
-      .optional()
-      .describe('Name of the environment variable holding the API token (USER@REALM!TOKENID=SECRET).'),
-    timeout: num('a number of seconds > 0')
-      .positive({ error: 'expected a number of seconds > 0' })
-      .max(300, { error: 'expected a number of seconds ≤ 300' })
-      .default(DEFAULT_API_TIMEOUT_SECONDS)
-      .describe('Per-request timeout in seconds.'),
-    tls: tlsSchema.prefault({}),
-  })
-  .describe('The Proxmox VE cluster (env: pve).');
+      },
+    )
+    .default([])
+    .describe('API base URLs of one or more cluster nodes (https://<node>:8006), tried in order for failover.'),
+  'token-file': str('a file path')
+    .optional()
+    .describe(
+      'File holding the API token as USER@REALM!TOKENID=SECRET (mode 0600). Exactly one of token-file and token-env.',
+    ),
+  'token-env': z
+    .string({ error: 'expected an environment variable name' })
+    .regex(ENV_NAME, { error: 'expected an environment variable name' })
+    .optional()
+    .describe('Name of the environment variable holding the API token (USER@REALM!TOKENID=SECRET).'),
+  timeout: num('a number of seconds > 0')
+    .positive({ error: 'expected a number of seconds > 0' })
+    .max(300, { error: 'expected a number of seconds ≤ 300' })
+    .default(DEFAULT_API_TIMEOUT_SECONDS)
+    .describe('Per-request timeout in seconds.'),
+  tls: tlsSchema.prefault({}),
+}).describe('The Proxmox VE cluster (env: pve).');
 
 const simSchema = section({
-    'case-dir': str('a directory path')
-      .optional()
-      .describe('Simulator test-case directory (the poise-sim format) to run the daemon against.'),
-    speed: num('a number ≥ 0')
-      .min(0, { error: 'expected a number ≥ 0' })
-      .default(0)
-      .describe('Time acceleration: simulated seconds per real second; 0 runs as fast as possible.'),
-  })
-  .describe('The embedded simulator (env: sim).');
+  'case-dir': str('a directory path')
+    .optional()
+    .describe('Simulator test-case directory (the poise-sim format) to run the daemon against.'),
+  speed: num('a number ≥ 0')
+    .min(0, { error: 'expected a number ≥ 0' })
+    .default(0)
+    .describe('Time acceleration: simulated seconds per real second; 0 runs as fast as possible.'),
+}).describe('The embedded simulator (env: sim).');
 
 /** Edits (insert, delete, substitute) between two strings. */
 function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length]!;
@@ -199,31 +206,39 @@ const policyValue = z.union([z.string(), z.number(), z.boolean()], {
   error: 'expected a string, number or boolean',
 });
 
-export const policySchema = z.object({
-    'ha-auto-rebalance-threshold': num('a number from 0 to 100')
-      .min(0, { error: 'expected a number from 0 to 100' })
-      .max(100, { error: 'expected a number from 0 to 100' })
-      .default(DEFAULT_THRESHOLD_PERCENT)
-      .describe('Balance only while the node imbalance is above this, in percent of the normalised imbalance (pve-9.2 units).'),
-    'ha-auto-rebalance-method': oneOf(['bruteforce', 'topsis'])
-      .default(DEFAULT_METHOD)
-      .describe('How migrations are scored: the lowest imbalance after the move (bruteforce) or TOPSIS over 4 criteria.'),
-    'ha-auto-rebalance-hold-duration': num('an integer ≥ 0')
-      .int({ error: 'expected an integer ≥ 0' })
-      .min(0, { error: 'expected an integer ≥ 0' })
-      .default(DEFAULT_HOLD_ROUNDS)
-      .describe('Rounds the imbalance must stay above the threshold before a motion (0 or 1: at once).'),
-    'ha-auto-rebalance-margin': num('a number from 0 to 100')
-      .min(0, { error: 'expected a number from 0 to 100' })
-      .max(100, { error: 'expected a number from 0 to 100' })
-      .default(DEFAULT_MARGIN_PERCENT)
-      .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
-    [PRESET_KEY]: oneOf(PRESET_CHOICES)
-      .default(DEFAULT_PRESET)
-      .describe(
-        'recommended: every variant stage on at its recommended value (explicit keys override it); reference or none: no preset, every variant stage off unless its key is set (exactly the reference balancer of Proxmox VE 9.2).',
-      ),
-  }, { error: 'expected a mapping of settings' })
+export const policySchema = z
+  .object(
+    {
+      'ha-auto-rebalance-threshold': num('a number from 0 to 100')
+        .min(0, { error: 'expected a number from 0 to 100' })
+        .max(100, { error: 'expected a number from 0 to 100' })
+        .default(DEFAULT_THRESHOLD_PERCENT)
+        .describe(
+          'Balance only while the node imbalance is above this, in percent of the normalised imbalance (pve-9.2 units).',
+        ),
+      'ha-auto-rebalance-method': oneOf(['bruteforce', 'topsis'])
+        .default(DEFAULT_METHOD)
+        .describe(
+          'How migrations are scored: the lowest imbalance after the move (bruteforce) or TOPSIS over 4 criteria.',
+        ),
+      'ha-auto-rebalance-hold-duration': num('an integer ≥ 0')
+        .int({ error: 'expected an integer ≥ 0' })
+        .min(0, { error: 'expected an integer ≥ 0' })
+        .default(DEFAULT_HOLD_ROUNDS)
+        .describe('Rounds the imbalance must stay above the threshold before a motion (0 or 1: at once).'),
+      'ha-auto-rebalance-margin': num('a number from 0 to 100')
+        .min(0, { error: 'expected a number from 0 to 100' })
+        .max(100, { error: 'expected a number from 0 to 100' })
+        .default(DEFAULT_MARGIN_PERCENT)
+        .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
+      [PRESET_KEY]: oneOf(PRESET_CHOICES)
+        .default(DEFAULT_PRESET)
+        .describe(
+          'recommended: every variant stage on at its recommended value (explicit keys override it); reference or none: no preset, every variant stage off unless its key is set (exactly the reference balancer of Proxmox VE 9.2).',
+        ),
+    },
+    { error: 'expected a mapping of settings' },
+  )
   .catchall(policyValue)
   .superRefine((value, ctx) => {
     for (const key of Object.keys(value)) {
@@ -236,101 +251,104 @@ export const policySchema = z.object({
   );
 
 const limitsSchema = section({
-    'max-motions-in-flight': z
-      .literal(1, { error: 'expected 1 (one motion at a time is all that is supported)' })
-      .default(1)
-      .describe('Motions in flight at once; only 1 is supported.'),
-    'max-motions-per-hour': num('an integer ≥ 1')
-      .int({ error: 'expected an integer ≥ 1' })
-      .min(1, { error: 'expected an integer ≥ 1' })
-      .default(DEFAULT_MAX_MOTIONS_PER_HOUR)
-      .describe('Motions issued per sliding hour at most; further decisions are logged and skipped.'),
-    'motion-timeout': num('a number of seconds > 0')
-      .positive({ error: 'expected a number of seconds > 0' })
-      .default(DEFAULT_MOTION_TIMEOUT_SECONDS)
-      .describe('A motion without an outcome after this many seconds is reported failed and no longer followed.'),
-    'pickup-timeout': num('a number of seconds > 0')
-      .positive({ error: 'expected a number of seconds > 0' })
-      .default(DEFAULT_PICKUP_TIMEOUT_SECONDS)
-      .describe('An HA motion not seen moving this many seconds after the request was dropped by the HA manager.'),
-    'settle-time': num(`a number of seconds from 0 to ${MAX_SETTLE_SECONDS}`)
-      .min(0, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
-      .max(MAX_SETTLE_SECONDS, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
-      .default(DEFAULT_SETTLE_SECONDS)
-      .describe(
-        'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
-      ),
-  })
-  .describe('Safety limits on what the daemon does.');
+  'max-motions-in-flight': z
+    .literal(1, { error: 'expected 1 (one motion at a time is all that is supported)' })
+    .default(1)
+    .describe('Motions in flight at once; only 1 is supported.'),
+  'max-motions-per-hour': num('an integer ≥ 1')
+    .int({ error: 'expected an integer ≥ 1' })
+    .min(1, { error: 'expected an integer ≥ 1' })
+    .default(DEFAULT_MAX_MOTIONS_PER_HOUR)
+    .describe('Motions issued per sliding hour at most; further decisions are logged and skipped.'),
+  'motion-timeout': num('a number of seconds > 0')
+    .positive({ error: 'expected a number of seconds > 0' })
+    .default(DEFAULT_MOTION_TIMEOUT_SECONDS)
+    .describe('A motion without an outcome after this many seconds is reported failed and no longer followed.'),
+  'pickup-timeout': num('a number of seconds > 0')
+    .positive({ error: 'expected a number of seconds > 0' })
+    .default(DEFAULT_PICKUP_TIMEOUT_SECONDS)
+    .describe('An HA motion not seen moving this many seconds after the request was dropped by the HA manager.'),
+  'settle-time': num(`a number of seconds from 0 to ${MAX_SETTLE_SECONDS}`)
+    .min(0, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+    .max(MAX_SETTLE_SECONDS, { error: `expected a number of seconds from 0 to ${MAX_SETTLE_SECONDS}` })
+    .default(DEFAULT_SETTLE_SECONDS)
+    .describe(
+      'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
+    ),
+}).describe('Safety limits on what the daemon does.');
 
 const metricsSchema = section({
-    enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
-    listen: z
-      .string({ error: 'expected host:port' })
-      .regex(LISTEN, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
-      .default(DEFAULT_METRICS_LISTEN)
-      .describe('Address to listen on; loopback by default (the metrics are not authenticated).'),
-  })
-  .describe('Prometheus metrics.');
+  enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
+  listen: z
+    .string({ error: 'expected host:port' })
+    .regex(LISTEN, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
+    .default(DEFAULT_METRICS_LISTEN)
+    .describe('Address to listen on; loopback by default (the metrics are not authenticated).'),
+}).describe('Prometheus metrics.');
 
 const stateSchema = section({
-    file: str('a file path')
-      .default(DEFAULT_STATE_FILE)
-      .describe(
-        'State file (stage state, the motion in flight), written atomically after each change. For active/standby put it on the cluster file system, e.g. /etc/pve/priv/poise-manager/state.json.',
-      ),
-  })
-  .describe('Persistent state.');
+  file: str('a file path')
+    .default(DEFAULT_STATE_FILE)
+    .describe(
+      'State file (stage state, the motion in flight), written atomically after each change. For active/standby put it on the cluster file system, e.g. /etc/pve/priv/poise-manager/state.json.',
+    ),
+}).describe('Persistent state.');
 
 const lockSchema = section({
-    enabled: bool().default(true).describe('Take the active/standby lock before acting (env: pve).'),
-    dir: str('a directory path')
-      .default(DEFAULT_LOCK_DIR)
-      .describe('Lock directory; on pmxcfs (/etc/pve/...) a lock is a directory, taken over after 120 s without refresh.'),
-    name: z
-      .string({ error: 'expected a lock name' })
-      .regex(LOCK_NAME, { error: 'expected a lock name of letters, digits, _ . - (no slash)' })
-      .default(DEFAULT_LOCK_NAME)
-      .describe('Name of the lock directory.'),
-  })
-  .describe('Active/standby: one instance acts at a time.');
+  enabled: bool().default(true).describe('Take the active/standby lock before acting (env: pve).'),
+  dir: str('a directory path')
+    .default(DEFAULT_LOCK_DIR)
+    .describe(
+      'Lock directory; on pmxcfs (/etc/pve/...) a lock is a directory, taken over after 120 s without refresh.',
+    ),
+  name: z
+    .string({ error: 'expected a lock name' })
+    .regex(LOCK_NAME, { error: 'expected a lock name of letters, digits, _ . - (no slash)' })
+    .default(DEFAULT_LOCK_NAME)
+    .describe('Name of the lock directory.'),
+}).describe('Active/standby: one instance acts at a time.');
 
 const logSchema = section({
-    format: oneOf(['auto', 'json', 'text'])
-      .default('auto')
-      .describe('auto: readable text on a terminal, JSON lines otherwise.'),
-    level: oneOf(['debug', 'info', 'warn', 'error']).default('info').describe('Lowest level written.'),
-  })
-  .describe('Logging (to stdout).');
+  format: oneOf(['auto', 'json', 'text'])
+    .default('auto')
+    .describe('auto: readable text on a terminal, JSON lines otherwise.'),
+  level: oneOf(['debug', 'info', 'warn', 'error']).default('info').describe('Lowest level written.'),
+}).describe('Logging (to stdout).');
 
 const guestsSchema = section({
-    'non-ha': bool()
-      .default(false)
-      .describe('Also balance running guests that are not HA resources (through the guest migrate endpoint and its precondition check).'),
-  })
-  .describe('Which guests are balanced.');
+  'non-ha': bool()
+    .default(false)
+    .describe(
+      'Also balance running guests that are not HA resources (through the guest migrate endpoint and its precondition check).',
+    ),
+}).describe('Which guests are balanced.');
 
 export const configSchema = section({
-    env: oneOf(['sim', 'pve']).default('sim').describe('Where the cluster is: the embedded simulator or a Proxmox VE cluster.'),
-    mode: oneOf(['observe', 'act'])
-      .default('observe')
-      .describe('observe: log what would be done and change nothing; act: request the motions.'),
-    interval: num(`a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`)
-      .min(MIN_INTERVAL_SECONDS, { error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}` })
-      .max(MAX_INTERVAL_SECONDS, { error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}` })
-      .default(DEFAULT_INTERVAL_SECONDS)
-      .describe('Seconds between rounds (hold-duration counts these rounds).'),
-    pve: pveSchema.prefault({}),
-    sim: simSchema.prefault({}),
-    policy: policySchema.prefault({}),
-    guests: guestsSchema.prefault({}),
-    limits: limitsSchema.prefault({}),
-    metrics: metricsSchema.prefault({}),
-    state: stateSchema.prefault({}),
-    lock: lockSchema.prefault({}),
-    log: logSchema.prefault({}),
-  })
-  .describe('poise-manager configuration (YAML).');
+  env: oneOf(['sim', 'pve'])
+    .default('sim')
+    .describe('Where the cluster is: the embedded simulator or a Proxmox VE cluster.'),
+  mode: oneOf(['observe', 'act'])
+    .default('observe')
+    .describe('observe: log what would be done and change nothing; act: request the motions.'),
+  interval: num(`a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`)
+    .min(MIN_INTERVAL_SECONDS, {
+      error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
+    })
+    .max(MAX_INTERVAL_SECONDS, {
+      error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
+    })
+    .default(DEFAULT_INTERVAL_SECONDS)
+    .describe('Seconds between rounds (hold-duration counts these rounds).'),
+  pve: pveSchema.prefault({}),
+  sim: simSchema.prefault({}),
+  policy: policySchema.prefault({}),
+  guests: guestsSchema.prefault({}),
+  limits: limitsSchema.prefault({}),
+  metrics: metricsSchema.prefault({}),
+  state: stateSchema.prefault({}),
+  lock: lockSchema.prefault({}),
+  log: logSchema.prefault({}),
+}).describe('poise-manager configuration (YAML).');
 
 /** The config file as parsed (kebab-case keys, defaults filled in). */
 export type ConfigFile = z.output<typeof configSchema>;

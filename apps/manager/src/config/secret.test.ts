@@ -21,6 +21,7 @@ describe('API token (parsed by @poise/pve-api, the one parser)', () => {
     expect(token.tokenId).toBe('poise@pve!balancer');
     expect(origin).toBe(`file '${file}'`);
     expect(warnings).toEqual([]);
+    // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- what a template literal prints is the point
     for (const shown of [String(token), JSON.stringify({ token }), inspect(token), `${token}`]) {
       expect(shown).not.toContain(SECRET);
     }
@@ -52,13 +53,21 @@ describe('API token (parsed by @poise/pve-api, the one parser)', () => {
     [{ file: '/nonexistent/token' }, {}, "API token: token file '/nonexistent/token' does not exist"],
     [{ file: dir }, {}, `API token: token file '${dir}' cannot be read (EISDIR)`],
     [{}, {}, "no API token configured ('pve.token-file' or 'pve.token-env')"],
-    [{ env: 'T' }, { T: SECRET }, "API token: environment variable 'T' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'"],
-    [{ env: 'T' }, { T: `root@pam=${SECRET}` }, "API token: environment variable 'T' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'"],
+    [
+      { env: 'T' },
+      { T: SECRET },
+      "API token: environment variable 'T' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'",
+    ],
+    [
+      { env: 'T' },
+      { T: `root@pam=${SECRET}` },
+      "API token: environment variable 'T' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'",
+    ],
     [{ env: 'T' }, { T: '' }, "API token: environment variable 'T' is empty"],
   ])('refuses %j without showing the value', (source, env, message) => {
     expect(() => loadToken(source, env as NodeJS.ProcessEnv)).toThrow(message);
     try {
-      loadToken(source, env as NodeJS.ProcessEnv);
+      loadToken(source, env);
     } catch (err) {
       expect((err as Error).message).not.toContain(SECRET);
       expect(err).toMatchObject({ code: 'invalid-token' });
@@ -67,6 +76,8 @@ describe('API token (parsed by @poise/pve-api, the one parser)', () => {
 
   it('accepts the shapes PVE issues', () => {
     expect(loadToken({ env: 'T' }, { T: 'root@pam!t1=abc' }).token.tokenId).toBe('root@pam!t1');
-    expect(loadToken({ env: 'T' }, { T: 'svc-poise@pve!my_token-2=8a7b' }).token.tokenId).toBe('svc-poise@pve!my_token-2');
+    expect(loadToken({ env: 'T' }, { T: 'svc-poise@pve!my_token-2=8a7b' }).token.tokenId).toBe(
+      'svc-poise@pve!my_token-2',
+    );
   });
 });

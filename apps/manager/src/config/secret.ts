@@ -29,13 +29,17 @@ export function loadToken(
       const token = readTokenFile(source.file);
       const mode = statSync(source.file).mode & 0o777;
       if ((mode & 0o077) !== 0) {
-        warnings.push(`API token file '${source.file}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`);
+        warnings.push(
+          `API token file '${source.file}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`,
+        );
       }
       return { token, origin: `file '${source.file}'` };
     }
-    if (source.env !== undefined) return { token: tokenFromEnv(source.env, environment), origin: `environment variable '${source.env}'` };
+    if (source.env !== undefined)
+      return { token: tokenFromEnv(source.env, environment), origin: `environment variable '${source.env}'` };
   } catch (err) {
-    if (err instanceof PveApiError) throw new ManagerError('invalid-token', `API token: ${err.message}`, { cause: err });
+    if (err instanceof PveApiError)
+      throw new ManagerError('invalid-token', `API token: ${err.message}`, { cause: err });
     throw err;
   }
   throw new ManagerError('invalid-token', "no API token configured ('pve.token-file' or 'pve.token-env')");

@@ -33,7 +33,11 @@ export class ClusterWatch {
       }
       if (was === condition) continue;
       this.logNode(name, condition, was);
-      changes.push(condition === 'online' ? `node '${name}' back online` : `node '${name}' ${condition === 'offline' ? 'offline' : `now ${condition}`}`);
+      changes.push(
+        condition === 'online'
+          ? `node '${name}' back online`
+          : `node '${name}' ${condition === 'offline' ? 'offline' : `now ${condition}`}`,
+      );
     }
     for (const name of before.keys()) {
       if (after.has(name)) continue;
@@ -48,7 +52,10 @@ export class ClusterWatch {
 
   private logNode(name: string, condition: NodeCondition, was: NodeCondition | undefined): void {
     const since = was === undefined ? '' : ` (was ${was})`;
-    const text = condition === 'online' ? `node '${name}' is back online${since}` : `node '${name}' ${describeCondition(condition)}${since}`;
+    const text =
+      condition === 'online'
+        ? `node '${name}' is back online${since}`
+        : `node '${name}' ${describeCondition(condition)}${since}`;
     const level = condition === 'online' || condition === 'maintenance' ? 'info' : 'warn';
     this.ctx.log.log(level, 'cluster', text, { node: name, condition, ...(was === undefined ? {} : { was }) });
   }

@@ -41,7 +41,7 @@ export class DaemonContext {
 
   /** A policy text with its epoch seconds as times: UTC, or the host's own label. */
   policyText(text: string): string {
-    const label = this.host.timeLabel;
+    const label = this.host.timeLabel?.bind(this.host);
     return label ? readableTimes(text, label) : readableTimes(text);
   }
 }

@@ -60,7 +60,13 @@ export class Daemon {
 
   constructor(private readonly options: DaemonOptions) {
     const once = options.once === true;
-    this.ctx = new DaemonContext(options.host, options.log, options.version, options.config, buildPolicy(options.config.policy, { holdMet: once }));
+    this.ctx = new DaemonContext(
+      options.host,
+      options.log,
+      options.version,
+      options.config,
+      buildPolicy(options.config.policy, { holdMet: once }),
+    );
     this.keeper = new StateKeeper(this.ctx, options.host.statePath ?? options.config.statePath, once);
     this.lock = new LockGuard(this.ctx, options.lockFs, () => this.keeper.load('lock'), options.identity, once);
     this.watch = new ClusterWatch(this.ctx);
@@ -107,7 +113,12 @@ export class Daemon {
       'start',
       `limits: ${c.limits.maxMotionsInFlight} motion in flight, ${c.limits.maxMotionsPerHour} motions per hour, motion timeout ${c.limits.motionTimeoutSeconds} s, settle time ${c.limits.settleSeconds} s`,
     );
-    log.info('start', c.guests.nonHa ? 'guests: HA resources and running non-HA guests are balanced' : 'guests: HA resources only (guests.non-ha: false)');
+    log.info(
+      'start',
+      c.guests.nonHa
+        ? 'guests: HA resources and running non-HA guests are balanced'
+        : 'guests: HA resources only (guests.non-ha: false)',
+    );
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.keeper.load('start');
     if (c.metrics.enabled) {
@@ -168,7 +179,10 @@ export class Daemon {
   stop(signal: string): void {
     if (this.stopping) return;
     this.stopping = true;
-    this.ctx.log.info('stop', this.rounds.busy ? `${signal}: finishing the current round, then exiting` : `${signal}: exiting`);
+    this.ctx.log.info(
+      'stop',
+      this.rounds.busy ? `${signal}: finishing the current round, then exiting` : `${signal}: exiting`,
+    );
     this.abort.abort();
   }
 
@@ -204,7 +218,10 @@ export class Daemon {
     await this.options.host.port.close?.();
     await this.options.host.close?.();
     const n = this.rounds.rounds;
-    this.ctx.log.info('stop', `stopped after ${n} ${n === 1 ? 'round' : 'rounds'}${runSummary(this.ctx, this.keeper.state.motion)}`);
+    this.ctx.log.info(
+      'stop',
+      `stopped after ${n} ${n === 1 ? 'round' : 'rounds'}${runSummary(this.ctx, this.keeper.state.motion)}`,
+    );
   }
 
   /** The JSON of `/status`. */

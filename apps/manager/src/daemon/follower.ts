@@ -56,12 +56,18 @@ export class MotionFollower {
     this.pauses.set(via, { fault, since: old?.since ?? now, nextCheckAt, refusals });
     const log = this.ctx.log;
     if (old === undefined || old.fault !== fault) {
-      log.warn('motion', `${kindOf(via)} paused: ${fault}; none is requested until that is fixed, tried again at ${this.ctx.timeText(nextCheckAt)} and then less often`, {
-        via,
-        fault,
-      });
+      log.warn(
+        'motion',
+        `${kindOf(via)} paused: ${fault}; none is requested until that is fixed, tried again at ${this.ctx.timeText(nextCheckAt)} and then less often`,
+        {
+          via,
+          fault,
+        },
+      );
     } else {
-      log.debug('motion', `${kindOf(via)} still paused: ${fault}; tried again at ${this.ctx.timeText(nextCheckAt)}`, { via });
+      log.debug('motion', `${kindOf(via)} still paused: ${fault}; tried again at ${this.ctx.timeText(nextCheckAt)}`, {
+        via,
+      });
     }
     return nextCheckAt;
   }
@@ -71,12 +77,21 @@ export class MotionFollower {
     const pause = this.pauses.get(via);
     if (pause === undefined) return;
     this.pauses.delete(via);
-    this.ctx.log.info('motion', `${kindOf(via)} resume: the cluster accepted one again (paused since ${this.ctx.timeText(pause.since)}: ${pause.fault})`, { via });
+    this.ctx.log.info(
+      'motion',
+      `${kindOf(via)} resume: the cluster accepted one again (paused since ${this.ctx.timeText(pause.since)}: ${pause.fault})`,
+      { via },
+    );
   }
 
   /** Motions paused for the credentials, for `/status`. */
   pausedKinds(): Record<string, unknown> {
-    return Object.fromEntries([...this.pauses].map(([via, p]) => [via, { fault: p.fault, since: this.ctx.timeText(p.since), nextCheckAt: this.ctx.timeText(p.nextCheckAt) }]));
+    return Object.fromEntries(
+      [...this.pauses].map(([via, p]) => [
+        via,
+        { fault: p.fault, since: this.ctx.timeText(p.since), nextCheckAt: this.ctx.timeText(p.nextCheckAt) },
+      ]),
+    );
   }
 
   /** Records an outcome: in the history (status, metrics) and for the policy (reported next time it runs). */
@@ -86,7 +101,15 @@ export class MotionFollower {
     reason: string | undefined,
   ): Pick<DaemonState, 'outcomes' | 'unreported'> {
     const state = this.keeper.state;
-    const outcome: MotionOutcome = { sid: motion.sid, source: motion.source, target: motion.target, via: motion.via, result, reason, at: this.ctx.now() };
+    const outcome: MotionOutcome = {
+      sid: motion.sid,
+      source: motion.source,
+      target: motion.target,
+      via: motion.via,
+      result,
+      reason,
+      at: this.ctx.now(),
+    };
     const metrics = this.ctx.metrics;
     (result === 'succeeded' ? metrics.motionsSucceeded : metrics.motionsFailed).inc({ via: motion.via });
     if (result === 'succeeded') this.ctx.runCounts.succeeded++;
@@ -95,7 +118,13 @@ export class MotionFollower {
       outcomes: [...state.outcomes, outcome].slice(-MAX_KEPT_OUTCOMES),
       unreported: [
         ...state.unreported,
-        { resources: [...motion.resources], source: motion.source, target: motion.target, ok: result === 'succeeded', detail: reason },
+        {
+          resources: [...motion.resources],
+          source: motion.source,
+          target: motion.target,
+          ok: result === 'succeeded',
+          detail: reason,
+        },
       ],
     };
   }
@@ -104,14 +133,23 @@ export class MotionFollower {
    * Where the motion in flight stands; an outcome ends it (logged, recorded) and is returned.
    * Throws a PortError when its status cannot be read.
    */
-  async follow(motion: MotionRecord, snapshot: ClusterSnapshot, now: number): Promise<'succeeded' | 'failed' | undefined> {
+  async follow(
+    motion: MotionRecord,
+    snapshot: ClusterSnapshot,
+    now: number,
+  ): Promise<'succeeded' | 'failed' | undefined> {
     const age = Math.round(now - motion.issuedAt);
     const limits = this.ctx.config.limits;
     const timeout = limits.motionTimeoutSeconds;
     const progress =
       now - motion.issuedAt > timeout
-        ? ({ status: 'failed', reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed` } as const)
-        : await this.ctx.host.port.followMotion(motion, snapshot, { pickupTimeoutSeconds: limits.pickupTimeoutSeconds });
+        ? ({
+            status: 'failed',
+            reason: `no outcome within ${timeout} s (limits.motion-timeout); no longer followed`,
+          } as const)
+        : await this.ctx.host.port.followMotion(motion, snapshot, {
+            pickupTimeoutSeconds: limits.pickupTimeoutSeconds,
+          });
     if (progress.status === 'pending') {
       if (progress.phase !== motion.phase) this.keeper.update({ motion: { ...motion, phase: progress.phase } });
       return undefined;
@@ -119,10 +157,18 @@ export class MotionFollower {
     const log = this.ctx.log;
     if (progress.status === 'succeeded') {
       this.keeper.update({ motion: null, ...this.recordOutcome(motion, 'succeeded', undefined) });
-      log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, { sid: motion.sid, target: motion.target, result: 'succeeded' });
+      log.info('motion', `${describeMotion(motion)} succeeded after ${age} s`, {
+        sid: motion.sid,
+        target: motion.target,
+        result: 'succeeded',
+      });
     } else {
       this.keeper.update({ motion: null, ...this.recordOutcome(motion, 'failed', progress.reason) });
-      log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, { sid: motion.sid, target: motion.target, result: 'failed' });
+      log.warn('motion', `${describeMotion(motion)} failed after ${age} s: ${progress.reason}`, {
+        sid: motion.sid,
+        target: motion.target,
+        result: 'failed',
+      });
     }
     return progress.status;
   }
@@ -132,7 +178,11 @@ export class MotionFollower {
    * (the cluster's own balancer for HA resources, the hourly limit, the lock's time left, the
    * guest precondition check), written ahead to the state file and requested.
    */
-  async request(decision: Extract<Decision, { action: 'move' }>, snapshot: ClusterSnapshot, now: number): Promise<PartialReport> {
+  async request(
+    decision: Extract<Decision, { action: 'move' }>,
+    snapshot: ClusterSnapshot,
+    now: number,
+  ): Promise<PartialReport> {
     const config = this.ctx.config;
     const m = decision.migration;
     const guest = snapshot.guests.find((g) => g.sid === m.sid);
@@ -154,7 +204,12 @@ export class MotionFollower {
       return { outcome: 'would-move', reason: 'observe', message: `observe: would ${what}`, fields };
     }
     if (via === 'ha' && snapshot.crs.autoRebalance) {
-      return { outcome: 'skip', reason: 'cluster-auto-rebalance', message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`, fields };
+      return {
+        outcome: 'skip',
+        reason: 'cluster-auto-rebalance',
+        message: `not moving HA resource ${m.sid}: the cluster's own ha-auto-rebalance is on`,
+        fields,
+      };
     }
     const state = this.keeper.state;
     const recent = state.motionsIssuedAt.filter((t) => now - t < MOTION_LIMIT_WINDOW_SECONDS);
@@ -190,8 +245,20 @@ export class MotionFollower {
         return portFailure(this.ctx, err, `the migration check of ${m.sid}`);
       }
       if (!check.allowed) {
-        this.keeper.update(this.recordOutcome({ sid: m.sid, source: m.source, target: m.target, via, resources }, 'failed', check.reason));
-        return { outcome: 'refused', reason: 'precondition', level: 'warn', message: `precondition check refused to ${what}: ${check.reason}`, fields };
+        this.keeper.update(
+          this.recordOutcome(
+            { sid: m.sid, source: m.source, target: m.target, via, resources },
+            'failed',
+            check.reason,
+          ),
+        );
+        return {
+          outcome: 'refused',
+          reason: 'precondition',
+          level: 'warn',
+          message: `precondition check refused to ${what}: ${check.reason}`,
+          fields,
+        };
       }
     }
     // write-ahead: the motion is on disk before the request leaves, so a crash in between
@@ -242,8 +309,18 @@ export class MotionFollower {
           fields,
         };
       }
-      this.keeper.update({ motion: null, motionsIssuedAt: recent, ...this.recordOutcome(record, 'failed', reply.reason) });
-      return { outcome: 'refused', reason: 'refused', level: 'warn', message: `the cluster refused to ${what}: ${reply.reason}`, fields };
+      this.keeper.update({
+        motion: null,
+        motionsIssuedAt: recent,
+        ...this.recordOutcome(record, 'failed', reply.reason),
+      });
+      return {
+        outcome: 'refused',
+        reason: 'refused',
+        level: 'warn',
+        message: `the cluster refused to ${what}: ${reply.reason}`,
+        fields,
+      };
     }
     this.resume(via);
     this.keeper.update({ motion: { ...record, phase: 'queued', task: reply.task } });

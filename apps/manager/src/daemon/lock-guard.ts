@@ -1,4 +1,12 @@
-import { ActiveLock, describeHolder, LOCK_SAFETY_SECONDS, type LockFs, lockFsFor, pmxcfsLockFs, type ProcessIdentity } from '../lock';
+import {
+  ActiveLock,
+  describeHolder,
+  LOCK_SAFETY_SECONDS,
+  type LockFs,
+  lockFsFor,
+  pmxcfsLockFs,
+  type ProcessIdentity,
+} from '../lock';
 import type { DaemonContext } from './context';
 import type { PartialReport } from './report';
 
@@ -23,7 +31,10 @@ export class LockGuard {
     once = false,
   ) {
     const c = ctx.config;
-    this.lock = !once && c.lock.enabled && c.env === 'pve' ? new ActiveLock(c.lock.dir, c.lock.name, () => ctx.now(), lockFs ?? lockFsFor(c.lock.dir), identity) : undefined;
+    this.lock =
+      !once && c.lock.enabled && c.env === 'pve'
+        ? new ActiveLock(c.lock.dir, c.lock.name, () => ctx.now(), lockFs ?? lockFsFor(c.lock.dir), identity)
+        : undefined;
     this.isActive = this.lock === undefined;
     this.once = once;
   }
@@ -38,10 +49,19 @@ export class LockGuard {
     if (this.once) {
       log.info('lock', 'no active/standby lock: --once acts on nothing');
     } else if (this.lock) {
-      const semantics = this.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
-      log.info('lock', `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`);
+      const semantics =
+        this.lockFs === pmxcfsLockFs || lockFsFor(this.lock.dir) === pmxcfsLockFs ? 'pmxcfs' : 'local directory';
+      log.info(
+        'lock',
+        `active/standby through the lock '${this.lock.path}' (${semantics}): acting only while holding it`,
+      );
     } else {
-      log.info('lock', this.ctx.config.env === 'pve' ? 'active/standby lock disabled (lock.enabled: false): this instance always acts' : 'no active/standby lock against the simulator');
+      log.info(
+        'lock',
+        this.ctx.config.env === 'pve'
+          ? 'active/standby lock disabled (lock.enabled: false): this instance always acts'
+          : 'no active/standby lock against the simulator',
+      );
     }
   }
 
@@ -68,8 +88,18 @@ export class LockGuard {
     this.ctx.metrics.active.set(attempt.held ? 1 : 0);
     if (attempt.held) return undefined;
     this.wasStandby = true;
-    if (attempt.busy) return { outcome: 'standby', reason: 'standby', message: `standby: the lock '${this.lock.path}' is ${attempt.reason}` };
-    return { outcome: 'standby', reason: 'lock-error', level: 'warn', message: `standby: cannot use the lock '${this.lock.path}': ${attempt.reason}` };
+    if (attempt.busy)
+      return {
+        outcome: 'standby',
+        reason: 'standby',
+        message: `standby: the lock '${this.lock.path}' is ${attempt.reason}`,
+      };
+    return {
+      outcome: 'standby',
+      reason: 'lock-error',
+      level: 'warn',
+      message: `standby: cannot use the lock '${this.lock.path}': ${attempt.reason}`,
+    };
   }
 
   /** A skip line when the lock has too little time left to issue `what`; `undefined` when acting is safe. */

@@ -28,7 +28,12 @@ export function sectionsNeedingRestart(old: ManagerConfig, next: ManagerConfig):
  * apply from the next round. Returns whether the config in force changed; `adopt` takes the
  * new policy (the pipeline state is kept: it is keyed by stage name).
  */
-export function reloadConfig(ctx: DaemonContext, read: (() => ManagerConfig) | undefined, isTty: boolean, adopt: (policy: BuiltPolicy) => void): boolean {
+export function reloadConfig(
+  ctx: DaemonContext,
+  read: (() => ManagerConfig) | undefined,
+  isTty: boolean,
+  adopt: (policy: BuiltPolicy) => void,
+): boolean {
   const log = ctx.log;
   if (!read) {
     log.warn('config', 'reload requested, but the daemon runs without a config file: nothing to reload');
@@ -40,17 +45,32 @@ export function reloadConfig(ctx: DaemonContext, read: (() => ManagerConfig) | u
     next = read();
     policy = buildPolicy(next.policy);
   } catch (err) {
-    log.error('config', `reload failed, keeping the running config:\n${errorMessage(err)}`.replace(/\n/g, '\n  '), { file: ctx.config.file ?? null });
+    log.error('config', `reload failed, keeping the running config:\n${errorMessage(err)}`.replace(/\n/g, '\n  '), {
+      file: ctx.config.file ?? null,
+    });
     return false;
   }
   const old = ctx.config;
   const needRestart = sectionsNeedingRestart(old, next);
   if (needRestart.length > 0) {
-    log.warn('config', `changes to ${needRestart.map((k) => `'${k}'`).join(', ')} need a restart; running with the old values of those until then`);
+    log.warn(
+      'config',
+      `changes to ${needRestart.map((k) => `'${k}'`).join(', ')} need a restart; running with the old values of those until then`,
+    );
   }
-  ctx.config = { ...next, env: old.env, pve: old.pve, sim: old.sim, metrics: old.metrics, statePath: old.statePath, lock: old.lock };
+  ctx.config = {
+    ...next,
+    env: old.env,
+    pve: old.pve,
+    sim: old.sim,
+    metrics: old.metrics,
+    statePath: old.statePath,
+    lock: old.lock,
+  };
   adopt(policy);
   log.configure({ format: resolveLogFormat(next.log.format, isTty), level: next.log.level });
-  log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, { mode: next.mode });
+  log.info('config', `reloaded '${next.file}': mode ${next.mode}, interval ${next.intervalSeconds} s`, {
+    mode: next.mode,
+  });
   return true;
 }

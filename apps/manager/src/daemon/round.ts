@@ -4,7 +4,15 @@ import { compareNames } from '@poise/usage';
 import { TRANSITIONAL_SERVICE_STATES } from '../cluster-state';
 import { errorMessage } from '../errors';
 import type { LogFields } from '../log';
-import { buildUsageModel, clusterMotionInFlight, compileSnapshotRules, migrationCandidates, nonHaCandidates, restrictToModel, type UsageModel } from '../model';
+import {
+  buildUsageModel,
+  clusterMotionInFlight,
+  compileSnapshotRules,
+  migrationCandidates,
+  nonHaCandidates,
+  restrictToModel,
+  type UsageModel,
+} from '../model';
 import { balanceContext, REASON_FORMAT } from '../policy';
 import type { ClusterSnapshot, SnapshotProblem } from '../port';
 import type { DaemonContext } from './context';
@@ -36,7 +44,14 @@ export const TELEMETRY_WAIT_MAX_SECONDS = 180;
  */
 
 /** The reference stages whose codes {@link RoundRunner.explain} words with the daemon's own facts. */
-const REFERENCE_STAGES: ReadonlySet<string> = new Set(['pipeline', 'motion-in-flight', 'threshold-hold', 'candidates', 'select-best', 'relative-margin']);
+const REFERENCE_STAGES: ReadonlySet<string> = new Set([
+  'pipeline',
+  'motion-in-flight',
+  'threshold-hold',
+  'candidates',
+  'select-best',
+  'relative-margin',
+]);
 
 export class RoundRunner {
   private roundNo = 0;
@@ -106,10 +121,16 @@ export class RoundRunner {
     const metrics = this.ctx.metrics;
     metrics.rounds.inc();
     metrics.decisions.inc({ outcome: report.outcome });
-    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error') metrics.skips.inc({ reason: report.reason });
+    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error')
+      metrics.skips.inc({ reason: report.reason });
     metrics.roundDuration.observe((performance.now() - started) / 1000);
     this.last = report;
-    this.ctx.log.log(report.level, 'round', report.message, { round: report.round, outcome: report.outcome, reason: report.reason, ...report.fields });
+    this.ctx.log.log(report.level, 'round', report.message, {
+      round: report.round,
+      outcome: report.outcome,
+      reason: report.reason,
+      ...report.fields,
+    });
     return report;
   }
 
@@ -142,11 +163,11 @@ export class RoundRunner {
         return portFailure(ctx, err, `following ${describeMotion(inFlight)}`);
       }
       // the telemetry the motion changed is read again before the next decision
-      const refresh = ctx.host.port.refreshTelemetry;
+      const refresh = ctx.host.port.refreshTelemetry?.bind(ctx.host.port);
       if (ended !== undefined) this.ending = new Set(inFlight.resources);
       if (ended !== undefined && refresh !== undefined) {
         const nodes = [inFlight.source, inFlight.target];
-        refresh.call(ctx.host.port, nodes, now);
+        refresh(nodes, now);
         this.telemetryWait = { since: now, nodes };
         endedNow = true;
       }
@@ -154,16 +175,25 @@ export class RoundRunner {
 
     const model = buildUsageModel(snapshot, { memhost: policy.memhost });
     const rules = compileSnapshotRules(snapshot);
-    this.reportProblems([...(snapshot.problems ?? []), ...[...rules.dropped, ...model.problems].map((message) => ({ message }))]);
+    this.reportProblems([
+      ...(snapshot.problems ?? []),
+      ...[...rules.dropped, ...model.problems].map((message) => ({ message })),
+    ]);
     const imbalance = model.nodes.length > 0 ? model.usage.nodeImbalance() : undefined;
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
 
     if (!snapshot.quorate) {
       const why = snapshot.quorumUnknown ? ' (the node that answered could not check its quorum)' : '';
-      return { outcome: 'skip', reason: 'not-quorate', message: `the cluster is not quorate${why}: nothing is balanced`, fields };
+      return {
+        outcome: 'skip',
+        reason: 'not-quorate',
+        message: `the cluster is not quorate${why}: nothing is balanced`,
+        fields,
+      };
     }
-    if (snapshot.haDisarmed) return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
+    if (snapshot.haDisarmed)
+      return { outcome: 'skip', reason: 'ha-disarmed', message: 'HA is disarmed: nothing is balanced', fields };
     const unsettled = this.watch.gate(now);
     if (unsettled) {
       // a round that does not qualify: the hold counts again from the first settled round
@@ -172,7 +202,13 @@ export class RoundRunner {
     }
     const waiting = this.waitForTelemetry(snapshot, now, endedNow);
     if (waiting) return { ...waiting, fields };
-    if (imbalance === undefined) return { outcome: 'skip', reason: 'no-nodes', message: 'no usable node (online, not in maintenance, with valid stats)', fields };
+    if (imbalance === undefined)
+      return {
+        outcome: 'skip',
+        reason: 'no-nodes',
+        message: 'no usable node (online, not in maintenance, with valid stats)',
+        fields,
+      };
 
     const balanceHa = !snapshot.crs.autoRebalance;
     if (!balanceHa && !config.guests.nonHa) {
@@ -184,9 +220,10 @@ export class RoundRunner {
       };
     }
     const candidates = restrictToModel(
-      [...(balanceHa ? migrationCandidates(snapshot, rules) : []), ...(config.guests.nonHa ? nonHaCandidates(snapshot) : [])].sort((a, b) =>
-        compareNames(a.leader, b.leader),
-      ),
+      [
+        ...(balanceHa ? migrationCandidates(snapshot, rules) : []),
+        ...(config.guests.nonHa ? nonHaCandidates(snapshot) : []),
+      ].sort((a, b) => compareNames(a.leader, b.leader)),
       model,
     );
 
@@ -213,7 +250,7 @@ export class RoundRunner {
     // what the stages judged, for the round line: the scored moves and, when smoothing adjusted
     // the node stats, the adjusted imbalance (the threshold and the margin judge that one)
     let smoothed: number | undefined;
-    const adjust = balance.adjust;
+    const adjust = balance.adjust?.bind(balance);
     const scoring: BalanceContext = {
       ...balance,
       score: (...args) => (lastScored = balance.score(...args)),
@@ -221,7 +258,10 @@ export class RoundRunner {
         ? {
             adjust: (nodes) => {
               const view = adjust(nodes);
-              return { imbalance: () => (smoothed = view.imbalance()), score: (...args) => (lastScored = view.score(...args)) };
+              return {
+                imbalance: () => (smoothed = view.imbalance()),
+                score: (...args) => (lastScored = view.score(...args)),
+              };
             },
           }
         : {}),
@@ -234,7 +274,13 @@ export class RoundRunner {
       return {
         outcome: 'skip',
         reason: decision.code,
-        message: this.explain(decision, { value: smoothed ?? imbalance, smoothed: smoothed !== undefined }, pipelineState, lastScored, snapshot),
+        message: this.explain(
+          decision,
+          { value: smoothed ?? imbalance, smoothed: smoothed !== undefined },
+          pipelineState,
+          lastScored,
+          snapshot,
+        ),
         fields: { ...fields, stage: decision.stage, code: decision.code, key: decision.key },
       };
     }
@@ -260,7 +306,8 @@ export class RoundRunner {
     const state = this.keeper.state.pipeline;
     const next: Record<string, unknown> = { ...state };
     for (const stage of this.ctx.policy.pipeline.stages) {
-      if (stage.breakStreak && Object.hasOwn(state, stage.name)) next[stage.name] = stage.breakStreak(state[stage.name] as never);
+      if (stage.breakStreak && Object.hasOwn(state, stage.name))
+        next[stage.name] = stage.breakStreak(state[stage.name]);
     }
     if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
   }
@@ -275,8 +322,13 @@ export class RoundRunner {
     if (wait === undefined) return undefined;
     // the snapshot of the round the motion ended in was read before it ended: its pressure (if
     // the node reports any) is from before
-    const reports = (name: string) => snapshot.nodes.some((n) => n.name === name && (n.pressure.cpuSome !== undefined || n.pressure.memSome !== undefined));
-    const stale = endedNow ? wait.nodes.filter(reports) : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
+    const reports = (name: string) =>
+      snapshot.nodes.some(
+        (n) => n.name === name && (n.pressure.cpuSome !== undefined || n.pressure.memSome !== undefined),
+      );
+    const stale = endedNow
+      ? wait.nodes.filter(reports)
+      : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
     if (stale.length === 0 || !this.ctx.policy.readsPressure) {
       this.telemetryWait = undefined;
       return undefined;
@@ -284,7 +336,10 @@ export class RoundRunner {
     const until = wait.since + TELEMETRY_WAIT_MAX_SECONDS;
     if (now >= until) {
       this.telemetryWait = undefined;
-      this.ctx.log.warn('cluster', `no pressure telemetry of ${stale.join(', ')} from after the last motion within ${TELEMETRY_WAIT_MAX_SECONDS} s: deciding with the newest there is`);
+      this.ctx.log.warn(
+        'cluster',
+        `no pressure telemetry of ${stale.join(', ')} from after the last motion within ${TELEMETRY_WAIT_MAX_SECONDS} s: deciding with the newest there is`,
+      );
       return undefined;
     }
     return {
@@ -297,7 +352,12 @@ export class RoundRunner {
   /** The policy's notices (a failure recorded, a guest that cannot move): each is a line of its own. */
   private logNotices(notices: readonly Notice[]): void {
     for (const n of notices) {
-      this.ctx.log.log(n.severity === 'warning' ? 'warn' : 'info', 'policy', `${n.stage}: ${this.ctx.policyText(n.message)}`, { stage: n.stage, code: n.code });
+      this.ctx.log.log(
+        n.severity === 'warning' ? 'warn' : 'info',
+        'policy',
+        `${n.stage}: ${this.ctx.policyText(n.message)}`,
+        { stage: n.stage, code: n.code },
+      );
     }
   }
 
@@ -309,7 +369,10 @@ export class RoundRunner {
     this.ctx.metrics.clusterAutoRebalance.set(on ? 1 : 0);
     if (on) {
       const s = snapshot.crs.settings;
-      const how = s && s.thresholdPercent !== undefined ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})` : '';
+      const how =
+        s && s.thresholdPercent !== undefined
+          ? ` (its threshold ${s.thresholdPercent}%${s.marginPercent !== undefined ? `, margin ${s.marginPercent}%` : ''})`
+          : '';
       this.ctx.log.warn(
         'cluster',
         `the cluster's own ha-auto-rebalance is on (datacenter.cfg crs${how}): poise refuses to move HA resources while it is on${this.ctx.config.guests.nonHa ? '; non-HA guests are still balanced' : ''}`,
@@ -375,8 +438,11 @@ export class RoundRunner {
     switch (decision.code) {
       case 'motion-in-flight': {
         const m = this.keeper.state.motion;
-        if (m) return `motion in flight: ${describeMotion(m)} (${m.phase}, ${Math.round(this.ctx.now() - m.issuedAt)} s)`;
-        const moving = snapshot.guests.filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate');
+        if (m)
+          return `motion in flight: ${describeMotion(m)} (${m.phase}, ${Math.round(this.ctx.now() - m.issuedAt)} s)`;
+        const moving = snapshot.guests.filter(
+          (g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate',
+        );
         return `a motion is running in the cluster (${moving.map((g) => g.sid).join(', ')})`;
       }
       case 'below-threshold':
@@ -393,7 +459,11 @@ export class RoundRunner {
         const best = scored[0];
         if (best) {
           const margin = this.ctx.config.policy.reference.marginPercent / 100;
-          const relative = REASON_FORMAT.value('relative-improvement', (imbalance - best.imbalance) / imbalance, margin);
+          const relative = REASON_FORMAT.value(
+            'relative-improvement',
+            (imbalance - best.imbalance) / imbalance,
+            margin,
+          );
           const what = judged.smoothed ? 'smoothed imbalance' : 'imbalance';
           return (
             `below margin: the best move (${best.sid} from ${best.source} to ${best.target}) changes the ${what} from ${percent(imbalance)} ` +

@@ -45,7 +45,10 @@ export class StateKeeper {
     if (loaded.status === 'missing') {
       log.info('state', `no state file at '${path}' yet: starting afresh`);
     } else if (loaded.status === 'corrupt' && loaded.setAsidePath === undefined) {
-      log.warn('state', `the state file '${path}' is corrupt (${loaded.problem}): left as it is, this round starts without it`);
+      log.warn(
+        'state',
+        `the state file '${path}' is corrupt (${loaded.problem}): left as it is, this round starts without it`,
+      );
     } else if (loaded.status === 'corrupt') {
       log.error(
         'state',
@@ -73,11 +76,15 @@ export class StateKeeper {
   adoptPipelineState(raw: unknown, event: string): void {
     const checked = checkPipelineState(this.ctx.policy.pipeline, raw);
     if ('state' in checked) {
-      if (JSON.stringify(checked.state) !== JSON.stringify(this.current.pipeline)) this.update({ pipeline: checked.state });
+      if (JSON.stringify(checked.state) !== JSON.stringify(this.current.pipeline))
+        this.update({ pipeline: checked.state });
       return;
     }
     if (this.readOnly) {
-      this.ctx.log.warn('state', `the policy state is corrupt (${checked.problems.map((p) => p.message).join('; ')}): this round starts without it`);
+      this.ctx.log.warn(
+        'state',
+        `the policy state is corrupt (${checked.problems.map((p) => p.message).join('; ')}): this round starts without it`,
+      );
       this.update({ pipeline: {} });
       return;
     }

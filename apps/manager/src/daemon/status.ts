@@ -57,7 +57,9 @@ export function statusJson(ctx: DaemonContext, input: StatusInput): Record<strin
 export function runSummary(ctx: DaemonContext, inFlight: MotionRecord | null): string {
   const c = ctx.runCounts;
   if (ctx.config.mode === 'observe' && c.requested === 0) {
-    return c.wouldMove > 0 ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion` : '; observe mode: nothing moved';
+    return c.wouldMove > 0
+      ? `; observe mode: nothing moved, ${c.wouldMove} ${c.wouldMove === 1 ? 'round' : 'rounds'} would have requested a motion`
+      : '; observe mode: nothing moved';
   }
   const still = inFlight ? `, 1 still in flight (${describeMotion(inFlight)})` : '';
   return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${still}`;

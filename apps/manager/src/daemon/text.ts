@@ -8,8 +8,17 @@ export function percent(fraction: number): string {
 }
 
 /** `migrate vm:101 (with vm:102) from node1 to node2`. */
-export function describeMotion(m: { kind: string; sid: string; source: string; target: string; resources?: readonly string[] }): string {
-  const along = m.resources !== undefined && m.resources.length > 1 ? ` (with ${m.resources.filter((r) => r !== m.sid).join(', ')})` : '';
+export function describeMotion(m: {
+  kind: string;
+  sid: string;
+  source: string;
+  target: string;
+  resources?: readonly string[];
+}): string {
+  const along =
+    m.resources !== undefined && m.resources.length > 1
+      ? ` (with ${m.resources.filter((r) => r !== m.sid).join(', ')})`
+      : '';
   return `${m.kind} ${m.sid}${along} from ${m.source} to ${m.target}`;
 }
 
@@ -23,5 +32,8 @@ export function utcTime(seconds: number): string {
  * 2026-01-01T00:01:00Z`), or as `label` writes them (the simulator's `sim 00:01:00`).
  */
 export function readableTimes(text: string, label: (seconds: number) => string = utcTime): string {
-  return text.replace(/\b(until|at) (\d{10}(?:\.\d+)?)\b/g, (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`);
+  return text.replace(
+    /\b(until|at) (\d{10}(?:\.\d+)?)\b/g,
+    (_m, word: string, seconds: string) => `${word} ${label(Number(seconds))}`,
+  );
 }

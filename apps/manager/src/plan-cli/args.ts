@@ -10,7 +10,10 @@ export class PlanUsageError extends Error {
 export type PlanCommandName = 'plan' | 'drain' | 'place';
 
 /** Where the cluster is read from. */
-export type ClusterSource = { readonly kind: 'config'; readonly file: string } | { readonly kind: 'sim'; readonly dir: string | undefined } | { readonly kind: 'snapshot'; readonly file: string };
+export type ClusterSource =
+  | { readonly kind: 'config'; readonly file: string }
+  | { readonly kind: 'sim'; readonly dir: string | undefined }
+  | { readonly kind: 'snapshot'; readonly file: string };
 
 /** Capacity limits from the command line (each absent when not given). */
 export interface CapacityArgs {
@@ -54,14 +57,18 @@ function numberArg(text: string): number | undefined {
 /** `--cpu-overcommit`: a ratio > 0. */
 export function parseOvercommit(text: string): number {
   const n = numberArg(text);
-  if (n === undefined || n <= 0) throw new PlanUsageError(`'--cpu-overcommit' takes a ratio > 0 (assigned cores per physical core, e.g. 4), got '${text}'`);
+  if (n === undefined || n <= 0)
+    throw new PlanUsageError(
+      `'--cpu-overcommit' takes a ratio > 0 (assigned cores per physical core, e.g. 4), got '${text}'`,
+    );
   return n;
 }
 
 /** `--memory-headroom`: percent, 0 ≤ x < 100. */
 export function parseHeadroom(text: string): number {
   const n = numberArg(text.replace(/%$/, ''));
-  if (n === undefined || n >= 100) throw new PlanUsageError(`'--memory-headroom' takes a percent from 0 up to (not including) 100, got '${text}'`);
+  if (n === undefined || n >= 100)
+    throw new PlanUsageError(`'--memory-headroom' takes a percent from 0 up to (not including) 100, got '${text}'`);
   return n;
 }
 
@@ -82,7 +89,8 @@ export function parseSize(text: string): number | undefined {
 
 function parseCount(text: string, what: string): number {
   const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_COPIES) throw new PlanUsageError(`${what} takes a whole number from 1 to ${MAX_COPIES}, got '${text}'`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_COPIES)
+    throw new PlanUsageError(`${what} takes a whole number from 1 to ${MAX_COPIES}, got '${text}'`);
   return n;
 }
 
@@ -95,8 +103,10 @@ export function parseGuestSpec(spec: string, defaultCount: number | undefined): 
   for (const part of spec.split(',')) {
     const eq = part.indexOf('=');
     const key = (eq < 0 ? part : part.slice(0, eq)).trim();
-    if (eq < 0 || key === '') throw new PlanUsageError(`'--guest ${spec}': '${part}' is not key=value (keys: cpu, mem, load, id, kind, count)`);
-    if (!['cpu', 'mem', 'load', 'id', 'kind', 'count'].includes(key)) throw new PlanUsageError(`'--guest ${spec}': unknown key '${key}' (keys: cpu, mem, load, id, kind, count)`);
+    if (eq < 0 || key === '')
+      throw new PlanUsageError(`'--guest ${spec}': '${part}' is not key=value (keys: cpu, mem, load, id, kind, count)`);
+    if (!['cpu', 'mem', 'load', 'id', 'kind', 'count'].includes(key))
+      throw new PlanUsageError(`'--guest ${spec}': unknown key '${key}' (keys: cpu, mem, load, id, kind, count)`);
     if (fields.has(key)) throw new PlanUsageError(`'--guest ${spec}': '${key}' given twice`);
     fields.set(key, part.slice(eq + 1).trim());
   }
@@ -105,19 +115,32 @@ export function parseGuestSpec(spec: string, defaultCount: number | undefined): 
   if (cpuText === undefined) throw new PlanUsageError(`'--guest ${spec}': cpu=<assigned cores> is missing`);
   if (memText === undefined) throw new PlanUsageError(`'--guest ${spec}': mem=<size> is missing`);
   const cores = numberArg(cpuText);
-  if (cores === undefined || cores <= 0) throw new PlanUsageError(`'--guest ${spec}': cpu must be a number of cores > 0, got '${cpuText}'`);
+  if (cores === undefined || cores <= 0)
+    throw new PlanUsageError(`'--guest ${spec}': cpu must be a number of cores > 0, got '${cpuText}'`);
   const mem = parseSize(memText);
-  if (mem === undefined) throw new PlanUsageError(`'--guest ${spec}': mem must be a size > 0 such as 8G, 512M or 8192 (MiB), got '${memText}'`);
+  if (mem === undefined)
+    throw new PlanUsageError(
+      `'--guest ${spec}': mem must be a size > 0 such as 8G, 512M or 8192 (MiB), got '${memText}'`,
+    );
   const loadText = fields.get('load');
   const cpu = loadText === undefined ? undefined : numberArg(loadText);
-  if (loadText !== undefined && cpu === undefined) throw new PlanUsageError(`'--guest ${spec}': load must be a number of cores ≥ 0, got '${loadText}'`);
+  if (loadText !== undefined && cpu === undefined)
+    throw new PlanUsageError(`'--guest ${spec}': load must be a number of cores ≥ 0, got '${loadText}'`);
   const kind = fields.get('kind');
-  if (kind !== undefined && kind !== 'vm' && kind !== 'ct') throw new PlanUsageError(`'--guest ${spec}': kind must be vm or ct, got '${kind}'`);
+  if (kind !== undefined && kind !== 'vm' && kind !== 'ct')
+    throw new PlanUsageError(`'--guest ${spec}': kind must be vm or ct, got '${kind}'`);
   const id = fields.get('id');
   if (id !== undefined && id === '') throw new PlanUsageError(`'--guest ${spec}': id must not be empty`);
   const countText = fields.get('count');
   const count = countText === undefined ? (defaultCount ?? 1) : parseCount(countText, `'--guest ${spec}': count`);
-  return { cores, mem, count, ...(cpu === undefined ? {} : { cpu }), ...(id === undefined ? {} : { id }), ...(kind === undefined ? {} : { kind }) };
+  return {
+    cores,
+    mem,
+    count,
+    ...(cpu === undefined ? {} : { cpu }),
+    ...(id === undefined ? {} : { id }),
+    ...(kind === undefined ? {} : { kind }),
+  };
 }
 
 /**
@@ -145,7 +168,8 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
       if (option.valueOptional) {
         if (next !== undefined && !next.startsWith('-')) v = argv[++i]!;
       } else {
-        if (next === undefined || next.startsWith('--')) throw new PlanUsageError(`'${a}' needs a value (${option.value})`);
+        if (next === undefined || next.startsWith('--'))
+          throw new PlanUsageError(`'${a}' needs a value (${option.value})`);
         v = argv[++i]!;
       }
     }
@@ -159,7 +183,12 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
   };
   const drain = [...(values.get('drain') ?? [])];
   if (command === 'drain') {
-    if (positional.length !== 1) throw new PlanUsageError(positional.length === 0 ? "'drain' needs the node to empty: poise-manager drain <node>" : `'drain' takes one node, got ${positional.map((p) => `'${p}'`).join(', ')}`);
+    if (positional.length !== 1)
+      throw new PlanUsageError(
+        positional.length === 0
+          ? "'drain' needs the node to empty: poise-manager drain <node>"
+          : `'drain' takes one node, got ${positional.map((p) => `'${p}'`).join(', ')}`,
+      );
     drain.push(positional[0]!);
   } else if (positional.length > 0) throw new PlanUsageError(`unexpected argument '${positional[0]}' for '${command}'`);
 
@@ -172,8 +201,12 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
   }
   const snapshot = once('snapshot', '--snapshot');
   if (snapshot !== undefined) sources.push({ kind: 'snapshot', file: snapshot });
-  if (sources.length === 0) throw new PlanUsageError(`'${command}' reads the cluster from --config <file>, --sim [<case-dir>]${command === 'drain' ? '' : ' or --snapshot <file.json>'}: none given`);
-  if (sources.length > 1) throw new PlanUsageError(`'${command}' reads one cluster: --config, --sim and --snapshot do not go together`);
+  if (sources.length === 0)
+    throw new PlanUsageError(
+      `'${command}' reads the cluster from --config <file>, --sim [<case-dir>]${command === 'drain' ? '' : ' or --snapshot <file.json>'}: none given`,
+    );
+  if (sources.length > 1)
+    throw new PlanUsageError(`'${command}' reads one cluster: --config, --sim and --snapshot do not go together`);
 
   const overcommit = once('cpuOvercommit', '--cpu-overcommit');
   const headroom = once('memoryHeadroom', '--memory-headroom');
@@ -182,12 +215,15 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
     ...(headroom === undefined ? {} : { memoryHeadroomPercent: parseHeadroom(headroom) }),
   };
   const whatIfText = once('whatIf', '--what-if');
-  if (whatIfText !== undefined && whatIfText !== 'node-failure') throw new PlanUsageError(`'--what-if' takes node-failure, got '${whatIfText}'`);
-  if (whatIfText !== undefined && drain.length > 0) throw new PlanUsageError("'--what-if' and '--drain' do not go together");
+  if (whatIfText !== undefined && whatIfText !== 'node-failure')
+    throw new PlanUsageError(`'--what-if' takes node-failure, got '${whatIfText}'`);
+  if (whatIfText !== undefined && drain.length > 0)
+    throw new PlanUsageError("'--what-if' and '--drain' do not go together");
   const countText = once('count', '--count');
   const defaultCount = countText === undefined ? undefined : parseCount(countText, "'--count'");
   const guests = (values.get('guest') ?? []).map((spec) => parseGuestSpec(spec, defaultCount));
-  if (command === 'place' && guests.length === 0) throw new PlanUsageError("'place' needs at least one --guest cpu=<cores>,mem=<size>");
+  if (command === 'place' && guests.length === 0)
+    throw new PlanUsageError("'place' needs at least one --guest cpu=<cores>,mem=<size>");
   return {
     command,
     source: sources[0]!,

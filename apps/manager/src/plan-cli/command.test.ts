@@ -19,7 +19,16 @@ const CLUSTER: PlanInput = {
     { id: 'vm:101', kind: 'vm', node: 'node1', ha: true, cpu: 3.2, mem: 6 * GIB },
     { id: 'vm:102', kind: 'vm', node: 'node1', ha: true, cpu: 2.5, mem: 5 * GIB },
     { id: 'vm:103', kind: 'vm', node: 'node1', ha: true, cpu: 1.1, mem: 2 * GIB },
-    { id: 'vm:104', kind: 'vm', node: 'node1', ha: true, cpu: 0.8, mem: 3 * GIB, migratable: false, reason: 'has a local disk' },
+    {
+      id: 'vm:104',
+      kind: 'vm',
+      node: 'node1',
+      ha: true,
+      cpu: 0.8,
+      mem: 3 * GIB,
+      migratable: false,
+      reason: 'has a local disk',
+    },
     { id: 'ct:105', kind: 'ct', node: 'node1', ha: false, cpu: 0.4, mem: 1 * GIB },
   ],
   rules: [{ id: 'web-apart', type: 'resource-affinity', affinity: 'negative', resources: ['vm:101', 'vm:102'] }],
@@ -45,7 +54,9 @@ describe('plan --snapshot', () => {
     expect(r.code).toBe(EXIT_OK);
     expect(r.text).toMatch(/^cluster: snapshot file '.*cluster\.json': 3 nodes, 5 guests, 1 rules$/m);
     expect(r.text).toMatch(/^plan \(rebalancing\): feasible$/m);
-    expect(r.text).toMatch(/^balance now: +objective [\d.]+ \(highest cpu [\d.]+ %, highest memory [\d.]+ %\), reference imbalance [\d.]+ %$/m);
+    expect(r.text).toMatch(
+      /^balance now: +objective [\d.]+ \(highest cpu [\d.]+ %, highest memory [\d.]+ %\), reference imbalance [\d.]+ %$/m,
+    );
     expect(r.text).toMatch(/^balance after: objective/m);
     expect(r.text).toMatch(/^moves: \d+ migrations? in \d+ steps?, [\d.]+ GiB of memory to copy$/m);
     expect(r.text).toMatch(/^bound: [\d.]+, gap [\d.]+ %/m);
@@ -80,14 +91,26 @@ describe('plan --snapshot', () => {
   it('an infeasible drain is an answer with the reason (text and JSON)', async () => {
     const text = await run(['plan', '--snapshot', file, '--drain', 'node1']);
     expect(text.code).toBe(EXIT_OK);
-    expect(text.text).toMatch(/^plan \(drain of node1\): infeasible\n {2}- node1 cannot be drained: vm:104 has a local disk$/m);
+    expect(text.text).toMatch(
+      /^plan \(drain of node1\): infeasible\n {2}- node1 cannot be drained: vm:104 has a local disk$/m,
+    );
     const json = (await run(['plan', '--snapshot', file, '--drain', 'node1', '--json'])).json();
-    expect(json).toMatchObject({ feasible: false, reason: 'node1 cannot be drained: vm:104 has a local disk', placement: null, steps: [] });
+    expect(json).toMatchObject({
+      feasible: false,
+      reason: 'node1 cannot be drained: vm:104 has a local disk',
+      placement: null,
+      steps: [],
+    });
   });
 
   it('drains node3 with HA and non-HA guests, within a memory headroom from the command line', async () => {
-    const spread: PlanInput = { ...CLUSTER, guests: CLUSTER.guests.map((g) => (g.id === 'vm:103' || g.id === 'ct:105' ? { ...g, node: 'node3' } : g)) };
-    const doc = (await run(['plan', '--snapshot', writeJson(spread), '--drain', 'node3', '--memory-headroom', '80', '--json'])).json();
+    const spread: PlanInput = {
+      ...CLUSTER,
+      guests: CLUSTER.guests.map((g) => (g.id === 'vm:103' || g.id === 'ct:105' ? { ...g, node: 'node3' } : g)),
+    };
+    const doc = (
+      await run(['plan', '--snapshot', writeJson(spread), '--drain', 'node3', '--memory-headroom', '80', '--json'])
+    ).json();
     expect(doc.feasible).toBe(true);
     const placement = doc.placement as Record<string, string>;
     expect(placement['vm:103']).not.toBe('node3');
@@ -103,7 +126,10 @@ describe('plan --snapshot', () => {
   });
 
   it.each([
-    [{ ...CLUSTER, guests: [{ ...CLUSTER.guests[0], mem: -1 }] }, /cluster\.json: guest 'vm:101' \(guests\[0\]\): mem must be a finite number >= 0/],
+    [
+      { ...CLUSTER, guests: [{ ...CLUSTER.guests[0], mem: -1 }] },
+      /cluster\.json: guest 'vm:101' \(guests\[0\]\): mem must be a finite number >= 0/,
+    ],
     [{ ...CLUSTER, nodes: [] }, /cluster\.json: .*nodes/],
     [{ ...CLUSTER, guests: [{ ...CLUSTER.guests[0], node: 'node9' }] }, /cluster\.json: .*node9/],
     ['{"nodes": [', /cluster\.json: not valid JSON/],
@@ -125,7 +151,9 @@ describe('plan --snapshot', () => {
   it('bad capacity values name the option and value', async () => {
     const r = await run(['plan', '--snapshot', file, '--memory-headroom', '150']);
     expect(r.code).toBe(EXIT_USAGE);
-    expect(r.err[0]).toMatch(/^poise-manager: '--memory-headroom' takes a percent from 0 up to \(not including\) 100, got '150'/);
+    expect(r.err[0]).toMatch(
+      /^poise-manager: '--memory-headroom' takes a percent from 0 up to \(not including\) 100, got '150'/,
+    );
   });
 });
 
@@ -136,7 +164,9 @@ describe('the command', () => {
     expect(JSON.parse(ok.lines.join('\n'))).toMatchObject({ feasible: true });
     const bad = spawnCli(['plan', '--snapshot', writeJson(CLUSTER), '--cpu-overcommit', 'lots']);
     expect(await bad.exited).toBe(EXIT_USAGE);
-    expect(bad.stderr()).toContain("'--cpu-overcommit' takes a ratio > 0 (assigned cores per physical core, e.g. 4), got 'lots'");
+    expect(bad.stderr()).toContain(
+      "'--cpu-overcommit' takes a ratio > 0 (assigned cores per physical core, e.g. 4), got 'lots'",
+    );
   }, 120_000);
 
   it('--help shows the subcommands and their options', async () => {
@@ -154,7 +184,9 @@ describe('plan --what-if node-failure', () => {
     expect(r.code).toBe(EXIT_OK);
     expect(r.text).toContain('what if one node fails: HA cannot recover the guests of every node (N+1 does not hold)');
     expect(r.text).toMatch(/^node1: NOT recovered: vm:104 has a local disk.*; lost with it \(not HA\): ct:105$/m);
-    expect(r.text).toMatch(/^node2: recovered \(0 HA resources\); after: highest cpu [\d.]+ %, highest memory [\d.]+ %, reference imbalance [\d.]+ %$/m);
+    expect(r.text).toMatch(
+      /^node2: recovered \(0 HA resources\); after: highest cpu [\d.]+ %, highest memory [\d.]+ %, reference imbalance [\d.]+ %$/m,
+    );
     const doc = (await run(['plan', '--snapshot', file, '--what-if', 'node-failure', '--json'])).json();
     expect(doc.survivesAnyNodeFailure).toBe(false);
     const cases = doc.cases as { node: string; recovered: boolean; lost: string[] }[];
@@ -180,7 +212,9 @@ describe('place', () => {
   });
 
   it('guests that fit nowhere are reported with the reason, the others placed', async () => {
-    const doc = (await run(['place', '--snapshot', file, '--guest', 'cpu=2,mem=40G,id=big', '--count', '5', '--json'])).json();
+    const doc = (
+      await run(['place', '--snapshot', file, '--guest', 'cpu=2,mem=40G,id=big', '--count', '5', '--json'])
+    ).json();
     // 64 GiB nodes holding 17, 0 and 0 GiB: one 40 GiB guest fits on each of node2 and node3 only... and node1 (47 free)
     expect(Object.keys(doc.placed as object)).toHaveLength(3);
     expect((doc.unplaced as { id: string; reason: string }[]).map((u) => u.id)).toEqual(['big-4', 'big-5']);
@@ -189,7 +223,9 @@ describe('place', () => {
   it('a bad --guest names the spec and key', async () => {
     const r = await run(['place', '--snapshot', file, '--guest', 'cpu=4,mem=lots']);
     expect(r.code).toBe(EXIT_USAGE);
-    expect(r.err[0]).toContain("'--guest cpu=4,mem=lots': mem must be a size > 0 such as 8G, 512M or 8192 (MiB), got 'lots'");
+    expect(r.err[0]).toContain(
+      "'--guest cpu=4,mem=lots': mem must be a size > 0 such as 8G, 512M or 8192 (MiB), got 'lots'",
+    );
   });
 });
 
@@ -204,7 +240,9 @@ describe('a generated cluster', () => {
     expect(Object.values(drain.placement as Record<string, string>)).not.toContain('node003');
     const whatIf = (await run(['plan', '--snapshot', file, '--what-if', 'node-failure', '--json'])).json();
     expect(whatIf.cases).toHaveLength(16);
-    const place = (await run(['place', '--snapshot', file, '--guest', 'cpu=4,mem=8G', '--count', '20', '--json'])).json();
+    const place = (
+      await run(['place', '--snapshot', file, '--guest', 'cpu=4,mem=8G', '--count', '20', '--json'])
+    ).json();
     expect(Object.keys(place.placed as object)).toHaveLength(20);
   }, 120_000);
 });
@@ -214,7 +252,9 @@ describe('plan and drain on the simulator', () => {
     const r = await run(['plan', '--sim', '--json']);
     expect(r.code).toBe(EXIT_OK);
     const doc = r.json();
-    expect(doc.source).toMatch(/^simulator, case 'three-nodes-unbalanced': 3 nodes, 6 HA resources, read at sim \d\d:\d\d:\d\d: 3 nodes, 6 guests, 0 rules$/);
+    expect(doc.source).toMatch(
+      /^simulator, case 'three-nodes-unbalanced': 3 nodes, 6 HA resources, read at sim \d\d:\d\d:\d\d: 3 nodes, 6 guests, 0 rules$/,
+    );
     expect(doc.feasible).toBe(true);
     // six guests start on node1: the plan spreads them
     expect(new Set(Object.values(doc.placement as Record<string, string>)).size).toBe(3);
@@ -243,23 +283,30 @@ describe('plan and drain on the simulator', () => {
 
 describe('the bundled simulator scenarios', () => {
   const dir = resolve(__dirname, '../../../sim/scenarios');
-  const scenarios = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+  const scenarios = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
 
   it('there are some', () => {
     expect(scenarios.length).toBeGreaterThanOrEqual(10);
   });
 
-  it.each(scenarios)('%s: plan and what-if answer', async (name) => {
-    const plan = await run(['plan', '--sim', join(dir, name), '--json']);
-    expect(plan.code, plan.err.join('\n')).toBe(EXIT_OK);
-    const doc = plan.json();
-    expect(typeof doc.feasible).toBe('boolean');
-    if (doc.feasible) expect(doc.bound as number).toBeLessThanOrEqual((doc.objective as { value: number }).value + 1e-9);
-    else expect(doc.reason).toEqual(expect.any(String));
-    const whatIf = await run(['plan', '--sim', join(dir, name), '--what-if', 'node-failure', '--json']);
-    expect(whatIf.code).toBe(EXIT_OK);
-    expect(typeof whatIf.json().survivesAnyNodeFailure).toBe('boolean');
-  }, 180_000);
+  it.each(scenarios)(
+    '%s: plan and what-if answer',
+    async (name) => {
+      const plan = await run(['plan', '--sim', join(dir, name), '--json']);
+      expect(plan.code, plan.err.join('\n')).toBe(EXIT_OK);
+      const doc = plan.json();
+      expect(typeof doc.feasible).toBe('boolean');
+      if (doc.feasible)
+        expect(doc.bound as number).toBeLessThanOrEqual((doc.objective as { value: number }).value + 1e-9);
+      else expect(doc.reason).toEqual(expect.any(String));
+      const whatIf = await run(['plan', '--sim', join(dir, name), '--what-if', 'node-failure', '--json']);
+      expect(whatIf.code).toBe(EXIT_OK);
+      expect(typeof whatIf.json().survivesAnyNodeFailure).toBe('boolean');
+    },
+    180_000,
+  );
 });
 
 describe('drain against a cluster that does not follow the plan', () => {
@@ -274,11 +321,22 @@ describe('drain against a cluster that does not follow the plan', () => {
   const configFile = () => {
     const dir = mkdtempSync(join(tmpdir(), 'poise-drain-'));
     const file = join(dir, 'poise-manager.yaml');
-    writeFileSync(file, ['env: pve', 'pve: {urls: ["https://127.0.0.1:8006"], token-env: POISE_TOKEN}', `state: {file: ${join(dir, 'state.json')}}`, 'lock: {enabled: false}', 'log: {format: json}'].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'env: pve',
+        'pve: {urls: ["https://127.0.0.1:8006"], token-env: POISE_TOKEN}',
+        `state: {file: ${join(dir, 'state.json')}}`,
+        'lock: {enabled: false}',
+        'log: {format: json}',
+      ].join('\n'),
+    );
     return file;
   };
   const drain = async (cluster: FakeCluster, afterStep?: () => void) =>
-    run(['drain', 'node1', '--config', configFile(), '--execute'], { createHost: () => fakeHost(cluster, afterStep ? { afterStep } : {}) });
+    run(['drain', 'node1', '--config', configFile(), '--execute'], {
+      createHost: () => fakeHost(cluster, afterStep ? { afterStep } : {}),
+    });
   const records = (logs: string[]) => logs.map((l) => JSON.parse(l) as Record<string, unknown>);
 
   it('drains HA resources through HA and other guests by a migration', async () => {
@@ -286,7 +344,12 @@ describe('drain against a cluster that does not follow the plan', () => {
     const r = await drain(cluster);
     expect(r.code).toBe(EXIT_OK);
     expect(cluster.s.guests.filter((g) => g.node === 'node1')).toEqual([]);
-    expect(cluster.s.requests.map((q) => `${q.sid} ${q.via}`).sort()).toEqual(['vm:101 ha', 'vm:102 ha', 'vm:103 ha', 'vm:201 guest']);
+    expect(cluster.s.requests.map((q) => `${q.sid} ${q.via}`).sort()).toEqual([
+      'vm:101 ha',
+      'vm:102 ha',
+      'vm:103 ha',
+      'vm:201 guest',
+    ]);
   }, 60_000);
 
   it('stops when a guest is not where the plan expects it', async () => {
@@ -295,7 +358,9 @@ describe('drain against a cluster that does not follow the plan', () => {
     // someone else moves a guest still on node1 to node3 while the first motion runs
     const r = await drain(cluster, () => {
       if (moved) return;
-      const other = cluster.s.guests.find((g) => g.node === 'node1' && g.haState === 'started' && cluster.s.requests.every((q) => q.sid !== g.sid));
+      const other = cluster.s.guests.find(
+        (g) => g.node === 'node1' && g.haState === 'started' && cluster.s.requests.every((q) => q.sid !== g.sid),
+      );
       if (other) {
         other.node = 'node3';
         moved = true;
@@ -304,25 +369,45 @@ describe('drain against a cluster that does not follow the plan', () => {
     expect(r.code).toBe(EXIT_FAILURE);
     const last = records(r.logs).at(-1)!;
     expect(last).toMatchObject({ event: 'drain', result: 'stopped' });
-    expect(last.msg).toMatch(/^drain stopped after \d of 4 motions: the cluster diverged from the plan before step \d+ \(.*\): '(vm:\d+)' is on 'node3', the plan expects it on 'node1'$/);
+    expect(last.msg).toMatch(
+      /^drain stopped after \d of 4 motions: the cluster diverged from the plan before step \d+ \(.*\): '(vm:\d+)' is on 'node3', the plan expects it on 'node1'$/,
+    );
     expect(cluster.s.requests.length).toBeLessThan(4);
   }, 60_000);
 
   it('stops when a motion fails, and when one is refused', async () => {
-    const failing = FakeCluster.create(spec({ scripts: Object.fromEntries(['vm:101', 'vm:102', 'vm:103', 'vm:201'].map((sid) => [sid, { outcome: 'fail' as const }])) }));
+    const failing = FakeCluster.create(
+      spec({
+        scripts: Object.fromEntries(
+          ['vm:101', 'vm:102', 'vm:103', 'vm:201'].map((sid) => [sid, { outcome: 'fail' as const }]),
+        ),
+      }),
+    );
     const failed = await drain(failing);
     expect(failed.code).toBe(EXIT_FAILURE);
     expect(records(failed.logs).at(-1)!.msg).toMatch(/^drain stopped after 0 of 4 motions: .* failed: /);
     expect(failing.s.requests).toHaveLength(1);
 
-    const refusing = FakeCluster.create(spec({ scripts: Object.fromEntries(['vm:101', 'vm:102', 'vm:103', 'vm:201'].map((sid) => [sid, { reply: 'refuse' as const }])) }));
+    const refusing = FakeCluster.create(
+      spec({
+        scripts: Object.fromEntries(
+          ['vm:101', 'vm:102', 'vm:103', 'vm:201'].map((sid) => [sid, { reply: 'refuse' as const }]),
+        ),
+      }),
+    );
     const refused = await drain(refusing);
     expect(refused.code).toBe(EXIT_FAILURE);
-    expect(records(refused.logs).at(-1)!.msg).toMatch(/^drain stopped after 0 of 4 motions: step 1: the cluster refused to .*scripted refusal/);
+    expect(records(refused.logs).at(-1)!.msg).toMatch(
+      /^drain stopped after 0 of 4 motions: step 1: the cluster refused to .*scripted refusal/,
+    );
   }, 60_000);
 
   it('SIGTERM ends the drain at the next read, the motion in flight left to HA', async () => {
-    const cluster = FakeCluster.create(spec({ scripts: { 'vm:101': { rounds: 3 }, 'vm:102': { rounds: 3 }, 'vm:103': { rounds: 3 }, 'vm:201': { rounds: 3 } } }));
+    const cluster = FakeCluster.create(
+      spec({
+        scripts: { 'vm:101': { rounds: 3 }, 'vm:102': { rounds: 3 }, 'vm:103': { rounds: 3 }, 'vm:201': { rounds: 3 } },
+      }),
+    );
     const c = captureIo();
     const code = await main(['drain', 'node1', '--config', configFile(), '--execute'], c.io, {
       createHost: () => fakeHost(cluster, { afterStep: () => c.handlers.get('SIGTERM')?.() }),
@@ -334,7 +419,9 @@ describe('drain against a cluster that does not follow the plan', () => {
   }, 60_000);
 
   it('does not start while a node has failed', async () => {
-    const cluster = FakeCluster.create(spec({ nodes: [{ name: 'node1' }, { name: 'node2' }, { name: 'node3' }, { name: 'node4', online: false }] }));
+    const cluster = FakeCluster.create(
+      spec({ nodes: [{ name: 'node1' }, { name: 'node2' }, { name: 'node3' }, { name: 'node4', online: false }] }),
+    );
     const r = await drain(cluster);
     expect(r.code).toBe(EXIT_FAILURE);
     expect(records(r.logs).at(-1)!.msg).toMatch(/the cluster is not settled: node 'node4'/);

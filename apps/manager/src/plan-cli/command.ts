@@ -24,7 +24,8 @@ export interface PlanCommandHooks {
 function checkNodes(input: PlanInput, drain: readonly string[]): void {
   const names = new Set(input.nodes.map((n) => n.name));
   for (const node of drain) {
-    if (!names.has(node)) throw new PlanUsageError(`'${node}' is not a node of the cluster (nodes: ${[...names].join(', ')})`);
+    if (!names.has(node))
+      throw new PlanUsageError(`'${node}' is not a node of the cluster (nodes: ${[...names].join(', ')})`);
   }
 }
 
@@ -45,17 +46,32 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
     const context = { description: read.description, problems: read.problems, drain: args.drain };
     if (args.command === 'place') {
       const result = placeGuests(read.input, { guests: args.guests });
-      print(io, args.json, () => placeText(result, context), () => placeJson(result, context));
+      print(
+        io,
+        args.json,
+        () => placeText(result, context),
+        () => placeJson(result, context),
+      );
       return EXIT_OK;
     }
     if (args.whatIf === 'node-failure') {
       const report = nodeFailureReport(read.input);
-      print(io, args.json, () => whatIfText(report, context), () => whatIfJson(report, context));
+      print(
+        io,
+        args.json,
+        () => whatIfText(report, context),
+        () => whatIfJson(report, context),
+      );
       return EXIT_OK;
     }
     const plan = planPlacement(read.input, { drain: args.drain });
     if (args.command === 'plan') {
-      print(io, args.json, () => planText(plan, context), () => planJson(plan, context));
+      print(
+        io,
+        args.json,
+        () => planText(plan, context),
+        () => planJson(plan, context),
+      );
       return EXIT_OK;
     }
     // drain: the plan, then its motions through the motion follower
@@ -65,14 +81,20 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
       return EXIT_FAILURE;
     }
     if (!plan.executable) {
-      io.err(`poise-manager: the drain plan cannot be carried out safely: ${plan.blocked ?? 'some motions could not be ordered'}`);
+      io.err(
+        `poise-manager: the drain plan cannot be carried out safely: ${plan.blocked ?? 'some motions could not be ordered'}`,
+      );
       return EXIT_FAILURE;
     }
     const live = read.live!;
     const config = live.config;
     const log = new Logger(
-      { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level, ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel } : {}) },
-      io.logLine,
+      {
+        format: resolveLogFormat(config.log.format, io.isTty),
+        level: config.log.level,
+        ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel.bind(live.host) } : {}),
+      },
+      (line) => io.logLine(line),
       () => live.host.clock.now(),
     );
     if (live.host.redact) log.addRedaction(live.host.redact);

@@ -20,7 +20,9 @@ afterEach(async () => {
 
 async function setup(lockEnabled = false) {
   const c = await certs();
-  const cluster = FakeCluster.create(unbalanced({ guests: [...unbalanced().guests, { sid: 'vm:201', node: 'node1', ha: false, cpu: 1, mem: 2 * GIB }] }));
+  const cluster = FakeCluster.create(
+    unbalanced({ guests: [...unbalanced().guests, { sid: 'vm:201', node: 'node1', ha: false, cpu: 1, mem: 2 * GIB }] }),
+  );
   const fake = await startFakePve({ cluster, tls: { cert: c.certPem, key: c.keyPem }, tokens: [TOKEN] });
   open.push(fake);
   const dir = mkdtempSync(join(tmpdir(), 'poise-drain-pve-'));
@@ -39,7 +41,10 @@ async function setup(lockEnabled = false) {
   const createHost = (cfg: Parameters<typeof createPveHost>[0]) =>
     createPveHost(cfg, {
       env: { POISE_TOKEN: TOKEN },
-      clock: { now: () => cluster.time, sleep: async (seconds, signal) => (signal.aborted ? undefined : cluster.step(seconds)) },
+      clock: {
+        now: () => cluster.time,
+        sleep: async (seconds, signal) => (signal.aborted ? undefined : cluster.step(seconds)),
+      },
       backoffBaseMs: 1,
     });
   return { cluster, fake, dir, config, io, createHost };
@@ -56,10 +61,17 @@ describe('drain through the Proxmox VE API', () => {
 
   it('--execute empties node1: HA resources through the HA endpoint, the other guest by a migration task', async () => {
     const s = await setup();
-    const code = await main(['drain', 'node1', '--config', s.config, '--execute'], s.io.io, { createHost: s.createHost });
+    const code = await main(['drain', 'node1', '--config', s.config, '--execute'], s.io.io, {
+      createHost: s.createHost,
+    });
     expect(code).toBe(0);
     expect(s.cluster.s.guests.filter((g) => g.node === 'node1').map((g) => g.sid)).toEqual([]);
-    expect(s.fake.posts().map((p) => p.path).sort()).toEqual([
+    expect(
+      s.fake
+        .posts()
+        .map((p) => p.path)
+        .sort(),
+    ).toEqual([
       '/cluster/ha/resources/vm:101/migrate',
       '/cluster/ha/resources/vm:102/migrate',
       '/cluster/ha/resources/vm:103/migrate',
@@ -79,9 +91,13 @@ describe('drain through the Proxmox VE API', () => {
       running: () => true,
     });
     expect(other.acquire().held).toBe(true);
-    const code = await main(['drain', 'node1', '--config', s.config, '--execute'], s.io.io, { createHost: s.createHost });
+    const code = await main(['drain', 'node1', '--config', s.config, '--execute'], s.io.io, {
+      createHost: s.createHost,
+    });
     expect(code).toBe(1);
-    expect(JSON.parse(s.io.logs.at(-1)!).msg).toMatch(/^drain stopped after 0 of 5 motions: standby: the lock .* \(another poise-manager is active: stop it, or let it finish\)$/);
+    expect(JSON.parse(s.io.logs.at(-1)!).msg).toMatch(
+      /^drain stopped after 0 of 5 motions: standby: the lock .* \(another poise-manager is active: stop it, or let it finish\)$/,
+    );
     expect(s.fake.posts()).toEqual([]);
   }, 60_000);
 });

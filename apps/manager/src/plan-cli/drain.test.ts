@@ -16,7 +16,8 @@ describe('drainSequence', () => {
       expect(sequence[0]!.imbalanceBefore).toBeCloseTo(plan.imbalance.current, 12);
       expect(sequence.at(-1)!.imbalanceAfter).toBeCloseTo(plan.imbalance.target, 12);
       // each motion starts where the one before ended
-      for (let i = 1; i < sequence.length; i++) expect(sequence[i]!.imbalanceBefore).toBe(sequence[i - 1]!.imbalanceAfter);
+      for (let i = 1; i < sequence.length; i++)
+        expect(sequence[i]!.imbalanceBefore).toBe(sequence[i - 1]!.imbalanceAfter);
     }
   });
 
@@ -40,16 +41,35 @@ describe('divergence', () => {
   const nodes = [node('node1'), node('node2'), node('node3')];
   it.each([
     ['as planned', snapshot(nodes, [haGuest('vm:101', 'node1')]), undefined],
-    ['moved elsewhere', snapshot(nodes, [haGuest('vm:101', 'node3')]), "'vm:101' is on 'node3', the plan expects it on 'node1'"],
+    [
+      'moved elsewhere',
+      snapshot(nodes, [haGuest('vm:101', 'node3')]),
+      "'vm:101' is on 'node3', the plan expects it on 'node1'",
+    ],
     ['gone', snapshot(nodes, []), "'vm:101' is gone from the cluster"],
-    ['moving already', snapshot(nodes, [haGuest('vm:101', 'node1', { state: 'migrate', target: 'node3' })]), "'vm:101' is already moving (HA state 'migrate' to 'node3')"],
+    [
+      'moving already',
+      snapshot(nodes, [haGuest('vm:101', 'node1', { state: 'migrate', target: 'node3' })]),
+      "'vm:101' is already moving (HA state 'migrate' to 'node3')",
+    ],
     [
       'target in maintenance',
-      snapshot([node('node1'), node('node2', { condition: 'maintenance', maintenance: true, online: false }), node('node3')], [haGuest('vm:101', 'node1')]),
+      snapshot(
+        [node('node1'), node('node2', { condition: 'maintenance', maintenance: true, online: false }), node('node3')],
+        [haGuest('vm:101', 'node1')],
+      ),
       "the target 'node2' is in maintenance",
     ],
-    ['a node failed', snapshot([...nodes, node('node4', { condition: 'fence', online: false })], [haGuest('vm:101', 'node1')]), "the cluster is not settled: node 'node4' is being fenced"],
-    ['HA recovering', snapshot(nodes, [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node3', { state: 'recovery' })]), "the cluster is not settled: vm:102 in HA state 'recovery'"],
+    [
+      'a node failed',
+      snapshot([...nodes, node('node4', { condition: 'fence', online: false })], [haGuest('vm:101', 'node1')]),
+      "the cluster is not settled: node 'node4' is being fenced",
+    ],
+    [
+      'HA recovering',
+      snapshot(nodes, [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node3', { state: 'recovery' })]),
+      "the cluster is not settled: vm:102 in HA state 'recovery'",
+    ],
   ])('%s', (_name, snap, expected) => {
     expect(divergence(snap, move)).toBe(expected);
   });

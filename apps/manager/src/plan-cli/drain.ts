@@ -24,7 +24,9 @@ import { describeMove } from './render';
 export const DRAIN_POLL_SECONDS = 10;
 
 /** How a drain ended. */
-export type DrainResult = { readonly ok: true; readonly motions: number } | { readonly ok: false; readonly motions: number; readonly reason: string };
+export type DrainResult =
+  | { readonly ok: true; readonly motions: number }
+  | { readonly ok: false; readonly motions: number; readonly reason: string };
 
 /** One motion of the plan in the order it is carried out, with the reference imbalance before and after it. */
 export interface DrainMotion {
@@ -51,7 +53,8 @@ export function drainSequence(input: PlanInput, plan: FeasiblePlan, drain: reado
     cpu.set(g.node, cpu.get(g.node)! + g.cpu);
     mem.set(g.node, mem.get(g.node)! + (g.memhost ?? g.mem));
   }
-  const current = () => normalizedImbalance(usable.map((n) => (cpu.get(n.name)! / n.cpuCores + mem.get(n.name)! / n.memBytes) / 2));
+  const current = () =>
+    normalizedImbalance(usable.map((n) => (cpu.get(n.name)! / n.cpuCores + mem.get(n.name)! / n.memBytes) / 2));
   const out: DrainMotion[] = [];
   plan.steps.forEach((step, i) => {
     for (const move of step) {
@@ -85,11 +88,13 @@ export function divergence(snapshot: ClusterSnapshot, move: PlannedMove): string
     const g = snapshot.guests.find((x) => x.sid === id);
     if (g === undefined) return `'${id}' is gone from the cluster`;
     if (g.node !== move.source) return `'${id}' is on '${g.node}', the plan expects it on '${move.source}'`;
-    if (g.ha?.state === 'migrate' || g.ha?.state === 'relocate') return `'${id}' is already moving (HA state '${g.ha.state}' to '${g.ha.target ?? '?'}')`;
+    if (g.ha?.state === 'migrate' || g.ha?.state === 'relocate')
+      return `'${id}' is already moving (HA state '${g.ha.state}' to '${g.ha.target ?? '?'}')`;
   }
   const target = snapshot.nodes.find((n) => n.name === move.target);
   if (target === undefined) return `the target '${move.target}' is no longer in the cluster`;
-  if (nodeFailed(target.condition) || target.condition === 'maintenance') return `the target '${move.target}' ${describeCondition(target.condition)}`;
+  if (nodeFailed(target.condition) || target.condition === 'maintenance')
+    return `the target '${move.target}' ${describeCondition(target.condition)}`;
   return undefined;
 }
 
@@ -121,7 +126,11 @@ export interface DrainOptions {
  * state lives in a temporary file for this run (never the daemon's state file); with the lock
  * enabled the drain takes it first and does not start while another instance holds it.
  */
-export async function runDrain(sequence: readonly DrainMotion[], snapshot: ClusterSnapshot, options: DrainOptions): Promise<DrainResult> {
+export async function runDrain(
+  sequence: readonly DrainMotion[],
+  snapshot: ClusterSnapshot,
+  options: DrainOptions,
+): Promise<DrainResult> {
   const base = options.config;
   const config: ManagerConfig = {
     ...base,
@@ -137,7 +146,10 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
   const never = new AbortController().signal;
   let done = 0;
   const stop = (reason: string): DrainResult => {
-    log.error('drain', `drain stopped after ${done} of ${sequence.length} motions: ${reason}`, { result: 'stopped', motions: done });
+    log.error('drain', `drain stopped after ${done} of ${sequence.length} motions: ${reason}`, {
+      result: 'stopped',
+      motions: done,
+    });
     return { ok: false, motions: done, reason };
   };
   try {
@@ -148,7 +160,10 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
     let current = snapshot;
     for (const motion of sequence) {
       const { move, step } = motion;
-      if (move.kind === 'recover') return stop(`${describeMove(move)}: HA recovers guests of a failed node itself; drain when the cluster has settled`);
+      if (move.kind === 'recover')
+        return stop(
+          `${describeMove(move)}: HA recovers guests of a failed node itself; drain when the cluster has settled`,
+        );
       if (options.execute) {
         try {
           current = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
@@ -160,7 +175,8 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
         if (standby) return stop(standby.message);
       }
       const diverged = divergence(current, move);
-      if (diverged !== undefined) return stop(`the cluster diverged from the plan before step ${step} (${describeMove(move)}): ${diverged}`);
+      if (diverged !== undefined)
+        return stop(`the cluster diverged from the plan before step ${step} (${describeMove(move)}): ${diverged}`);
       const [sid] = move.guests;
       const decision: MoveDecision = {
         action: 'move',
@@ -180,7 +196,10 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
       if (report.outcome !== 'move') return stop(`${prefix}${report.message}`);
       log.info('drain', `${prefix}${report.message}`, report.fields);
       for (;;) {
-        if (options.signal?.aborted) return stop(`interrupted while ${sid} moves (it is not stopped; the daemon follows no motion it did not request)`);
+        if (options.signal?.aborted)
+          return stop(
+            `interrupted while ${sid} moves (it is not stopped; the daemon follows no motion it did not request)`,
+          );
         await host.clock.sleep(DRAIN_POLL_SECONDS, options.signal ?? never);
         if (host.finished?.()) return stop(host.endStatus?.().message ?? 'the environment has ended');
         const record = keeper.state.motion;
@@ -194,7 +213,8 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
           log.warn('drain', `reading the cluster failed (${err.kind}, ${err.endpoint}): ${err.message}; trying again`);
           continue;
         }
-        if (result === 'failed') return stop(`${describeMove(move)} failed: ${keeper.state.outcomes.at(-1)?.reason ?? 'see the line above'}`);
+        if (result === 'failed')
+          return stop(`${describeMove(move)} failed: ${keeper.state.outcomes.at(-1)?.reason ?? 'see the line above'}`);
         if (result === 'succeeded') break;
       }
       done++;
@@ -203,15 +223,26 @@ export async function runDrain(sequence: readonly DrainMotion[], snapshot: Clust
       // guests that arrived since the plan (a start, another balancer) are not the drain's: say so
       try {
         const after = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
-        const left = after.guests.filter((g) => options.drain.includes(g.node) && options.placement.get(g.sid) !== g.node);
-        if (left.length > 0) return stop(`every planned motion succeeded, but ${left.map((g) => `${g.sid} (on ${g.node})`).join(', ')} ${left.length === 1 ? 'is' : 'are'} still on a drained node: not in the plan (arrived since?); run the drain again`);
+        const left = after.guests.filter(
+          (g) => options.drain.includes(g.node) && options.placement.get(g.sid) !== g.node,
+        );
+        if (left.length > 0)
+          return stop(
+            `every planned motion succeeded, but ${left.map((g) => `${g.sid} (on ${g.node})`).join(', ')} ${left.length === 1 ? 'is' : 'are'} still on a drained node: not in the plan (arrived since?); run the drain again`,
+          );
       } catch (err) {
         if (!(err instanceof PortError)) throw err;
-        log.warn('drain', `could not read the cluster after the last motion (${err.kind}, ${err.endpoint}): ${err.message}`);
+        log.warn(
+          'drain',
+          `could not read the cluster after the last motion (${err.kind}, ${err.endpoint}): ${err.message}`,
+        );
       }
     }
     const what = options.execute ? 'done' : 'observe: nothing was requested (--execute to carry it out)';
-    log.info('drain', `drain ${what}: ${done} ${done === 1 ? 'motion' : 'motions'}`, { result: options.execute ? 'done' : 'observe', motions: done });
+    log.info('drain', `drain ${what}: ${done} ${done === 1 ? 'motion' : 'motions'}`, {
+      result: options.execute ? 'done' : 'observe',
+      motions: done,
+    });
     return { ok: true, motions: done };
   } finally {
     lock.release();

@@ -1,4 +1,11 @@
-import type { NodeFailureReport, NodeUse, PlacementPlan, PlacementResult, PlannedMove, PlanObjective } from '@poise/plan';
+import type {
+  NodeFailureReport,
+  NodeUse,
+  PlacementPlan,
+  PlacementResult,
+  PlannedMove,
+  PlanObjective,
+} from '@poise/plan';
 
 // How `plan`, `place` and `plan --what-if` print their answers: text for people, one JSON
 // document for tools. Pure functions of the answer.
@@ -19,7 +26,8 @@ export function gib(bytes: number): string {
 
 /** `vm:101 node1 → node2` / `vm:101+vm:102 node1 → node2 (together)` / `… (temporary)`. */
 export function describeMove(m: PlannedMove): string {
-  const kind = m.kind === 'temporary' ? ', temporary: it moves on later' : m.kind === 'recover' ? ', recovered by HA' : '';
+  const kind =
+    m.kind === 'temporary' ? ', temporary: it moves on later' : m.kind === 'recover' ? ', recovered by HA' : '';
   const together = m.guests.length > 1 ? ', together (positive affinity)' : '';
   return `${m.guests.join('+')} ${m.source} → ${m.target} (${gib(m.bytes)}${together}${kind})`;
 }
@@ -31,11 +39,17 @@ function balance(o: PlanObjective, imbalance: number | undefined): string {
 
 function nodeTable(nodes: readonly NodeUse[]): string[] {
   const width = Math.max(4, ...nodes.map((n) => n.node.length));
-  return nodes.map((n) => `  ${n.node.padEnd(width)}  cpu ${pct(n.cpu).padStart(7)}  memory ${pct(n.mem).padStart(7)}  ${n.guests} guests`);
+  return nodes.map(
+    (n) =>
+      `  ${n.node.padEnd(width)}  cpu ${pct(n.cpu).padStart(7)}  memory ${pct(n.mem).padStart(7)}  ${n.guests} guests`,
+  );
 }
 
 /** The text of a plan: the cluster, the balance before and after, the moves, the bound, the steps. */
-export function planText(plan: PlacementPlan, context: { description: string; problems: readonly string[]; drain: readonly string[] }): string[] {
+export function planText(
+  plan: PlacementPlan,
+  context: { description: string; problems: readonly string[]; drain: readonly string[] },
+): string[] {
   const lines = [`cluster: ${context.description}`];
   for (const p of context.problems) lines.push(`note: ${p}`);
   const what = context.drain.length > 0 ? `drain of ${context.drain.join(', ')}` : 'rebalancing';
@@ -50,9 +64,12 @@ export function planText(plan: PlacementPlan, context: { description: string; pr
   lines.push(`plan (${what}): feasible${plan.executable ? '' : ', not fully executable'}`);
   lines.push(`balance now:   ${balance(plan.current, plan.imbalance.current)}`);
   lines.push(`balance after: ${balance(o, plan.imbalance.target)}`);
-  lines.push(`moves: ${o.moves} ${o.moves === 1 ? 'migration' : 'migrations'} in ${plan.steps.length} ${plan.steps.length === 1 ? 'step' : 'steps'}, ${gib(o.bytes)} of memory to copy`);
+  lines.push(
+    `moves: ${o.moves} ${o.moves === 1 ? 'migration' : 'migrations'} in ${plan.steps.length} ${plan.steps.length === 1 ? 'step' : 'steps'}, ${gib(o.bytes)} of memory to copy`,
+  );
   lines.push(`bound: ${plan.bound.toFixed(4)}, gap ${pct(plan.gap)} (no placement has an objective below the bound)`);
-  for (const v of plan.currentViolations.slice(0, MAX_VIOLATIONS_SHOWN)) lines.push(`now broken (the plan fixes it): ${v}`);
+  for (const v of plan.currentViolations.slice(0, MAX_VIOLATIONS_SHOWN))
+    lines.push(`now broken (the plan fixes it): ${v}`);
   const more = plan.currentViolations.length - MAX_VIOLATIONS_SHOWN;
   if (more > 0) lines.push(`now broken (the plan fixes it): … and ${more} more (--json lists them all)`);
   plan.steps.forEach((step, i) => {
@@ -67,15 +84,43 @@ export function planText(plan: PlacementPlan, context: { description: string; pr
 }
 
 /** The JSON of a plan (see apps/manager/README.md, *plan --json*). */
-export function planJson(plan: PlacementPlan, context: { description: string; problems: readonly string[]; drain: readonly string[] }): Record<string, unknown> {
-  const common = { source: context.description, problems: context.problems, drain: context.drain, current: plan.current, notes: plan.notes };
+export function planJson(
+  plan: PlacementPlan,
+  context: { description: string; problems: readonly string[]; drain: readonly string[] },
+): Record<string, unknown> {
+  const common = {
+    source: context.description,
+    problems: context.problems,
+    drain: context.drain,
+    current: plan.current,
+    notes: plan.notes,
+  };
   if (!plan.feasible) {
-    return { feasible: false, reason: plan.reasons.join('; '), reasons: plan.reasons, placement: null, steps: [], objective: null, bound: null, gap: null, ...common };
+    return {
+      feasible: false,
+      reason: plan.reasons.join('; '),
+      reasons: plan.reasons,
+      placement: null,
+      steps: [],
+      objective: null,
+      bound: null,
+      gap: null,
+      ...common,
+    };
   }
   return {
     feasible: true,
     placement: Object.fromEntries(plan.placement),
-    steps: plan.steps.map((step) => step.map((m) => ({ sid: m.guests[0], guests: m.guests, source: m.source, target: m.target, kind: m.kind, bytes: m.bytes }))),
+    steps: plan.steps.map((step) =>
+      step.map((m) => ({
+        sid: m.guests[0],
+        guests: m.guests,
+        source: m.source,
+        target: m.target,
+        kind: m.kind,
+        bytes: m.bytes,
+      })),
+    ),
     objective: plan.objective,
     bound: plan.bound,
     gap: plan.gap,
@@ -89,18 +134,26 @@ export function planJson(plan: PlacementPlan, context: { description: string; pr
 }
 
 /** The text of a batch placement. */
-export function placeText(result: PlacementResult, context: { description: string; problems: readonly string[] }): string[] {
+export function placeText(
+  result: PlacementResult,
+  context: { description: string; problems: readonly string[] },
+): string[] {
   const lines = [`cluster: ${context.description}`];
   for (const p of context.problems) lines.push(`note: ${p}`);
   lines.push(`placed ${result.placed.size} of ${result.placed.size + result.unplaced.length} new guests:`);
   for (const [id, node] of result.placed) lines.push(`  ${id} → ${node}`);
   for (const u of result.unplaced) lines.push(`  ${u.id}: not placed: ${u.reason}`);
-  lines.push(`balance after: highest cpu ${pct(result.after.cpu)}, highest memory ${pct(result.after.mem)}, reference imbalance ${pct(result.imbalance.current)} → ${pct(result.imbalance.after)}`);
+  lines.push(
+    `balance after: highest cpu ${pct(result.after.cpu)}, highest memory ${pct(result.after.mem)}, reference imbalance ${pct(result.imbalance.current)} → ${pct(result.imbalance.after)}`,
+  );
   lines.push('nodes after:', ...nodeTable(result.nodes));
   return lines;
 }
 
-export function placeJson(result: PlacementResult, context: { description: string; problems: readonly string[] }): Record<string, unknown> {
+export function placeJson(
+  result: PlacementResult,
+  context: { description: string; problems: readonly string[] },
+): Record<string, unknown> {
   return {
     source: context.description,
     problems: context.problems,
@@ -113,23 +166,35 @@ export function placeJson(result: PlacementResult, context: { description: strin
 }
 
 /** The text of the N+1 report. */
-export function whatIfText(report: NodeFailureReport, context: { description: string; problems: readonly string[] }): string[] {
+export function whatIfText(
+  report: NodeFailureReport,
+  context: { description: string; problems: readonly string[] },
+): string[] {
   const lines = [`cluster: ${context.description}`];
   for (const p of context.problems) lines.push(`note: ${p}`);
-  lines.push(`what if one node fails: ${report.survivesAnyNodeFailure ? 'HA recovers the guests of any one node (N+1 holds)' : 'HA cannot recover the guests of every node (N+1 does not hold)'}`);
+  lines.push(
+    `what if one node fails: ${report.survivesAnyNodeFailure ? 'HA recovers the guests of any one node (N+1 holds)' : 'HA cannot recover the guests of every node (N+1 does not hold)'}`,
+  );
   for (const c of report.cases) {
     const lost = c.lost.length > 0 ? `; lost with it (not HA): ${c.lost.join(', ')}` : '';
     if (c.recovered) {
-      lines.push(`${c.node}: recovered (${c.recover.length} HA ${c.recover.length === 1 ? 'resource' : 'resources'}); after: highest cpu ${pct(c.after.cpu)}, highest memory ${pct(c.after.mem)}, reference imbalance ${pct(c.after.imbalance)}${lost}`);
+      lines.push(
+        `${c.node}: recovered (${c.recover.length} HA ${c.recover.length === 1 ? 'resource' : 'resources'}); after: highest cpu ${pct(c.after.cpu)}, highest memory ${pct(c.after.mem)}, reference imbalance ${pct(c.after.imbalance)}${lost}`,
+      );
     } else {
-      const other = c.placementExists ? 'another placement would recover them all (move guests first)' : 'no placement recovers them all';
+      const other = c.placementExists
+        ? 'another placement would recover them all (move guests first)'
+        : 'no placement recovers them all';
       lines.push(`${c.node}: NOT recovered: ${c.unrecovered.map((u) => u.reason).join('; ')}; ${other}${lost}`);
     }
   }
   return lines;
 }
 
-export function whatIfJson(report: NodeFailureReport, context: { description: string; problems: readonly string[] }): Record<string, unknown> {
+export function whatIfJson(
+  report: NodeFailureReport,
+  context: { description: string; problems: readonly string[] },
+): Record<string, unknown> {
   return {
     source: context.description,
     problems: context.problems,

@@ -39,7 +39,8 @@ export function lastCommandListTime(cmdlist: readonly (readonly string[])[]): nu
     let next = t + 100;
     for (const cmd of list) {
       const m = /^delay\s+(\d+)\s*$/.exec(cmd);
-      if (m && Number(m[1]) > SIM_ROUND_SECONDS) next = t + Math.ceil(Number(m[1]) / SIM_ROUND_SECONDS) * SIM_ROUND_SECONDS + 80;
+      if (m && Number(m[1]) > SIM_ROUND_SECONDS)
+        next = t + Math.ceil(Number(m[1]) / SIM_ROUND_SECONDS) * SIM_ROUND_SECONDS + 80;
     }
     t = next;
   }
@@ -57,7 +58,11 @@ export function keepRunning(input: CaseInput): CaseInput {
 }
 
 /** Which guests may move, for a plan: everything on a drained node; elsewhere, what the daemon may balance. */
-function unmigratableReason(snapshot: ClusterSnapshot, config: ManagerConfig, drain: readonly string[]): (sid: string) => string | undefined {
+function unmigratableReason(
+  snapshot: ClusterSnapshot,
+  config: ManagerConfig,
+  drain: readonly string[],
+): (sid: string) => string | undefined {
   const bySid = new Map(snapshot.guests.map((g) => [g.sid, g]));
   return (sid) => {
     const g = bySid.get(sid);
@@ -69,7 +74,12 @@ function unmigratableReason(snapshot: ClusterSnapshot, config: ManagerConfig, dr
 }
 
 /** A plan input from a snapshot of a live or simulated cluster (usage as the cluster's scheduler mode counts it). */
-export function inputFromSnapshot(snapshot: ClusterSnapshot, config: ManagerConfig, capacity: CapacityArgs, drain: readonly string[]): { input: PlanInput; problems: string[] } {
+export function inputFromSnapshot(
+  snapshot: ClusterSnapshot,
+  config: ManagerConfig,
+  capacity: CapacityArgs,
+  drain: readonly string[],
+): { input: PlanInput; problems: string[] } {
   const built = planInputFromSnapshot(snapshot, {
     usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured',
     capacity,
@@ -82,16 +92,25 @@ export function inputFromSnapshot(snapshot: ClusterSnapshot, config: ManagerConf
 }
 
 /** Steps the simulator past its command lists until the cluster settles (or {@link SIM_SETTLE_MAX_ROUNDS} rounds), then reads it. */
-async function settledSimSnapshot(host: Host, listsDoneAt: number): Promise<{ snapshot: ClusterSnapshot; problems: string[] }> {
+async function settledSimSnapshot(
+  host: Host,
+  listsDoneAt: number,
+): Promise<{ snapshot: ClusterSnapshot; problems: string[] }> {
   const never = new AbortController().signal;
-  while (host.clock.now() - SIM_EPOCH_SECONDS <= listsDoneAt && !host.finished?.()) await host.clock.sleep(SIM_ROUND_SECONDS, never);
+  while (host.clock.now() - SIM_EPOCH_SECONDS <= listsDoneAt && !host.finished?.())
+    await host.clock.sleep(SIM_ROUND_SECONDS, never);
   const problems: string[] = [];
   for (let round = 0; ; round++) {
     const snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
-    const moving = snapshot.guests.filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate').map((g) => `${g.sid} in HA state '${g.ha!.state}'`);
+    const moving = snapshot.guests
+      .filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate')
+      .map((g) => `${g.sid} in HA state '${g.ha!.state}'`);
     const reasons = [...unsettledReasons(snapshot, new Set()), ...moving];
     if (reasons.length === 0 || round >= SIM_SETTLE_MAX_ROUNDS || host.finished?.()) {
-      if (reasons.length > 0) problems.push(`the simulated cluster did not settle within ${SIM_SETTLE_MAX_ROUNDS} rounds after its command lists: ${reasons.join('; ')}`);
+      if (reasons.length > 0)
+        problems.push(
+          `the simulated cluster did not settle within ${SIM_SETTLE_MAX_ROUNDS} rounds after its command lists: ${reasons.join('; ')}`,
+        );
       return { snapshot, problems };
     }
     await host.clock.sleep(SIM_ROUND_SECONDS, never);
@@ -104,18 +123,33 @@ export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterR
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ManagerError('invalid-config', `--snapshot: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    throw new ManagerError(
+      'invalid-config',
+      `--snapshot: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause: err },
+    );
   }
   const parsed = parsePlanJson(text, file);
   const merged = { ...parsed.capacity, ...capacity };
   const input: PlanInput = { ...parsed, ...(Object.keys(merged).length > 0 ? { capacity: merged } : {}) };
-  return { input, problems: [], description: `snapshot file '${file}': ${input.nodes.length} nodes, ${input.guests.length} guests, ${input.rules?.length ?? 0} rules` };
+  return {
+    input,
+    problems: [],
+    description: `snapshot file '${file}': ${input.nodes.length} nodes, ${input.guests.length} guests, ${input.rules?.length ?? 0} rules`,
+  };
 }
 
 /** The config of `--config <file>` or of `--sim [<case-dir>]` (the simulator's defaults; mode as given). */
-export function sourceConfig(source: Exclude<ClusterSource, { kind: 'snapshot' }>, mode: 'observe' | 'act'): ManagerConfig {
+export function sourceConfig(
+  source: Exclude<ClusterSource, { kind: 'snapshot' }>,
+  mode: 'observe' | 'act',
+): ManagerConfig {
   if (source.kind === 'config') return loadConfig(source.file, { mode });
-  return parseConfig({ metrics: { enabled: false }, lock: { enabled: false } }, undefined, { env: 'sim', simCaseDir: source.dir ?? bundledSimCase(), mode });
+  return parseConfig({ metrics: { enabled: false }, lock: { enabled: false } }, undefined, {
+    env: 'sim',
+    simCaseDir: source.dir ?? bundledSimCase(),
+    mode,
+  });
 }
 
 /**
@@ -125,7 +159,12 @@ export function sourceConfig(source: Exclude<ClusterSource, { kind: 'snapshot' }
  */
 export async function readCluster(
   source: ClusterSource,
-  options: { capacity: CapacityArgs; drain: readonly string[]; mode: 'observe' | 'act'; makeHost?: (config: ManagerConfig) => Host | Promise<Host> },
+  options: {
+    capacity: CapacityArgs;
+    drain: readonly string[];
+    mode: 'observe' | 'act';
+    makeHost?: (config: ManagerConfig) => Host | Promise<Host>;
+  },
 ): Promise<ClusterRead> {
   if (source.kind === 'snapshot') return readSnapshotFile(source.file, options.capacity);
   const config = sourceConfig(source, options.mode);
@@ -136,7 +175,11 @@ export async function readCluster(
     listsDoneAt = lastCommandListTime(input.cmdlist);
     return keepRunning(input);
   };
-  const host = options.makeHost ? await options.makeHost(config) : sim ? createSimHost(config, { caseInput }) : createPveHost(config);
+  const host = options.makeHost
+    ? await options.makeHost(config)
+    : sim
+      ? createSimHost(config, { caseInput })
+      : createPveHost(config);
   try {
     let snapshot: ClusterSnapshot;
     const problems: string[] = [];

@@ -29,7 +29,11 @@ export function isPlanned(variant: Pick<Variant, 'crs'>): boolean {
 }
 
 /** The balance figures of a comparison; `digests` in (scenario, variant, seed) order. */
-export function balanceSummary(digests: readonly RunDigest[], scenarios: readonly string[], variants: readonly Variant[]): BalanceSummary {
+export function balanceSummary(
+  digests: readonly RunDigest[],
+  scenarios: readonly string[],
+  variants: readonly Variant[],
+): BalanceSummary {
   const runs: BalanceRun[] = digests.map((d) => {
     const b = d.balance;
     const o = b.oracle;
@@ -65,7 +69,13 @@ export function balanceSummary(digests: readonly RunDigest[], scenarios: readonl
         scenario,
         variant: v.name,
         // what the runs recorded; a trace without it: the variant's own key
-        balancer: rs.every((r) => r.balancer === 'planned') ? 'planned' : rs.every((r) => r.balancer === 'greedy') ? 'greedy' : isPlanned(v) ? 'planned' : 'greedy',
+        balancer: rs.every((r) => r.balancer === 'planned')
+          ? 'planned'
+          : rs.every((r) => r.balancer === 'greedy')
+            ? 'greedy'
+            : isPlanned(v)
+              ? 'planned'
+              : 'greedy',
         runs: rs.length,
         balanced: reached.length,
         movesToBalance: mean(reached),
@@ -87,7 +97,18 @@ const num = (v: number | null, digits = 2) => (v === null ? '—' : Number.isInt
 
 /** The columns of the balance table, each cell as plain text (Markdown and HTML share them). */
 export function balanceTable(s: BalanceSummary): { head: string[]; rows: { scenario: string; cells: string[] }[] } {
-  const head = ['scenario', 'variant', 'balancer', 'balanced runs', 'moves to balance', 'moves', 'oracle moves', 'regret mean (median, max)', 'regret ∞', 'excess moves'];
+  const head = [
+    'scenario',
+    'variant',
+    'balancer',
+    'balanced runs',
+    'moves to balance',
+    'moves',
+    'oracle moves',
+    'regret mean (median, max)',
+    'regret ∞',
+    'excess moves',
+  ];
   const rows = s.groups.map((g) => ({
     scenario: g.scenario,
     cells: [
@@ -137,7 +158,9 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  */
 export function regretSpec(s: BalanceSummary, variants: readonly string[]): TopLevelSpec | null {
   const row = (scenario: string, variant: string) => `${scenario} · ${variant}`;
-  const values = s.runs.filter((r) => r.regret !== null).map((r) => ({ row: row(r.scenario, r.variant), variant: r.variant, seed: r.seed, regret: r.regret! }));
+  const values = s.runs
+    .filter((r) => r.regret !== null)
+    .map((r) => ({ row: row(r.scenario, r.variant), variant: r.variant, seed: r.seed, regret: r.regret! }));
   if (values.length === 0) return null;
   const unbounded = s.runs.filter((r) => r.regret === null && r.oracleMoves === 0).length;
   const none = s.runs.filter((r) => r.oracleMoves === null).length;
@@ -171,14 +194,25 @@ export function regretSpec(s: BalanceSummary, variants: readonly string[]): TopL
 }
 
 /** The report's balance section: the table and the regret chart (rendered by `render`). */
-export async function balanceSection(s: BalanceSummary, variants: readonly string[], render: (spec: TopLevelSpec) => Promise<string>): Promise<string> {
+export async function balanceSection(
+  s: BalanceSummary,
+  variants: readonly string[],
+  render: (spec: TopLevelSpec) => Promise<string>,
+): Promise<string> {
   if (s.groups.length === 0) return '';
   const { head, rows } = balanceTable(s);
-  const parts = [`<h2 id="balance">Balance: greedy vs planned, and regret</h2>`, `<p class="small">${esc(balanceLegend(s)).replace(/\*([^*]+)\*/g, '<i>$1</i>').replace(/`([^`]+)`/g, '<code>$1</code>')}</p>`];
+  const parts = [
+    `<h2 id="balance">Balance: greedy vs planned, and regret</h2>`,
+    `<p class="small">${esc(balanceLegend(s))
+      .replace(/\*([^*]+)\*/g, '<i>$1</i>')
+      .replace(/`([^`]+)`/g, '<code>$1</code>')}</p>`,
+  ];
   parts.push(`<table class="balance"><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>`);
   let last = '';
   for (const r of rows) {
-    parts.push(`<tr><th>${r.scenario === last ? '' : esc(r.scenario)}</th>${r.cells.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`);
+    parts.push(
+      `<tr><th>${r.scenario === last ? '' : esc(r.scenario)}</th>${r.cells.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`,
+    );
     last = r.scenario;
   }
   parts.push('</table>');

@@ -12,7 +12,12 @@ const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 /** Opens the report in Chromium: the regret chart's points as the browser draws them, console errors; a screenshot of the balance section. */
 async function inBrowser(report: string): Promise<{ points: number; problems: string[] }> {
-  const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'poise-chromium-')), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: SCREENSHOT_WIDTH, height: 900 } });
+  const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'poise-chromium-')), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: SCREENSHOT_WIDTH, height: 900 },
+  });
   try {
     const page = await context.newPage();
     const problems: string[] = [];
@@ -27,7 +32,12 @@ async function inBrowser(report: string): Promise<{ points: number; problems: st
     const top = await page.locator('#balance').boundingBox();
     const end = await page.locator('figure[data-chart="regret"]').boundingBox();
     mkdirSync(SHOTS, { recursive: true });
-    if (top && end) await page.screenshot({ path: join(SHOTS, 'lab-balance.png'), clip: { x: 0, y: top.y - 8, width: SCREENSHOT_WIDTH, height: Math.ceil(end.y + end.height - top.y + 16) }, fullPage: true });
+    if (top && end)
+      await page.screenshot({
+        path: join(SHOTS, 'lab-balance.png'),
+        clip: { x: 0, y: top.y - 8, width: SCREENSHOT_WIDTH, height: Math.ceil(end.y + end.height - top.y + 16) },
+        fullPage: true,
+      });
     return { points, problems };
   } finally {
     await context.close();
@@ -36,7 +46,13 @@ async function inBrowser(report: string): Promise<{ points: number; problems: st
 
 function capture(): Io & { stderr: string[] } {
   const stderr: string[] = [];
-  return { stderr, out: () => undefined, err: (l) => stderr.push(l), write: () => undefined, progress: { isTTY: false, write: () => undefined } };
+  return {
+    stderr,
+    out: () => undefined,
+    err: (l) => stderr.push(l),
+    write: () => undefined,
+    progress: { isTTY: false, write: () => undefined },
+  };
 }
 
 // A small corpus on the real simulator: greedy vs planned, the oracle and the regret of every run.
@@ -46,10 +62,16 @@ describe('compare: balance, greedy vs planned', () => {
     const variants = join(dir, 'variants.yaml');
     writeFileSync(variants, 'greedy: {}\nplanned: {ha-auto-rebalance-plan: 1}\n');
     const params = join(dir, 'packed.yaml');
-    writeFileSync(params, 'duration: 30m\nnodes: [{count: 2, cpu: 8, memGiB: 32}, {count: 1, cpu: 32, memGiB: 128}]\nguests: {count: 6, placement: packed}\n');
+    writeFileSync(
+      params,
+      'duration: 30m\nnodes: [{count: 2, cpu: 8, memGiB: 32}, {count: 1, cpu: 32, memGiB: 128}]\nguests: {count: 6, placement: packed}\n',
+    );
     const out = join(dir, 'out');
     const io = capture();
-    expect(await main(['compare', params, '--variants', variants, '--seeds', '1,2', '--jobs', '1', '--out', out], io), io.stderr.join('\n')).toBe(0);
+    expect(
+      await main(['compare', params, '--variants', variants, '--seeds', '1,2', '--jobs', '1', '--out', out], io),
+      io.stderr.join('\n'),
+    ).toBe(0);
 
     const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as LabSummary;
     expect(s.balance.threshold).toBe(0.3);

@@ -5,7 +5,17 @@ import { TRACE_FORMAT, type RunTrace } from './trace';
 
 // Names that are also JavaScript object keys, or that mean something in a Vega expression
 // (a string literal `"constructor"` in an expression is read as a signal name there).
-const NASTY = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'datum', 'width', 'isPrototypeOf', 'a"b\\c'];
+const NASTY = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'datum',
+  'width',
+  'isPrototypeOf',
+  'a"b\\c',
+];
 
 /** A run of `nodes` over 100 s with load, pressure and one move per node. */
 function trace(variant: string, nodes: readonly string[]): RunTrace {
@@ -27,12 +37,20 @@ function trace(variant: string, nodes: readonly string[]): RunTrace {
       pressureCpu: col((i, r) => i + r),
       pressureMem: col((i) => i),
     },
-    moves: nodes.map((n, i) => ({ time: 40, sid: `vm:${100 + i}`, source: n, target: nodes[(i + 1) % nodes.length]!, ok: i % 2 === 0, outcomeAt: 60 })),
+    moves: nodes.map((n, i) => ({
+      time: 40,
+      sid: `vm:${100 + i}`,
+      source: n,
+      target: nodes[(i + 1) % nodes.length]!,
+      ok: i % 2 === 0,
+      outcomeAt: 60,
+    })),
   };
 }
 
 /** The texts of an SVG (legend and axis labels, titles). */
-const texts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!.replace(/&quot;/g, '"'));
+const texts = (svg: string) =>
+  [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!.replace(/&quot;/g, '"'));
 
 describe('charts with names from input', () => {
   it.each([

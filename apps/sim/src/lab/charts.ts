@@ -15,11 +15,17 @@ const WIDTH = 720;
 const FONT = 'DejaVu Sans, Helvetica, Arial, sans-serif';
 
 /** Outcome colours and shapes of move markers. */
-const OUTCOMES = { domain: ['ok', 'failed', 'in flight'], range: ['#4c78a8', '#d62728', '#ff7f0e'], shapes: ['circle', 'cross', 'triangle-up'] };
+const OUTCOMES = {
+  domain: ['ok', 'failed', 'in flight'],
+  range: ['#4c78a8', '#d62728', '#ff7f0e'],
+  shapes: ['circle', 'cross', 'triangle-up'],
+};
 
 /** The time axis' unit: minutes for runs up to 3 h, hours beyond. */
 export function timeUnit(horizon: number): { seconds: number; label: string } {
-  return horizon <= 3 * 3600 ? { seconds: 60, label: 'simulated time (min)' } : { seconds: 3600, label: 'simulated time (h)' };
+  return horizon <= 3 * 3600
+    ? { seconds: 60, label: 'simulated time (min)' }
+    : { seconds: 3600, label: 'simulated time (h)' };
 }
 
 /**
@@ -54,7 +60,13 @@ const baseConfig = {
   font: FONT,
   title: { fontSize: 14, anchor: 'start' as const, subtitleFontSize: 11, subtitleColor: '#555' },
   axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const },
-  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: 'normal' as const, orient: 'right' as const, titleLimit: 260 },
+  legend: {
+    labelFontSize: 11,
+    titleFontSize: 12,
+    titleFontWeight: 'normal' as const,
+    orient: 'right' as const,
+    titleLimit: 260,
+  },
   view: { stroke: '#ccc' },
 };
 
@@ -81,7 +93,12 @@ interface RunSeries {
  * line) and the range across seeds (a band). One line per variant; runs without the series
  * are left out.
  */
-function variantSeriesSpec(digests: readonly RunDigest[], variants: readonly string[], title: string, series: RunSeries): TopLevelSpec {
+function variantSeriesSpec(
+  digests: readonly RunDigest[],
+  variants: readonly string[],
+  title: string,
+  series: RunSeries,
+): TopLevelSpec {
   const width = scenarioBinWidth(digests);
   const horizon = Math.max(0, ...digests.map((d) => d.endTime));
   const unit = timeUnit(horizon);
@@ -100,24 +117,50 @@ function variantSeriesSpec(digests: readonly RunDigest[], variants: readonly str
       if (xs.length === 0) continue;
       let sum = 0;
       for (const x of xs) sum += x;
-      values.push({ variant: v, t: ((k + 0.5) * width) / unit.seconds, mean: (sum / xs.length) * series.scale, lo: Math.min(...xs) * series.scale, hi: Math.max(...xs) * series.scale });
+      values.push({
+        variant: v,
+        t: ((k + 0.5) * width) / unit.seconds,
+        mean: (sum / xs.length) * series.scale,
+        lo: Math.min(...xs) * series.scale,
+        hi: Math.max(...xs) * series.scale,
+      });
     }
   }
   const color = { field: 'variant', type: 'nominal' as const, scale: { domain: [...variants] }, title: 'variant' };
-  const x = { field: 't', type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  const x = {
+    field: 't',
+    type: 'quantitative' as const,
+    title: unit.label,
+    scale: { domain: [0, horizon / unit.seconds], nice: false },
+  };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: `mean across ${seedCount} seed${seedCount === 1 ? '' : 's'} per ${width} s bin; band: lowest to highest seed` },
+    title: {
+      text: title,
+      subtitle: `mean across ${seedCount} seed${seedCount === 1 ? '' : 's'} per ${width} s bin; band: lowest to highest seed`,
+    },
     width: WIDTH,
     height: 220,
     config: baseConfig,
     data: { values },
     layer: [
       // the band shares the lines' colour scale; only the lines have a legend (legends resolved independently)
-      { mark: { type: 'area', opacity: 0.18 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
+      {
+        mark: { type: 'area', opacity: 0.18 },
+        encoding: {
+          x,
+          y: { field: 'lo', type: 'quantitative' },
+          y2: { field: 'hi' },
+          color: { ...color, legend: null },
+        },
+      },
       {
         mark: { type: 'line', strokeWidth: 2 },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: series.yTitle, scale: { domainMin: 0 } }, color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } } },
+        encoding: {
+          x,
+          y: { field: 'mean', type: 'quantitative', title: series.yTitle, scale: { domainMin: 0 } },
+          color: { ...color, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } },
+        },
       },
     ],
     resolve: { legend: { color: 'independent' } },
@@ -129,7 +172,11 @@ function variantSeriesSpec(digests: readonly RunDigest[], variants: readonly str
  * imbalance (a line) and the range across seeds (a band). One line per variant.
  */
 export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec {
-  return variantSeriesSpec(digests, variants, title, { pick: (d) => d.imbalance, scale: 100, yTitle: 'node imbalance (%)' });
+  return variantSeriesSpec(digests, variants, title, {
+    pick: (d) => d.imbalance,
+    scale: 100,
+    yTitle: 'node imbalance (%)',
+  });
 }
 
 /**
@@ -137,9 +184,17 @@ export function imbalanceSpec(digests: readonly RunDigest[], variants: readonly 
  * average in each bin (guest-seconds of stall per second: cpu wait, memory stall, migration),
  * and the range across seeds. null when no run of the scenario has the load pressure model.
  */
-export function contentionSpec(digests: readonly RunDigest[], variants: readonly string[], title: string): TopLevelSpec | null {
+export function contentionSpec(
+  digests: readonly RunDigest[],
+  variants: readonly string[],
+  title: string,
+): TopLevelSpec | null {
   if (!digests.some((d) => d.contention)) return null;
-  return variantSeriesSpec(digests, variants, title, { pick: (d) => d.contention, scale: 1, yTitle: 'guests stalled (guest·s per s)' });
+  return variantSeriesSpec(digests, variants, title, {
+    pick: (d) => d.contention,
+    scale: 1,
+    yTitle: 'guests stalled (guest·s per s)',
+  });
 }
 
 /** Every move as a marker: one row per variant and seed; shape and colour by outcome. */
@@ -153,7 +208,12 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
       const run = `${v} · seed ${d.seed}`;
       rows.push(run);
       for (const m of d.moves) {
-        values.push({ run, t: m.time / unit.seconds, outcome: m.ok === true ? 'ok' : m.ok === false ? 'failed' : 'in flight', move: `${m.sid} ${m.source} → ${m.target}` });
+        values.push({
+          run,
+          t: m.time / unit.seconds,
+          outcome: m.ok === true ? 'ok' : m.ok === false ? 'failed' : 'in flight',
+          move: `${m.sid} ${m.source} → ${m.target}`,
+        });
       }
     }
   }
@@ -170,10 +230,25 @@ export function movesSpec(digests: readonly RunDigest[], variants: readonly stri
     data: { values },
     mark: { type: 'point', filled: true, size: 40, opacity: 0.85 },
     encoding: {
-      x: { field: 't', type: 'quantitative', title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } },
+      x: {
+        field: 't',
+        type: 'quantitative',
+        title: unit.label,
+        scale: { domain: [0, horizon / unit.seconds], nice: false },
+      },
       y: { field: 'run', type: 'nominal', title: null, scale: { domain: rows }, axis: { labelLimit: 220 } },
-      color: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.range }, title: 'outcome' },
-      shape: { field: 'outcome', type: 'nominal', scale: { domain: OUTCOMES.domain, range: OUTCOMES.shapes }, title: 'outcome' },
+      color: {
+        field: 'outcome',
+        type: 'nominal',
+        scale: { domain: OUTCOMES.domain, range: OUTCOMES.range },
+        title: 'outcome',
+      },
+      shape: {
+        field: 'outcome',
+        type: 'nominal',
+        scale: { domain: OUTCOMES.domain, range: OUTCOMES.shapes },
+        title: 'outcome',
+      },
       tooltip: [{ field: 'move' }],
     },
   };
@@ -201,13 +276,21 @@ export type NodeQuantity = 'load' | 'pressure';
 export function nodePeak(digest: RunDigest, quantity: NodeQuantity): number {
   const nodes = digest.nodes;
   if (!nodes) return 0;
-  const series = quantity === 'load' ? [...nodes.cpu, ...nodes.mem] : [...(nodes.pressureCpu ?? []), ...(nodes.pressureMem ?? [])];
+  const series =
+    quantity === 'load' ? [...nodes.cpu, ...nodes.mem] : [...(nodes.pressureCpu ?? []), ...(nodes.pressureMem ?? [])];
   let peak = 0;
   for (const bins of series) for (const v of binMeans(bins)) if (v !== null && v > peak) peak = v;
   return quantity === 'load' ? peak * 100 : peak;
 }
 
-export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: string, horizon: number, chartWidth = WIDTH, yMax?: number): { spec: TopLevelSpec | null; notes: string[] } {
+export function nodeSpec(
+  digest: RunDigest,
+  quantity: NodeQuantity,
+  title: string,
+  horizon: number,
+  chartWidth = WIDTH,
+  yMax?: number,
+): { spec: TopLevelSpec | null; notes: string[] } {
   const nodes = digest.nodes;
   if (!nodes) return { spec: null, notes: [] };
   const cpu = quantity === 'load' ? nodes.cpu : nodes.pressureCpu;
@@ -215,7 +298,11 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   if (!cpu && !mem) return { spec: null, notes: [] };
   const unit = timeUnit(horizon);
   const heat = nodes.names.length > MAX_NODE_LINES;
-  const width = binWidth(horizon, heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS, digest.imbalance.width);
+  const width = binWidth(
+    horizon,
+    heat ? Math.max(1, Math.floor(HEATMAP_MAX_CELLS / nodes.names.length)) : CHART_MAX_BINS,
+    digest.imbalance.width,
+  );
   const panels: [string, Bins[] | undefined][] = [
     [quantity === 'load' ? 'cpu' : 'cpu pressure', cpu],
     [quantity === 'load' ? 'memory' : 'memory pressure', mem],
@@ -223,7 +310,8 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   // `order` is the node's place in `nodes.names`: the charts sort nodes by it, never by a list of
   // names (Vega-Lite turns a sort list into an expression, where a name such as `constructor`
   // or `toString` is read as a signal reference and the view fails to build)
-  const values: { node: string; order: number; resource: string; t: number; t0: number; t1: number; value: number }[] = [];
+  const values: { node: string; order: number; resource: string; t: number; t0: number; t1: number; value: number }[] =
+    [];
   const constant: string[] = [];
   for (const [resource, series] of panels) {
     if (!series) continue;
@@ -252,50 +340,89 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
   if (values.length === 0) return { spec: null, notes: constant };
   const valueTitle = quantity === 'load' ? 'use (% of capacity)' : 'PSI some avg10 (%)';
   const rowOrder = panels.filter(([r, s]) => s && values.some((v) => v.resource === r)).map(([r]) => r);
-  const x = { type: 'quantitative' as const, title: unit.label, scale: { domain: [0, horizon / unit.seconds], nice: false } };
+  const x = {
+    type: 'quantitative' as const,
+    title: unit.label,
+    scale: { domain: [0, horizon / unit.seconds], nice: false },
+  };
   const subtitle = [
-    heat ? `one row per node, ${width} s bins; darker = higher` : `one line per node, time-weighted mean per ${width} s bin`,
+    heat
+      ? `one row per node, ${width} s bins; darker = higher`
+      : `one line per node, time-weighted mean per ${width} s bin`,
     ...constant,
   ].join('; ');
   const common = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: title, subtitle },
-    config: { ...baseConfig, facet: { spacing: 12 }, header: { labelFontSize: 12, labelAngle: 0, labelAlign: 'left' as const, labelAnchor: 'start' as const, labelOrient: 'top' as const, title: null } },
+    config: {
+      ...baseConfig,
+      facet: { spacing: 12 },
+      header: {
+        labelFontSize: 12,
+        labelAngle: 0,
+        labelAlign: 'left' as const,
+        labelAnchor: 'start' as const,
+        labelOrient: 'top' as const,
+        title: null,
+      },
+    },
     data: { values },
   };
   if (heat) {
-    return { notes: constant, spec: {
+    return {
+      notes: constant,
+      spec: {
+        ...common,
+        facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
+        spec: {
+          width: chartWidth,
+          height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
+          mark: { type: 'rect' },
+          encoding: {
+            x: { field: 't0', ...x },
+            x2: { field: 't1' },
+            y: {
+              field: 'node',
+              type: 'nominal',
+              title: 'node',
+              sort: BY_NODE_ORDER,
+              axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {},
+            },
+            // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
+            color: {
+              field: 'value',
+              type: 'quantitative',
+              title: valueTitle,
+              scale: { scheme: 'blues', domain: [0, Math.max(100, ...values.map((x) => x.value))] },
+            },
+          },
+        },
+        resolve: { scale: { y: 'shared' } },
+      },
+    };
+  }
+  return {
+    notes: constant,
+    spec: {
       ...common,
       facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
       spec: {
         width: chartWidth,
-        height: { step: Math.max(4, Math.min(12, Math.floor(240 / nodes.names.length))) },
-        mark: { type: 'rect' },
+        height: quantity === 'load' ? 110 : 80,
+        mark: { type: 'line', strokeWidth: 1.5 },
         encoding: {
-          x: { field: 't0', ...x },
-          x2: { field: 't1' },
-          y: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER, axis: nodes.names.length > 24 ? { labelFontSize: 8 } : {} },
-          // a fixed 0..100 % scale (wider if the data exceed it), so variants compare by colour
-          color: { field: 'value', type: 'quantitative', title: valueTitle, scale: { scheme: 'blues', domain: [0, Math.max(100, ...values.map((x) => x.value))] } },
+          x: { field: 't', ...x },
+          y: {
+            field: 'value',
+            type: 'quantitative',
+            title: valueTitle,
+            scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 },
+          },
+          color: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER },
         },
       },
-      resolve: { scale: { y: 'shared' } },
-    } as TopLevelSpec };
-  }
-  return { notes: constant, spec: {
-    ...common,
-    facet: { row: { field: 'resource', type: 'nominal', sort: rowOrder, title: null } },
-    spec: {
-      width: chartWidth,
-      height: quantity === 'load' ? 110 : 80,
-      mark: { type: 'line', strokeWidth: 1.5 },
-      encoding: {
-        x: { field: 't', ...x },
-        y: { field: 'value', type: 'quantitative', title: valueTitle, scale: yMax !== undefined && yMax > 0 ? { domain: [0, yMax], nice: true } : { domainMin: 0 } },
-        color: { field: 'node', type: 'nominal', title: 'node', sort: BY_NODE_ORDER },
-      },
     },
-  } as TopLevelSpec };
+  };
 }
 
 /**
@@ -306,16 +433,34 @@ export function nodeSpec(digest: RunDigest, quantity: NodeQuantity, title: strin
  */
 export function predictionSpec(points: readonly PredictionPoint[], title: string): TopLevelSpec | null {
   if (points.length === 0) return null;
-  const values = points.map((p) => ({ family: p.family, predicted: p.predicted, realised: p.realised, basis: p.basis, move: `${p.sid} ${p.role} ${p.node} at ${p.time} s` }));
-  const axis = (field: string, t: string) => ({ field, type: 'quantitative' as const, title: t, scale: { domain: [0, 100] } });
+  const values = points.map((p) => ({
+    family: p.family,
+    predicted: p.predicted,
+    realised: p.realised,
+    basis: p.basis,
+    move: `${p.sid} ${p.role} ${p.node} at ${p.time} s`,
+  }));
+  const axis = (field: string, t: string) => ({
+    field,
+    type: 'quantitative' as const,
+    title: t,
+    scale: { domain: [0, 100] },
+  });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: 'one point per node of a landed move (source and target); on the diagonal the prediction was exact' },
+    title: {
+      text: title,
+      subtitle: 'one point per node of a landed move (source and target); on the diagonal the prediction was exact',
+    },
     width: 360,
     height: 360,
     config: baseConfig,
     layer: [
-      { data: { values: [{ a: 0 }, { a: 100 }] }, mark: { type: 'line', color: '#999', strokeDash: [4, 3] }, encoding: { x: { field: 'a', type: 'quantitative' }, y: { field: 'a', type: 'quantitative' } } },
+      {
+        data: { values: [{ a: 0 }, { a: 100 }] },
+        mark: { type: 'line', color: '#999', strokeDash: [4, 3] },
+        encoding: { x: { field: 'a', type: 'quantitative' }, y: { field: 'a', type: 'quantitative' } },
+      },
       {
         data: { values },
         mark: { type: 'point', filled: true, opacity: 0.7, size: 40 },
@@ -323,7 +468,12 @@ export function predictionSpec(points: readonly PredictionPoint[], title: string
           x: axis('realised', 'realised cpu pressure after the move (%)'),
           y: axis('predicted', 'predicted (%)'),
           color: { field: 'family', type: 'nominal', title: 'cpu curve family' },
-          shape: { field: 'basis', type: 'nominal', title: 'prediction from', scale: { domain: ['learned', 'usage'], range: ['circle', 'cross'] } },
+          shape: {
+            field: 'basis',
+            type: 'nominal',
+            title: 'prediction from',
+            scale: { domain: ['learned', 'usage'], range: ['circle', 'cross'] },
+          },
         },
       },
     ],

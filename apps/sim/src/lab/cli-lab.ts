@@ -54,7 +54,8 @@ function parseFlags(argv: string[], valued: readonly string[], switches: readonl
 function intFlag(f: Flags, name: string, min: number): number | undefined {
   const v = f.values.get(name);
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v))) throw new LabUsageError(`'${name}' expects a whole number ≥ ${min}, got '${v}'`);
+  if (!/^\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v)))
+    throw new LabUsageError(`'${name}' expects a whole number ≥ ${min}, got '${v}'`);
   return Number(v);
 }
 
@@ -65,18 +66,22 @@ function requireOut(f: Flags): string {
 }
 
 /** Parameters from an optional file plus flags (flags win). */
-function generatorParams(file: string | undefined, f: Flags): { params: ReturnType<typeof validateParams>; where: string } {
+function generatorParams(
+  file: string | undefined,
+  f: Flags,
+): { params: ReturnType<typeof validateParams>; where: string } {
   const raw = file === undefined ? {} : readParams(file);
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new LabError('bad-params', `'${file}': expected a map of parameters`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new LabError('bad-params', `'${file}': expected a map of parameters`);
   const p = { ...(raw as Record<string, unknown>) };
   const seed = intFlag(f, '--seed', 0);
   if (seed !== undefined) p.seed = seed;
   const duration = f.values.get('--duration');
   if (duration !== undefined) p.duration = duration;
   const guests = intFlag(f, '--guests', 0);
-  if (guests !== undefined) p.guests = { ...((p.guests as object | undefined) ?? {}), count: guests };
+  if (guests !== undefined) p.guests = { ...(p.guests ?? {}), count: guests };
   const shape = f.values.get('--shape');
-  if (shape !== undefined) p.load = { ...((p.load as object | undefined) ?? {}), shape };
+  if (shape !== undefined) p.load = { ...(p.load ?? {}), shape };
   const where = file ?? 'command-line parameters';
   return { params: validateParams(p, where), where };
 }
@@ -93,7 +98,6 @@ export function cmdGenerate(argv: string[], io: LabIo): number {
   io.out(`wrote ${files.size} files (${(bytes / 1024).toFixed(0)} KiB) to ${out}`);
   return 0;
 }
-
 
 /**
  * Simulated seconds a case will run, from its command lists (spec §1.4): the first list at 20 s,
@@ -134,7 +138,10 @@ export function describeParams(text: string): string | undefined {
 export function describeCase(dir: string): string | undefined {
   const st = statOf(join(dir, 'README'));
   if (!st?.isFile()) return undefined;
-  const first = readFileSync(join(dir, 'README'), 'utf8').split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim();
+  const first = readFileSync(join(dir, 'README'), 'utf8')
+    .split(/\n\s*\n/)[0]!
+    .replace(/\s+/g, ' ')
+    .trim();
   return first === '' ? undefined : first;
 }
 
@@ -159,7 +166,8 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
   // load warnings are said once here, not by every run of the scenario in the workers
   const load = (name: string, dir: string) => loadScenario(dir, name, io);
   const caseCost = (input: CaseInput) =>
-    estimateEndTime(input.cmdlist) * (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
+    estimateEndTime(input.cmdlist) *
+    (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
   const pending: { file: string; name: string }[] = [];
   for (const p of paths) {
     const st = statOf(p);
@@ -168,26 +176,45 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
       pending.push({ file: p, name: basename(p, extname(p)) });
       continue;
     }
-    if (!st.isDirectory()) throw new LabError('bad-scenario', `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`);
+    if (!st.isDirectory())
+      throw new LabError(
+        'bad-scenario',
+        `'${p}' is neither a case directory nor a parameter file (.yaml, .yml, .json)`,
+      );
     if (statOf(join(p, 'cmdlist'))) {
       const name = basename(resolve(p));
       scenarios.push({ name, dir: p, cost: caseCost(load(name, p)), ...optional('description', describeCase(p)) });
       continue;
     }
-    const subs = readdirSync(p).filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined).sort();
+    const subs = readdirSync(p)
+      .filter((n) => statOf(join(p, n))?.isDirectory() && statOf(join(p, n, 'cmdlist')) !== undefined)
+      .sort();
     if (subs.length === 0) throw new LabError('bad-scenario', `'${p}' has no 'cmdlist' and no case directories`);
-    for (const name of subs) scenarios.push({ name, dir: join(p, name), cost: caseCost(load(name, join(p, name))), ...optional('description', describeCase(join(p, name))) });
+    for (const name of subs)
+      scenarios.push({
+        name,
+        dir: join(p, name),
+        cost: caseCost(load(name, join(p, name))),
+        ...optional('description', describeCase(join(p, name))),
+      });
   }
   // parameter files: validated and generated for every seed before anything is written
   const generated = pending.map(({ file, name }) => {
     const params = validateParams(readParams(file), file);
     const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
     const description = describeParams(readFileSync(file, 'utf8'));
-    return { name, description, cost: params.duration * (nodes + params.guests.count), bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })) };
+    return {
+      name,
+      description,
+      cost: params.duration * (nodes + params.guests.count),
+      bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })),
+    };
   });
   const written: string[] = [];
   // the directories this call creates (parents first), removed again on failure when empty
-  const created = [out, join(out, 'scenarios'), ...generated.map((g) => join(out, 'scenarios', g.name))].filter((d) => generated.length > 0 && !statOf(d));
+  const created = [out, join(out, 'scenarios'), ...generated.map((g) => join(out, 'scenarios', g.name))].filter(
+    (d) => generated.length > 0 && !statOf(d),
+  );
   try {
     for (const g of generated) {
       const root = join(out, 'scenarios', g.name);
@@ -196,7 +223,10 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
         const dir = join(root, `seed-${seed}`);
         const st = statOf(dir);
         if (st && !(st.isDirectory() && (readdirSync(dir).length === 0 || holdsExactly(dir, files)))) {
-          throw new LabError('bad-argument', `'${dir}' exists with other content (another parameter file or generator version); choose another --out`);
+          throw new LabError(
+            'bad-argument',
+            `'${dir}' exists with other content (another parameter file or generator version); choose another --out`,
+          );
         }
         if (!st || readdirSync(dir).length === 0) {
           if (!st) written.push(dir);
@@ -260,16 +290,25 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const scenarios = collectScenarios(f.paths, seeds, out, io);
   const total = scenarios.length * variants.length * seeds.length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
-  io.err(`${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`);
+  io.err(
+    `${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`,
+  );
   const bar = progressBar(io.progress ?? { isTTY: false, write: () => undefined });
   let summary;
   let workerLine = '';
   const started = Date.now();
   try {
     summary = await runComparison({
-      scenarios, variants, seeds, jobs, out, module: adapterModule(), command,
+      scenarios,
+      variants,
+      seeds,
+      jobs,
+      out,
+      module: adapterModule(),
+      command,
       title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
-      saveTraces: f.switches.has('--save-traces'), onProgress: (d, t) => bar.update(d, t),
+      saveTraces: f.switches.has('--save-traces'),
+      onProgress: (d, t) => bar.update(d, t),
       onWorkers: (ws) => {
         workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
       },
@@ -283,7 +322,9 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
     const m = METRICS.find((x) => x.key === v.metric)!;
     const rel = v.relative === null ? '' : ` (${fmt(v.relative * 100)} %)`;
     const noise = v.clear === false ? ' — within the seed-to-seed noise' : '';
-    io.out(`${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`);
+    io.out(
+      `${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`,
+    );
   }
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
@@ -320,17 +361,25 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
   for (const p of f.paths) {
     const d = statSync(p).isDirectory() ? describeCase(p) : undefined;
     if (d !== undefined) descriptions.set(basename(resolve(p)), d);
-    if (statSync(p).isDirectory()) traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p, io)));
+    if (statSync(p).isDirectory())
+      traces.push(runOne({ name: basename(resolve(p)), dir: p }, { name: 'defaults', crs: {} }, caseSeed(p, io)));
     else traces.push(readTrace(p));
   }
   const seen = new Set<string>();
   for (const t of traces) {
     const k = `${t.scenario}/${t.variant}/${t.seed}`;
-    if (seen.has(k)) throw new LabError('bad-trace', `two runs of scenario '${t.scenario}' variant '${t.variant}' seed ${t.seed}`);
+    if (seen.has(k))
+      throw new LabError('bad-trace', `two runs of scenario '${t.scenario}' variant '${t.variant}' seed ${t.seed}`);
     seen.add(k);
   }
   traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
-  await reportTraces(traces, out, f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`, command, descriptions);
+  await reportTraces(
+    traces,
+    out,
+    f.values.get('--title') ?? `poise run report: ${[...new Set(traces.map((t) => t.scenario))].join(', ')}`,
+    command,
+    descriptions,
+  );
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }

@@ -31,10 +31,23 @@ export function analyze(digests: readonly RunDigest[], variants: readonly Varian
     variants: variants.map((v) => ({ name: v.name, crs: { ...v.crs } })),
     seeds,
     metrics: METRICS,
-    runs: digests.map((d) => ({ scenario: d.scenario, variant: d.variant, seed: d.seed, ...d.summary, movesBySid: { ...d.summary.movesBySid } })),
+    runs: digests.map((d) => ({
+      scenario: d.scenario,
+      variant: d.variant,
+      seed: d.seed,
+      ...d.summary,
+      movesBySid: { ...d.summary.movesBySid },
+    })),
     stats,
-    verdicts: computeVerdicts(stats, scenarios, variants.map((v) => v.name), groups),
-    ...(digests.some((d) => d.predictions) ? { prediction: predictionErrorStats(digests.flatMap((d) => d.predictions ?? [])) } : {}),
+    verdicts: computeVerdicts(
+      stats,
+      scenarios,
+      variants.map((v) => v.name),
+      groups,
+    ),
+    ...(digests.some((d) => d.predictions)
+      ? { prediction: predictionErrorStats(digests.flatMap((d) => d.predictions ?? [])) }
+      : {}),
     balance: balanceSummary(digests, scenarios, variants),
   };
 }
@@ -50,9 +63,35 @@ function csv(rows: (string | number | null | undefined)[][]): string {
 }
 
 /** Columns of summary.csv (one row per scenario × variant × metric). */
-export const SUMMARY_CSV_COLUMNS = ['scenario', 'variant', 'metric', 'unit', 'better', 'n', 'mean', 'sd', 'p50', 'p95', 'min', 'max', 'note'] as const;
+export const SUMMARY_CSV_COLUMNS = [
+  'scenario',
+  'variant',
+  'metric',
+  'unit',
+  'better',
+  'n',
+  'mean',
+  'sd',
+  'p50',
+  'p95',
+  'min',
+  'max',
+  'note',
+] as const;
 /** Columns of runs.csv (one row per run). */
-export const RUNS_CSV_COLUMNS = ['scenario', 'variant', 'seed', 'guestContentionSeconds', 'moves', 'failedMoves', 'pingPongs', 'maxMovesPerSid', 'imbalanceTimeWeighted', 'pressureSeconds', 'simSeconds'] as const;
+export const RUNS_CSV_COLUMNS = [
+  'scenario',
+  'variant',
+  'seed',
+  'guestContentionSeconds',
+  'moves',
+  'failedMoves',
+  'pingPongs',
+  'maxMovesPerSid',
+  'imbalanceTimeWeighted',
+  'pressureSeconds',
+  'simSeconds',
+] as const;
 
 /** summary.csv: the statistics, one row per scenario × variant × metric; empty cells for unknown values. */
 export function summaryCsv(s: LabSummary): string {
@@ -62,7 +101,21 @@ export function summaryCsv(s: LabSummary): string {
     ...s.stats.map((x) => {
       const m = unit.get(x.metric)!;
       const st = x.stats;
-      return [x.scenario, x.variant, x.metric, m.unit, m.better, st?.n, st?.mean, st?.sd, st?.p50, st?.p95, st?.min, st?.max, x.reason];
+      return [
+        x.scenario,
+        x.variant,
+        x.metric,
+        m.unit,
+        m.better,
+        st?.n,
+        st?.mean,
+        st?.sd,
+        st?.p50,
+        st?.p95,
+        st?.min,
+        st?.max,
+        x.reason,
+      ];
     }),
   ]);
 }
@@ -71,7 +124,19 @@ export function summaryCsv(s: LabSummary): string {
 export function runsCsv(s: LabSummary): string {
   return csv([
     [...RUNS_CSV_COLUMNS],
-    ...s.runs.map((r) => [r.scenario, r.variant, r.seed, r.guestContentionSeconds, r.moves, r.failedMoves, r.pingPongs, metricValue(r, 'maxMovesPerSid'), r.imbalanceTimeWeighted, r.pressureSeconds, r.simSeconds]),
+    ...s.runs.map((r) => [
+      r.scenario,
+      r.variant,
+      r.seed,
+      r.guestContentionSeconds,
+      r.moves,
+      r.failedMoves,
+      r.pingPongs,
+      metricValue(r, 'maxMovesPerSid'),
+      r.imbalanceTimeWeighted,
+      r.pressureSeconds,
+      r.simSeconds,
+    ]),
   ]);
 }
 

@@ -47,7 +47,13 @@ export async function runComparison(o: ComparisonOptions): Promise<LabSummary> {
 }
 
 /** Report and summary files for traces already at hand (`poise-sim report`). */
-export async function reportTraces(traces: readonly RunTrace[], out: string, title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
+export async function reportTraces(
+  traces: readonly RunTrace[],
+  out: string,
+  title: string,
+  command?: string,
+  descriptions?: ReadonlyMap<string, string>,
+): Promise<LabSummary> {
   const variants: Variant[] = [];
   for (const t of traces) if (!variants.some((v) => v.name === t.variant)) variants.push({ name: t.variant, crs: {} });
   const firstSeed = new Map<string, number>();
@@ -59,7 +65,14 @@ export async function reportTraces(traces: readonly RunTrace[], out: string, tit
   return writeAll(out, digests, variants, title, command, descriptions);
 }
 
-async function writeAll(out: string, digests: RunDigest[], variants: Variant[], title: string, command?: string, descriptions?: ReadonlyMap<string, string>): Promise<LabSummary> {
+async function writeAll(
+  out: string,
+  digests: RunDigest[],
+  variants: Variant[],
+  title: string,
+  command?: string,
+  descriptions?: ReadonlyMap<string, string>,
+): Promise<LabSummary> {
   const summary = analyze(digests, variants);
   writeSummaryFiles(out, summary);
   await writeReport(out, { title, summary, digests, command, ...(descriptions ? { descriptions } : {}) });

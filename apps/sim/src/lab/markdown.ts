@@ -20,7 +20,10 @@ export function summaryMarkdown(s: LabSummary): string {
     return `| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n`;
   };
   const lines: string[] = [];
-  lines.push(`${s.scenarios.length} scenarios × ${s.variants.length} variants × seeds ${seedText(s.seeds)}; mean ± sd across seeds (better lower).`, '');
+  lines.push(
+    `${s.scenarios.length} scenarios × ${s.variants.length} variants × seeds ${seedText(s.seeds)}; mean ± sd across seeds (better lower).`,
+    '',
+  );
   let table = head(['scenario', 'variant']);
   for (const sc of s.scenarios) {
     s.variants.forEach((v, i) => {
@@ -33,7 +36,10 @@ export function summaryMarkdown(s: LabSummary): string {
     });
   }
   lines.push(table);
-  lines.push('Verdicts (the variant with the best mean, in bold when its lead is clear of the seed-to-seed noise: more than twice the standard error of the per-seed difference; best mean vs the next variant’s, relative difference):', '');
+  lines.push(
+    'Verdicts (the variant with the best mean, in bold when its lead is clear of the seed-to-seed noise: more than twice the standard error of the per-seed difference; best mean vs the next variant’s, relative difference):',
+    '',
+  );
   table = head(['scenario']);
   for (const sc of s.scenarios) {
     const cells = judged.map((m) => {
@@ -43,15 +49,23 @@ export function summaryMarkdown(s: LabSummary): string {
       const rel = v.relative === null ? '' : `, ${m.better === 'lower' ? '−' : '+'}${fmt(v.relative * 100)} %`;
       const than = s.variants.length > 2 ? ` (${v.next})` : '';
       const detail = `${shown(m, v.bestMean)} vs ${shown(m, v.nextMean)}${than}${rel}`;
-      return v.clear === false ? `${v.best.join(' and ')} ${detail} (within noise)` : `**${v.best.join(' and ')}** ${detail}`;
+      return v.clear === false
+        ? `${v.best.join(' and ')} ${detail} (within noise)`
+        : `**${v.best.join(' and ')}** ${detail}`;
     });
     table += `| ${sc} | ${cells.join(' | ')} |\n`;
   }
   lines.push(table);
   if (s.prediction) {
-    lines.push('', 'Prediction error of the contention model (predicted against realised node cpu pressure after every landed move of every run, percentage points):', '');
-    table = '| cpu curve family | points | from the usage prior | median abs. error (pp) | p90 (pp) | max (pp) |\n|---|---|---|---|---|---|\n';
-    for (const x of s.prediction) table += `| ${x.family} | ${x.n} | ${x.usage} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.max)} |\n`;
+    lines.push(
+      '',
+      'Prediction error of the contention model (predicted against realised node cpu pressure after every landed move of every run, percentage points):',
+      '',
+    );
+    table =
+      '| cpu curve family | points | from the usage prior | median abs. error (pp) | p90 (pp) | max (pp) |\n|---|---|---|---|---|---|\n';
+    for (const x of s.prediction)
+      table += `| ${x.family} | ${x.n} | ${x.usage} | ${fmt(x.median)} | ${fmt(x.p90)} | ${fmt(x.max)} |\n`;
     lines.push(table);
   }
   if (s.balance?.groups.length) lines.push(balanceMarkdown(s.balance));
@@ -59,6 +73,7 @@ export function summaryMarkdown(s: LabSummary): string {
 }
 
 function seedText(seeds: readonly number[]): string {
-  if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1)) return `${seeds[0]}..${seeds[seeds.length - 1]}`;
+  if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1))
+    return `${seeds[0]}..${seeds[seeds.length - 1]}`;
   return seeds.join(', ');
 }

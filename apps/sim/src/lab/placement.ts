@@ -15,7 +15,8 @@ export function servicePlacement(view: ClusterView): Map<string, string> {
   return new Map([...view.services].map(([sid, s]) => [sid, s.node]));
 }
 
-const measure = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+const measure = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 
 /**
  * The placement record of a run that ended in `view`, started with `initial`: the guests that
@@ -23,7 +24,11 @@ const measure = (v: unknown): number | undefined => (typeof v === 'number' && Nu
  * mem), migratability from the case's `guest_config`, and the rules (groups migrated to rules
  * as the HA manager does) restricted to those guests and the case's nodes.
  */
-export function recordPlacement(view: ClusterView, initial: ReadonlyMap<string, string>, input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig' | 'guestConfig' | 'datacenterCfg'>): TracePlacement {
+export function recordPlacement(
+  view: ClusterView,
+  initial: ReadonlyMap<string, string>,
+  input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig' | 'guestConfig' | 'datacenterCfg'>,
+): TracePlacement {
   const nodes: PlacementNode[] = [...view.nodes].map(([name, n]) => {
     const stats = view.nodeStats.get(name)!;
     return {
@@ -52,17 +57,34 @@ export function recordPlacement(view: ClusterView, initial: ReadonlyMap<string, 
       cpu,
       mem,
       migratable: blocker === undefined && s.lock === undefined,
-      ...(blocker ? { reason: `has a ${blocker.message}` } : s.lock !== undefined ? { reason: `is locked (${s.lock})` } : {}),
+      ...(blocker
+        ? { reason: `has a ${blocker.message}` }
+        : s.lock !== undefined
+          ? { reason: `is locked (${s.lock})` }
+          : {}),
       ignored: s.state === 'ignored',
     });
   }
   const plan = (input.datacenterCfg.crs as Record<string, unknown> | undefined)?.[PLAN_CRS_KEY];
   const balancer = plan === 1 || plan === '1' || plan === true ? 'planned' : 'greedy';
-  return { balancer, nodes, guests, rules: caseRules(input, new Set(guests.filter((g) => !g.ignored).map((g) => g.sid)), new Set(nodes.map((n) => n.name))) };
+  return {
+    balancer,
+    nodes,
+    guests,
+    rules: caseRules(
+      input,
+      new Set(guests.filter((g) => !g.ignored).map((g) => g.sid)),
+      new Set(nodes.map((n) => n.name)),
+    ),
+  };
 }
 
 /** The case's enabled rules in `@poise/plan` form, kept to `sids` and `nodes` (a rule left with too few resources is dropped). */
-function caseRules(input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig'>, sids: ReadonlySet<string>, nodes: ReadonlySet<string>): PlanRule[] {
+function caseRules(
+  input: Pick<CaseInput, 'rulesConfig' | 'groups' | 'serviceConfig'>,
+  sids: ReadonlySet<string>,
+  nodes: ReadonlySet<string>,
+): PlanRule[] {
   const config = parseRulesConfig(input.rulesConfig, 'rules_config').config;
   migrateGroupsToRules(config, parseGroupsConfig(input.groups, 'groups').config, input.serviceConfig);
   const out: PlanRule[] = [];

@@ -52,8 +52,24 @@ function trace(o: { samples: number; moveAt: number; noise?: (r: number) => numb
       truth: { cpuSome: truth, memSome: zeros(), cpuStall: zeros(), memStall: zeros(), migrationStall: zeros() },
     },
     moves: [
-      { time: o.moveAt, sid: 'vm:101', source: 'node1', target: 'node2', ok: true, outcomeAt: landed, landedAt: landed },
-      { time: o.moveAt + 40, sid: 'vm:102', source: 'node1', target: 'node2', ok: false, outcomeAt: o.moveAt + 60, landedAt: null },
+      {
+        time: o.moveAt,
+        sid: 'vm:101',
+        source: 'node1',
+        target: 'node2',
+        ok: true,
+        outcomeAt: landed,
+        landedAt: landed,
+      },
+      {
+        time: o.moveAt + 40,
+        sid: 'vm:102',
+        source: 'node1',
+        target: 'node2',
+        ok: false,
+        outcomeAt: o.moveAt + 60,
+        landedAt: null,
+      },
     ],
     cpuFamilies: ['logistic', 'queue'],
   };
@@ -92,12 +108,28 @@ describe('predictionPoints', () => {
 });
 
 describe('predictionErrorStats', () => {
-  const point = (family: string, predicted: number, realised: number, basis: 'learned' | 'usage' = 'learned'): PredictionPoint => ({
-    sid: 'vm:101', time: 0, node: 'node1', role: 'source', family, predicted, realised, basis,
+  const point = (
+    family: string,
+    predicted: number,
+    realised: number,
+    basis: 'learned' | 'usage' = 'learned',
+  ): PredictionPoint => ({
+    sid: 'vm:101',
+    time: 0,
+    node: 'node1',
+    role: 'source',
+    family,
+    predicted,
+    realised,
+    basis,
   });
   it('gives count, usage points, median, p90 and max of the absolute errors per family, in first-seen order', () => {
     const stats = predictionErrorStats([
-      point('queue', 10, 12), point('logistic', 50, 40), point('queue', 5, 1, 'usage'), point('queue', 30, 30), point('queue', 0, 10),
+      point('queue', 10, 12),
+      point('logistic', 50, 40),
+      point('queue', 5, 1, 'usage'),
+      point('queue', 30, 30),
+      point('queue', 0, 10),
     ]);
     // queue errors 2, 4, 0, 10 → sorted 0, 2, 4, 10: median 3, p90 = 4 + 0.7·6 = 8.2
     expect(stats).toEqual([

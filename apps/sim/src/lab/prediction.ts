@@ -34,7 +34,13 @@ function observations(trace: RunTrace, r: number): NodeObservation[] {
   const out: NodeObservation[] = [];
   trace.nodes.forEach((node, i) => {
     if (!rounds.online[i]![r]) return;
-    out.push({ node, cpuLoad: rounds.cpu[i]![r]!, memLoad: rounds.mem[i]![r]!, pressureCpu: rounds.pressureCpu[i]![r], pressureMem: rounds.pressureMem[i]![r] });
+    out.push({
+      node,
+      cpuLoad: rounds.cpu[i]![r]!,
+      memLoad: rounds.mem[i]![r]!,
+      pressureCpu: rounds.pressureCpu[i]![r],
+      pressureMem: rounds.pressureMem[i]![r],
+    });
   });
   return out;
 }
@@ -62,11 +68,23 @@ export function predictionPoints(trace: RunTrace): PredictionPoint[] {
     const a = rounds.time.indexOf(m.landedAt);
     if (a < 0) continue;
     const model = fitModel(state);
-    for (const [role, node] of [['source', m.source], ['target', m.target]] as const) {
+    for (const [role, node] of [
+      ['source', m.source],
+      ['target', m.target],
+    ] as const) {
       const i = column.get(node)!;
       if (!rounds.online[i]![a]) continue;
       const p = model.predict(node, 'cpu', rounds.cpu[i]![a]!);
-      out.push({ sid: m.sid, time: m.time, node, role, family: cpuFamilies[i]!, predicted: p.percent, realised: truth.cpuSome[i]![a]!, basis: p.basis });
+      out.push({
+        sid: m.sid,
+        time: m.time,
+        node,
+        role,
+        family: cpuFamilies[i]!,
+        predicted: p.percent,
+        realised: truth.cpuSome[i]![a]!,
+        basis: p.basis,
+      });
     }
   }
   return out;

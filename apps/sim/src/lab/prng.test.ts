@@ -5,7 +5,9 @@ describe('Prng', () => {
   it('is xoshiro128**: the reference C implementation from state {1, 2, 3, 4}', () => {
     const p = Prng.fromState(1, 2, 3, 4);
     // printed by the authors' xoshiro128starstar.c with s = {1, 2, 3, 4}
-    expect(Array.from({ length: 8 }, () => p.nextU32())).toEqual([11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849]);
+    expect(Array.from({ length: 8 }, () => p.nextU32())).toEqual([
+      11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849,
+    ]);
   });
   it('same seed and label → same stream; another label or seed → another stream', () => {
     const a = new Prng(7, 'sizes');

@@ -28,7 +28,7 @@
  *
  * Pure: no I/O, no clock; the planner's seed is fixed.
  */
-import { PlanError, planPlacement, type PlanGuest, type PlanInput, type PlanNode, type PlanRule } from '@poise/plan';
+import { PlanError, planPlacement, type PlanGuest, type PlanInput, type PlanNode } from '@poise/plan';
 import { normalizedImbalance } from '@poise/imbalance';
 import { LabError } from './errors';
 import type { PlacementGuest, PlacementNode, RunTrace, TracePlacement } from './trace';
@@ -54,7 +54,10 @@ export interface BalanceReach {
 }
 
 /** See the module comment: *balanced*, *moves to balance*. O(samples + moves). */
-export function movesToBalance(trace: { rounds: Pick<RunTrace['rounds'], 'time' | 'imbalance'>; moves: readonly { time: number }[] }, threshold = BALANCED_THRESHOLD): BalanceReach {
+export function movesToBalance(
+  trace: { rounds: Pick<RunTrace['rounds'], 'time' | 'imbalance'>; moves: readonly { time: number }[] },
+  threshold = BALANCED_THRESHOLD,
+): BalanceReach {
   if (!Number.isFinite(threshold) || threshold <= 0 || threshold > 1) {
     throw new LabError('bad-trace', `balanced threshold must be in (0, 1], got ${threshold}`);
   }
@@ -93,9 +96,11 @@ export interface OracleResult {
 
 /** Regret of a run: moves / the oracle's moves, with the conventions of the module comment. */
 export function regret(moves: number, oracleMoves: number | null): { regret: number | null; excess: number | null } {
-  if (!Number.isInteger(moves) || moves < 0) throw new LabError('bad-trace', `moves must be an integer ≥ 0, got ${moves}`);
+  if (!Number.isInteger(moves) || moves < 0)
+    throw new LabError('bad-trace', `moves must be an integer ≥ 0, got ${moves}`);
   if (oracleMoves === null) return { regret: null, excess: null };
-  if (!Number.isInteger(oracleMoves) || oracleMoves < 0) throw new LabError('bad-trace', `oracle moves must be an integer ≥ 0, got ${oracleMoves}`);
+  if (!Number.isInteger(oracleMoves) || oracleMoves < 0)
+    throw new LabError('bad-trace', `oracle moves must be an integer ≥ 0, got ${oracleMoves}`);
   const excess = moves - oracleMoves;
   if (oracleMoves === 0) return { regret: moves === 0 ? 1 : null, excess };
   return { regret: moves / oracleMoves, excess };
@@ -116,8 +121,14 @@ function highest(nodes: readonly PlacementNode[]): { cpu: number; mem: number } 
 }
 
 /** Normalised imbalance of node loads ((cpu/cores + mem/memory)/2) over the online nodes. */
-function imbalanceOf(nodes: readonly PlacementNode[], cpu: ReadonlyMap<string, number>, mem: ReadonlyMap<string, number>): number {
-  return normalizedImbalance(nodes.filter((n) => n.online).map((n) => (cpu.get(n.name)! / n.cpuCores + mem.get(n.name)! / n.memBytes) / 2));
+function imbalanceOf(
+  nodes: readonly PlacementNode[],
+  cpu: ReadonlyMap<string, number>,
+  mem: ReadonlyMap<string, number>,
+): number {
+  return normalizedImbalance(
+    nodes.filter((n) => n.online).map((n) => (cpu.get(n.name)! / n.cpuCores + mem.get(n.name)! / n.memBytes) / 2),
+  );
 }
 
 /**
@@ -144,7 +155,15 @@ function oracleInput(p: TracePlacement, at: 'initial' | 'final', target: { cpu: 
   }));
   const base: PlanGuest[] = p.nodes.map((n) => {
     const cpu = Math.max(0, n.cpu - onNode.get(n.name)!.cpu);
-    return { id: `base:${n.name}`, kind: 'vm', node: n.name, cpu, cores: cpu, mem: Math.max(0, n.mem - onNode.get(n.name)!.mem), ignored: true };
+    return {
+      id: `base:${n.name}`,
+      kind: 'vm',
+      node: n.name,
+      cpu,
+      cores: cpu,
+      mem: Math.max(0, n.mem - onNode.get(n.name)!.mem),
+      ignored: true,
+    };
   });
   const guests: PlanGuest[] = p.guests.map((g) => ({
     id: g.sid,
@@ -177,7 +196,10 @@ export function hindsightOracle(p: TracePlacement, where = 'placement'): OracleR
     try {
       return planPlacement(oracleInput(p, at, target), { seed: 1 });
     } catch (err) {
-      if (err instanceof PlanError) throw new LabError('bad-trace', `'${where}': the planner refuses the recorded cluster: ${err.message}`, { cause: err });
+      if (err instanceof PlanError)
+        throw new LabError('bad-trace', `'${where}': the planner refuses the recorded cluster: ${err.message}`, {
+          cause: err,
+        });
       throw err;
     }
   };
@@ -186,10 +208,19 @@ export function hindsightOracle(p: TracePlacement, where = 'placement'): OracleR
   const runValid = fromFinal.feasible && fromFinal.currentViolations.length === 0;
   const fromInitial = plan('initial');
   const plannerMoves = fromInitial.feasible ? fromInitial.objective.moves : null;
-  const bound = fromInitial.feasible ? Math.max(0, Math.ceil(fromInitial.bound - 1e-9), movesLowerBound(p, target)) : null;
+  const bound = fromInitial.feasible
+    ? Math.max(0, Math.ceil(fromInitial.bound - 1e-9), movesLowerBound(p, target))
+    : null;
   const uppers = [plannerMoves, runValid ? runDisplaced : null].filter((x): x is number => x !== null);
   const moves = uppers.length === 0 ? null : Math.min(...uppers);
-  const source = moves === null ? null : plannerMoves === moves && runValid && runDisplaced === moves ? 'both' : plannerMoves === moves ? 'planner' : 'run';
+  const source =
+    moves === null
+      ? null
+      : plannerMoves === moves && runValid && runDisplaced === moves
+        ? 'both'
+        : plannerMoves === moves
+          ? 'planner'
+          : 'run';
 
   // the reference imbalance of both placements, from the same loads
   const sums = (node: (g: PlacementGuest) => string) => {
@@ -208,10 +239,16 @@ export function hindsightOracle(p: TracePlacement, where = 'placement'): OracleR
   const run = sums((g) => g.final);
   let oracleImbalance: number | null = null;
   if (source === 'run' || source === 'both') oracleImbalance = run;
-  else if (source === 'planner' && fromInitial.feasible) oracleImbalance = sums((g) => fromInitial.placement.get(g.sid) ?? g.final);
+  else if (source === 'planner' && fromInitial.feasible)
+    oracleImbalance = sums((g) => fromInitial.placement.get(g.sid) ?? g.final);
   const notes: string[] = [];
   if (!fromInitial.feasible) notes.push(`planner: ${fromInitial.reasons[0]}`);
-  if (!runValid) notes.push(fromFinal.feasible ? `the run's final placement breaks a constraint: ${fromFinal.currentViolations[0]}` : `the run's final placement is not a valid witness`);
+  if (!runValid)
+    notes.push(
+      fromFinal.feasible
+        ? `the run's final placement breaks a constraint: ${fromFinal.currentViolations[0]}`
+        : `the run's final placement is not a valid witness`,
+    );
   return {
     target,
     runDisplaced,
@@ -242,10 +279,14 @@ export function movesLowerBound(p: TracePlacement, limit: { cpu: number; mem: nu
       continue;
     }
     const finals = p.guests.filter((g) => g.final === n.name);
-    const base = { cpu: n.cpu - finals.reduce((a, g) => a + g.cpu, 0), mem: n.mem - finals.reduce((a, g) => a + g.mem, 0) };
+    const base = {
+      cpu: n.cpu - finals.reduce((a, g) => a + g.cpu, 0),
+      mem: n.mem - finals.reduce((a, g) => a + g.mem, 0),
+    };
     const ignored = p.guests.filter((g) => g.ignored && g.final === n.name);
     const shed = (key: 'cpu' | 'mem', cap: number) => {
-      let excess = Math.max(0, base[key]) + [...here, ...ignored].reduce((a, g) => a + g[key], 0) - cap * (1 + LIMIT_TOLERANCE);
+      let excess =
+        Math.max(0, base[key]) + [...here, ...ignored].reduce((a, g) => a + g[key], 0) - cap * (1 + LIMIT_TOLERANCE);
       let count = 0;
       for (const g of here.filter((x) => x.migratable).sort((a, b) => b[key] - a[key])) {
         if (excess <= 0) break;
@@ -275,6 +316,14 @@ export interface RunBalance {
 /** The balance figures of a (validated) trace. */
 export function runBalance(trace: RunTrace): RunBalance {
   const moves = trace.moves.length;
-  const oracle = trace.placement ? hindsightOracle(trace.placement, `${trace.scenario}/${trace.variant}/seed-${trace.seed}`) : null;
-  return { balancer: trace.placement?.balancer ?? null, moves, reach: movesToBalance(trace), oracle, ...regret(moves, oracle?.moves ?? null) };
+  const oracle = trace.placement
+    ? hindsightOracle(trace.placement, `${trace.scenario}/${trace.variant}/seed-${trace.seed}`)
+    : null;
+  return {
+    balancer: trace.placement?.balancer ?? null,
+    moves,
+    reach: movesToBalance(trace),
+    oracle,
+    ...regret(moves, oracle?.moves ?? null),
+  };
 }

@@ -72,13 +72,25 @@ export async function buildReport(input: ReportInput): Promise<string> {
   const { summary: s, digests } = input;
   const variants = s.variants.map((v) => v.name);
   const judged = METRICS.filter((m) => m.better !== 'none');
-  const verdict = (scenario: string, metric: string) => s.verdicts.find((v) => v.scenario === scenario && v.metric === metric);
+  const verdict = (scenario: string, metric: string) =>
+    s.verdicts.find((v) => v.scenario === scenario && v.metric === metric);
   const parts: string[] = [];
-  parts.push(`<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>${esc(input.title)}</title>\n<style>${CSS}</style>\n</head>\n<body>`);
+  parts.push(
+    `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>${esc(input.title)}</title>\n<style>${CSS}</style>\n</head>\n<body>`,
+  );
   parts.push(`<h1>${esc(input.title)}</h1>`);
   if (input.command) parts.push(`<p class="small">made by <code>${esc(input.command)}</code></p>`);
   const variantList = s.variants
-    .map((v) => `<b>${esc(v.name)}</b> (${Object.keys(v.crs).length === 0 ? 'the scenario’s own settings' : Object.entries(v.crs).map(([k, x]) => `<code>${esc(k)}=${esc(String(x))}</code>`).join(' ')})`)
+    .map(
+      (v) =>
+        `<b>${esc(v.name)}</b> (${
+          Object.keys(v.crs).length === 0
+            ? 'the scenario’s own settings'
+            : Object.entries(v.crs)
+                .map(([k, x]) => `<code>${esc(k)}=${esc(String(x))}</code>`)
+                .join(' ')
+        })`,
+    )
     .join(', ');
   parts.push(
     `<p>${s.scenarios.length} scenario${s.scenarios.length === 1 ? '' : 's'} × ${variants.length} variant${variants.length === 1 ? '' : 's'} (${variantList}) × ${s.seeds.length} seed${s.seeds.length === 1 ? '' : 's'} (${esc(seedList(s.seeds))}).</p>`,
@@ -91,11 +103,20 @@ export async function buildReport(input: ReportInput): Promise<string> {
   parts.push(`<h2>Verdicts</h2>`);
   parts.push(
     '<table class="verdicts"><tr><th>scenario</th>' +
-      judged.map((m) => `<th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>`).join('') +
+      judged
+        .map(
+          (m) =>
+            `<th>${esc(m.label)}${m.displayUnit ? ` <span class="small">(${esc(m.displayUnit)})</span>` : ''}</th>`,
+        )
+        .join('') +
       '</tr>',
   );
   for (const sc of s.scenarios) {
-    parts.push(`<tr><th><a href="#${esc(anchor(sc))}">${esc(sc)}</a></th>` + judged.map((m) => verdictCell(verdict(sc, m.key), m, variants.length)).join('') + '</tr>');
+    parts.push(
+      `<tr><th><a href="#${esc(anchor(sc))}">${esc(sc)}</a></th>` +
+        judged.map((m) => verdictCell(verdict(sc, m.key), m, variants.length)).join('') +
+        '</tr>',
+    );
   }
   parts.push('</table>');
   if (variants.length > 1) {
@@ -125,7 +146,9 @@ export async function buildReport(input: ReportInput): Promise<string> {
   for (const sc of s.scenarios) {
     const ds = digests.filter((d) => d.scenario === sc);
     const horizon = Math.max(0, ...ds.map((d) => d.endTime));
-    parts.push(`<section class="scenario" id="${esc(anchor(sc))}" data-scenario="${esc(sc)}">\n<h2>Scenario ${esc(sc)}</h2>`);
+    parts.push(
+      `<section class="scenario" id="${esc(anchor(sc))}" data-scenario="${esc(sc)}">\n<h2>Scenario ${esc(sc)}</h2>`,
+    );
     const description = input.descriptions?.get(sc);
     if (description) parts.push(`<p class="desc">${esc(description)}</p>`);
     parts.push(`<h3>Summary metrics across seeds</h3>`);
@@ -143,16 +166,22 @@ export async function buildReport(input: ReportInput): Promise<string> {
           return statCell(m, st?.stats, st?.reason);
         })
         .join('');
-      parts.push(`<tr><th>${esc(m.label)}<br><span class="small">${esc(m.description)}</span></th><td>${esc(m.displayUnit || m.unit)}</td>${cells}</tr>`);
+      parts.push(
+        `<tr><th>${esc(m.label)}<br><span class="small">${esc(m.description)}</span></th><td>${esc(m.displayUnit || m.unit)}</td>${cells}</tr>`,
+      );
     }
     parts.push('</table>');
     const contention = contentionSpec(ds, variants, `Guest contention over time — ${sc}`);
     if (contention) parts.push(figure('contention', sc, undefined, await render(contention)));
-    parts.push(figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))));
+    parts.push(
+      figure('imbalance', sc, undefined, await render(imbalanceSpec(ds, variants, `Node imbalance over time — ${sc}`))),
+    );
     parts.push(figure('moves', sc, undefined, await render(movesSpec(ds, variants, `Balancer moves — ${sc}`))));
     // node load and pressure of each variant's first seed, side by side
     const columns: string[] = [];
-    const firsts = variants.map((v) => ds.find((d) => d.variant === v && d.nodes)).filter((d): d is RunDigest => d !== undefined);
+    const firsts = variants
+      .map((v) => ds.find((d) => d.variant === v && d.nodes))
+      .filter((d): d is RunDigest => d !== undefined);
     const peak = (q: 'load' | 'pressure') => Math.max(0, ...firsts.map((d) => nodePeak(d, q)));
     for (const v of variants) {
       const first = ds.find((d) => d.variant === v && d.nodes);
@@ -162,27 +191,38 @@ export async function buildReport(input: ReportInput): Promise<string> {
       if (load.spec) col.push(figure('load', sc, v, await render(load.spec)));
       const pressure = nodeSpec(first, 'pressure', `Node pressure — ${v}`, horizon, NODE_CHART_WIDTH, peak('pressure'));
       if (pressure.spec) col.push(figure('pressure', sc, v, await render(pressure.spec)));
-      else if (pressure.notes.length > 0) col.push(`<p class="note">Node pressure — ${esc(v)}: ${esc(pressure.notes.join('; '))}.</p>`);
+      else if (pressure.notes.length > 0)
+        col.push(`<p class="note">Node pressure — ${esc(v)}: ${esc(pressure.notes.join('; '))}.</p>`);
       else col.push(`<p class="note">Node pressure — ${esc(v)}: this run carries no pressure telemetry.</p>`);
       col.push('</div>');
       columns.push(col.join('\n'));
     }
-    if (columns.length > 0) parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
+    if (columns.length > 0)
+      parts.push(`<h3>Nodes — ${esc(sc)}</h3>\n<div class="variants">\n${columns.join('\n')}\n</div>`);
     parts.push('</section>');
   }
-  parts.push(`<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file; the tables as Markdown: <code>summary.md</code>.</p>`);
+  parts.push(
+    `<p class="small">Numbers for machines: <code>summary.json</code>, <code>summary.csv</code> and <code>runs.csv</code> beside this file; the tables as Markdown: <code>summary.md</code>.</p>`,
+  );
   parts.push('</body>\n</html>\n');
   return parts.join('\n');
 }
 
 /** The contention model's prediction error: a table per cpu curve family and the chart of every point. */
-async function predictionSection(stats: NonNullable<LabSummary['prediction']>, digests: readonly RunDigest[], render: (spec: NonNullable<ReturnType<typeof predictionSpec>>) => Promise<string>): Promise<string> {
+async function predictionSection(
+  stats: NonNullable<LabSummary['prediction']>,
+  digests: readonly RunDigest[],
+  render: (spec: NonNullable<ReturnType<typeof predictionSpec>>) => Promise<string>,
+): Promise<string> {
   const points = digests.flatMap((d) => d.predictions ?? []);
   const out = [
     `<h2>Prediction error</h2>`,
     `<p class="how">For every landed move of every run under the load pressure model: <code>@poise/contention</code>, learning from what the balancer saw until the move (node load and reported PSI), predicts the cpu pressure of source and target at the load each shows once the guest runs on the target; realised is the simulator’s PSI cpu some share then (its ground truth, without noise or delay). Absolute error in percentage points, per the node’s cpu curve family.</p>`,
     '<table class="prediction"><tr><th>cpu curve family</th><th>points</th><th>from the usage prior</th><th>median |error| (pp)</th><th>p90 (pp)</th><th>max (pp)</th></tr>',
-    ...stats.map((x) => `<tr><th>${esc(x.family)}</th><td>${x.n}</td><td>${x.usage}</td><td>${fmt(x.median)}</td><td>${fmt(x.p90)}</td><td>${fmt(x.max)}</td></tr>`),
+    ...stats.map(
+      (x) =>
+        `<tr><th>${esc(x.family)}</th><td>${x.n}</td><td>${x.usage}</td><td>${fmt(x.median)}</td><td>${fmt(x.p90)}</td><td>${fmt(x.max)}</td></tr>`,
+    ),
     '</table>',
   ];
   const spec = predictionSpec(points, 'Predicted against realised cpu pressure after a move');
@@ -201,7 +241,8 @@ function anchor(s: string): string {
 
 /** `1..20` for a run of consecutive seeds, else a comma list. */
 export function seedList(seeds: readonly number[]): string {
-  if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1)) return `${seeds[0]}..${seeds[seeds.length - 1]}`;
+  if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1))
+    return `${seeds[0]}..${seeds[seeds.length - 1]}`;
   return seeds.join(', ');
 }
 

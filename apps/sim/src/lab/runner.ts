@@ -50,11 +50,16 @@ export interface RunJob {
  * Every scenario × variant × seed, ordered by scenario name (byte order), then the variants'
  * order (as given: the first is the baseline), then seed. Scenario names must be unique.
  */
-export function planRuns(scenarios: readonly ScenarioRef[], variants: readonly Variant[], seeds: readonly number[]): RunJob[] {
+export function planRuns(
+  scenarios: readonly ScenarioRef[],
+  variants: readonly Variant[],
+  seeds: readonly number[],
+): RunJob[] {
   const seen = new Map<string, string>();
   for (const s of scenarios) {
     const other = seen.get(s.name);
-    if (other !== undefined) throw new LabError('bad-scenario', `two scenarios are named '${s.name}' ('${other}' and '${s.dir}')`);
+    if (other !== undefined)
+      throw new LabError('bad-scenario', `two scenarios are named '${s.name}' ('${other}' and '${s.dir}')`);
     seen.set(s.name, s.dir);
   }
   const names = new Set<string>();
@@ -139,10 +144,15 @@ function workerSetup(url: string): { execArgv: string[]; tsxApi?: string } {
   if (!/\.[mc]?ts$/.test(url) && !sourceCondition) return { execArgv: inherited };
   const require = createRequire(import.meta.url);
   const pkgFile = require.resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };
+  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as {
+    exports: Record<string, { import?: { default?: string } }>;
+  };
   const api = pkg.exports['./esm/api']?.import?.default;
   if (!api) throw new LabError('bad-argument', `cannot find tsx's ESM API to run '${url}'`);
-  return { execArgv: sourceCondition ? inherited : [...inherited, '--conditions=poise-source'], tsxApi: pathToFileURL(join(dirname(pkgFile), api)).href };
+  return {
+    execArgv: sourceCondition ? inherited : [...inherited, '--conditions=poise-source'],
+    tsxApi: pathToFileURL(join(dirname(pkgFile), api)).href,
+  };
 }
 
 function describeJob(job: RunJob): string {
@@ -157,10 +167,11 @@ function describeJob(job: RunJob): string {
  */
 export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<T>): Promise<T[]> {
   const total = jobs.length;
-  const results: T[] = new Array(total);
+  const results = new Array<T>(total);
   if (total === 0) return results;
   const requested = options.jobs ?? defaultJobs();
-  if (!Number.isInteger(requested) || requested < 1) throw new LabError('bad-argument', `jobs: expected an integer ≥ 1, got ${requested}`);
+  if (!Number.isInteger(requested) || requested < 1)
+    throw new LabError('bad-argument', `jobs: expected an integer ≥ 1, got ${requested}`);
   const url = moduleUrl(options.module);
   const setup = workerSetup(url);
   const poolSize = Math.min(requested, total);
@@ -177,7 +188,9 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
     };
     // costliest first (longest-processing-time order), ties in job order: the last runs to
     // finish are short ones, so the workers end together
-    const order = jobs.map((_, i) => i).sort((a, b) => (jobs[b]!.scenario.cost ?? 1) - (jobs[a]!.scenario.cost ?? 1) || a - b);
+    const order = jobs
+      .map((_, i) => i)
+      .sort((a, b) => (jobs[b]!.scenario.cost ?? 1) - (jobs[a]!.scenario.cost ?? 1) || a - b);
     let next = 0;
     let done = 0;
     let settled = false;
@@ -197,18 +210,30 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
       const i = order[next++]!;
       const job = jobs[i]!;
       inFlight.set(w, i);
-      w.postMessage({ index: i, scenario: job.scenario, variant: { name: job.variant.name, crs: { ...job.variant.crs } }, seed: job.seed });
+      w.postMessage({
+        index: i,
+        scenario: job.scenario,
+        variant: { name: job.variant.name, crs: { ...job.variant.crs } },
+        seed: job.seed,
+      });
     };
     for (let k = 0; k < poolSize; k++) {
-      const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: url, tsxApi: setup.tsxApi }, execArgv: setup.execArgv });
+      const w = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { module: url, tsxApi: setup.tsxApi },
+        execArgv: setup.execArgv,
+      });
       workers.push(w);
       stats.set(w, { runs: 0, utilization: -1 });
       w.on('message', (msg: { index: number; trace?: unknown; error?: string; stack?: string }) => {
         if (settled) return;
         const job = jobs[msg.index];
-        if (!job || inFlight.get(w) !== msg.index) return fail(new LabError('run-failed', `a worker answered a run it was not given (${msg.index})`));
+        if (!job || inFlight.get(w) !== msg.index)
+          return fail(new LabError('run-failed', `a worker answered a run it was not given (${msg.index})`));
         if (msg.error !== undefined) {
-          return fail(new LabError('run-failed', `run of ${describeJob(job)} failed: ${msg.error}`, { cause: msg.stack }));
+          return fail(
+            new LabError('run-failed', `run of ${describeJob(job)} failed: ${msg.error}`, { cause: msg.stack }),
+          );
         }
         stats.get(w)!.runs++;
         // the worker gets its next run before this result is checked and kept (main-thread work)
@@ -216,11 +241,18 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         try {
           const trace = validateTrace(msg.trace, `run of ${describeJob(job)}`);
           if (trace.scenario !== job.scenario.name || trace.variant !== job.variant.name || trace.seed !== job.seed) {
-            throw new LabError('run-failed', `run of ${describeJob(job)} returned the trace of scenario '${trace.scenario}' variant '${trace.variant}' seed ${trace.seed}`);
+            throw new LabError(
+              'run-failed',
+              `run of ${describeJob(job)} returned the trace of scenario '${trace.scenario}' variant '${trace.variant}' seed ${trace.seed}`,
+            );
           }
           results[msg.index] = options.consume(job, trace);
         } catch (err) {
-          return fail(err instanceof LabError ? err : new LabError('run-failed', `run of ${describeJob(job)}: ${(err as Error).message}`, { cause: err }));
+          return fail(
+            err instanceof LabError
+              ? err
+              : new LabError('run-failed', `run of ${describeJob(job)}: ${(err as Error).message}`, { cause: err }),
+          );
         }
         done++;
         options.onProgress?.(done, total);
@@ -234,7 +266,8 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
       w.on('error', (err) => fail(new LabError('run-failed', `a worker died: ${err.message}`, { cause: err })));
       w.on('exit', (code) => {
         const i = inFlight.get(w);
-        if (!settled && i !== undefined) fail(new LabError('run-failed', `the worker running ${describeJob(jobs[i]!)} exited (code ${code})`));
+        if (!settled && i !== undefined)
+          fail(new LabError('run-failed', `the worker running ${describeJob(jobs[i]!)} exited (code ${code})`));
       });
       dispatch(w);
     }

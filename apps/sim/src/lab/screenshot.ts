@@ -17,7 +17,16 @@ import { chromium, type Page } from 'playwright-core';
 /** Where Debian installs Chromium (`apt-get install -y chromium`); `POISE_CHROMIUM` overrides it. */
 export const CHROMIUM = process.env.POISE_CHROMIUM ?? '/usr/bin/chromium';
 /** Flags for a headless Chromium that talks to nobody. */
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 /** The page width the screenshots are taken at (CSS px). */
 export const SCREENSHOT_WIDTH = 1100;
 
@@ -31,21 +40,36 @@ export async function screenshotReport(page: Page, outDir: string, scenario?: st
   const charts = join(outDir, 'lab-report-charts.png');
   const end = await pageBox(page.locator('p.wins, table.verdicts').last());
   if (!end) throw new Error('the report has no verdict table');
-  await page.screenshot({ path: verdicts, clip: { x: 0, y: 0, width: SCREENSHOT_WIDTH, height: Math.ceil(end.bottom + 16) }, fullPage: true });
-  const section = page.locator(scenario === undefined ? 'section.scenario' : `section.scenario[data-scenario="${scenario.replace(/["\\]/g, '\\$&')}"]`).first();
+  await page.screenshot({
+    path: verdicts,
+    clip: { x: 0, y: 0, width: SCREENSHOT_WIDTH, height: Math.ceil(end.bottom + 16) },
+    fullPage: true,
+  });
+  const section = page
+    .locator(
+      scenario === undefined
+        ? 'section.scenario'
+        : `section.scenario[data-scenario="${scenario.replace(/["\\]/g, '\\$&')}"]`,
+    )
+    .first();
   const box = await pageBox(section);
   if (!box) throw new Error(`the report has no scenario '${scenario ?? '(any)'}'`);
   const first = await pageBox(section.locator('figure.chart').first());
   if (!first) throw new Error(`scenario '${scenario ?? '(first)'}' has no charts`);
   const top = Math.max(0, Math.floor(first.top - 8));
-  await page.screenshot({ path: charts, clip: { x: 0, y: top, width: SCREENSHOT_WIDTH, height: Math.ceil(box.bottom + 16 - top) }, fullPage: true });
+  await page.screenshot({
+    path: charts,
+    clip: { x: 0, y: top, width: SCREENSHOT_WIDTH, height: Math.ceil(box.bottom + 16 - top) },
+    fullPage: true,
+  });
   return [verdicts, charts];
 }
 
 /** An element's top and bottom in page coordinates (whatever the scroll position); undefined when absent. */
 async function pageBox(locator: ReturnType<Page['locator']>): Promise<{ top: number; bottom: number } | undefined> {
   if ((await locator.count()) === 0) return undefined;
-  return locator.evaluate((el) => {
+  // runs in the page; the package compiles without the DOM library, so the element's shape is written here
+  return locator.evaluate((el: { getBoundingClientRect(): { top: number; bottom: number } }) => {
     const r = el.getBoundingClientRect();
     const scrollY = (globalThis as unknown as { scrollY: number }).scrollY;
     return { top: r.top + scrollY, bottom: r.bottom + scrollY };
@@ -56,7 +80,12 @@ async function main(argv: string[]): Promise<void> {
   const [report, outDir, scenario] = argv;
   if (!report || !outDir) throw new Error('usage: screenshot.ts <report.html> <out-dir> [<scenario>]');
   const userDataDir = mkdtempSync(join(tmpdir(), 'poise-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: SCREENSHOT_WIDTH, height: 900 } });
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: SCREENSHOT_WIDTH, height: 900 },
+  });
   try {
     const page = await context.newPage();
     await page.goto(pathToFileURL(resolve(report)).href, { waitUntil: 'load' });

@@ -5,7 +5,9 @@
  */
 
 /** Bin widths, seconds; each divides every later one, so bins can always be merged. */
-export const BIN_LADDER: readonly number[] = [20, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 345600, 691200];
+export const BIN_LADDER: readonly number[] = [
+  20, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 345600, 691200,
+];
 
 /** The smallest ladder width w with span / w ≤ maxBins (and ≥ `atLeast`). */
 export function binWidth(span: number, maxBins: number, atLeast = 0): number {
@@ -24,7 +26,12 @@ export interface Bins {
  * Integrates a step series into bins. `values[r]` holds over [times[r], times[r+1]) (the last
  * until `end`); a null value is no data for its interval.
  */
-export function binSteps(times: readonly number[], values: readonly (number | null)[], end: number, width: number): Bins {
+export function binSteps(
+  times: readonly number[],
+  values: readonly (number | null)[],
+  end: number,
+  width: number,
+): Bins {
   const n = Math.max(0, Math.ceil(end / width));
   const sum = new Array<number>(n).fill(0);
   const dur = new Array<number>(n).fill(0);

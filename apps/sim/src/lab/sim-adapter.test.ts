@@ -48,13 +48,25 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
     expect(summarize(t).guestContentionSeconds).toBeNull();
     // no node reports pressure in this case: no telemetry (all null), not "no pressure"
     expect(t.rounds.pressureCpu.flat().every((v) => v === null)).toBe(true);
-    expect(summarize(t)).toMatchObject({ moves: 3, failedMoves: 0, pingPongs: 1, simSeconds: 1100, pressureSeconds: null });
+    expect(summarize(t)).toMatchObject({
+      moves: 3,
+      failedMoves: 0,
+      pingPongs: 1,
+      simSeconds: 1100,
+      pressureSeconds: null,
+    });
   });
 
   it('the lab’s summary of a trace is `poise-sim summary` of the same run, number for number', () => {
     for (const name of ['rebalance-and-failover', 'idle-cluster-pressure', 'failing-migration-local-cdrom']) {
       const io = { out: [] as string[], err: [] as string[] };
-      expect(main(['summary', scenario(name).dir], { out: (l) => io.out.push(l), err: (l) => io.err.push(l), write: () => undefined })).toBe(0);
+      expect(
+        main(['summary', scenario(name).dir], {
+          out: (l) => io.out.push(l),
+          err: (l) => io.err.push(l),
+          write: () => undefined,
+        }),
+      ).toBe(0);
       const seed = loadCase(scenario(name).dir).simOptions?.seed ?? 0;
       expect(JSON.stringify(summarize(runOne(scenario(name), defaults, seed)))).toBe(io.out[0]);
     }
@@ -63,11 +75,26 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
   it('records a failing motion as failed, each time the balancer issues it', () => {
     // fa:1090: c = 9, its first 9 migrations fail
     const dir = tmpCase({
-      hardware_status: { node1: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GiB }, node2: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GiB } },
-      service_config: { 'fa:1090': { node: 'node1', state: 'started' }, 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node1', state: 'started' } },
-      static_service_stats: { 'fa:1090': { maxcpu: 8, maxmem: 8 * GiB }, 'vm:101': { maxcpu: 4, maxmem: 4 * GiB }, 'vm:102': { maxcpu: 1, maxmem: GiB } },
+      hardware_status: {
+        node1: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GiB },
+        node2: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GiB },
+      },
+      service_config: {
+        'fa:1090': { node: 'node1', state: 'started' },
+        'vm:101': { node: 'node1', state: 'started' },
+        'vm:102': { node: 'node1', state: 'started' },
+      },
+      static_service_stats: {
+        'fa:1090': { maxcpu: 8, maxmem: 8 * GiB },
+        'vm:101': { maxcpu: 4, maxmem: 4 * GiB },
+        'vm:102': { maxcpu: 1, maxmem: GiB },
+      },
       // moving fa:1090 leaves loads 0.137 / 0.3125 (imbalance 0.39), moving vm:101 0.332 / 0.117 (0.48): the balancer picks fa:1090
-      dynamic_service_stats: { 'fa:1090': { cpu: 8, mem: 8 * GiB }, 'vm:101': { cpu: 3, mem: 3 * GiB }, 'vm:102': { cpu: 0.5, mem: 0.5 * GiB } },
+      dynamic_service_stats: {
+        'fa:1090': { cpu: 8, mem: 8 * GiB },
+        'vm:101': { cpu: 3, mem: 3 * GiB },
+        'vm:102': { cpu: 0.5, mem: 0.5 * GiB },
+      },
       'datacenter.cfg': { crs: { ha: 'dynamic', 'ha-auto-rebalance': 1 } },
       cmdlist: [['power node1 on', 'power node2 on'], ['delay 900']],
     });
@@ -80,20 +107,35 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
   });
 
   it('a variant applies its crs keys, the balancer’s variant keys included', () => {
-    expect(runOne(scenario('rebalance-and-failover'), { name: 'off', crs: { 'ha-auto-rebalance': 0 } }, 1).moves).toEqual([]);
+    expect(
+      runOne(scenario('rebalance-and-failover'), { name: 'off', crs: { 'ha-auto-rebalance': 0 } }, 1).moves,
+    ).toEqual([]);
     // symptom 1: the reference re-issues the failing motion 17 times; the migratability check never tries it
     const cdrom = scenario('failing-migration-local-cdrom');
     expect(summarize(runOne(cdrom, defaults, 0))).toMatchObject({ moves: 17, failedMoves: 17 });
     const checked = summarize(runOne(cdrom, { name: 'check', crs: { 'ha-auto-rebalance-check-migratable': 1 } }, 0));
     expect(checked.failedMoves).toBe(0);
     expect(checked.movesBySid['vm:101']).toBeUndefined();
-    expect(variantOverrides({ name: 'r', crs: { 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-backoff': 60, 'ha-auto-rebalance-memhost': true } })).toEqual([
-      'ha-auto-rebalance-preset=recommended', 'ha-auto-rebalance-backoff=60', 'ha-auto-rebalance-memhost=true',
+    expect(
+      variantOverrides({
+        name: 'r',
+        crs: {
+          'ha-auto-rebalance-preset': 'recommended',
+          'ha-auto-rebalance-backoff': 60,
+          'ha-auto-rebalance-memhost': true,
+        },
+      }),
+    ).toEqual([
+      'ha-auto-rebalance-preset=recommended',
+      'ha-auto-rebalance-backoff=60',
+      'ha-auto-rebalance-memhost=true',
     ]);
   });
 
   it('a value the simulator refuses is an error naming the variant and the key', () => {
-    expect(() => runOne(scenario('rebalance-and-failover'), { name: 'slow', crs: { 'ha-auto-rebalance-backoff': 'soon' } }, 1)).toThrow(
+    expect(() =>
+      runOne(scenario('rebalance-and-failover'), { name: 'slow', crs: { 'ha-auto-rebalance-backoff': 'soon' } }, 1),
+    ).toThrow(
       "variant 'slow': '--set ha-auto-rebalance-backoff=soon': invalid value 'soon' for 'crs.ha-auto-rebalance-backoff'",
     );
   });
@@ -122,17 +164,31 @@ describe('sim-adapter runOne: the trace is the RunRecorder’s', () => {
     // no delay alone outlasts the limit (the loader refuses one that does); together they do
     const files = { cmdlist: [['power node1 on'], ['delay 6000'], ['delay 6000']] };
     // without sim_options: the reference's 10,000 s limit
-    expect(() => runOne({ name: 'long', dir: tmpCase(files) }, defaults, 1)).toThrow(/^the simulator stopped at \d+ s: simulation end - time limit reached$/);
+    expect(() => runOne({ name: 'long', dir: tmpCase(files) }, defaults, 1)).toThrow(
+      /^the simulator stopped at \d+ s: simulation end - time limit reached$/,
+    );
     const t = runOne({ name: 'long', dir: tmpCase({ ...files, sim_options: { 'max-time': 20000 } }) }, defaults, 1);
     // 'delay 6000' at 120 postpones the next slot to about 6,120 s, whose 'delay 6000' postpones
     // the next to about 12,120 s, where the run ends (no list left)
     expect(t.endTime).toBeGreaterThan(12000);
     expect(t.endTime).toBeLessThan(12300);
-    expect(() => runOne({ name: 'short', dir: tmpCase({ cmdlist: [['power node1 on'], ['delay 400'], ['delay 400']], sim_options: { 'max-time': 500 } }) }, defaults, 1)).toThrow(
-      /^the simulator stopped at 5\d\d s: simulation end - time limit reached$/,
-    );
+    expect(() =>
+      runOne(
+        {
+          name: 'short',
+          dir: tmpCase({
+            cmdlist: [['power node1 on'], ['delay 400'], ['delay 400']],
+            sim_options: { 'max-time': 500 },
+          }),
+        },
+        defaults,
+        1,
+      ),
+    ).toThrow(/^the simulator stopped at 5\d\d s: simulation end - time limit reached$/);
     // a delay that alone outlasts the limit is refused when the case loads, naming it
-    expect(() => runOne({ name: 'too-long', dir: tmpCase({ cmdlist: [['power node1 on'], ['delay 11000']] }) }, defaults, 1)).toThrow(
+    expect(() =>
+      runOne({ name: 'too-long', dir: tmpCase({ cmdlist: [['power node1 on'], ['delay 11000']] }) }, defaults, 1),
+    ).toThrow(
       /^scenario 'too-long': '.*cmdlist' \[1\]\[0\] 'delay 11000': the delay ends after the time limit of 10000 s/,
     );
   });

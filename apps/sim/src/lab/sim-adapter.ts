@@ -37,7 +37,8 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   try {
     input = withCrsOverrides(input, variantOverrides(variant));
   } catch (err) {
-    if (err instanceof SimError) throw new LabError('bad-variants', `variant '${variant.name}': ${err.message}`, { cause: err });
+    if (err instanceof SimError)
+      throw new LabError('bad-variants', `variant '${variant.name}': ${err.message}`, { cause: err });
     throw err;
   }
   const sim = new Simulation(input, { profile: LAB_PROFILE, seed });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { computeStats, computeVerdicts, describeValues, metricValue, pairedDifference, type MetricStats } from './stats';
+import {
+  computeStats,
+  computeVerdicts,
+  describeValues,
+  metricValue,
+  pairedDifference,
+  type MetricStats,
+} from './stats';
 import type { RunSummary } from './summary';
 
 /** Hyndman & Fan type 7, written out independently of mathjs. */
@@ -48,10 +55,14 @@ describe('describeValues', () => {
         return (
           Math.abs(s.p50 - type7(xs, 0.5)) <= tol &&
           Math.abs(s.p95 - type7(xs, 0.95)) <= tol &&
-          s.min <= s.p50 + tol && s.p50 <= s.p95 + tol && s.p95 <= s.max + tol &&
-          s.mean >= s.min - tol && s.mean <= s.max + tol &&
+          s.min <= s.p50 + tol &&
+          s.p50 <= s.p95 + tol &&
+          s.p95 <= s.max + tol &&
+          s.mean >= s.min - tol &&
+          s.mean <= s.max + tol &&
           (s.sd === null ? xs.length === 1 : s.sd >= 0) &&
-          Math.abs(rev.mean - s.mean) <= tol && rev.p95 === s.p95
+          Math.abs(rev.mean - s.mean) <= tol &&
+          rev.p95 === s.p95
         );
       }),
     );
@@ -59,7 +70,15 @@ describe('describeValues', () => {
 });
 
 const summary = (over: Partial<RunSummary>): RunSummary => ({
-  guestContentionSeconds: null, moves: 0, failedMoves: 0, movesBySid: {}, pingPongs: 0, imbalanceTimeWeighted: 0.1, pressureSeconds: null, simSeconds: 100, ...over,
+  guestContentionSeconds: null,
+  moves: 0,
+  failedMoves: 0,
+  movesBySid: {},
+  pingPongs: 0,
+  imbalanceTimeWeighted: 0.1,
+  pressureSeconds: null,
+  simSeconds: 100,
+  ...over,
 });
 
 describe('metricValue', () => {
@@ -73,8 +92,16 @@ describe('metricValue', () => {
 
 describe('computeStats and computeVerdicts', () => {
   const groups = [
-    { scenario: 'sc', variant: 'defaults', summaries: [summary({ moves: 10, pingPongs: 4 }), summary({ moves: 14, pingPongs: 2 })] },
-    { scenario: 'sc', variant: 'recommended', summaries: [summary({ moves: 2, pingPongs: 0 }), summary({ moves: 4, pingPongs: 0 })] },
+    {
+      scenario: 'sc',
+      variant: 'defaults',
+      summaries: [summary({ moves: 10, pingPongs: 4 }), summary({ moves: 14, pingPongs: 2 })],
+    },
+    {
+      scenario: 'sc',
+      variant: 'recommended',
+      summaries: [summary({ moves: 2, pingPongs: 0 }), summary({ moves: 4, pingPongs: 0 })],
+    },
   ];
   const stats = computeStats(groups);
   const verdicts = computeVerdicts(stats, ['sc'], ['defaults', 'recommended']);
@@ -82,12 +109,24 @@ describe('computeStats and computeVerdicts', () => {
 
   it('judges on the mean, with the difference and the relative change against the runner-up', () => {
     // defaults: mean 12, recommended: mean 3 → 9 fewer, 9 / 12 = 75 %
-    expect(v('moves')).toMatchObject({ best: ['recommended'], next: 'defaults', bestMean: 3, nextMean: 12, difference: 9, relative: 0.75 });
+    expect(v('moves')).toMatchObject({
+      best: ['recommended'],
+      next: 'defaults',
+      bestMean: 3,
+      nextMean: 12,
+      difference: 9,
+      relative: 0.75,
+    });
     // defaults 3, recommended 0 → 3 fewer, 100 %
     expect(v('pingPongs')).toMatchObject({ best: ['recommended'], difference: 3, relative: 1 });
   });
   it('equal means are a tie: every variant best, none next', () => {
-    expect(v('failedMoves')).toMatchObject({ best: ['defaults', 'recommended'], next: null, difference: 0, note: 'tie' });
+    expect(v('failedMoves')).toMatchObject({
+      best: ['defaults', 'recommended'],
+      next: null,
+      difference: 0,
+      note: 'tie',
+    });
     expect(v('imbalanceTimeWeighted')).toMatchObject({ next: null, note: 'tie' });
   });
   it('a metric some run cannot tell has no statistics and no verdict, with the reason', () => {
@@ -100,8 +139,13 @@ describe('computeStats and computeVerdicts', () => {
     expect(v('simSeconds')).toMatchObject({ best: [], note: 'not judged' });
   });
   it('with three variants the best is compared with the second best', () => {
-    const three = [...groups, { scenario: 'sc', variant: 'no-smoothing', summaries: [summary({ moves: 5 }), summary({ moves: 7 })] }];
-    const vv = computeVerdicts(computeStats(three), ['sc'], ['defaults', 'recommended', 'no-smoothing']).find((x) => x.metric === 'moves')!;
+    const three = [
+      ...groups,
+      { scenario: 'sc', variant: 'no-smoothing', summaries: [summary({ moves: 5 }), summary({ moves: 7 })] },
+    ];
+    const vv = computeVerdicts(computeStats(three), ['sc'], ['defaults', 'recommended', 'no-smoothing']).find(
+      (x) => x.metric === 'moves',
+    )!;
     // recommended 3, no-smoothing 6, defaults 12 → 3 fewer than no-smoothing, 50 %
     expect(vv).toMatchObject({ best: ['recommended'], next: 'no-smoothing', difference: 3, relative: 0.5 });
   });
@@ -122,7 +166,12 @@ describe('computeStats and computeVerdicts', () => {
 });
 
 describe('paired verdicts: a lead clear of the seed-to-seed noise', () => {
-  const runs = (variant: string, moves: number[]) => ({ scenario: 'sc', variant, seeds: moves.map((_, i) => i + 1), summaries: moves.map((m) => summary({ moves: m })) });
+  const runs = (variant: string, moves: number[]) => ({
+    scenario: 'sc',
+    variant,
+    seeds: moves.map((_, i) => i + 1),
+    summaries: moves.map((m) => summary({ moves: m })),
+  });
   it.each<[string, number[], number[], boolean]>([
     // differences 2, 2, 2, 2: mean 2, sd 0 → se 0 → clear
     ['the same lead on every seed', [10, 11, 12, 13], [8, 9, 10, 11], true],
@@ -137,8 +186,18 @@ describe('paired verdicts: a lead clear of the seed-to-seed noise', () => {
     expect(v.clear).toBe(clear);
   });
   it('the per-seed difference pairs runs by seed, whatever their order', () => {
-    const a = { scenario: 'sc', variant: 'a', seeds: [3, 1, 2], summaries: [summary({ moves: 30 }), summary({ moves: 10 }), summary({ moves: 20 })] };
-    const b = { scenario: 'sc', variant: 'b', seeds: [1, 2, 3], summaries: [summary({ moves: 11 }), summary({ moves: 22 }), summary({ moves: 33 })] };
+    const a = {
+      scenario: 'sc',
+      variant: 'a',
+      seeds: [3, 1, 2],
+      summaries: [summary({ moves: 30 }), summary({ moves: 10 }), summary({ moves: 20 })],
+    };
+    const b = {
+      scenario: 'sc',
+      variant: 'b',
+      seeds: [1, 2, 3],
+      summaries: [summary({ moves: 11 }), summary({ moves: 22 }), summary({ moves: 33 })],
+    };
     // differences b − a by seed: 1, 2, 3 → mean 2, sd 1, se 1/√3
     const d = pairedDifference(a, b, 'moves')!;
     expect(d.n).toBe(3);
@@ -147,7 +206,9 @@ describe('paired verdicts: a lead clear of the seed-to-seed noise', () => {
   });
   it('one seed, or no seeds given: cannot tell (null), the verdict stands as before', () => {
     const one = [runs('a', [5]), runs('b', [1])];
-    expect(computeVerdicts(computeStats(one), ['sc'], ['a', 'b'], one).find((x) => x.metric === 'moves')).toMatchObject({ best: ['b'], clear: null, pairedSe: null });
+    expect(computeVerdicts(computeStats(one), ['sc'], ['a', 'b'], one).find((x) => x.metric === 'moves')).toMatchObject(
+      { best: ['b'], clear: null, pairedSe: null },
+    );
     const v = computeVerdicts(computeStats(one), ['sc'], ['a', 'b']).find((x) => x.metric === 'moves')!;
     expect(v.clear).toBeUndefined();
   });

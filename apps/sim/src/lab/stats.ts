@@ -37,16 +37,78 @@ export type MetricKey =
  */
 export const METRICS: readonly MetricDef[] = [
   {
-    key: 'guestContentionSeconds', label: 'guest contention-seconds', unit: 'guest·s', better: 'lower', displayScale: 1, displayUnit: 'guest·s',
-    description: 'time guests wanted cpu and waited, stalled on memory or in their own migration (the load pressure model’s ground truth)',
+    key: 'guestContentionSeconds',
+    label: 'guest contention-seconds',
+    unit: 'guest·s',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: 'guest·s',
+    description:
+      'time guests wanted cpu and waited, stalled on memory or in their own migration (the load pressure model’s ground truth)',
   },
-  { key: 'moves', label: 'moves', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'motions the balancer issued (per resource)' },
-  { key: 'failedMoves', label: 'failed moves', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'motions that failed or were refused' },
-  { key: 'pingPongs', label: 'ping-pongs', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'moves back to a node the resource left ≤ 30 min before' },
-  { key: 'maxMovesPerSid', label: 'most moves of one resource', unit: 'count', better: 'lower', displayScale: 1, displayUnit: '', description: 'the largest count in movesBySid (0 without moves)' },
-  { key: 'imbalanceTimeWeighted', label: 'time-weighted imbalance', unit: 'fraction 0..1', better: 'lower', displayScale: 100, displayUnit: '%', description: 'mean node imbalance over the run, each sample weighted by how long it held' },
-  { key: 'pressureSeconds', label: 'pressure node-seconds', unit: 'node·s', better: 'lower', displayScale: 1, displayUnit: 'node·s', description: 'seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %' },
-  { key: 'simSeconds', label: 'simulated time', unit: 's', better: 'none', displayScale: 1, displayUnit: 's', description: 'length of the run' },
+  {
+    key: 'moves',
+    label: 'moves',
+    unit: 'count',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: '',
+    description: 'motions the balancer issued (per resource)',
+  },
+  {
+    key: 'failedMoves',
+    label: 'failed moves',
+    unit: 'count',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: '',
+    description: 'motions that failed or were refused',
+  },
+  {
+    key: 'pingPongs',
+    label: 'ping-pongs',
+    unit: 'count',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: '',
+    description: 'moves back to a node the resource left ≤ 30 min before',
+  },
+  {
+    key: 'maxMovesPerSid',
+    label: 'most moves of one resource',
+    unit: 'count',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: '',
+    description: 'the largest count in movesBySid (0 without moves)',
+  },
+  {
+    key: 'imbalanceTimeWeighted',
+    label: 'time-weighted imbalance',
+    unit: 'fraction 0..1',
+    better: 'lower',
+    displayScale: 100,
+    displayUnit: '%',
+    description: 'mean node imbalance over the run, each sample weighted by how long it held',
+  },
+  {
+    key: 'pressureSeconds',
+    label: 'pressure node-seconds',
+    unit: 'node·s',
+    better: 'lower',
+    displayScale: 1,
+    displayUnit: 'node·s',
+    description: 'seconds × online nodes with PSI cpu ≥ 10 % or memory ≥ 5 %',
+  },
+  {
+    key: 'simSeconds',
+    label: 'simulated time',
+    unit: 's',
+    better: 'none',
+    displayScale: 1,
+    displayUnit: 's',
+    description: 'length of the run',
+  },
 ];
 
 /** The value of a metric for one run; null when the run cannot tell (no samples, no pressure telemetry). */
@@ -128,10 +190,20 @@ export function computeStats(groups: readonly RunGroup[]): MetricStats[] {
       if (values.length === 0) {
         out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: 'no runs' });
       } else if (values.some((v) => v === null)) {
-        const why = m.key === 'pressureSeconds' ? 'no pressure telemetry' : m.key === 'guestContentionSeconds' ? 'no load pressure model' : 'no samples in some runs';
+        const why =
+          m.key === 'pressureSeconds'
+            ? 'no pressure telemetry'
+            : m.key === 'guestContentionSeconds'
+              ? 'no load pressure model'
+              : 'no samples in some runs';
         out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: why });
       } else {
-        out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: describeValues(values as number[]) });
+        out.push({
+          scenario: g.scenario,
+          variant: g.variant,
+          metric: m.key,
+          stats: describeValues(values as number[]),
+        });
       }
     }
   }
@@ -170,7 +242,11 @@ export interface Verdict {
 }
 
 /** Mean per-seed difference of `metric` (b − a) over the seeds both groups ran, its standard error, and n. */
-export function pairedDifference(a: RunGroup, b: RunGroup, metric: MetricKey): { mean: number; se: number | null; n: number } | null {
+export function pairedDifference(
+  a: RunGroup,
+  b: RunGroup,
+  metric: MetricKey,
+): { mean: number; se: number | null; n: number } | null {
   if (!a.seeds || !b.seeds) return null;
   const byseed = new Map<number, number | null>();
   a.seeds.forEach((seed, i) => byseed.set(seed, metricValue(a.summaries[i]!, metric)));
@@ -189,14 +265,29 @@ export function pairedDifference(a: RunGroup, b: RunGroup, metric: MetricKey): {
  * Verdicts per scenario and metric: the variants with the best mean against the next one
  * (e.g. defaults 0 and topsis 0 moves are best, 16 fewer than eager). All equal: a tie.
  */
-export function computeVerdicts(stats: readonly MetricStats[], scenarios: readonly string[], variants: readonly string[], groups?: readonly RunGroup[]): Verdict[] {
-  const group = (scenario: string, variant: string) => groups?.find((g) => g.scenario === scenario && g.variant === variant);
+export function computeVerdicts(
+  stats: readonly MetricStats[],
+  scenarios: readonly string[],
+  variants: readonly string[],
+  groups?: readonly RunGroup[],
+): Verdict[] {
+  const group = (scenario: string, variant: string) =>
+    groups?.find((g) => g.scenario === scenario && g.variant === variant);
   const byKey = new Map<string, MetricStats>();
   for (const s of stats) byKey.set(`${s.scenario}\u0000${s.variant}\u0000${s.metric}`, s);
   const out: Verdict[] = [];
   for (const scenario of scenarios) {
     for (const m of METRICS) {
-      const base: Verdict = { scenario, metric: m.key, best: [], next: null, bestMean: null, nextMean: null, difference: null, relative: null };
+      const base: Verdict = {
+        scenario,
+        metric: m.key,
+        best: [],
+        next: null,
+        bestMean: null,
+        nextMean: null,
+        difference: null,
+        relative: null,
+      };
       if (m.better === 'none') {
         out.push({ ...base, note: 'not judged' });
         continue;
@@ -230,7 +321,13 @@ export function computeVerdicts(stats: readonly MetricStats[], scenarios: readon
       }
       const difference = Math.abs(nxt.mean - first.mean);
       const verdict: Verdict = {
-        scenario, metric: m.key, best, next: nxt.variant, bestMean: first.mean, nextMean: nxt.mean, difference,
+        scenario,
+        metric: m.key,
+        best,
+        next: nxt.variant,
+        bestMean: first.mean,
+        nextMean: nxt.mean,
+        difference,
         relative: nxt.mean === 0 ? null : difference / Math.abs(nxt.mean),
       };
       const ga = group(scenario, first.variant);

@@ -21,12 +21,27 @@ function trace(over: Partial<RunTrace> & { rounds?: Partial<RunTrace['rounds']> 
     nodes: ['node1', 'node2'],
     moves: [],
     ...rest,
-    rounds: { time: [], imbalance: [], cpu: none, mem: none, online: none, pressureCpu: none, pressureMem: none, ...rounds },
+    rounds: {
+      time: [],
+      imbalance: [],
+      cpu: none,
+      mem: none,
+      online: none,
+      pressureCpu: none,
+      pressureMem: none,
+      ...rounds,
+    },
   };
 }
 
-const mv = (time: number, sid: string, source: string, target: string, ok: boolean | null = true): TraceMove =>
-  ({ time, sid, source, target, ok, outcomeAt: ok === null ? null : time + 20 });
+const mv = (time: number, sid: string, source: string, target: string, ok: boolean | null = true): TraceMove => ({
+  time,
+  sid,
+  source,
+  target,
+  ok,
+  outcomeAt: ok === null ? null : time + 20,
+});
 
 describe('summarize (a trace through @poise/sim summarizeRun)', () => {
   it('an empty run: no samples, no moves', () => {
@@ -47,12 +62,27 @@ describe('summarize (a trace through @poise/sim summarizeRun)', () => {
       rounds: {
         time: [0, 1800],
         imbalance: [0.5, 0.1],
-        cpu: [[0, 0], [0, 0]],
-        mem: [[0, 0], [0, 0]],
-        online: [[true, true], [true, true]],
+        cpu: [
+          [0, 0],
+          [0, 0],
+        ],
+        mem: [
+          [0, 0],
+          [0, 0],
+        ],
+        online: [
+          [true, true],
+          [true, true],
+        ],
         // node1 cpu 12 % for the first 1800 s, node2 memory 6 % for the second: 3600 node-s
-        pressureCpu: [[12, 0], [0, 0]],
-        pressureMem: [[0, 0], [0, 6]],
+        pressureCpu: [
+          [12, 0],
+          [0, 0],
+        ],
+        pressureMem: [
+          [0, 0],
+          [0, 6],
+        ],
       },
       moves: [
         mv(100, 'vm:2', 'node1', 'node2'),
@@ -86,17 +116,47 @@ describe('guest contention-seconds (the load pressure model’s ground truth)', 
       rounds: {
         time: [0, 20, 40],
         imbalance: [0, 0, 0],
-        cpu: [[0, 0, 0], [0, 0, 0]],
-        mem: [[0, 0, 0], [0, 0, 0]],
-        online: [[true, true, true], [true, true, true]],
-        pressureCpu: [[50, 50, 50], [0, 0, 0]],
-        pressureMem: [[0, 0, 0], [0, 0, 0]],
+        cpu: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+        mem: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+        online: [
+          [true, true, true],
+          [true, true, true],
+        ],
+        pressureCpu: [
+          [50, 50, 50],
+          [0, 0, 0],
+        ],
+        pressureMem: [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
         truth: {
-          cpuSome: [[50, 50, 50], [0, 0, 0]],
-          memSome: [[0, 0, 0], [0, 0, 0]],
-          cpuStall: [[10, 12, 8], [0, 1, 0]],
-          memStall: [[0, 2, 0], [0, 0, 0]],
-          migrationStall: [[0, 0.5, 0], [0, 0, 0]],
+          cpuSome: [
+            [50, 50, 50],
+            [0, 0, 0],
+          ],
+          memSome: [
+            [0, 0, 0],
+            [0, 0, 0],
+          ],
+          cpuStall: [
+            [10, 12, 8],
+            [0, 1, 0],
+          ],
+          memStall: [
+            [0, 2, 0],
+            [0, 0, 0],
+          ],
+          migrationStall: [
+            [0, 0.5, 0],
+            [0, 0, 0],
+          ],
         },
       },
     });
@@ -111,7 +171,10 @@ describe('timeWeightedMean', () => {
   it('agrees with mathjs (dot product of values and durations over the total)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 500 }), fc.double({ min: 0, max: 1, noNaN: true })), { minLength: 1, maxLength: 50 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 500 }), fc.double({ min: 0, max: 1, noNaN: true })), {
+          minLength: 1,
+          maxLength: 50,
+        }),
         fc.integer({ min: 0, max: 500 }),
         (steps, tail) => {
           const times: number[] = [];
@@ -127,7 +190,12 @@ describe('timeWeightedMean', () => {
           const got = timeWeightedMean(times, values, end);
           if (total === 0) return got === null;
           const want = Number(dot(values, durations)) / total;
-          return got !== null && Math.abs(got - want) <= 1e-12 && got >= Math.min(...values) - 1e-12 && got <= Math.max(...values) + 1e-12;
+          return (
+            got !== null &&
+            Math.abs(got - want) <= 1e-12 &&
+            got >= Math.min(...values) - 1e-12 &&
+            got <= Math.max(...values) + 1e-12
+          );
         },
       ),
     );

@@ -116,7 +116,8 @@ export interface TracePlacement {
 
 /** Whether some node reported pressure at some sample (else the run has no pressure telemetry). */
 export function hasPressure(rounds: TraceRounds): boolean {
-  for (const col of [rounds.pressureCpu, rounds.pressureMem]) for (const c of col) for (const v of c) if (v !== null) return true;
+  for (const col of [rounds.pressureCpu, rounds.pressureMem])
+    for (const c of col) for (const v of c) if (v !== null) return true;
   return false;
 }
 
@@ -149,7 +150,17 @@ const positive = finite.refine((v) => v > 0, { message: 'expected a number > 0' 
 // the rules are checked by the planner when the oracle reads them (errors name the field)
 const placementSchema = z.strictObject({
   balancer: z.enum(['greedy', 'planned']).optional(),
-  nodes: z.array(z.strictObject({ name: z.string().min(1), cpuCores: positive, memBytes: positive, online: z.boolean(), maintenance: z.boolean(), cpu: nonNeg, mem: nonNeg })),
+  nodes: z.array(
+    z.strictObject({
+      name: z.string().min(1),
+      cpuCores: positive,
+      memBytes: positive,
+      online: z.boolean(),
+      maintenance: z.boolean(),
+      cpu: nonNeg,
+      mem: nonNeg,
+    }),
+  ),
   guests: z.array(
     z.strictObject({
       sid: z.string().min(1),
@@ -167,7 +178,9 @@ const placementSchema = z.strictObject({
 
 const traceSchema = z
   .strictObject({
-    format: z.literal(TRACE_FORMAT, { error: `expected '${TRACE_FORMAT}' (a trace of another format: run it again with this poise-sim)` }),
+    format: z.literal(TRACE_FORMAT, {
+      error: `expected '${TRACE_FORMAT}' (a trace of another format: run it again with this poise-sim)`,
+    }),
     scenario: z.string().min(1),
     variant: z.string().min(1),
     seed: z.number().int().nonnegative(),
@@ -198,22 +211,27 @@ const traceSchema = z
       if (r > 0 && v <= t.rounds.time[r - 1]!) issue(['rounds', 'time', r], 'sample times must be strictly increasing');
       if (v > t.endTime) issue(['rounds', 'time', r], `sample time ${v} is after 'endTime' ${t.endTime}`);
     });
-    if (t.rounds.imbalance.length !== n) issue(['rounds', 'imbalance'], `expected ${n} values (one per sample time), got ${t.rounds.imbalance.length}`);
+    if (t.rounds.imbalance.length !== n)
+      issue(['rounds', 'imbalance'], `expected ${n} values (one per sample time), got ${t.rounds.imbalance.length}`);
     for (const key of ['cpu', 'mem', 'online', 'pressureCpu', 'pressureMem'] as const) {
       const cols = t.rounds[key];
-      if (cols.length !== t.nodes.length) issue(['rounds', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
+      if (cols.length !== t.nodes.length)
+        issue(['rounds', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
       cols.forEach((c, i) => {
         if (c.length !== n) issue(['rounds', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
       });
     }
-    if (t.cpuFamilies && t.cpuFamilies.length !== t.nodes.length) issue(['cpuFamilies'], `expected ${t.nodes.length} families (one per node), got ${t.cpuFamilies.length}`);
+    if (t.cpuFamilies && t.cpuFamilies.length !== t.nodes.length)
+      issue(['cpuFamilies'], `expected ${t.nodes.length} families (one per node), got ${t.cpuFamilies.length}`);
     const truth = t.rounds.truth;
     if (truth) {
       for (const key of TRUTH_KEYS) {
         const cols = truth[key];
-        if (cols.length !== t.nodes.length) issue(['rounds', 'truth', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
+        if (cols.length !== t.nodes.length)
+          issue(['rounds', 'truth', key], `expected ${t.nodes.length} series (one per node), got ${cols.length}`);
         cols.forEach((c, i) => {
-          if (c.length !== n) issue(['rounds', 'truth', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
+          if (c.length !== n)
+            issue(['rounds', 'truth', key, i], `expected ${n} values (one per sample time), got ${c.length}`);
         });
       }
     }
@@ -224,10 +242,20 @@ const traceSchema = z
       if (!known.has(m.source)) issue(['moves', j, 'source'], `unknown node '${m.source}'`);
       if (!known.has(m.target)) issue(['moves', j, 'target'], `unknown node '${m.target}'`);
       if (m.source === m.target) issue(['moves', j, 'target'], 'a move needs a target other than its source');
-      if ((m.ok === null) !== (m.outcomeAt === null)) issue(['moves', j, 'outcomeAt'], m.ok === null ? 'a move in flight has no outcome time' : 'a move with an outcome needs its time');
-      if (m.outcomeAt !== null && (m.outcomeAt < m.time || m.outcomeAt > t.endTime)) issue(['moves', j, 'outcomeAt'], `outcome time ${m.outcomeAt} is not within ${m.time}..${t.endTime}`);
+      if ((m.ok === null) !== (m.outcomeAt === null))
+        issue(
+          ['moves', j, 'outcomeAt'],
+          m.ok === null ? 'a move in flight has no outcome time' : 'a move with an outcome needs its time',
+        );
+      if (m.outcomeAt !== null && (m.outcomeAt < m.time || m.outcomeAt > t.endTime))
+        issue(['moves', j, 'outcomeAt'], `outcome time ${m.outcomeAt} is not within ${m.time}..${t.endTime}`);
       if (m.landedAt != null && (m.ok !== true || m.landedAt < m.outcomeAt! || m.landedAt > t.endTime)) {
-        issue(['moves', j, 'landedAt'], m.ok !== true ? 'only a successful move lands' : `landing time ${m.landedAt} is not within ${m.outcomeAt}..${t.endTime}`);
+        issue(
+          ['moves', j, 'landedAt'],
+          m.ok !== true
+            ? 'only a successful move lands'
+            : `landing time ${m.landedAt} is not within ${m.outcomeAt}..${t.endTime}`,
+        );
       }
     });
     t.placement?.guests.forEach((g, j) => {
@@ -235,7 +263,8 @@ const traceSchema = z
       if (!known.has(g.final)) issue(['placement', 'guests', j, 'final'], `unknown node '${g.final}'`);
     });
     t.placement?.nodes.forEach((n, i) => {
-      if (n.name !== t.nodes[i]) issue(['placement', 'nodes', i, 'name'], `expected '${t.nodes[i] ?? '(none)'}' (the trace's nodes, in order)`);
+      if (n.name !== t.nodes[i])
+        issue(['placement', 'nodes', i, 'name'], `expected '${t.nodes[i] ?? '(none)'}' (the trace's nodes, in order)`);
     });
   });
 

@@ -15,9 +15,12 @@ export interface Variant {
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
-const CRS_VALUE = z.union([z.string(), z.number().refine(Number.isFinite, { message: 'expected a finite number' }), z.boolean()], {
-  error: 'expected a string, number or boolean',
-});
+const CRS_VALUE = z.union(
+  [z.string(), z.number().refine(Number.isFinite, { message: 'expected a finite number' }), z.boolean()],
+  {
+    error: 'expected a string, number or boolean',
+  },
+);
 
 /** A value for a message: `1e999` and `.inf` read as Infinity and are said as such. */
 function describeValue(v: unknown): string {
@@ -26,7 +29,9 @@ function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a map';
-  return typeof v === 'string' ? JSON.stringify(v) : String(v);
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v === undefined) return String(v);
+  return typeof v; // a function or a symbol: no YAML value is one
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
@@ -64,7 +69,9 @@ export function parseVariants(text: string, file: string): Variant[] {
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    throw new LabError('bad-variants', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   }
   const fail = (field: string, why: string) => new LabError('bad-variants', `'${file}' ${field}: ${why}`);
   if (!isPlainMap(doc)) throw fail('(top level)', 'expected a map of variant name → crs keys');
@@ -77,7 +84,8 @@ export function parseVariants(text: string, file: string): Variant[] {
     for (const [key, value] of Object.entries(crs)) {
       if (!CRS_KEYS.includes(key)) throw fail(name, `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`);
       // `1e999` and `.inf` read as Infinity, which is a number, but no finite one
-      if (typeof value === 'number' && !Number.isFinite(value)) throw fail(`${name}.${key}`, `expected a finite number, got ${describeValue(value)}`);
+      if (typeof value === 'number' && !Number.isFinite(value))
+        throw fail(`${name}.${key}`, `expected a finite number, got ${describeValue(value)}`);
       const res = CRS_VALUE.safeParse(value);
       if (!res.success) throw fail(`${name}.${key}`, `${res.error.issues[0]!.message}, got ${describeValue(value)}`);
       const problem = crsProblem(key, res.data);
@@ -110,7 +118,8 @@ export const MAX_SEEDS = 10_000;
  */
 export function parseSeeds(spec: string): number[] {
   const seeds = new Set<number>();
-  const bad = (why: string) => new LabError('bad-seeds', `--seeds '${spec}': ${why} (expected e.g. '1..20' or '1,5,9')`);
+  const bad = (why: string) =>
+    new LabError('bad-seeds', `--seeds '${spec}': ${why} (expected e.g. '1..20' or '1,5,9')`);
   if (spec.trim() === '') throw bad('empty');
   for (const part of spec.split(',')) {
     const p = part.trim();
@@ -132,6 +141,7 @@ export function parseSeeds(spec: string): number[] {
     }
     if (seeds.size > MAX_SEEDS) throw bad(`more than ${MAX_SEEDS} seeds`);
   }
-  for (const s of seeds) if (!Number.isSafeInteger(s) || s > MAX_SEED) throw bad(`seed ${s} is too large (at most ${MAX_SEED})`);
+  for (const s of seeds)
+    if (!Number.isSafeInteger(s) || s > MAX_SEED) throw bad(`seed ${s} is too large (at most ${MAX_SEED})`);
   return [...seeds].sort((a, b) => a - b);
 }

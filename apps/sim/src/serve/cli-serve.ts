@@ -2,7 +2,15 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SERVE_USAGE } from './usage';
-import { DEFAULT_SERVED_VERSION, DEFAULT_SPEED, readCertificate, readServeToken, ServeError, type SimServe, startSimServe } from './serve';
+import {
+  DEFAULT_SERVED_VERSION,
+  DEFAULT_SPEED,
+  readCertificate,
+  readServeToken,
+  ServeError,
+  type SimServe,
+  startSimServe,
+} from './serve';
 
 export { SERVE_USAGE };
 
@@ -119,7 +127,8 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       case '--pve-version': {
         const v = value();
-        if (!/^\d+\.\d+(\.\d+)?$/.test(v)) throw new ServeUsage(`'--pve-version' takes a version like 9.2.2 or 8.4.1, got '${v}'`);
+        if (!/^\d+\.\d+(\.\d+)?$/.test(v))
+          throw new ServeUsage(`'--pve-version' takes a version like 9.2.2 or 8.4.1, got '${v}'`);
         args.version = v;
         break;
       }
@@ -131,21 +140,26 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       default:
         if (a.startsWith('-')) throw new ServeUsage(`unknown option '${a}'`);
-        if (args.caseDir !== undefined) throw new ServeUsage(`'serve' takes one case directory, got '${args.caseDir}' and '${a}'`);
+        if (args.caseDir !== undefined)
+          throw new ServeUsage(`'serve' takes one case directory, got '${args.caseDir}' and '${a}'`);
         args.caseDir = a;
     }
   }
   if (!args.help && args.caseDir === undefined) throw new ServeUsage("'serve' needs a case directory");
-  if (args.token !== undefined && args.tokenFile !== undefined) throw new ServeUsage("give '--token' or '--token-file', not both");
+  if (args.token !== undefined && args.tokenFile !== undefined)
+    throw new ServeUsage("give '--token' or '--token-file', not both");
   if (!args.help && args.token === undefined && args.tokenFile === undefined) {
     throw new ServeUsage("'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'");
   }
   if (args.step && args.speed !== undefined) throw new ServeUsage("give '--speed' or '--step', not both");
   if (args.step && args.managerConfig !== undefined) {
-    throw new ServeUsage("'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's");
+    throw new ServeUsage(
+      "'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's",
+    );
   }
   if ((args.cert === undefined) !== (args.key === undefined)) throw new ServeUsage("'--cert' and '--key' go together");
-  if (args.managerConfig !== undefined && args.tokenFile === undefined) throw new ServeUsage("'--manager-config' needs '--token-file' (the config names the file, never the secret)");
+  if (args.managerConfig !== undefined && args.tokenFile === undefined)
+    throw new ServeUsage("'--manager-config' needs '--token-file' (the config names the file, never the secret)");
   return args;
 }
 
@@ -179,7 +193,7 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
       tls,
       version: args.version,
       crsAs: args.crsObject ? 'object' : 'string',
-      out: io.out,
+      out: (line) => io.out(line),
     });
   } catch (err) {
     if (err instanceof ServeError) {
@@ -191,19 +205,32 @@ export async function cmdServe(argv: readonly string[], io: ServeIo): Promise<nu
   if (args.managerConfig !== undefined) {
     let stateFile: string;
     try {
-      stateFile = writeManagerConfig(args.managerConfig, serve, resolve(args.tokenFile!), args.speed ?? DEFAULT_SPEED, serve.caseName);
+      stateFile = writeManagerConfig(
+        args.managerConfig,
+        serve,
+        resolve(args.tokenFile!),
+        args.speed ?? DEFAULT_SPEED,
+        serve.caseName,
+      );
     } catch (err) {
       await serve.close();
-      io.err(`poise-sim serve: '--manager-config' '${args.managerConfig}' cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      io.err(
+        `poise-sim serve: '--manager-config' '${args.managerConfig}' cannot be written (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
       return 1;
     }
-    io.out(`poise-manager config written to '${args.managerConfig}' (its state in '${stateFile}'): pnpm poise-manager --config ${args.managerConfig} [--mode act]`);
+    io.out(
+      `poise-manager config written to '${args.managerConfig}' (its state in '${stateFile}'): pnpm poise-manager --config ${args.managerConfig} [--mode act]`,
+    );
   }
   io.onStarted?.(serve);
-  const input = args.step ? io.input ?? createInterface({ input: process.stdin, crlfDelay: Infinity }) : undefined;
+  // standard input is read through a readline the command opens, and so closes; a given input is the caller's
+  const stdin =
+    args.step && io.input === undefined ? createInterface({ input: process.stdin, crlfDelay: Infinity }) : undefined;
+  const input = args.step ? (io.input ?? stdin) : undefined;
   if (input !== undefined) void stepFrom(input, serve, io);
   const signal = await (io.stopped ?? untilSignal());
-  if (input !== undefined && 'close' in input && typeof input.close === 'function') input.close();
+  stdin?.close();
   await serve.close();
   io.out(`${signal}: stopped`);
   return 0;
@@ -243,7 +270,12 @@ const MANAGER_SETTLE_SECONDS = 120;
  * speed, at least 1 s) and a settle time of the daemon's default in simulated time (120 s /
  * speed), so the daemon keeps pace with the accelerated cluster.
  */
-export function managerConfigText(serve: Pick<SimServe, 'url' | 'fingerprint'>, tokenFile: string, stateFile: string, speed: number): string {
+export function managerConfigText(
+  serve: Pick<SimServe, 'url' | 'fingerprint'>,
+  tokenFile: string,
+  stateFile: string,
+  speed: number,
+): string {
   const interval = Math.max(1, Math.round(20 / speed));
   const settle = Math.max(1, Math.round(MANAGER_SETTLE_SECONDS / speed));
   return [

@@ -4,7 +4,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ApiToken, clusterResourcesSchema, decode, haManagerStatusSchema, nodeRrdSchema, PveClient } from '@poise/pve-api';
+import {
+  ApiToken,
+  clusterResourcesSchema,
+  decode,
+  haManagerStatusSchema,
+  nodeRrdSchema,
+  PveClient,
+} from '@poise/pve-api';
 import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cmdServe, managerConfigText, managerStatePath } from './cli-serve';
@@ -41,7 +48,12 @@ async function serve(caseDir = BUNDLED, extra: { version?: string; crsAs?: 'obje
     manual: true,
     ...extra,
   });
-  const client = new PveClient({ baseUrls: [s.url], token: ApiToken.parse(TOKEN), tls: { fingerprints: [s.fingerprint] }, retries: 0 });
+  const client = new PveClient({
+    baseUrls: [s.url],
+    token: ApiToken.parse(TOKEN),
+    tls: { fingerprints: [s.fingerprint] },
+    retries: 0,
+  });
   open.push({ serve: s, client });
   const steps = (n: number) => {
     for (let i = 0; i < n; i++) s.step();
@@ -50,7 +62,11 @@ async function serve(caseDir = BUNDLED, extra: { version?: string; crsAs?: 'obje
 }
 
 /** A request of the test's own (no client-side parsing): the raw status, reason phrase and body. */
-function raw(s: SimServe, path: string, init: { token?: string; method?: string; body?: string } = {}): Promise<{ status: number; statusText: string; body: { data: unknown } }> {
+function raw(
+  s: SimServe,
+  path: string,
+  init: { token?: string; method?: string; body?: string } = {},
+): Promise<{ status: number; statusText: string; body: { data: unknown } }> {
   return new Promise((resolvePromise, reject) => {
     const req = request(
       `${s.url}/api2/json${path}`,
@@ -66,7 +82,13 @@ function raw(s: SimServe, path: string, init: { token?: string; method?: string;
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', body: JSON.parse(text) as { data: unknown } }));
+        res.on('end', () =>
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            statusText: res.statusMessage ?? '',
+            body: JSON.parse(text) as { data: unknown },
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -78,11 +100,14 @@ function raw(s: SimServe, path: string, init: { token?: string; method?: string;
 function caseDir(files: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-serve-case-'));
   const all: Record<string, unknown> = {
-    hardware_status: Object.fromEntries(['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }])),
+    hardware_status: Object.fromEntries(
+      ['node1', 'node2', 'node3'].map((n) => [n, { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB }]),
+    ),
     cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['delay 3000']],
     ...files,
   };
-  for (const [name, content] of Object.entries(all)) writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+  for (const [name, content] of Object.entries(all))
+    writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
   return dir;
 }
 
@@ -100,13 +125,30 @@ describe('what it serves, read with the typed client (schemas) over HTTPS, pinne
     ]);
     const guests = resources.filter((r) => r.kind === 'guest');
     // vm:101: 2 of its 4 cores, 6 GiB (the bundled case's dynamic stats); cpu sent as a fraction
-    expect(guests.find((g) => g.kind === 'guest' && g.sid === 'vm:101')).toMatchObject({ node: 'node1', running: true, cpuUsage: 0.5, maxCpus: 4, memBytes: 6 * GIB, haState: 'started' });
-    expect(guests.find((g) => g.kind === 'guest' && g.sid === 'ct:105')).toMatchObject({ type: 'lxc', memHostBytes: 0 });
+    expect(guests.find((g) => g.kind === 'guest' && g.sid === 'vm:101')).toMatchObject({
+      node: 'node1',
+      running: true,
+      cpuUsage: 0.5,
+      maxCpus: 4,
+      memBytes: 6 * GIB,
+      haState: 'started',
+    });
+    expect(guests.find((g) => g.kind === 'guest' && g.sid === 'ct:105')).toMatchObject({
+      type: 'lxc',
+      memHostBytes: 0,
+    });
     const ms = await client.haManagerStatus();
     expect(ms.masterNode).toBe('node1');
     expect(ms.quorum?.quorate).toBe(true);
     expect(ms.serviceStatus?.get('vm:101')).toMatchObject({ state: 'started', node: 'node1' });
-    expect((await client.haResources()).map((r) => r.sid)).toEqual(['ct:105', 'ct:106', 'vm:101', 'vm:102', 'vm:103', 'vm:104']);
+    expect((await client.haResources()).map((r) => r.sid)).toEqual([
+      'ct:105',
+      'ct:106',
+      'vm:101',
+      'vm:102',
+      'vm:103',
+      'vm:104',
+    ]);
     expect(await client.haRules()).toEqual([]);
     expect(await client.haGroups()).toEqual({ groups: [], migratedToRules: true });
     expect((await client.clusterOptions()).crs).toMatchObject({ ha: 'dynamic' });
@@ -129,10 +171,15 @@ describe('what it serves, read with the typed client (schemas) over HTTPS, pinne
     expect(rows.find((r) => r.id === 'storage/node1/ceph')).toMatchObject({ shared: 1 });
     expect(rows.find((r) => r.id === 'qemu/101')).toMatchObject({ template: 0, hastate: 'started' });
     expect(rows.find((r) => r.id === 'node/node3')).toMatchObject({ cpu: 0 });
-    const ms = (await raw(s, '/cluster/ha/status/manager_status', { token: TOKEN })).body.data as { quorum: { quorate: unknown } };
+    const ms = (await raw(s, '/cluster/ha/status/manager_status', { token: TOKEN })).body.data as {
+      quorum: { quorate: unknown };
+    };
     expect(() => decode(haManagerStatusSchema, ms, { endpoint: 'x' })).not.toThrow();
     expect(ms.quorum.quorate).toBe('1');
-    expect((await raw(s, '/cluster/options', { token: TOKEN })).body.data).toEqual({ keyboard: 'en-us', crs: 'ha=dynamic' });
+    expect((await raw(s, '/cluster/options', { token: TOKEN })).body.data).toEqual({
+      keyboard: 'en-us',
+      crs: 'ha=dynamic',
+    });
     const rrd = (await raw(s, '/nodes/node1/rrddata?timeframe=hour', { token: TOKEN })).body.data;
     expect(() => decode(nodeRrdSchema, rrd, { endpoint: 'x' })).not.toThrow();
   });
@@ -140,10 +187,14 @@ describe('what it serves, read with the typed client (schemas) over HTTPS, pinne
   it('API tokens: a request without one or with another gets 401; the token id is printed, never its secret', async () => {
     const { s, lines } = await serve();
     expect((await raw(s, '/version')).status).toBe(401);
-    expect((await raw(s, '/version', { token: `poise@pve!sim=${'0'.repeat(8)}-0000-0000-0000-000000000000` })).status).toBe(401);
+    expect(
+      (await raw(s, '/version', { token: `poise@pve!sim=${'0'.repeat(8)}-0000-0000-0000-000000000000` })).status,
+    ).toBe(401);
     expect((await raw(s, '/version', { token: TOKEN })).status).toBe(200);
     expect((await raw(s, '/nodes/node1/qemu', { token: TOKEN })).status).toBe(501); // not served: as pveproxy answers an unknown path
-    expect(lines.join('\n')).toContain('API token: poise@pve!sim (a request without it or with another gets 401; the secret is not printed)');
+    expect(lines.join('\n')).toContain(
+      'API token: poise@pve!sim (a request without it or with another gets 401; the secret is not printed)',
+    );
     expect(lines.join('\n')).not.toContain(SECRET);
     expect(lines).toContain(`fingerprint (SHA-256): ${certs.fingerprint256}`);
   });
@@ -156,11 +207,21 @@ describe('motions', () => {
     const reply = await client.haMigrate('vm:101', 'node2');
     expect(reply).toMatchObject({ accepted: true, requestedNode: 'node2', comigrated: [] });
     // returned before the migration: still started on node1
-    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({ state: 'started', node: 'node1' });
+    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({
+      state: 'started',
+      node: 'node1',
+    });
     steps(1);
-    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({ state: 'migrate', node: 'node1', target: 'node2' });
+    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({
+      state: 'migrate',
+      node: 'node1',
+      target: 'node2',
+    });
     steps(1);
-    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({ state: 'started', node: 'node2' });
+    expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({
+      state: 'started',
+      node: 'node2',
+    });
     expect(s.posts()).toEqual(['POST /cluster/ha/resources/vm:101/migrate node=node2']);
     expect(lines.filter((l) => l.includes('vm:101'))).toEqual([
       `${simClock(40)}  vm:101: started on node1`,
@@ -172,17 +233,29 @@ describe('motions', () => {
 
   it('a bare vmid is the sid; relocate; a negative-affinity partner on the target blocks (PVE 9 blocking-resources, nothing queued); a missing parameter is 400, what the handler refuses a 500 with its message', async () => {
     const dir = caseDir({
-      service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' }, 'ct:103': { node: 'node1', state: 'started' } },
+      service_config: {
+        'vm:101': { node: 'node1', state: 'started' },
+        'vm:102': { node: 'node2', state: 'started' },
+        'ct:103': { node: 'node1', state: 'started' },
+      },
       rules_config: 'resource-affinity: apart\n\tresources vm:101,vm:102\n\taffinity negative\n',
     });
     const { s, client, steps } = await serve(dir);
     steps(2);
-    expect(await client.haMigrate('vm:101', 'node2')).toMatchObject({ accepted: false, blocking: [{ sid: 'vm:102', cause: 'resource-affinity' }] });
+    expect(await client.haMigrate('vm:101', 'node2')).toMatchObject({
+      accepted: false,
+      blocking: [{ sid: 'vm:102', cause: 'resource-affinity' }],
+    });
     expect(await client.haRelocate('103', 'node3')).toMatchObject({ accepted: true });
     steps(2);
-    expect((await client.haManagerStatus()).serviceStatus?.get('ct:103')).toMatchObject({ state: 'started', node: 'node3' });
+    expect((await client.haManagerStatus()).serviceStatus?.get('ct:103')).toMatchObject({
+      state: 'started',
+      node: 'node3',
+    });
     expect((await client.haManagerStatus()).serviceStatus?.get('vm:101')).toMatchObject({ node: 'node1' });
-    expect((await raw(s, '/cluster/ha/resources/vm:101/migrate', { token: TOKEN, method: 'POST', body: '' })).status).toBe(400);
+    expect(
+      (await raw(s, '/cluster/ha/resources/vm:101/migrate', { token: TOKEN, method: 'POST', body: '' })).status,
+    ).toBe(400);
     for (const [body, sid, text] of [
       ['node=node9', 'vm:101', "no such cluster node 'node9'"],
       ['node=node2', 'vm:999', "service 'vm:999' is not HA managed"],
@@ -190,7 +263,11 @@ describe('motions', () => {
       const reply = await raw(s, `/cluster/ha/resources/${sid}/migrate`, { token: TOKEN, method: 'POST', body });
       expect([reply.status, reply.statusText]).toEqual([500, text]);
       // the typed client knows it for a refusal: nothing was applied
-      await expect(client.haMigrate(sid!, body!.slice(5))).rejects.toMatchObject({ code: 'refused', mayHaveBeenApplied: false, serverMessage: text });
+      await expect(client.haMigrate(sid!, body!.slice(5))).rejects.toMatchObject({
+        code: 'refused',
+        mayHaveBeenApplied: false,
+        serverMessage: text,
+      });
     }
     expect(s.sim.view().managerStatus.service_status?.['vm:101']).toMatchObject({ node: 'node1', state: 'started' });
   });
@@ -201,9 +278,14 @@ describe('motions', () => {
     const upid = await client.migrateGuest('node1', 'qemu', 102, { target: 'node3', online: true });
     expect(upid).toMatchObject({ node: 'node1', type: 'hamigrate', id: '102', user: 'root@pam' });
     expect(await client.taskStatus(upid.upid)).toMatchObject({ outcome: 'ok' });
-    expect((await client.tasks('node1', { vmid: 102, typefilter: 'hamigrate' })).map((t) => t.upid)).toEqual([upid.upid]);
+    expect((await client.tasks('node1', { vmid: 102, typefilter: 'hamigrate' })).map((t) => t.upid)).toEqual([
+      upid.upid,
+    ]);
     steps(2);
-    expect((await client.haManagerStatus()).serviceStatus?.get('vm:102')).toMatchObject({ state: 'started', node: 'node3' });
+    expect((await client.haManagerStatus()).serviceStatus?.get('vm:102')).toMatchObject({
+      state: 'started',
+      node: 'node3',
+    });
   });
 });
 
@@ -237,13 +319,20 @@ describe('the simulator’s additions on the wire', () => {
     // the second command list (at 120 s) puts 12 % cpu pressure on node1 and locks vm:101
     const dir = caseDir({
       service_config: { 'vm:101': { node: 'node1', state: 'started' }, 'vm:102': { node: 'node2', state: 'started' } },
-      cmdlist: [['power node1 on', 'power node2 on', 'power node3 on'], ['node node1 set-dynamic-stats pressurecpusome 12', 'service vm:101 lock backup'], ['delay 3000']],
+      cmdlist: [
+        ['power node1 on', 'power node2 on', 'power node3 on'],
+        ['node node1 set-dynamic-stats pressurecpusome 12', 'service vm:101 lock backup'],
+        ['delay 3000'],
+      ],
     });
     const { s, client, steps } = await serve(dir);
     steps(8); // past 120 s
     const rows = await client.nodeRrd('node1', { timeframe: 'hour', cf: 'AVERAGE' });
     expect(rows.at(-2)!.pressure.cpuSome).toBe(12);
-    const other = (await raw(s, '/nodes/node2/rrddata?timeframe=hour', { token: TOKEN })).body.data as Record<string, unknown>[];
+    const other = (await raw(s, '/nodes/node2/rrddata?timeframe=hour', { token: TOKEN })).body.data as Record<
+      string,
+      unknown
+    >[];
     expect(other.at(-2)).not.toHaveProperty('pressurecpusome');
     const resources = (await raw(s, '/cluster/resources', { token: TOKEN })).body.data as Record<string, unknown>[];
     expect(resources.find((r) => r.id === 'qemu/101')).toMatchObject({ lock: 'backup' });
@@ -254,13 +343,28 @@ describe('the simulator’s additions on the wire', () => {
 describe('older clusters', () => {
   it('--pve-version 8.x: no rules (501 → groups), groups served and named by the resources, no memhost, HA migrate answers null', async () => {
     const dir = caseDir({
-      service_config: { 'vm:101': { node: 'node1', state: 'started', group: 'pair' }, 'vm:102': { node: 'node2', state: 'started' } },
+      service_config: {
+        'vm:101': { node: 'node1', state: 'started', group: 'pair' },
+        'vm:102': { node: 'node2', state: 'started' },
+      },
       groups: 'group: pair\n\tnodes node1:2,node2\n\trestricted 1\n',
     });
     const { client, steps } = await serve(dir, { version: '8.4.1' });
     steps(2);
     await expect(client.haRules()).rejects.toMatchObject({ code: 'not-implemented' });
-    expect(await client.haGroups()).toMatchObject({ groups: [{ group: 'pair', restricted: true, nodes: [{ node: 'node1', priority: 2 }, { node: 'node2', priority: 0 }] }], migratedToRules: false });
+    expect(await client.haGroups()).toMatchObject({
+      groups: [
+        {
+          group: 'pair',
+          restricted: true,
+          nodes: [
+            { node: 'node1', priority: 2 },
+            { node: 'node2', priority: 0 },
+          ],
+        },
+      ],
+      migratedToRules: false,
+    });
     expect((await client.haResources()).find((r) => r.sid === 'vm:101')).toMatchObject({ group: 'pair' });
     const vm = (await client.clusterResources()).find((r) => r.kind === 'guest' && r.sid === 'vm:101');
     expect(vm).toMatchObject({ memHostBytes: undefined });
@@ -274,17 +378,27 @@ describe('older clusters', () => {
         node2: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB, 'pve-manager-version': '8.4.1' },
         node3: { power: 'off', network: 'off', maxcpu: 16, maxmem: 64 * GIB },
       },
-      service_config: { 'vm:101': { node: 'node1', state: 'started', group: 'pair' }, 'vm:102': { node: 'node2', state: 'started' } },
+      service_config: {
+        'vm:101': { node: 'node1', state: 'started', group: 'pair' },
+        'vm:102': { node: 'node2', state: 'started' },
+      },
       groups: 'group: pair\n\tnodes node1:2,node2\n\trestricted 1\n',
     });
     const { s, client, steps } = await serve(dir);
     steps(2);
-    const rows = (await raw(s, '/nodes/node2/rrddata?timeframe=hour', { token: TOKEN })).body.data as Record<string, unknown>[];
-    expect(rows.flatMap((r) => Object.keys(r)).filter((k) => k.startsWith('pressure') || k === 'memavailable')).toEqual([]);
+    const rows = (await raw(s, '/nodes/node2/rrddata?timeframe=hour', { token: TOKEN })).body.data as Record<
+      string,
+      unknown
+    >[];
+    expect(rows.flatMap((r) => Object.keys(r)).filter((k) => k.startsWith('pressure') || k === 'memavailable')).toEqual(
+      [],
+    );
     const resources = (await raw(s, '/cluster/resources', { token: TOKEN })).body.data as Record<string, unknown>[];
     expect(resources.find((r) => r.id === 'qemu/102')).not.toHaveProperty('memhost');
     expect(resources.find((r) => r.id === 'qemu/101')).toHaveProperty('memhost');
-    expect(await client.haRules()).toMatchObject([{ rule: 'ha-group-pair', type: 'node-affinity', strict: true, resources: ['vm:101'] }]);
+    expect(await client.haRules()).toMatchObject([
+      { rule: 'ha-group-pair', type: 'node-affinity', strict: true, resources: ['vm:101'] },
+    ]);
   });
 });
 
@@ -292,24 +406,83 @@ describe('the command line', () => {
   function io() {
     const out: string[] = [];
     const err: string[] = [];
-    return { out, err, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), stopped: Promise.resolve('SIGTERM') } };
+    return {
+      out,
+      err,
+      io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), stopped: Promise.resolve('SIGTERM') },
+    };
   }
 
   it.each<[string, string[], number, RegExp]>([
     ['no case directory', [], 2, /'serve' needs a case directory/],
-    ['no token', [BUNDLED], 2, /'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'/],
-    ['--step with --speed', [BUNDLED, '--token', TOKEN, '--step', '--speed', '5'], 2, /give '--speed' or '--step', not both/],
-    ['--step with --manager-config', [BUNDLED, '--token-file', 'token', '--step', '--manager-config', 'x.yaml'], 2, /'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's/],
-    ['--speed 0', [BUNDLED, '--token', TOKEN, '--speed', '0'], 2, /'--speed' takes a number > 0 \(simulated seconds per real second\), got '0'/],
-    ['--port 70000', [BUNDLED, '--token', TOKEN, '--port', '70000'], 2, /'--port' takes a port from 0 to 65535, got '70000'/],
+    [
+      'no token',
+      [BUNDLED],
+      2,
+      /'serve' needs an API token: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'/,
+    ],
+    [
+      '--step with --speed',
+      [BUNDLED, '--token', TOKEN, '--step', '--speed', '5'],
+      2,
+      /give '--speed' or '--step', not both/,
+    ],
+    [
+      '--step with --manager-config',
+      [BUNDLED, '--token-file', 'token', '--step', '--manager-config', 'x.yaml'],
+      2,
+      /'--manager-config' writes a config for a daemon on the wall clock; with '--step' the cluster's clock is the simulation's/,
+    ],
+    [
+      '--speed 0',
+      [BUNDLED, '--token', TOKEN, '--speed', '0'],
+      2,
+      /'--speed' takes a number > 0 \(simulated seconds per real second\), got '0'/,
+    ],
+    [
+      '--port 70000',
+      [BUNDLED, '--token', TOKEN, '--port', '70000'],
+      2,
+      /'--port' takes a port from 0 to 65535, got '70000'/,
+    ],
     ['--cert without --key', [BUNDLED, '--token', TOKEN, '--cert', 'c.pem'], 2, /'--cert' and '--key' go together/],
-    ['--pve-version nine', [BUNDLED, '--token', TOKEN, '--pve-version', 'nine'], 2, /'--pve-version' takes a version like 9\.2\.2 or 8\.4\.1, got 'nine'/],
-    ['--manager-config with --token', [BUNDLED, '--token', TOKEN, '--manager-config', 'x.yaml'], 2, /'--manager-config' needs '--token-file'/],
-    ['a token of the wrong format', [BUNDLED, '--token', 'just-a-secret'], 1, /'--token' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'/],
-    ['a token file that does not exist', [BUNDLED, '--token-file', '/nonexistent/token'], 1, /token file '\/nonexistent\/token' does not exist/],
+    [
+      '--pve-version nine',
+      [BUNDLED, '--token', TOKEN, '--pve-version', 'nine'],
+      2,
+      /'--pve-version' takes a version like 9\.2\.2 or 8\.4\.1, got 'nine'/,
+    ],
+    [
+      '--manager-config with --token',
+      [BUNDLED, '--token', TOKEN, '--manager-config', 'x.yaml'],
+      2,
+      /'--manager-config' needs '--token-file'/,
+    ],
+    [
+      'a token of the wrong format',
+      [BUNDLED, '--token', 'just-a-secret'],
+      1,
+      /'--token' has the wrong format; expected 'USER@REALM!TOKENID=SECRET'/,
+    ],
+    [
+      'a token file that does not exist',
+      [BUNDLED, '--token-file', '/nonexistent/token'],
+      1,
+      /token file '\/nonexistent\/token' does not exist/,
+    ],
     ['a directory that is no case', [join(ROOT, 'apps'), '--token', TOKEN], 1, /missing '.*apps\/cmdlist'/],
-    ['a certificate file that does not exist', [BUNDLED, '--token', TOKEN, '--cert', '/nonexistent/c.pem', '--key', '/nonexistent/k.pem'], 1, /'--cert' '\/nonexistent\/c\.pem' cannot be read \(ENOENT\)/],
-    ['a --cert that holds no certificate', [BUNDLED, '--token', TOKEN, '--cert', __filename, '--key', __filename], 1, /'--cert' '.*serve\.test\.ts' holds no PEM certificate/],
+    [
+      'a certificate file that does not exist',
+      [BUNDLED, '--token', TOKEN, '--cert', '/nonexistent/c.pem', '--key', '/nonexistent/k.pem'],
+      1,
+      /'--cert' '\/nonexistent\/c\.pem' cannot be read \(ENOENT\)/,
+    ],
+    [
+      'a --cert that holds no certificate',
+      [BUNDLED, '--token', TOKEN, '--cert', __filename, '--key', __filename],
+      1,
+      /'--cert' '.*serve\.test\.ts' holds no PEM certificate/,
+    ],
   ])('%s: exit %i', async (_name, argv, code, message) => {
     const c = io();
     expect(await cmdServe(argv, c.io)).toBe(code);
@@ -335,8 +508,17 @@ describe('the command line', () => {
       yield 'step';
       stop('SIGTERM');
     }
-    expect(await cmdServe([BUNDLED, '--port', '0', '--token', TOKEN, '--step'], { ...c.io, stopped, input: input(), onStarted: (s) => (started = s) })).toBe(0);
-    expect(c.out).toContain("time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, 2026-01-01T00:00:00.000Z + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped");
+    expect(
+      await cmdServe([BUNDLED, '--port', '0', '--token', TOKEN, '--step'], {
+        ...c.io,
+        stopped,
+        input: input(),
+        onStarted: (s) => (started = s),
+      }),
+    ).toBe(0);
+    expect(c.out).toContain(
+      "time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, 2026-01-01T00:00:00.000Z + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped",
+    );
     const answers = c.out.filter((l) => l.startsWith('stepped to '));
     expect(answers.slice(0, 2)).toEqual(['stepped to 20 s', 'stepped to 80 s']);
     expect(answers[2]).toMatch(/^stepped to \d+ s \(the scenario has ended\)$/);
@@ -356,7 +538,9 @@ describe('the command line', () => {
     const d = managerStatePath('/tmp/other.yaml', 'three-nodes-unbalanced', 'https://127.0.0.1:8006');
     expect(a).toBe('/tmp/poise-manager-state-three-nodes-unbalanced-8006.json');
     expect(new Set([a, b, c, d]).size).toBe(4);
-    expect(managerStatePath('/tmp/x.yaml', 'a case/../b', 'https://[::1]:9000')).toBe('/tmp/x-state-a_case_.._b-9000.json');
+    expect(managerStatePath('/tmp/x.yaml', 'a case/../b', 'https://[::1]:9000')).toBe(
+      '/tmp/x-state-a_case_.._b-9000.json',
+    );
   });
 
   it('serves given --cert/--key (its fingerprint printed), writes a poise-manager config with --manager-config, stops on the signal', async () => {
@@ -367,7 +551,19 @@ describe('the command line', () => {
     const c = io();
     let started: SimServe | undefined;
     const code = await cmdServe(
-      [BUNDLED, '--port', '0', '--token-file', join(dir, 'token'), '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--manager-config', join(dir, 'pm.yaml')],
+      [
+        BUNDLED,
+        '--port',
+        '0',
+        '--token-file',
+        join(dir, 'token'),
+        '--cert',
+        join(dir, 'cert.pem'),
+        '--key',
+        join(dir, 'key.pem'),
+        '--manager-config',
+        join(dir, 'pm.yaml'),
+      ],
       { ...c.io, onStarted: (s) => (started = s) },
     );
     expect(code).toBe(0);
@@ -378,7 +574,9 @@ describe('the command line', () => {
     expect(written).toBe(managerConfigText(started!, join(dir, 'token'), state, 10));
     expect(managerStatePath(join(dir, 'pm.yaml'), started!.caseName, started!.url)).toBe(state);
     expect(written).toContain(`state: {file: '${state}'}`);
-    expect(c.out).toContain(`poise-manager config written to '${join(dir, 'pm.yaml')}' (its state in '${state}'): pnpm poise-manager --config ${join(dir, 'pm.yaml')} [--mode act]`);
+    expect(c.out).toContain(
+      `poise-manager config written to '${join(dir, 'pm.yaml')}' (its state in '${state}'): pnpm poise-manager --config ${join(dir, 'pm.yaml')} [--mode act]`,
+    );
     expect(written).toContain(`tls: {fingerprint: '${certs.fingerprint256}'}`);
     expect(written).toContain(`token-file: '${join(dir, 'token')}'`);
     expect(written).toMatch(/^interval: 2 /m); // one simulated round at the default speed 10

@@ -102,7 +102,10 @@ export function readServeToken(option: { token?: string; tokenFile?: string }): 
   } catch (err) {
     throw new ServeError('bad-token', err instanceof Error ? err.message : String(err), { cause: err });
   }
-  throw new ServeError('bad-token', "an API token is needed: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'");
+  throw new ServeError(
+    'bad-token',
+    "an API token is needed: '--token USER@REALM!TOKENID=SECRET' or '--token-file <file>'",
+  );
 }
 
 /** Reads `--cert`/`--key`, checking that they are a PEM certificate and key. */
@@ -111,7 +114,11 @@ export function readCertificate(certFile: string, keyFile: string): { cert: stri
     try {
       return readFileSync(path, 'utf8');
     } catch (err) {
-      throw new ServeError('bad-certificate', `${what} '${path}' cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+      throw new ServeError(
+        'bad-certificate',
+        `${what} '${path}' cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        { cause: err },
+      );
     }
   };
   const cert = read(certFile, "'--cert'");
@@ -121,7 +128,8 @@ export function readCertificate(certFile: string, keyFile: string): { cert: stri
   } catch (err) {
     throw new ServeError('bad-certificate', `'--cert' '${certFile}' holds no PEM certificate`, { cause: err });
   }
-  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key)) throw new ServeError('bad-certificate', `'--key' '${keyFile}' holds no PEM private key`);
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key))
+    throw new ServeError('bad-certificate', `'--key' '${keyFile}' holds no PEM private key`);
   return { cert, key };
 }
 
@@ -150,7 +158,8 @@ function upid(node: string, pid: number, starttime: number, type: string, id: nu
 function haChanges(before: ClusterView | undefined, after: ClusterView): string[] {
   const a = before?.managerStatus.service_status ?? {};
   const b = after.managerStatus.service_status ?? {};
-  const where = (e: { state: string; node: string; target?: string }) => (e.target !== undefined ? `${e.state} ${e.node} → ${e.target}` : `${e.state} on ${e.node}`);
+  const where = (e: { state: string; node: string; target?: string }) =>
+    e.target !== undefined ? `${e.state} ${e.node} → ${e.target}` : `${e.state} on ${e.node}`;
   const out: string[] = [];
   for (const sid of Object.keys(b).sort()) {
     const now = b[sid]!;
@@ -168,7 +177,11 @@ function haChanges(before: ClusterView | undefined, after: ClusterView): string[
  */
 export async function startSimServe(options: SimServeOptions): Promise<SimServe> {
   const speed = options.speed ?? DEFAULT_SPEED;
-  if (!(Number.isFinite(speed) && speed > 0)) throw new ServeError('bad-option', `'--speed' must be a number > 0 (simulated seconds per real second), got ${speed}`);
+  if (!(Number.isFinite(speed) && speed > 0))
+    throw new ServeError(
+      'bad-option',
+      `'--speed' must be a number > 0 (simulated seconds per real second), got ${speed}`,
+    );
   if (options.tokens.length === 0) throw new ServeError('bad-token', 'an API token is needed');
   let input: CaseInput;
   try {
@@ -199,31 +212,40 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
   const tasks: Task[] = [];
   const exits = new Map<string, string>();
   let pid = 4242;
-  const haMotion = (kind: 'migrate' | 'relocate'): FakeHandler => (req) => {
-    const sid = resolveSid(view, req.params.sid!);
-    const node = req.form.get('node');
-    post(`POST /cluster/ha/resources/${req.params.sid}/${kind} node=${node ?? ''}`);
-    if (node === null || node === '') return { status: 400, statusText: 'Parameter verification failed.', data: { node: 'property is missing and it is not optional' } };
-    // what the endpoint refuses before queueing (no such node, not HA, in error): a 500 with the handler's message
-    const refusal = haMotionRefusal(served(), sid, node);
-    if (refusal) {
-      say(`POST ${kind} ${sid} to ${node}: refused (${refusal.statusText})`);
-      return refusal;
-    }
-    const verdict = judgeHaMotion(view, facts.compiled, sid, node);
-    if (verdict.kind === 'unknown' || verdict.kind === 'error') {
-      say(`POST ${kind} ${sid} to ${node}: refused (${verdict.message})`);
-      return { status: 500, statusText: verdict.message };
-    }
-    if (verdict.kind === 'blocked') {
-      say(`POST ${kind} ${sid} to ${node}: blocked by ${verdict.blocking.join(', ')} (negative affinity); nothing queued`);
-      return haMotionBlockedReply(served(), sid, node, verdict.blocking);
-    }
-    sim.queueCrmCommand(`${kind} ${sid} ${node}`);
-    const along = verdict.comigrated.length > 0 ? ` (with ${verdict.comigrated.join(', ')})` : '';
-    say(`POST ${kind} ${sid} to ${node}${along}: queued for the CRM's next round`);
-    return haMotionReply(served(), sid, node, verdict.comigrated);
-  };
+  const haMotion =
+    (kind: 'migrate' | 'relocate'): FakeHandler =>
+    (req) => {
+      const sid = resolveSid(view, req.params.sid!);
+      const node = req.form.get('node');
+      post(`POST /cluster/ha/resources/${req.params.sid}/${kind} node=${node ?? ''}`);
+      if (node === null || node === '')
+        return {
+          status: 400,
+          statusText: 'Parameter verification failed.',
+          data: { node: 'property is missing and it is not optional' },
+        };
+      // what the endpoint refuses before queueing (no such node, not HA, in error): a 500 with the handler's message
+      const refusal = haMotionRefusal(served(), sid, node);
+      if (refusal) {
+        say(`POST ${kind} ${sid} to ${node}: refused (${refusal.statusText})`);
+        return refusal;
+      }
+      const verdict = judgeHaMotion(view, facts.compiled, sid, node);
+      if (verdict.kind === 'unknown' || verdict.kind === 'error') {
+        say(`POST ${kind} ${sid} to ${node}: refused (${verdict.message})`);
+        return { status: 500, statusText: verdict.message };
+      }
+      if (verdict.kind === 'blocked') {
+        say(
+          `POST ${kind} ${sid} to ${node}: blocked by ${verdict.blocking.join(', ')} (negative affinity); nothing queued`,
+        );
+        return haMotionBlockedReply(served(), sid, node, verdict.blocking);
+      }
+      sim.queueCrmCommand(`${kind} ${sid} ${node}`);
+      const along = verdict.comigrated.length > 0 ? ` (with ${verdict.comigrated.join(', ')})` : '';
+      say(`POST ${kind} ${sid} to ${node}${along}: queued for the CRM's next round`);
+      return haMotionReply(served(), sid, node, verdict.comigrated);
+    };
   const guestMotion: FakeHandler = (req) => {
     const vmid = Number(req.params.vmid);
     const sid = [...view.services.keys()].find((s) => vmidOfSid(s) === vmid);
@@ -231,37 +253,82 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     post(`POST /nodes/${req.params.node}/${req.params.type}/${req.params.vmid}/migrate target=${target ?? ''}`);
     const guest = sid === undefined ? undefined : served().guests.find((g) => g.sid === sid);
     if (sid === undefined || guest === undefined || guest.node !== req.params.node) {
-      return { status: 500, statusText: `Configuration file 'nodes/${req.params.node}/${req.params.type === 'lxc' ? 'lxc' : 'qemu-server'}/${req.params.vmid}.conf' does not exist` };
+      return {
+        status: 500,
+        statusText: `Configuration file 'nodes/${req.params.node}/${req.params.type === 'lxc' ? 'lxc' : 'qemu-server'}/${req.params.vmid}.conf' does not exist`,
+      };
     }
-    if (target === null || target === '') return { status: 400, statusText: 'Parameter verification failed.', data: { target: 'property is missing and it is not optional' } };
+    if (target === null || target === '')
+      return {
+        status: 400,
+        statusText: 'Parameter verification failed.',
+        data: { target: 'property is missing and it is not optional' },
+      };
     if (!view.nodes.has(target)) return { status: 500, statusText: `no such cluster node '${target}'` };
     // an HA guest: the endpoint forks 'ha-manager migrate', which only queues the command
     const verdict = judgeHaMotion(view, facts.compiled, sid, target);
     if (verdict.kind === 'queue') sim.queueCrmCommand(`migrate ${sid} ${target}`);
-    const task: Task = { upid: upid(req.params.node!, ++pid, Math.floor(now()), 'hamigrate', vmid, 'root@pam'), node: req.params.node!, vmid, type: 'hamigrate', starttime: Math.floor(now()) };
+    const task: Task = {
+      upid: upid(req.params.node, ++pid, Math.floor(now()), 'hamigrate', vmid, 'root@pam'),
+      node: req.params.node,
+      vmid,
+      type: 'hamigrate',
+      starttime: Math.floor(now()),
+    };
     tasks.push(task);
     if (tasks.length > MAX_TASKS) exits.delete(tasks.shift()!.upid);
-    say(`POST guest migrate ${sid} to ${target}: hamigrate task ${verdict.kind === 'queue' ? "queued the command for the CRM's next round" : `failed (${verdict.kind === 'blocked' ? `blocked by ${verdict.blocking.join(', ')}` : verdict.message})`}`);
+    say(
+      `POST guest migrate ${sid} to ${target}: hamigrate task ${verdict.kind === 'queue' ? "queued the command for the CRM's next round" : `failed (${verdict.kind === 'blocked' ? `blocked by ${verdict.blocking.join(', ')}` : verdict.message})`}`,
+    );
     exits.set(task.upid, verdict.kind === 'queue' ? 'OK' : 'command failed: blocked or refused');
     return { data: task.upid };
   };
   const taskStatus: FakeHandler = (req): FakeReply => {
     const task = tasks.find((t) => t.upid === req.params.upid);
     if (!task) return { status: 500, statusText: `unable to find task '${req.params.upid}'` };
-    return { data: { upid: task.upid, node: task.node, pid: 0, pstart: 0, starttime: task.starttime, type: task.type, id: String(task.vmid), user: 'root@pam', status: 'stopped', exitstatus: exits.get(task.upid) ?? 'OK' } };
+    return {
+      data: {
+        upid: task.upid,
+        node: task.node,
+        pid: 0,
+        pstart: 0,
+        starttime: task.starttime,
+        type: task.type,
+        id: String(task.vmid),
+        user: 'root@pam',
+        status: 'stopped',
+        exitstatus: exits.get(task.upid) ?? 'OK',
+      },
+    };
   };
   const taskList: FakeHandler = (req) => {
     const vmid = req.query.get('vmid');
     const type = req.query.get('typefilter');
     const data = tasks
-      .filter((t) => t.node === req.params.node && (vmid === null || String(t.vmid) === vmid) && (type === null || t.type === type))
-      .map((t) => ({ upid: t.upid, node: t.node, type: t.type, id: String(t.vmid), user: 'root@pam', starttime: t.starttime, endtime: t.starttime, status: exits.get(t.upid) ?? 'OK' }));
+      .filter(
+        (t) =>
+          t.node === req.params.node &&
+          (vmid === null || String(t.vmid) === vmid) &&
+          (type === null || t.type === type),
+      )
+      .map((t) => ({
+        upid: t.upid,
+        node: t.node,
+        type: t.type,
+        id: String(t.vmid),
+        user: 'root@pam',
+        starttime: t.starttime,
+        endtime: t.starttime,
+        status: exits.get(t.upid) ?? 'OK',
+      }));
     return { data };
   };
 
   let tls = options.tls;
   if (tls === undefined) {
-    const generated = await generateCertificates({ hosts: options.host && options.host !== '127.0.0.1' && options.host !== '0.0.0.0' ? [options.host] : [] });
+    const generated = await generateCertificates({
+      hosts: options.host && options.host !== '127.0.0.1' && options.host !== '0.0.0.0' ? [options.host] : [],
+    });
     tls = { cert: generated.certPem, key: generated.keyPem };
   }
   let server: FakePveServer;
@@ -282,16 +349,26 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
       },
     });
   } catch (err) {
-    throw new ServeError('listen', `cannot listen on ${options.host ?? '127.0.0.1'}:${options.port} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+    throw new ServeError(
+      'listen',
+      `cannot listen on ${options.host ?? '127.0.0.1'}:${options.port} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      { cause: err },
+    );
   }
   const fingerprint = new X509Certificate(tls.cert).fingerprint256;
   const nodes = Object.keys(input.hardwareStatus).length;
   const services = Object.keys(input.serviceConfig).length;
-  out(`poise-sim serve: case '${input.name}' (${nodes} nodes, ${services} HA resources) as a Proxmox VE ${version} API on ${server.url}/api2/json`);
-  out(`TLS certificate: ${options.tls ? 'from --cert/--key' : 'self-signed, generated for this run (--cert/--key to serve your own)'}; pin its fingerprint (poise-manager: pve.tls.fingerprint)`);
+  out(
+    `poise-sim serve: case '${input.name}' (${nodes} nodes, ${services} HA resources) as a Proxmox VE ${version} API on ${server.url}/api2/json`,
+  );
+  out(
+    `TLS certificate: ${options.tls ? 'from --cert/--key' : 'self-signed, generated for this run (--cert/--key to serve your own)'}; pin its fingerprint (poise-manager: pve.tls.fingerprint)`,
+  );
   out(`fingerprint (SHA-256): ${fingerprint}`);
   const several = options.tokens.length > 1;
-  out(`API token${several ? 's' : ''}: ${options.tokens.map((t) => t.tokenId).join(', ')} (a request without ${several ? 'one of them' : 'it'} or with another gets 401; the secret is not printed)`);
+  out(
+    `API token${several ? 's' : ''}: ${options.tokens.map((t) => t.tokenId).join(', ')} (a request without ${several ? 'one of them' : 'it'} or with another gets 401; the secret is not printed)`,
+  );
   out(
     options.manual
       ? `time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, ${new Date(STEPPED_EPOCH_SECONDS * 1000).toISOString()} + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped`
@@ -309,7 +386,11 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     view = sim.view();
     for (const line of haChanges(old, view)) say(line);
     if (sim.ended) {
-      say(sim.error === undefined ? `the scenario ended at ${sim.time} s; serving its last state until stopped` : `the simulation aborted at ${sim.time} s: ${sim.error}; serving its last state until stopped`);
+      say(
+        sim.error === undefined
+          ? `the scenario ended at ${sim.time} s; serving its last state until stopped`
+          : `the simulation aborted at ${sim.time} s: ${sim.error}; serving its last state until stopped`,
+      );
     }
     return !sim.ended;
   };

@@ -123,7 +123,8 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
   if (given) {
     for (const sid of Object.keys(given)) {
       const entries: Record<string, string | number> = {};
-      for (const [k, v] of Object.entries(given[sid]!)) entries[k] = typeof v === 'boolean' ? (v ? 1 : 0) : typeof v === 'number' ? v : String(v);
+      for (const [k, v] of Object.entries(given[sid]!))
+        entries[k] = typeof v === 'boolean' ? (v ? 1 : 0) : typeof v === 'number' ? v : String(v);
       guestConfigs.set(sid, entries);
     }
   }
@@ -234,7 +235,8 @@ export function judgeHaMotion(
 ): HaMotionVerdict {
   if (!view.services.has(sid)) return { kind: 'unknown', message: `service '${sid}' is not HA managed` };
   const ss = view.managerStatus.service_status ?? {};
-  if (Object.hasOwn(ss, sid) && ss[sid]!.state === 'error') return { kind: 'error', message: `service '${sid}' in error state, must be disabled and fixed first` };
+  if (Object.hasOwn(ss, sid) && ss[sid]!.state === 'error')
+    return { kind: 'error', message: `service '${sid}' in error state, must be disabled and fixed first` };
   const conflict = findNegativeAffinityConflict(compiled, sid, target, ss);
   if (conflict !== undefined) return { kind: 'blocked', blocking: [conflict] };
   return { kind: 'queue', comigrated: getPositivePartnersToMove(compiled, sid, target, ss).sort(byteCompare) };

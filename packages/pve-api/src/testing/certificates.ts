@@ -20,7 +20,9 @@ export interface TestCertificates {
  * with SANs like a Proxmox VE node certificate: `localhost`, `127.0.0.1`, `::1` and `hosts`.
  * EC P-256 keys, SHA-256 signatures, valid from one hour ago for `days` days.
  */
-export async function generateCertificates(options: { hosts?: string[]; commonName?: string; days?: number } = {}): Promise<TestCertificates> {
+export async function generateCertificates(
+  options: { hosts?: string[]; commonName?: string; days?: number } = {},
+): Promise<TestCertificates> {
   const notBeforeDate = new Date(Date.now() - 3600_000);
   const notAfterDate = new Date(notBeforeDate.getTime() + (options.days ?? 30) * 86400_000);
   const ca = await generate([{ name: 'commonName', value: 'poise test cluster CA' }], {

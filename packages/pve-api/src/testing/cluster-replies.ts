@@ -187,7 +187,13 @@ export function notImplemented(method: string, path: string): FakeReply {
 
 /** `GET /version`. */
 export function versionReply(cluster: ServedCluster): FakeReply {
-  return { data: { version: cluster.version, release: cluster.version.split('.').slice(0, 2).join('.'), repoid: 'b9984c6d90a4bd80' } };
+  return {
+    data: {
+      version: cluster.version,
+      release: cluster.version.split('.').slice(0, 2).join('.'),
+      repoid: 'b9984c6d90a4bd80',
+    },
+  };
 }
 
 /**
@@ -207,11 +213,38 @@ export function clusterResourcesReply(cluster: ServedCluster): FakeReply {
       level: '',
       'cgroup-mode': 2,
       ...(n.online
-        ? { cpu: fraction(n.cpu, n.maxcpu), maxcpu: n.maxcpu, mem: n.mem, maxmem: n.maxmem, uptime: 86_400, disk: 4 * KIB ** 3, maxdisk: 64 * KIB ** 3, hastate: n.haState }
+        ? {
+            cpu: fraction(n.cpu, n.maxcpu),
+            maxcpu: n.maxcpu,
+            mem: n.mem,
+            maxmem: n.maxmem,
+            uptime: 86_400,
+            disk: 4 * KIB ** 3,
+            maxdisk: 64 * KIB ** 3,
+            hastate: n.haState,
+          }
         : { maxcpu: n.maxcpu, maxmem: n.maxmem }),
     });
-    rows.push({ id: `storage/${n.name}/local`, type: 'storage', storage: 'local', node: n.name, shared: 0, content: 'iso,vztmpl,backup', plugintype: 'dir', status: 'available' });
-    rows.push({ id: `storage/${n.name}/ceph`, type: 'storage', storage: 'ceph', node: n.name, shared: 1, content: 'images,rootdir', plugintype: 'rbd', status: 'available' });
+    rows.push({
+      id: `storage/${n.name}/local`,
+      type: 'storage',
+      storage: 'local',
+      node: n.name,
+      shared: 0,
+      content: 'iso,vztmpl,backup',
+      plugintype: 'dir',
+      status: 'available',
+    });
+    rows.push({
+      id: `storage/${n.name}/ceph`,
+      type: 'storage',
+      storage: 'ceph',
+      node: n.name,
+      shared: 1,
+      content: 'images,rootdir',
+      plugintype: 'rbd',
+      status: 'available',
+    });
   }
   const withMemhost = pve9(cluster);
   for (const g of cluster.guests) {
@@ -245,8 +278,23 @@ export function clusterResourcesReply(cluster: ServedCluster): FakeReply {
 export function clusterStatusReply(cluster: ServedCluster): FakeReply {
   return {
     data: [
-      { type: 'cluster', id: 'cluster', name: 'poise', quorate: cluster.quorate ? 1 : 0, nodes: cluster.nodes.length, version: 3 },
-      ...cluster.nodes.map((n, i) => ({ type: 'node', id: `node/${n.name}`, name: n.name, nodeid: i + 1, online: n.online ? 1 : 0, local: i === 0 ? 1 : 0, ip: `10.0.0.${i + 1}` })),
+      {
+        type: 'cluster',
+        id: 'cluster',
+        name: 'poise',
+        quorate: cluster.quorate ? 1 : 0,
+        nodes: cluster.nodes.length,
+        version: 3,
+      },
+      ...cluster.nodes.map((n, i) => ({
+        type: 'node',
+        id: `node/${n.name}`,
+        name: n.name,
+        nodeid: i + 1,
+        online: n.online ? 1 : 0,
+        local: i === 0 ? 1 : 0,
+        ip: `10.0.0.${i + 1}`,
+      })),
     ],
   };
 }
@@ -263,7 +311,13 @@ export function managerStatusReply(cluster: ServedCluster): FakeReply {
   const time = Math.floor(cluster.time);
   const services: Record<string, unknown> = {};
   for (const s of ha.services) {
-    services[s.sid] = { state: s.state, node: s.node, uid: s.uid, ...(s.target !== undefined ? { target: s.target } : {}), ...(s.state === 'started' ? { running: 1 } : {}) };
+    services[s.sid] = {
+      state: s.state,
+      node: s.node,
+      uid: s.uid,
+      ...(s.target !== undefined ? { target: s.target } : {}),
+      ...(s.state === 'started' ? { running: 1 } : {}),
+    };
   }
   return {
     data: {
@@ -271,13 +325,23 @@ export function managerStatusReply(cluster: ServedCluster): FakeReply {
         master_node: ha.master,
         timestamp: time,
         node_status: Object.fromEntries(cluster.nodes.map((n) => [n.name, n.haState])),
-        node_request: Object.fromEntries(cluster.nodes.map((n) => [n.name, n.maintenanceRequest ? { maintenance: 1 } : {}])),
+        node_request: Object.fromEntries(
+          cluster.nodes.map((n) => [n.name, n.maintenanceRequest ? { maintenance: 1 } : {}]),
+        ),
         service_status: services,
         ...(ha.disarm ? { disarm: { mode: ha.disarm.mode, state: ha.disarm.state } } : {}),
       },
       quorum: { node: ha.master, quorate: cluster.quorumUnreadable ? null : cluster.quorate ? '1' : '' },
       lrm_status: Object.fromEntries(
-        cluster.nodes.map((n) => [n.name, { mode: ha.lrmModes?.[n.name] ?? 'active', state: n.online ? 'active' : 'wait_for_agent_lock', timestamp: time, results: {} }]),
+        cluster.nodes.map((n) => [
+          n.name,
+          {
+            mode: ha.lrmModes?.[n.name] ?? 'active',
+            state: n.online ? 'active' : 'wait_for_agent_lock',
+            timestamp: time,
+            results: {},
+          },
+        ]),
       ),
     },
   };
@@ -314,13 +378,17 @@ function groupAsRule(cluster: ServedCluster, g: ServedGroup): ServedRule | undef
 export function haRulesReply(cluster: ServedCluster): FakeReply {
   if (!pve9(cluster)) return notImplemented('GET', '/cluster/ha/rules');
   const ids = new Set(cluster.rules.map((r) => r.id));
-  const migrated = cluster.groups.map((g) => groupAsRule(cluster, g)).filter((r): r is ServedRule => r !== undefined && !ids.has(r.id));
+  const migrated = cluster.groups
+    .map((g) => groupAsRule(cluster, g))
+    .filter((r): r is ServedRule => r !== undefined && !ids.has(r.id));
   return {
     data: [...cluster.rules, ...migrated].map((r, i) => ({
       rule: r.id,
       type: r.type,
       resources: r.resources.join(','),
-      ...(r.type === 'node-affinity' ? { nodes: nodeList(r.nodes), ...(r.strict ? { strict: 1 } : {}) } : { affinity: r.affinity }),
+      ...(r.type === 'node-affinity'
+        ? { nodes: nodeList(r.nodes), ...(r.strict ? { strict: 1 } : {}) }
+        : { affinity: r.affinity }),
       ...(r.disabled ? { disable: 1 } : {}),
       ...(r.errors ? { errors: r.errors } : {}),
       order: i + 1,
@@ -336,7 +404,8 @@ export function haRulesReply(cluster: ServedCluster): FakeReply {
  * as rules too).
  */
 export function haGroupsReply(cluster: ServedCluster): FakeReply {
-  if (pve9(cluster) && cluster.groups.length === 0) return { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' };
+  if (pve9(cluster) && cluster.groups.length === 0)
+    return { status: 500, statusText: 'cannot index groups: ha groups have been migrated to rules' };
   return {
     data: cluster.groups.map((g) => ({
       group: g.group,
@@ -388,9 +457,24 @@ export function nodeRrdReply(cluster: ServedCluster, name: string): FakeReply {
  */
 export function guestConfigReply(cluster: ServedCluster, request: FakeRequest): FakeReply {
   const g = guestByVmid(cluster, request.params.vmid);
-  if (!g) return { status: 500, statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist` };
-  const disk = apiType(g.sid) === 'lxc' ? { rootfs: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=8G` } : { scsi0: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=32G` };
-  return { data: { cores: g.maxcpu, memory: String(Math.round(g.maxmem / KIB / KIB)), ...disk, digest: 'c0ffee', ...(g.config ?? {}) } };
+  if (!g)
+    return {
+      status: 500,
+      statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist`,
+    };
+  const disk =
+    apiType(g.sid) === 'lxc'
+      ? { rootfs: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=8G` }
+      : { scsi0: `ceph:vm-${vmidOfSid(g.sid)}-disk-0,size=32G` };
+  return {
+    data: {
+      cores: g.maxcpu,
+      memory: String(Math.round(g.maxmem / KIB / KIB)),
+      ...disk,
+      digest: 'c0ffee',
+      ...(g.config ?? {}),
+    },
+  };
 }
 
 /**
@@ -400,9 +484,14 @@ export function guestConfigReply(cluster: ServedCluster, request: FakeRequest): 
  */
 export function migratePrecheckReply(cluster: ServedCluster, request: FakeRequest): FakeReply {
   const g = guestByVmid(cluster, request.params.vmid);
-  if (!g) return { status: 500, statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist` };
+  if (!g)
+    return {
+      status: 500,
+      statusText: `Configuration file 'nodes/${request.params.node}/qemu-server/${request.params.vmid}.conf' does not exist`,
+    };
   const others = cluster.nodes.filter((n) => n.name !== g.node).map((n) => n.name);
-  if (request.params.type === 'lxc') return { data: { running: g.running ? 1 : 0, 'allowed-nodes': others, 'not-allowed-nodes': {} } };
+  if (request.params.type === 'lxc')
+    return { data: { running: g.running ? 1 : 0, 'allowed-nodes': others, 'not-allowed-nodes': {} } };
   return {
     data: {
       running: g.running ? 1 : 0,
@@ -421,15 +510,41 @@ export function migratePrecheckReply(cluster: ServedCluster, request: FakeReques
  * The reply of an accepted HA migrate/relocate: PVE 9 `{sid, requested-node,
  * comigrated-resources?}`, PVE 8 `null` (the call only queues a command for the CRM).
  */
-export function haMotionReply(cluster: ServedCluster, sid: string, node: string, comigrated: readonly string[] = []): FakeReply {
+export function haMotionReply(
+  cluster: ServedCluster,
+  sid: string,
+  node: string,
+  comigrated: readonly string[] = [],
+): FakeReply {
   if (!pve9(cluster)) return { data: null };
-  return { data: { sid, 'requested-node': node, ...(comigrated.length > 0 ? { 'comigrated-resources': [...comigrated] } : {}) } };
+  return {
+    data: {
+      sid,
+      'requested-node': node,
+      ...(comigrated.length > 0 ? { 'comigrated-resources': [...comigrated] } : {}),
+    },
+  };
 }
 
 /** An HA migrate/relocate refused for a negative-affinity partner (PVE 9: a reply with `blocking-resources`, nothing queued). */
-export function haMotionBlockedReply(cluster: ServedCluster, sid: string, node: string, blocking: readonly string[]): FakeReply {
-  if (!pve9(cluster)) return { status: 500, statusText: `service '${sid}' cannot be moved to '${node}': blocked by ${blocking.join(', ')}` };
-  return { data: { sid, 'requested-node': node, 'blocking-resources': blocking.map((b) => ({ sid: b, cause: 'resource-affinity' })) } };
+export function haMotionBlockedReply(
+  cluster: ServedCluster,
+  sid: string,
+  node: string,
+  blocking: readonly string[],
+): FakeReply {
+  if (!pve9(cluster))
+    return {
+      status: 500,
+      statusText: `service '${sid}' cannot be moved to '${node}': blocked by ${blocking.join(', ')}`,
+    };
+  return {
+    data: {
+      sid,
+      'requested-node': node,
+      'blocking-resources': blocking.map((b) => ({ sid: b, cause: 'resource-affinity' })),
+    },
+  };
 }
 
 /**
@@ -440,9 +555,11 @@ export function haMotionBlockedReply(cluster: ServedCluster, sid: string, node: 
  */
 export function haMotionRefusal(cluster: ServedCluster, sid: string, node: string): FakeReply | undefined {
   if (!cluster.nodes.some((n) => n.name === node)) return { status: 500, statusText: `no such cluster node '${node}'` };
-  if (!cluster.ha.resources.some((r) => r.sid === sid)) return { status: 500, statusText: `service '${sid}' is not HA managed` };
+  if (!cluster.ha.resources.some((r) => r.sid === sid))
+    return { status: 500, statusText: `service '${sid}' is not HA managed` };
   const service = cluster.ha.services.find((s) => s.sid === sid);
-  if (service?.state === 'error') return { status: 500, statusText: `service '${sid}' in error state, must be disabled and fixed first` };
+  if (service?.state === 'error')
+    return { status: 500, statusText: `service '${sid}' in error state, must be disabled and fixed first` };
   return undefined;
 }
 

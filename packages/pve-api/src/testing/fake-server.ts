@@ -119,7 +119,10 @@ export async function startFakePveServer(options: FakePveServerOptions = {}): Pr
   let connectionCount = 0;
 
   const send = (res: ServerResponse, status: number, statusText: string, body: string) => {
-    res.writeHead(status, statusText, { 'content-type': 'application/json;charset=UTF-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(status, statusText, {
+      'content-type': 'application/json;charset=UTF-8',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   };
 
@@ -179,9 +182,20 @@ export async function startFakePveServer(options: FakePveServerOptions = {}): Pr
     }
     const status = reply.status ?? 200;
     const statusText = reply.statusText ?? (status < 300 ? 'OK' : 'error');
-    const body = reply.rawBody ?? (status < 300 ? JSON.stringify({ data: reply.data ?? null }) : JSON.stringify({ data: null, message: statusText, ...(reply.data === undefined ? {} : { errors: reply.data }) }));
+    const body =
+      reply.rawBody ??
+      (status < 300
+        ? JSON.stringify({ data: reply.data ?? null })
+        : JSON.stringify({
+            data: null,
+            message: statusText,
+            ...(reply.data === undefined ? {} : { errors: reply.data }),
+          }));
     if (reply.drop === 'mid-body') {
-      res.writeHead(status, statusText, { 'content-type': 'application/json;charset=UTF-8', 'content-length': Buffer.byteLength(body) + 100 });
+      res.writeHead(status, statusText, {
+        'content-type': 'application/json;charset=UTF-8',
+        'content-length': Buffer.byteLength(body) + 100,
+      });
       res.write(body.slice(0, Math.max(1, Math.floor(body.length / 2))), () => req.socket.destroy());
       return;
     }
@@ -193,7 +207,9 @@ export async function startFakePveServer(options: FakePveServerOptions = {}): Pr
       if (!res.headersSent) send(res, 500, 'fake server error', JSON.stringify({ data: null, message: String(err) }));
     });
   };
-  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
+  const server: Server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener)
+    : createHttpServer(listener);
   server.on('connection', (socket: Socket) => {
     connectionCount++;
     sockets.add(socket);

@@ -1,5 +1,12 @@
 export { generateCertificates, type TestCertificates } from './certificates';
-export { startFakePveServer, type FakeHandler, type FakePveServer, type FakePveServerOptions, type FakeReply, type FakeRequest } from './fake-server';
+export {
+  startFakePveServer,
+  type FakeHandler,
+  type FakePveServer,
+  type FakePveServerOptions,
+  type FakeReply,
+  type FakeRequest,
+} from './fake-server';
 export {
   clusterOptionsReply,
   clusterReadRoutes,

@@ -109,7 +109,18 @@ const LIMITS = {
   seconds: [0, 3600],
 } as const;
 
-const RESOURCE_KEYS = ['family', 'burstiness', 'knee', 'width', 'max-percent', 'points', 'delay-seconds', 'noise-percent', 'outlier-probability', 'outlier-percent'];
+const RESOURCE_KEYS = [
+  'family',
+  'burstiness',
+  'knee',
+  'width',
+  'max-percent',
+  'points',
+  'delay-seconds',
+  'noise-percent',
+  'outlier-probability',
+  'outlier-percent',
+];
 const FAMILY_KEYS: Record<CurveFamily, readonly string[]> = {
   queue: ['burstiness', 'max-percent'],
   logistic: ['knee', 'width', 'max-percent'],
@@ -120,23 +131,55 @@ const NODE_KEYS = ['capacity-factor', 'psi', 'cpu', 'memory'];
 const MIGRATION_KEYS = ['bandwidth-mib-per-second', 'stall-share', 'downtime-seconds', 'relocate-seconds'];
 
 /** A JSON number in [lo, hi] (`loOpen`: > lo). */
-function num(check: FileCheck, v: JsonValue | undefined, field: readonly string[], [lo, hi]: readonly [number, number], loOpen = false): number {
+function num(
+  check: FileCheck,
+  v: JsonValue | undefined,
+  field: readonly string[],
+  [lo, hi]: readonly [number, number],
+  loOpen = false,
+): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || (loOpen ? !(v > lo) : !(v >= lo)) || !(v <= hi)) {
-    check.fail(field, `expected a number ${loOpen ? '>' : 'from'} ${lo}${loOpen ? ' and ≤' : ' to'} ${hi}, got ${describe(v)}`);
+    check.fail(
+      field,
+      `expected a number ${loOpen ? '>' : 'from'} ${lo}${loOpen ? ' and ≤' : ' to'} ${hi}, got ${describe(v)}`,
+    );
   }
   return v;
 }
 
-function optNum(check: FileCheck, o: JsonObject, key: string, field: readonly string[], range: readonly [number, number], fallback: number, loOpen = false): number {
+function optNum(
+  check: FileCheck,
+  o: JsonObject,
+  key: string,
+  field: readonly string[],
+  range: readonly [number, number],
+  fallback: number,
+  loOpen = false,
+): number {
   return o[key] === undefined ? fallback : num(check, o[key], [...field, key], range, loOpen);
 }
 
-function parseCurve(check: FileCheck, o: JsonObject, field: readonly string[], resource: 'cpu' | 'memory'): PressureCurve {
-  const family = (o.family === undefined ? (resource === 'cpu' ? DEFAULT_CPU_FAMILY : DEFAULT_MEMORY_FAMILY) : check.oneOf(o.family, CURVE_FAMILIES, [...field, 'family'])) as CurveFamily;
+function parseCurve(
+  check: FileCheck,
+  o: JsonObject,
+  field: readonly string[],
+  resource: 'cpu' | 'memory',
+): PressureCurve {
+  const family = (
+    o.family === undefined
+      ? resource === 'cpu'
+        ? DEFAULT_CPU_FAMILY
+        : DEFAULT_MEMORY_FAMILY
+      : check.oneOf(o.family, CURVE_FAMILIES, [...field, 'family'])
+  ) as CurveFamily;
   for (const other of CURVE_FAMILIES) {
     if (other === family) continue;
     for (const key of FAMILY_KEYS[other]) {
-      if (o[key] !== undefined && !FAMILY_KEYS[family].includes(key)) check.fail([...field, key], `not a parameter of the '${family}' family (it takes ${FAMILY_KEYS[family].join(', ')})`);
+      if (o[key] !== undefined && !FAMILY_KEYS[family].includes(key))
+        check.fail(
+          [...field, key],
+          `not a parameter of the '${family}' family (it takes ${FAMILY_KEYS[family].join(', ')})`,
+        );
     }
   }
   const defaults = resource === 'cpu' ? CPU_FAMILY_DEFAULTS : MEMORY_FAMILY_DEFAULTS;
@@ -162,7 +205,10 @@ function parseCurve(check: FileCheck, o: JsonObject, field: readonly string[], r
 function parsePoints(check: FileCheck, v: JsonValue | undefined, field: readonly string[]): [number, number][] {
   if (v === undefined) check.fail(field, "the 'piecewise' family needs its points: [[0, 0], [ratio, percent], …]");
   if (!Array.isArray(v) || v.length < LIMITS.points[0] || v.length > LIMITS.points[1]) {
-    check.fail(field, `expected an array of ${LIMITS.points[0]} to ${LIMITS.points[1]} [load ratio, percent] pairs, got ${describe(v)}`);
+    check.fail(
+      field,
+      `expected an array of ${LIMITS.points[0]} to ${LIMITS.points[1]} [load ratio, percent] pairs, got ${describe(v)}`,
+    );
   }
   const out: [number, number][] = [];
   v.forEach((p, i) => {
@@ -173,13 +219,19 @@ function parsePoints(check: FileCheck, v: JsonValue | undefined, field: readonly
     if (i === 0 && x !== 0) check.fail([...f, '0'], `the first point must be at load ratio 0, got ${x}`);
     const prev = out[i - 1];
     if (prev && !(x > prev[0])) check.fail([...f, '0'], `load ratios must increase strictly (${x} after ${prev[0]})`);
-    if (prev && y < prev[1]) check.fail([...f, '1'], `pressure must not fall as load grows (${y} % after ${prev[1]} %)`);
+    if (prev && y < prev[1])
+      check.fail([...f, '1'], `pressure must not fall as load grows (${y} % after ${prev[1]} %)`);
     out.push([x, y]);
   });
   return out;
 }
 
-function parseResource(check: FileCheck, v: JsonValue | undefined, field: readonly string[], resource: 'cpu' | 'memory'): ResourcePressureOptions {
+function parseResource(
+  check: FileCheck,
+  v: JsonValue | undefined,
+  field: readonly string[],
+  resource: 'cpu' | 'memory',
+): ResourcePressureOptions {
   const o = v === undefined ? (Object.create(null) as JsonObject) : check.object(v, field);
   check.keys(o, RESOURCE_KEYS, field);
   return {
@@ -196,7 +248,12 @@ function parseResource(check: FileCheck, v: JsonValue | undefined, field: readon
  * default). `nodes`: the case's node names (a per-node entry must name one of them). Throws
  * `SimError` `bad-case` naming the file and field.
  */
-export function parseLoadPressureObject(check: FileCheck, value: JsonValue | undefined, field: readonly string[], nodes: ReadonlySet<string>): LoadPressureOptions {
+export function parseLoadPressureObject(
+  check: FileCheck,
+  value: JsonValue | undefined,
+  field: readonly string[],
+  nodes: ReadonlySet<string>,
+): LoadPressureOptions {
   const o = value === undefined ? (Object.create(null) as JsonObject) : check.object(value, field);
   check.keys(o, MODEL_KEYS, field);
   const nodeOptions = Object.create(null) as Record<string, NodePressureOptions>;
@@ -211,13 +268,18 @@ export function parseLoadPressureObject(check: FileCheck, value: JsonValue | und
       const psi = n.psi === undefined ? true : n.psi === true || n.psi === 1 || n.psi === '1';
       nodeOptions[name] = {
         psi,
-        ...(n['capacity-factor'] === undefined ? {} : { capacityFactor: num(check, n['capacity-factor'], [...f, 'capacity-factor'], LIMITS.capacityFactor) }),
+        ...(n['capacity-factor'] === undefined
+          ? {}
+          : { capacityFactor: num(check, n['capacity-factor'], [...f, 'capacity-factor'], LIMITS.capacityFactor) }),
         ...(n.cpu === undefined ? {} : { cpu: parseResource(check, n.cpu, [...f, 'cpu'], 'cpu') }),
         ...(n.memory === undefined ? {} : { memory: parseResource(check, n.memory, [...f, 'memory'], 'memory') }),
       };
     }
   }
-  const m = o.migration === undefined ? (Object.create(null) as JsonObject) : check.object(o.migration, [...field, 'migration']);
+  const m =
+    o.migration === undefined
+      ? (Object.create(null) as JsonObject)
+      : check.object(o.migration, [...field, 'migration']);
   const mf = [...field, 'migration'];
   check.keys(m, MIGRATION_KEYS, mf);
   return {
@@ -226,7 +288,14 @@ export function parseLoadPressureObject(check: FileCheck, value: JsonValue | und
     heterogeneity: optNum(check, o, 'heterogeneity', field, LIMITS.heterogeneity, 0),
     nodes: nodeOptions,
     migration: {
-      bandwidthMiBPerSecond: optNum(check, m, 'bandwidth-mib-per-second', mf, LIMITS.bandwidth, DEFAULT_MIGRATION_BANDWIDTH_MIB_PER_SECOND),
+      bandwidthMiBPerSecond: optNum(
+        check,
+        m,
+        'bandwidth-mib-per-second',
+        mf,
+        LIMITS.bandwidth,
+        DEFAULT_MIGRATION_BANDWIDTH_MIB_PER_SECOND,
+      ),
       stallShare: optNum(check, m, 'stall-share', mf, [0, 1], DEFAULT_MIGRATION_STALL_SHARE),
       downtimeSeconds: optNum(check, m, 'downtime-seconds', mf, LIMITS.seconds, DEFAULT_MIGRATION_DOWNTIME_SECONDS),
       relocateSeconds: optNum(check, m, 'relocate-seconds', mf, LIMITS.seconds, DEFAULT_RELOCATE_SECONDS),
@@ -239,6 +308,11 @@ export function parseLoadPressureObject(check: FileCheck, value: JsonValue | und
  * (the lab generator's parameters): `where` names the file, `field` the path to the object in
  * it. Throws `SimError` `bad-case` (`'<where>' <field>.<key>: <problem>`).
  */
-export function parseLoadPressure(value: unknown, where: string, field: readonly string[], nodes: Iterable<string>): LoadPressureOptions {
+export function parseLoadPressure(
+  value: unknown,
+  where: string,
+  field: readonly string[],
+  nodes: Iterable<string>,
+): LoadPressureOptions {
   return parseLoadPressureObject(new FileCheck(where), value as JsonValue | undefined, field, new Set(nodes));
 }

@@ -13,7 +13,12 @@ function load(node: string, guests: GuestLoad[], extra: Partial<NodeLoad> = {}):
   return { node, cores: 8, memBytes: 32 * GIB, hostCpu: 0, hostMemBytes: 0, guests, ...extra };
 }
 
-const guest = (sid: string, cpu: number, vcpus = 4, memGiB = 4): GuestLoad => ({ sid, cpu, vcpus, memBytes: memGiB * GIB });
+const guest = (sid: string, cpu: number, vcpus = 4, memGiB = 4): GuestLoad => ({
+  sid,
+  cpu,
+  vcpus,
+  memBytes: memGiB * GIB,
+});
 
 describe('wantShare: the share of time a guest has a vcpu runnable', () => {
   it.each([
@@ -61,7 +66,16 @@ describe('LoadPressureModel', () => {
   });
 
   it('counts the host processes in the demand, and the capacity factor in the cores', () => {
-    const m = model({ cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] }, nodes: { node2: { 'capacity-factor': 0.5 } } });
+    const m = model({
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+      },
+      nodes: { node2: { 'capacity-factor': 0.5 } },
+    });
     // (2 host + 2 guest) / 8 = 0.5 → 50 %
     expect(m.evaluateNode(load('node1', [guest('vm:1', 2)], { hostCpu: 2 })).cpuShare).toBeCloseTo(0.5, 12);
     // node2 counts as 4 cores: 2 / 4 = 0.5
@@ -69,7 +83,22 @@ describe('LoadPressureModel', () => {
   });
 
   it('accrues each guest’s stall over a round: want share × node share', () => {
-    const m = model({ cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] }, memory: { family: 'piecewise', points: [[0, 0], [1, 100]] } });
+    const m = model({
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+      },
+      memory: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+      },
+    });
     // node1: 4 + 2 = 6 of 8 cores → cpu some 75 %; 16 + 8 GiB of 32 → memory some 75 %
     m.begin([load('node1', [guest('vm:1', 4, 8, 16), guest('vm:2', 2, 2, 8)]), load('node2', [])]);
     m.end(20);
@@ -80,7 +109,11 @@ describe('LoadPressureModel', () => {
     expect(g.get('vm:2')!.cpuStallSeconds).toBeCloseTo(15, 9);
     // memory: 0.75 × 20 s each
     expect(g.get('vm:1')!.memStallSeconds).toBeCloseTo(15, 9);
-    expect(m.nodeTotals().get('node1')).toEqual({ cpuStallSeconds: expect.closeTo(29.94140625, 9), memStallSeconds: expect.closeTo(30, 9), migrationStallSeconds: 0 });
+    expect(m.nodeTotals().get('node1')).toEqual({
+      cpuStallSeconds: expect.closeTo(29.94140625, 9),
+      memStallSeconds: expect.closeTo(30, 9),
+      migrationStallSeconds: 0,
+    });
     expect(m.nodeTotals().get('node2')).toEqual({ cpuStallSeconds: 0, memStallSeconds: 0, migrationStallSeconds: 0 });
     // a guest that stops running keeps its totals and accrues no more
     m.begin([load('node1', [guest('vm:2', 2, 2, 8)]), load('node2', [])]);
@@ -90,7 +123,15 @@ describe('LoadPressureModel', () => {
   });
 
   it('reports the average with avg10’s delay, rounded to 2 decimals like the kernel', () => {
-    const m = model({ cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] } });
+    const m = model({
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+      },
+    });
     expect(m.reported('node1')).toEqual({ cpu: 0, mem: 0 });
     m.begin([load('node1', [guest('vm:1', 4, 4, 0)]), load('node2', [])]);
     m.end(20);
@@ -106,7 +147,16 @@ describe('LoadPressureModel', () => {
   });
 
   it('a node without PSI reports nothing; its guests still count', () => {
-    const m = model({ cpu: { family: 'piecewise', points: [[0, 0], [1, 100]] }, nodes: { node1: { psi: false } } });
+    const m = model({
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+      },
+      nodes: { node1: { psi: false } },
+    });
     m.begin([load('node1', [guest('vm:1', 4, 4, 0)]), load('node2', [])]);
     m.end(20);
     expect(m.reported('node1')).toBeUndefined();
@@ -114,7 +164,14 @@ describe('LoadPressureModel', () => {
   });
 
   it('charges a migration: copy time × stall share + pause (live), the restart (relocation)', () => {
-    const m = model({ migration: { 'bandwidth-mib-per-second': 512, 'stall-share': 0.25, 'downtime-seconds': 0.5, 'relocate-seconds': 30 } });
+    const m = model({
+      migration: {
+        'bandwidth-mib-per-second': 512,
+        'stall-share': 0.25,
+        'downtime-seconds': 0.5,
+        'relocate-seconds': 30,
+      },
+    });
     // 4 GiB = 4096 MiB / 512 MiB/s = 8 s of copy × 0.25 = 2 s, + 0.5 s
     expect(m.chargeMigration('vm:1', 'node1', true, 4 * GIB)).toBe(2.5);
     expect(m.chargeMigration('vm:2', 'node2', false, 4 * GIB)).toBe(30);
@@ -124,7 +181,18 @@ describe('LoadPressureModel', () => {
   });
 
   it('noise and outliers: within their bounds, the same for the same seed, others for another', () => {
-    const settings = { cpu: { family: 'piecewise', points: [[0, 0], [1, 100]], 'noise-percent': 2, 'outlier-probability': 0.1, 'outlier-percent': 30 } };
+    const settings = {
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+        'noise-percent': 2,
+        'outlier-probability': 0.1,
+        'outlier-percent': 30,
+      },
+    };
     const run = (seed: number) => {
       const m = model(settings, ['node1', 'node2'], seed);
       const out: number[] = [];
@@ -151,7 +219,16 @@ describe('LoadPressureModel', () => {
 
   it('heterogeneity draws capacity factors in [1 − h, 1 + h]; a configured factor wins', () => {
     const names = Array.from({ length: 50 }, (_, i) => `node${String(i).padStart(2, '0')}`);
-    const m = new LoadPressureModel(parseLoadPressure({ heterogeneity: 0.3, nodes: { node07: { 'capacity-factor': 2 } } }, 'test', ['load-pressure'], names), names, 3);
+    const m = new LoadPressureModel(
+      parseLoadPressure(
+        { heterogeneity: 0.3, nodes: { node07: { 'capacity-factor': 2 } } },
+        'test',
+        ['load-pressure'],
+        names,
+      ),
+      names,
+      3,
+    );
     const factors = names.map((n) => m.capacityFactor(n));
     expect(factors[7]).toBe(2);
     for (const [i, f] of factors.entries()) if (i !== 7) expect(f >= 0.7 && f <= 1.3).toBe(true);
@@ -164,28 +241,51 @@ describe('LoadPressureModel', () => {
     const families = [
       { family: 'queue', burstiness: 4 },
       { family: 'logistic', knee: 0.7, width: 0.08, 'max-percent': 90 },
-      { family: 'piecewise', points: [[0, 0], [0.6, 2], [0.9, 30], [1.2, 70]] },
+      {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [0.6, 2],
+          [0.9, 30],
+          [1.2, 70],
+        ],
+      },
     ];
-    const guests = fc.array(fc.record({ cpu: fc.double({ min: 0, max: 6, noNaN: true }), vcpus: fc.integer({ min: 1, max: 8 }), mem: fc.double({ min: 0, max: 12, noNaN: true }) }), { minLength: 1, maxLength: 8 });
+    const guests = fc.array(
+      fc.record({
+        cpu: fc.double({ min: 0, max: 6, noNaN: true }),
+        vcpus: fc.integer({ min: 1, max: 8 }),
+        mem: fc.double({ min: 0, max: 12, noNaN: true }),
+      }),
+      { minLength: 1, maxLength: 8 },
+    );
 
     it.each(families)('%o', (family) => {
       const m = model({ cpu: family, memory: family });
       fc.assert(
-        fc.property(guests, fc.nat(7), fc.double({ min: 0, max: 4, noNaN: true }), fc.double({ min: 0, max: 8, noNaN: true }), (gs, pick, extraCpu, extraMem) => {
-          const i = pick % gs.length;
-          const base = gs.map((g, k) => guest(`vm:${k}`, g.cpu, g.vcpus, g.mem));
-          const more = base.map((g, k) => (k === i ? { ...g, cpu: g.cpu + extraCpu, memBytes: g.memBytes + extraMem * GIB } : g));
-          const p0 = m.evaluateNode(load('node1', base));
-          const p1 = m.evaluateNode(load('node1', more));
-          expect(p1.cpuShare).toBeGreaterThanOrEqual(p0.cpuShare - 1e-12);
-          expect(p1.memShare).toBeGreaterThanOrEqual(p0.memShare - 1e-12);
-          // every guest's cpu stall share, the others' included, is no smaller
-          base.forEach((g, k) => {
-            const before = guestCpuStall(wantShare(g.cpu, g.vcpus), p0.cpuShare);
-            const after = guestCpuStall(wantShare(more[k]!.cpu, more[k]!.vcpus), p1.cpuShare);
-            expect(after).toBeGreaterThanOrEqual(before - 1e-12);
-          });
-        }),
+        fc.property(
+          guests,
+          fc.nat(7),
+          fc.double({ min: 0, max: 4, noNaN: true }),
+          fc.double({ min: 0, max: 8, noNaN: true }),
+          (gs, pick, extraCpu, extraMem) => {
+            const i = pick % gs.length;
+            const base = gs.map((g, k) => guest(`vm:${k}`, g.cpu, g.vcpus, g.mem));
+            const more = base.map((g, k) =>
+              k === i ? { ...g, cpu: g.cpu + extraCpu, memBytes: g.memBytes + extraMem * GIB } : g,
+            );
+            const p0 = m.evaluateNode(load('node1', base));
+            const p1 = m.evaluateNode(load('node1', more));
+            expect(p1.cpuShare).toBeGreaterThanOrEqual(p0.cpuShare - 1e-12);
+            expect(p1.memShare).toBeGreaterThanOrEqual(p0.memShare - 1e-12);
+            // every guest's cpu stall share, the others' included, is no smaller
+            base.forEach((g, k) => {
+              const before = guestCpuStall(wantShare(g.cpu, g.vcpus), p0.cpuShare);
+              const after = guestCpuStall(wantShare(more[k]!.cpu, more[k]!.vcpus), p1.cpuShare);
+              expect(after).toBeGreaterThanOrEqual(before - 1e-12);
+            });
+          },
+        ),
       );
     });
   });

@@ -261,7 +261,9 @@ export class LoadPressureModel {
    */
   chargeMigration(sid: string, source: string, live: boolean, memBytes: number): number {
     const m = this.options.migration;
-    const seconds = live ? (memBytes / 1024 ** 2 / m.bandwidthMiBPerSecond) * m.stallShare + m.downtimeSeconds : m.relocateSeconds;
+    const seconds = live
+      ? (memBytes / 1024 ** 2 / m.bandwidthMiBPerSecond) * m.stallShare + m.downtimeSeconds
+      : m.relocateSeconds;
     this.guest(sid).migrationStall += seconds;
     const n = this.byName.get(source);
     if (n) n.migrationStall += seconds;
@@ -277,7 +279,12 @@ export class LoadPressureModel {
 
   /** Every node's guests' stall totals, by node (byte order). */
   nodeTotals(): Map<string, NodeContention> {
-    return new Map(this.nodes.map((n) => [n.name, { cpuStallSeconds: n.cpuStall, memStallSeconds: n.memStall, migrationStallSeconds: n.migrationStall }]));
+    return new Map(
+      this.nodes.map((n) => [
+        n.name,
+        { cpuStallSeconds: n.cpuStall, memStallSeconds: n.memStall, migrationStallSeconds: n.migrationStall },
+      ]),
+    );
   }
 
   /** Every guest's ground truth, by sid (byte order). */
@@ -300,7 +307,11 @@ export class LoadPressureModel {
 
   private guest(sid: string): GuestState {
     let g = this.guests.get(sid);
-    if (!g) this.guests.set(sid, (g = { node: undefined, want: 0, cpuRate: 0, memRate: 0, cpuStall: 0, memStall: 0, migrationStall: 0 }));
+    if (!g)
+      this.guests.set(
+        sid,
+        (g = { node: undefined, want: 0, cpuRate: 0, memRate: 0, cpuStall: 0, memStall: 0, migrationStall: 0 }),
+      );
     return g;
   }
 }

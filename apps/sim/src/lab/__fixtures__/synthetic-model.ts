@@ -18,7 +18,13 @@ import type { Variant } from '../variants';
 export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
   if (variant.name === 'explode') throw new Error('synthetic failure');
   const opts = existsSync(join(scenario.dir, 'synthetic.json'))
-    ? (JSON.parse(readFileSync(join(scenario.dir, 'synthetic.json'), 'utf8')) as { nodes?: number; rounds?: number; pressure?: boolean; truth?: boolean; busy?: number })
+    ? (JSON.parse(readFileSync(join(scenario.dir, 'synthetic.json'), 'utf8')) as {
+        nodes?: number;
+        rounds?: number;
+        pressure?: boolean;
+        truth?: boolean;
+        busy?: number;
+      })
     : {};
   const nNodes = opts.nodes ?? 3;
   const nRounds = opts.rounds ?? 90;
@@ -37,7 +43,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   const imbalance: number[] = [];
   const moves: TraceMove[] = [];
   const load = nodes.map(() => rng.uniform(0.05, 0.6));
-  let sid = 100;
+  const sid = 100;
   let t = 20;
   // busy work so that runs take different times and finish out of order
   let spin = 0;
@@ -66,7 +72,14 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
         if (load[i]! < load[lo]!) lo = i;
       }
       const ok = rng.float() < 0.85 ? true : r === nRounds - 1 ? null : false;
-      moves.push({ time: t, sid: `vm:${sid + rng.int(5)}`, source: nodes[hi]!, target: nodes[lo]!, ok, outcomeAt: ok === null ? null : t + 1 });
+      moves.push({
+        time: t,
+        sid: `vm:${sid + rng.int(5)}`,
+        source: nodes[hi]!,
+        target: nodes[lo]!,
+        ok,
+        outcomeAt: ok === null ? null : t + 1,
+      });
       if (ok) {
         const delta = (load[hi]! - load[lo]!) / 3;
         load[hi]! -= delta;
@@ -84,8 +97,24 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
     endTime: t,
     nodes,
     rounds: {
-      time, imbalance, cpu, mem, online, pressureCpu: pcpu, pressureMem: none,
-      ...(opts.truth ? { truth: { cpuSome: some, memSome: zero, cpuStall: stall, memStall: zero.map((c) => [...c]), migrationStall: zero.map((c) => [...c]) } } : {}),
+      time,
+      imbalance,
+      cpu,
+      mem,
+      online,
+      pressureCpu: pcpu,
+      pressureMem: none,
+      ...(opts.truth
+        ? {
+            truth: {
+              cpuSome: some,
+              memSome: zero,
+              cpuStall: stall,
+              memStall: zero.map((c) => [...c]),
+              migrationStall: zero.map((c) => [...c]),
+            },
+          }
+        : {}),
     },
     moves,
   };

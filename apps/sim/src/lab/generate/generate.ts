@@ -52,7 +52,8 @@ export function buildCmdlist(events: Map<number, string[]>): string[][] {
   const lists: string[][] = [];
   for (let i = 0; i < times.length; i++) {
     const t = times[i]!;
-    if ((t - FIRST_SLOT) % SLOT_SPACING !== 0 || t < FIRST_SLOT) throw new RangeError(`buildCmdlist: ${t} is not a slot time`);
+    if ((t - FIRST_SLOT) % SLOT_SPACING !== 0 || t < FIRST_SLOT)
+      throw new RangeError(`buildCmdlist: ${t} is not a slot time`);
     const list = [...events.get(t)!];
     const next = times[i + 1];
     if (i === 0 && t > FIRST_SLOT) lists.push([`delay ${t - FIRST_SLOT - 80}`]);
@@ -85,7 +86,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   const g = p.guests;
   const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
   const drawn = Array.from({ length: g.count }, () => {
-    const memMiB = Math.max(512, Math.round(clamp(sizes.logNormal(g.memGiB.median, g.memGiB.sigma), g.memGiB.min, g.memGiB.max) * 2) * 512);
+    const memMiB = Math.max(
+      512,
+      Math.round(clamp(sizes.logNormal(g.memGiB.median, g.memGiB.sigma), g.memGiB.min, g.memGiB.max) * 2) * 512,
+    );
     const cpu = Math.max(0.01, round2(clamp(sizes.logNormal(g.cpu.median, g.cpu.sigma), g.cpu.min, g.cpu.max)));
     const use = sizes.uniform(g.memUse.min, g.memUse.max);
     const maxcpu = Math.min(maxNodeCpu, Math.max(1, 2 ** Math.ceil(Math.log2(cpu * g.headroom))));
@@ -98,7 +102,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   const totalNeed = drawn.reduce((a, x) => a + x.memMiB, 0);
   const totalHave = nodes.reduce((a, n) => a + n.memMiB, 0);
   if (totalNeed > totalHave) {
-    throw bad('guests', `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`);
+    throw bad(
+      'guests',
+      `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`,
+    );
   }
   const kinds = new Prng(p.seed, 'kinds');
   const shuffled = kinds.shuffled(drawn.map((_, i) => i));
@@ -138,13 +145,26 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
         if (n.freeMiB >= need) node = n;
       }
     }
-    if (!node) throw bad('guests', `a guest of ${(need / 1024).toFixed(1)} GiB fits on no node once the larger ones are placed (fewer or smaller guests, or more nodes)`);
+    if (!node)
+      throw bad(
+        'guests',
+        `a guest of ${(need / 1024).toFixed(1)} GiB fits on no node once the larger ones are placed (fewer or smaller guests, or more nodes)`,
+      );
     node.freeMiB -= need;
     assigned[i] = node.name;
   }
   for (let i = 0; i < g.count; i++) {
     const d = drawn[i]!;
-    guests.push({ sid: sidOf(i), kind: kindOf[i]!, node: assigned[i]!, maxcpu: d.maxcpu, memMiB: d.memMiB, cpu: d.cpu, useMiB: d.useMiB, memhostMiB: d.memhostMiB });
+    guests.push({
+      sid: sidOf(i),
+      kind: kindOf[i]!,
+      node: assigned[i]!,
+      maxcpu: d.maxcpu,
+      memMiB: d.memMiB,
+      cpu: d.cpu,
+      useMiB: d.useMiB,
+      memhostMiB: d.memhostMiB,
+    });
   }
 
   // --- rules: distinct plain guests (no fa/cdrom)
@@ -161,19 +181,25 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const x = take(() => true)!;
     const others = nodes.filter((n) => n.name !== x.node);
     const other = others[rulesRng.int(others.length)]!.name;
-    rules.push(`node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(byteCmp).join(',')}\n\tresources ${x.sid}\n`);
+    rules.push(
+      `node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(byteCmp).join(',')}\n\tresources ${x.sid}\n`,
+    );
   }
   for (let r = 0; r < p.rules.together; r++) {
     const a = take(() => true)!;
     const b = take((y) => y.node === a.node) ?? take(() => true);
     if (!b) throw bad('rules.together', 'not enough guests for the pairs');
-    rules.push(`resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity positive\n`);
+    rules.push(
+      `resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity positive\n`,
+    );
   }
   for (let r = 0; r < p.rules.separate; r++) {
     const a = take(() => true)!;
     const b = take((y) => y.node !== a.node) ?? take(() => true);
     if (!b) throw bad('rules.separate', 'not enough guests for the pairs');
-    rules.push(`resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity negative\n`);
+    rules.push(
+      `resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity negative\n`,
+    );
   }
 
   // --- timeline: slot time → commands
@@ -187,14 +213,22 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   };
   for (const n of nodes) at(0, `power ${n.name} on`);
   if (p.baseLoad && (p.baseLoad.cpu > 0 || p.baseLoad.mem > 0)) {
-    for (const n of nodes) at(0, `node ${n.name} set-dynamic-stats cpu ${round2(n.cpu * p.baseLoad.cpu)} mem ${Math.round(n.memMiB * p.baseLoad.mem)}`);
+    for (const n of nodes)
+      at(
+        0,
+        `node ${n.name} set-dynamic-stats cpu ${round2(n.cpu * p.baseLoad.cpu)} mem ${Math.round(n.memMiB * p.baseLoad.mem)}`,
+      );
   }
   if (p.noise && (p.noise.cpu > 0 || p.noise.memMiB > 0)) {
     for (const n of nodes) at(0, `node ${n.name} set-noise cpu ${p.noise.cpu} mem ${p.noise.memMiB}`);
   }
   // the baseline first: a hot node's or an episode's pressure in the same slot comes after it
   if (p.pressure?.baseline) {
-    for (const n of nodes) at(0, `node ${n.name} set-dynamic-stats pressurecpusome ${p.pressure.baseline.cpu} pressurememorysome ${p.pressure.baseline.mem}`);
+    for (const n of nodes)
+      at(
+        0,
+        `node ${n.name} set-dynamic-stats pressurecpusome ${p.pressure.baseline.cpu} pressurememorysome ${p.pressure.baseline.mem}`,
+      );
   }
   const loadRng = new Prng(p.seed, 'load');
   const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
@@ -269,7 +303,8 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   };
   if (p.pressure) {
     const base = p.pressure.baseline ?? { cpu: 0, mem: 0 };
-    const set = (n: string, cpu: number, mem: number) => `node ${n} set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
+    const set = (n: string, cpu: number, mem: number) =>
+      `node ${n} set-dynamic-stats pressurecpusome ${cpu} pressurememorysome ${mem}`;
     // episodes on one node that overlap merge into one (an earlier end must not cut a later one short)
     const byNode = new Map<string, [number, number][]>();
     for (let e = 0; e < p.pressure.episodes; e++) {
@@ -322,7 +357,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   for (const x of sorted) {
     sc[x.sid] = { node: x.node, state: 'started' };
     st[x.sid] = { maxcpu: x.maxcpu, maxmem: x.memMiB * MiB };
-    dy[x.sid] = x.memhostMiB === undefined ? { cpu: x.cpu, mem: x.useMiB * MiB } : { cpu: x.cpu, mem: x.useMiB * MiB, memhost: x.memhostMiB * MiB };
+    dy[x.sid] =
+      x.memhostMiB === undefined
+        ? { cpu: x.cpu, mem: x.useMiB * MiB }
+        : { cpu: x.cpu, mem: x.useMiB * MiB, memhost: x.memhostMiB * MiB };
     running.get(x.node)![x.sid] = 1;
   }
   const guestConfig: Record<string, unknown> = {};
@@ -341,7 +379,12 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   if (Object.keys(guestConfig).length > 0) files.set('guest_config', json(guestConfig));
   const loadModel = p.loadPressure === undefined ? {} : { 'pressure-model': 'load', 'load-pressure': p.loadPressure };
   files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200, ...loadModel }));
-  files.set('cmdlist', `[\n${buildCmdlist(events).map((l) => ` ${JSON.stringify(l)}`).join(',\n')}\n]\n`);
+  files.set(
+    'cmdlist',
+    `[\n${buildCmdlist(events)
+      .map((l) => ` ${JSON.stringify(l)}`)
+      .join(',\n')}\n]\n`,
+  );
   files.set('generator.json', json(p));
   return files;
 }
@@ -375,18 +418,34 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
     `Guest memory: log-normal (median ${p.guests.memGiB.median} GiB, sigma ${p.guests.memGiB.sigma}, ${p.guests.memGiB.min}..${p.guests.memGiB.max} GiB);`,
     `cpu in use: log-normal (median ${p.guests.cpu.median} cores, sigma ${p.guests.cpu.sigma}); placement '${p.guests.placement}'.`,
   ];
-  if (p.failing.cdrom) lines.push(`${p.failing.cdrom} VMs have a local CD-ROM (guest_config): their live migration fails.`);
+  if (p.failing.cdrom)
+    lines.push(`${p.failing.cdrom} VMs have a local CD-ROM (guest_config): their live migration fails.`);
   if (p.failing.fa) lines.push(`${p.failing.fa} fa: guests fail 9 of every 10 migration attempts.`);
-  if (p.pressure?.episodes) lines.push(`${p.pressure.episodes} pressure episodes (cpu ${p.pressure.cpu} %, memory ${p.pressure.mem} %, ${p.pressure.duration} s).`);
-  if (p.load.shape === 'overcommit') lines.push(`From ${p.load.at} s on the guests demand ${Math.round(p.load.level * 100)} % of all cores together (each at most its own cores).`);
+  if (p.pressure?.episodes)
+    lines.push(
+      `${p.pressure.episodes} pressure episodes (cpu ${p.pressure.cpu} %, memory ${p.pressure.mem} %, ${p.pressure.duration} s).`,
+    );
+  if (p.load.shape === 'overcommit')
+    lines.push(
+      `From ${p.load.at} s on the guests demand ${Math.round(p.load.level * 100)} % of all cores together (each at most its own cores).`,
+    );
   if (p.load.shape === 'noisy-neighbour') {
-    lines.push(`A noisy neighbour (${p.load.neighbour === 'host' ? `a host process on ${p.load.hotNode ?? 'node1'}` : 'the guest with the most cores'}) bursts for ${p.load.burst} s every ${p.load.period} s from ${p.load.at} s on.`);
+    lines.push(
+      `A noisy neighbour (${p.load.neighbour === 'host' ? `a host process on ${p.load.hotNode ?? 'node1'}` : 'the guest with the most cores'}) bursts for ${p.load.burst} s every ${p.load.period} s from ${p.load.at} s on.`,
+    );
   }
-  if (p.loadPressure !== undefined) lines.push("Node pressure comes from the load: sim_options 'pressure-model' 'load' (the simulator's load pressure model).");
-  if (p.maintenance?.count) lines.push(`${p.maintenance.count} node maintenance windows of ${p.maintenance.duration} s.`);
-  if (p.failures?.count) lines.push(`${p.failures.count} node failures (${p.failures.kind}) of ${p.failures.duration} s.`);
+  if (p.loadPressure !== undefined)
+    lines.push(
+      "Node pressure comes from the load: sim_options 'pressure-model' 'load' (the simulator's load pressure model).",
+    );
+  if (p.maintenance?.count)
+    lines.push(`${p.maintenance.count} node maintenance windows of ${p.maintenance.duration} s.`);
+  if (p.failures?.count)
+    lines.push(`${p.failures.count} node failures (${p.failures.kind}) of ${p.failures.duration} s.`);
   if (p.baseLoad || p.noise || p.pressure?.episodes || p.failing.cdrom) {
-    lines.push('Uses the simulator extensions of issue 8 (node set-dynamic-stats / set-noise, guest_config, sim_options).');
+    lines.push(
+      'Uses the simulator extensions of issue 8 (node set-dynamic-stats / set-noise, guest_config, sim_options).',
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -397,7 +456,8 @@ function byteCmp(a: string, b: string): number {
 
 /** Writes the files into `dir`, which must not exist or be empty. Nothing is written on error. */
 export function writeCase(dir: string, files: CaseFiles): void {
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new LabError('bad-argument', `'${dir}' exists and is not empty`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new LabError('bad-argument', `'${dir}' exists and is not empty`);
   mkdirSync(dir, { recursive: true });
   for (const [name, text] of files) writeFileSync(join(dir, name), text);
 }

@@ -31,24 +31,42 @@ const duration = (min: number) =>
   z.union([z.number(), z.string()]).transform((v, ctx) => {
     const s = parseDuration(v);
     if (s === undefined) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration in whole seconds such as 90, '30m', '24h' or '2d', got ${JSON.stringify(v)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration in whole seconds such as 90, '30m', '24h' or '2d', got ${JSON.stringify(v)}`,
+      });
       return z.NEVER;
     }
     if (s < min || s > MAX_DURATION) {
-      ctx.addIssue({ code: 'custom', message: `expected a duration between ${min} s and ${MAX_DURATION} s (30 days), got ${s} s` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration between ${min} s and ${MAX_DURATION} s (30 days), got ${s} s`,
+      });
       return z.NEVER;
     }
     return s;
   });
 
-const count = (max = Number.MAX_SAFE_INTEGER) => z.number().int({ message: 'expected a whole number' }).min(0, { message: 'expected a count ≥ 0' }).max(max);
+const count = (max = Number.MAX_SAFE_INTEGER) =>
+  z.number().int({ message: 'expected a whole number' }).min(0, { message: 'expected a count ≥ 0' }).max(max);
 const positive = z.number().refine((v) => Number.isFinite(v) && v > 0, { message: 'expected a number > 0' });
-const fraction = z.number().min(0, { message: 'expected a fraction in 0..1' }).max(1, { message: 'expected a fraction in 0..1' });
-const pct = z.number().min(0, { message: 'expected a percentage in 0..100' }).max(100, { message: 'expected a percentage in 0..100' });
+const fraction = z
+  .number()
+  .min(0, { message: 'expected a fraction in 0..1' })
+  .max(1, { message: 'expected a fraction in 0..1' });
+const pct = z
+  .number()
+  .min(0, { message: 'expected a percentage in 0..100' })
+  .max(100, { message: 'expected a percentage in 0..100' });
 
 const sizeDist = (d: { median: number; sigma: number; min: number; max: number }) =>
   z
-    .strictObject({ median: positive.default(d.median), sigma: z.number().min(0).max(3).default(d.sigma), min: positive.default(d.min), max: positive.default(d.max) })
+    .strictObject({
+      median: positive.default(d.median),
+      sigma: z.number().min(0).max(3).default(d.sigma),
+      min: positive.default(d.min),
+      max: positive.default(d.max),
+    })
     .default(d)
     .refine((x) => x.min <= x.median && x.median <= x.max, { message: "expected 'min' ≤ 'median' ≤ 'max'" });
 
@@ -63,7 +81,13 @@ export const paramsSchema = z.strictObject({
   duration: duration(1200).default(7200),
   /** Node groups; names node1..nodeN in this order. */
   nodes: z
-    .array(z.strictObject({ count: count(MAX_NODES).refine((c) => c >= 1, { message: 'expected at least 1 node' }), cpu: z.number().int().min(1), memGiB: positive }))
+    .array(
+      z.strictObject({
+        count: count(MAX_NODES).refine((c) => c >= 1, { message: 'expected at least 1 node' }),
+        cpu: z.number().int().min(1),
+        memGiB: positive,
+      }),
+    )
     .min(1, { message: 'expected at least one node group' })
     .default([{ count: 3, cpu: 16, memGiB: 64 }]),
   guests: z
@@ -76,13 +100,20 @@ export const paramsSchema = z.strictObject({
       /** Cores in use at the start: log-normal, truncated to [min, max], rounded to 0.01. */
       cpu: sizeDist({ median: 0.5, sigma: 1, min: 0.02, max: 8 }),
       /** Share of the configured memory in use, uniform in [min, max]. */
-      memUse: z.strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) }).default({ min: 0.3, max: 0.9 }).refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
+      memUse: z
+        .strictObject({ min: fraction.default(0.3), max: fraction.default(0.9) })
+        .default({ min: 0.3, max: 0.9 })
+        .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" }),
       /**
        * A guest's cores (`maxcpu`): the power of two at or above its cpu in use × this (at least
        * 1, at most the largest node's). 2: guests use up to half their cores; more leaves room
        * for load shapes that multiply the cpu (a guest never uses more than its cores).
        */
-      headroom: z.number().min(1, { message: 'expected a factor from 1 to 64' }).max(64, { message: 'expected a factor from 1 to 64' }).default(2),
+      headroom: z
+        .number()
+        .min(1, { message: 'expected a factor from 1 to 64' })
+        .max(64, { message: 'expected a factor from 1 to 64' })
+        .default(2),
       /** random: a random node with room; spread: the node with the most free memory; packed: first fit in node order. */
       placement: z.enum(['random', 'spread', 'packed']).default('random'),
       /**
@@ -90,11 +121,22 @@ export const paramsSchema = z.strictObject({
        * [min, max] (at most the configured memory); absent: no `memhost`.
        */
       memhost: z
-        .strictObject({ min: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4), max: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4) })
+        .strictObject({
+          min: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4),
+          max: z.number().min(1, { message: 'expected a factor ≥ 1' }).max(4),
+        })
         .refine((x) => x.min <= x.max, { message: "expected 'min' ≤ 'max'" })
         .optional(),
     })
-    .default({ count: 12, containers: 0, memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 }, cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 }, memUse: { min: 0.3, max: 0.9 }, headroom: 2, placement: 'random' }),
+    .default({
+      count: 12,
+      containers: 0,
+      memGiB: { median: 4, sigma: 0.8, min: 0.5, max: 64 },
+      cpu: { median: 0.5, sigma: 1, min: 0.02, max: 8 },
+      memUse: { min: 0.3, max: 0.9 },
+      headroom: 2,
+      placement: 'random',
+    }),
   rules: z
     .strictObject({
       /** Non-strict node-affinity rules, each for one guest and two nodes (its own and another). */
@@ -128,7 +170,11 @@ export const paramsSchema = z.strictObject({
        * together demand this share of all cores (each at most its own cores, `maxcpu`): 0.8
        * fits when balanced, above 1 saturates every node.
        */
-      level: z.number().min(0.01, { message: 'expected a share of the cores from 0.01 to 4' }).max(4, { message: 'expected a share of the cores from 0.01 to 4' }).default(0.8),
+      level: z
+        .number()
+        .min(0.01, { message: 'expected a share of the cores from 0.01 to 4' })
+        .max(4, { message: 'expected a share of the cores from 0.01 to 4' })
+        .default(0.8),
       /**
        * noisy-neighbour: `host` (a process outside HA on `hotNode`, which no balancer can move)
        * or `guest` (the guest with the most cores, which runs at all of them) bursts for `burst`
@@ -139,7 +185,19 @@ export const paramsSchema = z.strictObject({
       neighbourCores: positive.optional(),
       period: duration(200).default(7200),
     })
-    .default({ shape: 'idle', step: 3600, share: 0.2, amplitude: 0.6, burstsPerHour: 4, factor: 4, burst: 1200, at: 0, level: 0.8, neighbour: 'host', period: 7200 }),
+    .default({
+      shape: 'idle',
+      step: 3600,
+      share: 0.2,
+      amplitude: 0.6,
+      burstsPerHour: 4,
+      factor: 4,
+      burst: 1200,
+      at: 0,
+      level: 0.8,
+      neighbour: 'host',
+      period: 7200,
+    }),
   /** Load outside the HA services, fraction of each node's capacity (`node <n> set-dynamic-stats`, issue 8). */
   baseLoad: z.strictObject({ cpu: fraction.default(0), mem: fraction.default(0) }).optional(),
   /** Seeded random-walk noise on the base load (`node <n> set-noise`, issue 8): cores and MiB. */
@@ -163,11 +221,23 @@ export const paramsSchema = z.strictObject({
    * failing 9 of 10 migrations; `pick`: random guests, or the largest (the balancer's likely
    * candidates: with `packed` placement they sit on the fullest node).
    */
-  failing: z.strictObject({ cdrom: count().default(0), fa: count().default(0), pick: z.enum(['random', 'largest']).default('random') }).default({ cdrom: 0, fa: 0, pick: 'random' }),
+  failing: z
+    .strictObject({
+      cdrom: count().default(0),
+      fa: count().default(0),
+      pick: z.enum(['random', 'largest']).default('random'),
+    })
+    .default({ cdrom: 0, fa: 0, pick: 'random' }),
   /** Nodes put into maintenance for `duration` at random times. */
   maintenance: z.strictObject({ count: count(), duration: duration(100).default(3600) }).optional(),
   /** Node failures (`power` off/on, or `network` off/on) for `duration` at random times. */
-  failures: z.strictObject({ count: count(), duration: duration(100).default(1800), kind: z.enum(['power', 'network']).default('power') }).optional(),
+  failures: z
+    .strictObject({
+      count: count(),
+      duration: duration(100).default(1800),
+      kind: z.enum(['power', 'network']).default('power'),
+    })
+    .optional(),
   /**
    * The simulator's load pressure model: `sim_options` `"pressure-model": "load"` and this
    * object as its `"load-pressure"` (the case format's keys: `cpu`, `memory`, `heterogeneity`,
@@ -176,9 +246,7 @@ export const paramsSchema = z.strictObject({
    */
   loadPressure: z.record(z.string(), z.unknown()).optional(),
   /** datacenter.cfg `crs` section (variants override it). */
-  crs: z
-    .record(z.string(), crsValue)
-    .default({ ha: 'dynamic', 'ha-auto-rebalance': 1 }),
+  crs: z.record(z.string(), crsValue).default({ ha: 'dynamic', 'ha-auto-rebalance': 1 }),
 });
 
 export type GeneratorParams = z.output<typeof paramsSchema>;
@@ -192,7 +260,10 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   const res = paramsSchema.safeParse(value ?? {});
   if (!res.success) {
     const i = res.error.issues[0]!;
-    throw new LabError('bad-params', `'${where}' ${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`);
+    throw new LabError(
+      'bad-params',
+      `'${where}' ${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`,
+    );
   }
   const p = res.data;
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
@@ -206,40 +277,74 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
   const totalMemGiB = p.nodes.reduce((a, n) => a + n.count * n.memGiB, 0);
   const largestNode = Math.max(...p.nodes.map((n) => n.memGiB));
   if (g.count * g.memGiB.min > totalMemGiB) {
-    throw bad('guests.count', `${g.count} guests of at least ${g.memGiB.min} GiB need ${g.count * g.memGiB.min} GiB; the nodes have ${totalMemGiB} GiB`);
+    throw bad(
+      'guests.count',
+      `${g.count} guests of at least ${g.memGiB.min} GiB need ${g.count * g.memGiB.min} GiB; the nodes have ${totalMemGiB} GiB`,
+    );
   }
-  if (g.memGiB.min > largestNode) throw bad('guests.memGiB.min', `${g.memGiB.min} GiB fits on no node (the largest has ${largestNode} GiB)`);
+  if (g.memGiB.min > largestNode)
+    throw bad('guests.memGiB.min', `${g.memGiB.min} GiB fits on no node (the largest has ${largestNode} GiB)`);
   const special = p.failing.cdrom + p.failing.fa;
   if (special > g.count) throw bad('failing', `${special} failing guests, but only ${g.count} guests`);
   const ruled = p.rules.nodeAffinity + 2 * p.rules.together + 2 * p.rules.separate;
   if (ruled > g.count - special) {
-    throw bad('rules', `the rules need ${ruled} distinct guests (node-affinity 1, pairs 2 each) besides the ${special} failing ones; there are ${g.count - special}`);
+    throw bad(
+      'rules',
+      `the rules need ${ruled} distinct guests (node-affinity 1, pairs 2 each) besides the ${special} failing ones; there are ${g.count - special}`,
+    );
   }
-  if (p.rules.nodeAffinity > 0 && nodeCount < 2) throw bad('rules.nodeAffinity', 'node-affinity rules need at least 2 nodes');
+  if (p.rules.nodeAffinity > 0 && nodeCount < 2)
+    throw bad('rules.nodeAffinity', 'node-affinity rules need at least 2 nodes');
   if (p.rules.separate > 0 && nodeCount < 2) throw bad('rules.separate', 'negative affinity needs at least 2 nodes');
   if ((p.load.shape === 'hot-node' || p.load.shape === 'noisy-neighbour') && p.load.hotNode !== undefined) {
     const m = /^node(\d+)$/.exec(p.load.hotNode);
-    if (!m || Number(m[1]) < 1 || Number(m[1]) > nodeCount) throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > nodeCount)
+      throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
   }
   if (p.load.at >= p.duration) throw bad('load.at', `${p.load.at} s is not before the end (${p.duration} s)`);
-  if (p.load.shape === 'noisy-neighbour' && p.load.burst >= p.load.period) throw bad('load.burst', `a burst of ${p.load.burst} s does not fit in a period of ${p.load.period} s`);
+  if (p.load.shape === 'noisy-neighbour' && p.load.burst >= p.load.period)
+    throw bad('load.burst', `a burst of ${p.load.burst} s does not fit in a period of ${p.load.period} s`);
   if (p.loadPressure !== undefined) {
-    if (p.pressure) throw bad('pressure', 'scripted pressure, but loadPressure computes every node\'s pressure from its load (leave one out)');
-    if (p.load.hotPressure !== undefined) throw bad('load.hotPressure', 'scripted pressure, but loadPressure computes the hot node\'s pressure from its load (leave one out)');
+    if (p.pressure)
+      throw bad(
+        'pressure',
+        "scripted pressure, but loadPressure computes every node's pressure from its load (leave one out)",
+      );
+    if (p.load.hotPressure !== undefined)
+      throw bad(
+        'load.hotPressure',
+        "scripted pressure, but loadPressure computes the hot node's pressure from its load (leave one out)",
+      );
     try {
-      parseLoadPressure(p.loadPressure, where, ['loadPressure'], Array.from({ length: nodeCount }, (_, i) => `node${i + 1}`));
+      parseLoadPressure(
+        p.loadPressure,
+        where,
+        ['loadPressure'],
+        Array.from({ length: nodeCount }, (_, i) => `node${i + 1}`),
+      );
     } catch (err) {
       if (err instanceof SimError) throw new LabError('bad-params', err.message, { cause: err });
       throw err;
     }
   }
-  for (const [key, ev] of [['maintenance', p.maintenance], ['failures', p.failures]] as const) {
+  for (const [key, ev] of [
+    ['maintenance', p.maintenance],
+    ['failures', p.failures],
+  ] as const) {
     if (!ev || ev.count === 0) continue;
-    if (ev.count > nodeCount - 1) throw bad(`${key}.count`, `${ev.count} of ${nodeCount} nodes: at least one node must stay up`);
-    if (ev.duration > p.duration - 1200) throw bad(`${key}.duration`, `${ev.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`);
+    if (ev.count > nodeCount - 1)
+      throw bad(`${key}.count`, `${ev.count} of ${nodeCount} nodes: at least one node must stay up`);
+    if (ev.duration > p.duration - 1200)
+      throw bad(
+        `${key}.duration`,
+        `${ev.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`,
+      );
   }
   if (p.pressure && p.pressure.episodes > 0 && p.pressure.duration > p.duration - 1200) {
-    throw bad('pressure.duration', `${p.pressure.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`);
+    throw bad(
+      'pressure.duration',
+      `${p.pressure.duration} s does not fit in a ${p.duration} s scenario (it must end 20 min before the end)`,
+    );
   }
   return p;
 }
@@ -255,6 +360,8 @@ export function readParams(file: string): unknown {
   try {
     return parseYaml(text) ?? {};
   } catch (err) {
-    throw new LabError('bad-params', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    throw new LabError('bad-params', `'${file}': invalid YAML: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   }
 }
