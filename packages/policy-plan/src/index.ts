@@ -1,2 +1,8 @@
-export { PLAN_REVERSAL_SECONDS, planGuidedSelect, type PlanGuidedOptions, type PlanGuidedState, type PlanLeftEntry } from './plan-guided';
+export {
+  PLAN_REVERSAL_SECONDS,
+  planGuidedSelect,
+  type PlanGuidedOptions,
+  type PlanGuidedState,
+  type PlanLeftEntry,
+} from './plan-guided';
 export { PLAN_KEY, PLAN_KEYS, PLAN_OFF, parsePlanSettings, planStages, type PlanSettings } from './settings';

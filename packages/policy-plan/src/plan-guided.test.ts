@@ -102,10 +102,15 @@ describe('plan-guided select', () => {
       ],
     });
     const first = pipeline.run(context(two('node1', 0)), pipeline.initialState());
-    expect(first.decision.action === 'move' && [first.decision.migration.sid, first.decision.migration.target]).toEqual(['vm:101', 'node2']);
+    expect(first.decision.action === 'move' && [first.decision.migration.sid, first.decision.migration.target]).toEqual(
+      ['vm:101', 'node2'],
+    );
     // vm:101 arrived on node2 at 120; node2 then got busy: a fresh plan sends vm:101 back to node1
     const back = [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node1'], source: 'node2' }];
-    const score: BalanceContext['score'] = (cs, _m, limit) => cs.flatMap((c) => c.targets.map((target) => ({ sid: c.leader, source: 'node2', target, imbalance: 0.4 }))).slice(0, limit);
+    const score: BalanceContext['score'] = (cs, _m, limit) =>
+      cs
+        .flatMap((c) => c.targets.map((target) => ({ sid: c.leader, source: 'node2', target, imbalance: 0.4 })))
+        .slice(0, limit);
     const outcomes = [{ resources: ['vm:101'], source: 'node1', target: 'node2', ok: true, at: 120 }];
     const busy = two('node2', 10);
     const soon = pipeline.run(context(busy, { now: 140, candidates: () => back, score, outcomes }), first.state);
@@ -113,11 +118,18 @@ describe('plan-guided select', () => {
     expect(soon.decision.action === 'none' && soon.decision.reason).toBe(
       `the plan's first step would reverse a recent motion: vm:101 back to node1 (left it, not sent back before ${120 + PLAN_REVERSAL_SECONDS})`,
     );
-    const later = pipeline.run(context(busy, { now: 120 + PLAN_REVERSAL_SECONDS + 20, candidates: () => back, score }), soon.state);
+    const later = pipeline.run(
+      context(busy, { now: 120 + PLAN_REVERSAL_SECONDS + 20, candidates: () => back, score }),
+      soon.state,
+    );
     expect(later.decision.action === 'move' && later.decision.migration.target).toBe('node1');
     // the state is checked when restored
-    expect(() => pipeline.restore({ 'plan-guided': { lastOutcomeAt: null, left: [{ sid: 'vm:101', node: 'node1' }] } })).toThrow(/left\.0\.until/);
-    expect(() => planGuidedSelect({ method: 'bruteforce', reversalSeconds: -1 })).toThrow(/reversalSeconds must be a finite number ≥ 0, got '-1'/);
+    expect(() =>
+      pipeline.restore({ 'plan-guided': { lastOutcomeAt: null, left: [{ sid: 'vm:101', node: 'node1' }] } }),
+    ).toThrow(/left\.0\.until/);
+    expect(() => planGuidedSelect({ method: 'bruteforce', reversalSeconds: -1 })).toThrow(
+      /reversalSeconds must be a finite number ≥ 0, got '-1'/,
+    );
   });
 
   test('a host without planInput is a broken pipeline', () => {

@@ -79,7 +79,10 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
   const seed = options.seed ?? 1;
   const window = options.reversalSeconds ?? PLAN_REVERSAL_SECONDS;
   if (!Number.isFinite(window) || window < 0) {
-    throw new PolicyError('invalid-config', `plan-guided reversalSeconds must be a finite number ≥ 0, got '${String(window)}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `plan-guided reversalSeconds must be a finite number ≥ 0, got '${String(window)}'`,
+    );
   }
   const check = stateCheck('plan-guided');
   return {
@@ -92,12 +95,17 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
         lastOutcomeAt: check.numberOrNull(s.lastOutcomeAt, 'lastOutcomeAt'),
         left: check.array(s.left, 'left').map((v, i) => {
           const e = check.object(v, `left.${i}`);
-          return { sid: check.string(e.sid, `left.${i}.sid`), node: check.string(e.node, `left.${i}.node`), until: check.number(e.until, `left.${i}.until`) };
+          return {
+            sid: check.string(e.sid, `left.${i}.sid`),
+            node: check.string(e.node, `left.${i}.node`),
+            until: check.number(e.until, `left.${i}.until`),
+          };
         }),
       };
     },
     observe: (facts, state) => {
-      const fresh = state.lastOutcomeAt === null ? facts.outcomes : facts.outcomes.filter((o) => o.at > state.lastOutcomeAt!);
+      const fresh =
+        state.lastOutcomeAt === null ? facts.outcomes : facts.outcomes.filter((o) => o.at > state.lastOutcomeAt!);
       const live = state.left.filter((e) => e.until > facts.now);
       if (fresh.length === 0 && live.length === state.left.length) return { state };
       let lastOutcomeAt = state.lastOutcomeAt;
@@ -152,14 +160,24 @@ export function planGuidedSelect(options: PlanGuidedOptions): Stage<PlanGuidedSt
       const first = result.steps[0]!;
       const leftAt = new Map(state.left.filter((e) => e.until > ctx.now).map((e) => [e.sid, e]));
       const reversal = (move: PlannedMove) => move.guests.find((sid) => leftAt.get(sid)?.node === move.target);
-      const pick = firstCandidate(first.filter((m) => reversal(m) === undefined), candidates);
+      const pick = firstCandidate(
+        first.filter((m) => reversal(m) === undefined),
+        candidates,
+      );
       if (!pick && first.some((m) => reversal(m) !== undefined)) {
-        const back = first.filter((m) => reversal(m) !== undefined).map((m) => {
-          const e = leftAt.get(reversal(m)!)!;
-          return `${m.guests.join('+')} back to ${m.target} (left it, not sent back before ${e.until})`;
-        });
+        const back = first
+          .filter((m) => reversal(m) !== undefined)
+          .map((m) => {
+            const e = leftAt.get(reversal(m)!)!;
+            return `${m.guests.join('+')} back to ${m.target} (left it, not sent back before ${e.until})`;
+          });
         const shown = formatList(back);
-        return { stop: `the plan's first step would reverse a recent motion: ${shown}`, code: 'plan-reversal', key: `plan-guided:plan-reversal:${shown}`, state };
+        return {
+          stop: `the plan's first step would reverse a recent motion: ${shown}`,
+          code: 'plan-reversal',
+          key: `plan-guided:plan-reversal:${shown}`,
+          state,
+        };
       }
       if (!pick) {
         const shown = formatList(first.map((m) => `${m.guests.join('+')} to ${m.target}`));
