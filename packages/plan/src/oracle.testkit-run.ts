@@ -105,7 +105,7 @@ export interface OracleTally {
   readonly counts: Readonly<Record<string, number>>;
   /** Outcomes that contradict the planner (must stay empty): feasibility, the placement's value, the bound, 2 %. */
   readonly failures: readonly OracleOutcome[];
-  /** Instances where a placement more than 1 % better exists (the planner's misses, within 2 %). */
+  /** Instances where a placement more than 1 % better exists (the planner's misses: must stay empty too). */
   readonly aboveOnePercent: readonly OracleOutcome[];
 }
 

@@ -30,10 +30,18 @@ export const EXACT_UNITS = 30;
  * finish; oracle instance 983, 6 nodes × 19 guests, needs more than 1,000,000 to get within 1 %).
  */
 export const EXACT_BUDGET = 3_000_000;
+/** Independent perturbation walks on inputs of up to {@link EXACT_UNITS} units (the best is kept). */
+export const WALKS = 2;
 /** Units moved by one perturbation. */
 export const KICK_SIZE = 3;
 /** Levels tried below the current highest utilisation, as fractions of the way to the floor. */
 const LEVEL_STEPS = [1, 0.5, 0.25, 0.125, 0.0625, 0.015625];
+/**
+ * How far a level step lets the other resource's highest utilisation rise, as shares of what the
+ * lowered one drops (weighted): 0 is a pure level step; the others are trades, which only pay
+ * when the other rises by less than the drop.
+ */
+const TRADE_SHARES = [0.5, 0.9];
 /** Nodes (lowest utilisation first) whose units are offered for swaps. */
 const SWAP_NODES = 8;
 
@@ -59,8 +67,12 @@ export function xorshift(seed: number): () => number {
  *    brought down to it by the fewest, cheapest moves, for a few levels between the highest
  *    utilisation and the fractional floor (what gets past ties and plateaus a single move
  *    cannot: two nodes at the same height, or gains that only pay for several moves together);
+ *    when none of those improves, a *trade*: the same level step letting the other resource's
+ *    highest utilisation rise by part of what this one drops (a lower cpu top bought with a
+ *    slightly higher memory top, which no step that holds the other resource reaches);
  * 2. perturbation: a few random moves from the best assignment, then descent again; the best
- *    one found is kept;
+ *    one found is kept ({@link WALKS} independent walks on inputs of up to {@link EXACT_UNITS}
+ *    units, the best of them kept: one walk's result depends on where its first kicks land);
  * 3. on inputs of up to {@link EXACT_UNITS} units: a branch and bound over every usable node
  *    (at most {@link EXACT_BUDGET} search nodes) from the best value, to the optimum when it
  *    finishes (what no sequence of improving moves reaches).
@@ -82,21 +94,29 @@ export function optimize(p: Problem, start: Int32Array, options: SearchOptions):
     descend(other, floors);
     if (other.value < best.value - EPS) best = other;
   }
-  const rnd = xorshift(options.seed);
   const kicks = Math.max(
     MIN_KICKS,
     Math.min(MAX_KICKS, Math.round((KICK_WORK / (p.units.length + 10) ** 2) * options.effort)),
   );
-  const work = best.clone();
   polish(best, floors);
-  for (let k = 0; k < kicks; k++) {
-    work.copyFrom(best);
-    if (k % 2 === 0 || !ruinAndRecreate(work, rnd)) kick(work, rnd);
-    descend(work, floors);
-    if (work.value < best.value - EPS) {
-      best.copyFrom(work);
-      polish(best, floors);
+  const start0 = best.clone();
+  const work = best.clone();
+  const walk = best.clone();
+  const walks = p.units.length <= EXACT_UNITS ? WALKS : 1;
+  for (let w = 0; w < walks; w++) {
+    // each walk perturbs from the same start with its own generator; the best of the walks is kept
+    const rnd = xorshift((options.seed + w * 0x9e3779b9) >>> 0);
+    walk.copyFrom(start0);
+    for (let k = 0; k < kicks; k++) {
+      work.copyFrom(walk);
+      if (k % 2 === 0 || !ruinAndRecreate(work, rnd)) kick(work, rnd);
+      descend(work, floors);
+      if (work.value < walk.value - EPS) {
+        walk.copyFrom(work);
+        polish(walk, floors);
+      }
     }
+    if (walk.value < best.value - EPS) best.copyFrom(walk);
   }
   // small inputs: branch and bound over every usable node (what the perturbations missed)
   if (p.units.length <= EXACT_UNITS) {
@@ -133,7 +153,8 @@ export function descend(st: SearchState, floors: { cpu: number; mem: number }): 
   for (let guard = 0; guard < 1_000_000; guard++) {
     if (bestMove(st)) continue;
     if (bestSwap(st)) continue;
-    if (levelStep(st, floors)) continue;
+    if (levelStep(st, floors, [0])) continue;
+    if (levelStep(st, floors, TRADE_SHARES)) continue;
     return;
   }
 }
@@ -439,12 +460,14 @@ function lowNodes(st: SearchState): number[] {
 /**
  * One level step: for each weighted resource, tries levels between the highest utilisation and
  * its floor (and the level of the next lower node, to get past a tie), brings every node above
- * the level down to it ({@link lowerTo}), and keeps the best result if it improves.
+ * the level down to it ({@link lowerTo}), and keeps the best result if it improves. `shares`:
+ * how far the other resource's highest utilisation may rise, as shares of the weighted drop
+ * (`[0]`: not at all; {@link TRADE_SHARES}: the trades).
  */
-function levelStep(st: SearchState, floors: { cpu: number; mem: number }): boolean {
+function levelStep(st: SearchState, floors: { cpu: number; mem: number }, shares: readonly number[]): boolean {
   const start = st.value;
   let bestValue = start - EPS;
-  let best: { r: 0 | 1; level: number } | undefined;
+  let best: { r: 0 | 1; level: number; otherLimit: number } | undefined;
   for (const r of [0, 1] as const) {
     if ((r === 0 ? st.wCpu : st.wMem) <= 0) continue;
     const top = r === 0 ? st.maxCpu : st.maxMem;
@@ -454,20 +477,30 @@ function levelStep(st: SearchState, floors: { cpu: number; mem: number }): boole
     for (const step of LEVEL_STEPS) levels.add(top - (top - floor) * step);
     const vals = r === 0 ? st.topCpuV : st.topMemV;
     for (let k = 1; k < 3; k++) if (vals[k]! < top - EPS && vals[k]! > -Infinity) levels.add(vals[k]!);
+    const w = r === 0 ? st.wCpu : st.wMem;
+    const wOther = r === 0 ? st.wMem : st.wCpu;
+    const otherMax = r === 0 ? st.maxMem : st.maxCpu;
     for (const level of levels) {
-      const journal: number[] = [];
-      const ok = lowerTo(st, r, level, journal);
-      const value = st.value;
-      undo(st, journal);
-      if (ok && value < bestValue) {
-        bestValue = value;
-        best = { r, level };
+      // the other resource's highest utilisation may rise by a share of what this one drops
+      // (a trade only pays when it rises by less than that, weighted)
+      const room = wOther > 0 ? ((top - level) * w) / wOther : 0;
+      for (const share of shares) {
+        if (share > 0 && room <= EPS) break;
+        const otherLimit = otherMax + room * share;
+        const journal: number[] = [];
+        const ok = lowerTo(st, r, level, journal, otherLimit);
+        const value = st.value;
+        undo(st, journal);
+        if (ok && value < bestValue) {
+          bestValue = value;
+          best = { r, level, otherLimit };
+        }
       }
     }
   }
   if (!best) return false;
   const journal: number[] = [];
-  if (lowerTo(st, best.r, best.level, journal) && st.value < start - EPS) return true;
+  if (lowerTo(st, best.r, best.level, journal, best.otherLimit) && st.value < start - EPS) return true;
   undo(st, journal);
   return false;
 }
@@ -480,12 +513,19 @@ function undo(st: SearchState, journal: number[]): void {
 
 /**
  * Brings every usable node whose utilisation of resource `r` (0 cpu, 1 memory) is above `level`
- * down to it, without raising the other resource's highest utilisation: repeatedly, from the
+ * down to it, without raising the other resource's utilisation anywhere above `otherLimit` (by
+ * default its highest utilisation now; a trade lets it rise): repeatedly, from the
  * node most above, the cheapest unit that covers the excess alone (else the largest) goes to the
  * least-used node that can take it within the level. Records (unit, from) in `journal`; false
  * when a node cannot be brought down (the moves made so far stay recorded).
  */
-export function lowerTo(st: SearchState, r: 0 | 1, level: number, journal: number[]): boolean {
+export function lowerTo(
+  st: SearchState,
+  r: 0 | 1,
+  level: number,
+  journal: number[],
+  otherLimit = r === 0 ? st.maxMem : st.maxCpu,
+): boolean {
   const p = st.p;
   const N = st.N;
   const load = r === 0 ? st.cpu : st.mem;
@@ -494,7 +534,7 @@ export function lowerTo(st: SearchState, r: 0 | 1, level: number, journal: numbe
   const other = r === 0 ? st.mem : st.cpu;
   const otherInv = r === 0 ? st.invMem : st.invCpu;
   const otherSize = r === 0 ? p.unitMem : p.unitCpu;
-  const otherMax = r === 0 ? st.maxMem : st.maxCpu;
+  const otherMax = otherLimit;
   const cap = r === 0 ? p.capCpu : p.capMem;
   const over: number[] = [];
   for (let n = 0; n < N; n++) if (p.usable[n] && load[n]! * inv[n]! > level + EPS) over.push(n);
