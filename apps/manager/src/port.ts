@@ -215,24 +215,34 @@ export interface NodeSnapshot {
  */
 export type NodeCondition = 'online' | 'maintenance' | 'offline' | 'unknown' | 'fence' | 'gone';
 
-/** A guest's HA state as in `manager_status.service_status[sid].state` (spec §3.5). */
-export type HaServiceState =
-  | 'stopped'
-  | 'request_stop'
-  | 'request_start'
-  | 'request_start_balance'
-  | 'started'
-  | 'fence'
-  | 'recovery'
-  | 'migrate'
-  | 'relocate'
-  | 'freeze'
-  | 'error'
-  /**
-   * A state this build does not know (a newer Proxmox VE): never a candidate; a motion in
-   * flight stays pending until the motion timeout.
-   */
-  | 'unknown';
+/** The CRM's service states, as in `manager_status.service_status[sid].state` (spec §3.5). */
+export const HA_SERVICE_STATES = [
+  'stopped',
+  'request_stop',
+  'request_start',
+  'request_start_balance',
+  'started',
+  'fence',
+  'recovery',
+  'migrate',
+  'relocate',
+  'freeze',
+  'error',
+] as const;
+
+/**
+ * A guest's HA state: one of {@link HA_SERVICE_STATES}, or `unknown`, a state this build does
+ * not know (a newer Proxmox VE): never a candidate; a motion in flight stays pending until the
+ * motion timeout.
+ */
+export type HaServiceState = (typeof HA_SERVICE_STATES)[number] | 'unknown';
+
+const KNOWN_HA_STATES: ReadonlySet<unknown> = new Set(HA_SERVICE_STATES);
+
+/** The HA state a reply names: a known one, else `unknown` (anything not a known string). */
+export function haServiceState(state: unknown): HaServiceState {
+  return KNOWN_HA_STATES.has(state) ? (state as HaServiceState) : 'unknown';
+}
 
 /** HA side of a guest that is an HA resource. */
 export interface GuestHa {

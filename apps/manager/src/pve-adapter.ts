@@ -26,7 +26,7 @@ import {
   type GuestMigrationCheck,
   type GuestSnapshot,
   type HaRule,
-  type HaServiceState,
+  haServiceState,
   type MotionProgress,
   type MotionRecord,
   type MotionReply,
@@ -54,21 +54,6 @@ export const CONFIG_REFRESHES_PER_ROUND = 4;
 export const PARALLEL_REQUESTS = 4;
 /** pve-manager release from which the cluster stores the balancer threshold and margin in percent (spec §3.6). */
 export const PERCENT_CRS_RELEASE = { major: 9, minor: 2 } as const;
-
-/** The CRM's service states (spec §3.5); anything else is `unknown`. */
-const HA_STATES: ReadonlySet<string> = new Set([
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-]);
 
 /** The failure kind of a client error, for `poise_api_errors_total{kind}`. */
 export function portErrorKind(err: PveApiError): PortErrorKind {
@@ -368,7 +353,7 @@ export class PveAdapter implements BalancerPort {
                   ? haConfig!.state === 'started'
                     ? ('request_start' as const)
                     : ('stopped' as const)
-                  : haState(svc.state),
+                  : haServiceState(svc.state),
               target: svc?.target,
               requestState: haConfig?.state ?? 'started',
               autoRebalance: haConfig?.autoRebalance ?? true,
@@ -716,10 +701,6 @@ export class PveAdapter implements BalancerPort {
   async close(): Promise<void> {
     await this.client.close();
   }
-}
-
-function haState(state: string): HaServiceState {
-  return HA_STATES.has(state) ? (state as HaServiceState) : 'unknown';
 }
 
 function taskProgress(

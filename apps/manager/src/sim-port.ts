@@ -22,7 +22,7 @@ import {
   type GuestMigrationCheck,
   type GuestSnapshot,
   type HaRule,
-  type HaServiceState,
+  haServiceState,
   type MotionProgress,
   type MotionRecord,
   type MotionReply,
@@ -59,20 +59,6 @@ export interface SimCaseFacts {
   /** Lines about the case worth saying once (rules that failed to parse). */
   readonly notes: readonly string[];
 }
-
-const HA_STATES: ReadonlySet<string> = new Set([
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-]);
 
 /** A flag of the case as the loader accepts it: `1`, `"1"`, `true` are on. */
 function flag(value: unknown): boolean {
@@ -152,10 +138,6 @@ export function simCaseFacts(input: CaseInput): SimCaseFacts {
     }
   }
   return { rules, compiled, crs: simCrs(input.datacenterCfg.crs), guestConfigs, notes };
-}
-
-function haState(state: unknown): HaServiceState {
-  return typeof state === 'string' && HA_STATES.has(state) ? (state as HaServiceState) : 'unknown';
 }
 
 function guestType(sid: string): 'vm' | 'ct' {
@@ -258,7 +240,8 @@ export function simSnapshot(
       mem = m;
       memhost = measure(dyn?.memhost);
     }
-    const state = svc === undefined ? (sv.state === 'started' ? 'request_start' : 'stopped') : haState(svc.state);
+    const state =
+      svc === undefined ? (sv.state === 'started' ? 'request_start' : 'stopped') : haServiceState(svc.state);
     const lock = typeof sv.lock === 'string' && sv.lock !== '' ? sv.lock : undefined;
     guests.push({
       sid,

@@ -30,8 +30,8 @@ export interface ManagerOptions {
   onBalancerEvent?: (event: BalancerEvent) => void;
 }
 
-/** Service states of the manager's state machine. */
-const VALID_STATES = new Set([
+/** Service states of the manager's state machine (spec §3.5). */
+export const CRM_SERVICE_STATES = [
   'stopped',
   'request_stop',
   'request_start',
@@ -43,7 +43,8 @@ const VALID_STATES = new Set([
   'relocate',
   'freeze',
   'error',
-]);
+] as const;
+const VALID_STATES: ReadonlySet<string> = new Set(CRM_SERVICE_STATES);
 
 /** What a service without config reads as in the state machine. */
 const NO_CONFIG = { state: 'disabled' } as Snapshot<ServiceConfigEntry>;

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatacenterSettings, ManagerStatus } from '@poise/env';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
-import { AUTO_REBALANCE_PERCENT_RANGE, byteCompare } from '@poise/ha';
+import { AUTO_REBALANCE_PERCENT_RANGE, CRM_SERVICE_STATES, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
@@ -152,19 +152,6 @@ const SIM_OPTION_KEYS = ['seed', 'max-time', 'pressure-model', 'load-pressure'];
 /** Largest `sim_options` seed (a 32-bit unsigned integer). */
 export const MAX_SEED = 2 ** 32 - 1;
 const BALANCER_METHODS = ['bruteforce', 'topsis'];
-const SERVICE_STATES = [
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-];
 const NODE_STATES = ['online', 'maintenance', 'unknown', 'fence', 'gone'];
 
 /**
@@ -538,7 +525,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
     for (const sid of Object.keys(ss)) {
       const f = ['service_status', sid];
       const sd = check.object(ss[sid], f);
-      check.oneOf(sd.state, SERVICE_STATES, [...f, 'state']);
+      check.oneOf(sd.state, CRM_SERVICE_STATES, [...f, 'state']);
       check.string(sd.node, [...f, 'node']);
       if (sd.uid !== undefined) check.string(sd.uid, [...f, 'uid']);
       if (sd.target !== undefined) check.string(sd.target, [...f, 'target']);
