@@ -1,10 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { constructAssignment } from './construct';
-import { countingReasons } from './diagnose';
 import { LevelRepair, levelSearch } from './levels';
 import { buildProblem } from './model';
 import { assignmentViolations, evaluateAssignment } from './objective';
-import { randomInstance } from './oracle.testkit';
+import { randomStart } from './oracle.testkit';
 import { mulberry32 } from '../../../tools/test-support/prng';
 import { SearchState } from './state';
 import { validatePlanInput } from './validate';
@@ -16,12 +15,9 @@ describe('level repair', () => {
   test('keeps every hard constraint and the incremental sums, reaches the levels when it says so, and its journal undoes it', () => {
     let reached = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const { input, drain } = randomInstance(seed, { maxNodes: 6, maxGuests: 30 });
-      const p = buildProblem(validatePlanInput(input), { drain });
-      if (p.reasons.length > 0 || countingReasons(p).length > 0) continue;
-      const start = constructAssignment(p);
-      if (!start) continue;
-      const st = new SearchState(p, start);
+      const random = randomStart(seed, { maxNodes: 6, maxGuests: 30 });
+      if (!random) continue;
+      const { p, start, st } = random;
       const rnd = mulberry32(seed);
       const levelCpu = st.maxCpu * (0.5 + 0.5 * rnd());
       const levelMem = st.maxMem * (0.5 + 0.5 * rnd());
@@ -77,12 +73,9 @@ describe('level repair', () => {
 
   test('the level search never returns anything worse than where it starts, and stays within the rules', () => {
     for (let seed = 400; seed <= 480; seed++) {
-      const { input, drain } = randomInstance(seed, { maxNodes: 6, maxGuests: 30 });
-      const p = buildProblem(validatePlanInput(input), { drain });
-      if (p.reasons.length > 0 || countingReasons(p).length > 0) continue;
-      const start = constructAssignment(p);
-      if (!start) continue;
-      const st = new SearchState(p, start);
+      const random = randomStart(seed, { maxNodes: 6, maxGuests: 30 });
+      if (!random) continue;
+      const { p, st } = random;
       const before = st.value;
       levelSearch(st, { cpu: 0, mem: 0 });
       expect(st.value, `seed ${seed}`).toBeLessThanOrEqual(before + 1e-12);

@@ -5,6 +5,10 @@
  */
 import { createRequire } from 'node:module';
 import { mulberry32 } from '../../../tools/test-support/prng';
+import { constructAssignment } from './construct';
+import { countingReasons } from './diagnose';
+import { type Problem, buildProblem } from './model';
+import { SearchState } from './state';
 import type { PlanGuest, PlanInput, PlanNode, PlanRule } from './types';
 import { type CheckedInput, validatePlanInput } from './validate';
 
@@ -148,6 +152,21 @@ export function randomInstance(seed: number, options: RandomOptions): { input: P
         }
       : undefined;
   return { input: { nodes, guests, rules, capacity, ...(weightsIn ? { weights: weightsIn } : {}) }, drain };
+}
+
+/**
+ * {@link randomInstance} as a search starts on it: the problem, the constructed start and a
+ * search state there; undefined when the instance is infeasible on its face or no start is found.
+ */
+export function randomStart(
+  seed: number,
+  options: RandomOptions,
+): { p: Problem; start: Int32Array; st: SearchState } | undefined {
+  const { input, drain } = randomInstance(seed, options);
+  const p = buildProblem(validatePlanInput(input), { drain });
+  if (p.reasons.length > 0 || countingReasons(p).length > 0) return undefined;
+  const start = constructAssignment(p);
+  return start ? { p, start, st: new SearchState(p, start) } : undefined;
 }
 
 /** What to ask the MILP. */

@@ -1,6 +1,6 @@
 import { type Problem, costAt } from './model';
 import { levelSearch } from './levels';
-import { EPS, SearchState, isPartner } from './state';
+import { EPS, SearchState, isPartner, otherMax } from './state';
 
 /** Options of {@link optimize}. */
 export interface SearchOptions {
@@ -414,17 +414,32 @@ function bestMove(st: SearchState): boolean {
 
 /** Applies the best improving swap of a unit on a top node with one on the least-used nodes. */
 function bestSwap(st: SearchState): boolean {
+  const swap = findSwap(st);
+  if (!swap) return false;
+  const [u, v] = swap;
+  const s = st.assign[u]!;
+  const t = st.assign[v]!;
+  st.move(u, t, false);
+  st.move(v, s);
+  return true;
+}
+
+/** Units `[u, v]`: `u` on a top node trades places with `v` on one of the least-used nodes. */
+export type Swap = readonly [u: number, v: number];
+
+/**
+ * The swap {@link bestSwap} applies, by the plain scan: every unit on a node at the highest
+ * utilisation (cpu, then memory) × every unit on each of the least-used nodes ({@link lowNodes});
+ * the lowest objective below the current one, the first such swap in that order on a tie;
+ * undefined when none improves. The reference for {@link findSwap}.
+ */
+export function findSwapByScan(st: SearchState): Swap | undefined {
   const p = st.p;
   const N = st.N;
-  const current = st.value;
-  let bestValue = current - EPS;
-  let bestU = -1;
-  let bestV = -1;
+  let bestValue = st.value - EPS;
+  let best: Swap | undefined;
   const low = lowNodes(st);
-  const tops = new Set<number>();
-  if (st.wCpu > 0 && st.topCpu[0]! >= 0) tops.add(st.topCpu[0]!);
-  if (st.wMem > 0 && st.topMem[0]! >= 0) tops.add(st.topMem[0]!);
-  for (const s of tops) {
+  for (const s of swapTops(st)) {
     for (const u of st.onNode[s]!) {
       for (const t of low) {
         if (t === s || !p.allowed[u * N + t]) continue;
@@ -433,19 +448,206 @@ function bestSwap(st: SearchState): boolean {
           const value = st.valueAfterSwap(u, v);
           if (value < bestValue) {
             bestValue = value;
-            bestU = u;
-            bestV = v;
+            best = [u, v];
           }
         }
       }
     }
   }
-  if (bestU < 0) return false;
-  const s = st.assign[bestU]!;
-  const t = st.assign[bestV]!;
-  st.move(bestU, t, false);
-  st.move(bestV, s);
-  return true;
+  return best;
+}
+
+/** Slack of {@link findSwap}'s bounds, relative to the objective: float noise never prunes a swap the scan would take. */
+const SWAP_BOUND_SLACK = 1e-9;
+
+/** Scratch of {@link findSwap} (grown as needed): per unit of a least-used node, the change of migration cost of its move. */
+let swapCostDelta = new Float64Array(64);
+/** Scratch of {@link findSwap}: the units whose move to the top node lowers the migration cost, and their sizes (ascending). */
+let swapCheaper = new Int32Array(64);
+let swapCheaperSizes = new Float64Array(64);
+
+/**
+ * The same swap as {@link findSwapByScan}, without evaluating the swaps that cannot beat the
+ * best one found so far. Top node `s` is at the highest utilisation of resource `r`. For a
+ * least-used node `t` and a unit `u` on `s`, the objective after swapping `u` with a `v` on `t`
+ * is what `r` contributes (the highest utilisation of `s`, `t` and the others) plus at least a
+ * bound of the rest (the other resource's utilisation of `s` and `t` with the smallest and
+ * largest `v` there; the cheapest move of a `v` to `s`). What `r` contributes stays below the
+ * best value only for `v` in a window of sizes: small enough that `s` drops below the level
+ * left, large enough that `t` stays below it. With `t`'s units in order of size in `r`
+ * ({@link SearchState.sortedUnits}) a binary search finds the window, and only the swaps in it
+ * are looked at (first by the objective without its float order, then exactly). The units of
+ * `t` whose move to `s` lowers the migration cost (back towards where they run now) would
+ * loosen the bound for all: they are looked at apart, each one. Ties are broken by the scan's
+ * order, so the result is the scan's.
+ */
+export function findSwap(st: SearchState): Swap | undefined {
+  const p = st.p;
+  const N = st.N;
+  const U = st.U;
+  const low = lowNodes(st);
+  const L = low.length;
+  let bestValue = st.value - EPS;
+  // the best swap's place in the scan's order (−1: nothing found yet, only a lower value counts)
+  let bestPos = -1;
+  let bestU = -1;
+  let bestV = -1;
+  const slack = SWAP_BOUND_SLACK * (1 + Math.abs(bestValue));
+  const views = [resourceView(st, 0), resourceView(st, 1)] as const;
+  // what `consider` looks at: resource r of s (R) and the other one (O), the nodes, unit u, t's units in order
+  let R!: ResourceView;
+  let O!: ResourceView;
+  let s = -1;
+  let t = -1;
+  let u = -1;
+  let posUT = 0;
+  let costU = 0;
+  let units!: Int32Array;
+  let sizes!: Float64Array;
+  let otherR = 0;
+  let otherO = 0;
+  // swap u with the q-th unit of t (in size order)
+  const consider = (q: number): void => {
+    const v = units[q]!;
+    const dR = sizes[q]! - R.size[u]!;
+    const dO = O.size[v]! - O.size[u]!;
+    const approx =
+      R.w * Math.max(otherR, (R.load[s]! + dR) * R.inv[s]!, (R.load[t]! - dR) * R.inv[t]!) +
+      O.w * Math.max(otherO, (O.load[s]! + dO) * O.inv[s]!, (O.load[t]! - dO) * O.inv[t]!) +
+      costU +
+      swapCostDelta[q]!;
+    if (approx > bestValue + slack) return;
+    const value = st.valueAfterSwap(u, v);
+    if (!(value <= bestValue)) return;
+    const pos = posUT * U + st.slot[v]!;
+    if (value === bestValue && !(pos < bestPos)) return;
+    if (!st.canSwap(u, v)) return;
+    bestValue = value;
+    bestPos = pos;
+    bestU = u;
+    bestV = v;
+  };
+  const tops = swapTops(st);
+  for (let si = 0; si < tops.length; si++) {
+    s = tops[si]!;
+    const r = st.wCpu > 0 && s === st.topCpu[0] ? 0 : 1;
+    R = views[r];
+    O = views[1 - r]!;
+    const onS = st.onNode[s]!;
+    for (let li = 0; li < L; li++) {
+      t = low[li]!;
+      if (t === s) continue;
+      ({ units, sizes } = st.sortedUnits(t, r));
+      const count = units.length;
+      if (count === 0) continue;
+      if (swapCostDelta.length < count) {
+        swapCostDelta = new Float64Array(2 * count);
+        swapCheaper = new Int32Array(2 * count);
+        swapCheaperSizes = new Float64Array(2 * count);
+      }
+      // over t's units: the smallest and largest size in the other resource; the cost change of
+      // each one's move to s, the least of those that do not fall and of those that do, and the latter
+      let sizeOMin = Infinity;
+      let sizeOMax = -Infinity;
+      let costMin = Infinity;
+      let cheaperCostMin = Infinity;
+      let cheaper = 0;
+      for (let q = 0; q < count; q++) {
+        const v = units[q]!;
+        sizeOMin = Math.min(sizeOMin, O.size[v]!);
+        sizeOMax = Math.max(sizeOMax, O.size[v]!);
+        const delta = costAt(p, v, s) - costAt(p, v, t);
+        swapCostDelta[q] = delta;
+        if (delta < 0) {
+          swapCheaper[cheaper] = q;
+          swapCheaperSizes[cheaper++] = sizes[q]!;
+          cheaperCostMin = Math.min(cheaperCostMin, delta);
+        } else costMin = Math.min(costMin, delta);
+      }
+      otherR = otherMax(R.top, R.topV, s, t);
+      otherO = otherMax(O.top, O.topV, s, t);
+      for (let k = 0; k < onS.length; k++) {
+        u = onS[k]!;
+        if (!p.allowed[u * N + t]) continue;
+        posUT = (si * U + k) * L + li;
+        costU = st.cost - costAt(p, u, s) + costAt(p, u, t);
+        const sizeRu = R.size[u]!;
+        const sizeOu = O.size[u]!;
+        const boundO =
+          O.w *
+          Math.max(otherO, (O.load[s]! - sizeOu + sizeOMin) * O.inv[s]!, (O.load[t]! + sizeOu - sizeOMax) * O.inv[t]!);
+        // the level r's highest utilisation must stay below for a swap to beat the best, for
+        // either group of t's units; the window of sizes that keeps s and t below it
+        const rest = bestValue + slack - boundO - costU;
+        const level = levelFor(rest - costMin, R.w);
+        if (otherR < level) {
+          const to = firstAbove(sizes, count, level / R.inv[s]! - R.load[s]! + sizeRu);
+          for (let q = firstAtLeast(sizes, count, R.load[t]! + sizeRu - level / R.inv[t]!); q < to; q++)
+            if (swapCostDelta[q]! >= 0) consider(q);
+        }
+        const cheaperLevel = levelFor(rest - cheaperCostMin, R.w);
+        if (cheaper > 0 && otherR < cheaperLevel) {
+          const to = firstAbove(swapCheaperSizes, cheaper, cheaperLevel / R.inv[s]! - R.load[s]! + sizeRu);
+          const from = firstAtLeast(swapCheaperSizes, cheaper, R.load[t]! + sizeRu - cheaperLevel / R.inv[t]!);
+          for (let c = from; c < to; c++) consider(swapCheaper[c]!);
+        }
+      }
+    }
+  }
+  return bestU < 0 ? undefined : [bestU, bestV];
+}
+
+/** One resource of a {@link SearchState} (0 cpu, 1 memory): unit sizes, node loads, 1 / capacity, weight, top three. */
+interface ResourceView {
+  readonly size: Float64Array;
+  readonly load: Float64Array;
+  readonly inv: Float64Array;
+  readonly w: number;
+  readonly top: Int32Array;
+  readonly topV: Float64Array;
+}
+
+function resourceView(st: SearchState, r: 0 | 1): ResourceView {
+  return r === 0
+    ? { size: st.p.unitCpu, load: st.cpu, inv: st.invCpu, w: st.wCpu, top: st.topCpu, topV: st.topCpuV }
+    : { size: st.p.unitMem, load: st.mem, inv: st.invMem, w: st.wMem, top: st.topMem, topV: st.topMemV };
+}
+
+/** The utilisation whose weighted value is `room` (± infinity for a resource without weight: anything or nothing fits). */
+function levelFor(room: number, weight: number): number {
+  if (weight > 0) return room / weight;
+  return room > 0 ? Infinity : -Infinity;
+}
+
+/** The nodes {@link findSwap} takes units off: the highest by cpu, then by memory (weighted resources only). */
+function swapTops(st: SearchState): number[] {
+  const tops: number[] = [];
+  if (st.wCpu > 0 && st.topCpu[0]! >= 0) tops.push(st.topCpu[0]!);
+  if (st.wMem > 0 && st.topMem[0]! >= 0 && st.topMem[0] !== tops[0]) tops.push(st.topMem[0]!);
+  return tops;
+}
+
+/** The first index of the ascending `sorted[0 .. length)` whose value is ≥ `x` (`length` when none). */
+function firstAtLeast(sorted: Float64Array, length: number, x: number): number {
+  return firstPast(sorted, length, x, true);
+}
+
+/** The first index of the ascending `sorted[0 .. length)` whose value is > `x` (`length` when none). */
+function firstAbove(sorted: Float64Array, length: number, x: number): number {
+  return firstPast(sorted, length, x, false);
+}
+
+/** Binary search: the first index whose value is above `x` (or equal to it, with `equal`). */
+function firstPast(sorted: Float64Array, length: number, x: number, equal: boolean): number {
+  let lo = 0;
+  let hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const value = sorted[mid]!;
+    if (value < x || (value === x && !equal)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The usable nodes with the lowest weighted utilisation (all of them on small clusters). */

@@ -43,6 +43,9 @@ export class SearchState {
   readonly limCores: Float64Array;
   readonly invCpu: Float64Array;
   readonly invMem: Float64Array;
+  /** Per node × resource (`2 * node + r`): its units by size (see {@link sortedUnits}) and the node version then (−1 = none). */
+  private readonly sorted: (SortedUnits | undefined)[];
+  private readonly sortedAt: Int32Array;
 
   constructor(p: Problem, assign: Int32Array) {
     this.p = p;
@@ -60,6 +63,8 @@ export class SearchState {
     this.invCpu = p.capCpu.map((c) => 1 / c);
     this.invMem = p.capMem.map((c) => 1 / c);
     this.version = new Int32Array(N);
+    this.sorted = new Array<SortedUnits | undefined>(2 * N).fill(undefined);
+    this.sortedAt = new Int32Array(2 * N).fill(-1);
     this.negRow = new Int32Array(this.U).fill(-1);
     let rows = 0;
     for (let u = 0; u < this.U; u++) if (p.negatives[u]!.length > 0) this.negRow[u] = rows++;
@@ -126,6 +131,24 @@ export class SearchState {
     const maxC = Math.max(otherMax(this.topCpu, this.topCpuV, s, t), cpuS, cpuT);
     const maxM = Math.max(otherMax(this.topMem, this.topMemV, s, t), memS, memT);
     return this.wCpu * maxC + this.wMem * maxM + this.cost - costAt(p, u, s) + costAt(p, u, t);
+  }
+
+  /**
+   * The units on node `n` in ascending order of their size in resource `r` (0 cpu, 1 memory;
+   * equal sizes by unit index), with those sizes; kept until the node's units change.
+   */
+  sortedUnits(n: number, r: 0 | 1): SortedUnits {
+    const key = 2 * n + r;
+    const cached = this.sorted[key];
+    if (cached && this.sortedAt[key] === this.version[n]) return cached;
+    const size = r === 0 ? this.p.unitCpu : this.p.unitMem;
+    const units = Int32Array.from(this.onNode[n]!).sort((a, b) => size[a]! - size[b]! || a - b);
+    const sizes = new Float64Array(units.length);
+    for (let k = 0; k < units.length; k++) sizes[k] = size[units[k]!]!;
+    const entry = { units, sizes };
+    this.sorted[key] = entry;
+    this.sortedAt[key] = this.version[n]!;
+    return entry;
   }
 
   /** Whether `u` (on s) and `v` (on t ≠ s) may trade places. */
@@ -282,6 +305,13 @@ export class SearchState {
     for (let u = 0; u < this.U; u++) cost += costAt(this.p, u, this.assign[u]!);
     this.cost = cost;
   }
+}
+
+/** A node's units in ascending order of size in one resource (see `SearchState.sortedUnits`). */
+export interface SortedUnits {
+  readonly units: Int32Array;
+  /** `sizes[k]`: the size of `units[k]` (cores in use or bytes). */
+  readonly sizes: Float64Array;
 }
 
 /** Whether `v` is in the ascending partner list. */
