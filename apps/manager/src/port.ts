@@ -1,3 +1,4 @@
+import { CRM_SERVICE_STATES } from '@poise/ha';
 import { ManagerError } from './errors';
 
 /**
@@ -216,19 +217,7 @@ export interface NodeSnapshot {
 export type NodeCondition = 'online' | 'maintenance' | 'offline' | 'unknown' | 'fence' | 'gone';
 
 /** The CRM's service states, as in `manager_status.service_status[sid].state` (spec §3.5). */
-export const HA_SERVICE_STATES = [
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-] as const;
+export const HA_SERVICE_STATES = CRM_SERVICE_STATES;
 
 /**
  * A guest's HA state: one of {@link HA_SERVICE_STATES}, or `unknown`, a state this build does
