@@ -18,8 +18,8 @@ export interface ContentionMarginOptions {
  * - its score (`netSeconds`: saved over the horizon, discounted by confidence, net of the
  *   migration) is at least `minGainSeconds`, else stop `below-min-gain`, e.g.
  *   `contention: vm:101 to node2 spares 12 guest-seconds, below 30`; each motion of the
- *   balancer that landed within the pace window multiplies the minimum by the pace's `factor`
- *   (`contention: vm:101 to node2 spares 300 guest-seconds, below 480 (2 moves in the last 3600 s)`);
+ *   balancer that landed within the pace window in this hot spell multiplies the minimum by the pace's `factor`
+ *   (`contention: vm:101 to node2 spares 100 guest-seconds, below 120 (2 moves in this hot spell's last 7200 s)`);
  * - it relieves at least `margin` of the contention of its two nodes
  *   (`(rateBefore − rateAfter) / rateBefore`, the reference's relative margin applied to the
  *   contention), else stop `below-margin`, e.g.
