@@ -2,18 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { type StagePart, composePipeline, readCrs } from '@poise/policy';
 import { parseStableSettings, stableStages } from '@poise/policy-stable';
 import { parsePressureSettings, pressureStages } from '@poise/policy-pressure';
-import { contentionStages, parseContentionSettings } from './index';
+import { type ContentionStageOptions, contentionStages, parseContentionSettings } from './index';
 import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 
 /** Every variant package's stages for a `crs` section, as the HA core and poise-manager build them. */
-function parts(crs: Record<string, unknown>): StagePart[] {
+function parts(crs: Record<string, unknown>, options: ContentionStageOptions = {}): StagePart[] {
   const input = readCrs(crs);
   return [
     ...stableStages(parseStableSettings(input).settings),
     ...pressureStages(parsePressureSettings(input).settings),
-    ...contentionStages(parseContentionSettings(input).settings, REF),
+    ...contentionStages(parseContentionSettings(input).settings, REF, options),
   ];
 }
 
@@ -117,15 +117,21 @@ describe('composes with the other variant stages', () => {
       }
       loadDriven(KNEE)(c);
     };
+    // the objective's own hold of a moved guest (the pace's window) shortened to a minute, so that
+    // what keeps vm:101 in place below is the cooldown
+    const pace = { windowSeconds: 60 };
     const without = make();
-    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' }, { pace })), {
       until: 600,
       beforeRound: script,
     });
     expect(without.moves()).toHaveLength(2);
     const c = make();
     c.run(
-      composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 })),
+      composePipeline(
+        REF,
+        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 }, { pace }),
+      ),
       { until: 600, beforeRound: script },
     );
     expect(c.moves()).toHaveLength(1);

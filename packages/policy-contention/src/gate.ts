@@ -21,6 +21,7 @@ import {
   stateCheck,
 } from '@poise/policy';
 import { CONTENTION_FLOOR, SATURATED } from './limits';
+import { type ContentionPace, type RecentMotion, checkMotions, contentionPace, recordMotions } from './pace';
 
 /** Where the gate goes in the `gate` slot: first, so it learns in every round another gate stops. */
 export const CONTENTION_GATE_ORDER = 0;
@@ -32,12 +33,20 @@ export interface ContentionGateState {
   readonly model: ContentionModelState;
   /** Nodes whose pressure is predicted from their load alone last round (`node2 (cpu, mem)`), for the notice. */
   readonly fallback: readonly string[];
+  /** The balancer's motions that landed within the pace window, oldest first (for the pace). */
+  readonly motions: readonly RecentMotion[];
+  /** The newest motion outcome seen (seconds), `null` before the first. */
+  readonly lastOutcomeAt: number | null;
+  /** The last round no guest waited (seconds), `null` before the first: a hot spell starts after it. */
+  readonly calmAt: number | null;
 }
 
 /** Options of {@link contentionGate}. */
 export interface ContentionGateOptions {
   /** The model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
   readonly model?: Partial<ContentionOptions>;
+  /** How sparingly it moves (default `CONTENTION_PACE`). */
+  readonly pace?: Partial<ContentionPace>;
 }
 
 /** Every node's pressure now: what it reports, else the model's prediction at its load (usage-based for a node without PSI). */
@@ -89,11 +98,12 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
     if (err instanceof ContentionError) throw new PolicyError('invalid-config', err.message, { cause: err });
     throw err;
   }
+  const pace = contentionPace(options.pace);
   const check = stateCheck('contention');
   return {
     name: 'contention',
     kind: 'gate',
-    initialState: () => ({ model: emptyModel(), fallback: [] }),
+    initialState: () => ({ model: emptyModel(), fallback: [], motions: [], lastOutcomeAt: null, calmAt: null }),
     validateState: (value) => {
       const s = check.object(value, '');
       let learned: ContentionModelState;
@@ -107,7 +117,16 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       return {
         model: learned,
         fallback: check.array(s.fallback, 'fallback').map((v, i) => check.string(v, `fallback.${i}`)),
+        // a state saved before the pace existed has neither field
+        motions: s.motions === undefined ? [] : checkMotions(check, s.motions, 'motions'),
+        lastOutcomeAt: s.lastOutcomeAt === undefined ? null : check.numberOrNull(s.lastOutcomeAt, 'lastOutcomeAt'),
+        calmAt: s.calmAt === undefined ? null : check.numberOrNull(s.calmAt, 'calmAt'),
       };
+    },
+    observe: (facts, state) => {
+      const next = recordMotions(state.motions, state.lastOutcomeAt, facts.outcomes, facts.now, pace);
+      if (next.lastOutcomeAt === state.lastOutcomeAt && next.motions.length === state.motions.length) return { state };
+      return { state: { ...state, ...next } };
     },
     run: (ctx, plan, state) => {
       if (!ctx.nodes) throw missingContext('contention', 'nodes()');
@@ -140,7 +159,7 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
           message: `no pressure history for ${formatList(fallback)}: predicted from the load alone`,
         });
       }
-      const next = { model: learned, fallback };
+      const next = { ...state, model: learned, fallback };
 
       const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR));
       if (contended.length === 0) {
@@ -148,7 +167,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         const stop =
           `contention: no guest waits (highest cpu ${formatPercent(highest('cpu'))} < ${formatPercent(CONTENTION_FLOOR.cpuPercent)}, ` +
           `mem ${formatPercent(highest('mem'))} < ${formatPercent(CONTENTION_FLOOR.memPercent)})`;
-        return { stop, code: 'no-contention', breaksStreak: true, state: next, notices };
+        // the hot spell is over: the next one starts with the pace's full budget
+        return { stop, code: 'no-contention', breaksStreak: true, state: { ...next, calmAt: ctx.now }, notices };
       }
       if (pressures.length > 0 && pressures.every((p) => reaches(p, SATURATED))) {
         const stop = `contention: every node saturated (${formatList(pressures.map((p) => describe(p, SATURATED)))}): the cluster needs more capacity`;
@@ -158,7 +178,11 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         if (!ctx.guests) throw missingContext('contention', 'guests()');
         return ctx.guests();
       };
-      const objective = contentionObjective(fitted, nodes, guests, model, pressures);
+      const objective = contentionObjective(fitted, nodes, guests, model, pressures, {
+        pace,
+        motions: state.motions,
+        calmAt: state.calmAt,
+      });
       return { plan: { ...plan, objective }, state: next, notices };
     },
   };

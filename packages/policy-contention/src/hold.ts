@@ -1,5 +1,6 @@
 import { PolicyError, type Stage, stateCheck } from '@poise/policy';
 import { contentionObjectiveOf } from './objective';
+import { settledAt } from './pace';
 
 /** State of {@link contentionHold}: consecutive rounds with contention. */
 export interface ContentionHoldState {
@@ -15,6 +16,9 @@ export interface ContentionHoldState {
  * and the round goes on (0 or 1 = at once). A round an earlier gate stops as not qualifying
  * (`breaksStreak`: no contention, every node saturated, no pressure) starts the count again;
  * a continued series (`plan.continueSeries`, after a failed motion) does not wait again.
+ * Within the pace's `settleSeconds` after the last motion landed it does not count (stop
+ * `settling`, quiet, e.g. `contention: the move at 3700 shows in the pressure from 3760`): the
+ * rounds that decide the next move see the nodes' PSI after the last one.
  * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0.
  */
 export function contentionHold(options: { holdRounds: number }): Stage<ContentionHoldState> {
@@ -33,9 +37,18 @@ export function contentionHold(options: { holdRounds: number }): Stage<Contentio
       sustainedRounds: check.integer(check.object(value, '').sustainedRounds, 'sustainedRounds'),
     }),
     breakStreak: (state) => (state.sustainedRounds === 0 ? state : { sustainedRounds: 0 }),
-    run: (_ctx, plan, state) => {
-      contentionObjectiveOf(plan, 'contention-hold');
+    run: (ctx, plan, state) => {
+      const objective = contentionObjectiveOf(plan, 'contention-hold');
       if (plan.continueSeries) return { plan, state };
+      const settled = settledAt(objective.motions, ctx.now, objective.pace);
+      if (settled !== null && ctx.now < settled) {
+        return {
+          stop: `contention: the move at ${settled - objective.pace.settleSeconds} shows in the pressure from ${settled}`,
+          code: 'settling',
+          quiet: true,
+          state: { sustainedRounds: 0 },
+        };
+      }
       const rounds = state.sustainedRounds + 1;
       if (rounds < options.holdRounds) {
         return {

@@ -1,5 +1,6 @@
 import { PolicyError, type Stage, formatPercent, selectedOf, stateCheck } from '@poise/policy';
 import { contentionObjectiveOf, formatChange, formatGuestSeconds } from './objective';
+import { requiredGain } from './pace';
 
 /** Options of {@link contentionMarginAccept}. */
 export interface ContentionMarginOptions {
@@ -16,7 +17,9 @@ export interface ContentionMarginOptions {
  *
  * - its score (`netSeconds`: saved over the horizon, discounted by confidence, net of the
  *   migration) is at least `minGainSeconds`, else stop `below-min-gain`, e.g.
- *   `contention: vm:101 to node2 spares 12 guest-seconds, below 30`;
+ *   `contention: vm:101 to node2 spares 12 guest-seconds, below 30`; each motion of the
+ *   balancer that landed within the pace window in this hot spell multiplies the minimum by the pace's `factor`
+ *   (`contention: vm:101 to node2 spares 100 guest-seconds, below 120 (2 moves in this hot spell's last 7200 s)`);
  * - it relieves at least `margin` of the contention of its two nodes
  *   (`(rateBefore − rateAfter) / rateBefore`, the reference's relative margin applied to the
  *   contention), else stop `below-margin`, e.g.
@@ -40,16 +43,27 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
     kind: 'accept',
     initialState: () => null,
     validateState: (value) => check.none(value),
-    run: (_ctx, plan, state) => {
+    run: (ctx, plan, state) => {
       const objective = contentionObjectiveOf(plan, 'contention-margin');
       const selected = selectedOf(plan, 'contention-margin');
       const candidate = plan.candidates?.find((c) => c.leader === selected.sid);
       const a = candidate && objective.assess(candidate, selected.target);
       const move = `${selected.sid} to ${selected.target}`;
       if (!a) return { stop: `contention: ${move} cannot be judged`, code: 'not-assessable', state };
-      if (!(a.netSeconds >= options.minGainSeconds)) {
+      const { required, recent } = requiredGain(
+        options.minGainSeconds,
+        objective.motions,
+        objective.calmAt,
+        ctx.now,
+        objective.pace,
+      );
+      if (!(a.netSeconds >= required)) {
+        const paced =
+          recent > 0
+            ? ` (${recent} move${recent === 1 ? '' : 's'} in this hot spell's last ${objective.pace.windowSeconds} s)`
+            : '';
         return {
-          stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${options.minGainSeconds}`,
+          stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${Math.round(required)}${paced}`,
           code: 'below-min-gain',
           state,
         };

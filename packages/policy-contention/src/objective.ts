@@ -19,6 +19,7 @@ import {
   formatPercent,
   invalidInput,
 } from '@poise/policy';
+import type { ContentionPace, RecentMotion } from './pace';
 
 /** The name the contention objective carries in `plan.objective` (and in reasons). */
 export const CONTENTION_OBJECTIVE = 'guest contention';
@@ -41,6 +42,12 @@ export interface ContentionObjective extends MoveObjective {
   readonly options: ContentionOptions;
   /** Every node's pressure now, byte order. */
   readonly pressures: readonly NodePressureNow[];
+  /** How sparingly the objective moves. */
+  readonly pace: ContentionPace;
+  /** The balancer's motions that landed within the pace window, oldest first. */
+  readonly motions: readonly RecentMotion[];
+  /** The last round no guest waited (the hot spell began after it), `null` if none yet. */
+  readonly calmAt: number | null;
   /**
    * The predicted effect of moving the candidate's bundle to `target` (see `assessMove` of
    * `@poise/contention`), or `undefined` when it cannot be judged: a member the host reports no
@@ -102,6 +109,11 @@ export function contentionObjective(
   guests: () => readonly GuestTelemetry[],
   options: ContentionOptions,
   pressures: readonly NodePressureNow[],
+  history: {
+    readonly pace: ContentionPace;
+    readonly motions: readonly RecentMotion[];
+    readonly calmAt: number | null;
+  },
 ): ContentionObjective {
   const score = moveScorer(model, options);
   const byNode = new Map(nodes.map((n) => [n.node, n]));
@@ -173,6 +185,9 @@ export function contentionObjective(
     name: CONTENTION_OBJECTIVE,
     options,
     pressures,
+    pace: history.pace,
+    motions: history.motions,
+    calmAt: history.calmAt,
     assess,
     gain: (candidate, target) => assess(candidate, target)?.netSeconds,
     formatGain: formatGuestSeconds,

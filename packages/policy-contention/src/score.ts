@@ -13,6 +13,7 @@ import {
 } from '@poise/policy';
 import { CONTENTION_FLOOR } from './limits';
 import { contentionObjectiveOf, formatGuestSeconds, reaches } from './objective';
+import { heldGuests } from './pace';
 
 /** Options of {@link contentionScorer}. */
 export interface ContentionScorerOptions {
@@ -33,7 +34,9 @@ interface Ranked {
  * (name `contention-score`, a score stage in the `score` slot: it replaces `score-<method>`),
  * from `plan.objective` (set by the `contention` gate): highest `netSeconds` first, ties by
  * leader and target in byte order. Candidates whose source has no contention (below
- * `CONTENTION_FLOOR`) are not scored: moving them relieves no one. Hands on the best `limit` moves that spare anything
+ * `CONTENTION_FLOOR`) are not scored: moving them relieves no one; nor are those with a member
+ * the balancer moved within the pace window (moved again, a guest would chase the load it
+ * shifted; stop `guest-held` when that leaves none, e.g. `contention: vm:101 moved recently (held until 7300)`). Hands on the best `limit` moves that spare anything
  * (`netSeconds > 0`), each with the imbalance after it from the usage model (`score` of the
  * move alone, with `method`: what the host logs). Stops:
  *
@@ -59,15 +62,26 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       const objective = contentionObjectiveOf(plan, 'contention-score');
       // a move off a node where no guest waits relieves no one (and loads its target): not scored
       const calm = new Set(objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
+      const held = heldGuests(objective.motions, ctx.now, objective.pace);
       const ranked: Ranked[] = [];
       const unjudged: string[] = [];
+      const holding: string[] = [];
       for (const candidate of plan.candidates ?? []) {
         if (candidate.source !== undefined && calm.has(candidate.source)) continue;
+        const moved = candidate.resources.filter((sid) => held.has(sid));
+        if (moved.length > 0) {
+          for (const sid of moved) holding.push(`${sid} moved recently (held until ${held.get(sid)})`);
+          continue;
+        }
         for (const target of candidate.targets) {
           const assessment = objective.assess(candidate, target);
           if (assessment) ranked.push({ candidate, target, assessment });
           else unjudged.push(`${candidate.leader} to ${target}`);
         }
+      }
+      if (ranked.length === 0 && unjudged.length === 0 && holding.length > 0) {
+        const stop = `contention: ${formatList(holding)}`;
+        return { stop, code: 'guest-held', key: `contention-score:guest-held:${stop}`, state };
       }
       if (ranked.length === 0 && unjudged.length === 0) {
         const nodes = objective.pressures.filter((p) => !calm.has(p.node)).map((p) => p.node);

@@ -13,6 +13,7 @@ import { contentionHold } from './hold';
 import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
 import { contentionMarginAccept } from './margin';
 import { contentionScorer } from './score';
+import type { ContentionPace } from './pace';
 
 /** What the balancer minimises: the reference's node imbalance, or the guests' predicted contention. */
 export type RebalanceObjective = 'imbalance' | 'contention';
@@ -60,6 +61,8 @@ export interface ContentionStageOptions {
   readonly model?: Partial<ContentionOptions>;
   /** Default {@link MIN_GAIN_SECONDS}. */
   readonly minGainSeconds?: number;
+  /** How sparingly the objective moves (default `CONTENTION_PACE`). */
+  readonly pace?: Partial<ContentionPace>;
 }
 
 /**
@@ -87,7 +90,7 @@ export function contentionStages(
   }
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
   return [
-    { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model }) },
+    { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model, pace: options.pace ?? {} }) },
     { slot: 'hold', order: 0, stage: contentionHold({ holdRounds: reference.holdRounds }) },
     { slot: 'score', order: 0, stage: contentionScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }) },
     {

@@ -12,6 +12,7 @@ import {
 } from '@poise/policy';
 import { PRESSURE_OFF, pressureStages } from '@poise/policy-pressure';
 import {
+  CONTENTION_PACE,
   contentionGate,
   contentionHold,
   contentionMarginAccept,
@@ -169,6 +170,9 @@ describe('the move that spares the most', () => {
       assess: () => undefined,
       gain: () => undefined,
       formatGain: String,
+      pace: CONTENTION_PACE,
+      motions: [],
+      calmAt: null,
     } as never;
     const ctx: BalanceContext = {
       now: 120,

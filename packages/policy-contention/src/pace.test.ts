@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { PolicyError, composePipeline, readCrs } from '@poise/policy';
+import {
+  CONTENTION_PACE,
+  type ContentionStageOptions,
+  contentionGate,
+  contentionStages,
+  parseContentionSettings,
+} from './index';
+import { contentionPace, recordMotions, requiredGain, settledAt } from './pace';
+import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
+
+const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
+const SETTINGS = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings;
+const pipeline = (options: ContentionStageOptions = {}) =>
+  composePipeline(REF, contentionStages(SETTINGS, REF, options));
+
+/** The README's cluster: node1 runs six guests of 2 cores, (1 + 12)/16 = 81 % → 42.5 % cpu pressure. */
+const hotNode = () => cluster(guests('node1', 101, 6, 2));
+
+describe('the pace options', () => {
+  it.each([
+    [{ settleSeconds: -1 }, "contention pace settleSeconds must be a finite number >= 0, got '-1'"],
+    [{ settleSeconds: Number.NaN }, "contention pace settleSeconds must be a finite number >= 0, got 'NaN'"],
+    [{ windowSeconds: 0 }, "contention pace windowSeconds must be a finite number > 0, got '0'"],
+    [
+      { windowSeconds: Number.POSITIVE_INFINITY },
+      "contention pace windowSeconds must be a finite number > 0, got 'Infinity'",
+    ],
+    [{ factor: 0.5 }, "contention pace factor must be a finite number >= 1, got '0.5'"],
+  ])('%j is refused', (pace, message) => {
+    expect(() => contentionStages(SETTINGS, REF, { pace })).toThrow(new PolicyError('invalid-config', message));
+    expect(() => contentionGate({ pace })).toThrow(message);
+  });
+
+  it('absent options are the defaults', () => {
+    expect(contentionPace()).toEqual(CONTENTION_PACE);
+    expect(contentionPace({ factor: 3 })).toEqual({ ...CONTENTION_PACE, factor: 3 });
+  });
+});
+
+describe('the motions the pace remembers', () => {
+  const pace = { settleSeconds: 60, windowSeconds: 1000, factor: 2 };
+  const outcome = (at: number, ok: boolean, sid = 'vm:101') => ({
+    resources: [sid],
+    source: 'node1',
+    target: 'node2',
+    ok,
+    at,
+  });
+
+  it('keeps the landed ones, not the failed ones nor a repeat, and forgets them after the window', () => {
+    const first = recordMotions([], null, [outcome(100, true), outcome(120, false, 'vm:102')], 120, pace);
+    expect(first).toEqual({
+      motions: [{ at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' }],
+      lastOutcomeAt: 120,
+    });
+    // a host that reports an outcome again (same or older time) adds nothing
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [outcome(100, true)], 140, pace).motions).toHaveLength(1);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace).motions).toEqual([]);
+  });
+
+  it('asks factor^n of the minimum for the n-th motion of a hot spell; a calm round starts a new one', () => {
+    const motions = [
+      { at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' },
+      { at: 300, resources: ['vm:102'], source: 'node1', target: 'node3' },
+    ];
+    expect(requiredGain(30, [], null, 400, pace)).toEqual({ required: 30, recent: 0 });
+    expect(requiredGain(30, motions, null, 400, pace)).toEqual({ required: 120, recent: 2 });
+    expect(requiredGain(30, motions, 200, 400, pace)).toEqual({ required: 60, recent: 1 });
+    expect(requiredGain(30, motions, null, 1200, pace)).toEqual({ required: 60, recent: 1 });
+    expect(settledAt(motions, 320, pace)).toBe(360);
+    expect(settledAt([], 320, pace)).toBeNull();
+  });
+});
+
+describe('the pace in a replay', () => {
+  it('judges again only once the last move shows in the pressure', () => {
+    const paced = hotNode();
+    paced.run(pipeline(), { until: 1800, beforeRound: loadDriven(KNEE) });
+    const eager = hotNode();
+    eager.run(pipeline({ pace: { settleSeconds: 0 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
+    // the first round after the first move lands that is judged (a stop or a move the log shows)
+    const nextJudged = (c: ReturnType<typeof hotNode>) => {
+      const landed = c.outcomes()[0]!.time;
+      const next = c.events.find((e) => e.time > landed && (e.type === 'stop' || e.type === 'move'))!;
+      return next.time - landed;
+    };
+    // three hold rounds of 20 s: judged in the second round after the landing; with the pace the
+    // hold counts again 60 s after it
+    expect(nextJudged(eager)).toBe(40);
+    expect(nextJudged(paced)).toBe(100);
+    expect(paced.moves()).toHaveLength(2);
+  });
+
+  it('a second move must spare factor times the minimum: with a steep factor the first move stays alone', () => {
+    const steep = hotNode();
+    steep.run(pipeline({ pace: { factor: 10 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
+    const flat = hotNode();
+    flat.run(pipeline({ pace: { factor: 1 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
+    expect(flat.moves()).toHaveLength(2);
+    expect(steep.moves()).toHaveLength(1);
+    expect(
+      lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell's last 7200 s\)$/.test(l)),
+    ).toBe(true);
+  });
+
+  it('a guest it moved is not moved again within the window, even when that would spare the most', () => {
+    // node1 runs 6 cores of its own and vm:101 (8 cores): (6 + 8)/16 = 88 % → 55 %; it moves vm:101 away,
+    // then its new node fills up with work of its own and vm:101 is the only guest that could leave
+    const make = () => cluster([{ sid: 'vm:101', node: 'node1', cpu: 8, maxcpu: 8, mem: 8 * GIB }], [{ cpu: 6 }]);
+    const script = (c: ReturnType<typeof make>) => {
+      if (c.time === 300) c.setNode(c.nodeOf('vm:101'), { cpu: 7 });
+      loadDriven(KNEE)(c);
+    };
+    const held = make();
+    held.run(pipeline(), { until: 900, beforeRound: script });
+    expect(held.moves()).toHaveLength(1);
+    const landed = held.outcomes()[0]!.time;
+    expect(lines(held)).toContain(
+      `${
+        lines(held)
+          .find((l) => l.includes('guest-held'))
+          ?.split(' ')[0]
+      } stop guest-held: contention: vm:101 moved recently (held until ${landed + 7200})`,
+    );
+    const short = make();
+    short.run(pipeline({ pace: { windowSeconds: 60 } }), { until: 900, beforeRound: script });
+    expect(short.moves()).toHaveLength(2);
+  });
+});
+
+describe('the pace in the gate state', () => {
+  const gate = contentionGate();
+  const base = gate.initialState();
+
+  it('restores its motions, and a state saved before the pace as having none', () => {
+    const motions = [{ at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' }];
+    const saved = JSON.parse(JSON.stringify({ ...base, motions, lastOutcomeAt: 100, calmAt: 40 }));
+    expect(gate.validateState!(saved)).toEqual({ ...base, motions, lastOutcomeAt: 100, calmAt: 40 });
+    const { motions: _m, lastOutcomeAt: _l, calmAt: _c, ...before } = base;
+    expect(gate.validateState!(JSON.parse(JSON.stringify(before)))).toEqual(base);
+  });
+
+  it.each([
+    [{ motions: [{ at: 'soon', resources: [], source: 'node1', target: 'node2' }] }, "'motions.0.at'"],
+    [{ motions: [{ at: 1, resources: [7], source: 'node1', target: 'node2' }] }, "'motions.0.resources.0'"],
+    [{ motions: {} }, "'motions'"],
+    [{ calmAt: 'never' }, "'calmAt'"],
+  ])('a corrupt %j is invalid-state naming the field', (corrupt, field) => {
+    const value = JSON.parse(JSON.stringify({ ...base, ...corrupt }));
+    expect(() => gate.validateState!(value)).toThrow(PolicyError);
+    expect(() => gate.validateState!(value)).toThrow(field);
+  });
+});
