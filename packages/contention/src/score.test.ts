@@ -9,6 +9,7 @@ import {
   fitModel,
   guestActivity,
   predictMovePressure,
+  type FittedModel,
   type MovedBundle,
   type NodeContention,
   type NodeObservation,
@@ -80,6 +81,10 @@ describe('assessMove: the worked example (usage prior, defaults)', () => {
 
 /** Three nodes that learned the knee curve (cpu) over their whole range: a confident model. */
 function learnedModel() {
+  return fitModel(learnedState());
+}
+
+function learnedState() {
   const knee = CURVES.knee!;
   const rounds: NodeObservation[][] = [];
   const streams = ['node1', 'node2', 'node3'].map((n, i) =>
@@ -98,7 +103,7 @@ function learnedModel() {
     if (round.some((r) => r.done)) break;
     rounds.push(round.map((r) => r.value as NodeObservation));
   }
-  return fitModel(learnAll(rounds));
+  return learnAll(rounds);
 }
 
 describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load percent)', () => {
@@ -139,6 +144,36 @@ describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load
     });
     expect(a.savedSeconds).toBeLessThan(0);
     expect(a.netSeconds).toBeCloseTo(a.savedSeconds - a.costSeconds, 9);
+  });
+
+  it("a move far below the loads the source was seen at: the moving guest's escape keeps its own confidence", () => {
+    // a model that knows node4 only saturated: 80 % now (confidence 0.9), 10 % after the move
+    // (an extrapolation, confidence 0.1); node2 stays at 0 % (0.9); no memory pressure (0.9)
+    const model: FittedModel = {
+      nodes: ['node2', 'node4'],
+      curve: () => undefined,
+      predict: (n, dimension, load) => {
+        const percent = n === 'node4' && dimension === 'cpu' ? (load >= 0.99 ? 80 : 10) : 0;
+        const confidence = n === 'node4' && dimension === 'cpu' && load < 0.99 ? 0.1 : 0.9;
+        return { percent, confidence, basis: 'learned', reason: confidence < 0.5 ? 'extrapolated' : 'in-range' };
+      },
+    };
+    // 6 guests' worth of activity on node4 (16 of 16 cores); one with activity 1 and 8 cores leaves
+    const a = assessMove(model, {
+      source: node('node4', 16, 0, 6),
+      target: node('node2', 3.2, 0, 1),
+      bundle: bundle(8, 2 * GIB, 1),
+    });
+    // copy 5 + 4 s; counted 591 s. Before 6 · 0.8 = 4.8; after 5 · 0.1 = 0.5; escape: 5 · 0.8 = 4.0
+    expect(a.migrationSeconds).toBe(9);
+    expect(a.savedSeconds).toBeCloseTo(4.3 * 591, 9);
+    expect(a.escapeSeconds).toBeCloseTo(0.8 * 591, 9);
+    expect([a.confidence, a.escapeConfidence]).toEqual([0.1, 0.9]);
+    expect(a.movingRate).toBeCloseTo(0.8, 12);
+    expect(a.costSeconds).toBeCloseTo(9 * 0.1 + 0.3, 12);
+    // 472.8 · 0.9 + 2068.5 · 0.1 − 1.2; a single discount (the least certain prediction) gave 252.93
+    expect(a.netSeconds).toBeCloseTo(0.8 * 591 * 0.9 + 3.5 * 591 * 0.1 - 1.2, 9);
+    expect(a.savedSeconds * a.confidence - a.costSeconds).toBeCloseTo(252.93, 9);
   });
 
   it('a move and its reverse cannot both gain (one consistent model)', () => {

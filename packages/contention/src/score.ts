@@ -102,6 +102,8 @@ export interface MoveAssessment extends MovePressure {
   readonly rateAfter: number;
   /** `(rateBefore − rateAfter) / rateBefore` (0 when nothing waits now): the share of the two nodes' contention the move relieves. */
   readonly relative: number;
+  /** The moving guests' own contention now, guest-seconds per second: their activity at the source's pressure now. */
+  readonly movingRate: number;
   /** How long the migration takes, seconds: set-up plus the copy. */
   readonly migrationSeconds: number;
   /** Contention saved over the horizon once the migration is done, guest-seconds (negative when the move makes it worse). */
@@ -111,9 +113,22 @@ export interface MoveAssessment extends MovePressure {
   /** The lowest confidence of the eight predictions, 0..1. */
   readonly confidence: number;
   /**
-   * The score, guest-seconds, higher is better: `savedSeconds · confidence − costSeconds` when
-   * the move saves something, else `savedSeconds − costSeconds` (an uncertain gain is
-   * discounted, an uncertain loss is not).
+   * The part of `savedSeconds` that does not rest on the source's pressure falling, guest-seconds:
+   * the saving were the source to keep its pressure now (pressure does not rise when load
+   * leaves): the moving guests stop waiting there and wait as predicted on the target. The rest,
+   * `savedSeconds − escapeSeconds`, is what the guests staying on the source gain from its
+   * predicted fall.
+   */
+  readonly escapeSeconds: number;
+  /** The lowest confidence of the predictions `escapeSeconds` rests on (both nodes now, the target after), 0..1. */
+  readonly escapeConfidence: number;
+  /**
+   * The score, guest-seconds, higher is better: each of the two parts of the saving discounted
+   * by its own confidence when it is a gain (`escapeSeconds · escapeConfidence` and
+   * `(savedSeconds − escapeSeconds) · confidence`; an uncertain loss is not discounted), less
+   * `costSeconds`. A prediction far below the loads a source was seen at weakens only the
+   * second part: a move off a saturated node whose relief the model cannot yet tell still
+   * counts what the moving guests escape.
    */
   readonly netSeconds: number;
   /** `usage` when any of the eight predictions fell back to the usage-based prior, else `learned`. */
@@ -265,8 +280,9 @@ export interface MoveInput {
  * The migration takes `T = setup + transferBytes / bandwidth` seconds; its gain counts from
  * then until the horizon, `saved = (rateBefore − rateAfter) · max(0, horizon − T)`, and it
  * costs the moving guests `guests · (T · stallShare + downtime)`. The score `netSeconds`
- * discounts a gain by the lowest confidence of the predictions (see the README's worked
- * example).
+ * splits the saving in two (see `escapeSeconds`): what the moving guests escape, discounted by
+ * the confidence of the predictions it rests on, and the relief of the guests that stay,
+ * discounted by the lowest confidence of all eight (see the README's worked example).
  *
  * Pure and deterministic; every result finite. Throws {@link ContentionError} naming the field
  * of a bad argument or option. To score many moves on one model, {@link moveScorer} checks the
@@ -311,9 +327,23 @@ export function moveScorer(
     const rateAfter =
       contentionRate(Math.max(0, source.activity - activity), s.cpu.after.percent, s.mem.after.percent) +
       contentionRate(target.activity + activity, t.cpu.after.percent, t.mem.after.percent);
+    // the source keeping its pressure now: only the moving guests' own waiting changes there
+    const rateAfterEscape =
+      contentionRate(Math.max(0, source.activity - activity), s.cpu.before.percent, s.mem.before.percent) +
+      contentionRate(target.activity + activity, t.cpu.after.percent, t.mem.after.percent);
     const migrationSeconds = o.setupSeconds + transferBytes / o.bandwidthBytesPerSecond;
-    const savedSeconds = (rateBefore - rateAfter) * Math.max(0, o.horizonSeconds - migrationSeconds);
+    const counted = Math.max(0, o.horizonSeconds - migrationSeconds);
+    const savedSeconds = (rateBefore - rateAfter) * counted;
+    const escapeSeconds = (rateBefore - rateAfterEscape) * counted;
     const costSeconds = guests * (migrationSeconds * o.stallShare + o.downtimeSeconds);
+    const escapeConfidence = Math.min(
+      s.cpu.before.confidence,
+      s.mem.before.confidence,
+      t.cpu.before.confidence,
+      t.cpu.after.confidence,
+      t.mem.before.confidence,
+      t.mem.after.confidence,
+    );
     let confidence = 1;
     let usage = false;
     for (const p of [
@@ -329,17 +359,22 @@ export function moveScorer(
       if (p.confidence < confidence) confidence = p.confidence;
       if (p.basis === 'usage') usage = true;
     }
+    const discounted = (gain: number, trust: number) => (gain > 0 ? gain * trust : gain);
+    const relief = savedSeconds - escapeSeconds;
     return {
       source: s,
       target: t,
       rateBefore,
       rateAfter,
       relative: rateBefore > 0 ? (rateBefore - rateAfter) / rateBefore : 0,
+      movingRate: contentionRate(Math.min(activity, source.activity), s.cpu.before.percent, s.mem.before.percent),
       migrationSeconds,
       savedSeconds,
       costSeconds,
       confidence,
-      netSeconds: (savedSeconds > 0 ? savedSeconds * confidence : savedSeconds) - costSeconds,
+      escapeSeconds,
+      escapeConfidence,
+      netSeconds: discounted(escapeSeconds, escapeConfidence) + discounted(relief, confidence) - costSeconds,
       basis: usage ? 'usage' : 'learned',
     };
   };

@@ -39,6 +39,8 @@ export interface ContentionGateState {
   readonly lastOutcomeAt: number | null;
   /** The last round no guest waited (seconds), `null` before the first: a hot spell starts after it. */
   readonly calmAt: number | null;
+  /** Whether the last round it ran saw no node that ever reported PSI (it then hands the round to the imbalance). */
+  readonly noPsi: boolean;
 }
 
 /** Options of {@link contentionGate}. */
@@ -86,6 +88,12 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
  * - otherwise the round goes on with `plan.objective` set to the round's contention objective
  *   (`contention-hold` then counts the hold rounds).
  *
+ * A cluster none of whose nodes ever reported PSI (some avg10, cpu or memory) shows no
+ * contention to balance: the round goes on without `plan.objective`, and `contention-hold`,
+ * `contention-score` and `contention-margin` judge it as the stages they replaced (the
+ * imbalance, the reference objective); a `contention-no-psi` warning says so once, a
+ * `contention-psi` info notice when a node reports PSI again.
+ *
  * Both stops break the streak of the later stages. A node whose pressure comes from its load
  * alone (no PSI, or too little history) raises a `contention-usage-based` info notice, once per
  * change of that set. Needs `ctx.nodes()` (and, once a move is assessed, `ctx.guests()`).
@@ -103,7 +111,14 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
   return {
     name: 'contention',
     kind: 'gate',
-    initialState: () => ({ model: emptyModel(), fallback: [], motions: [], lastOutcomeAt: null, calmAt: null }),
+    initialState: () => ({
+      model: emptyModel(),
+      fallback: [],
+      motions: [],
+      lastOutcomeAt: null,
+      calmAt: null,
+      noPsi: false,
+    }),
     validateState: (value) => {
       const s = check.object(value, '');
       let learned: ContentionModelState;
@@ -121,6 +136,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         motions: s.motions === undefined ? [] : checkMotions(check, s.motions, 'motions'),
         lastOutcomeAt: s.lastOutcomeAt === undefined ? null : check.numberOrNull(s.lastOutcomeAt, 'lastOutcomeAt'),
         calmAt: s.calmAt === undefined ? null : check.numberOrNull(s.calmAt, 'calmAt'),
+        // a state saved before the imbalance hand-over has no field
+        noPsi: s.noPsi === undefined ? false : check.boolean(s.noPsi, 'noPsi'),
       };
     },
     observe: (facts, state) => {
@@ -144,6 +161,24 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
           })),
         ),
       );
+      // a cluster none of whose nodes ever reported PSI shows no contention to balance: the
+      // round is the imbalance's (the reference objective), judged by the stages this one replaced
+      const reported = new Set(
+        learned.nodes.filter((n) => n.cpu.reportedAt !== null || n.mem.reportedAt !== null).map((n) => n.node),
+      );
+      if (!nodes.some((n) => reported.has(n.node))) {
+        const notices: NoticeInit[] = state.noPsi
+          ? []
+          : [
+              {
+                code: 'contention-no-psi',
+                severity: 'warning',
+                message:
+                  'no node reports pressure (PSI): balancing the load imbalance (the reference objective) until one does',
+              },
+            ];
+        return { plan, state: { ...state, model: learned, fallback: [], noPsi: true }, notices };
+      }
       const fitted = fitModel(learned);
       const pressures = modelCall('contention model', () => pressuresNow(fitted, nodes));
 
@@ -159,7 +194,14 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
           message: `no pressure history for ${formatList(fallback)}: predicted from the load alone`,
         });
       }
-      const next = { ...state, model: learned, fallback };
+      if (state.noPsi) {
+        notices.push({
+          code: 'contention-psi',
+          severity: 'info',
+          message: 'nodes report pressure (PSI): balancing guest contention',
+        });
+      }
+      const next = { ...state, model: learned, fallback, noPsi: false };
 
       const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR));
       if (contended.length === 0) {

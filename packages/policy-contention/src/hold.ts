@@ -19,9 +19,15 @@ export interface ContentionHoldState {
  * Within the pace's `settleSeconds` after the last motion landed it does not count (stop
  * `settling`, quiet, e.g. `contention: the move at 3700 shows in the pressure from 3760`): the
  * rounds that decide the next move see the nodes' PSI after the last one.
- * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0.
+ * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0. With `imbalance`, a
+ * round the gate hands on without an objective (no node reports PSI) is that stage's to judge
+ * (the counter is the same `{ sustainedRounds }`).
  */
-export function contentionHold(options: { holdRounds: number }): Stage<ContentionHoldState> {
+export function contentionHold(options: {
+  holdRounds: number;
+  /** The stage it replaced (`threshold-hold`): judges the rounds the `contention` gate hands to the imbalance. */
+  imbalance?: Stage<ContentionHoldState>;
+}): Stage<ContentionHoldState> {
   if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
     throw new PolicyError(
       'invalid-config',
@@ -38,6 +44,7 @@ export function contentionHold(options: { holdRounds: number }): Stage<Contentio
     }),
     breakStreak: (state) => (state.sustainedRounds === 0 ? state : { sustainedRounds: 0 }),
     run: (ctx, plan, state) => {
+      if (options.imbalance && plan.objective === undefined) return options.imbalance.run(ctx, plan, state);
       const objective = contentionObjectiveOf(plan, 'contention-hold');
       if (plan.continueSeries) return { plan, state };
       const settled = settledAt(objective.motions, ctx.now, objective.pace);

@@ -189,7 +189,10 @@ export function contentionObjective(
     motions: history.motions,
     calmAt: history.calmAt,
     assess,
-    gain: (candidate, target) => assess(candidate, target)?.netSeconds,
+    gain: (candidate, target) => {
+      const a = assess(candidate, target);
+      return a && a.savedSeconds - a.costSeconds;
+    },
     formatGain: formatGuestSeconds,
   };
 }

@@ -9,6 +9,7 @@ import {
   evaluatorOf,
   formatList,
   formatPercent,
+  reasonFormatOf,
   stateCheck,
 } from '@poise/policy';
 import { CONTENTION_FLOOR } from './limits';
@@ -21,7 +22,18 @@ export interface ContentionScorerOptions {
   readonly method: BalanceMethod;
   /** How many moves to hand on, best first (an integer ≥ 1). */
   readonly limit: number;
+  /** The stage it replaced (`score-<method>`): scores the rounds the `contention` gate hands to the imbalance. */
+  readonly imbalance?: Stage<null>;
+  /**
+   * The imbalance threshold (a fraction, finite, ≥ 0; default none): a move may not leave the
+   * imbalance above both it and the imbalance now. The objective minimises contention; it does
+   * not buy it by piling load where the figures say it does not belong.
+   */
+  readonly threshold?: number;
 }
+
+/** A move's expected saving, guest-seconds: the prediction as it is, net of the migration (no discount). */
+const expected = (a: MoveAssessment) => a.savedSeconds - a.costSeconds;
 
 interface Ranked {
   readonly candidate: BalanceCandidate;
@@ -52,6 +64,11 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
     throw new PolicyError('invalid-config', `unknown method '${String(options.method)}' (bruteforce|topsis)`);
   if (!Number.isInteger(options.limit) || options.limit < 1)
     throw new PolicyError('invalid-config', `contention score limit must be an integer >= 1, got '${options.limit}'`);
+  if (options.threshold !== undefined && !(Number.isFinite(options.threshold) && options.threshold >= 0))
+    throw new PolicyError(
+      'invalid-config',
+      `contention score threshold must be a finite number >= 0, got '${options.threshold}'`,
+    );
   const check = stateCheck('contention-score');
   return {
     name: 'contention-score',
@@ -59,6 +76,7 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
     initialState: () => null,
     validateState: (value) => check.none(value),
     run: (ctx, plan, state) => {
+      if (options.imbalance && plan.objective === undefined) return options.imbalance.run(ctx, plan, state);
       const objective = contentionObjectiveOf(plan, 'contention-score');
       // a move off a node where no guest waits relieves no one (and loads its target): not scored
       const calm = new Set(objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
@@ -97,8 +115,14 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
         const stop = `contention: no candidate can be judged (no guest or node telemetry for ${formatList(unjudged)})`;
         return { stop, code: 'not-assessable', key: 'contention-score:not-assessable', state };
       }
+      // the moves worth making (their gain counted with its confidence, net of the migration)
+      // first, best expected saving first: the confidence decides whether a move is worth it,
+      // the prediction as it is decides which
+      const worth = (a: MoveAssessment) => (a.netSeconds > 0 ? 1 : 0);
       ranked.sort(
         (a, b) =>
+          worth(b.assessment) - worth(a.assessment) ||
+          (worth(a.assessment) === 1 ? expected(b.assessment) - expected(a.assessment) : 0) ||
           b.assessment.netSeconds - a.assessment.netSeconds ||
           compareNames(a.candidate.leader, b.candidate.leader) ||
           compareNames(a.target, b.target),
@@ -117,7 +141,9 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
         return { stop, code: 'no-gain', key: `contention-score:no-gain${everywhere ? ':everywhere' : ''}`, state };
       }
       const evaluator = evaluatorOf(ctx, plan);
+      const ceiling = options.threshold === undefined ? Infinity : Math.max(options.threshold, evaluator.imbalance());
       const scored: ScoredMigration[] = [];
+      let raising: ScoredMigration | undefined;
       for (const r of ranked) {
         if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
         const move = evaluator.score(
@@ -125,7 +151,20 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
           options.method,
           1,
         )[0];
-        if (move) scored.push(move);
+        if (move && move.imbalance > ceiling + 1e-12) raising ??= move;
+        else if (move) scored.push(move);
+      }
+      if (scored.length === 0 && raising) {
+        const format = reasonFormatOf(ctx);
+        const stop =
+          `contention: every move that spares guest contention raises the imbalance above ${format.bound('imbalance', ceiling)} ` +
+          `(best: ${raising.sid} to ${raising.target}, ${format.value('imbalance', raising.imbalance, ceiling)})`;
+        return {
+          stop,
+          code: 'raises-imbalance',
+          key: `contention-score:raises-imbalance:${raising.sid}:${raising.target}`,
+          state,
+        };
       }
       if (scored.length === 0) return { stop: 'no scored migration', code: 'nothing-scored', state };
       return { plan: { ...plan, scored }, state };

@@ -68,10 +68,14 @@ describe('ha-auto-rebalance-objective', () => {
       ),
     );
     expect(() => contentionStages({ objective: 'contention' }, { ...REF, holdRounds: 1.5 })).toThrow(
-      "contention holdRounds must be a non-negative integer, got '1.5'",
+      "holdRounds must be an integer from 0 to 9007199254740991, got '1.5'",
     );
     expect(() => contentionStages({ objective: 'contention' }, { ...REF, margin: Number.NaN })).toThrow(
-      "contention margin must be a finite number, got 'NaN'",
+      "margin must be a finite number >= 0, got 'NaN'",
+    );
+    // the reference's own stages (judging a cluster without PSI) check the reference values
+    expect(() => contentionStages({ objective: 'contention' }, { ...REF, threshold: -0.1 })).toThrow(
+      "threshold must be a finite number >= 0, got '-0.1'",
     );
     expect(() => contentionStages({ objective: 'contention' }, REF, { minGainSeconds: -5 })).toThrow(
       "contention minGainSeconds must be a finite number >= 0, got '-5'",

@@ -21,7 +21,17 @@ import {
   parseContentionSettings,
   type ContentionGateState,
 } from './index';
-import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
+import {
+  GIB,
+  KNEE,
+  cluster,
+  guests,
+  lines,
+  loadDriven,
+  selectedPlan,
+  stubAssessment,
+  stubObjective,
+} from './test-support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const CONTENTION = contentionStages(
@@ -223,14 +233,43 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
 
   it('a node without PSI is predicted from its load, said once', () => {
     const c = cluster([...guests('node1', 101, 7, 2), ...guests('node2', 201, 1, 1)]);
-    c.run(pipeline(), { until: 600, beforeRound: loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2', 'node3'] }) });
+    c.run(pipeline(), { until: 600, beforeRound: loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2'] }) });
     const notices = lines(c).filter((l) => l.includes('contention-usage-based'));
     expect(notices).toEqual([
-      '0 notice contention-usage-based: no pressure history for node1 (cpu, mem), node2 (cpu, mem), node3 (cpu, mem): predicted from the load alone',
+      '0 notice contention-usage-based: no pressure history for node1 (cpu, mem), node2 (cpu, mem): predicted from the load alone',
     ]);
     // node1 at (1 + 14)/16 = 94 %: the prior predicts 33 %, so it acts on the usage alone
     expect(c.moves()[0]).toMatchObject({ source: 'node1' });
     expect(lines(c).find((l) => l.includes('contention-move'))).toMatch(/confidence 0\.25, usage\)$/);
+  });
+
+  it('no node reports PSI: the rounds are the imbalance’s, move for move as the reference, said once', () => {
+    const make = () => cluster([...guests('node1', 101, 7, 2), ...guests('node2', 201, 1, 1)]);
+    const silent = loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2', 'node3'] });
+    const reference = make();
+    reference.run(composePipeline(REF), { until: 3600, beforeRound: silent });
+    expect(reference.moves().length).toBeGreaterThan(0);
+    const c = make();
+    c.run(pipeline(), { until: 3600, beforeRound: silent });
+    expect(c.moves()).toEqual(reference.moves());
+    const drop = (l: string) => !l.includes('notice contention-');
+    expect(lines(c).filter(drop)).toEqual(lines(reference));
+    expect(lines(c).filter((l) => !drop(l))).toEqual([
+      '0 notice contention-no-psi: no node reports pressure (PSI): balancing the load imbalance (the reference objective) until one does',
+    ]);
+  });
+
+  it('a node reporting PSI again hands the rounds back to the contention, said once each way', () => {
+    const c = cluster([...guests('node1', 101, 7, 2), ...guests('node2', 201, 1, 1)]);
+    const silent = loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2', 'node3'] });
+    const psi = loadDriven(KNEE, { noise: 1 });
+    // the imbalance threshold (30 %) is never passed in the first 60 s: hold rounds
+    c.run(pipeline(), { until: 600, beforeRound: (r) => (r.time < 60 ? silent(r) : psi(r)) });
+    expect(lines(c).filter((l) => l.includes('notice contention-') && !l.includes('contention-move'))).toEqual([
+      '0 notice contention-no-psi: no node reports pressure (PSI): balancing the load imbalance (the reference objective) until one does',
+      '60 notice contention-psi: nodes report pressure (PSI): balancing guest contention',
+    ]);
+    expect(c.moves().length).toBeGreaterThan(0);
   });
 
   it('names a corrupt restored state', () => {
@@ -307,8 +346,31 @@ describe('the host contract', () => {
     );
     const margin = contentionMarginAccept({ margin: 0.1, minGainSeconds: 30 });
     expect(() =>
-      margin.run(ctx({}), { selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 } }, null),
+      margin.run(
+        ctx({}),
+        { selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 } },
+        margin.initialState(),
+      ),
     ).toThrow("stage 'contention-margin' needs the objective");
+  });
+
+  it('the margin: what a move spares against what the moving guests wait now', () => {
+    const margin = contentionMarginAccept({ margin: 0.1, minGainSeconds: 30 });
+    const judged = (rateBefore: number, rateAfter: number, movingRate: number) =>
+      margin.run(
+        ctx({}),
+        selectedPlan(stubObjective(stubAssessment({ rateBefore, rateAfter, movingRate }))),
+        margin.initialState(),
+      );
+    // a crowded hot node: one guest of many relieves 2 % of the two nodes' contention, but spares
+    // 3 times what it waits itself: it moves (the nodes' whole contention would never let one go)
+    expect(judged(10, 9.8, 0.066)).toMatchObject({ plan: expect.anything() });
+    // most of the guest's waiting shifted onto the target: it spares 8 % of what it waits now
+    // (59 guest-seconds: above the minimum)
+    expect(judged(10, 9.9, 1.25)).toMatchObject({
+      code: 'below-margin',
+      stop: 'contention: vm:101 to node2 spares 8.0% of what the moving guests wait on node1, below margin 10.0%',
+    });
   });
 
   it('rejects bad options', () => {

@@ -1,5 +1,8 @@
 // Fixture builders for this package's tests (not exported from the package).
+import { CONTENTION_DEFAULTS, type MoveAssessment, type PressurePrediction } from '@poise/contention';
 import { ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy';
+import { CONTENTION_OBJECTIVE, type ContentionObjective, type NodePressureNow } from './objective';
+import { CONTENTION_PACE } from './pace';
 import { mulberry32 } from '../../../tools/test-support/prng';
 
 export const GIB = 1024 ** 3;
@@ -65,4 +68,81 @@ export function lines(c: ReplayCluster): string[] {
     if (e.type === 'stop') return `${e.time} stop ${e.code}: ${e.reason}`;
     return `${e.time} notice ${e.code}: ${e.message}`;
   });
+}
+
+const prediction = (percent: number, confidence = 1): PressurePrediction => ({
+  percent,
+  confidence,
+  basis: 'learned',
+  reason: 'in-range',
+});
+
+/** A node's pressure now as the gate hands it on (cpu, memory percent; reported). */
+export function pressureNow(node: string, cpu: number, mem = 0): NodePressureNow {
+  return { node, cpu: prediction(cpu), mem: prediction(mem) };
+}
+
+/**
+ * A move's assessment with the given rates (guest-seconds per second) and source cpu pressures
+ * (percent, with `confidence`); the other figures follow from them over 590 counted seconds.
+ */
+export function stubAssessment(o: {
+  rateBefore: number;
+  rateAfter: number;
+  movingRate: number;
+  cpuBefore?: number;
+  cpuAfter?: number;
+  confidence?: number;
+}): MoveAssessment {
+  const confidence = o.confidence ?? 1;
+  const same = (p: number) => ({ before: prediction(p, confidence), after: prediction(p, confidence) });
+  const saved = (o.rateBefore - o.rateAfter) * 590;
+  return {
+    source: {
+      node: 'node1',
+      cpu: { before: prediction(o.cpuBefore ?? 50, confidence), after: prediction(o.cpuAfter ?? 50, confidence) },
+      mem: same(0),
+    },
+    target: { node: 'node2', cpu: same(0), mem: same(0) },
+    rateBefore: o.rateBefore,
+    rateAfter: o.rateAfter,
+    relative: (o.rateBefore - o.rateAfter) / o.rateBefore,
+    movingRate: o.movingRate,
+    migrationSeconds: 10,
+    savedSeconds: saved,
+    escapeSeconds: 0,
+    escapeConfidence: confidence,
+    costSeconds: 1,
+    confidence,
+    netSeconds: saved * confidence - 1,
+    basis: 'learned',
+  };
+}
+
+/** A round's contention objective whose every move is `assessment` (the pace's defaults unless given). */
+export function stubObjective(
+  assessment: MoveAssessment,
+  over: Partial<Omit<ContentionObjective, 'name' | 'assess'>> = {},
+): ContentionObjective {
+  return {
+    name: CONTENTION_OBJECTIVE,
+    options: CONTENTION_DEFAULTS,
+    pressures: [],
+    pace: CONTENTION_PACE,
+    motions: [],
+    calmAt: null,
+    gain: () => assessment.netSeconds,
+    formatGain: String,
+    ...over,
+    assess: () => assessment,
+  };
+}
+
+/** The plan of a round that selected `vm:101` from node1 to node2 under `objective`. */
+export function selectedPlan(objective: ContentionObjective) {
+  return {
+    objective,
+    candidates: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1' }],
+    selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 },
+  };
 }
