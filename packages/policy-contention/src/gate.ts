@@ -22,6 +22,15 @@ import {
 } from '@poise/policy';
 import { CONTENTION_FLOOR, SATURATED } from './limits';
 import { type ContentionPace, type RecentMotion, checkMotions, contentionPace, recordMotions } from './pace';
+import {
+  type PressureSample,
+  type UnexplainedRise,
+  checkRises,
+  checkSamples,
+  detectRises,
+  lastingRises,
+  recordSamples,
+} from './rise';
 
 /** Where the gate goes in the `gate` slot: first, so it learns in every round another gate stops. */
 export const CONTENTION_GATE_ORDER = 0;
@@ -41,6 +50,10 @@ export interface ContentionGateState {
   readonly calmAt: number | null;
   /** Whether the last round it ran saw no node that ever reported PSI (it then hands the round to the imbalance). */
   readonly noPsi: boolean;
+  /** The nodes' loads and pressures of the rounds of the last 180 s (see `rise.ts`). */
+  readonly samples: readonly PressureSample[];
+  /** Nodes whose pressure rose while their load did not, until it falls below the contention floor. */
+  readonly unexplained: readonly UnexplainedRise[];
 }
 
 /** Options of {@link contentionGate}. */
@@ -118,6 +131,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       lastOutcomeAt: null,
       calmAt: null,
       noPsi: false,
+      samples: [],
+      unexplained: [],
     }),
     validateState: (value) => {
       const s = check.object(value, '');
@@ -138,6 +153,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         calmAt: s.calmAt === undefined ? null : check.numberOrNull(s.calmAt, 'calmAt'),
         // a state saved before the imbalance hand-over has no field
         noPsi: s.noPsi === undefined ? false : check.boolean(s.noPsi, 'noPsi'),
+        samples: checkSamples(check, s.samples, 'samples'),
+        unexplained: checkRises(check, 'contention', s.unexplained, 'unexplained'),
       };
     },
     observe: (facts, state) => {
@@ -201,9 +218,35 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
           message: 'nodes report pressure (PSI): balancing guest contention',
         });
       }
-      const next = { ...state, model: learned, fallback, noPsi: false };
+      // pressure that rose while the load did not is not the guests' doing: such a node is no
+      // source, and where it is the only contention the round is the imbalance's
+      const samples = recordSamples(state.samples, nodes, ctx.now);
+      const rises = detectRises(
+        samples,
+        ctx.now,
+        (node, dimension, from, to) =>
+          Math.max(0, fitted.predict(node, dimension, to).percent - fitted.predict(node, dimension, from).percent),
+        CONTENTION_FLOOR.cpuPercent,
+      );
+      const hot = new Set(pressures.filter((p) => reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
+      const unexplained = lastingRises(state.unexplained, rises, (node) => hot.has(node));
+      const unexplainedNodes = new Set(unexplained.map((r) => r.node));
+      const next = { ...state, model: learned, fallback, noPsi: false, samples, unexplained };
 
-      const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR));
+      const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR) && !unexplainedNodes.has(p.node));
+      for (const r of rises) {
+        // said once, when a node's rise is first seen (it is seen again while the rise is within the look-back)
+        if (state.unexplained.some((o) => o.node === r.node && o.dimension === r.dimension)) continue;
+        notices.push({
+          code: 'contention-unexplained',
+          severity: 'warning',
+          message: `${r.node}'s ${r.why}: not its guests' doing; no move off it for the contention while it lasts`,
+        });
+      }
+      if (contended.length === 0 && unexplained.length > 0) {
+        // nothing the guests' load explains: the round is the imbalance's, as without PSI
+        return { plan, state: next, notices };
+      }
       if (contended.length === 0) {
         const highest = (d: 'cpu' | 'mem') => Math.max(0, ...pressures.map((p) => p[d].percent));
         const stop =
@@ -224,6 +267,7 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         pace,
         motions: state.motions,
         calmAt: state.calmAt,
+        unexplained: [...unexplainedNodes],
       });
       return { plan: { ...plan, objective }, state: next, notices };
     },

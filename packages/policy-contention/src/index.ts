@@ -1,7 +1,9 @@
 export { CONTENTION_GATE_ORDER, contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
 export { contentionHold, type ContentionHoldState } from './hold';
 export { contentionScorer, type ContentionScorerOptions } from './score';
-export { contentionMarginAccept, type ContentionMarginOptions } from './margin';
+export { contentionMarginAccept, type ContentionMarginOptions, type ContentionMarginState } from './margin';
+export { JUDGED_CONFIDENCE, MISS_POINTS, type PredictedRelief, type Unrelieved } from './relief';
+export { RISE, type PressureSample, type UnexplainedRise } from './rise';
 export {
   CONTENTION_OBJECTIVE,
   contentionObjectiveOf,

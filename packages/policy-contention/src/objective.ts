@@ -48,6 +48,8 @@ export interface ContentionObjective extends MoveObjective {
   readonly motions: readonly RecentMotion[];
   /** The last round no guest waited (the hot spell began after it), `null` if none yet. */
   readonly calmAt: number | null;
+  /** Nodes whose pressure rose while their load did not (byte order): no source of a move. */
+  readonly unexplained: readonly string[];
   /**
    * The predicted effect of moving the candidate's bundle to `target` (see `assessMove` of
    * `@poise/contention`), or `undefined` when it cannot be judged: a member the host reports no
@@ -113,6 +115,7 @@ export function contentionObjective(
     readonly pace: ContentionPace;
     readonly motions: readonly RecentMotion[];
     readonly calmAt: number | null;
+    readonly unexplained?: readonly string[];
   },
 ): ContentionObjective {
   const score = moveScorer(model, options);
@@ -188,6 +191,7 @@ export function contentionObjective(
     pace: history.pace,
     motions: history.motions,
     calmAt: history.calmAt,
+    unexplained: history.unexplained ?? [],
     assess,
     gain: (candidate, target) => {
       const a = assess(candidate, target);

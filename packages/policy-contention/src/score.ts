@@ -79,7 +79,11 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       if (options.imbalance && plan.objective === undefined) return options.imbalance.run(ctx, plan, state);
       const objective = contentionObjectiveOf(plan, 'contention-score');
       // a move off a node where no guest waits relieves no one (and loads its target): not scored
-      const calm = new Set(objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
+      // nor off one whose pressure rose while its load did not: no guest's move relieves it
+      const calm = new Set([
+        ...objective.pressures.filter((p) => !reaches(p, CONTENTION_FLOOR)).map((p) => p.node),
+        ...objective.unexplained,
+      ]);
       const held = heldGuests(objective.motions, ctx.now, objective.pace);
       const ranked: Ranked[] = [];
       const unjudged: string[] = [];

@@ -117,10 +117,11 @@ describe('the move that spares the most', () => {
       contentionScorer({ method: 'bruteforce', limit: 1 }),
       selectBest(),
     ]);
+    // node1's pressure follows its load (13 of 16 cores: 42 %; 4 cores: none)
     const nodes = (pressureCpu: number) => [
       {
         node: 'node1',
-        cpu: 13,
+        cpu: pressureCpu > 0 ? 13 : 4,
         maxcpu: 16,
         mem: 8 * GIB,
         maxmem: 64 * GIB,

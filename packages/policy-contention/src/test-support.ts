@@ -131,6 +131,7 @@ export function stubObjective(
     pace: CONTENTION_PACE,
     motions: [],
     calmAt: null,
+    unexplained: [],
     gain: () => assessment.netSeconds,
     formatGain: String,
     ...over,
