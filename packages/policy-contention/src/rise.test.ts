@@ -65,38 +65,15 @@ describe('detectRises: pressure that rose while the load did not', () => {
   });
 
   it('a node already waiting that waits more, a small rise, memory: not judged', () => {
+    const steady = () => 0.4;
+    const judged = (cpu: (t: number) => number, mem?: (t: number) => number) =>
+      detectRises(series(steady, cpu, mem), 120, none, 5);
+    expect(judged((t) => (t <= 60 ? 30 : 60))).toEqual([]);
+    expect(judged((t) => (t <= 60 ? 2 : 11))).toEqual([]);
     expect(
-      detectRises(
-        series(
-          () => 0.4,
-          (t) => (t <= 60 ? 30 : 60),
-        ),
-        120,
-        none,
-        5,
-      ),
-    ).toEqual([]);
-    expect(
-      detectRises(
-        series(
-          () => 0.4,
-          (t) => (t <= 60 ? 2 : 11),
-        ),
-        120,
-        none,
-        5,
-      ),
-    ).toEqual([]);
-    expect(
-      detectRises(
-        series(
-          () => 0.4,
-          () => 2,
-          (t) => (t <= 60 ? 0 : 40),
-        ),
-        120,
-        none,
-        5,
+      judged(
+        () => 2,
+        (t) => (t <= 60 ? 0 : 40),
       ),
     ).toEqual([]);
   });
