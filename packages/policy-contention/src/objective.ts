@@ -58,6 +58,15 @@ export interface ContentionObjective extends MoveObjective {
   assess(candidate: BalanceCandidate, target: string): MoveAssessment | undefined;
 }
 
+/**
+ * A move's expected saving, guest-seconds: the prediction as it is, net of the migration (no
+ * discount). What ranks the moves worth making (`contention-score`) and what `select-cost`
+ * compares (`gain`): one figure for both.
+ */
+export function expectedSaving(a: MoveAssessment): number {
+  return a.savedSeconds - a.costSeconds;
+}
+
 /** Whether `plan.objective` is the contention objective (set by the `contention` gate). */
 export function contentionObjectiveOf(plan: Plan, stage: string): ContentionObjective {
   const o = plan.objective as Partial<ContentionObjective> | undefined;
@@ -195,7 +204,7 @@ export function contentionObjective(
     assess,
     gain: (candidate, target) => {
       const a = assess(candidate, target);
-      return a && a.savedSeconds - a.costSeconds;
+      return a && expectedSaving(a);
     },
     formatGain: formatGuestSeconds,
   };

@@ -13,7 +13,7 @@ import {
   stateCheck,
 } from '@poise/policy';
 import { CONTENTION_FLOOR } from './limits';
-import { contentionObjectiveOf, formatGuestSeconds, reaches } from './objective';
+import { contentionObjectiveOf, expectedSaving, formatGuestSeconds, reaches } from './objective';
 import { heldGuests } from './pace';
 
 /** Options of {@link contentionScorer}. */
@@ -31,9 +31,6 @@ export interface ContentionScorerOptions {
    */
   readonly threshold?: number;
 }
-
-/** A move's expected saving, guest-seconds: the prediction as it is, net of the migration (no discount). */
-const expected = (a: MoveAssessment) => a.savedSeconds - a.costSeconds;
 
 interface Ranked {
   readonly candidate: BalanceCandidate;
@@ -126,7 +123,7 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       ranked.sort(
         (a, b) =>
           worth(b.assessment) - worth(a.assessment) ||
-          (worth(a.assessment) === 1 ? expected(b.assessment) - expected(a.assessment) : 0) ||
+          (worth(a.assessment) === 1 ? expectedSaving(b.assessment) - expectedSaving(a.assessment) : 0) ||
           b.assessment.netSeconds - a.assessment.netSeconds ||
           compareNames(a.candidate.leader, b.candidate.leader) ||
           compareNames(a.target, b.target),
