@@ -49,15 +49,22 @@ describe('the motions the pace remembers', () => {
     at,
   });
 
-  it('keeps the landed ones, not the failed ones nor a repeat, and forgets them after the window', () => {
-    const first = recordMotions([], null, [outcome(100, true), outcome(120, false, 'vm:102')], 120, pace);
+  it('keeps the landed ones, not the failed ones nor a repeat, and forgets them after the window once calm', () => {
+    const first = recordMotions([], null, [outcome(100, true), outcome(120, false, 'vm:102')], 120, pace, 50);
     expect(first).toEqual({
       motions: [{ at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' }],
       lastOutcomeAt: 120,
     });
     // a host that reports an outcome again (same or older time) adds nothing
-    expect(recordMotions(first.motions, first.lastOutcomeAt, [outcome(100, true)], 140, pace).motions).toHaveLength(1);
-    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace).motions).toEqual([]);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [outcome(100, true)], 140, pace, 50).motions).toHaveLength(
+      1,
+    );
+    // past the window: kept while its hot spell lasts (calm last at 50, or never), dropped once a calm round followed it
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, 50).motions).toHaveLength(1);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, null).motions).toHaveLength(1);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, 900).motions).toEqual([]);
+    // within the window a motion is kept across a calm round: it still holds its guest
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 900, pace, 800).motions).toHaveLength(1);
   });
 
   it('asks factor^n of the minimum for the n-th motion of a hot spell; a calm round starts a new one', () => {
@@ -65,10 +72,13 @@ describe('the motions the pace remembers', () => {
       { at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' },
       { at: 300, resources: ['vm:102'], source: 'node1', target: 'node3' },
     ];
-    expect(requiredGain(30, [], null, 400, pace)).toEqual({ required: 30, recent: 0 });
-    expect(requiredGain(30, motions, null, 400, pace)).toEqual({ required: 120, recent: 2 });
-    expect(requiredGain(30, motions, 200, 400, pace)).toEqual({ required: 60, recent: 1 });
-    expect(requiredGain(30, motions, null, 1200, pace)).toEqual({ required: 60, recent: 1 });
+    expect(requiredGain(30, [], null, 400, pace)).toEqual({ required: 30, spell: 0 });
+    expect(requiredGain(30, motions, null, 400, pace)).toEqual({ required: 120, spell: 2 });
+    expect(requiredGain(30, motions, 200, 400, pace)).toEqual({ required: 60, spell: 1 });
+    // the whole spell counts, however long ago its moves landed (the window is 1000 s)
+    expect(requiredGain(30, motions, null, 5000, pace)).toEqual({ required: 120, spell: 2 });
+    expect(requiredGain(30, motions, 50, 5000, pace)).toEqual({ required: 120, spell: 2 });
+    expect(requiredGain(30, motions, 4000, 5000, pace)).toEqual({ required: 30, spell: 0 });
     expect(settledAt(motions, 320, pace)).toBe(360);
     expect(settledAt([], 320, pace)).toBeNull();
   });
@@ -100,9 +110,9 @@ describe('the pace in a replay', () => {
     flat.run(pipeline({ pace: { factor: 1 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
     expect(flat.moves()).toHaveLength(2);
     expect(steep.moves()).toHaveLength(1);
-    expect(
-      lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell's last 7200 s\)$/.test(l)),
-    ).toBe(true);
+    expect(lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell\)$/.test(l))).toBe(
+      true,
+    );
   });
 
   it('a guest it moved is not moved again within the window, even when that would spare the most', () => {

@@ -111,6 +111,7 @@ export function contentionStages(
         limit: CONTENTION_SCORE_LIMIT,
         imbalance: imbalance.score,
         threshold: reference.threshold,
+        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
       }),
     },
     {
