@@ -75,9 +75,11 @@ export interface ContentionStageOptions {
  * `contention-score` in the `score` slot (scoring with `reference.method` for the imbalance the
  * log shows) and `contention-margin` in the `margin` slot (the relative margin
  * `reference.margin`, a fraction, applied to the contention the move relieves); empty with
- * `imbalance`. On a cluster none of whose nodes reports PSI the last three judge as the
+ * `imbalance`. In a round the gate hands on without an objective the last three judge as the
  * reference's `threshold-hold`, `score-<method>` and `relative-margin` with the same settings:
- * without pressure there is no contention to see, and the round balances the imbalance. Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
+ * on a cluster none of whose nodes reports PSI (no contention to see), and where the only
+ * contention is a pressure rise the nodes' load does not explain (no guest's move relieves it).
+ * Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
  * `invalid-config` for a bad reference setting or option.
  */
 export function contentionStages(
@@ -94,7 +96,8 @@ export function contentionStages(
     return [];
   }
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
-  // the stages these replace, for a cluster without PSI (the gate hands its rounds to the imbalance)
+  // the stages these replace, for the rounds the gate hands to the imbalance (no PSI anywhere, or
+  // only a rise the load does not explain)
   const imbalance = {
     hold: thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
     score: usageScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }),
