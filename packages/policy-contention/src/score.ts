@@ -33,7 +33,7 @@ export interface ContentionScorerOptions {
   /**
    * What a move must spare before the pace (guest-seconds, finite, ≥ 0; default
    * `MIN_GAIN_SECONDS`): the `contention-margin` stage's minimum, so that the guest chosen at a
-   * blind source (see {@link blindSourceFirst}) is one the margin lets go.
+   * saturated source the model cannot see fall is one the margin lets go (see the README).
    */
   readonly minGainSeconds?: number;
 }
