@@ -35,7 +35,7 @@ export interface ContentionMarginOptions {
  *   migration) is at least `minGainSeconds`, else stop `below-min-gain`, e.g.
  *   `contention: vm:101 to node2 spares 12 guest-seconds, below 30`; each motion of the
  *   balancer that landed within the pace window in this hot spell multiplies the minimum by the pace's `factor`
- *   (`contention: vm:101 to node2 spares 100 guest-seconds, below 120 (2 moves in this hot spell)`);
+ *   (`contention: vm:101 to node2 spares 100 guest-seconds, below 120 (2 moves in this hot spell's last 7200 s)`);
  * - what it spares (the two nodes' contention rate before less after) is at least `margin` of
  *   what the moving guests wait now (`movingRate`: the reference's relative margin, relative to
  *   the guests the move disturbs; relative to the two nodes' whole contention no single guest
@@ -103,15 +103,22 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
         return { stop, code: 'source-not-relieved', state, notices };
       }
       if (!a) return { stop: `contention: ${move} cannot be judged`, code: 'not-assessable', state, notices };
-      const { required, spell } = requiredGain(
+      const { required, recent, offSource } = requiredGain(
         options.minGainSeconds,
         objective.motions,
         objective.calmAt,
         ctx.now,
         objective.pace,
+        a.source.node,
       );
       if (!(a.netSeconds >= required)) {
-        const paced = spell > 0 ? ` (${spell} move${spell === 1 ? '' : 's'} in this hot spell)` : '';
+        const moves = (n: number) => `${n} move${n === 1 ? '' : 's'}`;
+        const paced =
+          offSource > recent
+            ? ` (${moves(offSource)} off ${a.source.node} in this hot spell)`
+            : recent > 0
+              ? ` (${moves(recent)} in this hot spell's last ${objective.pace.windowSeconds} s)`
+              : '';
         return {
           stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${Math.round(required)}${paced}`,
           code: 'below-min-gain',

@@ -72,13 +72,19 @@ describe('the motions the pace remembers', () => {
       { at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' },
       { at: 300, resources: ['vm:102'], source: 'node1', target: 'node3' },
     ];
-    expect(requiredGain(30, [], null, 400, pace)).toEqual({ required: 30, spell: 0 });
-    expect(requiredGain(30, motions, null, 400, pace)).toEqual({ required: 120, spell: 2 });
-    expect(requiredGain(30, motions, 200, 400, pace)).toEqual({ required: 60, spell: 1 });
-    // the whole spell counts, however long ago its moves landed (the window is 1000 s)
-    expect(requiredGain(30, motions, null, 5000, pace)).toEqual({ required: 120, spell: 2 });
-    expect(requiredGain(30, motions, 50, 5000, pace)).toEqual({ required: 120, spell: 2 });
-    expect(requiredGain(30, motions, 4000, 5000, pace)).toEqual({ required: 30, spell: 0 });
+    const gain = (calmAt: number | null, now: number, source = 'node1', list = motions) =>
+      requiredGain(30, list, calmAt, now, pace, source);
+    expect(gain(null, 400, 'node1', [])).toEqual({ required: 30, recent: 0, offSource: 0 });
+    expect(gain(null, 400)).toEqual({ required: 120, recent: 2, offSource: 2 });
+    expect(gain(200, 400)).toEqual({ required: 60, recent: 1, offSource: 1 });
+    // off another source: the motions of the window count (the window is 1000 s)
+    expect(gain(null, 400, 'node2')).toEqual({ required: 120, recent: 2, offSource: 0 });
+    expect(gain(null, 1200, 'node2')).toEqual({ required: 60, recent: 1, offSource: 0 });
+    expect(gain(null, 5000, 'node2')).toEqual({ required: 30, recent: 0, offSource: 0 });
+    // off the same source the whole spell counts, however long ago its moves landed
+    expect(gain(null, 5000)).toEqual({ required: 120, recent: 0, offSource: 2 });
+    expect(gain(50, 5000)).toEqual({ required: 120, recent: 0, offSource: 2 });
+    expect(gain(4000, 5000)).toEqual({ required: 30, recent: 0, offSource: 0 });
     expect(settledAt(motions, 320, pace)).toBe(360);
     expect(settledAt([], 320, pace)).toBeNull();
   });
@@ -110,8 +116,19 @@ describe('the pace in a replay', () => {
     flat.run(pipeline({ pace: { factor: 1 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
     expect(flat.moves()).toHaveLength(2);
     expect(steep.moves()).toHaveLength(1);
-    expect(lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell\)$/.test(l))).toBe(
-      true,
+    expect(
+      lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell's last 7200 s\)$/.test(l)),
+    ).toBe(true);
+  });
+
+  it('off a node that stays hot the whole spell counts, not only the window', () => {
+    // the window (300 s) passes while node1 stays hot: its second move (sparing 97) still has
+    // to spare 300; a count of the window alone would let it go once the window passed
+    const spell = hotNode();
+    spell.run(pipeline({ pace: { factor: 10, windowSeconds: 300 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
+    expect(spell.moves()).toHaveLength(1);
+    expect(lines(spell)).toContain(
+      "280 stop below-min-gain: contention: vm:102 to node3 spares 97 guest-seconds, below 300 (1 move in this hot spell's last 300 s)",
     );
   });
 

@@ -20,12 +20,12 @@ export interface ContentionPace {
   readonly windowSeconds: number;
   /**
    * Each motion of the hot spell multiplies the guest-seconds a move must spare by this
-   * (finite, ≥ 1): the n-th move since the last calm round must spare `factor^n` times the
-   * minimum, however long the spell lasts, so a hot spell gets its one large move and small
-   * follow-ups wait until they are worth several moves' disturbance. Counted over the whole
-   * spell: a node that stays hot for hours with its moves relieving only the guests moved is
-   * a cluster short of capacity, and restarting the count every window would move another
-   * guest into the same wait every window.
+   * (finite, ≥ 1): the n-th move in the window, or off the same source since the last calm
+   * round however long ago, must spare `factor^n` times the minimum (see `requiredGain`), so a
+   * hot spell gets its one large move and small follow-ups wait until they are worth several
+   * moves' disturbance. Off one source over the whole spell: a node that stays hot for hours
+   * while its moves relieve only the guests moved needs capacity, and a count restarted every
+   * window would move another guest into the same wait every window.
    */
   readonly factor: number;
 }
@@ -37,7 +37,7 @@ export interface ContentionPace {
  * lasts hours) and a factor of 2: with the default minimum of 30 guest-seconds the fifth move
  * of a hot spell must spare 480 in 600 s (close to a guest waiting all the time) and a sixth
  * 960, more than one guest can wait in 600 s, so the large moves go first, the small ones only
- * while they are rare, and a spell no move ends gets at most five single-guest moves.
+ * while they are rare, and a node no move calms gets at most five single-guest moves off it.
  */
 export const CONTENTION_PACE: ContentionPace = { settleSeconds: 60, windowSeconds: 7200, factor: 2 };
 
@@ -116,9 +116,12 @@ export function settledAt(motions: readonly RecentMotion[], now: number, pace: C
 }
 
 /**
- * The guest-seconds a move must spare at `now`: `minGainSeconds × factor^n`, `n` the motions
- * that landed in this hot spell (after `calmAt`, the last round no guest waited; `null`: every
- * motion so far), however long ago.
+ * The guest-seconds a move off `source` must spare at `now`: `minGainSeconds × factor^n`, `n`
+ * the larger of two counts of this hot spell's motions (those after `calmAt`, the last round no
+ * guest waited; `null`: every motion so far): those that landed within the window (`recent`),
+ * and those off `source` however long ago (`offSource`). A spell that spreads waiting guests
+ * over the cluster gets a few moves every window; a node that stays hot however many guests
+ * left it gets its few for the whole spell.
  */
 export function requiredGain(
   minGainSeconds: number,
@@ -126,9 +129,12 @@ export function requiredGain(
   calmAt: number | null,
   now: number,
   pace: ContentionPace,
-): { required: number; spell: number } {
-  const spell = motions.filter((m) => m.at <= now && (calmAt === null || m.at > calmAt)).length;
-  return { required: minGainSeconds * pace.factor ** spell, spell };
+  source: string,
+): { required: number; recent: number; offSource: number } {
+  const spell = motions.filter((m) => m.at <= now && (calmAt === null || m.at > calmAt));
+  const recent = spell.filter((m) => m.at > now - pace.windowSeconds).length;
+  const offSource = spell.filter((m) => m.source === source).length;
+  return { required: minGainSeconds * pace.factor ** Math.max(recent, offSource), recent, offSource };
 }
 
 /** The guests moved within the window, each with when it may move again (sorted by sid). */

@@ -201,7 +201,14 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       const ceiling = options.threshold === undefined ? Infinity : Math.max(options.threshold, evaluator.imbalance());
       const scored: ScoredMigration[] = [];
       let raising: ScoredMigration | undefined;
-      const { required } = requiredGain(minGainSeconds, objective.motions, objective.calmAt, ctx.now, objective.pace);
+      const { required } = requiredGain(
+        minGainSeconds,
+        objective.motions,
+        objective.calmAt,
+        ctx.now,
+        objective.pace,
+        best.assessment.source.node,
+      );
       for (const r of blindSourceFirst(ranked, required)) {
         if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
         const move = evaluator.score(
