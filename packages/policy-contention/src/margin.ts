@@ -103,7 +103,7 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
         return { stop, code: 'source-not-relieved', state, notices };
       }
       if (!a) return { stop: `contention: ${move} cannot be judged`, code: 'not-assessable', state, notices };
-      const { required, recent, offSource } = requiredGain(
+      const { required, recent, atSource } = requiredGain(
         options.minGainSeconds,
         objective.motions,
         objective.calmAt,
@@ -114,8 +114,8 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
       if (!(a.netSeconds >= required)) {
         const moves = (n: number) => `${n} move${n === 1 ? '' : 's'}`;
         const paced =
-          offSource > recent
-            ? ` (${moves(offSource)} off ${a.source.node} in this hot spell)`
+          atSource > recent
+            ? ` (${moves(atSource)} off or onto ${a.source.node} in this hot spell)`
             : recent > 0
               ? ` (${moves(recent)} in this hot spell's last ${objective.pace.windowSeconds} s)`
               : '';

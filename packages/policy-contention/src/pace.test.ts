@@ -74,17 +74,19 @@ describe('the motions the pace remembers', () => {
     ];
     const gain = (calmAt: number | null, now: number, source = 'node1', list = motions) =>
       requiredGain(30, list, calmAt, now, pace, source);
-    expect(gain(null, 400, 'node1', [])).toEqual({ required: 30, recent: 0, offSource: 0 });
-    expect(gain(null, 400)).toEqual({ required: 120, recent: 2, offSource: 2 });
-    expect(gain(200, 400)).toEqual({ required: 60, recent: 1, offSource: 1 });
+    expect(gain(null, 400, 'node1', [])).toEqual({ required: 30, recent: 0, atSource: 0 });
+    expect(gain(null, 400)).toEqual({ required: 120, recent: 2, atSource: 2 });
+    expect(gain(200, 400)).toEqual({ required: 60, recent: 1, atSource: 1 });
     // off another source: the motions of the window count (the window is 1000 s)
-    expect(gain(null, 400, 'node2')).toEqual({ required: 120, recent: 2, offSource: 0 });
-    expect(gain(null, 1200, 'node2')).toEqual({ required: 60, recent: 1, offSource: 0 });
-    expect(gain(null, 5000, 'node2')).toEqual({ required: 30, recent: 0, offSource: 0 });
-    // off the same source the whole spell counts, however long ago its moves landed
-    expect(gain(null, 5000)).toEqual({ required: 120, recent: 0, offSource: 2 });
-    expect(gain(50, 5000)).toEqual({ required: 120, recent: 0, offSource: 2 });
-    expect(gain(4000, 5000)).toEqual({ required: 30, recent: 0, offSource: 0 });
+    expect(gain(null, 400, 'node4')).toEqual({ required: 120, recent: 2, atSource: 0 });
+    expect(gain(null, 1200, 'node4')).toEqual({ required: 60, recent: 1, atSource: 0 });
+    expect(gain(null, 5000, 'node4')).toEqual({ required: 30, recent: 0, atSource: 0 });
+    // off the same source, or off a node a motion of the spell loaded, the whole spell counts
+    expect(gain(null, 5000)).toEqual({ required: 120, recent: 0, atSource: 2 });
+    expect(gain(50, 5000)).toEqual({ required: 120, recent: 0, atSource: 2 });
+    expect(gain(4000, 5000)).toEqual({ required: 30, recent: 0, atSource: 0 });
+    expect(gain(null, 5000, 'node2')).toEqual({ required: 60, recent: 0, atSource: 1 });
+    expect(gain(200, 5000, 'node2')).toEqual({ required: 30, recent: 0, atSource: 0 });
     expect(settledAt(motions, 320, pace)).toBe(360);
     expect(settledAt([], 320, pace)).toBeNull();
   });

@@ -20,12 +20,12 @@ export interface ContentionPace {
   readonly windowSeconds: number;
   /**
    * Each motion of the hot spell multiplies the guest-seconds a move must spare by this
-   * (finite, ≥ 1): the n-th move in the window, or off the same source since the last calm
-   * round however long ago, must spare `factor^n` times the minimum (see `requiredGain`), so a
-   * hot spell gets its one large move and small follow-ups wait until they are worth several
-   * moves' disturbance. Off one source over the whole spell: a node that stays hot for hours
-   * while its moves relieve only the guests moved needs capacity, and a count restarted every
-   * window would move another guest into the same wait every window.
+   * (finite, ≥ 1): the n-th move in the window, or off or onto the same source since the last
+   * calm round however long ago, must spare `factor^n` times the minimum (see `requiredGain`),
+   * so a hot spell gets its one large move and small follow-ups wait until they are worth
+   * several moves' disturbance. At one source over the whole spell: a node that stays hot for
+   * hours while its moves relieve only the guests moved needs capacity, and a count restarted
+   * every window would move another guest into the same wait every window.
    */
   readonly factor: number;
 }
@@ -119,9 +119,10 @@ export function settledAt(motions: readonly RecentMotion[], now: number, pace: C
  * The guest-seconds a move off `source` must spare at `now`: `minGainSeconds × factor^n`, `n`
  * the larger of two counts of this hot spell's motions (those after `calmAt`, the last round no
  * guest waited; `null`: every motion so far): those that landed within the window (`recent`),
- * and those off `source` however long ago (`offSource`). A spell that spreads waiting guests
- * over the cluster gets a few moves every window; a node that stays hot however many guests
- * left it gets its few for the whole spell.
+ * and those off or onto `source` however long ago (`atSource`). A spell that spreads waiting
+ * guests over the cluster gets a few moves every window; a node that stays hot however many
+ * guests left it gets its few for the whole spell, and so does a node the spell's moves
+ * loaded: moving its load on chases what the balancer shifted there.
  */
 export function requiredGain(
   minGainSeconds: number,
@@ -130,11 +131,11 @@ export function requiredGain(
   now: number,
   pace: ContentionPace,
   source: string,
-): { required: number; recent: number; offSource: number } {
+): { required: number; recent: number; atSource: number } {
   const spell = motions.filter((m) => m.at <= now && (calmAt === null || m.at > calmAt));
   const recent = spell.filter((m) => m.at > now - pace.windowSeconds).length;
-  const offSource = spell.filter((m) => m.source === source).length;
-  return { required: minGainSeconds * pace.factor ** Math.max(recent, offSource), recent, offSource };
+  const atSource = spell.filter((m) => m.source === source || m.target === source).length;
+  return { required: minGainSeconds * pace.factor ** Math.max(recent, atSource), recent, atSource };
 }
 
 /** The guests moved within the window, each with when it may move again (sorted by sid). */
