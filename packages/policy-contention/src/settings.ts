@@ -30,7 +30,7 @@ export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
   recommended: 'imbalance',
   description:
     "what the balancer minimises: 'imbalance' (the reference: node load spread) or 'contention' (the guests' predicted waiting for cpu and memory, learned from each node's PSI against its load)",
-  why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 45-97 % below the preset but moves 2.4-8.6 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 7.35 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
+  why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 39-96 % below the preset but moves 2.25-7.5 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 3.4 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
 };
 
 /** Every key this package reads, for docs and `crsJsonSchema`. */
