@@ -170,6 +170,7 @@ describe('assessMove on a learned model (knee: 0 to 60 %, then 2 points per load
     expect(a.escapeSeconds).toBeCloseTo(0.8 * 591, 9);
     expect([a.confidence, a.escapeConfidence]).toEqual([0.1, 0.9]);
     expect(a.movingRate).toBeCloseTo(0.8, 12);
+    expect(a.movedCpu).toBe(8);
     expect(a.costSeconds).toBeCloseTo(9 * 0.1 + 0.3, 12);
     // 472.8 · 0.9 + 2068.5 · 0.1 − 1.2; a single discount (the least certain prediction) gave 252.93
     expect(a.netSeconds).toBeCloseTo(0.8 * 591 * 0.9 + 3.5 * 591 * 0.1 - 1.2, 9);

@@ -104,6 +104,8 @@ export interface MoveAssessment extends MovePressure {
   readonly relative: number;
   /** The moving guests' own contention now, guest-seconds per second: their activity at the source's pressure now. */
   readonly movingRate: number;
+  /** The cores the moving guests use now (`bundle.cpu`): what the move frees on the source. */
+  readonly movedCpu: number;
   /** How long the migration takes, seconds: set-up plus the copy. */
   readonly migrationSeconds: number;
   /** Contention saved over the horizon once the migration is done, guest-seconds (negative when the move makes it worse). */
@@ -368,6 +370,7 @@ export function moveScorer(
       rateAfter,
       relative: rateBefore > 0 ? (rateBefore - rateAfter) / rateBefore : 0,
       movingRate: contentionRate(Math.min(activity, source.activity), s.cpu.before.percent, s.mem.before.percent),
+      movedCpu: moved.cpu,
       migrationSeconds,
       savedSeconds,
       costSeconds,

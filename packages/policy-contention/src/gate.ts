@@ -158,7 +158,7 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       };
     },
     observe: (facts, state) => {
-      const next = recordMotions(state.motions, state.lastOutcomeAt, facts.outcomes, facts.now, pace);
+      const next = recordMotions(state.motions, state.lastOutcomeAt, facts.outcomes, facts.now, pace, state.calmAt);
       if (next.lastOutcomeAt === state.lastOutcomeAt && next.motions.length === state.motions.length) return { state };
       return { state: { ...state, ...next } };
     },

@@ -20,7 +20,8 @@ export interface ContentionHoldState {
  * `settling`, quiet, e.g. `contention: the move at 3700 shows in the pressure from 3760`): the
  * rounds that decide the next move see the nodes' PSI after the last one.
  * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0. With `imbalance`, a
- * round the gate hands on without an objective (no node reports PSI) is that stage's to judge
+ * round the gate hands on without an objective (no node reports PSI, or the only contention is a
+ * rise the load does not explain) is that stage's to judge
  * (the counter is the same `{ sustainedRounds }`).
  */
 export function contentionHold(options: {

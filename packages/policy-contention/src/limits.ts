@@ -21,5 +21,12 @@ export const SATURATED = { cpuPercent: 40, memPercent: 20 } as const;
  */
 export const MIN_GAIN_SECONDS = 30;
 
+/**
+ * A move is predicted to relieve its source when the source's cpu pressure falls by at least
+ * this (percentage points): the noise the lab's model families add (±1 pp) and below what a
+ * guest's share of a busy node changes.
+ */
+export const PREDICTED_FALL_POINTS = 1;
+
 /** How many moves the contention scorer hands on, best first (as many as `select-cost` compares). */
 export const CONTENTION_SCORE_LIMIT = 16;

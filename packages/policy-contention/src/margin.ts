@@ -103,18 +103,22 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
         return { stop, code: 'source-not-relieved', state, notices };
       }
       if (!a) return { stop: `contention: ${move} cannot be judged`, code: 'not-assessable', state, notices };
-      const { required, recent } = requiredGain(
+      const { required, recent, atSource } = requiredGain(
         options.minGainSeconds,
         objective.motions,
         objective.calmAt,
         ctx.now,
         objective.pace,
+        a.source.node,
       );
       if (!(a.netSeconds >= required)) {
+        const moves = (n: number) => `${n} move${n === 1 ? '' : 's'}`;
         const paced =
-          recent > 0
-            ? ` (${recent} move${recent === 1 ? '' : 's'} in this hot spell's last ${objective.pace.windowSeconds} s)`
-            : '';
+          atSource > recent
+            ? ` (${moves(atSource)} off or onto ${a.source.node} in this hot spell)`
+            : recent > 0
+              ? ` (${moves(recent)} in this hot spell's last ${objective.pace.windowSeconds} s)`
+              : '';
         return {
           stop: `contention: ${move} spares ${formatGuestSeconds(a.netSeconds)}, below ${Math.round(required)}${paced}`,
           code: 'below-min-gain',

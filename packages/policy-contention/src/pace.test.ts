@@ -49,15 +49,22 @@ describe('the motions the pace remembers', () => {
     at,
   });
 
-  it('keeps the landed ones, not the failed ones nor a repeat, and forgets them after the window', () => {
-    const first = recordMotions([], null, [outcome(100, true), outcome(120, false, 'vm:102')], 120, pace);
+  it('keeps the landed ones, not the failed ones nor a repeat, and forgets them after the window once calm', () => {
+    const first = recordMotions([], null, [outcome(100, true), outcome(120, false, 'vm:102')], 120, pace, 50);
     expect(first).toEqual({
       motions: [{ at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' }],
       lastOutcomeAt: 120,
     });
     // a host that reports an outcome again (same or older time) adds nothing
-    expect(recordMotions(first.motions, first.lastOutcomeAt, [outcome(100, true)], 140, pace).motions).toHaveLength(1);
-    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace).motions).toEqual([]);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [outcome(100, true)], 140, pace, 50).motions).toHaveLength(
+      1,
+    );
+    // past the window: kept while its hot spell lasts (calm last at 50, or never), dropped once a calm round followed it
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, 50).motions).toHaveLength(1);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, null).motions).toHaveLength(1);
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, 900).motions).toEqual([]);
+    // within the window a motion is kept across a calm round: it still holds its guest
+    expect(recordMotions(first.motions, first.lastOutcomeAt, [], 900, pace, 800).motions).toHaveLength(1);
   });
 
   it('asks factor^n of the minimum for the n-th motion of a hot spell; a calm round starts a new one', () => {
@@ -65,10 +72,21 @@ describe('the motions the pace remembers', () => {
       { at: 100, resources: ['vm:101'], source: 'node1', target: 'node2' },
       { at: 300, resources: ['vm:102'], source: 'node1', target: 'node3' },
     ];
-    expect(requiredGain(30, [], null, 400, pace)).toEqual({ required: 30, recent: 0 });
-    expect(requiredGain(30, motions, null, 400, pace)).toEqual({ required: 120, recent: 2 });
-    expect(requiredGain(30, motions, 200, 400, pace)).toEqual({ required: 60, recent: 1 });
-    expect(requiredGain(30, motions, null, 1200, pace)).toEqual({ required: 60, recent: 1 });
+    const gain = (calmAt: number | null, now: number, source = 'node1', list = motions) =>
+      requiredGain(30, list, calmAt, now, pace, source);
+    expect(gain(null, 400, 'node1', [])).toEqual({ required: 30, recent: 0, atSource: 0 });
+    expect(gain(null, 400)).toEqual({ required: 120, recent: 2, atSource: 2 });
+    expect(gain(200, 400)).toEqual({ required: 60, recent: 1, atSource: 1 });
+    // off another source: the motions of the window count (the window is 1000 s)
+    expect(gain(null, 400, 'node4')).toEqual({ required: 120, recent: 2, atSource: 0 });
+    expect(gain(null, 1200, 'node4')).toEqual({ required: 60, recent: 1, atSource: 0 });
+    expect(gain(null, 5000, 'node4')).toEqual({ required: 30, recent: 0, atSource: 0 });
+    // off the same source, or off a node a motion of the spell loaded, the whole spell counts
+    expect(gain(null, 5000)).toEqual({ required: 120, recent: 0, atSource: 2 });
+    expect(gain(50, 5000)).toEqual({ required: 120, recent: 0, atSource: 2 });
+    expect(gain(4000, 5000)).toEqual({ required: 30, recent: 0, atSource: 0 });
+    expect(gain(null, 5000, 'node2')).toEqual({ required: 60, recent: 0, atSource: 1 });
+    expect(gain(200, 5000, 'node2')).toEqual({ required: 30, recent: 0, atSource: 0 });
     expect(settledAt(motions, 320, pace)).toBe(360);
     expect(settledAt([], 320, pace)).toBeNull();
   });
@@ -103,6 +121,17 @@ describe('the pace in a replay', () => {
     expect(
       lines(steep).some((l) => /stop below-min-gain: .* below 300 \(1 move in this hot spell's last 7200 s\)$/.test(l)),
     ).toBe(true);
+  });
+
+  it('off a node that stays hot the whole spell counts, not only the window', () => {
+    // the window (300 s) passes while node1 stays hot: its second move (sparing 97) still has
+    // to spare 300; a count of the window alone would let it go once the window passed
+    const spell = hotNode();
+    spell.run(pipeline({ pace: { factor: 10, windowSeconds: 300 } }), { until: 1800, beforeRound: loadDriven(KNEE) });
+    expect(spell.moves()).toHaveLength(1);
+    expect(lines(spell)).toContain(
+      "280 stop below-min-gain: contention: vm:102 to node3 spares 97 guest-seconds, below 300 (1 move in this hot spell's last 300 s)",
+    );
   });
 
   it('a guest it moved is not moved again within the window, even when that would spare the most', () => {

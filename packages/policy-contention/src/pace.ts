@@ -15,13 +15,17 @@ export interface ContentionPace {
   readonly settleSeconds: number;
   /**
    * Seconds a motion counts as recent (finite, > 0): a guest the objective moved is not moved
-   * again within them, and every recent motion raises what the next move must spare.
+   * again within them.
    */
   readonly windowSeconds: number;
   /**
-   * Each recent motion multiplies the guest-seconds a move must spare by this (finite, ≥ 1):
-   * the n-th move in a window must spare `factor^n` times the minimum, so a hot spell gets its
-   * one large move and small follow-ups wait until they are worth several moves' disturbance.
+   * Each motion of the hot spell multiplies the guest-seconds a move must spare by this
+   * (finite, ≥ 1): the n-th move in the window, or off or onto the same source since the last
+   * calm round however long ago, must spare `factor^n` times the minimum (see `requiredGain`),
+   * so a hot spell gets its one large move and small follow-ups wait until they are worth
+   * several moves' disturbance. At one source over the whole spell: a node that stays hot for
+   * hours while its moves relieve only the guests moved needs capacity, and a count restarted
+   * every window would move another guest into the same wait every window.
    */
   readonly factor: number;
 }
@@ -31,8 +35,9 @@ export interface ContentionPace {
  * to within 0.3 %), a two-hour window (a guest the objective moved stays where it went for two
  * hours; the reference's hold and the preset's cooldown are minutes, a hot spell in the field
  * lasts hours) and a factor of 2: with the default minimum of 30 guest-seconds the fifth move
- * of a hot spell must spare 480 in 600 s (close to a guest waiting all the time), so the large
- * moves go first and the small ones only while they are rare.
+ * of a hot spell must spare 480 in 600 s (close to a guest waiting all the time) and a sixth
+ * 960, more than one guest can wait in 600 s, so the large moves go first, the small ones only
+ * while they are rare, and a node no move calms gets at most five single-guest moves off it.
  */
 export const CONTENTION_PACE: ContentionPace = { settleSeconds: 60, windowSeconds: 7200, factor: 2 };
 
@@ -59,9 +64,11 @@ export function contentionPace(options: Partial<ContentionPace> = {}): Contentio
 }
 
 /**
- * The landed motions still recent at `now` after this round's outcomes: the new successful
- * ones (reported after `lastOutcomeAt`) appended, those older than the window dropped.
- * Failed motions moved nothing and are not kept.
+ * The landed motions that still count at `now` after this round's outcomes: the new successful
+ * ones (reported after `lastOutcomeAt`) appended; kept while recent (within the window) or of
+ * the hot spell (after `calmAt`, the last round no guest waited; `null`: none yet, the whole
+ * run is the spell). Failed motions moved nothing and are not kept. The list stays short: each
+ * motion of a spell had to spare twice what the one before did.
  */
 export function recordMotions(
   motions: readonly RecentMotion[],
@@ -69,14 +76,15 @@ export function recordMotions(
   outcomes: readonly MotionOutcome[],
   now: number,
   pace: ContentionPace,
+  calmAt: number | null,
 ): { motions: RecentMotion[]; lastOutcomeAt: number | null } {
   const fresh = outcomes.filter((o) => lastOutcomeAt === null || o.at > lastOutcomeAt);
   let last = lastOutcomeAt;
   for (const o of fresh) if (last === null || o.at > last) last = o.at;
-  const kept = motions.filter((m) => m.at > now - pace.windowSeconds);
+  const counts = (at: number) => at > now - pace.windowSeconds || calmAt === null || at > calmAt;
+  const kept = motions.filter((m) => counts(m.at));
   for (const o of fresh) {
-    if (o.ok && o.at > now - pace.windowSeconds)
-      kept.push({ at: o.at, resources: [...o.resources], source: o.source, target: o.target });
+    if (o.ok && counts(o.at)) kept.push({ at: o.at, resources: [...o.resources], source: o.source, target: o.target });
   }
   return { motions: kept, lastOutcomeAt: last };
 }
@@ -108,9 +116,13 @@ export function settledAt(motions: readonly RecentMotion[], now: number, pace: C
 }
 
 /**
- * The guest-seconds a move must spare at `now`: `minGainSeconds × factor^n`, `n` the motions
- * that landed within the window and in this hot spell (after `calmAt`, the last round no guest
- * waited).
+ * The guest-seconds a move off `source` must spare at `now`: `minGainSeconds × factor^n`, `n`
+ * the larger of two counts of this hot spell's motions (those after `calmAt`, the last round no
+ * guest waited; `null`: every motion so far): those that landed within the window (`recent`),
+ * and those off or onto `source` however long ago (`atSource`). A spell that spreads waiting
+ * guests over the cluster gets a few moves every window; a node that stays hot however many
+ * guests left it gets its few for the whole spell, and so does a node the spell's moves
+ * loaded: moving its load on chases what the balancer shifted there.
  */
 export function requiredGain(
   minGainSeconds: number,
@@ -118,9 +130,12 @@ export function requiredGain(
   calmAt: number | null,
   now: number,
   pace: ContentionPace,
-): { required: number; recent: number } {
-  const recent = recentAt(motions, now, pace).filter((m) => calmAt === null || m.at > calmAt).length;
-  return { required: minGainSeconds * pace.factor ** recent, recent };
+  source: string,
+): { required: number; recent: number; atSource: number } {
+  const spell = motions.filter((m) => m.at <= now && (calmAt === null || m.at > calmAt));
+  const recent = spell.filter((m) => m.at > now - pace.windowSeconds).length;
+  const atSource = spell.filter((m) => m.source === source || m.target === source).length;
+  return { required: minGainSeconds * pace.factor ** Math.max(recent, atSource), recent, atSource };
 }
 
 /** The guests moved within the window, each with when it may move again (sorted by sid). */

@@ -12,9 +12,9 @@ import {
   reasonFormatOf,
   stateCheck,
 } from '@poise/policy';
-import { CONTENTION_FLOOR } from './limits';
+import { CONTENTION_FLOOR, MIN_GAIN_SECONDS, PREDICTED_FALL_POINTS, SATURATED } from './limits';
 import { contentionObjectiveOf, expectedSaving, formatGuestSeconds, reaches } from './objective';
-import { heldGuests } from './pace';
+import { heldGuests, requiredGain } from './pace';
 
 /** Options of {@link contentionScorer}. */
 export interface ContentionScorerOptions {
@@ -30,12 +30,73 @@ export interface ContentionScorerOptions {
    * not buy it by piling load where the figures say it does not belong.
    */
   readonly threshold?: number;
+  /**
+   * What a move must spare before the pace (guest-seconds, finite, ≥ 0; default
+   * `MIN_GAIN_SECONDS`): the `contention-margin` stage's minimum, so that the guest chosen at a
+   * saturated source the model cannot see fall is one the margin lets go (see the README).
+   */
+  readonly minGainSeconds?: number;
 }
 
 interface Ranked {
   readonly candidate: BalanceCandidate;
   readonly target: string;
   readonly assessment: MoveAssessment;
+}
+
+const worth = (a: MoveAssessment) => (a.netSeconds > 0 ? 1 : 0);
+
+/**
+ * The moves worth making (their gain counted with its confidence, net of the migration) first,
+ * best expected saving first: the confidence decides whether a move is worth it, the
+ * prediction as it is decides which; ties by leader and target in byte order.
+ */
+function byExpectedSaving(a: Ranked, b: Ranked): number {
+  return (
+    worth(b.assessment) - worth(a.assessment) ||
+    (worth(a.assessment) === 1 ? expectedSaving(b.assessment) - expectedSaving(a.assessment) : 0) ||
+    b.assessment.netSeconds - a.assessment.netSeconds ||
+    compareNames(a.candidate.leader, b.candidate.leader) ||
+    compareNames(a.target, b.target)
+  );
+}
+
+/**
+ * The ranked moves (sorted by {@link byExpectedSaving}), or, when the best one's source is
+ * saturated and blind, only the moves of the guest that frees the most cores there.
+ *
+ * Blind: the source's cpu pressure is saturated now (`SATURATED`) and the model predicts no
+ * move off it to lower it (by `PREDICTED_FALL_POINTS`): it has seen the node calm and saturated,
+ * nothing between. Its moves then differ only by what the moving guests escape, and the
+ * staying guests' relief, unknown rather than nil, grows with the cores a move frees: of the
+ * guests whose move spares at least `required` (what the pace asks now; any worth making when
+ * none does), the largest goes first (as the imbalance would choose), to the target the saving
+ * prefers.
+ * Small guests first would each leave the node as saturated as before and take a move of the
+ * spell's budget (see `ContentionPace.factor`).
+ */
+export function blindSourceFirst<
+  T extends { readonly candidate: BalanceCandidate; readonly assessment: MoveAssessment },
+>(ranked: readonly T[], required: number): readonly T[] {
+  const best = ranked[0];
+  if (!best || !(best.assessment.netSeconds > 0)) return ranked;
+  const source = best.assessment.source.node;
+  const off = ranked.filter((r) => r.assessment.source.node === source);
+  const blind = off.every(
+    ({ assessment: { source: s } }) =>
+      s.cpu.before.percent >= SATURATED.cpuPercent &&
+      s.cpu.after.percent > s.cpu.before.percent - PREDICTED_FALL_POINTS,
+  );
+  if (!blind) return ranked;
+  const largestOf = (enough: (a: MoveAssessment) => boolean) => {
+    let largest: T | undefined;
+    for (const r of off) {
+      if (enough(r.assessment) && (!largest || r.assessment.movedCpu > largest.assessment.movedCpu)) largest = r;
+    }
+    return largest;
+  };
+  const largest = largestOf((a) => a.netSeconds >= required && a.netSeconds > 0) ?? largestOf((a) => a.netSeconds > 0);
+  return ranked.filter((r) => r.candidate.leader === largest!.candidate.leader);
 }
 
 /**
@@ -65,6 +126,12 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
     throw new PolicyError(
       'invalid-config',
       `contention score threshold must be a finite number >= 0, got '${options.threshold}'`,
+    );
+  const minGainSeconds = options.minGainSeconds ?? MIN_GAIN_SECONDS;
+  if (!(Number.isFinite(minGainSeconds) && minGainSeconds >= 0))
+    throw new PolicyError(
+      'invalid-config',
+      `contention minGainSeconds must be a finite number >= 0, got '${minGainSeconds}'`,
     );
   const check = stateCheck('contention-score');
   return {
@@ -116,18 +183,7 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
         const stop = `contention: no candidate can be judged (no guest or node telemetry for ${formatList(unjudged)})`;
         return { stop, code: 'not-assessable', key: 'contention-score:not-assessable', state };
       }
-      // the moves worth making (their gain counted with its confidence, net of the migration)
-      // first, best expected saving first: the confidence decides whether a move is worth it,
-      // the prediction as it is decides which
-      const worth = (a: MoveAssessment) => (a.netSeconds > 0 ? 1 : 0);
-      ranked.sort(
-        (a, b) =>
-          worth(b.assessment) - worth(a.assessment) ||
-          (worth(a.assessment) === 1 ? expectedSaving(b.assessment) - expectedSaving(a.assessment) : 0) ||
-          b.assessment.netSeconds - a.assessment.netSeconds ||
-          compareNames(a.candidate.leader, b.candidate.leader) ||
-          compareNames(a.target, b.target),
-      );
+      ranked.sort(byExpectedSaving);
       const best = ranked[0]!;
       if (!(best.assessment.netSeconds > 0)) {
         const everywhere =
@@ -145,7 +201,15 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       const ceiling = options.threshold === undefined ? Infinity : Math.max(options.threshold, evaluator.imbalance());
       const scored: ScoredMigration[] = [];
       let raising: ScoredMigration | undefined;
-      for (const r of ranked) {
+      const { required } = requiredGain(
+        minGainSeconds,
+        objective.motions,
+        objective.calmAt,
+        ctx.now,
+        objective.pace,
+        best.assessment.source.node,
+      );
+      for (const r of blindSourceFirst(ranked, required)) {
         if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
         const move = evaluator.score(
           [{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }],

@@ -30,7 +30,7 @@ export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
   recommended: 'imbalance',
   description:
     "what the balancer minimises: 'imbalance' (the reference: node load spread) or 'contention' (the guests' predicted waiting for cpu and memory, learned from each node's PSI against its load)",
-  why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 45-97 % below the preset but moves 2.4-8.6 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 7.35 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
+  why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 39-96 % below the preset but moves 2.25-7.5 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 3.4 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
 };
 
 /** Every key this package reads, for docs and `crsJsonSchema`. */
@@ -75,9 +75,11 @@ export interface ContentionStageOptions {
  * `contention-score` in the `score` slot (scoring with `reference.method` for the imbalance the
  * log shows) and `contention-margin` in the `margin` slot (the relative margin
  * `reference.margin`, a fraction, applied to the contention the move relieves); empty with
- * `imbalance`. On a cluster none of whose nodes reports PSI the last three judge as the
+ * `imbalance`. In a round the gate hands on without an objective the last three judge as the
  * reference's `threshold-hold`, `score-<method>` and `relative-margin` with the same settings:
- * without pressure there is no contention to see, and the round balances the imbalance. Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
+ * on a cluster none of whose nodes reports PSI (no contention to see), and where the only
+ * contention is a pressure rise the nodes' load does not explain (no guest's move relieves it).
+ * Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
  * `invalid-config` for a bad reference setting or option.
  */
 export function contentionStages(
@@ -94,7 +96,8 @@ export function contentionStages(
     return [];
   }
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
-  // the stages these replace, for a cluster without PSI (the gate hands its rounds to the imbalance)
+  // the stages these replace, for the rounds the gate hands to the imbalance (no PSI anywhere, or
+  // only a rise the load does not explain)
   const imbalance = {
     hold: thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
     score: usageScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }),
@@ -111,6 +114,7 @@ export function contentionStages(
         limit: CONTENTION_SCORE_LIMIT,
         imbalance: imbalance.score,
         threshold: reference.threshold,
+        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
       }),
     },
     {

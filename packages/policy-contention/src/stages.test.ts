@@ -385,6 +385,9 @@ describe('the host contract', () => {
     expect(() => contentionScorer({ method: 'topsis', limit: 0 })).toThrow(
       "contention score limit must be an integer >= 1, got '0'",
     );
+    expect(() => contentionScorer({ method: 'topsis', limit: 1, minGainSeconds: Number.NaN })).toThrow(
+      "contention minGainSeconds must be a finite number >= 0, got 'NaN'",
+    );
     expect(() => contentionMarginAccept({ margin: Number.NaN, minGainSeconds: 30 })).toThrow(
       "contention margin must be a finite number, got 'NaN'",
     );

@@ -108,6 +108,7 @@ export function stubAssessment(o: {
     rateAfter: o.rateAfter,
     relative: (o.rateBefore - o.rateAfter) / o.rateBefore,
     movingRate: o.movingRate,
+    movedCpu: 1,
     migrationSeconds: 10,
     savedSeconds: saved,
     escapeSeconds: 0,
