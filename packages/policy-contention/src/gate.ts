@@ -194,7 +194,8 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
                   'no node reports pressure (PSI): balancing the load imbalance (the reference objective) until one does',
               },
             ];
-        return { plan, state: { ...state, model: learned, fallback: [], noPsi: true }, notices };
+        // no contention to see: calm, as far as the pace's hot spell goes
+        return { plan, state: { ...state, model: learned, fallback: [], noPsi: true, calmAt: ctx.now }, notices };
       }
       const fitted = fitModel(learned);
       const pressures = modelCall('contention model', () => pressuresNow(fitted, nodes));
@@ -244,8 +245,9 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         });
       }
       if (contended.length === 0 && unexplained.length > 0) {
-        // nothing the guests' load explains: the round is the imbalance's, as without PSI
-        return { plan, state: next, notices };
+        // nothing the guests' load explains: the round is the imbalance's, as without PSI, and
+        // no hot spell of the objective's goes on
+        return { plan, state: { ...next, calmAt: ctx.now }, notices };
       }
       if (contended.length === 0) {
         const highest = (d: 'cpu' | 'mem') => Math.max(0, ...pressures.map((p) => p[d].percent));

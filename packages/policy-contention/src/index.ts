@@ -10,7 +10,7 @@ export {
   type ContentionObjective,
   type NodePressureNow,
 } from './objective';
-export { CONTENTION_PACE, type ContentionPace, type RecentMotion } from './pace';
+export { CONTENTION_PACE, SPELL_MOTIONS_KEPT, type ContentionPace, type RecentMotion } from './pace';
 export { CONTENTION_FLOOR, CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, SATURATED } from './limits';
 export {
   CONTENTION_KEYS,

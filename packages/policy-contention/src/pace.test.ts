@@ -7,7 +7,7 @@ import {
   contentionStages,
   parseContentionSettings,
 } from './index';
-import { contentionPace, recordMotions, requiredGain, settledAt } from './pace';
+import { SPELL_MOTIONS_KEPT, contentionPace, recordMotions, requiredGain, settledAt } from './pace';
 import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
@@ -65,6 +65,25 @@ describe('the motions the pace remembers', () => {
     expect(recordMotions(first.motions, first.lastOutcomeAt, [], 1100, pace, 900).motions).toEqual([]);
     // within the window a motion is kept across a calm round: it still holds its guest
     expect(recordMotions(first.motions, first.lastOutcomeAt, [], 900, pace, 800).motions).toHaveLength(1);
+  });
+
+  it('keeps at most SPELL_MOTIONS_KEPT motions older than the window, the newest, however long the spell', () => {
+    // a cluster that never calms: 100 motions, one every 100 s, all but the last 9 older than the window
+    let state = { motions: [] as ReturnType<typeof recordMotions>['motions'], lastOutcomeAt: null as number | null };
+    for (let i = 1; i <= 100; i++) {
+      state = recordMotions(
+        state.motions,
+        state.lastOutcomeAt,
+        [outcome(i * 100, true, `vm:${i}`)],
+        i * 100,
+        pace,
+        null,
+      );
+    }
+    const ats = state.motions.map((m) => m.at);
+    expect(ats).toHaveLength(SPELL_MOTIONS_KEPT + 10);
+    expect(ats[0]).toBe((100 - 9 - SPELL_MOTIONS_KEPT) * 100);
+    expect(ats.at(-1)).toBe(10_000);
   });
 
   it('asks factor^n of the minimum for the n-th motion of a hot spell; a calm round starts a new one', () => {

@@ -64,11 +64,19 @@ export function contentionPace(options: Partial<ContentionPace> = {}): Contentio
 }
 
 /**
+ * Motions older than the window kept for their hot spell, at most (the newest): beyond this
+ * many a spell's count asks more than any move can spare at any factor above 1.6 (30 × 1.6³²
+ * guest-seconds is 51 years of one guest's time), and a host whose cluster never calms (or
+ * whose rounds the imbalance judges) does not grow the state without bound.
+ */
+export const SPELL_MOTIONS_KEPT = 32;
+
+/**
  * The landed motions that still count at `now` after this round's outcomes: the new successful
  * ones (reported after `lastOutcomeAt`) appended; kept while recent (within the window) or of
  * the hot spell (after `calmAt`, the last round no guest waited; `null`: none yet, the whole
- * run is the spell). Failed motions moved nothing and are not kept. The list stays short: each
- * motion of a spell had to spare twice what the one before did.
+ * run is the spell; at most {@link SPELL_MOTIONS_KEPT} of these, the newest). Failed motions
+ * moved nothing and are not kept.
  */
 export function recordMotions(
   motions: readonly RecentMotion[],
@@ -86,7 +94,10 @@ export function recordMotions(
   for (const o of fresh) {
     if (o.ok && counts(o.at)) kept.push({ at: o.at, resources: [...o.resources], source: o.source, target: o.target });
   }
-  return { motions: kept, lastOutcomeAt: last };
+  const old = kept.filter((m) => m.at <= now - pace.windowSeconds);
+  if (old.length <= SPELL_MOTIONS_KEPT) return { motions: kept, lastOutcomeAt: last };
+  const dropped = new Set(old.sort((a, b) => a.at - b.at).slice(0, old.length - SPELL_MOTIONS_KEPT));
+  return { motions: kept.filter((m) => !dropped.has(m)), lastOutcomeAt: last };
 }
 
 /** A restored list of motions, checked field by field. */

@@ -273,6 +273,29 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
     expect(c.moves().length).toBeGreaterThan(0);
   });
 
+  it('a round without PSI ends the hot spell of the pace: the motions before it no longer count', () => {
+    const gate = contentionGate();
+    const node = (name: string) => ({
+      node: name,
+      cpu: 8,
+      maxcpu: 16,
+      mem: 8 * GIB,
+      maxmem: 64 * GIB,
+      servicesCpu: 8,
+      servicesMem: 8 * GIB,
+    });
+    const ctx: BalanceContext = {
+      now: 900,
+      motionInFlight: false,
+      imbalance: () => 0.5,
+      candidates: () => [],
+      score: () => [],
+      nodes: () => [node('node1'), node('node2')],
+    };
+    const out = gate.run(ctx, {}, gate.initialState());
+    expect(out).toMatchObject({ plan: {}, state: { noPsi: true, calmAt: 900 } });
+  });
+
   it('names a corrupt restored state', () => {
     const gate = contentionGate();
     const good = gate.initialState();
