@@ -1,8 +1,8 @@
 import type { MoveAssessment } from '@poise/contention';
-import type { BalanceCandidate } from '@poise/policy';
+import type { BalanceCandidate, BalanceContext, ScoredMigration } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { blindSourceFirst } from './score';
-import { stubAssessment } from './test-support';
+import { blindSourceFirst, contentionScorer } from './score';
+import { pressureNow, stubAssessment, stubObjective } from './test-support';
 
 /** A ranked move of `leader` off node1 freeing `cpu` cores, scored `net`, the source's cpu pressure `before → after`. */
 function move(leader: string, cpu: number, net: number, before = 99, after = 99) {
@@ -33,5 +33,50 @@ describe('a saturated source the model cannot see fall', () => {
     const none = [move('vm:101', 1, -5), move('vm:103', 8, -10)];
     expect(leaders(blindSourceFirst(none, 30))).toEqual(['vm:101', 'vm:103']);
     expect(blindSourceFirst([], 30)).toEqual([]);
+  });
+});
+
+describe('contention-score at a blind saturated source', () => {
+  const small = move('vm:101', 1, 200).assessment;
+  const large = move('vm:104', 12, 100).assessment;
+  const candidates = ['vm:101', 'vm:104'].map((leader) => ({
+    leader,
+    resources: [leader],
+    targets: ['node2'],
+    source: 'node1',
+  }));
+  const objective = {
+    ...stubObjective(small, { pressures: [pressureNow('node1', 99), pressureNow('node2', 0)] }),
+    assess: (c: BalanceCandidate) => (c.leader === 'vm:104' ? large : small),
+  };
+  // the imbalance after each move (0.2 now, threshold 0.3): the large guest's as given
+  const round = (largeAfter: number) => {
+    const score = (moves: readonly { leader: string; targets: readonly string[] }[]): ScoredMigration[] =>
+      moves.map((m) => ({
+        sid: m.leader,
+        source: 'node1',
+        target: m.targets[0]!,
+        imbalance: m.leader === 'vm:104' ? largeAfter : 0.25,
+      }));
+    const context: BalanceContext = {
+      now: 0,
+      motionInFlight: false,
+      imbalance: () => 0.2,
+      candidates: () => candidates,
+      score,
+    };
+    return contentionScorer({ method: 'bruteforce', limit: 4, threshold: 0.3 }).run(
+      context,
+      { candidates, objective },
+      null,
+    );
+  };
+
+  it('hands on only the largest guest, which the expected saving ranks second', () => {
+    expect(round(0.1)).toMatchObject({ plan: { scored: [{ sid: 'vm:104' }] } });
+  });
+
+  it("falls back to the ranking when the largest guest's moves would raise the imbalance", () => {
+    expect(round(0.35)).toMatchObject({ plan: { scored: [{ sid: 'vm:101' }] } });
   });
 });

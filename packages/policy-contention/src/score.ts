@@ -199,8 +199,6 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       }
       const evaluator = evaluatorOf(ctx, plan);
       const ceiling = options.threshold === undefined ? Infinity : Math.max(options.threshold, evaluator.imbalance());
-      const scored: ScoredMigration[] = [];
-      let raising: ScoredMigration | undefined;
       const { required } = requiredGain(
         minGainSeconds,
         objective.motions,
@@ -209,16 +207,26 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
         objective.pace,
         best.assessment.source.node,
       );
-      for (const r of blindSourceFirst(ranked, required)) {
-        if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
-        const move = evaluator.score(
-          [{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }],
-          options.method,
-          1,
-        )[0];
-        if (move && move.imbalance > ceiling + 1e-12) raising ??= move;
-        else if (move) scored.push(move);
-      }
+      const handOn = (list: readonly Ranked[]) => {
+        const scored: ScoredMigration[] = [];
+        let raising: ScoredMigration | undefined;
+        for (const r of list) {
+          if (scored.length >= options.limit || !(r.assessment.netSeconds > 0)) break;
+          const move = evaluator.score(
+            [{ leader: r.candidate.leader, resources: r.candidate.resources, targets: [r.target] }],
+            options.method,
+            1,
+          )[0];
+          if (move && move.imbalance > ceiling + 1e-12) raising ??= move;
+          else if (move) scored.push(move);
+        }
+        return { scored, raising };
+      };
+      // the largest guest of a blind source first; when none of its moves can be handed on (each
+      // would raise the imbalance), the ranking as it is
+      const blind = blindSourceFirst(ranked, required);
+      let { scored, raising } = handOn(blind);
+      if (scored.length === 0 && blind !== ranked) ({ scored, raising } = handOn(ranked));
       if (scored.length === 0 && raising) {
         const format = reasonFormatOf(ctx);
         const stop =
