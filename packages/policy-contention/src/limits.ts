@@ -1,4 +1,5 @@
 /** The contention stages' thresholds, each with why it has its value. */
+import { PolicyError } from '@poise/policy';
 
 /**
  * A node has contention when its PSI some avg10 reaches these (percent): the gate's floor. Below
@@ -20,6 +21,13 @@ export const SATURATED = { cpuPercent: 40, memPercent: 20 } as const;
  * of pressure on a handful of guests) would decide.
  */
 export const MIN_GAIN_SECONDS = 30;
+
+/** `value` when it is a valid minimum saving (a finite number ≥ 0), else `PolicyError` `invalid-config`. */
+export function checkMinGainSeconds(value: number): number {
+  if (!Number.isFinite(value) || value < 0)
+    throw new PolicyError('invalid-config', `contention minGainSeconds must be a finite number >= 0, got '${value}'`);
+  return value;
+}
 
 /**
  * A move is predicted to relieve its source when the source's cpu pressure falls by at least

@@ -1,5 +1,6 @@
 import { type NoticeInit, PolicyError, type Stage, formatPercent, selectedOf, stateCheck } from '@poise/policy';
 import { contentionObjectiveOf, formatChange, formatGuestSeconds } from './objective';
+import { checkMinGainSeconds } from './limits';
 import { requiredGain } from './pace';
 import {
   JUDGED_CONFIDENCE,
@@ -48,12 +49,7 @@ export interface ContentionMarginOptions {
 export function contentionMarginAccept(options: ContentionMarginOptions): Stage<ContentionMarginState> {
   if (!Number.isFinite(options.margin))
     throw new PolicyError('invalid-config', `contention margin must be a finite number, got '${options.margin}'`);
-  if (!Number.isFinite(options.minGainSeconds) || options.minGainSeconds < 0) {
-    throw new PolicyError(
-      'invalid-config',
-      `contention minGainSeconds must be a finite number >= 0, got '${options.minGainSeconds}'`,
-    );
-  }
+  checkMinGainSeconds(options.minGainSeconds);
   const check = stateCheck('contention-margin');
   return {
     name: 'contention-margin',

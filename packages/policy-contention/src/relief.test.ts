@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type BalanceContext, type ScoredMigration, stateCheck } from '@poise/policy';
+import { type ScoredMigration, stateCheck } from '@poise/policy';
 import { contentionMarginAccept, contentionScorer } from './index';
 import { type PredictedRelief, checkPredicted, checkUnrelieved, judgeRelief } from './relief';
-import { pressureNow, selectedPlan, stubAssessment, stubObjective } from './test-support';
+import { balanceContext, pressureNow, selectedPlan, stubAssessment, stubObjective } from './test-support';
 
-const ctx = (now: number, over: Partial<BalanceContext> = {}): BalanceContext => ({
-  now,
-  motionInFlight: false,
-  imbalance: () => 0.5,
-  candidates: () => [],
-  score: () => [],
-  ...over,
-});
+const ctx = balanceContext;
 
 // decided at 1000: vm:101 off node1, cpu predicted 30 % → 5 %
 const LAST: PredictedRelief = {

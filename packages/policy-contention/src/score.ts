@@ -12,7 +12,7 @@ import {
   reasonFormatOf,
   stateCheck,
 } from '@poise/policy';
-import { CONTENTION_FLOOR, MIN_GAIN_SECONDS, PREDICTED_FALL_POINTS, SATURATED } from './limits';
+import { CONTENTION_FLOOR, MIN_GAIN_SECONDS, PREDICTED_FALL_POINTS, SATURATED, checkMinGainSeconds } from './limits';
 import { contentionObjectiveOf, expectedSaving, formatGuestSeconds, reaches } from './objective';
 import { heldGuests, requiredGain } from './pace';
 
@@ -127,12 +127,7 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
       'invalid-config',
       `contention score threshold must be a finite number >= 0, got '${options.threshold}'`,
     );
-  const minGainSeconds = options.minGainSeconds ?? MIN_GAIN_SECONDS;
-  if (!(Number.isFinite(minGainSeconds) && minGainSeconds >= 0))
-    throw new PolicyError(
-      'invalid-config',
-      `contention minGainSeconds must be a finite number >= 0, got '${minGainSeconds}'`,
-    );
+  const minGainSeconds = checkMinGainSeconds(options.minGainSeconds ?? MIN_GAIN_SECONDS);
   const check = stateCheck('contention-score');
   return {
     name: 'contention-score',

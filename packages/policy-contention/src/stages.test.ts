@@ -24,6 +24,7 @@ import {
 import {
   GIB,
   KNEE,
+  balanceContext,
   cluster,
   guests,
   lines,
@@ -153,14 +154,7 @@ describe('the move that spares the most', () => {
       [80, 42],
       [100, 42],
     ] as const) {
-      const ctx: BalanceContext = {
-        now,
-        motionInFlight: false,
-        imbalance: () => 0.5,
-        candidates: () => [],
-        score: () => [],
-        nodes: () => nodes(pressure),
-      };
+      const ctx = balanceContext(now, { nodes: () => nodes(pressure) });
       const out = pipeline.run(ctx, state);
       state = out.state;
       outcomes.push(
@@ -185,13 +179,7 @@ describe('the move that spares the most', () => {
       motions: [],
       calmAt: null,
     } as never;
-    const ctx: BalanceContext = {
-      now: 120,
-      motionInFlight: false,
-      imbalance: () => 0.5,
-      candidates: () => [],
-      score: () => [],
-    };
+    const ctx = balanceContext(120);
     expect(hold.run(ctx, { continueSeries: true, objective }, { sustainedRounds: 0 })).toMatchObject({
       plan: { continueSeries: true },
     });
@@ -284,14 +272,7 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
       servicesCpu: 8,
       servicesMem: 8 * GIB,
     });
-    const ctx: BalanceContext = {
-      now: 900,
-      motionInFlight: false,
-      imbalance: () => 0.5,
-      candidates: () => [],
-      score: () => [],
-      nodes: () => [node('node1'), node('node2')],
-    };
+    const ctx = balanceContext(900, { nodes: () => [node('node1'), node('node2')] });
     const out = gate.run(ctx, {}, gate.initialState());
     expect(out).toMatchObject({ plan: {}, state: { noPsi: true, calmAt: 900 } });
   });

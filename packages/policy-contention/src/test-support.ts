@@ -1,6 +1,6 @@
 // Fixture builders for this package's tests (not exported from the package).
 import { CONTENTION_DEFAULTS, type MoveAssessment, type PressurePrediction } from '@poise/contention';
-import { ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy';
+import { type BalanceContext, ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy';
 import { CONTENTION_OBJECTIVE, type ContentionObjective, type NodePressureNow } from './objective';
 import { CONTENTION_PACE } from './pace';
 import { mulberry32 } from '../../../tools/test-support/prng';
@@ -147,4 +147,9 @@ export function selectedPlan(objective: ContentionObjective) {
     candidates: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1' }],
     selected: { sid: 'vm:101', source: 'node1', target: 'node2', imbalance: 0 },
   };
+}
+
+/** A round's context at `now` with nothing to move (imbalance 0.5), `over` replacing its parts. */
+export function balanceContext(now: number, over: Partial<BalanceContext> = {}): BalanceContext {
+  return { now, motionInFlight: false, imbalance: () => 0.5, candidates: () => [], score: () => [], ...over };
 }
