@@ -152,9 +152,21 @@ describe('buildPolicy', () => {
       'contention-margin',
     ]);
     expect(p.description).toMatch(/; preset reference, objective contention$/);
-    expect(p.contention).toEqual({ objective: 'contention' });
+    expect(p.contention).toEqual({ objective: 'contention', minGainSeconds: 30 });
     expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
       "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+    ]);
+    const frugal = policyOf({
+      'ha-auto-rebalance-preset': 'reference',
+      'ha-auto-rebalance-objective': 'contention',
+      'ha-auto-rebalance-contention-min-gain': 120,
+    });
+    expect(frugal.description).toMatch(/; preset reference, objective contention, contention-min-gain 120 guest-seconds$/);
+    expect(frugal.contention).toEqual({ objective: 'contention', minGainSeconds: 120 });
+    expect(
+      policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' }).problems,
+    ).toEqual([
+      "policy.ha-auto-rebalance-contention-min-gain: invalid value 'lots' (guest-seconds, 0 to 86400), falling back to 30 (the default)",
     ]);
   });
 });

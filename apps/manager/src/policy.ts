@@ -18,7 +18,7 @@ import { type PressureSettings, parsePressureSettings, pressureStages } from '@p
 import { parseStableSettings, type StableSettings, stableStages } from '@poise/policy-stable';
 import { parsePlanSettings, type PlanSettings, planStages } from '@poise/policy-plan';
 import { planInputFromSnapshot } from '@poise/plan';
-import { type ContentionSettings, contentionStages, parseContentionSettings } from '@poise/policy-contention';
+import { type ContentionSettings, MIN_GAIN_KEY, contentionStages, parseContentionSettings } from '@poise/policy-contention';
 import type { PolicyConfig, PolicySource } from './config/load';
 import { REFERENCE_POLICY_KEYS } from './config/schema';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';
@@ -84,7 +84,11 @@ function describeSettings(
   preset: string,
 ): string {
   const on: string[] = [`preset ${preset}`];
-  if (contention.objective !== 'imbalance') on.push(`objective ${contention.objective}`);
+  if (contention.objective !== 'imbalance') {
+    on.push(`objective ${contention.objective}`);
+    if (contention.minGainSeconds !== MIN_GAIN_KEY.off)
+      on.push(`contention-min-gain ${contention.minGainSeconds} guest-seconds`);
+  }
   if (planned.plan) on.push('plan-guided');
   if (stable.backoffSeconds > 0) on.push(`backoff ${stable.backoffSeconds} s`);
   if (stable.cooldownSeconds > 0) on.push(`cooldown ${stable.cooldownSeconds} s`);

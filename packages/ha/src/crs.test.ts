@@ -170,10 +170,10 @@ describe('readCrsSettings: the variant keys', () => {
   test('pve-9.2: the objective key turns the contention stages on; a bad value names it', () => {
     const on = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'contention' }), 'pve-9.2');
     expect(on.problems).toEqual([]);
-    expect(on.settings.variant.contention).toEqual({ objective: 'contention' });
+    expect(on.settings.variant.contention).toEqual({ objective: 'contention', minGainSeconds: 30 });
     expect(on.settings.variant.active).toBe(true);
     const bad = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'speed' }), 'pve-9.2');
-    expect(bad.settings.variant.contention).toEqual({ objective: 'imbalance' });
+    expect(bad.settings.variant.contention).toEqual({ objective: 'imbalance', minGainSeconds: 30 });
     expect(bad.settings.variant.active).toBe(false);
     expect(bad.problems).toEqual([
       "datacenter.cfg: invalid value 'speed' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",

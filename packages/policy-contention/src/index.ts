@@ -15,6 +15,7 @@ export { CONTENTION_FLOOR, CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, SATURATED }
 export {
   CONTENTION_KEYS,
   CONTENTION_OFF,
+  MIN_GAIN_KEY,
   OBJECTIVE_KEY,
   contentionStages,
   parseContentionSettings,

@@ -142,6 +142,31 @@ describe('the pace in a replay', () => {
     ).toBe(true);
   });
 
+  it('the minimum is the key ha-auto-rebalance-contention-min-gain: at 100 the second move waits until it spares 100', () => {
+    const keyed = (minGain: number) =>
+      composePipeline(
+        REF,
+        contentionStages(
+          parseContentionSettings(
+            readCrs({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': minGain }),
+          ).settings,
+          REF,
+          { pace: { factor: 1 } },
+        ),
+      );
+    const movedAt = (c: ReturnType<typeof hotNode>) => c.events.filter((e) => e.type === 'move').map((e) => e.time);
+    const loose = hotNode();
+    loose.run(keyed(30), { until: 1800, beforeRound: loadDriven(KNEE) });
+    const strict = hotNode();
+    strict.run(keyed(100), { until: 1800, beforeRound: loadDriven(KNEE) });
+    expect(movedAt(loose)).toEqual([160, 280]);
+    // at 280 the model is less sure of node1's curve: 97; at 340, with three more rounds learned, 127
+    expect(movedAt(strict)).toEqual([160, 340]);
+    expect(lines(strict)).toContain(
+      "280 stop below-min-gain: contention: vm:102 to node3 spares 97 guest-seconds, below 100 (1 move in this hot spell's last 7200 s)",
+    );
+  });
+
   it('off a node that stays hot the whole spell counts, not only the window', () => {
     // the window (300 s) passes while node1 stays hot: its second move (sparing 97) still has
     // to spare 300; a count of the window alone would let it go once the window passed

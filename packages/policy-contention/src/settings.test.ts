@@ -3,6 +3,7 @@ import { PolicyError, composePipeline, crsJsonSchema, readCrs, referencePipeline
 import { CONTENTION_KEYS, CONTENTION_OFF, contentionStages, parseContentionSettings } from './index';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
+const ON = { objective: 'contention', minGainSeconds: 30 } as const;
 
 describe('ha-auto-rebalance-objective', () => {
   it.each([
@@ -30,7 +31,7 @@ describe('ha-auto-rebalance-objective', () => {
     ],
   ])('%j → %s', (crs, objective, problems) => {
     const parsed = parseContentionSettings(readCrs(crs));
-    expect(parsed.settings).toEqual({ objective });
+    expect(parsed.settings).toEqual({ objective, minGainSeconds: 30 });
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
@@ -42,7 +43,7 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('contention replaces the hold, the scorer and the margin', () => {
-    const parts = contentionStages({ objective: 'contention' }, REF);
+    const parts = contentionStages(ON, REF);
     expect(parts.map((p) => [p.slot, p.stage.name])).toEqual([
       ['gate', 'contention'],
       ['hold', 'contention-hold'],
@@ -61,23 +62,23 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('rejects a bad setting or reference value as a library argument', () => {
-    expect(() => contentionStages({ objective: 'speed' as never }, REF)).toThrow(
+    expect(() => contentionStages({ ...ON, objective: 'speed' as never }, REF)).toThrow(
       new PolicyError(
         'invalid-config',
         "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'",
       ),
     );
-    expect(() => contentionStages({ objective: 'contention' }, { ...REF, holdRounds: 1.5 })).toThrow(
+    expect(() => contentionStages(ON, { ...REF, holdRounds: 1.5 })).toThrow(
       "holdRounds must be an integer from 0 to 9007199254740991, got '1.5'",
     );
-    expect(() => contentionStages({ objective: 'contention' }, { ...REF, margin: Number.NaN })).toThrow(
+    expect(() => contentionStages(ON, { ...REF, margin: Number.NaN })).toThrow(
       "margin must be a finite number >= 0, got 'NaN'",
     );
     // the reference's own stages (judging a cluster without PSI) check the reference values
-    expect(() => contentionStages({ objective: 'contention' }, { ...REF, threshold: -0.1 })).toThrow(
+    expect(() => contentionStages(ON, { ...REF, threshold: -0.1 })).toThrow(
       "threshold must be a finite number >= 0, got '-0.1'",
     );
-    expect(() => contentionStages({ objective: 'contention' }, REF, { minGainSeconds: -5 })).toThrow(
+    expect(() => contentionStages({ ...ON, minGainSeconds: -5 }, REF)).toThrow(
       "contention minGainSeconds must be a finite number >= 0, got '-5'",
     );
   });
@@ -90,5 +91,34 @@ describe('ha-auto-rebalance-objective', () => {
       enum: ['imbalance', 'contention'],
       default: 'imbalance',
     });
+    expect(schema.properties['ha-auto-rebalance-contention-min-gain']).toMatchObject({ default: 30 });
+  });
+});
+
+describe('ha-auto-rebalance-contention-min-gain', () => {
+  const KEY = 'ha-auto-rebalance-contention-min-gain';
+  const bad = (raw: string) =>
+    `datacenter.cfg: invalid value '${raw}' for 'crs.${KEY}' (guest-seconds, 0 to 86400), falling back to 30 (the default)`;
+  it.each([
+    // crs, minimum, problems
+    [{}, 30, []],
+    [{ 'ha-auto-rebalance-preset': 'recommended' }, 30, []],
+    [{ [KEY]: 120 }, 120, []],
+    [{ [KEY]: '240' }, 240, []],
+    [{ [KEY]: 0 }, 0, []],
+    [{ [KEY]: '' }, 30, []],
+    [{ [KEY]: -1 }, 30, [bad('-1')]],
+    [{ [KEY]: '60s' }, 30, [bad('60s')]],
+    [{ [KEY]: 1e6 }, 30, [bad('1000000')]],
+  ])('%j → %d', (crs, minGainSeconds, problems) => {
+    const parsed = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention', ...crs }));
+    expect(parsed.settings).toEqual({ objective: 'contention', minGainSeconds });
+    expect(parsed.problems.map((p) => p.message)).toEqual(problems);
+  });
+
+  it('a bad value as a library argument is refused (the replay in pace.test.ts shows it at work)', () => {
+    expect(() => contentionStages({ ...ON, minGainSeconds: Number.NaN }, REF)).toThrow(
+      new PolicyError('invalid-config', "contention minGainSeconds must be a finite number >= 0, got 'NaN'"),
+    );
   });
 });

@@ -2,6 +2,7 @@ import { CONTENTION_DEFAULTS, type ContentionOptions } from '@poise/contention';
 import {
   type ChoiceKeySpec,
   type CrsInput,
+  type NumberKeySpec,
   PolicyError,
   type ReferenceBalancerConfig,
   type SettingProblem,
@@ -13,7 +14,7 @@ import {
 } from '@poise/policy';
 import { CONTENTION_GATE_ORDER, contentionGate } from './gate';
 import { contentionHold } from './hold';
-import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
+import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, checkMinGainSeconds } from './limits';
 import { contentionMarginAccept } from './margin';
 import { contentionScorer } from './score';
 import type { ContentionPace } from './pace';
@@ -33,26 +34,45 @@ export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
   why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 39-96 % below the preset but moves 2.25-7.5 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 3.4 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
 };
 
+/**
+ * `ha-auto-rebalance-contention-min-gain`: the guest-seconds a move must spare over the
+ * horizon, net of its cost, before the node's hot spell has seen a move (see `ContentionPace`:
+ * each motion of the spell doubles it). Read only with the `contention` objective.
+ */
+export const MIN_GAIN_KEY: NumberKeySpec = {
+  key: 'ha-auto-rebalance-contention-min-gain',
+  type: 'number',
+  unit: 'guest-seconds',
+  min: 0,
+  max: 86_400,
+  off: MIN_GAIN_SECONDS,
+  recommended: MIN_GAIN_SECONDS,
+  description:
+    "with 'contention': the guest-seconds a move must spare over the next 600 s, net of what the migration costs; doubled for each move of the node's hot spell. Higher: fewer moves, more waiting",
+  why: "5 % of one guest's time over the horizon: below it the prediction's own error would decide. Raised to 120 on the lab's contention corpus the objective moves 42 % less (12.2 moves a run over the six scenarios against 20.9) and the guests wait 14 % more (still 26 % below the preset); at 480 it barely moves and gains nothing (apps/sim/README.md)",
+};
+
 /** Every key this package reads, for docs and `crsJsonSchema`. */
-export const CONTENTION_KEYS = [OBJECTIVE_KEY] as const;
+export const CONTENTION_KEYS = [OBJECTIVE_KEY, MIN_GAIN_KEY] as const;
 
 /** The settings of this package, in the keys' units. */
 export interface ContentionSettings {
   readonly objective: RebalanceObjective;
+  /** `ha-auto-rebalance-contention-min-gain`, guest-seconds (finite, ≥ 0). */
+  readonly minGainSeconds: number;
 }
 
 /** The key of each setting. */
-const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY } as const satisfies {
-  readonly [K in keyof ContentionSettings]: ChoiceKeySpec<RebalanceObjective>;
-};
+const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY, minGainSeconds: MIN_GAIN_KEY } as const;
 
 /** The reference's objective: no stage of this package. */
-export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance' };
+export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance', minGainSeconds: MIN_GAIN_SECONDS };
 
 /**
- * Reads `ha-auto-rebalance-objective` from the `crs` section (see `readCrs` of
- * `@poise/policy`): absent → the preset's value or `imbalance`; a bad value is a problem
- * naming the key, and the objective stays `imbalance`. Never throws.
+ * Reads `ha-auto-rebalance-objective` and `ha-auto-rebalance-contention-min-gain` from the
+ * `crs` section (see `readCrs` of `@poise/policy`): absent → the preset's value or the
+ * default; a bad value is a problem naming the key, and the setting keeps its default (the
+ * objective `imbalance`, the minimum `MIN_GAIN_SECONDS`). Never throws.
  */
 export function parseContentionSettings(input: CrsInput): { settings: ContentionSettings; problems: SettingProblem[] } {
   return readCrsKeys(input, CONTENTION_FIELDS);
@@ -62,8 +82,6 @@ export function parseContentionSettings(input: CrsInput): { settings: Contention
 export interface ContentionStageOptions {
   /** The contention model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
   readonly model?: Partial<ContentionOptions>;
-  /** Default {@link MIN_GAIN_SECONDS}. */
-  readonly minGainSeconds?: number;
   /** How sparingly the objective moves (default `CONTENTION_PACE`). */
   readonly pace?: Partial<ContentionPace>;
 }
@@ -95,6 +113,7 @@ export function contentionStages(
       );
     return [];
   }
+  const minGainSeconds = checkMinGainSeconds(settings.minGainSeconds);
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
   // the stages these replace, for the rounds the gate hands to the imbalance (no PSI anywhere, or
   // only a rise the load does not explain)
@@ -114,7 +133,7 @@ export function contentionStages(
         limit: CONTENTION_SCORE_LIMIT,
         imbalance: imbalance.score,
         threshold: reference.threshold,
-        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
+        minGainSeconds,
       }),
     },
     {
@@ -122,7 +141,7 @@ export function contentionStages(
       order: 0,
       stage: contentionMarginAccept({
         margin: reference.margin,
-        minGainSeconds: options.minGainSeconds ?? MIN_GAIN_SECONDS,
+        minGainSeconds,
         imbalance: imbalance.margin,
       }),
     },

@@ -125,7 +125,9 @@ function problem(spec: CrsKeySpec, raw: unknown, expected: string, problems: Set
       ? `'${spec.off}' (the default)`
       : spec.type === 'flag'
         ? `${spec.off ? 1 : 0} (off)`
-        : `${spec.off} (off)`;
+        : spec.off === 0
+          ? '0 (off)'
+          : `${spec.off} (the default)`;
   problems.push({
     key: `crs.${spec.key}`,
     value: raw,

@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CRS_KEYS } from '@poise/sim';
 import { crsProblem, parseSeeds, parseVariants, readVariants } from './variants';
@@ -56,6 +58,14 @@ describe('parseVariants', () => {
     { name: 'a bad variant name', text: '"a b": {}\n', error: /^'v\.yaml' a b: a variant name is/ },
   ];
   for (const c of bad) it(`rejects ${c.name}`, () => expect(() => parseVariants(c.text, 'v.yaml')).toThrow(c.error));
+  it('reads every variants file of the lab (apps/sim/lab), each key and value as the simulator applies it', () => {
+    const lab = fileURLToPath(new URL('../../lab/', import.meta.url));
+    const files = readdirSync(lab).filter((f) => /^variants-.*\.yaml$/.test(f));
+    expect(files).toContain('variants-contention-min-gain.yaml');
+    for (const f of files) expect(readVariants(`${lab}${f}`).length).toBeGreaterThan(1);
+    const minGain = readVariants(`${lab}variants-contention-min-gain.yaml`);
+    expect(minGain.map((v) => v.crs['ha-auto-rebalance-contention-min-gain'])).toEqual([undefined, undefined, 120, 480]);
+  });
   it('names from input such as __proto__ stay plain data', () => {
     const v = parseVariants('__proto__:\n  ha: static\n', 'v.yaml');
     expect(v[0]!.name).toBe('__proto__');
