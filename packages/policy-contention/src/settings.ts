@@ -37,7 +37,7 @@ export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
 /**
  * `ha-auto-rebalance-contention-min-gain`: the guest-seconds a move must spare over the
  * horizon, net of its cost, before the node's hot spell has seen a move (see `ContentionPace`:
- * each motion of the spell doubles it). Read only with the `contention` objective.
+ * each motion of the spell doubles it). It matters only with the `contention` objective.
  */
 export const MIN_GAIN_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-contention-min-gain',
