@@ -161,10 +161,13 @@ describe('buildPolicy', () => {
       'ha-auto-rebalance-objective': 'contention',
       'ha-auto-rebalance-contention-min-gain': 120,
     });
-    expect(frugal.description).toMatch(/; preset reference, objective contention, contention-min-gain 120 guest-seconds$/);
+    expect(frugal.description).toMatch(
+      /; preset reference, objective contention, contention-min-gain 120 guest-seconds$/,
+    );
     expect(frugal.contention).toEqual({ objective: 'contention', minGainSeconds: 120 });
     expect(
-      policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' }).problems,
+      policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' })
+        .problems,
     ).toEqual([
       "policy.ha-auto-rebalance-contention-min-gain: invalid value 'lots' (guest-seconds, 0 to 86400), falling back to 30 (the default)",
     ]);

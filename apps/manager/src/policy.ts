@@ -18,7 +18,12 @@ import { type PressureSettings, parsePressureSettings, pressureStages } from '@p
 import { parseStableSettings, type StableSettings, stableStages } from '@poise/policy-stable';
 import { parsePlanSettings, type PlanSettings, planStages } from '@poise/policy-plan';
 import { planInputFromSnapshot } from '@poise/plan';
-import { type ContentionSettings, MIN_GAIN_KEY, contentionStages, parseContentionSettings } from '@poise/policy-contention';
+import {
+  type ContentionSettings,
+  MIN_GAIN_KEY,
+  contentionStages,
+  parseContentionSettings,
+} from '@poise/policy-contention';
 import type { PolicyConfig, PolicySource } from './config/load';
 import { REFERENCE_POLICY_KEYS } from './config/schema';
 import { buildUsageModel, guestMemory, isUsableNode, type UsageModel } from './model';

@@ -25,7 +25,10 @@ export const MIN_GAIN_SECONDS = 30;
 /** `value` when it is a valid minimum saving (a finite number ≥ 0), else `PolicyError` `invalid-config`. */
 export function checkMinGainSeconds(value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    throw new PolicyError('invalid-config', `contention minGainSeconds must be a finite number >= 0, got '${String(value)}'`);
+    throw new PolicyError(
+      'invalid-config',
+      `contention minGainSeconds must be a finite number >= 0, got '${String(value)}'`,
+    );
   return value;
 }
 

@@ -64,7 +64,12 @@ describe('parseVariants', () => {
     expect(files).toContain('variants-contention-min-gain.yaml');
     for (const f of files) expect(readVariants(`${lab}${f}`).length).toBeGreaterThan(1);
     const minGain = readVariants(`${lab}variants-contention-min-gain.yaml`);
-    expect(minGain.map((v) => v.crs['ha-auto-rebalance-contention-min-gain'])).toEqual([undefined, undefined, 120, 480]);
+    expect(minGain.map((v) => v.crs['ha-auto-rebalance-contention-min-gain'])).toEqual([
+      undefined,
+      undefined,
+      120,
+      480,
+    ]);
   });
   it('names from input such as __proto__ stay plain data', () => {
     const v = parseVariants('__proto__:\n  ha: static\n', 'v.yaml');
