@@ -14,7 +14,7 @@ import {
 } from '@poise/policy';
 import { CONTENTION_GATE_ORDER, contentionGate } from './gate';
 import { contentionHold } from './hold';
-import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, checkMinGainSeconds } from './limits';
+import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
 import { contentionMarginAccept } from './margin';
 import { contentionScorer } from './score';
 import type { ContentionPace } from './pace';
@@ -113,7 +113,7 @@ export function contentionStages(
       );
     return [];
   }
-  const minGainSeconds = checkMinGainSeconds(settings.minGainSeconds);
+  const { minGainSeconds } = settings;
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
   // the stages these replace, for the rounds the gate hands to the imbalance (no PSI anywhere, or
   // only a rise the load does not explain)
