@@ -1,5 +1,10 @@
-// Prints "N passed, N failed" from a vitest JSON report, and exits 1 exactly when N failed > 0
-// or nothing passed, so the closing line and the exit status always agree.
+// Prints "N passed, N failed" from one or more vitest JSON reports (CI runs the fast and the slow
+// tier, one report each, and counts both), and exits 1 exactly when N failed > 0 or nothing
+// passed, so the closing line and the exit status always agree.
+//
+//   node .ci/count.mjs <report.json> [--vitest-status <n>] [<report.json> [--vitest-status <n>]]…
+//
+// Each `--vitest-status` belongs to the report before it.
 //
 // What counts as failed:
 // - every failed test;
@@ -49,25 +54,58 @@ export function countReport(report, vitestStatus = 0) {
   return { passed, failed, reasons };
 }
 
+const USAGE = 'usage: node .ci/count.mjs <report.json> [--vitest-status <n>] [<report.json> [--vitest-status <n>]]…';
+
+/**
+ * Reads the command line: report files, each optionally followed by `--vitest-status <n>`.
+ * @param {string[]} argv
+ * @returns {{ file: string, status: number }[] | string} the runs, or what is wrong
+ */
+export function parseArgs(argv) {
+  const runs = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--vitest-status') {
+      const value = argv[i + 1];
+      const status = Number(value);
+      if (runs.length === 0) return "'--vitest-status' must follow a report file";
+      if (value === undefined || value === '' || !Number.isInteger(status))
+        return `'--vitest-status' needs an integer, got '${value ?? ''}'`;
+      runs[runs.length - 1].status = status;
+      i++;
+    } else if (arg.startsWith('--')) {
+      return `unknown option '${arg}'`;
+    } else {
+      runs.push({ file: arg, status: 0 });
+    }
+  }
+  return runs.length === 0 ? 'no report file given' : runs;
+}
+
 function main(argv) {
-  const file = argv[0];
-  const statusAt = argv.indexOf('--vitest-status');
-  const vitestStatus = statusAt >= 0 ? Number(argv[statusAt + 1]) : 0;
-  if (!file || !Number.isInteger(vitestStatus)) {
-    console.error('usage: node .ci/count.mjs <vitest-report.json> [--vitest-status <n>]');
+  const runs = parseArgs(argv);
+  if (typeof runs === 'string') {
+    console.error(`count: ${runs}`);
+    console.error(USAGE);
     console.log('0 passed, 1 failed');
     return 1;
   }
-  let report;
-  try {
-    report = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    console.error(`count: cannot read vitest report '${file}': ${err.message}`);
-    console.log('0 passed, 1 failed');
-    return 1;
+  let passed = 0;
+  let failed = 0;
+  for (const { file, status } of runs) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      console.error(`count: cannot read vitest report '${file}': ${err.message}`);
+      failed += 1;
+      continue;
+    }
+    const counted = countReport(report, status);
+    for (const reason of counted.reasons) console.error(`count: ${reason}`);
+    passed += counted.passed;
+    failed += counted.failed;
   }
-  const { passed, failed, reasons } = countReport(report, vitestStatus);
-  for (const reason of reasons) console.error(`count: ${reason}`);
   console.log(`${passed} passed, ${failed} failed`);
   return failed > 0 || passed === 0 ? 1 : 0;
 }

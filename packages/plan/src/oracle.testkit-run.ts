@@ -110,15 +110,15 @@ export interface OracleTally {
 }
 
 /**
- * Runs {@link oracleCase} for seeds `from` … `to` (inclusive) and tallies each question's answers
+ * Runs {@link oracleCase} for each seed and tallies each question's answers
  * (`withinOnePercent=true`, `optimal=undefined`, …).
  */
-export function runOracle(highs: Highs, from: number, to: number, maxNodes = ORACLE_MAX_NODES): OracleTally {
+export function runOracle(highs: Highs, seeds: readonly number[], maxNodes = ORACLE_MAX_NODES): OracleTally {
   const counts: Record<string, number> = {};
   const failures: OracleOutcome[] = [];
   const aboveOnePercent: OracleOutcome[] = [];
   let feasible = 0;
-  for (let seed = from; seed <= to; seed++) {
+  for (const seed of seeds) {
     const o = oracleCase(highs, seed, maxNodes);
     if (o.feasible) feasible++;
     for (const key of [
@@ -143,5 +143,5 @@ export function runOracle(highs: Highs, from: number, to: number, maxNodes = ORA
       failures.push(o);
     if (o.withinOnePercent === false) aboveOnePercent.push(o);
   }
-  return { instances: to - from + 1, feasible, counts, failures, aboveOnePercent };
+  return { instances: seeds.length, feasible, counts, failures, aboveOnePercent };
 }
