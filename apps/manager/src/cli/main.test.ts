@@ -352,7 +352,7 @@ describe('secrets', () => {
   });
 });
 
-/** A poise-manager process over a fake cluster file (see __fixtures__/fake-daemon.ts). */
+/** A poise-manager process over a fake cluster file (see testing/fake-daemon.ts). */
 function spawnDaemon(clusterFile: string, args: string[], env: Record<string, string> = {}) {
   return spawnScript(FIXTURE, [clusterFile, ...args], env);
 }

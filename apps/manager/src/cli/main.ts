@@ -20,7 +20,7 @@ import { VERSION } from './version';
 export { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './spec';
 export { VERSION } from './version';
 
-/** The `--help` text (rendered from `cli-spec.ts`). */
+/** The `--help` text (rendered from `spec.ts`). */
 export const USAGE = renderHelp();
 
 /** Where the CLI writes and what it runs with; tests replace any of it. */
@@ -165,7 +165,7 @@ function readConfig(args: Args): ManagerConfig {
  * signal handlers through `io.onSignal` and removes them when it stops.
  */
 export async function main(argv: readonly string[], io: Io = processIo, hooks: MainHooks = {}): Promise<number> {
-  // plan, drain, place: their own options (cli-spec's subcommands), see plan-cli/
+  // plan, drain, place: their own options (the CLI spec's subcommands), see plan/
   if (isPlanCommand(argv))
     return runPlanCommand(argv, io, {
       ...(hooks.createHost ? { createHost: hooks.createHost } : {}),

@@ -47,7 +47,7 @@ export interface CliOption {
 
 /**
  * A subcommand (`poise-manager <name> …`): its own synopsis, description and options; both
- * renderers list them under COMMANDS, and `plan-cli/args.ts` parses them.
+ * renderers list them under COMMANDS, and `plan/args.ts` parses them.
  */
 export interface CliSubcommand {
   readonly name: string;
@@ -413,7 +413,7 @@ function roffOption(o: CliOption): string[] {
 export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string {
   const title = roffEscape(spec.name.toUpperCase());
   const lines: string[] = [
-    `.\\" ${spec.name}(1), rendered from apps/manager/src/cli-spec.ts`,
+    `.\\" ${spec.name}(1), rendered from apps/manager/src/cli/spec.ts`,
     `.TH ${title} 1 "" "${roffEscape(`${spec.name} ${version}`)}" "poise"`,
     '.SH NAME',
     `${roffEscape(spec.name)} \\- ${roffEscape(spec.summary)}`,

@@ -23,7 +23,7 @@ import { type PartialReport, portFailure, type RoundReport } from './report';
 import type { StateKeeper } from './state-keeper';
 import { describeMotion, percent } from './text';
 
-/** Whether a guest is in one of the transitional HA states (see `cluster-state.ts`). */
+/** Whether a guest is in one of the transitional HA states (see `cluster/condition.ts`). */
 function transitional(snapshot: ClusterSnapshot, sid: string): boolean {
   const state = snapshot.guests.find((g) => g.sid === sid)?.ha?.state;
   return state !== undefined && TRANSITIONAL_SERVICE_STATES.has(state);

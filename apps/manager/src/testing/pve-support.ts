@@ -1,5 +1,5 @@
 // Test support: a daemon in this process against a fake cluster served over real HTTPS on
-// 127.0.0.1 (pve-fake.ts), through the real Proxmox VE host (`createPveHost`: client, TLS pin,
+// 127.0.0.1 (fake-pve.ts), through the real Proxmox VE host (`createPveHost`: client, TLS pin,
 // adapter). The daemon's clock is the cluster's: each sleep between rounds is one HA round.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';

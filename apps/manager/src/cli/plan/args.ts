@@ -6,7 +6,7 @@ export class PlanUsageError extends Error {
   override name = 'PlanUsageError';
 }
 
-/** The subcommands `plan-cli` runs. */
+/** The subcommands this folder runs. */
 export type PlanCommandName = 'plan' | 'drain' | 'place';
 
 /** Where the cluster is read from. */
