@@ -19,7 +19,7 @@ import {
   LARGE_CONFIG_NODES,
   LARGE_CONFIG_RULES_PER_BLOCK,
   largeRulesConfigText,
-} from '../packages/rules/src/large-config';
+} from '../packages/rules/src/testing/large-config';
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

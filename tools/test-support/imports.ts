@@ -1,7 +1,7 @@
 /**
  * Finds import cycles among the modules of one source directory (relative imports only; test
- * files and test kits left out). Repository tooling, imported by path from tests: a package's
- * test states that its modules import each other in one direction only.
+ * files left out). Part of the private `@poise/test-support` package: a package's test
+ * (`@poise/test-support/imports`) states that its modules import each other in one direction only.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ const RELATIVE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'\.\/([^']
 /** The relative imports of each module of `dir` (file names without `.ts`), in byte order. */
 export function moduleImports(dir: string): Map<string, string[]> {
   const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('.testkit.') && !f.endsWith('.d.ts'))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
     .sort();
   const graph = new Map<string, string[]>();
   for (const file of files) {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { loadHighs } from './oracle.testkit';
-import { oracleShard } from './oracle.testkit-shard';
+import { loadHighs } from './testing/oracle';
+import { oracleShard } from './testing/oracle-shard';
 
 // The exact oracle, shard 3 of 4 (vitest runs the files on every core): see oracle.testkit-shard.ts.
 describe('oracle shard 3 of 4', () => {

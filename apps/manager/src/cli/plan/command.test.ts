@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PlanInput } from '@poise/plan';
 import { describe, expect, it } from 'vitest';
-import { generatedCluster } from '../../../../../bench/plan-gen';
+import { generatedCluster } from '@poise/plan/testing';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from '../../testing/fake-cluster';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main } from '../main';
 import { spawnCli } from '../../testing/pve-support';

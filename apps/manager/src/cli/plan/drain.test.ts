@@ -1,6 +1,6 @@
 import { type PlanInput, planPlacement } from '@poise/plan';
 import { describe, expect, it } from 'vitest';
-import { generatedCluster } from '../../../../../bench/plan-gen';
+import { generatedCluster } from '@poise/plan/testing';
 import { GIB, haGuest, node, snapshot } from '../../testing/support';
 import { divergence, drainSequence } from './drain';
 

@@ -3,8 +3,8 @@
  * against HiGHS on the same objective. Shared by the oracle tests (several files, so that
  * vitest runs them on every core) and the distribution script.
  */
-import { type Highs, MILP_MAX_NODES, type MilpQuery, randomInstance, solveMilp } from './oracle.testkit';
-import { planPlacement } from './planner';
+import { type Highs, MILP_MAX_NODES, type MilpQuery, randomInstance, solveMilp } from './oracle';
+import { planPlacement } from '../planner';
 
 /** The instance sizes the oracle covers: up to 6 nodes × 30 guests. */
 export const ORACLE_SIZE = { maxNodes: 6, maxGuests: 30 } as const;

@@ -1,7 +1,7 @@
 import { ClusterUsage, compareNames, type ImbalanceMetric } from '@poise/usage';
-import { PolicyError } from './errors';
-import { showValue } from './state';
-import type { Pipeline } from './pipeline';
+import { PolicyError } from '../errors';
+import { showValue } from '../state';
+import type { Pipeline } from '../pipeline';
 import type {
   AdjustedNodeUsage,
   BalanceCandidate,
@@ -13,7 +13,7 @@ import type {
   MotionOutcome,
   NodeTelemetry,
   PipelineState,
-} from './types';
+} from '../types';
 
 /** A node of a {@link ReplayCluster}: capacity, load outside the HA services, pressure. */
 export interface ReplayNode {

@@ -1,5 +1,5 @@
 // Fixture builders for this package's tests (not exported from the package).
-import { ReplayCluster } from '@poise/policy';
+import { ReplayCluster } from '@poise/policy/testing';
 
 export const GIB = 1024 ** 3;
 

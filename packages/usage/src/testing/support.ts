@@ -1,11 +1,11 @@
 // Helpers shared by this package's tests and the benchmark (not exported from the package).
 
 import { scoreFlatInPlace } from '@poise/topsis';
-import { type ClusterView, type Scratch, prepareLoads, writeCriteria } from './fast';
-import { CRITERIA_COUNT, schedulerCriteria } from './kernels';
+import { type ClusterView, type Scratch, prepareLoads, writeCriteria } from '../fast';
+import { CRITERIA_COUNT, schedulerCriteria } from '../kernels';
 
 /** mulberry32 (tools/test-support/prng.ts): every random test case is reproducible. */
-export { mulberry32 as prng } from '../../../tools/test-support/prng';
+export { mulberry32 as prng } from '@poise/test-support/prng';
 
 /**
  * The start kernel the fused one (`./start-kernel`) replaced, as `scoreNodesToStart` ran it: per

@@ -10,10 +10,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizedImbalance } from '@poise/imbalance';
-import { Prng, hash32 } from '../prng';
-import { TRACE_FORMAT, type RunTrace, type TraceMove } from '../trace';
-import type { ScenarioRef } from '../runner';
-import type { Variant } from '../variants';
+import { Prng, hash32 } from '../lab/prng';
+import { TRACE_FORMAT, type RunTrace, type TraceMove } from '../lab/trace';
+import type { ScenarioRef } from '../lab/runner';
+import type { Variant } from '../lab/variants';
 
 export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
   if (variant.name === 'explode') throw new Error('synthetic failure');

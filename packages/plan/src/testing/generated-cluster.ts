@@ -1,6 +1,6 @@
-/** Generated clusters for the planner's benchmark (`bench/plan.ts`). */
-import type { PlanGuest, PlanInput, PlanNode, PlanRule } from '../packages/plan/src/index';
-import { mulberry32 } from '../tools/test-support/prng';
+/** Generated clusters for the planner's benchmark (`bench/plan.ts`) and tests (here and in poise-manager's). */
+import type { PlanGuest, PlanInput, PlanNode, PlanRule } from '../index';
+import { mulberry32 } from '@poise/test-support/prng';
 
 const GIB = 1024 ** 3;
 

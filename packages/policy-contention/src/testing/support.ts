@@ -1,9 +1,10 @@
 // Fixture builders for this package's tests (not exported from the package).
 import { CONTENTION_DEFAULTS, type MoveAssessment, type PressurePrediction } from '@poise/contention';
-import { type BalanceContext, ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy';
-import { CONTENTION_OBJECTIVE, type ContentionObjective, type NodePressureNow } from './objective';
-import { CONTENTION_PACE } from './pace';
-import { mulberry32 } from '../../../tools/test-support/prng';
+import { type BalanceContext } from '@poise/policy';
+import { ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy/testing';
+import { CONTENTION_OBJECTIVE, type ContentionObjective, type NodePressureNow } from '../objective';
+import { CONTENTION_PACE } from '../pace';
+import { mulberry32 } from '@poise/test-support/prng';
 
 export const GIB = 1024 ** 3;
 

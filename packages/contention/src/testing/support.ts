@@ -3,9 +3,9 @@
  * load walks through steady levels and whose PSI follows a known function of the load, with
  * gaussian noise and outliers. Not exported by the package.
  */
-import { mulberry32 } from '../../../tools/test-support/prng';
-import { emptyModel, type ContentionModelState } from './state';
-import { observeNodes, type NodeObservation } from './learn';
+import { mulberry32 } from '@poise/test-support/prng';
+import { emptyModel, type ContentionModelState } from '../state';
+import { observeNodes, type NodeObservation } from '../learn';
 
 /** A known pressure curve: load (fraction) → percent. */
 export type TrueCurve = (load: number) => number;

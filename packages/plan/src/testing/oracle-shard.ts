@@ -22,8 +22,8 @@
  * Prints the tally (`POISE_ORACLE_QUIET=1` silences it).
  */
 import { expect } from 'vitest';
-import type { Highs } from './oracle.testkit';
-import { type OracleTally, runOracle } from './oracle.testkit-run';
+import type { Highs } from './oracle';
+import { type OracleTally, runOracle } from './oracle-run';
 
 /** Random instances over all shards by default. */
 export const ORACLE_INSTANCES = 2000;

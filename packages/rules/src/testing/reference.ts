@@ -3,10 +3,10 @@
  * (pairwise scans over the rules, O(n²)), to test the indexed implementations of `checks.ts`
  * and `transform.ts` against. Not exported from the package; never use them on large inputs.
  */
-import { byteCompare, sortedStrings } from './sort';
-import { enabledRulesByType, lowestOrder } from './rule-set';
-import type { NodeAffinityRule, ResourceAffinityRule, RulesConfig, SidSet } from './types';
-import { dropRuleMessage } from './transform';
+import { byteCompare, sortedStrings } from '../sort';
+import { enabledRulesByType, lowestOrder } from '../rule-set';
+import type { NodeAffinityRule, ResourceAffinityRule, RulesConfig, SidSet } from '../types';
+import { dropRuleMessage } from '../transform';
 
 type Entry<T> = readonly [string, T];
 

@@ -4,16 +4,16 @@
  * (planner.test.ts), the slow tier the rest (planner.slow.test.ts).
  */
 import { expect } from 'vitest';
-import { lowerBound } from './bound';
-import { constructAssignment } from './construct';
-import { countingReasons } from './diagnose';
-import { buildProblem } from './model';
-import { assignmentViolations, evaluateAssignment } from './objective';
-import { randomInstance } from './oracle.testkit';
-import { planPlacement } from './planner';
-import { optimize } from './search';
-import type { FeasiblePlan, PlanInput } from './types';
-import { validatePlanInput } from './validate';
+import { lowerBound } from '../bound';
+import { constructAssignment } from '../construct';
+import { countingReasons } from '../diagnose';
+import { buildProblem } from '../model';
+import { assignmentViolations, evaluateAssignment } from '../objective';
+import { randomInstance } from './oracle';
+import { planPlacement } from '../planner';
+import { optimize } from '../search';
+import type { FeasiblePlan, PlanInput } from '../types';
+import { validatePlanInput } from '../validate';
 
 /** The seeds of the properties' sweep. */
 export const PROPERTY_SEEDS: readonly number[] = Array.from({ length: 120 }, (_, i) => 5000 + i);

@@ -1,15 +1,15 @@
 // Fixture builders for this package's tests (not exported from the package).
-import { mulberry32 } from '../../../tools/test-support/prng';
+import { mulberry32 } from '@poise/test-support/prng';
 import {
   type BalanceCandidate,
   type BalanceContext,
   type MotionOutcome,
   type Plan,
-  ReplayCluster,
   type ScoredMigration,
   type Stage,
   type StageOutcome,
 } from '@poise/policy';
+import { ReplayCluster } from '@poise/policy/testing';
 
 export const GIB = 1024 ** 3;
 

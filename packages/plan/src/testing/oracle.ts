@@ -4,13 +4,13 @@
  * solved by HiGHS compiled to WebAssembly (`highs`, a dev dependency).
  */
 import { createRequire } from 'node:module';
-import { mulberry32 } from '../../../tools/test-support/prng';
-import { constructAssignment } from './construct';
-import { countingReasons } from './diagnose';
-import { type Problem, buildProblem } from './model';
-import { SearchState } from './state';
-import type { PlanGuest, PlanInput, PlanNode, PlanRule } from './types';
-import { type CheckedInput, validatePlanInput } from './validate';
+import { mulberry32 } from '@poise/test-support/prng';
+import { constructAssignment } from '../construct';
+import { countingReasons } from '../diagnose';
+import { type Problem, buildProblem } from '../model';
+import { SearchState } from '../state';
+import type { PlanGuest, PlanInput, PlanNode, PlanRule } from '../types';
+import { type CheckedInput, validatePlanInput } from '../validate';
 
 const GIB = 1024 ** 3;
 
