@@ -12,7 +12,7 @@ import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, r
 import { Daemon } from '../runtime';
 import { errorMessage, ManagerError } from '../errors';
 import type { LockFs } from '../runtime/lock';
-import { Logger, resolveLogFormat } from '../runtime/log';
+import { Logger, resolveLogFormat } from '../log';
 import { isPlanCommand, runPlanCommand } from './plan/command';
 import { checkConfig, startupProblems } from './preflight';
 import { VERSION } from './version';

@@ -8,7 +8,7 @@ import { type Clock, SimulationClock, systemClock } from './clock';
 import { type ManagerConfig, type PolicyLayer, policyLayer } from '../config/load';
 import { loadToken } from '../config/secret';
 import { errorMessage, ManagerError } from '../errors';
-import type { LogLevel } from '../runtime/log';
+import type { LogLevel } from '../log';
 import type { BalancerPort } from './port';
 import { PveAdapter } from './pve-adapter';
 import { SIM_EPOCH_SECONDS, SimPort, simCaseFacts } from './sim-port';

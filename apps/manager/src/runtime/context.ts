@@ -1,6 +1,6 @@
 import type { Host } from '../cluster/host';
 import type { ManagerConfig } from '../config/load';
-import type { Logger } from './log';
+import type { Logger } from '../log';
 import { Metrics } from './metrics';
 import type { BuiltPolicy } from '../balancing/policy';
 import { readableTimes } from './text';

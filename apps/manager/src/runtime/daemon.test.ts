@@ -9,7 +9,7 @@ import { Daemon } from '.';
 import { ManagerError } from '../errors';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from '../testing/fake-cluster';
 import { localLockFs, type ProcessIdentity } from './lock';
-import { Logger } from './log';
+import { Logger } from '../log';
 import type { MotionReply } from '../cluster/port';
 
 const GIB = 1024 ** 3;

@@ -1,7 +1,7 @@
 import type { Host } from '../cluster/host';
 import type { ManagerConfig } from '../config/load';
 import type { LockFs, ProcessIdentity } from './lock';
-import type { Logger } from './log';
+import type { Logger } from '../log';
 import type { Metrics } from './metrics';
 import { MetricsServer } from './metrics';
 import { type BuiltPolicy, buildPolicy } from '../balancing/policy';

@@ -1,5 +1,5 @@
 import type { Decision } from '@poise/policy';
-import type { LogFields } from './log';
+import type { LogFields } from '../log';
 import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError } from '../cluster/port';
 import { type DaemonState, MAX_KEPT_OUTCOMES, type MotionOutcome } from './state';
 import type { DaemonContext } from './context';

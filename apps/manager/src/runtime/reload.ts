@@ -1,6 +1,6 @@
 import type { ManagerConfig } from '../config/load';
 import { errorMessage } from '../errors';
-import { resolveLogFormat } from './log';
+import { resolveLogFormat } from '../log';
 import { type BuiltPolicy, buildPolicy } from '../balancing/policy';
 import type { DaemonContext } from './context';
 

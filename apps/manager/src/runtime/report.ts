@@ -1,4 +1,4 @@
-import type { LogFields, LogLevel } from './log';
+import type { LogFields, LogLevel } from '../log';
 import { PortError } from '../cluster/port';
 import type { DaemonContext } from './context';
 

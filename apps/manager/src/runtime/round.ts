@@ -3,7 +3,7 @@ import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, 
 import { compareNames } from '@poise/usage';
 import { TRANSITIONAL_SERVICE_STATES } from '../cluster/condition';
 import { errorMessage } from '../errors';
-import type { LogFields } from './log';
+import type { LogFields } from '../log';
 import {
   buildUsageModel,
   clusterMotionInFlight,

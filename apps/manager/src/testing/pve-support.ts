@@ -11,7 +11,7 @@ import { createPveHost, type Host } from '../cluster/host';
 import { type ManagerConfig, parseConfig } from '../config/load';
 import { Daemon } from '../runtime';
 import { FakeCluster, type FakeClusterSpec } from './fake-cluster';
-import { Logger } from '../runtime/log';
+import { Logger } from '../log';
 import { type FakePve, type FakePveOptions, startFakePve } from './fake-pve';
 
 export const GIB = 1024 ** 3;

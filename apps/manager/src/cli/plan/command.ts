@@ -3,7 +3,7 @@ import type { HostFactory } from '../../cluster/host';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
-import { Logger, resolveLogFormat } from '../../runtime/log';
+import { Logger, resolveLogFormat } from '../../log';
 import type { Io } from '../main';
 import { VERSION } from '../version';
 import { type PlanArgs, parsePlanArgs, PlanUsageError } from './args';

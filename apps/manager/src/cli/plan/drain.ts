@@ -12,7 +12,7 @@ import { MotionFollower } from '../../runtime/follower';
 import { LockGuard } from '../../runtime/lock-guard';
 import { StateKeeper } from '../../runtime/state-keeper';
 import type { LockFs } from '../../runtime/lock';
-import type { Logger } from '../../runtime/log';
+import type { Logger } from '../../log';
 import { buildPolicy } from '../../balancing/policy';
 import { type ClusterSnapshot, PortError } from '../../cluster/port';
 import { describeMove } from './render';
