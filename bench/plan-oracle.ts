@@ -10,8 +10,8 @@
  */
 import process from 'node:process';
 
-import { loadHighs, randomInstance, solveMilp } from '../packages/plan/src/oracle.testkit';
-import { ORACLE_SIZE } from '../packages/plan/src/oracle.testkit-run';
+import { loadHighs, randomInstance, solveMilp } from '../packages/plan/src/testing/oracle';
+import { ORACLE_SIZE } from '../packages/plan/src/testing/oracle-run';
 import { planPlacement } from '../packages/plan/src/index';
 
 const argv = process.argv.slice(2);

@@ -1,10 +1,10 @@
 /**
- * Writes a generated cluster (`plan-gen.ts`) as a plan snapshot file, the JSON that
+ * Writes a generated cluster (`@poise/plan/testing`) as a plan snapshot file, the JSON that
  * `poise-manager plan --snapshot <file.json>` reads:
  *
  *   pnpm tsx bench/plan-snapshot.ts [--nodes 64] [--guests 5000] [--rules 500] [--seed 1] > cluster.json
  */
-import { generatedCluster } from './plan-gen';
+import { generatedCluster } from '../packages/plan/src/testing/index';
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 
 import { planPlacement } from '../packages/plan/src/index';
-import { generatedCluster } from './plan-gen';
+import { generatedCluster } from '../packages/plan/src/testing/index';
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
   const i = argv.indexOf(`--${name}`);

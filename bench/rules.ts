@@ -1,7 +1,7 @@
 /**
  * Rules engine at scale: parse, check + transform, compile and write a generated config of
  * `--blocks` blocks (default 1,000 = 21,000 rules over 32,000 resources, see
- * packages/rules/src/large-config.ts). Prints one table row per step (median of `--reps` warm
+ * packages/rules/src/testing/large-config.ts). Prints one table row per step (median of `--reps` warm
  * runs, default 5, after one warm-up run) and the heap and RSS after the last run; `--json`
  * prints the same as JSON. Run: `pnpm bench:rules` (or `pnpm bench:rules --blocks 2000`).
  */
@@ -19,7 +19,7 @@ import {
   LARGE_CONFIG_NODES,
   LARGE_CONFIG_RULES_PER_BLOCK,
   largeRulesConfigText,
-} from '../packages/rules/src/large-config';
+} from '../packages/rules/src/testing/large-config';
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

@@ -17,7 +17,7 @@ import {
   StartScratch,
   scoreNodesToStartKernel,
 } from '../packages/usage/src/start-kernel';
-import { previousStartKernel } from '../packages/usage/src/test-support';
+import { previousStartKernel } from '../packages/usage/src/testing/support';
 import { since, stamp } from './clock';
 import { SEED3_GUEST, SEED3_NODE, SEED3_NODES } from './kernels';
 import { type NativeStartKernel, ScoreHash, nativeStartKernel, runNativeStart } from './native';

@@ -1,8 +1,9 @@
 /**
  * mulberry32 (Tommy Ettinger, public domain): a small seeded generator of uniform numbers in
  * [0, 1), so every random test case and benchmark workload is reproducible. Shared by the tests
- * and benchmarks of several packages, imported by path (never from a published package). Not for
- * cryptography, and not the simulator's noise (that is xoshiro128** in @poise/sim).
+ * and benchmarks of several packages (`@poise/test-support/prng`; bundled into the build of
+ * `@poise/plan/testing`, never into a production entry). Not for cryptography, and not the
+ * simulator's noise (that is xoshiro128** in @poise/sim).
  */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

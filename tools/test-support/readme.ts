@@ -1,7 +1,8 @@
 /**
  * What the packages' README tests share: running a README's example and keeping a generated
- * table in a README up to date. Repository tooling, not a package: tests import it by path (no
- * package depends on it, and nothing published does), so it adds no edge between packages.
+ * table in a README up to date. Part of the private `@poise/test-support` package (a root
+ * devDependency, never published): tests import `@poise/test-support/readme`, no package
+ * depends on it, so it adds no edge between packages.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { REPO_ROOT } from './upstream';
+import { REPO_ROOT } from './testing/upstream';
 
 // Paths of the wrong kind: a clear error, never a hang. Each run is a child process with a
 // time limit, so a CLI that blocks on a FIFO fails the test instead of stalling the suite.

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { upstreamAvailability } from './upstream';
+import { upstreamAvailability } from './testing/upstream';
 
 const ROOT = resolve(__dirname, '../../..');
 const CLI = join(ROOT, 'apps/sim/src/cli.ts');

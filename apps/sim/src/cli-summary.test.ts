@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { main } from './main';
-import { REPO_ROOT } from './upstream';
+import { REPO_ROOT } from './testing/upstream';
 
 const capture = () => {
   const out: string[] = [];

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { loadCase, simulate, withCrsOverrides } from '@poise/sim';
-import { REPO_ROOT, scenarioVariants, upstreamAvailability } from './upstream';
+import { REPO_ROOT, scenarioVariants, upstreamAvailability } from './testing/upstream';
 import { main } from './main';
 
 // The reference HA manager's regression cases, run in place from ../shared (never copied).
@@ -139,7 +139,7 @@ describe('poise-sim CLI', () => {
 
   test('a bad case is a FAIL with the reason, and the run goes on', () => {
     const c = capture();
-    const code = main(['test', resolve(REPO_ROOT, 'apps/sim/src/__fixtures__/bad-command')], c.io);
+    const code = main(['test', resolve(REPO_ROOT, 'apps/sim/src/testing/bad-command')], c.io);
     expect(code).toBe(1);
     const lines = c.out.join('\n').split('\n');
     expect(lines[0]).toBe('FAIL bad-command');

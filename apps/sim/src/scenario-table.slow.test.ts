@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { RunSummary } from '@poise/sim';
-import { REPO_ROOT } from './upstream';
+import { REPO_ROOT } from './testing/upstream';
 import { TABLE_READMES, TABLE_SCENARIOS, renderTables, replaceTable, runTable, tableVariants } from './scenario-table';
 
 describe('the scenario table of the policy READMEs', () => {

@@ -28,7 +28,7 @@ import {
   withCrsOverrides,
   type RunSummary,
 } from '@poise/sim';
-import { REPO_ROOT } from './upstream';
+import { REPO_ROOT } from './testing/upstream';
 import { progressBar, type ProgressStream } from './lab/progress';
 
 /** The balancer scenarios of the table, in table order, with a short label. */

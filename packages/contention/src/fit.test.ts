@@ -13,7 +13,7 @@ import {
   type NodeObservation,
   type PressureDimension,
 } from './index';
-import { CURVES, learnAll, synthetic, type TrueCurve } from './test-support';
+import { CURVES, learnAll, synthetic, type TrueCurve } from './testing/support';
 
 /** Absolute errors of the model's predictions against the true curve on a 0.01 grid of [low, high]. */
 function errors(

@@ -12,7 +12,7 @@ import {
   type ContentionModelState,
   type NodeObservation,
 } from './index';
-import { CURVES, learnAll, synthetic } from './test-support';
+import { CURVES, learnAll, synthetic } from './testing/support';
 
 const obs = (cpuLoad: number, pressureCpu?: number | null, extra: Partial<NodeObservation> = {}): NodeObservation => ({
   node: 'node1',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readmeBlock, testReadmeExample } from '../../../tools/test-support/readme';
+import { readmeBlock, testReadmeExample } from '@poise/test-support/readme';
 import { fitModel } from './index';
-import { CURVES, learnAll, synthetic } from './test-support';
+import { CURVES, learnAll, synthetic } from './testing/support';
 
 const README = new URL('../README.md', import.meta.url);
 

@@ -14,7 +14,7 @@ import {
   type NodeContention,
   type NodeObservation,
 } from './index';
-import { CURVES, learnAll, synthetic } from './test-support';
+import { CURVES, learnAll, synthetic } from './testing/support';
 
 const GIB = 1024 ** 3;
 const node = (

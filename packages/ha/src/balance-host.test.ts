@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { snapshot, type ServiceStatus } from '@poise/env';
 import { BalancerHost, type BalancerEvent } from './balance-host';
 import { Manager } from './manager';
-import { MemoryEnv } from './memory-env.testkit';
+import { MemoryEnv } from './testing/memory-env';
 import { ExitCode } from './tools';
 
 const GIB = 1024 ** 3;

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { snapshot } from '@poise/env';
 import { formatImbalance, scorableCandidates } from './balance';
 import { Manager } from './manager';
-import { MemoryEnv } from './memory-env.testkit';
+import { MemoryEnv } from './testing/memory-env';
 import { CrsUsage } from './usage-model';
 
 describe('formatImbalance', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { snapshot } from '@poise/env';
 import { Crm } from './crm';
-import { MemoryEnv } from './memory-env.testkit';
+import { MemoryEnv } from './testing/memory-env';
 
 describe('Crm: a service config that cannot be read', () => {
   test("logs 'could not read service config' and does not take part in the election", () => {

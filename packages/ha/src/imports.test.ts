@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { importCycles, moduleImports } from '../../../tools/test-support/imports';
+import { importCycles, moduleImports } from '@poise/test-support/imports';
 
 describe("the HA core's modules", () => {
   const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { snapshot } from '@poise/env';
 import { Manager } from './manager';
-import { MemoryEnv } from './memory-env.testkit';
+import { MemoryEnv } from './testing/memory-env';
 
 const GIB = 1024 ** 3;
 

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { generatedCluster } from '../../../bench/plan-gen';
+import { generatedCluster } from './testing';
 import { lagrangianBound, lowerBound } from './bound';
 import { constructAssignment } from './construct';
 import { DualBound, projectSimplex } from './dual';
 import { type Problem, buildProblem, costAt } from './model';
 import { evaluateAssignment } from './objective';
-import { randomInstance } from './oracle.testkit';
-import { mulberry32 } from '../../../tools/test-support/prng';
+import { randomInstance } from './testing/oracle';
+import { mulberry32 } from '@poise/test-support/prng';
 import { optimize } from './search';
 import { validatePlanInput } from './validate';
 import type { PlanInput } from './types';

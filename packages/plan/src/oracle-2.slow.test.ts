@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { loadHighs } from './oracle.testkit';
-import { oracleShard } from './oracle.testkit-shard';
+import { loadHighs } from './testing/oracle';
+import { oracleShard } from './testing/oracle-shard';
 
-// The exact oracle, shard 2 of 4 (vitest runs the files on every core): see oracle.testkit-shard.ts.
+// The exact oracle, shard 2 of 4 (vitest runs the files on every core): see testing/oracle-shard.ts.
 describe('oracle shard 2 of 4', () => {
   test('the planner agrees with HiGHS on random small clusters', async () => {
     const tally = oracleShard(await loadHighs(), 2, 4);

@@ -1,5 +1,5 @@
 import { describe, test } from 'vitest';
-import { PROPERTY_SAMPLE, PROPERTY_SEEDS, searchProperties, stepProperties } from './planner.testkit';
+import { PROPERTY_SAMPLE, PROPERTY_SEEDS, searchProperties, stepProperties } from './testing/planner-properties';
 
 // The planner's properties on the seeds the fast tier's sample (planner.test.ts) leaves out.
 describe('properties on random clusters (the rest of the sweep)', () => {

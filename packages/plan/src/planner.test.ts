@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { PlanError } from './errors';
 import { planPlacement } from './planner';
-import { randomInstance } from './oracle.testkit';
-import { PROPERTY_SAMPLE, PROPERTY_SEEDS, searchProperties, stepProperties } from './planner.testkit';
+import { randomInstance } from './testing/oracle';
+import { PROPERTY_SAMPLE, PROPERTY_SEEDS, searchProperties, stepProperties } from './testing/planner-properties';
 import type { FeasiblePlan, PlanGuest, PlanInput, PlanNode } from './types';
 
 const GIB = 1024 ** 3;

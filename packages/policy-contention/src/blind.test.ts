@@ -2,7 +2,7 @@ import type { MoveAssessment } from '@poise/contention';
 import type { BalanceCandidate, BalanceContext, ScoredMigration } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
 import { blindSourceFirst, contentionScorer } from './score';
-import { pressureNow, stubAssessment, stubObjective } from './test-support';
+import { pressureNow, stubAssessment, stubObjective } from './testing/support';
 
 /** A ranked move of `leader` off node1 freeing `cpu` cores, scored `net`, the source's cpu pressure `before → after`. */
 function move(leader: string, cpu: number, net: number, before = 99, after = 99) {

@@ -3,7 +3,7 @@ import { type StagePart, composePipeline, readCrs } from '@poise/policy';
 import { parseStableSettings, stableStages } from '@poise/policy-stable';
 import { parsePressureSettings, pressureStages } from '@poise/policy-pressure';
 import { type ContentionStageOptions, contentionStages, parseContentionSettings } from './index';
-import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
+import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 

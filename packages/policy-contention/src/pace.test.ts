@@ -8,7 +8,7 @@ import {
   parseContentionSettings,
 } from './index';
 import { SPELL_MOTIONS_KEPT, contentionPace, recordMotions, requiredGain, settledAt } from './pace';
-import { GIB, KNEE, cluster, guests, lines, loadDriven } from './test-support';
+import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const SETTINGS = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings;

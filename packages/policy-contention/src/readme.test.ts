@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { testReadmeExample } from '../../../tools/test-support/readme';
+import { testReadmeExample } from '@poise/test-support/readme';
 
 describe('README', () => {
   // The README's example is real code: run the ```ts block under "## Example" and compare what

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type ScoredMigration, stateCheck } from '@poise/policy';
 import { contentionMarginAccept, contentionScorer } from './index';
 import { type PredictedRelief, checkPredicted, checkUnrelieved, judgeRelief } from './relief';
-import { balanceContext, pressureNow, selectedPlan, stubAssessment, stubObjective } from './test-support';
+import { balanceContext, pressureNow, selectedPlan, stubAssessment, stubObjective } from './testing/support';
 
 const ctx = balanceContext;
 

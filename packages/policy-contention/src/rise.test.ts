@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { composePipeline, readCrs, stateCheck } from '@poise/policy';
 import { contentionStages, parseContentionSettings } from './index';
 import { type PressureSample, checkRises, checkSamples, detectRises, lastingRises, recordSamples } from './rise';
-import { GIB, cluster, guests, lines } from './test-support';
+import { GIB, cluster, guests, lines } from './testing/support';
 
 /** node1's samples every 20 s from 0 to 120: cpu load and pressure per time. */
 function series(load: (t: number) => number, cpu: (t: number) => number, mem: (t: number) => number | null = () => 0) {

@@ -32,7 +32,7 @@ import {
   selectedPlan,
   stubAssessment,
   stubObjective,
-} from './test-support';
+} from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const CONTENTION = contentionStages(

@@ -1,9 +1,10 @@
-import { type Pipeline, ReplayCluster, type StagePart, composePipeline, readCrs } from '@poise/policy';
+import { type Pipeline, type StagePart, composePipeline, readCrs } from '@poise/policy';
+import { ReplayCluster } from '@poise/policy/testing';
 import { parseStableSettings, stableStages } from '@poise/policy-stable';
 import { describe, expect, it } from 'vitest';
-import { readmeBlock, testReadmeExample } from '../../../tools/test-support/readme';
+import { readmeBlock, testReadmeExample } from '@poise/test-support/readme';
 import { PRESSURE_OFF, parsePressureSettings, pressureStages } from './index';
-import { GIB, idleCluster } from './test-support';
+import { GIB, idleCluster } from './testing/support';
 
 const README = new URL('../README.md', import.meta.url);
 

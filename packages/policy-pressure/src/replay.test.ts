@@ -2,19 +2,12 @@
 // (an idle cluster), the pressure episodes of the seed's patch 7, and symptom 1 with the
 // migratability check; then both variant packages composed together.
 import fc from 'fast-check';
-import {
-  type BalanceContext,
-  type PipelineState,
-  ReplayCluster,
-  type ReplayEvent,
-  composePipeline,
-  readCrs,
-  referencePipeline,
-} from '@poise/policy';
+import { type BalanceContext, type PipelineState, composePipeline, readCrs, referencePipeline } from '@poise/policy';
+import { ReplayCluster, type ReplayEvent } from '@poise/policy/testing';
 import { STABLE_KEYS, parseStableSettings, stableStages } from '@poise/policy-stable';
 import { describe, expect, it } from 'vitest';
 import { PRESSURE_KEYS, PRESSURE_OFF, type PressureSettings, parsePressureSettings, pressureStages } from './index';
-import { GIB, idleCluster } from './test-support';
+import { GIB, idleCluster } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const RECOMMENDED = parsePressureSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BACKOFF_FORGET_SECONDS, type BackoffState, backoffDelay, backoffFilter, backoffSeriesGate } from './index';
-import { candidate, failed, observeAndRun, passed, succeeded } from './test-support';
+import { candidate, failed, observeAndRun, passed, succeeded } from './testing/support';
 
 const EMPTY: BackoffState = { lastOutcomeAt: null, pairs: [], series: [] };
 const CANDIDATES = [candidate('fa:109', ['node2', 'node3']), candidate('vm:102', ['node2', 'node3'])];

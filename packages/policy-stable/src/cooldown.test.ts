@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentReasonFormat } from '@poise/policy';
 import { type CooldownState, cooldownFilter, minImprovementAccept } from './index';
-import { candidate, failed, fixedContext, passed, succeeded } from './test-support';
+import { candidate, failed, fixedContext, passed, succeeded } from './testing/support';
 
 describe('cooldown', () => {
   const stage = cooldownFilter({ seconds: 600 });

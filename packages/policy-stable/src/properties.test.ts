@@ -4,14 +4,14 @@ import {
   type BalanceContext,
   type Decision,
   type PipelineState,
-  ReplayCluster,
   composePipeline,
   readCrs,
   referencePipeline,
 } from '@poise/policy';
+import { ReplayCluster } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
 import { STABLE_KEYS, parseStableSettings, stableStages } from './index';
-import { GIB } from './test-support';
+import { GIB } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const CANDIDATES: BalanceCandidate[] = [

@@ -1,8 +1,9 @@
-import { type ReplayCluster, composePipeline, readCrs } from '@poise/policy';
+import { composePipeline, readCrs } from '@poise/policy';
+import { type ReplayCluster } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
-import { readmeBlock, testReadmeExample } from '../../../tools/test-support/readme';
+import { readmeBlock, testReadmeExample } from '@poise/test-support/readme';
 import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
-import { dominantGuest, seed004 } from './test-support';
+import { dominantGuest, seed004 } from './testing/support';
 
 const README = new URL('../README.md', import.meta.url);
 

@@ -1,9 +1,10 @@
 // Pipeline-level replays on a small in-memory host (ReplayCluster of @poise/policy): the
 // review's counter-examples of seed 004 and the oscillation of seed symptom 2.
-import { type Pipeline, ReplayCluster, type ReplayEvent, composePipeline, readCrs } from '@poise/policy';
+import { type Pipeline, composePipeline, readCrs } from '@poise/policy';
+import { ReplayCluster, type ReplayEvent } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
 import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
-import { GIB, dominantGuest, seed004 } from './test-support';
+import { GIB, dominantGuest, seed004 } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const pipelineWith = (settings: StableSettings): Pipeline => composePipeline(REFERENCE, stableStages(settings));

@@ -1,7 +1,7 @@
 import { type AdjustedNodeUsage, type NodeTelemetry, PolicyError } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
 import { type SmoothingState, decayWeight, smoothingGate } from './index';
-import { fixedContext } from './test-support';
+import { fixedContext } from './testing/support';
 
 const stage = smoothingGate({ halfLifeSeconds: 300 });
 

@@ -7,8 +7,6 @@ import {
   Pipeline,
   type PipelineState,
   PolicyError,
-  ReplayCluster,
-  type ReplayOptions,
   type ScoredMigration,
   type Stage,
   composePipeline,
@@ -19,6 +17,7 @@ import {
   thresholdHoldGate,
   usageScorer,
 } from './index';
+import { ReplayCluster, type ReplayOptions } from './testing';
 
 const CANDIDATES: BalanceCandidate[] = [
   { leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'] },

@@ -55,14 +55,6 @@ export {
   type RebalancePreset,
   type SettingProblem,
 } from './settings';
-export {
-  ReplayCluster,
-  type ReplayEvent,
-  type ReplayGuest,
-  type ReplayNode,
-  type ReplayNodeState,
-  type ReplayOptions,
-} from './replay';
 export { compareNames } from '@poise/usage';
 export type {
   AdjustedNodeUsage,

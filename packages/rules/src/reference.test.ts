@@ -15,7 +15,7 @@ import {
   writeRulesConfig,
 } from './index';
 import { nullRecord } from './records';
-import { referenceTransform } from './reference';
+import { referenceTransform } from './testing/reference';
 import type { Rule, RulesConfig } from './types';
 
 const SIDS = ['vm:1', 'vm:2', 'vm:3', 'vm:4', 'vm:5', 'vm:6', 'vm:7', 'ct:8'];

@@ -24,8 +24,8 @@ import {
   largeConfigBlockDrops,
   largeConfigRuleId,
   largeRulesConfigText,
-} from './large-config';
-import { referenceTransform } from './reference';
+} from './testing/large-config';
+import { referenceTransform } from './testing/reference';
 
 const BLOCKS = 1000;
 

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { ORACLE_RUNS, ORACLE_SAMPLE_RUNS, oracleAgreement, permutationInvariance } from './oracle.testkit';
+import { ORACLE_RUNS, ORACLE_SAMPLE_RUNS, oracleAgreement, permutationInvariance } from './testing/oracle';
 
 // The oracle properties' runs that the fast tier's sample (extremes.test.ts) leaves out.
 describe(`mathjs oracle (80-digit BigNumbers), the other ${ORACLE_RUNS - ORACLE_SAMPLE_RUNS} runs`, () => {

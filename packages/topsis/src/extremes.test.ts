@@ -17,7 +17,7 @@ import {
   permutationInvariance,
   scaledMatrix,
   weight,
-} from './oracle.testkit';
+} from './testing/oracle';
 
 describe('finite in, finite out', () => {
   it('any finite matrix gives finite scores in [0, 1]', () => {

@@ -14,7 +14,7 @@ import {
   referenceNodeImbalance,
   referenceScoreNodesToStart,
 } from './index';
-import { prng } from './test-support';
+import { prng } from './testing/support';
 
 const GIB = 1024 ** 3;
 

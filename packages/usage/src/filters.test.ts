@@ -18,7 +18,7 @@ import {
   type ResourceStats,
   referenceBestBalancingMigrations,
 } from './index';
-import { prng } from './test-support';
+import { prng } from './testing/support';
 
 const GIB = 1024 ** 3;
 

@@ -21,7 +21,7 @@ import {
   scoreNodesToStartKernel,
   startKernelCounters,
 } from './start-kernel';
-import { previousStartKernel, prng } from './test-support';
+import { previousStartKernel, prng } from './testing/support';
 
 /** The previous start kernel on a fresh scratch, its `n` scores. */
 function previousKernel(view: ClusterView, addCpu: number, addMem: number): Float64Array {

@@ -8,7 +8,7 @@ import { TRACE_FORMAT } from './trace';
 import { readTrace } from './trace';
 import type { Variant } from './variants';
 
-const MODEL = new URL('./__fixtures__/synthetic-model.ts', import.meta.url);
+const MODEL = new URL('../testing/synthetic-model.ts', import.meta.url);
 
 function scenarios() {
   const root = mkdtempSync(join(tmpdir(), 'poise-lab-cmp-'));

@@ -19,7 +19,7 @@ import type { Variant } from './variants';
 
 const haveChromium = existsSync(CHROMIUM);
 const OUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
-const MODEL = new URL('./__fixtures__/synthetic-model.ts', import.meta.url);
+const MODEL = new URL('../testing/synthetic-model.ts', import.meta.url);
 
 function loadTraces(out: string): RunTrace[] {
   const traces: RunTrace[] = [];

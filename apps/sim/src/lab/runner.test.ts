@@ -6,7 +6,7 @@ import { planRuns, runAll, type RunJob } from './runner';
 import { summarize } from './summary';
 import type { RunTrace } from './trace';
 
-const MODEL = new URL('./__fixtures__/synthetic-model.ts', import.meta.url);
+const MODEL = new URL('../testing/synthetic-model.ts', import.meta.url);
 
 function scenarioDir(opts: object): string {
   const dir = mkdtempSync(join(tmpdir(), 'poise-lab-runner-'));
@@ -172,7 +172,7 @@ describe('runAll', () => {
     );
   });
   it('a JavaScript module importing a workspace package runs under the source condition', async () => {
-    const js = new URL('./__fixtures__/js-model.mjs', import.meta.url);
+    const js = new URL('../testing/js-model.mjs', import.meta.url);
     const [r] = await runAll(jobs.slice(0, 1), { module: js, jobs: 1, consume: keep });
     // loads 0.2 and 0.6: CV = 0.2 / 0.4 = 0.5, normalised by √(2 − 1) = 0.5
     expect(r!.summary.imbalanceTimeWeighted).toBeCloseTo(0.25, 12); // 0.5 for 20 s, 0 for 20 s
