@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderHelp } from '../../apps/manager/src/cli-spec';
+import { renderHelp } from '../../apps/manager/src/cli/spec';
 import { REPO_ROOT } from '../packaging/workspace';
 import { LAYOUT } from './build';
 import { debianVersion, PACKAGE_NAME } from './control';

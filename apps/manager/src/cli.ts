@@ -1,5 +1,5 @@
-import { EXIT_OK, main, processIo } from './main';
-import { onOutputClosed } from './output';
+import { EXIT_OK, main, processIo } from './cli/main';
+import { onOutputClosed } from './cli/output';
 
 // A closed stdout or stderr (`poise-manager --sim | head`): a running daemon finishes its round
 // and exits 0, as on SIGTERM (its state is saved as after every round); otherwise exit 0 now.

@@ -1,0 +1,236 @@
+import {
+  type CompiledRules,
+  compileRules,
+  getBalancingCandidates,
+  type NodePriorities,
+  type RulesConfig,
+  type ServiceStatus,
+  type SidSet,
+  transformRules,
+} from '@poise/rules';
+import { ClusterUsage, compareNames, type MigrationCandidate, nodeLoad } from '@poise/usage';
+import { errorMessage } from '../errors';
+import type { ClusterSnapshot, GuestSnapshot, NodeSnapshot } from '../cluster/port';
+
+/**
+ * The usage model of one round: `@poise/usage` with dynamic aggregation (the measured node
+ * stats as given) and the normalised imbalance metric (0..1, the pve-9.2 profile), so the
+ * threshold and margin are the datacenter.cfg percentages divided by 100.
+ */
+export interface UsageModel {
+  readonly usage: ClusterUsage;
+  /** Nodes in the model: online, not in maintenance, with valid stats; byte order. */
+  readonly nodes: readonly string[];
+  /** Per node in the model: `load` = (cpu/maxcpu + mem/maxmem)/2 and the two ratios. */
+  readonly loads: ReadonlyMap<string, { readonly load: number; readonly cpu: number; readonly mem: number }>;
+  /**
+   * Per node in the model, the part of its measured usage the guests in the model account for
+   * (cores, bytes): the sum of the stats of the guests whose current node it is — the values a
+   * scored migration moves. The rest is load the balancer cannot act on.
+   */
+  readonly services: ReadonlyMap<string, { readonly cpu: number; readonly mem: number }>;
+  /** Items left out, one line each (a node or guest with unusable stats); the round goes on without them. */
+  readonly problems: readonly string[];
+}
+
+/** How the model is built. */
+export interface UsageModelOptions {
+  /**
+   * `ha-auto-rebalance-memhost`: a guest's memory is its host-side footprint (`memhost`) when
+   * the snapshot has it, else the guest-reported `mem`.
+   */
+  readonly memhost?: boolean;
+  /** Node usage to use instead of the measured one (cores, bytes), for the policy's adjusted views. */
+  readonly nodeUsage?: ReadonlyMap<string, { readonly cpu: number; readonly mem: number }>;
+}
+
+/** A node balancing may use: online in the HA sense and not in maintenance. */
+export function isUsableNode(node: NodeSnapshot): boolean {
+  return node.online && !node.maintenance;
+}
+
+/** Whether a guest occupies a node in the model as a resource (running, or an HA resource started or moving). */
+function occupies(guest: GuestSnapshot): boolean {
+  if (guest.ha) return guest.ha.state === 'started' || guest.ha.state === 'migrate' || guest.ha.state === 'relocate';
+  return guest.running;
+}
+
+/** Memory of a guest in the model, bytes: `memhost` when asked for and reported, else `mem`. */
+export function guestMemory(guest: GuestSnapshot, memhost: boolean): number {
+  return memhost && guest.stats.memhost !== undefined ? guest.stats.memhost : guest.stats.mem;
+}
+
+/**
+ * Builds the usage model from a snapshot. Nodes that are not usable are left out, and with
+ * them their guests; a node or guest whose stats `@poise/usage` refuses is left out and named
+ * in `problems` (one bad value never stops the round). A moving HA resource counts on its
+ * source and its target.
+ */
+export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOptions = {}): UsageModel {
+  const usage = new ClusterUsage({ aggregation: 'dynamic', metric: 'normalized' });
+  const problems: string[] = [];
+  const loads = new Map<string, { load: number; cpu: number; mem: number }>();
+  const services = new Map<string, { cpu: number; mem: number }>();
+  for (const node of snapshot.nodes) {
+    if (!isUsableNode(node)) continue;
+    const given = options.nodeUsage?.get(node.name);
+    const cpu = given ? given.cpu : node.cpu;
+    const mem = given ? given.mem : node.mem;
+    try {
+      usage.addNode(node.name, { cpu, maxcpu: node.maxcpu, mem, maxmem: node.maxmem });
+      loads.set(node.name, {
+        load: nodeLoad(cpu, node.maxcpu, mem, node.maxmem),
+        cpu: cpu / node.maxcpu,
+        mem: mem / node.maxmem,
+      });
+      services.set(node.name, { cpu: 0, mem: 0 });
+    } catch (err) {
+      problems.push(`node '${node.name}' left out: ${errorMessage(err)}`);
+    }
+  }
+  for (const guest of snapshot.guests) {
+    if (!occupies(guest) || !usage.hasNode(guest.node)) continue;
+    const target = guest.ha?.target;
+    const moving =
+      target !== undefined &&
+      target !== guest.node &&
+      usage.hasNode(target) &&
+      (guest.ha?.state === 'migrate' || guest.ha?.state === 'relocate');
+    const { cpu, maxcpu, maxmem } = guest.stats;
+    const mem = guestMemory(guest, options.memhost === true);
+    try {
+      usage.addResource(guest.sid, {
+        stats: { cpu, maxcpu, mem, maxmem },
+        state: 'started',
+        placement: moving ? { current: guest.node, target } : { current: guest.node },
+      });
+      const sum = services.get(guest.node)!;
+      services.set(guest.node, { cpu: sum.cpu + cpu, mem: sum.mem + mem });
+    } catch (err) {
+      problems.push(`guest '${guest.sid}' left out: ${errorMessage(err)}`);
+    }
+  }
+  return { usage, nodes: usage.nodeNames(), loads, services, problems };
+}
+
+function targetsFrom(snapshot: ClusterSnapshot, source: string): string[] {
+  return snapshot.nodes
+    .filter((n) => isUsableNode(n) && n.name !== source)
+    .map((n) => n.name)
+    .sort(compareNames);
+}
+
+function movable(guest: GuestSnapshot, snapshot: ClusterSnapshot): boolean {
+  if (guest.lock !== undefined || guest.template) return false;
+  const node = snapshot.nodes.find((n) => n.name === guest.node);
+  return node !== undefined && isUsableNode(node);
+}
+
+/** The snapshot's HA rules compiled for the placement queries, and what the checks dropped. */
+export interface SnapshotRules {
+  readonly compiled: CompiledRules;
+  /** One line per rule dropped by the feasibility checks (the cluster reports such rules with `errors`). */
+  readonly dropped: readonly string[];
+}
+
+/**
+ * Compiles the snapshot's rules the way the HA manager does every round (`@poise/rules`:
+ * feasibility checks, merge of positive groups, implicit negatives, node affinity for positive
+ * groups, then compile) over every cluster node.
+ */
+export function compileSnapshotRules(snapshot: ClusterSnapshot): SnapshotRules {
+  const config: RulesConfig = {
+    ids: Object.create(null) as RulesConfig['ids'],
+    order: Object.create(null) as RulesConfig['order'],
+    digest: '',
+  };
+  snapshot.rules.forEach((rule, i) => {
+    const resources = Object.create(null) as SidSet;
+    for (const sid of rule.resources) resources[sid] = 1;
+    if (rule.type === 'node-affinity') {
+      const nodes = Object.create(null) as NodePriorities;
+      for (const n of rule.nodes) nodes[n.node] = { priority: n.priority };
+      config.ids[rule.id] = { type: 'node-affinity', resources, nodes, strict: rule.strict ? 1 : 0 };
+    } else {
+      config.ids[rule.id] = { type: 'resource-affinity', resources, affinity: rule.affinity };
+    }
+    config.order[rule.id] = i + 1;
+  });
+  const nodes = snapshot.nodes.map((n) => n.name);
+  const dropped = transformRules(config, nodes);
+  return { compiled: compileRules(config, nodes), dropped };
+}
+
+/**
+ * The balancing candidates among HA resources, with the HA rules applied (`@poise/rules`
+ * `getBalancingCandidates`, the same query the HA manager's own balancer uses): bundles of
+ * started, co-located, positively affine resources with no member moving; targets = the
+ * leader's highest-priority allowed usable nodes (strict and non-strict node affinity) minus
+ * the nodes of its negative partners minus its own node. Usable = online and not in
+ * maintenance, so a node in maintenance is never a target. On top of the rules, a bundle is
+ * not a candidate when any member is opted out (`auto-rebalance: 0`), locked, a template, or
+ * on a node that is not usable. Leaders and targets in byte order.
+ */
+export function migrationCandidates(
+  snapshot: ClusterSnapshot,
+  rules: SnapshotRules = compileSnapshotRules(snapshot),
+): MigrationCandidate[] {
+  const status = Object.create(null) as ServiceStatus;
+  const bySid = new Map<string, GuestSnapshot>();
+  for (const guest of snapshot.guests) {
+    if (!guest.ha) continue;
+    bySid.set(guest.sid, guest);
+    status[guest.sid] =
+      guest.ha.target === undefined
+        ? { state: guest.ha.state, node: guest.node }
+        : { state: guest.ha.state, node: guest.node, target: guest.ha.target };
+  }
+  const online = snapshot.nodes.filter(isUsableNode).map((n) => n.name);
+  const out: MigrationCandidate[] = [];
+  for (const c of getBalancingCandidates(rules.compiled, status, online)) {
+    const members = c.resources.map((sid) => bySid.get(sid)!);
+    if (!members.every((g) => g.ha!.autoRebalance && movable(g, snapshot))) continue;
+    out.push({ leader: c.leader, resources: c.resources, targets: c.targets });
+  }
+  return out;
+}
+
+/**
+ * The balancing candidates among guests that are not HA resources (balanced only when
+ * `guests.non-ha` is on): running, not locked, not templates, on a usable node; each alone,
+ * every other usable node a target. The guest migrate endpoint's precondition check runs on
+ * the chosen one before it is moved.
+ */
+export function nonHaCandidates(snapshot: ClusterSnapshot): MigrationCandidate[] {
+  const out: MigrationCandidate[] = [];
+  for (const guest of [...snapshot.guests].sort((a, b) => compareNames(a.sid, b.sid))) {
+    if (guest.ha || !guest.running || !movable(guest, snapshot)) continue;
+    const targets = targetsFrom(snapshot, guest.node);
+    if (targets.length === 0) continue;
+    out.push({ leader: guest.sid, resources: [guest.sid], targets });
+  }
+  return out;
+}
+
+/**
+ * Candidates restricted to what the usage model holds (a node or guest left out for bad stats
+ * cannot be scored); a candidate without a remaining target is dropped.
+ */
+export function restrictToModel(candidates: readonly MigrationCandidate[], model: UsageModel): MigrationCandidate[] {
+  const out: MigrationCandidate[] = [];
+  for (const c of candidates) {
+    if (!c.resources.every((sid) => model.usage.hasResource(sid))) continue;
+    const targets = c.targets.filter((t) => model.usage.hasNode(t));
+    if (targets.length > 0) out.push(targets.length === c.targets.length ? c : { ...c, targets });
+  }
+  return out;
+}
+
+/**
+ * Whether a motion is queued or running anywhere in the cluster (an HA resource in
+ * `migrate`/`relocate`, or a guest locked by a migration). Queued CRM commands are not
+ * visible through the API; the daemon's own motion record covers those it issued.
+ */
+export function clusterMotionInFlight(snapshot: ClusterSnapshot): boolean {
+  return snapshot.guests.some((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate' || g.lock === 'migrate');
+}

@@ -1,0 +1,288 @@
+import { bundledSimCase, createHost, type HostFactory } from '../cluster/host';
+import {
+  type ConfigOverrides,
+  defaultConfig,
+  loadConfig,
+  type ManagerConfig,
+  parseConfig,
+  withPolicyLayer,
+} from '../config/load';
+import { configJsonSchema } from '../config/schema';
+import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './spec';
+import { Daemon } from '../runtime';
+import { errorMessage, ManagerError } from '../errors';
+import type { LockFs } from '../runtime/lock';
+import { Logger, resolveLogFormat } from '../runtime/log';
+import { isPlanCommand, runPlanCommand } from './plan/command';
+import { checkConfig, startupProblems } from './preflight';
+import { VERSION } from './version';
+
+export { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './spec';
+export { VERSION } from './version';
+
+/** The `--help` text (rendered from `cli-spec.ts`). */
+export const USAGE = renderHelp();
+
+/** Where the CLI writes and what it runs with; tests replace any of it. */
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  /** Log lines (stdout by default). */
+  logLine(line: string): void;
+  readonly isTty: boolean;
+  readonly env: NodeJS.ProcessEnv;
+  /** Signal registration (`process` by default). */
+  onSignal(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): () => void;
+  /**
+   * Calls `handler` when stdout (or stderr) is closed by its reader (`| head`); returns the
+   * function that removes it. The command line's entry wires it (`cli.ts`); without it a closed
+   * output is not noticed.
+   */
+  onOutputClosed?(handler: () => void): () => void;
+}
+
+export const processIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  logLine: (line) => process.stdout.write(`${line}\n`),
+  isTty: process.stdout.isTTY === true,
+  env: process.env,
+  onSignal: (signal, handler) => {
+    process.on(signal, handler);
+    return () => process.off(signal, handler);
+  },
+};
+
+/** Injection points for tests and fixtures. */
+export interface MainHooks {
+  /** Builds the host instead of the env's adapter (a fake cluster). */
+  readonly createHost?: HostFactory;
+  readonly lockFs?: LockFs;
+  readonly onListening?: (address: { host: string; port: number }) => void;
+}
+
+class UsageError extends Error {}
+
+interface Args {
+  config?: string;
+  mode?: 'observe' | 'act';
+  once: boolean;
+  sim: boolean;
+  simDir?: string;
+  speed?: number;
+  checkConfig: boolean;
+  printSchema: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+/** Parses the command line against `CLI_SPEC` (the options it lists, their values), then checks the values and combinations. */
+export function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { once: false, sim: false, checkConfig: false, printSchema: false, help: false, version: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const option = findOption(CLI_SPEC, a);
+    if (option === undefined)
+      throw new UsageError(a.startsWith('-') ? `unknown option '${a}'` : `unexpected argument '${a}'`);
+    let v: string | undefined;
+    if (option.value !== undefined) {
+      const next = argv[i + 1];
+      if (option.valueOptional) {
+        if (next !== undefined && !next.startsWith('-')) v = argv[++i];
+      } else {
+        if (next === undefined || next.startsWith('--')) throw new UsageError(`'${a}' needs a value`);
+        v = argv[++i];
+      }
+    }
+    switch (option.key) {
+      case 'help':
+        args.help = true;
+        break;
+      case 'version':
+        args.version = true;
+        break;
+      case 'config':
+        args.config = v;
+        break;
+      case 'mode':
+        if (v !== 'observe' && v !== 'act') throw new UsageError(`'--mode' takes observe or act, got '${v}'`);
+        args.mode = v;
+        break;
+      case 'once':
+        args.once = true;
+        break;
+      case 'checkConfig':
+        args.checkConfig = true;
+        break;
+      case 'printSchema':
+        args.printSchema = true;
+        break;
+      case 'speed': {
+        const n = Number(v);
+        if (!/^\d+(\.\d+)?$/.test(v!) || !Number.isFinite(n))
+          throw new UsageError(`'--speed' takes a number ≥ 0 (simulated seconds per real second), got '${v}'`);
+        args.speed = n;
+        break;
+      }
+      case 'sim':
+        args.sim = true;
+        args.simDir = v;
+        break;
+      default:
+        // an option of the plan, drain and place subcommands only (CliOption's key spans both)
+        throw new UsageError(`unknown option '${a}'`);
+    }
+  }
+  if (args.sim && args.once) throw new UsageError("'--sim' and '--once' do not go together");
+  if (args.once && args.mode === 'act')
+    throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
+  if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
+  return args;
+}
+
+function overridesOf(args: Args): ConfigOverrides {
+  return {
+    ...(args.mode ? { mode: args.mode } : {}),
+    ...(args.sim ? { env: 'sim' as const, simCaseDir: args.simDir ?? bundledSimCase(), mode: args.mode ?? 'act' } : {}),
+    ...(args.speed !== undefined ? { simSpeed: args.speed } : {}),
+  };
+}
+
+/**
+ * `--sim` without a config file: one daemon round per simulated HA round (20 s), and no
+ * metrics listener (a run of seconds needs none, and a second one must not clash on the port).
+ */
+export const SIM_DEFAULTS = { interval: 20, metrics: { enabled: false } } as const;
+
+function readConfig(args: Args): ManagerConfig {
+  const overrides = overridesOf(args);
+  if (args.config !== undefined) return loadConfig(args.config, overrides);
+  return args.sim ? parseConfig(SIM_DEFAULTS, undefined, overrides) : defaultConfig(overrides);
+}
+
+/**
+ * The `poise-manager` command line; resolves with the exit code. The daemon registers its
+ * signal handlers through `io.onSignal` and removes them when it stops.
+ */
+export async function main(argv: readonly string[], io: Io = processIo, hooks: MainHooks = {}): Promise<number> {
+  // plan, drain, place: their own options (cli-spec's subcommands), see plan-cli/
+  if (isPlanCommand(argv))
+    return runPlanCommand(argv, io, {
+      ...(hooks.createHost ? { createHost: hooks.createHost } : {}),
+      ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
+    });
+  let args: Args;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    io.err(`poise-manager: ${errorMessage(err)}\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (args.help) {
+    io.out(USAGE);
+    return EXIT_OK;
+  }
+  if (args.version) {
+    io.out(`${CLI_SPEC.name} ${VERSION}`);
+    return EXIT_OK;
+  }
+  if (args.printSchema) {
+    io.out(JSON.stringify(configJsonSchema(), null, 2));
+    return EXIT_OK;
+  }
+  if (args.config === undefined && !args.sim) {
+    io.err(
+      `poise-manager: no config file: use --config <file> (see poise-manager.example.yaml) or --sim [<case-dir>]\n${USAGE}`,
+    );
+    return EXIT_USAGE;
+  }
+  let config: ManagerConfig;
+  try {
+    config = readConfig(args);
+  } catch (err) {
+    io.err(`poise-manager: invalid configuration:\n${errorMessage(err)}`);
+    return EXIT_CONFIG;
+  }
+  if (args.checkConfig) {
+    // every check first, then one verdict
+    const check = await checkConfig(config, io.env);
+    const source = config.file ?? 'the built-in defaults';
+    io.out(`config ${source}:`);
+    for (const line of check.lines) io.out(`  ${line}`);
+    for (const warning of check.warnings) io.out(`  warning: ${warning}`);
+    if (check.problems.length > 0) {
+      io.err(
+        `poise-manager: invalid configuration (${check.problems.length} ${check.problems.length === 1 ? 'problem' : 'problems'}):\n${check.problems.join('\n')}`,
+      );
+      return EXIT_CONFIG;
+    }
+    io.out(`config ${source} is valid`);
+    return EXIT_OK;
+  }
+  if (args.once) {
+    // one round that answers, beside a running daemon: no motion, no metrics listener of its own
+    config = { ...config, mode: 'observe', metrics: { ...config.metrics, enabled: false } };
+  }
+  const problems = startupProblems(config);
+  if (problems.length > 0) {
+    io.err(
+      `poise-manager: invalid configuration:\n${problems.map((p) => (config.file === undefined ? p : `${config.file}: ${p}`)).join('\n')}`,
+    );
+    return EXIT_CONFIG;
+  }
+
+  const log = new Logger(
+    { format: resolveLogFormat(config.log.format, io.isTty), level: config.log.level },
+    (line) => io.logLine(line),
+    () => Date.now() / 1000,
+  );
+  let daemon: Daemon;
+  try {
+    const host = await (hooks.createHost ?? createHost)(config);
+    // the simulator's case sets policy keys under the config file's (its datacenter.cfg crs)
+    const layered = (c: ManagerConfig) => withPolicyLayer(c, host.policyLayer);
+    config = layered(config);
+    daemon = new Daemon({
+      config,
+      host,
+      log: new Logger(
+        {
+          format: resolveLogFormat(config.log.format, io.isTty),
+          level: config.log.level,
+          timeLabel: host.timeLabel?.bind(host),
+        },
+        (line) => io.logLine(line),
+        () => host.clock.now(),
+      ),
+      version: VERSION,
+      once: args.once,
+      isTty: io.isTty,
+      reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
+      lockFs: hooks.lockFs,
+      onListening: hooks.onListening,
+    });
+  } catch (err) {
+    if (err instanceof ManagerError && (err.code === 'invalid-config' || err.code === 'invalid-token')) {
+      io.err(`poise-manager: invalid configuration:\n${err.message}`);
+      return EXIT_CONFIG;
+    }
+    log.error('start', `cannot start: ${errorMessage(err)}`);
+    return EXIT_FAILURE;
+  }
+
+  const offs = [
+    io.onSignal('SIGTERM', () => daemon.stop('SIGTERM')),
+    io.onSignal('SIGINT', () => daemon.stop('SIGINT')),
+    io.onSignal('SIGHUP', () => daemon.requestReload()),
+    // nobody reads the log any more: stop as on SIGTERM (status 0)
+    ...(io.onOutputClosed ? [io.onOutputClosed(() => daemon.stop('output closed'))] : []),
+  ];
+  try {
+    return await daemon.run();
+  } catch (err) {
+    log.error('stop', `stopped on an error: ${errorMessage(err)}`);
+    return EXIT_FAILURE;
+  } finally {
+    for (const off of offs) off();
+  }
+}

@@ -1,0 +1,209 @@
+import { readFileSync } from 'node:fs';
+import { type CaseInput, MAX_SIM_TIME } from '@poise/sim';
+import { parsePlanJson, planInputFromSnapshot, type PlanInput } from '@poise/plan';
+import { bundledSimCase, createPveHost, createSimHost, type Host } from '../../cluster/host';
+import { unsettledReasons } from '../../cluster/condition';
+import { loadConfig, type ManagerConfig, parseConfig } from '../../config/load';
+import { ManagerError } from '../../errors';
+import type { ClusterSnapshot } from '../../cluster/port';
+import { SIM_EPOCH_SECONDS } from '../../cluster/sim-port';
+import type { CapacityArgs, ClusterSource } from './args';
+
+/** Simulated seconds the simulator keeps running after a case's command lists, so that a drain has time to run (`drain --sim`). */
+export const SIM_DRAIN_SECONDS = 7200;
+/** HA rounds (20 s each) the simulator may take to settle after its command lists before the cluster is read anyway. */
+export const SIM_SETTLE_MAX_ROUNDS = 30;
+/** Seconds of one HA manager round: one simulator step. */
+const SIM_ROUND_SECONDS = 20;
+
+/** The cluster a subcommand works on. */
+export interface ClusterRead {
+  readonly input: PlanInput;
+  /** What the reading left out or noticed (a rule naming a guest that is gone, a cluster that did not settle): printed as notes. */
+  readonly problems: readonly string[];
+  /** One line: where the cluster came from. */
+  readonly description: string;
+  /** A live or simulated cluster: its host (to act on it), the config, and the snapshot the input was built from. */
+  readonly live?: { readonly host: Host; readonly config: ManagerConfig; readonly snapshot: ClusterSnapshot };
+}
+
+/**
+ * Simulated time of a case's last command list (spec §1.4: the first list at 20 s, each next
+ * one 100 s later or, after `delay d`, 20·⌈d/20⌉ + 80 s later).
+ */
+export function lastCommandListTime(cmdlist: readonly (readonly string[])[]): number {
+  let t = SIM_ROUND_SECONDS;
+  let last = 0;
+  for (const list of cmdlist) {
+    last = t;
+    let next = t + 100;
+    for (const cmd of list) {
+      const m = /^delay\s+(\d+)\s*$/.exec(cmd);
+      if (m && Number(m[1]) > SIM_ROUND_SECONDS)
+        next = t + Math.ceil(Number(m[1]) / SIM_ROUND_SECONDS) * SIM_ROUND_SECONDS + 80;
+    }
+    t = next;
+  }
+  return last;
+}
+
+/** The case kept running {@link SIM_DRAIN_SECONDS} after its command lists (a `delay` list at the end, the time limit raised to match). */
+export function keepRunning(input: CaseInput): CaseInput {
+  const end = lastCommandListTime(input.cmdlist) + SIM_DRAIN_SECONDS + 1000;
+  return {
+    ...input,
+    cmdlist: [...input.cmdlist, [`delay ${SIM_DRAIN_SECONDS}`]],
+    simOptions: { ...input.simOptions, maxTime: Math.max(input.simOptions?.maxTime ?? MAX_SIM_TIME, end) },
+  };
+}
+
+/** Which guests may move, for a plan: everything on a drained node; elsewhere, what the daemon may balance. */
+function unmigratableReason(
+  snapshot: ClusterSnapshot,
+  config: ManagerConfig,
+  drain: readonly string[],
+): (sid: string) => string | undefined {
+  const bySid = new Map(snapshot.guests.map((g) => [g.sid, g]));
+  return (sid) => {
+    const g = bySid.get(sid);
+    if (g === undefined || drain.includes(g.node)) return undefined;
+    if (g.ha === undefined && !config.guests.nonHa) return 'is not an HA resource (guests.non-ha: false)';
+    if (g.ha !== undefined && !g.ha.autoRebalance) return 'has auto-rebalance 0 (no balancer may move it)';
+    return undefined;
+  };
+}
+
+/** A plan input from a snapshot of a live or simulated cluster (usage as the cluster's scheduler mode counts it). */
+export function inputFromSnapshot(
+  snapshot: ClusterSnapshot,
+  config: ManagerConfig,
+  capacity: CapacityArgs,
+  drain: readonly string[],
+): { input: PlanInput; problems: string[] } {
+  const built = planInputFromSnapshot(snapshot, {
+    usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured',
+    capacity,
+    unmigratable: unmigratableReason(snapshot, config, drain),
+  });
+  const problems = [...built.problems];
+  if (!snapshot.quorate) problems.push('the cluster is not quorate: the plan is of a cluster that cannot act now');
+  for (const p of snapshot.problems ?? []) problems.push(p.message);
+  return { input: built.input, problems };
+}
+
+/** Steps the simulator past its command lists until the cluster settles (or {@link SIM_SETTLE_MAX_ROUNDS} rounds), then reads it. */
+async function settledSimSnapshot(
+  host: Host,
+  listsDoneAt: number,
+): Promise<{ snapshot: ClusterSnapshot; problems: string[] }> {
+  const never = new AbortController().signal;
+  while (host.clock.now() - SIM_EPOCH_SECONDS <= listsDoneAt && !host.finished?.())
+    await host.clock.sleep(SIM_ROUND_SECONDS, never);
+  const problems: string[] = [];
+  for (let round = 0; ; round++) {
+    const snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+    const moving = snapshot.guests
+      .filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate')
+      .map((g) => `${g.sid} in HA state '${g.ha!.state}'`);
+    const reasons = [...unsettledReasons(snapshot, new Set()), ...moving];
+    if (reasons.length === 0 || round >= SIM_SETTLE_MAX_ROUNDS || host.finished?.()) {
+      if (reasons.length > 0)
+        problems.push(
+          `the simulated cluster did not settle within ${SIM_SETTLE_MAX_ROUNDS} rounds after its command lists: ${reasons.join('; ')}`,
+        );
+      return { snapshot, problems };
+    }
+    await host.clock.sleep(SIM_ROUND_SECONDS, never);
+  }
+}
+
+/** `--snapshot <file.json>`: read and validated (`PlanError` naming the file and field); the command line's capacity over the file's. */
+export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterRead {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ManagerError(
+      'invalid-config',
+      `--snapshot: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause: err },
+    );
+  }
+  const parsed = parsePlanJson(text, file);
+  const merged = { ...parsed.capacity, ...capacity };
+  const input: PlanInput = { ...parsed, ...(Object.keys(merged).length > 0 ? { capacity: merged } : {}) };
+  return {
+    input,
+    problems: [],
+    description: `snapshot file '${file}': ${input.nodes.length} nodes, ${input.guests.length} guests, ${input.rules?.length ?? 0} rules`,
+  };
+}
+
+/** The config of `--config <file>` or of `--sim [<case-dir>]` (the simulator's defaults; mode as given). */
+export function sourceConfig(
+  source: Exclude<ClusterSource, { kind: 'snapshot' }>,
+  mode: 'observe' | 'act',
+): ManagerConfig {
+  if (source.kind === 'config') return loadConfig(source.file, { mode });
+  return parseConfig({ metrics: { enabled: false }, lock: { enabled: false } }, undefined, {
+    env: 'sim',
+    simCaseDir: source.dir ?? bundledSimCase(),
+    mode,
+  });
+}
+
+/**
+ * Reads the cluster of a subcommand: a snapshot file, the live cluster of a config (its host,
+ * one snapshot), or the simulator (run past its command lists until it settles). `makeHost`
+ * replaces the host a config would build (tests: the fake cluster).
+ */
+export async function readCluster(
+  source: ClusterSource,
+  options: {
+    capacity: CapacityArgs;
+    drain: readonly string[];
+    mode: 'observe' | 'act';
+    makeHost?: (config: ManagerConfig) => Host | Promise<Host>;
+  },
+): Promise<ClusterRead> {
+  if (source.kind === 'snapshot') return readSnapshotFile(source.file, options.capacity);
+  const config = sourceConfig(source, options.mode);
+  const sim = config.env === 'sim';
+  // the simulator: when its command lists are done (read from the case as it is loaded)
+  let listsDoneAt: number | undefined;
+  const caseInput = (input: CaseInput) => {
+    listsDoneAt = lastCommandListTime(input.cmdlist);
+    return keepRunning(input);
+  };
+  const host = options.makeHost
+    ? await options.makeHost(config)
+    : sim
+      ? createSimHost(config, { caseInput })
+      : createPveHost(config);
+  try {
+    let snapshot: ClusterSnapshot;
+    const problems: string[] = [];
+    if (listsDoneAt !== undefined) {
+      const settled = await settledSimSnapshot(host, listsDoneAt);
+      snapshot = settled.snapshot;
+      problems.push(...settled.problems);
+    } else snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+    const built = inputFromSnapshot(snapshot, config, options.capacity, options.drain);
+    const when = host.timeLabel?.(snapshot.time) ?? new Date(snapshot.time * 1000).toISOString();
+    return {
+      input: built.input,
+      problems: [...problems, ...built.problems],
+      description: `${host.port.description}, read at ${when}: ${built.input.nodes.length} nodes, ${built.input.guests.length} guests, ${built.input.rules?.length ?? 0} rules`,
+      live: { host, config, snapshot },
+    };
+  } catch (err) {
+    await closeHost(host);
+    throw err;
+  }
+}
+
+/** Releases a host's port and what the host holds. */
+export async function closeHost(host: Host): Promise<void> {
+  await host.port.close?.();
+  await host.close?.();
+}

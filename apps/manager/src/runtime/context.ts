@@ -1,0 +1,47 @@
+import type { Host } from '../cluster/host';
+import type { ManagerConfig } from '../config/load';
+import type { Logger } from './log';
+import { Metrics } from './metrics';
+import type { BuiltPolicy } from '../balancing/policy';
+import { readableTimes } from './text';
+
+/** This run's motions and observe-mode decisions, for the closing line. */
+export interface RunCounts {
+  requested: number;
+  succeeded: number;
+  failed: number;
+  wouldMove: number;
+}
+
+/**
+ * What every concern of the daemon (round, motion follower, lock, reload, status) shares: the
+ * host, the logger and metrics, the config and policy in force (a reload replaces both), the
+ * clock, and this run's counts.
+ */
+export class DaemonContext {
+  readonly metrics = new Metrics();
+  readonly runCounts: RunCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0 };
+
+  constructor(
+    readonly host: Host,
+    readonly log: Logger,
+    readonly version: string,
+    public config: ManagerConfig,
+    public policy: BuiltPolicy,
+  ) {}
+
+  now(): number {
+    return this.host.clock.now();
+  }
+
+  /** A time of the daemon's clock in a message: ISO 8601, or the host's own label (simulated time). */
+  timeText(seconds: number): string {
+    return this.host.timeLabel?.(seconds) ?? new Date(seconds * 1000).toISOString();
+  }
+
+  /** A policy text with its epoch seconds as times: UTC, or the host's own label. */
+  policyText(text: string): string {
+    const label = this.host.timeLabel?.bind(this.host);
+    return label ? readableTimes(text, label) : readableTimes(text);
+  }
+}

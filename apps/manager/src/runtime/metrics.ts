@@ -1,0 +1,177 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ManagerError } from '../errors';
+
+/** Round duration buckets, seconds (a round is a few API calls: tens of ms to a few s). */
+const ROUND_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The daemon's Prometheus metrics, in a registry of its own (no global state). Label values are
+ * bounded: node names, reasons and endpoint templates, never guest ids or free text.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly info = new Gauge({
+    name: 'poise_info',
+    help: 'Constant 1, labelled with the mode and environment in force.',
+    labelNames: ['mode', 'env', 'version'] as const,
+    registers: [this.registry],
+  });
+  readonly active = new Gauge({
+    name: 'poise_active',
+    help: '1 while this instance holds the active/standby lock (or runs without one), 0 on standby.',
+    registers: [this.registry],
+  });
+  readonly clusterAutoRebalance = new Gauge({
+    name: 'poise_cluster_auto_rebalance',
+    help: "1 when the cluster's own ha-auto-rebalance is on (poise then leaves HA resources alone).",
+    registers: [this.registry],
+  });
+  readonly imbalance = new Gauge({
+    name: 'poise_imbalance_ratio',
+    help: 'Node imbalance of the last round, normalised (0 balanced .. 1).',
+    registers: [this.registry],
+  });
+  readonly nodeLoad = new Gauge({
+    name: 'poise_node_load_ratio',
+    help: 'Measured node load of the last round: cpu and mem as fractions of the node capacity, total = their mean.',
+    labelNames: ['node', 'resource'] as const,
+    registers: [this.registry],
+  });
+  readonly nodePressure = new Gauge({
+    name: 'poise_node_pressure_some_avg10_percent',
+    help: 'Node pressure stall "some" avg10 in percent (absent when the node does not report it).',
+    labelNames: ['node', 'resource'] as const,
+    registers: [this.registry],
+  });
+  readonly rounds = new Counter({
+    name: 'poise_rounds_total',
+    help: 'Rounds run.',
+    registers: [this.registry],
+  });
+  readonly decisions = new Counter({
+    name: 'poise_round_decisions_total',
+    help: 'Round outcomes: move (requested), would-move (observe mode or the cluster balances), refused, skip, error.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly skips = new Counter({
+    name: 'poise_round_skips_total',
+    help: 'Rounds that moved nothing, by reason (the policy stage that stopped, or the daemon reason).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly motionsIssued = new Counter({
+    name: 'poise_motions_issued_total',
+    help: 'Motions requested from the cluster.',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+  readonly motionsSucceeded = new Counter({
+    name: 'poise_motions_succeeded_total',
+    help: 'Motions that ended on their target.',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+  readonly motionsFailed = new Counter({
+    name: 'poise_motions_failed_total',
+    help: 'Motions that failed, were refused by the cluster or timed out.',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+  readonly motionInFlight = new Gauge({
+    name: 'poise_motion_in_flight',
+    help: '1 while a motion this daemon issued is being followed.',
+    registers: [this.registry],
+  });
+  readonly roundDuration = new Histogram({
+    name: 'poise_round_duration_seconds',
+    help: 'Wall-clock duration of a round.',
+    buckets: ROUND_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly apiErrors = new Counter({
+    name: 'poise_api_errors_total',
+    help: 'Failed cluster calls by endpoint template and kind (network, timeout, http, auth, invalid-reply, tls, other).',
+    labelNames: ['endpoint', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  /** Replaces the per-node gauges with the nodes of this round (nodes that left disappear). */
+  setNodes(
+    nodes: readonly {
+      name: string;
+      cpu?: number;
+      mem?: number;
+      load?: number;
+      pressureCpu?: number;
+      pressureMem?: number;
+    }[],
+  ): void {
+    this.nodeLoad.reset();
+    this.nodePressure.reset();
+    for (const n of nodes) {
+      if (n.load !== undefined) this.nodeLoad.set({ node: n.name, resource: 'total' }, n.load);
+      if (n.cpu !== undefined) this.nodeLoad.set({ node: n.name, resource: 'cpu' }, n.cpu);
+      if (n.mem !== undefined) this.nodeLoad.set({ node: n.name, resource: 'mem' }, n.mem);
+      if (n.pressureCpu !== undefined) this.nodePressure.set({ node: n.name, resource: 'cpu' }, n.pressureCpu);
+      if (n.pressureMem !== undefined) this.nodePressure.set({ node: n.name, resource: 'memory' }, n.pressureMem);
+    }
+  }
+}
+
+/** `/metrics` (Prometheus text) and `/status` (JSON) over plain HTTP. */
+export class MetricsServer {
+  private server: Server | undefined;
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly status: () => unknown,
+  ) {}
+
+  /** Listens; resolves with the bound address (port 0 picks a free one). */
+  async listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (path === '/metrics') {
+        this.metrics.registry.metrics().then(
+          (body) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(body),
+          (err: unknown) =>
+            res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(err)}\n`),
+        );
+      } else if (path === '/status') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(this.status(), null, 1)}\n`);
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /status\n');
+      }
+    });
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', (err) =>
+        reject(
+          new ManagerError(
+            'metrics',
+            `cannot listen on ${host}:${port} for metrics: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+            { cause: err },
+          ),
+        ),
+      );
+      server.listen(port, host, () => resolveListen());
+    });
+    this.server = server;
+    const addr = server.address() as AddressInfo;
+    return { host: addr.address, port: addr.port };
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}
