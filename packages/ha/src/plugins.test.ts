@@ -11,8 +11,8 @@ import { BUILTIN_REGISTRY, loadPluginRegistry, loadPolicyPlugins } from './plugi
 
 describe('the built-in plug-ins', () => {
   test("are the four variant packages, their keys in each package's order", () => {
-    expect(BUILTIN_REGISTRY.plugins.map((p) => p.name)).toEqual(['stable', 'pressure', 'plan', 'contention']);
-    expect(BUILTIN_REGISTRY.keys()).toEqual([...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS]);
+    expect(BUILTIN_REGISTRY.plugins.map((p) => p.name)).toEqual(['contention', 'plan', 'stable', 'pressure']);
+    expect(BUILTIN_REGISTRY.keys()).toEqual([...CONTENTION_KEYS, ...PLAN_KEYS, ...STABLE_KEYS, ...PRESSURE_KEYS]);
   });
 
   test('with every key off the pipeline is the reference; the preset turns the stages on', () => {
@@ -67,7 +67,7 @@ describe('the built-in plug-ins', () => {
       'contention-margin',
     ]);
     expect(BUILTIN_REGISTRY.needs(settings).planInput).toBe(true);
-    expect(BUILTIN_REGISTRY.describe(settings)).toEqual(['cost-weight 0.2', 'plan-guided', 'objective contention']);
+    expect(BUILTIN_REGISTRY.describe(settings)).toEqual(['objective contention', 'plan-guided', 'cost-weight 0.2']);
   });
 });
 

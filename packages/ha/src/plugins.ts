@@ -9,12 +9,13 @@ import { stablePlugin } from '@poise/policy-stable';
 
 /**
  * The policy plug-ins built in, in the order of their keys, problems and description fragments:
- * the stability stages, the pressure stages, the plan, the objective. This list is the
+ * what the balancer minimises (the objective), how it picks a move (the plan), then the
+ * stability and the pressure stages. This list is the
  * one place a variant package is registered; every host (the HA core, poise-manager, the
  * simulator's case loader and `--set`, the lab, the config schema, the man page) reads the
  * variants through {@link BUILTIN_REGISTRY} or a registry extended from it.
  */
-export const BUILTIN_PLUGINS = [stablePlugin, pressurePlugin, planPlugin, contentionPlugin] as const;
+export const BUILTIN_PLUGINS = [contentionPlugin, planPlugin, stablePlugin, pressurePlugin] as const;
 
 /** The registry of the built-in plug-ins (see {@link BUILTIN_PLUGINS}). */
 export const BUILTIN_REGISTRY = new PolicyRegistry(BUILTIN_PLUGINS);
