@@ -1,4 +1,5 @@
 import {
+  HA_SERVICE_STATES,
   nullRecord,
   thaw,
   type Env,
@@ -38,20 +39,7 @@ export interface ManagerOptions {
 }
 
 /** Service states of the manager's state machine (spec §3.5). */
-export const CRM_SERVICE_STATES = [
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-] as const;
-const VALID_STATES: ReadonlySet<string> = new Set(CRM_SERVICE_STATES);
+const VALID_STATES: ReadonlySet<string> = new Set(HA_SERVICE_STATES);
 
 /** What a service without config reads as in the state machine. */
 const NO_CONFIG = { state: 'disabled' } as Snapshot<ServiceConfigEntry>;

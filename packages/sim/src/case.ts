@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DatacenterSettings, ManagerStatus } from '@poise/env';
+import { HA_SERVICE_STATES, type DatacenterSettings, type ManagerStatus } from '@poise/env';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
-import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY, CRM_SERVICE_STATES, byteCompare } from '@poise/ha';
+import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
@@ -521,7 +521,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
     for (const sid of Object.keys(ss)) {
       const f = ['service_status', sid];
       const sd = check.object(ss[sid], f);
-      check.oneOf(sd.state, CRM_SERVICE_STATES, [...f, 'state']);
+      check.oneOf(sd.state, HA_SERVICE_STATES, [...f, 'state']);
       check.string(sd.node, [...f, 'node']);
       if (sd.uid !== undefined) check.string(sd.uid, [...f, 'uid']);
       if (sd.target !== undefined) check.string(sd.target, [...f, 'target']);
