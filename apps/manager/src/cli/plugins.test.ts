@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BUILTIN_REGISTRY } from '@poise/ha';
 import { bundledSimCase } from '../cluster/host';
 import { captureIo } from '../testing/support';
 import { loadConfig, loadConfigPlugins } from '../config/load';
@@ -170,5 +171,24 @@ describe('a reload keeps the plug-ins loaded at start', () => {
     expect(() => reloadedConfig(args, running)).toThrow(
       `${file}: policy.plugins: changing the plug-ins needs a restart (running with '${FIXTURE}')`,
     );
+  });
+});
+
+describe("the README's policy key table is the built-in registry's", () => {
+  it('one row per key, with its off and recommended values', () => {
+    const readme = readFileSync(join(ROOT, 'apps/manager/README.md'), 'utf8');
+    const rows = new Map(
+      // a cell may hold an escaped `\|`
+      [...readme.matchAll(/^\| `([a-z0-9-]+)` \| (?:[^|\\]|\\.)+ \| ((?:[^|\\]|\\.)+) \| ((?:[^|\\]|\\.)+) \|/gm)].map(
+        (m) => [m[1]!, { off: m[2]!.trim(), recommended: m[3]!.trim() }],
+      ),
+    );
+    const shown = (value: number | boolean | string) =>
+      typeof value === 'boolean' ? String(value ? 1 : 0) : typeof value === 'string' ? `\`${value}\`` : String(value);
+    const keys = BUILTIN_REGISTRY.keys();
+    expect(keys.length).toBeGreaterThan(10);
+    for (const spec of keys) {
+      expect(rows.get(spec.key), spec.key).toEqual({ off: shown(spec.off), recommended: shown(spec.recommended) });
+    }
   });
 });
