@@ -11,6 +11,8 @@ import {
   withCrsOverrides,
 } from '@poise/sim';
 import { rulesCheckReport } from '@poise/rules';
+import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
+import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import type { LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
 import { LAB_COMMAND_NAMES, LAB_USAGE, LabUsageError } from './lab/usage';
@@ -38,9 +40,9 @@ const PROFILES: Profile[] = ['pve-5.2.0', 'pve-9.2'];
 const OUTPUT_CHUNK_CHARS = 64 * 1024;
 
 const USAGE = `usage:
-  poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>] [--set <crs-key>=<value>]...
-  poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
-  poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]...
+  poise-sim run <case-dir> [--profile pve-5.2.0|pve-9.2] [--out <dir>] [--set <crs-key>=<value>]... [--plugin <module>]...
+  poise-sim test <case-dir|dir-of-cases>... [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]... [--plugin <module>]...
+  poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]... [--plugin <module>]...
   poise-sim rules-check <dir-with-*.cfg>...
 ${SERVE_USAGE}
 ${LAB_USAGE}`;
@@ -56,6 +58,10 @@ interface Args {
   out?: string;
   /** `--set <crs-key>=<value>` overrides of datacenter.cfg, in order. */
   sets: string[];
+  /** `--plugin <module>`: out-of-tree policy plug-ins (a path or a module name), in order. */
+  plugins: string[];
+  /** The policy plug-ins in force: the built-in ones and those of `plugins` (loaded before the command runs). */
+  registry: PolicyRegistry;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -65,6 +71,7 @@ function parseArgs(argv: string[]): Args {
   let profile: Profile = 'pve-9.2';
   let out: string | undefined;
   const sets: string[] = [];
+  const plugins: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
     if (a === '--profile') {
@@ -79,20 +86,24 @@ function parseArgs(argv: string[]): Args {
       const v = rest[++i];
       if (!v) throw new UsageError("'--set' needs <crs-key>=<value>");
       sets.push(v);
+    } else if (a === '--plugin') {
+      const v = rest[++i];
+      if (!v) throw new UsageError("'--plugin' needs a module (a path such as ./my-plugin, or a package name)");
+      plugins.push(v);
     } else if (a.startsWith('--')) {
       throw new UsageError(`unknown option '${a}'\n${USAGE}`);
     } else {
       paths.push(a);
     }
   }
-  return { command, paths, profile, out, sets };
+  return { command, paths, profile, out, sets, plugins, registry: BUILTIN_REGISTRY };
 }
 
-/** Checks the `--set` overrides: a bad key or value is a usage error. */
-function checkOverrides(sets: readonly string[]): void {
+/** Checks the `--set` overrides (the keys of the plug-ins in force): a bad key or value is a usage error. */
+function checkOverrides(sets: readonly string[], registry: PolicyRegistry): void {
   for (const set of sets) {
     try {
-      parseCrsOverride(set);
+      parseCrsOverride(set, registry);
     } catch (err) {
       if (err instanceof SimError && err.code === 'bad-override') throw new UsageError(err.message);
       throw err;
@@ -104,11 +115,11 @@ function checkOverrides(sets: readonly string[]): void {
  * Loads a case with the `--set` overrides applied (checked first: a bad one is a usage error);
  * its load warnings go to stderr (never into the log: the reference loads such files silently).
  */
-function loadWithOverrides(dir: string, name: string, sets: readonly string[], io: Io) {
-  checkOverrides(sets);
-  const input = loadCase(dir, name);
+function loadWithOverrides(dir: string, name: string, args: Args, io: Io) {
+  checkOverrides(args.sets, args.registry);
+  const input = loadCase(dir, name, { registry: args.registry });
   printLoadWarnings(input.warnings, io);
-  return withCrsOverrides(input, sets);
+  return withCrsOverrides(input, args.sets, args.registry);
 }
 
 /** Prints a case's load warnings (`CaseInput.warnings`), one line each. */
@@ -194,10 +205,10 @@ function firstDifference(expected: string, got: string): string {
 function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
-  const input = loadWithOverrides(dir, basename(resolve(dir)), args.sets, io);
+  const input = loadWithOverrides(dir, basename(resolve(dir)), args, io);
   // lines go out in chunks: one write per line costs more than the simulation at scale
   let chunk = '';
-  const res = simulate(input, { profile: args.profile }, (line) => {
+  const res = simulate(input, { profile: args.profile, registry: args.registry }, (line) => {
     chunk += line;
     if (chunk.length >= OUTPUT_CHUNK_CHARS) {
       io.write(chunk);
@@ -212,19 +223,19 @@ function cmdRun(args: Args, io: Io): number {
 function cmdTest(args: Args, io: Io): number {
   if (args.paths.length === 0) throw new UsageError(`'test' needs case directories\n${USAGE}`);
   // a bad override is a usage error before any case runs
-  checkOverrides(args.sets);
+  checkOverrides(args.sets, args.registry);
   let passed = 0;
   let failed = 0;
   for (const dir of collectCases(args.paths)) {
     const name = basename(resolve(dir));
     try {
-      const loaded = loadCase(dir, name);
+      const loaded = loadCase(dir, name, { registry: args.registry });
       printLoadWarnings(loaded.warnings, io);
-      const input = withCrsOverrides(loaded, args.sets);
+      const input = withCrsOverrides(loaded, args.sets, args.registry);
       const expectPath = join(dir, 'log.expect');
       const expected = readInputFile(expectPath);
       if (expected === undefined) throw new Error(`missing '${expectPath}'`);
-      const res = simulate(input, { profile: args.profile });
+      const res = simulate(input, { profile: args.profile, registry: args.registry });
       if (res.log === expected) {
         passed++;
         io.out(`PASS ${name}`);
@@ -250,7 +261,10 @@ function cmdTest(args: Args, io: Io): number {
 function cmdSummary(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'summary' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
-  const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args.sets, io), { profile: args.profile });
+  const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args, io), {
+    profile: args.profile,
+    registry: args.registry,
+  });
   const recorder = new RunRecorder(sim);
   sim.run();
   io.out(JSON.stringify(recorder.summary()));
@@ -335,8 +349,25 @@ export function main(argv: string[], io: Io = defaultIo): number | Promise<numbe
     io.out(USAGE);
     return 0;
   }
+  let args: Args;
   try {
-    const args = parseArgs(argv);
+    args = parseArgs(argv);
+    if (args.plugins.length > 0 && args.command === 'rules-check')
+      throw new UsageError("'--plugin' applies to run, test and summary (and compare)");
+  } catch (err) {
+    return failure(err, io);
+  }
+  // plug-ins load asynchronously (a module import); without any the command stays synchronous
+  if (args.plugins.length === 0) return runCommand(args, io);
+  return loadPluginRegistry(args.plugins, process.cwd()).then(
+    (registry) => runCommand({ ...args, registry }, io),
+    (err: unknown) => failure(err, io),
+  );
+}
+
+/** Runs a parsed command; returns its exit code. */
+function runCommand(args: Args, io: Io): number {
+  try {
     switch (args.command) {
       case 'run':
         return cmdRun(args, io);
@@ -350,11 +381,21 @@ export function main(argv: string[], io: Io = defaultIo): number | Promise<numbe
         throw new UsageError(`unknown command '${args.command}'\n${USAGE}`);
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err(err.message);
-      return 2;
-    }
-    io.err(`poise-sim: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return failure(err, io);
   }
+}
+
+/** The exit code of a failed command: 2 for a usage error, else 1; the message goes to `err`. */
+function failure(err: unknown, io: Io): number {
+  if (err instanceof UsageError) {
+    io.err(err.message);
+    return 2;
+  }
+  // a module that is not a valid plug-in: said as such (the message names the module and the field)
+  if (err instanceof PolicyError && err.code === 'invalid-plugin') {
+    io.err(`poise-sim: ${err.message}`);
+    return 2;
+  }
+  io.err(`poise-sim: ${err instanceof Error ? err.message : String(err)}`);
+  return 1;
 }

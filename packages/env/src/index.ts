@@ -17,3 +17,16 @@ export type {
 } from './types';
 export { SimEnv, CFS_ERROR, type SimBackend } from './sim-env';
 export { isSnapshot, nullRecord, openRecord, sealRecord, snapshot, thaw, type Snapshot } from './snapshot';
+export {
+  HA_SERVICE_STATES,
+  haServiceState,
+  type ClusterSnapshot,
+  type CrsOptions,
+  type GuestHa,
+  type GuestSnapshot,
+  type HaRule,
+  type HaServiceState,
+  type NodeCondition,
+  type NodeSnapshot,
+  type SnapshotProblem,
+} from './cluster-snapshot';

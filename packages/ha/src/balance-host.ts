@@ -1,31 +1,24 @@
 import type { ServiceStatus } from '@poise/env';
 import {
-  composePipeline,
-  type BalanceCandidate,
-  type BalanceContext,
+  MotionLedger,
   type Decision,
-  type GuestConfig,
-  type MigrationCandidate,
   type MotionOutcome,
-  type NodeTelemetry,
   type Pipeline,
   type PipelineState,
-  type ScoredMigration,
+  type PolicyRegistry,
 } from '@poise/policy';
-import { stableStages } from '@poise/policy-stable';
-import { pressureStages } from '@poise/policy-pressure';
-import { contentionStages } from '@poise/policy-contention';
-import { planStages } from '@poise/policy-plan';
 import { rulesFromCompiled, type PlanGuest, type PlanInput, type PlanRule } from '@poise/plan';
 import type { CompiledRules } from '@poise/rules';
 import type { CrsSettings } from './crs';
 import type { CrsUsage } from './usage-model';
+import { BUILTIN_REGISTRY } from './plugins';
 import { ExitCode } from './tools';
 
 /**
  * The host side of the balancer (the `@poise/policy` host contract, `BalanceContext`): the
- * pipeline built from the `crs` settings, the stage state, the balancer motions the manager
- * is waiting for and their outcomes, and what is logged about decisions not to act.
+ * pipeline built from the `crs` settings by the policy registry in force, the stage state, the
+ * balancer motions the manager is waiting for and their outcomes (the policy's host kit,
+ * `MotionLedger`), and what is logged about decisions not to act.
  *
  * It lives in the {@link Manager}, in memory, like the reference's hold counter: it dies with
  * the mastership (a new master starts with empty stage state: no backoff, cooldown or
@@ -59,15 +52,6 @@ export type BalancerEvent =
       readonly detail?: string;
     };
 
-/** A balancer motion the manager waits for: the bundle, where to, and each member's result so far. */
-interface PendingMotion {
-  readonly resources: readonly string[];
-  readonly source: string;
-  readonly target: string;
-  /** sid → result once known (`detail` set on failure). */
-  readonly results: Map<string, { ok: boolean; detail?: string }>;
-}
-
 /** The pipeline for one set of settings, rebuilt only when they change. */
 interface Built {
   readonly key: string;
@@ -88,13 +72,17 @@ export class BalancerHost {
   /** The stage state (plain JSON), carried from round to round. */
   state: PipelineState = {};
   private built: Built | undefined;
-  private readonly pending: PendingMotion[] = [];
-  /** Outcomes known since the pipeline last ran, reported to it once. */
-  private readonly ready: MotionOutcome[] = [];
+  private readonly motions: MotionLedger;
   /** The key of the last decision not to act that was logged (forgotten after a move). */
   lastLoggedKey: string | undefined;
 
-  constructor(private readonly observe?: (event: BalancerEvent) => void) {}
+  constructor(
+    private readonly observe?: (event: BalancerEvent) => void,
+    /** The policy plug-ins in force (default the built-in ones). */
+    readonly registry: PolicyRegistry = BUILTIN_REGISTRY,
+  ) {
+    this.motions = new MotionLedger((outcome) => this.reportOutcome(outcome));
+  }
 
   /** The pipeline for these settings (fractions under `pve-9.2`, as configured under `pve-5.2.0`). */
   pipeline(crs: CrsSettings, percent: boolean, method: 'bruteforce' | 'topsis'): Pipeline {
@@ -104,27 +92,14 @@ export class BalancerHost {
       margin: percent ? crs.margin / 100 : crs.margin,
       method,
     };
-    const key = JSON.stringify([
-      reference,
-      crs.variant.stable,
-      crs.variant.pressure,
-      crs.variant.plan,
-      crs.variant.contention,
-    ]);
-    if (this.built?.key !== key) {
-      let parts = [...stableStages(crs.variant.stable), ...pressureStages(crs.variant.pressure)];
-      // one select stage per pipeline: the plan replaces the cost stage's choice when both are on
-      if (crs.variant.plan.plan)
-        parts = [...parts.filter((p) => p.slot !== 'select'), ...planStages(crs.variant.plan, { method })];
-      parts = [...parts, ...contentionStages(crs.variant.contention, reference)];
-      this.built = { key, pipeline: composePipeline(reference, parts) };
-    }
+    const key = JSON.stringify([reference, crs.variant.key]);
+    if (this.built?.key !== key) this.built = { key, pipeline: this.registry.pipeline(crs.variant, reference) };
     return this.built.pipeline;
   }
 
   /** Outcomes known since the last call (each reported once). */
   takeOutcomes(): MotionOutcome[] {
-    return this.ready.splice(0);
+    return this.motions.take();
   }
 
   /** The balancer queued this motion (the whole bundle): wait for its outcome. */
@@ -135,17 +110,17 @@ export class BalancerHost {
     time: number,
     ss: Readonly<Record<string, ServiceStatus>>,
   ): void {
-    const motion: PendingMotion = { resources: [...resources], source, target, results: new Map() };
     // a member already on the target has nothing to do
-    for (const sid of resources)
-      if (ss[sid]?.node === target && !MOVING_STATES.has(ss[sid].state)) motion.results.set(sid, { ok: true });
-    this.pending.push(motion);
-    this.complete(motion, time);
+    this.motions.issued(
+      { resources, source, target },
+      time,
+      (sid) => ss[sid]?.node === target && !MOVING_STATES.has(ss[sid].state),
+    );
   }
 
   /** The manager refused to queue the motion (e.g. a negative-affinity conflict): a failure, known now. */
   refused(resources: readonly string[], source: string, target: string, time: number): void {
-    this.finish({ resources: [...resources], source, target, ok: false, at: time, detail: 'refused' });
+    this.motions.refused({ resources, source, target }, time);
   }
 
   /**
@@ -154,13 +129,13 @@ export class BalancerHost {
    * once every member has a result. Called by the migrate/relocate state handler.
    */
   lrmResult(sid: string, sd: Readonly<ServiceStatus>, exitCode: number, time: number): void {
-    const motion = this.pending.find((m) => m.target === sd.target && m.resources.includes(sid) && !m.results.has(sid));
-    if (!motion) return;
-    motion.results.set(
+    if (sd.target === undefined) return;
+    this.motions.result(
       sid,
+      sd.target,
       exitCode === ExitCode.SUCCESS ? { ok: true } : { ok: false, detail: failureDetail(exitCode) },
+      time,
     );
-    this.complete(motion, time);
   }
 
   /**
@@ -171,50 +146,22 @@ export class BalancerHost {
    * later than the round in which no motion is in flight any more.
    */
   settle(ss: Readonly<Record<string, ServiceStatus>>, time: number): void {
-    for (const motion of [...this.pending]) {
-      for (const sid of motion.resources) {
-        if (motion.results.has(sid)) continue;
-        const sd = Object.hasOwn(ss, sid) ? ss[sid] : undefined;
-        if (!sd) {
-          motion.results.set(sid, { ok: false, detail: 'service removed' });
-          continue;
-        }
-        if (MOVING_STATES.has(sd.state) && sd.target === motion.target) continue;
-        const cmd = sd.cmd;
-        if (cmd && MOVING_STATES.has(String(cmd[0])) && cmd[1] === motion.target) continue;
-        motion.results.set(
-          sid,
-          sd.node === motion.target ? { ok: true } : { ok: false, detail: 'motion not carried out' },
-        );
-      }
-      this.complete(motion, time);
-    }
+    this.motions.settle(time, (sid, motion) => {
+      const sd = Object.hasOwn(ss, sid) ? ss[sid] : undefined;
+      if (!sd) return { ok: false, detail: 'service removed' };
+      if (MOVING_STATES.has(sd.state) && sd.target === motion.target) return undefined;
+      const cmd = sd.cmd;
+      if (cmd && MOVING_STATES.has(String(cmd[0])) && cmd[1] === motion.target) return undefined;
+      return sd.node === motion.target ? { ok: true } : { ok: false, detail: 'motion not carried out' };
+    });
   }
 
   /** Whether the manager waits for any balancer motion. */
   get waiting(): boolean {
-    return this.pending.length > 0;
+    return this.motions.waiting;
   }
 
-  private complete(motion: PendingMotion, time: number): void {
-    if (motion.results.size < motion.resources.length) return;
-    this.pending.splice(this.pending.indexOf(motion), 1);
-    const failed = motion.resources.map((sid) => motion.results.get(sid)!).find((r) => !r.ok);
-    const outcome: MotionOutcome = failed
-      ? {
-          resources: motion.resources,
-          source: motion.source,
-          target: motion.target,
-          ok: false,
-          at: time,
-          detail: failed.detail,
-        }
-      : { resources: motion.resources, source: motion.source, target: motion.target, ok: true, at: time };
-    this.finish(outcome);
-  }
-
-  private finish(outcome: MotionOutcome): void {
-    this.ready.push(outcome);
+  private reportOutcome(outcome: MotionOutcome): void {
     this.observe?.({
       type: 'outcome',
       time: outcome.at,
@@ -239,48 +186,6 @@ export class BalancerHost {
       imbalanceAfter: decision.imbalanceAfter,
     });
   }
-}
-
-/**
- * The variant members of the balancer's context on the CRS usage (all lazy; the reference
- * stages read none of them): node telemetry (measured node stats, the HA services' part,
- * PSI), the services' own stats (guest telemetry, for the contention objective), adjusted
- * views for smoothing, candidates with their source and the memory a move
- * copies, and guest configurations from the Env.
- */
-export function variantContext(
-  usage: CrsUsage,
-  guestConfig: (sid: string) => GuestConfig | undefined,
-  scoreSafely: (score: () => ScoredMigration[]) => ScoredMigration[],
-): Pick<BalanceContext, 'nodes' | 'guests' | 'adjust' | 'guestConfig'> {
-  let telemetry: NodeTelemetry[] | undefined;
-  return {
-    nodes: () => (telemetry ??= usage.nodeTelemetry()),
-    guests: () => usage.guestTelemetry(),
-    adjust: (nodes) => {
-      const view = usage.adjusted(nodes);
-      // scoring on the adjusted view fails the way scoring on the measured one does: logged, nothing scored
-      return {
-        imbalance: () => view.imbalance(),
-        score: (candidates, method, limit) => scoreSafely(() => view.score(candidates, method, limit)),
-      };
-    },
-    guestConfig,
-  };
-}
-
-/** A candidate with the facts the variant stages use: its source node and the memory its move copies. */
-export function describeCandidate(candidate: MigrationCandidate, source: string, usage: CrsUsage): BalanceCandidate {
-  let bytes: number | undefined = 0;
-  for (const sid of candidate.resources) {
-    const mem = usage.serviceMem(sid);
-    if (mem === undefined) {
-      bytes = undefined;
-      break;
-    }
-    bytes += mem;
-  }
-  return bytes === undefined ? { ...candidate, source } : { ...candidate, source, transferBytes: bytes };
 }
 
 /**

@@ -11,8 +11,8 @@ import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './tools';
-import { BalancerHost, describeCandidate, planInputOf, variantContext } from './balance-host';
-import { VARIANT_OFF, type CrsSettings } from './crs';
+import { BalancerHost, planInputOf } from './balance-host';
+import type { CrsSettings } from './crs';
 import type { RulesView } from './rules-state';
 import type { OnlineNodeUsage } from './scheduler';
 
@@ -64,15 +64,13 @@ function migrationCandidates(manager: BalancingManager): Array<BalancingCandidat
  * with a member the usage left out (no or invalid stats) cannot be scored, so it is not a
  * candidate, and the other bundles still are (the reference offers it, and then every round's
  * scoring fails: `pve-5.2.0` keeps that). Each remaining candidate carries the memory its move
- * copies (see {@link describeCandidate}).
+ * copies (`candidateFacts` of the policy's host kit).
  */
 export function scorableCandidates(
   candidates: ReadonlyArray<BalancingCandidate & { source: string }>,
   usage: CrsUsage,
 ): BalanceCandidate[] {
-  return candidates
-    .filter((c) => c.resources.every((sid) => usage.containsService(sid)))
-    .map((c) => describeCandidate(c, c.source, usage));
+  return usage.context().describe(candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))));
 }
 
 /** Formats an imbalance for the log: `%.2f` (pve-5.2.0) or percent with one decimal (pve-9.2). */
@@ -128,7 +126,7 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
   // without a CRS usage (the static/dynamic init failed and the usage fell back to basic) there
   // is no telemetry to host the variant stages on: the reference stages judge the round (the
   // basic usage has no load, imbalance 0), and the variant stages keep their state for later
-  const settings = crsUsage ? crs : { ...crs, variant: VARIANT_OFF };
+  const settings = crsUsage ? crs : { ...crs, variant: host.registry.off };
   const pipeline = host.pipeline(
     settings,
     percent,
@@ -149,18 +147,21 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
     }
   };
   const guestConfig = (sid: string) => env.getGuestConfig?.(sid) as GuestConfig | undefined;
+  // the usage model's members of the context (the policy's host kit): telemetry, adjusted views
+  const kit = crsUsage?.context({ guardScore: scoreSafely });
   const ctx: BalanceContext = {
     now,
     motionInFlight: motionInFlight(manager),
     outcomes: host.takeOutcomes(),
-    imbalance: () => (imbalance ??= crsUsage ? crsUsage.calculateNodeImbalance() : 0),
+    imbalance: () => (imbalance ??= kit ? kit.imbalance() : 0),
     candidates: () => {
       const all = migrationCandidates(manager);
       return percent && crsUsage ? scorableCandidates(all, crsUsage) : all;
     },
-    score: (candidates, m, limit) => scoreSafely(() => crsUsage!.scoreBestBalancingMigrations(candidates, m, limit)),
-    ...(crsUsage ? variantContext(crsUsage, guestConfig, scoreSafely) : { guestConfig }),
-    ...(crsUsage && settings.variant.plan.plan
+    score: (candidates, m, limit) => (kit ? kit.score(candidates, m, limit) : []),
+    ...(kit ? { nodes: kit.nodes, guests: kit.guests, adjust: kit.adjust } : {}),
+    guestConfig,
+    ...(crsUsage && host.registry.needs(settings.variant).planInput
       ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) }
       : {}),
     ...(percent ? { format: PERCENT_REASONS } : {}),

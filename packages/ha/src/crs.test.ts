@@ -1,6 +1,18 @@
 import { describe, expect, test } from 'vitest';
 import type { Env } from '@poise/env';
-import { VARIANT_OFF, perlNumber, readCrsSettings } from './crs';
+import { contentionPlugin } from '@poise/policy-contention';
+import { pressurePlugin } from '@poise/policy-pressure';
+import { stablePlugin } from '@poise/policy-stable';
+import { perlNumber, readCrsSettings } from './crs';
+import { BUILTIN_REGISTRY } from './plugins';
+
+const VARIANT_OFF = BUILTIN_REGISTRY.off;
+const stable = (settings: { variant: Parameters<typeof BUILTIN_REGISTRY.settingsOf>[0] }) =>
+  BUILTIN_REGISTRY.settingsOf(settings.variant, stablePlugin);
+const pressure = (settings: { variant: Parameters<typeof BUILTIN_REGISTRY.settingsOf>[0] }) =>
+  BUILTIN_REGISTRY.settingsOf(settings.variant, pressurePlugin);
+const contention = (settings: { variant: Parameters<typeof BUILTIN_REGISTRY.settingsOf>[0] }) =>
+  BUILTIN_REGISTRY.settingsOf(settings.variant, contentionPlugin);
 
 const envWith = (crs: Record<string, unknown>) =>
   ({ getDatacenterSettings: () => ({ ha: {}, crs }) }) as unknown as Env;
@@ -136,9 +148,9 @@ describe('readCrsSettings: the variant keys', () => {
     );
     expect(problems).toEqual([]);
     expect(settings.variant.active).toBe(true);
-    expect(settings.variant.stable.backoffSeconds).toBe(60);
-    expect(settings.variant.pressure.minPressureCpuPercent).toBe(10);
-    expect(settings.variant.stable.cooldownSeconds).toBe(0);
+    expect(stable(settings).backoffSeconds).toBe(60);
+    expect(pressure(settings).minPressureCpuPercent).toBe(10);
+    expect(stable(settings).cooldownSeconds).toBe(0);
   });
 
   test('pve-9.2: the preset turns every stage on; an explicit key overrides it', () => {
@@ -147,10 +159,10 @@ describe('readCrsSettings: the variant keys', () => {
       'pve-9.2',
     );
     expect(settings.variant.active).toBe(true);
-    expect(settings.variant.stable.backoffSeconds).toBeGreaterThan(0);
-    expect(settings.variant.stable.cooldownSeconds).toBe(0);
-    expect(settings.variant.stable.memhost).toBe(true);
-    expect(settings.variant.pressure.checkMigratable).toBe(true);
+    expect(stable(settings).backoffSeconds).toBeGreaterThan(0);
+    expect(stable(settings).cooldownSeconds).toBe(0);
+    expect(stable(settings).memhost).toBe(true);
+    expect(pressure(settings).checkMigratable).toBe(true);
   });
 
   test('pve-9.2: a bad value names the key, and that stage is off', () => {
@@ -158,8 +170,8 @@ describe('readCrsSettings: the variant keys', () => {
       envWith({ 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-check-migratable': 2 }),
       'pve-9.2',
     );
-    expect(settings.variant.stable.backoffSeconds).toBe(0);
-    expect(settings.variant.pressure.checkMigratable).toBe(false);
+    expect(stable(settings).backoffSeconds).toBe(0);
+    expect(pressure(settings).checkMigratable).toBe(false);
     expect(settings.variant.active).toBe(false);
     expect(problems).toEqual([
       "datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)",
@@ -170,10 +182,10 @@ describe('readCrsSettings: the variant keys', () => {
   test('pve-9.2: the objective key turns the contention stages on; a bad value names it', () => {
     const on = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'contention' }), 'pve-9.2');
     expect(on.problems).toEqual([]);
-    expect(on.settings.variant.contention).toEqual({ objective: 'contention', minGainSeconds: 30 });
+    expect(contention(on.settings)).toEqual({ objective: 'contention', minGainSeconds: 30 });
     expect(on.settings.variant.active).toBe(true);
     const bad = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'speed' }), 'pve-9.2');
-    expect(bad.settings.variant.contention).toEqual({ objective: 'imbalance', minGainSeconds: 30 });
+    expect(contention(bad.settings)).toEqual({ objective: 'imbalance', minGainSeconds: 30 });
     expect(bad.settings.variant.active).toBe(false);
     expect(bad.problems).toEqual([
       "datacenter.cfg: invalid value 'speed' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",

@@ -1,9 +1,6 @@
 import type { Env } from '@poise/env';
-import { readCrs, showValue } from '@poise/policy';
-import { STABLE_OFF, parseStableSettings, type StableSettings } from '@poise/policy-stable';
-import { PRESSURE_OFF, parsePressureSettings, type PressureSettings } from '@poise/policy-pressure';
-import { PLAN_OFF, parsePlanSettings, type PlanSettings } from '@poise/policy-plan';
-import { CONTENTION_OFF, parseContentionSettings, type ContentionSettings } from '@poise/policy-contention';
+import { type PolicyRegistry, type PolicySettings, showValue } from '@poise/policy';
+import { BUILTIN_REGISTRY } from './plugins';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
@@ -34,75 +31,29 @@ export interface CrsSettings {
   holdRounds: number;
   margin: number;
   /**
-   * The balancer's variant stages (`ha-auto-rebalance-backoff`, `-cooldown`,
-   * `-min-improvement`, `-smoothing`, `-cost-weight`, `-memhost`, `-min-pressure-cpu`,
-   * `-min-pressure-mem`, `-pressure-missing`, `-check-migratable`, `-plan`, `-objective`, `-preset`), in the units of
-   * the `pve-9.2` profile. Under `pve-5.2.0` the reference knows none of these keys: they are
-   * ignored there (every stage off) and nothing is logged about them.
+   * The settings of the balancer's policy plug-ins (the variant keys of the registry in force:
+   * `ha-auto-rebalance-backoff`, `-cooldown`, …, `-objective`, the preset, and the keys of any
+   * out-of-tree plug-in), in the units of the `pve-9.2` profile. Under `pve-5.2.0` the reference
+   * knows none of these keys: they are ignored there (every stage off) and nothing is logged
+   * about them. `variant.active`: some key differs from its default, and the balancer then
+   * explains its decisions not to act in the log (on change) and logs its notices; with every
+   * key at its default the log is the reference's, byte for byte.
    */
-  variant: VariantSettings;
+  variant: PolicySettings;
 }
-
-/** The variant stages' settings; every field off means the reference balancer. */
-export interface VariantSettings {
-  readonly stable: StableSettings;
-  readonly pressure: PressureSettings;
-  /** `ha-auto-rebalance-plan` (`@poise/policy-plan`): the first step of a global plan instead of the greedy best move. */
-  readonly plan: PlanSettings;
-  readonly contention: ContentionSettings;
-  /**
-   * Some variant key has a non-default value (explicitly or through the preset): the balancer
-   * then explains its decisions not to act in the log (on change) and logs its notices. With
-   * every key at its default the log is the reference's, byte for byte.
-   */
-  readonly active: boolean;
-}
-
-/** Every variant stage off (the reference balancer). */
-export const VARIANT_OFF: VariantSettings = {
-  stable: STABLE_OFF,
-  pressure: PRESSURE_OFF,
-  plan: PLAN_OFF,
-  contention: CONTENTION_OFF,
-  active: false,
-};
 
 /**
- * Reads the variant keys (see {@link CrsSettings.variant}) from a `crs` section; never throws.
- * A bad value is returned as a problem naming the key (e.g.
+ * Reads the variant keys of a registry's plug-ins (see {@link CrsSettings.variant}) from a `crs`
+ * section; never throws. A bad value is returned as a problem naming the key (e.g.
  * `datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)`)
  * and that stage is off.
  */
-export function readVariantSettings(crs: unknown): { settings: VariantSettings; problems: string[] } {
-  const input = readCrs(crs);
-  const stable = parseStableSettings(input);
-  const pressure = parsePressureSettings(input);
-  const plan = parsePlanSettings(input);
-  const contention = parseContentionSettings(input);
-  const problems = [
-    ...input.problems,
-    ...stable.problems,
-    ...pressure.problems,
-    ...plan.problems,
-    ...contention.problems,
-  ].map((p) => p.message);
-  const differs = <T extends object>(value: T, off: T) =>
-    (Object.keys(off) as (keyof T)[]).some((k) => value[k] !== off[k]);
-  const active =
-    differs(stable.settings, STABLE_OFF) ||
-    differs(pressure.settings, PRESSURE_OFF) ||
-    differs(plan.settings, PLAN_OFF) ||
-    differs(contention.settings, CONTENTION_OFF);
-  return {
-    settings: {
-      stable: stable.settings,
-      pressure: pressure.settings,
-      plan: plan.settings,
-      contention: contention.settings,
-      active,
-    },
-    problems,
-  };
+export function readVariantSettings(
+  crs: unknown,
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): { settings: PolicySettings; problems: string[] } {
+  const settings = registry.read(crs);
+  return { settings, problems: settings.problems.map((p) => p.message) };
 }
 
 /**
@@ -127,6 +78,8 @@ function shownSetting(raw: unknown): string {
  * Reads the `crs` settings as the reference's `update_crs_scheduler_mode` does: an empty or
  * absent `crs.ha` means `basic` (`ha || 'basic'`), flags are Perl-true values.
  *
+ * The variant keys are those of `registry`'s plug-ins (default the built-in ones).
+ *
  * A numeric setting that is not a number: under `pve-9.2` it falls back to its default and is
  * reported in `problems` (field named), so a typo never turns into a NaN threshold; under
  * `pve-5.2.0` it is read as Perl reads it (`'high'` is 0, `'0.5x'` is 0.5; a hold duration
@@ -136,6 +89,7 @@ function shownSetting(raw: unknown): string {
 export function readCrsSettings(
   env: Env,
   profile: 'pve-5.2.0' | 'pve-9.2',
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
 ): { settings: CrsSettings; problems: string[] } {
   const crs = env.getDatacenterSettings().crs ?? {};
   const legacy = profile === 'pve-5.2.0';
@@ -170,9 +124,9 @@ export function readCrsSettings(
   };
   const mode = crs.ha;
   const method = crs['ha-auto-rebalance-method'];
-  let variant = VARIANT_OFF;
+  let variant = registry.off;
   if (!legacy) {
-    const read = readVariantSettings(crs);
+    const read = readVariantSettings(crs, registry);
     variant = read.settings;
     problems.push(...read.problems);
   }

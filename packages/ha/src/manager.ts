@@ -1,4 +1,5 @@
 import {
+  HA_SERVICE_STATES,
   nullRecord,
   thaw,
   type Env,
@@ -9,6 +10,7 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
+import type { PolicyRegistry } from '@poise/policy';
 import { NodeStatus } from './node-status';
 import { BasicUsage, type OnlineNodeUsage } from './scheduler';
 import { byteCompare, ExitCode, own, sortedKeys } from './tools';
@@ -24,6 +26,12 @@ export interface ManagerOptions {
   /** Reference behaviour profile: pve-5.2.0 (raw CV, fractions) or pve-9.2 (normalised, percent). */
   profile: 'pve-5.2.0' | 'pve-9.2';
   /**
+   * The balancer's policy plug-ins: whose keys the `crs` section may set and whose stages the
+   * balancer runs (default `BUILTIN_REGISTRY`, the built-in variants; extend it with
+   * `loadPluginRegistry` or `PolicyRegistry.with` for out-of-tree ones).
+   */
+  registry?: PolicyRegistry;
+  /**
    * Optional observer of the balancer: every motion it queues and every outcome of such a
    * motion (see {@link BalancerEvent}). For recorders and metrics; it must not throw.
    */
@@ -31,20 +39,7 @@ export interface ManagerOptions {
 }
 
 /** Service states of the manager's state machine (spec §3.5). */
-export const CRM_SERVICE_STATES = [
-  'stopped',
-  'request_stop',
-  'request_start',
-  'request_start_balance',
-  'started',
-  'fence',
-  'recovery',
-  'migrate',
-  'relocate',
-  'freeze',
-  'error',
-] as const;
-const VALID_STATES: ReadonlySet<string> = new Set(CRM_SERVICE_STATES);
+const VALID_STATES: ReadonlySet<string> = new Set(HA_SERVICE_STATES);
 
 /** What a service without config reads as in the state machine. */
 const NO_CONFIG = { state: 'disabled' } as Snapshot<ServiceConfigEntry>;
@@ -127,7 +122,7 @@ export class Manager {
     if (old.node_request) this.ms.node_request = thaw<NonNullable<ManagerStatus['node_request']>>(old.node_request);
     if (old.disarm) this.ms.disarm = thaw<NonNullable<ManagerStatus['disarm']>>(old.disarm);
     this.ss = serviceStatus;
-    this.balancer = new BalancerHost(options.onBalancerEvent);
+    this.balancer = new BalancerHost(options.onBalancerEvent, options.registry);
     this.ns = new NodeStatus(env, nodeStatus);
     this.crs = this.readCrs();
     if (this.crs.scheduler !== 'basic') env.log('info', `using scheduler mode '${this.crs.scheduler}'`);
@@ -364,7 +359,7 @@ export class Manager {
 
   /** Reads the crs settings, logging invalid values once per change of the problems. */
   private readCrs(): CrsSettings {
-    const { settings, problems } = readCrsSettings(this.env, this.options.profile);
+    const { settings, problems } = readCrsSettings(this.env, this.options.profile, this.balancer.registry);
     const key = problems.join('\n');
     if (key !== this.lastCrsProblems) {
       for (const p of problems) this.env.log('warning', p);
@@ -389,7 +384,7 @@ export class Manager {
    */
   recomputeOnlineNodeUsage(): void {
     this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile, {
-      memhost: this.crs.variant.stable.memhost,
+      memhost: this.balancer.registry.needs(this.crs.variant).memhost,
     });
     const sids = this.sids();
     const entries = this.entries();

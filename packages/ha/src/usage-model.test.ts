@@ -234,10 +234,17 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
         pressureMem: undefined,
       },
     ]);
-    expect(usage.serviceMem('vm:101')).toBe(3 * GIB);
-    expect(usage.serviceMem('vm:999')).toBeUndefined();
+    const context = usage.context();
+    expect(context.nodes()).toEqual(usage.nodeTelemetry());
+    // the memory a move copies: the services' memory in the usage; unknown for one outside it
+    expect(context.describe([{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'] }])).toEqual([
+      { leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], source: 'node1', transferBytes: 3 * GIB },
+    ]);
+    expect(context.describe([{ leader: 'vm:999', resources: ['vm:999'], targets: ['node2'] }])).toEqual([
+      { leader: 'vm:999', resources: ['vm:999'], targets: ['node2'] },
+    ]);
     // guest telemetry: the services as the usage moves them, on their current node
-    expect(usage.guestTelemetry()).toEqual([{ sid: 'vm:101', node: 'node1', cpu: 1.5, maxcpu: 4, mem: 3 * GIB }]);
+    expect(context.guests()).toEqual([{ sid: 'vm:101', node: 'node1', cpu: 1.5, maxcpu: 4, mem: 3 * GIB }]);
   });
 
   test('an adjusted view replaces node stats lazily and leaves the usage itself alone', () => {
@@ -246,7 +253,7 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     usage.addServiceUsage('vm:101', started('node1'));
     const measured = usage.calculateNodeImbalance();
     // every node as loaded as node1 (2 cores, 4 GiB): no imbalance at all
-    const even = usage.adjusted(NODES.map((node) => ({ node, cpu: 2, mem: 4 * GIB })));
+    const even = usage.context().adjust(NODES.map((node) => ({ node, cpu: 2, mem: 4 * GIB })));
     expect(even.imbalance()).toBe(0);
     expect(usage.calculateNodeImbalance()).toBe(measured);
     // moving vm:101 off node1 in the even view leaves node1 empty: worse than not moving

@@ -13,7 +13,15 @@ import {
   type ResourceStats,
   type ScoredMigration,
 } from '@poise/usage';
-import { showValue } from '@poise/policy';
+import {
+  nodeTelemetry,
+  showValue,
+  usageContext,
+  type NodePressure,
+  type NodeTelemetry,
+  type UsageContext,
+  type UsageContextOptions,
+} from '@poise/policy';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
 import { errorMessage, own } from './tools';
 
@@ -232,40 +240,27 @@ export class CrsUsage implements OnlineNodeUsage {
     return this.usage.bestBalancingMigrations(candidates, method, limit);
   }
 
-  /** Memory a service's motion copies, bytes: its memory in the usage (the host-side footprint with memhost); undefined when it is not part of the usage. */
-  serviceMem(sid: string): number | undefined {
-    return this.usage.hasResource(sid) ? this.usage.getResource(sid).stats.mem : undefined;
+  /**
+   * The balancer's context members on this usage (the policy's host kit, `usageContext`): the
+   * imbalance and scoring, node telemetry with the measured pressure (PSI some avg10, percent,
+   * from the measured node stats when the node reports it), guest telemetry, adjusted views and
+   * the facts of candidates. Dynamic: the node stats are the measured ones (everything on the
+   * node); static: what the services account for, their configured maxima (no residual).
+   */
+  context(options: Pick<UsageContextOptions, 'guardScore'> = {}): UsageContext {
+    return usageContext(this.usage, { ...options, pressure: (node) => this.pressureOf(node) });
   }
 
-  /**
-   * Per online node (byte order): the node's stats as the usage sees them and the part the
-   * services placed on it (as their current node) account for. Dynamic: `cpu`/`mem` are the
-   * measured node stats (everything on the node), the services' part is the sum of their
-   * dynamic stats; static: both are the sum of the services' configured maxima (no residual).
-   * Pressure (PSI some avg10, percent) comes from the measured node stats when the node
-   * reports it. O(nodes + services).
-   */
-  nodeTelemetry(): NodeUsageTelemetry[] {
-    const services = this.servicesPerNode();
-    const measured = this.measured ?? this.env.getDynamicNodeStats();
-    this.measured = measured;
-    return this.usage.nodeNames().map((node) => {
-      const base = this.usage.getNodeStats(node);
-      const part = services.get(node) ?? { cpu: 0, mem: 0 };
-      const m = own(measured, node);
-      const dynamic = this.mode === 'dynamic';
-      return {
-        node,
-        cpu: dynamic ? base.cpu : part.cpu,
-        maxcpu: base.maxcpu,
-        mem: dynamic ? base.mem : part.mem,
-        maxmem: base.maxmem,
-        servicesCpu: part.cpu,
-        servicesMem: part.mem,
-        pressureCpu: pressureValue(m?.pressurecpusome),
-        pressureMem: pressureValue(m?.pressurememorysome),
-      };
-    });
+  /** Per online node (byte order): the node telemetry of {@link context}. O(nodes + services). */
+  nodeTelemetry(): NodeTelemetry[] {
+    return nodeTelemetry(this.usage, (node) => this.pressureOf(node));
+  }
+
+  /** A node's measured pressure, read from the Env once (dynamic mode: the stats the usage was built from). */
+  private pressureOf(node: string): NodePressure {
+    const measured = (this.measured ??= this.env.getDynamicNodeStats());
+    const m = own(measured, node);
+    return { cpu: pressureValue(m?.pressurecpusome), mem: pressureValue(m?.pressurememorysome) };
   }
 
   /**
@@ -274,90 +269,15 @@ export class CrsUsage implements OnlineNodeUsage {
    * are moving. Byte order of sid.
    */
   planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
-    return this.sortedResources().map((r) => ({
-      sid: r.sid,
-      node: r.placement.current,
-      cpu: r.stats.cpu,
-      mem: r.stats.mem,
-      moving: r.placement.target !== undefined,
-    }));
-  }
-
-  /**
-   * Every service of the usage as guest telemetry (byte order of the sids), for the contention
-   * objective: the node it is placed on (its current node; a moving service's source) and its
-   * stats as the usage model moves them (dynamic: measured cpu and memory, the host-side
-   * footprint with memhost; static: the configured maxima). Services left out of the usage are
-   * not listed. O(services).
-   */
-  guestTelemetry(): Array<{ sid: string; node: string; cpu: number; maxcpu: number; mem: number }> {
-    return this.sortedResources().map((r) => ({
-      sid: r.sid,
-      node: r.placement.current,
-      cpu: r.stats.cpu,
-      maxcpu: r.stats.maxcpu,
-      mem: r.stats.mem,
-    }));
-  }
-
-  /** The usage's services in byte order of their sids. */
-  private sortedResources() {
-    return [...this.usage.snapshot().resources].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
-  }
-
-  /** cpu and mem of the services placed on each node as their current node, in fold order. */
-  private servicesPerNode(): Map<string, { cpu: number; mem: number }> {
-    const out = new Map<string, { cpu: number; mem: number }>();
-    for (const r of this.usage.snapshot().resources) {
-      const sum = out.get(r.placement.current) ?? { cpu: 0, mem: 0 };
-      sum.cpu += r.stats.cpu;
-      sum.mem += r.stats.mem;
-      out.set(r.placement.current, sum);
-    }
-    return out;
-  }
-
-  /**
-   * A usage like this one in which each listed node's cpu/mem (as {@link nodeTelemetry}
-   * reports them) are the given ones; services, placements and capacities are unchanged.
-   * Built on the first call of the returned evaluator (lazily). Dynamic: the node's measured
-   * stats are replaced; static: the node's base becomes what the services do not account for
-   * (at least 0).
-   */
-  adjusted(nodes: ReadonlyArray<{ node: string; cpu: number; mem: number }>): {
-    imbalance(): number;
-    score(candidates: MigrationCandidate[], method: 'bruteforce' | 'topsis', limit: number): ScoredMigration[];
-  } {
-    let built: ClusterUsage | undefined;
-    const build = (): ClusterUsage => {
-      if (built) return built;
-      const snap = this.usage.snapshot();
-      const given = new Map(nodes.map((n) => [n.node, n]));
-      const services = this.mode === 'static' ? this.servicesPerNode() : undefined;
-      const usage = new ClusterUsage({ aggregation: snap.aggregation, metric: this.usage.metric });
-      for (const n of snap.nodes) {
-        const g = given.get(n.name);
-        let stats = n.stats;
-        if (g) {
-          const part = services?.get(n.name) ?? { cpu: 0, mem: 0 };
-          stats = {
-            cpu: Math.max(0, g.cpu - part.cpu),
-            maxcpu: n.stats.maxcpu,
-            mem: Math.max(0, Math.round(g.mem - part.mem)),
-            maxmem: n.stats.maxmem,
-          };
-        }
-        usage.addNode(n.name, stats);
-      }
-      for (const r of snap.resources)
-        usage.addResource(r.sid, { stats: r.stats, state: r.state, placement: r.placement });
-      built = usage;
-      return usage;
-    };
-    return {
-      imbalance: () => build().nodeImbalance(),
-      score: (candidates, method, limit) => build().bestBalancingMigrations(candidates, method, limit),
-    };
+    return [...this.usage.snapshot().resources]
+      .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0))
+      .map((r) => ({
+        sid: r.sid,
+        node: r.placement.current,
+        cpu: r.stats.cpu,
+        mem: r.stats.mem,
+        moving: r.placement.target !== undefined,
+      }));
   }
 }
 
@@ -372,19 +292,6 @@ export interface UsageOptions {
    * no `memhost`).
    */
   checkMemhost?: boolean;
-}
-
-/** One node of {@link CrsUsage.nodeTelemetry}: cores, bytes, PSI percent. */
-export interface NodeUsageTelemetry {
-  node: string;
-  cpu: number;
-  maxcpu: number;
-  mem: number;
-  maxmem: number;
-  servicesCpu: number;
-  servicesMem: number;
-  pressureCpu: number | undefined;
-  pressureMem: number | undefined;
 }
 
 /** A reported pressure value as it is (the pipeline range-checks it); undefined when absent. */

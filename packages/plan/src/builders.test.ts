@@ -3,7 +3,8 @@ import { compileRules, parseRulesConfig, transformRules } from '@poise/rules';
 import { PlanError } from './errors';
 import { PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
 import { rulesFromCompiled, rulesFromConfig } from './rules';
-import { type ClusterSnapshotLike, planInputFromSnapshot } from './snapshot';
+import type { GuestSnapshot, NodeSnapshot } from '@poise/env';
+import { type PlanSnapshot, planInputFromSnapshot } from './snapshot';
 import { placeGuests } from './place';
 import { nodeFailureReport } from './what-if';
 import { planPlacement } from './planner';
@@ -144,24 +145,39 @@ describe('rules from @poise/rules', () => {
 });
 
 describe('snapshot builder (poise-manager)', () => {
-  const snapshot: ClusterSnapshotLike = {
+  const node = (over: Pick<NodeSnapshot, 'name' | 'online' | 'maintenance' | 'cpu' | 'mem'>): NodeSnapshot => ({
+    condition: over.maintenance ? 'maintenance' : over.online ? 'online' : 'offline',
+    maxcpu: 16,
+    maxmem: 64 * GIB,
+    pressure: { cpuSome: undefined, memSome: undefined },
+    ...over,
+  });
+  const ha = (requestState: string): GuestSnapshot['ha'] => ({
+    state: 'started',
+    target: undefined,
+    requestState,
+    autoRebalance: true,
+  });
+  const snapshot: PlanSnapshot = {
     nodes: [
-      { name: 'node1', online: true, maintenance: false, maxcpu: 16, maxmem: 64 * GIB, cpu: 5, mem: 20 * GIB },
-      { name: 'node2', online: false, maintenance: true, maxcpu: 16, maxmem: 64 * GIB, cpu: 0, mem: 2 * GIB },
+      node({ name: 'node1', online: true, maintenance: false, cpu: 5, mem: 20 * GIB }),
+      node({ name: 'node2', online: false, maintenance: true, cpu: 0, mem: 2 * GIB }),
     ],
     guests: [
       {
         sid: 'vm:101',
+        vmid: 101,
         type: 'vm',
         node: 'node1',
         running: true,
         lock: undefined,
         template: false,
-        ha: { requestState: 'started' },
+        ha: ha('started'),
         stats: { cpu: 2, maxcpu: 4, mem: 8 * GIB, maxmem: 8 * GIB, memhost: 9 * GIB },
       },
       {
         sid: 'vm:102',
+        vmid: 102,
         type: 'vm',
         node: 'node1',
         running: true,
@@ -172,12 +188,13 @@ describe('snapshot builder (poise-manager)', () => {
       },
       {
         sid: 'ct:103',
+        vmid: 103,
         type: 'ct',
         node: 'node2',
         running: false,
         lock: undefined,
         template: false,
-        ha: { requestState: 'ignored' },
+        ha: ha('ignored'),
         stats: { cpu: 0, maxcpu: 1, mem: 0, maxmem: GIB, memhost: undefined },
       },
     ],

@@ -13,7 +13,7 @@ export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, t
 export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';
 export { rulesFromCompiled, rulesFromConfig } from './rules';
 export { PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
-export { planInputFromSnapshot, type ClusterSnapshotLike, type SnapshotOptions } from './snapshot';
+export { planInputFromSnapshot, type PlanSnapshot, type SnapshotOptions } from './snapshot';
 export type {
   CapacityPolicy,
   FeasiblePlan,

@@ -1,56 +1,12 @@
+import type { ClusterSnapshot } from '@poise/env';
 import type { CapacityPolicy, PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
 import { compareNames } from './validate';
 
 /**
- * A cluster snapshot as `poise-manager` reads it each round (its `ClusterSnapshot` is
- * assignable to this type): nodes with capacity and measured use, guests with their stats and
- * HA state, the HA rules in force. Units: cores and bytes.
+ * What the planner reads of a cluster snapshot (`ClusterSnapshot` of `@poise/env`, the one
+ * poise-manager reads each round): its nodes, guests and HA rules.
  */
-export interface ClusterSnapshotLike {
-  readonly nodes: readonly {
-    readonly name: string;
-    /** Up, quorate and `online` in HA's node status (a node in maintenance is not online). */
-    readonly online: boolean;
-    readonly maintenance: boolean;
-    readonly maxcpu: number;
-    readonly maxmem: number;
-    /** Measured use of the whole node (guests and host), cores and bytes. */
-    readonly cpu: number;
-    readonly mem: number;
-  }[];
-  readonly guests: readonly {
-    readonly sid: string;
-    readonly type: 'vm' | 'ct';
-    readonly node: string;
-    readonly running: boolean;
-    /** A config lock (`backup`, `migrate`, …): such a guest is not moved. */
-    readonly lock: string | undefined;
-    readonly template: boolean;
-    readonly ha: { readonly requestState: string } | undefined;
-    readonly stats: {
-      readonly cpu: number;
-      readonly maxcpu: number;
-      readonly mem: number;
-      readonly maxmem: number;
-      readonly memhost: number | undefined;
-    };
-  }[];
-  readonly rules: readonly (
-    | {
-        readonly type: 'node-affinity';
-        readonly id: string;
-        readonly resources: readonly string[];
-        readonly nodes: readonly { readonly node: string; readonly priority: number }[];
-        readonly strict: boolean;
-      }
-    | {
-        readonly type: 'resource-affinity';
-        readonly id: string;
-        readonly resources: readonly string[];
-        readonly affinity: 'positive' | 'negative';
-      }
-  )[];
-}
+export type PlanSnapshot = Pick<ClusterSnapshot, 'nodes' | 'guests' | 'rules'>;
 
 /** Options of {@link planInputFromSnapshot}. */
 export interface SnapshotOptions {
@@ -77,7 +33,7 @@ export interface SnapshotOptions {
  *   out is reported in `problems`, never an exception: a rule may name a guest removed since).
  */
 export function planInputFromSnapshot(
-  snapshot: ClusterSnapshotLike,
+  snapshot: PlanSnapshot,
   options: SnapshotOptions = {},
 ): { input: PlanInput; problems: string[] } {
   const measured = (options.usage ?? 'measured') === 'measured';

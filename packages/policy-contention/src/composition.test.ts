@@ -1,25 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { type StagePart, composePipeline, readCrs } from '@poise/policy';
+import { type PipelineObjective, type StagePart, composePipeline, readCrs } from '@poise/policy';
 import { parseStableSettings, stableStages } from '@poise/policy-stable';
 import { parsePressureSettings, pressureStages } from '@poise/policy-pressure';
-import { type ContentionStageOptions, contentionStages, parseContentionSettings } from './index';
+import { type ContentionStageOptions, contentionObjective, parseContentionSettings } from './index';
 import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 
-/** Every variant package's stages for a `crs` section, as the HA core and poise-manager build them. */
-function parts(crs: Record<string, unknown>, options: ContentionStageOptions = {}): StagePart[] {
+/** Every variant package's stages and the objective for a `crs` section, as the HA core and poise-manager build them. */
+function parts(
+  crs: Record<string, unknown>,
+  options: ContentionStageOptions = {},
+): { parts: StagePart[]; objective: PipelineObjective | undefined } {
   const input = readCrs(crs);
-  return [
-    ...stableStages(parseStableSettings(input).settings),
-    ...pressureStages(parsePressureSettings(input).settings),
-    ...contentionStages(parseContentionSettings(input).settings, REF, options),
-  ];
+  return {
+    parts: [
+      ...stableStages(parseStableSettings(input).settings),
+      ...pressureStages(parsePressureSettings(input).settings),
+    ],
+    objective: contentionObjective(parseContentionSettings(input).settings, REF, options),
+  };
 }
+
+/** The pipeline of {@link parts}. */
+const compose = (reference: typeof REF, built: ReturnType<typeof parts>) =>
+  composePipeline(reference, built.parts, built.objective);
 
 describe('composes with the other variant stages', () => {
   it('the preset with the contention objective: every stage in its slot', () => {
-    const pipeline = composePipeline(
+    const pipeline = compose(
       REF,
       parts({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }),
     );
@@ -58,17 +67,14 @@ describe('composes with the other variant stages', () => {
       ...guests('node1', 104, 2, 2),
     ];
     const alone = cluster(list);
-    alone.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+    alone.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
       until: 200,
       beforeRound: loadDriven(KNEE),
     });
     expect(alone.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
     c.run(
-      composePipeline(
-        REF,
-        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 }),
-      ),
+      compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 })),
       { until: 200, beforeRound: loadDriven(KNEE) },
     );
     expect(c.moves()[0]!.resources).not.toEqual(['vm:101']);
@@ -86,19 +92,16 @@ describe('composes with the other variant stages', () => {
       ...guests('node1', 103, 5, 1.5, 1),
     ];
     const without = cluster(list);
-    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+    without.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
       until: 300,
       beforeRound: loadDriven(KNEE),
     });
     expect(without.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
-    c.run(
-      composePipeline(
-        REF,
-        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 }),
-      ),
-      { until: 300, beforeRound: loadDriven(KNEE) },
-    );
+    c.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 })), {
+      until: 300,
+      beforeRound: loadDriven(KNEE),
+    });
     expect(c.moves()[0]!.resources).toEqual(['vm:103']);
     expect(lines(c).find((l) => l.includes('cost-preferred'))).toMatch(
       /preferred vm:103 to node2 \(copies 1\.0 GiB, guest contention gain \d+ guest-seconds\) over vm:101 to node2 \(copies 12\.0 GiB, guest contention gain \d+ guest-seconds\)$/,
@@ -121,17 +124,14 @@ describe('composes with the other variant stages', () => {
     // what keeps vm:101 in place below is the cooldown
     const pace = { windowSeconds: 60 };
     const without = make();
-    without.run(composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention' }, { pace })), {
+    without.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' }, { pace })), {
       until: 600,
       beforeRound: script,
     });
     expect(without.moves()).toHaveLength(2);
     const c = make();
     c.run(
-      composePipeline(
-        REF,
-        parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 }, { pace }),
-      ),
+      compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 }, { pace })),
       { until: 600, beforeRound: script },
     );
     expect(c.moves()).toHaveLength(1);
@@ -141,10 +141,10 @@ describe('composes with the other variant stages', () => {
   it('backoff: a motion that failed is not retried in its series; the next best target is', () => {
     const list = [{ sid: 'vm:101', node: 'node1', cpu: 8, maxcpu: 8, mem: 8 * GIB, failures: 1 }];
     const c = cluster(list, [{ cpu: 6 }]);
-    c.run(
-      composePipeline(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 })),
-      { until: 400, beforeRound: loadDriven(KNEE) },
-    );
+    c.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 })), {
+      until: 400,
+      beforeRound: loadDriven(KNEE),
+    });
     const [first, second] = c.moves();
     expect(c.outcomes().map((o) => o.ok)).toEqual([false, true]);
     expect(second!.target).not.toBe(first!.target);

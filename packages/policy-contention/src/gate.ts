@@ -32,9 +32,7 @@ import {
   recordSamples,
 } from './rise';
 
-/** Where the gate goes in the `gate` slot: first, so it learns in every round another gate stops. */
-export const CONTENTION_GATE_ORDER = 0;
-import { type NodePressureNow, contentionObjective, modelCall, reaches } from './objective';
+import { type NodePressureNow, modelCall, reaches, roundObjective } from './objective';
 
 /** State of {@link contentionGate}. */
 export interface ContentionGateState {
@@ -88,9 +86,10 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
 }
 
 /**
- * Guest contention as the balancer's objective (name `contention`, the first gate: slot `gate`,
- * order {@link CONTENTION_GATE_ORDER}). Every round it runs (all but those with a motion in
- * flight) it learns from `ctx.nodes()` how each node's PSI follows its load
+ * Guest contention as the balancer's objective (name `contention`, the objective's gate: the
+ * pipeline runs it first, so it learns in every round another gate stops). Every round it runs
+ * (all but those with a motion in flight) it learns from `ctx.nodes()` how each node's PSI
+ * follows its load
  * (`observeNodes` of `@poise/contention`; the model is this stage's state), then judges the
  * round on the nodes' pressure now (reported, else predicted from the load):
  *
@@ -102,9 +101,9 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
  *   (`contention-hold` then counts the hold rounds).
  *
  * A cluster none of whose nodes ever reported PSI (some avg10, cpu or memory) shows no
- * contention to balance: the round goes on without `plan.objective`, and `contention-hold`,
- * `contention-score` and `contention-margin` judge it as the stages they replaced (the
- * imbalance, the reference objective); a `contention-no-psi` warning says so once, a
+ * contention to balance: the round goes on without `plan.objective`, and the pipeline judges it
+ * by the imbalance (the reference objective: `threshold-hold`, `score-<method>`,
+ * `relative-margin` in place of `contention-hold`, `contention-score`, `contention-margin`); a `contention-no-psi` warning says so once, a
  * `contention-psi` info notice when a node reports PSI again.
  *
  * Both stops break the streak of the later stages. A node whose pressure comes from its load
@@ -179,7 +178,7 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         ),
       );
       // a cluster none of whose nodes ever reported PSI shows no contention to balance: the
-      // round is the imbalance's (the reference objective), judged by the stages this one replaced
+      // round is the imbalance's (the reference objective), which the pipeline judges by its stages
       const reported = new Set(
         learned.nodes.filter((n) => n.cpu.reportedAt !== null || n.mem.reportedAt !== null).map((n) => n.node),
       );
@@ -265,7 +264,7 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         if (!ctx.guests) throw missingContext('contention', 'guests()');
         return ctx.guests();
       };
-      const objective = contentionObjective(fitted, nodes, guests, model, pressures, {
+      const objective = roundObjective(fitted, nodes, guests, model, pressures, {
         pace,
         motions: state.motions,
         calmAt: state.calmAt,

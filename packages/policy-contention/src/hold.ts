@@ -8,8 +8,9 @@ export interface ContentionHoldState {
 }
 
 /**
- * The hold rounds of the contention objective (name `contention-hold`, a gate in the `hold`
- * slot: it replaces `threshold-hold`, whose imbalance threshold the objective does not use).
+ * The hold rounds of the contention objective (name `contention-hold`, the objective's `hold`:
+ * in its rounds it counts where `threshold-hold`, whose imbalance threshold the objective does
+ * not use, would).
  * Counts the rounds that reach it (the `contention` gate let them through: guests wait, not
  * every node is saturated) and stops quietly while fewer than `holdRounds` (code `holding`,
  * `guest contention for 1 of 3 rounds`); when the count reaches `holdRounds` it starts again
@@ -19,16 +20,12 @@ export interface ContentionHoldState {
  * Within the pace's `settleSeconds` after the last motion landed it does not count (stop
  * `settling`, quiet, e.g. `contention: the move at 3700 shows in the pressure from 3760`): the
  * rounds that decide the next move see the nodes' PSI after the last one.
- * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0. With `imbalance`, a
- * round the gate hands on without an objective (no node reports PSI, or the only contention is a
- * rise the load does not explain) is that stage's to judge
- * (the counter is the same `{ sustainedRounds }`).
+ * Needs the `contention` gate before it. `holdRounds` is an integer ≥ 0. A round the gate hands
+ * on without an objective (no node reports PSI, or the only contention is a rise the load does
+ * not explain) is the imbalance's: the pipeline runs `threshold-hold` in its place, with the
+ * same counter (`{ sustainedRounds }`, the reference's `HoldState`).
  */
-export function contentionHold(options: {
-  holdRounds: number;
-  /** The stage it replaced (`threshold-hold`): judges the rounds the `contention` gate hands to the imbalance. */
-  imbalance?: Stage<ContentionHoldState>;
-}): Stage<ContentionHoldState> {
+export function contentionHold(options: { holdRounds: number }): Stage<ContentionHoldState> {
   if (!Number.isInteger(options.holdRounds) || options.holdRounds < 0) {
     throw new PolicyError(
       'invalid-config',
@@ -45,7 +42,6 @@ export function contentionHold(options: {
     }),
     breakStreak: (state) => (state.sustainedRounds === 0 ? state : { sustainedRounds: 0 }),
     run: (ctx, plan, state) => {
-      if (options.imbalance && plan.objective === undefined) return options.imbalance.run(ctx, plan, state);
       const objective = contentionObjectiveOf(plan, 'contention-hold');
       if (plan.continueSeries) return { plan, state };
       const settled = settledAt(objective.motions, ctx.now, objective.pace);

@@ -1,4 +1,4 @@
-export { CONTENTION_GATE_ORDER, contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
+export { contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
 export { contentionHold, type ContentionHoldState } from './hold';
 export { contentionScorer, type ContentionScorerOptions } from './score';
 export { contentionMarginAccept, type ContentionMarginOptions, type ContentionMarginState } from './margin';
@@ -17,7 +17,8 @@ export {
   CONTENTION_OFF,
   MIN_GAIN_KEY,
   OBJECTIVE_KEY,
-  contentionStages,
+  contentionObjective,
+  contentionPlugin,
   parseContentionSettings,
   type ContentionSettings,
   type ContentionStageOptions,

@@ -23,13 +23,12 @@ export interface ContentionMarginOptions {
   readonly margin: number;
   /** The guest-seconds the move must spare over the horizon, net of its cost (finite, ≥ 0). */
   readonly minGainSeconds: number;
-  /** The stage it replaced (`relative-margin`): accepts in the rounds the `contention` gate hands to the imbalance. */
-  readonly imbalance?: Stage<null>;
 }
 
 /**
  * Accepts the selected move only if it spares enough guest contention (name
- * `contention-margin`, an accept stage in the `margin` slot: it replaces `relative-margin`),
+ * `contention-margin`, the objective's `margin`: in its rounds it judges where `relative-margin`
+ * would),
  * judged on `plan.objective` (set by the `contention` gate):
  *
  * - its score (`netSeconds`: saved over the horizon, discounted by confidence, net of the
@@ -65,8 +64,6 @@ export function contentionMarginAccept(options: ContentionMarginOptions): Stage<
       };
     },
     run: (ctx, plan, current) => {
-      if (options.imbalance && plan.objective === undefined)
-        return { ...options.imbalance.run(ctx, plan, null), state: current };
       const objective = contentionObjectiveOf(plan, 'contention-margin');
       const selected = selectedOf(plan, 'contention-margin');
       const candidate = plan.candidates?.find((c) => c.leader === selected.sid);

@@ -114,7 +114,7 @@ export function modelCall<T>(what: string, run: () => T): T {
  * Builds the round's objective. `nodes` are the round's node telemetry; `guests` is read on the
  * first assessment (a gate that stops never asks the host for it).
  */
-export function contentionObjective(
+export function roundObjective(
   model: FittedModel,
   nodes: readonly NodeTelemetry[],
   guests: () => readonly GuestTelemetry[],

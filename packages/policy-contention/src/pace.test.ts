@@ -4,7 +4,7 @@ import {
   CONTENTION_PACE,
   type ContentionStageOptions,
   contentionGate,
-  contentionStages,
+  contentionObjective,
   parseContentionSettings,
 } from './index';
 import { SPELL_MOTIONS_KEPT, contentionPace, recordMotions, requiredGain, settledAt } from './pace';
@@ -13,7 +13,7 @@ import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 const SETTINGS = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings;
 const pipeline = (options: ContentionStageOptions = {}) =>
-  composePipeline(REF, contentionStages(SETTINGS, REF, options));
+  composePipeline(REF, [], contentionObjective(SETTINGS, REF, options));
 
 /** The README's cluster: node1 runs six guests of 2 cores, (1 + 12)/16 = 81 % → 42.5 % cpu pressure. */
 const hotNode = () => cluster(guests('node1', 101, 6, 2));
@@ -29,7 +29,7 @@ describe('the pace options', () => {
     ],
     [{ factor: 0.5 }, "contention pace factor must be a finite number >= 1, got '0.5'"],
   ])('%j is refused', (pace, message) => {
-    expect(() => contentionStages(SETTINGS, REF, { pace })).toThrow(new PolicyError('invalid-config', message));
+    expect(() => contentionObjective(SETTINGS, REF, { pace })).toThrow(new PolicyError('invalid-config', message));
     expect(() => contentionGate({ pace })).toThrow(message);
   });
 
@@ -146,7 +146,8 @@ describe('the pace in a replay', () => {
     const keyed = (minGain: number) =>
       composePipeline(
         REF,
-        contentionStages(
+        [],
+        contentionObjective(
           parseContentionSettings(
             readCrs({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': minGain }),
           ).settings,

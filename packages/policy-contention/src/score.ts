@@ -22,8 +22,6 @@ export interface ContentionScorerOptions {
   readonly method: BalanceMethod;
   /** How many moves to hand on, best first (an integer ≥ 1). */
   readonly limit: number;
-  /** The stage it replaced (`score-<method>`): scores the rounds the `contention` gate hands to the imbalance. */
-  readonly imbalance?: Stage<null>;
   /**
    * The imbalance threshold (a fraction, finite, ≥ 0; default none): a move may not leave the
    * imbalance above both it and the imbalance now. The objective minimises contention; it does
@@ -101,7 +99,8 @@ export function blindSourceFirst<
 
 /**
  * Ranks every (candidate, target) move by the guest contention it is predicted to spare
- * (name `contention-score`, a score stage in the `score` slot: it replaces `score-<method>`),
+ * (name `contention-score`, the objective's `score`: in its rounds it scores where
+ * `score-<method>` would),
  * from `plan.objective` (set by the `contention` gate): highest `netSeconds` first, ties by
  * leader and target in byte order. Candidates whose source has no contention (below
  * `CONTENTION_FLOOR`) are not scored: moving them relieves no one; nor are those with a member
@@ -135,7 +134,6 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
     initialState: () => null,
     validateState: (value) => check.none(value),
     run: (ctx, plan, state) => {
-      if (options.imbalance && plan.objective === undefined) return options.imbalance.run(ctx, plan, state);
       const objective = contentionObjectiveOf(plan, 'contention-score');
       // a move off a node where no guest waits relieves no one (and loads its target): not scored
       // nor off one whose pressure rose while its load did not: no guest's move relieves it

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { PolicyError, composePipeline, crsJsonSchema, readCrs, referencePipeline } from '@poise/policy';
-import { CONTENTION_KEYS, CONTENTION_OFF, contentionStages, parseContentionSettings } from './index';
+import {
+  CONTENTION_KEYS,
+  CONTENTION_OFF,
+  contentionObjective,
+  contentionPlugin,
+  parseContentionSettings,
+} from './index';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
 const ON = { objective: 'contention', minGainSeconds: 30 } as const;
@@ -35,22 +41,23 @@ describe('ha-auto-rebalance-objective', () => {
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
-  it('imbalance adds no stage: the composed pipeline is the reference', () => {
-    expect(contentionStages(CONTENTION_OFF, REF)).toEqual([]);
-    expect(composePipeline(REF, contentionStages(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(
+  it('imbalance supplies no objective: the composed pipeline is the reference', () => {
+    expect(contentionObjective(CONTENTION_OFF, REF)).toBeUndefined();
+    expect(composePipeline(REF, [], contentionObjective(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(
       referencePipeline(REF).stages.map((s) => s.name),
     );
   });
 
-  it('contention replaces the hold, the scorer and the margin', () => {
-    const parts = contentionStages(ON, REF);
-    expect(parts.map((p) => [p.slot, p.stage.name])).toEqual([
-      ['gate', 'contention'],
-      ['hold', 'contention-hold'],
-      ['score', 'contention-score'],
-      ['margin', 'contention-margin'],
+  it('contention is the objective: its gate, hold, scorer and margin', () => {
+    const objective = contentionObjective(ON, REF)!;
+    expect(objective.name).toBe('contention');
+    expect([objective.gate, objective.hold, objective.score, objective.margin].map((s) => s?.name)).toEqual([
+      'contention',
+      'contention-hold',
+      'contention-score',
+      'contention-margin',
     ]);
-    expect(composePipeline(REF, parts).stages.map((s) => s.name)).toEqual([
+    expect(composePipeline(REF, [], objective).stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'contention',
       'contention-hold',
@@ -62,25 +69,47 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('rejects a bad setting or reference value as a library argument', () => {
-    expect(() => contentionStages({ ...ON, objective: 'speed' as never }, REF)).toThrow(
+    expect(() => contentionObjective({ ...ON, objective: 'speed' as never }, REF)).toThrow(
       new PolicyError(
         'invalid-config',
         "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'",
       ),
     );
-    expect(() => contentionStages(ON, { ...REF, holdRounds: 1.5 })).toThrow(
-      "holdRounds must be an integer from 0 to 9007199254740991, got '1.5'",
+    expect(() => contentionObjective(ON, { ...REF, holdRounds: 1.5 })).toThrow(
+      "contention holdRounds must be a non-negative integer, got '1.5'",
     );
-    expect(() => contentionStages(ON, { ...REF, margin: Number.NaN })).toThrow(
-      "margin must be a finite number >= 0, got 'NaN'",
+    expect(() => contentionObjective(ON, { ...REF, margin: Number.NaN })).toThrow(
+      "contention margin must be a finite number, got 'NaN'",
     );
-    // the reference's own stages (judging a cluster without PSI) check the reference values
-    expect(() => contentionStages(ON, { ...REF, threshold: -0.1 })).toThrow(
-      "threshold must be a finite number >= 0, got '-0.1'",
+    expect(() => contentionObjective(ON, { ...REF, threshold: -0.1 })).toThrow(
+      "contention score threshold must be a finite number >= 0, got '-0.1'",
     );
-    expect(() => contentionStages({ ...ON, minGainSeconds: -5 }, REF)).toThrow(
+    expect(() => contentionObjective({ ...ON, minGainSeconds: -5 }, REF)).toThrow(
       "contention minGainSeconds must be a finite number >= 0, got '-5'",
     );
+    // the imbalance's stages, which judge the rounds handed to it (a cluster without PSI), check
+    // the reference values where the pipeline is composed
+    const objective = contentionObjective(ON, REF);
+    expect(() => composePipeline({ ...REF, threshold: -0.1 }, [], objective)).toThrow(
+      "threshold must be a finite number >= 0, got '-0.1'",
+    );
+    expect(() => composePipeline({ ...REF, margin: -1 }, [], objective)).toThrow(
+      "margin must be a finite number >= 0, got '-1'",
+    );
+  });
+
+  it('as a plug-in: its keys, the objective with contention, the description fragments', () => {
+    expect(Object.values(contentionPlugin.keys)).toEqual([...CONTENTION_KEYS]);
+    expect(contentionPlugin.objective!(CONTENTION_OFF, { reference: REF })).toBeUndefined();
+    expect(contentionPlugin.objective!(ON, { reference: REF })?.name).toBe('contention');
+    expect(contentionPlugin.describe!(CONTENTION_OFF)).toEqual([]);
+    expect(contentionPlugin.describe!(ON)).toEqual(['objective contention']);
+    expect(contentionPlugin.describe!({ ...ON, minGainSeconds: 120 })).toEqual([
+      'objective contention',
+      'contention-min-gain 120 guest-seconds',
+    ]);
+    // the minimum alone, with the imbalance objective, changes nothing and is not described
+    expect(contentionPlugin.describe!({ objective: 'imbalance', minGainSeconds: 120 })).toEqual([]);
   });
 
   it('is in the JSON schema with its choices and default', () => {
@@ -117,7 +146,7 @@ describe('ha-auto-rebalance-contention-min-gain', () => {
   });
 
   it('a bad value as a library argument is refused (the replay in pace.test.ts shows it at work)', () => {
-    expect(() => contentionStages({ ...ON, minGainSeconds: Number.NaN }, REF)).toThrow(
+    expect(() => contentionObjective({ ...ON, minGainSeconds: Number.NaN }, REF)).toThrow(
       new PolicyError('invalid-config', "contention minGainSeconds must be a finite number >= 0, got 'NaN'"),
     );
   });

@@ -3,16 +3,14 @@ import {
   type ChoiceKeySpec,
   type CrsInput,
   type NumberKeySpec,
+  type PipelineObjective,
   PolicyError,
   type ReferenceBalancerConfig,
   type SettingProblem,
-  type StagePart,
+  definePlugin,
   readCrsKeys,
-  relativeMarginAccept,
-  thresholdHoldGate,
-  usageScorer,
 } from '@poise/policy';
-import { CONTENTION_GATE_ORDER, contentionGate } from './gate';
+import { contentionGate } from './gate';
 import { contentionHold } from './hold';
 import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
 import { contentionMarginAccept } from './margin';
@@ -78,7 +76,7 @@ export function parseContentionSettings(input: CrsInput): { settings: Contention
   return readCrsKeys(input, CONTENTION_FIELDS);
 }
 
-/** Options of {@link contentionStages} that are not datacenter.cfg keys. */
+/** Options of {@link contentionObjective} that are not datacenter.cfg keys. */
 export interface ContentionStageOptions {
   /** The contention model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
   readonly model?: Partial<ContentionOptions>;
@@ -87,63 +85,62 @@ export interface ContentionStageOptions {
 }
 
 /**
- * The stages the settings turn on, for `composePipeline`: with `contention`, the `contention`
- * gate first in the `gate` slot (it learns in every round another gate stops), `contention-hold`
- * in the `hold` slot (replacing `threshold-hold`: it counts `reference.holdRounds`),
- * `contention-score` in the `score` slot (scoring with `reference.method` for the imbalance the
- * log shows) and `contention-margin` in the `margin` slot (the relative margin
- * `reference.margin`, a fraction, applied to the contention the move relieves); empty with
- * `imbalance`. In a round the gate hands on without an objective the last three judge as the
- * reference's `threshold-hold`, `score-<method>` and `relative-margin` with the same settings:
- * on a cluster none of whose nodes reports PSI (no contention to see), and where the only
- * contention is a pressure rise the nodes' load does not explain (no guest's move relieves it).
- * Pass the same reference settings as to `composePipeline`. Throws `PolicyError`
- * `invalid-config` for a bad reference setting or option.
+ * The objective the settings select, for `composePipeline`: with `contention`, guest contention
+ * (the `contention` gate, `contention-hold` counting `reference.holdRounds`, `contention-score`
+ * scoring with `reference.method` for the imbalance the log shows and keeping moves within
+ * `reference.threshold`, and `contention-margin` applying the relative margin `reference.margin`,
+ * a fraction, to the contention the move relieves); `undefined` with `imbalance` (the
+ * reference's objective). The rounds the gate hands on without an objective (no node reports
+ * PSI, or the only contention is a pressure rise the load does not explain) the pipeline judges
+ * by the imbalance with the same reference settings. Pass the same reference settings as to
+ * `composePipeline`. Throws `PolicyError` `invalid-config` for a bad setting or option.
  */
-export function contentionStages(
+export function contentionObjective(
   settings: ContentionSettings,
   reference: ReferenceBalancerConfig,
   options: ContentionStageOptions = {},
-): StagePart[] {
+): PipelineObjective | undefined {
   if (settings.objective !== 'contention') {
     if (settings.objective !== 'imbalance')
       throw new PolicyError(
         'invalid-config',
         `contention setting 'objective' must be 'imbalance' or 'contention', got '${String(settings.objective)}'`,
       );
-    return [];
+    return undefined;
   }
   const { minGainSeconds } = settings;
   const model = { ...CONTENTION_DEFAULTS, ...options.model };
-  // the stages these replace, for the rounds the gate hands to the imbalance (no PSI anywhere, or
-  // only a rise the load does not explain)
-  const imbalance = {
-    hold: thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
-    score: usageScorer({ method: reference.method, limit: CONTENTION_SCORE_LIMIT }),
-    margin: relativeMarginAccept({ margin: reference.margin }),
+  return {
+    name: 'contention',
+    gate: contentionGate({ model, pace: options.pace ?? {} }),
+    hold: contentionHold({ holdRounds: reference.holdRounds }),
+    score: contentionScorer({
+      method: reference.method,
+      limit: CONTENTION_SCORE_LIMIT,
+      threshold: reference.threshold,
+      minGainSeconds,
+    }),
+    margin: contentionMarginAccept({ margin: reference.margin, minGainSeconds }),
+    scoreLimit: CONTENTION_SCORE_LIMIT,
   };
-  return [
-    { slot: 'gate', order: CONTENTION_GATE_ORDER, stage: contentionGate({ model, pace: options.pace ?? {} }) },
-    { slot: 'hold', order: 0, stage: contentionHold({ holdRounds: reference.holdRounds, imbalance: imbalance.hold }) },
-    {
-      slot: 'score',
-      order: 0,
-      stage: contentionScorer({
-        method: reference.method,
-        limit: CONTENTION_SCORE_LIMIT,
-        imbalance: imbalance.score,
-        threshold: reference.threshold,
-        minGainSeconds,
-      }),
-    },
-    {
-      slot: 'margin',
-      order: 0,
-      stage: contentionMarginAccept({
-        margin: reference.margin,
-        minGainSeconds,
-        imbalance: imbalance.margin,
-      }),
-    },
-  ];
 }
+
+/**
+ * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys
+ * (`ha-auto-rebalance-objective`, `ha-auto-rebalance-contention-min-gain`) and, with the
+ * `contention` objective, the objective of the pipeline.
+ */
+export const contentionPlugin = definePlugin({
+  name: 'contention',
+  keys: CONTENTION_FIELDS,
+  objective: (settings, { reference }) => contentionObjective(settings, reference),
+  describe: (settings) =>
+    settings.objective === 'imbalance'
+      ? []
+      : [
+          `objective ${settings.objective}`,
+          ...(settings.minGainSeconds === MIN_GAIN_KEY.off
+            ? []
+            : [`contention-min-gain ${settings.minGainSeconds} guest-seconds`]),
+        ],
+});

@@ -17,7 +17,7 @@ import {
   contentionHold,
   contentionMarginAccept,
   contentionScorer,
-  contentionStages,
+  contentionObjective,
   parseContentionSettings,
   type ContentionGateState,
 } from './index';
@@ -35,11 +35,11 @@ import {
 } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const CONTENTION = contentionStages(
+const CONTENTION = contentionObjective(
   parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings,
   REF,
 );
-const pipeline = () => composePipeline(REF, CONTENTION);
+const pipeline = () => composePipeline(REF, [], CONTENTION);
 
 describe('no move when no move helps', () => {
   it('an idle cluster: the reference moves (imbalance 45 % above the threshold), contention does not', () => {
@@ -195,10 +195,11 @@ describe('the move that spares the most', () => {
 
   it('learns while the pressure gate stops the rounds (it runs first)', () => {
     const c = cluster(guests('node1', 101, 2, 1));
-    const withPressure = composePipeline(REF, [
-      ...CONTENTION,
-      ...pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 }),
-    ]);
+    const withPressure = composePipeline(
+      REF,
+      pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 }),
+      CONTENTION,
+    );
     expect(withPressure.stages.map((s) => s.name).slice(0, 4)).toEqual([
       'motion-in-flight',
       'contention',

@@ -1,4 +1,11 @@
-import { type CrsInput, type FlagKeySpec, type SettingProblem, type StagePart, readCrsKeys } from '@poise/policy';
+import {
+  type CrsInput,
+  type FlagKeySpec,
+  type SettingProblem,
+  type StagePart,
+  definePlugin,
+  readCrsKeys,
+} from '@poise/policy';
 import { planGuidedSelect } from './plan-guided';
 
 /** `ha-auto-rebalance-plan` (0/1): the balancer takes the first step of a global plan instead of the greedy best move. */
@@ -28,14 +35,33 @@ export function parsePlanSettings(input: CrsInput): { settings: PlanSettings; pr
   return readCrsKeys(input, { plan: PLAN_KEY });
 }
 
+/** The precedence of `plan-guided` in the select slot: above the cost stage's (0), which it replaces when both are on. */
+export const PLAN_SELECT_PRECEDENCE = 1;
+
 /**
  * The stage the settings turn on, in its slot, for `composePipeline`: `plan-guided` in the
- * select slot (it replaces `select-best`; a host that also has a select part, such as the cost
- * stage, drops that one when the plan is on: there is one select stage per pipeline).
+ * select slot (it replaces `select-best`), with precedence {@link PLAN_SELECT_PRECEDENCE}: a
+ * select part of lower precedence, such as the cost stage, is left out when the plan is on
+ * (there is one select stage per pipeline).
  */
 export function planStages(
   settings: PlanSettings,
   options: { method: 'bruteforce' | 'topsis'; seed?: number },
 ): StagePart[] {
-  return settings.plan ? [{ slot: 'select', order: 0, stage: planGuidedSelect(options) }] : [];
+  return settings.plan
+    ? [{ slot: 'select', order: 0, precedence: PLAN_SELECT_PRECEDENCE, stage: planGuidedSelect(options) }]
+    : [];
 }
+
+/**
+ * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its key, the
+ * `plan-guided` select stage it turns on ({@link planStages}, with the reference's method), and
+ * the whole cluster (`planInput`) from the host.
+ */
+export const planPlugin = definePlugin({
+  name: 'plan',
+  keys: { plan: PLAN_KEY },
+  stages: (settings, { reference }) => planStages(settings, { method: reference.method }),
+  needs: (settings) => ({ planInput: settings.plan }),
+  describe: (settings) => (settings.plan ? ['plan-guided'] : []),
+});

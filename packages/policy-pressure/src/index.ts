@@ -25,6 +25,7 @@ export {
   PRESSURE_OFF,
   PRESSURE_ORDER,
   parsePressureSettings,
+  pressurePlugin,
   pressureStages,
   type PressureSettings,
 } from './settings';

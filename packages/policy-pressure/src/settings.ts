@@ -6,6 +6,7 @@ import {
   type SettingProblem,
   type StagePart,
   checkSettingRange,
+  definePlugin,
   readCrsKeys,
 } from '@poise/policy';
 import { migratableFilter } from './migratable';
@@ -142,3 +143,26 @@ export function pressureStages(settings: PressureSettings): StagePart[] {
     parts.push({ slot: 'filter', order: PRESSURE_ORDER.migratable, stage: migratableFilter() });
   return parts;
 }
+
+/** Whether a pressure threshold is set: the gate and the source filter read node PSI. */
+function readsPressure(settings: PressureSettings): boolean {
+  return settings.minPressureCpuPercent > 0 || settings.minPressureMemPercent > 0;
+}
+
+/**
+ * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys, the
+ * stages they turn on ({@link pressureStages}), and for the host: node pressure when a threshold
+ * is set, the guest configurations with `check-migratable`.
+ */
+export const pressurePlugin = definePlugin({
+  name: 'pressure',
+  keys: PRESSURE_FIELDS,
+  stages: (settings) => pressureStages(settings),
+  needs: (settings) => ({ nodePressure: readsPressure(settings), guestConfigs: settings.checkMigratable }),
+  describe: (settings) => [
+    ...(settings.minPressureCpuPercent > 0 ? [`min-pressure-cpu ${settings.minPressureCpuPercent}%`] : []),
+    ...(settings.minPressureMemPercent > 0 ? [`min-pressure-mem ${settings.minPressureMemPercent}%`] : []),
+    ...(readsPressure(settings) ? [`pressure-missing ${settings.pressureMissing}`] : []),
+    ...(settings.checkMigratable ? ['check-migratable'] : []),
+  ],
+});

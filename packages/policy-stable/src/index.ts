@@ -25,6 +25,7 @@ export {
   STABLE_OFF,
   STABLE_ORDER,
   parseStableSettings,
+  stablePlugin,
   stableStages,
   type StableSettings,
   type StableStageOptions,

@@ -5,6 +5,7 @@ import {
   type SettingProblem,
   type StagePart,
   checkSettingRange,
+  definePlugin,
   readCrsKeys,
 } from '@poise/policy';
 import { BACKOFF_MAX_SECONDS, backoffFilter, backoffSeriesGate } from './backoff';
@@ -230,3 +231,28 @@ export function stableStages(settings: StableSettings, options: StableStageOptio
   }
   return parts;
 }
+
+/** `backoff 60 s`, … `memhost`: one fragment per stability setting that is on. */
+function describeStable(settings: StableSettings): string[] {
+  const on: string[] = [];
+  if (settings.backoffSeconds > 0) on.push(`backoff ${settings.backoffSeconds} s`);
+  if (settings.cooldownSeconds > 0) on.push(`cooldown ${settings.cooldownSeconds} s`);
+  if (settings.minImprovementPoints > 0) on.push(`min-improvement ${settings.minImprovementPoints} pp`);
+  if (settings.smoothingHalfLifeSeconds > 0) on.push(`smoothing ${settings.smoothingHalfLifeSeconds} s`);
+  if (settings.costWeight > 0) on.push(`cost-weight ${settings.costWeight}`);
+  if (settings.memhost) on.push('memhost');
+  return on;
+}
+
+/**
+ * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys, the
+ * stages they turn on ({@link stableStages}), and `memhost` for the host (the usage model takes
+ * the guests' host-side memory).
+ */
+export const stablePlugin = definePlugin({
+  name: 'stable',
+  keys: STABLE_FIELDS,
+  stages: (settings) => stableStages(settings),
+  needs: (settings) => ({ memhost: settings.memhost }),
+  describe: describeStable,
+});

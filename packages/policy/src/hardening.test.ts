@@ -4,7 +4,9 @@ import {
   type BalanceCandidate,
   type BalanceContext,
   type Decision,
+  type HoldState,
   Pipeline,
+  type PipelineObjective,
   type PipelineState,
   PolicyError,
   type ScoredMigration,
@@ -430,6 +432,12 @@ describe('composePipeline', () => {
     run: (_c, plan, state) =>
       kind === 'select' ? { plan: { ...plan, selected: plan.scored![0]! }, state } : { plan, state },
   });
+  const holdStage = (name: string): Stage<HoldState> => ({
+    name,
+    kind: 'gate',
+    initialState: () => ({ sustainedRounds: 0 }),
+    run: (_c, plan, state) => ({ plan, state }),
+  });
 
   it('with no parts is the reference pipeline, stage for stage', () => {
     expect(composePipeline(REF).stages.map((s) => s.name)).toEqual(referencePipeline(REF).stages.map((s) => s.name));
@@ -471,17 +479,26 @@ describe('composePipeline', () => {
     expect(limits).toEqual([8]);
   });
 
-  it('puts a part of a replacing slot where the reference stage it replaces was', () => {
-    const pipeline = composePipeline(REF, [
-      { slot: 'margin', order: 0, stage: stage('objective-margin', 'accept') },
-      { slot: 'accept', order: 10, stage: stage('a1', 'accept') },
-      { slot: 'score', order: 0, stage: stage('objective-score', 'score') },
-      { slot: 'gate', order: 10, stage: stage('g10', 'gate') },
-      { slot: 'hold', order: 0, stage: stage('objective-hold', 'gate') },
-      { slot: 'select', order: 0, stage: stage('pick', 'select') },
-    ]);
+  it("puts the objective's stages where the reference's were, its gate first", () => {
+    const objective: PipelineObjective = {
+      name: 'other',
+      gate: stage('objective-gate', 'gate'),
+      hold: holdStage('objective-hold'),
+      score: stage('objective-score', 'score'),
+      margin: stage('objective-margin', 'accept'),
+    };
+    const pipeline = composePipeline(
+      REF,
+      [
+        { slot: 'accept', order: 10, stage: stage('a1', 'accept') },
+        { slot: 'gate', order: 10, stage: stage('g10', 'gate') },
+        { slot: 'select', order: 0, stage: stage('pick', 'select') },
+      ],
+      objective,
+    );
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
+      'objective-gate',
       'g10',
       'objective-hold',
       'candidates',
@@ -492,6 +509,20 @@ describe('composePipeline', () => {
     ]);
   });
 
+  it('the select slot takes the part of highest precedence; the others are left out with their score limits', () => {
+    const limits: number[] = [];
+    const ctx = host();
+    ctx.score = (_c, _m, limit) => (limits.push(limit), [BEST]);
+    const pipeline = composePipeline({ ...REF, holdRounds: 0 }, [
+      { slot: 'select', order: 0, stage: stage('cheap', 'select'), scoreLimit: 8 },
+      { slot: 'select', order: 0, precedence: 1, stage: stage('planned', 'select') },
+    ]);
+    expect(pipeline.stages.map((s) => s.name)).toContain('planned');
+    expect(pipeline.stages.map((s) => s.name)).not.toContain('cheap');
+    pipeline.run(ctx, {});
+    expect(limits).toEqual([1]);
+  });
+
   it.each([
     {
       name: 'a part in the wrong slot',
@@ -499,14 +530,9 @@ describe('composePipeline', () => {
       message: "stage 'f' (filter) cannot go in the 'gate' slot",
     },
     {
-      name: 'a filter in the hold slot',
-      parts: [{ slot: 'hold' as const, order: 1, stage: stage('f', 'filter') }],
-      message: "stage 'f' (filter) cannot go in the 'hold' slot",
-    },
-    {
-      name: 'a gate in the margin slot',
-      parts: [{ slot: 'margin' as const, order: 1, stage: stage('g', 'gate') }],
-      message: "stage 'g' (gate) cannot go in the 'margin' slot",
+      name: 'a former replacing slot (an objective is a parameter now)',
+      parts: [{ slot: 'hold' as never, order: 1, stage: stage('h', 'gate') }],
+      message: "stage 'h' has unknown slot 'hold'",
     },
     {
       name: 'an unknown slot',
@@ -514,28 +540,17 @@ describe('composePipeline', () => {
       message: "stage 'g' has unknown slot 'toString'",
     },
     {
-      name: 'two hold parts',
-      parts: [
-        { slot: 'hold' as const, order: 1, stage: stage('h1', 'gate') },
-        { slot: 'hold' as const, order: 2, stage: stage('h2', 'gate') },
-      ],
-      message: "more than one hold stage: 'h1', 'h2'",
-    },
-    {
-      name: 'two score parts',
-      parts: [
-        { slot: 'score' as const, order: 1, stage: stage('s1', 'score') },
-        { slot: 'score' as const, order: 2, stage: stage('s2', 'score') },
-      ],
-      message: "more than one score stage: 's1', 's2'",
-    },
-    {
-      name: 'two select parts',
+      name: 'two select parts of the same precedence',
       parts: [
         { slot: 'select' as const, order: 1, stage: stage('s1', 'select') },
         { slot: 'select' as const, order: 2, stage: stage('s2', 'select') },
       ],
       message: "more than one select stage: 's1', 's2'",
+    },
+    {
+      name: 'a NaN precedence',
+      parts: [{ slot: 'select' as const, order: 1, precedence: NaN, stage: stage('s1', 'select') }],
+      message: "stage 's1' has a non-finite precedence 'NaN'",
     },
     {
       name: 'a NaN order',
@@ -551,6 +566,114 @@ describe('composePipeline', () => {
     expect(() => composePipeline(REF, parts)).toThrow(message);
   });
 
+  it.each([
+    [{ hold: stage('h', 'filter') }, "objective 'other': its hold stage 'h' (filter) must be a gate stage"],
+    [{ score: stage('s', 'select') }, "objective 'other': its score stage 's' (select) must be a score stage"],
+    [{ margin: stage('m', 'gate') }, "objective 'other': its margin stage 'm' (gate) must be a accept stage"],
+    [{ gate: stage('g', 'accept') }, "objective 'other': its gate stage 'g' (accept) must be a gate stage"],
+    [{ score: undefined }, "objective 'other': 'score' must be a stage"],
+    [{ name: '' }, 'objective name must be a non-empty string, got ""'],
+    [{ scoreLimit: 0 }, "objective asks for score limit '0' (an integer >= 1)"],
+  ])('rejects an objective with %j', (over, message) => {
+    // a bad objective, as a caller without types could pass it
+    const objective = {
+      name: 'other',
+      hold: holdStage('objective-hold'),
+      score: stage('objective-score', 'score'),
+      margin: stage('objective-margin', 'accept'),
+      ...over,
+    } as unknown as PipelineObjective;
+    expect(() => composePipeline(REF, [], objective)).toThrow(message);
+  });
+});
+
+describe('an objective with a gate judges the rounds its gate marks; the imbalance judges the others', () => {
+  const REF = { threshold: 0.3, holdRounds: 2, margin: 0.1, method: 'bruteforce' as const };
+  /** A gate that marks the rounds at even seconds as the objective's. */
+  const marking: Stage<null> = {
+    name: 'marking',
+    kind: 'gate',
+    initialState: () => null,
+    run: (ctx, plan, state) =>
+      ctx.now % 2 === 0
+        ? { plan: { ...plan, objective: { name: 'other', gain: () => 1, formatGain: String } }, state }
+        : { plan, state },
+  };
+  /** Stages that record the rounds they judged. */
+  const judged: string[] = [];
+  const otherScore: Stage<number> = {
+    name: 'other-score',
+    kind: 'score',
+    initialState: () => 7,
+    run: (ctx, plan, state) => (
+      judged.push(`${ctx.now} score`), { plan: { ...plan, scored: [BEST] }, state: state + 1 }
+    ),
+  };
+  const otherMargin: Stage<string> = {
+    name: 'other-margin',
+    kind: 'accept',
+    initialState: () => 'kept',
+    run: (ctx, plan, state) => (judged.push(`${ctx.now} margin`), { plan, state }),
+  };
+  const objective: PipelineObjective = {
+    name: 'other',
+    gate: marking,
+    hold: {
+      name: 'other-hold',
+      kind: 'gate',
+      initialState: () => ({ sustainedRounds: 0 }),
+      run: (ctx, plan, state) => {
+        judged.push(`${ctx.now} hold`);
+        // counts as the reference does, so that the count carries over
+        const rounds = state.sustainedRounds + 1;
+        return rounds < 2
+          ? { stop: 'holding', code: 'holding', quiet: true, state: { sustainedRounds: rounds } }
+          : { plan, state: { sustainedRounds: 0 } };
+      },
+    },
+    score: otherScore,
+    margin: otherMargin,
+  };
+
+  it('the hold count is shared, the imbalance stages run stateless, the objective keeps its state', () => {
+    judged.length = 0;
+    const pipeline = composePipeline(REF, [], objective);
+    expect(pipeline.stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'marking',
+      'other-hold',
+      'candidates',
+      'other-score',
+      'select-best',
+      'other-margin',
+    ]);
+    // 101: the imbalance's round (0.5 > 0.3): threshold-hold counts 1 of 2, in the shared state
+    let run = pipeline.run(host({ now: 101 }), {});
+    expect(run.decision).toMatchObject({ action: 'none', stage: 'other-hold', code: 'holding' });
+    expect(run.state['other-hold']).toEqual({ sustainedRounds: 1 });
+    // 102: the objective's round: its hold reaches 2 from the count the imbalance left, and it moves
+    run = pipeline.run(host({ now: 102 }), run.state);
+    expect(run.decision.action).toBe('move');
+    expect(run.state['other-score']).toBe(8);
+    expect(run.state['other-margin']).toBe('kept');
+    // 103, 105: the imbalance judges: its scorer and margin (stateless) leave the objective's state alone
+    run = pipeline.run(host({ now: 103 }), run.state);
+    run = pipeline.run(host({ now: 105 }), run.state);
+    expect(run.decision.action).toBe('move');
+    expect(run.state['other-score']).toBe(8);
+    expect(run.state['other-margin']).toBe('kept');
+    expect(judged).toEqual(['102 hold', '102 score', '102 margin']);
+  });
+});
+
+describe('composePipeline, limits', () => {
+  const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
+  const stage = (name: string, kind: Stage['kind']): Stage<null> => ({
+    name,
+    kind,
+    initialState: () => null,
+    run: (_c, plan, state) => ({ plan, state }),
+  });
   it('rejects a score limit that is not a positive integer', () => {
     expect(() =>
       composePipeline(REF, [{ slot: 'select', order: 0, stage: stage('pick', 'select'), scoreLimit: 0 }]),

@@ -2,11 +2,38 @@ export {
   PIPELINE_STAGE,
   Pipeline,
   composePipeline,
+  imbalanceObjective,
   referencePipeline,
+  type PipelineObjective,
   type ReferenceBalancerConfig,
   type StagePart,
   type StageSlot,
 } from './pipeline';
+export {
+  PLUGIN_KEY_PATTERN,
+  checkPlugin,
+  definePlugin,
+  type HostNeeds,
+  type PluginBuild,
+  type PluginKeys,
+  type PluginSettings,
+  type PolicyPlugin,
+} from './plugin';
+export { PolicyRegistry, type HostNeedsInForce, type PolicySettings } from './registry';
+export {
+  MotionLedger,
+  adjustedUsage,
+  candidateFacts,
+  guestTelemetry,
+  nodeTelemetry,
+  transferBytes,
+  usageContext,
+  type MemberResult,
+  type NodePressure,
+  type PendingMotion,
+  type UsageContext,
+  type UsageContextOptions,
+} from './host';
 export {
   evaluatorOf,
   hostCandidates,
@@ -19,7 +46,7 @@ export {
   usageScorer,
   type HoldState,
 } from './stages';
-export { PolicyError, invalidInput, missingContext, type PolicyErrorCode } from './errors';
+export { PolicyError, hasErrorCode, invalidInput, missingContext, type PolicyErrorCode } from './errors';
 export { showValue, stateCheck, type StateCheck } from './state';
 export { TELEMETRY_MAX } from './round';
 export {
@@ -38,6 +65,7 @@ export {
 export {
   PRESETS,
   PRESET_KEY,
+  REFERENCE_CRS_KEYS,
   checkSettingRange,
   crsJsonSchema,
   readChoiceKey,

@@ -1,4 +1,4 @@
-import { PolicyError } from './errors';
+import { PolicyError, hasErrorCode } from './errors';
 import { checkOutcomes, isReasonFormat, roundContext } from './round';
 import { showValue } from './state';
 import {
@@ -20,9 +20,13 @@ import type {
   Plan,
   Stage,
   StageKind,
+  StageOutcome,
   StageStop,
   StopDecision,
 } from './types';
+import type { HoldState } from './stages';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- MoveObjective is named by {@link} in a doc comment: typedoc resolves it through this import
+import type { MoveObjective } from './types';
 
 const KIND_ORDER: StageKind[] = ['gate', 'candidates', 'filter', 'score', 'select', 'accept'];
 
@@ -155,7 +159,7 @@ export class Pipeline {
       try {
         out = stage.run(round, plan, next[stage.name]);
       } catch (err) {
-        if (err instanceof PolicyError && err.code === 'invalid-input') {
+        if (hasErrorCode(err, 'invalid-input')) {
           return { decision: stopped(stage.name, { stop: err.message, code: 'invalid-input' }), state: next };
         }
         throw err;
@@ -197,13 +201,12 @@ export interface ReferenceBalancerConfig {
 }
 
 /**
- * Where a variant stage goes in a composed pipeline: `gate`, `filter`, `select` and `accept`
- * add stages of that kind; `hold`, `score` and `margin` replace a reference stage
- * (`threshold-hold` by a gate, `score-<method>` by a score stage, `relative-margin` by an
- * accept stage), as an objective other than the imbalance does. `select` also replaces
- * `select-best`.
+ * Where a variant stage goes in a composed pipeline: `gate`, `filter` and `accept` add stages
+ * of that kind; `select` replaces `select-best` (one part takes it, see
+ * {@link StagePart.precedence}). What the pipeline minimises is not a slot but its
+ * {@link PipelineObjective}.
  */
-export type StageSlot = 'gate' | 'filter' | 'select' | 'accept' | 'hold' | 'score' | 'margin';
+export type StageSlot = 'gate' | 'filter' | 'select' | 'accept';
 
 /** The kind of stage each slot takes. */
 const SLOT_KIND: Readonly<Record<StageSlot, StageKind>> = {
@@ -211,53 +214,145 @@ const SLOT_KIND: Readonly<Record<StageSlot, StageKind>> = {
   filter: 'filter',
   select: 'select',
   accept: 'accept',
-  hold: 'gate',
-  score: 'score',
-  margin: 'accept',
 };
 
 /**
  * A variant stage and its place: `slot` (whose kind the stage must have, see {@link StageSlot})
  * and `order` within the slot (ascending; the variant packages document theirs). `scoreLimit`
- * asks the reference scorer for more than its single best migration (the largest request
- * wins); a stage in the `score` slot has its own limit.
+ * asks the objective's scorer for more than its single best migration (the largest request
+ * of the parts in the pipeline wins).
  */
 export interface StagePart {
   readonly slot: StageSlot;
   readonly order: number;
   readonly stage: Stage;
   readonly scoreLimit?: number;
+  /**
+   * The `select` slot takes one stage: when several parts claim it, the one with the highest
+   * precedence takes it and the others are left out, with their score limits (e.g.
+   * `plan-guided` of `@poise/policy-plan`, precedence 1, over `select-cost` of
+   * `@poise/policy-stable`, 0). Two parts at the same highest precedence: `invalid-pipeline`.
+   * Default 0; other slots ignore it.
+   */
+  readonly precedence?: number;
 }
 
 /**
- * The balancer: the reference stages with variant stages in their slots, in this order:
+ * What a pipeline minimises, as a parameter of {@link composePipeline}: the stages that judge a
+ * round by it. The hold rounds (`hold`, a gate after the variant gates), the scoring of the
+ * candidates (`score`) and the margin a move must clear (`margin`, an accept stage before the
+ * variant accept stages). {@link imbalanceObjective} is the reference's: `threshold-hold`,
+ * `score-<method>`, `relative-margin`.
+ *
+ * An objective with a `gate` runs it first in every round (after `motion-in-flight`): it learns
+ * what it needs and marks the rounds it judges by setting `plan.objective` (a
+ * {@link MoveObjective}). A round it hands on without `plan.objective` (e.g. a cluster without
+ * the telemetry the objective reads) is the imbalance's: the pipeline runs the imbalance
+ * objective's stage in place of each of the three, with the same reference settings. The two
+ * holds share one count (`hold` keeps the reference's {@link HoldState}), so the hold rounds
+ * carry over between rounds judged by either; the imbalance's scorer and margin keep no state,
+ * the objective's keep theirs. Without a `gate` the objective judges every round.
+ */
+export interface PipelineObjective {
+  /** What is minimised, as the `ha-auto-rebalance-objective` key names it: `imbalance`, `contention`. */
+  readonly name: string;
+  /** Learns and marks the rounds the objective judges (see above); a gate. */
+  readonly gate?: Stage;
+  /** The hold rounds: a gate, with the reference's hold state. */
+  readonly hold: Stage<HoldState>;
+  /** Scores the candidates into `plan.scored`, best first: a score stage. */
+  readonly score: Stage;
+  /** Accepts the selected move or stops the round: an accept stage. */
+  readonly margin: Stage;
+  /**
+   * How many scored moves the imbalance's scorer hands on in the rounds handed to it (default
+   * 1; the parts' `scoreLimit` may ask for more).
+   */
+  readonly scoreLimit?: number;
+}
+
+/**
+ * The reference's objective, the node imbalance: `threshold-hold` (threshold and hold rounds),
+ * `score-<method>` (its best `scoreLimit` moves, default 1) and `relative-margin`. Throws
+ * `PolicyError` `invalid-config` for a bad setting.
+ */
+export function imbalanceObjective(reference: ReferenceBalancerConfig, scoreLimit = 1): PipelineObjective {
+  return {
+    name: 'imbalance',
+    hold: thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
+    score: usageScorer({ method: reference.method, limit: scoreLimit }),
+    margin: relativeMarginAccept({ margin: reference.margin }),
+  };
+}
+
+/** Checks an objective's stages: each of the kind its role takes. Throws `invalid-pipeline`. */
+function checkObjective(objective: PipelineObjective): void {
+  if (typeof objective.name !== 'string' || objective.name === '')
+    throw new PolicyError(
+      'invalid-pipeline',
+      `objective name must be a non-empty string, got ${showValue(objective.name)}`,
+    );
+  const roles = [
+    ['gate', objective.gate, 'gate'],
+    ['hold', objective.hold, 'gate'],
+    ['score', objective.score, 'score'],
+    ['margin', objective.margin, 'accept'],
+  ] as const;
+  for (const [role, stage, kind] of roles) {
+    if (stage === undefined && role === 'gate') continue;
+    if (typeof stage !== 'object' || stage === null || typeof stage.run !== 'function')
+      throw new PolicyError('invalid-pipeline', `objective '${objective.name}': '${role}' must be a stage`);
+    if (stage.kind !== kind)
+      throw new PolicyError(
+        'invalid-pipeline',
+        `objective '${objective.name}': its ${role} stage '${stage.name}' (${stage.kind}) must be a ${kind} stage`,
+      );
+  }
+}
+
+/**
+ * The stage of an objective that hands rounds to the imbalance (see {@link PipelineObjective}):
+ * named and stateful as `own`; in a round without `plan.objective` the imbalance's stage judges,
+ * with the same state when `shared` (the hold count), else with its own initial (stateless) one.
+ */
+function byRound<S>(own: Stage<S>, imbalance: Stage, shared: boolean): Stage<S> {
+  return {
+    ...own,
+    run: (ctx, plan, state) => {
+      if (plan.objective !== undefined) return own.run(ctx, plan, state);
+      if (shared) return imbalance.run(ctx, plan, state) as StageOutcome<S>;
+      return { ...imbalance.run(ctx, plan, imbalance.initialState()), state };
+    },
+  };
+}
+
+/**
+ * The balancer: the reference stages with variant stages in their slots and the objective's
+ * stages in theirs, in this order:
  *
  * 1. `motion-in-flight` — first: nothing else is looked at while a motion is in flight;
- * 2. slot `gate` (e.g. smoothing 10, backoff-series 20, pressure 30) — before the threshold,
- *    so an adjusted imbalance is what the threshold judges, a continued series skips the hold,
- *    and a round without pressure never counts towards the hold;
- * 3. `threshold-hold`, then `candidates`;
- * 4. slot `filter` (pressure-source 10, cooldown 20, backoff 30, migratable 40) — cheap and
+ * 2. the objective's gate, if it has one (e.g. `contention`) — it learns in every round another
+ *    gate stops;
+ * 3. slot `gate` (e.g. smoothing 10, backoff-series 20, pressure 30) — before the hold, so an
+ *    adjusted imbalance is what the threshold judges, a continued series skips the hold, and a
+ *    round without pressure never counts towards the hold;
+ * 4. the objective's hold (`threshold-hold`), then `candidates`;
+ * 5. slot `filter` (pressure-source 10, cooldown 20, backoff 30, migratable 40) — cheap and
  *    decisive first; the host's guest configurations are read only for survivors;
- * 5. `score-<method>` with limit max(1, scoreLimit of the parts), or slot `score`;
- * 6. slot `select` (at most one part, e.g. cost) or `select-best`;
- * 7. `relative-margin` or slot `margin`, then slot `accept` (min-improvement 10).
+ * 6. the objective's scorer (`score-<method>` with limit max(1, scoreLimit of the parts));
+ * 7. slot `select` (the part of highest precedence, e.g. cost) or `select-best`;
+ * 8. the objective's margin (`relative-margin`), then slot `accept` (min-improvement 10).
  *
- * `threshold-hold` is step 3 unless a part takes slot `hold` (e.g. `contention-hold` of
- * `@poise/policy-contention`, which counts the hold rounds without the imbalance threshold). The
- * slots `hold`, `score`, `select` and `margin` take at most one part each. With no parts this
- * is exactly {@link referencePipeline}. Throws `PolicyError` `invalid-pipeline` for a part in
- * the wrong slot, two parts in a replacing slot or a non-finite order, and `invalid-config`
- * for a bad reference setting or score limit.
+ * `objective` defaults to {@link imbalanceObjective}; with no parts and no objective this is
+ * exactly {@link referencePipeline}. Throws `PolicyError` `invalid-pipeline` for a part in the
+ * wrong slot, two select parts of the same precedence, a non-finite order or an objective stage
+ * of the wrong kind, and `invalid-config` for a bad reference setting or score limit.
  */
-export function composePipeline(reference: ReferenceBalancerConfig, parts: readonly StagePart[] = []): Pipeline {
-  const bySlot = (slot: StageSlot) =>
-    parts
-      .map((part, index) => ({ part, index }))
-      .filter(({ part }) => part.slot === slot)
-      .sort((a, b) => a.part.order - b.part.order || a.index - b.index)
-      .map(({ part }) => part.stage);
-  let scoreLimit = 1;
+export function composePipeline(
+  reference: ReferenceBalancerConfig,
+  parts: readonly StagePart[] = [],
+  objective?: PipelineObjective,
+): Pipeline {
   for (const part of parts) {
     if (!Object.hasOwn(SLOT_KIND, part.slot)) {
       throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has unknown slot '${String(part.slot)}'`);
@@ -270,39 +365,62 @@ export function composePipeline(reference: ReferenceBalancerConfig, parts: reado
     }
     if (!Number.isFinite(part.order))
       throw new PolicyError('invalid-pipeline', `stage '${part.stage.name}' has a non-finite order '${part.order}'`);
-    if (part.scoreLimit !== undefined) {
-      if (!Number.isInteger(part.scoreLimit) || part.scoreLimit < 1) {
-        throw new PolicyError(
-          'invalid-config',
-          `stage '${part.stage.name}' asks for score limit '${part.scoreLimit}' (an integer >= 1)`,
-        );
-      }
-      scoreLimit = Math.max(scoreLimit, part.scoreLimit);
-    }
-  }
-  /** The one part of a replacing slot, if any. */
-  const replacing = (slot: 'hold' | 'score' | 'select' | 'margin'): Stage | undefined => {
-    const stages = bySlot(slot);
-    if (stages.length > 1)
+    if (part.precedence !== undefined && !Number.isFinite(part.precedence))
       throw new PolicyError(
         'invalid-pipeline',
-        `more than one ${slot} stage: ${stages.map((s) => `'${s.name}'`).join(', ')}`,
+        `stage '${part.stage.name}' has a non-finite precedence '${String(part.precedence)}'`,
       );
-    return stages[0];
-  };
-  const hold = replacing('hold');
-  const score = replacing('score');
-  const select = replacing('select');
-  const margin = replacing('margin');
+    if (part.scoreLimit !== undefined && (!Number.isInteger(part.scoreLimit) || part.scoreLimit < 1)) {
+      throw new PolicyError(
+        'invalid-config',
+        `stage '${part.stage.name}' asks for score limit '${part.scoreLimit}' (an integer >= 1)`,
+      );
+    }
+  }
+  // the select slot takes one part: the one of highest precedence
+  const selects = parts.filter((p) => p.slot === 'select');
+  const top = Math.max(...selects.map((p) => p.precedence ?? 0));
+  const chosen = selects.filter((p) => (p.precedence ?? 0) === top);
+  if (chosen.length > 1)
+    throw new PolicyError(
+      'invalid-pipeline',
+      `more than one select stage: ${chosen.map((p) => `'${p.stage.name}'`).join(', ')}`,
+    );
+  const kept = parts.filter((p) => p.slot !== 'select' || p === chosen[0]);
+  const bySlot = (slot: StageSlot) =>
+    kept
+      .map((part, index) => ({ part, index }))
+      .filter(({ part }) => part.slot === slot)
+      .sort((a, b) => a.part.order - b.part.order || a.index - b.index)
+      .map(({ part }) => part.stage);
+  let scoreLimit = objective?.scoreLimit ?? 1;
+  if (!Number.isInteger(scoreLimit) || scoreLimit < 1)
+    throw new PolicyError('invalid-config', `objective asks for score limit '${scoreLimit}' (an integer >= 1)`);
+  for (const part of kept) if (part.scoreLimit !== undefined) scoreLimit = Math.max(scoreLimit, part.scoreLimit);
+  const imbalance = imbalanceObjective(reference, scoreLimit);
+  let judge = imbalance;
+  if (objective !== undefined) {
+    checkObjective(objective);
+    judge = objective.gate
+      ? {
+          name: objective.name,
+          gate: objective.gate,
+          hold: byRound(objective.hold, imbalance.hold, true),
+          score: byRound(objective.score, imbalance.score, false),
+          margin: byRound(objective.margin, imbalance.margin, false),
+        }
+      : objective;
+  }
   return new Pipeline([
     motionInFlightGate(),
+    ...(judge.gate ? [judge.gate] : []),
     ...bySlot('gate'),
-    hold ?? thresholdHoldGate({ threshold: reference.threshold, holdRounds: reference.holdRounds }),
+    judge.hold,
     hostCandidates(),
     ...bySlot('filter'),
-    score ?? usageScorer({ method: reference.method, limit: scoreLimit }),
-    select ?? selectBest(),
-    margin ?? relativeMarginAccept({ margin: reference.margin }),
+    judge.score,
+    chosen[0]?.stage ?? selectBest(),
+    judge.margin,
     ...bySlot('accept'),
   ]);
 }

@@ -15,6 +15,20 @@ import { showValue } from './state';
  * ```
  */
 
+/**
+ * The `crs` keys the reference (Proxmox VE's HA manager) reads: the scheduler mode, its
+ * balancing switches and the reference balancer's settings. No variant may use them.
+ */
+export const REFERENCE_CRS_KEYS: readonly string[] = [
+  'ha',
+  'ha-rebalance-on-start',
+  'ha-auto-rebalance',
+  'ha-auto-rebalance-threshold',
+  'ha-auto-rebalance-method',
+  'ha-auto-rebalance-hold-duration',
+  'ha-auto-rebalance-margin',
+];
+
 /** The key selecting a preset of values for every variant stage. */
 export const PRESET_KEY = 'ha-auto-rebalance-preset';
 /** Known presets: `recommended` turns every variant stage on with the values each package documents. */

@@ -107,9 +107,9 @@ export interface GuestTelemetry {
 }
 
 /**
- * What a round minimises when it is not the imbalance: set in {@link Plan.objective} by an
- * objective's gate (e.g. `contention` of `@poise/policy-contention`, which replaces
- * `threshold-hold`) for the stages after it. Stages that weigh moves against each other
+ * What a round minimises when it is not the imbalance: set in {@link Plan.objective} by the
+ * gate of the pipeline's objective (`PipelineObjective`, e.g. the `contention` gate of
+ * `@poise/policy-contention`) for the stages after it. Stages that weigh moves against each other
  * (`select-cost` of `@poise/policy-stable`) compare the objective's gains instead of the
  * imbalance's improvements; stages tied to the imbalance (`min-improvement`) leave the
  * judgement to the objective's own accept stage.
@@ -268,8 +268,9 @@ export interface Plan {
    */
   readonly continueSeries?: boolean;
   /**
-   * Set by an objective's gate (see {@link MoveObjective}): the round minimises that objective,
-   * not the imbalance. Absent: the imbalance, as the reference.
+   * Set by the gate of the pipeline's objective (see {@link MoveObjective}): the round
+   * minimises that objective, not the imbalance. Absent: the imbalance, as the reference (the
+   * pipeline then judges the round with the imbalance's stages).
    */
   readonly objective?: MoveObjective;
 }
@@ -349,9 +350,10 @@ export interface Observed<S> {
  *   never mutated in place, so a round can be replayed and the state persisted. State is plain
  *   JSON (objects, arrays, strings, finite numbers, booleans, `null`; no `undefined` fields,
  *   no Maps), so `JSON.parse(JSON.stringify(state))` restores it exactly.
- * - Invalid host data: a stage throws `PolicyError` with code `invalid-input`; the pipeline
- *   turns it into a stop with that code (the stage's state stays as it was). A stage must not
- *   catch errors thrown by the context.
+ * - Invalid host data: a stage throws an `Error` whose `code` is `invalid-input` (a
+ *   `PolicyError`, or, in a plug-in without a runtime import of this package, any `Error` with
+ *   that `code`); the pipeline turns it into a stop with that code (the stage's state stays as
+ *   it was). A stage must not catch errors thrown by the context.
  * - Any other exception aborts the round and reaches the host.
  */
 export interface Stage<S = unknown> {

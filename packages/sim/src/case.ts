@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DatacenterSettings, ManagerStatus } from '@poise/env';
+import { HA_SERVICE_STATES, type DatacenterSettings, type ManagerStatus } from '@poise/env';
 import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
-import { AUTO_REBALANCE_PERCENT_RANGE, CRM_SERVICE_STATES, byteCompare } from '@poise/ha';
+import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY, byteCompare } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
@@ -25,11 +25,7 @@ import {
   type PressureModelKind,
 } from './pressure/config';
 import { JsonSyntaxError, parseStrictJson, type JsonValue } from './json';
-import { PRESET_KEY } from '@poise/policy';
-import { STABLE_KEYS } from '@poise/policy-stable';
-import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { PLAN_KEYS } from '@poise/policy-plan';
-import { CONTENTION_KEYS } from '@poise/policy-contention';
+import { PRESET_KEY, REFERENCE_CRS_KEYS, type PolicyRegistry } from '@poise/policy';
 
 /** One node of `hardware_status`. */
 export interface HardwareNode {
@@ -99,6 +95,11 @@ export interface SimOptions {
 export interface LoadOptions {
   /** Largest file accepted, bytes (default `MAX_INPUT_FILE_BYTES`, 64 MiB). */
   maxFileBytes?: number;
+  /**
+   * The balancer's policy plug-ins, whose keys `datacenter.cfg` `crs` may set (default
+   * `BUILTIN_REGISTRY` of `@poise/ha`, the built-in variants).
+   */
+  registry?: PolicyRegistry;
 }
 
 const GiB = 1024 ** 3;
@@ -125,28 +126,23 @@ export const NODE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$/;
 const HARDWARE_KEYS = ['power', 'network', 'maxcpu', 'maxmem', 'pve-manager-version', 'cfs', 'shutdown'];
 /** Keys of one service in `service_config`. */
 const SERVICE_KEYS = ['node', 'state', 'group', 'failback', 'max_restart', 'max_relocate', 'comment', 'lock'];
-/** `crs` keys of `datacenter.cfg` the reference knows. */
-const REFERENCE_CRS_KEYS = [
-  'ha',
-  'ha-rebalance-on-start',
-  'ha-auto-rebalance',
-  'ha-auto-rebalance-threshold',
-  'ha-auto-rebalance-method',
-  'ha-auto-rebalance-hold-duration',
-  'ha-auto-rebalance-margin',
-];
 /**
- * The balancer's variant keys (`@poise/policy-stable`, `@poise/policy-pressure`, `@poise/policy-plan`,
- * `@poise/policy-contention`, the preset).
- * Their values are judged by the HA core at run time (a bad one is logged naming the key and
- * that stage is off), so the loader only checks that each is a JSON scalar.
+ * The balancer's variant keys of a registry's plug-ins (`ha-auto-rebalance-backoff`, …, and an
+ * out-of-tree plug-in's), and the preset. Their values are judged by the HA core at run time (a
+ * bad one is logged naming the key and that stage is off), so the loader only checks that each
+ * is a JSON scalar.
  */
-export const VARIANT_CRS_KEYS: readonly string[] = [
-  PRESET_KEY,
-  ...[...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((k) => k.key),
-];
-/** Every `crs` key a case may set. */
-export const CRS_KEYS: readonly string[] = [...REFERENCE_CRS_KEYS, ...VARIANT_CRS_KEYS];
+export function variantCrsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
+  return [PRESET_KEY, ...registry.keys().map((k) => k.key)];
+}
+/** Every `crs` key a case may set: the reference's and a registry's variant keys. */
+export function crsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
+  return [...REFERENCE_CRS_KEYS, ...variantCrsKeys(registry)];
+}
+/** The variant keys of the built-in plug-ins and the preset (see {@link variantCrsKeys}). */
+export const VARIANT_CRS_KEYS: readonly string[] = variantCrsKeys();
+/** Every `crs` key a case may set with the built-in plug-ins (see {@link crsKeys}). */
+export const CRS_KEYS: readonly string[] = crsKeys();
 /** Keys of `sim_options`. */
 const SIM_OPTION_KEYS = ['seed', 'max-time', 'pressure-model', 'load-pressure'];
 /** Largest `sim_options` seed (a 32-bit unsigned integer). */
@@ -525,7 +521,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
     for (const sid of Object.keys(ss)) {
       const f = ['service_status', sid];
       const sd = check.object(ss[sid], f);
-      check.oneOf(sd.state, CRM_SERVICE_STATES, [...f, 'state']);
+      check.oneOf(sd.state, HA_SERVICE_STATES, [...f, 'state']);
       check.string(sd.node, [...f, 'node']);
       if (sd.uid !== undefined) check.string(sd.uid, [...f, 'uid']);
       if (sd.target !== undefined) check.string(sd.target, [...f, 'target']);
@@ -567,7 +563,7 @@ function loadManagerStatus(dir: string, options: LoadOptions): ManagerStatus {
  * `ha.shutdown_policy`: error, conditional); values it would silently misread are refused
  * here (a flag that is not 0/1/true/false, an unknown balancer method, a negative threshold,
  * a hold duration that is not a whole number, unknown keys). The balancer's variant keys
- * (`VARIANT_CRS_KEYS`) must be scalars; their values are judged by the HA core at run time,
+ * (`variantCrsKeys`, those of `options.registry`) must be scalars; their values are judged by the HA core at run time,
  * which logs a bad one naming the key (so a scenario can show that log).
  */
 function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSettings {
@@ -580,7 +576,7 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   check.keys(ha, ['shutdown_policy'], ['ha']);
   if (ha.shutdown_policy !== undefined) check.string(ha.shutdown_policy, ['ha', 'shutdown_policy']);
   const crs = dc.crs === undefined ? nullObject<JsonValue>() : check.object(dc.crs, ['crs']);
-  check.keys(crs, CRS_KEYS, ['crs']);
+  check.keys(crs, crsKeys(options.registry), ['crs']);
   if (crs.ha !== undefined) check.string(crs.ha, ['crs', 'ha'], false);
   for (const key of ['ha-rebalance-on-start', 'ha-auto-rebalance']) {
     if (crs[key] !== undefined) check.flag(crs[key], ['crs', key]);
@@ -595,7 +591,7 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
     check.count(crs['ha-auto-rebalance-hold-duration'], ['crs', 'ha-auto-rebalance-hold-duration']);
   if (crs['ha-auto-rebalance-method'] !== undefined)
     check.oneOf(crs['ha-auto-rebalance-method'], BALANCER_METHODS, ['crs', 'ha-auto-rebalance-method']);
-  for (const key of VARIANT_CRS_KEYS) {
+  for (const key of variantCrsKeys(options.registry)) {
     const v = crs[key];
     if (v !== undefined && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') {
       check.fail(['crs', key], `expected a number, string or flag (the HA core judges the value), got ${describe(v)}`);

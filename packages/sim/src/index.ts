@@ -8,6 +8,8 @@ export {
   MAX_SEED,
   NODE_NAME_PATTERN,
   VARIANT_CRS_KEYS,
+  crsKeys,
+  variantCrsKeys,
 } from './case';
 export { simulate } from './simulate';
 export {

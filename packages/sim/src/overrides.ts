@@ -1,26 +1,11 @@
-import {
-  readChoiceKey,
-  readCrs,
-  readFlagKey,
-  readNumberKey,
-  type CrsKeySpec,
-  type SettingProblem,
-} from '@poise/policy';
-import { STABLE_KEYS } from '@poise/policy-stable';
-import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { PLAN_KEYS } from '@poise/policy-plan';
-import { CONTENTION_KEYS } from '@poise/policy-contention';
+import { PRESET_KEY, type PolicyRegistry } from '@poise/policy';
 import type { DatacenterSettings } from '@poise/env';
-import { AUTO_REBALANCE_PERCENT_RANGE } from '@poise/ha';
-import { CRS_KEYS, type CaseInput } from './case';
+import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY } from '@poise/ha';
+import { crsKeys, type CaseInput } from './case';
 import { SimError } from './errors';
 
 /** A decimal number as the command line gives it (no hex, no blanks). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-const VARIANT_SPECS = new Map<string, CrsKeySpec>(
-  [...STABLE_KEYS, ...PRESSURE_KEYS, ...PLAN_KEYS, ...CONTENTION_KEYS].map((spec) => [spec.key, spec]),
-);
 
 /** The problem with a reference key's value, or undefined (the rules of the case loader). */
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
@@ -50,15 +35,12 @@ function referenceProblem(key: string, value: number | string | boolean): string
   }
 }
 
-/** The problem with a variant key's value (judged as the HA core judges it), or undefined. */
-function variantProblem(key: string, value: number | string | boolean): string | undefined {
-  const input = readCrs({ [key]: value });
-  const problems: SettingProblem[] = [...input.problems];
-  const spec = VARIANT_SPECS.get(key);
-  if (spec?.type === 'number') readNumberKey(input, spec, problems);
-  else if (spec?.type === 'flag') readFlagKey(input, spec, problems);
-  else if (spec?.type === 'choice') readChoiceKey(input, spec, problems);
-  return problems[0]?.message.replace(/^datacenter\.cfg: /, '').replace(/, falling back to .*$|, using no preset$/, '');
+/** The problem with a variant key's value (judged as the HA core judges it, by the registry), or undefined. */
+function variantProblem(registry: PolicyRegistry, key: string, value: number | string | boolean): string | undefined {
+  return registry
+    .checkValue(key, value)
+    ?.message.replace(/^datacenter\.cfg: /, '')
+    .replace(/, falling back to .*$|, using no preset$/, '');
 }
 
 /**
@@ -68,15 +50,20 @@ function variantProblem(key: string, value: number | string | boolean): string |
  * empty value (`key=`) removes the key, i.e. restores its default. Throws {@link SimError}
  * `bad-override` for an unknown key or a value the key does not accept (the same rules as the
  * case loader for the reference keys, and the HA core's ranges for the balancer's variant
- * keys, which the core would otherwise only log).
+ * keys, which the core would otherwise only log). The variant keys are those of `registry`'s
+ * plug-ins (default the built-in ones).
  */
-export function parseCrsOverride(text: string): { key: string; value: number | string | boolean | undefined } {
+export function parseCrsOverride(
+  text: string,
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): { key: string; value: number | string | boolean | undefined } {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new SimError('bad-override', `'--set ${text}': expected <crs-key>=<value>`);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
-  if (!CRS_KEYS.includes(key))
-    throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
+  const known = crsKeys(registry);
+  if (!known.includes(key))
+    throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${known.join(', ')})`);
   if (raw === '') return { key, value: undefined };
   const value =
     raw === 'true' || raw === 'false'
@@ -85,8 +72,8 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
         ? Number(raw)
         : raw;
   const problem =
-    VARIANT_SPECS.has(key) || key === 'ha-auto-rebalance-preset'
-      ? variantProblem(key, value)
+    registry.spec(key) !== undefined || key === PRESET_KEY
+      ? variantProblem(registry, key, value)
       : referenceProblem(key, value);
   if (problem !== undefined) {
     const expected = problem.startsWith('a ') || !problem.includes("'") ? `expected ${problem}` : problem;
@@ -98,13 +85,17 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
 /**
  * The case with `datacenter.cfg` `crs` keys overridden (`poise-sim … --set <key>=<value>`),
  * applied in order (a later one wins); the input is not changed. Throws {@link SimError}
- * `bad-override` (see {@link parseCrsOverride}).
+ * `bad-override` (see {@link parseCrsOverride}; the variant keys of `registry`).
  */
-export function withCrsOverrides(input: CaseInput, sets: readonly string[]): CaseInput {
+export function withCrsOverrides(
+  input: CaseInput,
+  sets: readonly string[],
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): CaseInput {
   if (sets.length === 0) return input;
   const crs = Object.assign(Object.create(null) as Record<string, unknown>, input.datacenterCfg.crs);
   for (const text of sets) {
-    const { key, value } = parseCrsOverride(text);
+    const { key, value } = parseCrsOverride(text, registry);
     if (value === undefined) delete crs[key];
     else crs[key] = value;
   }

@@ -7,12 +7,18 @@ export type { SimulationResult } from './simulation';
 
 /**
  * Runs one test case to its end and returns the log (a {@link Simulation} stepped to its end).
- * `options.roundModel` as {@link SimulationOptions.roundModel}.
+ * `options.roundModel` as {@link SimulationOptions.roundModel}, `options.registry` as
+ * {@link SimulationOptions.registry}.
  */
 export function simulate(
   input: CaseInput,
   options: ManagerOptions & { roundModel?: RoundModel },
   sink?: (line: string) => void,
 ): SimulationResult {
-  return new Simulation(input, { profile: options.profile, sink, roundModel: options.roundModel }).run();
+  return new Simulation(input, {
+    profile: options.profile,
+    sink,
+    roundModel: options.roundModel,
+    ...(options.registry ? { registry: options.registry } : {}),
+  }).run();
 }

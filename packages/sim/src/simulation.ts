@@ -1,5 +1,6 @@
 import type { DynamicNodeStats, DynamicServiceStats, ManagerStatus, Snapshot, StaticServiceStats } from '@poise/env';
 import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha';
+import type { PolicyRegistry } from '@poise/policy';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
@@ -27,6 +28,12 @@ export interface SimulationOptions {
    * `concurrent` (the constructor throws `SimError` `bad-case`).
    */
   roundModel?: RoundModel;
+  /**
+   * The balancer's policy plug-ins (default the built-in ones, `BUILTIN_REGISTRY` of
+   * `@poise/ha`): pass the registry the case was loaded with (`LoadOptions.registry`), so the
+   * HA core runs the plug-ins whose keys the case sets.
+   */
+  registry?: PolicyRegistry;
 }
 
 /**
@@ -163,7 +170,12 @@ export class Simulation {
       throw new SimError('bad-case', `seed must be an integer from 0 to ${2 ** 32 - 1}, got ${seed}`);
     this.hw = new Hardware(
       input,
-      { profile: options.profile, onBalancerEvent, roundModel: options.roundModel },
+      {
+        profile: options.profile,
+        onBalancerEvent,
+        roundModel: options.roundModel,
+        ...(options.registry ? { registry: options.registry } : {}),
+      },
       options.sink?.bind(options),
       seed,
     );

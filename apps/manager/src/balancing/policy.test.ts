@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { BUILTIN_REGISTRY } from '@poise/ha';
+import { contentionPlugin } from '@poise/policy-contention';
+import { planPlugin } from '@poise/policy-plan';
+import { stablePlugin } from '@poise/policy-stable';
 import { parseConfig } from '../config/load';
 import { buildUsageModel, migrationCandidates, restrictToModel } from './model';
 import { balanceContext, buildPolicy, checkPipelineState } from './policy';
@@ -22,7 +26,7 @@ describe('buildPolicy', () => {
     expect(p.sources).toBe(
       "policy keys: from poise-manager's defaults: hold-duration 3, margin 10, method bruteforce, preset recommended, threshold 30",
     );
-    expect([p.memhost, p.checkMigratable]).toEqual([true, true]);
+    expect([p.needs.memhost, p.needs.guestConfigs, p.needs.nodePressure]).toEqual([true, true, true]);
   });
 
   it.each(['reference', 'none'])('preset %s is exactly the reference pipeline', (preset) => {
@@ -38,7 +42,7 @@ describe('buildPolicy', () => {
     expect(p.description).toBe(
       `motion-in-flight → threshold-hold → candidates → score-bruteforce → select-best → relative-margin: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; preset ${preset}: no variant stage`,
     );
-    expect([p.problems, p.memhost, p.checkMigratable, p.thresholdFraction]).toEqual([[], false, false, 0.3]);
+    expect([p.problems, p.needs.memhost, p.needs.guestConfigs, p.thresholdFraction]).toEqual([[], false, false, 0.3]);
     // an explicit key still turns its stage on
     expect(policyOf({ 'ha-auto-rebalance-preset': preset, 'ha-auto-rebalance-backoff': 60 }).description).toMatch(
       new RegExp(`; preset ${preset}, backoff 60 s$`),
@@ -66,8 +70,12 @@ describe('buildPolicy', () => {
       'relative-margin',
       'min-improvement',
     ]);
-    expect(p.stable).toMatchObject({ backoffSeconds: 120, cooldownSeconds: 0, memhost: true });
-    expect([p.memhost, p.checkMigratable]).toEqual([true, true]);
+    expect(BUILTIN_REGISTRY.settingsOf(p.settings, stablePlugin)).toMatchObject({
+      backoffSeconds: 120,
+      cooldownSeconds: 0,
+      memhost: true,
+    });
+    expect([p.needs.memhost, p.needs.guestConfigs]).toEqual([true, true]);
   });
 
   it.each([
@@ -110,7 +118,8 @@ describe('buildPolicy', () => {
     expect(recommended.pipeline.stages.map((s) => s.name)).toContain('plan-guided');
     expect(recommended.pipeline.stages.map((s) => s.name)).not.toContain('select-cost');
     expect(recommended.description).toMatch(/, plan-guided(,|$)/);
-    expect(recommended.plan).toEqual({ plan: true });
+    expect(BUILTIN_REGISTRY.settingsOf(recommended.settings, planPlugin)).toEqual({ plan: true });
+    expect(recommended.needs.planInput).toBe(true);
     expect(policyOf({ 'ha-auto-rebalance-plan': 'maybe' }).problems).toEqual([
       expect.stringMatching(/^policy\.ha-auto-rebalance-plan: invalid value 'maybe'/),
     ]);
@@ -129,7 +138,6 @@ describe('buildPolicy', () => {
       candidates: restrictToModel(migrationCandidates(snap), model),
       motionInFlight: false,
       outcomes: [],
-      memhost: false,
       onScoreError: () => undefined,
     });
     const input = ctx.planInput!() as { nodes: { name: string }[]; guests: { id: string; node: string }[] };
@@ -152,7 +160,10 @@ describe('buildPolicy', () => {
       'contention-margin',
     ]);
     expect(p.description).toMatch(/; preset reference, objective contention$/);
-    expect(p.contention).toEqual({ objective: 'contention', minGainSeconds: 30 });
+    expect(BUILTIN_REGISTRY.settingsOf(p.settings, contentionPlugin)).toEqual({
+      objective: 'contention',
+      minGainSeconds: 30,
+    });
     expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
       "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
     ]);
@@ -164,7 +175,10 @@ describe('buildPolicy', () => {
     expect(frugal.description).toMatch(
       /; preset reference, objective contention, contention-min-gain 120 guest-seconds$/,
     );
-    expect(frugal.contention).toEqual({ objective: 'contention', minGainSeconds: 120 });
+    expect(BUILTIN_REGISTRY.settingsOf(frugal.settings, contentionPlugin)).toEqual({
+      objective: 'contention',
+      minGainSeconds: 120,
+    });
     expect(
       policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' })
         .problems,
@@ -228,7 +242,6 @@ describe('balanceContext', () => {
       candidates: restrictToModel(migrationCandidates(snap), model),
       motionInFlight: false,
       outcomes: [],
-      memhost,
       onScoreError: () => undefined,
     });
   }

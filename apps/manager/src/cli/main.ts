@@ -1,10 +1,15 @@
 import { bundledSimCase, createHost, type HostFactory } from '../cluster/host';
+import { BUILTIN_REGISTRY } from '@poise/ha';
+import type { PolicyRegistry } from '@poise/policy';
 import {
   type ConfigOverrides,
+  configPluginModules,
   defaultConfig,
   loadConfig,
+  loadConfigPlugins,
   type ManagerConfig,
   parseConfig,
+  type PolicyConfig,
   withPolicyLayer,
 } from '../config/load';
 import { configJsonSchema } from '../config/schema';
@@ -63,7 +68,7 @@ export interface MainHooks {
 
 class UsageError extends Error {}
 
-interface Args {
+export interface Args {
   config?: string;
   mode?: 'observe' | 'act';
   once: boolean;
@@ -154,10 +159,29 @@ function overridesOf(args: Args): ConfigOverrides {
  */
 export const SIM_DEFAULTS = { interval: 20, metrics: { enabled: false } } as const;
 
-function readConfig(args: Args): ManagerConfig {
+/**
+ * The config in force: the file (with the policy plug-ins loaded for it, `registry`), or the
+ * defaults of `--sim`.
+ */
+function readConfig(args: Args, registry: PolicyRegistry = BUILTIN_REGISTRY): ManagerConfig {
   const overrides = overridesOf(args);
-  if (args.config !== undefined) return loadConfig(args.config, overrides);
+  if (args.config !== undefined) return loadConfig(args.config, overrides, registry);
   return args.sim ? parseConfig(SIM_DEFAULTS, undefined, overrides) : defaultConfig(overrides);
+}
+
+/**
+ * A reload's config: the plug-ins are loaded once, at start (a module's code cannot be
+ * replaced in a running process), so a file naming other ones is refused with the reason and
+ * the running config stays.
+ */
+export function reloadedConfig(args: Args, running: PolicyConfig): ManagerConfig {
+  const modules = configPluginModules(args.config!);
+  if (JSON.stringify(modules) !== JSON.stringify(running.plugins))
+    throw new ManagerError(
+      'invalid-config',
+      `${args.config!}: policy.plugins: changing the plug-ins needs a restart (running with ${running.plugins.length === 0 ? 'none' : running.plugins.map((m) => `'${m}'`).join(', ')})`,
+    );
+  return readConfig(args, running.registry);
 }
 
 /**
@@ -186,8 +210,18 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
     io.out(`${CLI_SPEC.name} ${VERSION}`);
     return EXIT_OK;
   }
+  // the policy plug-ins a config file names, loaded before the file is checked (their keys are policy keys)
+  let registry = BUILTIN_REGISTRY;
+  if (args.config !== undefined) {
+    try {
+      registry = await loadConfigPlugins(args.config);
+    } catch (err) {
+      io.err(`poise-manager: invalid configuration:\n${errorMessage(err)}`);
+      return EXIT_CONFIG;
+    }
+  }
   if (args.printSchema) {
-    io.out(JSON.stringify(configJsonSchema(), null, 2));
+    io.out(JSON.stringify(configJsonSchema(registry), null, 2));
     return EXIT_OK;
   }
   if (args.config === undefined && !args.sim) {
@@ -198,7 +232,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   }
   let config: ManagerConfig;
   try {
-    config = readConfig(args);
+    config = readConfig(args, registry);
   } catch (err) {
     io.err(`poise-manager: invalid configuration:\n${errorMessage(err)}`);
     return EXIT_CONFIG;
@@ -257,7 +291,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       version: VERSION,
       once: args.once,
       isTty: io.isTty,
-      reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
+      reloadConfig: args.config === undefined ? undefined : () => layered(reloadedConfig(args, config.policy)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
     });

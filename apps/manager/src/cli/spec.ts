@@ -2,7 +2,11 @@
 // subcommands, signals, exit codes and files. `--help` (`renderHelp`), the man page
 // (`renderManPage`, roff, `poise-manager.1`) and the argument parser (`main.ts`) all read it,
 // so they cannot drift apart. A packaging script renders the man page with
-// `renderManPage(version)`.
+// `renderManPage(version)`; its POLICY KEYS section is the policy registry's (the built-in
+// plug-ins' keys).
+
+import { BUILTIN_REGISTRY } from '@poise/ha';
+import type { CrsKeySpec, PolicyRegistry } from '@poise/policy';
 
 /** Exit codes: 0 done, 1 a runtime failure, 2 a usage error, 78 (EX_CONFIG) a bad config or token. */
 export const EXIT_OK = 0;
@@ -131,7 +135,12 @@ export const CLI_SPEC: CliSpec = {
       description:
         'Check the config and everything it names (the API token, the TLS files, the lock directory, the state file; with --sim the case), print a summary, then one verdict: valid (exit 0) or every problem (exit 78).',
     },
-    { key: 'printSchema', names: ['--print-schema'], description: "Print the config file's JSON schema." },
+    {
+      key: 'printSchema',
+      names: ['--print-schema'],
+      description:
+        "Print the config file's JSON schema; with --config, with the keys of the policy plug-ins the file names (policy.plugins).",
+    },
     { key: 'version', names: ['--version'], description: 'Print the version.' },
     { key: 'help', names: ['-h', '--help'], description: 'This text.' },
   ],
@@ -410,7 +419,26 @@ function roffOption(o: CliOption): string[] {
 }
 
 /** The man page (roff, section 1) of `version`. Deterministic: no date. */
-export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string {
+/** The reference keys, as the man page names them. */
+const REFERENCE_KEYS_TEXT =
+  'the reference keys (ha-auto-rebalance-threshold, -method, -hold-duration, -margin) and ha-auto-rebalance-preset';
+
+/** One policy key for the man page: what it does, its values, its default and the preset's value. */
+export function policyKeyText(spec: CrsKeySpec): string {
+  const values =
+    spec.type === 'number'
+      ? `${spec.unit}, ${spec.min} to ${spec.max}; default ${spec.off}; recommended ${spec.recommended}`
+      : spec.type === 'flag'
+        ? `0 or 1; default ${spec.off ? 1 : 0}; recommended ${spec.recommended ? 1 : 0}`
+        : `one of ${spec.choices.join(', ')}; default ${spec.off}; recommended ${spec.recommended}`;
+  return `${spec.description} (${values}).`;
+}
+
+export function renderManPage(
+  version: string,
+  spec: CliSpec = CLI_SPEC,
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): string {
   const title = roffEscape(spec.name.toUpperCase());
   const lines: string[] = [
     `.\\" ${spec.name}(1), rendered from apps/manager/src/cli/spec.ts`,
@@ -441,6 +469,13 @@ export function renderManPage(version: string, spec: CliSpec = CLI_SPEC): string
       if (s.options.length > 0) lines.push('.RS', ...s.options.flatMap(roffOption), '.RE');
     }
   }
+  lines.push(
+    '.SH "POLICY KEYS"',
+    roffEscape(
+      `Keys of the config's policy section (and of a simulator case's datacenter.cfg crs) beside ${REFERENCE_KEYS_TEXT}: those of the policy plug-ins, built in or named by policy.plugins. A bad value is logged naming the key and that stage is off.`,
+    ),
+  );
+  for (const k of registry.keys()) lines.push('.TP', `\\fB${roffEscape(k.key)}\\fR`, roffEscape(policyKeyText(k)));
   lines.push('.SH SIGNALS');
   for (const s of spec.signals) lines.push('.TP', `\\fB${roffEscape(s.name)}\\fR`, roffEscape(s.description));
   lines.push('.SH "EXIT STATUS"');

@@ -236,7 +236,7 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
   if (problem !== undefined) throw new ManagerError('invalid-config', `sim.case-dir: ${problem}`);
   let input: CaseInput;
   try {
-    input = loadCase(dir, basename(dir));
+    input = loadCase(dir, basename(dir), { registry: config.policy.registry });
     if (options.caseInput) input = options.caseInput(input);
   } catch (err) {
     throw new ManagerError('invalid-config', `sim.case-dir: ${errorMessage(err)}`, { cause: err });
@@ -252,8 +252,9 @@ export function createSimHost(config: ManagerConfig, options: SimHostOptions = {
       file: join(dir, 'datacenter.cfg'),
       prefix: 'crs.',
     },
+    config.policy.registry,
   );
-  const sim = new Simulation(input, { profile: 'pve-9.2' });
+  const sim = new Simulation(input, { profile: 'pve-9.2', registry: config.policy.registry });
   const facts = simCaseFacts(input);
   const nodes = Object.keys(input.hardwareStatus).length;
   const services = Object.keys(input.serviceConfig).length;

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManagerError } from '../errors';
 import { defaultConfig, describeValue, loadConfig, parseConfig, policyLayer, withPolicyLayer } from './load';
-import { configJsonSchema, DEFAULT_STATE_FILE } from './schema';
+import { configJsonSchema, DEFAULT_STATE_FILE, KNOWN_POLICY_KEYS } from './schema';
 
 const APP = resolve(__dirname, '../..');
 const PVE_MIN = { env: 'pve', pve: { urls: ['https://node1:8006'], 'token-env': 'POISE_TOKEN' } };
@@ -354,7 +354,7 @@ describe('config files', () => {
     expect(committed).toEqual(configJsonSchema());
   });
 
-  it('the JSON schema carries defaults and descriptions, and limits policy keys to ha-auto-rebalance-*', () => {
+  it('the JSON schema carries defaults and descriptions, and lists every policy key the plug-ins apply, no other', () => {
     const schema = configJsonSchema() as {
       properties: Record<
         string,
@@ -363,9 +363,10 @@ describe('config files', () => {
     };
     expect(schema.properties.mode!.default).toBe('observe');
     expect(schema.properties.mode!.description).toMatch(/observe/);
-    expect(schema.properties.policy!.propertyNames).toEqual({
-      pattern: '^ha-auto-rebalance-[a-z0-9]+(?:-[a-z0-9]+)*$',
-    });
+    const policy = schema.properties.policy as { properties: Record<string, unknown>; additionalProperties: unknown };
+    expect(policy.additionalProperties).toBe(false);
+    expect(Object.keys(policy.properties).sort()).toEqual([...KNOWN_POLICY_KEYS, 'plugins'].sort());
+    expect(policy.properties['ha-auto-rebalance-cooldown']).toMatchObject({ default: 0 });
     expect(schema.properties.policy!.properties!['ha-auto-rebalance-threshold']).toMatchObject({
       default: 30,
       minimum: 0,

@@ -2,10 +2,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
+import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import { ManagerError } from '../errors';
 import {
   type ConfigFile,
   configSchema,
+  configSchemaFor,
   DEFAULT_HOLD_ROUNDS,
   DEFAULT_MARGIN_PERCENT,
   DEFAULT_METHOD,
@@ -13,8 +16,10 @@ import {
   DEFAULT_THRESHOLD_PERCENT,
   isKnownPolicyKey,
   POLICY_KEY_PATTERN,
+  PLUGINS_KEY,
   policyKeyMessage,
   policySchema,
+  policySchemaFor,
   type PresetChoice,
 } from './schema';
 
@@ -63,6 +68,10 @@ export interface PolicyConfig {
   readonly origins: ReadonlyMap<string, PolicySource>;
   /** The layers it was resolved from, lowest first (the config file's is last). */
   readonly layers: readonly PolicyLayer[];
+  /** `policy.plugins` as the config file names them (loaded at start; see {@link loadConfigPlugins}). */
+  readonly plugins: readonly string[];
+  /** The policy plug-ins in force: the built-in ones and those of `plugins`. */
+  readonly registry: PolicyRegistry;
 }
 
 /** poise-manager's own policy defaults: the reference keys' defaults and the recommended preset. */
@@ -81,7 +90,11 @@ export const DEFAULT_POLICY_LAYER: PolicyLayer = {
  * The policy of a stack of layers (lowest first): each key from the highest layer that sets it.
  * Layers are checked before they are stacked (see {@link policyLayer}).
  */
-export function resolvePolicy(layers: readonly PolicyLayer[]): PolicyConfig {
+export function resolvePolicy(
+  layers: readonly PolicyLayer[],
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+  plugins: readonly string[] = [],
+): PolicyConfig {
   const keys = new Map<string, PolicyValue>();
   const origins = new Map<string, PolicySource>();
   for (const layer of layers) {
@@ -103,28 +116,33 @@ export function resolvePolicy(layers: readonly PolicyLayer[]): PolicyConfig {
     keys: sorted,
     origins,
     layers: [...layers],
+    plugins: [...plugins],
+    registry,
   };
 }
 
 /**
- * Checks the `ha-auto-rebalance-*` keys of one source (a case's datacenter.cfg `crs`) as the
- * config file's `policy` is checked, and makes a layer of them; other keys (`ha`,
- * `ha-auto-rebalance` itself) are not policy keys and are left out. Throws `invalid-config`
- * naming `<where>: <prefix><key>` for each bad value or unknown key.
+ * Checks the `ha-auto-rebalance-*` keys and the plug-ins' keys (of `registry`) of one source (a
+ * case's datacenter.cfg `crs`) as the config file's `policy` is checked, and makes a layer of
+ * them; other keys (`ha`, `ha-auto-rebalance` itself) are not policy keys and are left out.
+ * Throws `invalid-config` naming `<where>: <prefix><key>` for each bad value or unknown key.
  */
 export function policyLayer(
   source: PolicySource,
   values: Readonly<Record<string, unknown>>,
   where: { file: string; prefix: string },
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
 ): PolicyLayer {
   const picked: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(values)) if (POLICY_KEY_PATTERN.test(key)) picked[key] = values[key];
-  const result = policySchema.safeParse({ ...picked }, { reportInput: true });
+  for (const key of Object.keys(values))
+    if (POLICY_KEY_PATTERN.test(key) || registry.spec(key) !== undefined) picked[key] = values[key];
+  const schema = registry === BUILTIN_REGISTRY ? policySchema : policySchemaFor(registry);
+  const result = schema.safeParse({ ...picked }, { reportInput: true });
   const problems = [
     ...(result.success ? [] : formatIssues(result.error.issues)),
     ...Object.keys(picked)
-      .filter((key) => !isKnownPolicyKey(key))
-      .map((key) => `${key}: ${policyKeyMessage(key)}`),
+      .filter((key) => !isKnownPolicyKey(key, registry))
+      .map((key) => `${key}: ${policyKeyMessage(key, registry)}`),
   ];
   if (problems.length > 0)
     throw invalid(
@@ -147,7 +165,10 @@ export function withPolicyLayer(config: ManagerConfig, layer: PolicyLayer | unde
   const layers = config.policy.layers;
   const file = layers.filter((l) => l.source.kind === 'config');
   const below = layers.filter((l) => l.source.kind !== 'config');
-  return { ...config, policy: resolvePolicy([...below, layer, ...file]) };
+  return {
+    ...config,
+    policy: resolvePolicy([...below, layer, ...file], config.policy.registry, config.policy.plugins),
+  };
 }
 
 /** The validated, normalised configuration the daemon runs with. */
@@ -231,11 +252,11 @@ function rawPolicy(doc: unknown): Record<string, unknown> | undefined {
     : (policy as Record<string, unknown>);
 }
 
-/** Policy keys this build does not apply, read from the document itself. */
-function policyKeyProblems(doc: unknown): string[] {
+/** Policy keys this build and the plug-ins of `registry` do not apply, read from the document itself. */
+function policyKeyProblems(doc: unknown, registry: PolicyRegistry): string[] {
   return Object.keys(rawPolicy(doc) ?? {})
-    .filter((key) => !isKnownPolicyKey(key))
-    .map((key) => `policy.${key}: ${policyKeyMessage(key)}`);
+    .filter((key) => key !== PLUGINS_KEY && !isKnownPolicyKey(key, registry))
+    .map((key) => `policy.${key}: ${policyKeyMessage(key, registry)}`);
 }
 
 /** One line per problem: `<dot.path>: <what was expected>, got <value>`. */
@@ -304,11 +325,16 @@ function resolvePath(base: string | undefined, path: string): string {
 }
 
 /** Normalises a parsed file: camelCase, parsed addresses, resolved relative paths (relative to the file). */
-function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: readonly string[]): ManagerConfig {
+function normalise(
+  file: ConfigFile,
+  path: string | undefined,
+  givenPolicyKeys: readonly string[],
+  registry: PolicyRegistry,
+): ManagerConfig {
   const policy = file.policy;
   const given = new Map<string, PolicyValue>();
   for (const key of [...givenPolicyKeys].sort())
-    if (Object.hasOwn(policy, key)) given.set(key, policy[key] as PolicyValue);
+    if (key !== PLUGINS_KEY && Object.hasOwn(policy, key)) given.set(key, policy[key] as PolicyValue);
   const fileLayer: PolicyLayer = {
     source: { kind: 'config', label: path === undefined ? 'the config' : `'${path}'` },
     values: given,
@@ -334,7 +360,7 @@ function normalise(file: ConfigFile, path: string | undefined, givenPolicyKeys: 
       },
     },
     sim: { caseDir: fileRel(file.sim['case-dir']), speed: file.sim.speed },
-    policy: resolvePolicy([DEFAULT_POLICY_LAYER, fileLayer]),
+    policy: resolvePolicy([DEFAULT_POLICY_LAYER, fileLayer], registry, policy.plugins ?? []),
     guests: { nonHa: file.guests['non-ha'] },
     limits: {
       maxMotionsInFlight: file.limits['max-motions-in-flight'],
@@ -360,15 +386,23 @@ export interface ConfigOverrides {
 }
 
 /**
- * Validates a config document (the parsed YAML): parse → normalise → cross-field rules.
+ * Validates a config document (the parsed YAML): parse → normalise → cross-field rules. The
+ * policy keys are those of `registry`'s plug-ins (default the built-in ones; a document naming
+ * `policy.plugins` is parsed with the registry {@link loadConfigPlugins} loaded for it).
  * Throws a {@link ManagerError} `invalid-config` whose message lists every problem, one per
  * line, as `<file>: <dot.path>: expected …, got …`.
  */
-export function parseConfig(doc: unknown, source: string | undefined, overrides: ConfigOverrides = {}): ManagerConfig {
+export function parseConfig(
+  doc: unknown,
+  source: string | undefined,
+  overrides: ConfigOverrides = {},
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): ManagerConfig {
   const label = source ?? '(defaults)';
   const raw = doc === null || doc === undefined ? {} : doc;
-  const result = configSchema.safeParse(raw, { reportInput: true });
-  const keyProblems = policyKeyProblems(raw);
+  const schema = registry === BUILTIN_REGISTRY ? configSchema : configSchemaFor(registry);
+  const result = schema.safeParse(raw, { reportInput: true });
+  const keyProblems = policyKeyProblems(raw, registry);
   if (!result.success || keyProblems.length > 0) {
     throw invalid(label, [...new Set([...formatIssues(result.success ? [] : result.error.issues), ...keyProblems])]);
   }
@@ -387,7 +421,12 @@ export function parseConfig(doc: unknown, source: string | undefined, overrides:
     problems.push("sim.case-dir: expected a case directory when env is 'sim', got nothing");
   }
   if (problems.length > 0) throw invalid(label, problems);
-  const config = normalise(file, source === undefined ? undefined : resolve(source), Object.keys(rawPolicy(raw) ?? {}));
+  const config = normalise(
+    file,
+    source === undefined ? undefined : resolve(source),
+    Object.keys(rawPolicy(raw) ?? {}),
+    registry,
+  );
   // a --sim directory is relative to the working directory, not to the config file
   if (overrides.simCaseDir !== undefined)
     return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
@@ -398,8 +437,8 @@ function invalid(label: string, problems: string[]): ManagerError {
   return new ManagerError('invalid-config', problems.map((p) => `${label}: ${p}`).join('\n'));
 }
 
-/** Reads, parses (YAML) and validates a config file; see {@link parseConfig}. */
-export function loadConfig(path: string, overrides: ConfigOverrides = {}): ManagerConfig {
+/** Reads and parses (YAML) a config file; throws `invalid-config` naming the file and the line. */
+function readConfigDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -417,7 +456,64 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Manag
     });
     throw new ManagerError('invalid-config', lines.join('\n'));
   }
-  return parseConfig(doc.toJS(), path, overrides);
+  return doc.toJS();
+}
+
+/**
+ * Reads, parses (YAML) and validates a config file; see {@link parseConfig}. `registry`: the
+ * plug-ins loaded for it ({@link loadConfigPlugins}; default the built-in ones).
+ */
+export function loadConfig(
+  path: string,
+  overrides: ConfigOverrides = {},
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): ManagerConfig {
+  return parseConfig(readConfigDocument(path), path, overrides, registry);
+}
+
+/**
+ * The modules a config file's `policy.plugins` names, as given (`[]` when it names none).
+ * Throws `invalid-config` naming the file and the field for a value that is not a list of
+ * module names (the rest of the file is checked by {@link loadConfig}).
+ */
+export function configPluginModules(path: string): string[] {
+  const plugins = rawPolicy(readConfigDocument(path))?.[PLUGINS_KEY];
+  if (plugins === undefined || plugins === null) return [];
+  if (!Array.isArray(plugins))
+    throw new ManagerError(
+      'invalid-config',
+      `${path}: policy.plugins: expected a list of modules, got ${describeValue(plugins)}`,
+    );
+  return plugins.map((m: unknown, i) => {
+    if (typeof m !== 'string' || m === '')
+      throw new ManagerError(
+        'invalid-config',
+        `${path}: policy.plugins[${i}]: expected a module (a path relative to this file, or a package name), got ${describeValue(m)}`,
+      );
+    return m;
+  });
+}
+
+/**
+ * Loads the policy plug-ins a config file names (`policy.plugins`: paths relative to the file,
+ * or package names resolved from its directory) into a registry after the built-in ones. Throws
+ * a {@link ManagerError} `invalid-config` naming the file, the field and the module for one that
+ * cannot be loaded or is not a plug-in (`<file>: policy.plugins[0]: plug-in './x.js': 'keys.on.type' must be …`).
+ */
+export async function loadConfigPlugins(path: string): Promise<PolicyRegistry> {
+  const modules = configPluginModules(path);
+  const from = dirname(resolve(path));
+  let registry = BUILTIN_REGISTRY;
+  for (const [i, module] of modules.entries()) {
+    try {
+      registry = await loadPluginRegistry([module], from, registry);
+    } catch (err) {
+      if (err instanceof PolicyError && err.code === 'invalid-plugin')
+        throw new ManagerError('invalid-config', `${path}: policy.plugins[${i}]: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+  return registry;
 }
 
 /** The built-in defaults with overrides (no config file given). */

@@ -1,8 +1,5 @@
-import { PRESET_KEY } from '@poise/policy';
-import { CONTENTION_KEYS } from '@poise/policy-contention';
-import { PLAN_KEYS } from '@poise/policy-plan';
-import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { STABLE_KEYS } from '@poise/policy-stable';
+import { BUILTIN_REGISTRY } from '@poise/ha';
+import { PRESET_KEY, type PolicyRegistry } from '@poise/policy';
 import { z } from 'zod';
 
 // The one definition of poise-manager's config file: keys, defaults, ranges and descriptions.
@@ -62,15 +59,20 @@ export const PRESET_CHOICES = ['recommended', 'reference', 'none'] as const;
 export type PresetChoice = (typeof PRESET_CHOICES)[number];
 /** poise-manager balances with the best policy the project knows unless told otherwise. */
 export const DEFAULT_PRESET: PresetChoice = 'recommended';
-/** Every policy key this build applies: the reference's, the preset, the variant packages'. Any other is an error. */
-export const KNOWN_POLICY_KEYS: readonly string[] = [
-  ...REFERENCE_POLICY_KEYS,
-  PRESET_KEY,
-  ...STABLE_KEYS.map((k) => k.key),
-  ...PRESSURE_KEYS.map((k) => k.key),
-  ...CONTENTION_KEYS.map((k) => k.key),
-  ...PLAN_KEYS.map((k) => k.key),
-].sort();
+/**
+ * `policy.plugins`: the out-of-tree policy plug-ins to load (modules, paths relative to the config
+ * file). A name under `policy` that is not a policy key.
+ */
+export const PLUGINS_KEY = 'plugins';
+/**
+ * Every policy key a registry's plug-ins apply, with the reference's and the preset, in byte
+ * order. Any other key under `policy` (but `plugins`) is an error.
+ */
+export function knownPolicyKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
+  return [...REFERENCE_POLICY_KEYS, PRESET_KEY, ...registry.keys().map((k) => k.key)].sort();
+}
+/** Every policy key this build applies with its built-in plug-ins (see {@link knownPolicyKeys}). */
+export const KNOWN_POLICY_KEYS: readonly string[] = knownPolicyKeys();
 /** A misspelt key is named with the known key at most this many edits away. */
 const SUGGESTION_MAX_EDITS = 3;
 
@@ -175,30 +177,39 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The known policy key closest to a misspelt one, if one is close. */
-export function closestPolicyKey(key: string): string | undefined {
+export function closestPolicyKey(key: string, registry: PolicyRegistry = BUILTIN_REGISTRY): string | undefined {
   let best: { key: string; edits: number } | undefined;
-  for (const known of KNOWN_POLICY_KEYS) {
+  for (const known of knownPolicyKeys(registry)) {
     const edits = editDistance(key, known);
     if (edits <= SUGGESTION_MAX_EDITS && (best === undefined || edits < best.edits)) best = { key: known, edits };
   }
   return best?.key;
 }
 
-/** Whether `key` is a policy key this build applies. */
-export function isKnownPolicyKey(key: string): boolean {
-  return KNOWN_POLICY_KEYS.includes(key);
+/** Whether `key` is a policy key of this build and the plug-ins of `registry`. */
+export function isKnownPolicyKey(key: string, registry: PolicyRegistry = BUILTIN_REGISTRY): boolean {
+  return REFERENCE_POLICY_KEYS.includes(key) || key === PRESET_KEY || registry.spec(key) !== undefined;
 }
 
-/** Why a key under `policy` is refused. */
-export function policyKeyMessage(key: string): string {
+/** Why a key under `policy` is refused (the keys of `registry`'s plug-ins are known). */
+export function policyKeyMessage(key: string, registry: PolicyRegistry = BUILTIN_REGISTRY): string {
   if (key === 'ha-auto-rebalance') {
     return "unknown policy key: 'ha-auto-rebalance' switches the cluster's own balancer; poise balances by running (mode: observe|act)";
   }
-  const suggestion = closestPolicyKey(key);
+  const suggestion = closestPolicyKey(key, registry);
   if (suggestion !== undefined) return `unknown policy key (did you mean '${suggestion}'?)`;
-  return POLICY_KEY_PATTERN.test(key)
-    ? `unknown policy key (this build applies ${KNOWN_POLICY_KEYS.map((k) => `'${k}'`).join(', ')})`
-    : `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*')`;
+  if (POLICY_KEY_PATTERN.test(key))
+    return `unknown policy key (this build applies ${knownPolicyKeys(registry)
+      .map((k) => `'${k}'`)
+      .join(', ')})`;
+  // keys of out-of-tree plug-ins need not start with the prefix: name them beside it
+  const other = registry
+    .keys()
+    .map((k) => k.key)
+    .filter((k) => !POLICY_KEY_PATTERN.test(k));
+  return other.length === 0
+    ? `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*')`
+    : `unknown policy key (expected a datacenter.cfg crs key '${POLICY_KEY_PREFIX}*' or a plug-in's key: ${other.map((k) => `'${k}'`).join(', ')})`;
 }
 
 /** A value of a policy key the variant packages validate later (datacenter.cfg values are strings). */
@@ -206,49 +217,67 @@ const policyValue = z.union([z.string(), z.number(), z.boolean()], {
   error: 'expected a string, number or boolean',
 });
 
-export const policySchema = z
-  .object(
-    {
-      'ha-auto-rebalance-threshold': num('a number from 0 to 100')
-        .min(0, { error: 'expected a number from 0 to 100' })
-        .max(100, { error: 'expected a number from 0 to 100' })
-        .default(DEFAULT_THRESHOLD_PERCENT)
-        .describe(
-          'Balance only while the node imbalance is above this, in percent of the normalised imbalance (pve-9.2 units).',
-        ),
-      'ha-auto-rebalance-method': oneOf(['bruteforce', 'topsis'])
-        .default(DEFAULT_METHOD)
-        .describe(
-          'How migrations are scored: the lowest imbalance after the move (bruteforce) or TOPSIS over 4 criteria.',
-        ),
-      'ha-auto-rebalance-hold-duration': num('an integer ≥ 0')
-        .int({ error: 'expected an integer ≥ 0' })
-        .min(0, { error: 'expected an integer ≥ 0' })
-        .default(DEFAULT_HOLD_ROUNDS)
-        .describe('Rounds the imbalance must stay above the threshold before a motion (0 or 1: at once).'),
-      'ha-auto-rebalance-margin': num('a number from 0 to 100')
-        .min(0, { error: 'expected a number from 0 to 100' })
-        .max(100, { error: 'expected a number from 0 to 100' })
-        .default(DEFAULT_MARGIN_PERCENT)
-        .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
-      [PRESET_KEY]: oneOf(PRESET_CHOICES)
-        .default(DEFAULT_PRESET)
-        .describe(
-          'recommended: every variant stage on at its recommended value (explicit keys override it); reference or none: no preset, every variant stage off unless its key is set (exactly the reference balancer of Proxmox VE 9.2).',
-        ),
-    },
-    { error: 'expected a mapping of settings' },
-  )
-  .catchall(policyValue)
-  .superRefine((value, ctx) => {
-    for (const key of Object.keys(value)) {
-      if (isKnownPolicyKey(key)) continue;
-      ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key) });
-    }
-  })
-  .describe(
-    "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here; the variant keys (backoff, cooldown, …) by the policy stages, which log a bad value and leave that stage off. An unknown key is an error.",
-  );
+/**
+ * The `policy` section for the plug-ins of `registry`: the reference keys and the preset
+ * checked here, `plugins` (modules), and every plug-in key as a datacenter.cfg value (its
+ * plug-in judges it when the policy is built); any other key is an error.
+ */
+export function policySchemaFor(registry: PolicyRegistry) {
+  return z
+    .object(
+      {
+        'ha-auto-rebalance-threshold': num('a number from 0 to 100')
+          .min(0, { error: 'expected a number from 0 to 100' })
+          .max(100, { error: 'expected a number from 0 to 100' })
+          .default(DEFAULT_THRESHOLD_PERCENT)
+          .describe(
+            'Balance only while the node imbalance is above this, in percent of the normalised imbalance (pve-9.2 units).',
+          ),
+        'ha-auto-rebalance-method': oneOf(['bruteforce', 'topsis'])
+          .default(DEFAULT_METHOD)
+          .describe(
+            'How migrations are scored: the lowest imbalance after the move (bruteforce) or TOPSIS over 4 criteria.',
+          ),
+        'ha-auto-rebalance-hold-duration': num('an integer ≥ 0')
+          .int({ error: 'expected an integer ≥ 0' })
+          .min(0, { error: 'expected an integer ≥ 0' })
+          .default(DEFAULT_HOLD_ROUNDS)
+          .describe('Rounds the imbalance must stay above the threshold before a motion (0 or 1: at once).'),
+        'ha-auto-rebalance-margin': num('a number from 0 to 100')
+          .min(0, { error: 'expected a number from 0 to 100' })
+          .max(100, { error: 'expected a number from 0 to 100' })
+          .default(DEFAULT_MARGIN_PERCENT)
+          .describe('Move only when the imbalance improves by at least this, in percent of the current imbalance.'),
+        [PLUGINS_KEY]: z
+          .array(str('a module (a path relative to this file, or a package name)'), {
+            error: 'expected a list of modules',
+          })
+          .optional()
+          .describe(
+            'Out-of-tree policy plug-ins to load at start: modules by path (relative to this file) or package name. Their keys are policy keys like the built-in ones; changing the list needs a restart.',
+          ),
+        [PRESET_KEY]: oneOf(PRESET_CHOICES)
+          .default(DEFAULT_PRESET)
+          .describe(
+            'recommended: every variant stage on at its recommended value (explicit keys override it); reference or none: no preset, every variant stage off unless its key is set (exactly the reference balancer of Proxmox VE 9.2).',
+          ),
+      },
+      { error: 'expected a mapping of settings' },
+    )
+    .catchall(policyValue)
+    .superRefine((value, ctx) => {
+      for (const key of Object.keys(value)) {
+        if (key === PLUGINS_KEY || isKnownPolicyKey(key, registry)) continue;
+        ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key, registry) });
+      }
+    })
+    .describe(
+      "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here; the variant keys (backoff, cooldown, …) by the policy stages, which log a bad value and leave that stage off. An unknown key is an error.",
+    );
+}
+
+/** The `policy` section with the built-in plug-ins. */
+export const policySchema = policySchemaFor(BUILTIN_REGISTRY);
 
 const limitsSchema = section({
   'max-motions-in-flight': z
@@ -323,44 +352,59 @@ const guestsSchema = section({
     ),
 }).describe('Which guests are balanced.');
 
-export const configSchema = section({
-  env: oneOf(['sim', 'pve'])
-    .default('sim')
-    .describe('Where the cluster is: the embedded simulator or a Proxmox VE cluster.'),
-  mode: oneOf(['observe', 'act'])
-    .default('observe')
-    .describe('observe: log what would be done and change nothing; act: request the motions.'),
-  interval: num(`a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`)
-    .min(MIN_INTERVAL_SECONDS, {
-      error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
-    })
-    .max(MAX_INTERVAL_SECONDS, {
-      error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
-    })
-    .default(DEFAULT_INTERVAL_SECONDS)
-    .describe('Seconds between rounds (hold-duration counts these rounds).'),
-  pve: pveSchema.prefault({}),
-  sim: simSchema.prefault({}),
-  policy: policySchema.prefault({}),
-  guests: guestsSchema.prefault({}),
-  limits: limitsSchema.prefault({}),
-  metrics: metricsSchema.prefault({}),
-  state: stateSchema.prefault({}),
-  lock: lockSchema.prefault({}),
-  log: logSchema.prefault({}),
-}).describe('poise-manager configuration (YAML).');
+/** The config file's definition for the policy plug-ins of `registry` (see {@link policySchemaFor}). */
+export function configSchemaFor(registry: PolicyRegistry, policy = policySchemaFor(registry)) {
+  return section({
+    env: oneOf(['sim', 'pve'])
+      .default('sim')
+      .describe('Where the cluster is: the embedded simulator or a Proxmox VE cluster.'),
+    mode: oneOf(['observe', 'act'])
+      .default('observe')
+      .describe('observe: log what would be done and change nothing; act: request the motions.'),
+    interval: num(`a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`)
+      .min(MIN_INTERVAL_SECONDS, {
+        error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
+      })
+      .max(MAX_INTERVAL_SECONDS, {
+        error: `expected a number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
+      })
+      .default(DEFAULT_INTERVAL_SECONDS)
+      .describe('Seconds between rounds (hold-duration counts these rounds).'),
+    pve: pveSchema.prefault({}),
+    sim: simSchema.prefault({}),
+    policy: policy.prefault({}),
+    guests: guestsSchema.prefault({}),
+    limits: limitsSchema.prefault({}),
+    metrics: metricsSchema.prefault({}),
+    state: stateSchema.prefault({}),
+    lock: lockSchema.prefault({}),
+    log: logSchema.prefault({}),
+  }).describe('poise-manager configuration (YAML).');
+}
+
+/** The config file's definition with the built-in plug-ins. */
+export const configSchema = configSchemaFor(BUILTIN_REGISTRY, policySchema);
 
 /** The config file as parsed (kebab-case keys, defaults filled in). */
 export type ConfigFile = z.output<typeof configSchema>;
 
-/** The JSON schema of the config file, generated from {@link configSchema}. */
-export function configJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(configSchema, {
+/**
+ * The JSON schema of the config file, generated from {@link configSchemaFor} for the plug-ins of
+ * `registry` (default the built-in ones): under `policy`, every key those plug-ins apply with its
+ * range, default and description (`PolicyRegistry.jsonSchema`), and no other.
+ */
+export function configJsonSchema(registry: PolicyRegistry = BUILTIN_REGISTRY): Record<string, unknown> {
+  const policy = registry === BUILTIN_REGISTRY ? policySchema : policySchemaFor(registry);
+  const variants = registry.jsonSchema() as { properties: Record<string, unknown> };
+  const schema = z.toJSONSchema(configSchemaFor(registry, policy), {
     io: 'input',
     target: 'draft-2020-12',
     override: (ctx) => {
-      if (ctx.zodSchema === policySchema) {
-        ctx.jsonSchema.propertyNames = { pattern: POLICY_KEY_PATTERN.source };
+      if (ctx.zodSchema === policy) {
+        const properties = ctx.jsonSchema.properties as Record<string, unknown>;
+        for (const [key, property] of Object.entries(variants.properties))
+          if (!Object.hasOwn(properties, key)) properties[key] = property;
+        ctx.jsonSchema.additionalProperties = false;
       }
     },
   }) as Record<string, unknown>;

@@ -145,7 +145,10 @@ export class RoundRunner {
 
     let snapshot: ClusterSnapshot;
     try {
-      snapshot = await ctx.host.port.readSnapshot({ guestConfigs: policy.checkMigratable, nonHa: config.guests.nonHa });
+      snapshot = await ctx.host.port.readSnapshot({
+        guestConfigs: policy.needs.guestConfigs,
+        nonHa: config.guests.nonHa,
+      });
     } catch (err) {
       return portFailure(ctx, err, 'reading the cluster');
     }
@@ -173,7 +176,7 @@ export class RoundRunner {
       }
     }
 
-    const model = buildUsageModel(snapshot, { memhost: policy.memhost });
+    const model = buildUsageModel(snapshot, { memhost: policy.needs.memhost });
     const rules = compileSnapshotRules(snapshot);
     this.reportProblems([
       ...(snapshot.problems ?? []),
@@ -244,7 +247,6 @@ export class RoundRunner {
       candidates,
       motionInFlight: this.keeper.state.motion !== null || clusterMotionInFlight(snapshot),
       outcomes,
-      memhost: policy.memhost,
       onScoreError: (err) => ctx.log.warn('round', `unable to score the balancing migrations: ${errorMessage(err)}`),
     });
     // what the stages judged, for the round line: the scored moves and, when smoothing adjusted
@@ -329,7 +331,7 @@ export class RoundRunner {
     const stale = endedNow
       ? wait.nodes.filter(reports)
       : (snapshot.stalePressure ?? []).filter((n) => wait.nodes.includes(n));
-    if (stale.length === 0 || !this.ctx.policy.readsPressure) {
+    if (stale.length === 0 || !this.ctx.policy.needs.nodePressure) {
       this.telemetryWait = undefined;
       return undefined;
     }

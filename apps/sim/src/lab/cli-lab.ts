@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
+import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import { loadCase, type CaseInput } from '@poise/sim';
 import { LabError } from './errors';
 import { LAB_USAGE, LabUsageError } from './usage';
@@ -29,13 +31,24 @@ interface Flags {
   paths: string[];
   values: Map<string, string>;
   switches: Set<string>;
+  /** Values of the repeatable flags, in order. */
+  lists: Map<string, string[]>;
 }
 
-function parseFlags(argv: string[], valued: readonly string[], switches: readonly string[]): Flags {
-  const f: Flags = { paths: [], values: new Map(), switches: new Set() };
+function parseFlags(
+  argv: string[],
+  valued: readonly string[],
+  switches: readonly string[],
+  repeatable: readonly string[] = [],
+): Flags {
+  const f: Flags = { paths: [], values: new Map(), switches: new Set(), lists: new Map() };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (valued.includes(a)) {
+    if (repeatable.includes(a)) {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) throw new LabUsageError(`'${a}' needs a value`);
+      f.lists.set(a, [...(f.lists.get(a) ?? []), v]);
+    } else if (valued.includes(a)) {
       const v = argv[++i];
       if (v === undefined || v.startsWith('--')) throw new LabUsageError(`'${a}' needs a value`);
       if (f.values.has(a)) throw new LabUsageError(`'${a}' given twice`);
@@ -161,10 +174,16 @@ function holdsExactly(dir: string, files: CaseFiles): boolean {
  * existing directory with the same bytes is reused, one with other content is refused). If
  * anything fails, what this call wrote is removed again.
  */
-function collectScenarios(paths: string[], seeds: readonly number[], out: string, io: LabIo): ScenarioRef[] {
+function collectScenarios(
+  paths: string[],
+  seeds: readonly number[],
+  out: string,
+  io: LabIo,
+  registry: PolicyRegistry,
+): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
   // load warnings are said once here, not by every run of the scenario in the workers
-  const load = (name: string, dir: string) => loadScenario(dir, name, io);
+  const load = (name: string, dir: string) => loadScenario(dir, name, io, registry);
   const caseCost = (input: CaseInput) =>
     estimateEndTime(input.cmdlist) *
     (Object.keys(input.hardwareStatus).length + Object.keys(input.serviceConfig).length);
@@ -275,19 +294,32 @@ export function adapterModule(): URL {
   throw new LabError('bad-argument', `cannot find the simulator adapter module beside '${import.meta.url}'`);
 }
 
+/** The built-in plug-ins and those of `--plugin`; a module that is not a plug-in is a {@link LabError} `bad-argument` naming it. */
+async function loadRegistry(modules: readonly string[], from: string): Promise<PolicyRegistry> {
+  try {
+    return await loadPluginRegistry(modules, from);
+  } catch (err) {
+    if (err instanceof PolicyError && err.code === 'invalid-plugin')
+      throw new LabError('bad-argument', err.message, { cause: err });
+    throw err;
+  }
+}
+
 /** `poise-sim compare`. */
 export async function cmdCompare(argv: string[], io: LabIo, command: string): Promise<number> {
-  const f = parseFlags(argv, ['--out', '--variants', '--seeds', '--jobs', '--title'], ['--save-traces']);
+  const f = parseFlags(argv, ['--out', '--variants', '--seeds', '--jobs', '--title'], ['--save-traces'], ['--plugin']);
   if (f.paths.length === 0) throw new LabUsageError("'compare' needs scenario directories or parameter files");
   const out = requireOut(f);
   const variantsFile = f.values.get('--variants');
   if (!variantsFile) throw new LabUsageError("'--variants <variants.yaml>' is required");
-  // everything is checked before the first run
+  // everything is checked before the first run, the plug-ins first (their keys are the variants')
+  const plugins = { modules: f.lists.get('--plugin') ?? [], from: process.cwd() };
+  const registry = await loadRegistry(plugins.modules, plugins.from);
   const seeds = parseSeeds(f.values.get('--seeds') ?? '1');
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
-  const variants = readVariants(variantsFile);
+  const variants = readVariants(variantsFile, registry);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, seeds, out, io);
+  const scenarios = collectScenarios(f.paths, seeds, out, io, registry);
   const total = scenarios.length * variants.length * seeds.length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(
@@ -305,6 +337,7 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
       jobs,
       out,
       module: adapterModule(),
+      ...(plugins.modules.length > 0 ? { plugins } : {}),
       command,
       title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
       saveTraces: f.switches.has('--save-traces'),
@@ -334,10 +367,10 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
  * Loads a scenario's case directory (a {@link LabError} `bad-scenario` naming it if it does not
  * load); its load warnings go to `io.err`.
  */
-function loadScenario(dir: string, name: string, io: LabIo): CaseInput {
+function loadScenario(dir: string, name: string, io: LabIo, registry: PolicyRegistry = BUILTIN_REGISTRY): CaseInput {
   let input;
   try {
-    input = loadCase(dir, name);
+    input = loadCase(dir, name, { registry });
   } catch (err) {
     throw new LabError('bad-scenario', `scenario '${name}': ${(err as Error).message}`, { cause: err });
   }

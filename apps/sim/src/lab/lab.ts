@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze, digestTrace, writeSummaryFiles, type LabSummary, type RunDigest } from './compare';
 import { writeReport } from './report';
-import { planRuns, runAll, type ScenarioRef, type WorkerStats } from './runner';
+import { planRuns, runAll, type PluginModules, type ScenarioRef, type WorkerStats } from './runner';
 import type { RunTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -12,6 +12,8 @@ export interface ComparisonOptions {
   seeds: number[];
   /** Module exporting `runOne` (see runner.ts). */
   module: string | URL;
+  /** Out-of-tree policy plug-ins every run loads (`--plugin`). */
+  plugins?: PluginModules;
   /** Worker threads; default one per core. */
   jobs?: number;
   /** Output directory: report.html, summary.json, summary.csv, runs.csv, summary.md (and traces/ with `saveTraces`). */
@@ -37,6 +39,7 @@ export async function runComparison(o: ComparisonOptions): Promise<LabSummary> {
     jobs: o.jobs,
     onProgress: o.onProgress,
     onWorkers: o.onWorkers,
+    ...(o.plugins ? { runOptions: { plugins: o.plugins } } : {}),
     consume: (job, trace) => {
       if (o.saveTraces) saveTrace(o.out, trace);
       return digestTrace(trace, job.seed === firstSeed);

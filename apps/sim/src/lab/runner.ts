@@ -32,11 +32,31 @@ export function scenarioDir(scenario: ScenarioRef, seed: number): string {
 }
 
 /**
+ * Out-of-tree policy plug-ins every run loads (`poise-sim compare --plugin`): the modules as
+ * given, resolved from `from` (the directory the command ran in). Plain data: each worker loads
+ * them itself (a plug-in's functions cannot cross a worker boundary).
+ */
+export interface PluginModules {
+  readonly modules: readonly string[];
+  readonly from: string;
+}
+
+/** What every run of a comparison shares beside its scenario, variant and seed. */
+export interface RunOptions {
+  readonly plugins?: PluginModules | undefined;
+}
+
+/**
  * The unit of work: one simulation of `scenario` under `variant` with `seed`, as a trace.
  * Arguments and result must be structured-cloneable (they cross a worker boundary). A module
  * given to {@link runAll} exports a function of this type named `runOne`.
  */
-export type RunOne = (scenario: ScenarioRef, variant: Variant, seed: number) => RunTrace | Promise<RunTrace>;
+export type RunOne = (
+  scenario: ScenarioRef,
+  variant: Variant,
+  seed: number,
+  options?: RunOptions,
+) => RunTrace | Promise<RunTrace>;
 
 /** One run to do; `index` is its position in {@link planRuns}' list (informational). */
 export interface RunJob {
@@ -99,6 +119,8 @@ export interface RunAllOptions<T> {
    * whole traces need not be held. Called in completion order; the result array is in job order.
    */
   consume: (job: RunJob, trace: RunTrace) => T;
+  /** Passed to every run (see {@link RunOptions}). */
+  runOptions?: RunOptions;
 }
 
 /** What one worker thread did in {@link runAll}. */
@@ -118,7 +140,7 @@ const ready = (workerData.tsxApi ? import(workerData.tsxApi).then((t) => t.regis
 parentPort.on('message', async (job) => {
   try {
     const runOne = await ready;
-    const trace = await runOne(job.scenario, job.variant, job.seed);
+    const trace = await runOne(job.scenario, job.variant, job.seed, job.options);
     parentPort.postMessage({ index: job.index, trace });
   } catch (err) {
     parentPort.postMessage({ index: job.index, error: err && err.message ? String(err.message) : String(err), stack: err && err.stack ? String(err.stack) : undefined });
@@ -215,6 +237,7 @@ export async function runAll<T>(jobs: readonly RunJob[], options: RunAllOptions<
         scenario: job.scenario,
         variant: { name: job.variant.name, crs: { ...job.variant.crs } },
         seed: job.seed,
+        ...(options.runOptions ? { options: options.runOptions } : {}),
       });
     };
     for (let k = 0; k < poolSize; k++) {

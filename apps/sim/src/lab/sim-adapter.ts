@@ -7,10 +7,12 @@
  * motions with their outcomes), plus where the guests started and ended for the hindsight
  * oracle (`placement.ts`). The trace is the recorder's data, nothing read from the log.
  */
+import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
+import type { PolicyRegistry } from '@poise/policy';
 import { RunRecorder, SimError, Simulation, loadCase, withCrsOverrides } from '@poise/sim';
 import { LabError } from './errors';
 import { recordPlacement, servicePlacement } from './placement';
-import { scenarioDir, type ScenarioRef } from './runner';
+import { scenarioDir, type RunOptions, type ScenarioRef } from './runner';
 import { TRACE_FORMAT, type RunTrace } from './trace';
 import type { Variant } from './variants';
 
@@ -23,25 +25,46 @@ export function variantOverrides(variant: Variant): string[] {
 }
 
 /**
- * Runs one scenario under one variant with `seed` (`pve-9.2` profile) and returns its trace.
- * Throws {@link LabError} `bad-variants` for a key or value the simulator refuses, `bad-scenario`
- * for a case that does not load, `run-failed` when the simulation aborts.
+ * Runs one scenario under one variant with `seed` (`pve-9.2` profile) and returns its trace;
+ * with `options.plugins`, once it has loaded them (a promise). Throws {@link LabError}
+ * `bad-variants` for a key or value the simulator refuses, `bad-scenario` for a case that does
+ * not load, `run-failed` when the simulation aborts.
  */
-export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
+export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace;
+export function runOne(
+  scenario: ScenarioRef,
+  variant: Variant,
+  seed: number,
+  options: RunOptions,
+): RunTrace | Promise<RunTrace>;
+export function runOne(
+  scenario: ScenarioRef,
+  variant: Variant,
+  seed: number,
+  options: RunOptions = {},
+): RunTrace | Promise<RunTrace> {
+  const plugins = options.plugins;
+  if (!plugins || plugins.modules.length === 0) return runWith(BUILTIN_REGISTRY, scenario, variant, seed);
+  return loadPluginRegistry(plugins.modules, plugins.from).then((registry) =>
+    runWith(registry, scenario, variant, seed),
+  );
+}
+
+function runWith(registry: PolicyRegistry, scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
   let input;
   try {
-    input = loadCase(scenarioDir(scenario, seed), scenario.name);
+    input = loadCase(scenarioDir(scenario, seed), scenario.name, { registry });
   } catch (err) {
     throw new LabError('bad-scenario', `scenario '${scenario.name}': ${(err as Error).message}`, { cause: err });
   }
   try {
-    input = withCrsOverrides(input, variantOverrides(variant));
+    input = withCrsOverrides(input, variantOverrides(variant), registry);
   } catch (err) {
     if (err instanceof SimError)
       throw new LabError('bad-variants', `variant '${variant.name}': ${err.message}`, { cause: err });
     throw err;
   }
-  const sim = new Simulation(input, { profile: LAB_PROFILE, seed });
+  const sim = new Simulation(input, { profile: LAB_PROFILE, seed, registry });
   const recorder = new RunRecorder(sim);
   const initial = servicePlacement(sim.view());
   const result = sim.run();

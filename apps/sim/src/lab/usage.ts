@@ -2,7 +2,7 @@
 // \`poise-sim run\`, \`test\` and \`--help\` do not load the lab (Vega, mathjs, the generator).
 
 export const LAB_USAGE = `  poise-sim generate [<params.yaml|json>] --out <dir> [--seed <n>] [--duration <d>] [--guests <n>] [--shape idle|diurnal|bursty|hot-node]
-  poise-sim compare <scenario-dir|dir-of-cases|params.yaml>... --variants <variants.yaml> [--seeds 1..20] [--jobs <n>] --out <dir> [--title <text>] [--save-traces]
+  poise-sim compare <scenario-dir|dir-of-cases|params.yaml>... --variants <variants.yaml> [--seeds 1..20] [--jobs <n>] --out <dir> [--title <text>] [--save-traces] [--plugin <module>]...
   poise-sim report <run-trace.json|case-dir>... --out <dir> [--title <text>]`;
 
 /** The lab's commands: each module is loaded when its command runs. */

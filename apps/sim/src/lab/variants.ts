@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { CRS_KEYS, MAX_SEED, SimError, parseCrsOverride } from '@poise/sim';
+import { BUILTIN_REGISTRY } from '@poise/ha';
+import type { PolicyRegistry } from '@poise/policy';
+import { MAX_SEED, SimError, crsKeys, parseCrsOverride } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
 
@@ -40,14 +42,20 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 
 /**
  * The problem with one `crs` key and value as the simulator judges it (`parseCrsOverride` of
- * `@poise/sim`, the rules of `poise-sim --set`: `CRS_KEYS`, the case loader's rules for the
- * reference keys, the HA core's ranges for the balancer's variant keys), or undefined.
+ * `@poise/sim`, the rules of `poise-sim --set`: the keys a case may set with the plug-ins of
+ * `registry`, the case loader's rules for the reference keys, the HA core's ranges for the
+ * balancer's variant keys), or undefined.
  */
-export function crsProblem(key: string, value: CrsValue): string | undefined {
-  if (!CRS_KEYS.includes(key)) return `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`;
+export function crsProblem(
+  key: string,
+  value: CrsValue,
+  registry: PolicyRegistry = BUILTIN_REGISTRY,
+): string | undefined {
+  const known = crsKeys(registry);
+  if (!known.includes(key)) return `unknown crs key '${key}' (known: ${known.join(', ')})`;
   const text = `${key}=${String(value)}`;
   try {
-    parseCrsOverride(text);
+    parseCrsOverride(text, registry);
     return undefined;
   } catch (err) {
     if (!(err instanceof SimError)) throw err;
@@ -61,10 +69,10 @@ export function crsProblem(key: string, value: CrsValue): string | undefined {
  * e.g. `defaults: {}` / `recommended: {ha-auto-rebalance-preset: recommended}`. Variants keep
  * the file's order (the first is listed first in the report). Every key and value is checked
  * as the simulator will apply it ({@link crsProblem}); an empty string removes the scenario's
- * own value of the key (its default applies). Throws {@link LabError} `bad-variants` naming
- * `file` and the field.
+ * own value of the key (its default applies). The keys are those of the plug-ins of `registry`
+ * (default the built-in ones). Throws {@link LabError} `bad-variants` naming `file` and the field.
  */
-export function parseVariants(text: string, file: string): Variant[] {
+export function parseVariants(text: string, file: string, registry: PolicyRegistry = BUILTIN_REGISTRY): Variant[] {
   let doc: unknown;
   try {
     doc = parseYaml(text);
@@ -77,18 +85,19 @@ export function parseVariants(text: string, file: string): Variant[] {
   if (!isPlainMap(doc)) throw fail('(top level)', 'expected a map of variant name → crs keys');
   // Object.entries, not a zod record: a record drops keys such as '__proto__', which are valid names
   const variants: Variant[] = [];
+  const known = crsKeys(registry);
   for (const [name, crs] of Object.entries(doc)) {
     if (!NAME.test(name)) throw fail(name, 'a variant name is letters, digits, dot, dash or underscore');
     if (!isPlainMap(crs)) throw fail(name, 'expected a map of crs key → value (use {} for none)');
     const copy: Record<string, CrsValue> = Object.create(null) as Record<string, CrsValue>;
     for (const [key, value] of Object.entries(crs)) {
-      if (!CRS_KEYS.includes(key)) throw fail(name, `unknown crs key '${key}' (known: ${CRS_KEYS.join(', ')})`);
+      if (!known.includes(key)) throw fail(name, `unknown crs key '${key}' (known: ${known.join(', ')})`);
       // `1e999` and `.inf` read as Infinity, which is a number, but no finite one
       if (typeof value === 'number' && !Number.isFinite(value))
         throw fail(`${name}.${key}`, `expected a finite number, got ${describeValue(value)}`);
       const res = CRS_VALUE.safeParse(value);
       if (!res.success) throw fail(`${name}.${key}`, `${res.error.issues[0]!.message}, got ${describeValue(value)}`);
-      const problem = crsProblem(key, res.data);
+      const problem = crsProblem(key, res.data, registry);
       if (problem !== undefined) throw fail(`${name}.${key}`, problem);
       copy[key] = res.data;
     }
@@ -98,15 +107,15 @@ export function parseVariants(text: string, file: string): Variant[] {
   return variants;
 }
 
-/** Reads a variants file; an unreadable file is a {@link LabError} naming it. */
-export function readVariants(file: string): Variant[] {
+/** Reads a variants file (the keys of `registry`'s plug-ins); an unreadable file is a {@link LabError} naming it. */
+export function readVariants(file: string, registry: PolicyRegistry = BUILTIN_REGISTRY): Variant[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new LabError('bad-variants', `cannot read '${file}': ${(err as Error).message}`, { cause: err });
   }
-  return parseVariants(text, file);
+  return parseVariants(text, file, registry);
 }
 
 /** Largest seed list `parseSeeds` accepts. */
