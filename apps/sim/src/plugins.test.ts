@@ -8,7 +8,7 @@ import { RunRecorder } from '@poise/sim';
 import { parseVariants } from './lab/variants';
 import { runOne } from './lab/sim-adapter';
 import { main } from './main';
-import { REPO_ROOT } from './upstream';
+import { REPO_ROOT } from './testing/upstream';
 
 // A variant from outside the repository runs through every way the simulator reads variants,
 // with no host code knowing it: the fixture plug-in `fixture-move-quota` (tools/test-support)
