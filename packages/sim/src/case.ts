@@ -15,7 +15,7 @@ import {
   type CaseCommand,
   type CaseNames,
 } from './case-checks';
-import { MAX_SIM_TIME } from './hardware';
+import { MAX_SIM_TIME } from './round-model';
 import { expectDirectory, readInputFile, statPath } from './files';
 import { FileCheck, describe } from './check';
 import {

@@ -21,18 +21,16 @@ export {
   type SimulationOptions,
   type SimulationResult,
 } from './simulation';
+export { Hardware, type HardwareOptions } from './hardware';
 export {
   CONCURRENT_MIN_NODES,
   CONCURRENT_ROUND_SECONDS,
-  Hardware,
-  type HardwareOptions,
-  LOCK_TIMEOUT_SECONDS,
   MAX_SIM_TIME,
   type RoundModel,
   type SkipRounds,
-  WATCHDOG_TIMEOUT_SECONDS,
   resolveRoundModel,
-} from './hardware';
+} from './round-model';
+export { LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS } from './locks';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
 export {

@@ -3,7 +3,8 @@ import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha'
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
-import { Hardware, MAX_SIM_TIME, type RoundModel, type SkipRounds } from './hardware';
+import { Hardware } from './hardware';
+import { MAX_SIM_TIME, type RoundModel, type SkipRounds } from './round-model';
 import type { PressureModelKind } from './pressure/config';
 import type { GuestContention, NodeContention } from './pressure/model';
 
