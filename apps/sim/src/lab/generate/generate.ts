@@ -65,12 +65,28 @@ export function buildCmdlist(events: Map<number, string[]>): string[][] {
 
 /**
  * Generates a case directory's files from validated parameters. Pure: the same parameters give
- * the same bytes. Throws {@link LabError} `bad-params` for parameters that turn out impossible
- * once the guests are drawn (they do not fit in the nodes' memory).
+ * the same bytes (every step draws from its own seeded stream). Throws {@link LabError}
+ * `bad-params` for parameters that turn out impossible once the guests are drawn (they do not
+ * fit in the nodes' memory).
  */
 export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFiles {
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
-  // --- nodes
+  const nodes = generateNodes(p);
+  const { guests, kindOf } = generateGuests(p, nodes, bad);
+  const rules = generateRules(p, nodes, guests, bad);
+  // the timeline's commands, in this order within a slot: node settings, load, events
+  const timeline = new Timeline(p.duration);
+  scheduleNodeSettings(p, nodes, timeline);
+  scheduleLoad(p, nodes, guests, timeline);
+  scheduleEvents(p, nodes, timeline);
+  timeline.close();
+  return caseFiles(p, nodes, guests, kindOf, rules, timeline);
+}
+
+type BadParams = (field: string, why: string) => LabError;
+
+/** The nodes of every node group, named node1, node2, ... in order. */
+function generateNodes(p: GeneratorParams): Node[] {
   const nodes: Node[] = [];
   for (const g of p.nodes) {
     for (let i = 0; i < g.count; i++) {
@@ -78,9 +94,16 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       nodes.push({ name: `node${nodes.length + 1}`, cpu: g.cpu, memMiB, freeMiB: memMiB });
     }
   }
-  const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
+  return nodes;
+}
 
-  // --- guests: sizes (own stream), then kinds, then placement
+/** The guests: sizes (own stream), then kinds, then placement (`nodes`' free memory goes down). */
+function generateGuests(
+  p: GeneratorParams,
+  nodes: Node[],
+  bad: BadParams,
+): { guests: Guest[]; kindOf: ('fa' | 'cdrom' | 'ct' | 'vm')[] } {
+  const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
   const sizes = new Prng(p.seed, 'sizes');
   const hostRng = new Prng(p.seed, 'memhost');
   const g = p.guests;
@@ -167,7 +190,11 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     });
   }
 
-  // --- rules: distinct plain guests (no fa/cdrom)
+  return { guests, kindOf };
+}
+
+/** The rules: node affinity, pairs kept together and pairs kept apart, over distinct plain guests (no fa/cdrom). */
+function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: readonly Guest[], bad: BadParams): string[] {
   const rulesRng = new Prng(p.seed, 'rules');
   const plain = rulesRng.shuffled(guests.filter((x) => x.kind === 'vm' || x.kind === 'ct'));
   const used = new Set<string>();
@@ -202,15 +229,36 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     );
   }
 
-  // --- timeline: slot time → commands
-  const events = new Map<number, string[]>();
-  const lastSlot = slotAtOrAfter(Math.max(FIRST_SLOT, p.duration - END_AFTER_LAST_COMMAND));
-  const at = (t: number, cmd: string) => {
-    const s = Math.min(slotAtOrAfter(t), lastSlot);
-    let list = events.get(s);
-    if (!list) events.set(s, (list = []));
+  return rules;
+}
+
+/** Commands by slot time, up to the last slot of the run. */
+class Timeline {
+  readonly events = new Map<number, string[]>();
+  /** The last slot a command may run at (the run ends about `duration` s). */
+  readonly lastSlot: number;
+
+  constructor(duration: number) {
+    this.lastSlot = slotAtOrAfter(Math.max(FIRST_SLOT, duration - END_AFTER_LAST_COMMAND));
+  }
+
+  /** Adds a command at the first slot at or after `t` (the last slot at most). */
+  at(t: number, cmd: string): void {
+    const s = Math.min(slotAtOrAfter(t), this.lastSlot);
+    let list = this.events.get(s);
+    if (!list) this.events.set(s, (list = []));
     list.push(cmd);
-  };
+  }
+
+  /** Ends the timeline: the run ends at the last slot + 600 s ≈ duration. */
+  close(): void {
+    if (!this.events.has(this.lastSlot)) this.at(this.lastSlot, 'delay 0');
+  }
+}
+
+/** At the start: power on, then each node's base load, noise and pressure baseline. */
+function scheduleNodeSettings(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
   for (const n of nodes) at(0, `power ${n.name} on`);
   if (p.baseLoad && (p.baseLoad.cpu > 0 || p.baseLoad.mem > 0)) {
     for (const n of nodes)
@@ -230,6 +278,14 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
         `node ${n.name} set-dynamic-stats pressurecpusome ${p.pressure.baseline.cpu} pressurememorysome ${p.pressure.baseline.mem}`,
       );
   }
+}
+
+/**
+ * The load shape: guests' cpu from the start (changed in place in `guests`) and the commands
+ * that change it later.
+ */
+function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
   const loadRng = new Prng(p.seed, 'load');
   const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
   const initialCpu = new Map(guests.map((x) => [x.sid, x.cpu]));
@@ -294,6 +350,11 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       }
     }
   }
+}
+
+/** The events: pressure episodes, maintenance windows and node failures, each in a random window. */
+function scheduleEvents(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
   const evRng = new Prng(p.seed, 'events');
   const window = (d: number) => {
     // start in [5 % of the run, end − 20 min − d]
@@ -342,10 +403,17 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       at(t + p.failures.duration, `${p.failures.kind} ${n} on`);
     }
   }
-  // the run ends at the last slot + 600 s ≈ duration
-  if (!events.has(lastSlot)) at(lastSlot, 'delay 0');
+}
 
-  // --- files
+/** The case directory's files, in the order written. */
+function caseFiles(
+  p: GeneratorParams,
+  nodes: readonly Node[],
+  guests: readonly Guest[],
+  kindOf: readonly string[],
+  rules: readonly string[],
+  timeline: Timeline,
+): CaseFiles {
   const files: CaseFiles = new Map();
   const hw: Record<string, unknown> = {};
   for (const n of nodes) hw[n.name] = { power: 'off', network: 'off', maxcpu: n.cpu, maxmem: n.memMiB * MiB };
@@ -367,7 +435,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   for (const x of sorted) {
     if (x.kind === 'cdrom') guestConfig[x.sid] = { ide2: 'local:iso/install.iso,media=cdrom' };
   }
-  const endTime = lastSlot + END_AFTER_LAST_COMMAND;
+  const endTime = timeline.lastSlot + END_AFTER_LAST_COMMAND;
   files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf));
   files.set('hardware_status', json(hw));
   files.set('service_config', json(sc));
@@ -381,7 +449,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200, ...loadModel }));
   files.set(
     'cmdlist',
-    `[\n${buildCmdlist(events)
+    `[\n${buildCmdlist(timeline.events)
       .map((l) => ` ${JSON.stringify(l)}`)
       .join(',\n')}\n]\n`,
   );
@@ -408,7 +476,7 @@ export function overcommitFactor(guests: readonly { cpu: number; maxcpu: number 
   return hi;
 }
 
-function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: string[]): string {
+function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: readonly string[]): string {
   const count = (k: string) => kinds.filter((x) => x === k).length;
   const lines = [
     `${p.name} — generated by poise-sim generate (seed ${p.seed}); generator.json holds the parameters.`,
