@@ -112,7 +112,8 @@ export {
   type NodeLoad,
   type NodePressure,
 } from './pressure/model';
-export { Prng, walkStep } from './noise';
+export { walkStep } from './noise';
+export { Prng, hash32 } from './prng';
 export type { BalancerEvent } from '@poise/ha';
 export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';
 export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonReadOptions, type JsonValue } from './json';

@@ -19,7 +19,8 @@ import {
 import type { CaseInput, HardwareNode } from './case';
 import type { Command } from './commands';
 import { SimError } from './errors';
-import { Prng, walkStep } from './noise';
+import { walkStep } from './noise';
+import { Prng } from './prng';
 import type { GuestLoad, LoadPressureModel, NodeLoad, NodePressure } from './pressure/model';
 import { KeyedStore } from './store';
 

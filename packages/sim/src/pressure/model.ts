@@ -7,7 +7,7 @@
  * then. Deterministic: one generator of its own (seeded from the simulation's seed), drawn in
  * node byte order. See the package README, *Load pressure model*.
  */
-import { Prng } from '../noise';
+import { Prng } from '../prng';
 import { curveShare } from './curves';
 import type { LoadPressureOptions, NodePressureOptions, ResourcePressureOptions } from './config';
 

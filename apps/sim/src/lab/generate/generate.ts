@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LabError } from '../errors';
-import { Prng } from '../prng';
+import { Prng } from '@poise/sim';
 import type { GeneratorParams } from './params';
 
 const MiB = 1024 ** 2;
@@ -104,8 +104,8 @@ function generateGuests(
   bad: BadParams,
 ): { guests: Guest[]; kindOf: ('fa' | 'cdrom' | 'ct' | 'vm')[] } {
   const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
-  const sizes = new Prng(p.seed, 'sizes');
-  const hostRng = new Prng(p.seed, 'memhost');
+  const sizes = Prng.forStream(p.seed, 'sizes');
+  const hostRng = Prng.forStream(p.seed, 'memhost');
   const g = p.guests;
   const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
   const drawn = Array.from({ length: g.count }, () => {
@@ -130,7 +130,7 @@ function generateGuests(
       `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`,
     );
   }
-  const kinds = new Prng(p.seed, 'kinds');
+  const kinds = Prng.forStream(p.seed, 'kinds');
   const shuffled = kinds.shuffled(drawn.map((_, i) => i));
   // largest: by memory, then cpu, then draw order (a stable, total order)
   const order =
@@ -150,7 +150,7 @@ function generateGuests(
     return `${kind === 'ct' ? 'ct' : 'vm'}:${100 + i}`;
   };
 
-  const place = new Prng(p.seed, 'placement');
+  const place = Prng.forStream(p.seed, 'placement');
   const guests: Guest[] = [];
   // largest first, so that a fit is found whenever the first-fit-decreasing bound allows one
   const byMem = drawn.map((_, i) => i).sort((a, b) => drawn[b]!.memMiB - drawn[a]!.memMiB || a - b);
@@ -195,7 +195,7 @@ function generateGuests(
 
 /** The rules: node affinity, pairs kept together and pairs kept apart, over distinct plain guests (no fa/cdrom). */
 function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: readonly Guest[], bad: BadParams): string[] {
-  const rulesRng = new Prng(p.seed, 'rules');
+  const rulesRng = Prng.forStream(p.seed, 'rules');
   const plain = rulesRng.shuffled(guests.filter((x) => x.kind === 'vm' || x.kind === 'ct'));
   const used = new Set<string>();
   const take = (pred: (x: Guest) => boolean) => {
@@ -286,7 +286,7 @@ function scheduleNodeSettings(p: GeneratorParams, nodes: readonly Node[], timeli
  */
 function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[], timeline: Timeline): void {
   const at = (t: number, cmd: string) => timeline.at(t, cmd);
-  const loadRng = new Prng(p.seed, 'load');
+  const loadRng = Prng.forStream(p.seed, 'load');
   const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
   const initialCpu = new Map(guests.map((x) => [x.sid, x.cpu]));
   const L = p.load;
@@ -355,7 +355,7 @@ function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[
 /** The events: pressure episodes, maintenance windows and node failures, each in a random window. */
 function scheduleEvents(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
   const at = (t: number, cmd: string) => timeline.at(t, cmd);
-  const evRng = new Prng(p.seed, 'events');
+  const evRng = Prng.forStream(p.seed, 'events');
   const window = (d: number) => {
     // start in [5 % of the run, end − 20 min − d]
     const lo = Math.round(p.duration * 0.05);
