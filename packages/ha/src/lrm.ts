@@ -9,7 +9,8 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
-import { byteCompare, countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
@@ -435,7 +436,7 @@ export class Lrm {
     const queue = [...this.workers.values()];
     queue.sort((a, b) => {
       const d = b.startTries - a.startTries;
-      return d !== 0 ? d : byteCompare(a.sid, b.sid);
+      return d !== 0 ? d : compareNames(a.sid, b.sid);
     });
     let finished = false;
     for (const w of queue) {

@@ -1,5 +1,6 @@
 import type { Env } from '@poise/env';
-import { byteCompare, own } from './tools';
+import { own } from './tools';
+import { compareNames } from '@poise/usage';
 
 /** Seconds a node must be offline before its services are fenced. */
 export const FENCE_DELAY_SECONDS = 60;
@@ -23,7 +24,7 @@ export class NodeStatus {
 
   /** Nodes known to the status, in byte order. */
   listNodes(): string[] {
-    return Object.keys(this.status).sort(byteCompare);
+    return Object.keys(this.status).sort(compareNames);
   }
 
   /** Nodes in state 'online' (not maintenance), in byte order. */
@@ -76,7 +77,7 @@ export class NodeStatus {
     lrmModes: { readonly [node: string]: string | undefined },
   ): void {
     const now = this.env.getTime();
-    for (const node of Object.keys(nodeInfo).sort(byteCompare)) {
+    for (const node of Object.keys(nodeInfo).sort(compareNames)) {
       const d = nodeInfo[node]!;
       if (!d.online) continue;
       this.lastOnline.set(node, now);

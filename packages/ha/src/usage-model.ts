@@ -12,6 +12,7 @@ import {
   type MigrationCandidate,
   type ResourceStats,
   type ScoredMigration,
+  compareNames,
 } from '@poise/usage';
 import { showValue } from '@poise/policy';
 import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler';
@@ -302,7 +303,7 @@ export class CrsUsage implements OnlineNodeUsage {
 
   /** The usage's services in byte order of their sids. */
   private sortedResources() {
-    return [...this.usage.snapshot().resources].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+    return [...this.usage.snapshot().resources].sort((a, b) => compareNames(a.sid, b.sid));
   }
 
   /** cpu and mem of the services placed on each node as their current node, in fold order. */

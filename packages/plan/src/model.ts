@@ -1,4 +1,4 @@
-import { type CheckedInput, type CheckedRule, compareNames } from './validate';
+import { type CheckedInput, type CheckedRule } from './validate';
 
 /** Bytes per GiB. */
 export const GIB = 1024 ** 3;
@@ -757,9 +757,4 @@ export function costAt(p: Problem, u: number, n: number): number {
   const stays = p.stays[u]!;
   for (let k = 0; k < stays.length; k++) if (stays[k]![0] === n) c -= stays[k]![1];
   return c;
-}
-
-/** Sorted copy of names (byte order). */
-export function sortNames(names: Iterable<string>): string[] {
-  return [...names].sort(compareNames);
 }

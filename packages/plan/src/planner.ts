@@ -8,8 +8,9 @@ import { countingReasons, searchReasons } from './diagnose';
 import { LARGE_UNITS, optimize } from './search';
 import { lowerBound } from './bound';
 import { schedule } from './schedule';
-import { type CheckedInput, compareNames, show, validatePlanInput } from './validate';
+import { type CheckedInput, show, validatePlanInput } from './validate';
 import type { FeasiblePlan, NodeUse, PlacementPlan, PlanInput, PlanOptions } from './types';
+import { compareNames } from '@poise/usage';
 
 /** Units up to which the search also starts from a balanced placement built from scratch. */
 export const FRESH_START_UNITS = LARGE_UNITS;

@@ -1,5 +1,5 @@
 import type { CapacityPolicy, PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
-import { compareNames } from './validate';
+import { compareNames } from '@poise/usage';
 
 /**
  * A cluster snapshot as `poise-manager` reads it each round (its `ClusterSnapshot` is

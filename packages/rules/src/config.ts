@@ -10,7 +10,6 @@ import {
   type SectionPlugin,
 } from './section-config';
 import { copyRecord, nullRecord } from './records';
-import { byteCompare, sortedStrings } from './sort';
 import type {
   GroupsConfig,
   NodePriorities,
@@ -21,6 +20,7 @@ import type {
   RulesConfig,
   SidSet,
 } from './types';
+import { compareNames, sortNames } from '@poise/usage';
 
 /** Default file name of the rules config, used in warnings. */
 export const RULES_CONFIG_FILE = 'ha/rules.cfg';
@@ -110,13 +110,13 @@ export function decodeNodes(raw: string): DecodeResult {
 }
 
 function encodeResources(value: unknown): string {
-  return sortedStrings(Object.keys(value as SidSet)).join(',');
+  return sortNames(Object.keys(value as SidSet)).join(',');
 }
 
 function encodeNodes(value: unknown): string {
   const nodes = value as NodePriorities;
   return Object.keys(nodes)
-    .sort(byteCompare)
+    .sort(compareNames)
     .map((node) => {
       const priority = nodes[node]?.priority ?? 0;
       return priority ? `${node}:${priority}` : node;

@@ -18,7 +18,6 @@
  */
 export { RulesError } from './errors';
 export type { RulesErrorCode } from './errors';
-export { byteCompare, sortedStrings } from './sort';
 export { configDigest, parseSectionConfig, writeSectionConfig } from './section-config';
 export type { DecodeResult, PropertySchema, SectionPlugin } from './section-config';
 export {

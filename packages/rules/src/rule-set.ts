@@ -1,7 +1,7 @@
 /** Iteration helpers over a rules config (the reference's `foreach_rule`). */
 import { getOwn } from './records';
-import { byteCompare } from './sort';
 import type { Affinity, NodeAffinityRule, ResourceAffinityRule, Rule, RulesConfig } from './types';
+import { compareNames } from '@poise/usage';
 
 /** A disabled rule is one with a `disable` key, whatever its value (as the reference). */
 export function isRuleDisabled(rule: Rule): boolean {
@@ -18,7 +18,7 @@ export function sortedRuleIds(rules: Pick<RulesConfig, 'ids' | 'order'>): string
     const order = getOwn(rules.order, id);
     return { id, order: typeof order === 'number' && !Number.isNaN(order) ? order : Number.POSITIVE_INFINITY };
   });
-  keyed.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : byteCompare(a.id, b.id)));
+  keyed.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : compareNames(a.id, b.id)));
   return keyed.map((entry) => entry.id);
 }
 

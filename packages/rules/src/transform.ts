@@ -15,8 +15,8 @@
 import { RULE_CHECKS, buildCheckContext, connectedRuleComponents, indexRulesBySid, type RuleCheck } from './checks';
 import { getOwn, hasOwn, nullRecord, setOwn } from './records';
 import { enabledRulesByType, lowestOrder } from './rule-set';
-import { byteCompare, sortedStrings } from './sort';
 import type { ResourceAffinityRule, RulesConfig, SidSet } from './types';
+import { compareNames, sortNames } from '@poise/usage';
 
 /** Prefix of rules merged from connected positive rules. */
 export const MERGED_RULE_PREFIX = '_merged-';
@@ -50,11 +50,11 @@ export function findRuleConflicts(
   const context = buildCheckContext(rules, nodes);
   const found: FoundConflict[] = [];
   for (const check of checks) {
-    const conflicts = check.run(context).sort((a, b) => byteCompare(a[0], b[0]) || byteCompare(a[1], b[1]));
+    const conflicts = check.run(context).sort((a, b) => compareNames(a[0], b[0]) || compareNames(a[1], b[1]));
     for (const [ruleId, reason] of conflicts) found.push({ ruleId, reason, check: check.name });
   }
   // stable: equal rule ids keep the check order
-  return found.sort((a, b) => byteCompare(a.ruleId, b.ruleId));
+  return found.sort((a, b) => compareNames(a.ruleId, b.ruleId));
 }
 
 /**
@@ -126,12 +126,12 @@ export function inferImplicitNegativeRules(rules: RulesConfig): void {
   let hasOrder = Object.keys(rules.order).length > 0;
   let lowest = lowestOrder(rules.order);
   for (const [positiveId, rule] of positive) {
-    const members = sortedStrings(Object.keys(rule.resources));
+    const members = sortNames(Object.keys(rule.resources));
     const outside = new Set<string>();
     for (const sid of members) {
       for (const csid of negativePartners.get(sid) ?? []) if (!hasOwn(rule.resources, csid)) outside.add(csid);
     }
-    for (const csid of sortedStrings(outside)) {
+    for (const csid of sortNames(outside)) {
       for (const sid of members) {
         if (negativePartners.get(sid)?.has(csid)) continue;
         const id = `${IMPLICIT_NEGATIVE_RULE_PREFIX}${positiveId}-${sid}-${csid}`;

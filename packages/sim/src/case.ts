@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatacenterSettings, ManagerStatus } from '@poise/env';
-import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
-import { AUTO_REBALANCE_PERCENT_RANGE, CRM_SERVICE_STATES, byteCompare } from '@poise/ha';
+import { MAX_STAT_VALUE, MIN_NODE_CAPACITY, compareNames } from '@poise/usage';
+import { AUTO_REBALANCE_PERCENT_RANGE, CRM_SERVICE_STATES } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
@@ -287,7 +287,7 @@ function loadServiceStatus(
     }
     serviceStatus[node] = flags;
   }
-  for (const entry of readdirSync(dir).sort(byteCompare)) {
+  for (const entry of readdirSync(dir).sort(compareNames)) {
     const node = entry.startsWith(SERVICE_STATUS_PREFIX) ? entry.slice(SERVICE_STATUS_PREFIX.length) : undefined;
     if (node !== undefined && !names.nodes.has(node)) {
       warnings.push(`'${join(dir, entry)}': node '${node}' does not exist in hardware_status; the file is not read`);

@@ -26,7 +26,7 @@ import {
   type StaticNodeStats,
   type StaticServiceStats,
 } from '@poise/env';
-import { Crm, Lrm, type LrmProcessState, type ManagerOptions, byteCompare } from '@poise/ha';
+import { Crm, Lrm, type LrmProcessState, type ManagerOptions } from '@poise/ha';
 import type { CaseInput, HardwareNode } from './case';
 import type { Command } from './commands';
 import { SID_PATTERN } from './commands';
@@ -46,6 +46,7 @@ import {
   type RoundModel,
   type SkipRounds,
 } from './round-model';
+import { compareNames } from '@poise/usage';
 
 /** pve-manager version of a node without one in hardware_status. */
 export const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
@@ -142,7 +143,7 @@ export class Hardware implements SimBackend {
     this.rulesText = input.rulesConfig;
     this.groupsText = input.groups;
     this.dc = snapshot(input.datacenterCfg);
-    this.nodeNames = [...this.hw.keys()].sort(byteCompare);
+    this.nodeNames = [...this.hw.keys()].sort(compareNames);
     this.loadModel =
       input.simOptions?.pressureModel === 'load'
         ? new LoadPressureModel(

@@ -17,6 +17,7 @@ import {
   policySchema,
   type PresetChoice,
 } from './schema';
+import { compareNames } from '@poise/usage';
 
 /** The reference balancer's keys (checked by the config schema). */
 export interface ReferencePolicy {
@@ -90,7 +91,7 @@ export function resolvePolicy(layers: readonly PolicyLayer[]): PolicyConfig {
       origins.set(key, layer.source);
     }
   }
-  const sorted = new Map([...keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = new Map([...keys].sort(([a], [b]) => compareNames(a, b)));
   const ref = (key: string) => keys.get(key);
   return {
     reference: {

@@ -16,6 +16,7 @@ import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
 import { parseSeeds, readVariants } from './variants';
 import { fmt } from './report';
+import { compareNames } from '@poise/usage';
 
 /** Output of the lab commands (the same shape as the CLI's Io). */
 export interface LabIo {
@@ -372,7 +373,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
       throw new LabError('bad-trace', `two runs of scenario '${t.scenario}' variant '${t.variant}' seed ${t.seed}`);
     seen.add(k);
   }
-  traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
+  traces.sort((a, b) => compareNames(a.scenario, b.scenario) || a.seed - b.seed);
   await reportTraces(
     traces,
     out,

@@ -5,8 +5,9 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LabError } from './errors';
-import { byteCompare, validateTrace, type RunTrace } from './trace';
+import { validateTrace, type RunTrace } from './trace';
 import type { Variant } from './variants';
+import { compareNames } from '@poise/usage';
 
 /** A scenario: a case directory and the name it is reported under. */
 export interface ScenarioRef {
@@ -69,7 +70,7 @@ export function planRuns(
   }
   const sortedSeeds = [...new Set(seeds)].sort((a, b) => a - b);
   const jobs: RunJob[] = [];
-  for (const scenario of [...scenarios].sort((a, b) => byteCompare(a.name, b.name))) {
+  for (const scenario of [...scenarios].sort((a, b) => compareNames(a.name, b.name))) {
     for (const variant of variants) {
       for (const seed of sortedSeeds) jobs.push({ index: jobs.length, scenario, variant, seed });
     }

@@ -3,6 +3,7 @@ import type { ResourceMove, TruthColumns } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
 import type { PlanRule } from '@poise/plan';
+import { compareNames } from '@poise/usage';
 
 /**
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
@@ -202,7 +203,7 @@ const traceSchema = z
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-    const sorted = [...t.nodes].sort(byteCompare);
+    const sorted = [...t.nodes].sort(compareNames);
     t.nodes.forEach((n, i) => {
       if (n !== sorted[i]) issue(['nodes', i], 'node names must be unique and in byte order');
     });
@@ -267,11 +268,6 @@ const traceSchema = z
         issue(['placement', 'nodes', i, 'name'], `expected '${t.nodes[i] ?? '(none)'}' (the trace's nodes, in order)`);
     });
   });
-
-/** Byte order of two strings (never localeCompare). */
-export function byteCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** `rounds.cpu[2][17]` from a zod issue path. */
 export function dotPath(path: readonly PropertyKey[]): string {

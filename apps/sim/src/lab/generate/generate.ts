@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { LabError } from '../errors';
 import { Prng } from '@poise/sim';
 import type { GeneratorParams } from './params';
+import { compareNames } from '@poise/usage';
 
 const MiB = 1024 ** 2;
 
@@ -209,7 +210,7 @@ function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: reado
     const others = nodes.filter((n) => n.name !== x.node);
     const other = others[rulesRng.int(others.length)]!.name;
     rules.push(
-      `node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(byteCmp).join(',')}\n\tresources ${x.sid}\n`,
+      `node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(compareNames).join(',')}\n\tresources ${x.sid}\n`,
     );
   }
   for (let r = 0; r < p.rules.together; r++) {
@@ -217,7 +218,7 @@ function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: reado
     const b = take((y) => y.node === a.node) ?? take(() => true);
     if (!b) throw bad('rules.together', 'not enough guests for the pairs');
     rules.push(
-      `resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity positive\n`,
+      `resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(compareNames).join(',')}\n\taffinity positive\n`,
     );
   }
   for (let r = 0; r < p.rules.separate; r++) {
@@ -225,7 +226,7 @@ function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: reado
     const b = take((y) => y.node !== a.node) ?? take(() => true);
     if (!b) throw bad('rules.separate', 'not enough guests for the pairs');
     rules.push(
-      `resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity negative\n`,
+      `resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(compareNames).join(',')}\n\taffinity negative\n`,
     );
   }
 
@@ -295,7 +296,7 @@ function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[
     for (const x of guests) x.cpu = Math.max(0.01, round2(x.cpu * 0.05));
   } else if (L.shape === 'diurnal') {
     const followers = loadRng.shuffled(guests).slice(0, Math.round(guests.length * L.share));
-    followers.sort((a, b) => byteCmp(a.sid, b.sid));
+    followers.sort((a, b) => compareNames(a.sid, b.sid));
     // the day starts at midnight: factor 1 − a·cos(2πt/1 d), lowest at 0 h, highest at 12 h
     const factor = (t: number) => 1 - L.amplitude * Math.cos((2 * Math.PI * t) / 86400);
     for (const x of followers) x.cpu = Math.max(0.01, round2(initialCpu.get(x.sid)! * factor(0)));
@@ -308,7 +309,7 @@ function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[
       const x = guests[loadRng.int(guests.length)]!;
       const start = Math.round(loadRng.uniform(0, Math.max(1, p.duration - END_AFTER_LAST_COMMAND - L.burst)));
       return { x, start };
-    }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
+    }).sort((a, b) => a.start - b.start || compareNames(a.x.sid, b.x.sid));
     for (const { x, start } of bursts) {
       at(start, setCpu(x, Math.min(x.maxcpu, initialCpu.get(x.sid)! * L.factor)));
       at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
@@ -343,7 +344,7 @@ function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[
       }
     } else if (guests.length > 0) {
       // the guest with the most cores (then the most cpu, then sid order) runs at all of them
-      const x = [...guests].sort((a, b) => b.maxcpu - a.maxcpu || b.cpu - a.cpu || byteCmp(a.sid, b.sid))[0]!;
+      const x = [...guests].sort((a, b) => b.maxcpu - a.maxcpu || b.cpu - a.cpu || compareNames(a.sid, b.sid))[0]!;
       for (let t = L.at; t + L.burst <= end; t += L.period) {
         at(t, setCpu(x, x.maxcpu));
         at(t + L.burst, setCpu(x, initialCpu.get(x.sid)!));
@@ -421,7 +422,7 @@ function caseFiles(
   const st: Record<string, unknown> = {};
   const dy: Record<string, unknown> = {};
   const running = new Map<string, Record<string, number>>(nodes.map((n) => [n.name, {}]));
-  const sorted = [...guests].sort((a, b) => byteCmp(a.sid, b.sid));
+  const sorted = [...guests].sort((a, b) => compareNames(a.sid, b.sid));
   for (const x of sorted) {
     sc[x.sid] = { node: x.node, state: 'started' };
     st[x.sid] = { maxcpu: x.maxcpu, maxmem: x.memMiB * MiB };
@@ -516,10 +517,6 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-function byteCmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Writes the files into `dir`, which must not exist or be empty. Nothing is written on error. */
