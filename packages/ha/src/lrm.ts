@@ -15,10 +15,10 @@ import { compareNames } from '@poise/usage';
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
 /** Seconds after which an LRM that lost its lock while restarting gives up. */
-export const LRM_RESTART_GIVE_UP_SECONDS = 90;
+const LRM_RESTART_GIVE_UP_SECONDS = 90;
 
 type LrmState = 'startup' | 'wait_for_agent_lock' | 'active' | 'lost_agent_lock' | 'maintenance';
-export type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
+type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
 
 interface Worker {
   sid: string;

@@ -5,9 +5,7 @@ import { compareNames } from '@poise/usage';
 /** Seconds a node must be offline before its services are fenced. */
 export const FENCE_DELAY_SECONDS = 60;
 /** Seconds a vanished node stays 'gone' before it is forgotten. */
-export const GONE_NODE_DELETE_SECONDS = 3600;
-
-export type NodeState = 'online' | 'maintenance' | 'unknown' | 'fence' | 'gone';
+const GONE_NODE_DELETE_SECONDS = 3600;
 
 /**
  * The master's view of node health (persisted in the manager status as `node_status`), with

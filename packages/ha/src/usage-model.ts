@@ -19,7 +19,7 @@ import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler
 import { errorMessage, own } from './tools';
 
 /** A service's stats could not be used: missing, or not a finite number >= 0. */
-export class ServiceStatsError extends Error {
+class ServiceStatsError extends Error {
   override readonly name = 'ServiceStatsError';
 }
 

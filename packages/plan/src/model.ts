@@ -7,7 +7,7 @@ export const GIB = 1024 ** 3;
  * A set of guests placed as one: a guest, or a connected group of positive resource affinity
  * (they share a node and move together, as HA moves them).
  */
-export interface Unit {
+interface Unit {
   /** Guest indices (into `CheckedInput.guests`), in byte order of id. */
   readonly guests: readonly number[];
   readonly ids: readonly string[];

@@ -14,7 +14,7 @@ export function groupRuleId(group: string): string {
 }
 
 /** Comment of the node-affinity rule generated from group `group`. */
-export function groupRuleComment(group: string): string {
+function groupRuleComment(group: string): string {
   return `Generated from HA group '${group}'.`;
 }
 
@@ -26,7 +26,7 @@ export function serviceGroup(entry: Readonly<ServiceConfigEntry> | undefined): s
 }
 
 /** The group `id` of a groups config (own entries only: `constructor` is a name like any other). */
-export function findGroup(groups: Pick<GroupsConfig, 'ids'>, id: string): Group | undefined {
+function findGroup(groups: Pick<GroupsConfig, 'ids'>, id: string): Group | undefined {
   return getOwn(groups.ids, id);
 }
 

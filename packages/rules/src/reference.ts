@@ -14,7 +14,7 @@ const has = (set: SidSet, sid: string) => Object.prototype.hasOwnProperty.call(s
 const common = (a: SidSet, b: SidSet) => Object.keys(a).filter((sid) => has(b, sid));
 
 /** Connected components by breadth-first search, scanning every rule for each visited rule. */
-export function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidSet }>>): string[][] {
+function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidSet }>>): string[][] {
   const visited = new Set<string>();
   const components: string[][] = [];
   for (const [startId] of rules) {
@@ -38,7 +38,7 @@ export function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidS
 }
 
 /** `[check index, rule id, reason]` for every conflict, by pairwise scans. */
-export function referenceConflicts(
+function referenceConflicts(
   rules: Pick<RulesConfig, 'ids' | 'order'>,
   nodes: readonly string[],
 ): Array<[number, string, string]> {
@@ -134,7 +134,7 @@ export function referenceConflicts(
 }
 
 /** The drop messages of `referenceConflicts`: by rule id, then check, then reason. */
-export function referenceDropMessages(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: readonly string[]): string[] {
+function referenceDropMessages(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: readonly string[]): string[] {
   return referenceConflicts(rules, nodes)
     .sort((a, b) => compareNames(a[1], b[1]) || a[0] - b[0] || compareNames(a[2], b[2]))
     .map(([, id, reason]) => dropRuleMessage(id, reason));

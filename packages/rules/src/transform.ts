@@ -19,9 +19,9 @@ import type { ResourceAffinityRule, RulesConfig, SidSet } from './types';
 import { compareNames, sortNames } from '@poise/usage';
 
 /** Prefix of rules merged from connected positive rules. */
-export const MERGED_RULE_PREFIX = '_merged-';
+const MERGED_RULE_PREFIX = '_merged-';
 /** Prefix of inferred negative rules. */
-export const IMPLICIT_NEGATIVE_RULE_PREFIX = '_implicit-negative-';
+const IMPLICIT_NEGATIVE_RULE_PREFIX = '_implicit-negative-';
 
 /** The log line for a dropped rule. */
 export function dropRuleMessage(ruleId: string, reason: string): string {
@@ -63,7 +63,7 @@ export function findRuleConflicts(
  * `findRuleConflicts` (by rule id, then check order): a rule in conflict with two rules has
  * two (possibly equal) messages. Mutates `rules`.
  */
-export function dropInfeasibleRules(
+function dropInfeasibleRules(
   rules: RulesConfig,
   nodes: readonly string[],
   checks: readonly RuleCheck[] = RULE_CHECKS,
@@ -85,7 +85,7 @@ export function removeRules(rules: RulesConfig, ruleIds: Iterable<string>): void
 }
 
 /** Step 2: one `_merged-` rule per connected group of two or more positive rules. */
-export function mergeConnectedPositiveRules(rules: RulesConfig): void {
+function mergeConnectedPositiveRules(rules: RulesConfig): void {
   const { positive } = enabledRulesByType(rules);
   for (const component of connectedRuleComponents(positive)) {
     if (component.length < 2) continue;
@@ -111,7 +111,7 @@ export function mergeConnectedPositiveRules(rules: RulesConfig): void {
  * `_implicit-negative-<P>-<sid>-<csid>` = {sid, csid}. Its order is the lowest order + 1 (the
  * reference's get_next_ordinal).
  */
-export function inferImplicitNegativeRules(rules: RulesConfig): void {
+function inferImplicitNegativeRules(rules: RulesConfig): void {
   const { positive, negative } = enabledRulesByType(rules);
   const negativePartners = new Map<string, Set<string>>();
   for (const [, rule] of negative) {
@@ -153,7 +153,7 @@ export function inferImplicitNegativeRules(rules: RulesConfig): void {
  * positive rules taken in rule order (a resource added for one positive rule counts for the
  * next; after step 2 the positive rules share no resource, so it never matters there).
  */
-export function inferNodeAffinityForPositiveRules(rules: RulesConfig): void {
+function inferNodeAffinityForPositiveRules(rules: RulesConfig): void {
   const { nodeAffinity, positive } = enabledRulesByType(rules);
   const nodeAffinityById = new Map(nodeAffinity);
   const nodeAffinityBySid = indexRulesBySid(nodeAffinity);

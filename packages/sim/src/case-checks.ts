@@ -20,7 +20,7 @@ export interface CaseCommand {
 export const NAMES_SHOWN = 3;
 
 /** `'a', 'b', 'c' and 7 more` (the names quoted, at most {@link NAMES_SHOWN} of them). */
-export function nameList(names: readonly string[]): string {
+function nameList(names: readonly string[]): string {
   const shown = names
     .slice(0, NAMES_SHOWN)
     .map((n) => `'${n}'`)

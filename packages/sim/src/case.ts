@@ -105,14 +105,14 @@ const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
 /** Default node capacity when `hardware_status` is absent. */
-export const DEFAULT_NODE_MAXCPU = 24;
-export const DEFAULT_NODE_MAXMEM = 131072 * MiB;
+const DEFAULT_NODE_MAXCPU = 24;
+const DEFAULT_NODE_MAXMEM = 131072 * MiB;
 /** Default static stats of a service without `static_service_stats`. */
-export const DEFAULT_SERVICE_MAXCPU = 4.0;
-export const DEFAULT_SERVICE_MAXMEM = 4 * GiB;
+const DEFAULT_SERVICE_MAXCPU = 4.0;
+const DEFAULT_SERVICE_MAXMEM = 4 * GiB;
 /** Default measured usage of a service without `dynamic_service_stats`. */
-export const DEFAULT_SERVICE_CPU = 2.0;
-export const DEFAULT_SERVICE_MEM = 2 * GiB;
+const DEFAULT_SERVICE_CPU = 2.0;
+const DEFAULT_SERVICE_MEM = 2 * GiB;
 
 /**
  * Node names: 1 to 63 letters, digits, `-` and `_`, not starting with `-` (a Proxmox VE node

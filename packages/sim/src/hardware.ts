@@ -49,7 +49,7 @@ import {
 import { compareNames } from '@poise/usage';
 
 /** pve-manager version of a node without one in hardware_status. */
-export const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
+const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
 
 /** What the {@link Hardware} needs besides the case: the manager's options and the round model. */
 export interface HardwareOptions extends ManagerOptions {

@@ -25,8 +25,8 @@ import type { GuestLoad, LoadPressureModel, NodeLoad, NodePressure } from './pre
 import { KeyedStore } from './store';
 
 /** Default node capacity for the dynamic stats. */
-export const DYNAMIC_NODE_DEFAULT_MAXCPU = 24;
-export const DYNAMIC_NODE_DEFAULT_MAXMEM = 128 * 1024 ** 3;
+const DYNAMIC_NODE_DEFAULT_MAXCPU = 24;
+const DYNAMIC_NODE_DEFAULT_MAXMEM = 128 * 1024 ** 3;
 
 const MiB = 1024 ** 2;
 

@@ -5,7 +5,7 @@
 import { CRITERIA_COUNT } from './kernels';
 
 /** Size of the running statistics of the separated TOPSIS (`Scratch.criteriaAccumulator`). */
-export const CRITERIA_ACCUMULATOR_SIZE = 14;
+const CRITERIA_ACCUMULATOR_SIZE = 14;
 /**
  * Per node in `Scratch.targetTerms`: cpu, 1/maxcpu, cpu load², maxcpu, mem, 1/maxmem,
  * mem load², maxmem.

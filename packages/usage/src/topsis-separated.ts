@@ -75,7 +75,7 @@ const UNIT_ROUNDOFF = 2 ** -53;
  * propagated error bound. Generous (the bound's own rounding is ~1e-14): a near-tie within it
  * goes to the exact path, which costs time, never a wrong answer.
  */
-export const SEPARATION_SLACK = 1e-9;
+const SEPARATION_SLACK = 1e-9;
 
 /**
  * The row (candidate order, then target order) the reference's TOPSIS ranks first, or -1 when

@@ -3,9 +3,8 @@ import { basename, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCase, type CaseInput } from '@poise/sim';
 import { LabError } from './errors';
-import { LAB_USAGE, LabUsageError } from './usage';
+import { LabUsageError } from './usage';
 
-export { LAB_USAGE, LabUsageError };
 import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
@@ -124,7 +123,7 @@ export function estimateEndTime(cmdlist: readonly (readonly string[])[]): number
 }
 
 /** A parameter file's leading comment lines (`# ...`), joined: what the scenario is. */
-export function describeParams(text: string): string | undefined {
+function describeParams(text: string): string | undefined {
   const lines: string[] = [];
   for (const line of text.split('\n')) {
     const m = /^#\s?(.*)$/.exec(line);
@@ -136,7 +135,7 @@ export function describeParams(text: string): string | undefined {
 }
 
 /** A case directory's README, first paragraph (undefined without a README). */
-export function describeCase(dir: string): string | undefined {
+function describeCase(dir: string): string | undefined {
   const st = statOf(join(dir, 'README'));
   if (!st?.isFile()) return undefined;
   const first = readFileSync(join(dir, 'README'), 'utf8')
@@ -268,7 +267,7 @@ function removeIfEmpty(dir: string): void {
 }
 
 /** The simulator-backed runOne module: the TypeScript source, or the built file beside the CLI. */
-export function adapterModule(): URL {
+function adapterModule(): URL {
   for (const rel of ['./sim-adapter.ts', './lab/sim-adapter.js', './sim-adapter.js']) {
     const u = new URL(rel, import.meta.url);
     if (existsSync(fileURLToPath(u))) return u;

@@ -35,7 +35,10 @@ export function scenarioDir(scenario: ScenarioRef, seed: number): string {
 /**
  * The unit of work: one simulation of `scenario` under `variant` with `seed`, as a trace.
  * Arguments and result must be structured-cloneable (they cross a worker boundary). A module
- * given to {@link runAll} exports a function of this type named `runOne`.
+ * given to {@link runAll} exports a function of this type named `runOne` (the contract of an
+ * adapter module outside this package: nothing here imports the type).
+ *
+ * @public
  */
 export type RunOne = (scenario: ScenarioRef, variant: Variant, seed: number) => RunTrace | Promise<RunTrace>;
 

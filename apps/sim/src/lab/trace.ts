@@ -280,7 +280,7 @@ export function dotPath(path: readonly PropertyKey[]): string {
 }
 
 /** First problem of a zod error as `field: message` (dot path). */
-export function firstIssue(error: z.ZodError): string {
+function firstIssue(error: z.ZodError): string {
   const i = error.issues[0]!;
   return `${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`;
 }

@@ -33,9 +33,9 @@ export const DEFAULT_SERVED_VERSION = '9.2.2';
 /** Default time acceleration: one 20 s round every 2 s. */
 export const DEFAULT_SPEED = 10;
 /** The cluster's clock when it is stepped by hand: simulated second 0 is 2026-01-01T00:00:00Z. */
-export const STEPPED_EPOCH_SECONDS = 1_767_225_600;
+const STEPPED_EPOCH_SECONDS = 1_767_225_600;
 /** Tasks kept for `GET …/tasks` (the oldest are forgotten). */
-export const MAX_TASKS = 1000;
+const MAX_TASKS = 1000;
 
 /** Why `poise-sim serve` cannot start: a message naming the option or file. */
 export class ServeError extends Error {

@@ -27,8 +27,8 @@ import type { CaseInput, ClusterView } from '@poise/sim';
 import { compareNames } from '@poise/usage';
 
 /** The simulator's default maxima of a service without static stats (cores, bytes), as its loader uses them. */
-export const DEFAULT_GUEST_MAXCPU = 4;
-export const DEFAULT_GUEST_MAXMEM = 4 * 1024 ** 3;
+const DEFAULT_GUEST_MAXCPU = 4;
+const DEFAULT_GUEST_MAXMEM = 4 * 1024 ** 3;
 
 /** What of a case the view does not show, read once. */
 export interface ServedCaseFacts {

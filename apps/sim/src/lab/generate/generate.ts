@@ -8,10 +8,10 @@ import { compareNames } from '@poise/usage';
 const MiB = 1024 ** 2;
 
 /** Command slots run at 20, 120, 220, ... s (spec §1.4: every 5th 20 s round). */
-export const FIRST_SLOT = 20;
-export const SLOT_SPACING = 100;
+const FIRST_SLOT = 20;
+const SLOT_SPACING = 100;
 /** A run ends at the first slot more than 500 s after the last command (spec §1.4): last + 600. */
-export const END_AFTER_LAST_COMMAND = 600;
+const END_AFTER_LAST_COMMAND = 600;
 
 interface Node {
   name: string;
