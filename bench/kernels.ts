@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { mulberry32 as prng } from '../tools/test-support/prng';
-import { ClusterUsage, type MigrationCandidate, type ResourceStats } from '../packages/usage/src/index';
+import { ClusterUsage, type MigrationCandidate, type ResourceStats, compareNames } from '../packages/usage/src/index';
 import { LeanMigrationBaseline, LeanStartBaseline, bestStartNode } from './baselines';
 import { type Stamp, since, stamp } from './clock';
 import { type StartRow, type RebalanceRow, type UsageMemoryRow, PUBLISHED_START_SCORE_US, summary } from './schema';
@@ -151,7 +151,7 @@ function rebalanceWorkload(resourceCount: number, nodeCount: number): RebalanceW
     guests.map((g) => ({ sid: g.sid, stats: g.stats, current: names[g.node]! })),
     'raw',
   );
-  const sorted = [...guests].sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0));
+  const sorted = [...guests].sort((a, b) => compareNames(a.sid, b.sid));
   const candidates = sorted.map((g) => ({
     leader: g.sid,
     resources: [g.sid],

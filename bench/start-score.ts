@@ -7,7 +7,8 @@
  */
 import { mulberry32 as prng } from '../tools/test-support/prng';
 import { ClusterUsage, type NodeStats, type ResourceStats } from '../packages/usage/src/index';
-import { type ClusterView, Scratch } from '../packages/usage/src/fast';
+import type { ClusterView } from '../packages/usage/src/fast';
+import { Scratch } from '../packages/usage/src/scratch';
 import {
   START_CPU,
   START_MAXCPU,

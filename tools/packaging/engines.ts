@@ -8,7 +8,9 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import semver from 'semver';
-import type { Manifest } from './workspace';
+
+/** A package.json as read (the workspace's `Manifest`; this module reads its dependency fields only). */
+type Manifest = Readonly<Record<string, unknown>>;
 
 /** Why a package needs more than the root declares: the range and who declares it. */
 export interface EngineFloor {

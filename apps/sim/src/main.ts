@@ -123,7 +123,7 @@ function loadWithOverrides(dir: string, name: string, args: Args, io: Io) {
 }
 
 /** Prints a case's load warnings (`CaseInput.warnings`), one line each. */
-export function printLoadWarnings(warnings: readonly string[] | undefined, io: Pick<Io, 'err'>): void {
+function printLoadWarnings(warnings: readonly string[] | undefined, io: Pick<Io, 'err'>): void {
   for (const w of warnings ?? []) io.err(`poise-sim: warning: ${w}`);
 }
 

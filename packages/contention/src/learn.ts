@@ -10,6 +10,7 @@ import {
 } from './constants';
 import { ContentionError, showValue } from './errors';
 import type { BinState, ContentionModelState, CurveState, NodeModelState } from './state';
+import { compareNames } from '@poise/usage';
 
 /**
  * What a node exposes in one round: its loads and its PSI. Loads are fractions of capacity
@@ -157,6 +158,6 @@ export function observeNodes(
       mem: learnCurve(previous?.mem ?? EMPTY_CURVE, o.memLoad, o.pressureMem, settledMem, now),
     });
   }
-  const nodes = [...byName.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+  const nodes = [...byName.values()].sort((a, b) => compareNames(a.node, b.node));
   return { version: 1, nodes };
 }

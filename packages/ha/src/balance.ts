@@ -84,7 +84,7 @@ export function formatImbalance(value: number, profile: string): string {
  * margin 10.0%`, `improvement 18.4 pp`, rounded like the move lines ({@link formatImbalance}).
  * `pve-5.2.0` keeps the policy's default (fractions), and logs none of these lines anyway.
  */
-export const PERCENT_REASONS = percentReasonFormat(formatFixed);
+const PERCENT_REASONS = percentReasonFormat(formatFixed);
 
 /**
  * Auto-rebalance (spec §3.7): runs the balancer pipeline configured from the `crs` settings

@@ -4,9 +4,9 @@ import { BUILTIN_REGISTRY } from './plugins';
 import { perlTrue } from './tools';
 
 /** Auto-rebalance defaults of the pve-5.2.0 profile (fractions of the imbalance). */
-export const AUTO_REBALANCE_DEFAULTS_FRACTION = { threshold: 0.3, margin: 0.1 } as const;
+const AUTO_REBALANCE_DEFAULTS_FRACTION = { threshold: 0.3, margin: 0.1 } as const;
 /** Auto-rebalance defaults of the pve-9.2 profile (percent of the normalised imbalance). */
-export const AUTO_REBALANCE_DEFAULTS_PERCENT = { threshold: 30, margin: 10 } as const;
+const AUTO_REBALANCE_DEFAULTS_PERCENT = { threshold: 30, margin: 10 } as const;
 /**
  * The range of `ha-auto-rebalance-threshold` and `-margin` in percent (PVE 9.2's
  * datacenter.cfg schema): a threshold above 100 % could never be exceeded, a margin above
@@ -15,9 +15,7 @@ export const AUTO_REBALANCE_DEFAULTS_PERCENT = { threshold: 30, margin: 10 } as 
  */
 export const AUTO_REBALANCE_PERCENT_RANGE = { min: 0, max: 100 } as const;
 /** Consecutive rounds above the threshold before a rebalance fires. */
-export const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
-
-export type SchedulerMode = 'basic' | 'static' | 'dynamic';
+const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
 
 /** The `crs` datacenter settings the manager reads every round. */
 export interface CrsSettings {

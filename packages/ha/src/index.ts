@@ -11,6 +11,6 @@ export {
   type LoadedPlugin,
 } from './plugins';
 export { NodeStatus, FENCE_DELAY_SECONDS } from './node-status';
-export { ExitCode, byteCompare, sortedKeys, jsonClone, parseSid } from './tools';
+export { ExitCode, sortedKeys, jsonClone, parseSid } from './tools';
 export { formatFixed } from './format';
 export { compareDebianVersions } from './version';

@@ -9,15 +9,16 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
-import { byteCompare, countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
 export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
 /** Seconds after which an LRM that lost its lock while restarting gives up. */
-export const LRM_RESTART_GIVE_UP_SECONDS = 90;
+const LRM_RESTART_GIVE_UP_SECONDS = 90;
 
 type LrmState = 'startup' | 'wait_for_agent_lock' | 'active' | 'lost_agent_lock' | 'maintenance';
-export type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
+type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
 
 interface Worker {
   sid: string;
@@ -435,7 +436,7 @@ export class Lrm {
     const queue = [...this.workers.values()];
     queue.sort((a, b) => {
       const d = b.startTries - a.startTries;
-      return d !== 0 ? d : byteCompare(a.sid, b.sid);
+      return d !== 0 ? d : compareNames(a.sid, b.sid);
     });
     let finished = false;
     for (const w of queue) {

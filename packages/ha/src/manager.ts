@@ -13,13 +13,14 @@ import {
 import type { PolicyRegistry } from '@poise/policy';
 import { NodeStatus } from './node-status';
 import { BasicUsage, type OnlineNodeUsage } from './scheduler';
-import { byteCompare, ExitCode, own, sortedKeys } from './tools';
+import { ExitCode, own, sortedKeys } from './tools';
 import { selectServiceNode, type NodePreference } from './select-node';
 import { RulesState } from './rules-state';
 import { findNegativeAffinityConflict, getPositivePartnersToMove } from '@poise/rules';
 import { type CrsSettings, readCrsSettings } from './crs';
 import { createUsage } from './usage-model';
 import { BalancerHost, loadBalance, type BalancerEvent } from './balance';
+import { compareNames } from '@poise/usage';
 
 /** Options the simulator or daemon passes to every manager it creates. */
 export interface ManagerOptions {
@@ -174,7 +175,7 @@ export class Manager {
   /** The tracked services in byte order. */
   private sids(): readonly string[] {
     if (this.sortedSids === undefined) {
-      const sids = Object.keys(this.ss).sort(byteCompare);
+      const sids = Object.keys(this.ss).sort(compareNames);
       this.sortedSids = sids;
       this.sortedEntries = sids.map((sid) => this.ss[sid]!);
     }
@@ -425,7 +426,7 @@ export class Manager {
     if (failedNodes !== undefined) sd.failed_nodes = failedNodes;
     if (maintenanceNode !== undefined) sd.maintenance_node = maintenanceNode;
     let text = '';
-    for (const k of Object.keys(params).sort(byteCompare)) {
+    for (const k of Object.keys(params).sort(compareNames)) {
       const v = params[k]!;
       if (text) text += ', ';
       text += `${k} = ${v}`;

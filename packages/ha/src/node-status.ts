@@ -1,12 +1,11 @@
 import type { Env } from '@poise/env';
-import { byteCompare, own } from './tools';
+import { own } from './tools';
+import { compareNames } from '@poise/usage';
 
 /** Seconds a node must be offline before its services are fenced. */
 export const FENCE_DELAY_SECONDS = 60;
 /** Seconds a vanished node stays 'gone' before it is forgotten. */
-export const GONE_NODE_DELETE_SECONDS = 3600;
-
-export type NodeState = 'online' | 'maintenance' | 'unknown' | 'fence' | 'gone';
+const GONE_NODE_DELETE_SECONDS = 3600;
 
 /**
  * The master's view of node health (persisted in the manager status as `node_status`), with
@@ -23,7 +22,7 @@ export class NodeStatus {
 
   /** Nodes known to the status, in byte order. */
   listNodes(): string[] {
-    return Object.keys(this.status).sort(byteCompare);
+    return Object.keys(this.status).sort(compareNames);
   }
 
   /** Nodes in state 'online' (not maintenance), in byte order. */
@@ -76,7 +75,7 @@ export class NodeStatus {
     lrmModes: { readonly [node: string]: string | undefined },
   ): void {
     const now = this.env.getTime();
-    for (const node of Object.keys(nodeInfo).sort(byteCompare)) {
+    for (const node of Object.keys(nodeInfo).sort(compareNames)) {
       const d = nodeInfo[node]!;
       if (!d.online) continue;
       this.lastOnline.set(node, now);

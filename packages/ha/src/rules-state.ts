@@ -92,9 +92,9 @@ export const NO_RULES: RulesView = viewOf(emptyCompiledRules(), () => []);
 /** Manage rounds before the first persistent group migration attempt. */
 export const GROUP_MIGRATION_FIRST_ROUND = 3;
 /** Manage rounds between group migration attempts. */
-export const GROUP_MIGRATION_RETRY_ROUNDS = 6;
+const GROUP_MIGRATION_RETRY_ROUNDS = 6;
 /** The pve-manager version every node needs before groups are migrated to rules. */
-export const GROUP_MIGRATION_MIN_VERSION = '9.0.0~16';
+const GROUP_MIGRATION_MIN_VERSION = '9.0.0~16';
 
 /**
  * Service states the LRM does not count as active work (its active_service_count): an LRM

@@ -1,8 +1,9 @@
 import type { ServiceConfigEntry, ServiceStatus, Snapshot } from '@poise/env';
 import type { RulesView } from './rules-state';
 import type { OnlineNodeUsage } from './scheduler';
-import { byteCompare, perlTrue } from './tools';
+import { perlTrue } from './tools';
 import { applyNegativeResourceAffinity, applyPositiveResourceAffinity, isAllowedOnNode } from '@poise/rules';
+import { compareNames } from '@poise/usage';
 
 /**
  * `none`: stay where possible; `best-score`: the best node by score; `try-next`: the node
@@ -64,7 +65,7 @@ export function selectServiceNode(
   const scores = usage.scoreNodesToStartService(sid);
   const nodes = [...pri].sort((a, b) => {
     const d = (scores.get(a) ?? 0) - (scores.get(b) ?? 0);
-    return d !== 0 ? d : byteCompare(a, b);
+    return d !== 0 ? d : compareNames(a, b);
   });
   if (preference === 'try-next') {
     const found = nodes.indexOf(current);

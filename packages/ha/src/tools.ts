@@ -1,4 +1,5 @@
 import { isSnapshot, thaw } from '@poise/env';
+import { compareNames } from '@poise/usage';
 
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
 export const ExitCode = {
@@ -16,11 +17,6 @@ export const ExitCode = {
 /** The text of a thrown value, as Perl's `$@` would print it. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Byte-order string comparison (Perl `cmp`): `node10` < `node2`, `ct:` < `fa:` < `vm:`. */
-export function byteCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -99,7 +95,7 @@ export class KeyOrder {
       if (same) return this.sorted;
     }
     this.keys = keys;
-    this.sorted = Object.freeze([...keys].sort(byteCompare));
+    this.sorted = Object.freeze([...keys].sort(compareNames));
     return this.sorted;
   }
 }
@@ -107,7 +103,7 @@ export class KeyOrder {
 /** Keys of an object in byte order (remembered for snapshots; do not change the array). */
 export function sortedKeys(obj: { readonly [key: string]: unknown } | undefined | null): readonly string[] {
   if (!obj) return NO_KEYS;
-  return memo(obj, 'sortedKeys', () => Object.freeze(Object.keys(obj).sort(byteCompare)));
+  return memo(obj, 'sortedKeys', () => Object.freeze(Object.keys(obj).sort(compareNames)));
 }
 
 /**

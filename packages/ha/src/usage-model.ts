@@ -12,6 +12,7 @@ import {
   type MigrationCandidate,
   type ResourceStats,
   type ScoredMigration,
+  compareNames,
 } from '@poise/usage';
 import {
   nodeTelemetry,
@@ -26,7 +27,7 @@ import { BasicUsage, serviceUsageNodes, type OnlineNodeUsage } from './scheduler
 import { errorMessage, own } from './tools';
 
 /** A service's stats could not be used: missing, or not a finite number >= 0. */
-export class ServiceStatsError extends Error {
+class ServiceStatsError extends Error {
   override readonly name = 'ServiceStatsError';
 }
 
@@ -270,7 +271,7 @@ export class CrsUsage implements OnlineNodeUsage {
    */
   planGuests(): Array<{ sid: string; node: string; cpu: number; mem: number; moving: boolean }> {
     return [...this.usage.snapshot().resources]
-      .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0))
+      .sort((a, b) => compareNames(a.sid, b.sid))
       .map((r) => ({
         sid: r.sid,
         node: r.placement.current,

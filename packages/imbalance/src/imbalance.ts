@@ -173,7 +173,7 @@ export function imbalanceWithReplaced(
 }
 
 /** Validates the replacement arguments of {@link imbalanceWithReplaced}. */
-export function checkReplacement(n: number, i: number, li: number, j: number, lj: number): void {
+function checkReplacement(n: number, i: number, li: number, j: number, lj: number): void {
   if (!Number.isInteger(i) || i < 0 || i >= n) {
     throw new ImbalanceError('index-out-of-range', `replaced index i = ${String(i)} out of range 0..${n - 1}`);
   }

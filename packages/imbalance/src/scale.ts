@@ -1,8 +1,9 @@
 /**
- * Exact power-of-two scaling for the scaled fallback of the sums of squares (internal, not
- * exported from the package). Multiplying by a power of two is exact unless the result is
- * subnormal, so a fold over loads scaled by 2^k gives the same bits as the fold over the
- * original loads would if it neither overflowed nor underflowed.
+ * Exact power-of-two scaling for the scaled fallback of sums of squares: this package's folds
+ * over loads, and `@poise/topsis`'s norms (exported for it). Multiplying by a power of two is
+ * exact unless the result is subnormal, so a fold over values scaled by 2^k gives the same bits
+ * as the fold over the original values would if it neither overflowed nor underflowed, and a
+ * sum of squares of values scaled by 2^k is the plain one times 2^2k.
  */
 
 const bits = new DataView(new ArrayBuffer(8));
@@ -26,8 +27,9 @@ export function exponentOf(x: number): number {
 }
 
 /**
- * x·2^k for an integer k in [-1074, 2097]: one multiplication (one rounding, only when the
- * result is subnormal), or two exact ones when 2^k itself would overflow (scaling up).
+ * x·2^k for an integer k <= 2097: one multiplication (one rounding, only when the result is
+ * subnormal), or two exact ones when 2^k itself would overflow (scaling up). Below k = -1074
+ * the result is 0 (for |x| < 4 the exact value is below 2^-1072).
  */
 export function scaleByPow2(x: number, k: number): number {
   return k <= 1023 ? x * pow2(k) : x * pow2(1023) * pow2(k - 1023);

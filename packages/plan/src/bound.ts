@@ -2,12 +2,12 @@ import { DualBound } from './dual';
 import { type Problem, GIB, costAt } from './model';
 
 /** Supergradient steps of the Lagrangian bound at most (it stops earlier: see {@link DUAL_TOLERANCE}). */
-export const DUAL_ITERATIONS = 400;
+const DUAL_ITERATIONS = 400;
 /**
  * The Lagrangian ascent stops once within this (relative to the upper value) of the upper value,
  * or once it has gained less than this over its last steps.
  */
-export const DUAL_TOLERANCE = 1e-5;
+const DUAL_TOLERANCE = 1e-5;
 /** Relative margin taken off the Lagrangian bound for float rounding in its sums. */
 const FLOAT_MARGIN = 1e-9;
 
@@ -33,7 +33,7 @@ export function lowerBound(p: Problem, hint: BoundHint): number {
  * matters when a few units carry a node's load; beyond, the Lagrangian bound is the stronger by
  * far (8 × 200 generated: 0.97 against 1.21) and the other costs O(units · nodes · log units).
  */
-export const COMBINATORIAL_UNITS = 60;
+const COMBINATORIAL_UNITS = 60;
 
 /**
  * The Lagrangian bound: a supergradient ascent of D(λ, μ) from multipliers on the most used nodes
@@ -80,7 +80,7 @@ const THETAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
  * minimum is at the floor or where a node's count changes, so every such point is evaluated:
  * O(units · nodes · log units).
  */
-export function combinatorialBound(p: Problem): number {
+function combinatorialBound(p: Problem): number {
   const U = p.units.length;
   const w = p.input.weights;
   let forced = 0;

@@ -314,12 +314,12 @@ export class DualBound {
 }
 
 /** Steps without a better value after which the ascent halves its step factor. */
-export const PATIENCE = 20;
+const PATIENCE = 20;
 /** Steps over which the ascent must gain more than its tolerance to go on. */
-export const STALL_STEPS = 60;
+const STALL_STEPS = 60;
 
 /** Temperature of the starting multipliers (utilisation): nodes within a few of it of the top share the weight. */
-export const START_TEMPERATURE = 0.005;
+const START_TEMPERATURE = 0.005;
 
 function spreadBy(nodes: Int32Array, out: Float64Array, total: number, use: Float64Array | undefined): void {
   let top = -Infinity;

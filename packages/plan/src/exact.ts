@@ -2,7 +2,7 @@ import type { Problem } from './model';
 import { CAPACITY_SLACK } from './objective';
 
 /** Search nodes the exact feasibility search may visit before it gives up (default). */
-export const EXACT_SEARCH_BUDGET = 2_000_000;
+const EXACT_SEARCH_BUDGET = 2_000_000;
 
 /** Which constraints the exact search checks (to find out which family makes an input infeasible). */
 export interface ExactChecks {

@@ -3,8 +3,9 @@ import { type Problem, buildProblem } from './model';
 import { SequentialPlacer, type PlacerUnit } from './placer';
 import { currentLoads, nodeLoads } from './planner';
 import { imbalance } from '@poise/imbalance';
-import { type CheckedInput, checkSize, compareNames, show, validatePlanInput } from './validate';
+import { type CheckedInput, checkSize, show, validatePlanInput } from './validate';
 import type { NodeUse, PlanInput, PlanRule } from './types';
+import { compareNames } from '@poise/usage';
 
 /** Guests to place (`count` copies of one size). */
 export interface NewGuest {

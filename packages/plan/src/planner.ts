@@ -8,11 +8,12 @@ import { countingReasons, searchReasons } from './diagnose';
 import { LARGE_UNITS, optimize } from './search';
 import { lowerBound } from './bound';
 import { schedule } from './schedule';
-import { type CheckedInput, compareNames, show, validatePlanInput } from './validate';
+import { type CheckedInput, show, validatePlanInput } from './validate';
 import type { FeasiblePlan, NodeUse, PlacementPlan, PlanInput, PlanOptions } from './types';
+import { compareNames } from '@poise/usage';
 
 /** Units up to which the search also starts from a balanced placement built from scratch. */
-export const FRESH_START_UNITS = LARGE_UNITS;
+const FRESH_START_UNITS = LARGE_UNITS;
 
 /** Options with every default applied. */
 export interface CheckedOptions {
@@ -123,7 +124,7 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
 }
 
 /** Guest → node after the assignment, ids in byte order. */
-export function placementOf(p: Problem, assign: Int32Array): Map<string, string> {
+function placementOf(p: Problem, assign: Int32Array): Map<string, string> {
   const out = new Map<string, string>();
   p.input.guests.forEach((g, i) => {
     if (!p.guestCounted[i]) return;
@@ -151,10 +152,7 @@ export function currentLoads(p: Problem): { cpu: Float64Array; mem: Float64Array
 }
 
 /** cpu and memory per node after the assignment. */
-export function targetLoads(
-  p: Problem,
-  assign: Int32Array,
-): { cpu: Float64Array; mem: Float64Array; guests: Int32Array } {
+function targetLoads(p: Problem, assign: Int32Array): { cpu: Float64Array; mem: Float64Array; guests: Int32Array } {
   const cpu = Float64Array.from(p.fixCpu);
   const mem = Float64Array.from(p.fixMem);
   const guests = new Int32Array(p.nodeNames.length);

@@ -1,5 +1,6 @@
-import { type CompiledRules, type RulesConfig, enabledRules, sortedStrings } from '@poise/rules';
+import { type CompiledRules, type RulesConfig, enabledRules } from '@poise/rules';
 import type { PlanRule } from './types';
+import { sortNames } from '@poise/usage';
 
 /**
  * The enabled rules of a rules config (`ha/rules.cfg`, as `@poise/rules` parses it, best after
@@ -9,9 +10,9 @@ import type { PlanRule } from './types';
 export function rulesFromConfig(config: Pick<RulesConfig, 'ids' | 'order'>): PlanRule[] {
   const out: PlanRule[] = [];
   for (const [id, rule] of enabledRules(config)) {
-    const resources = sortedStrings(Object.keys(rule.resources));
+    const resources = sortNames(Object.keys(rule.resources));
     if (rule.type === 'node-affinity') {
-      const nodes = sortedStrings(Object.keys(rule.nodes)).map((node) => ({
+      const nodes = sortNames(Object.keys(rule.nodes)).map((node) => ({
         node,
         priority: rule.nodes[node]!.priority,
       }));
@@ -33,7 +34,7 @@ export function rulesFromCompiled(compiled: CompiledRules, onlyResources?: Reado
   const keep = (sid: string) => onlyResources === undefined || onlyResources.has(sid);
   const out: PlanRule[] = [];
   const lists = new Map<object, string[]>();
-  for (const sid of sortedStrings(Object.keys(compiled['node-affinity']))) {
+  for (const sid of sortNames(Object.keys(compiled['node-affinity']))) {
     if (!keep(sid)) continue;
     const nodes = compiled['node-affinity'][sid]!.nodes;
     const list = lists.get(nodes);
@@ -46,13 +47,13 @@ export function rulesFromCompiled(compiled: CompiledRules, onlyResources?: Reado
       id: `node-affinity-${sids[0]}`,
       type: 'node-affinity',
       resources: sids,
-      nodes: sortedStrings(Object.keys(priorities)).map((node) => ({ node, priority: priorities[node]!.priority })),
+      nodes: sortNames(Object.keys(priorities)).map((node) => ({ node, priority: priorities[node]!.priority })),
       strict: true,
     });
   }
   const positive = compiled['resource-affinity'].positive;
   const seen = new Set<string>();
-  for (const sid of sortedStrings(Object.keys(positive))) {
+  for (const sid of sortNames(Object.keys(positive))) {
     if (seen.has(sid) || !keep(sid)) continue;
     const group: string[] = [];
     const stack = [sid];
@@ -69,16 +70,16 @@ export function rulesFromCompiled(compiled: CompiledRules, onlyResources?: Reado
     }
     if (group.length > 1)
       out.push({
-        id: `positive-${sortedStrings(group)[0]}`,
+        id: `positive-${sortNames(group)[0]}`,
         type: 'resource-affinity',
         affinity: 'positive',
-        resources: sortedStrings(group),
+        resources: sortNames(group),
       });
   }
   const negative = compiled['resource-affinity'].negative;
-  for (const a of sortedStrings(Object.keys(negative))) {
+  for (const a of sortNames(Object.keys(negative))) {
     if (!keep(a)) continue;
-    for (const b of sortedStrings(Object.keys(negative[a] ?? {}))) {
+    for (const b of sortNames(Object.keys(negative[a] ?? {}))) {
       if (b <= a || !keep(b)) continue;
       out.push({ id: `negative-${a}-${b}`, type: 'resource-affinity', affinity: 'negative', resources: [a, b] });
     }

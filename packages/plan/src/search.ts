@@ -18,22 +18,22 @@ export interface SearchOptions {
  * least {@link MIN_KICKS}, at most {@link MAX_KICKS}: 400 up to 30 units, 14 at 200, the minimum
  * from about 400.
  */
-export const KICK_WORK = 640_000;
-export const MIN_KICKS = 4;
-export const MAX_KICKS = 400;
+const KICK_WORK = 640_000;
+const MIN_KICKS = 4;
+const MAX_KICKS = 400;
 /** Units above which the search starts with level repairs (`levels.ts`) instead of perturbations. */
 export const LARGE_UNITS = 60;
 /** Units up to which the search ends with a branch and bound over all usable nodes. */
-export const EXACT_UNITS = 30;
+const EXACT_UNITS = 30;
 /**
  * Search nodes that branch and bound may visit (about a second of CPU, on a loaded machine, when it does not
  * finish; oracle instance 983, 6 nodes × 19 guests, needs more than 1,000,000 to get within 1 %).
  */
-export const EXACT_BUDGET = 3_000_000;
+const EXACT_BUDGET = 3_000_000;
 /** Independent perturbation walks on inputs of up to {@link EXACT_UNITS} units (the best is kept). */
-export const WALKS = 2;
+const WALKS = 2;
 /** Units moved by one perturbation. */
-export const KICK_SIZE = 3;
+const KICK_SIZE = 3;
 /** Levels tried below the current highest utilisation, as fractions of the way to the floor. */
 const LEVEL_STEPS = [1, 0.5, 0.25, 0.125, 0.0625, 0.015625];
 /**
@@ -46,7 +46,7 @@ const TRADE_SHARES = [0.5, 0.9];
 const SWAP_NODES = 8;
 
 /** xorshift32: the search's own small deterministic generator (seeded by the caller). */
-export function xorshift(seed: number): () => number {
+function xorshift(seed: number): () => number {
   let x = seed >>> 0 || 0x9e3779b9;
   return () => {
     x ^= x << 13;
@@ -149,7 +149,7 @@ function levelFloors(p: Problem): { cpu: number; mem: number } {
 }
 
 /** Descent until no neighbourhood improves. */
-export function descend(st: SearchState, floors: { cpu: number; mem: number }): void {
+function descend(st: SearchState, floors: { cpu: number; mem: number }): void {
   for (let guard = 0; guard < 1_000_000; guard++) {
     if (bestMove(st)) continue;
     if (bestSwap(st)) continue;
@@ -166,9 +166,9 @@ function polish(st: SearchState, floors: { cpu: number; mem: number }): void {
 }
 
 /** Units a set of two, three, four nodes may hold together for {@link repartition} to split them exactly. */
-export const SPLIT_UNITS = [24, 18, 16];
+const SPLIT_UNITS = [24, 18, 16];
 /** Search nodes one exact split may visit. */
-export const SPLIT_BUDGET = 20_000;
+const SPLIT_BUDGET = 20_000;
 
 /**
  * Exact re-split of two to four nodes: for each pair (then triple, then set of four) of usable

@@ -1,6 +1,6 @@
 import type { ClusterSnapshot } from '@poise/env';
 import type { CapacityPolicy, PlanGuest, PlanInput, PlanNode, PlanRule, PlanWeights } from './types';
-import { compareNames } from './validate';
+import { compareNames } from '@poise/usage';
 
 /**
  * What the planner reads of a cluster snapshot (`ClusterSnapshot` of `@poise/env`, the one

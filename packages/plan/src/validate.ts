@@ -1,6 +1,7 @@
 import { PlanError } from './errors';
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- PlanInput is named by {@link} in a doc comment: typedoc resolves it through this import
 import type { PlanInput, PlanWeights } from './types';
+import { compareNames } from '@poise/usage';
 
 /**
  * Default objective weights: both resources count alike; a migration costs 0.001 (a move must
@@ -66,11 +67,6 @@ export interface CheckedInput {
   readonly cpuOvercommitRatio: number | undefined;
   readonly memoryHeadroomPercent: number;
   readonly weights: Required<{ [K in keyof PlanWeights]: number }>;
-}
-
-/** Byte order of two names (`<`, never `localeCompare`). */
-export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A value for a message: strings quoted, everything else as JSON would show it. */

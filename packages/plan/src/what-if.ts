@@ -1,8 +1,9 @@
 import { type Problem, buildProblem } from './model';
 import { SequentialPlacer } from './placer';
 import { type CheckedOptions, checkPlanOptions, currentLoads, planChecked } from './planner';
-import { type CheckedInput, compareNames, validatePlanInput } from './validate';
+import { type CheckedInput, validatePlanInput } from './validate';
 import type { NodeUse, PlanInput } from './types';
+import { compareNames } from '@poise/usage';
 
 /** What happens when one node fails. */
 export interface NodeFailureCase {

@@ -115,7 +115,7 @@ export function checkMotions(check: StateCheck, value: unknown, path: string): R
 }
 
 /** The motions recent at `now` (their outcome within the window, not in the future). */
-export function recentAt(motions: readonly RecentMotion[], now: number, pace: ContentionPace): RecentMotion[] {
+function recentAt(motions: readonly RecentMotion[], now: number, pace: ContentionPace): RecentMotion[] {
   return motions.filter((m) => m.at <= now && m.at > now - pace.windowSeconds);
 }
 

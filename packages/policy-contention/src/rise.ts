@@ -1,4 +1,11 @@
-import { type NodeTelemetry, PolicyError, type StateCheck, formatPercent, showValue } from '@poise/policy';
+import {
+  type NodeTelemetry,
+  PolicyError,
+  type StateCheck,
+  compareNames,
+  formatPercent,
+  showValue,
+} from '@poise/policy';
 
 /**
  * Pressure that rose while the load did not. PSI says that a node's work waits, not why; when
@@ -126,8 +133,10 @@ export function lastingRises(
 ): UnexplainedRise[] {
   const key = (r: UnexplainedRise) => `${r.node}\u0000${r.dimension}`;
   const replaced = new Set(fresh.map(key));
-  return [...previous.filter((r) => !replaced.has(key(r)) && stillHot(r.node)), ...fresh].sort((a, b) =>
-    a.node < b.node ? -1 : a.node > b.node ? 1 : a.dimension < b.dimension ? -1 : 1,
+  return [...previous.filter((r) => !replaced.has(key(r)) && stillHot(r.node)), ...fresh].sort(
+    (a, b) =>
+      // node, then dimension; never 0 (as this order always was)
+      compareNames(a.node, b.node) || compareNames(a.dimension, b.dimension) || 1,
   );
 }
 

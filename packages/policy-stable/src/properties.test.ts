@@ -11,6 +11,7 @@ import {
 import { ReplayCluster } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
 import { STABLE_KEYS, parseStableSettings, stableStages } from './index';
+import { mulberry32 } from '@poise/test-support/prng';
 import { GIB } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
@@ -117,8 +118,7 @@ describe('properties', () => {
         fc.array(guestArb, { minLength: 1, maxLength: 6 }),
         fc.integer({ min: 1, max: 2 ** 31 }),
         (guests, seed) => {
-          let x = seed;
-          const random = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x / 2 ** 32);
+          const random = mulberry32(seed);
           const cluster = new ReplayCluster({
             nodes: ['node1', 'node2', 'node3'].map((name) => ({ name, maxcpu: 16, maxmem: 64 * GIB })),
             guests: guests.map((g, i) => ({

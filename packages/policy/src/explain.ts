@@ -1,6 +1,4 @@
 import { compareNames } from '@poise/usage';
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- named by {@link} in a doc comment: typedoc resolves it through this import
-import type { BalanceContext } from './types';
 
 /** How many items a stop reason lists before `and N more`. */
 export const REASON_LIST_MAX = 3;

@@ -21,7 +21,7 @@ export const TELEMETRY_MAX = 2 ** 53;
 const isName = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
 /** Checks an imbalance from the host: a finite number ≥ 0. */
-export function checkImbalance(value: unknown, what: string): number {
+function checkImbalance(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw invalidInput(`${what} must be a finite number >= 0, got ${showValue(value)}`);
   }
@@ -29,7 +29,7 @@ export function checkImbalance(value: unknown, what: string): number {
 }
 
 /** Checks the host's candidates (see `BalanceCandidate` for the accepted shape). */
-export function checkCandidates(value: unknown): BalanceCandidate[] {
+function checkCandidates(value: unknown): BalanceCandidate[] {
   if (!Array.isArray(value)) throw invalidInput(`candidates must be an array, got ${showValue(value)}`);
   const leaders = new Set<string>();
   value.forEach((c: unknown, i) => {
@@ -71,11 +71,7 @@ export function checkCandidates(value: unknown): BalanceCandidate[] {
 }
 
 /** Checks scored migrations against the candidates they were scored from. */
-export function checkScored(
-  value: unknown,
-  candidates: readonly MigrationCandidate[],
-  limit: number,
-): ScoredMigration[] {
+function checkScored(value: unknown, candidates: readonly MigrationCandidate[], limit: number): ScoredMigration[] {
   if (!Array.isArray(value)) throw invalidInput(`scored migrations must be an array, got ${showValue(value)}`);
   if (value.length > limit)
     throw invalidInput(`the host scored ${value.length} migrations, more than the limit ${limit}`);
@@ -112,7 +108,7 @@ export function checkScored(
 }
 
 /** Checks node telemetry (see `NodeTelemetry` for the accepted range). */
-export function checkNodes(value: unknown): readonly NodeTelemetry[] {
+function checkNodes(value: unknown): readonly NodeTelemetry[] {
   if (!Array.isArray(value)) throw invalidInput(`node telemetry must be an array, got ${showValue(value)}`);
   const names = new Set<string>();
   value.forEach((n: unknown, i) => {
@@ -145,7 +141,7 @@ export function checkNodes(value: unknown): readonly NodeTelemetry[] {
 }
 
 /** Checks guest telemetry (see `GuestTelemetry` for the accepted range). */
-export function checkGuests(value: unknown): readonly GuestTelemetry[] {
+function checkGuests(value: unknown): readonly GuestTelemetry[] {
   if (!Array.isArray(value)) throw invalidInput(`guest telemetry must be an array, got ${showValue(value)}`);
   const sids = new Set<string>();
   value.forEach((g: unknown, i) => {
@@ -216,7 +212,7 @@ export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOu
 }
 
 /** Wraps an evaluator: memoises the imbalance and checks every value it returns. */
-export function checkedEvaluator(inner: BalanceEvaluator, what: string): BalanceEvaluator {
+function checkedEvaluator(inner: BalanceEvaluator, what: string): BalanceEvaluator {
   let imbalance: number | undefined;
   return {
     imbalance: () => (imbalance ??= checkImbalance(inner.imbalance(), `${what} imbalance`)),

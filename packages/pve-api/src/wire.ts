@@ -88,7 +88,7 @@ function preview(value: unknown): string {
 }
 
 /** `data[3].maxmem` from a zod path under `prefix`. */
-export function dotPath(prefix: string, path: readonly PropertyKey[]): string {
+function dotPath(prefix: string, path: readonly PropertyKey[]): string {
   let out = prefix;
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;
@@ -131,7 +131,7 @@ export function decode<T extends z.ZodType>(
 }
 
 /** Build the `bad-reply` error for zod issues found in `data`. */
-export function replyError(
+function replyError(
   issues: readonly z.core.$ZodIssue[],
   data: unknown,
   where: { endpoint: string; baseUrl?: string },

@@ -1,9 +1,9 @@
 /** One call for a config validator or a UI: parse, check, transform and compile a rules file. */
 import { compileRules } from './compile';
 import { cloneRulesConfig, parseRulesConfig, RULES_CONFIG_FILE } from './config';
-import { byteCompare } from './sort';
 import { applyRuleTransforms, dropRuleMessage, findRuleConflicts, removeRules, type FoundConflict } from './transform';
 import type { CompiledRules, ConfigWarning, RulesConfig } from './types';
+import { compareNames } from '@poise/usage';
 
 /** Everything the engine concludes about one rules file, as values (nothing is logged). */
 export interface RulesAnalysis {
@@ -40,7 +40,7 @@ export function analyzeRules(text: string, nodes: readonly string[], file: strin
     warnings,
     conflicts,
     dropMessages: conflicts.map(({ ruleId, reason }) => dropRuleMessage(ruleId, reason)),
-    droppedRuleIds: [...dropped].sort(byteCompare),
+    droppedRuleIds: [...dropped].sort(compareNames),
     transformed,
     compiled: compileRules(transformed, nodes),
   };

@@ -1,9 +1,9 @@
+import { compareNames } from '@poise/usage';
 /**
  * JSON text as Perl's `JSON->new->canonical->pretty->encode` writes it: keys sorted in byte
  * order, 3-space indent, `"key" : value`, empty containers as `{}` / `[]`, a final newline.
  * Non-ASCII characters are written as-is; `undefined` object members are omitted.
  */
-import { byteCompare } from './sort';
 
 const INDENT = '   ';
 
@@ -48,7 +48,7 @@ function encode(value: unknown, depth: number): string {
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record)
     .filter((key) => record[key] !== undefined)
-    .sort(byteCompare);
+    .sort(compareNames);
   if (keys.length === 0) return '{}';
   const members = keys.map((key) => `${inner}${encodeString(key)} : ${encode(record[key], depth + 1)}`);
   return `{\n${members.join(',\n')}\n${outer}}`;

@@ -4,7 +4,7 @@ import { enabledRulesByType } from './rule-set';
 import type { AffinityPairs, CompiledRules, NodePriorities, NodePriority, RulesConfig } from './types';
 
 /** Priority given to the nodes a non-strict node-affinity rule does not list. */
-export const NON_STRICT_OTHER_NODE_PRIORITY = -1;
+const NON_STRICT_OTHER_NODE_PRIORITY = -1;
 
 /**
  * Compiles the enabled rules, usually after `transformRules`:

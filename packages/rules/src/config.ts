@@ -10,7 +10,6 @@ import {
   type SectionPlugin,
 } from './section-config';
 import { copyRecord, nullRecord } from './records';
-import { byteCompare, sortedStrings } from './sort';
 import type {
   GroupsConfig,
   NodePriorities,
@@ -21,6 +20,7 @@ import type {
   RulesConfig,
   SidSet,
 } from './types';
+import { compareNames, sortNames } from '@poise/usage';
 
 /** Default file name of the rules config, used in warnings. */
 export const RULES_CONFIG_FILE = 'ha/rules.cfg';
@@ -87,7 +87,7 @@ function hexValue(byte: number | undefined): number {
 }
 
 /** Parses a `resources` list into a set; any invalid id rejects the whole property. */
-export function decodeResources(raw: string): DecodeResult {
+function decodeResources(raw: string): DecodeResult {
   const resources: SidSet = nullRecord<1>();
   for (const sid of splitList(raw)) {
     if (!SID_PATTERN.test(sid)) {
@@ -99,7 +99,7 @@ export function decodeResources(raw: string): DecodeResult {
 }
 
 /** Parses a `node[:prio]` list into `{ node: { priority } }`; priority defaults to 0. */
-export function decodeNodes(raw: string): DecodeResult {
+function decodeNodes(raw: string): DecodeResult {
   const nodes: NodePriorities = nullRecord<NodePriority>();
   for (const entry of splitList(raw)) {
     const match = NODE_ENTRY_PATTERN.exec(entry);
@@ -110,13 +110,13 @@ export function decodeNodes(raw: string): DecodeResult {
 }
 
 function encodeResources(value: unknown): string {
-  return sortedStrings(Object.keys(value as SidSet)).join(',');
+  return sortNames(Object.keys(value as SidSet)).join(',');
 }
 
 function encodeNodes(value: unknown): string {
   const nodes = value as NodePriorities;
   return Object.keys(nodes)
-    .sort(byteCompare)
+    .sort(compareNames)
     .map((node) => {
       const priority = nodes[node]?.priority ?? 0;
       return priority ? `${node}:${priority}` : node;
@@ -153,7 +153,7 @@ const nodes: PropertySchema = { kind: 'string', optional: false, decode: decodeN
 const flag: PropertySchema = { kind: 'boolean', optional: true };
 
 /** Rule plugins in registration order: node-affinity, then resource-affinity. */
-export const RULE_PLUGINS: readonly SectionPlugin[] = [
+const RULE_PLUGINS: readonly SectionPlugin[] = [
   {
     type: 'node-affinity',
     properties: { resources, nodes, strict: flag, disable: flag, comment },
@@ -170,7 +170,7 @@ export const RULE_PLUGINS: readonly SectionPlugin[] = [
 ];
 
 /** The legacy HA group plugin. */
-export const GROUP_PLUGINS: readonly SectionPlugin[] = [
+const GROUP_PLUGINS: readonly SectionPlugin[] = [
   {
     type: 'group',
     properties: { nodes, restricted: flag, nofailback: flag, comment },
@@ -210,7 +210,7 @@ export function cloneNodePriorities(nodes: Readonly<NodePriorities>): NodePriori
 }
 
 /** Copy of a rule whose `resources` and `nodes` are new prototype-free records. */
-export function cloneRule(rule: Rule): Rule {
+function cloneRule(rule: Rule): Rule {
   if (rule.type === 'node-affinity') {
     return { ...rule, resources: copyRecord(rule.resources), nodes: cloneNodePriorities(rule.nodes) };
   }

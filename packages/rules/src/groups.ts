@@ -5,8 +5,8 @@
 import { cloneRulesConfig, writeRulesConfig, cloneNodePriorities } from './config';
 import { getOwn, nullRecord } from './records';
 import { lowestOrder } from './rule-set';
-import { sortedStrings } from './sort';
 import type { Group, GroupsConfig, NodeAffinityRule, RulesConfig, ServiceConfigEntry, SidSet } from './types';
+import { sortNames } from '@poise/usage';
 
 /** Id of the node-affinity rule generated from group `group`. */
 export function groupRuleId(group: string): string {
@@ -14,7 +14,7 @@ export function groupRuleId(group: string): string {
 }
 
 /** Comment of the node-affinity rule generated from group `group`. */
-export function groupRuleComment(group: string): string {
+function groupRuleComment(group: string): string {
   return `Generated from HA group '${group}'.`;
 }
 
@@ -26,7 +26,7 @@ export function serviceGroup(entry: Readonly<ServiceConfigEntry> | undefined): s
 }
 
 /** The group `id` of a groups config (own entries only: `constructor` is a name like any other). */
-export function findGroup(groups: Pick<GroupsConfig, 'ids'>, id: string): Group | undefined {
+function findGroup(groups: Pick<GroupsConfig, 'ids'>, id: string): Group | undefined {
   return getOwn(groups.ids, id);
 }
 
@@ -43,7 +43,7 @@ export function migrateGroupsToRules(
   serviceConfig: Readonly<Record<string, Readonly<ServiceConfigEntry>>>,
 ): RulesConfig {
   const groupResources = new Map<string, SidSet>();
-  for (const sid of sortedStrings(Object.keys(serviceConfig))) {
+  for (const sid of sortNames(Object.keys(serviceConfig))) {
     const group = serviceGroup(serviceConfig[sid]);
     if (group === undefined) continue;
     let resources = groupResources.get(group);
@@ -52,7 +52,7 @@ export function migrateGroupsToRules(
   }
 
   let order = lowestOrder(rules.order);
-  for (const group of sortedStrings(groupResources.keys())) {
+  for (const group of sortNames(groupResources.keys())) {
     const definition = findGroup(groups, group);
     if (!definition) continue;
     const rule: NodeAffinityRule = {
@@ -113,7 +113,7 @@ export function buildPersistentGroupMigration(
 ): PersistentGroupMigration {
   const migrated = migrateGroupsToRules(cloneRulesConfig(rules), groups, serviceConfig);
   const serviceUpdates: PersistentGroupMigration['serviceUpdates'] = nullRecord();
-  for (const sid of sortedStrings(Object.keys(serviceConfig))) {
+  for (const sid of sortNames(Object.keys(serviceConfig))) {
     const group = serviceGroup(serviceConfig[sid]);
     if (group === undefined) continue;
     const update: { delete: string[]; set: { failback?: number } } = { delete: ['group'], set: {} };

@@ -18,20 +18,12 @@
  */
 export { RulesError } from './errors';
 export type { RulesErrorCode } from './errors';
-export { byteCompare, sortedStrings } from './sort';
-export { configDigest, parseSectionConfig, writeSectionConfig } from './section-config';
+export { configDigest } from './section-config';
 export type { DecodeResult, PropertySchema, SectionPlugin } from './section-config';
 export {
   GROUPS_CONFIG_FILE,
-  GROUP_PLUGINS,
-  RULES_CONFIG_FILE,
-  RULE_PLUGINS,
   SID_PATTERN,
-  cloneNodePriorities,
-  cloneRule,
   cloneRulesConfig,
-  decodeNodes,
-  decodeResources,
   decodeText,
   emptyRulesConfig,
   encodeText,
@@ -41,17 +33,9 @@ export {
   writeGroupsConfig,
   writeRulesConfig,
 } from './config';
-export {
-  enabledNodeAffinityRules,
-  enabledResourceAffinityRules,
-  enabledRules,
-  enabledRulesByType,
-  isRuleDisabled,
-  lowestOrder,
-  sortedRuleIds,
-} from './rule-set';
+export { enabledRules, sortedRuleIds } from './rule-set';
 export type { EnabledRulesByType } from './rule-set';
-export { NON_STRICT_OTHER_NODE_PRIORITY, compileRules, emptyCompiledRules } from './compile';
+export { compileRules, emptyCompiledRules } from './compile';
 export {
   CURRENT_NODE_STATES,
   TARGET_NODE_STATES,
@@ -71,8 +55,6 @@ export {
 export type { BalancingCandidate, NodeAffinityResult, ResourceAffinityResult, UsedServiceNodes } from './queries';
 export {
   buildPersistentGroupMigration,
-  findGroup,
-  groupRuleComment,
   groupRuleId,
   migrateGroupsToResources,
   migrateGroupsToRules,
@@ -81,10 +63,7 @@ export {
 export type { PersistentGroupMigration } from './groups';
 export {
   RULE_CHECKS,
-  buildCheckContext,
-  connectedRuleComponents,
   effectiveResourceAffinity,
-  indexRulesBySid,
   negativeFitsNodes,
   negativeNodeAffinityConsistency,
   positiveNegativeConsistency,
@@ -93,25 +72,12 @@ export {
   singlePriorityNodeAffinityForResourceAffinity,
 } from './checks';
 export type { CheckContext, PositiveComponent, RuleCheck, RuleConflict } from './checks';
-export {
-  IMPLICIT_NEGATIVE_RULE_PREFIX,
-  MERGED_RULE_PREFIX,
-  applyRuleTransforms,
-  dropInfeasibleRules,
-  dropRuleMessage,
-  findRuleConflicts,
-  inferImplicitNegativeRules,
-  inferNodeAffinityForPositiveRules,
-  mergeConnectedPositiveRules,
-  removeRules,
-  transformRules,
-} from './transform';
+export { applyRuleTransforms, dropRuleMessage, findRuleConflicts, transformRules } from './transform';
 export type { FoundConflict } from './transform';
 export { analyzeRules } from './analyze';
 export type { RulesAnalysis } from './analyze';
 export { canonicalJson } from './canonical-json';
-export { RULES_TEST_NODES, rulesCheckReport } from './report';
-export { NODE_AFFINITY, RESOURCE_AFFINITY, RULE_TYPES } from './types';
+export { rulesCheckReport } from './report';
 export type {
   Affinity,
   AffinityPairs,

@@ -5,8 +5,8 @@
  * and also return it.
  */
 import { getOwn } from './records';
-import { sortedStrings } from './sort';
 import type { CompiledRules, ServiceStatus, ServiceStatusEntry } from './types';
+import { sortNames } from '@poise/usage';
 
 /** Node sets from node affinity: `allowed` may run the resource, `pri` are the preferred ones. */
 export interface NodeAffinityResult {
@@ -31,7 +31,7 @@ export function getNodeAffinity(
 
   const allowed = new Set<string>();
   let highest = Number.NEGATIVE_INFINITY;
-  for (const node of sortedStrings(Object.keys(rule.nodes))) {
+  for (const node of sortNames(Object.keys(rule.nodes))) {
     if (!online.has(node)) continue;
     allowed.add(node);
     highest = Math.max(highest, (rule.nodes[node] as { priority: number }).priority);
@@ -120,7 +120,7 @@ export function getResourceAffinity(
 }
 
 function sortMap(map: Map<string, number>): Map<string, number> {
-  return new Map(sortedStrings(map.keys()).map((node) => [node, map.get(node) as number]));
+  return new Map(sortNames(map.keys()).map((node) => [node, map.get(node) as number]));
 }
 
 /**
@@ -153,7 +153,7 @@ export function applyNegativeResourceAffinity(separate: ReadonlyMap<string, numb
  * → by name node1, node2, node3 → by count node2 (2), node3 (2), node1 (1) → pri {node2}.
  */
 export function applyPositiveResourceAffinity(together: ReadonlyMap<string, number>, pri: Set<string>): Set<string> {
-  const candidates = sortedStrings([...together.keys()].filter((node) => pri.has(node)));
+  const candidates = sortNames([...together.keys()].filter((node) => pri.has(node)));
   if (candidates.length === 0) return pri;
   candidates.sort((a, b) => (together.get(b) as number) - (together.get(a) as number));
   const majority = candidates[0] as string;
@@ -163,12 +163,12 @@ export function applyPositiveResourceAffinity(together: ReadonlyMap<string, numb
 
 /** Resources that must share a node with `sid`, sorted (empty if none). */
 export function getPositivePartners(compiled: CompiledRules, sid: string): string[] {
-  return sortedStrings(Object.keys(getOwn(compiled['resource-affinity'].positive, sid) ?? {}));
+  return sortNames(Object.keys(getOwn(compiled['resource-affinity'].positive, sid) ?? {}));
 }
 
 /** Resources that must not share a node with `sid`, sorted (empty if none). */
 export function getNegativePartners(compiled: CompiledRules, sid: string): string[] {
-  return sortedStrings(Object.keys(getOwn(compiled['resource-affinity'].negative, sid) ?? {}));
+  return sortNames(Object.keys(getOwn(compiled['resource-affinity'].negative, sid) ?? {}));
 }
 
 /** States in which a resource is in motion; a bundle with such a member is not stationary. */
@@ -187,7 +187,7 @@ export function getActiveStationaryResourceBundles(
   serviceStatus: ServiceStatus,
 ): Map<string, string[]> {
   const bundles = new Map<string, string[]>();
-  for (const sid of sortedStrings(Object.keys(serviceStatus))) {
+  for (const sid of sortNames(Object.keys(serviceStatus))) {
     const entry = serviceStatus[sid] as ServiceStatusEntry;
     if (entry.state !== 'started') continue;
     const members = [sid];
@@ -205,10 +205,10 @@ export function getActiveStationaryResourceBundles(
       nodes.add(partner.node);
     }
     if (moving || nodes.size > 1) continue;
-    const sorted = sortedStrings(members);
+    const sorted = sortNames(members);
     bundles.set(sorted[0] as string, sorted);
   }
-  return new Map(sortedStrings(bundles.keys()).map((leader) => [leader, bundles.get(leader) as string[]]));
+  return new Map(sortNames(bundles.keys()).map((leader) => [leader, bundles.get(leader) as string[]]));
 }
 
 /**
@@ -278,7 +278,7 @@ export function getBalancingCandidates(
     applyNegativeResourceAffinity(separate, pri);
     pri.delete(entry.node);
     if (pri.size === 0) continue;
-    candidates.push({ leader, resources: [...members], targets: sortedStrings(pri) });
+    candidates.push({ leader, resources: [...members], targets: sortNames(pri) });
   }
   return candidates;
 }

@@ -8,7 +8,7 @@ import { parseRulesConfig } from './config';
 import { transformRules } from './transform';
 
 /** The nodes the reference test harness passes to transform and compile. */
-export const RULES_TEST_NODES: readonly string[] = ['node1', 'node2', 'node3'];
+const RULES_TEST_NODES: readonly string[] = ['node1', 'node2', 'node3'];
 
 /**
  * `--- Log ---`, one line per drop message, `--- Config ---`, the transformed config as

@@ -1,10 +1,10 @@
 /** Iteration helpers over a rules config (the reference's `foreach_rule`). */
 import { getOwn } from './records';
-import { byteCompare } from './sort';
-import type { Affinity, NodeAffinityRule, ResourceAffinityRule, Rule, RulesConfig } from './types';
+import type { NodeAffinityRule, ResourceAffinityRule, Rule, RulesConfig } from './types';
+import { compareNames } from '@poise/usage';
 
 /** A disabled rule is one with a `disable` key, whatever its value (as the reference). */
-export function isRuleDisabled(rule: Rule): boolean {
+function isRuleDisabled(rule: Rule): boolean {
   return rule.disable !== undefined;
 }
 
@@ -18,7 +18,7 @@ export function sortedRuleIds(rules: Pick<RulesConfig, 'ids' | 'order'>): string
     const order = getOwn(rules.order, id);
     return { id, order: typeof order === 'number' && !Number.isNaN(order) ? order : Number.POSITIVE_INFINITY };
   });
-  keyed.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : byteCompare(a.id, b.id)));
+  keyed.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : compareNames(a.id, b.id)));
   return keyed.map((entry) => entry.id);
 }
 
@@ -54,22 +54,6 @@ export function enabledRulesByType(rules: Pick<RulesConfig, 'ids' | 'order'>): E
     }
   }
   return byType;
-}
-
-/** The enabled node-affinity rules as `[id, rule]` pairs in rule order. */
-export function enabledNodeAffinityRules(rules: Pick<RulesConfig, 'ids' | 'order'>): Array<[string, NodeAffinityRule]> {
-  return enabledRulesByType(rules).nodeAffinity;
-}
-
-/** The enabled resource-affinity rules (of one `affinity`, if given) as `[id, rule]` pairs in rule order. */
-export function enabledResourceAffinityRules(
-  rules: Pick<RulesConfig, 'ids' | 'order'>,
-  affinity?: Affinity,
-): Array<[string, ResourceAffinityRule]> {
-  if (affinity !== undefined) return enabledRulesByType(rules)[affinity];
-  return enabledRules(rules).filter(
-    (entry): entry is [string, ResourceAffinityRule] => entry[1].type === 'resource-affinity',
-  );
 }
 
 /**

@@ -6,7 +6,6 @@
 import { describe, expect, test } from 'vitest';
 
 import {
-  byteCompare,
   canonicalJson,
   cloneRulesConfig,
   compileRules,
@@ -26,6 +25,7 @@ import {
   largeRulesConfigText,
 } from './testing/large-config';
 import { referenceTransform } from './testing/reference';
+import { compareNames } from '@poise/usage';
 
 const BLOCKS = 1000;
 
@@ -45,7 +45,7 @@ describe('a generated config of 21,000 rules over 32,000 resources', () => {
     const expected: Array<[string, string]> = [];
     for (let b = 0; b < BLOCKS; b++) expected.push(...largeConfigBlockDrops(b));
     // stable by rule id: a rule's messages keep their check order
-    expected.sort((x, y) => byteCompare(x[0], y[0]));
+    expected.sort((x, y) => compareNames(x[0], y[0]));
     expect(messages).toHaveLength(11 * BLOCKS);
     expect(messages).toEqual(expected.map(([id, reason]) => dropRuleMessage(id, reason)));
   });
@@ -56,15 +56,15 @@ describe('a generated config of 21,000 rules over 32,000 resources', () => {
     const b = 737;
     const s = (k: number) => `vm:${32 * b + k}`;
     const merged = `_merged-${largeConfigRuleId('pa', b)}-${largeConfigRuleId('pb', b)}`;
-    expect(Object.keys(config.ids[merged]?.resources ?? {}).sort(byteCompare)).toEqual(
-      [s(2), s(3), s(4)].sort(byteCompare),
+    expect(Object.keys(config.ids[merged]?.resources ?? {}).sort(compareNames)).toEqual(
+      [s(2), s(3), s(4)].sort(compareNames),
     );
     expect(config.order[merged]).toBe(parsed.order[largeConfigRuleId('pa', b)]);
     for (const sid of [s(2), s(3)]) {
       expect(config.ids[`_implicit-negative-${merged}-${sid}-${s(5)}`]?.resources).toEqual({ [sid]: 1, [s(5)]: 1 });
     }
-    expect(Object.keys(config.ids[largeConfigRuleId('na1', b)]?.resources ?? {}).sort(byteCompare)).toEqual(
-      [s(1), s(2), s(3), s(4)].sort(byteCompare),
+    expect(Object.keys(config.ids[largeConfigRuleId('na1', b)]?.resources ?? {}).sort(compareNames)).toEqual(
+      [s(1), s(2), s(3), s(4)].sort(compareNames),
     );
     expect(config.ids[largeConfigRuleId('off', b)]?.disable).toBe(1);
   });
@@ -82,8 +82,8 @@ describe('a generated config of 21,000 rules over 32,000 resources', () => {
       pri: new Set([home]),
     });
     expect(getNodeAffinity(compiled, s(11), LARGE_CONFIG_NODES).pri).toEqual(new Set(['node4']));
-    expect(getPositivePartners(compiled, s(3))).toEqual([s(2), s(4)].sort(byteCompare));
-    expect(getNegativePartners(compiled, s(5))).toEqual([s(2), s(3), s(4)].sort(byteCompare));
+    expect(getPositivePartners(compiled, s(3))).toEqual([s(2), s(4)].sort(compareNames));
+    expect(getNegativePartners(compiled, s(5))).toEqual([s(2), s(3), s(4)].sort(compareNames));
   });
 
   test('writes back to text that parses to the same rules', () => {

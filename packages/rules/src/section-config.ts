@@ -16,8 +16,8 @@
 import { RulesError } from './errors';
 import { copyRecord, getOwn, hasOwn, nullRecord } from './records';
 import { sha1Hex } from './sha1';
-import { byteCompare } from './sort';
 import type { ConfigWarning, ParseResult, SectionConfigData } from './types';
+import { compareNames } from '@poise/usage';
 
 /** Result of decoding one raw property value. */
 export type DecodeResult = { ok: true; value: unknown } | { ok: false; reason: string };
@@ -183,7 +183,7 @@ export function parseSectionConfig<T>(file: string, raw: string, plugins: readon
 
     const missing = Object.keys(plugin.properties)
       .filter((key) => !plugin.properties[key]?.optional && section[key] === undefined)
-      .sort(byteCompare);
+      .sort(compareNames);
     const sectionPosition = position++;
     if (missing.length > 0) {
       const reason = `missing value for required option '${missing[0]}'`;
@@ -222,11 +222,11 @@ export function writeSectionConfig(
   const order = copyRecord(config.order);
   let maxOrder = 0;
   for (const id of Object.keys(config.ids)) maxOrder = Math.max(maxOrder, order[id] ?? 0);
-  for (const id of Object.keys(config.ids).sort(byteCompare)) {
+  for (const id of Object.keys(config.ids).sort(compareNames)) {
     if (order[id] === undefined) order[id] = ++maxOrder;
   }
   const sectionIds = Object.keys(config.ids).sort(
-    (a, b) => (order[a] as number) - (order[b] as number) || byteCompare(a, b),
+    (a, b) => (order[a] as number) - (order[b] as number) || compareNames(a, b),
   );
 
   const out: string[] = [];
@@ -251,7 +251,7 @@ export function writeSectionConfig(
     if (plugin.properties.disable && section.disable) data += '\tdisable\n';
     done.add('comment');
     done.add('disable');
-    const keys = Object.keys(plugin.properties).sort(byteCompare);
+    const keys = Object.keys(plugin.properties).sort(compareNames);
     for (const key of keys) {
       if (done.has(key) || plugin.properties[key]?.optional) continue;
       done.add(key);

@@ -15,13 +15,13 @@
 import { RULE_CHECKS, buildCheckContext, connectedRuleComponents, indexRulesBySid, type RuleCheck } from './checks';
 import { getOwn, hasOwn, nullRecord, setOwn } from './records';
 import { enabledRulesByType, lowestOrder } from './rule-set';
-import { byteCompare, sortedStrings } from './sort';
 import type { ResourceAffinityRule, RulesConfig, SidSet } from './types';
+import { compareNames, sortNames } from '@poise/usage';
 
 /** Prefix of rules merged from connected positive rules. */
-export const MERGED_RULE_PREFIX = '_merged-';
+const MERGED_RULE_PREFIX = '_merged-';
 /** Prefix of inferred negative rules. */
-export const IMPLICIT_NEGATIVE_RULE_PREFIX = '_implicit-negative-';
+const IMPLICIT_NEGATIVE_RULE_PREFIX = '_implicit-negative-';
 
 /** The log line for a dropped rule. */
 export function dropRuleMessage(ruleId: string, reason: string): string {
@@ -50,11 +50,11 @@ export function findRuleConflicts(
   const context = buildCheckContext(rules, nodes);
   const found: FoundConflict[] = [];
   for (const check of checks) {
-    const conflicts = check.run(context).sort((a, b) => byteCompare(a[0], b[0]) || byteCompare(a[1], b[1]));
+    const conflicts = check.run(context).sort((a, b) => compareNames(a[0], b[0]) || compareNames(a[1], b[1]));
     for (const [ruleId, reason] of conflicts) found.push({ ruleId, reason, check: check.name });
   }
   // stable: equal rule ids keep the check order
-  return found.sort((a, b) => byteCompare(a.ruleId, b.ruleId));
+  return found.sort((a, b) => compareNames(a.ruleId, b.ruleId));
 }
 
 /**
@@ -63,7 +63,7 @@ export function findRuleConflicts(
  * `findRuleConflicts` (by rule id, then check order): a rule in conflict with two rules has
  * two (possibly equal) messages. Mutates `rules`.
  */
-export function dropInfeasibleRules(
+function dropInfeasibleRules(
   rules: RulesConfig,
   nodes: readonly string[],
   checks: readonly RuleCheck[] = RULE_CHECKS,
@@ -85,7 +85,7 @@ export function removeRules(rules: RulesConfig, ruleIds: Iterable<string>): void
 }
 
 /** Step 2: one `_merged-` rule per connected group of two or more positive rules. */
-export function mergeConnectedPositiveRules(rules: RulesConfig): void {
+function mergeConnectedPositiveRules(rules: RulesConfig): void {
   const { positive } = enabledRulesByType(rules);
   for (const component of connectedRuleComponents(positive)) {
     if (component.length < 2) continue;
@@ -111,7 +111,7 @@ export function mergeConnectedPositiveRules(rules: RulesConfig): void {
  * `_implicit-negative-<P>-<sid>-<csid>` = {sid, csid}. Its order is the lowest order + 1 (the
  * reference's get_next_ordinal).
  */
-export function inferImplicitNegativeRules(rules: RulesConfig): void {
+function inferImplicitNegativeRules(rules: RulesConfig): void {
   const { positive, negative } = enabledRulesByType(rules);
   const negativePartners = new Map<string, Set<string>>();
   for (const [, rule] of negative) {
@@ -126,12 +126,12 @@ export function inferImplicitNegativeRules(rules: RulesConfig): void {
   let hasOrder = Object.keys(rules.order).length > 0;
   let lowest = lowestOrder(rules.order);
   for (const [positiveId, rule] of positive) {
-    const members = sortedStrings(Object.keys(rule.resources));
+    const members = sortNames(Object.keys(rule.resources));
     const outside = new Set<string>();
     for (const sid of members) {
       for (const csid of negativePartners.get(sid) ?? []) if (!hasOwn(rule.resources, csid)) outside.add(csid);
     }
-    for (const csid of sortedStrings(outside)) {
+    for (const csid of sortNames(outside)) {
       for (const sid of members) {
         if (negativePartners.get(sid)?.has(csid)) continue;
         const id = `${IMPLICIT_NEGATIVE_RULE_PREFIX}${positiveId}-${sid}-${csid}`;
@@ -153,7 +153,7 @@ export function inferImplicitNegativeRules(rules: RulesConfig): void {
  * positive rules taken in rule order (a resource added for one positive rule counts for the
  * next; after step 2 the positive rules share no resource, so it never matters there).
  */
-export function inferNodeAffinityForPositiveRules(rules: RulesConfig): void {
+function inferNodeAffinityForPositiveRules(rules: RulesConfig): void {
   const { nodeAffinity, positive } = enabledRulesByType(rules);
   const nodeAffinityById = new Map(nodeAffinity);
   const nodeAffinityBySid = indexRulesBySid(nodeAffinity);

@@ -20,15 +20,8 @@ export type NodePriorities = Record<string, NodePriority>;
 /** Boolean as the reference keeps it after the schema check: only `0` or `1`. */
 export type Flag = 0 | 1;
 
-/** Section type of node-affinity rules. */
-export const NODE_AFFINITY = 'node-affinity' as const;
-/** Section type of resource-affinity rules. */
-export const RESOURCE_AFFINITY = 'resource-affinity' as const;
-
-/** Rule types in the order the reference registers its plugins (Sim/Env.pm:26-29). */
-export const RULE_TYPES = [NODE_AFFINITY, RESOURCE_AFFINITY] as const;
 /** A rule's section type. */
-export type RuleType = (typeof RULE_TYPES)[number];
+export type RuleType = 'node-affinity' | 'resource-affinity';
 
 /** Positive: keep the resources on one node; negative: keep them on different nodes. */
 export type Affinity = 'positive' | 'negative';
@@ -42,7 +35,7 @@ interface RuleBase {
 
 /** Keeps `resources` on (strict) or preferably on (non-strict) the listed nodes. */
 export interface NodeAffinityRule extends RuleBase {
-  type: typeof NODE_AFFINITY;
+  type: 'node-affinity';
   nodes: NodePriorities;
   /** 1: only the listed nodes are allowed; absent or 0: other nodes get priority -1. */
   strict?: Flag;
@@ -50,7 +43,7 @@ export interface NodeAffinityRule extends RuleBase {
 
 /** Keeps `resources` on one node (positive) or on pairwise different nodes (negative). */
 export interface ResourceAffinityRule extends RuleBase {
-  type: typeof RESOURCE_AFFINITY;
+  type: 'resource-affinity';
   affinity: Affinity;
 }
 

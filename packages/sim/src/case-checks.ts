@@ -1,6 +1,7 @@
-import { parseGroupsConfig, parseRulesConfig, sortedStrings } from '@poise/rules';
+import { parseGroupsConfig, parseRulesConfig } from '@poise/rules';
 import type { Command } from './commands';
 import { SimError } from './errors';
+import { sortNames } from '@poise/usage';
 
 /**
  * Checks of a test case that look across its files: commands against the services they name,
@@ -19,7 +20,7 @@ export interface CaseCommand {
 export const NAMES_SHOWN = 3;
 
 /** `'a', 'b', 'c' and 7 more` (the names quoted, at most {@link NAMES_SHOWN} of them). */
-export function nameList(names: readonly string[]): string {
+function nameList(names: readonly string[]): string {
   const shown = names
     .slice(0, NAMES_SHOWN)
     .map((n) => `'${n}'`)
@@ -39,7 +40,7 @@ const NOT_THERE =
  * few of `count` when the caller kept only those.
  */
 export function unknownServices(sids: readonly string[], count = sids.length): string {
-  const sorted = sortedStrings(sids);
+  const sorted = sortNames(sids);
   const shown =
     nameList(sorted) +
     (count > sorted.length && sorted.length <= NAMES_SHOWN ? ` and ${count - sorted.length} more` : '');
@@ -137,7 +138,7 @@ export function rulesWarnings(
   serviceGroups: ReadonlyMap<string, string>,
 ): string[] {
   const warnings: string[] = [];
-  const unknownNodes = (nodes: object) => sortedStrings(Object.keys(nodes).filter((n) => !names.nodes.has(n)));
+  const unknownNodes = (nodes: object) => sortNames(Object.keys(nodes).filter((n) => !names.nodes.has(n)));
   const rules = parseRulesConfig(texts.rules).config;
   for (const id of Object.keys(rules.ids).sort((a, b) => rules.order[a]! - rules.order[b]!)) {
     const rule = rules.ids[id]!;

@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HA_SERVICE_STATES, type DatacenterSettings, type ManagerStatus } from '@poise/env';
-import { MAX_STAT_VALUE, MIN_NODE_CAPACITY } from '@poise/usage';
-import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY, byteCompare } from '@poise/ha';
+import { MAX_STAT_VALUE, MIN_NODE_CAPACITY, compareNames } from '@poise/usage';
+import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY } from '@poise/ha';
 import { SimError } from './errors';
 import { SERVICE_STATE_WORDS, parseCommand } from './commands';
 import {
@@ -15,7 +15,7 @@ import {
   type CaseCommand,
   type CaseNames,
 } from './case-checks';
-import { MAX_SIM_TIME } from './hardware';
+import { MAX_SIM_TIME } from './round-model';
 import { expectDirectory, readInputFile, statPath } from './files';
 import { FileCheck, describe } from './check';
 import {
@@ -106,14 +106,14 @@ const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
 /** Default node capacity when `hardware_status` is absent. */
-export const DEFAULT_NODE_MAXCPU = 24;
-export const DEFAULT_NODE_MAXMEM = 131072 * MiB;
+const DEFAULT_NODE_MAXCPU = 24;
+const DEFAULT_NODE_MAXMEM = 131072 * MiB;
 /** Default static stats of a service without `static_service_stats`. */
-export const DEFAULT_SERVICE_MAXCPU = 4.0;
-export const DEFAULT_SERVICE_MAXMEM = 4 * GiB;
+const DEFAULT_SERVICE_MAXCPU = 4.0;
+const DEFAULT_SERVICE_MAXMEM = 4 * GiB;
 /** Default measured usage of a service without `dynamic_service_stats`. */
-export const DEFAULT_SERVICE_CPU = 2.0;
-export const DEFAULT_SERVICE_MEM = 2 * GiB;
+const DEFAULT_SERVICE_CPU = 2.0;
+const DEFAULT_SERVICE_MEM = 2 * GiB;
 
 /**
  * Node names: 1 to 63 letters, digits, `-` and `_`, not starting with `-` (a Proxmox VE node
@@ -283,7 +283,7 @@ function loadServiceStatus(
     }
     serviceStatus[node] = flags;
   }
-  for (const entry of readdirSync(dir).sort(byteCompare)) {
+  for (const entry of readdirSync(dir).sort(compareNames)) {
     const node = entry.startsWith(SERVICE_STATUS_PREFIX) ? entry.slice(SERVICE_STATUS_PREFIX.length) : undefined;
     if (node !== undefined && !names.nodes.has(node)) {
       warnings.push(`'${join(dir, entry)}': node '${node}' does not exist in hardware_status; the file is not read`);

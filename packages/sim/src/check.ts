@@ -3,7 +3,7 @@ import { SID_PATTERN } from './commands';
 import type { JsonObject, JsonValue } from './json';
 
 /** A field path for messages: `node1.maxcpu`, `"vm:101".node`, `["a b"].power`. */
-export function fieldPath(parts: readonly string[]): string {
+function fieldPath(parts: readonly string[]): string {
   let out = '';
   for (const p of parts) {
     if (/^[A-Za-z0-9_:-]+$/.test(p)) out += out ? `.${p}` : p;

@@ -1,3 +1,10 @@
+/**
+ * The simulated cluster (the reference's Sim/Hardware.pm): nodes with their power, network and
+ * cluster filesystem, the documents the daemons share, the daemons themselves and the run loop
+ * of one round, and the commands of a case's `cmdlist`. What the cluster measures lives in
+ * `measurements.ts`, the locks and watchdogs in `locks.ts`, the round models in
+ * `round-model.ts`, the guests' resource agents in `resources.ts`.
+ */
 import {
   SimEnv,
   nullRecord,
@@ -19,7 +26,7 @@ import {
   type StaticNodeStats,
   type StaticServiceStats,
 } from '@poise/env';
-import { Crm, Lrm, type LrmProcessState, type ManagerOptions, byteCompare } from '@poise/ha';
+import { Crm, Lrm, type LrmProcessState, type ManagerOptions } from '@poise/ha';
 import type { CaseInput, HardwareNode } from './case';
 import type { Command } from './commands';
 import { SID_PATTERN } from './commands';
@@ -27,45 +34,22 @@ import { createResourceAgent } from './resources';
 import { SimLog } from './log';
 import { SimError } from './errors';
 import { KeyedStore } from './store';
-import { Prng, walkStep } from './noise';
-import { openRecord, sealRecord } from '@poise/env';
+import { ClusterLocks, Watchdogs } from './locks';
+import { Measurements } from './measurements';
 import { parseLoadPressure } from './pressure/config';
-import { LoadPressureModel, type GuestLoad, type NodeLoad, type NodePressure } from './pressure/model';
+import { LoadPressureModel, type NodePressure } from './pressure/model';
+import {
+  CONCURRENT_ROUND_SECONDS,
+  MAX_ROUND_SECONDS,
+  MIN_ROUND_SECONDS,
+  resolveRoundModel,
+  type RoundModel,
+  type SkipRounds,
+} from './round-model';
+import { compareNames } from '@poise/usage';
 
-/** Seconds after which a lock not renewed may be taken by another node. */
-export const LOCK_TIMEOUT_SECONDS = 120;
-/** Seconds after which a watchdog not updated powers its node off. */
-export const WATCHDOG_TIMEOUT_SECONDS = 60;
-/** The simulation dies once simulated time passes this (the reference's limit, seconds). */
-export const MAX_SIM_TIME = 10000;
-/** Default node capacity for the dynamic stats. */
-export const DYNAMIC_NODE_DEFAULT_MAXCPU = 24;
-export const DYNAMIC_NODE_DEFAULT_MAXMEM = 128 * 1024 ** 3;
 /** pve-manager version of a node without one in hardware_status. */
-export const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
-/** A round lasts at least this many seconds (the reference: max(20, 2 × nodes)). */
-export const MIN_ROUND_SECONDS = 20;
-/** The reference dies when a round would take this long (30 nodes and more). */
-export const MAX_ROUND_SECONDS = 60;
-/** Length of a round of the `concurrent` model, whatever the number of nodes. */
-export const CONCURRENT_ROUND_SECONDS = 20;
-/**
- * From this many nodes on, `pve-9.2` runs the `concurrent` round model unless told otherwise:
- * the reference's model cannot run such a cluster at all (its round would reach 60 s).
- */
-export const CONCURRENT_MIN_NODES = MAX_ROUND_SECONDS / 2;
-
-/**
- * How the daemons of one round are laid out in simulated time:
- * - `reference`: node after node in byte order, each node's CRM then LRM iteration taking 1 s
- *   (node1/crm at T, node1/lrm at T+1, node2/crm at T+2, ...); a round lasts
- *   max(20, 2 × nodes) s and 30 nodes or more abort with `too many nodes` (the reference's
- *   harness);
- * - `concurrent`: every node's daemons run side by side, as on a real cluster: all CRM
- *   iterations at T (in node byte order), then all LRM iterations at T+1; a round lasts 20 s
- *   for any number of nodes.
- */
-export type RoundModel = 'reference' | 'concurrent';
+const DEFAULT_PVE_MANAGER_VERSION = '9.0.0~2';
 
 /** What the {@link Hardware} needs besides the case: the manager's options and the round model. */
 export interface HardwareOptions extends ManagerOptions {
@@ -77,32 +61,6 @@ export interface HardwareOptions extends ManagerOptions {
   roundModel?: RoundModel | undefined;
 }
 
-/**
- * The round model in force for a profile, a node count and an optional request (see
- * {@link HardwareOptions.roundModel}); throws `SimError` `bad-case` for `concurrent` under
- * `pve-5.2.0` and for an unknown model.
- */
-export function resolveRoundModel(
-  profile: ManagerOptions['profile'],
-  nodeCount: number,
-  requested?: RoundModel,
-): RoundModel {
-  if (requested !== undefined && requested !== 'reference' && requested !== 'concurrent') {
-    throw new SimError('bad-case', `unknown round model '${String(requested)}', expected 'reference' or 'concurrent'`);
-  }
-  if (profile === 'pve-5.2.0') {
-    if (requested === 'concurrent')
-      throw new SimError(
-        'bad-case',
-        "round model 'concurrent' needs the 'pve-9.2' profile ('pve-5.2.0' is the reference's harness)",
-      );
-    return 'reference';
-  }
-  return requested ?? (nodeCount >= CONCURRENT_MIN_NODES ? 'concurrent' : 'reference');
-}
-
-const MiB = 1024 ** 2;
-
 interface NodeSlot {
   crm?: Crm;
   lrm?: Lrm;
@@ -110,39 +68,6 @@ interface NodeSlot {
   lrmEnv: SimEnv;
   lrmRestart?: boolean;
   crmStop?: boolean;
-}
-
-/** Skip counters of `skip-round` (rounds left without CRM / LRM iterations). */
-export interface SkipRounds {
-  crm: number;
-  lrm: number;
-}
-
-/** A node's load and pressure outside the HA services (`node <node> set-dynamic-stats`). */
-interface NodeBase {
-  /** Cores. */
-  cpu: number;
-  /** Bytes. */
-  mem: number;
-  /** PSI some avg10, percent; undefined until set (the node reports no pressure). */
-  pressureCpu?: number;
-  pressureMem?: number;
-}
-
-/** The random walk on a node's base load (`node <node> set-noise`): amplitudes and the current offsets. */
-interface NodeNoise {
-  /** Amplitude, cores. */
-  cpu: number;
-  /** Amplitude, bytes. */
-  mem: number;
-  /** Current offsets (cores, bytes). */
-  cpuOffset: number;
-  memOffset: number;
-}
-
-/** A finite number >= 0: the only stat value the pve-9.2 hardware adds to a node's usage. */
-function validMeasure(v: unknown): v is number {
-  return typeof v === 'number' && v >= 0 && v < Infinity;
 }
 
 /** The reference's `read_service_config` defaults (Hardware.pm), applied on every read. */
@@ -175,11 +100,9 @@ export class Hardware implements SimBackend {
   private readonly lrmStatus = new Map<string, Snapshot<LrmStatus>>();
   private readonly running = new Map<string, Map<string, number>>();
   private crmCommands = '';
-  private readonly locks = new Map<string, { node: string; time: number }>();
-  private readonly watchdogs = new Map<string, { node: string; updateTime: number }>();
-  private wdCounter = 0;
-  private readonly staticStats = new KeyedStore<Record<string, unknown>>();
-  private readonly dynamicStats = new KeyedStore<Record<string, unknown>>();
+  private readonly locks = new ClusterLocks();
+  private readonly watchdogs = new Watchdogs();
+  private readonly measurements: Measurements;
   private rulesText: string;
   private groupsText: string;
   private readonly dc: Snapshot<DatacenterSettings>;
@@ -190,18 +113,7 @@ export class Hardware implements SimBackend {
   readonly lrmProcess: LrmProcessState = { wroteStatusAtStartup: false };
   /** Process-global failure counters of `fa:` resources, per service name. */
   readonly virtFailTries = { start: new Map<string, number>(), migrate: new Map<string, number>() };
-  /** Node load and pressure outside the HA services, by node. */
-  private readonly nodeBase = new Map<string, NodeBase>();
-  /** Node noise walks, by node. */
-  private readonly nodeNoise = new Map<string, NodeNoise>();
-  private readonly prng: Prng;
   private readonly guestConfigs = new Map<string, Snapshot<GuestConfigEntry>>();
-  /**
-   * Bumped whenever what the measured service stats depend on changes (running flags, config
-   * nodes, the stats themselves), so the measured document is rebuilt only then.
-   */
-  private measureVersion = 0;
-  private measuredServices: { version: number; doc: Snapshot<Record<string, DynamicServiceStats>> } | undefined;
 
   /** The options every CRM's manager gets. */
   readonly managerOptions: ManagerOptions;
@@ -218,7 +130,6 @@ export class Hardware implements SimBackend {
     const { roundModel: _roundModel, ...managerOptions } = options;
     this.managerOptions = managerOptions;
     this.roundModel = resolveRoundModel(options.profile, Object.keys(input.hardwareStatus).length, options.roundModel);
-    this.prng = new Prng(seed);
     if (input.guestConfig) {
       for (const sid of Object.keys(input.guestConfig))
         this.guestConfigs.set(sid, snapshot<GuestConfigEntry>(input.guestConfig[sid]!));
@@ -228,15 +139,11 @@ export class Hardware implements SimBackend {
     // input never reach a running simulation
     for (const node of Object.keys(input.hardwareStatus)) this.hw.set(node, thaw(input.hardwareStatus[node]!));
     for (const sid of Object.keys(input.serviceConfig)) this.serviceConfig.set(sid, thaw(input.serviceConfig[sid]!));
-    for (const sid of Object.keys(input.staticServiceStats))
-      this.staticStats.set(sid, thaw(input.staticServiceStats[sid]!));
-    for (const sid of Object.keys(input.dynamicServiceStats))
-      this.dynamicStats.set(sid, thaw(input.dynamicServiceStats[sid]!));
     this.managerStatus = snapshot(input.managerStatus);
     this.rulesText = input.rulesConfig;
     this.groupsText = input.groups;
     this.dc = snapshot(input.datacenterCfg);
-    this.nodeNames = [...this.hw.keys()].sort(byteCompare);
+    this.nodeNames = [...this.hw.keys()].sort(compareNames);
     this.loadModel =
       input.simOptions?.pressureModel === 'load'
         ? new LoadPressureModel(
@@ -246,6 +153,12 @@ export class Hardware implements SimBackend {
             seed,
           )
         : undefined;
+    this.measurements = new Measurements(input, this, {
+      legacy: this.legacy,
+      loadModel: this.loadModel,
+      seed,
+      log: (level, msg) => this.hwLog(level, msg),
+    });
     for (const node of this.nodeNames) {
       const flags = new Map<string, number>();
       const given = Object.hasOwn(input.serviceStatus, node) ? input.serviceStatus[node]! : {};
@@ -333,7 +246,7 @@ export class Hardware implements SimBackend {
     for (const k of Object.keys(params)) cd[k] = thaw(params[k]);
     for (const k of deleteKeys) delete cd[k];
     this.serviceConfig.changed(sid);
-    this.measureVersion++;
+    this.measurements.placementChanged();
   }
 
   changeServiceLocation(sid: string, current: string, next: string): void {
@@ -343,7 +256,7 @@ export class Hardware implements SimBackend {
       throw new Error(`current_node for '${sid}' does not match (${current} != ${String(cd.node)})\n`);
     cd.node = next;
     this.serviceConfig.changed(sid);
-    this.measureVersion++;
+    this.measurements.placementChanged();
   }
 
   serviceLock(sid: string): string | undefined {
@@ -413,6 +326,16 @@ export class Hardware implements SimBackend {
     return !!this.running.get(node)?.get(sid);
   }
 
+  /** The configured services' ids in byte order. */
+  sortedSids(): readonly string[] {
+    return this.serviceConfig.sortedKeys();
+  }
+
+  /** The node a service is configured on, undefined for a service not configured. */
+  configNode(sid: string): string | undefined {
+    return this.serviceConfig.get(sid)?.node as string | undefined;
+  }
+
   setRunning(node: string, sid: string, running: number | undefined): void {
     let flags = this.running.get(node);
     if (!flags) {
@@ -421,7 +344,7 @@ export class Hardware implements SimBackend {
     }
     if (running === undefined) flags.delete(sid);
     else flags.set(sid, running);
-    this.measureVersion++;
+    this.measurements.placementChanged();
   }
 
   /**
@@ -443,246 +366,48 @@ export class Hardware implements SimBackend {
   }
 
   getStaticServiceStats(): Snapshot<Record<string, StaticServiceStats>> {
-    return this.staticStats.snapshot() as Snapshot<Record<string, StaticServiceStats>>;
+    return this.measurements.staticServiceStats();
   }
 
-  /**
-   * The measured service usage; logs the reference's `overcommitted cpu|mem on '<sid>'`
-   * warnings (hardware log) for services using more than their configured maximum.
-   *
-   * Under `pve-9.2` the stats follow the actual running state, as a real cluster's RRD stats
-   * do: a guest that is not running on its config node (stopped, or between the end of a
-   * migration and its start on the target) measures 0 (`cpu`, `mem` and `memhost`). Under
-   * `pve-5.2.0` they are the configured values whatever runs, as in the reference simulator.
-   */
+  /** The measured service usage, with the reference's overcommit warnings (see `Measurements.serviceStats`). */
   getDynamicServiceStats(): Snapshot<Record<string, DynamicServiceStats>> {
-    for (const sid of this.dynamicStats.sortedKeys()) {
-      const dyn = this.dynamicStats.get(sid)!;
-      const st = this.staticStats.get(sid);
-      for (const [used, max, what] of [
-        ['cpu', 'maxcpu', 'cpu'],
-        ['mem', 'maxmem', 'mem'],
-      ] as const) {
-        const u = dyn[used];
-        const m = st?.[max];
-        if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m)
-          this.hwLog('warning', `overcommitted ${what} on '${sid}'`);
-      }
-    }
-    const configured = this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
-    if (this.legacy) return configured;
-    return this.measuredServiceStats(configured);
+    return this.measurements.serviceStats();
   }
 
-  /** The configured stats with every guest that does not run measuring 0 (cached per change). */
-  private measuredServiceStats(
-    configured: Snapshot<Record<string, DynamicServiceStats>>,
-  ): Snapshot<Record<string, DynamicServiceStats>> {
-    const cached = this.measuredServices;
-    if (cached && cached.version === this.measureVersion) return cached.doc;
-    const out = openRecord<DynamicServiceStats>();
-    for (const sid of Object.keys(configured)) {
-      const entry = configured[sid]!;
-      const cd = this.serviceConfig.get(sid);
-      out[sid] = cd && this.isRunning(cd.node as string, sid) ? entry : idle(entry);
-    }
-    const doc = sealRecord(out);
-    this.measuredServices = { version: this.measureVersion, doc };
-    return doc;
-  }
-
-  /**
-   * Measured node usage: a node's cpu and memory are its base load (`node <node>
-   * set-dynamic-stats`, plus its noise) and the sum of the measured usage of the services
-   * running on it (by config node and running flag), summed in sid byte order; a guest's memory
-   * counts with its host-side footprint (`memhost`) when it reports one, as a node's own memory
-   * figure does. The node's pressure (PSI, percent) is reported once set. Logs
-   * `overcommitted cpu|mem on '<node>'` when a node's sum exceeds its capacity. Under
-   * `pve-5.2.0` every value is summed as the reference does (a missing value counts 0);
-   * under `pve-9.2` a value that is not a finite number >= 0 is left out, so one bad service
-   * stat cannot make a node's measurement meaningless.
-   */
+  /** Measured node usage, with the reference's overcommit warnings (see `Measurements.nodeStats`). */
   getDynamicNodeStats(): Snapshot<Record<string, DynamicNodeStats>> {
-    const res = this.measureNodes();
-    for (const node of this.nodeNames) {
-      const s = res[node]!;
-      if (s.cpu > s.maxcpu) this.hwLog('warning', `overcommitted cpu on '${node}'`);
-      if (s.mem > s.maxmem) this.hwLog('warning', `overcommitted mem on '${node}'`);
-    }
-    return snapshot(res);
-  }
-
-  private measureNodes(): Record<string, DynamicNodeStats> {
-    const res = nullRecord<DynamicNodeStats>();
-    for (const node of this.nodeNames) {
-      const d = this.hw.get(node)!;
-      const base = this.nodeBase.get(node);
-      const host = this.hostLoad(node);
-      const stats: DynamicNodeStats = {
-        cpu: host.cpu,
-        maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
-        mem: host.mem,
-        maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
-      };
-      if (this.loadModel) {
-        // the same telemetry path as scripted pressure: the node's PSI fields
-        const reported = this.loadModel.reported(node);
-        if (reported) {
-          stats.pressurecpusome = reported.cpu;
-          stats.pressurememorysome = reported.mem;
-        }
-      } else {
-        if (base?.pressureCpu !== undefined) stats.pressurecpusome = base.pressureCpu;
-        if (base?.pressureMem !== undefined) stats.pressurememorysome = base.pressureMem;
-      }
-      res[node] = stats;
-    }
-    const legacy = this.legacy;
-    for (const sid of this.serviceConfig.sortedKeys()) {
-      const node = this.serviceConfig.get(sid)!.node as string;
-      if (!Object.hasOwn(res, node) || !this.isRunning(node, sid)) continue;
-      const st = this.dynamicStats.get(sid);
-      if (!st) continue;
-      const n = res[node]!;
-      if (legacy) {
-        n.cpu += typeof st.cpu === 'number' ? st.cpu : 0;
-        n.mem += typeof st.mem === 'number' ? st.mem : 0;
-      } else {
-        if (validMeasure(st.cpu)) n.cpu += st.cpu;
-        const mem = validMeasure(st.memhost) ? st.memhost : st.mem;
-        if (validMeasure(mem)) n.mem += mem;
-      }
-    }
-    return res;
-  }
-
-  /** A node's load outside the HA services now: its base load and noise (cores, bytes), never negative. */
-  private hostLoad(node: string): { cpu: number; mem: number } {
-    const base = this.nodeBase.get(node);
-    const noise = this.nodeNoise.get(node);
-    if (!base && !noise) return { cpu: 0, mem: 0 };
-    return {
-      cpu: Math.max(0, (base?.cpu ?? 0) + (noise?.cpuOffset ?? 0)),
-      mem: Math.max(0, Math.round((base?.mem ?? 0) + (noise?.memOffset ?? 0))),
-    };
-  }
-
-  /**
-   * What every node carries now, for the load pressure model (node byte order): its capacity,
-   * its load outside the HA services and its running guests (sid byte order) with the usage
-   * the measured node stats count (`pve-9.2` rules: a value that is not a finite number ≥ 0
-   * counts 0; memory is `memhost` when the guest reports one) and their configured cores.
-   */
-  nodeLoads(): NodeLoad[] {
-    const guests = new Map<string, GuestLoad[]>(this.nodeNames.map((n) => [n, []]));
-    for (const sid of this.serviceConfig.sortedKeys()) {
-      const node = this.serviceConfig.get(sid)!.node as string;
-      const list = guests.get(node);
-      if (!list || !this.isRunning(node, sid)) continue;
-      const st = this.dynamicStats.get(sid);
-      const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
-      const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
-      const maxcpu = this.staticStats.get(sid)?.maxcpu;
-      const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
-      list.push({ sid, cpu, vcpus, memBytes: mem });
-    }
-    return this.nodeNames.map((node) => {
-      const d = this.hw.get(node)!;
-      const host = this.hostLoad(node);
-      return {
-        node,
-        cores: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
-        memBytes: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
-        hostCpu: host.cpu,
-        hostMemBytes: host.mem,
-        guests: guests.get(node)!,
-      };
-    });
+    return this.measurements.nodeStats();
   }
 
   /** The load pressure model's noise-free state of every node now (undefined without the model). */
   pressureTruth(): NodePressure[] | undefined {
-    return this.loadModel?.evaluate(this.nodeLoads());
+    return this.measurements.pressureTruth();
   }
 
   /**
    * A guest moved from `source` (called by the resource agents once its configuration names the
-   * target): under the load pressure model a guest that was running pays the migration's cost
-   * (live: copy time × stall share + pause, for the memory it holds; relocation: the restart).
+   * target): under the load pressure model a guest that was running pays the migration's cost.
    */
   guestMoved(sid: string, source: string, live: boolean): void {
-    if (!this.loadModel) return;
-    const st = this.dynamicStats.get(sid);
-    const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
-    this.loadModel.chargeMigration(sid, source, live, mem);
+    this.measurements.guestMoved(sid, source, live);
   }
 
   // --- locks and watchdogs -----------------------------------------------------------------
 
-  /** The cluster-wide lock of the reference simulator (Sim/Env.pm sim_get_lock). */
   lock(env: Env, name: string, unlock: boolean): boolean {
-    if (!env.quorate()) return false;
-    const node = env.nodename();
-    const now = env.getTime();
-    const d = this.locks.get(name);
-    if (unlock) {
-      if (!d) return false;
-      const tdiff = now - d.time;
-      if (tdiff > LOCK_TIMEOUT_SECONDS) return true;
-      if (d.node === node) {
-        this.locks.delete(name);
-        return true;
-      }
-      return false;
-    }
-    if (d) {
-      const tdiff = now - d.time;
-      if (tdiff <= LOCK_TIMEOUT_SECONDS) {
-        if (d.node === node) {
-          d.time = now;
-          return true;
-        }
-        return false;
-      }
-      env.log('info', `got lock '${name}'`);
-      d.node = node;
-      d.time = now;
-      return true;
-    }
-    this.locks.set(name, { node, time: now });
-    env.log('info', `got lock '${name}'`);
-    return true;
+    return this.locks.lock(env, name, unlock);
   }
 
   watchdogOpen(node: string): string {
-    this.wdCounter++;
-    const id = `WD:${node}:${this.wdCounter}`;
-    this.watchdogs.set(id, { node, updateTime: this.curTime });
-    return id;
+    return this.watchdogs.open(node, this.curTime);
   }
 
   watchdogUpdate(id: string): void {
-    const wd = this.watchdogs.get(id);
-    if (!wd) throw new Error(`no such watchdog handle '${id}'\n`);
-    if (this.curTime - wd.updateTime > WATCHDOG_TIMEOUT_SECONDS) throw new Error('watchdog expired');
-    wd.updateTime = this.curTime;
+    this.watchdogs.update(id, this.curTime);
   }
 
   watchdogClose(id: string): void {
-    this.watchdogs.delete(id);
-  }
-
-  /** False when a watchdog of `node` expired. */
-  private watchdogCheck(node: string): boolean {
-    for (const wd of this.watchdogs.values()) {
-      if (wd.node !== node) continue;
-      if (this.curTime - wd.updateTime > WATCHDOG_TIMEOUT_SECONDS) return false;
-    }
-    return true;
-  }
-
-  private watchdogReset(node: string): void {
-    for (const [id, wd] of [...this.watchdogs]) if (wd.node === node) this.watchdogs.delete(id);
+    this.watchdogs.close(id);
   }
 
   // --- commands ------------------------------------------------------------------------------
@@ -778,7 +503,8 @@ export class Hardware implements SimBackend {
         return;
       case 'node-stats':
       case 'node-noise':
-        this.nodeCommand(command);
+        this.node(command.node);
+        this.measurements.setNode(command);
         return;
       default:
         this.serviceCommand(command);
@@ -804,9 +530,9 @@ export class Hardware implements SimBackend {
           d.lrmEnv.log('info', 'killed by poweroff');
           d.lrm = undefined;
         }
-        this.watchdogReset(node);
+        this.watchdogs.reset(node);
         this.running.set(node, new Map());
-        this.measureVersion++;
+        this.measurements.placementChanged();
       }
     }
     hw.power = action;
@@ -865,8 +591,7 @@ export class Hardware implements SimBackend {
       }
       case 'service-delete':
         conf.delete(sid);
-        this.staticStats.delete(sid);
-        this.measureVersion++;
+        this.measurements.serviceDeleted(sid);
         return;
       case 'service-lock':
         existing().lock = command.lock || 'backup';
@@ -879,16 +604,9 @@ export class Hardware implements SimBackend {
         conf.changed(sid);
         return;
       }
-      case 'service-stats': {
-        const store = command.which === 'static' ? this.staticStats : this.dynamicStats;
-        const entry = store.get(sid) ?? nullRecord<unknown>();
-        for (const [key, value] of command.values) {
-          entry[key] = key === 'maxmem' || key === 'mem' || key === 'memhost' ? value * MiB : value;
-        }
-        store.set(sid, entry);
-        this.measureVersion++;
+      case 'service-stats':
+        this.measurements.setServiceStats(command);
         return;
-      }
       case 'service-manual-migrate': {
         const cd = existing();
         const disarmMode = this.managerStatus.disarm?.mode;
@@ -900,54 +618,9 @@ export class Hardware implements SimBackend {
         }
         cd.node = command.node;
         conf.changed(sid);
-        this.measureVersion++;
+        this.measurements.placementChanged();
         return;
       }
-    }
-  }
-
-  /** `node <node> set-dynamic-stats` and `node <node> set-noise` (values: cores, MiB, percent). */
-  private nodeCommand(command: Extract<Command, { kind: 'node-stats' | 'node-noise' }>): void {
-    this.node(command.node);
-    if (command.kind === 'node-stats') {
-      if (this.loadModel) {
-        const scripted = command.values.find(([key]) => key.startsWith('pressure'));
-        if (scripted)
-          throw new SimError(
-            'command-failed',
-            `'${scripted[0]}' is scripted pressure, but the load pressure model computes node pressure (sim_options 'pressure-model' 'load')`,
-          );
-      }
-      const base = this.nodeBase.get(command.node) ?? { cpu: 0, mem: 0 };
-      for (const [key, value] of command.values) {
-        if (key === 'cpu') base.cpu = value;
-        else if (key === 'mem') base.mem = value * MiB;
-        else if (key === 'pressurecpusome') base.pressureCpu = value;
-        else base.pressureMem = value;
-      }
-      this.nodeBase.set(command.node, base);
-      return;
-    }
-    const noise = this.nodeNoise.get(command.node) ?? { cpu: 0, mem: 0, cpuOffset: 0, memOffset: 0 };
-    for (const [key, value] of command.values) {
-      if (key === 'cpu') noise.cpu = value;
-      else noise.mem = value * MiB;
-    }
-    this.nodeNoise.set(command.node, noise);
-  }
-
-  /**
-   * Moves every node's noise one step (see `noise.ts`): nodes in byte order, cpu then mem.
-   * Called at the end of every round, so the next round's manager sees the new values.
-   */
-  resampleNoise(): void {
-    if (this.nodeNoise.size === 0) return;
-    for (const node of this.nodeNames) {
-      const noise = this.nodeNoise.get(node);
-      if (!noise) continue;
-      const base = this.nodeBase.get(node);
-      noise.cpuOffset = walkStep(noise.cpuOffset, noise.cpu, base?.cpu ?? 0, this.prng.nextSigned());
-      noise.memOffset = walkStep(noise.memOffset, noise.mem, base?.mem ?? 0, this.prng.nextSigned());
     }
   }
 
@@ -976,7 +649,7 @@ export class Hardware implements SimBackend {
     // nothing to do, and the round ends the same way for both
     const concurrent = this.roundModel === 'concurrent';
     // the loads at the round's start hold for the whole round (a move shows in the next one)
-    this.loadModel?.begin(this.nodeLoads());
+    this.loadModel?.begin(this.measurements.nodeLoads());
     if (concurrent) this.runConcurrentDaemons(skip);
     if (!concurrent && loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
     let first = true;
@@ -1004,17 +677,12 @@ export class Hardware implements SimBackend {
         this.curTime = Math.max(this.curTime, d.lrmEnv.getTime());
         if (exit) this.lrmExited(node, d);
       }
-      for (const n of nodes) {
-        if (!this.watchdogCheck(n)) {
-          this.internal({ kind: 'power', node: n, on: false }, `power ${n} off`, 'watchdog');
-          this.hwLog('info', `server '${n}' stopped by poweroff (watchdog)`);
-        }
-      }
+      this.enforceWatchdogs();
       first = false;
     }
     if (this.curTime - start < loopTime) this.curTime = start + loopTime;
     this.loadModel?.end(this.curTime - start);
-    this.resampleNoise();
+    this.measurements.resampleNoise();
     for (const node of nodes) {
       const d = this.nodes.get(node)!;
       d.lrmEnv.setTime(this.curTime);
@@ -1067,7 +735,7 @@ export class Hardware implements SimBackend {
   /** Powers off every node whose watchdog expired (logged as the reference does). */
   private enforceWatchdogs(): void {
     for (const n of this.nodeNames) {
-      if (!this.watchdogCheck(n)) {
+      if (!this.watchdogs.check(n, this.curTime)) {
         this.internal({ kind: 'power', node: n, on: false }, `power ${n} off`, 'watchdog');
         this.hwLog('info', `server '${n}' stopped by poweroff (watchdog)`);
       }
@@ -1117,7 +785,7 @@ export class Hardware implements SimBackend {
 
   /** Measured node usage without the overcommit warnings (for views). */
   measuredNodeStats(): Record<string, DynamicNodeStats> {
-    return this.measureNodes();
+    return this.measurements.measureNodes();
   }
 
   /** Services in the config, insertion order, with the defaults of a read. */
@@ -1126,11 +794,12 @@ export class Hardware implements SimBackend {
   }
 
   staticStatsSnapshot(): Snapshot<Record<string, StaticServiceStats>> {
-    return this.staticStats.snapshot() as Snapshot<Record<string, StaticServiceStats>>;
+    return this.measurements.staticServiceStats();
   }
 
+  /** The configured service usage (what the case and the commands set, whatever runs). */
   dynamicStatsSnapshot(): Snapshot<Record<string, DynamicServiceStats>> {
-    return this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
+    return this.measurements.configuredServiceStats();
   }
 
   /** The LRM statuses written so far. */
@@ -1142,11 +811,3 @@ export class Hardware implements SimBackend {
 const EMPTY: Snapshot<LrmStatus> = snapshot({});
 
 const NO_GUEST_CONFIG: Snapshot<GuestConfigEntry> = snapshot({});
-
-const IDLE: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0 });
-const IDLE_WITH_MEMHOST: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0, memhost: 0 });
-
-/** What a guest that does not run measures: 0 for every value it reports. */
-function idle(entry: Snapshot<DynamicServiceStats>): Snapshot<DynamicServiceStats> {
-  return entry.memhost === undefined ? IDLE : IDLE_WITH_MEMHOST;
-}

@@ -23,18 +23,16 @@ export {
   type SimulationOptions,
   type SimulationResult,
 } from './simulation';
+export { Hardware, type HardwareOptions } from './hardware';
 export {
   CONCURRENT_MIN_NODES,
   CONCURRENT_ROUND_SECONDS,
-  Hardware,
-  type HardwareOptions,
-  LOCK_TIMEOUT_SECONDS,
   MAX_SIM_TIME,
   type RoundModel,
   type SkipRounds,
-  WATCHDOG_TIMEOUT_SECONDS,
   resolveRoundModel,
-} from './hardware';
+} from './round-model';
+export { LOCK_TIMEOUT_SECONDS, WATCHDOG_TIMEOUT_SECONDS } from './locks';
 export { SimLog } from './log';
 export { SimError, type SimErrorCode } from './errors';
 export {
@@ -116,7 +114,8 @@ export {
   type NodeLoad,
   type NodePressure,
 } from './pressure/model';
-export { Prng, walkStep } from './noise';
+export { walkStep } from './noise';
+export { Prng, hash32 } from './prng';
 export type { BalancerEvent } from '@poise/ha';
 export { MAX_INPUT_FILE_BYTES, readInputFile, type ReadOptions } from './files';
 export { JsonSyntaxError, parseStrictJson, type JsonObject, type JsonReadOptions, type JsonValue } from './json';

@@ -1,6 +1,23 @@
-import type { Env, ResourceAgent } from '@poise/env';
+import type { Env, GuestConfigEntry, ResourceAgent, Snapshot } from '@poise/env';
 import { judgeMigratability } from '@poise/policy-pressure';
-import type { Hardware } from './hardware';
+
+/** What the simulated guests act on: the hardware's running flags, the service config and its locks. */
+export interface GuestHardware {
+  isRunning(node: string, sid: string): boolean;
+  /** Sets (a number) or clears (undefined) a guest's running flag on a node. */
+  setRunning(node: string, sid: string, running: number | undefined): void;
+  /** The service's lock, undefined when it has none. */
+  serviceLock(sid: string): string | undefined;
+  /** Removes `lock` from the service when it holds that lock; returns the lock removed. */
+  unlockService(sid: string, lock: string): string | undefined;
+  changeServiceLocation(sid: string, current: string, next: string): void;
+  /** The guest's configuration, undefined for a service the cluster does not know. */
+  getGuestConfig(sid: string): Snapshot<GuestConfigEntry> | undefined;
+  /** A guest that was running moved from `source` (what the move costs it). */
+  guestMoved(sid: string, source: string, live: boolean): void;
+  /** Process-global failure counters of `fa:` resources, per service name. */
+  readonly virtFailTries: { readonly start: Map<string, number>; readonly migrate: Map<string, number> };
+}
 
 /**
  * Simulated guests. The running flag lives in the hardware per node; a migration moves the
@@ -9,7 +26,7 @@ import type { Hardware } from './hardware';
 class SimResource implements ResourceAgent {
   constructor(
     protected readonly env: Env,
-    protected readonly hw: Hardware,
+    protected readonly hw: GuestHardware,
   ) {}
 
   exists(_sid: string): boolean {
@@ -154,7 +171,7 @@ class SimFailingResource extends SimResource {
   }
 }
 
-export function createResourceAgent(type: string, env: Env, hw: Hardware): ResourceAgent | undefined {
+export function createResourceAgent(type: string, env: Env, hw: GuestHardware): ResourceAgent | undefined {
   switch (type) {
     case 'vm':
       return new SimResource(env, hw);

@@ -1,6 +1,6 @@
 import type { ManagerOptions } from '@poise/ha';
 import type { CaseInput } from './case';
-import type { RoundModel } from './hardware';
+import type { RoundModel } from './round-model';
 import { Simulation, type SimulationResult } from './simulation';
 
 export type { SimulationResult } from './simulation';

@@ -1,12 +1,14 @@
 import type { DynamicNodeStats, DynamicServiceStats, ManagerStatus, Snapshot, StaticServiceStats } from '@poise/env';
-import { byteCompare, type BalancerEvent, type ManagerOptions } from '@poise/ha';
+import type { BalancerEvent, ManagerOptions } from '@poise/ha';
 import type { PolicyRegistry } from '@poise/policy';
 import type { CaseInput } from './case';
 import { parseCommand, parseCommandOrThrow, type Command } from './commands';
 import { SimError } from './errors';
-import { Hardware, MAX_SIM_TIME, type RoundModel, type SkipRounds } from './hardware';
+import { Hardware } from './hardware';
+import { MAX_SIM_TIME, type RoundModel, type SkipRounds } from './round-model';
 import type { PressureModelKind } from './pressure/config';
 import type { GuestContention, NodeContention } from './pressure/model';
+import { compareNames } from '@poise/usage';
 
 /** Options of a {@link Simulation}. */
 export interface SimulationOptions {
@@ -364,7 +366,7 @@ export class Simulation {
     const staticStats = hw.staticStatsSnapshot();
     const dynamicStats = hw.dynamicStatsSnapshot();
     const services = new Map<string, ServiceView>();
-    for (const sid of Object.keys(config).sort(byteCompare)) {
+    for (const sid of Object.keys(config).sort(compareNames)) {
       const cd = config[sid]!;
       services.set(
         sid,
@@ -386,7 +388,7 @@ export class Simulation {
       nodeStats,
       services,
       managerStatus: hw.readManagerStatus(),
-      lrmModes: new Map([...lrmModes].sort(([a], [b]) => byteCompare(a, b))),
+      lrmModes: new Map([...lrmModes].sort(([a], [b]) => compareNames(a, b))),
     });
   }
 

@@ -1,5 +1,5 @@
 import { openRecord, sealRecord, snapshot, type Snapshot } from '@poise/env';
-import { byteCompare } from '@poise/ha';
+import { compareNames } from '@poise/usage';
 
 /**
  * A document keyed by name (service config, service stats) as the simulated cluster keeps it:
@@ -55,7 +55,7 @@ export class KeyedStore<R extends object, V = R> {
 
   /** Keys in byte order (cached until a key is added or removed). */
   sortedKeys(): readonly string[] {
-    this.sorted ??= [...this.raw.keys()].sort(byteCompare);
+    this.sorted ??= [...this.raw.keys()].sort(compareNames);
     return this.sorted;
   }
 

@@ -1,6 +1,6 @@
 import type { BalancerEvent } from '@poise/ha';
 import { normalizedImbalance } from '@poise/imbalance';
-import { nodeLoad } from '@poise/usage';
+import { nodeLoad, compareNames } from '@poise/usage';
 import type { Simulation } from './simulation';
 import type { NodeContention } from './pressure/model';
 
@@ -330,10 +330,6 @@ export class RunRecorder {
   }
 }
 
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Balancer motions as resource moves: each member of a bundle, in the bundle's order, motions in order. */
 export function resourceMoves(motions: readonly RecordedMotion[]): ResourceMove[] {
   const out: ResourceMove[] = [];
@@ -368,7 +364,7 @@ export function summarizeRun(run: RunRecord, thresholds: PressureThresholds = PR
     bySid.set(m.sid, (bySid.get(m.sid) ?? 0) + 1);
   }
   const movesBySid = Object.create(null) as Record<string, number>;
-  for (const sid of [...bySid.keys()].sort(byteOrder)) movesBySid[sid] = bySid.get(sid)!;
+  for (const sid of [...bySid.keys()].sort(compareNames)) movesBySid[sid] = bySid.get(sid)!;
   return {
     guestContentionSeconds: run.rounds.truth ? guestContentionSeconds(run.rounds.truth) : null,
     moves: run.moves.length,

@@ -1,5 +1,5 @@
 import { TopsisError } from './errors';
-import { exponentOf, scaleByPow2 } from './scale';
+import { exponentOf, scaleByPow2 } from '@poise/imbalance';
 
 /**
  * One criterion as data: a `name` (for errors and explanations) and a `weight` whose

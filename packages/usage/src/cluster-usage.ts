@@ -1,7 +1,8 @@
 import type { ImbalanceMetric } from '@poise/imbalance';
 import { imbalance } from '@poise/imbalance';
 import { UsageError } from './errors';
-import { type ClusterView, type IndexedCandidates, Scratch, fastBruteforce, fastTopsis } from './fast';
+import { type ClusterView, type IndexedCandidates, fastBruteforce, fastTopsis } from './fast';
+import { Scratch } from './scratch';
 import { compareNames, nodeLoad } from './kernels';
 import { type UsageSnapshot, requireLoadAggregation } from './reference';
 import {

@@ -7,6 +7,7 @@ export {
   compareNames,
   compareScoredMigrations,
   nodeLoad,
+  sortNames,
   truncateImbalance,
 } from './kernels';
 export {

@@ -49,9 +49,41 @@ export const schedulerCriteria: Criteria = defineCriteria(SCHEDULER_CRITERION_LI
 /** Number of scheduler criteria (columns of every scheduler TOPSIS matrix). */
 export const CRITERIA_COUNT = 4;
 
-/** Byte order of two strings (UTF-16 code units, i.e. bytes for the ASCII names and sids; never localeCompare). */
+/** A code unit from U+D800 up: where UTF-16 order and UTF-8 byte order may part. */
+const HIGH_CODE_UNIT = /[\ud800-\uffff]/;
+
+/**
+ * Byte-order comparison (Perl `cmp` on UTF-8 text) of identifiers: node names, sids, rule and
+ * group ids, keys. `node10` < `node2`, `ct:` < `fa:` < `vm:`. Never `localeCompare`. The one
+ * comparator of every package: names and sids are sorted by it wherever order is decided.
+ *
+ * JavaScript's `<` compares UTF-16 code units, which agrees with UTF-8 byte order except when
+ * the first difference is a surrogate (a character above U+FFFF) against U+E000..U+FFFF; that
+ * case is corrected, so the order is exactly the byte order of the UTF-8 encodings. A kernel:
+ * strings without a code unit from U+D800 up (every ASCII name) take `<` alone.
+ */
 export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  if (a === b) return 0;
+  if (!HIGH_CODE_UNIT.test(a) || !HIGH_CODE_UNIT.test(b)) return a < b ? -1 : 1;
+  const length = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === length) return a.length < b.length ? -1 : 1;
+  const x = a.charCodeAt(i);
+  const y = b.charCodeAt(i);
+  if (x >= 0xd800 && y >= 0xd800) {
+    // code units from U+D800 up: surrogates (0xD800..0xDFFF) stand for code points above
+    // U+FFFF and sort after U+E000..U+FFFF
+    const xHigh = x >= 0xd800 && x <= 0xdfff;
+    const yHigh = y >= 0xd800 && y <= 0xdfff;
+    if (xHigh !== yHigh) return xHigh ? 1 : -1;
+  }
+  return x < y ? -1 : 1;
+}
+
+/** A sorted copy of the given names in byte order ({@link compareNames}). */
+export function sortNames(names: Iterable<string>): string[] {
+  return [...names].sort(compareNames);
 }
 
 /**

@@ -340,7 +340,7 @@ export interface ResolvedCandidate {
  * leader and member first, then every target (same order and words as the fast path). The
  * bundle's stats are the field-wise sum of its members, folded from 0 in member order.
  */
-export function resolveCandidates(
+function resolveCandidates(
   candidates: readonly MigrationCandidate[],
   lookup: (sid: string) => ResourceSpec | undefined,
   hasNode: (name: string) => boolean,

@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ClusterUsage } from './cluster-usage';
-import { type ClusterView, Scratch } from './fast';
+import type { ClusterView } from './fast';
+import { Scratch } from './scratch';
 import { referenceScoreNodesToStart } from './reference';
 import {
   START_CPU,

@@ -55,7 +55,7 @@
  * `d_w,hi²·(1 − σ)² < σ²·d_b,lo²`, for the row with the smallest ρ = d_b,lo²/d_w,hi² (the
  * largest s_hi) outside the winner's state; an extra 1e-12 covers the rounding of ρ.
  */
-import type { Scratch } from './fast';
+import { type Scratch, TARGET_TERMS as TARGET_TERMS_EXPORT } from './scratch';
 import { type ClusterView, type IndexedCandidates, candidateOfRow as candidateOfRowExport } from './view';
 import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, schedulerCriteria } from './kernels';
 
@@ -65,6 +65,7 @@ import { CRITERIA_COUNT as CRITERIA_COUNT_EXPORT, schedulerCriteria } from './ke
  */
 const CRITERIA_COUNT = CRITERIA_COUNT_EXPORT;
 const candidateOfRow = candidateOfRowExport;
+const TARGET_TERMS = TARGET_TERMS_EXPORT;
 
 /** Unit roundoff of binary64. */
 const UNIT_ROUNDOFF = 2 ** -53;
@@ -74,7 +75,7 @@ const UNIT_ROUNDOFF = 2 ** -53;
  * propagated error bound. Generous (the bound's own rounding is ~1e-14): a near-tie within it
  * goes to the exact path, which costs time, never a wrong answer.
  */
-export const SEPARATION_SLACK = 1e-9;
+const SEPARATION_SLACK = 1e-9;
 
 /**
  * The row (candidate order, then target order) the reference's TOPSIS ranks first, or -1 when
@@ -405,13 +406,6 @@ const ACC_CPU_HIGH_MIN = 10;
 const ACC_CPU_HIGH_MAX = 11;
 const ACC_MEM_HIGH_MIN = 12;
 const ACC_MEM_HIGH_MAX = 13;
-/** Size of the running statistics. */
-export const CRITERIA_ACCUMULATOR_SIZE = 14;
-/**
- * Per node in `Scratch.targetTerms`: cpu, 1/maxcpu, cpu load², maxcpu, mem, 1/maxmem,
- * mem load², maxmem.
- */
-export const TARGET_TERMS = 8;
 
 /**
  * The approximate criteria of the rows of candidates `from` to `to` (exclusive), each

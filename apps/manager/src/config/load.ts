@@ -22,6 +22,7 @@ import {
   policySchemaFor,
   type PresetChoice,
 } from './schema';
+import { compareNames } from '@poise/usage';
 
 /** The reference balancer's keys (checked by the config schema). */
 export interface ReferencePolicy {
@@ -103,7 +104,7 @@ export function resolvePolicy(
       origins.set(key, layer.source);
     }
   }
-  const sorted = new Map([...keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = new Map([...keys].sort(([a], [b]) => compareNames(a, b)));
   const ref = (key: string) => keys.get(key);
   return {
     reference: {

@@ -18,6 +18,7 @@ import {
   type PortErrorKind,
   type SnapshotNeeds,
 } from '../cluster/port';
+import { compareNames } from '@poise/usage';
 
 /** A node of a fake cluster: capacity, base load outside the guests (cores, bytes), pressure (%). */
 export interface FakeNode {
@@ -120,8 +121,6 @@ const GIB = 1024 ** 3;
 /** 2026-01-01T00:00:00Z, a fixed start so logs are reproducible. */
 export const FAKE_START_TIME = 1_767_225_600;
 
-const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * A tiny scripted cluster implementing {@link BalancerPort}, for tests and fixtures. It behaves
  * like the reference HA stack where the daemon can tell: a motion request is queued and picked
@@ -215,7 +214,7 @@ export class FakeCluster implements BalancerPort {
         if (p !== sid && pg && pg.ha && pg.haState === 'started' && pg.node === g.node) out.add(p);
       }
     }
-    return [...out].sort(byName);
+    return [...out].sort(compareNames);
   }
 
   /** The next `kinds.length` snapshot reads fail with these kinds. */
@@ -271,7 +270,7 @@ export class FakeCluster implements BalancerPort {
     const failure = this.s.readFailures.shift();
     if (failure) throw new PortError('GET /cluster/resources', failure, `scripted ${failure} failure`);
     const nodes: NodeSnapshot[] = [...this.s.nodes]
-      .sort((a, b) => byName(a.name, b.name))
+      .sort((a, b) => compareNames(a.name, b.name))
       .map((n) => {
         let cpu = n.baseCpu;
         let mem = n.baseMem;
@@ -294,7 +293,7 @@ export class FakeCluster implements BalancerPort {
         };
       });
     const guests: GuestSnapshot[] = [...this.s.guests]
-      .sort((a, b) => byName(a.sid, b.sid))
+      .sort((a, b) => compareNames(a.sid, b.sid))
       .map((g) => ({
         sid: g.sid,
         vmid: Number(g.sid.slice(g.sid.indexOf(':') + 1)),

@@ -6,7 +6,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { BalanceGroup, BalanceRun, BalanceSummary, RunDigest } from './digest';
 
-export type { BalanceGroup, BalanceRun, BalanceSummary } from './digest';
+export type { BalanceSummary } from './digest';
 import { BALANCED_THRESHOLD } from './regret';
 import type { Variant } from './variants';
 
@@ -23,7 +23,7 @@ function median(xs: readonly number[]): number | null {
 }
 
 /** Whether a variant runs the planned balancer (its plan key set to 1 / true). */
-export function isPlanned(variant: Pick<Variant, 'crs'>): boolean {
+function isPlanned(variant: Pick<Variant, 'crs'>): boolean {
   const v = variant.crs[PLAN_CRS_KEY];
   return v === 1 || v === true || v === '1';
 }
@@ -96,7 +96,7 @@ export function balanceSummary(
 const num = (v: number | null, digits = 2) => (v === null ? '—' : Number.isInteger(v) ? String(v) : v.toFixed(digits));
 
 /** The columns of the balance table, each cell as plain text (Markdown and HTML share them). */
-export function balanceTable(s: BalanceSummary): { head: string[]; rows: { scenario: string; cells: string[] }[] } {
+function balanceTable(s: BalanceSummary): { head: string[]; rows: { scenario: string; cells: string[] }[] } {
   const head = [
     'scenario',
     'variant',
@@ -127,7 +127,7 @@ export function balanceTable(s: BalanceSummary): { head: string[]; rows: { scena
 }
 
 /** What the balance table's columns mean, one paragraph (Markdown and HTML). */
-export function balanceLegend(s: BalanceSummary): string {
+function balanceLegend(s: BalanceSummary): string {
   const t = `${Math.round(s.threshold * 1000) / 10} %`;
   return (
     `Balanced: imbalance below ${t} at every sample from some time to the end of the run; *moves to balance* are the balancer moves issued up to that time (mean over the balanced runs). ` +
@@ -156,7 +156,7 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * oracle), a row per scenario and variant, a colour per variant; the subtitle counts the unbounded runs.
  * Null when no run has a finite regret.
  */
-export function regretSpec(s: BalanceSummary, variants: readonly string[]): TopLevelSpec | null {
+function regretSpec(s: BalanceSummary, variants: readonly string[]): TopLevelSpec | null {
   const row = (scenario: string, variant: string) => `${scenario} · ${variant}`;
   const values = s.runs
     .filter((r) => r.regret !== null)

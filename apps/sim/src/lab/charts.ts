@@ -22,7 +22,7 @@ const OUTCOMES = {
 };
 
 /** The time axis' unit: minutes for runs up to 3 h, hours beyond. */
-export function timeUnit(horizon: number): { seconds: number; label: string } {
+function timeUnit(horizon: number): { seconds: number; label: string } {
   return horizon <= 3 * 3600
     ? { seconds: 60, label: 'simulated time (min)' }
     : { seconds: 3600, label: 'simulated time (h)' };
@@ -45,7 +45,7 @@ export async function renderSvg(spec: TopLevelSpec, idPrefix = 'chart'): Promise
 }
 
 /** Renames every `id="…"` of an SVG and its `url(#…)` / `href="#…"` references. */
-export function renameIds(svg: string, prefix: string): string {
+function renameIds(svg: string, prefix: string): string {
   const ids = new Map<string, string>();
   for (const m of svg.matchAll(/\sid="([^"]+)"/g)) if (!ids.has(m[1]!)) ids.set(m[1]!, `${prefix}-${ids.size + 1}`);
   if (ids.size === 0) return svg;
@@ -75,7 +75,7 @@ function merged(bins: Bins, width: number): (number | null)[] {
 }
 
 /** The report's bin width for a scenario: ≤ CHART_MAX_BINS bins, a multiple of every run's stored width. */
-export function scenarioBinWidth(digests: readonly RunDigest[]): number {
+function scenarioBinWidth(digests: readonly RunDigest[]): number {
   const horizon = Math.max(0, ...digests.map((d) => d.endTime));
   const stored = Math.max(0, ...digests.map((d) => d.imbalance.width));
   return binWidth(horizon, CHART_MAX_BINS, stored);

@@ -5,9 +5,8 @@ import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
 import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import { loadCase, type CaseInput } from '@poise/sim';
 import { LabError } from './errors';
-import { LAB_USAGE, LabUsageError } from './usage';
+import { LabUsageError } from './usage';
 
-export { LAB_USAGE, LabUsageError };
 import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
 import { reportTraces, runComparison } from './lab';
@@ -18,6 +17,7 @@ import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
 import { parseSeeds, readVariants } from './variants';
 import { fmt } from './report';
+import { compareNames } from '@poise/usage';
 
 /** Output of the lab commands (the same shape as the CLI's Io). */
 export interface LabIo {
@@ -136,7 +136,7 @@ export function estimateEndTime(cmdlist: readonly (readonly string[])[]): number
 }
 
 /** A parameter file's leading comment lines (`# ...`), joined: what the scenario is. */
-export function describeParams(text: string): string | undefined {
+function describeParams(text: string): string | undefined {
   const lines: string[] = [];
   for (const line of text.split('\n')) {
     const m = /^#\s?(.*)$/.exec(line);
@@ -148,7 +148,7 @@ export function describeParams(text: string): string | undefined {
 }
 
 /** A case directory's README, first paragraph (undefined without a README). */
-export function describeCase(dir: string): string | undefined {
+function describeCase(dir: string): string | undefined {
   const st = statOf(join(dir, 'README'));
   if (!st?.isFile()) return undefined;
   const first = readFileSync(join(dir, 'README'), 'utf8')
@@ -286,7 +286,7 @@ function removeIfEmpty(dir: string): void {
 }
 
 /** The simulator-backed runOne module: the TypeScript source, or the built file beside the CLI. */
-export function adapterModule(): URL {
+function adapterModule(): URL {
   for (const rel of ['./sim-adapter.ts', './lab/sim-adapter.js', './sim-adapter.js']) {
     const u = new URL(rel, import.meta.url);
     if (existsSync(fileURLToPath(u))) return u;
@@ -405,7 +405,7 @@ export async function cmdReport(argv: string[], io: LabIo, command: string): Pro
       throw new LabError('bad-trace', `two runs of scenario '${t.scenario}' variant '${t.variant}' seed ${t.seed}`);
     seen.add(k);
   }
-  traces.sort((a, b) => (a.scenario < b.scenario ? -1 : a.scenario > b.scenario ? 1 : 0) || a.seed - b.seed);
+  traces.sort((a, b) => compareNames(a.scenario, b.scenario) || a.seed - b.seed);
   await reportTraces(
     traces,
     out,

@@ -7,7 +7,7 @@ import type { LabSummary, RunDigest } from './digest';
 import { balanceSummary } from './balance-summary';
 import type { Variant } from './variants';
 
-export { DIGEST_MAX_BINS, digestTrace, type LabSummary, type NodeDigest, type RunDigest } from './digest';
+export { digestTrace, type LabSummary, type RunDigest } from './digest';
 
 /**
  * Statistics and verdicts of a set of runs. `digests` in (scenario, variant order, seed) order;
@@ -63,7 +63,7 @@ function csv(rows: (string | number | null | undefined)[][]): string {
 }
 
 /** Columns of summary.csv (one row per scenario × variant × metric). */
-export const SUMMARY_CSV_COLUMNS = [
+const SUMMARY_CSV_COLUMNS = [
   'scenario',
   'variant',
   'metric',
@@ -79,7 +79,7 @@ export const SUMMARY_CSV_COLUMNS = [
   'note',
 ] as const;
 /** Columns of runs.csv (one row per run). */
-export const RUNS_CSV_COLUMNS = [
+const RUNS_CSV_COLUMNS = [
   'scenario',
   'variant',
   'seed',
@@ -94,7 +94,7 @@ export const RUNS_CSV_COLUMNS = [
 ] as const;
 
 /** summary.csv: the statistics, one row per scenario × variant × metric; empty cells for unknown values. */
-export function summaryCsv(s: LabSummary): string {
+function summaryCsv(s: LabSummary): string {
   const unit = new Map(METRICS.map((m) => [m.key, m]));
   return csv([
     [...SUMMARY_CSV_COLUMNS],
@@ -121,7 +121,7 @@ export function summaryCsv(s: LabSummary): string {
 }
 
 /** runs.csv: every run's metrics (movesBySid only in summary.json). */
-export function runsCsv(s: LabSummary): string {
+function runsCsv(s: LabSummary): string {
   return csv([
     [...RUNS_CSV_COLUMNS],
     ...s.runs.map((r) => [

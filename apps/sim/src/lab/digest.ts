@@ -13,10 +13,10 @@ import { hasPressure, type RunTrace, type TraceMove } from './trace';
 import type { Variant } from './variants';
 
 /** Bins kept per run series (the report merges them further). */
-export const DIGEST_MAX_BINS = 1000;
+const DIGEST_MAX_BINS = 1000;
 
 /** Node series of one run, binned. */
-export interface NodeDigest {
+interface NodeDigest {
   names: string[];
   cpu: Bins[];
   mem: Bins[];

@@ -270,7 +270,7 @@ export function hindsightOracle(p: TracePlacement, where = 'placement'): OracleR
  * guests that cannot move and the room on other nodes are ignored, and a guest counts once
  * because it leaves one node.
  */
-export function movesLowerBound(p: TracePlacement, limit: { cpu: number; mem: number }): number {
+function movesLowerBound(p: TracePlacement, limit: { cpu: number; mem: number }): number {
   let total = 0;
   for (const n of p.nodes) {
     const here = p.guests.filter((g) => !g.ignored && g.initial === n.name);

@@ -68,7 +68,7 @@ code { background: #f4f6f8; padding: 1px 4px; font-size: 12px; }
 `;
 
 /** Builds the self-contained report (inline CSS and SVG; no scripts, fonts or external URLs). */
-export async function buildReport(input: ReportInput): Promise<string> {
+async function buildReport(input: ReportInput): Promise<string> {
   const { summary: s, digests } = input;
   const variants = s.variants.map((v) => v.name);
   const judged = METRICS.filter((m) => m.better !== 'none');
@@ -240,7 +240,7 @@ function anchor(s: string): string {
 }
 
 /** `1..20` for a run of consecutive seeds, else a comma list. */
-export function seedList(seeds: readonly number[]): string {
+function seedList(seeds: readonly number[]): string {
   if (seeds.length > 2 && seeds.every((x, i) => i === 0 || x === seeds[i - 1]! + 1))
     return `${seeds[0]}..${seeds[seeds.length - 1]}`;
   return seeds.join(', ');

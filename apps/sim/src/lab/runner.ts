@@ -5,8 +5,9 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LabError } from './errors';
-import { byteCompare, validateTrace, type RunTrace } from './trace';
+import { validateTrace, type RunTrace } from './trace';
 import type { Variant } from './variants';
+import { compareNames } from '@poise/usage';
 
 /** A scenario: a case directory and the name it is reported under. */
 export interface ScenarioRef {
@@ -49,7 +50,10 @@ export interface RunOptions {
 /**
  * The unit of work: one simulation of `scenario` under `variant` with `seed`, as a trace.
  * Arguments and result must be structured-cloneable (they cross a worker boundary). A module
- * given to {@link runAll} exports a function of this type named `runOne`.
+ * given to {@link runAll} exports a function of this type named `runOne` (the contract of an
+ * adapter module outside this package: nothing here imports the type).
+ *
+ * @public
  */
 export type RunOne = (
   scenario: ScenarioRef,
@@ -89,7 +93,7 @@ export function planRuns(
   }
   const sortedSeeds = [...new Set(seeds)].sort((a, b) => a - b);
   const jobs: RunJob[] = [];
-  for (const scenario of [...scenarios].sort((a, b) => byteCompare(a.name, b.name))) {
+  for (const scenario of [...scenarios].sort((a, b) => compareNames(a.name, b.name))) {
     for (const variant of variants) {
       for (const seed of sortedSeeds) jobs.push({ index: jobs.length, scenario, variant, seed });
     }

@@ -5,9 +5,7 @@
  */
 
 /** Bin widths, seconds; each divides every later one, so bins can always be merged. */
-export const BIN_LADDER: readonly number[] = [
-  20, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 345600, 691200,
-];
+const BIN_LADDER: readonly number[] = [20, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 345600, 691200];
 
 /** The smallest ladder width w with span / w ≤ maxBins (and ≥ `atLeast`). */
 export function binWidth(span: number, maxBins: number, atLeast = 0): number {

@@ -2,7 +2,7 @@ import { mean, quantileSeq, std } from 'mathjs';
 import type { RunSummary } from './summary';
 
 /** Which way a metric is better. `none`: reported, never judged. */
-export type Better = 'lower' | 'higher' | 'none';
+type Better = 'lower' | 'higher' | 'none';
 
 /** A metric of the lab: a number per run, its unit and which way is better. */
 export interface MetricDef {

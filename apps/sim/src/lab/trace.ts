@@ -3,6 +3,7 @@ import type { ResourceMove, TruthColumns } from '@poise/sim';
 import { z } from 'zod';
 import { LabError } from './errors';
 import type { PlanRule } from '@poise/plan';
+import { compareNames } from '@poise/usage';
 
 /**
  * The format tag of a {@link RunTrace} file; bumped when the layout changes. `/2`: moves carry
@@ -202,7 +203,7 @@ const traceSchema = z
   })
   .superRefine((t, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-    const sorted = [...t.nodes].sort(byteCompare);
+    const sorted = [...t.nodes].sort(compareNames);
     t.nodes.forEach((n, i) => {
       if (n !== sorted[i]) issue(['nodes', i], 'node names must be unique and in byte order');
     });
@@ -268,11 +269,6 @@ const traceSchema = z
     });
   });
 
-/** Byte order of two strings (never localeCompare). */
-export function byteCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** `rounds.cpu[2][17]` from a zod issue path. */
 export function dotPath(path: readonly PropertyKey[]): string {
   let out = '';
@@ -284,7 +280,7 @@ export function dotPath(path: readonly PropertyKey[]): string {
 }
 
 /** First problem of a zod error as `field: message` (dot path). */
-export function firstIssue(error: z.ZodError): string {
+function firstIssue(error: z.ZodError): string {
   const i = error.issues[0]!;
   return `${dotPath(i.path)}: ${i.message.charAt(0).toLowerCase()}${i.message.slice(1)}`;
 }

@@ -119,7 +119,7 @@ export function readVariants(file: string, registry: PolicyRegistry = BUILTIN_RE
 }
 
 /** Largest seed list `parseSeeds` accepts. */
-export const MAX_SEEDS = 10_000;
+const MAX_SEEDS = 10_000;
 
 /**
  * `1..20` (inclusive range), `1,5,9`, or a mix (`1..3,10`): integers 0..2^32−1 (the

@@ -12,8 +12,6 @@ import {
   startSimServe,
 } from './serve';
 
-export { SERVE_USAGE };
-
 const HELP = `usage:
 ${SERVE_USAGE}
 

@@ -33,9 +33,9 @@ export const DEFAULT_SERVED_VERSION = '9.2.2';
 /** Default time acceleration: one 20 s round every 2 s. */
 export const DEFAULT_SPEED = 10;
 /** The cluster's clock when it is stepped by hand: simulated second 0 is 2026-01-01T00:00:00Z. */
-export const STEPPED_EPOCH_SECONDS = 1_767_225_600;
+const STEPPED_EPOCH_SECONDS = 1_767_225_600;
 /** Tasks kept for `GET …/tasks` (the oldest are forgotten). */
-export const MAX_TASKS = 1000;
+const MAX_TASKS = 1000;
 
 /** Why `poise-sim serve` cannot start: a message naming the option or file. */
 export class ServeError extends Error {
@@ -203,19 +203,112 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     if (cache?.at !== sim.time) cache = { at: sim.time, cluster: servedCluster(view, facts, 0) };
     return { ...cache.cluster, time: now(), ...(options.crsAs ? { crsAs: options.crsAs } : {}) };
   };
-
   const posts: string[] = [];
   const post = (line: string) => {
     posts.push(line);
     if (posts.length > MAX_TASKS) posts.shift();
   };
+  const context: ServeContext = { sim, facts, view: () => view, served, now, say, post };
+
+  const tls = options.tls ?? (await selfSignedCertificate(options.host));
+  let server: FakePveServer;
+  try {
+    server = await startFakePveServer({
+      tls: { cert: tls.cert, key: tls.key },
+      tokens: options.tokens.map((t) => t.authorizationHeader().slice('PVEAPIToken='.length)),
+      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      record: false,
+      routes: { ...clusterReadRoutes(served), ...motionRoutes(context) },
+    });
+  } catch (err) {
+    throw new ServeError(
+      'listen',
+      `cannot listen on ${options.host ?? '127.0.0.1'}:${options.port} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      { cause: err },
+    );
+  }
+  const fingerprint = new X509Certificate(tls.cert).fingerprint256;
+  writeStartLines(options, input, { version, url: server.url, fingerprint, speed, notes: facts.notes });
+
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  /** One round; false once the scenario ended. */
+  const step = (): boolean => {
+    if (sim.ended) return false;
+    const old = view;
+    sim.step();
+    view = sim.view();
+    for (const line of haChanges(old, view)) say(line);
+    if (sim.ended) {
+      say(
+        sim.error === undefined
+          ? `the scenario ended at ${sim.time} s; serving its last state until stopped`
+          : `the simulation aborted at ${sim.time} s: ${sim.error}; serving its last state until stopped`,
+      );
+    }
+    return !sim.ended;
+  };
+  const tick = () => {
+    if (stopped) return;
+    const before = sim.time;
+    if (step()) timer = setTimeout(tick, ((sim.time - before) / speed) * 1000);
+  };
+  if (!options.manual) timer = setTimeout(tick, (20 / speed) * 1000);
+
+  return {
+    url: server.url,
+    caseName: input.name,
+    fingerprint,
+    sim,
+    posts: () => [...posts],
+    step,
+    close: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await server.close();
+    },
+  };
+}
+
+/** A self-signed certificate and key for this run (for `host` too, when it is a name or a specific address). */
+async function selfSignedCertificate(host: string | undefined): Promise<{ cert: string; key: string }> {
+  const generated = await generateCertificates({
+    hosts: host && host !== '127.0.0.1' && host !== '0.0.0.0' ? [host] : [],
+  });
+  return { cert: generated.certPem, key: generated.keyPem };
+}
+
+/** What the served endpoints share: the simulation, its current view and what they report. */
+interface ServeContext {
+  readonly sim: Simulation;
+  readonly facts: ReturnType<typeof servedCaseFacts>;
+  /** The simulation's view after its last round. */
+  readonly view: () => ClusterView;
+  /** The cluster as the read endpoints serve it now. */
+  readonly served: () => ServedCluster;
+  /** Wall clock, epoch seconds (the cluster's). */
+  readonly now: () => number;
+  /** Writes a line of what happens, stamped with the simulated time. */
+  readonly say: (line: string) => void;
+  /** Records a POST received (see `SimServe.posts`). */
+  readonly post: (line: string) => void;
+}
+
+/**
+ * The endpoints that move guests, and the tasks they start: HA migrate/relocate queue a command
+ * for the simulated CRM; the guest migrate of an HA guest starts an `hamigrate` task that ends
+ * as soon as the command is queued (or refused).
+ */
+function motionRoutes(context: ServeContext): Record<string, FakeHandler> {
+  const { sim, facts, served, now, say, post } = context;
   const tasks: Task[] = [];
   const exits = new Map<string, string>();
   let pid = 4242;
   const haMotion =
     (kind: 'migrate' | 'relocate'): FakeHandler =>
     (req) => {
-      const sid = resolveSid(view, req.params.sid!);
+      const sid = resolveSid(context.view(), req.params.sid!);
       const node = req.form.get('node');
       post(`POST /cluster/ha/resources/${req.params.sid}/${kind} node=${node ?? ''}`);
       if (node === null || node === '')
@@ -230,7 +323,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
         say(`POST ${kind} ${sid} to ${node}: refused (${refusal.statusText})`);
         return refusal;
       }
-      const verdict = judgeHaMotion(view, facts.compiled, sid, node);
+      const verdict = judgeHaMotion(context.view(), facts.compiled, sid, node);
       if (verdict.kind === 'unknown' || verdict.kind === 'error') {
         say(`POST ${kind} ${sid} to ${node}: refused (${verdict.message})`);
         return { status: 500, statusText: verdict.message };
@@ -248,6 +341,7 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     };
   const guestMotion: FakeHandler = (req) => {
     const vmid = Number(req.params.vmid);
+    const view = context.view();
     const sid = [...view.services.keys()].find((s) => vmidOfSid(s) === vmid);
     const target = req.form.get('target');
     post(`POST /nodes/${req.params.node}/${req.params.type}/${req.params.vmid}/migrate target=${target ?? ''}`);
@@ -324,42 +418,27 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
     return { data };
   };
 
-  let tls = options.tls;
-  if (tls === undefined) {
-    const generated = await generateCertificates({
-      hosts: options.host && options.host !== '127.0.0.1' && options.host !== '0.0.0.0' ? [options.host] : [],
-    });
-    tls = { cert: generated.certPem, key: generated.keyPem };
-  }
-  let server: FakePveServer;
-  try {
-    server = await startFakePveServer({
-      tls: { cert: tls.cert, key: tls.key },
-      tokens: options.tokens.map((t) => t.authorizationHeader().slice('PVEAPIToken='.length)),
-      host: options.host ?? '127.0.0.1',
-      port: options.port,
-      record: false,
-      routes: {
-        ...clusterReadRoutes(served),
-        'POST /cluster/ha/resources/{sid}/migrate': haMotion('migrate'),
-        'POST /cluster/ha/resources/{sid}/relocate': haMotion('relocate'),
-        'POST /nodes/{node}/{type}/{vmid}/migrate': guestMotion,
-        'GET /nodes/{node}/tasks/{upid}/status': taskStatus,
-        'GET /nodes/{node}/tasks': taskList,
-      },
-    });
-  } catch (err) {
-    throw new ServeError(
-      'listen',
-      `cannot listen on ${options.host ?? '127.0.0.1'}:${options.port} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-      { cause: err },
-    );
-  }
-  const fingerprint = new X509Certificate(tls.cert).fingerprint256;
+  return {
+    'POST /cluster/ha/resources/{sid}/migrate': haMotion('migrate'),
+    'POST /cluster/ha/resources/{sid}/relocate': haMotion('relocate'),
+    'POST /nodes/{node}/{type}/{vmid}/migrate': guestMotion,
+    'GET /nodes/{node}/tasks/{upid}/status': taskStatus,
+    'GET /nodes/{node}/tasks': taskList,
+  };
+}
+
+/** The start lines: the case and URL, the certificate and its fingerprint, the token ids, the clock. */
+function writeStartLines(
+  options: SimServeOptions,
+  input: CaseInput,
+  started: { version: string; url: string; fingerprint: string; speed: number; notes: readonly string[] },
+): void {
+  const { out } = options;
+  const { version, fingerprint, speed } = started;
   const nodes = Object.keys(input.hardwareStatus).length;
   const services = Object.keys(input.serviceConfig).length;
   out(
-    `poise-sim serve: case '${input.name}' (${nodes} nodes, ${services} HA resources) as a Proxmox VE ${version} API on ${server.url}/api2/json`,
+    `poise-sim serve: case '${input.name}' (${nodes} nodes, ${services} HA resources) as a Proxmox VE ${version} API on ${started.url}/api2/json`,
   );
   out(
     `TLS certificate: ${options.tls ? 'from --cert/--key' : 'self-signed, generated for this run (--cert/--key to serve your own)'}; pin its fingerprint (poise-manager: pve.tls.fingerprint)`,
@@ -374,44 +453,5 @@ export async function startSimServe(options: SimServeOptions): Promise<SimServe>
       ? `time: stepped by hand (each step one 20 s HA round; the cluster's clock is the simulation's, ${new Date(STEPPED_EPOCH_SECONDS * 1000).toISOString()} + simulated seconds); the simulation ends with its scenario, then its last state is served until stopped`
       : `time: one 20 s HA round every ${Number((20 / speed).toFixed(3))} s (--speed ${speed}); the simulation ends with its scenario, then its last state is served until stopped`,
   );
-  for (const note of facts.notes) out(`warning: ${note}`);
-
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  /** One round; false once the scenario ended. */
-  const step = (): boolean => {
-    if (sim.ended) return false;
-    const old = view;
-    sim.step();
-    view = sim.view();
-    for (const line of haChanges(old, view)) say(line);
-    if (sim.ended) {
-      say(
-        sim.error === undefined
-          ? `the scenario ended at ${sim.time} s; serving its last state until stopped`
-          : `the simulation aborted at ${sim.time} s: ${sim.error}; serving its last state until stopped`,
-      );
-    }
-    return !sim.ended;
-  };
-  const tick = () => {
-    if (stopped) return;
-    const before = sim.time;
-    if (step()) timer = setTimeout(tick, ((sim.time - before) / speed) * 1000);
-  };
-  if (!options.manual) timer = setTimeout(tick, (20 / speed) * 1000);
-
-  return {
-    url: server.url,
-    caseName: input.name,
-    fingerprint,
-    sim,
-    posts: () => [...posts],
-    step,
-    close: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await server.close();
-    },
-  };
+  for (const note of started.notes) out(`warning: ${note}`);
 }

@@ -10,7 +10,6 @@
  */
 import type { ServedCluster, ServedGuest, ServedNode, ServedRule } from '@poise/pve-api/testing';
 import {
-  byteCompare,
   cloneRulesConfig,
   compileRules,
   enabledRules,
@@ -25,10 +24,11 @@ import {
   type CompiledRules,
 } from '@poise/rules';
 import type { CaseInput, ClusterView } from '@poise/sim';
+import { compareNames } from '@poise/usage';
 
 /** The simulator's default maxima of a service without static stats (cores, bytes), as its loader uses them. */
-export const DEFAULT_GUEST_MAXCPU = 4;
-export const DEFAULT_GUEST_MAXMEM = 4 * 1024 ** 3;
+const DEFAULT_GUEST_MAXCPU = 4;
+const DEFAULT_GUEST_MAXMEM = 4 * 1024 ** 3;
 
 /** What of a case the view does not show, read once. */
 export interface ServedCaseFacts {
@@ -62,14 +62,14 @@ function percent(value: unknown): number | undefined {
 /** Reads the case once: rules and groups (as the API of `version` shows them), `crs`, node versions, guest configs. */
 export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFacts {
   const notes: string[] = [];
-  const nodes = Object.keys(input.hardwareStatus).sort(byteCompare);
+  const nodes = Object.keys(input.hardwareStatus).sort(compareNames);
   const parsedRules = parseRulesConfig(input.rulesConfig, 'rules_config');
   const parsedGroups = parseGroupsConfig(input.groups, 'groups');
   for (const w of [...parsedRules.warnings, ...parsedGroups.warnings]) notes.push(`case: ${w.message}`);
   const pve9 = Number.parseInt(version, 10) >= 9;
   const config = parsedRules.config;
   const groupOf = new Map<string, string>();
-  for (const sid of Object.keys(input.serviceConfig).sort(byteCompare)) {
+  for (const sid of Object.keys(input.serviceConfig).sort(compareNames)) {
     const group = serviceGroup(input.serviceConfig[sid]);
     if (group !== undefined) groupOf.set(sid, group);
   }
@@ -80,13 +80,13 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
   for (const [id, rule] of enabledRules(config, true)) {
     const base = {
       id,
-      resources: Object.keys(rule.resources).sort(byteCompare),
+      resources: Object.keys(rule.resources).sort(compareNames),
       ...(rule.disable !== undefined ? { disabled: true } : {}),
       ...(errors.has(id) ? { errors: { resources: errors.get(id)! } } : {}),
     };
     if (rule.type === 'node-affinity') {
       const list = Object.keys(rule.nodes)
-        .sort(byteCompare)
+        .sort(compareNames)
         .map((node) => ({ node, priority: rule.nodes[node]!.priority }));
       rules.push({ ...base, type: 'node-affinity', nodes: list, strict: rule.strict === 1 });
     } else {
@@ -99,11 +99,11 @@ export function servedCaseFacts(input: CaseInput, version: string): ServedCaseFa
   const groups = pve9
     ? []
     : Object.keys(parsedGroups.config.ids)
-        .sort(byteCompare)
+        .sort(compareNames)
         .map((group) => {
           const g = parsedGroups.config.ids[group]!;
           const list = Object.keys(g.nodes)
-            .sort(byteCompare)
+            .sort(compareNames)
             .map((node) => ({ node, priority: g.nodes[node]!.priority }));
           return { group, nodes: list, restricted: g.restricted === 1, nofailback: g.nofailback === 1 };
         });
@@ -144,7 +144,7 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
   const nodeStatus = (ms.node_status ?? {}) as Readonly<Record<string, string>>;
   const nodeRequest = (ms.node_request ?? {}) as Readonly<Record<string, { readonly maintenance?: number }>>;
   const ss = ms.service_status ?? {};
-  const nodes: ServedNode[] = [...view.nodes.keys()].sort(byteCompare).map((name) => {
+  const nodes: ServedNode[] = [...view.nodes.keys()].sort(compareNames).map((name) => {
     const nv = view.nodes.get(name)!;
     const st = view.nodeStats.get(name);
     const haState = Object.hasOwn(nodeStatus, name) ? nodeStatus[name]! : nv.online ? 'online' : 'unknown';
@@ -164,7 +164,7 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
   });
   const guests: ServedGuest[] = [];
   const resources: ServedCluster['ha']['resources'][number][] = [];
-  for (const sid of [...view.services.keys()].sort(byteCompare)) {
+  for (const sid of [...view.services.keys()].sort(compareNames)) {
     const sv = view.services.get(sid)!;
     const svc = Object.hasOwn(ss, sid) ? ss[sid] : undefined;
     const dyn = sv.dynamicStats;
@@ -198,7 +198,7 @@ export function servedCluster(view: ClusterView, facts: ServedCaseFacts, time: n
     ha: {
       master: ms.master_node,
       services: Object.keys(ss)
-        .sort(byteCompare)
+        .sort(compareNames)
         .map((sid) => {
           const e = ss[sid]!;
           return { sid, state: e.state, node: e.node, target: e.target, uid: e.uid ?? '0' };
@@ -239,7 +239,7 @@ export function judgeHaMotion(
     return { kind: 'error', message: `service '${sid}' in error state, must be disabled and fixed first` };
   const conflict = findNegativeAffinityConflict(compiled, sid, target, ss);
   if (conflict !== undefined) return { kind: 'blocked', blocking: [conflict] };
-  return { kind: 'queue', comigrated: getPositivePartnersToMove(compiled, sid, target, ss).sort(byteCompare) };
+  return { kind: 'queue', comigrated: getPositivePartnersToMove(compiled, sid, target, ss).sort(compareNames) };
 }
 
 /** `vm:101`, or a bare `101` resolved to the configured `vm:` or `ct:` service (the API accepts both). */

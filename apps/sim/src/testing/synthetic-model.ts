@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { normalizedImbalance } from '@poise/imbalance';
-import { Prng, hash32 } from '../lab/prng';
+import { Prng, hash32 } from '@poise/sim';
 import { TRACE_FORMAT, type RunTrace, type TraceMove } from '../lab/trace';
 import type { ScenarioRef } from '../lab/runner';
 import type { Variant } from '../lab/variants';
@@ -29,7 +29,7 @@ export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): R
   const nNodes = opts.nodes ?? 3;
   const nRounds = opts.rounds ?? 90;
   const threshold = Number(variant.crs['ha-auto-rebalance-threshold'] ?? 30) / 100;
-  const rng = new Prng(seed, `${scenario.name}/${hash32(variant.name)}`);
+  const rng = Prng.forStream(seed, `${scenario.name}/${hash32(variant.name)}`);
   const nodes = Array.from({ length: nNodes }, (_, i) => `node${i + 1}`).sort();
   const cpu = nodes.map(() => [] as number[]);
   const mem = nodes.map(() => [] as number[]);

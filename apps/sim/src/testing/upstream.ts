@@ -9,7 +9,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..
  * The reference regression cases: `$POISE_UPSTREAM_TESTS`, else `../shared/upstream-tests`
  * beside the repository. They are read in place, never copied.
  */
-export function upstreamTestsDir(): string {
+function upstreamTestsDir(): string {
   const fromEnv = process.env.POISE_UPSTREAM_TESTS;
   return fromEnv ? resolve(fromEnv) : resolve(REPO_ROOT, '../shared/upstream-tests');
 }

@@ -13,13 +13,13 @@ export const ORACLE_SIZE = { maxNodes: 6, maxGuests: 30 } as const;
  * undecided question is counted, never guessed), so that every verdict is the same on every
  * machine, however fast or loaded.
  */
-export const ORACLE_MAX_NODES = MILP_MAX_NODES;
+const ORACLE_MAX_NODES = MILP_MAX_NODES;
 
 /** Guests up to which the oracle also asks whether the planner is optimal and move-minimal. */
-export const EXACT_QUESTION_GUESTS = 15;
+const EXACT_QUESTION_GUESTS = 15;
 
 /** What the oracle found for one instance. */
-export interface OracleOutcome {
+interface OracleOutcome {
   readonly seed: number;
   readonly feasible: boolean;
   /** HiGHS agrees about feasibility (`undefined`: undecided within the node limit). */
@@ -48,7 +48,7 @@ export interface OracleOutcome {
  * finds; on instances of up to {@link EXACT_QUESTION_GUESTS} guests optimality is asked first
  * (no placement better at all implies none 1 % better).
  */
-export function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NODES): OracleOutcome {
+function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NODES): OracleOutcome {
   const { input, drain } = randomInstance(seed, ORACLE_SIZE);
   const plan = planPlacement(input, { drain });
   const decided = (status: string) => (status === 'unknown' ? undefined : status === 'infeasible');
@@ -91,11 +91,6 @@ export function oracleCase(highs: Highs, seed: number, maxNodes = ORACLE_MAX_NOD
   }
   const moves = exists({ below: value + tol, maxMoves: plan.objective.moves - 1 });
   return { ...base, withinOnePercent: true, optimal: true, fewestMoves: decided(moves.status) };
-}
-
-/** `key` present with `undefined` means undecided; absent means not asked. */
-export function asked(o: OracleOutcome, key: keyof OracleOutcome): boolean {
-  return key in o;
 }
 
 /** Totals over a range of seeds. */

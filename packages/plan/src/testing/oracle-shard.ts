@@ -26,7 +26,7 @@ import type { Highs } from './oracle';
 import { type OracleTally, runOracle } from './oracle-run';
 
 /** Random instances over all shards by default. */
-export const ORACLE_INSTANCES = 2000;
+const ORACLE_INSTANCES = 2000;
 /** Instances of the fast tier's sample. */
 export const ORACLE_SAMPLE = 20;
 

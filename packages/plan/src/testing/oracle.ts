@@ -21,7 +21,7 @@ export interface Highs {
 }
 
 /** A HiGHS model (the persistent API of `highs`). */
-export interface HighsModel {
+interface HighsModel {
   readonly options: { set(options: Record<string, unknown>): unknown };
   readonly info: { get(name: string): unknown };
   run(): unknown;

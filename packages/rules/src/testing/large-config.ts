@@ -22,7 +22,7 @@ export const LARGE_CONFIG_NODES: readonly string[] = ['node1', 'node2', 'node3',
 /** Rules per block. */
 export const LARGE_CONFIG_RULES_PER_BLOCK = 21;
 /** Resources per block. */
-export const LARGE_CONFIG_SIDS_PER_BLOCK = 32;
+const LARGE_CONFIG_SIDS_PER_BLOCK = 32;
 
 /** Rule id `<name>-<b>` with the block number zero-padded, so ids sort by block. */
 export function largeConfigRuleId(name: string, block: number): string {

@@ -3,10 +3,10 @@
  * (pairwise scans over the rules, O(n²)), to test the indexed implementations of `checks.ts`
  * and `transform.ts` against. Not exported from the package; never use them on large inputs.
  */
-import { byteCompare, sortedStrings } from '../sort';
 import { enabledRulesByType, lowestOrder } from '../rule-set';
 import type { NodeAffinityRule, ResourceAffinityRule, RulesConfig, SidSet } from '../types';
 import { dropRuleMessage } from '../transform';
+import { compareNames, sortNames } from '@poise/usage';
 
 type Entry<T> = readonly [string, T];
 
@@ -14,7 +14,7 @@ const has = (set: SidSet, sid: string) => Object.prototype.hasOwnProperty.call(s
 const common = (a: SidSet, b: SidSet) => Object.keys(a).filter((sid) => has(b, sid));
 
 /** Connected components by breadth-first search, scanning every rule for each visited rule. */
-export function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidSet }>>): string[][] {
+function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidSet }>>): string[][] {
   const visited = new Set<string>();
   const components: string[][] = [];
   for (const [startId] of rules) {
@@ -38,7 +38,7 @@ export function referenceComponents(rules: ReadonlyArray<Entry<{ resources: SidS
 }
 
 /** `[check index, rule id, reason]` for every conflict, by pairwise scans. */
-export function referenceConflicts(
+function referenceConflicts(
   rules: Pick<RulesConfig, 'ids' | 'order'>,
   nodes: readonly string[],
 ): Array<[number, string, string]> {
@@ -134,9 +134,9 @@ export function referenceConflicts(
 }
 
 /** The drop messages of `referenceConflicts`: by rule id, then check, then reason. */
-export function referenceDropMessages(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: readonly string[]): string[] {
+function referenceDropMessages(rules: Pick<RulesConfig, 'ids' | 'order'>, nodes: readonly string[]): string[] {
   return referenceConflicts(rules, nodes)
-    .sort((a, b) => byteCompare(a[1], b[1]) || a[0] - b[0] || byteCompare(a[2], b[2]))
+    .sort((a, b) => compareNames(a[1], b[1]) || a[0] - b[0] || compareNames(a[2], b[2]))
     .map(([, id, reason]) => dropRuleMessage(id, reason));
 }
 
@@ -168,13 +168,13 @@ export function referenceTransform(rules: RulesConfig, nodes: readonly string[])
   const apart = (sid: string, csid: string) =>
     negative.some(([, rule]) => sid !== csid && has(rule.resources, sid) && has(rule.resources, csid));
   for (const [positiveId, rule] of positive) {
-    const members = sortedStrings(Object.keys(rule.resources));
+    const members = sortNames(Object.keys(rule.resources));
     const outside = new Set<string>();
     for (const [, neg] of negative) {
       if (common(rule.resources, neg.resources).length === 0) continue;
       for (const csid of Object.keys(neg.resources)) if (!has(rule.resources, csid)) outside.add(csid);
     }
-    for (const csid of sortedStrings(outside)) {
+    for (const csid of sortNames(outside)) {
       for (const sid of members) {
         if (apart(sid, csid)) continue;
         const id = `_implicit-negative-${positiveId}-${sid}-${csid}`;

@@ -7,9 +7,10 @@
  * then. Deterministic: one generator of its own (seeded from the simulation's seed), drawn in
  * node byte order. See the package README, *Load pressure model*.
  */
-import { Prng } from '../noise';
+import { Prng } from '../prng';
 import { curveShare } from './curves';
 import type { LoadPressureOptions, NodePressureOptions, ResourcePressureOptions } from './config';
+import { compareNames } from '@poise/usage';
 
 /** One running guest's demand on its node. */
 export interface GuestLoad {
@@ -290,7 +291,7 @@ export class LoadPressureModel {
   /** Every guest's ground truth, by sid (byte order). */
   guestTotals(): Map<string, GuestContention> {
     const out = new Map<string, GuestContention>();
-    for (const sid of [...this.guests.keys()].sort(byteOrder)) {
+    for (const sid of [...this.guests.keys()].sort(compareNames)) {
       const g = this.guests.get(sid)!;
       out.set(sid, {
         node: g.node,
@@ -324,8 +325,4 @@ export function decay(avg: number, share: number, seconds: number, tau: number):
 
 function clamp01(x: number): number {
   return x > 1 ? 1 : x > 0 ? x : 0;
-}
-
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

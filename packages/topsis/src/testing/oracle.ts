@@ -14,11 +14,11 @@ export const ORACLE_RUNS = 800;
 export const ORACLE_SAMPLE_RUNS = 200;
 
 // mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
-export const big = create(all!, { number: 'BigNumber', precision: 80 });
-export type Big = BigNumber;
+const big = create(all!, { number: 'BigNumber', precision: 80 });
+type Big = BigNumber;
 
 /** The exact value of a double as an 80-digit BigNumber (a decimal string would round subnormals). */
-export function exact(x: number): Big {
+function exact(x: number): Big {
   if (x === 0) return big.bignumber(0);
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, Math.abs(x));
@@ -69,7 +69,7 @@ export function oracleTopsis(criteria: Criteria, rows: readonly (readonly number
   return { normalized, best, worst, dBest, dWorst, scores };
 }
 
-export function toNumber(x: Big): number {
+function toNumber(x: Big): number {
   return big.number(x);
 }
 

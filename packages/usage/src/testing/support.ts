@@ -1,7 +1,8 @@
 // Helpers shared by this package's tests and the benchmark (not exported from the package).
 
 import { scoreFlatInPlace } from '@poise/topsis';
-import { type ClusterView, type Scratch, prepareLoads, writeCriteria } from '../fast';
+import { type ClusterView, prepareLoads, writeCriteria } from '../fast';
+import type { Scratch } from '../scratch';
 import { CRITERIA_COUNT, schedulerCriteria } from '../kernels';
 
 /** mulberry32 (tools/test-support/prng.ts): every random test case is reproducible. */

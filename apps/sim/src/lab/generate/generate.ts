@@ -1,16 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LabError } from '../errors';
-import { Prng } from '../prng';
+import { Prng } from '@poise/sim';
 import type { GeneratorParams } from './params';
+import { compareNames } from '@poise/usage';
 
 const MiB = 1024 ** 2;
 
 /** Command slots run at 20, 120, 220, ... s (spec §1.4: every 5th 20 s round). */
-export const FIRST_SLOT = 20;
-export const SLOT_SPACING = 100;
+const FIRST_SLOT = 20;
+const SLOT_SPACING = 100;
 /** A run ends at the first slot more than 500 s after the last command (spec §1.4): last + 600. */
-export const END_AFTER_LAST_COMMAND = 600;
+const END_AFTER_LAST_COMMAND = 600;
 
 interface Node {
   name: string;
@@ -65,12 +66,28 @@ export function buildCmdlist(events: Map<number, string[]>): string[][] {
 
 /**
  * Generates a case directory's files from validated parameters. Pure: the same parameters give
- * the same bytes. Throws {@link LabError} `bad-params` for parameters that turn out impossible
- * once the guests are drawn (they do not fit in the nodes' memory).
+ * the same bytes (every step draws from its own seeded stream). Throws {@link LabError}
+ * `bad-params` for parameters that turn out impossible once the guests are drawn (they do not
+ * fit in the nodes' memory).
  */
 export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFiles {
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
-  // --- nodes
+  const nodes = generateNodes(p);
+  const { guests, kindOf } = generateGuests(p, nodes, bad);
+  const rules = generateRules(p, nodes, guests, bad);
+  // the timeline's commands, in this order within a slot: node settings, load, events
+  const timeline = new Timeline(p.duration);
+  scheduleNodeSettings(p, nodes, timeline);
+  scheduleLoad(p, nodes, guests, timeline);
+  scheduleEvents(p, nodes, timeline);
+  timeline.close();
+  return caseFiles(p, nodes, guests, kindOf, rules, timeline);
+}
+
+type BadParams = (field: string, why: string) => LabError;
+
+/** The nodes of every node group, named node1, node2, ... in order. */
+function generateNodes(p: GeneratorParams): Node[] {
   const nodes: Node[] = [];
   for (const g of p.nodes) {
     for (let i = 0; i < g.count; i++) {
@@ -78,11 +95,18 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       nodes.push({ name: `node${nodes.length + 1}`, cpu: g.cpu, memMiB, freeMiB: memMiB });
     }
   }
-  const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
+  return nodes;
+}
 
-  // --- guests: sizes (own stream), then kinds, then placement
-  const sizes = new Prng(p.seed, 'sizes');
-  const hostRng = new Prng(p.seed, 'memhost');
+/** The guests: sizes (own stream), then kinds, then placement (`nodes`' free memory goes down). */
+function generateGuests(
+  p: GeneratorParams,
+  nodes: Node[],
+  bad: BadParams,
+): { guests: Guest[]; kindOf: ('fa' | 'cdrom' | 'ct' | 'vm')[] } {
+  const maxNodeCpu = Math.max(...nodes.map((n) => n.cpu));
+  const sizes = Prng.forStream(p.seed, 'sizes');
+  const hostRng = Prng.forStream(p.seed, 'memhost');
   const g = p.guests;
   const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
   const drawn = Array.from({ length: g.count }, () => {
@@ -107,7 +131,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       `the ${g.count} guests drawn need ${(totalNeed / 1024).toFixed(1)} GiB of memory; the nodes have ${(totalHave / 1024).toFixed(1)} GiB (fewer or smaller guests, or more nodes)`,
     );
   }
-  const kinds = new Prng(p.seed, 'kinds');
+  const kinds = Prng.forStream(p.seed, 'kinds');
   const shuffled = kinds.shuffled(drawn.map((_, i) => i));
   // largest: by memory, then cpu, then draw order (a stable, total order)
   const order =
@@ -127,7 +151,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     return `${kind === 'ct' ? 'ct' : 'vm'}:${100 + i}`;
   };
 
-  const place = new Prng(p.seed, 'placement');
+  const place = Prng.forStream(p.seed, 'placement');
   const guests: Guest[] = [];
   // largest first, so that a fit is found whenever the first-fit-decreasing bound allows one
   const byMem = drawn.map((_, i) => i).sort((a, b) => drawn[b]!.memMiB - drawn[a]!.memMiB || a - b);
@@ -167,8 +191,12 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     });
   }
 
-  // --- rules: distinct plain guests (no fa/cdrom)
-  const rulesRng = new Prng(p.seed, 'rules');
+  return { guests, kindOf };
+}
+
+/** The rules: node affinity, pairs kept together and pairs kept apart, over distinct plain guests (no fa/cdrom). */
+function generateRules(p: GeneratorParams, nodes: readonly Node[], guests: readonly Guest[], bad: BadParams): string[] {
+  const rulesRng = Prng.forStream(p.seed, 'rules');
   const plain = rulesRng.shuffled(guests.filter((x) => x.kind === 'vm' || x.kind === 'ct'));
   const used = new Set<string>();
   const take = (pred: (x: Guest) => boolean) => {
@@ -182,7 +210,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const others = nodes.filter((n) => n.name !== x.node);
     const other = others[rulesRng.int(others.length)]!.name;
     rules.push(
-      `node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(byteCmp).join(',')}\n\tresources ${x.sid}\n`,
+      `node-affinity: generated-na${r + 1}\n\tnodes ${[x.node, other].sort(compareNames).join(',')}\n\tresources ${x.sid}\n`,
     );
   }
   for (let r = 0; r < p.rules.together; r++) {
@@ -190,7 +218,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const b = take((y) => y.node === a.node) ?? take(() => true);
     if (!b) throw bad('rules.together', 'not enough guests for the pairs');
     rules.push(
-      `resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity positive\n`,
+      `resource-affinity: generated-together${r + 1}\n\tresources ${[a.sid, b.sid].sort(compareNames).join(',')}\n\taffinity positive\n`,
     );
   }
   for (let r = 0; r < p.rules.separate; r++) {
@@ -198,19 +226,40 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     const b = take((y) => y.node !== a.node) ?? take(() => true);
     if (!b) throw bad('rules.separate', 'not enough guests for the pairs');
     rules.push(
-      `resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(byteCmp).join(',')}\n\taffinity negative\n`,
+      `resource-affinity: generated-apart${r + 1}\n\tresources ${[a.sid, b.sid].sort(compareNames).join(',')}\n\taffinity negative\n`,
     );
   }
 
-  // --- timeline: slot time → commands
-  const events = new Map<number, string[]>();
-  const lastSlot = slotAtOrAfter(Math.max(FIRST_SLOT, p.duration - END_AFTER_LAST_COMMAND));
-  const at = (t: number, cmd: string) => {
-    const s = Math.min(slotAtOrAfter(t), lastSlot);
-    let list = events.get(s);
-    if (!list) events.set(s, (list = []));
+  return rules;
+}
+
+/** Commands by slot time, up to the last slot of the run. */
+class Timeline {
+  readonly events = new Map<number, string[]>();
+  /** The last slot a command may run at (the run ends about `duration` s). */
+  readonly lastSlot: number;
+
+  constructor(duration: number) {
+    this.lastSlot = slotAtOrAfter(Math.max(FIRST_SLOT, duration - END_AFTER_LAST_COMMAND));
+  }
+
+  /** Adds a command at the first slot at or after `t` (the last slot at most). */
+  at(t: number, cmd: string): void {
+    const s = Math.min(slotAtOrAfter(t), this.lastSlot);
+    let list = this.events.get(s);
+    if (!list) this.events.set(s, (list = []));
     list.push(cmd);
-  };
+  }
+
+  /** Ends the timeline: the run ends at the last slot + 600 s ≈ duration. */
+  close(): void {
+    if (!this.events.has(this.lastSlot)) this.at(this.lastSlot, 'delay 0');
+  }
+}
+
+/** At the start: power on, then each node's base load, noise and pressure baseline. */
+function scheduleNodeSettings(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
   for (const n of nodes) at(0, `power ${n.name} on`);
   if (p.baseLoad && (p.baseLoad.cpu > 0 || p.baseLoad.mem > 0)) {
     for (const n of nodes)
@@ -230,7 +279,15 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
         `node ${n.name} set-dynamic-stats pressurecpusome ${p.pressure.baseline.cpu} pressurememorysome ${p.pressure.baseline.mem}`,
       );
   }
-  const loadRng = new Prng(p.seed, 'load');
+}
+
+/**
+ * The load shape: guests' cpu from the start (changed in place in `guests`) and the commands
+ * that change it later.
+ */
+function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
+  const loadRng = Prng.forStream(p.seed, 'load');
   const setCpu = (x: Guest, cpu: number) => `service ${x.sid} set-dynamic-stats cpu ${Math.max(0.01, round2(cpu))}`;
   const initialCpu = new Map(guests.map((x) => [x.sid, x.cpu]));
   const L = p.load;
@@ -239,7 +296,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
     for (const x of guests) x.cpu = Math.max(0.01, round2(x.cpu * 0.05));
   } else if (L.shape === 'diurnal') {
     const followers = loadRng.shuffled(guests).slice(0, Math.round(guests.length * L.share));
-    followers.sort((a, b) => byteCmp(a.sid, b.sid));
+    followers.sort((a, b) => compareNames(a.sid, b.sid));
     // the day starts at midnight: factor 1 − a·cos(2πt/1 d), lowest at 0 h, highest at 12 h
     const factor = (t: number) => 1 - L.amplitude * Math.cos((2 * Math.PI * t) / 86400);
     for (const x of followers) x.cpu = Math.max(0.01, round2(initialCpu.get(x.sid)! * factor(0)));
@@ -252,7 +309,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       const x = guests[loadRng.int(guests.length)]!;
       const start = Math.round(loadRng.uniform(0, Math.max(1, p.duration - END_AFTER_LAST_COMMAND - L.burst)));
       return { x, start };
-    }).sort((a, b) => a.start - b.start || byteCmp(a.x.sid, b.x.sid));
+    }).sort((a, b) => a.start - b.start || compareNames(a.x.sid, b.x.sid));
     for (const { x, start } of bursts) {
       at(start, setCpu(x, Math.min(x.maxcpu, initialCpu.get(x.sid)! * L.factor)));
       at(start + L.burst, setCpu(x, initialCpu.get(x.sid)!));
@@ -287,14 +344,19 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       }
     } else if (guests.length > 0) {
       // the guest with the most cores (then the most cpu, then sid order) runs at all of them
-      const x = [...guests].sort((a, b) => b.maxcpu - a.maxcpu || b.cpu - a.cpu || byteCmp(a.sid, b.sid))[0]!;
+      const x = [...guests].sort((a, b) => b.maxcpu - a.maxcpu || b.cpu - a.cpu || compareNames(a.sid, b.sid))[0]!;
       for (let t = L.at; t + L.burst <= end; t += L.period) {
         at(t, setCpu(x, x.maxcpu));
         at(t + L.burst, setCpu(x, initialCpu.get(x.sid)!));
       }
     }
   }
-  const evRng = new Prng(p.seed, 'events');
+}
+
+/** The events: pressure episodes, maintenance windows and node failures, each in a random window. */
+function scheduleEvents(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
+  const at = (t: number, cmd: string) => timeline.at(t, cmd);
+  const evRng = Prng.forStream(p.seed, 'events');
   const window = (d: number) => {
     // start in [5 % of the run, end − 20 min − d]
     const lo = Math.round(p.duration * 0.05);
@@ -342,10 +404,17 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
       at(t + p.failures.duration, `${p.failures.kind} ${n} on`);
     }
   }
-  // the run ends at the last slot + 600 s ≈ duration
-  if (!events.has(lastSlot)) at(lastSlot, 'delay 0');
+}
 
-  // --- files
+/** The case directory's files, in the order written. */
+function caseFiles(
+  p: GeneratorParams,
+  nodes: readonly Node[],
+  guests: readonly Guest[],
+  kindOf: readonly string[],
+  rules: readonly string[],
+  timeline: Timeline,
+): CaseFiles {
   const files: CaseFiles = new Map();
   const hw: Record<string, unknown> = {};
   for (const n of nodes) hw[n.name] = { power: 'off', network: 'off', maxcpu: n.cpu, maxmem: n.memMiB * MiB };
@@ -353,7 +422,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   const st: Record<string, unknown> = {};
   const dy: Record<string, unknown> = {};
   const running = new Map<string, Record<string, number>>(nodes.map((n) => [n.name, {}]));
-  const sorted = [...guests].sort((a, b) => byteCmp(a.sid, b.sid));
+  const sorted = [...guests].sort((a, b) => compareNames(a.sid, b.sid));
   for (const x of sorted) {
     sc[x.sid] = { node: x.node, state: 'started' };
     st[x.sid] = { maxcpu: x.maxcpu, maxmem: x.memMiB * MiB };
@@ -367,7 +436,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   for (const x of sorted) {
     if (x.kind === 'cdrom') guestConfig[x.sid] = { ide2: 'local:iso/install.iso,media=cdrom' };
   }
-  const endTime = lastSlot + END_AFTER_LAST_COMMAND;
+  const endTime = timeline.lastSlot + END_AFTER_LAST_COMMAND;
   files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf));
   files.set('hardware_status', json(hw));
   files.set('service_config', json(sc));
@@ -381,7 +450,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   files.set('sim_options', json({ seed: p.seed, 'max-time': endTime + 1200, ...loadModel }));
   files.set(
     'cmdlist',
-    `[\n${buildCmdlist(events)
+    `[\n${buildCmdlist(timeline.events)
       .map((l) => ` ${JSON.stringify(l)}`)
       .join(',\n')}\n]\n`,
   );
@@ -408,7 +477,7 @@ export function overcommitFactor(guests: readonly { cpu: number; maxcpu: number 
   return hi;
 }
 
-function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: string[]): string {
+function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: readonly string[]): string {
   const count = (k: string) => kinds.filter((x) => x === k).length;
   const lines = [
     `${p.name} — generated by poise-sim generate (seed ${p.seed}); generator.json holds the parameters.`,
@@ -448,10 +517,6 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-function byteCmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Writes the files into `dir`, which must not exist or be empty. Nothing is written on error. */

@@ -7,14 +7,13 @@ import { crsProblem } from '../variants';
 import { SimError, parseLoadPressure } from '@poise/sim';
 
 /** Load shapes of `load.shape`. */
-export const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour'] as const;
-export type LoadShape = (typeof LOAD_SHAPES)[number];
+const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour'] as const;
 
 /** Longest scenario the generator writes (30 days). */
-export const MAX_DURATION = 30 * 86400;
+const MAX_DURATION = 30 * 86400;
 /** Size limits (far above 64 nodes × 5,000 guests; they keep a typo from filling the disk). */
-export const MAX_NODES = 1000;
-export const MAX_GUESTS = 200_000;
+const MAX_NODES = 1000;
+const MAX_GUESTS = 200_000;
 
 /** `90`, `90s`, `30m`, `24h`, `2d` → seconds (an integer). */
 export function parseDuration(v: unknown): number | undefined {
@@ -73,7 +72,7 @@ const sizeDist = (d: { median: number; sigma: number; min: number; max: number }
 const crsValue = z.union([z.string(), z.number().refine(Number.isFinite), z.boolean()]);
 
 /** The generator's parameters (a YAML or JSON file, and/or flags). Every field has a default. */
-export const paramsSchema = z.strictObject({
+const paramsSchema = z.strictObject({
   /** Shown in the case's README. */
   name: z.string().default('generated scenario'),
   seed: count().default(1),

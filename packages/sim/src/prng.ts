@@ -1,8 +1,13 @@
 /**
- * A small seeded pseudo-random generator for the lab (the generator and the tests): xoshiro128**
- * (Blackman & Vigna, 2018) seeded through SplitMix32 from a 32-bit hash of a seed and a label, so
- * that independent streams ("sizes", "events", ...) do not shift when one of them draws more.
- * Deterministic for a given (seed, label); never Math.random. Not for cryptography.
+ * The seeded generator of the simulator and the policy lab: xoshiro128** (Blackman & Vigna,
+ * 2018), its four state words seeded through SplitMix32. Deterministic; never Math.random. Not
+ * for cryptography.
+ *
+ * - `new Prng(seed)`: the stream the simulator draws from (the node noise; the load pressure
+ *   model's report noise with its own seed), SplitMix32 started at `seed`;
+ * - `Prng.forStream(seed, label)`: one of the lab's independent streams of a seed ("sizes",
+ *   "events", ...), SplitMix32 started at a mix of `seed` and `hash32(label)`, so that one
+ *   stream drawing more does not shift another.
  */
 export class Prng {
   private s0: number;
@@ -10,8 +15,9 @@ export class Prng {
   private s2: number;
   private s3: number;
 
-  constructor(seed: number, label = '') {
-    let x = (hash32(label) ^ Math.imul(seed >>> 0, 0x9e3779b9) ^ Math.floor(seed / 2 ** 32)) >>> 0;
+  /** `seed`: the SplitMix32 start, an integer 0..2^32−1. */
+  constructor(seed: number) {
+    let x = seed >>> 0;
     const splitmix = () => {
       x = (x + 0x9e3779b9) >>> 0;
       let z = x;
@@ -23,7 +29,14 @@ export class Prng {
     this.s1 = splitmix();
     this.s2 = splitmix();
     this.s3 = splitmix();
+    // never taken (SplitMix32's output function is a bijection: four successive states cannot
+    // all give 0), but the all-zero state is xoshiro's one fixed point
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1;
+  }
+
+  /** The stream `label` of `seed` (a number, up to 2^53; see the file comment). */
+  static forStream(seed: number, label: string): Prng {
+    return new Prng(hash32(label) ^ Math.imul(seed >>> 0, 0x9e3779b9) ^ Math.floor(seed / 2 ** 32));
   }
 
   /** @internal A generator in a given state (for checking against the reference implementation). */
@@ -36,8 +49,8 @@ export class Prng {
     return p;
   }
 
-  /** Next 32-bit unsigned integer. */
-  nextU32(): number {
+  /** The next 32-bit unsigned integer. */
+  nextUint32(): number {
     const result = Math.imul(rotl(Math.imul(this.s1, 5) >>> 0, 7), 9) >>> 0;
     const t = (this.s1 << 9) >>> 0;
     this.s2 ^= this.s0;
@@ -52,10 +65,15 @@ export class Prng {
     return result;
   }
 
+  /** Uniform in [−1, 1) (32 random bits). */
+  nextSigned(): number {
+    return this.nextUint32() / 2 ** 31 - 1;
+  }
+
   /** Uniform in [0, 1), 53 random bits. */
   float(): number {
-    const hi = this.nextU32() >>> 5; // 27 bits
-    const lo = this.nextU32() >>> 6; // 26 bits
+    const hi = this.nextUint32() >>> 5; // 27 bits
+    const lo = this.nextUint32() >>> 6; // 26 bits
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 
@@ -64,7 +82,7 @@ export class Prng {
     if (!Number.isInteger(n) || n < 1 || n > 2 ** 32) throw new RangeError(`Prng.int: bad bound ${n}`);
     const limit = 2 ** 32 - (2 ** 32 % n);
     for (;;) {
-      const v = this.nextU32();
+      const v = this.nextUint32();
       if (v < limit) return v % n;
     }
   }
@@ -102,7 +120,7 @@ function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
 
-/** FNV-1a over the UTF-16 code units of a string. */
+/** FNV-1a over the UTF-16 code units of a string (the label hash of {@link Prng.forStream}). */
 export function hash32(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {

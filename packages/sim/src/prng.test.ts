@@ -1,21 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { Prng, hash32 } from './prng';
+import { Prng, hash32 } from './index';
 
 describe('Prng', () => {
   it('is xoshiro128**: the reference C implementation from state {1, 2, 3, 4}', () => {
     const p = Prng.fromState(1, 2, 3, 4);
     // printed by the authors' xoshiro128starstar.c with s = {1, 2, 3, 4}
-    expect(Array.from({ length: 8 }, () => p.nextU32())).toEqual([
+    expect(Array.from({ length: 8 }, () => p.nextUint32())).toEqual([
       11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849,
     ]);
   });
+  it('new Prng(seed) is SplitMix32-seeded from the seed itself (the node noise of seed 0)', () => {
+    // SplitMix32 from 0 gives the state words; the first output follows from the second word
+    const seeded = new Prng(0);
+    let x = 0;
+    const splitmix = () => {
+      x = (x + 0x9e3779b9) >>> 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    const fromState = Prng.fromState(splitmix(), splitmix(), splitmix(), splitmix());
+    const xs = Array.from({ length: 8 }, () => seeded.nextUint32());
+    expect(xs).toEqual(Array.from({ length: 8 }, () => fromState.nextUint32()));
+  });
   it('same seed and label → same stream; another label or seed → another stream', () => {
-    const a = new Prng(7, 'sizes');
-    const b = new Prng(7, 'sizes');
+    const a = Prng.forStream(7, 'sizes');
+    const b = Prng.forStream(7, 'sizes');
     const xs = Array.from({ length: 5 }, () => a.float());
     expect(Array.from({ length: 5 }, () => b.float())).toEqual(xs);
-    expect(new Prng(7, 'events').float()).not.toBe(xs[0]);
-    expect(new Prng(8, 'sizes').float()).not.toBe(xs[0]);
+    expect(Prng.forStream(7, 'events').float()).not.toBe(xs[0]);
+    expect(Prng.forStream(8, 'sizes').float()).not.toBe(xs[0]);
   });
   it('float is in [0, 1) and int(n) in [0, n) without bias over many draws', () => {
     const p = new Prng(1);

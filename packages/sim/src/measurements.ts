@@ -1,0 +1,379 @@
+/**
+ * What the simulated cluster measures: the services' configured and measured usage, every
+ * node's load outside the HA services (`node <node> set-dynamic-stats`) with its noise
+ * (`node <node> set-noise`), the node usage the daemons read, and the loads the load pressure
+ * model is fed. The hardware owns where services are configured and whether they run; this
+ * module reads both through {@link GuestPlacement}.
+ */
+import {
+  nullRecord,
+  openRecord,
+  sealRecord,
+  snapshot,
+  thaw,
+  type DynamicNodeStats,
+  type DynamicServiceStats,
+  type Snapshot,
+  type StaticServiceStats,
+} from '@poise/env';
+import type { CaseInput, HardwareNode } from './case';
+import type { Command } from './commands';
+import { SimError } from './errors';
+import { walkStep } from './noise';
+import { Prng } from './prng';
+import type { GuestLoad, LoadPressureModel, NodeLoad, NodePressure } from './pressure/model';
+import { KeyedStore } from './store';
+
+/** Default node capacity for the dynamic stats. */
+const DYNAMIC_NODE_DEFAULT_MAXCPU = 24;
+const DYNAMIC_NODE_DEFAULT_MAXMEM = 128 * 1024 ** 3;
+
+const MiB = 1024 ** 2;
+
+/** A node's load and pressure outside the HA services (`node <node> set-dynamic-stats`). */
+interface NodeBase {
+  /** Cores. */
+  cpu: number;
+  /** Bytes. */
+  mem: number;
+  /** PSI some avg10, percent; undefined until set (the node reports no pressure). */
+  pressureCpu?: number;
+  pressureMem?: number;
+}
+
+/** The random walk on a node's base load (`node <node> set-noise`): amplitudes and the current offsets. */
+interface NodeNoise {
+  /** Amplitude, cores. */
+  cpu: number;
+  /** Amplitude, bytes. */
+  mem: number;
+  /** Current offsets (cores, bytes). */
+  cpuOffset: number;
+  memOffset: number;
+}
+
+/** What the measurements read of the hardware: its nodes, and where each service is configured and runs. */
+export interface GuestPlacement {
+  /** Node names in byte order. */
+  readonly nodeNames: readonly string[];
+  /** A node's hardware state (capacity), undefined for an unknown node. */
+  nodeHardware(node: string): Readonly<HardwareNode> | undefined;
+  /** The configured services' ids in byte order. */
+  sortedSids(): readonly string[];
+  /** The node a service is configured on, undefined for a service not configured. */
+  configNode(sid: string): string | undefined;
+  isRunning(node: string, sid: string): boolean;
+}
+
+/** What the measurements need besides the placement. */
+export interface MeasurementOptions {
+  /** Sums as the reference does (`pve-5.2.0`): configured stats whatever runs, missing values count 0. */
+  readonly legacy: boolean;
+  /** The load pressure model, when node pressure follows from the load. */
+  readonly loadModel: LoadPressureModel | undefined;
+  /** Seed of the node noise. */
+  readonly seed: number;
+  /** Writes a line of the hardware's log. */
+  readonly log: (level: string, msg: string) => void;
+}
+
+/** A finite number >= 0: the only stat value the pve-9.2 hardware adds to a node's usage. */
+function validMeasure(v: unknown): v is number {
+  return typeof v === 'number' && v >= 0 && v < Infinity;
+}
+
+/** The stats of the services and nodes of one simulated cluster (see the file comment). */
+export class Measurements {
+  private readonly staticStats = new KeyedStore<Record<string, unknown>>();
+  private readonly dynamicStats = new KeyedStore<Record<string, unknown>>();
+  /** Node load and pressure outside the HA services, by node. */
+  private readonly nodeBase = new Map<string, NodeBase>();
+  /** Node noise walks, by node. */
+  private readonly nodeNoise = new Map<string, NodeNoise>();
+  private readonly prng: Prng;
+  /**
+   * Bumped whenever what the measured service stats depend on changes (running flags, config
+   * nodes, the stats themselves), so the measured document is rebuilt only then.
+   */
+  private measureVersion = 0;
+  private measuredServices: { version: number; doc: Snapshot<Record<string, DynamicServiceStats>> } | undefined;
+
+  constructor(
+    input: Pick<CaseInput, 'staticServiceStats' | 'dynamicServiceStats'>,
+    private readonly placement: GuestPlacement,
+    private readonly options: MeasurementOptions,
+  ) {
+    this.prng = new Prng(options.seed);
+    // copies: a caller's changes to its input never reach a running simulation
+    for (const sid of Object.keys(input.staticServiceStats))
+      this.staticStats.set(sid, thaw(input.staticServiceStats[sid]!));
+    for (const sid of Object.keys(input.dynamicServiceStats))
+      this.dynamicStats.set(sid, thaw(input.dynamicServiceStats[sid]!));
+  }
+
+  /** Marks what the measured service stats depend on (running flags, config nodes) as changed. */
+  placementChanged(): void {
+    this.measureVersion++;
+  }
+
+  // --- commands ------------------------------------------------------------------------------
+
+  /** `service <sid> set-static-stats|set-dynamic-stats` (values: cores, MiB). */
+  setServiceStats(command: Extract<Command, { kind: 'service-stats' }>): void {
+    const store = command.which === 'static' ? this.staticStats : this.dynamicStats;
+    const entry = store.get(command.sid) ?? nullRecord<unknown>();
+    for (const [key, value] of command.values) {
+      entry[key] = key === 'maxmem' || key === 'mem' || key === 'memhost' ? value * MiB : value;
+    }
+    store.set(command.sid, entry);
+    this.measureVersion++;
+  }
+
+  /** A service deleted from the config: its static stats go with it. */
+  serviceDeleted(sid: string): void {
+    this.staticStats.delete(sid);
+    this.measureVersion++;
+  }
+
+  /** `node <node> set-dynamic-stats` and `node <node> set-noise` (values: cores, MiB, percent). */
+  setNode(command: Extract<Command, { kind: 'node-stats' | 'node-noise' }>): void {
+    if (command.kind === 'node-stats') {
+      if (this.options.loadModel) {
+        const scripted = command.values.find(([key]) => key.startsWith('pressure'));
+        if (scripted)
+          throw new SimError(
+            'command-failed',
+            `'${scripted[0]}' is scripted pressure, but the load pressure model computes node pressure (sim_options 'pressure-model' 'load')`,
+          );
+      }
+      const base = this.nodeBase.get(command.node) ?? { cpu: 0, mem: 0 };
+      for (const [key, value] of command.values) {
+        if (key === 'cpu') base.cpu = value;
+        else if (key === 'mem') base.mem = value * MiB;
+        else if (key === 'pressurecpusome') base.pressureCpu = value;
+        else base.pressureMem = value;
+      }
+      this.nodeBase.set(command.node, base);
+      return;
+    }
+    const noise = this.nodeNoise.get(command.node) ?? { cpu: 0, mem: 0, cpuOffset: 0, memOffset: 0 };
+    for (const [key, value] of command.values) {
+      if (key === 'cpu') noise.cpu = value;
+      else noise.mem = value * MiB;
+    }
+    this.nodeNoise.set(command.node, noise);
+  }
+
+  /**
+   * Moves every node's noise one step (see `noise.ts`): nodes in byte order, cpu then mem.
+   * Called at the end of every round, so the next round's manager sees the new values.
+   */
+  resampleNoise(): void {
+    if (this.nodeNoise.size === 0) return;
+    for (const node of this.placement.nodeNames) {
+      const noise = this.nodeNoise.get(node);
+      if (!noise) continue;
+      const base = this.nodeBase.get(node);
+      noise.cpuOffset = walkStep(noise.cpuOffset, noise.cpu, base?.cpu ?? 0, this.prng.nextSigned());
+      noise.memOffset = walkStep(noise.memOffset, noise.mem, base?.mem ?? 0, this.prng.nextSigned());
+    }
+  }
+
+  // --- service stats -------------------------------------------------------------------------
+
+  staticServiceStats(): Snapshot<Record<string, StaticServiceStats>> {
+    return this.staticStats.snapshot() as Snapshot<Record<string, StaticServiceStats>>;
+  }
+
+  /** The configured service usage (as the case and the commands set it). */
+  configuredServiceStats(): Snapshot<Record<string, DynamicServiceStats>> {
+    return this.dynamicStats.snapshot() as Snapshot<Record<string, DynamicServiceStats>>;
+  }
+
+  /**
+   * The measured service usage; logs the reference's `overcommitted cpu|mem on '<sid>'`
+   * warnings (hardware log) for services using more than their configured maximum.
+   *
+   * Under `pve-9.2` the stats follow the actual running state, as a real cluster's RRD stats
+   * do: a guest that is not running on its config node (stopped, or between the end of a
+   * migration and its start on the target) measures 0 (`cpu`, `mem` and `memhost`). Under
+   * `pve-5.2.0` they are the configured values whatever runs, as in the reference simulator.
+   */
+  serviceStats(): Snapshot<Record<string, DynamicServiceStats>> {
+    for (const sid of this.dynamicStats.sortedKeys()) {
+      const dyn = this.dynamicStats.get(sid)!;
+      const st = this.staticStats.get(sid);
+      for (const [used, max, what] of [
+        ['cpu', 'maxcpu', 'cpu'],
+        ['mem', 'maxmem', 'mem'],
+      ] as const) {
+        const u = dyn[used];
+        const m = st?.[max];
+        if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m)
+          this.options.log('warning', `overcommitted ${what} on '${sid}'`);
+      }
+    }
+    const configured = this.configuredServiceStats();
+    if (this.options.legacy) return configured;
+    return this.measuredServiceStats(configured);
+  }
+
+  /** The configured stats with every guest that does not run measuring 0 (cached per change). */
+  private measuredServiceStats(
+    configured: Snapshot<Record<string, DynamicServiceStats>>,
+  ): Snapshot<Record<string, DynamicServiceStats>> {
+    const cached = this.measuredServices;
+    if (cached && cached.version === this.measureVersion) return cached.doc;
+    const out = openRecord<DynamicServiceStats>();
+    for (const sid of Object.keys(configured)) {
+      const entry = configured[sid]!;
+      const node = this.placement.configNode(sid);
+      out[sid] = node !== undefined && this.placement.isRunning(node, sid) ? entry : idle(entry);
+    }
+    const doc = sealRecord(out);
+    this.measuredServices = { version: this.measureVersion, doc };
+    return doc;
+  }
+
+  // --- node stats ----------------------------------------------------------------------------
+
+  /**
+   * Measured node usage: a node's cpu and memory are its base load (`node <node>
+   * set-dynamic-stats`, plus its noise) and the sum of the measured usage of the services
+   * running on it (by config node and running flag), summed in sid byte order; a guest's memory
+   * counts with its host-side footprint (`memhost`) when it reports one, as a node's own memory
+   * figure does. The node's pressure (PSI, percent) is reported once set. Logs
+   * `overcommitted cpu|mem on '<node>'` when a node's sum exceeds its capacity. Under
+   * `pve-5.2.0` every value is summed as the reference does (a missing value counts 0);
+   * under `pve-9.2` a value that is not a finite number >= 0 is left out, so one bad service
+   * stat cannot make a node's measurement meaningless.
+   */
+  nodeStats(): Snapshot<Record<string, DynamicNodeStats>> {
+    const res = this.measureNodes();
+    for (const node of this.placement.nodeNames) {
+      const s = res[node]!;
+      if (s.cpu > s.maxcpu) this.options.log('warning', `overcommitted cpu on '${node}'`);
+      if (s.mem > s.maxmem) this.options.log('warning', `overcommitted mem on '${node}'`);
+    }
+    return snapshot(res);
+  }
+
+  /** Measured node usage without the overcommit warnings (see {@link nodeStats}). */
+  measureNodes(): Record<string, DynamicNodeStats> {
+    const res = nullRecord<DynamicNodeStats>();
+    const loadModel = this.options.loadModel;
+    for (const node of this.placement.nodeNames) {
+      const d = this.placement.nodeHardware(node)!;
+      const base = this.nodeBase.get(node);
+      const host = this.hostLoad(node);
+      const stats: DynamicNodeStats = {
+        cpu: host.cpu,
+        maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
+        mem: host.mem,
+        maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
+      };
+      if (loadModel) {
+        // the same telemetry path as scripted pressure: the node's PSI fields
+        const reported = loadModel.reported(node);
+        if (reported) {
+          stats.pressurecpusome = reported.cpu;
+          stats.pressurememorysome = reported.mem;
+        }
+      } else {
+        if (base?.pressureCpu !== undefined) stats.pressurecpusome = base.pressureCpu;
+        if (base?.pressureMem !== undefined) stats.pressurememorysome = base.pressureMem;
+      }
+      res[node] = stats;
+    }
+    const legacy = this.options.legacy;
+    for (const sid of this.placement.sortedSids()) {
+      const node = this.placement.configNode(sid)!;
+      if (!Object.hasOwn(res, node) || !this.placement.isRunning(node, sid)) continue;
+      const st = this.dynamicStats.get(sid);
+      if (!st) continue;
+      const n = res[node]!;
+      if (legacy) {
+        n.cpu += typeof st.cpu === 'number' ? st.cpu : 0;
+        n.mem += typeof st.mem === 'number' ? st.mem : 0;
+      } else {
+        if (validMeasure(st.cpu)) n.cpu += st.cpu;
+        const mem = validMeasure(st.memhost) ? st.memhost : st.mem;
+        if (validMeasure(mem)) n.mem += mem;
+      }
+    }
+    return res;
+  }
+
+  /** A node's load outside the HA services now: its base load and noise (cores, bytes), never negative. */
+  private hostLoad(node: string): { cpu: number; mem: number } {
+    const base = this.nodeBase.get(node);
+    const noise = this.nodeNoise.get(node);
+    if (!base && !noise) return { cpu: 0, mem: 0 };
+    return {
+      cpu: Math.max(0, (base?.cpu ?? 0) + (noise?.cpuOffset ?? 0)),
+      mem: Math.max(0, Math.round((base?.mem ?? 0) + (noise?.memOffset ?? 0))),
+    };
+  }
+
+  // --- the load pressure model's inputs ------------------------------------------------------
+
+  /**
+   * What every node carries now, for the load pressure model (node byte order): its capacity,
+   * its load outside the HA services and its running guests (sid byte order) with the usage
+   * the measured node stats count (`pve-9.2` rules: a value that is not a finite number ≥ 0
+   * counts 0; memory is `memhost` when the guest reports one) and their configured cores.
+   */
+  nodeLoads(): NodeLoad[] {
+    const nodeNames = this.placement.nodeNames;
+    const guests = new Map<string, GuestLoad[]>(nodeNames.map((n) => [n, []]));
+    for (const sid of this.placement.sortedSids()) {
+      const node = this.placement.configNode(sid)!;
+      const list = guests.get(node);
+      if (!list || !this.placement.isRunning(node, sid)) continue;
+      const st = this.dynamicStats.get(sid);
+      const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
+      const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
+      const maxcpu = this.staticStats.get(sid)?.maxcpu;
+      const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
+      list.push({ sid, cpu, vcpus, memBytes: mem });
+    }
+    return nodeNames.map((node) => {
+      const d = this.placement.nodeHardware(node)!;
+      const host = this.hostLoad(node);
+      return {
+        node,
+        cores: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
+        memBytes: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
+        hostCpu: host.cpu,
+        hostMemBytes: host.mem,
+        guests: guests.get(node)!,
+      };
+    });
+  }
+
+  /** The load pressure model's noise-free state of every node now (undefined without the model). */
+  pressureTruth(): NodePressure[] | undefined {
+    return this.options.loadModel?.evaluate(this.nodeLoads());
+  }
+
+  /**
+   * A guest moved from `source`: under the load pressure model a guest that was running pays
+   * the migration's cost (live: copy time × stall share + pause, for the memory it holds;
+   * relocation: the restart).
+   */
+  guestMoved(sid: string, source: string, live: boolean): void {
+    const loadModel = this.options.loadModel;
+    if (!loadModel) return;
+    const st = this.dynamicStats.get(sid);
+    const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
+    loadModel.chargeMigration(sid, source, live, mem);
+  }
+}
+
+const IDLE: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0 });
+const IDLE_WITH_MEMHOST: Snapshot<DynamicServiceStats> = snapshot({ cpu: 0, mem: 0, memhost: 0 });
+
+/** What a guest that does not run measures: 0 for every value it reports. */
+function idle(entry: Snapshot<DynamicServiceStats>): Snapshot<DynamicServiceStats> {
+  return entry.memhost === undefined ? IDLE : IDLE_WITH_MEMHOST;
+}
