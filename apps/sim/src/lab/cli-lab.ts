@@ -8,6 +8,10 @@ import { LAB_USAGE, LabUsageError } from './usage';
 export { LAB_USAGE, LabUsageError };
 import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
+import { TraceCache, workloadFor, type TraceOverride } from './generate/workload-trace';
+
+/** The flags that point `load: {shape: trace}` at another directory or day. */
+const TRACE_FLAGS = ['--trace-dir', '--trace-day'] as const;
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
 import { defaultJobs, type ScenarioRef } from './runner';
@@ -86,13 +90,25 @@ function generatorParams(
   return { params: validateParams(p, where), where };
 }
 
+/** `--trace-dir <dir>` / `--trace-day <day>`: where `load: {shape: trace}` reads its file instead. */
+function traceOverride(f: Flags): TraceOverride {
+  const dir = f.values.get('--trace-dir');
+  const day = f.values.get('--trace-day');
+  if (day !== undefined && (day === '' || /[/\\]/.test(day) || day === '.' || day === '..'))
+    throw new LabUsageError(`'--trace-day' expects a file name such as 20110303 (no directory), got '${day}'`);
+  if (dir !== undefined && dir === '') throw new LabUsageError("'--trace-dir' expects a directory");
+  return { ...(dir !== undefined ? { dir } : {}), ...(day !== undefined ? { day } : {}) };
+}
+
 /** `poise-sim generate`. */
 export function cmdGenerate(argv: string[], io: LabIo): number {
-  const f = parseFlags(argv, ['--out', '--seed', '--duration', '--guests', '--shape'], []);
+  const f = parseFlags(argv, ['--out', '--seed', '--duration', '--guests', '--shape', ...TRACE_FLAGS], []);
   if (f.paths.length > 1) throw new LabUsageError("'generate' takes at most one parameter file");
   const out = requireOut(f);
-  const { params, where } = generatorParams(f.paths[0], f);
-  const files = generateCase(params, where);
+  const override = traceOverride(f);
+  const { params: checked, where } = generatorParams(f.paths[0], f);
+  const { params, workload } = workloadFor(checked, f.paths[0], override, new TraceCache());
+  const files = generateCase(params, where, workload);
   writeCase(out, files);
   const bytes = [...files.values()].reduce((a, t) => a + Buffer.byteLength(t), 0);
   io.out(`wrote ${files.size} files (${(bytes / 1024).toFixed(0)} KiB) to ${out}`);
@@ -161,7 +177,13 @@ function holdsExactly(dir: string, files: CaseFiles): boolean {
  * existing directory with the same bytes is reused, one with other content is refused). If
  * anything fails, what this call wrote is removed again.
  */
-function collectScenarios(paths: string[], seeds: readonly number[], out: string, io: LabIo): ScenarioRef[] {
+function collectScenarios(
+  paths: string[],
+  seeds: readonly number[],
+  out: string,
+  io: LabIo,
+  override: TraceOverride = {},
+): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
   // load warnings are said once here, not by every run of the scenario in the workers
   const load = (name: string, dir: string) => loadScenario(dir, name, io);
@@ -199,15 +221,16 @@ function collectScenarios(paths: string[], seeds: readonly number[], out: string
       });
   }
   // parameter files: validated and generated for every seed before anything is written
+  const traces = new TraceCache();
   const generated = pending.map(({ file, name }) => {
-    const params = validateParams(readParams(file), file);
+    const { params, workload } = workloadFor(validateParams(readParams(file), file), file, override, traces);
     const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
     const description = describeParams(readFileSync(file, 'utf8'));
     return {
       name,
       description,
       cost: params.duration * (nodes + params.guests.count),
-      bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })),
+      bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file, workload) })),
     };
   });
   const written: string[] = [];
@@ -277,7 +300,11 @@ export function adapterModule(): URL {
 
 /** `poise-sim compare`. */
 export async function cmdCompare(argv: string[], io: LabIo, command: string): Promise<number> {
-  const f = parseFlags(argv, ['--out', '--variants', '--seeds', '--jobs', '--title'], ['--save-traces']);
+  const f = parseFlags(
+    argv,
+    ['--out', '--variants', '--seeds', '--jobs', '--title', ...TRACE_FLAGS],
+    ['--save-traces'],
+  );
   if (f.paths.length === 0) throw new LabUsageError("'compare' needs scenario directories or parameter files");
   const out = requireOut(f);
   const variantsFile = f.values.get('--variants');
@@ -287,7 +314,7 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, seeds, out, io);
+  const scenarios = collectScenarios(f.paths, seeds, out, io, traceOverride(f));
   const total = scenarios.length * variants.length * seeds.length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(
