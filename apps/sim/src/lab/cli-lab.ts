@@ -14,7 +14,9 @@ import { TraceCache, workloadFor, type TraceOverride } from './generate/workload
 const TRACE_FLAGS = ['--trace-dir', '--trace-day'] as const;
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
-import { defaultJobs, type ScenarioRef } from './runner';
+import { defaultJobs, planRuns, type ScenarioRef, type WorkerStats } from './runner';
+import { SHARD_FILE, commandTemplate, mergeShards, parseShard, runShard, shardJobs } from './shard';
+import type { LabSummary } from './digest';
 import { runOne } from './sim-adapter';
 import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
@@ -302,7 +304,7 @@ export function adapterModule(): URL {
 export async function cmdCompare(argv: string[], io: LabIo, command: string): Promise<number> {
   const f = parseFlags(
     argv,
-    ['--out', '--variants', '--seeds', '--jobs', '--title', ...TRACE_FLAGS],
+    ['--out', '--variants', '--seeds', '--jobs', '--title', '--shard', ...TRACE_FLAGS],
     ['--save-traces'],
   );
   if (f.paths.length === 0) throw new LabUsageError("'compare' needs scenario directories or parameter files");
@@ -310,40 +312,63 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   const variantsFile = f.values.get('--variants');
   if (!variantsFile) throw new LabUsageError("'--variants <variants.yaml>' is required");
   // everything is checked before the first run
+  const shardText = f.values.get('--shard');
+  const shard = shardText === undefined ? undefined : parseShard(shardText);
+  if (typeof shard === 'string') throw new LabUsageError(`'--shard' ${shard}`);
   const seeds = parseSeeds(f.values.get('--seeds') ?? '1');
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile);
+  const override = traceOverride(f);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, seeds, out, io, traceOverride(f));
-  const total = scenarios.length * variants.length * seeds.length;
+  const scenarios = collectScenarios(f.paths, seeds, out, io, override);
+  const all = scenarios.length * variants.length * seeds.length;
+  const title = f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`;
+  const mine = shard === undefined ? all : shardJobs(planRuns(scenarios, variants, seeds), shard).length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(
-    `${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`,
+    `${shard === undefined ? '' : `shard ${shard.index}/${shard.count}: ${mine} of `}${n(all, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.max(1, Math.min(jobs, mine)), 'worker')}`,
   );
   const bar = progressBar(io.progress ?? { isTTY: false, write: () => undefined });
-  let summary;
   let workerLine = '';
   const started = Date.now();
+  const common = {
+    scenarios,
+    variants,
+    seeds,
+    jobs,
+    out,
+    module: adapterModule(),
+    title,
+    saveTraces: f.switches.has('--save-traces'),
+    onProgress: (d: number, t: number) => bar.update(d, t),
+    onWorkers: (ws: WorkerStats[]) => {
+      workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    },
+  };
+  let summary;
   try {
-    summary = await runComparison({
-      scenarios,
-      variants,
-      seeds,
-      jobs,
-      out,
-      module: adapterModule(),
-      command,
-      title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
-      saveTraces: f.switches.has('--save-traces'),
-      onProgress: (d, t) => bar.update(d, t),
-      onWorkers: (ws) => {
-        workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
-      },
-    });
+    if (shard !== undefined) {
+      await runShard({ ...common, shard, command: commandTemplate(command, argv) });
+    } else {
+      summary = await runComparison({ ...common, command });
+    }
   } finally {
     bar.done();
   }
   if (workerLine) io.err(workerLine);
+  if (summary === undefined) {
+    io.out(
+      `wrote ${join(out, SHARD_FILE)} (shard ${shard!.index}/${shard!.count}); once every shard is done: poise-sim merge <the ${shard!.count} shard directories> --out <dir>`,
+    );
+    return 0;
+  }
+  printVerdicts(summary, io);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
+  return 0;
+}
+
+/** One line per verdict with a next variant (compare and merge print them after writing). */
+function printVerdicts(summary: LabSummary, io: LabIo): void {
   for (const v of summary.verdicts) {
     if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;
@@ -353,6 +378,16 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
       `${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`,
     );
   }
+}
+
+/** `poise-sim merge`. */
+export async function cmdMerge(argv: string[], io: LabIo): Promise<number> {
+  const f = parseFlags(argv, ['--out'], []);
+  if (f.paths.length === 0)
+    throw new LabUsageError("'merge' needs the shard directories ('compare --shard i/n --out <dir>')");
+  const out = requireOut(f);
+  const summary = await mergeShards(f.paths, out);
+  printVerdicts(summary, io);
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }
