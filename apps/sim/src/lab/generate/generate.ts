@@ -299,6 +299,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters', workload?
     }
   }
   let traceRows: number[] = [];
+  let traceUse: { guests: number; base: number } | undefined;
   if (L.shape === 'trace') {
     // each guest replays one row: a seeded draw without replacement while rows last, then with
     // replacement; cpu in use = value % × scale × its cores (at most its cores), every 300 s
@@ -312,6 +313,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters', workload?
     const cpuAt = (x: Guest, row: Float64Array, k: number) =>
       Math.max(0.01, round2(Math.min(x.maxcpu, (row[(first + k) % TRACE_VALUES]! / 100) * scale * x.maxcpu)));
     const last = guests.map((x, i) => (x.cpu = cpuAt(x, t.values[traceRows[i]!]!, 0)));
+    // the guests' cpu over the run, time-weighted (each step's values hold from its slot on)
+    let inUse = last.reduce((a, c) => a + c, 0);
+    let since = 0;
+    let area = 0;
     for (let k = 1; k * TRACE_INTERVAL < p.duration - END_AFTER_LAST_COMMAND; k++) {
       for (let i = 0; i < guests.length; i++) {
         const x = guests[i]!;
@@ -320,7 +325,16 @@ export function generateCase(p: GeneratorParams, where = 'parameters', workload?
         if (cpu !== last[i]) at(k * TRACE_INTERVAL, `service ${x.sid} set-dynamic-stats cpu ${cpu}`);
         last[i] = cpu;
       }
+      const slot = Math.min(slotAtOrAfter(k * TRACE_INTERVAL), lastSlot);
+      area += inUse * (slot - since);
+      since = slot;
+      inUse = last.reduce((a, c) => a + c, 0);
     }
+    const end = lastSlot + END_AFTER_LAST_COMMAND;
+    area += inUse * (end - since);
+    const cores = nodes.reduce((a, n) => a + n.cpu, 0);
+    const base = p.baseLoad ? nodes.reduce((a, n) => a + round2(n.cpu * p.baseLoad!.cpu), 0) : 0;
+    traceUse = { guests: area / end / cores, base: base / cores };
   }
   const evRng = new Prng(p.seed, 'events');
   const window = (d: number) => {
@@ -396,7 +410,7 @@ export function generateCase(p: GeneratorParams, where = 'parameters', workload?
     if (x.kind === 'cdrom') guestConfig[x.sid] = { ide2: 'local:iso/install.iso,media=cdrom' };
   }
   const endTime = lastSlot + END_AFTER_LAST_COMMAND;
-  files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf, workload, traceRows));
+  files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf, workload, traceRows, traceUse));
   files.set('hardware_status', json(hw));
   files.set('service_config', json(sc));
   files.set('static_service_stats', json(st));
@@ -444,6 +458,7 @@ function readme(
   kinds: string[],
   workload: WorkloadTrace | undefined,
   traceRows: readonly number[],
+  traceUse: { guests: number; base: number } | undefined,
 ): string {
   const count = (k: string) => kinds.filter((x) => x === k).length;
   const lines = [
@@ -479,6 +494,12 @@ function readme(
         `${distinct} distinct rows${distinct < guests ? ' (more guests than rows: the rest drawn again)' : ''}, from ${(p.load.offset ?? 0) / 3600} h into the day, ` +
         `cpu in use = value % × ${p.load.scale ?? 1} × the guest's cores (at most its cores), every ${TRACE_INTERVAL} s.`,
     );
+    if (traceUse) {
+      const pc = (x: number) => (x * 100).toFixed(1);
+      lines.push(
+        `Mean cpu use over the run: ${pc(traceUse.guests + traceUse.base)} % of the cores (guests ${pc(traceUse.guests)} %, base load ${pc(traceUse.base)} %; noise aside).`,
+      );
+    }
   }
   if (p.loadPressure !== undefined)
     lines.push(

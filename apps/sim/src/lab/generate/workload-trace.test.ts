@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadCase, simulate } from '@poise/sim';
+import { RunRecorder, Simulation, loadCase, simulate } from '@poise/sim';
 import { generateCase } from './generate';
 import { validateParams } from './params';
 import {
@@ -281,6 +281,27 @@ describe('load: {shape: trace}: each guest replays a row', () => {
     const a = gen(base);
     expect([...gen(base)]).toEqual([...a]);
     expect(gen({ ...base, seed: 2 }).get('cmdlist')).not.toBe(a.get('cmdlist'));
+  });
+
+  it("the README's mean cpu use is what the simulator measures on the nodes", () => {
+    const files = gen({ ...base, duration: '4h', baseLoad: { cpu: 0.03 }, load: { ...base.load, scale: 2 } });
+    const said = Number(/Mean cpu use over the run: ([\d.]+) % of the cores/.exec(files.get('README')!)![1]);
+    const out = join(dir, 'use-case');
+    mkdirSync(out);
+    for (const [name, text] of files) writeFileSync(join(out, name), text);
+    const sim = new Simulation(loadCase(out), { profile: 'pve-9.2' });
+    const rec = new RunRecorder(sim);
+    sim.run();
+    const { time, cpu } = rec.rounds;
+    // time-weighted cluster use: node i's share × its 32 cores, each sample holding to the next
+    let area = 0;
+    for (let r = 0; r < time.length; r++) {
+      const until = r + 1 < time.length ? time[r + 1]! : rec.endTime;
+      area += cpu.reduce((a, col) => a + col[r]! * 32, 0) * (until - time[r]!);
+    }
+    const measured = (100 * area) / rec.endTime / (3 * 32);
+    expect(said).toBeGreaterThan(10);
+    expect(Math.abs(measured - said)).toBeLessThan(0.5);
   });
 
   const bad: { name: string; load: object; error: RegExp }[] = [
