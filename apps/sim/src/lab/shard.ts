@@ -22,7 +22,7 @@ export interface Shard {
 }
 
 /** Most shards of one sweep (far above any cluster's job array; it keeps a typo from meaning 10⁹ shards). */
-export const MAX_SHARDS = 100_000;
+const MAX_SHARDS = 100_000;
 
 /**
  * Parses `--shard i/n` (1-based: `1/3`, `2/3`, `3/3`); undefined when `text` is not a share,
@@ -65,7 +65,7 @@ export function shardJobs(jobs: readonly RunJob[], shard: Shard): RunJob[] {
 const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 
 /** SHA-256 over a directory's files (relative paths in byte order, sizes and bytes), recursively. */
-export function treeDigest(dir: string): string {
+function treeDigest(dir: string): string {
   const h = createHash('sha256');
   const walk = (sub: string) => {
     for (const name of readdirSync(join(dir, sub)).sort(byteCompare)) {
@@ -83,7 +83,7 @@ export function treeDigest(dir: string): string {
 }
 
 /** A scenario's content for the sweep's seeds: its case directory, or each seed's generated one. */
-export function scenarioDigest(scenario: ScenarioRef, seeds: readonly number[]): string {
+function scenarioDigest(scenario: ScenarioRef, seeds: readonly number[]): string {
   if (!scenario.seedDirs) return treeDigest(scenario.dir);
   return sha256(
     seeds

@@ -16,7 +16,7 @@ export const TRACE_INTERVAL = 300;
 /** Values per row: one day at {@link TRACE_INTERVAL}. */
 export const TRACE_VALUES = 86400 / TRACE_INTERVAL;
 /** Largest trace file read (a day of 1,516 VMs is 1 MB; this keeps a wrong path from filling memory). */
-export const MAX_TRACE_BYTES = 256 * 1024 * 1024;
+const MAX_TRACE_BYTES = 256 * 1024 * 1024;
 
 /** A parsed trace file: the rows in file order. */
 export interface WorkloadTrace {
