@@ -322,6 +322,7 @@ async function runLab(argv: string[], io: Io): Promise<number> {
     const rest = argv.slice(1);
     if (argv[0] === 'generate') return lab.cmdGenerate(rest, io);
     if (argv[0] === 'compare') return await lab.cmdCompare(rest, io, `poise-sim ${argv.join(' ')}`);
+    if (argv[0] === 'merge') return await lab.cmdMerge(rest, io);
     return await lab.cmdReport(rest, io, `poise-sim ${argv.join(' ')}`);
   } catch (err) {
     return labFailure(err, io);

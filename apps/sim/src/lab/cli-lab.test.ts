@@ -53,6 +53,47 @@ describe('poise-sim generate', () => {
     );
     expect(existsSync(join(dir, 'x'))).toBe(false);
   });
+  it('a trace case reads its day file; --trace-day and --trace-dir read another', async () => {
+    const dir = tmp('poise-cli-gen-trace-');
+    const row = (name: string, v: number) => `${name},${Array.from({ length: 288 }, () => v).join(',')}\n`;
+    mkdirSync(join(dir, 'days'));
+    mkdirSync(join(dir, 'elsewhere'));
+    writeFileSync(join(dir, 'days', 'd1.csv'), row('a', 10) + row('b', 10));
+    writeFileSync(join(dir, 'days', 'd2.csv'), row('a', 50) + row('b', 50));
+    writeFileSync(join(dir, 'elsewhere', 'd2.csv'), row('a', 100) + row('b', 100));
+    const params = join(dir, 'p.yaml');
+    writeFileSync(
+      params,
+      'duration: 1h\nnodes: [{count: 2, cpu: 8, memGiB: 32}]\nguests: {count: 2, headroom: 1, cpu: {median: 2, sigma: 0, min: 2, max: 2}}\nload: {shape: trace, file: days/d1.csv}\n',
+    );
+    const io = capture();
+    const cpu = (out: string) =>
+      Object.values(JSON.parse(readFileSync(join(dir, out, 'dynamic_service_stats'), 'utf8')) as { cpu: number }[]).map(
+        (x) => x.cpu,
+      );
+    const file = (out: string) =>
+      (JSON.parse(readFileSync(join(dir, out, 'generator.json'), 'utf8')) as { load: { file: string } }).load.file;
+    expect(await main(['generate', params, '--out', join(dir, 'a')], io)).toBe(0);
+    expect(cpu('a')).toEqual([0.2, 0.2]);
+    expect(file('a')).toBe('days/d1.csv');
+    expect(await main(['generate', params, '--out', join(dir, 'b'), '--trace-day', 'd2'], io)).toBe(0);
+    expect(cpu('b')).toEqual([1, 1]);
+    expect(file('b')).toBe('days/d2.csv');
+    const elsewhere = join(dir, 'elsewhere');
+    expect(
+      await main(['generate', params, '--out', join(dir, 'c'), '--trace-day', 'd2.csv', '--trace-dir', elsewhere], io),
+    ).toBe(0);
+    expect(cpu('c')).toEqual([2, 2]);
+    expect(file('c')).toBe(join(elsewhere, 'd2.csv'));
+    const bad = capture();
+    expect(await main(['generate', params, '--out', join(dir, 'd'), '--trace-day', 'x/d2'], bad)).toBe(2);
+    expect(bad.stderr[0]).toMatch(
+      /^poise-sim '--trace-day' expects a file name such as 20110303 \(no directory\), got 'x\/d2'/,
+    );
+    expect(await main(['generate', params, '--out', join(dir, 'd'), '--trace-day', 'd9'], bad)).toBe(1);
+    expect(bad.stderr[1]).toMatch(/^poise-sim: trace file '.*days\/d9\.csv': no such file$/);
+    expect(existsSync(join(dir, 'd'))).toBe(false);
+  });
   it('usage errors exit 2', async () => {
     const io = capture();
     expect(await main(['generate'], io)).toBe(2);

@@ -9,9 +9,15 @@ import { LabUsageError } from './usage';
 
 import { generateCase, writeCase, type CaseFiles } from './generate/generate';
 import { readParams, validateParams } from './generate/params';
+import { TraceCache, workloadFor, type TraceOverride } from './generate/workload-trace';
+
+/** The flags that point `load: {shape: trace}` at another directory or day. */
+const TRACE_FLAGS = ['--trace-dir', '--trace-day'] as const;
 import { reportTraces, runComparison } from './lab';
 import { progressBar, type ProgressStream } from './progress';
-import { defaultJobs, type ScenarioRef } from './runner';
+import { defaultJobs, planRuns, type ScenarioRef, type WorkerStats } from './runner';
+import { SHARD_FILE, commandTemplate, mergeShards, parseShard, runShard, shardJobs } from './shard';
+import type { LabSummary } from './digest';
 import { runOne } from './sim-adapter';
 import { METRICS } from './stats';
 import { readTrace, type RunTrace } from './trace';
@@ -99,13 +105,25 @@ function generatorParams(
   return { params: validateParams(p, where), where };
 }
 
+/** `--trace-dir <dir>` / `--trace-day <day>`: where `load: {shape: trace}` reads its file instead. */
+function traceOverride(f: Flags): TraceOverride {
+  const dir = f.values.get('--trace-dir');
+  const day = f.values.get('--trace-day');
+  if (day !== undefined && (day === '' || /[/\\]/.test(day) || day === '.' || day === '..'))
+    throw new LabUsageError(`'--trace-day' expects a file name such as 20110303 (no directory), got '${day}'`);
+  if (dir !== undefined && dir === '') throw new LabUsageError("'--trace-dir' expects a directory");
+  return { ...(dir !== undefined ? { dir } : {}), ...(day !== undefined ? { day } : {}) };
+}
+
 /** `poise-sim generate`. */
 export function cmdGenerate(argv: string[], io: LabIo): number {
-  const f = parseFlags(argv, ['--out', '--seed', '--duration', '--guests', '--shape'], []);
+  const f = parseFlags(argv, ['--out', '--seed', '--duration', '--guests', '--shape', ...TRACE_FLAGS], []);
   if (f.paths.length > 1) throw new LabUsageError("'generate' takes at most one parameter file");
   const out = requireOut(f);
-  const { params, where } = generatorParams(f.paths[0], f);
-  const files = generateCase(params, where);
+  const override = traceOverride(f);
+  const { params: checked, where } = generatorParams(f.paths[0], f);
+  const { params, workload } = workloadFor(checked, f.paths[0], override, new TraceCache());
+  const files = generateCase(params, where, workload);
   writeCase(out, files);
   const bytes = [...files.values()].reduce((a, t) => a + Buffer.byteLength(t), 0);
   io.out(`wrote ${files.size} files (${(bytes / 1024).toFixed(0)} KiB) to ${out}`);
@@ -180,6 +198,7 @@ function collectScenarios(
   out: string,
   io: LabIo,
   registry: PolicyRegistry,
+  override: TraceOverride = {},
 ): ScenarioRef[] {
   const scenarios: ScenarioRef[] = [];
   // load warnings are said once here, not by every run of the scenario in the workers
@@ -218,15 +237,16 @@ function collectScenarios(
       });
   }
   // parameter files: validated and generated for every seed before anything is written
+  const traces = new TraceCache();
   const generated = pending.map(({ file, name }) => {
-    const params = validateParams(readParams(file), file);
+    const { params, workload } = workloadFor(validateParams(readParams(file), file), file, override, traces);
     const nodes = params.nodes.reduce((a, g) => a + g.count, 0);
     const description = describeParams(readFileSync(file, 'utf8'));
     return {
       name,
       description,
       cost: params.duration * (nodes + params.guests.count),
-      bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file) })),
+      bySeed: seeds.map((seed) => ({ seed, files: generateCase({ ...params, seed }, file, workload) })),
     };
   });
   const written: string[] = [];
@@ -307,7 +327,12 @@ async function loadRegistry(modules: readonly string[], from: string): Promise<P
 
 /** `poise-sim compare`. */
 export async function cmdCompare(argv: string[], io: LabIo, command: string): Promise<number> {
-  const f = parseFlags(argv, ['--out', '--variants', '--seeds', '--jobs', '--title'], ['--save-traces'], ['--plugin']);
+  const f = parseFlags(
+    argv,
+    ['--out', '--variants', '--seeds', '--jobs', '--title', '--shard', ...TRACE_FLAGS],
+    ['--save-traces'],
+    ['--plugin'],
+  );
   if (f.paths.length === 0) throw new LabUsageError("'compare' needs scenario directories or parameter files");
   const out = requireOut(f);
   const variantsFile = f.values.get('--variants');
@@ -315,41 +340,64 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
   // everything is checked before the first run, the plug-ins first (their keys are the variants')
   const plugins = { modules: f.lists.get('--plugin') ?? [], from: process.cwd() };
   const registry = await loadRegistry(plugins.modules, plugins.from);
+  const shardText = f.values.get('--shard');
+  const shard = shardText === undefined ? undefined : parseShard(shardText);
+  if (typeof shard === 'string') throw new LabUsageError(`'--shard' ${shard}`);
   const seeds = parseSeeds(f.values.get('--seeds') ?? '1');
   const jobs = intFlag(f, '--jobs', 1) ?? defaultJobs();
   const variants = readVariants(variantsFile, registry);
+  const override = traceOverride(f);
   for (const p of f.paths) if (!existsSync(p)) throw new LabError('bad-scenario', `no such file or directory '${p}'`);
-  const scenarios = collectScenarios(f.paths, seeds, out, io, registry);
-  const total = scenarios.length * variants.length * seeds.length;
+  const scenarios = collectScenarios(f.paths, seeds, out, io, registry, override);
+  const all = scenarios.length * variants.length * seeds.length;
+  const title = f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`;
+  const mine = shard === undefined ? all : shardJobs(planRuns(scenarios, variants, seeds), shard).length;
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
   io.err(
-    `${n(total, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.min(jobs, total), 'worker')}`,
+    `${shard === undefined ? '' : `shard ${shard.index}/${shard.count}: ${mine} of `}${n(all, 'run')} (${n(scenarios.length, 'scenario')} × ${n(variants.length, 'variant')} × ${n(seeds.length, 'seed')}) on ${n(Math.max(1, Math.min(jobs, mine)), 'worker')}`,
   );
   const bar = progressBar(io.progress ?? { isTTY: false, write: () => undefined });
-  let summary;
   let workerLine = '';
   const started = Date.now();
+  const common = {
+    scenarios,
+    variants,
+    seeds,
+    jobs,
+    out,
+    module: adapterModule(),
+    ...(plugins.modules.length > 0 ? { plugins } : {}),
+    title,
+    saveTraces: f.switches.has('--save-traces'),
+    onProgress: (d: number, t: number) => bar.update(d, t),
+    onWorkers: (ws: WorkerStats[]) => {
+      workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    },
+  };
+  let summary;
   try {
-    summary = await runComparison({
-      scenarios,
-      variants,
-      seeds,
-      jobs,
-      out,
-      module: adapterModule(),
-      ...(plugins.modules.length > 0 ? { plugins } : {}),
-      command,
-      title: f.values.get('--title') ?? `poise policy lab: ${variants.map((v) => v.name).join(' vs ')}`,
-      saveTraces: f.switches.has('--save-traces'),
-      onProgress: (d, t) => bar.update(d, t),
-      onWorkers: (ws) => {
-        workerLine = `workers: ${ws.map((w) => `${w.runs} runs, busy ${Math.round(w.utilization * 100)} %`).join('; ')}; runs took ${((Date.now() - started) / 1000).toFixed(1)} s`;
-      },
-    });
+    if (shard !== undefined) {
+      await runShard({ ...common, shard, command: commandTemplate(command, argv) });
+    } else {
+      summary = await runComparison({ ...common, command });
+    }
   } finally {
     bar.done();
   }
   if (workerLine) io.err(workerLine);
+  if (summary === undefined) {
+    io.out(
+      `wrote ${join(out, SHARD_FILE)} (shard ${shard!.index}/${shard!.count}); once every shard is done: poise-sim merge <the ${shard!.count} shard directories> --out <dir>`,
+    );
+    return 0;
+  }
+  printVerdicts(summary, io);
+  io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
+  return 0;
+}
+
+/** One line per verdict with a next variant (compare and merge print them after writing). */
+function printVerdicts(summary: LabSummary, io: LabIo): void {
   for (const v of summary.verdicts) {
     if (v.next === null) continue;
     const m = METRICS.find((x) => x.key === v.metric)!;
@@ -359,6 +407,16 @@ export async function cmdCompare(argv: string[], io: LabIo, command: string): Pr
       `${v.scenario}: ${m.label}: ${v.best.join(' and ')} better than ${v.next} by ${fmt(v.difference! * m.displayScale)}${m.displayUnit === '%' ? ' pp' : ''}${rel}${noise}`,
     );
   }
+}
+
+/** `poise-sim merge`. */
+export async function cmdMerge(argv: string[], io: LabIo): Promise<number> {
+  const f = parseFlags(argv, ['--out'], []);
+  if (f.paths.length === 0)
+    throw new LabUsageError("'merge' needs the shard directories ('compare --shard i/n --out <dir>')");
+  const out = requireOut(f);
+  const summary = await mergeShards(f.paths, out);
+  printVerdicts(summary, io);
   io.out(`wrote ${join(out, 'report.html')}, summary.json, summary.csv, runs.csv, summary.md`);
   return 0;
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { analyze, digestTrace, writeSummaryFiles, type LabSummary, type RunDigest } from './compare';
 import { writeReport } from './report';
 import { planRuns, runAll, type PluginModules, type ScenarioRef, type WorkerStats } from './runner';
@@ -68,7 +68,8 @@ export async function reportTraces(
   return writeAll(out, digests, variants, title, command, descriptions);
 }
 
-async function writeAll(
+/** Writes the summary files and the report of a comparison's digests (in run order) into `out`. */
+export async function writeAll(
   out: string,
   digests: RunDigest[],
   variants: Variant[],
@@ -82,10 +83,16 @@ async function writeAll(
   return summary;
 }
 
-function saveTrace(out: string, trace: RunTrace): void {
-  const dir = join(out, 'traces', safe(trace.scenario), safe(trace.variant));
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `seed-${trace.seed}.json`), JSON.stringify(trace));
+/** Where `--save-traces` writes a run's trace, relative to the output directory. */
+export function tracePath(run: { scenario: string; variant: string; seed: number }): string {
+  return join('traces', safe(run.scenario), safe(run.variant), `seed-${run.seed}.json`);
+}
+
+/** Writes a run's trace to `out`/{@link tracePath}. */
+export function saveTrace(out: string, trace: RunTrace): void {
+  const file = join(out, tracePath(trace));
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(trace));
 }
 
 function safe(name: string): string {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (above apps/sim/src/testing). */
@@ -18,6 +18,16 @@ function upstreamTestsDir(): string {
 export function upstreamAvailability(): { dir: string; present: boolean; mustExist: boolean } {
   const dir = upstreamTestsDir();
   return { dir, present: existsSync(dir), mustExist: process.env.CI === 'true' };
+}
+
+/**
+ * The workload traces (PlanetLab days in `planetlab/`): `$POISE_TRACES`, else `../shared/traces`
+ * beside the repository, read in place; under CI their absence is an error, not a skip.
+ */
+export function tracesAvailability(): { dir: string; present: boolean; mustExist: boolean } {
+  const fromEnv = process.env.POISE_TRACES;
+  const dir = fromEnv ? resolve(fromEnv) : resolve(REPO_ROOT, '../shared/traces');
+  return { dir, present: existsSync(join(dir, 'planetlab')), mustExist: process.env.CI === 'true' };
 }
 
 /**

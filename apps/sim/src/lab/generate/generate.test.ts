@@ -440,7 +440,8 @@ describe('bad parameters are errors before anything is written', () => {
     {
       name: 'an unknown load shape',
       params: { load: { shape: 'spiky' } },
-      error: /^'p\.yaml' load\.shape: expected one of idle, diurnal, bursty, hot-node, overcommit, noisy-neighbour$/,
+      error:
+        /^'p\.yaml' load\.shape: expected one of idle, diurnal, bursty, hot-node, overcommit, noisy-neighbour, trace$/,
     },
     {
       name: 'a bad load pressure parameter',

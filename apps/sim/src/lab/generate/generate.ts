@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { LabError } from '../errors';
 import { Prng } from '@poise/sim';
 import type { GeneratorParams } from './params';
+import { TRACE_INTERVAL, TRACE_VALUES, type WorkloadTrace } from './workload-trace';
 import { compareNames } from '@poise/usage';
 
 const MiB = 1024 ** 2;
@@ -65,13 +66,16 @@ export function buildCmdlist(events: Map<number, string[]>): string[][] {
 }
 
 /**
- * Generates a case directory's files from validated parameters. Pure: the same parameters give
- * the same bytes (every step draws from its own seeded stream). Throws {@link LabError}
- * `bad-params` for parameters that turn out impossible once the guests are drawn (they do not
- * fit in the nodes' memory).
+ * Generates a case directory's files from validated parameters. Pure: the same parameters (and,
+ * for the `trace` shape, the same trace, read by the caller: `workloadFor`) give the same bytes
+ * (every step draws from its own seeded stream). Throws {@link LabError} `bad-params` for
+ * parameters that turn out impossible once the guests are drawn (they do not fit in the nodes'
+ * memory).
  */
-export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFiles {
+export function generateCase(p: GeneratorParams, where = 'parameters', workload?: WorkloadTrace): CaseFiles {
   const bad = (field: string, why: string) => new LabError('bad-params', `'${where}' ${field}: ${why}`);
+  if (p.load.shape === 'trace' && workload === undefined)
+    throw bad('load.file', "the 'trace' shape needs its trace file read (workloadFor)");
   const nodes = generateNodes(p);
   const { guests, kindOf } = generateGuests(p, nodes, bad);
   const rules = generateRules(p, nodes, guests, bad);
@@ -79,9 +83,10 @@ export function generateCase(p: GeneratorParams, where = 'parameters'): CaseFile
   const timeline = new Timeline(p.duration);
   scheduleNodeSettings(p, nodes, timeline);
   scheduleLoad(p, nodes, guests, timeline);
+  const replay = workload === undefined ? undefined : scheduleTrace(p, nodes, guests, timeline, workload);
   scheduleEvents(p, nodes, timeline);
   timeline.close();
-  return caseFiles(p, nodes, guests, kindOf, rules, timeline);
+  return caseFiles(p, nodes, guests, kindOf, rules, timeline, replay);
 }
 
 type BadParams = (field: string, why: string) => LabError;
@@ -353,6 +358,64 @@ function scheduleLoad(p: GeneratorParams, nodes: readonly Node[], guests: Guest[
   }
 }
 
+/** What the trace replay did, for the case's README. */
+interface TraceReplay {
+  readonly workload: WorkloadTrace;
+  /** The trace row each guest replays, in guest order. */
+  readonly rows: readonly number[];
+  /** Mean cpu use over the run as fractions of the cores: the guests', and the nodes' base load. */
+  readonly use: { readonly guests: number; readonly base: number };
+}
+
+/**
+ * The `trace` shape: each guest replays one row of the trace, a seeded draw without replacement
+ * while rows last, then with replacement; cpu in use = value % × scale × its cores (at most its
+ * cores), every {@link TRACE_INTERVAL} s from `load.offset` into the day on.
+ */
+function scheduleTrace(
+  p: GeneratorParams,
+  nodes: readonly Node[],
+  guests: Guest[],
+  timeline: Timeline,
+  t: WorkloadTrace,
+): TraceReplay | undefined {
+  const L = p.load;
+  if (L.shape !== 'trace') return undefined;
+  const at = (time: number, cmd: string) => timeline.at(time, cmd);
+  const lastSlot = timeline.lastSlot;
+  const rows = t.values.length;
+  const traceRng = Prng.forStream(p.seed, 'trace');
+  const order = traceRng.shuffled(Array.from({ length: rows }, (_, r) => r));
+  const traceRows = guests.map((_, i) => (i < rows ? order[i]! : traceRng.int(rows)));
+  const first = (L.offset ?? 0) / TRACE_INTERVAL;
+  const scale = L.scale ?? 1;
+  const cpuAt = (x: Guest, row: Float64Array, k: number) =>
+    Math.max(0.01, round2(Math.min(x.maxcpu, (row[(first + k) % TRACE_VALUES]! / 100) * scale * x.maxcpu)));
+  const last = guests.map((x, i) => (x.cpu = cpuAt(x, t.values[traceRows[i]!]!, 0)));
+  // the guests' cpu over the run, time-weighted (each step's values hold from its slot on)
+  let inUse = last.reduce((a, c) => a + c, 0);
+  let since = 0;
+  let area = 0;
+  for (let k = 1; k * TRACE_INTERVAL < p.duration - END_AFTER_LAST_COMMAND; k++) {
+    for (let i = 0; i < guests.length; i++) {
+      const x = guests[i]!;
+      const cpu = cpuAt(x, t.values[traceRows[i]!]!, k);
+      // an unchanged value needs no command
+      if (cpu !== last[i]) at(k * TRACE_INTERVAL, `service ${x.sid} set-dynamic-stats cpu ${cpu}`);
+      last[i] = cpu;
+    }
+    const slot = Math.min(slotAtOrAfter(k * TRACE_INTERVAL), lastSlot);
+    area += inUse * (slot - since);
+    since = slot;
+    inUse = last.reduce((a, c) => a + c, 0);
+  }
+  const end = lastSlot + END_AFTER_LAST_COMMAND;
+  area += inUse * (end - since);
+  const cores = nodes.reduce((a, n) => a + n.cpu, 0);
+  const base = p.baseLoad ? nodes.reduce((a, n) => a + round2(n.cpu * p.baseLoad!.cpu), 0) : 0;
+  return { workload: t, rows: traceRows, use: { guests: area / end / cores, base: base / cores } };
+}
+
 /** The events: pressure episodes, maintenance windows and node failures, each in a random window. */
 function scheduleEvents(p: GeneratorParams, nodes: readonly Node[], timeline: Timeline): void {
   const at = (t: number, cmd: string) => timeline.at(t, cmd);
@@ -414,6 +477,7 @@ function caseFiles(
   kindOf: readonly string[],
   rules: readonly string[],
   timeline: Timeline,
+  replay: TraceReplay | undefined,
 ): CaseFiles {
   const files: CaseFiles = new Map();
   const hw: Record<string, unknown> = {};
@@ -437,7 +501,7 @@ function caseFiles(
     if (x.kind === 'cdrom') guestConfig[x.sid] = { ide2: 'local:iso/install.iso,media=cdrom' };
   }
   const endTime = timeline.lastSlot + END_AFTER_LAST_COMMAND;
-  files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf));
+  files.set('README', readme(p, nodes.length, guests.length, endTime, kindOf, replay));
   files.set('hardware_status', json(hw));
   files.set('service_config', json(sc));
   files.set('static_service_stats', json(st));
@@ -477,7 +541,14 @@ export function overcommitFactor(guests: readonly { cpu: number; maxcpu: number 
   return hi;
 }
 
-function readme(p: GeneratorParams, nodes: number, guests: number, end: number, kinds: readonly string[]): string {
+function readme(
+  p: GeneratorParams,
+  nodes: number,
+  guests: number,
+  end: number,
+  kinds: readonly string[],
+  replay: TraceReplay | undefined,
+): string {
   const count = (k: string) => kinds.filter((x) => x === k).length;
   const lines = [
     `${p.name} — generated by poise-sim generate (seed ${p.seed}); generator.json holds the parameters.`,
@@ -485,7 +556,9 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
     `${nodes} nodes, ${guests} guests (${count('vm') + count('cdrom')} vm, ${count('ct')} ct, ${count('fa')} fa), load shape '${p.load.shape}', ` +
       `about ${(end / 3600).toFixed(1)} h simulated (last command at ${end - END_AFTER_LAST_COMMAND} s).`,
     `Guest memory: log-normal (median ${p.guests.memGiB.median} GiB, sigma ${p.guests.memGiB.sigma}, ${p.guests.memGiB.min}..${p.guests.memGiB.max} GiB);`,
-    `cpu in use: log-normal (median ${p.guests.cpu.median} cores, sigma ${p.guests.cpu.sigma}); placement '${p.guests.placement}'.`,
+    p.load.shape === 'trace'
+      ? `cores: the power of two at or above a log-normal draw (median ${p.guests.cpu.median}, sigma ${p.guests.cpu.sigma}) × ${p.guests.headroom}; placement '${p.guests.placement}'.`
+      : `cpu in use: log-normal (median ${p.guests.cpu.median} cores, sigma ${p.guests.cpu.sigma}); placement '${p.guests.placement}'.`,
   ];
   if (p.failing.cdrom)
     lines.push(`${p.failing.cdrom} VMs have a local CD-ROM (guest_config): their live migration fails.`);
@@ -501,6 +574,19 @@ function readme(p: GeneratorParams, nodes: number, guests: number, end: number, 
   if (p.load.shape === 'noisy-neighbour') {
     lines.push(
       `A noisy neighbour (${p.load.neighbour === 'host' ? `a host process on ${p.load.hotNode ?? 'node1'}` : 'the guest with the most cores'}) bursts for ${p.load.burst} s every ${p.load.period} s from ${p.load.at} s on.`,
+    );
+  }
+  if (replay) {
+    const { workload, rows, use } = replay;
+    const distinct = new Set(rows).size;
+    lines.push(
+      `The guests replay rows of the trace file '${basename(workload.file)}' (sha256 ${workload.sha256 || 'unknown'}, ${workload.values.length} rows): ` +
+        `${distinct} distinct rows${distinct < guests ? ' (more guests than rows: the rest drawn again)' : ''}, from ${(p.load.offset ?? 0) / 3600} h into the day, ` +
+        `cpu in use = value % × ${p.load.scale ?? 1} × the guest's cores (at most its cores), every ${TRACE_INTERVAL} s.`,
+    );
+    const pc = (x: number) => (x * 100).toFixed(1);
+    lines.push(
+      `Mean cpu use over the run: ${pc(use.guests + use.base)} % of the cores (guests ${pc(use.guests)} %, base load ${pc(use.base)} %; noise aside).`,
     );
   }
   if (p.loadPressure !== undefined)

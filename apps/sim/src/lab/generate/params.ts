@@ -5,9 +5,10 @@ import { LabError } from '../errors';
 import { dotPath } from '../trace';
 import { crsProblem } from '../variants';
 import { SimError, parseLoadPressure } from '@poise/sim';
+import { TRACE_INTERVAL } from './workload-trace';
 
 /** Load shapes of `load.shape`. */
-const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour'] as const;
+const LOAD_SHAPES = ['idle', 'diurnal', 'bursty', 'hot-node', 'overcommit', 'noisy-neighbour', 'trace'] as const;
 
 /** Longest scenario the generator writes (30 days). */
 const MAX_DURATION = 30 * 86400;
@@ -183,6 +184,19 @@ const paramsSchema = z.strictObject({
       /** noisy-neighbour `host`: the cores it takes during a burst (default: half of the node's). */
       neighbourCores: positive.optional(),
       period: duration(200).default(7200),
+      /**
+       * trace: the trace file whose rows the guests replay (absolute, or relative to the
+       * parameter file; `workload-trace.ts`). Optional fields without a default, so that the
+       * `generator.json` of the other shapes stays as it was.
+       */
+      file: z.string().min(1, { message: 'expected a file name' }).optional(),
+      /** trace: where in the day the replay starts (a multiple of 300 s below 24 h; default 0). */
+      offset: duration(0).optional(),
+      /** trace: a factor on every value (default 1); a guest never uses more than its cores. */
+      scale: z
+        .number()
+        .refine((v) => Number.isFinite(v) && v > 0 && v <= 100, { message: 'expected a factor > 0 and ≤ 100' })
+        .optional(),
     })
     .default({
       shape: 'idle',
@@ -301,6 +315,16 @@ export function validateParams(value: unknown, where: string): GeneratorParams {
       throw bad('load.hotNode', `unknown node '${p.load.hotNode}' (node1..node${nodeCount})`);
   }
   if (p.load.at >= p.duration) throw bad('load.at', `${p.load.at} s is not before the end (${p.duration} s)`);
+  if (p.load.shape === 'trace') {
+    if (p.load.file === undefined) throw bad('load.file', "the 'trace' shape needs a trace file");
+    const offset = p.load.offset ?? 0;
+    if (offset % TRACE_INTERVAL !== 0 || offset >= 86400)
+      throw bad('load.offset', `expected a multiple of ${TRACE_INTERVAL} s below 24 h (86400 s), got ${offset} s`);
+  } else {
+    for (const key of ['file', 'offset', 'scale'] as const)
+      if (p.load[key] !== undefined)
+        throw bad(`load.${key}`, `only the 'trace' shape reads it (shape '${p.load.shape}')`);
+  }
   if (p.load.shape === 'noisy-neighbour' && p.load.burst >= p.load.period)
     throw bad('load.burst', `a burst of ${p.load.burst} s does not fit in a period of ${p.load.period} s`);
   if (p.loadPressure !== undefined) {
