@@ -380,6 +380,28 @@ export function renderHelp(spec: CliSpec = CLI_SPEC): string {
   return lines.join('\n');
 }
 
+/**
+ * The `--help` text of one subcommand (`poise-manager plan --help`): its synopsis, description
+ * and options, then the exit codes.
+ */
+export function renderSubcommandHelp(name: string, spec: CliSpec = CLI_SPEC): string {
+  const sub = spec.subcommands.find((s) => s.name === name);
+  if (sub === undefined) throw new Error(`cli-spec has no subcommand '${name}'`);
+  const lines: string[] = [];
+  sub.synopsis.forEach((form, i) => lines.push(`${i === 0 ? 'usage: ' : '       '}${spec.name} ${sub.name} ${form}`));
+  lines.push('', ...wrap(`${sub.name}: ${sub.summary}.`, HELP_WIDTH), '', ...wrap(sub.description, HELP_WIDTH));
+  lines.push(
+    '',
+    'options:',
+    ...helpTable([
+      ...sub.options.map((o) => ({ label: optionLabel(o), text: o.description })),
+      { label: '-h, --help', text: 'This text.' },
+    ]),
+  );
+  lines.push('', `exit codes: ${spec.exitCodes.map((e) => `${e.code} ${e.short}`).join(', ')}.`);
+  return lines.join('\n');
+}
+
 /** Text escaped for roff: backslashes, hyphens (so they stay ASCII minus signs), and a leading dot or quote. */
 export function roffEscape(text: string): string {
   const escaped = text.replace(/\\/g, '\\e').replace(/-/g, '\\-');

@@ -1,6 +1,6 @@
 import { nodeFailureReport, placeGuests, PlanError, type PlanInput, planPlacement } from '@poise/plan';
 import type { HostFactory } from '../../cluster/host';
-import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderHelp } from '../spec';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderSubcommandHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
 import { Logger, resolveLogFormat } from '../../runtime/log';
@@ -128,12 +128,17 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
  * snapshot file (naming the file and field).
  */
 export async function runPlanCommand(argv: readonly string[], io: Io, hooks: PlanCommandHooks = {}): Promise<number> {
+  // `plan --help` (anywhere after the subcommand): its own usage, exit 0
+  if (argv.slice(1).some((a) => a === '--help' || a === '-h')) {
+    io.out(renderSubcommandHelp(argv[0]!));
+    return EXIT_OK;
+  }
   let args: PlanArgs;
   try {
     args = parsePlanArgs(argv);
   } catch (err) {
     if (!(err instanceof PlanUsageError)) throw err;
-    io.err(`poise-manager: ${err.message}\n${renderHelp()}`);
+    io.err(`poise-manager: ${err.message}\n${renderSubcommandHelp(argv[0]!)}`);
     return EXIT_USAGE;
   }
   try {
