@@ -213,7 +213,15 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
     fixMem[node]! += g.mem;
     fixCores[node]! += g.cores;
   };
-  for (let i = 0; i < G; i++) if (guests[i]!.ignored && guestCounted[i]) fixLoad(i, guestNode[i]!);
+  for (let i = 0; i < G; i++) {
+    if (!guests[i]!.ignored || !guestCounted[i]) continue;
+    fixLoad(i, guestNode[i]!);
+    // HA leaves an ignored guest where it is: a drain cannot empty its node
+    if (drained.has(guests[i]!.node))
+      reasons.push(
+        `${guests[i]!.node} cannot be drained: ${guests[i]!.id} is ignored by HA (state 'ignored'): it stays`,
+      );
+  }
 
   const sortedGroups = [...groups.values()].sort((a, b) => a[0]! - b[0]!);
   for (const members of sortedGroups) {
@@ -223,7 +231,10 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
       const a = affinity.get(m);
       const allowed = a ? usableList.filter((n) => a.nodes.has(n)) : usableList;
       if (allowed.length === 0) {
-        reasons.push(noNodeReason(guests[m]!.id, members, affinity, usableCount, nodeNames, why, N));
+        reasons.push(
+          drainedPinReason(guests[m]!, affinity.get(m), input.rules, drained) ??
+            noNodeReason(guests[m]!.id, members, affinity, usableCount, nodeNames, why, N),
+        );
         continue;
       }
       guestUnit[m] = units.length;
@@ -285,7 +296,10 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
       allowed = [p];
     }
     if (allowed.length === 0) {
-      reasons.push(noNodeReason(label, members, affinity, usableCount, nodeNames, why, N));
+      const pin = members
+        .map((m) => drainedPinReason(guests[m]!, affinity.get(m), input.rules, drained))
+        .find((r) => r !== undefined);
+      reasons.push(pin ?? noNodeReason(label, members, affinity, usableCount, nodeNames, why, N));
       continue;
     }
     const u = units.length;
@@ -531,6 +545,25 @@ function affinityNodes(
   for (const [node, priority] of rule.nodes)
     if (priority === top && usable[nodeIndex.get(node)!]) out.add(nodeIndex.get(node)!);
   return out;
+}
+
+/**
+ * When a guest on a drained node has no usable node because a strict node-affinity rule allows
+ * only drained or unusable nodes: `node1 cannot be drained: vm:101 may run only on node1
+ * (strict node affinity 'pin')`; otherwise undefined.
+ */
+function drainedPinReason(
+  guest: { readonly id: string; readonly node: string },
+  affinity: { rule: string; strict: boolean } | undefined,
+  rules: readonly CheckedRule[],
+  drained: ReadonlySet<string>,
+): string | undefined {
+  if (affinity === undefined || !affinity.strict || !drained.has(guest.node)) return undefined;
+  const names = new Set(affinity.rule.split("' and '"));
+  const listed = new Set<string>();
+  for (const r of rules)
+    if (r.type === 'node-affinity' && r.strict && names.has(r.id)) for (const n of r.nodes.keys()) listed.add(n);
+  return `${guest.node} cannot be drained: ${guest.id} may run only on ${listText(sortNames(listed))} (strict node affinity '${affinity.rule}')`;
 }
 
 function noNodeReason(
