@@ -30,7 +30,9 @@ export type OptionKey =
   | 'memoryHeadroom'
   | 'execute'
   | 'guest'
-  | 'count';
+  | 'count'
+  | 'at'
+  | 'parallel';
 
 /** One option of the command line. */
 export interface CliOption {
@@ -139,7 +141,7 @@ export const CLI_SPEC: CliSpec = {
     {
       name: 'plan',
       synopsis: [
-        '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] [--drain <node>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>] [--json]',
+        '[--config <file> | --sim [<case-dir>] [--at start|end|<time>] | --snapshot <file.json>] [--drain <node>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>] [--json]',
         '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] --what-if node-failure [--json]',
       ],
       summary:
@@ -162,7 +164,15 @@ export const CLI_SPEC: CliSpec = {
           value: '<case-dir>',
           valueOptional: true,
           description:
-            'Read the embedded simulator on a case directory (default: the bundled scenario), after its command lists have run and the cluster settled.',
+            'Read the embedded simulator on a case directory (default: the bundled scenario), at the moment --at names, once the cluster settled.',
+        },
+        {
+          key: 'at',
+          names: ['--at'],
+          value: 'start|end|<time>',
+          description:
+            "With --sim: when the simulated cluster is read: start (after the case's first command list, once settled), end (after its last command list, once settled) or a simulated time (seconds, 90m, 2h, hh:mm:ss). " +
+            'Default: end when the command lists end within an hour of simulated time, else start (replaying a long timeline takes minutes); the cluster line says which moment was read.',
         },
         {
           key: 'snapshot',
@@ -210,7 +220,7 @@ export const CLI_SPEC: CliSpec = {
     {
       name: 'drain',
       synopsis: [
-        '<node> [--config <file> | --sim [<case-dir>]] [--execute] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]',
+        '<node> [--config <file> | --sim [<case-dir>] [--at start|end|<time>]] [--execute] [--parallel <n>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]',
       ],
       summary:
         'empty a node by the plan of plan --drain, step by step, through the motion follower of the daemon (observe unless --execute)',
@@ -231,6 +241,21 @@ export const CLI_SPEC: CliSpec = {
           value: '<case-dir>',
           valueOptional: true,
           description: 'Drain a node of the embedded simulator on a case directory (default: the bundled scenario).',
+        },
+        {
+          key: 'at',
+          names: ['--at'],
+          value: 'start|end|<time>',
+          description:
+            "With --sim: when the simulated cluster is read: start (after the case's first command list, once settled), end (after its last command list, once settled) or a simulated time (seconds, 90m, 2h, hh:mm:ss). " +
+            'Default: end when the command lists end within an hour of simulated time, else start (replaying a long timeline takes minutes); the cluster line says which moment was read.',
+        },
+        {
+          key: 'parallel',
+          names: ['--parallel'],
+          value: '<n>',
+          description:
+            "Motions in flight at once, 1 to 64 (default: the cluster's max_workers of datacenter.cfg, else 4). Each starts when its step's capacity checks hold with the motions still running.",
         },
         {
           key: 'execute',
@@ -268,6 +293,7 @@ export const CLI_SPEC: CliSpec = {
         { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'As for plan.' },
         { key: 'sim', names: ['--sim'], value: '<case-dir>', valueOptional: true, description: 'As for plan.' },
         { key: 'snapshot', names: ['--snapshot'], value: '<file.json>', description: 'As for plan.' },
+        { key: 'at', names: ['--at'], value: 'start|end|<time>', description: 'As for plan.' },
         { key: 'cpuOvercommit', names: ['--cpu-overcommit'], value: '<ratio>', description: 'As for plan.' },
         { key: 'memoryHeadroom', names: ['--memory-headroom'], value: '<percent>', description: 'As for plan.' },
         { key: 'json', names: ['--json'], description: 'Print one JSON document instead of text.' },

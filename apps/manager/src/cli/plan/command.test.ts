@@ -171,7 +171,9 @@ describe('the command', () => {
 
   it('--help shows the subcommands and their options', async () => {
     const r = await run(['--help']);
-    expect(r.text).toContain('       poise-manager drain <node> [--config <file> | --sim [<case-dir>]] [--execute]');
+    expect(r.text).toContain(
+      '       poise-manager drain <node> [--config <file> | --sim [<case-dir>] [--at start|end|<time>]] [--execute] [--parallel <n>]',
+    );
     expect(r.text).toMatch(/\nplan options:\n/);
     expect(r.text).toContain('--what-if node-failure');
   });
@@ -253,7 +255,7 @@ describe('plan and drain on the simulator', () => {
     expect(r.code).toBe(EXIT_OK);
     const doc = r.json();
     expect(doc.source).toMatch(
-      /^simulator, case 'three-nodes-unbalanced': 3 nodes, 6 HA resources, read at sim \d\d:\d\d:\d\d: 3 nodes, 6 guests, 0 rules$/,
+      /^simulator, case 'three-nodes-unbalanced': 3 nodes, 6 HA resources, read at sim \d\d:\d\d:\d\d \(after the case's command lists\): 3 nodes, 6 guests, 0 rules$/,
     );
     expect(doc.feasible).toBe(true);
     // six guests start on node1: the plan spreads them

@@ -8,7 +8,7 @@ import type { Io } from '../main';
 import { VERSION } from '../version';
 import { type PlanArgs, parsePlanArgs, PlanUsageError } from './args';
 import { drainSequence, runDrain } from './drain';
-import { placeJson, placeText, planJson, planText, whatIfJson, whatIfText } from './render';
+import { placeJson, placeText, planJson, planText, startingPlacement, whatIfJson, whatIfText } from './render';
 import { type ClusterRead, closeHost, readCluster } from './source';
 
 export { isPlanCommand } from './args';
@@ -39,11 +39,17 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
     capacity: args.capacity,
     drain: args.drain,
     mode: args.execute ? 'act' : 'observe',
+    at: args.at,
     ...(hooks.createHost ? { makeHost: hooks.createHost } : {}),
   });
   try {
     checkNodes(read.input, args.drain);
-    const context = { description: read.description, problems: read.problems, drain: args.drain };
+    const context = {
+      description: read.description,
+      problems: read.problems,
+      drain: args.drain,
+      start: startingPlacement(read.input, read.readAt),
+    };
     if (args.command === 'place') {
       const result = placeGuests(read.input, { guests: args.guests });
       print(

@@ -38,3 +38,31 @@ describe('<subcommand> --help', () => {
     expect(r.err).not.toContain('usage: poise-manager plan');
   });
 });
+
+describe('bad inputs on the command line are named (exit 2)', () => {
+  it.each([
+    [['plan', '--sim', '--drain', 'node1', '--drain', 'node1'], "'--drain node1' given more than once"],
+    [
+      ['place', '--sim', '--guest', 'cpu=2,mem=4G,load=99'],
+      "'--guest cpu=2,mem=4G,load=99': load (cores in use) 99 is more than the 2 cores assigned by cpu=",
+    ],
+    [
+      ['plan', '--sim', '--at', 'noon'],
+      "'--at' takes start, end or a simulated time (seconds, 90m, 2h or hh:mm:ss), got 'noon'",
+    ],
+    [
+      ['plan', '--snapshot', 'x.json', '--at', 'end'],
+      "'--at' says when a simulated cluster is read: it goes with --sim only",
+    ],
+    [
+      ['drain', 'node1', '--sim', '--parallel', '0'],
+      "'--parallel' takes the number of motions in flight, a whole number from 1 to 64, got '0'",
+    ],
+    [['drain', 'node1', '--sim', '--parallel', '2.5'], "got '2.5'"],
+    [['drain', 'node1', '--sim', '--parallel', '65'], "got '65'"],
+  ])('%j', async (argv, message) => {
+    const r = await run(argv);
+    expect(r.code).toBe(EXIT_USAGE);
+    expect(r.err).toContain(message);
+  });
+});
