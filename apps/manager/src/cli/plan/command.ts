@@ -106,13 +106,14 @@ async function drainCommand(
 ): Promise<number> {
   const live = read.live!;
   const config = live.config;
+  const shown = drainProgress(io);
   const log = new Logger(
     {
       format: resolveLogFormat(config.log.format, io.isTty),
       level: config.log.level,
       ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel.bind(live.host) } : {}),
     },
-    (line) => io.logLine(line),
+    shown.logLine,
     () => live.host.clock.now(),
   );
   if (live.host.redact) log.addRedaction(live.host.redact);
@@ -129,7 +130,7 @@ async function drainCommand(
     parallel,
     stateDir: drainStateDir(config, live.host, args.drain),
     signal: abort.signal,
-    progress: drainProgress(io),
+    progress: shown.progress,
     ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
   });
   try {
@@ -183,26 +184,35 @@ async function drainCommand(
 }
 
 /**
- * Drain progress on stderr: on a terminal a bar redrawn in place; piped, one line per motion
- * that ended (`drain: 12/60 done, 4 in flight: done: vm:101 node1 → node2 (…)`).
+ * Drain progress on stderr: on a terminal a bar redrawn in place (cleared around each log line,
+ * so the two never mix); piped, one line per motion that ended (`drain: 12/60 done, 4 in
+ * flight: done: vm:101 node1 → node2 (…)`).
  */
-function drainProgress(io: Io): DrainProgress | undefined {
+function drainProgress(io: Io): { progress: DrainProgress | undefined; logLine: (line: string) => void } {
   const show = io.progress;
-  if (show === undefined) return undefined;
+  if (show === undefined) return { progress: undefined, logLine: (line) => io.logLine(line) };
   const width = 30;
-  let drawn = false;
+  let bar = '';
   return {
-    update(done, total, inFlight, line) {
-      const counts = `${done}/${total} done, ${inFlight} in flight`;
-      if (io.isTty) {
-        const filled = total === 0 ? width : Math.round((done / total) * width);
-        show(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts}: ${line}`);
-        drawn = true;
-      } else if (!line.startsWith('started')) show(`drain: ${counts}: ${line}`);
+    progress: {
+      update(done, total, inFlight, line) {
+        const counts = `${done}/${total} done, ${inFlight} in flight`;
+        if (io.isTty) {
+          const filled = total === 0 ? width : Math.round((done / total) * width);
+          bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts}: ${line}`;
+          show(bar);
+        } else if (!line.startsWith('started')) show(`drain: ${counts}: ${line}`);
+      },
+      end() {
+        if (bar !== '') show('');
+        bar = '';
+      },
     },
-    end() {
-      if (drawn) show('');
-      drawn = false;
+    logLine: (line) => {
+      if (bar === '') return io.logLine(line);
+      show('');
+      io.logLine(line);
+      show(bar);
     },
   };
 }
