@@ -20,7 +20,9 @@ export const AUTO_REBALANCE_PERCENT_RANGE = { min: 0, max: 100 } as const;
 /** Consecutive rounds above the threshold before a rebalance fires. */
 export const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
 
-export type SchedulerMode = 'basic' | 'static' | 'dynamic';
+/** The scheduler modes of `crs.ha` (an unknown one is logged and read as `basic`, as by the reference). */
+export const SCHEDULER_MODES = ['basic', 'static', 'dynamic'] as const;
+export type SchedulerMode = (typeof SCHEDULER_MODES)[number];
 
 /** The `crs` datacenter settings the manager reads every round. */
 export interface CrsSettings {

@@ -4,6 +4,7 @@ export { CRM_SERVICE_STATES, Manager, type ManagerOptions } from './manager';
 export { type BalancerEvent } from './balance-host';
 export {
   AUTO_REBALANCE_PERCENT_RANGE,
+  SCHEDULER_MODES,
   VARIANT_OFF,
   readVariantSettings,
   type CrsSettings,

@@ -75,7 +75,16 @@ export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance', minG
  * objective `imbalance`, the minimum `MIN_GAIN_SECONDS`). Never throws.
  */
 export function parseContentionSettings(input: CrsInput): { settings: ContentionSettings; problems: SettingProblem[] } {
-  return readCrsKeys(input, CONTENTION_FIELDS);
+  const read = readCrsKeys(input, CONTENTION_FIELDS);
+  // the minimum gain is the contention objective's: set beside `imbalance` it does nothing
+  const gain = Object.hasOwn(input.crs, MIN_GAIN_KEY.key) ? input.crs[MIN_GAIN_KEY.key] : undefined;
+  if (read.settings.objective === 'imbalance' && gain !== undefined && gain !== null && gain !== '')
+    read.problems.push({
+      key: `crs.${MIN_GAIN_KEY.key}`,
+      value: gain,
+      message: `datacenter.cfg: value ${typeof gain === 'string' ? `'${gain}'` : String(gain)} for 'crs.${MIN_GAIN_KEY.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
+    });
+  return read;
 }
 
 /** Options of {@link contentionStages} that are not datacenter.cfg keys. */

@@ -578,6 +578,13 @@ describe('--set <crs-key>=<value>', () => {
       "'--set ha-auto-rebalance-hold-duration=1.5': expected a whole number from 0 to 9007199254740991",
     ],
     ['ha-auto-rebalance-method=random', "'--set ha-auto-rebalance-method=random': expected bruteforce or topsis"],
+    ['ha=bogus', "'--set ha=bogus': expected one of basic, static, dynamic"],
+    [
+      'ha-auto-rebalance-objective=',
+      "'--set ha-auto-rebalance-objective=': expected a value (imbalance, contention); leave '--set ha-auto-rebalance-objective' out for the case's value",
+    ],
+    ['ha-auto-rebalance-method=', "'--set ha-auto-rebalance-method=': expected a value (bruteforce, topsis)"],
+    ['ha=', "'--set ha=': expected a value (basic, static, dynamic)"],
   ])('refuses %s', (text, message) => {
     let error: unknown;
     try {

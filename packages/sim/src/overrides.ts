@@ -11,7 +11,7 @@ import { PRESSURE_KEYS } from '@poise/policy-pressure';
 import { PLAN_KEYS } from '@poise/policy-plan';
 import { CONTENTION_KEYS } from '@poise/policy-contention';
 import type { DatacenterSettings } from '@poise/env';
-import { AUTO_REBALANCE_PERCENT_RANGE } from '@poise/ha';
+import { AUTO_REBALANCE_PERCENT_RANGE, SCHEDULER_MODES } from '@poise/ha';
 import { CRS_KEYS, type CaseInput } from './case';
 import { SimError } from './errors';
 
@@ -26,7 +26,11 @@ const VARIANT_SPECS = new Map<string, CrsKeySpec>(
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
   switch (key) {
     case 'ha':
-      return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
+      // a case file may hold any mode (the HA core logs an unknown one and uses basic, as the
+      // reference does); on the command line a typo is caught before the run
+      return (SCHEDULER_MODES as readonly unknown[]).includes(value)
+        ? undefined
+        : `one of ${SCHEDULER_MODES.join(', ')}`;
     case 'ha-rebalance-on-start':
     case 'ha-auto-rebalance':
       return value === 0 || value === 1 || value === true || value === false
@@ -65,7 +69,8 @@ function variantProblem(key: string, value: number | string | boolean): string |
  * One `--set <crs-key>=<value>` of the command line, parsed: a decimal value becomes a number
  * (except for `ha`, the scheduler mode, and the method), `true`/`false` a boolean (as JSON
  * would give them), anything else stays a string; an
- * empty value (`key=`) removes the key, i.e. restores its default. Throws {@link SimError}
+ * empty value (`key=`) removes the key, i.e. restores its default (not for a choice key or the
+ * scheduler mode: empty is refused there, naming the choices). Throws {@link SimError}
  * `bad-override` for an unknown key or a value the key does not accept (the same rules as the
  * case loader for the reference keys, and the HA core's ranges for the balancer's variant
  * keys, which the core would otherwise only log).
@@ -77,7 +82,16 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
   const raw = text.slice(eq + 1);
   if (!CRS_KEYS.includes(key))
     throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
-  if (raw === '') return { key, value: undefined };
+  if (raw === '') {
+    // an empty value restores a key's default; a choice has no empty value to mean it by
+    const spec = VARIANT_SPECS.get(key);
+    if (spec?.type === 'choice' || key === 'ha-auto-rebalance-method' || key === 'ha')
+      throw new SimError(
+        'bad-override',
+        `'--set ${text}': expected a value (${spec?.type === 'choice' ? spec.choices.join(', ') : key === 'ha' ? SCHEDULER_MODES.join(', ') : 'bruteforce, topsis'}); leave '--set ${key}' out for the case's value`,
+      );
+    return { key, value: undefined };
+  }
   const value =
     raw === 'true' || raw === 'false'
       ? raw === 'true'
