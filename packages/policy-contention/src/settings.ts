@@ -82,7 +82,7 @@ export function parseContentionSettings(input: CrsInput): { settings: Contention
     read.problems.push({
       key: `crs.${MIN_GAIN_KEY.key}`,
       value: gain,
-      message: `datacenter.cfg: value ${typeof gain === 'string' ? `'${gain}'` : String(gain)} for 'crs.${MIN_GAIN_KEY.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
+      message: `datacenter.cfg: value ${typeof gain === 'string' ? `'${gain}'` : JSON.stringify(gain)} for 'crs.${MIN_GAIN_KEY.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
     });
   return read;
 }

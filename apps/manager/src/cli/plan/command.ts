@@ -189,8 +189,8 @@ async function drainCommand(
  * flight: done: vm:101 node1 → node2 (…)`).
  */
 function drainProgress(io: Io): { progress: DrainProgress | undefined; logLine: (line: string) => void } {
-  const show = io.progress;
-  if (show === undefined) return { progress: undefined, logLine: (line) => io.logLine(line) };
+  if (io.progress === undefined) return { progress: undefined, logLine: (line) => io.logLine(line) };
+  const show = (line: string) => io.progress?.(line);
   const width = 30;
   let bar = '';
   return {
