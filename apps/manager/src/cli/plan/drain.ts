@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { normalizedImbalance } from '@poise/imbalance';
@@ -200,7 +200,11 @@ export class DrainRunner {
     this.dir = this.temporary ? mkdtempSync(join(tmpdir(), 'poise-manager-drain-')) : options.stateDir!;
     if (!this.temporary) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     this.lock = new LockGuard(this.ctx, options.lockFs, () => undefined, undefined, !options.execute);
-    this.lanes = Array.from({ length: options.parallel }, (_, k) => {
+    // a killed run may have used more lanes than this one: every lane file is followed
+    const highest = this.temporary
+      ? 0
+      : Math.max(0, ...readdirSync(this.dir).map((f) => Number(/^lane-(\d+)\.json$/.exec(f)?.[1] ?? 0)));
+    this.lanes = Array.from({ length: Math.max(options.parallel, highest) }, (_, k) => {
       const keeper = new StateKeeper(this.ctx, join(this.dir, `lane-${k + 1}.json`), !options.execute);
       return { keeper, follower: new MotionFollower(this.ctx, keeper, this.lock), index: undefined };
     });
@@ -338,7 +342,7 @@ export class DrainRunner {
         if (stopReason === undefined) {
           for (let i = 0; i < total; i++) {
             const free = this.lanes.find((l) => l.index === undefined);
-            if (free === undefined) break;
+            if (free === undefined || inFlight() >= this.options.parallel) break;
             if (ended.has(i) || this.lanes.some((l) => l.index === i) || waitsFor(sequence, ended, i)) continue;
             if (!fresh) {
               try {
