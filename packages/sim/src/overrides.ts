@@ -69,8 +69,7 @@ function variantProblem(key: string, value: number | string | boolean): string |
  * One `--set <crs-key>=<value>` of the command line, parsed: a decimal value becomes a number
  * (except for `ha`, the scheduler mode, and the method), `true`/`false` a boolean (as JSON
  * would give them), anything else stays a string; an
- * empty value (`key=`) removes the key, i.e. restores its default (not for a choice key or the
- * scheduler mode: empty is refused there, naming the choices). Throws {@link SimError}
+ * empty value (`key=`) removes the key, i.e. restores its default. Throws {@link SimError}
  * `bad-override` for an unknown key or a value the key does not accept (the same rules as the
  * case loader for the reference keys, and the HA core's ranges for the balancer's variant
  * keys, which the core would otherwise only log).
@@ -82,16 +81,8 @@ export function parseCrsOverride(text: string): { key: string; value: number | s
   const raw = text.slice(eq + 1);
   if (!CRS_KEYS.includes(key))
     throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${CRS_KEYS.join(', ')})`);
-  if (raw === '') {
-    // an empty value restores a key's default; a choice has no empty value to mean it by
-    const spec = VARIANT_SPECS.get(key);
-    if (spec?.type === 'choice' || key === 'ha-auto-rebalance-method' || key === 'ha')
-      throw new SimError(
-        'bad-override',
-        `'--set ${text}': expected a value (${spec?.type === 'choice' ? spec.choices.join(', ') : key === 'ha' ? SCHEDULER_MODES.join(', ') : 'bruteforce, topsis'}); leave '--set ${key}' out for the case's value`,
-      );
-    return { key, value: undefined };
-  }
+  // `key=` clears the key (its default): how the lab's reference variant clears every variant key
+  if (raw === '') return { key, value: undefined };
   const value =
     raw === 'true' || raw === 'false'
       ? raw === 'true'
