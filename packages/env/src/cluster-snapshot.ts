@@ -31,6 +31,11 @@ export interface ClusterSnapshot {
   /** The datacenter `crs` options. */
   readonly crs: CrsOptions;
   /**
+   * Datacenter `max_workers` (how many migrations and other guest tasks a node runs at once;
+   * PVE's default 4 when unset): the default of `drain --parallel`. Undefined when not set.
+   */
+  readonly maxWorkers?: number | undefined;
+  /**
    * Guest configurations by sid (`GET /nodes/{node}/{qemu|lxc}/{vmid}/config`: key → value),
    * when the reader asked for them (poise-manager's `SnapshotNeeds.guestConfigs`); a guest left
    * out is unknown.

@@ -64,6 +64,8 @@ export type ServiceConfig = Record<string, ServiceConfigEntry>;
 /** Datacenter settings relevant to HA (`datacenter.cfg` keys `ha` and `crs`). */
 export interface DatacenterSettings {
   ha: { shutdown_policy?: string; [key: string]: unknown };
+  /** Tasks (migrations among them) a node runs at once (PVE's default 4 when unset). */
+  max_workers?: number;
   crs: {
     ha?: string;
     'ha-rebalance-on-start'?: unknown;

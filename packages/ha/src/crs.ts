@@ -17,6 +17,9 @@ export const AUTO_REBALANCE_PERCENT_RANGE = { min: 0, max: 100 } as const;
 /** Consecutive rounds above the threshold before a rebalance fires. */
 const AUTO_REBALANCE_DEFAULT_HOLD_ROUNDS = 3;
 
+/** The scheduler modes of `crs.ha` (an unknown one is logged and read as `basic`, as by the reference). */
+export const SCHEDULER_MODES = ['basic', 'static', 'dynamic'] as const;
+
 /** The `crs` datacenter settings the manager reads every round. */
 export interface CrsSettings {
   /** The configured mode string (may be unknown; the usage falls back to basic). */

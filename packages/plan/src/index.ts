@@ -12,7 +12,7 @@ export { planPlacement } from './planner';
 export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, type PlacementResult } from './place';
 export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';
 export { rulesFromCompiled, rulesFromConfig } from './rules';
-export { PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
+export { checkPlanJson, PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
 export { planInputFromSnapshot, type PlanSnapshot, type SnapshotOptions } from './snapshot';
 export type {
   CapacityPolicy,

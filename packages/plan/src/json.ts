@@ -133,7 +133,9 @@ export const PLAN_INPUT_SCHEMA = {
  * `invalid-json` when the text is not JSON (the message says where), `invalid-input` when it
  * breaks {@link PLAN_INPUT_SCHEMA} or the rules of `validatePlanInput` (the message names the
  * field, e.g. `cluster.json: guest 'vm:101' (guests[3]): mem must be a finite number >= 0 …`).
- * `source` (a file name) prefixes every message.
+ * `source` (a file name) prefixes every message. The text is read by `JSON.parse`: of a key
+ * given twice the last value counts (`poise-manager --snapshot` reads with a strict reader
+ * that refuses it, then calls {@link checkPlanJson}).
  */
 export function parsePlanJson(text: string, source = 'input'): PlanInput {
   let value: unknown;
@@ -146,6 +148,15 @@ export function parsePlanJson(text: string, source = 'input'): PlanInput {
       { cause: err },
     );
   }
+  return checkPlanJson(value, source);
+}
+
+/**
+ * Validates a parsed JSON value as a plan input (the second half of {@link parsePlanJson}, for
+ * a caller with its own JSON reader, e.g. one that refuses duplicate keys). Throws `PlanError`
+ * `invalid-input` with `source` prefixed to the message.
+ */
+export function checkPlanJson(value: unknown, source = 'input'): PlanInput {
   try {
     validatePlanInput(value);
   } catch (err) {

@@ -1,4 +1,5 @@
 import { type CheckedInput, type CheckedRule } from './validate';
+import { sortNames } from '@poise/usage';
 
 /** Bytes per GiB. */
 export const GIB = 1024 ** 3;
@@ -132,7 +133,7 @@ export function buildProblem(input: CheckedInput, options: ProblemOptions = {}):
   const guests = guestTables(input, nodes, notes);
   const positive = positiveGroups(input, guests, notes);
   const affinity = nodeAffinities(input, nodes, guests, notes);
-  const formed = formUnits(nodes, guests, positive, affinity, reasons, notes);
+  const formed = formUnits(input.rules, nodes, guests, positive, affinity, reasons, notes);
   const tables = unitTables(input, nodes, guests, formed);
   const negative = negativeAffinities(input, nodes, guests, formed, tables, positive.ruleOf, reasons, notes);
   const violations = currentViolations(nodes, guests, formed.units, tables, negative.negatives);
@@ -347,6 +348,7 @@ interface FormedUnits {
  * adds a reason.
  */
 function formUnits(
+  rules: readonly CheckedRule[],
   nodes: NodeTables,
   guests: GuestTables,
   positive: PositiveGroups,
@@ -369,7 +371,14 @@ function formUnits(
     for (const m of members) fixLoad(m, node);
     for (const m of members) fixedUnitNode.set(m, node);
   };
-  for (let i = 0; i < guests.G; i++) if (guests.guests[i]!.ignored && guests.guestCounted[i]) fixLoad(i, guestNode[i]!);
+  for (let i = 0; i < guests.G; i++) {
+    const g = guests.guests[i]!;
+    if (!g.ignored || !guests.guestCounted[i]) continue;
+    fixLoad(i, guestNode[i]!);
+    // HA leaves an ignored guest where it is: a drain cannot empty its node
+    if (nodes.drained.has(g.node))
+      reasons.push(`${g.node} cannot be drained: ${g.id} is ignored by HA (state 'ignored'): it stays`);
+  }
 
   for (const members of positive.groups) {
     const g0 = guests.guests[members[0]!]!;
@@ -379,7 +388,9 @@ function formUnits(
       const a = affinity.get(m);
       const allowed = a ? nodes.usableList.filter((n) => a.nodes.has(n)) : nodes.usableList;
       if (allowed.length === 0) {
-        reasons.push(noNodeReason(g0.id, members, affinity, nodes));
+        reasons.push(
+          drainedPinReason(g0, affinity.get(m), rules, nodes.drained) ?? noNodeReason(g0.id, members, affinity, nodes),
+        );
         continue;
       }
       guestUnit[m] = units.length;
@@ -388,7 +399,7 @@ function formUnits(
       continue;
     }
     const ids = members.map((m) => guests.guests[m]!.id);
-    const allowed = groupNodes(nodes, guests, members, ids, positive, affinity, fixGroup, reasons, notes);
+    const allowed = groupNodes(rules, nodes, guests, members, ids, positive, affinity, fixGroup, reasons, notes);
     if (allowed === undefined) continue;
     const u = units.length;
     units.push({ guests: members, ids });
@@ -404,6 +415,7 @@ function formUnits(
  * on a node it may not use) or it cannot be placed (a reason).
  */
 function groupNodes(
+  rules: readonly CheckedRule[],
   nodes: NodeTables,
   guests: GuestTables,
   members: readonly number[],
@@ -468,7 +480,10 @@ function groupNodes(
     allowed = [p];
   }
   if (allowed.length === 0) {
-    reasons.push(noNodeReason(label, members, affinity, nodes));
+    const pin = members
+      .map((m) => drainedPinReason(guestOf(m), affinity.get(m), rules, nodes.drained))
+      .find((r) => r !== undefined);
+    reasons.push(pin ?? noNodeReason(label, members, affinity, nodes));
     return undefined;
   }
   return allowed;
@@ -739,6 +754,25 @@ function affinityNodes(
   for (const [node, priority] of rule.nodes)
     if (priority === top && usable[nodeIndex.get(node)!]) out.add(nodeIndex.get(node)!);
   return out;
+}
+
+/**
+ * When a guest on a drained node has no usable node because a strict node-affinity rule allows
+ * only drained or unusable nodes: `node1 cannot be drained: vm:101 may run only on node1
+ * (strict node affinity 'pin')`; otherwise undefined.
+ */
+function drainedPinReason(
+  guest: { readonly id: string; readonly node: string },
+  affinity: { rule: string; strict: boolean } | undefined,
+  rules: readonly CheckedRule[],
+  drained: ReadonlySet<string>,
+): string | undefined {
+  if (affinity === undefined || !affinity.strict || !drained.has(guest.node)) return undefined;
+  const names = new Set(affinity.rule.split("' and '"));
+  const listed = new Set<string>();
+  for (const r of rules)
+    if (r.type === 'node-affinity' && r.strict && names.has(r.id)) for (const n of r.nodes.keys()) listed.add(n);
+  return `${guest.node} cannot be drained: ${guest.id} may run only on ${listText(sortNames(listed))} (strict node affinity '${affinity.rule}')`;
 }
 
 /** Why a unit (`label`) has no node: no node takes guests at all, or its node affinity allows none of them. */

@@ -1,8 +1,16 @@
 import { ClusterUsage } from '@poise/usage';
 import { imbalance } from '@poise/imbalance';
-import { GIB, type Problem } from './model';
+import { GIB, listText, type Problem } from './model';
 import { CAPACITY_SLACK } from './objective';
 import type { NodeUse } from './types';
+
+/** Why node `n` takes no guest, for messages: `offline`, `in maintenance`, `being drained`. */
+function nodeState(p: Problem, n: number): string {
+  const node = p.input.nodes[n]!;
+  if (!node.online) return 'offline';
+  if (node.maintenance) return 'in maintenance';
+  return p.usable[n] ? 'usable' : 'being drained';
+}
 
 /** A set of guests placed together by the {@link SequentialPlacer}. */
 export interface PlacerUnit {
@@ -87,7 +95,14 @@ export class SequentialPlacer {
     }
     if (ok.length === 0) {
       const label = unit.ids.join(' + ');
-      if (unit.allowed.length === 0) return { reason: `${label}: no usable node is allowed by its rules` };
+      if (unit.allowed.length === 0) {
+        if (this.usableNodes.length === 0) {
+          // no rule is to blame: every node is offline, in maintenance or drained
+          const states = p.nodeNames.map((name, n) => `${name} ${nodeState(p, n)}`);
+          return { reason: `${label}: no node can take a guest (${listText(states)})` };
+        }
+        return { reason: `${label}: no usable node is allowed by its rules` };
+      }
       const room = `room for ${(unit.mem / GIB).toFixed(1)} GiB${Number.isFinite(p.limCores[unit.allowed[0]!]!) ? ` and ${unit.cores} cores` : ''}`;
       if (full === 0) return { reason: `${label}: every node it may use holds a negative-affinity partner` };
       if (full === unit.allowed.length) return { reason: `${label}: no node it may use has ${room}` };

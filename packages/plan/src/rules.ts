@@ -22,11 +22,15 @@ export function rulesFromConfig(config: Pick<RulesConfig, 'ids' | 'order'>): Pla
   return out;
 }
 
+/** Added to a compiled priority (≥ −1: the other nodes of a non-strict rule) to make it ≥ 0. */
+const COMPILED_PRIORITY_OFFSET = 1;
+
 /**
  * The rules as HA compiles them (`compileRules` of `@poise/rules`), which keep no rule ids:
  * one node-affinity rule per distinct compiled node list (`node-affinity-<first sid>`; a
  * non-strict rule is compiled with every other node at priority −1, so every list is strict
- * here and means the same), one positive rule per connected group of positive pairs
+ * here and means the same; priorities are raised by 1 so that they are ≥ 0, as a plan input's
+ * must be: only their order counts), one positive rule per connected group of positive pairs
  * (`positive-<first sid>`) and one negative rule per pair (`negative-<sid>-<sid>`). Sids in
  * byte order; `onlyResources` (when given) drops everything about other sids.
  */
@@ -47,7 +51,10 @@ export function rulesFromCompiled(compiled: CompiledRules, onlyResources?: Reado
       id: `node-affinity-${sids[0]}`,
       type: 'node-affinity',
       resources: sids,
-      nodes: sortNames(Object.keys(priorities)).map((node) => ({ node, priority: priorities[node]!.priority })),
+      nodes: sortNames(Object.keys(priorities)).map((node) => ({
+        node,
+        priority: priorities[node]!.priority + COMPILED_PRIORITY_OFFSET,
+      })),
       strict: true,
     });
   }

@@ -47,7 +47,12 @@ export function planInputFromSnapshot(
       continue;
     }
     const s = g.stats;
-    const cpu = measured ? (g.running ? s.cpu : 0) : s.maxcpu;
+    let cpu = measured ? (g.running ? s.cpu : 0) : s.maxcpu;
+    if (cpu > s.maxcpu) {
+      // a share of the assigned cores, measured a little over them at times
+      problems.push(`guest '${g.sid}' uses ${cpu} cores, more than its ${s.maxcpu} assigned: counted as ${s.maxcpu}`);
+      cpu = s.maxcpu;
+    }
     const mem = measured ? (g.running ? (s.memhost ?? s.mem) : 0) : s.maxmem;
     const reason =
       g.lock !== undefined ? `is locked (${g.lock})` : g.template ? 'is a template' : options.unmigratable?.(g.sid);
@@ -74,7 +79,12 @@ export function planInputFromSnapshot(
       memBytes: n.maxmem,
       online,
       maintenance: n.maintenance,
-      ...(measured && online ? { baseCpu: Math.max(0, n.cpu - sum.cpu), baseMem: Math.max(0, n.mem - sum.mem) } : {}),
+      ...(measured && online
+        ? {
+            baseCpu: Math.min(n.maxcpu, Math.max(0, n.cpu - sum.cpu)),
+            baseMem: Math.min(n.maxmem, Math.max(0, n.mem - sum.mem)),
+          }
+        : {}),
     };
   });
   const guestIds = new Set(guests.map((g) => g.id));

@@ -138,14 +138,21 @@ function checkNode(value: unknown, path: string): CheckedNode {
   onlyKeys(n, NODE_KEYS, path);
   const nodeName = name(n.name, `${path}.name`);
   const at = `node '${nodeName}' (${path})`;
+  const cpuCores = checkSize(n.cpuCores, `${at}: cpuCores`, true);
+  const memBytes = checkSize(n.memBytes, `${at}: memBytes`, true);
+  const baseCpu = optionalSize(n.baseCpu, `${at}: baseCpu`, 0);
+  const baseMem = optionalSize(n.baseMem, `${at}: baseMem`, 0);
+  // the base is measured use of the node itself: it cannot exceed what the node has
+  if (baseCpu > cpuCores) fail(`${at}: baseCpu ${baseCpu} is more than the node's ${cpuCores} cores`);
+  if (baseMem > memBytes) fail(`${at}: baseMem ${baseMem} is more than the node's ${memBytes} bytes of memory`);
   return {
     name: nodeName,
-    cpuCores: checkSize(n.cpuCores, `${at}: cpuCores`, true),
-    memBytes: checkSize(n.memBytes, `${at}: memBytes`, true),
+    cpuCores,
+    memBytes,
     online: flag(n.online, `${at}: online`, true),
     maintenance: flag(n.maintenance, `${at}: maintenance`, false),
-    baseCpu: optionalSize(n.baseCpu, `${at}: baseCpu`, 0),
-    baseMem: optionalSize(n.baseMem, `${at}: baseMem`, 0),
+    baseCpu,
+    baseMem,
   };
 }
 
@@ -163,13 +170,16 @@ function checkGuest(value: unknown, path: string, nodes: ReadonlySet<string>): C
   const migratable = flag(g.migratable, `${at}: migratable`, true);
   if (g.reason !== undefined && typeof g.reason !== 'string')
     fail(`${at}: reason must be a string, got ${show(g.reason)}`);
+  const cores = optionalSize(g.cores, `${at}: cores`, cpu);
+  // a guest's cpu use is a share of its assigned cores (PVE: a fraction of maxcpu)
+  if (cpu > cores) fail(`${at}: cpu ${cpu} (cores in use) is more than its ${cores} assigned cores`);
   return {
     id,
     kind: g.kind as 'vm' | 'ct',
     node,
     ha: flag(g.ha, `${at}: ha`, false),
     cpu,
-    cores: optionalSize(g.cores, `${at}: cores`, cpu),
+    cores,
     mem: memhost ?? mem,
     migratable,
     reason: migratable ? undefined : ((g.reason as string | undefined) ?? 'cannot be migrated'),
@@ -202,8 +212,9 @@ function checkRule(value: unknown, path: string, nodes: ReadonlySet<string>, gue
       if (!nodes.has(node)) fail(`${at}: nodes[${i}] '${node}' is not one of the nodes`);
       if (priorities.has(node)) fail(`${at}: nodes lists '${node}' twice`);
       const priority = e.priority === undefined ? 0 : e.priority;
-      if (typeof priority !== 'number' || !Number.isFinite(priority))
-        fail(`${at}: nodes[${i}].priority must be a finite number, got ${show(priority)}`);
+      // HA rules take `node[:priority]` with a priority ≥ 0 (higher first)
+      if (typeof priority !== 'number' || !Number.isFinite(priority) || priority < 0)
+        fail(`${at}: nodes[${i}].priority must be a finite number >= 0, got ${show(priority)}`);
       priorities.set(node, priority as number);
     });
     if (priorities.size === 0) fail(`${at}: nodes must not be empty`);

@@ -20,7 +20,14 @@ describe('ha-auto-rebalance-objective', () => {
     // the preset keeps the reference's objective; an explicit key overrides it
     [{ 'ha-auto-rebalance-preset': 'recommended' }, 'imbalance', []],
     [{ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }, 'contention', []],
-    [{ 'ha-auto-rebalance-objective': '' }, 'imbalance', []],
+    // empty is no choice: named, not read as absent
+    [
+      { 'ha-auto-rebalance-objective': '' },
+      'imbalance',
+      [
+        "datacenter.cfg: invalid value '' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",
+      ],
+    ],
     [
       { 'ha-auto-rebalance-objective': 'pressure' },
       'imbalance',
@@ -149,5 +156,27 @@ describe('ha-auto-rebalance-contention-min-gain', () => {
     expect(() => contentionObjective({ ...ON, minGainSeconds: Number.NaN }, REF)).toThrow(
       new PolicyError('invalid-config', "contention minGainSeconds must be a finite number >= 0, got 'NaN'"),
     );
+  });
+});
+
+describe('ha-auto-rebalance-contention-min-gain beside the imbalance objective', () => {
+  it.each([
+    // crs, problems
+    [
+      { 'ha-auto-rebalance-contention-min-gain': 60 },
+      [
+        "datacenter.cfg: value 60 for 'crs.ha-auto-rebalance-contention-min-gain' has no effect while the objective is 'imbalance' (it applies with ha-auto-rebalance-objective contention)",
+      ],
+    ],
+    [
+      { 'ha-auto-rebalance-objective': 'imbalance', 'ha-auto-rebalance-contention-min-gain': '45' },
+      [
+        "datacenter.cfg: value '45' for 'crs.ha-auto-rebalance-contention-min-gain' has no effect while the objective is 'imbalance' (it applies with ha-auto-rebalance-objective contention)",
+      ],
+    ],
+    [{ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 60 }, []],
+    [{}, []],
+  ])('%j warns %j', (crs, problems) => {
+    expect(parseContentionSettings(readCrs(crs)).problems.map((p) => p.message)).toEqual(problems);
   });
 });

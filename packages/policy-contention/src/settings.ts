@@ -73,7 +73,26 @@ export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance', minG
  * objective `imbalance`, the minimum `MIN_GAIN_SECONDS`). Never throws.
  */
 export function parseContentionSettings(input: CrsInput): { settings: ContentionSettings; problems: SettingProblem[] } {
-  return readCrsKeys(input, CONTENTION_FIELDS);
+  const read = readCrsKeys(input, CONTENTION_FIELDS);
+  const explicit = (key: string) => {
+    const v = Object.hasOwn(input.crs, key) ? input.crs[key] : undefined;
+    return v === null || v === '' ? undefined : v;
+  };
+  read.problems.push(...contentionChecks(read.settings, explicit));
+  return read;
+}
+
+/** The minimum gain is the contention objective's: set beside `imbalance` it does nothing (a problem naming it). */
+function contentionChecks(settings: ContentionSettings, explicit: (key: string) => unknown): SettingProblem[] {
+  const gain = explicit(MIN_GAIN_KEY.key);
+  if (settings.objective !== 'imbalance' || gain === undefined) return [];
+  return [
+    {
+      key: `crs.${MIN_GAIN_KEY.key}`,
+      value: gain,
+      message: `datacenter.cfg: value ${typeof gain === 'string' ? `'${gain}'` : JSON.stringify(gain)} for 'crs.${MIN_GAIN_KEY.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
+    },
+  ];
 }
 
 /** Options of {@link contentionObjective} that are not datacenter.cfg keys. */
@@ -134,6 +153,7 @@ export const contentionPlugin = definePlugin({
   name: 'contention',
   keys: CONTENTION_FIELDS,
   objective: (settings, { reference }) => contentionObjective(settings, reference),
+  check: contentionChecks,
   describe: (settings) =>
     settings.objective === 'imbalance'
       ? []

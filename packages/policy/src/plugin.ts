@@ -1,6 +1,6 @@
 import { PolicyError } from './errors';
 import { showValue } from './state';
-import { PRESET_KEY, REFERENCE_CRS_KEYS, type CrsKeySpec, type CrsKeyValue } from './settings';
+import { PRESET_KEY, REFERENCE_CRS_KEYS, type CrsKeySpec, type CrsKeyValue, type SettingProblem } from './settings';
 import type { PipelineObjective, ReferenceBalancerConfig, StagePart } from './pipeline';
 
 /**
@@ -56,6 +56,13 @@ export interface PolicyPlugin<K extends PluginKeys = PluginKeys> {
    * that is on (`backoff 60 s`, `check-migratable`); none when every setting is off.
    */
   describe?(settings: PluginSettings<K>): readonly string[];
+  /**
+   * Problems of the settings together that no single key shows: a key set where it has no
+   * effect (`contention-min-gain` beside the `imbalance` objective). `explicit` says whether a
+   * key was written in the section (not taken from the preset or its default). Each problem is
+   * logged like a bad value's, naming the key; the settings stay as read. Default: none.
+   */
+  check?(settings: PluginSettings<K>, explicit: (key: string) => unknown): readonly SettingProblem[];
 }
 
 /** A plug-in's keys, by the field of its settings each fills. */
@@ -102,7 +109,7 @@ export function definePlugin<const K extends PluginKeys>(plugin: PolicyPlugin<K>
 /** A key name: lower-case letters and digits, words joined by `-`. */
 export const PLUGIN_KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-const HOOKS = ['stages', 'objective', 'needs', 'describe'] as const;
+const HOOKS = ['stages', 'objective', 'needs', 'describe', 'check'] as const;
 
 /**
  * Checks that `value` is a policy plug-in, and returns it typed. Throws `PolicyError`

@@ -128,6 +128,41 @@ describe('PolicyRegistry: reading the settings', () => {
     expect(registry.describe(settings)).toEqual(['freeze', 'pause 5 s']);
   });
 
+  it('check: a plug-in names settings that mean nothing together; a broken check is a problem naming it, never a throw', () => {
+    const paused = definePlugin({
+      name: 'paused',
+      keys: { freeze: FREEZE, pause: PAUSE },
+      check: (settings, explicit) =>
+        !settings.freeze && explicit('pause-seconds') !== undefined
+          ? [{ key: 'crs.pause-seconds', value: explicit('pause-seconds'), message: 'pause without freeze' }]
+          : [],
+    });
+    const r = new PolicyRegistry([paused]);
+    expect(r.read({ 'pause-seconds': 5 }).problems.map((p) => p.message)).toEqual(['pause without freeze']);
+    expect(r.read({ freeze: 1, 'pause-seconds': 5 }).problems).toEqual([]);
+    // from the preset, not written: nothing to say
+    expect(r.read({ 'ha-auto-rebalance-preset': 'recommended' }).problems).toEqual([]);
+    // a value judged alone: the checks of settings together are not asked
+    expect(r.checkValue('pause-seconds', 5)).toBeUndefined();
+    const throwing = new PolicyRegistry([
+      definePlugin({
+        name: 'bad',
+        keys: {},
+        check: () => {
+          throw new Error('boom');
+        },
+      }),
+    ]);
+    expect(throwing.read({}).problems.map((p) => p.message)).toEqual(["plug-in 'bad': check() failed: boom"]);
+    const shape = new PolicyRegistry([checkPlugin({ name: 'shape', keys: {}, check: () => 'no' }, 'shape.js')]);
+    expect(shape.read({}).problems.map((p) => p.message)).toEqual([
+      'plug-in \'shape\': check() must return an array of problems, got "no"',
+    ]);
+    expect(() => checkPlugin({ name: 'x', keys: {}, check: 5 }, './x.js')).toThrow(
+      "plug-in './x.js': 'check' must be a function, got 5",
+    );
+  });
+
   it('the JSON schema has the preset and every key', () => {
     const schema = registry.jsonSchema() as { properties: Record<string, unknown> };
     expect(Object.keys(schema.properties)).toEqual(['ha-auto-rebalance-preset', 'freeze', 'pause-seconds']);

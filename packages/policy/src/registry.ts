@@ -121,6 +121,10 @@ export class PolicyRegistry {
    * is a problem naming the key and that setting is off. Never throws.
    */
   read(crs: unknown): PolicySettings {
+    return this.readSettings(crs, true);
+  }
+
+  private readSettings(crs: unknown, withChecks: boolean): PolicySettings {
     const input = readCrs(crs);
     const problems: SettingProblem[] = [...input.problems];
     const byPlugin = new Map<string, PluginSettings<PluginKeys>>();
@@ -128,7 +132,7 @@ export class PolicyRegistry {
     for (const plugin of this.plugins) {
       const read = readCrsKeys(input, plugin.keys);
       byPlugin.set(plugin.name, read.settings);
-      problems.push(...read.problems);
+      problems.push(...read.problems, ...(withChecks ? checked(plugin, read.settings, input.crs) : []));
       for (const [field, spec] of Object.entries(plugin.keys))
         if ((read.settings as Record<string, unknown>)[field] !== spec.off) active = true;
     }
@@ -204,10 +208,11 @@ export class PolicyRegistry {
 
   /**
    * The problem with one value of a key (as {@link read} would report it), or `undefined` when
-   * the key takes it or is not a plug-in's key. `value` is as a `crs` section holds it.
+   * the key takes it or is not a plug-in's key. `value` is as a `crs` section holds it. The value
+   * alone: what the plug-ins' checks say of settings together is not asked.
    */
   checkValue(key: string, value: unknown): SettingProblem | undefined {
-    const settings = this.read({ [key]: value });
+    const settings = this.readSettings({ [key]: value }, false);
     return settings.problems[0];
   }
 
@@ -235,6 +240,41 @@ function call<T>(plugin: PolicyPlugin, hook: string, run: () => T): T {
     if (err instanceof PolicyError && err.code !== 'invalid-config') throw err;
     const message = err instanceof Error ? err.message : String(err);
     throw new PolicyError('invalid-plugin', `plug-in '${plugin.name}': ${hook}() failed: ${message}`, { cause: err });
+  }
+}
+
+/**
+ * A plug-in's `check` of its settings (see `PolicyPlugin.check`). Never throws: reading settings
+ * must not stop a round, so a check that throws or returns something else is itself a problem
+ * naming the plug-in.
+ */
+function checked(
+  plugin: PolicyPlugin,
+  settings: PluginSettings<PluginKeys>,
+  crs: Readonly<Record<string, unknown>>,
+): SettingProblem[] {
+  if (!plugin.check) return [];
+  const explicit = (key: string): unknown => {
+    const v = Object.hasOwn(crs, key) ? crs[key] : undefined;
+    return v === null || v === '' ? undefined : v;
+  };
+  const fail = (what: string): SettingProblem[] => [
+    { key: `plugin:${plugin.name}`, value: undefined, message: `plug-in '${plugin.name}': check() ${what}` },
+  ];
+  try {
+    const list: unknown = plugin.check(settings, explicit);
+    if (!Array.isArray(list)) return fail(`must return an array of problems, got ${showValue(list)}`);
+    for (const p of list as unknown[]) {
+      const ok =
+        typeof p === 'object' &&
+        p !== null &&
+        typeof (p as SettingProblem).key === 'string' &&
+        typeof (p as SettingProblem).message === 'string';
+      if (!ok) return fail(`must return problems {key, value, message}, got ${showValue(p)}`);
+    }
+    return list as SettingProblem[];
+  } catch (err) {
+    return fail(`failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -177,6 +177,11 @@ export function readChoiceKey<C extends string>(
   spec: ChoiceKeySpec<C>,
   problems: SettingProblem[],
 ): C {
+  // an empty choice is no choice: said, not read as absent (a number or flag key left empty is unset)
+  if (Object.hasOwn(input.crs, spec.key) && input.crs[spec.key] === '') {
+    problem(spec, '', `one of ${spec.choices.join(', ')}`, problems);
+    return spec.off;
+  }
   const raw = rawValue(input, spec.key);
   if (raw === undefined) return input.preset === 'recommended' ? spec.recommended : spec.off;
   if ((spec.choices as readonly unknown[]).includes(raw)) return raw as C;

@@ -571,7 +571,14 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   if (!file) return { ha: nullObject<unknown>(), crs: nullObject<unknown>() };
   const check: FileCheck = file.check;
   const dc = check.object(file.value, []);
-  check.keys(dc, ['ha', 'crs'], []);
+  check.keys(dc, ['ha', 'crs', 'max_workers'], []);
+  // PVE's datacenter.cfg: tasks (migrations) a node runs at once, an integer ≥ 1 (default 4)
+  let maxWorkers: number | undefined;
+  if (dc.max_workers !== undefined) {
+    check.count(dc.max_workers, ['max_workers']);
+    maxWorkers = Number(dc.max_workers);
+    if (maxWorkers < 1) check.fail(['max_workers'], `expected a whole number >= 1, got ${maxWorkers}`);
+  }
   const ha = dc.ha === undefined ? nullObject<JsonValue>() : check.object(dc.ha, ['ha']);
   check.keys(ha, ['shutdown_policy'], ['ha']);
   if (ha.shutdown_policy !== undefined) check.string(ha.shutdown_policy, ['ha', 'shutdown_policy']);
@@ -600,6 +607,7 @@ function loadDatacenterCfg(dir: string, options: LoadOptions): DatacenterSetting
   const out = nullObject<unknown>() as unknown as DatacenterSettings;
   out.ha = ha;
   out.crs = crs;
+  if (maxWorkers !== undefined) out.max_workers = maxWorkers;
   return out;
 }
 

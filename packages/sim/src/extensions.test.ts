@@ -520,6 +520,8 @@ describe('--set <crs-key>=<value>', () => {
     ['ha-auto-rebalance=true', 'ha-auto-rebalance', true],
     ['ha-auto-rebalance-memhost=false', 'ha-auto-rebalance-memhost', false],
     ['ha-auto-rebalance-cooldown=', 'ha-auto-rebalance-cooldown', undefined],
+    // empty clears a key, a choice too (the lab's reference variant clears them all this way)
+    ['ha-auto-rebalance-objective=', 'ha-auto-rebalance-objective', undefined],
   ])('accepts %s', (text, key, value) => {
     expect(parseCrsOverride(text)).toEqual({ key, value });
   });
@@ -578,6 +580,7 @@ describe('--set <crs-key>=<value>', () => {
       "'--set ha-auto-rebalance-hold-duration=1.5': expected a whole number from 0 to 9007199254740991",
     ],
     ['ha-auto-rebalance-method=random', "'--set ha-auto-rebalance-method=random': expected bruteforce or topsis"],
+    ['ha=bogus', "'--set ha=bogus': expected one of basic, static, dynamic"],
   ])('refuses %s', (text, message) => {
     let error: unknown;
     try {

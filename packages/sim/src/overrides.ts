@@ -1,6 +1,6 @@
 import { PRESET_KEY, type PolicyRegistry } from '@poise/policy';
 import type { DatacenterSettings } from '@poise/env';
-import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY } from '@poise/ha';
+import { AUTO_REBALANCE_PERCENT_RANGE, BUILTIN_REGISTRY, SCHEDULER_MODES } from '@poise/ha';
 import { crsKeys, type CaseInput } from './case';
 import { SimError } from './errors';
 
@@ -11,7 +11,11 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 function referenceProblem(key: string, value: number | string | boolean): string | undefined {
   switch (key) {
     case 'ha':
-      return undefined; // any mode: an unknown one is logged by the HA core, as by the reference
+      // a case file may hold any mode (the HA core logs an unknown one and uses basic, as the
+      // reference does); on the command line a typo is caught before the run
+      return (SCHEDULER_MODES as readonly unknown[]).includes(value)
+        ? undefined
+        : `one of ${SCHEDULER_MODES.join(', ')}`;
     case 'ha-rebalance-on-start':
     case 'ha-auto-rebalance':
       return value === 0 || value === 1 || value === true || value === false
@@ -64,6 +68,7 @@ export function parseCrsOverride(
   const known = crsKeys(registry);
   if (!known.includes(key))
     throw new SimError('bad-override', `'--set ${text}': unknown crs key '${key}' (one of ${known.join(', ')})`);
+  // `key=` clears the key (its default): how the lab's reference variant clears every variant key
   if (raw === '') return { key, value: undefined };
   const value =
     raw === 'true' || raw === 'false'

@@ -44,12 +44,21 @@ export interface Io {
    * output is not noticed.
    */
   onOutputClosed?(handler: () => void): () => void;
+  /**
+   * A progress line on stderr: on a terminal redrawn in place (`''` clears it), otherwise
+   * appended as a line. Absent: no progress is shown.
+   */
+  progress?(line: string): void;
 }
 
 export const processIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   logLine: (line) => process.stdout.write(`${line}\n`),
+  progress: (line) => {
+    if (process.stderr.isTTY) process.stderr.write(`\r\u001b[K${line}`);
+    else if (line !== '') process.stderr.write(`${line}\n`);
+  },
   isTty: process.stdout.isTTY === true,
   env: process.env,
   onSignal: (signal, handler) => {

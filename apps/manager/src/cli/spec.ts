@@ -34,7 +34,9 @@ export type OptionKey =
   | 'memoryHeadroom'
   | 'execute'
   | 'guest'
-  | 'count';
+  | 'count'
+  | 'at'
+  | 'parallel';
 
 /** One option of the command line. */
 export interface CliOption {
@@ -148,7 +150,7 @@ export const CLI_SPEC: CliSpec = {
     {
       name: 'plan',
       synopsis: [
-        '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] [--drain <node>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>] [--json]',
+        '[--config <file> | --sim [<case-dir>] [--at start|end|<time>] | --snapshot <file.json>] [--drain <node>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>] [--json]',
         '[--config <file> | --sim [<case-dir>] | --snapshot <file.json>] --what-if node-failure [--json]',
       ],
       summary:
@@ -171,7 +173,15 @@ export const CLI_SPEC: CliSpec = {
           value: '<case-dir>',
           valueOptional: true,
           description:
-            'Read the embedded simulator on a case directory (default: the bundled scenario), after its command lists have run and the cluster settled.',
+            'Read the embedded simulator on a case directory (default: the bundled scenario), at the moment --at names, once the cluster settled.',
+        },
+        {
+          key: 'at',
+          names: ['--at'],
+          value: 'start|end|<time>',
+          description:
+            "With --sim: when the simulated cluster is read: start (after the case's first command list, once settled), end (after its last command list, once settled) or a simulated time (seconds, 90m, 2h, hh:mm:ss). " +
+            'Default: end when the command lists end within an hour of simulated time, else start (replaying a long timeline takes minutes); the cluster line says which moment was read.',
         },
         {
           key: 'snapshot',
@@ -219,7 +229,7 @@ export const CLI_SPEC: CliSpec = {
     {
       name: 'drain',
       synopsis: [
-        '<node> [--config <file> | --sim [<case-dir>]] [--execute] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]',
+        '<node> [--config <file> | --sim [<case-dir>] [--at start|end|<time>]] [--execute] [--parallel <n>] [--cpu-overcommit <ratio>] [--memory-headroom <percent>]',
       ],
       summary:
         'empty a node by the plan of plan --drain, step by step, through the motion follower of the daemon (observe unless --execute)',
@@ -240,6 +250,21 @@ export const CLI_SPEC: CliSpec = {
           value: '<case-dir>',
           valueOptional: true,
           description: 'Drain a node of the embedded simulator on a case directory (default: the bundled scenario).',
+        },
+        {
+          key: 'at',
+          names: ['--at'],
+          value: 'start|end|<time>',
+          description:
+            "With --sim: when the simulated cluster is read: start (after the case's first command list, once settled), end (after its last command list, once settled) or a simulated time (seconds, 90m, 2h, hh:mm:ss). " +
+            'Default: end when the command lists end within an hour of simulated time, else start (replaying a long timeline takes minutes); the cluster line says which moment was read.',
+        },
+        {
+          key: 'parallel',
+          names: ['--parallel'],
+          value: '<n>',
+          description:
+            "Motions in flight at once, 1 to 64 (default: the cluster's max_workers of datacenter.cfg, else 4). Each starts when its step's capacity checks hold with the motions still running.",
         },
         {
           key: 'execute',
@@ -277,6 +302,7 @@ export const CLI_SPEC: CliSpec = {
         { key: 'config', names: ['-c', '--config'], value: '<file>', description: 'As for plan.' },
         { key: 'sim', names: ['--sim'], value: '<case-dir>', valueOptional: true, description: 'As for plan.' },
         { key: 'snapshot', names: ['--snapshot'], value: '<file.json>', description: 'As for plan.' },
+        { key: 'at', names: ['--at'], value: 'start|end|<time>', description: 'As for plan.' },
         { key: 'cpuOvercommit', names: ['--cpu-overcommit'], value: '<ratio>', description: 'As for plan.' },
         { key: 'memoryHeadroom', names: ['--memory-headroom'], value: '<percent>', description: 'As for plan.' },
         { key: 'json', names: ['--json'], description: 'Print one JSON document instead of text.' },
@@ -385,6 +411,28 @@ export function renderHelp(spec: CliSpec = CLI_SPEC): string {
     }
   }
   lines.push('', 'signals:', ...helpTable(spec.signals.map((s) => ({ label: s.name, text: s.description }))));
+  lines.push('', `exit codes: ${spec.exitCodes.map((e) => `${e.code} ${e.short}`).join(', ')}.`);
+  return lines.join('\n');
+}
+
+/**
+ * The `--help` text of one subcommand (`poise-manager plan --help`): its synopsis, description
+ * and options, then the exit codes.
+ */
+export function renderSubcommandHelp(name: string, spec: CliSpec = CLI_SPEC): string {
+  const sub = spec.subcommands.find((s) => s.name === name);
+  if (sub === undefined) throw new Error(`cli-spec has no subcommand '${name}'`);
+  const lines: string[] = [];
+  sub.synopsis.forEach((form, i) => lines.push(`${i === 0 ? 'usage: ' : '       '}${spec.name} ${sub.name} ${form}`));
+  lines.push('', ...wrap(`${sub.name}: ${sub.summary}.`, HELP_WIDTH), '', ...wrap(sub.description, HELP_WIDTH));
+  lines.push(
+    '',
+    'options:',
+    ...helpTable([
+      ...sub.options.map((o) => ({ label: optionLabel(o), text: o.description })),
+      { label: '-h, --help', text: 'This text.' },
+    ]),
+  );
   lines.push('', `exit codes: ${spec.exitCodes.map((e) => `${e.code} ${e.short}`).join(', ')}.`);
   return lines.join('\n');
 }

@@ -416,6 +416,7 @@ export class PveAdapter implements BalancerPort {
       guests,
       rules,
       crs: crsOptions(options.crs, version),
+      ...(options.maxWorkers !== undefined ? { maxWorkers: options.maxWorkers } : {}),
       storageShared,
       ...(guestConfigs ? { guestConfigs } : {}),
       ...(stalePressure.length > 0 ? { stalePressure } : {}),

@@ -284,7 +284,7 @@ describe('faults of a motion request: never re-sent blindly', () => {
     ).toEqual([1, 5]);
   });
 
-  it("403 on the request (the token lacks 'Sys.Console'): HA motions pause, said once, no pair blamed, no budget burnt; re-checked with backoff, resumed when granted", async () => {
+  it("403 on the request (the token lacks 'Sys.Console'): HA motions pause, said once, no pair blamed, no budget burnt; tried again each round, used within a round of the grant", async () => {
     const MIGRATE = 'POST /cluster/ha/resources/{sid}/migrate';
     const s = await setup({
       mode: 'act',
@@ -293,39 +293,32 @@ describe('faults of a motion request: never re-sent blindly', () => {
     });
     await s.daemon.start();
     s.fake.override(MIGRATE, permissionDenied('/', 'Sys.Console'));
-    await s.run(12); // t = 0 … 110
+    await s.run(10); // t = 0 … 90
     const refused = s.rounds()[0]!;
     expect(refused).toMatchObject({ outcome: 'refused', reason: 'auth-refused', level: 'warn' });
     expect(refused.msg).toBe(
       "the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): the API token lacks 'Sys.Console' on '/' " +
-        '(with privilege separation, grant it to the user and to the token); HA motions are paused, tried again at 2026-01-01T00:01:00.000Z',
+        '(with privilege separation, grant it to the user and to the token); HA motions are paused, tried again at 2026-01-01T00:00:10.000Z',
     );
-    // said once; later refusals of the re-checks are not repeated at info or above
+    // said once; the re-checks' refusals are not repeated at info or above
     const paused = s.records().filter((r) => r.event === 'motion' && r.level !== 'debug');
     expect(paused.map((r) => r.msg)).toEqual([
-      "HA motions paused: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token); none is requested until that is fixed, tried again at 2026-01-01T00:01:00.000Z and then less often",
+      "HA motions paused: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token); none is accepted until that is fixed: the request is tried again each round that decides one (from 2026-01-01T00:00:10.000Z), refusals said at debug level",
     ]);
-    // the pause: one request at 0 s, the re-check at 60 s (then 120 s later), nothing in between
-    expect(
-      s
-        .rounds()
-        .slice(1, 6)
-        .map((r) => r.reason),
-    ).toEqual(Array(5).fill('auth-paused'));
-    expect(s.rounds()[1]!.msg).toMatch(
-      /^not requesting migrate vm:101 from node1 to node2 .*: HA motions are paused since 2026-01-01T00:00:00\.000Z: the API token lacks 'Sys\.Console' on '\/' .*; tried again at 2026-01-01T00:01:00\.000Z$/,
-    );
-    expect(s.posts().map((p) => p.path)).toEqual(Array(2).fill('/cluster/ha/resources/vm:101/migrate'));
+    // one request a round, each refused (a refusal applies nothing)
+    expect(s.posts().map((p) => p.path)).toEqual(Array(10).fill('/cluster/ha/resources/vm:101/migrate'));
     // not a property of the pair: nothing for the backoff; not a motion: nothing counted
     expect(s.records().filter((r) => r.event === 'policy' && String(r.msg).startsWith('backoff'))).toEqual([]);
     expect(s.daemon.currentState().motionsIssuedAt).toEqual([]);
     expect(s.daemon.currentState().outcomes).toEqual([]);
     expect((s.daemon.status().pausedMotions as Record<string, unknown>).ha).toMatchObject({
-      nextCheckAt: '2026-01-01T00:03:00.000Z',
+      nextCheckAt: '2026-01-01T00:01:40.000Z',
     });
 
-    s.fake.override(MIGRATE, undefined); // the privilege is granted
-    await s.run(16); // t = 120 … 270: the re-check at 180 s is accepted
+    s.fake.override(MIGRATE, undefined); // the privilege is granted at about 95 s
+    await s.run(1); // t = 100: the round after the grant requests, and it is accepted
+    const accepted = s.rounds().at(-1)!;
+    expect(accepted).toMatchObject({ outcome: 'move' });
     expect(
       s
         .records()
@@ -334,11 +327,12 @@ describe('faults of a motion request: never re-sent blindly', () => {
     ).toContain(
       "HA motions resume: the cluster accepted one again (paused since 2026-01-01T00:00:00.000Z: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token))",
     );
+    await s.run(15); // t = 110 … 250
     // the whole hourly budget (2) is there for accepted motions
-    expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node2', 'vm:101>node2', 'vm:102>node3']);
+    expect(motions(s).slice(10)).toEqual(['vm:101>node2', 'vm:102>node3']);
     expect(s.records().filter((r) => r.event === 'motion' && r.result === 'succeeded')).toHaveLength(2);
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toContain(
-      `poise_api_errors_total{endpoint="${MIGRATE}",kind="auth"} 2`,
+      `poise_api_errors_total{endpoint="${MIGRATE}",kind="auth"} 10`,
     );
   });
 

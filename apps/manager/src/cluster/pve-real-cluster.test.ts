@@ -148,7 +148,8 @@ describe('nodes that fail', () => {
     expect(lines(s, 'cluster').filter((m) => m.includes('node3'))).toEqual([
       "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was online)",
       "node 'node3' is being fenced (HA node state 'fence') (was unknown)",
-      "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was fence)",
+      // fenced: after the recovery no line says the services wait for fencing
+      "node 'node3' has been fenced (HA node state 'unknown' until it rejoins; its HA services are recovered on other nodes) (was fence)",
     ]);
     // node3 back: settle, then the hold starts again from scratch
     node3.online = true;

@@ -474,7 +474,8 @@ describe('a node that fails under the embedded simulator', () => {
       "node 'node3' is offline (not in the cluster membership) (was online)",
       "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was offline)",
       "node 'node3' is being fenced (HA node state 'fence') (was unknown)",
-      "node 'node3' has failed (HA node state 'unknown': its HA services wait for fencing) (was fence)",
+      // fenced: nothing waits for fencing any more
+      "node 'node3' has been fenced (HA node state 'unknown' until it rejoins; its HA services are recovered on other nodes) (was fence)",
     ]);
     expect(c.records().find((r) => r.event === 'stop' && String(r.msg).startsWith('stopped'))?.msg).toMatch(
       /motions this run: \d+ requested/,

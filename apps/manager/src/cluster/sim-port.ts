@@ -54,6 +54,8 @@ export interface SimCaseFacts {
   /** The same rules compiled for the motion checks (negative partners on the target, positive partners moved along). */
   readonly compiled: CompiledRules;
   readonly crs: CrsOptions;
+  /** The case's datacenter.cfg `max_workers`, when set. */
+  readonly maxWorkers?: number | undefined;
   /** `guest_config` of the case (when the simulator has one), values as strings; a guest left out has an empty config. */
   readonly guestConfigs: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** Lines about the case worth saying once (rules that failed to parse). */
@@ -137,7 +139,14 @@ export function simCaseFacts(input: CaseInput): SimCaseFacts {
       guestConfigs.set(sid, entries);
     }
   }
-  return { rules, compiled, crs: simCrs(input.datacenterCfg.crs), guestConfigs, notes };
+  return {
+    rules,
+    compiled,
+    crs: simCrs(input.datacenterCfg.crs),
+    maxWorkers: input.datacenterCfg.max_workers,
+    guestConfigs,
+    notes,
+  };
 }
 
 function guestType(sid: string): 'vm' | 'ct' {
@@ -276,6 +285,7 @@ export function simSnapshot(
     guests,
     rules: facts.rules,
     crs: facts.crs,
+    ...(facts.maxWorkers !== undefined ? { maxWorkers: facts.maxWorkers } : {}),
     ...(guestConfigs ? { guestConfigs } : {}),
     problems,
   };

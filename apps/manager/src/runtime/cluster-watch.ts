@@ -16,6 +16,8 @@ export class ClusterWatch {
   /** Seconds (the daemon's clock) of the last change, and what it was. */
   private lastChange: { readonly at: number; readonly what: string } | undefined;
   private reasons: string[] = [];
+  /** Nodes the HA manager has fenced since they were last online or offline. */
+  private readonly fenced = new Set<string>();
 
   constructor(private readonly ctx: DaemonContext) {}
 
@@ -52,10 +54,17 @@ export class ClusterWatch {
 
   private logNode(name: string, condition: NodeCondition, was: NodeCondition | undefined): void {
     const since = was === undefined ? '' : ` (was ${was})`;
+    // the HA manager marks a node it has fenced 'unknown' until it rejoins: nothing waits for
+    // fencing any more (its services are recovered or being recovered)
+    const fenced = condition === 'unknown' && (was === 'fence' || this.fenced.has(name));
+    if (condition === 'fence') this.fenced.add(name);
+    if (condition === 'online' || condition === 'offline') this.fenced.delete(name);
     const text =
       condition === 'online'
         ? `node '${name}' is back online${since}`
-        : `node '${name}' ${describeCondition(condition)}${since}`;
+        : fenced
+          ? `node '${name}' has been fenced (HA node state 'unknown' until it rejoins; its HA services are recovered on other nodes)${since}`
+          : `node '${name}' ${describeCondition(condition)}${since}`;
     const level = condition === 'online' || condition === 'maintenance' ? 'info' : 'warn';
     this.ctx.log.log(level, 'cluster', text, { node: name, condition, ...(was === undefined ? {} : { was }) });
   }

@@ -11,6 +11,9 @@ export interface RunCounts {
   succeeded: number;
   failed: number;
   wouldMove: number;
+  /** Requests the cluster refused for the credentials (403/401): no outcome, so counted apart; the last fault said. */
+  forbidden: number;
+  forbiddenFault?: string;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface RunCounts {
  */
 export class DaemonContext {
   readonly metrics = new Metrics();
-  readonly runCounts: RunCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0 };
+  readonly runCounts: RunCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0, forbidden: 0 };
 
   constructor(
     readonly host: Host,

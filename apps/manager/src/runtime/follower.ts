@@ -12,11 +12,12 @@ import { describeMotion, percent } from './text';
 export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
 /**
  * After a motion was refused for the credentials (a 403: a privilege missing; a 401), motions
- * of that kind are paused and tried again after this long, doubled after each refusal up to
- * {@link AUTH_RECHECK_MAX_SECONDS}: a refusal applies nothing, so the next request is the check.
+ * of that kind are paused: the next round that decides one tries its request again (a refusal
+ * applies nothing, so the request is the check), so a privilege granted is used within a round
+ * of the grant. The re-checks' refusals are logged at debug level and counted in
+ * `poise_api_errors_total`; the first one is said once.
  */
-export const AUTH_RECHECK_BASE_SECONDS = 60;
-export const AUTH_RECHECK_MAX_SECONDS = 900;
+export const AUTH_RECHECK_ROUNDS = 1;
 
 /** Motions of one kind paused for a fault of the credentials. */
 interface AuthPause {
@@ -24,7 +25,7 @@ interface AuthPause {
   readonly fault: string;
   readonly since: number;
   readonly nextCheckAt: number;
-  /** Refusals so far (the re-check interval doubles with each). */
+  /** Refusals so far. */
   readonly refusals: number;
 }
 
@@ -52,13 +53,13 @@ export class MotionFollower {
   private pause(via: 'ha' | 'guest', fault: string, now: number): number {
     const old = this.pauses.get(via);
     const refusals = (old?.refusals ?? 0) + 1;
-    const nextCheckAt = now + Math.min(AUTH_RECHECK_MAX_SECONDS, AUTH_RECHECK_BASE_SECONDS * 2 ** (refusals - 1));
+    const nextCheckAt = now + AUTH_RECHECK_ROUNDS * this.ctx.config.intervalSeconds;
     this.pauses.set(via, { fault, since: old?.since ?? now, nextCheckAt, refusals });
     const log = this.ctx.log;
     if (old === undefined || old.fault !== fault) {
       log.warn(
         'motion',
-        `${kindOf(via)} paused: ${fault}; none is requested until that is fixed, tried again at ${this.ctx.timeText(nextCheckAt)} and then less often`,
+        `${kindOf(via)} paused: ${fault}; none is accepted until that is fixed: the request is tried again each round that decides one (from ${this.ctx.timeText(nextCheckAt)}), refusals said at debug level`,
         {
           via,
           fault,
@@ -300,6 +301,8 @@ export class MotionFollower {
       if (reply.authFault !== undefined) {
         // a fault of the credentials, not of this (guest, target) pair: no outcome for the policy
         this.keeper.update({ motion: null, motionsIssuedAt: recent });
+        this.ctx.runCounts.forbidden++;
+        this.ctx.runCounts.forbiddenFault = reply.authFault;
         const next = this.pause(via, reply.authFault, now);
         return {
           outcome: 'refused',

@@ -53,7 +53,7 @@ export function statusJson(ctx: DaemonContext, input: StatusInput): Record<strin
   };
 }
 
-/** `; motions this run: 3 requested, 2 succeeded, 1 failed` (or what observe mode would have done), for the closing line. */
+/** `; motions this run: 3 requested, 2 succeeded, 1 failed, 4 refused for the credentials (…)` (or what observe mode would have done), for the closing line. */
 export function runSummary(ctx: DaemonContext, inFlight: MotionRecord | null): string {
   const c = ctx.runCounts;
   if (ctx.config.mode === 'observe' && c.requested === 0) {
@@ -62,5 +62,7 @@ export function runSummary(ctx: DaemonContext, inFlight: MotionRecord | null): s
       : '; observe mode: nothing moved';
   }
   const still = inFlight ? `, 1 still in flight (${describeMotion(inFlight)})` : '';
-  return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${still}`;
+  const forbidden =
+    c.forbidden > 0 ? `, ${c.forbidden} refused for the credentials (${c.forbiddenFault ?? 'http 403'})` : '';
+  return `; motions this run: ${c.requested} requested, ${c.succeeded} succeeded, ${c.failed} failed${forbidden}${still}`;
 }

@@ -95,6 +95,9 @@ export function captureIo(env: NodeJS.ProcessEnv = {}) {
     out: (l) => out.push(l),
     err: (l) => err.push(l),
     logLine: (l) => logs.push(l),
+    progress: (l) => {
+      if (l !== '') err.push(l);
+    },
     isTty: false,
     env,
     onSignal: (signal, handler) => {

@@ -223,6 +223,9 @@ export function solveMilp(highs: Highs, raw: PlanInput, drain: readonly string[]
   const fixedCpu = nodes.map((n) => (n.online ? n.baseCpu : 0));
   const fixedMem = nodes.map((n) => (n.online ? n.baseMem : 0));
   const fixedCores = nodes.map(() => 0);
+  // a drain must empty its node, and HA leaves an ignored guest where it is
+  if (guests.some((g, i) => g.ignored && nodes[on[i]!]!.online && drain.includes(nodes[on[i]!]!.name)))
+    return { status: 'infeasible' };
   guests.forEach((g, i) => {
     if (g.ignored && nodes[on[i]!]!.online) {
       fixedCpu[on[i]!]! += g.cpu;

@@ -96,6 +96,8 @@ describe('plan, drain and place command lines', () => {
       whatIf: 'node-failure',
       guest: 'cpu=1,mem=1G',
       count: '2',
+      at: 'end',
+      parallel: '4',
     };
     for (const sub of CLI_SPEC.subcommands) {
       for (const o of sub.options) {

@@ -21,6 +21,33 @@ export interface CapacityArgs {
   readonly memoryHeadroomPercent?: number;
 }
 
+/** When a simulated cluster is read (`--at`): a named moment, or simulated seconds from the start. */
+export type ReadPoint = 'start' | 'end' | { readonly seconds: number };
+
+/** Motions in flight at most (`--parallel`). */
+export const MAX_PARALLEL = 64;
+
+/** `--at start|end|<time>`: seconds (`600`), `90m`, `2h`, `30s`, or `hh:mm:ss`. */
+export function parseReadPoint(text: string): ReadPoint {
+  const t = text.trim();
+  if (t === 'start' || t === 'end') return t;
+  const unit = /^(\d+)(s|m|h)?$/.exec(t);
+  if (unit) return { seconds: Number(unit[1]) * (unit[2] === 'h' ? 3600 : unit[2] === 'm' ? 60 : 1) };
+  const clock = /^(\d+):([0-5]\d):([0-5]\d)$/.exec(t);
+  if (clock) return { seconds: Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3]) };
+  throw new PlanUsageError(`'--at' takes start, end or a simulated time (seconds, 90m, 2h or hh:mm:ss), got '${text}'`);
+}
+
+/** `--parallel <n>`: a whole number from 1 to {@link MAX_PARALLEL}. */
+export function parseParallel(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL)
+    throw new PlanUsageError(
+      `'--parallel' takes the number of motions in flight, a whole number from 1 to ${MAX_PARALLEL}, got '${text}'`,
+    );
+  return n;
+}
+
 /** A parsed `plan`, `drain` or `place` command line. */
 export interface PlanArgs {
   readonly command: PlanCommandName;
@@ -34,6 +61,10 @@ export interface PlanArgs {
   readonly execute: boolean;
   /** `place --guest` specs, counts applied. */
   readonly guests: readonly NewGuest[];
+  /** `--at` (with `--sim`); undefined: the default moment. */
+  readonly at: ReadPoint | undefined;
+  /** `drain --parallel`; undefined: the cluster's `max_workers`. */
+  readonly parallel: number | undefined;
 }
 
 /** Whether `argv` starts with a subcommand this module runs. */
@@ -126,6 +157,10 @@ export function parseGuestSpec(spec: string, defaultCount: number | undefined): 
   const cpu = loadText === undefined ? undefined : numberArg(loadText);
   if (loadText !== undefined && cpu === undefined)
     throw new PlanUsageError(`'--guest ${spec}': load must be a number of cores ≥ 0, got '${loadText}'`);
+  if (cpu !== undefined && cpu > cores)
+    throw new PlanUsageError(
+      `'--guest ${spec}': load (cores in use) ${loadText} is more than the ${cpuText} cores assigned by cpu=`,
+    );
   const kind = fields.get('kind');
   if (kind !== undefined && kind !== 'vm' && kind !== 'ct')
     throw new PlanUsageError(`'--guest ${spec}': kind must be vm or ct, got '${kind}'`);
@@ -182,6 +217,8 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
     return list?.[0];
   };
   const drain = [...(values.get('drain') ?? [])];
+  for (const [i, node] of drain.entries())
+    if (drain.indexOf(node) !== i) throw new PlanUsageError(`'--drain ${node}' given more than once`);
   if (command === 'drain') {
     if (positional.length !== 1)
       throw new PlanUsageError(
@@ -224,7 +261,14 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs {
   const guests = (values.get('guest') ?? []).map((spec) => parseGuestSpec(spec, defaultCount));
   if (command === 'place' && guests.length === 0)
     throw new PlanUsageError("'place' needs at least one --guest cpu=<cores>,mem=<size>");
+  const atText = once('at', '--at');
+  const at = atText === undefined ? undefined : parseReadPoint(atText);
+  if (at !== undefined && sources[0]!.kind !== 'sim')
+    throw new PlanUsageError("'--at' says when a simulated cluster is read: it goes with --sim only");
+  const parallelText = once('parallel', '--parallel');
   return {
+    at,
+    parallel: parallelText === undefined ? undefined : parseParallel(parallelText),
     command,
     source: sources[0]!,
     capacity,

@@ -1,15 +1,18 @@
 import { nodeFailureReport, placeGuests, PlanError, type PlanInput, planPlacement } from '@poise/plan';
 import type { HostFactory } from '../../cluster/host';
-import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderHelp } from '../spec';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderSubcommandHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
 import { Logger, resolveLogFormat } from '../../log';
 import type { Io } from '../main';
 import { VERSION } from '../version';
 import { type PlanArgs, parsePlanArgs, PlanUsageError } from './args';
-import { drainSequence, runDrain } from './drain';
-import { placeJson, placeText, planJson, planText, whatIfJson, whatIfText } from './render';
-import { type ClusterRead, closeHost, readCluster } from './source';
+import { DEFAULT_DRAIN_PARALLEL, DrainRunner, type DrainProgress, drainSequence } from './drain';
+import { placeJson, placeText, planJson, planText, startingPlacement, whatIfJson, whatIfText } from './render';
+import { type ClusterRead, closeHost, inputFromSnapshot, readCluster } from './source';
+import { dirname, join } from 'node:path';
+import type { Host } from '../../cluster/host';
+import type { ManagerConfig } from '../../config/load';
 
 export { isPlanCommand } from './args';
 
@@ -39,11 +42,17 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
     capacity: args.capacity,
     drain: args.drain,
     mode: args.execute ? 'act' : 'observe',
+    at: args.at,
     ...(hooks.createHost ? { makeHost: hooks.createHost } : {}),
   });
   try {
     checkNodes(read.input, args.drain);
-    const context = { description: read.description, problems: read.problems, drain: args.drain };
+    const context = {
+      description: read.description,
+      problems: read.problems,
+      drain: args.drain,
+      start: startingPlacement(read.input, read.readAt),
+    };
     if (args.command === 'place') {
       const result = placeGuests(read.input, { guests: args.guests });
       print(
@@ -64,18 +73,93 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
       );
       return EXIT_OK;
     }
+    if (args.command === 'drain') return await drainCommand(args, read, context, io, hooks);
     const plan = planPlacement(read.input, { drain: args.drain });
-    if (args.command === 'plan') {
-      print(
-        io,
-        args.json,
-        () => planText(plan, context),
-        () => planJson(plan, context),
-      );
-      return EXIT_OK;
+    print(
+      io,
+      args.json,
+      () => planText(plan, context),
+      () => planJson(plan, context),
+    );
+    return EXIT_OK;
+  } finally {
+    if (read.live) await closeHost(read.live.host);
+  }
+}
+
+/**
+ * Where a drain of `drain` keeps its lanes' state between runs: beside the daemon's state file,
+ * a directory per set of drained nodes (the simulator starts afresh each run: none).
+ */
+export function drainStateDir(config: ManagerConfig, host: Host, drain: readonly string[]): string | undefined {
+  if (host.statePath !== undefined) return undefined;
+  return join(dirname(config.statePath), `drain-${[...drain].sort().join('+')}`);
+}
+
+/** `drain <node>`: resume what a killed run left in flight, plan (with the read after it), print, carry out. */
+async function drainCommand(
+  args: PlanArgs,
+  read: ClusterRead,
+  context: Parameters<typeof planText>[1] & Parameters<typeof planJson>[1],
+  io: Io,
+  hooks: PlanCommandHooks,
+): Promise<number> {
+  const live = read.live!;
+  const config = live.config;
+  const shown = drainProgress(io);
+  const log = new Logger(
+    {
+      format: resolveLogFormat(config.log.format, io.isTty),
+      level: config.log.level,
+      ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel.bind(live.host) } : {}),
+    },
+    shown.logLine,
+    () => live.host.clock.now(),
+  );
+  if (live.host.redact) log.addRedaction(live.host.redact);
+  const parallel = args.parallel ?? live.snapshot.maxWorkers ?? DEFAULT_DRAIN_PARALLEL;
+  const abort = new AbortController();
+  const offs = [io.onSignal('SIGTERM', () => abort.abort()), io.onSignal('SIGINT', () => abort.abort())];
+  const runner = new DrainRunner({
+    host: live.host,
+    config,
+    log,
+    version: VERSION,
+    execute: args.execute,
+    drain: args.drain,
+    parallel,
+    stateDir: drainStateDir(config, live.host, args.drain),
+    signal: abort.signal,
+    progress: shown.progress,
+    ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
+  });
+  try {
+    let input = read.input;
+    let snapshot = live.snapshot;
+    let ctx = context;
+    if (args.execute) {
+      const standby = runner.acquire();
+      if (standby === undefined) {
+        const resumed = await runner.resume();
+        if ('failed' in resumed) {
+          io.err(`poise-manager: the drain could not resume: ${resumed.failed}`);
+          return EXIT_FAILURE;
+        }
+        if (resumed.resumed > 0) {
+          // what moved stays moved: plan the rest from the cluster as it is now
+          snapshot = await live.host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+          const built = inputFromSnapshot(snapshot, config, args.capacity, args.drain);
+          input = built.input;
+          ctx = {
+            ...context,
+            problems: [...context.problems, ...built.problems],
+            start: startingPlacement(input, new Date(snapshot.time * 1000).toISOString()),
+          };
+        }
+      }
     }
-    // drain: the plan, then its motions through the motion follower
-    for (const line of planText(plan, context)) io.out(line);
+    const plan = planPlacement(input, { drain: args.drain, maxParallelPerNode: parallel });
+    for (const line of planText(plan, ctx)) io.out(line);
     if (!plan.feasible) {
       io.err(`poise-manager: ${args.drain[0]} cannot be drained: ${plan.reasons.join('; ')}`);
       return EXIT_FAILURE;
@@ -86,39 +170,51 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
       );
       return EXIT_FAILURE;
     }
-    const live = read.live!;
-    const config = live.config;
-    const log = new Logger(
-      {
-        format: resolveLogFormat(config.log.format, io.isTty),
-        level: config.log.level,
-        ...(live.host.timeLabel ? { timeLabel: live.host.timeLabel.bind(live.host) } : {}),
-      },
-      (line) => io.logLine(line),
-      () => live.host.clock.now(),
+    log.info(
+      'drain',
+      `${args.execute ? 'draining' : 'planned drain of'} ${args.drain.join(', ')}: ${plan.steps.flat().length} motions in ${plan.steps.length} steps, up to ${parallel} in flight (${args.parallel !== undefined ? '--parallel' : live.snapshot.maxWorkers !== undefined ? "the cluster's max_workers" : 'default'})`,
+      { parallel },
     );
-    if (live.host.redact) log.addRedaction(live.host.redact);
-    const abort = new AbortController();
-    const offs = [io.onSignal('SIGTERM', () => abort.abort()), io.onSignal('SIGINT', () => abort.abort())];
-    try {
-      const result = await runDrain(drainSequence(read.input, plan, args.drain), live.snapshot, {
-        host: live.host,
-        config,
-        log,
-        version: VERSION,
-        execute: args.execute,
-        drain: args.drain,
-        placement: plan.placement,
-        signal: abort.signal,
-        ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
-      });
-      return result.ok ? EXIT_OK : EXIT_FAILURE;
-    } finally {
-      for (const off of offs) off();
-    }
+    const result = await runner.run(drainSequence(input, plan, args.drain), snapshot, plan.placement);
+    return result.ok ? EXIT_OK : EXIT_FAILURE;
   } finally {
-    if (read.live) await closeHost(read.live.host);
+    runner.close();
+    for (const off of offs) off();
   }
+}
+
+/**
+ * Drain progress on stderr: on a terminal a bar redrawn in place (cleared around each log line,
+ * so the two never mix); piped, one line per motion that ended (`drain: 12/60 done, 4 in
+ * flight: done: vm:101 node1 → node2 (…)`).
+ */
+function drainProgress(io: Io): { progress: DrainProgress | undefined; logLine: (line: string) => void } {
+  if (io.progress === undefined) return { progress: undefined, logLine: (line) => io.logLine(line) };
+  const show = (line: string) => io.progress?.(line);
+  const width = 30;
+  let bar = '';
+  return {
+    progress: {
+      update(done, total, inFlight, line) {
+        const counts = `${done}/${total} done, ${inFlight} in flight`;
+        if (io.isTty) {
+          const filled = total === 0 ? width : Math.round((done / total) * width);
+          bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts}: ${line}`;
+          show(bar);
+        } else if (!line.startsWith('started')) show(`drain: ${counts}: ${line}`);
+      },
+      end() {
+        if (bar !== '') show('');
+        bar = '';
+      },
+    },
+    logLine: (line) => {
+      if (bar === '') return io.logLine(line);
+      show('');
+      io.logLine(line);
+      show(bar);
+    },
+  };
 }
 
 /**
@@ -128,12 +224,17 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
  * snapshot file (naming the file and field).
  */
 export async function runPlanCommand(argv: readonly string[], io: Io, hooks: PlanCommandHooks = {}): Promise<number> {
+  // `plan --help` (anywhere after the subcommand): its own usage, exit 0
+  if (argv.slice(1).some((a) => a === '--help' || a === '-h')) {
+    io.out(renderSubcommandHelp(argv[0]!));
+    return EXIT_OK;
+  }
   let args: PlanArgs;
   try {
     args = parsePlanArgs(argv);
   } catch (err) {
     if (!(err instanceof PlanUsageError)) throw err;
-    io.err(`poise-manager: ${err.message}\n${renderHelp()}`);
+    io.err(`poise-manager: ${err.message}\n${renderSubcommandHelp(argv[0]!)}`);
     return EXIT_USAGE;
   }
   try {

@@ -5,6 +5,7 @@ import type {
   PlacementResult,
   PlannedMove,
   PlanObjective,
+  PlanInput,
 } from '@poise/plan';
 
 // How `plan`, `place` and `plan --what-if` print their answers: text for people, one JSON
@@ -84,12 +85,33 @@ export function planText(
 }
 
 /** The JSON of a plan (see apps/manager/README.md, *plan --json*). */
+/** Where every guest was when the cluster was read, and when (`start` of a plan's JSON). */
+export interface StartingPlacement {
+  /** ISO time of the reading (simulated time on the simulator; a snapshot file's modification time). */
+  readonly readAt: string;
+  /** Guest → node, guests in byte order. */
+  readonly placement: Readonly<Record<string, string>>;
+}
+
+/** The starting placement of a plan input, read at `readAt`. */
+export function startingPlacement(input: PlanInput, readAt: string): StartingPlacement {
+  const placement: Record<string, string> = {};
+  for (const g of [...input.guests].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) placement[g.id] = g.node;
+  return { readAt, placement };
+}
+
 export function planJson(
   plan: PlacementPlan,
-  context: { description: string; problems: readonly string[]; drain: readonly string[] },
+  context: {
+    description: string;
+    problems: readonly string[];
+    drain: readonly string[];
+    start?: StartingPlacement;
+  },
 ): Record<string, unknown> {
   const common = {
     source: context.description,
+    ...(context.start ? { start: context.start } : {}),
     problems: context.problems,
     drain: context.drain,
     current: plan.current,

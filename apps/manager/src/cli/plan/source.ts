@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { type CaseInput, MAX_SIM_TIME } from '@poise/sim';
-import { parsePlanJson, planInputFromSnapshot, type PlanInput } from '@poise/plan';
+import { readFileSync, statSync } from 'node:fs';
+import { type CaseInput, JsonSyntaxError, MAX_SIM_TIME, parseStrictJson } from '@poise/sim';
+import { checkPlanJson, PlanError, planInputFromSnapshot, type PlanInput } from '@poise/plan';
 import { bundledSimCase, createPveHost, createSimHost, type Host } from '../../cluster/host';
 import { unsettledReasons } from '../../cluster/condition';
 import { loadConfig, type ManagerConfig, parseConfig } from '../../config/load';
 import { ManagerError } from '../../errors';
 import type { ClusterSnapshot } from '../../cluster/port';
 import { SIM_EPOCH_SECONDS } from '../../cluster/sim-port';
-import type { CapacityArgs, ClusterSource } from './args';
+import type { CapacityArgs, ClusterSource, ReadPoint } from './args';
 
 /** Simulated seconds the simulator keeps running after a case's command lists, so that a drain has time to run (`drain --sim`). */
 export const SIM_DRAIN_SECONDS = 7200;
@@ -15,6 +15,30 @@ export const SIM_DRAIN_SECONDS = 7200;
 export const SIM_SETTLE_MAX_ROUNDS = 30;
 /** Seconds of one HA manager round: one simulator step. */
 const SIM_ROUND_SECONDS = 20;
+/**
+ * Without `--at`, a case whose command lists end within this many simulated seconds is read
+ * at their end; a longer one at its start (replaying a day of a large case takes minutes).
+ */
+export const SIM_READ_END_MAX_SECONDS = 3600;
+
+/** The simulated second at which a case is read, and how the cluster line says why. */
+export function readMoment(
+  cmdlist: readonly (readonly string[])[],
+  at: ReadPoint | undefined,
+): { seconds: number; why: string } {
+  const end = lastCommandListTime(cmdlist);
+  const start = Math.min(SIM_ROUND_SECONDS, end);
+  const hms = (t: number) =>
+    `${String(Math.floor(t / 3600)).padStart(2, '0')}:${String(Math.floor(t / 60) % 60).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}`;
+  if (at === 'start') return { seconds: start, why: "--at start: after the case's first command list" };
+  if (at === 'end') return { seconds: end, why: "--at end: after the case's last command list" };
+  if (at !== undefined) return { seconds: at.seconds, why: `--at ${hms(at.seconds)}` };
+  if (end <= SIM_READ_END_MAX_SECONDS) return { seconds: end, why: "after the case's command lists" };
+  return {
+    seconds: start,
+    why: `at the start of the case: its command lists run until ${hms(end)}; --at end|<time> reads later`,
+  };
+}
 
 /** The cluster a subcommand works on. */
 export interface ClusterRead {
@@ -23,6 +47,8 @@ export interface ClusterRead {
   readonly problems: readonly string[];
   /** One line: where the cluster came from. */
   readonly description: string;
+  /** When the cluster was read (ISO; simulated time on the simulator; a snapshot file's modification time). */
+  readonly readAt: string;
   /** A live or simulated cluster: its host (to act on it), the config, and the snapshot the input was built from. */
   readonly live?: { readonly host: Host; readonly config: ManagerConfig; readonly snapshot: ClusterSnapshot };
 }
@@ -94,10 +120,10 @@ export function inputFromSnapshot(
 /** Steps the simulator past its command lists until the cluster settles (or {@link SIM_SETTLE_MAX_ROUNDS} rounds), then reads it. */
 async function settledSimSnapshot(
   host: Host,
-  listsDoneAt: number,
+  readAt: number,
 ): Promise<{ snapshot: ClusterSnapshot; problems: string[] }> {
   const never = new AbortController().signal;
-  while (host.clock.now() - SIM_EPOCH_SECONDS <= listsDoneAt && !host.finished?.())
+  while (host.clock.now() - SIM_EPOCH_SECONDS <= readAt && !host.finished?.())
     await host.clock.sleep(SIM_ROUND_SECONDS, never);
   const problems: string[] = [];
   for (let round = 0; ; round++) {
@@ -109,7 +135,7 @@ async function settledSimSnapshot(
     if (reasons.length === 0 || round >= SIM_SETTLE_MAX_ROUNDS || host.finished?.()) {
       if (reasons.length > 0)
         problems.push(
-          `the simulated cluster did not settle within ${SIM_SETTLE_MAX_ROUNDS} rounds after its command lists: ${reasons.join('; ')}`,
+          `the simulated cluster did not settle within ${SIM_SETTLE_MAX_ROUNDS} rounds after the moment it was read at: ${reasons.join('; ')}`,
         );
       return { snapshot, problems };
     }
@@ -120,8 +146,10 @@ async function settledSimSnapshot(
 /** `--snapshot <file.json>`: read and validated (`PlanError` naming the file and field); the command line's capacity over the file's. */
 export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterRead {
   let text: string;
+  let modified: Date;
   try {
     text = readFileSync(file, 'utf8');
+    modified = statSync(file).mtime;
   } catch (err) {
     throw new ManagerError(
       'invalid-config',
@@ -129,12 +157,21 @@ export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterR
       { cause: err },
     );
   }
-  const parsed = parsePlanJson(text, file);
+  // the strict reader: a key given twice is an error (JSON.parse keeps the last silently)
+  let value: unknown;
+  try {
+    value = parseStrictJson(text);
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    throw new PlanError('invalid-json', `${file}: not valid JSON: ${err.message}`, { cause: err });
+  }
+  const parsed = checkPlanJson(value, file);
   const merged = { ...parsed.capacity, ...capacity };
   const input: PlanInput = { ...parsed, ...(Object.keys(merged).length > 0 ? { capacity: merged } : {}) };
   return {
     input,
     problems: [],
+    readAt: modified.toISOString(),
     description: `snapshot file '${file}': ${input.nodes.length} nodes, ${input.guests.length} guests, ${input.rules?.length ?? 0} rules`,
   };
 }
@@ -163,6 +200,8 @@ export async function readCluster(
     capacity: CapacityArgs;
     drain: readonly string[];
     mode: 'observe' | 'act';
+    /** When a simulated cluster is read (`--at`; default: see {@link readMoment}). */
+    at?: ReadPoint | undefined;
     makeHost?: (config: ManagerConfig) => Host | Promise<Host>;
   },
 ): Promise<ClusterRead> {
@@ -170,9 +209,9 @@ export async function readCluster(
   const config = sourceConfig(source, options.mode);
   const sim = config.env === 'sim';
   // the simulator: when its command lists are done (read from the case as it is loaded)
-  let listsDoneAt: number | undefined;
+  let moment: { seconds: number; why: string } | undefined;
   const caseInput = (input: CaseInput) => {
-    listsDoneAt = lastCommandListTime(input.cmdlist);
+    moment = readMoment(input.cmdlist, options.at);
     return keepRunning(input);
   };
   const host = options.makeHost
@@ -183,8 +222,8 @@ export async function readCluster(
   try {
     let snapshot: ClusterSnapshot;
     const problems: string[] = [];
-    if (listsDoneAt !== undefined) {
-      const settled = await settledSimSnapshot(host, listsDoneAt);
+    if (moment !== undefined) {
+      const settled = await settledSimSnapshot(host, moment.seconds);
       snapshot = settled.snapshot;
       problems.push(...settled.problems);
     } else snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
@@ -193,7 +232,8 @@ export async function readCluster(
     return {
       input: built.input,
       problems: [...problems, ...built.problems],
-      description: `${host.port.description}, read at ${when}: ${built.input.nodes.length} nodes, ${built.input.guests.length} guests, ${built.input.rules?.length ?? 0} rules`,
+      readAt: new Date(snapshot.time * 1000).toISOString(),
+      description: `${host.port.description}, read at ${when}${moment ? ` (${moment.why})` : ''}: ${built.input.nodes.length} nodes, ${built.input.guests.length} guests, ${built.input.rules?.length ?? 0} rules`,
       live: { host, config, snapshot },
     };
   } catch (err) {
