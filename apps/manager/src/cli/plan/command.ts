@@ -3,6 +3,7 @@ import type { HostFactory } from '../../cluster/host';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
+import { drainProgressPath } from '../../runtime/drain-progress';
 import { Logger, resolveLogFormat } from '../../runtime/log';
 import type { Io } from '../main';
 import { VERSION } from '../version';
@@ -110,6 +111,7 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
         drain: args.drain,
         placement: plan.placement,
         signal: abort.signal,
+        progressPath: drainProgressPath(live.host.statePath ?? config.statePath),
         ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
       });
       return result.ok ? EXIT_OK : EXIT_FAILURE;

@@ -11,6 +11,7 @@ import { DaemonContext } from '../../runtime/context';
 import { MotionFollower } from '../../runtime/follower';
 import { LockGuard } from '../../runtime/lock-guard';
 import { StateKeeper } from '../../runtime/state-keeper';
+import { DrainProgressWriter } from '../../runtime/drain-progress';
 import type { LockFs } from '../../runtime/lock';
 import type { Logger } from '../../runtime/log';
 import { buildPolicy } from '../../balancing/policy';
@@ -112,6 +113,8 @@ export interface DrainOptions {
   readonly lockFs?: LockFs;
   /** Stops following between reads (SIGTERM): the drain ends after the motion in flight is seen. */
   readonly signal?: AbortSignal;
+  /** With `execute`: where the drain writes its progress record for the daemon's status page (`drain-progress.ts`). */
+  readonly progressPath?: string;
 }
 
 /**
@@ -145,17 +148,23 @@ export async function runDrain(
   const follower = new MotionFollower(ctx, keeper, lock);
   const never = new AbortController().signal;
   let done = 0;
+  let progress: DrainProgressWriter | undefined;
   const stop = (reason: string): DrainResult => {
-    log.error('drain', `drain stopped after ${done} of ${sequence.length} motions: ${reason}`, {
-      result: 'stopped',
-      motions: done,
-    });
+    const line = `drain stopped after ${done} of ${sequence.length} motions: ${reason}`;
+    log.error('drain', line, { result: 'stopped', motions: done });
+    progress?.finished('stopped', ctx.now(), line);
     return { ok: false, motions: done, reason };
   };
   try {
     if (options.execute) {
       const standby = lock.acquire();
       if (standby) return stop(`${standby.message} (another poise-manager is active: stop it, or let it finish)`);
+      if (options.progressPath !== undefined)
+        progress = new DrainProgressWriter(
+          options.progressPath,
+          { nodes: options.drain, total: sequence.length, at: ctx.now(), message: `draining ${options.drain.join(', ')}` },
+          (problem) => log.warn('drain', problem),
+        );
     }
     let current = snapshot;
     for (const motion of sequence) {
@@ -195,6 +204,7 @@ export async function runDrain(
       }
       if (report.outcome !== 'move') return stop(`${prefix}${report.message}`);
       log.info('drain', `${prefix}${report.message}`, report.fields);
+      progress?.requested({ sid: sid!, source: move.source, target: move.target }, ctx.now(), `${prefix}${report.message}`);
       for (;;) {
         if (options.signal?.aborted)
           return stop(
@@ -213,6 +223,8 @@ export async function runDrain(
           log.warn('drain', `reading the cluster failed (${err.kind}, ${err.endpoint}): ${err.message}; trying again`);
           continue;
         }
+        if (result !== undefined)
+          progress?.ended(sid!, result === 'succeeded', ctx.now(), `${describeMove(move)} ${result}`);
         if (result === 'failed')
           return stop(`${describeMove(move)} failed: ${keeper.state.outcomes.at(-1)?.reason ?? 'see the line above'}`);
         if (result === 'succeeded') break;
@@ -239,10 +251,9 @@ export async function runDrain(
       }
     }
     const what = options.execute ? 'done' : 'observe: nothing was requested (--execute to carry it out)';
-    log.info('drain', `drain ${what}: ${done} ${done === 1 ? 'motion' : 'motions'}`, {
-      result: options.execute ? 'done' : 'observe',
-      motions: done,
-    });
+    const line = `drain ${what}: ${done} ${done === 1 ? 'motion' : 'motions'}`;
+    log.info('drain', line, { result: options.execute ? 'done' : 'observe', motions: done });
+    progress?.finished('done', ctx.now(), line);
     return { ok: true, motions: done };
   } finally {
     lock.release();
