@@ -278,6 +278,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       reloadConfig: args.config === undefined ? undefined : () => layered(readConfig(args)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
+      lingerAtEnd: args.sim && args.listen !== undefined,
     });
   } catch (err) {
     if (err instanceof ManagerError && (err.code === 'invalid-config' || err.code === 'invalid-token')) {

@@ -131,7 +131,7 @@ export const CLI_SPEC: CliSpec = {
       names: ['--listen'],
       value: '<host:port>',
       description:
-        "Serve the status page (/), its JSON endpoints (/api/…), /status and /metrics on this address (metrics.listen, and the listener on): 127.0.0.1:9879, [::1]:9879; port 0 picks a free one. Not authenticated: keep it on loopback or behind a proxy that is.",
+        'Serve the status page (/), its JSON endpoints (/api/…), /status and /metrics on this address (metrics.listen, and the listener on): 127.0.0.1:9879, [::1]:9879; port 0 picks a free one. Not authenticated: keep it on loopback or behind a proxy that is.',
     },
     {
       key: 'checkConfig',

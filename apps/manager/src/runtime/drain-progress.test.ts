@@ -102,7 +102,9 @@ describe('the drain progress record', () => {
     w.requested({ sid: 'vm:1', source: 'node3', target: 'node1' }, 1, 'step 1');
     w.finished('done', 2, 'drain done: 1 motion');
     expect(problems).toEqual([
-      expect.stringMatching(/^cannot write the drain's progress to '.*state\.json\/drain-progress\.json': .*(EEXIST|ENOTDIR).*; the drain goes on$/),
+      expect.stringMatching(
+        /^cannot write the drain's progress to '.*state\.json\/drain-progress\.json': .*(EEXIST|ENOTDIR).*; the drain goes on$/,
+      ),
     ]);
     expect(w.current).toMatchObject({ state: 'done', inFlight: [{ sid: 'vm:1' }] });
   });

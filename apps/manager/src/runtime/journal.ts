@@ -199,9 +199,13 @@ export class RoundHistory {
           const values = chunk.nodes.get(name);
           return values !== undefined && pick(values) !== undefined;
         });
+      const cpu = column((c) => c.cpu, 4);
+      const mem = column((c) => c.mem, 4);
+      // a node with no value in the rounds asked for (gone before them) is not listed
+      if (cpu.every((x) => x === null) && mem.every((x) => x === null)) continue;
       nodes[name] = {
-        cpu: column((c) => c.cpu, 4),
-        mem: column((c) => c.mem, 4),
+        cpu,
+        mem,
         ...(withPressure((c) => c.pressureCpu) ? { pressureCpu: column((c) => c.pressureCpu, 2) } : {}),
         ...(withPressure((c) => c.pressureMem) ? { pressureMem: column((c) => c.pressureMem, 2) } : {}),
       };
@@ -476,7 +480,7 @@ export class Journal {
       })),
     );
     const f = report.fields;
-    const text = (key: string) => (typeof f[key] === 'string' ? (f[key] as string) : undefined);
+    const text = (key: string) => (typeof f[key] === 'string' ? f[key] : undefined);
     const stage = text('stage');
     const key = text('key');
     const sid = text('sid');

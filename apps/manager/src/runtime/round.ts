@@ -52,7 +52,11 @@ export function nodesNow(snapshot: ClusterSnapshot, model: UsageModel): NodeNow[
     return {
       name: n.name,
       condition: n.condition,
-      state: nodeFailed(n.condition) ? 'failed' : n.condition === 'maintenance' || n.maintenance ? 'maintenance' : 'settled',
+      state: nodeFailed(n.condition)
+        ? 'failed'
+        : n.condition === 'maintenance' || n.maintenance
+          ? 'maintenance'
+          : 'settled',
       balanced: load !== undefined,
       cpuCores: finite(n.cpu),
       maxCpuCores: finite(n.maxcpu),

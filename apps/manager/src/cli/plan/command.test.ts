@@ -371,7 +371,14 @@ describe('drain against a cluster that does not follow the plan', () => {
     // while a motion runs the record says which, with what ended before it
     const moving = seen.filter((p) => p.inFlight.length > 0);
     expect(moving.length).toBeGreaterThanOrEqual(4);
-    expect(moving[0]).toMatchObject({ state: 'running', nodes: ['node1'], total: 4, succeeded: 0, failed: 0, pid: process.pid });
+    expect(moving[0]).toMatchObject({
+      state: 'running',
+      nodes: ['node1'],
+      total: 4,
+      succeeded: 0,
+      failed: 0,
+      pid: process.pid,
+    });
     expect(moving[0]!.inFlight[0]).toMatchObject({ source: 'node1', sid: cluster.s.requests[0]!.sid });
     expect(moving.at(-1)).toMatchObject({ state: 'running', succeeded: 3 });
     const end = readDrainProgress(progressFile);
@@ -383,7 +390,9 @@ describe('drain against a cluster that does not follow the plan', () => {
   }, 60_000);
 
   it('a drain that stops says so in its progress record', async () => {
-    const cluster = FakeCluster.create(spec({ scripts: { 'vm:101': { outcome: 'fail' }, 'vm:102': { outcome: 'fail' } } }));
+    const cluster = FakeCluster.create(
+      spec({ scripts: { 'vm:101': { outcome: 'fail' }, 'vm:102': { outcome: 'fail' } } }),
+    );
     const file = configFile();
     const r = await run(['drain', 'node1', '--config', file, '--execute'], { createHost: () => fakeHost(cluster) });
     expect(r.code).toBe(EXIT_FAILURE);

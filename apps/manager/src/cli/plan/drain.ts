@@ -162,7 +162,12 @@ export async function runDrain(
       if (options.progressPath !== undefined)
         progress = new DrainProgressWriter(
           options.progressPath,
-          { nodes: options.drain, total: sequence.length, at: ctx.now(), message: `draining ${options.drain.join(', ')}` },
+          {
+            nodes: options.drain,
+            total: sequence.length,
+            at: ctx.now(),
+            message: `draining ${options.drain.join(', ')}`,
+          },
           (problem) => log.warn('drain', problem),
         );
     }
@@ -204,7 +209,11 @@ export async function runDrain(
       }
       if (report.outcome !== 'move') return stop(`${prefix}${report.message}`);
       log.info('drain', `${prefix}${report.message}`, report.fields);
-      progress?.requested({ sid: sid!, source: move.source, target: move.target }, ctx.now(), `${prefix}${report.message}`);
+      progress?.requested(
+        { sid: sid!, source: move.source, target: move.target },
+        ctx.now(),
+        `${prefix}${report.message}`,
+      );
       for (;;) {
         if (options.signal?.aborted)
           return stop(
