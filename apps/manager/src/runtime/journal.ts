@@ -1,5 +1,5 @@
 import type { ClusterSnapshot, MotionRecord, NodeCondition } from '../cluster/port';
-import type { RoundReport } from './report';
+import type { LogFields, LogLevel } from './log';
 
 /** The history keeps a day of rounds. */
 export const HISTORY_SECONDS = 86_400;
@@ -18,15 +18,21 @@ export function historyCapacity(intervalSeconds: number): number {
   return Math.min(HISTORY_MAX_ROUNDS, Math.ceil(HISTORY_SECONDS / intervalSeconds) + 1);
 }
 
-/** Round outcomes in the order of their code in the history's `outcome` column. */
-export const ROUND_OUTCOMES: readonly RoundReport['outcome'][] = [
-  'move',
-  'would-move',
-  'refused',
-  'skip',
-  'standby',
-  'error',
-];
+/** Round outcomes (see `RoundReport`), in the order of their code in the history's `outcome` column. */
+export const ROUND_OUTCOMES = ['move', 'would-move', 'refused', 'skip', 'standby', 'error'] as const;
+
+/** What a round did: `RoundReport.outcome`. */
+export type RoundOutcome = (typeof ROUND_OUTCOMES)[number];
+
+/** What the journal takes of a round's line (`RoundReport` is one). */
+export interface JournalRound {
+  readonly round: number;
+  readonly outcome: RoundOutcome;
+  readonly reason: string;
+  readonly message: string;
+  readonly level: LogLevel;
+  readonly fields: LogFields;
+}
 
 /** One node as a round read it: load ratios (0..1) of its capacity, PSI in percent; `undefined` = not known. */
 export interface NodeSample {
@@ -127,7 +133,7 @@ export class RoundHistory {
   push(
     round: number,
     time: number,
-    outcome: RoundReport['outcome'],
+    outcome: RoundOutcome,
     imbalance: number | undefined,
     nodes: readonly NodeSample[],
   ): void {
@@ -226,9 +232,9 @@ export interface DecisionEntry {
   /** Seconds, the daemon's clock; `timeText` as the log writes it (UTC, or `sim 00:03:00`). */
   readonly time: number;
   readonly timeText: string;
-  readonly outcome: RoundReport['outcome'];
+  readonly outcome: RoundOutcome;
   readonly reason: string;
-  readonly level: RoundReport['level'];
+  readonly level: LogLevel;
   readonly message: string;
   /** The policy stage that stopped the round and its code, when one did. */
   readonly stage?: string;
@@ -462,7 +468,7 @@ export class Journal {
   }
 
   /** A round's line: into the decision log and the history (with the nodes it read, if it read any). */
-  round(report: RoundReport, time: number, timeText: string): void {
+  round(report: JournalRound, time: number, timeText: string): void {
     const read = this.lastRead?.round === report.round ? this.lastRead : undefined;
     if (read !== undefined) this.failure = undefined;
     else if (report.reason === 'api-error') this.failure = { round: report.round, time, message: report.message };
