@@ -56,19 +56,25 @@ export interface LoadRow {
 }
 
 /** The time axis of every chart: UTC clock times. */
-const timeAxis = (title: string | null, width: number) => ({
+const timeAxis = (title: string | null, width: number, spanSeconds: number) => ({
   field: 't',
   type: 'temporal' as const,
   scale: { type: 'utc' as const },
-  // a label every ~90 px at most
-  axis: { title, format: '%H:%M', labelOverlap: true, tickCount: Math.max(2, Math.floor(width / 90)) },
+  // a label every ~90 px at most, with seconds when the ticks are less than a minute apart
+  axis: {
+    title,
+    labelOverlap: true,
+    tickCount: Math.max(2, Math.floor(width / 90)),
+    format: spanSeconds / Math.max(2, Math.floor(width / 90)) < 60 ? '%H:%M:%S' : '%H:%M',
+  },
 });
 
 /**
  * The normalised imbalance per round (percent) with the threshold as a dashed rule and each
  * motion as a mark at its request (colour: its outcome). Datasets: `series`, `motions`.
+ * `spanSeconds`: the time the chart spans (the axis labels show seconds when it is short).
  */
-export function imbalanceSpec(width: number, thresholdPercent: number): TopLevelSpec {
+export function imbalanceSpec(width: number, thresholdPercent: number, spanSeconds: number): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     width,
@@ -81,7 +87,7 @@ export function imbalanceSpec(width: number, thresholdPercent: number): TopLevel
         data: { name: 'series' },
         mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.6, color: '#1f5f99' },
         encoding: {
-          x: timeAxis(null, width),
+          x: timeAxis(null, width, spanSeconds),
           y: {
             field: 'imbalance',
             type: 'quantitative',
@@ -127,7 +133,12 @@ export function imbalanceSpec(width: number, thresholdPercent: number): TopLevel
  * {@link MAX_NODE_LINES} nodes a heatmap of nodes × time. Dataset: `load` (rows of every
  * resource; the chart keeps its own).
  */
-export function loadSpec(width: number, nodes: readonly string[], resource: 'CPU' | 'memory'): TopLevelSpec {
+export function loadSpec(
+  width: number,
+  nodes: readonly string[],
+  resource: 'CPU' | 'memory',
+  spanSeconds: number,
+): TopLevelSpec {
   const tooltip = [
     { field: 'node', type: 'nominal' as const },
     { field: 't', type: 'temporal' as const, title: 'time (UTC)', format: '%H:%M:%S', formatType: 'utc' },
@@ -148,7 +159,7 @@ export function loadSpec(width: number, nodes: readonly string[], resource: 'CPU
       height: Math.min(600, Math.max(120, nodes.length * 8)),
       mark: { type: 'rect' },
       encoding: {
-        x: { ...timeAxis(null, width), timeUnit: { unit: 'utcyearmonthdatehoursminutes', step: 5 } },
+        x: { ...timeAxis(null, width, spanSeconds), timeUnit: { unit: 'utcyearmonthdatehoursminutes', step: 5 } },
         y: { field: 'node', type: 'nominal', sort: [...nodes], axis: { title: null, labelLimit: 90 } },
         color: {
           aggregate: 'mean',
@@ -166,7 +177,7 @@ export function loadSpec(width: number, nodes: readonly string[], resource: 'CPU
     height: 170,
     mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.5 },
     encoding: {
-      x: timeAxis(null, width),
+      x: timeAxis(null, width, spanSeconds),
       y: { field: 'load', type: 'quantitative', title: 'load (%)', scale: { domain: [0, 100], clamp: true } },
       color: {
         field: 'node',

@@ -34,12 +34,13 @@ export function fill(id: string, ...children: Child[]): HTMLElement {
 
 /** `12.3 %` (one decimal), or `–` for no value. */
 export function pct(ratio: number | null | undefined, digits = 1): string {
-  return ratio === null || ratio === undefined ? '–' : `${(ratio * 100).toFixed(digits)} %`;
+  // a no-break space: the figure and its unit stay on one line
+  return ratio === null || ratio === undefined ? '–' : `${(ratio * 100).toFixed(digits)}\u00a0%`;
 }
 
 /** `4.0 GiB`. */
 export function gib(bytes: number | null | undefined): string {
-  return bytes === null || bytes === undefined ? '–' : `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  return bytes === null || bytes === undefined ? '–' : `${(bytes / 1024 ** 3).toFixed(1)}\u00a0GiB`;
 }
 
 /** `1 min 20 s`, `45 s`, `2 h 5 min`. */

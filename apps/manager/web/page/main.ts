@@ -224,7 +224,7 @@ function renderBanners(): void {
         'div',
         { class: 'banner bad', id: 'banner-read-failed' },
         el('strong', {}, `Reading the cluster failed in round ${failure.round} (${failure.timeText}). `),
-        failure.message,
+        /[.!?]$/.test(failure.message) ? failure.message : `${failure.message}.`,
         read ? ` Showing the cluster as read in round ${read.round} (${read.timeText}).` : ' No round has read it yet.',
       ),
     );
@@ -401,16 +401,24 @@ async function renderCharts(): Promise<void> {
     `${shown.time.length} rounds shown of ${h.time.length} kept; ${page.motions.length} motions this run.`,
   );
   const width = chartWidth('chart-imbalance');
-  await draw('chart-imbalance', `${width}:${h.thresholdPercent}`, () => imbalanceSpec(width, h.thresholdPercent), {
-    series: rows.imbalance,
-    motions,
-  });
+  const span = shown.time.length > 0 ? shown.time[shown.time.length - 1]! - shown.time[0]! : 0;
+  // the axis format follows the span: rebuilt when it crosses a step of a tenth
+  const spanKey = Math.round(Math.log10(Math.max(1, span)) * 10);
+  await draw(
+    'chart-imbalance',
+    `${width}:${h.thresholdPercent}:${spanKey}`,
+    () => imbalanceSpec(width, h.thresholdPercent, span),
+    {
+      series: rows.imbalance,
+      motions,
+    },
+  );
   for (const [id, resource] of [
     ['chart-cpu', 'CPU'],
     ['chart-mem', 'memory'],
   ] as const) {
     const w = chartWidth(id);
-    await draw(id, `${w}:${nodes.join(',')}`, () => loadSpec(w, nodes, resource), { load: rows.load });
+    await draw(id, `${w}:${spanKey}:${nodes.join(',')}`, () => loadSpec(w, nodes, resource, span), { load: rows.load });
   }
 }
 
@@ -528,6 +536,13 @@ function renderPlan(): void {
     fill(
       'plan-body',
       el('p', { class: 'muted' }, `From round ${p.round} (${p.timeText}); nothing is requested. ${p.source}`),
+      (page.cluster?.read?.round ?? p.round) > p.round
+        ? el(
+            'p',
+            { class: 'banner info', id: 'plan-stale' },
+            `The cluster was read again since (round ${page.cluster?.read?.round}): recompute for a plan from now.`,
+          )
+        : null,
       ...p.problems.map((x) => el('p', { class: 'muted' }, `note: ${x}`)),
       p.feasible && p.objective
         ? el(
@@ -688,6 +703,7 @@ async function poll(): Promise<void> {
       };
     }
   }
+  if (page.plan !== undefined && !('error' in page.plan)) renderPlan();
   if (decisions.status === 'fulfilled')
     page.decisions = [...page.decisions, ...decisions.value.decisions].slice(-20000);
   if (motions.status === 'fulfilled') page.motions = motions.value.motions;
