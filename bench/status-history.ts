@@ -108,12 +108,7 @@ function measure(nodes: number, intervalSeconds: number): string[] {
 
 function main(): void {
   const header = ['nodes', 'guests', 'interval', 'rounds kept', 'memory MiB', 'bytes per round'];
-  const rows = [
-    measure(16, 10),
-    measure(64, 10),
-    measure(64, 5),
-    measure(64, 1),
-  ];
+  const rows = [measure(16, 10), measure(64, 10), measure(64, 5), measure(64, 1)];
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   console.log(line(header));
   console.log(line(header.map(() => '---')));
