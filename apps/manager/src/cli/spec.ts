@@ -80,7 +80,7 @@ export const CLI_SPEC: CliSpec = {
   name: 'poise-manager',
   summary: 'balance the guests of a Proxmox VE HA cluster',
   synopsis: [
-    '[--config <file>] [--mode observe|act] [--once]',
+    '[--config <file>] [--mode observe|act] [--listen <host:port>] [--once]',
     '--sim [<case-dir>] [--speed <n>] [--listen <host:port>] [--config <file>] [--mode observe|act]',
     '--check-config --config <file>',
     '--print-schema',
