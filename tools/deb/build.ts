@@ -46,6 +46,7 @@ import {
 import { DebBuildError } from './errors';
 import { bundleDaemon, nodeBinary, type NodeBinary, writeExecutable } from './sea';
 import { manPage } from './manpage';
+import { buildStatusPage } from '../../apps/manager/web/build';
 
 const MANAGER_DIR = join(REPO_ROOT, 'apps', 'manager');
 const DEBIAN_DIR = join(REPO_ROOT, 'tools', 'deb', 'debian');
@@ -56,6 +57,10 @@ export const LAYOUT = {
   unit: 'usr/lib/systemd/system/poise-manager.service',
   config: 'etc/poise-manager/config.yaml',
   share: 'usr/share/poise-manager',
+  /** The status page the daemon serves at `/` (`dist/ui/` beside where the bundle believes it lies). */
+  page: 'usr/share/poise-manager/dist/ui',
+  /** The Grafana dashboard of the daemon's metrics (`tools/grafana/poise-manager.json`). */
+  grafana: 'usr/share/poise-manager/grafana/poise-manager.json',
   man: 'usr/share/man/man1/poise-manager.1.gz',
   doc: 'usr/share/doc/poise-manager',
   lintianOverrides: 'usr/share/lintian/overrides/poise-manager',
@@ -149,7 +154,7 @@ function packageDirOf(input: string): string | undefined {
 const LICENSE_FILE = /^(licen[cs]e|copying)(\.(md|txt))?$/i;
 
 /** The license of each npm package in the bundle, read from its package.json and license file. */
-function bundledComponents(inputs: readonly string[]): LicensedComponent[] {
+function bundledComponents(inputs: readonly string[], into = '/usr/bin/poise-manager'): LicensedComponent[] {
   const dirs = [...new Set(inputs.map(packageDirOf).filter((d): d is string => d !== undefined))];
   return dirs
     .map((dir) => {
@@ -166,7 +171,7 @@ function bundledComponents(inputs: readonly string[]): LicensedComponent[] {
         copyright: copyrightLines(text),
         license,
         text: license in COMMON_LICENSES ? undefined : text,
-        comment: `${name} ${String(manifest.version)} (npm), bundled into /usr/bin/poise-manager`,
+        comment: `${name} ${String(manifest.version)} (npm), bundled into ${into}`,
       };
     })
     .sort((a, b) => (a.files < b.files ? -1 : a.files > b.files ? 1 : 0));
@@ -302,6 +307,10 @@ export async function buildDeb(
     write(root, LAYOUT.config, readFileSync(join(DEBIAN_DIR, 'config.yaml')));
     write(root, `${LAYOUT.share}/config.schema.json`, readFileSync(join(MANAGER_DIR, 'config.schema.json')));
     cpSync(join(MANAGER_DIR, 'scenarios'), join(root, LAYOUT.share, 'scenarios'), { recursive: true });
+    // the status page beside the bundle's believed place (`MODULE_URL_FROM_EXECUTABLE`: dist/cli.js)
+    say('building the status page (esbuild: Vega and Vega-Lite bundled, nothing fetched from elsewhere)');
+    const page = await buildStatusPage(join(root, LAYOUT.page));
+    write(root, LAYOUT.grafana, readFileSync(join(REPO_ROOT, 'tools', 'grafana', 'poise-manager.json')));
     write(root, LAYOUT.man, gzip(manPage(String(manifest.version))));
     write(root, `${LAYOUT.doc}/README.md.gz`, gzip(readFileSync(join(MANAGER_DIR, 'README.md'))));
     write(root, `${LAYOUT.doc}/changelog.gz`, gzip(debianChangelog(changelogEntries(version, epoch), maintainer)));
@@ -315,7 +324,14 @@ export async function buildDeb(
           license: String(readJson(join(REPO_ROOT, 'package.json')).license),
           text: readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'),
         },
-        components: [nodeComponent(node, env), ...bundledComponents(bundle.inputs)],
+        components: [
+          nodeComponent(node, env),
+          ...bundledComponents(bundle.inputs),
+          ...bundledComponents(
+            page.packages.map((p) => `${relative(REPO_ROOT, p.dir)}/package.json`),
+            `/${LAYOUT.page}/app.js`,
+          ),
+        ],
       }),
     );
     write(root, LAYOUT.lintianOverrides, readFileSync(join(DEBIAN_DIR, 'lintian-overrides')));

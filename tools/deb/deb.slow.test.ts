@@ -18,6 +18,7 @@ import { renderHelp } from '../../apps/manager/src/cli/spec';
 import { REPO_ROOT } from '../packaging/workspace';
 import { LAYOUT } from './build';
 import { debianVersion, PACKAGE_NAME } from './control';
+import { servePage } from '../test-support/serve';
 
 interface RunResult {
   code: number;
@@ -149,11 +150,23 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       `${LAYOUT.share}/scenarios/three-nodes-unbalanced/cmdlist`,
       `${LAYOUT.doc}/copyright`,
       `${LAYOUT.doc}/changelog.gz`,
+      `${LAYOUT.page}/index.html`,
+      `${LAYOUT.page}/app.js`,
+      `${LAYOUT.page}/app.css`,
+      `${LAYOUT.page}/third-party-licenses.txt`,
+      LAYOUT.grafana,
     ]) {
       expect(list, path).toContain(` ./${path}\n`);
     }
     const changelog = gunzipSync(readFileSync(join(root, LAYOUT.doc, 'changelog.gz'))).toString();
     expect(changelog.split('\n')[0]).toBe(`${PACKAGE_NAME} (${version}) unstable; urgency=medium`);
+    expect(readFileSync(join(root, LAYOUT.grafana), 'utf8')).toBe(
+      readFileSync(join(REPO_ROOT, 'tools', 'grafana', 'poise-manager.json'), 'utf8'),
+    );
+    // the page's bundled packages are named in the copyright file
+    expect(readFileSync(join(root, LAYOUT.doc, 'copyright'), 'utf8')).toMatch(
+      new RegExp(`vega \\d+\\.\\d+\\.\\d+ \\(npm\\), bundled into /${LAYOUT.page}/app\\.js`),
+    );
     const man = gunzipSync(readFileSync(join(root, LAYOUT.man))).toString();
     expect(man).toMatch(/^\.TH /m);
     expect(man).toContain(managerVersion);
@@ -267,6 +280,21 @@ describe(`${PACKAGE_NAME}.deb`, () => {
       expect(r.stdout).toContain(`config /${LAYOUT.config} is valid`);
       expect(r.stdout).toMatch(/env pve, mode observe/);
       expect(r.stdout).toContain('API token poise@pve!balancer from');
+    });
+
+    when(canChroot)('--sim --listen serves the status page it carries', async () => {
+      ready();
+      const served = await servePage('chroot', [root, `/${LAYOUT.bin}`, '--sim', '--listen', '127.0.0.1:0']);
+      try {
+        const page = await fetch(served.url);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('src="ui/app.js"');
+        const script = await fetch(new URL('ui/app.js', served.url));
+        expect(script.status).toBe(200);
+        expect(Buffer.from(await script.arrayBuffer())).toEqual(readFileSync(join(root, LAYOUT.page, 'app.js')));
+      } finally {
+        await served.stop();
+      }
     });
 
     when(canChroot)('--sim runs the bundled scenario to its end', async () => {

@@ -16,6 +16,7 @@ import { basename, join } from 'node:path';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servePage } from '../test-support/serve';
 import {
   binEntries,
   exportTargets,
@@ -398,6 +399,28 @@ describe('packages as installed from their tarballs', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('invalid-config invalid-config');
   }, 1_200_000);
+
+  it('@poise/manager carries its status page (dist/ui) and its installed bin serves it, with no network', async () => {
+    const { files } = get('@poise/manager');
+    for (const f of ['index.html', 'app.js', 'app.css', 'third-party-licenses.txt'])
+      expect(files.has(`dist/ui/${f}`), `dist/ui/${f} in the tarball`).toBe(true);
+    const served = await servePage(
+      'npx',
+      ['--no-install', 'poise-manager', '--sim', '--speed', '1', '--listen', '127.0.0.1:0'],
+      { cwd: project },
+    );
+    try {
+      const page = await fetch(served.url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('src="ui/app.js"');
+      const script = await fetch(new URL('ui/app.js', served.url));
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(100_000);
+      expect((await fetch(new URL('api/policy', served.url))).status).toBe(200);
+    } finally {
+      await served.stop();
+    }
+  }, 120_000);
 
   describe.each(packages.map((p) => [p.name]))('%s', (name) => {
     it('packed package.json points only at shipped files, without the poise-source condition', () => {

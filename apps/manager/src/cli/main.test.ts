@@ -59,6 +59,11 @@ describe('command line', () => {
     ],
     [['--sim', '--speed', '-1'], EXIT_USAGE, /'--speed' takes a number ≥ 0 .*got '-1'/],
     [['--speed', '10'], EXIT_USAGE, /'--speed' goes with '--sim'/],
+    [['--sim', '--listen', '9879'], EXIT_USAGE, /'--listen' takes <host>:<port> .*got '9879'/],
+    [['--sim', '--listen', '127.0.0.1:70000'], EXIT_USAGE, /'--listen' takes <host>:<port> .*got '127.0.0.1:70000'/],
+    [['--sim', '--listen', 'http://x:1'], EXIT_USAGE, /'--listen' takes <host>:<port> .*got 'http:\/\/x:1'/],
+    [['--sim', '--listen'], EXIT_USAGE, /'--listen' needs a value/],
+    [['--once', '--listen', '127.0.0.1:0'], EXIT_USAGE, /'--listen' does not go with it/],
     [[], EXIT_USAGE, /^poise-manager: no config file: use --config <file>/],
   ])('%j exits %i', async (argv, code, text) => {
     const c = captureIo();

@@ -9,10 +9,11 @@ import {
   loadConfigPlugins,
   type ManagerConfig,
   parseConfig,
+  parseListen,
   type PolicyConfig,
   withPolicyLayer,
 } from '../config/load';
-import { configJsonSchema } from '../config/schema';
+import { configJsonSchema, LISTEN_ADDRESS } from '../config/schema';
 import { CLI_SPEC, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, findOption, renderHelp } from './spec';
 import { Daemon } from '../runtime';
 import { errorMessage, ManagerError } from '../errors';
@@ -84,6 +85,7 @@ export interface Args {
   sim: boolean;
   simDir?: string;
   speed?: number;
+  listen?: string;
   checkConfig: boolean;
   printSchema: boolean;
   help: boolean;
@@ -138,6 +140,9 @@ export function parseArgs(argv: readonly string[]): Args {
         args.speed = n;
         break;
       }
+      case 'listen':
+        args.listen = checkListen(v!);
+        break;
       case 'sim':
         args.sim = true;
         args.simDir = v;
@@ -151,7 +156,19 @@ export function parseArgs(argv: readonly string[]): Args {
   if (args.once && args.mode === 'act')
     throw new UsageError("'--once' says what would be moved now and moves nothing: '--mode act' does not go with it");
   if (args.speed !== undefined && !args.sim) throw new UsageError("'--speed' goes with '--sim'");
+  if (args.listen !== undefined && args.once)
+    throw new UsageError("'--once' opens no listener: '--listen' does not go with it");
   return args;
+}
+
+/** `--listen`'s value, checked as `metrics.listen` is (`host:port`, the port 0 to 65535). */
+function checkListen(value: string): string {
+  const port = LISTEN_ADDRESS.test(value) ? parseListen(value).port : undefined;
+  if (port === undefined || port > 65535)
+    throw new UsageError(
+      `'--listen' takes <host>:<port> (127.0.0.1:9879, [::1]:9879; the port from 0 to 65535), got '${value}'`,
+    );
+  return value;
 }
 
 function overridesOf(args: Args): ConfigOverrides {
@@ -159,6 +176,7 @@ function overridesOf(args: Args): ConfigOverrides {
     ...(args.mode ? { mode: args.mode } : {}),
     ...(args.sim ? { env: 'sim' as const, simCaseDir: args.simDir ?? bundledSimCase(), mode: args.mode ?? 'act' } : {}),
     ...(args.speed !== undefined ? { simSpeed: args.speed } : {}),
+    ...(args.listen !== undefined ? { listen: args.listen } : {}),
   };
 }
 
@@ -303,6 +321,7 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
       reloadConfig: args.config === undefined ? undefined : () => layered(reloadedConfig(args, config.policy)),
       lockFs: hooks.lockFs,
       onListening: hooks.onListening,
+      lingerAtEnd: args.sim && args.listen !== undefined,
     });
   } catch (err) {
     if (err instanceof ManagerError && (err.code === 'invalid-config' || err.code === 'invalid-token')) {

@@ -45,7 +45,7 @@ describe('the command line has one definition', () => {
         const argv =
           o.value === undefined || o.valueOptional
             ? [name]
-            : [name, o.key === 'mode' ? 'act' : o.key === 'speed' ? '1' : 'x'];
+            : [name, o.key === 'mode' ? 'act' : o.key === 'speed' ? '1' : o.key === 'listen' ? '127.0.0.1:0' : 'x'];
         // --speed goes with --sim
         expect(() => parseArgs(o.key === 'speed' ? ['--sim', ...argv] : argv), name).not.toThrow();
       }

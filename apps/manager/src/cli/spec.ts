@@ -21,6 +21,7 @@ export type OptionKey =
   | 'once'
   | 'sim'
   | 'speed'
+  | 'listen'
   | 'checkConfig'
   | 'printSchema'
   | 'help'
@@ -85,8 +86,8 @@ export const CLI_SPEC: CliSpec = {
   name: 'poise-manager',
   summary: 'balance the guests of a Proxmox VE HA cluster',
   synopsis: [
-    '[--config <file>] [--mode observe|act] [--once]',
-    '--sim [<case-dir>] [--speed <n>] [--config <file>] [--mode observe|act]',
+    '[--config <file>] [--mode observe|act] [--listen <host:port>] [--once]',
+    '--sim [<case-dir>] [--speed <n>] [--listen <host:port>] [--config <file>] [--mode observe|act]',
     '--check-config --config <file>',
     '--print-schema',
     '--version',
@@ -122,7 +123,7 @@ export const CLI_SPEC: CliSpec = {
       valueOptional: true,
       description:
         'Run against the embedded simulator on a case directory (default: the bundled scenario), time accelerated, printing each decision; mode act unless --mode says otherwise; exits when the scenario ends. ' +
-        "The policy keys of the case's datacenter.cfg crs apply over the defaults, a config file's over both. Without --config: one round per 20 s HA round, no metrics listener.",
+        "The policy keys of the case's datacenter.cfg crs apply over the defaults, a config file's over both. Without --config: one round per 20 s HA round, no listener unless --listen (then the status page stays up after the scenario ends, until SIGINT or SIGTERM).",
     },
     {
       key: 'speed',
@@ -130,6 +131,13 @@ export const CLI_SPEC: CliSpec = {
       value: '<n>',
       description:
         'With --sim: simulated seconds per real second (0, the default: as fast as it runs; 10: one 20 s round every 2 s).',
+    },
+    {
+      key: 'listen',
+      names: ['--listen'],
+      value: '<host:port>',
+      description:
+        'Serve the status page (/), its JSON endpoints (/api/…), /status and /metrics on this address (metrics.listen, and the listener on): 127.0.0.1:9879, [::1]:9879; port 0 picks a free one. Not authenticated: keep it on loopback or behind a proxy that is.',
     },
     {
       key: 'checkConfig',

@@ -285,7 +285,8 @@ function normaliseFingerprint(fp: string): string {
   return hex.match(/../g)!.join(':');
 }
 
-function parseListen(listen: string): { host: string; port: number } {
+/** `127.0.0.1:9879`, `[::1]:9879` → host and port (the form `LISTEN_ADDRESS` checks). */
+export function parseListen(listen: string): { host: string; port: number } {
   const colon = listen.lastIndexOf(':');
   let host = listen.slice(0, colon);
   if (host.startsWith('[')) host = host.slice(1, -1);
@@ -384,6 +385,8 @@ export interface ConfigOverrides {
   readonly simCaseDir?: string;
   /** `--speed`: `sim.speed`. */
   readonly simSpeed?: number;
+  /** `--listen <host:port>`: `metrics.listen`, and the listener on (`metrics.enabled: true`). */
+  readonly listen?: string;
 }
 
 /**
@@ -416,6 +419,7 @@ export function parseConfig(
       ...(overrides.simCaseDir === undefined ? {} : { 'case-dir': overrides.simCaseDir }),
       ...(overrides.simSpeed === undefined ? {} : { speed: overrides.simSpeed }),
     },
+    metrics: overrides.listen === undefined ? result.data.metrics : { enabled: true, listen: overrides.listen },
   };
   const problems = crossFieldProblems(file);
   if (file.env === 'sim' && file.sim['case-dir'] === undefined) {

@@ -80,7 +80,8 @@ const HTTP_URL = /^https?:\/\/[^\s/]+(?::\d+)?(?:\/[^\s]*)?$/;
 const FINGERPRINT = /^(?:[0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{64}$/;
 const LOCK_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
+/** `host:port` of a listener: a name or IPv4 address, or an IPv6 address in brackets. */
+export const LISTEN_ADDRESS = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
 /** A mapping of settings (unknown keys are errors). */
 function section<T extends z.core.$ZodLooseShape>(shape: T) {
@@ -310,7 +311,7 @@ const metricsSchema = section({
   enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
   listen: z
     .string({ error: 'expected host:port' })
-    .regex(LISTEN, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
+    .regex(LISTEN_ADDRESS, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
     .default(DEFAULT_METRICS_LISTEN)
     .describe('Address to listen on; loopback by default (the metrics are not authenticated).'),
 }).describe('Prometheus metrics.');

@@ -1,6 +1,7 @@
 import type { Host } from '../cluster/host';
 import type { ManagerConfig } from '../config/load';
 import type { Logger } from '../log';
+import { Journal } from './journal';
 import { Metrics } from './metrics';
 import type { BuiltPolicy } from '../balancing/policy';
 import { readableTimes } from './text';
@@ -18,12 +19,14 @@ export interface RunCounts {
 
 /**
  * What every concern of the daemon (round, motion follower, lock, reload, status) shares: the
- * host, the logger and metrics, the config and policy in force (a reload replaces both), the
- * clock, and this run's counts.
+ * host, the logger, metrics and journal, the config and policy in force (a reload replaces
+ * both), the clock, and this run's counts.
  */
 export class DaemonContext {
   readonly metrics = new Metrics();
   readonly runCounts: RunCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0, forbidden: 0 };
+  /** What the status page shows of this run: history, decisions, motions, the cluster as last read. */
+  readonly journal: Journal;
 
   constructor(
     readonly host: Host,
@@ -31,7 +34,9 @@ export class DaemonContext {
     readonly version: string,
     public config: ManagerConfig,
     public policy: BuiltPolicy,
-  ) {}
+  ) {
+    this.journal = new Journal(config.intervalSeconds);
+  }
 
   now(): number {
     return this.host.clock.now();

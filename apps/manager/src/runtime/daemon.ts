@@ -2,8 +2,10 @@ import type { Host } from '../cluster/host';
 import type { ManagerConfig } from '../config/load';
 import type { LockFs, ProcessIdentity } from './lock';
 import type { Logger } from '../log';
-import type { Metrics } from './metrics';
+import type { HttpReply, HttpRoute, Metrics } from './metrics';
 import { MetricsServer } from './metrics';
+import { StatusEndpoints } from './endpoints';
+import { StatusPage } from './page';
 import { type BuiltPolicy, buildPolicy } from '../balancing/policy';
 import type { DaemonState } from './state';
 import { ClusterWatch } from './cluster-watch';
@@ -38,6 +40,11 @@ export interface DaemonOptions {
   readonly isTty?: boolean;
   /** Called with the metrics address once listening (tests). */
   readonly onListening?: (address: { host: string; port: number }) => void;
+  /**
+   * When the environment ends (a simulated scenario), keep serving the status page until
+   * SIGINT or SIGTERM instead of exiting (`--sim --listen`: the page shows how it ended).
+   */
+  readonly lingerAtEnd?: boolean;
 }
 
 /**
@@ -56,6 +63,8 @@ export class Daemon {
   private readonly server: MetricsServer;
   private stopping = false;
   private reloadPending = false;
+  /** The page's address once listening. */
+  private pageUrl: string | undefined;
   private readonly abort = new AbortController();
 
   constructor(private readonly options: DaemonOptions) {
@@ -72,8 +81,31 @@ export class Daemon {
     this.watch = new ClusterWatch(this.ctx);
     this.follower = new MotionFollower(this.ctx, this.keeper, this.lock);
     this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, this.follower, this.watch);
-    this.server = new MetricsServer(this.ctx.metrics, () => this.status());
+    this.server = new MetricsServer(this.ctx.metrics, this.routes());
     if (options.host.redact) options.log.addRedaction(options.host.redact);
+  }
+
+  /**
+   * The listener's routes beside `/metrics`: `/status`, the JSON endpoints of the status page
+   * and the page itself. Every JSON reply passes the host's redaction (the token never leaves).
+   */
+  private routes(): Map<string, HttpRoute> {
+    const redact = this.options.host.redact ?? ((text: string) => text);
+    // /status indented as it always was; the endpoints compact (the history is long)
+    const json = (status: number, body: unknown, indent?: number): HttpReply => ({
+      status,
+      type: 'application/json',
+      body: `${redact(JSON.stringify(body, null, indent))}\n`,
+      headers: { 'cache-control': 'no-store' },
+    });
+    const routes = new Map<string, HttpRoute>([['/status', () => json(200, this.status(), 1)]]);
+    for (const [path, endpoint] of new StatusEndpoints(this.ctx).routes())
+      routes.set(path, (query) => {
+        const reply = endpoint(query);
+        return json(reply.status, reply.body);
+      });
+    for (const [path, route] of new StatusPage().routes()) routes.set(path, route);
+    return routes;
   }
 
   /** The config in force (a reload replaces it). */
@@ -124,7 +156,11 @@ export class Daemon {
     if (c.metrics.enabled) {
       const addr = await this.server.listen(c.metrics.host, c.metrics.port);
       const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-      log.info('metrics', `metrics on http://${host}:${addr.port}/metrics, status on /status`);
+      this.pageUrl = `http://${host}:${addr.port}/`;
+      log.info(
+        'metrics',
+        `status page on http://${host}:${addr.port}/ (JSON: /status, /api/…), metrics on http://${host}:${addr.port}/metrics`,
+      );
       this.options.onListening?.(addr);
     } else {
       log.info('metrics', 'disabled (metrics.enabled: false)');
@@ -159,6 +195,14 @@ export class Daemon {
           const end = host.endStatus?.() ?? { ok: true, message: 'the environment has ended' };
           this.ctx.log.log(end.ok ? 'info' : 'error', 'stop', end.message);
           if (!end.ok) code = 1;
+          if (this.options.lingerAtEnd && this.pageUrl !== undefined && !this.stopping) {
+            this.ctx.log.info('stop', `the status page stays up at ${this.pageUrl} until SIGINT or SIGTERM`);
+            const signal = this.abort.signal;
+            await new Promise<void>((resolve) => {
+              if (signal.aborted) resolve();
+              else signal.addEventListener('abort', () => resolve(), { once: true });
+            });
+          }
           break;
         }
         if (this.stopping) break;
@@ -203,6 +247,7 @@ export class Daemon {
     if (!reloadConfig(this.ctx, this.options.reloadConfig, this.options.isTty ?? false, adopt)) return;
     this.logPolicy('config');
     const c = this.ctx.config;
+    this.ctx.journal.resize(c.intervalSeconds);
     this.ctx.metrics.info.reset();
     this.ctx.metrics.info.set({ mode: c.mode, env: c.env, version: this.options.version }, 1);
   }

@@ -97,7 +97,7 @@ export class MotionFollower {
 
   /** Records an outcome: in the history (status, metrics) and for the policy (reported next time it runs). */
   recordOutcome(
-    motion: Pick<MotionRecord, 'sid' | 'source' | 'target' | 'via' | 'resources'>,
+    motion: Pick<MotionRecord, 'sid' | 'source' | 'target' | 'via' | 'resources'> & Partial<MotionRecord>,
     result: 'succeeded' | 'failed',
     reason: string | undefined,
   ): Pick<DaemonState, 'outcomes' | 'unreported'> {
@@ -113,6 +113,7 @@ export class MotionFollower {
     };
     const metrics = this.ctx.metrics;
     (result === 'succeeded' ? metrics.motionsSucceeded : metrics.motionsFailed).inc({ via: motion.via });
+    this.ctx.journal.motions.ended(motion, result, reason, outcome.at);
     if (result === 'succeeded') this.ctx.runCounts.succeeded++;
     else this.ctx.runCounts.failed++;
     return {
@@ -279,6 +280,7 @@ export class MotionFollower {
       imbalanceAfter: decision.imbalanceAfter,
     };
     this.keeper.update({ motion: record, motionsIssuedAt: [...recent, now] });
+    this.ctx.journal.motions.requested(record);
     metrics.motionsIssued.inc({ via });
     this.ctx.runCounts.requested++;
     let reply;
@@ -303,6 +305,7 @@ export class MotionFollower {
         this.keeper.update({ motion: null, motionsIssuedAt: recent });
         this.ctx.runCounts.forbidden++;
         this.ctx.runCounts.forbiddenFault = reply.authFault;
+        this.ctx.journal.motions.ended(record, 'failed', `refused: ${reply.authFault}`, now);
         const next = this.pause(via, reply.authFault, now);
         return {
           outcome: 'refused',

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ManagerError } from '../errors';
@@ -121,34 +122,79 @@ export class Metrics {
   }
 }
 
-/** `/metrics` (Prometheus text) and `/status` (JSON) over plain HTTP. */
+/** A reply of a route of the listener. */
+export interface HttpReply {
+  readonly status: number;
+  /** The `content-type`. */
+  readonly type: string;
+  readonly body: string | Buffer;
+  /** Extra headers (`cache-control`, `content-security-policy`, …). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A gzip of `body`, sent to a client that accepts it. */
+  readonly gzip?: Buffer;
+}
+
+/** A route: the query of a GET in, a reply out. */
+export type HttpRoute = (query: URLSearchParams) => HttpReply | Promise<HttpReply>;
+
+/** Bodies at least this long are sent gzipped to a client that accepts it (JSON is computed per request). */
+const GZIP_MIN_BYTES = 8192;
+
+/**
+ * The daemon's listener over plain HTTP: `/metrics` (Prometheus text) and the routes it is given
+ * (`/status`, the status page and its JSON endpoints). GET and HEAD only.
+ */
 export class MetricsServer {
   private server: Server | undefined;
 
   constructor(
     private readonly metrics: Metrics,
-    private readonly status: () => unknown,
+    private readonly routes: ReadonlyMap<string, HttpRoute>,
   ) {}
+
+  private async reply(path: string, query: URLSearchParams): Promise<HttpReply> {
+    if (path === '/metrics') {
+      try {
+        return { status: 200, type: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+      } catch (err) {
+        return { status: 500, type: 'text/plain', body: `metrics failed: ${String(err)}\n` };
+      }
+    }
+    const route = this.routes.get(path);
+    if (route === undefined) {
+      const paths = ['/metrics', ...this.routes.keys()].filter((p) => !p.startsWith('/ui/'));
+      return { status: 404, type: 'text/plain', body: `not found: try ${paths.join(', ')}\n` };
+    }
+    return route(query);
+  }
 
   /** Listens; resolves with the bound address (port 0 picks a free one). */
   async listen(host: string, port: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD' }).end();
         return;
       }
-      if (path === '/metrics') {
-        this.metrics.registry.metrics().then(
-          (body) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(body),
-          (err: unknown) =>
-            res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(err)}\n`),
-        );
-      } else if (path === '/status') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(this.status(), null, 1)}\n`);
-      } else {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /status\n');
-      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const gzipOk = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+      this.reply(url.pathname, url.searchParams).then(
+        (r) => {
+          const headers: Record<string, string> = {
+            'content-type': r.type,
+            'x-content-type-options': 'nosniff',
+            ...r.headers,
+          };
+          let body = r.body;
+          const zipped = r.gzip ?? (gzipOk && body.length >= GZIP_MIN_BYTES ? gzipSync(body) : undefined);
+          if (gzipOk && zipped !== undefined) {
+            headers['content-encoding'] = 'gzip';
+            body = zipped;
+          }
+          headers.vary = 'accept-encoding';
+          res.writeHead(r.status, headers).end(body);
+        },
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`failed: ${String(err)}\n`),
+      );
     });
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', (err) =>

@@ -1,6 +1,7 @@
 import type { LogFields, LogLevel } from '../log';
 import { PortError } from '../cluster/port';
 import type { DaemonContext } from './context';
+import type { RoundOutcome } from './journal';
 
 /** What a round did: the one line it logs. */
 export interface RoundReport {
@@ -10,7 +11,7 @@ export interface RoundReport {
    * `refused`: the cluster or the precondition check refused it; `skip`: nothing to do, see
    * `reason`; `standby`: another instance holds the lock; `error`: the round failed (API).
    */
-  readonly outcome: 'move' | 'would-move' | 'refused' | 'skip' | 'standby' | 'error';
+  readonly outcome: RoundOutcome;
   /**
    * Bounded label: the policy's stop code (`holding`, `below-margin`, `backoff`, …; see
    * `@poise/policy`), or a daemon reason (`standby`, `api-error`, …).

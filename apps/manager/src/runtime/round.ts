@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
 import { compareNames } from '@poise/usage';
-import { TRANSITIONAL_SERVICE_STATES } from '../cluster/condition';
+import { nodeFailed, TRANSITIONAL_SERVICE_STATES } from '../cluster/condition';
 import { errorMessage } from '../errors';
+import type { NodeNow } from './journal';
 import type { LogFields } from '../log';
 import {
   buildUsageModel,
@@ -27,6 +28,49 @@ import { describeMotion, percent } from './text';
 function transitional(snapshot: ClusterSnapshot, sid: string): boolean {
   const state = snapshot.guests.find((g) => g.sid === sid)?.ha?.state;
   return state !== undefined && TRANSITIONAL_SERVICE_STATES.has(state);
+}
+
+/** A ratio of use to capacity, when both are finite and the capacity positive. */
+function ratio(used: number, capacity: number): number | undefined {
+  return Number.isFinite(used) && Number.isFinite(capacity) && capacity > 0 ? used / capacity : undefined;
+}
+
+/** Each node of a snapshot as the status shows it (see `NodeNow`). */
+export function nodesNow(snapshot: ClusterSnapshot, model: UsageModel): NodeNow[] {
+  const guests = new Map<string, { all: number; ha: number }>();
+  for (const g of snapshot.guests) {
+    const on = g.ha ? g.ha.state === 'started' || g.ha.state === 'migrate' || g.ha.state === 'relocate' : g.running;
+    if (!on) continue;
+    const count = guests.get(g.node) ?? { all: 0, ha: 0 };
+    count.all++;
+    if (g.ha) count.ha++;
+    guests.set(g.node, count);
+  }
+  const finite = (x: number) => (Number.isFinite(x) ? x : undefined);
+  return snapshot.nodes.map((n) => {
+    const load = model.loads.get(n.name);
+    return {
+      name: n.name,
+      condition: n.condition,
+      state: nodeFailed(n.condition)
+        ? 'failed'
+        : n.condition === 'maintenance' || n.maintenance
+          ? 'maintenance'
+          : 'settled',
+      balanced: load !== undefined,
+      cpuCores: finite(n.cpu),
+      maxCpuCores: finite(n.maxcpu),
+      memBytes: finite(n.mem),
+      maxMemBytes: finite(n.maxmem),
+      cpu: load?.cpu ?? ratio(n.cpu, n.maxcpu),
+      mem: load?.mem ?? ratio(n.mem, n.maxmem),
+      load: load?.load,
+      pressureCpu: n.pressure.cpuSome,
+      pressureMem: n.pressure.memSome,
+      guests: guests.get(n.name)?.all ?? 0,
+      haResources: guests.get(n.name)?.ha ?? 0,
+    };
+  });
 }
 
 /**
@@ -100,6 +144,7 @@ export class RoundRunner {
   /** One round; never throws (a failure is the round's line). */
   async run(): Promise<RoundReport> {
     const started = performance.now();
+    const startedAt = this.ctx.now();
     this.roundNo++;
     let partial: PartialReport;
     this.working = true;
@@ -125,6 +170,7 @@ export class RoundRunner {
       metrics.skips.inc({ reason: report.reason });
     metrics.roundDuration.observe((performance.now() - started) / 1000);
     this.last = report;
+    this.ctx.journal.round(report, startedAt, this.ctx.timeText(startedAt));
     this.ctx.log.log(report.level, 'round', report.message, {
       round: report.round,
       outcome: report.outcome,
@@ -399,6 +445,14 @@ export class RoundRunner {
   }
 
   private exportNodes(snapshot: ClusterSnapshot, model: UsageModel, imbalance: number | undefined): void {
+    this.ctx.journal.observe({
+      round: this.roundNo,
+      time: this.ctx.now(),
+      quorate: snapshot.quorate,
+      imbalance,
+      nodes: nodesNow(snapshot, model),
+      snapshot,
+    });
     this.ctx.metrics.setNodes(
       snapshot.nodes.map((n) => {
         const load = model.loads.get(n.name);

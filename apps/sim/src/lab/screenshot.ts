@@ -13,20 +13,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../../../tools/test-support/chromium';
 
-/** Where Debian installs Chromium (`apt-get install -y chromium`); `POISE_CHROMIUM` overrides it. */
-export const CHROMIUM = process.env.POISE_CHROMIUM ?? '/usr/bin/chromium';
-/** Flags for a headless Chromium that talks to nobody. */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+// Debian's Chromium and its flags: one definition for every browser test and screenshot
+export { CHROMIUM, CHROMIUM_ARGS } from '../../../../tools/test-support/chromium';
 /** The page width the screenshots are taken at (CSS px). */
 export const SCREENSHOT_WIDTH = 1100;
 

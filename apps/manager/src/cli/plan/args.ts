@@ -1,3 +1,4 @@
+import type { CapacityArgs } from '../../balancing/plan-input';
 import { CLI_SPEC, type CliSubcommand, findOption, type OptionKey } from '../spec';
 import type { NewGuest } from '@poise/plan';
 
@@ -16,10 +17,6 @@ export type ClusterSource =
   | { readonly kind: 'snapshot'; readonly file: string };
 
 /** Capacity limits from the command line (each absent when not given). */
-export interface CapacityArgs {
-  readonly cpuOvercommitRatio?: number;
-  readonly memoryHeadroomPercent?: number;
-}
 
 /** When a simulated cluster is read (`--at`): a named moment, or simulated seconds from the start. */
 export type ReadPoint = 'start' | 'end' | { readonly seconds: number };

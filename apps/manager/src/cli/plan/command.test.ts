@@ -1,6 +1,6 @@
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { PlanInput } from '@poise/plan';
 import { describe, expect, it } from 'vitest';
 import { generatedCluster } from '@poise/plan/testing';
@@ -8,6 +8,7 @@ import { FakeCluster, type FakeClusterSpec, fakeHost } from '../../testing/fake-
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main } from '../main';
 import { spawnCli } from '../../testing/pve-support';
 import { captureIo, GIB } from '../../testing/support';
+import { type DrainProgress, readDrainProgress } from '../../runtime/drain-progress';
 
 // The subcommands end to end in this process: a snapshot file, the simulator (the bundled
 // scenario), and a scripted fake cluster standing in for the API (divergence, failures).
@@ -353,6 +354,58 @@ describe('drain against a cluster that does not follow the plan', () => {
       'vm:103 ha',
       'vm:201 guest',
     ]);
+  }, 60_000);
+
+  it('writes its progress beside state.file for the status page: running with the motion in flight, then done', async () => {
+    const cluster = FakeCluster.create(spec());
+    const file = configFile();
+    const progressFile = join(dirname(file), 'drain-progress.json');
+    const seen: DrainProgress[] = [];
+    const r = await run(['drain', 'node1', '--config', file, '--execute', '--parallel', '1'], {
+      createHost: () =>
+        fakeHost(cluster, {
+          afterStep: () => {
+            const read = readDrainProgress(progressFile);
+            if (read.kind === 'record') seen.push(read.progress);
+          },
+        }),
+    });
+    expect(r.code).toBe(EXIT_OK);
+    // while a motion runs the record says which, with what ended before it
+    const moving = seen.filter((p) => p.inFlight.length > 0);
+    expect(moving.length).toBeGreaterThanOrEqual(4);
+    expect(moving[0]).toMatchObject({
+      state: 'running',
+      nodes: ['node1'],
+      total: 4,
+      succeeded: 0,
+      failed: 0,
+      pid: process.pid,
+    });
+    expect(moving[0]!.inFlight[0]).toMatchObject({ source: 'node1', sid: cluster.s.requests[0]!.sid });
+    expect(moving.at(-1)).toMatchObject({ state: 'running', succeeded: 3 });
+    const end = readDrainProgress(progressFile);
+    expect(end).toMatchObject({
+      kind: 'record',
+      processGone: false,
+      progress: { state: 'done', total: 4, succeeded: 4, failed: 0, inFlight: [], message: 'drain done: 4 motions' },
+    });
+  }, 60_000);
+
+  it('a drain that stops says so in its progress record', async () => {
+    const cluster = FakeCluster.create(
+      spec({ scripts: { 'vm:101': { outcome: 'fail' }, 'vm:102': { outcome: 'fail' } } }),
+    );
+    const file = configFile();
+    const r = await run(['drain', 'node1', '--config', file, '--execute', '--parallel', '1'], {
+      createHost: () => fakeHost(cluster),
+    });
+    expect(r.code).toBe(EXIT_FAILURE);
+    const end = readDrainProgress(join(dirname(file), 'drain-progress.json'));
+    expect(end.kind).toBe('record');
+    if (end.kind !== 'record') return;
+    expect(end.progress).toMatchObject({ state: 'stopped', failed: 1, inFlight: [] });
+    expect(end.progress.message).toMatch(/^drain stopped after \d of 4 motions: .* failed: /);
   }, 60_000);
 
   it('stops when a guest is not where the plan expects it', async () => {

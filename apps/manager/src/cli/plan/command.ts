@@ -3,13 +3,23 @@ import type { HostFactory } from '../../cluster/host';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderSubcommandHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
+import { drainProgressPath } from '../../runtime/drain-progress';
 import { Logger, resolveLogFormat } from '../../log';
 import type { Io } from '../main';
 import { VERSION } from '../version';
 import { type PlanArgs, parsePlanArgs, PlanUsageError } from './args';
 import { DEFAULT_DRAIN_PARALLEL, DrainRunner, type DrainProgress, drainSequence } from './drain';
-import { placeJson, placeText, planJson, planText, startingPlacement, whatIfJson, whatIfText } from './render';
-import { type ClusterRead, closeHost, inputFromSnapshot, readCluster } from './source';
+import {
+  placeJson,
+  placeText,
+  planJson,
+  planText,
+  startingPlacement,
+  whatIfJson,
+  whatIfText,
+} from '../../balancing/plan-render';
+import { type ClusterRead, closeHost, readCluster } from './source';
+import { inputFromSnapshot } from '../../balancing/plan-input';
 import { dirname, join } from 'node:path';
 import type { Host } from '../../cluster/host';
 import type { ManagerConfig } from '../../config/load';
@@ -131,6 +141,7 @@ async function drainCommand(
     stateDir: drainStateDir(config, live.host, args.drain),
     signal: abort.signal,
     progress: shown.progress,
+    progressPath: args.execute ? drainProgressPath(live.host.statePath ?? config.statePath) : undefined,
     ...(hooks.lockFs ? { lockFs: hooks.lockFs } : {}),
   });
   try {

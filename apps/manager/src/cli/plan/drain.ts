@@ -11,11 +11,12 @@ import { DaemonContext } from '../../runtime/context';
 import { MotionFollower } from '../../runtime/follower';
 import { LockGuard } from '../../runtime/lock-guard';
 import { StateKeeper } from '../../runtime/state-keeper';
+import { DrainProgressWriter } from '../../runtime/drain-progress';
 import type { LockFs } from '../../runtime/lock';
 import type { Logger } from '../../log';
 import { buildPolicy } from '../../balancing/policy';
 import { type ClusterSnapshot, PortError } from '../../cluster/port';
-import { describeMove } from './render';
+import { describeMove } from '../../balancing/plan-render';
 import { describeMotion } from '../../runtime/text';
 
 /**
@@ -147,6 +148,8 @@ export interface DrainOptions {
   readonly signal?: AbortSignal;
   /** A progress line per motion, or a bar on a terminal (see {@link DrainProgress}). */
   readonly progress?: DrainProgress;
+  /** With `execute`: where the drain writes its progress record for the daemon's status page (`runtime/drain-progress.ts`). */
+  readonly progressPath?: string | undefined;
 }
 
 /** Progress of a drain: a bar on a terminal, one line per motion otherwise (the caller chooses). */
@@ -302,13 +305,13 @@ export class DrainRunner {
     let done = 0;
     let stopReason: string | undefined;
     const progress = this.options.progress;
+    let record: DrainProgressWriter | undefined;
     const inFlight = () => this.lanes.filter((l) => l.index !== undefined).length;
     const stop = (reason: string): DrainResult => {
       progress?.end();
-      log.error('drain', `drain stopped after ${done} of ${total} motions: ${reason}`, {
-        result: 'stopped',
-        motions: done,
-      });
+      const line = `drain stopped after ${done} of ${total} motions: ${reason}`;
+      log.error('drain', line, { result: 'stopped', motions: done });
+      record?.finished('stopped', this.ctx.now(), line);
       return { ok: false, motions: done, reason };
     };
     try {
@@ -335,6 +338,17 @@ export class DrainRunner {
         );
         return { ok: true, motions: done };
       }
+      if (this.options.progressPath !== undefined)
+        record = new DrainProgressWriter(
+          this.options.progressPath,
+          {
+            nodes: this.options.drain,
+            total,
+            at: this.ctx.now(),
+            message: `draining ${this.options.drain.join(', ')}`,
+          },
+          (problem) => log.warn('drain', problem),
+        );
       let current = snapshot;
       let fresh = true;
       for (;;) {
@@ -376,6 +390,11 @@ export class DrainRunner {
             free.index = i;
             fresh = false;
             log.info('drain', `${this.prefix(motion)}${report.message}`, { ...report.fields, inFlight: inFlight() });
+            record?.requested(
+              { sid: motion.move.guests[0]!, source: motion.move.source, target: motion.move.target },
+              this.ctx.now(),
+              `${this.prefix(motion)}${report.message}`,
+            );
             progress?.update(done, total, inFlight(), `started ${describeMove(motion.move)}`);
           }
         }
@@ -398,6 +417,12 @@ export class DrainRunner {
           const motion = sequence[e.index]!;
           if (e.ok) done++;
           else stopReason ??= `${describeMove(motion.move)} failed: ${e.reason}`;
+          record?.ended(
+            motion.move.guests[0]!,
+            e.ok,
+            this.ctx.now(),
+            `${describeMove(motion.move)} ${e.ok ? 'succeeded' : 'failed'}`,
+          );
           progress?.update(done, total, inFlight(), `${e.ok ? 'done' : 'FAILED'}: ${describeMove(motion.move)}`);
         }
       }
@@ -418,7 +443,9 @@ export class DrainRunner {
           `could not read the cluster after the last motion (${err.kind}, ${err.endpoint}): ${err.message}`,
         );
       }
-      log.info('drain', `drain done: ${done} ${done === 1 ? 'motion' : 'motions'}`, { result: 'done', motions: done });
+      const line = `drain done: ${done} ${done === 1 ? 'motion' : 'motions'}`;
+      log.info('drain', line, { result: 'done', motions: done });
+      record?.finished('done', this.ctx.now(), line);
       return { ok: true, motions: done };
     } finally {
       progress?.end();

@@ -1,13 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { type CaseInput, JsonSyntaxError, MAX_SIM_TIME, parseStrictJson } from '@poise/sim';
-import { checkPlanJson, PlanError, planInputFromSnapshot, type PlanInput } from '@poise/plan';
+import { checkPlanJson, PlanError, type PlanInput } from '@poise/plan';
+import { type CapacityArgs, inputFromSnapshot } from '../../balancing/plan-input';
 import { bundledSimCase, createPveHost, createSimHost, type Host } from '../../cluster/host';
 import { unsettledReasons } from '../../cluster/condition';
 import { loadConfig, type ManagerConfig, parseConfig } from '../../config/load';
 import { ManagerError } from '../../errors';
 import type { ClusterSnapshot } from '../../cluster/port';
 import { SIM_EPOCH_SECONDS } from '../../cluster/sim-port';
-import type { CapacityArgs, ClusterSource, ReadPoint } from './args';
+import type { ClusterSource, ReadPoint } from './args';
 
 /** Simulated seconds the simulator keeps running after a case's command lists, so that a drain has time to run (`drain --sim`). */
 export const SIM_DRAIN_SECONDS = 7200;
@@ -81,40 +82,6 @@ export function keepRunning(input: CaseInput): CaseInput {
     cmdlist: [...input.cmdlist, [`delay ${SIM_DRAIN_SECONDS}`]],
     simOptions: { ...input.simOptions, maxTime: Math.max(input.simOptions?.maxTime ?? MAX_SIM_TIME, end) },
   };
-}
-
-/** Which guests may move, for a plan: everything on a drained node; elsewhere, what the daemon may balance. */
-function unmigratableReason(
-  snapshot: ClusterSnapshot,
-  config: ManagerConfig,
-  drain: readonly string[],
-): (sid: string) => string | undefined {
-  const bySid = new Map(snapshot.guests.map((g) => [g.sid, g]));
-  return (sid) => {
-    const g = bySid.get(sid);
-    if (g === undefined || drain.includes(g.node)) return undefined;
-    if (g.ha === undefined && !config.guests.nonHa) return 'is not an HA resource (guests.non-ha: false)';
-    if (g.ha !== undefined && !g.ha.autoRebalance) return 'has auto-rebalance 0 (no balancer may move it)';
-    return undefined;
-  };
-}
-
-/** A plan input from a snapshot of a live or simulated cluster (usage as the cluster's scheduler mode counts it). */
-export function inputFromSnapshot(
-  snapshot: ClusterSnapshot,
-  config: ManagerConfig,
-  capacity: CapacityArgs,
-  drain: readonly string[],
-): { input: PlanInput; problems: string[] } {
-  const built = planInputFromSnapshot(snapshot, {
-    usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured',
-    capacity,
-    unmigratable: unmigratableReason(snapshot, config, drain),
-  });
-  const problems = [...built.problems];
-  if (!snapshot.quorate) problems.push('the cluster is not quorate: the plan is of a cluster that cannot act now');
-  for (const p of snapshot.problems ?? []) problems.push(p.message);
-  return { input: built.input, problems };
 }
 
 /** Steps the simulator past its command lists until the cluster settles (or {@link SIM_SETTLE_MAX_ROUNDS} rounds), then reads it. */

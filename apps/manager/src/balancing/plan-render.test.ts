@@ -1,7 +1,7 @@
 import { type PlanInput, planPlacement } from '@poise/plan';
 import { describe, expect, it } from 'vitest';
-import { GIB } from '../../testing/support';
-import { describeMove, gib, MAX_VIOLATIONS_SHOWN, pct, planText } from './render';
+import { GIB } from '../testing/support';
+import { describeMove, gib, MAX_VIOLATIONS_SHOWN, pct, planText } from './plan-render';
 
 describe('plan text', () => {
   it('writes fractions as percent and bytes as GiB, one decimal', () => {

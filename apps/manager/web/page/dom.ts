@@ -1,0 +1,78 @@
+/** Small DOM helpers: elements built from text (never HTML strings), so names from the cluster cannot inject markup. */
+
+type Child = Node | string | number | null | undefined | false;
+
+/** `el('td', {class: 'num'}, '42')`: an element with attributes and children (text children are text nodes). */
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Readonly<Record<string, string | number | boolean | undefined>> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue;
+    e.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+  }
+  return e;
+}
+
+/** Replaces the children of the element with the id. */
+export function fill(id: string, ...children: Child[]): HTMLElement {
+  const target = document.getElementById(id);
+  if (target === null) throw new Error(`the page has no element '#${id}'`);
+  target.replaceChildren(
+    ...children
+      .filter((c): c is Node | string => c !== null && c !== undefined && c !== false)
+      .map((c) => (typeof c === 'number' ? String(c) : c)),
+  );
+  return target;
+}
+
+/** `12.3 %` (one decimal), or `–` for no value. */
+export function pct(ratio: number | null | undefined, digits = 1): string {
+  // a no-break space: the figure and its unit stay on one line
+  return ratio === null || ratio === undefined ? '–' : `${(ratio * 100).toFixed(digits)}\u00a0%`;
+}
+
+/** `4.0 GiB`. */
+export function gib(bytes: number | null | undefined): string {
+  return bytes === null || bytes === undefined ? '–' : `${(bytes / 1024 ** 3).toFixed(1)}\u00a0GiB`;
+}
+
+/** `1 min 20 s`, `45 s`, `2 h 5 min`. */
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '–';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`;
+}
+
+/** A bar of a ratio (0..1) with its figure. */
+export function bar(ratio: number | null | undefined, label: string): HTMLElement {
+  const width = ratio === null || ratio === undefined ? 0 : Math.max(0, Math.min(1, ratio)) * 100;
+  const level = ratio === null || ratio === undefined ? 'none' : ratio >= 0.9 ? 'high' : ratio >= 0.7 ? 'mid' : 'low';
+  return el(
+    'div',
+    {
+      class: 'bar',
+      role: 'meter',
+      'aria-label': label,
+      'aria-valuenow': Math.round(width),
+      'aria-valuemin': 0,
+      'aria-valuemax': 100,
+    },
+    el('span', { class: 'bar-label' }, label),
+    el(
+      'span',
+      { class: 'bar-track' },
+      el('span', { class: `bar-fill ${level}`, style: `width: ${width.toFixed(1)}%` }),
+    ),
+    el('span', { class: 'bar-value' }, pct(ratio)),
+  );
+}
