@@ -6,7 +6,7 @@ const LEVEL_RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined | readonly string[]>>;
 
 /** One log line before formatting. */
-export interface LogRecord {
+interface LogRecord {
   /** ISO 8601 time. */
   readonly time: string;
   readonly level: LogLevel;

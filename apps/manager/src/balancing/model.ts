@@ -45,7 +45,7 @@ export interface UsageModelOptions {
 }
 
 /** A node balancing may use: online in the HA sense and not in maintenance. */
-export function isUsableNode(node: NodeSnapshot): boolean {
+function isUsableNode(node: NodeSnapshot): boolean {
   return node.online && !node.maintenance;
 }
 
@@ -56,7 +56,7 @@ function occupies(guest: GuestSnapshot): boolean {
 }
 
 /** Memory of a guest in the model, bytes: `memhost` when asked for and reported, else `mem`. */
-export function guestMemory(guest: GuestSnapshot, memhost: boolean): number {
+function guestMemory(guest: GuestSnapshot, memhost: boolean): number {
   return memhost && guest.stats.memhost !== undefined ? guest.stats.memhost : guest.stats.mem;
 }
 

@@ -73,7 +73,7 @@ function shortKey(key: string, value: unknown): string {
 }
 
 /** The keys in force grouped by where they come from, lowest layer first. */
-export function describeSources(policy: PolicyConfig): string {
+function describeSources(policy: PolicyConfig): string {
   const groups = new Map<PolicySource, string[]>();
   for (const layer of policy.layers) groups.set(layer.source, []);
   for (const [key, value] of policy.keys) groups.get(policy.origins.get(key)!)?.push(shortKey(key, value));

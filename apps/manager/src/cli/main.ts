@@ -24,10 +24,9 @@ import { checkConfig, startupProblems } from './preflight';
 import { VERSION } from './version';
 
 export { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './spec';
-export { VERSION } from './version';
 
 /** The `--help` text (rendered from `spec.ts`). */
-export const USAGE = renderHelp();
+const USAGE = renderHelp();
 
 /** Where the CLI writes and what it runs with; tests replace any of it. */
 export interface Io {
@@ -184,7 +183,7 @@ function overridesOf(args: Args): ConfigOverrides {
  * `--sim` without a config file: one daemon round per simulated HA round (20 s), and no
  * metrics listener (a run of seconds needs none, and a second one must not clash on the port).
  */
-export const SIM_DEFAULTS = { interval: 20, metrics: { enabled: false } } as const;
+const SIM_DEFAULTS = { interval: 20, metrics: { enabled: false } } as const;
 
 /**
  * The config in force: the file (with the policy plug-ins loaded for it, `registry`), or the

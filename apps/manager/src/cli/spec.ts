@@ -480,7 +480,7 @@ const REFERENCE_KEYS_TEXT =
   'the reference keys (ha-auto-rebalance-threshold, -method, -hold-duration, -margin) and ha-auto-rebalance-preset';
 
 /** One policy key for the man page: what it does, its values, its default and the preset's value. */
-export function policyKeyText(spec: CrsKeySpec): string {
+function policyKeyText(spec: CrsKeySpec): string {
   const values =
     spec.type === 'number'
       ? `${spec.unit}, ${spec.min} to ${spec.max}; default ${spec.off}; recommended ${spec.recommended}`

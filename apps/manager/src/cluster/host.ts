@@ -55,7 +55,7 @@ export function bundledSimCase(): string {
  * exact certificate), also with `insecure-skip-verify`; a CA file with a fingerprint checks
  * both; `insecure-skip-verify` alone checks nothing.
  */
-export function tlsOptions(config: ManagerConfig, ca: string | undefined): PveTlsOptions {
+function tlsOptions(config: ManagerConfig, ca: string | undefined): PveTlsOptions {
   const tls = config.pve.tls;
   const fingerprints = tls.fingerprint === undefined ? undefined : [tls.fingerprint];
   if (ca !== undefined) return { ca, ...(fingerprints ? { fingerprints } : {}) };
@@ -129,7 +129,7 @@ export function createPveClient(
 }
 
 /** Reads the cluster CA file (PEM); throws `invalid-config` naming the file when unusable. */
-export function readCaFile(path: string): string {
+function readCaFile(path: string): string {
   let pem: string;
   try {
     pem = readFileSync(path, 'utf8');
@@ -194,7 +194,7 @@ export function simTimeLabel(seconds: number): string {
 }
 
 /** What is wrong with a simulator case directory before it is loaded: missing, a file, no `cmdlist`; `undefined` when it looks like one. */
-export function caseDirProblem(dir: string): string | undefined {
+function caseDirProblem(dir: string): string | undefined {
   let st;
   try {
     st = statSync(dir);

@@ -129,11 +129,9 @@ export class PortError extends ManagerError {
 
 // The cluster snapshot is `@poise/env`'s (one type for the daemon, its adapters and the planner).
 export {
-  HA_SERVICE_STATES,
   haServiceState,
   type ClusterSnapshot,
   type CrsOptions,
-  type GuestHa,
   type GuestSnapshot,
   type HaRule,
   type HaServiceState,

@@ -43,17 +43,17 @@ import {
  * HA rules (or groups) and each node's RRD row (pressure). The RRD's step is 60 s (spec §3.3),
  * so reading it more often returns the same row.
  */
-export const SLOW_REFRESH_SECONDS = 60;
+const SLOW_REFRESH_SECONDS = 60;
 /** A node's newest complete RRD row older than this, seconds, gives no pressure (telemetry missing). */
-export const PRESSURE_MAX_AGE_SECONDS = 300;
+const PRESSURE_MAX_AGE_SECONDS = 300;
 /** A cached guest configuration is read again after this many seconds. */
-export const CONFIG_REFRESH_SECONDS = 600;
+const CONFIG_REFRESH_SECONDS = 600;
 /** Cached guest configurations refreshed per round at most (the oldest first); new guests are read at once. */
-export const CONFIG_REFRESHES_PER_ROUND = 4;
+const CONFIG_REFRESHES_PER_ROUND = 4;
 /** Requests of one kind in flight at once (per-node RRD rows, guest configurations). */
-export const PARALLEL_REQUESTS = 4;
+const PARALLEL_REQUESTS = 4;
 /** pve-manager release from which the cluster stores the balancer threshold and margin in percent (spec §3.6). */
-export const PERCENT_CRS_RELEASE = { major: 9, minor: 2 } as const;
+const PERCENT_CRS_RELEASE = { major: 9, minor: 2 } as const;
 
 /** The failure kind of a client error, for `poise_api_errors_total{kind}`. */
 export function portErrorKind(err: PveApiError): PortErrorKind {
@@ -82,7 +82,7 @@ export function portErrorKind(err: PveApiError): PortErrorKind {
 }
 
 /** Maps a client error to a {@link PortError} naming the endpoint template; anything else is re-thrown (a bug). */
-export function toPortError(err: unknown, fallbackEndpoint: string): PortError {
+function toPortError(err: unknown, fallbackEndpoint: string): PortError {
   if (err instanceof PortError) return err;
   if (!(err instanceof PveApiError)) throw err;
   return new PortError(err.endpoint ?? fallbackEndpoint, portErrorKind(err), err.message, { cause: err });

@@ -25,7 +25,7 @@ import {
 import { compareNames } from '@poise/usage';
 
 /** The reference balancer's keys (checked by the config schema). */
-export interface ReferencePolicy {
+interface ReferencePolicy {
   /** Percent of the normalised imbalance (0..100). */
   readonly thresholdPercent: number;
   readonly method: 'bruteforce' | 'topsis';
@@ -35,7 +35,7 @@ export interface ReferencePolicy {
 }
 
 /** A policy key's value as configured (variant values are checked later by their packages). */
-export type PolicyValue = string | number | boolean;
+type PolicyValue = string | number | boolean;
 
 /**
  * Where policy keys come from, lowest first: poise-manager's defaults, the datacenter.cfg `crs`
@@ -76,7 +76,7 @@ export interface PolicyConfig {
 }
 
 /** poise-manager's own policy defaults: the reference keys' defaults and the recommended preset. */
-export const DEFAULT_POLICY_LAYER: PolicyLayer = {
+const DEFAULT_POLICY_LAYER: PolicyLayer = {
   source: { kind: 'default', label: "poise-manager's defaults" },
   values: new Map<string, PolicyValue>([
     ['ha-auto-rebalance-hold-duration', DEFAULT_HOLD_ROUNDS],
@@ -91,7 +91,7 @@ export const DEFAULT_POLICY_LAYER: PolicyLayer = {
  * The policy of a stack of layers (lowest first): each key from the highest layer that sets it.
  * Layers are checked before they are stacked (see {@link policyLayer}).
  */
-export function resolvePolicy(
+function resolvePolicy(
   layers: readonly PolicyLayer[],
   registry: PolicyRegistry = BUILTIN_REGISTRY,
   plugins: readonly string[] = [],
@@ -261,7 +261,7 @@ function policyKeyProblems(doc: unknown, registry: PolicyRegistry): string[] {
 }
 
 /** One line per problem: `<dot.path>: <what was expected>, got <value>`. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {

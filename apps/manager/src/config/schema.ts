@@ -8,40 +8,40 @@ import { z } from 'zod';
 // `<dot.path>: expected <what>, got <value>` (see ./load.ts).
 
 /** Seconds between two rounds by default (the reference CRM works in ~10 s rounds). */
-export const DEFAULT_INTERVAL_SECONDS = 10;
+const DEFAULT_INTERVAL_SECONDS = 10;
 /** The shortest and longest round interval accepted. */
-export const MIN_INTERVAL_SECONDS = 1;
-export const MAX_INTERVAL_SECONDS = 3600;
+const MIN_INTERVAL_SECONDS = 1;
+const MAX_INTERVAL_SECONDS = 3600;
 /** Reference balancer defaults in the pve-9.2 units (percent of the normalised imbalance). */
 export const DEFAULT_THRESHOLD_PERCENT = 30;
 export const DEFAULT_MARGIN_PERCENT = 10;
 export const DEFAULT_HOLD_ROUNDS = 3;
 export const DEFAULT_METHOD = 'bruteforce';
 /** Motions the daemon issues per sliding hour at most. */
-export const DEFAULT_MAX_MOTIONS_PER_HOUR = 10;
+const DEFAULT_MAX_MOTIONS_PER_HOUR = 10;
 /** After this long without an outcome a motion is reported failed and no longer followed. */
-export const DEFAULT_MOTION_TIMEOUT_SECONDS = 3600;
+const DEFAULT_MOTION_TIMEOUT_SECONDS = 3600;
 /**
  * An HA motion not seen moving this long after the request was dropped by the CRM (it reads
  * `crm_commands` every ~10 s round; a few rounds of slack).
  */
-export const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
+const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
 /**
  * After a node failed or came back, or an HA service went through fencing, recovery or another
  * change poise did not make, no motion is requested for this long after the last change (the
  * HA manager's own moves settle, fresh telemetry arrives).
  */
-export const DEFAULT_SETTLE_SECONDS = 120;
-export const MAX_SETTLE_SECONDS = 3600;
+const DEFAULT_SETTLE_SECONDS = 120;
+const MAX_SETTLE_SECONDS = 3600;
 /** Per-request timeout of the Proxmox VE API client. */
-export const DEFAULT_API_TIMEOUT_SECONDS = 10;
-export const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
+const DEFAULT_API_TIMEOUT_SECONDS = 10;
+const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
 export const DEFAULT_STATE_FILE = '/var/lib/poise-manager/state.json';
 /** Where pmxcfs keeps cluster-wide locks (the reference CRM's `ha_manager_lock` lives there). */
-export const DEFAULT_LOCK_DIR = '/etc/pve/priv/lock';
-export const DEFAULT_LOCK_NAME = 'poise-manager';
+const DEFAULT_LOCK_DIR = '/etc/pve/priv/lock';
+const DEFAULT_LOCK_NAME = 'poise-manager';
 /** Prefix of the datacenter.cfg `crs` balancer keys accepted under `policy`. */
-export const POLICY_KEY_PREFIX = 'ha-auto-rebalance-';
+const POLICY_KEY_PREFIX = 'ha-auto-rebalance-';
 export const POLICY_KEY_PATTERN = /^ha-auto-rebalance-[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** The keys the reference pipeline reads (checked by this schema). */
 export const REFERENCE_POLICY_KEYS: readonly string[] = [
@@ -55,7 +55,7 @@ export const REFERENCE_POLICY_KEYS: readonly string[] = [
  * value), `reference` or its alias `none` (no preset: every variant stage off unless its key is
  * set, i.e. exactly the reference balancer of Proxmox VE 9.2).
  */
-export const PRESET_CHOICES = ['recommended', 'reference', 'none'] as const;
+const PRESET_CHOICES = ['recommended', 'reference', 'none'] as const;
 export type PresetChoice = (typeof PRESET_CHOICES)[number];
 /** poise-manager balances with the best policy the project knows unless told otherwise. */
 export const DEFAULT_PRESET: PresetChoice = 'recommended';
@@ -68,7 +68,7 @@ export const PLUGINS_KEY = 'plugins';
  * Every policy key a registry's plug-ins apply, with the reference's and the preset, in byte
  * order. Any other key under `policy` (but `plugins`) is an error.
  */
-export function knownPolicyKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
+function knownPolicyKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
   return [...REFERENCE_POLICY_KEYS, PRESET_KEY, ...registry.keys().map((k) => k.key)].sort();
 }
 /** Every policy key this build applies with its built-in plug-ins (see {@link knownPolicyKeys}). */
@@ -178,7 +178,7 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The known policy key closest to a misspelt one, if one is close. */
-export function closestPolicyKey(key: string, registry: PolicyRegistry = BUILTIN_REGISTRY): string | undefined {
+function closestPolicyKey(key: string, registry: PolicyRegistry = BUILTIN_REGISTRY): string | undefined {
   let best: { key: string; edits: number } | undefined;
   for (const known of knownPolicyKeys(registry)) {
     const edits = editDistance(key, known);

@@ -6,11 +6,11 @@ import { errorMessage } from '../errors';
 import { writeAtomically } from './state';
 
 /** Marks a file as a drain's progress record. */
-export const DRAIN_PROGRESS_FORMAT = 'poise-drain-progress';
+const DRAIN_PROGRESS_FORMAT = 'poise-drain-progress';
 /** The record version this build writes and reads. */
-export const DRAIN_PROGRESS_VERSION = 1;
+const DRAIN_PROGRESS_VERSION = 1;
 /** The record's file name, beside the daemon's `state.file`. */
-export const DRAIN_PROGRESS_FILE = 'drain-progress.json';
+const DRAIN_PROGRESS_FILE = 'drain-progress.json';
 
 /** Where a drain writes its progress and the daemon's status page reads it: beside `state.file`. */
 export function drainProgressPath(statePath: string): string {
@@ -151,7 +151,7 @@ export type DrainProgressRead =
   | { readonly kind: 'invalid'; readonly problem: string };
 
 /** Whether a process runs on this host (signal 0; EPERM: it runs as another user). */
-export function processRuns(pid: number): boolean {
+function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

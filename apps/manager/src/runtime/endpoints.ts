@@ -21,9 +21,9 @@ class QueryError extends Error {
 }
 
 /** Decisions a `/api/decisions` reply holds at most. */
-export const DECISIONS_MAX_LIMIT = 5000;
+const DECISIONS_MAX_LIMIT = 5000;
 /** Decisions a `/api/decisions` reply holds without `limit`. */
-export const DECISIONS_DEFAULT_LIMIT = 500;
+const DECISIONS_DEFAULT_LIMIT = 500;
 
 /** The query, checked: every parameter known, none twice. */
 function checkedQuery(query: URLSearchParams, known: readonly string[]): URLSearchParams {

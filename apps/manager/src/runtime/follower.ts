@@ -17,7 +17,7 @@ export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
  * of the grant. The re-checks' refusals are logged at debug level and counted in
  * `poise_api_errors_total`; the first one is said once.
  */
-export const AUTH_RECHECK_ROUNDS = 1;
+const AUTH_RECHECK_ROUNDS = 1;
 
 /** Motions of one kind paused for a fault of the credentials. */
 interface AuthPause {

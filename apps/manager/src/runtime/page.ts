@@ -19,7 +19,7 @@ const PAGE_FILES: readonly { readonly file: string; readonly path: string; reado
  * Vega compiles its expressions with `new Function` ('unsafe-eval'); its SVG sets inline
  * styles ('unsafe-inline' for styles).
  */
-export const PAGE_CSP =
+const PAGE_CSP =
   "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
@@ -27,7 +27,7 @@ export const PAGE_CSP =
  * `/usr/share/poise-manager/dist/ui/` of the Debian package), or `undefined` when running from
  * source (then `web/build.ts` builds it).
  */
-export function builtPageDir(moduleDir: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
+function builtPageDir(moduleDir: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
   const dir = join(moduleDir, 'ui');
   return existsSync(join(dir, 'index.html')) ? dir : undefined;
 }

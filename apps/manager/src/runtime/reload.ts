@@ -5,10 +5,10 @@ import { type BuiltPolicy, buildPolicy } from '../balancing/policy';
 import type { DaemonContext } from './context';
 
 /** Sections of the config that a reload cannot change: they keep their running values until a restart. */
-export const RESTART_SECTIONS = ['env', 'pve', 'sim', 'metrics', 'state', 'lock'] as const;
+const RESTART_SECTIONS = ['env', 'pve', 'sim', 'metrics', 'state', 'lock'] as const;
 
 /** The sections of `next` that differ from `old` and need a restart. */
-export function sectionsNeedingRestart(old: ManagerConfig, next: ManagerConfig): string[] {
+function sectionsNeedingRestart(old: ManagerConfig, next: ManagerConfig): string[] {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const changed: Record<(typeof RESTART_SECTIONS)[number], boolean> = {
     env: next.env !== old.env,

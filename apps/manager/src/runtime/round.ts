@@ -78,7 +78,7 @@ export function nodesNow(snapshot: ClusterSnapshot, model: UsageModel): NodeNow[
  * for pressure from after it (the RRD's step is 60 s, and a row is complete only once its
  * minute is over); then they go on with what there is, and say so.
  */
-export const TELEMETRY_WAIT_MAX_SECONDS = 180;
+const TELEMETRY_WAIT_MAX_SECONDS = 180;
 
 /**
  * One round: lock → read the cluster → follow the motion in flight → usage model → gates

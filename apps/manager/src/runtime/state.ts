@@ -30,7 +30,7 @@ export interface MotionOutcome {
  * for a refusal learned after the round's pipeline ran). Reported exactly once: cleared in the
  * same state write that stores the pipeline state which saw it.
  */
-export interface UnreportedOutcome {
+interface UnreportedOutcome {
   readonly resources: readonly string[];
   readonly source: string;
   readonly target: string;

@@ -8,7 +8,7 @@ export class PlanUsageError extends Error {
 }
 
 /** The subcommands this folder runs. */
-export type PlanCommandName = 'plan' | 'drain' | 'place';
+type PlanCommandName = 'plan' | 'drain' | 'place';
 
 /** Where the cluster is read from. */
 export type ClusterSource =
@@ -22,7 +22,7 @@ export type ClusterSource =
 export type ReadPoint = 'start' | 'end' | { readonly seconds: number };
 
 /** Motions in flight at most (`--parallel`). */
-export const MAX_PARALLEL = 64;
+const MAX_PARALLEL = 64;
 
 /** `--at start|end|<time>`: seconds (`600`), `90m`, `2h`, `30s`, or `hh:mm:ss`. */
 export function parseReadPoint(text: string): ReadPoint {
@@ -36,7 +36,7 @@ export function parseReadPoint(text: string): ReadPoint {
 }
 
 /** `--parallel <n>`: a whole number from 1 to {@link MAX_PARALLEL}. */
-export function parseParallel(text: string): number {
+function parseParallel(text: string): number {
   const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
   if (!Number.isInteger(n) || n < 1 || n > MAX_PARALLEL)
     throw new PlanUsageError(
@@ -83,7 +83,7 @@ function numberArg(text: string): number | undefined {
 }
 
 /** `--cpu-overcommit`: a ratio > 0. */
-export function parseOvercommit(text: string): number {
+function parseOvercommit(text: string): number {
   const n = numberArg(text);
   if (n === undefined || n <= 0)
     throw new PlanUsageError(
@@ -93,7 +93,7 @@ export function parseOvercommit(text: string): number {
 }
 
 /** `--memory-headroom`: percent, 0 ≤ x < 100. */
-export function parseHeadroom(text: string): number {
+function parseHeadroom(text: string): number {
   const n = numberArg(text.replace(/%$/, ''));
   if (n === undefined || n >= 100)
     throw new PlanUsageError(`'--memory-headroom' takes a percent from 0 up to (not including) 100, got '${text}'`);
@@ -104,7 +104,7 @@ const SIZE_UNITS: Readonly<Record<string, number>> = { K: 1024, M: 1024 ** 2, G:
 /** A bare memory number is MiB, as `memory:` in a Proxmox VE guest config. */
 const BARE_MEMORY_UNIT = 1024 ** 2;
 /** Copies of one guest spec at most (`@poise/plan`'s limit per request entry). */
-export const MAX_COPIES = 100_000;
+const MAX_COPIES = 100_000;
 
 /** `8G`, `512M`, `8GiB`, `8192` (MiB) → bytes; undefined when malformed. */
 export function parseSize(text: string): number | undefined {

@@ -101,7 +101,7 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
  * Where a drain of `drain` keeps its lanes' state between runs: beside the daemon's state file,
  * a directory per set of drained nodes (the simulator starts afresh each run: none).
  */
-export function drainStateDir(config: ManagerConfig, host: Host, drain: readonly string[]): string | undefined {
+function drainStateDir(config: ManagerConfig, host: Host, drain: readonly string[]): string | undefined {
   if (host.statePath !== undefined) return undefined;
   return join(dirname(config.statePath), `drain-${[...drain].sort().join('+')}`);
 }

@@ -23,7 +23,7 @@ import { describeMotion } from '../../runtime/text';
  * Seconds between two reads of the cluster while a motion is followed (on the simulator: one
  * HA round per read). The HA manager picks a command up within about 10 s.
  */
-export const DRAIN_POLL_SECONDS = 10;
+const DRAIN_POLL_SECONDS = 10;
 
 /** How a drain ended. */
 export type DrainResult =
@@ -114,7 +114,7 @@ export const DEFAULT_DRAIN_PARALLEL = 4;
  * capacity and affinity checks of each step hold while motions of different steps overlap
  * on different nodes.
  */
-export function waitsFor(sequence: readonly DrainMotion[], ended: ReadonlySet<number>, i: number): boolean {
+function waitsFor(sequence: readonly DrainMotion[], ended: ReadonlySet<number>, i: number): boolean {
   const m = sequence[i]!;
   for (let k = 0; k < i; k++) {
     const x = sequence[k]!;
@@ -476,19 +476,5 @@ export class DrainRunner {
     this.lock.release();
     const busy = this.lanes.some((l) => l.keeper.state.motion !== null);
     if (this.temporary || !busy) rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** Runs a drain plan with a fresh {@link DrainRunner} (no resumption), for callers that have a plan already. */
-export async function runDrain(
-  sequence: readonly DrainMotion[],
-  snapshot: ClusterSnapshot,
-  options: DrainOptions & { readonly placement: ReadonlyMap<string, string> },
-): Promise<DrainResult> {
-  const runner = new DrainRunner(options);
-  try {
-    return await runner.run(sequence, snapshot, options.placement);
-  } finally {
-    runner.close();
   }
 }

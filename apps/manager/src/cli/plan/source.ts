@@ -11,9 +11,9 @@ import { SIM_EPOCH_SECONDS } from '../../cluster/sim-port';
 import type { ClusterSource, ReadPoint } from './args';
 
 /** Simulated seconds the simulator keeps running after a case's command lists, so that a drain has time to run (`drain --sim`). */
-export const SIM_DRAIN_SECONDS = 7200;
+const SIM_DRAIN_SECONDS = 7200;
 /** HA rounds (20 s each) the simulator may take to settle after its command lists before the cluster is read anyway. */
-export const SIM_SETTLE_MAX_ROUNDS = 30;
+const SIM_SETTLE_MAX_ROUNDS = 30;
 /** Seconds of one HA manager round: one simulator step. */
 const SIM_ROUND_SECONDS = 20;
 /**
@@ -58,7 +58,7 @@ export interface ClusterRead {
  * Simulated time of a case's last command list (spec §1.4: the first list at 20 s, each next
  * one 100 s later or, after `delay d`, 20·⌈d/20⌉ + 80 s later).
  */
-export function lastCommandListTime(cmdlist: readonly (readonly string[])[]): number {
+function lastCommandListTime(cmdlist: readonly (readonly string[])[]): number {
   let t = SIM_ROUND_SECONDS;
   let last = 0;
   for (const list of cmdlist) {
@@ -75,7 +75,7 @@ export function lastCommandListTime(cmdlist: readonly (readonly string[])[]): nu
 }
 
 /** The case kept running {@link SIM_DRAIN_SECONDS} after its command lists (a `delay` list at the end, the time limit raised to match). */
-export function keepRunning(input: CaseInput): CaseInput {
+function keepRunning(input: CaseInput): CaseInput {
   const end = lastCommandListTime(input.cmdlist) + SIM_DRAIN_SECONDS + 1000;
   return {
     ...input,
@@ -111,7 +111,7 @@ async function settledSimSnapshot(
 }
 
 /** `--snapshot <file.json>`: read and validated (`PlanError` naming the file and field); the command line's capacity over the file's. */
-export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterRead {
+function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterRead {
   let text: string;
   let modified: Date;
   try {
@@ -144,10 +144,7 @@ export function readSnapshotFile(file: string, capacity: CapacityArgs): ClusterR
 }
 
 /** The config of `--config <file>` or of `--sim [<case-dir>]` (the simulator's defaults; mode as given). */
-export function sourceConfig(
-  source: Exclude<ClusterSource, { kind: 'snapshot' }>,
-  mode: 'observe' | 'act',
-): ManagerConfig {
+function sourceConfig(source: Exclude<ClusterSource, { kind: 'snapshot' }>, mode: 'observe' | 'act'): ManagerConfig {
   if (source.kind === 'config') return loadConfig(source.file, { mode });
   return parseConfig({ metrics: { enabled: false }, lock: { enabled: false } }, undefined, {
     env: 'sim',
