@@ -32,6 +32,19 @@ export {
   type LogisticCurve,
   type PressureCurve,
 } from './curves';
+export {
+  MIGRATION_DEFAULTS,
+  MIGRATION_MAX_ROUNDS,
+  THROTTLE_TRIGGER_ROUNDS,
+  THROTTLE_TRIGGER_SHARE,
+  estimateMigration,
+  migrationRate,
+  migrationSettings,
+  preCopyClosedForm,
+  type MigrationEstimate,
+  type MigrationInput,
+  type MigrationSettings,
+} from './migration';
 export { isotonicMedians, median, weightedMedian } from './robust';
 export {
   checkModelState,
