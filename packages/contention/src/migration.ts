@@ -308,3 +308,48 @@ export function preCopyClosedForm(
     downtimeSeconds: (memBytes * lambda ** rounds) / rateBytesPerSecond,
   };
 }
+
+/** A finished migration as the cluster reports it (PVE: a `qmigrate` task and its log). */
+export interface MigrationTask {
+  /** From the task's start to its end, seconds (finite, > 0). */
+  readonly durationSeconds: number;
+  /** Memory sent, bytes (finite, ≥ 0). */
+  readonly transferredBytes: number;
+}
+
+/** Finished migrations needed before they set the link rate (fewer: the settings' own). */
+export const MIGRATION_TASKS_MIN = 3;
+/** The newest finished migrations the rate is learned from. */
+export const MIGRATION_TASKS_KEPT = 20;
+
+/**
+ * The settings with the link rate learned from the cluster's finished migrations: the median
+ * over the newest {@link MIGRATION_TASKS_KEPT} of `transferredBytes / (durationSeconds −
+ * setupSeconds)` (a task shorter than its set-up counts at one second of copy), once at least
+ * {@link MIGRATION_TASKS_MIN} are known; else `settings` as they are. A rate measured while
+ * other migrations shared the link is low: the estimate errs on the side of dear moves.
+ * Throws `invalid-argument` naming `tasks.<i>.<field>` for a bad task (callers that read
+ * tasks from a cluster skip those with a warning before).
+ */
+export function learnMigrationSettings(
+  settings: MigrationSettings,
+  tasks: readonly MigrationTask[],
+): { readonly settings: MigrationSettings; readonly learnedFrom: number } {
+  if (!Array.isArray(tasks)) throw argumentError('tasks', 'an array', tasks);
+  const rates: number[] = [];
+  (tasks as readonly unknown[]).forEach((value, i) => {
+    const t = value as MigrationTask;
+    if (typeof t !== 'object' || t === null) throw argumentError(`tasks.${i}`, 'an object', t);
+    if (!finiteIn(t.durationSeconds, 0, LIMIT, true))
+      throw argumentError(`tasks.${i}.durationSeconds`, 'a finite number > 0', t.durationSeconds);
+    if (!finiteIn(t.transferredBytes, 0, LIMIT))
+      throw argumentError(`tasks.${i}.transferredBytes`, 'a finite number from 0 to 2^53', t.transferredBytes);
+    rates.push(t.transferredBytes / Math.max(1, t.durationSeconds - settings.setupSeconds));
+  });
+  const recent = rates.slice(-MIGRATION_TASKS_KEPT).filter((r) => r > 0);
+  if (recent.length < MIGRATION_TASKS_MIN) return { settings, learnedFrom: 0 };
+  recent.sort((a, b) => a - b);
+  const mid = recent.length >> 1;
+  const rate = recent.length % 2 === 1 ? recent[mid]! : (recent[mid - 1]! + recent[mid]!) / 2;
+  return { settings: { ...settings, linkBytesPerSecond: Math.min(LIMIT, rate) }, learnedFrom: recent.length };
+}
