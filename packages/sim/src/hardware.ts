@@ -393,6 +393,11 @@ export class Hardware implements SimBackend {
     return this.measurements.guestMoved(sid, source, target, live);
   }
 
+  /** The load pressure model's finished live migrations (undefined without the model). */
+  migrationTasks(): readonly { readonly durationSeconds: number; readonly transferredBytes: number }[] | undefined {
+    return this.loadModel?.finishedMigrations();
+  }
+
   // --- locks and watchdogs -----------------------------------------------------------------
 
   lock(env: Env, name: string, unlock: boolean): boolean {

@@ -179,6 +179,23 @@ describe('LoadPressureModel', () => {
     expect(m.nodeTotals().get('node2')!.migrationStallSeconds).toBe(30);
   });
 
+  it('keeps the finished live migrations as a cluster’s task logs report them (not relocations)', () => {
+    const m = model({ migration: { 'setup-seconds': 0 } });
+    const e = m.priceMigration('node1', 'node2', { cpu: 1, vcpus: 2, memBytes: 2 * GIB });
+    m.chargeMigration('vm:1', 'node1', 'node2', e);
+    m.chargeMigration('vm:2', 'node1', 'node2', undefined);
+    expect(m.finishedMigrations()).toEqual([
+      {
+        sid: 'vm:1',
+        source: 'node1',
+        target: 'node2',
+        durationSeconds: e.durationSeconds,
+        transferredBytes: e.transferredBytes,
+        converged: true,
+      },
+    ]);
+  });
+
   it('a running transfer shares the link: a second migration from the same node gets half', () => {
     const m = model({ migration: { 'setup-seconds': 0 } });
     const g = { cpu: 1, vcpus: 2, memBytes: 8 * GIB };

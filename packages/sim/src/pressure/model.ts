@@ -131,6 +131,22 @@ interface GuestState {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+/** A live migration as the cluster reports it once done (PVE: a `qmigrate` task and its log). */
+export interface FinishedMigrationRecord {
+  readonly sid: string;
+  readonly source: string;
+  readonly target: string;
+  /** From its start to its end, seconds. */
+  readonly durationSeconds: number;
+  /** Memory sent, bytes. */
+  readonly transferredBytes: number;
+  /** false: it did not converge in time (the guest stayed). */
+  readonly converged: boolean;
+}
+
+/** Finished migrations the model keeps for {@link LoadPressureModel.finishedMigrations}. */
+export const FINISHED_MIGRATIONS_KEPT = 50;
+
 /** A migration whose transfer still runs (its cpu on both ends). */
 interface RunningMigration {
   readonly sid: string;
@@ -163,6 +179,8 @@ export class LoadPressureModel {
   private migrationLoad = new Map<string, MigrationLoad>();
   /** How many of `running` were running at `begin` (those started later begin with the next round). */
   private runningAtBegin = 0;
+  /** The newest finished live migrations, oldest first (at most {@link FINISHED_MIGRATIONS_KEPT}). */
+  private finished: FinishedMigrationRecord[] = [];
 
   /** `nodeNames` in byte order; `seed` the simulation's. */
   constructor(
@@ -369,6 +387,17 @@ export class LoadPressureModel {
     this.guest(sid).migrationStall += seconds;
     const n = this.byName.get(source);
     if (n) n.migrationStall += seconds;
+    if (estimate) {
+      this.finished.push({
+        sid,
+        source,
+        target,
+        durationSeconds: estimate.durationSeconds,
+        transferredBytes: estimate.transferredBytes,
+        converged: estimate.converged,
+      });
+      if (this.finished.length > FINISHED_MIGRATIONS_KEPT) this.finished.shift();
+    }
     if (estimate && estimate.transferCpuCores > 0 && estimate.durationSeconds > 0)
       this.running.push({
         sid,
@@ -378,6 +407,15 @@ export class LoadPressureModel {
         remainingSeconds: estimate.durationSeconds,
       });
     return seconds;
+  }
+
+  /**
+   * The newest finished live migrations (oldest first, at most {@link FINISHED_MIGRATIONS_KEPT}),
+   * as a cluster's task logs report them; a migration counts from the moment the guest moves
+   * (the simulated HA stack moves it at once; its transfer's cpu runs after).
+   */
+  finishedMigrations(): readonly FinishedMigrationRecord[] {
+    return this.finished;
   }
 
   /** What a node reports (percent, avg10-like, noisy); undefined for a node without PSI. */
