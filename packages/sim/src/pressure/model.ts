@@ -145,7 +145,7 @@ export interface FinishedMigrationRecord {
 }
 
 /** Finished migrations the model keeps for {@link LoadPressureModel.finishedMigrations}. */
-export const FINISHED_MIGRATIONS_KEPT = 50;
+const FINISHED_MIGRATIONS_KEPT = 50;
 
 /** A migration whose transfer still runs (its cpu on both ends). */
 interface RunningMigration {
