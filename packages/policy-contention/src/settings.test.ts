@@ -207,6 +207,12 @@ describe('ha-auto-rebalance-contention-cost-benefit', () => {
     ]);
   });
 
+  it('asks the host for the finished migrations only with the contention objective and cost–benefit on', () => {
+    expect(contentionPlugin.needs!({ ...ON, costBenefit: true })).toEqual({ migrationTasks: true });
+    expect(contentionPlugin.needs!(ON)).toEqual({ migrationTasks: false });
+    expect(contentionPlugin.needs!({ ...CONTENTION_OFF, costBenefit: true })).toEqual({ migrationTasks: false });
+  });
+
   it('is described when on, and in the JSON schema', () => {
     expect(contentionPlugin.describe!({ ...ON, costBenefit: true })).toEqual([
       'objective contention',

@@ -186,6 +186,8 @@ export const contentionPlugin = definePlugin({
   name: 'contention',
   keys: CONTENTION_FIELDS,
   objective: (settings, { reference }) => contentionObjective(settings, reference),
+  // cost–benefit learns the migration link's rate from the cluster's finished migrations
+  needs: (settings) => ({ migrationTasks: settings.objective === 'contention' && settings.costBenefit }),
   check: contentionChecks,
   describe: (settings) =>
     settings.objective === 'imbalance'
