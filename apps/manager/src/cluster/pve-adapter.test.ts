@@ -125,6 +125,38 @@ describe('finished migrations (cost–benefit)', () => {
   });
 });
 
+describe('finished migrations: failed calls', () => {
+  it('a node whose task list fails and a log that fails are left out, named; the log is read again at the next refresh', async () => {
+    const s = await setup({}, unbalanced({ guests: [{ sid: 'vm:101', node: 'node1', mem: 4 * GIB }] }));
+    s.cluster.s.tasks['UPID:node1:1:2:3:qmigrate:101:root@pam:'] = {
+      sid: 'vm:101',
+      target: 'node2',
+      status: 'stopped',
+      exitstatus: 'OK',
+    };
+    s.fake.injectWhere('GET /nodes/{node}/tasks', (r) => r.params.node === 'node2', {
+      status: 403,
+      statusText: 'Permission check failed',
+    });
+    s.fake.inject('GET /nodes/{node}/tasks/{upid}/log', { status: 403, statusText: 'Permission check failed' });
+    const needs = { guestConfigs: false, nonHa: false, migrationTasks: true };
+    const snap = await s.host.port.readSnapshot(needs);
+    expect(snap.migrationTasks).toEqual([]);
+    const messages = snap.problems?.map((p) => p.message) ?? [];
+    expect(messages.some((m) => m.startsWith("the finished migrations of node 'node2' could not be read"))).toBe(true);
+    expect(
+      messages.some((m) =>
+        m.startsWith('the log of migration task UPID:node1:1:2:3:qmigrate:101:root@pam: could not be read'),
+      ),
+    ).toBe(true);
+    // a minute later (six daemon rounds of 10 s) the list and the log are read again
+    await s.daemon.start();
+    await s.run(6);
+    const later = await s.host.port.readSnapshot(needs);
+    expect(later.migrationTasks).toEqual([{ durationSeconds: 8, transferredBytes: 4 * GIB }]);
+  });
+});
+
 describe('what the adapter reads', () => {
   it('nodes, guests, HA states and storage as the port has them (units: cores, bytes, percent)', async () => {
     const spec = unbalanced({
