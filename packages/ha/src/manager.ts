@@ -1,5 +1,6 @@
 import {
   HA_SERVICE_STATES,
+  lazyRecordEntries,
   nullRecord,
   thaw,
   type Env,
@@ -165,6 +166,11 @@ export class Manager {
       modes[node] = st.mode || 'active';
       const res = st.results;
       if (!res) continue;
+      const entries = lazyRecordEntries(res);
+      if (entries !== undefined) {
+        for (const [uid, result] of entries) if (!results.has(uid)) results.set(uid, result);
+        continue;
+      }
       for (const uid of Object.keys(res)) {
         if (!results.has(uid)) results.set(uid, res[uid]!);
       }
@@ -190,6 +196,11 @@ export class Manager {
   private entries(): readonly ServiceStatus[] {
     this.sids();
     return this.sortedEntries!;
+  }
+
+  /** The entries of {@link ss} in sid byte order (the same objects; remembered until a service is added or removed). */
+  statusEntries(): readonly ServiceStatus[] {
+    return this.entries();
   }
 
   /**
