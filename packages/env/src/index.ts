@@ -25,6 +25,7 @@ export {
   sealRecord,
   snapshot,
   thaw,
+  type LazyRecordOptions,
   type Snapshot,
 } from './snapshot';
 export {

@@ -129,6 +129,16 @@ export function sealRecord<V>(record: Record<string, Snapshot<V>>): Snapshot<Rec
   return Object.freeze(record);
 }
 
+/** Options of {@link lazyRecord}. */
+export interface LazyRecordOptions {
+  /**
+   * The caller hands `entries` over and never changes it again: the record uses it instead of a
+   * copy (O(1)). Changing it afterwards would change a snapshot; leave it false unless the map
+   * is made for the record.
+   */
+  readonly handOver?: boolean;
+}
+
 /** The entries behind each record made by {@link lazyRecord}. */
 const lazyEntries = new WeakMap<object, ReadonlyMap<string, unknown>>();
 
@@ -137,13 +147,16 @@ const lazyEntries = new WeakMap<object, ReadonlyMap<string, unknown>>();
  * already) is copied, and the record's properties are only made when something reads the record
  * as an object (a key, `Object.keys`, `for…in`, `JSON.stringify`); a reader that knows it may
  * take the copy through {@link lazyRecordEntries} instead. For documents keyed by ever new
- * names (command uids), where a property write has to intern each name: O(entries) map copy,
- * no property written unless read. The record behaves as the sealed record of the same
+ * names (command uids) or large ones written every round, where a property write has to
+ * intern each name: O(entries) map copy (O(1) with `handOver`), no property written unless read. The record behaves as the sealed record of the same
  * entries would (frozen, a snapshot, the same keys in the same order, the same JSON), and
  * changing `entries` afterwards does not change it.
  */
-export function lazyRecord<V>(entries: ReadonlyMap<string, Snapshot<V>>): Snapshot<Record<string, V>> {
-  const copy = new Map<string, unknown>(entries);
+export function lazyRecord<V>(
+  entries: ReadonlyMap<string, Snapshot<V>>,
+  options: LazyRecordOptions = {},
+): Snapshot<Record<string, V>> {
+  const copy: ReadonlyMap<string, unknown> = options.handOver ? entries : new Map<string, unknown>(entries);
   const target = newObject();
   let made = false;
   const make = (): Record<string, unknown> => {
@@ -156,7 +169,7 @@ export function lazyRecord<V>(entries: ReadonlyMap<string, Snapshot<V>>): Snapsh
   };
   // every trap makes the properties first, then forwards to them: the proxy is the sealed record
   const record = new Proxy(target, {
-    get: (_t, key) => Reflect.get(make(), key),
+    get: (_t, key): unknown => Reflect.get(make(), key),
     has: (_t, key) => Reflect.has(make(), key),
     ownKeys: () => Reflect.ownKeys(make()),
     getOwnPropertyDescriptor: (_t, key) => Reflect.getOwnPropertyDescriptor(make(), key),

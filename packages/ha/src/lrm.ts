@@ -10,7 +10,7 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
-import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType, statusEntry } from './tools';
 import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
@@ -407,23 +407,28 @@ export class Lrm {
     const sorted = serviceIndex(ss).sorted;
     if (sorted !== this.restartTriesPrunedFor || this.restartTriesGrew) {
       for (const sid of [...this.restartTries.keys()]) {
-        if (!own(ss, sid)) this.restartTries.delete(sid);
+        if (!statusEntry(ss, sid)) this.restartTries.delete(sid);
       }
       this.restartTriesPrunedFor = sorted;
       this.restartTriesGrew = false;
     }
     for (const sid of servicesOn(ss, node)) {
-      const sd = ss[sid]!;
+      const sd = statusEntry(ss, sid)!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;
       // recovery is the master's business first; frozen services are left alone; request_start
       // is an intermediate state for node selection
       if (req === 'recovery' || req === 'freeze' || req === 'request_start') continue;
-      this.queueResourceCommand(sid, sd.uid, req, {
-        target: sd.target,
-        timeout: sd.timeout,
-      });
+      // (no parameters object when there are none: one allocation less per service and round)
+      const target = sd.target;
+      const timeout = sd.timeout;
+      this.queueResourceCommand(
+        sid,
+        sd.uid,
+        req,
+        target === undefined && timeout === undefined ? undefined : { target, timeout },
+      );
     }
     return this.runWorkers();
   }
