@@ -311,7 +311,7 @@ describe('CrsUsage.renew: the last round’s model with this round’s node stat
   test('refuses, with what it read, when a stats document or the nodes changed; the documents feed the new model', () => {
     const env = envWith(stats, measured);
     const usage = build(env, 'dynamic');
-    env.dynamicServiceStats = snapshot({ ...measured, 'vm:101': { cpu: 9, mem: 3 * GIB } }) as never;
+    env.dynamicServiceStats = snapshot({ ...measured, 'vm:101': { cpu: 9, mem: 3 * GIB } });
     const read = usage.renew(NODES);
     expect(read).not.toBe(true);
     expect(read).toEqual({
