@@ -18,7 +18,7 @@ import { renderHelp } from '../../apps/manager/src/cli/spec';
 import { REPO_ROOT } from '../packaging/workspace';
 import { LAYOUT } from './build';
 import { debianVersion, PACKAGE_NAME } from './control';
-import { servePage } from '../test-support/serve';
+import { servePage } from '@poise/test-support/serve';
 
 interface RunResult {
   code: number;

@@ -16,7 +16,7 @@ import { basename, join } from 'node:path';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servePage } from '../test-support/serve';
+import { servePage } from '@poise/test-support/serve';
 import {
   binEntries,
   exportTargets,

@@ -1,4 +1,5 @@
-import { EXIT_OK, main, processIo } from './cli/main';
+import { processIo } from './cli/io';
+import { EXIT_OK, main } from './cli/main';
 import { onOutputClosed } from './cli/output';
 
 // A closed stdout or stderr (`poise-manager --sim | head`): a running daemon finishes its round

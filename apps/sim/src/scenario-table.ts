@@ -13,7 +13,7 @@
  * redirected, only the tables are printed.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PRESET_KEY } from '@poise/policy';
 import { STABLE_KEYS } from '@poise/policy-stable';
@@ -28,8 +28,10 @@ import {
   withCrsOverrides,
   type RunSummary,
 } from '@poise/sim';
-import { REPO_ROOT } from './testing/upstream';
 import { progressBar, type ProgressStream } from './lab/progress';
+
+/** The repository root (above apps/sim/src): the READMEs this script rewrites. */
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** The balancer scenarios of the table, in table order, with a short label. */
 export const TABLE_SCENARIOS: ReadonlyArray<{ name: string; label: string }> = [

@@ -16,7 +16,18 @@ export type {
   StaticServiceStats,
 } from './types';
 export { SimEnv, CFS_ERROR, type SimBackend } from './sim-env';
-export { isSnapshot, nullRecord, openRecord, sealRecord, snapshot, thaw, type Snapshot } from './snapshot';
+export {
+  isSnapshot,
+  lazyRecord,
+  lazyRecordEntries,
+  nullRecord,
+  openRecord,
+  sealRecord,
+  snapshot,
+  thaw,
+  type LazyRecordOptions,
+  type Snapshot,
+} from './snapshot';
 export {
   HA_SERVICE_STATES,
   haServiceState,

@@ -1,6 +1,15 @@
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
-import { isSnapshot, nullRecord, openRecord, sealRecord, snapshot, thaw } from './snapshot';
+import {
+  isSnapshot,
+  lazyRecord,
+  lazyRecordEntries,
+  nullRecord,
+  openRecord,
+  sealRecord,
+  snapshot,
+  thaw,
+} from './snapshot';
 
 describe('snapshot', () => {
   test('is deeply frozen: changing it throws instead of changing stored state', () => {
@@ -112,5 +121,95 @@ describe('snapshot', () => {
         expect(JSON.parse(JSON.stringify(shared ?? null))).toEqual(expected);
       }),
     );
+  });
+});
+
+describe('lazyRecord', () => {
+  const entries = () =>
+    new Map<string, ReturnType<typeof snapshot<{ sid: string; exit_code: number }>>>([
+      ['node1-2', snapshot({ sid: 'vm:102', exit_code: 0 })],
+      ['node1-1', snapshot({ sid: 'vm:101', exit_code: 1 })],
+    ]);
+  const sealed = (map: ReturnType<typeof entries>) => {
+    const r = openRecord<{ sid: string; exit_code: number }>();
+    for (const [k, v] of map) r[k] = v;
+    return sealRecord(r);
+  };
+
+  test('reads as the sealed record of the same entries: keys, order, values, JSON', () => {
+    const map = entries();
+    const lazy = lazyRecord(map);
+    const plain = sealed(map);
+    expect(Object.keys(lazy)).toEqual(['node1-2', 'node1-1']);
+    expect(JSON.stringify(lazy)).toBe(JSON.stringify(plain));
+    expect(lazy['node1-1']).toBe(map.get('node1-1'));
+    expect('node1-2' in lazy).toBe(true);
+    expect(Object.hasOwn(lazy, 'node1-3')).toBe(false);
+    const seen: string[] = [];
+    for (const key in lazy) seen.push(key);
+    expect(seen).toEqual(['node1-2', 'node1-1']);
+    expect(thaw(lazy)).toEqual(thaw(plain));
+  });
+
+  test('integer-like keys come first in the record, as in any object; the entries keep the given order', () => {
+    const lazy = lazyRecord(
+      new Map([
+        ['b', 1],
+        ['2', 2],
+        ['a', 3],
+        ['1', 4],
+      ]),
+    );
+    expect(Object.keys(lazy)).toEqual(['1', '2', 'b', 'a']);
+    expect([...lazyRecordEntries(lazy)!.keys()]).toEqual(['b', '2', 'a', '1']);
+  });
+
+  test('is a frozen snapshot: shared by snapshot() as it is, changing it throws', () => {
+    const lazy = lazyRecord(entries());
+    expect(isSnapshot(lazy)).toBe(true);
+    expect(Object.isFrozen(lazy)).toBe(true);
+    const doc = snapshot({ results: lazy, timestamp: 1 });
+    expect(doc.results).toBe(lazy);
+    expect(() => {
+      (lazy as Record<string, unknown>)['node1-9'] = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      delete (lazy as Record<string, unknown>)['node1-1'];
+    }).toThrow(TypeError);
+    expect(Object.keys(lazy)).toEqual(['node1-2', 'node1-1']);
+  });
+
+  test('changing the map after the record was made changes nothing (a copy), unless it was handed over', () => {
+    const map = entries();
+    const lazy = lazyRecord(map);
+    map.delete('node1-1');
+    map.set('node1-3', snapshot({ sid: 'vm:103', exit_code: 0 }));
+    expect(Object.keys(lazy)).toEqual(['node1-2', 'node1-1']);
+    expect([...lazyRecordEntries(lazy)!.keys()]).toEqual(['node1-2', 'node1-1']);
+    const owned = entries();
+    const handed = lazyRecord(owned, { handOver: true });
+    expect(lazyRecordEntries(handed)).toBe(owned);
+  });
+
+  test('lazyRecordEntries: the entries of a lazy record, undefined for anything else', () => {
+    const map = entries();
+    const lazy = lazyRecord(map);
+    expect([...lazyRecordEntries(lazy)!]).toEqual([...map]);
+    expect(lazyRecordEntries(sealed(map))).toBeUndefined();
+    expect(lazyRecordEntries(snapshot({ a: 1 }))).toBeUndefined();
+    expect(lazyRecordEntries(undefined)).toBeUndefined();
+  });
+
+  test('names that are Object.prototype keys are plain keys', () => {
+    const lazy = lazyRecord(
+      new Map([
+        ['__proto__', 1],
+        ['toString', 2],
+      ]),
+    ) as Record<string, number>;
+    expect(Object.keys(lazy)).toEqual(['__proto__', 'toString']);
+    expect(Object.getOwnPropertyDescriptor(lazy, 'toString')?.value).toBe(2);
+    expect(Object.getOwnPropertyDescriptor(lazy, '__proto__')?.value).toBe(1);
+    expect(JSON.stringify(lazy)).toBe('{"__proto__":1,"toString":2}');
   });
 });

@@ -129,6 +129,73 @@ export function sealRecord<V>(record: Record<string, Snapshot<V>>): Snapshot<Rec
   return Object.freeze(record);
 }
 
+/** Options of {@link lazyRecord}. */
+export interface LazyRecordOptions {
+  /**
+   * The caller hands `entries` over and never changes it again: the record uses it instead of a
+   * copy (O(1)). Changing it afterwards would change a snapshot; leave it false unless the map
+   * is made for the record.
+   */
+  readonly handOver?: boolean;
+}
+
+/** The entries behind each record made by {@link lazyRecord}. */
+const lazyEntries = new WeakMap<object, ReadonlyMap<string, unknown>>();
+
+/**
+ * A record snapshot whose entries come from a map: `entries` (values that are snapshots
+ * already) is copied, and the record's properties are only made when something reads the record
+ * as an object (a key, `Object.keys`, `for…in`, `JSON.stringify`); a reader that knows it may
+ * take the copy through {@link lazyRecordEntries} instead. For documents keyed by ever new
+ * names (command uids) or large ones written every round, where a property write has to
+ * intern each name: O(entries) map copy (O(1) with `handOver`), no property written unless read. The record behaves as the sealed record of the same
+ * entries would (frozen, a snapshot, the same keys in the same order, the same JSON), and
+ * changing `entries` afterwards does not change it.
+ */
+export function lazyRecord<V>(
+  entries: ReadonlyMap<string, Snapshot<V>>,
+  options: LazyRecordOptions = {},
+): Snapshot<Record<string, V>> {
+  const copy: ReadonlyMap<string, unknown> = options.handOver ? entries : new Map<string, unknown>(entries);
+  const target = newObject();
+  let made = false;
+  const make = (): Record<string, unknown> => {
+    if (!made) {
+      for (const [key, value] of copy) target[key] = value;
+      Object.freeze(target);
+      made = true;
+    }
+    return target;
+  };
+  // every trap makes the properties first, then forwards to them: the proxy is the sealed record
+  const record = new Proxy(target, {
+    get: (_t, key): unknown => Reflect.get(make(), key),
+    has: (_t, key) => Reflect.has(make(), key),
+    ownKeys: () => Reflect.ownKeys(make()),
+    getOwnPropertyDescriptor: (_t, key) => Reflect.getOwnPropertyDescriptor(make(), key),
+    isExtensible: () => Reflect.isExtensible(make()),
+    preventExtensions: () => Reflect.preventExtensions(make()),
+    set: (_t, key, value) => Reflect.set(make(), key, value),
+    defineProperty: (_t, key, desc) => Reflect.defineProperty(make(), key, desc),
+    deleteProperty: (_t, key) => Reflect.deleteProperty(make(), key),
+    setPrototypeOf: (_t, proto) => Reflect.setPrototypeOf(make(), proto),
+  });
+  lazyEntries.set(record, copy);
+  return record as Snapshot<Record<string, V>>;
+}
+
+/**
+ * The entries of a record made by {@link lazyRecord} (in the order given; note that the
+ * record's own key order, as for any object, lists integer-like keys first), or undefined for
+ * any other value. Reading them makes no property of the record.
+ */
+export function lazyRecordEntries<V>(
+  record: Snapshot<Record<string, V>> | undefined,
+): ReadonlyMap<string, Snapshot<V>> | undefined {
+  if (typeof record !== 'object' || record === null) return undefined;
+  return lazyEntries.get(record) as ReadonlyMap<string, Snapshot<V>> | undefined;
+}
+
 /**
  * A mutable deep copy of JSON data (null-prototype objects): the explicit step before changing
  * something an Env read returned.

@@ -30,13 +30,15 @@ export interface BalancingManager {
   readonly crs: CrsSettings;
   readonly usage: OnlineNodeUsage;
   readonly rules: { readonly view: Pick<RulesView, 'compiled'> };
+  /** The entries of {@link ss} (any order; the same objects), without enumerating the record. */
+  statusEntries(): readonly Readonly<ServiceStatus>[];
   /** Queues a migrate/relocate as a user's command would; false when the manager refused it. */
   queueResourceMotion(cmd: string, task: string, sid: string, target: string): boolean;
 }
 
 /** Whether any service is moving or has a move queued. */
 function motionInFlight(manager: BalancingManager): boolean {
-  for (const sd of Object.values(manager.ss)) {
+  for (const sd of manager.statusEntries()) {
     if (sd.state === 'migrate' || sd.state === 'relocate') return true;
     const cmd = sd.cmd?.[0];
     if (cmd === 'migrate' || cmd === 'relocate') return true;

@@ -1,4 +1,5 @@
 import {
+  lazyRecord,
   nullRecord,
   openRecord,
   sealRecord,
@@ -9,7 +10,7 @@ import {
   type ServiceStatus,
   type Snapshot,
 } from '@poise/env';
-import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType } from './tools';
+import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType, statusEntry } from './tools';
 import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
@@ -53,13 +54,16 @@ export class Lrm {
   private stateChangeTime = 0;
   private mode: LrmMode = 'active';
   private workers = new Map<string, Worker>();
-  /** Results by command uid (null-prototype: uids come from the manager status). */
-  private results: Record<string, LrmResult> = nullRecord();
   /**
-   * The uids of {@link results}, kept beside it for the lookups: a uid is a fresh string each
-   * round, which a keyed read of the (large) record would have to intern first.
+   * Results by command uid, in the order recorded. A `Map`: a uid is a fresh string each round,
+   * which a keyed write to (or read of) a record would have to intern first.
    */
-  private resultUids = new Set<string>();
+  private readonly results = new Map<string, Snapshot<LrmResult>>();
+  /**
+   * {@link results} as the record the status carries (a lazy record: the master reads its
+   * entries, nobody needs its properties), made at the first write after a change.
+   */
+  private resultsRecord: Snapshot<Record<string, LrmResult>> | undefined;
   private readonly restartTries = new Map<string, number>();
   /**
    * The service ids (the {@link serviceIndex} array) {@link restartTries} was last pruned against,
@@ -167,7 +171,7 @@ export class Lrm {
       env.writeLrmStatus({
         state: this.state,
         mode: this.mode,
-        results: this.results,
+        results: this.resultsDocument(),
         timestamp: env.getTime(),
       });
     } catch (err) {
@@ -175,6 +179,12 @@ export class Lrm {
       return false;
     }
     return true;
+  }
+
+  /** The results as a record snapshot (keys in the order recorded); the same object while they do not change. */
+  private resultsDocument(): Snapshot<Record<string, LrmResult>> {
+    this.resultsRecord ??= lazyRecord(this.results);
+    return this.resultsRecord;
   }
 
   private updateServiceStatus(): boolean {
@@ -397,23 +407,28 @@ export class Lrm {
     const sorted = serviceIndex(ss).sorted;
     if (sorted !== this.restartTriesPrunedFor || this.restartTriesGrew) {
       for (const sid of [...this.restartTries.keys()]) {
-        if (!own(ss, sid)) this.restartTries.delete(sid);
+        if (!statusEntry(ss, sid)) this.restartTries.delete(sid);
       }
       this.restartTriesPrunedFor = sorted;
       this.restartTriesGrew = false;
     }
     for (const sid of servicesOn(ss, node)) {
-      const sd = ss[sid]!;
+      const sd = statusEntry(ss, sid)!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;
       // recovery is the master's business first; frozen services are left alone; request_start
       // is an intermediate state for node selection
       if (req === 'recovery' || req === 'freeze' || req === 'request_start') continue;
-      this.queueResourceCommand(sid, sd.uid, req, {
-        target: sd.target,
-        timeout: sd.timeout,
-      });
+      // (no parameters object when there are none: one allocation less per service and round)
+      const target = sd.target;
+      const timeout = sd.timeout;
+      this.queueResourceCommand(
+        sid,
+        sd.uid,
+        req,
+        target === undefined && timeout === undefined ? undefined : { target, timeout },
+      );
     }
     return this.runWorkers();
   }
@@ -421,7 +436,7 @@ export class Lrm {
   private queueResourceCommand(sid: string, uid: string | undefined, state: string, params?: Worker['params']): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
-    if (state !== 'stopped' && uid && this.resultUids.has(uid)) return;
+    if (state !== 'stopped' && uid && this.results.has(uid)) return;
     this.workers.delete(sid);
     const w: Worker = { sid, uid, state, startTries: 0 };
     if (params) w.params = params;
@@ -458,24 +473,11 @@ export class Lrm {
   /** Keeps only the results of uids the manager still knows. */
   private pruneResults(): void {
     const valid = serviceIndex(this.serviceStatus).uids;
-    const kept: string[] = [];
-    for (const id of this.resultUids) if (valid.has(id)) kept.push(id);
-    if (kept.length === this.resultUids.size) return;
-    if (kept.length >= this.resultUids.size / 2) {
-      for (const id of this.resultUids) {
-        if (valid.has(id)) continue;
-        delete this.results[id];
-        this.resultUids.delete(id);
-      }
-      return;
+    for (const id of this.results.keys()) {
+      if (valid.has(id)) continue;
+      this.results.delete(id);
+      this.resultsRecord = undefined;
     }
-    // most results are stale (every started service gets a new uid each round): copy the few
-    // kept ones, in their order, into a fresh record rather than deleting from a large one
-    // (a record's hash table degrades with deletions)
-    const results = nullRecord<LrmResult>();
-    for (const id of kept) results[id] = this.results[id]!;
-    this.results = results;
-    this.resultUids = new Set(kept);
   }
 
   private stopCommandFinished(sid: string, status: number): void {
@@ -503,8 +505,8 @@ export class Lrm {
     result.sid = w.sid;
     result.state = w.state;
     result.exit_code = status;
-    this.results[uid] = sealRecord(result) as unknown as LrmResult;
-    this.resultUids.add(uid);
+    this.results.set(uid, sealRecord(result) as unknown as Snapshot<LrmResult>);
+    this.resultsRecord = undefined;
     return true;
   }
 

@@ -1,6 +1,9 @@
 import {
   HA_SERVICE_STATES,
+  lazyRecord,
+  lazyRecordEntries,
   nullRecord,
+  snapshot,
   thaw,
   type Env,
   type LrmResult,
@@ -18,7 +21,7 @@ import { selectServiceNode, type NodePreference } from './select-node';
 import { RulesState } from './rules-state';
 import { findNegativeAffinityConflict, getPositivePartnersToMove } from '@poise/rules';
 import { type CrsSettings, readCrsSettings } from './crs';
-import { createUsage } from './usage-model';
+import { CrsUsage, createUsage, type UsageDocuments } from './usage-model';
 import { BalancerHost, loadBalance, type BalancerEvent } from './balance';
 import { compareNames } from '@poise/usage';
 
@@ -91,6 +94,20 @@ export class Manager {
   /** `ss` keys in byte order; dropped whenever a service is added or removed. */
   private sortedSids: readonly string[] | undefined;
   private sortedEntries: readonly ServiceStatus[] | undefined;
+  /** `ss` keys in the record's own order (insertion), and their entries; dropped with {@link sortedSids}. */
+  private statusKeys: readonly string[] | undefined;
+  private statusKeyEntries: readonly ServiceStatus[] | undefined;
+  /**
+   * What the last {@link flush} published of `ss`: the entry snapshots by sid, the lazy record
+   * made of them and the key list it was made for.
+   */
+  private published:
+    | {
+        keys: readonly string[];
+        entries: Map<string, Snapshot<ServiceStatus>>;
+        record: Snapshot<Record<string, ServiceStatus>>;
+      }
+    | undefined;
   /** {@link configs}: the entries, and the config and ids they were read for. */
   private alignedConfigs: readonly (Snapshot<ServiceConfigEntry> | undefined)[] = [];
   private alignedConfig: Snapshot<ServiceConfig> | undefined;
@@ -104,6 +121,25 @@ export class Manager {
   private syncedSids: readonly string[] | undefined;
   /** Configured services `ss` does not track, in byte order, for {@link syncedConfig} and {@link syncedSids}. */
   private untracked: readonly string[] | undefined;
+  /**
+   * What the last rebuild of the usage model read (see {@link usageUnchangedSinceBuild}), when
+   * the model can be renewed; undefined otherwise.
+   */
+  private usageBuild:
+    | {
+        mode: string;
+        memhost: boolean;
+        sids: readonly string[];
+        untracked: readonly string[];
+        sc: Snapshot<ServiceConfig>;
+        state: readonly string[];
+        node: readonly string[];
+        target: readonly (string | undefined)[];
+        running: readonly unknown[];
+      }
+    | undefined;
+  /** Whether the usage model was changed since its last rebuild ({@link changeServiceState}). */
+  private usageTouched = false;
 
   constructor(
     readonly env: Env,
@@ -147,9 +183,39 @@ export class Manager {
     return `${this.env.nodename()}-${this.uidCounter}`;
   }
 
+  /**
+   * Writes the status. The service status goes as a lazy record (see `lazyRecord` of
+   * `@poise/env`) of entry snapshots made here, each from the previous one (an unchanged entry
+   * is the same object): the daemons read its entries by sid, and no 5,000-key record has to be
+   * walked or written every round. The record has `ss`'s keys in `ss`'s order, as the snapshot of
+   * `ss` would.
+   */
   private flush(): void {
     this.ms.timestamp = this.env.getTime();
-    this.env.writeManagerStatus(this.ms);
+    const doc: ManagerStatus = Object.assign(nullRecord<unknown>(), this.ms);
+    doc.service_status = this.publishServiceStatus() as Record<string, ServiceStatus>;
+    this.env.writeManagerStatus(doc);
+  }
+
+  /** The service status as the lazy record {@link flush} writes. */
+  private publishServiceStatus(): Snapshot<Record<string, ServiceStatus>> {
+    this.sids();
+    const keys = this.statusKeys!;
+    const values = this.statusKeyEntries!;
+    const last = this.published;
+    const entries = new Map<string, Snapshot<ServiceStatus>>();
+    let changed = last === undefined || last.keys !== keys;
+    for (let i = 0; i < keys.length; i++) {
+      const sid = keys[i]!;
+      const before = last?.entries.get(sid);
+      const entry = snapshot<ServiceStatus>(values[i]!, before);
+      if (entry !== before) changed = true;
+      entries.set(sid, entry);
+    }
+    if (!changed) return last!.record;
+    const record = lazyRecord(entries, { handOver: true });
+    this.published = { keys, entries, record };
+    return record;
   }
 
   /**
@@ -165,6 +231,11 @@ export class Manager {
       modes[node] = st.mode || 'active';
       const res = st.results;
       if (!res) continue;
+      const entries = lazyRecordEntries(res);
+      if (entries !== undefined) {
+        for (const [uid, result] of entries) if (!results.has(uid)) results.set(uid, result);
+        continue;
+      }
       for (const uid of Object.keys(res)) {
         if (!results.has(uid)) results.set(uid, res[uid]!);
       }
@@ -175,7 +246,10 @@ export class Manager {
   /** The tracked services in byte order. */
   private sids(): readonly string[] {
     if (this.sortedSids === undefined) {
-      const sids = Object.keys(this.ss).sort(compareNames);
+      const keys = Object.keys(this.ss);
+      this.statusKeys = keys;
+      this.statusKeyEntries = keys.map((sid) => this.ss[sid]!);
+      const sids = [...keys].sort(compareNames);
       this.sortedSids = sids;
       this.sortedEntries = sids.map((sid) => this.ss[sid]!);
     }
@@ -190,6 +264,11 @@ export class Manager {
   private entries(): readonly ServiceStatus[] {
     this.sids();
     return this.sortedEntries!;
+  }
+
+  /** The entries of {@link ss} in sid byte order (the same objects; remembered until a service is added or removed). */
+  statusEntries(): readonly ServiceStatus[] {
+    return this.entries();
   }
 
   /**
@@ -384,19 +463,78 @@ export class Manager {
    * (set-static-stats, measured usage) are seen from the next round on.
    */
   recomputeOnlineNodeUsage(): void {
-    this.usage = createUsage(this.env, this.crs.scheduler, this.ns.listOnlineNodes(), this.options.profile, {
-      memhost: this.balancer.registry.needs(this.crs.variant).memhost,
-    });
+    const online = this.ns.listOnlineNodes();
+    const mode = this.crs.scheduler;
+    const memhost = this.balancer.registry.needs(this.crs.variant).memhost;
     const sids = this.sids();
     const entries = this.entries();
+    const untracked = this.untrackedServices();
+    let documents: UsageDocuments | undefined;
+    if (this.usageUnchangedSinceBuild(mode, memhost, sids, entries, untracked)) {
+      // the same services in the same states on the same nodes: the model of the last build
+      // with this round's node stats, if the stats documents are the same (what a rebuild gives)
+      const renewed = (this.usage as CrsUsage).renew(online);
+      if (renewed === true) return;
+      documents = renewed;
+    }
+    this.usage = createUsage(this.env, mode, online, this.options.profile, { memhost, documents });
     for (let i = 0; i < sids.length; i++) this.usage.addServiceUsage(sids[i]!, entries[i]!);
     // configured services the manager does not track (ignored ones, and new ones while the
     // stack is disarmed) count by their configured state, by the same rules as tracked ones
     // (spec §3.6): `started` loads its node, `stopped`, `disabled` and `ignored` load nothing
-    for (const sid of this.untrackedServices()) {
+    for (const sid of untracked) {
       const cd = this.sc[sid]!;
       this.usage.addServiceUsage(sid, { state: cd.state, node: cd.node });
     }
+    this.usageBuild =
+      this.usage instanceof CrsUsage && this.usage.renewable()
+        ? {
+            mode,
+            memhost,
+            sids,
+            untracked,
+            sc: this.sc,
+            state: entries.map((sd) => sd.state),
+            node: entries.map((sd) => sd.node),
+            target: entries.map((sd) => sd.target),
+            running: entries.map((sd) => sd.running),
+          }
+        : undefined;
+  }
+
+  /**
+   * Whether the usage model is the one the last {@link recomputeOnlineNodeUsage} built and
+   * nothing it was built from has changed since: no state change touched it, the same scheduler
+   * mode and options, the same tracked services (the same id list) with the same fields the
+   * model reads of them (`serviceUsageNodes`: state, node, target, running), the same untracked
+   * ones in the same config. The stats documents and the nodes are the model's own check
+   * ({@link CrsUsage.renew}). O(services), no allocation.
+   */
+  private usageUnchangedSinceBuild(
+    mode: string,
+    memhost: boolean,
+    sids: readonly string[],
+    entries: readonly ServiceStatus[],
+    untracked: readonly string[],
+  ): boolean {
+    const build = this.usageBuild;
+    if (build === undefined || this.usageTouched) {
+      this.usageTouched = false;
+      return false;
+    }
+    if (build.mode !== mode || build.memhost !== memhost || build.sids !== sids) return false;
+    if (build.untracked !== untracked || (untracked.length > 0 && build.sc !== this.sc)) return false;
+    for (let i = 0; i < entries.length; i++) {
+      const sd = entries[i]!;
+      if (
+        sd.state !== build.state[i] ||
+        sd.node !== build.node[i] ||
+        sd.target !== build.target[i] ||
+        sd.running !== build.running[i]
+      )
+        return false;
+    }
+    return true;
   }
 
   /** Configured services `ss` does not track, in byte order (remembered while config and keys stay). */
@@ -434,6 +572,7 @@ export class Manager {
     }
     this.usage.removeServiceUsage(sid);
     this.usage.addServiceUsage(sid, sd);
+    this.usageTouched = true;
     sd.uid = this.newUid();
     if (text) text = `  (${text})`;
     this.env.log('info', `service '${sid}': state changed from '${oldState}' to '${newState}'${text}`);

@@ -1,4 +1,12 @@
-import { nullRecord, thaw, type Env, type ServiceConfig, type ServiceStatus, type Snapshot } from '@poise/env';
+import {
+  lazyRecordEntries,
+  nullRecord,
+  thaw,
+  type Env,
+  type ServiceConfig,
+  type ServiceStatus,
+  type Snapshot,
+} from '@poise/env';
 import {
   GROUPS_CONFIG_FILE,
   buildPersistentGroupMigration,
@@ -205,7 +213,9 @@ export class RulesState {
     // waiting for the agent lock is idle only with nothing to do on the node (the last
     // service status the manager wrote, which is this round's until the round ends)
     const services = this.host.env.readManagerStatus().service_status ?? {};
-    return !Object.values(services).some((sd) => sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state));
+    const entries = lazyRecordEntries(services) ?? new Map(Object.entries(services));
+    for (const sd of entries.values()) if (sd.node === node && !LRM_INACTIVE_SERVICE_STATES.has(sd.state)) return false;
+    return true;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { isSnapshot, thaw } from '@poise/env';
+import { isSnapshot, lazyRecordEntries, thaw, type Snapshot } from '@poise/env';
 import { compareNames } from '@poise/usage';
 
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
@@ -41,6 +41,8 @@ const OBJECT_PROTO: object = Object.prototype;
 export function isEmptyRecord(obj: object | undefined | null): boolean {
   if (obj == null) return true;
   // for-in lists every key of a large object up front: ask once per snapshot
+  const entries = lazyRecordEntries(obj as Snapshot<Record<string, unknown>>);
+  if (entries !== undefined) return entries.size === 0;
   return memo(obj, 'isEmpty', () => {
     for (const key in obj) if (Object.hasOwn(obj, key)) return false;
     return true;
@@ -174,13 +176,15 @@ const statusOrder = new KeyOrder();
  */
 export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> }): ServiceIndex {
   return memo(ss, 'serviceIndex', () => {
-    const sorted = statusOrder.sort(Object.keys(ss));
+    // a lazy record (the master's status): its entries, without making its properties
+    const entries = lazyRecordEntries(ss);
+    const sorted = statusOrder.sort(entries ? [...entries.keys()] : Object.keys(ss));
     const byNode = new Map<string, string[]>();
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
     const uids = new Set<string>();
     for (const sid of sorted) {
-      const sd = ss[sid]!;
+      const sd = (entries ? entries.get(sid) : ss[sid])!;
       const node = sd.node;
       const state = sd.state;
       if (sd.uid) uids.add(sd.uid);
@@ -203,6 +207,16 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
     }
     return { sorted, byNode, fenced, active, uids };
   });
+}
+
+/**
+ * A service's entry in a service status document, undefined when it has none: `own(ss, sid)`,
+ * read from the entries of a lazy record (the master's status) without making its properties.
+ */
+export function statusEntry<T>(ss: Snapshot<Record<string, T>> | undefined, sid: string): Snapshot<T> | undefined {
+  const entries = lazyRecordEntries(ss);
+  if (entries !== undefined) return entries.get(sid);
+  return own(ss, sid);
 }
 
 /** The fields of a service status entry the {@link ServiceIndex} reads. */

@@ -261,3 +261,95 @@ describe('CrsUsage: what the balancer host reads (telemetry, adjusted views, mem
     expect(best!.imbalance).toBeGreaterThan(0);
   });
 });
+
+describe('CrsUsage.renew: the last round’s model with this round’s node stats', () => {
+  const stats = { 'vm:101': good, 'vm:102': good, 'vm:103': { maxcpu: 2, maxmem: 2 * GIB } };
+  const measured = {
+    'vm:101': { cpu: 1.5, mem: 3 * GIB },
+    'vm:102': { cpu: 0.25, mem: GIB },
+    'vm:103': { cpu: 0.5, mem: GIB },
+  };
+  const services: Array<[string, ReturnType<typeof snapshot<{ state: string; node: string; running?: number }>>]> = [
+    ['vm:101', started('node1')],
+    ['vm:102', snapshot({ state: 'request_start', node: 'node2' })], // starting: counted at its maxima
+    ['vm:103', started('node3')],
+  ];
+  const build = (env: MemoryEnv, mode: 'static' | 'dynamic') => {
+    const usage = new CrsUsage(env, mode, NODES, 'normalized');
+    for (const [sid, sd] of services) usage.addServiceUsage(sid, sd);
+    return usage;
+  };
+  const picture = (usage: CrsUsage) => ({
+    imbalance: usage.calculateNodeImbalance(),
+    start: Object.fromEntries(usage.scoreNodesToStartService('vm:103')),
+    telemetry: usage.nodeTelemetry(),
+  });
+
+  for (const mode of ['static', 'dynamic'] as const) {
+    test(`${mode}: after new node stats, the renewed model is a new one, number for number`, () => {
+      const env = envWith(stats, measured);
+      const usage = build(env, mode);
+      // the next round: other node usage (and, for static, another node size), same documents else
+      env.dynamicNodeStats = snapshot({
+        node1: { cpu: 3.3, maxcpu: 16, mem: 9 * GIB, maxmem: 64 * GIB },
+        node2: { cpu: 0.1, maxcpu: 16, mem: GIB / 3, maxmem: 64 * GIB },
+        node3: { cpu: 7.7, maxcpu: 16, mem: 20 * GIB, maxmem: 64 * GIB },
+      });
+      env.staticNodeStats = snapshot({
+        node1: { maxcpu: 16, maxmem: 64 * GIB },
+        node2: { maxcpu: 32, maxmem: 128 * GIB },
+        node3: { maxcpu: 16, maxmem: 64 * GIB },
+      });
+      expect(usage.renew(NODES)).toBe(true);
+      const fresh = build(env, mode);
+      expect(picture(usage)).toEqual(picture(fresh));
+      expect(usage.planGuests()).toEqual(fresh.planGuests());
+      expect(env.lines).toEqual([]);
+    });
+  }
+
+  test('refuses, with what it read, when a stats document or the nodes changed; the documents feed the new model', () => {
+    const env = envWith(stats, measured);
+    const usage = build(env, 'dynamic');
+    env.dynamicServiceStats = snapshot({ ...measured, 'vm:101': { cpu: 9, mem: 3 * GIB } });
+    const read = usage.renew(NODES);
+    expect(read).not.toBe(true);
+    expect(read).toEqual({
+      dynamicNodeStats: env.dynamicNodeStats,
+      staticServiceStats: env.staticServiceStats,
+      dynamicServiceStats: env.dynamicServiceStats,
+    });
+    const next = createUsage(env, 'dynamic', NODES, 'pve-9.2', { documents: read as Exclude<typeof read, true> });
+    expect(next).toBeInstanceOf(CrsUsage);
+    expect(build(env, 'dynamic').renew(['node1', 'node2'])).not.toBe(true);
+  });
+
+  test('refuses when a service was left out with a warning (a new model warns again)', () => {
+    const env = envWith({ 'vm:101': good }, { 'vm:101': measured['vm:101'] });
+    const usage = build(env, 'dynamic'); // vm:102 and vm:103 have no stats
+    expect(usage.renewable()).toBe(false);
+    expect(usage.renew(NODES)).not.toBe(true);
+  });
+
+  test('refuses, reading no further, when a node has no stats (as the constructor would stop)', () => {
+    const env = envWith(stats, measured);
+    const usage = build(env, 'dynamic');
+    env.dynamicNodeStats = snapshot({ node1: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB } });
+    expect(usage.renew(NODES)).toEqual({ dynamicNodeStats: env.dynamicNodeStats });
+  });
+
+  test('refuses a node stat the usage rejects (a negative cpu), and the new model falls back as before', () => {
+    const env = envWith(stats, measured);
+    const usage = build(env, 'dynamic');
+    env.dynamicNodeStats = snapshot({
+      node1: { cpu: -1, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+      node2: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+      node3: { cpu: 0, maxcpu: 16, mem: 0, maxmem: 64 * GIB },
+    });
+    const read = usage.renew(NODES);
+    expect(read).not.toBe(true);
+    const next = createUsage(env, 'dynamic', NODES, 'pve-9.2', { documents: read as Exclude<typeof read, true> });
+    expect(next).not.toBeInstanceOf(CrsUsage);
+    expect(env.lines.join('\n')).toContain("fallback to 'basic' scheduler mode");
+  });
+});

@@ -4,12 +4,14 @@ import type {
   Env,
   ServiceStatus,
   Snapshot,
+  StaticNodeStats,
   StaticServiceStats,
 } from '@poise/env';
 import {
   ClusterUsage,
   UsageError,
   type MigrationCandidate,
+  type NodeStats,
   type ResourceStats,
   type ScoredMigration,
   compareNames,
@@ -123,8 +125,10 @@ export class CrsUsage implements OnlineNodeUsage {
     this.checkMemhost = options.checkMemhost ?? this.memhost;
     this.usage = new ClusterUsage({ aggregation: mode, metric });
     this.nodes = [...onlineNodes];
+    // what `renew` read already (it reads as this constructor does, in its order): not again
+    const read = options.documents;
     if (mode === 'static') {
-      const stats = env.getStaticNodeStats();
+      const stats = read?.staticNodeStats ?? env.getStaticNodeStats();
       for (const node of onlineNodes) {
         const s = own(stats, node);
         if (!s || s.maxcpu === undefined || s.maxmem === undefined) {
@@ -132,9 +136,9 @@ export class CrsUsage implements OnlineNodeUsage {
         }
         this.usage.addNode(node, { cpu: 0, maxcpu: Math.trunc(s.maxcpu), mem: 0, maxmem: Math.trunc(s.maxmem) });
       }
-      this.staticStats = env.getStaticServiceStats();
+      this.staticStats = read?.staticServiceStats ?? env.getStaticServiceStats();
     } else {
-      const stats = env.getDynamicNodeStats();
+      const stats = read?.dynamicNodeStats ?? env.getDynamicNodeStats();
       this.measured = stats;
       for (const node of onlineNodes) {
         const s = own(stats, node);
@@ -146,13 +150,77 @@ export class CrsUsage implements OnlineNodeUsage {
           maxmem: Math.trunc(s.maxmem),
         });
       }
-      this.staticStats = env.getStaticServiceStats();
-      this.dynamicStats = env.getDynamicServiceStats();
+      this.staticStats = read?.staticServiceStats ?? env.getStaticServiceStats();
+      this.dynamicStats = read?.dynamicServiceStats ?? env.getDynamicServiceStats();
     }
   }
 
   listNodes(): string[] {
     return this.nodes;
+  }
+
+  /**
+   * Whether {@link renew} may be asked: every service added so far is part of the usage (none
+   * was left out with a warning, which a rebuild would log again).
+   */
+  renewable(): boolean {
+    return this.unscored.size === 0;
+  }
+
+  /**
+   * Makes this usage what a new one on `onlineNodes` would be after the same services were
+   * added again in the same order, when the only difference is the node stats. Reads the
+   * documents the constructor reads, in its order and stopping where it would stop (the Env
+   * may log while reading them), and returns `true` when the nodes are the same, every node
+   * has valid stats, the service stats documents are the same snapshots as before and no
+   * service was left out ({@link renewable}): then the nodes have taken the new stats, which the
+   * usage re-folds in the order a new one would fold them. Otherwise it returns what it read,
+   * for the new usage's constructor (`UsageOptions.documents`), and this usage is to be
+   * dropped. The caller guarantees that the services (ids, placement, states) are those it
+   * added.
+   */
+  renew(onlineNodes: readonly string[]): true | UsageDocuments {
+    const same =
+      this.renewable() && onlineNodes.length === this.nodes.length && onlineNodes.every((n, i) => n === this.nodes[i]);
+    const env = this.env;
+    const next: NodeStats[] = [];
+    if (this.mode === 'static') {
+      const staticNodeStats = env.getStaticNodeStats();
+      for (const node of onlineNodes) {
+        const s = own(staticNodeStats, node);
+        if (!s || s.maxcpu === undefined || s.maxmem === undefined) return { staticNodeStats };
+        next.push({ cpu: 0, maxcpu: Math.trunc(s.maxcpu), mem: 0, maxmem: Math.trunc(s.maxmem) });
+      }
+      const staticServiceStats = env.getStaticServiceStats();
+      if (!same || staticServiceStats !== this.staticStats) return { staticNodeStats, staticServiceStats };
+      if (!this.setNodeStats(onlineNodes, next)) return { staticNodeStats, staticServiceStats };
+      this.measured = undefined; // read when first asked for, as by a new usage
+      return true;
+    }
+    const dynamicNodeStats = env.getDynamicNodeStats();
+    for (const node of onlineNodes) {
+      const s = own(dynamicNodeStats, node);
+      if (!s) return { dynamicNodeStats };
+      next.push({ cpu: s.cpu, maxcpu: Math.trunc(s.maxcpu), mem: Math.trunc(s.mem), maxmem: Math.trunc(s.maxmem) });
+    }
+    const staticServiceStats = env.getStaticServiceStats();
+    const dynamicServiceStats = env.getDynamicServiceStats();
+    const read = { dynamicNodeStats, staticServiceStats, dynamicServiceStats };
+    if (!same || staticServiceStats !== this.staticStats || dynamicServiceStats !== this.dynamicStats) return read;
+    if (!this.setNodeStats(onlineNodes, next)) return read;
+    this.measured = dynamicNodeStats;
+    return true;
+  }
+
+  /** Gives every node its new stats; false when the usage refuses one (then it is to be dropped). */
+  private setNodeStats(nodes: readonly string[], stats: readonly NodeStats[]): boolean {
+    try {
+      for (let i = 0; i < nodes.length; i++) this.usage.setNodeStats(nodes[i]!, stats[i]!);
+    } catch (err) {
+      if (err instanceof UsageError) return false;
+      throw err;
+    }
+    return true;
   }
 
   containsNode(node: string): boolean {
@@ -293,6 +361,16 @@ export interface UsageOptions {
    * no `memhost`).
    */
   checkMemhost?: boolean;
+  /** Documents already read from the Env this round ({@link CrsUsage.renew}), not to be read again. */
+  documents?: UsageDocuments;
+}
+
+/** The Env documents a {@link CrsUsage} is built from, as far as they were read. */
+export interface UsageDocuments {
+  readonly staticNodeStats?: Snapshot<Record<string, StaticNodeStats>>;
+  readonly dynamicNodeStats?: Snapshot<Record<string, DynamicNodeStats>>;
+  readonly staticServiceStats?: Snapshot<Record<string, StaticServiceStats>>;
+  readonly dynamicServiceStats?: Snapshot<Record<string, DynamicServiceStats>>;
 }
 
 /** A reported pressure value as it is (the pipeline range-checks it); undefined when absent. */

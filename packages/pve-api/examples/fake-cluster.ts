@@ -2,7 +2,7 @@
 // that pins that certificate's fingerprint.
 //   pnpm tsx --conditions=poise-source packages/pve-api/examples/fake-cluster.ts
 import { ApiToken, PveClient } from '@poise/pve-api';
-import { generateCertificates, startFakePveServer } from '@poise/pve-api/testing';
+import { generateCertificates, startFakePveServer } from '@poise/pve-api/server';
 
 const TOKEN = 'poise@pve!balancer=0b6bd1c4-7a3f-4c5e-9d8e-2f1a3b4c5d6e';
 const certs = await generateCertificates();

@@ -12,7 +12,7 @@ import {
   type FakePveServer,
   type FakeReply,
   type TestCertificates,
-} from './testing';
+} from './server';
 import { ApiToken } from './token';
 import type { RetryEvent } from './transport';
 

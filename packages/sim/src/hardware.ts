@@ -114,6 +114,11 @@ export class Hardware implements SimBackend {
   /** Process-global failure counters of `fa:` resources, per service name. */
   readonly virtFailTries = { start: new Map<string, number>(), migrate: new Map<string, number>() };
   private readonly guestConfigs = new Map<string, Snapshot<GuestConfigEntry>>();
+  /**
+   * The membership {@link getNodeInfo} returns, frozen, until a command changes the hardware
+   * (power, network): every daemon asks for it several times per round (`quorate()`).
+   */
+  private nodeInfo: NodeInfo | undefined;
 
   /** The options every CRM's manager gets. */
   readonly managerOptions: ManagerOptions;
@@ -195,17 +200,16 @@ export class Hardware implements SimBackend {
     return d.power === 'on' && d.network === 'on';
   }
 
+  /** Cluster membership and quorum (frozen; the same object until a command changes the hardware). */
   getNodeInfo(): NodeInfo {
+    if (this.nodeInfo) return this.nodeInfo;
     const nodeInfo = nullRecord<{ online: boolean }>();
     let online = 0;
-    for (const [node, d] of this.hw) {
-      const on = this.nodeUp(d);
-      nodeInfo[node] = { online: on };
-      if (on) online++;
-    }
+    for (const d of this.hw.values()) if (this.nodeUp(d)) online++;
     const quorate = online > Math.trunc(this.hw.size / 2);
-    if (!quorate) for (const node of this.hw.keys()) nodeInfo[node]!.online = false;
-    return { nodeInfo, quorate };
+    for (const [node, d] of this.hw) nodeInfo[node] = Object.freeze({ online: quorate && this.nodeUp(d) });
+    this.nodeInfo = Object.freeze({ nodeInfo: Object.freeze(nodeInfo), quorate });
+    return this.nodeInfo;
   }
 
   cfsState(node: string, what: 'rw' | 'update'): boolean {
@@ -447,6 +451,7 @@ export class Hardware implements SimBackend {
    */
   execute(command: Command, text: string, id: string): void {
     this.hwLog('info', `execute ${text}`, id);
+    this.nodeInfo = undefined; // any hardware command may change the membership
     switch (command.kind) {
       case 'delay':
       case 'skip-round':

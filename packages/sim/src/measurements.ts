@@ -77,6 +77,12 @@ export interface MeasurementOptions {
   readonly log: (level: string, msg: string) => void;
 }
 
+/** What a node's running services add to its measured usage, in the order it is summed (cores, bytes). */
+interface NodeContribution {
+  readonly cpu: number[];
+  readonly mem: number[];
+}
+
 /** A finite number >= 0: the only stat value the pve-9.2 hardware adds to a node's usage. */
 function validMeasure(v: unknown): v is number {
   return typeof v === 'number' && v >= 0 && v < Infinity;
@@ -97,6 +103,27 @@ export class Measurements {
    */
   private measureVersion = 0;
   private measuredServices: { version: number; doc: Snapshot<Record<string, DynamicServiceStats>> } | undefined;
+  /** Bumped whenever a service's static or dynamic stats change (`set-static-stats`, `set-dynamic-stats`, a deletion). */
+  private statsVersion = 0;
+  /** The overcommit warnings of the services' stats, for {@link statsVersion}. */
+  private overcommitted: { version: number; warnings: readonly string[] } | undefined;
+  /** Bumped whenever a node's load outside the services changes (`set-dynamic-stats`, `set-noise`, a noise step). */
+  private hostVersion = 0;
+  /**
+   * Per node, what its running services add to its measured usage, in sid byte order (the
+   * order {@link measureNodes} sums in), for {@link measureVersion}: the pass over every
+   * service is made once per change, not once per read.
+   */
+  private contributions: { version: number; byNode: Map<string, NodeContribution> } | undefined;
+  /** The last {@link measureNodes} result and its snapshot, for the versions it was made at (scripted pressure only). */
+  private measuredNodes:
+    | {
+        version: number;
+        hostVersion: number;
+        res: Record<string, DynamicNodeStats>;
+        doc: Snapshot<Record<string, DynamicNodeStats>> | undefined;
+      }
+    | undefined;
 
   constructor(
     input: Pick<CaseInput, 'staticServiceStats' | 'dynamicServiceStats'>,
@@ -127,12 +154,14 @@ export class Measurements {
     }
     store.set(command.sid, entry);
     this.measureVersion++;
+    this.statsVersion++;
   }
 
   /** A service deleted from the config: its static stats go with it. */
   serviceDeleted(sid: string): void {
     this.staticStats.delete(sid);
     this.measureVersion++;
+    this.statsVersion++;
   }
 
   /** `node <node> set-dynamic-stats` and `node <node> set-noise` (values: cores, MiB, percent). */
@@ -154,6 +183,7 @@ export class Measurements {
         else base.pressureMem = value;
       }
       this.nodeBase.set(command.node, base);
+      this.hostVersion++;
       return;
     }
     const noise = this.nodeNoise.get(command.node) ?? { cpu: 0, mem: 0, cpuOffset: 0, memOffset: 0 };
@@ -162,6 +192,7 @@ export class Measurements {
       else noise.mem = value * MiB;
     }
     this.nodeNoise.set(command.node, noise);
+    this.hostVersion++;
   }
 
   /**
@@ -170,6 +201,7 @@ export class Measurements {
    */
   resampleNoise(): void {
     if (this.nodeNoise.size === 0) return;
+    this.hostVersion++;
     for (const node of this.placement.nodeNames) {
       const noise = this.nodeNoise.get(node);
       if (!noise) continue;
@@ -200,6 +232,16 @@ export class Measurements {
    * `pve-5.2.0` they are the configured values whatever runs, as in the reference simulator.
    */
   serviceStats(): Snapshot<Record<string, DynamicServiceStats>> {
+    for (const warning of this.overcommittedServices()) this.options.log('warning', warning);
+    const configured = this.configuredServiceStats();
+    if (this.options.legacy) return configured;
+    return this.measuredServiceStats(configured);
+  }
+
+  /** The warnings {@link serviceStats} logs, in sid byte order (remembered until a service stat changes). */
+  private overcommittedServices(): readonly string[] {
+    if (this.overcommitted?.version === this.statsVersion) return this.overcommitted.warnings;
+    const warnings: string[] = [];
     for (const sid of this.dynamicStats.sortedKeys()) {
       const dyn = this.dynamicStats.get(sid)!;
       const st = this.staticStats.get(sid);
@@ -210,12 +252,11 @@ export class Measurements {
         const u = dyn[used];
         const m = st?.[max];
         if (typeof u === 'number' && typeof m === 'number' && m > 0 && u > m)
-          this.options.log('warning', `overcommitted ${what} on '${sid}'`);
+          warnings.push(`overcommitted ${what} on '${sid}'`);
       }
     }
-    const configured = this.configuredServiceStats();
-    if (this.options.legacy) return configured;
-    return this.measuredServiceStats(configured);
+    this.overcommitted = { version: this.statsVersion, warnings };
+    return warnings;
   }
 
   /** The configured stats with every guest that does not run measuring 0 (cached per change). */
@@ -255,21 +296,44 @@ export class Measurements {
       if (s.cpu > s.maxcpu) this.options.log('warning', `overcommitted cpu on '${node}'`);
       if (s.mem > s.maxmem) this.options.log('warning', `overcommitted mem on '${node}'`);
     }
+    const cached = this.measuredNodes;
+    if (cached?.res === res) return (cached.doc ??= snapshot(res));
     return snapshot(res);
   }
 
-  /** Measured node usage without the overcommit warnings (see {@link nodeStats}). */
+  /**
+   * Measured node usage without the overcommit warnings (see {@link nodeStats}). Under scripted
+   * pressure the same object is returned while neither the services nor the nodes' own load
+   * changed (callers read it, never change it).
+   */
   measureNodes(): Record<string, DynamicNodeStats> {
-    const res = nullRecord<DynamicNodeStats>();
     const loadModel = this.options.loadModel;
+    const cached = this.measuredNodes;
+    if (
+      !loadModel &&
+      cached !== undefined &&
+      cached.version === this.measureVersion &&
+      cached.hostVersion === this.hostVersion
+    )
+      return cached.res;
+    const res = nullRecord<DynamicNodeStats>();
+    const byNode = this.nodeContributions();
     for (const node of this.placement.nodeNames) {
       const d = this.placement.nodeHardware(node)!;
       const base = this.nodeBase.get(node);
       const host = this.hostLoad(node);
+      // the running services' usage, summed onto the host load in sid byte order
+      let cpu = host.cpu;
+      let mem = host.mem;
+      const c = byNode.get(node);
+      if (c !== undefined) {
+        for (const v of c.cpu) cpu += v;
+        for (const v of c.mem) mem += v;
+      }
       const stats: DynamicNodeStats = {
-        cpu: host.cpu,
+        cpu,
         maxcpu: d.maxcpu ?? DYNAMIC_NODE_DEFAULT_MAXCPU,
-        mem: host.mem,
+        mem,
         maxmem: d.maxmem ?? DYNAMIC_NODE_DEFAULT_MAXMEM,
       };
       if (loadModel) {
@@ -285,23 +349,41 @@ export class Measurements {
       }
       res[node] = stats;
     }
+    if (!loadModel)
+      this.measuredNodes = { version: this.measureVersion, hostVersion: this.hostVersion, res, doc: undefined };
+    return res;
+  }
+
+  /**
+   * Per node, the values its running services add to its cpu and memory, in sid byte order
+   * (a service counts on its config node while it runs there). Under `pve-5.2.0` every value is
+   * added as the reference does (a missing one counts 0); under `pve-9.2` only finite numbers
+   * >= 0, memory being `memhost` when the guest reports one. Rebuilt when {@link measureVersion}
+   * moves.
+   */
+  private nodeContributions(): Map<string, NodeContribution> {
+    const cached = this.contributions;
+    if (cached !== undefined && cached.version === this.measureVersion) return cached.byNode;
+    const byNode = new Map<string, NodeContribution>();
+    for (const node of this.placement.nodeNames) byNode.set(node, { cpu: [], mem: [] });
     const legacy = this.options.legacy;
     for (const sid of this.placement.sortedSids()) {
       const node = this.placement.configNode(sid)!;
-      if (!Object.hasOwn(res, node) || !this.placement.isRunning(node, sid)) continue;
+      const c = byNode.get(node);
+      if (c === undefined || !this.placement.isRunning(node, sid)) continue;
       const st = this.dynamicStats.get(sid);
       if (!st) continue;
-      const n = res[node]!;
       if (legacy) {
-        n.cpu += typeof st.cpu === 'number' ? st.cpu : 0;
-        n.mem += typeof st.mem === 'number' ? st.mem : 0;
+        c.cpu.push(typeof st.cpu === 'number' ? st.cpu : 0);
+        c.mem.push(typeof st.mem === 'number' ? st.mem : 0);
       } else {
-        if (validMeasure(st.cpu)) n.cpu += st.cpu;
+        if (validMeasure(st.cpu)) c.cpu.push(st.cpu);
         const mem = validMeasure(st.memhost) ? st.memhost : st.mem;
-        if (validMeasure(mem)) n.mem += mem;
+        if (validMeasure(mem)) c.mem.push(mem);
       }
     }
-    return res;
+    this.contributions = { version: this.measureVersion, byNode };
+    return byNode;
   }
 
   /** A node's load outside the HA services now: its base load and noise (cores, bytes), never negative. */

@@ -4,8 +4,8 @@
 // and resumes when the fault clears.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FakeReply } from '@poise/pve-api/testing';
-import { generateCertificates, permissionDenied } from '@poise/pve-api/testing';
+import type { FakeReply } from '@poise/pve-api/server';
+import { generateCertificates, permissionDenied } from '@poise/pve-api/server';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPveClient } from './host';
 import { loadToken } from '../config/secret';

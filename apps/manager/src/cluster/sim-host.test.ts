@@ -8,7 +8,8 @@ import type { ClusterView, ServiceView } from '@poise/sim';
 import { describe, expect, it } from 'vitest';
 import { simTimeLabel } from './host';
 import { SimulationClock, type SteppedSimulation } from './clock';
-import { EXIT_FAILURE, EXIT_OK, type Io, main } from '../cli/main';
+import type { Io } from '../cli/io';
+import { EXIT_FAILURE, EXIT_OK, main } from '../cli/main';
 import { judgeMotion, SIM_EPOCH_SECONDS, SimPort, simCaseFacts, simCrs, simSnapshot } from './sim-port';
 import { loadCase, Simulation } from '@poise/sim';
 

@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPveHost, type Host } from './host';
 import type { Clock } from './clock';
-import { EXIT_FAILURE, EXIT_OK, type Io, main } from '../cli/main';
+import type { Io } from '../cli/io';
+import { EXIT_FAILURE, EXIT_OK, main } from '../cli/main';
 import { spawnScript } from '../testing/pve-support';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateCertificates } from '@poise/pve-api/testing';
+import { generateCertificates } from '@poise/pve-api/server';
 import { describe, expect, it } from 'vitest';
 import { createPveHost, type Host } from '../cluster/host';
 import { parseConfig } from '../config/load';

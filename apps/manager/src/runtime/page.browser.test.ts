@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium } from '../../../../tools/test-support/chromium';
+import { CHROMIUM, launchChromium } from '@poise/test-support/chromium';
 import { PortError } from '../cluster/port';
 import {
   DESKTOP,

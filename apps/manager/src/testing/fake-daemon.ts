@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { loadToken } from '../config/secret';
 import { FakeCluster, type FakeClusterState, fakeHost } from './fake-cluster';
 import { localLockFs } from '../runtime/lock';
-import { main, processIo } from '../cli/main';
+import { processIo } from '../cli/io';
+import { main } from '../cli/main';
 import type { MotionRequest } from '../cluster/port';
 import { writeAtomically } from '../runtime/state';
 

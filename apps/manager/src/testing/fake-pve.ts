@@ -8,14 +8,14 @@ import {
   type ServedCluster,
   startFakePveServer,
   vmidOfSid,
-} from '@poise/pve-api/testing';
+} from '@poise/pve-api/server';
 import type { FakeCluster, FakeGuest } from './fake-cluster';
 import { PortError } from '../cluster/port';
 
 /**
- * A {@link FakeCluster} behind a fake `pveproxy` (`@poise/pve-api/testing`): the endpoints the
+ * A {@link FakeCluster} behind a fake `pveproxy` (`@poise/pve-api/server`): the endpoints the
  * Proxmox VE adapter uses, over real HTTPS on 127.0.0.1. The read replies are
- * `@poise/pve-api/testing`'s `clusterReadRoutes` over {@link servedFakeCluster} — the same
+ * `@poise/pve-api/server`'s `clusterReadRoutes` over {@link servedFakeCluster} — the same
  * writer `poise-sim serve` uses, with the real replies' shapes and quirks (0/1 booleans,
  * `quorate` as the string `"1"`, `crs` as a property string, `strict` absent when 0, RRD rows
  * that omit undefined keys and a trailing incomplete row); HA migrate returns before the CRM
@@ -70,7 +70,7 @@ function parseNodes(list: string): { node: string; priority: number }[] {
     });
 }
 
-/** The fake cluster as the API shows it (`@poise/pve-api/testing`'s {@link ServedCluster}). */
+/** The fake cluster as the API shows it (`@poise/pve-api/server`'s {@link ServedCluster}). */
 export function servedFakeCluster(
   cluster: FakeCluster,
   options: Pick<FakePveOptions, 'version' | 'groups'> = {},

@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
+import { generateCertificates, type TestCertificates } from '@poise/pve-api/server';
 import { createPveHost, type Host } from '../cluster/host';
 import { type ManagerConfig, parseConfig } from '../config/load';
 import { Daemon } from '../runtime';

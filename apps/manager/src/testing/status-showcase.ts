@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { launchChromium } from '../../../../tools/test-support/chromium';
+import { launchChromium } from '@poise/test-support/chromium';
 import { bundledSimCase, createSimHost, type Host } from '../cluster/host';
 import { parseConfig, withPolicyLayer } from '../config/load';
 import { Daemon } from '../runtime';

@@ -1,4 +1,4 @@
-import type { Io } from '../cli/main';
+import type { Io } from '../cli/io';
 import type { ClusterSnapshot, GuestSnapshot, MotionRecord, NodeSnapshot } from '../cluster/port';
 
 export const GIB = 1024 ** 3;

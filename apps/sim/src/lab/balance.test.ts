@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { main, type Io } from '../main';
 import type { LabSummary } from './compare';
-import { CHROMIUM, CHROMIUM_ARGS, SCREENSHOT_WIDTH } from './screenshot';
+import { CHROMIUM, CHROMIUM_ARGS, SCREENSHOT_WIDTH } from '../testing/screenshot';
 
 const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { CHART_MAX_BINS, HEATMAP_MAX_CELLS, MAX_NODE_LINES } from './charts';
 import { runComparison } from './lab';
-import { CHROMIUM, CHROMIUM_ARGS, screenshotReport } from './screenshot';
+import { CHROMIUM, CHROMIUM_ARGS, screenshotReport } from '../testing/screenshot';
 import { binWidth } from './series';
 import { hasPressure, readTrace, type RunTrace } from './trace';
 import type { Variant } from './variants';

@@ -12,7 +12,7 @@ import {
   nodeRrdSchema,
   PveClient,
 } from '@poise/pve-api';
-import { generateCertificates, type TestCertificates } from '@poise/pve-api/testing';
+import { generateCertificates, type TestCertificates } from '@poise/pve-api/server';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cmdServe, managerConfigText, managerStatePath } from './cli-serve';
 import { type SimServe, simClock, startSimServe } from './serve';

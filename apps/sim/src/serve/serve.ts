@@ -1,7 +1,7 @@
 /**
  * `poise-sim serve`: a simulated cluster behind the Proxmox VE API. The case runs in the
  * embedded simulator (`@poise/sim`'s `Simulation`, profile pve-9.2), one 20 s HA round every
- * `20 / speed` real seconds; an HTTPS server (`@poise/pve-api/testing`'s fake `pveproxy`: API
+ * `20 / speed` real seconds; an HTTPS server (`@poise/pve-api/server`'s fake `pveproxy`: API
  * token check, 401 otherwise, 501 for paths it does not serve) answers the endpoints a
  * balancing daemon uses from the simulation's view (`served-view.ts` → `clusterReadRoutes`).
  * HA migrate/relocate POSTs queue a command for the simulated CRM and return at once, as on a
@@ -24,7 +24,7 @@ import {
   type ServedCluster,
   startFakePveServer,
   vmidOfSid,
-} from '@poise/pve-api/testing';
+} from '@poise/pve-api/server';
 import { type CaseInput, type ClusterView, loadCase, Simulation } from '@poise/sim';
 import { judgeHaMotion, resolveSid, servedCaseFacts, servedCluster } from './served-view';
 

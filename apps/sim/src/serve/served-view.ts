@@ -1,14 +1,14 @@
 /**
  * The simulated cluster as the Proxmox VE API shows it: the one module that maps `@poise/sim`'s
  * `ClusterView` (and the parts of the case the view does not show: rules, groups, the
- * datacenter `crs`, node versions, guest configurations) to `@poise/pve-api/testing`'s
+ * datacenter `crs`, node versions, guest configurations) to `@poise/pve-api/server`'s
  * `ServedCluster`, which `clusterReadRoutes` writes with the real API's shapes and quirks.
  *
  * The view's typed fields carry the simulator's additions: node PSI (`pressurecpusome`,
  * `pressurememorysome` of the node measurement, from `node <n> set-dynamic-stats`), a guest's
  * `memhost` (its measured stats), a service `lock`, the case's `guest_config`.
  */
-import type { ServedCluster, ServedGuest, ServedNode, ServedRule } from '@poise/pve-api/testing';
+import type { ServedCluster, ServedGuest, ServedNode, ServedRule } from '@poise/pve-api/server';
 import {
   cloneRulesConfig,
   compileRules,

@@ -5,7 +5,7 @@ import { errorMessage, ManagerError } from '../../errors';
 import type { LockFs } from '../../runtime/lock';
 import { drainProgressPath } from '../../runtime/drain-progress';
 import { Logger, resolveLogFormat } from '../../log';
-import type { Io } from '../main';
+import type { Io } from '../io';
 import { VERSION } from '../version';
 import { type PlanArgs, parsePlanArgs, PlanUsageError } from './args';
 import { DEFAULT_DRAIN_PARALLEL, DrainRunner, type DrainProgress, drainSequence } from './drain';

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { LabError } from '../errors';
-import type { GeneratorParams } from './params';
 
 /**
  * Real workload traces for `load: {shape: trace}`: one CSV file per day, one line per VM,
@@ -153,12 +152,12 @@ export function traceFilePath(
  * The trace a parameter set replays, read through `cache`, and the parameters with `load.file`
  * as {@link traceFilePath} shows it (the override applied); `undefined` for the other shapes.
  */
-export function workloadFor(
-  p: GeneratorParams,
+export function workloadFor<P extends { readonly load: { readonly shape: string; readonly file?: string } }>(
+  p: P,
   paramsFile: string | undefined,
   override: TraceOverride,
   cache: TraceCache,
-): { params: GeneratorParams; workload?: WorkloadTrace } {
+): { params: P; workload?: WorkloadTrace } {
   if (p.load.shape !== 'trace' || p.load.file === undefined) return { params: p };
   const { path, shown } = traceFilePath(p.load.file, paramsFile, override);
   return { params: { ...p, load: { ...p.load, file: shown } }, workload: cache.get(path) };

@@ -3,7 +3,7 @@
  * scenario's charts (imbalance, moves, nodes), taken in Debian's Chromium through
  * playwright-core. The browser test takes them too (so this code runs in CI).
  *
- *   pnpm tsx apps/sim/src/lab/screenshot.ts <report.html> <out-dir> [<scenario>]
+ *   pnpm tsx apps/sim/src/testing/screenshot.ts <report.html> <out-dir> [<scenario>]
  *
  * writes `<out-dir>/lab-report-verdicts.png` and `<out-dir>/lab-report-charts.png` (the first
  * scenario when none is named).
@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../../../../tools/test-support/chromium';
+import { CHROMIUM, CHROMIUM_ARGS } from '@poise/test-support/chromium';
 
 // Debian's Chromium and its flags: one definition for every browser test and screenshot
-export { CHROMIUM, CHROMIUM_ARGS } from '../../../../tools/test-support/chromium';
+export { CHROMIUM, CHROMIUM_ARGS } from '@poise/test-support/chromium';
 /** The page width the screenshots are taken at (CSS px). */
 export const SCREENSHOT_WIDTH = 1100;
 

@@ -1,13 +1,13 @@
 /**
- * The Grafana dashboard of poise-manager (`poise-manager.json`): a document Grafana 10 and 11
+ * The Grafana dashboard of poise-manager (`tools/grafana/poise-manager.json`): a document Grafana 10 and 11
  * import (schema version, a `datasource` variable every panel and query uses, unique panel ids,
  * a place on the grid), and every metric a query names is one the daemon exports: checked
  * against the `/metrics` of a daemon that ran the bundled scenario on the simulator.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../apps/manager/src/cli/main';
-import { captureIo } from '../../apps/manager/src/testing/support';
+import { main } from '../cli/main';
+import { captureIo } from '../testing/support';
 
 interface Target {
   refId?: string;
@@ -30,7 +30,9 @@ interface Dashboard {
   panels?: Panel[];
 }
 
-const dashboard = JSON.parse(readFileSync(new URL('./poise-manager.json', import.meta.url), 'utf8')) as Dashboard;
+const dashboard = JSON.parse(
+  readFileSync(new URL('../../../../tools/grafana/poise-manager.json', import.meta.url), 'utf8'),
+) as Dashboard;
 const panels = dashboard.panels ?? [];
 const queries = panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title ?? '?', ...t })));
 

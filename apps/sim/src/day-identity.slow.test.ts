@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Simulation, loadCase } from '@poise/sim';
+import { afterAll, describe, expect, test } from 'vitest';
+import { main } from './main';
+import { REPO_ROOT } from './testing/upstream';
+
+// The simulator's speed work (issue 28: a simulated day of the 64 × 5,000 case at least 3×
+// faster) must not change a byte of what it simulates. These runs were recorded with the code
+// before that work (main at 57344c6): the whole log (sha256) and the `poise-sim summary` line of
+// generated cases that exercise its caches — the large case's shape at 500 guests (concurrent
+// rounds, maintenance, a node failure, hourly stats commands), a hot node under the load
+// pressure model (moves), failing migrations (refused and failed motions). A behaviour change
+// that is meant (and re-blesses the reference logs it touches) records new values here. The
+// small cases are in day-identity.test.ts (fast tier); this one takes over 10 s.
+const root = mkdtempSync(join(tmpdir(), 'poise-day-identity-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const io = (out: string[]) => ({
+  out: (l: string) => out.push(l),
+  err: (l: string) => out.push(`stderr: ${l}`),
+  write: () => {},
+});
+
+async function day(name: string, params: string, extra: string[]): Promise<{ log: string; summary: string }> {
+  const dir = join(root, name);
+  const generated: string[] = [];
+  const yaml = resolve(REPO_ROOT, 'apps/sim/lab/corpus', params);
+  expect(await main(['generate', yaml, '--out', dir, '--seed', '1', ...extra], io(generated))).toBe(0);
+  const res = new Simulation(loadCase(dir), { profile: 'pve-9.2' }).run();
+  expect(res.error).toBeUndefined();
+  const summary: string[] = [];
+  expect(await main(['summary', dir], io(summary))).toBe(0);
+  expect(summary).toHaveLength(1);
+  return { log: createHash('sha256').update(res.log).digest('hex'), summary: summary[0]! };
+}
+
+describe('a simulated day is the same, byte for byte, as before the speed work', () => {
+  test('the large case at 500 guests, 2 h (64 nodes, concurrent rounds)', async () => {
+    const r = await day('large', 'large/large-64x5000.yaml', ['--guests', '500', '--duration', '2h']);
+    expect(r.log).toBe('a81436a895c9c4828c30fabff1b660cfbd3b2e9a1a1640ac4b006d1b9241096d');
+    expect(r.summary).toBe(
+      '{"guestContentionSeconds":null,"migrationSeconds":null,"moves":0,"failedMoves":0,"movesBySid":{},"pingPongs":0,"imbalanceTimeWeighted":0.04735672706982642,"pressureSeconds":10800,"simSeconds":7220}',
+    );
+  });
+});
