@@ -24,6 +24,7 @@ describe('poise-sim summary and --set', () => {
     const summary = JSON.parse(c.out[0]!) as Record<string, unknown>;
     expect(Object.keys(summary)).toEqual([
       'guestContentionSeconds',
+      'migrationSeconds',
       'moves',
       'failedMoves',
       'movesBySid',

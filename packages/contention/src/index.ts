@@ -32,6 +32,24 @@ export {
   type LogisticCurve,
   type PressureCurve,
 } from './curves';
+export {
+  MIGRATION_DEFAULTS,
+  MIGRATION_MAX_ROUNDS,
+  MIGRATION_TASKS_KEPT,
+  MIGRATION_TASKS_MIN,
+  THROTTLE_TRIGGER_ROUNDS,
+  THROTTLE_TRIGGER_SHARE,
+  estimateMigration,
+  learnMigrationSettings,
+  migrationRate,
+  migrationSettings,
+  preCopyClosedForm,
+  type MigrationEstimate,
+  type MigrationInput,
+  type MigrationSettings,
+  type MigrationTask,
+} from './migration';
+export { HORIZON_BOUNDS, HORIZON_MIN_SPELLS, HORIZON_SPELLS_KEPT, spellHorizon } from './horizon';
 export { isotonicMedians, median, weightedMedian } from './robust';
 export {
   checkModelState,

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, vi } from 'vitest';
 import { readmeBlock, testReadmeExample } from '@poise/test-support/readme';
 import { fitModel } from './index';
 import { CURVES, learnAll, synthetic } from './testing/support';
@@ -9,6 +11,25 @@ describe('README', () => {
   // The README's example is real code: run the ```ts block under "## Example" and compare what
   // it prints with the ```text block that follows it.
   testReadmeExample(README, new URL('./', import.meta.url));
+
+  // The "## Migration cost" section's block runs too, and prints what the README shows.
+  it('the migration cost example runs and prints what the README shows', async () => {
+    const match = /## Migration cost\n[\s\S]*?```ts\n([\s\S]*?)```\n+```text\n([\s\S]*?)```/.exec(
+      readFileSync(README, 'utf8'),
+    );
+    expect(match, 'README has a migration cost example and its output').not.toBeNull();
+    const file = fileURLToPath(new URL('./readme-migration.tmp.ts', import.meta.url));
+    writeFileSync(file, match![1]!);
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void lines.push(args.join(' ')));
+    try {
+      await import(/* @vite-ignore */ file);
+    } finally {
+      log.mockRestore();
+      rmSync(file, { force: true });
+    }
+    expect(`${lines.join('\n')}\n`).toBe(match![2]);
+  });
 
   // The accuracy table is measured here; POISE_UPDATE_README=1 writes it into the README.
   it('the accuracy table is what the synthetic curves give', () => {

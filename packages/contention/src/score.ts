@@ -1,5 +1,6 @@
 import { ContentionError, showValue } from './errors';
 import { type FittedModel, type PressureDimension, type PressurePrediction, checkLoadArgument } from './fit';
+import { type MigrationEstimate, type MigrationSettings, estimateMigration, migrationSettings } from './migration';
 
 /**
  * A node as a move changes it, in the host's units (those of `NodeTelemetry` of
@@ -39,6 +40,11 @@ export interface MovedBundle extends MovedLoad {
   readonly guests: number;
   /** Memory the migration copies, bytes (finite, ≥ 0): the host-side footprint when known, else `mem`. */
   readonly transferBytes: number;
+  /**
+   * Their virtual cpus summed (an integer ≥ 1), for the migration model's dirty rate and the
+   * guests' activity; absent: `cpu / activity` rounded up (1 without activity).
+   */
+  readonly vcpus?: number;
 }
 
 /** A pressure before and after a move. */
@@ -75,6 +81,15 @@ export interface ContentionOptions {
   readonly stallShare: number;
   /** A moving guest's pause at the switch-over, seconds (≥ 0). */
   readonly downtimeSeconds: number;
+  /**
+   * Cost–benefit: the migration model that prices a move (`estimateMigration`, its settings
+   * checked by `migrationSettings`), or `null` for the fixed price above (`setupSeconds`,
+   * `bandwidthBytesPerSecond`, `stallShare`, `downtimeSeconds`). With a model, the move costs
+   * the moving guests the model's `guestSeconds`, and the guests of both nodes what the
+   * transfer's cpu (`transferCpuCores` on each end, for the migration's duration) makes them
+   * wait by the same pressure predictions; a migration the model sees fail saves nothing.
+   */
+  readonly migration: MigrationSettings | null;
 }
 
 /**
@@ -92,6 +107,7 @@ export const CONTENTION_DEFAULTS: ContentionOptions = {
   setupSeconds: 5,
   stallShare: 0.1,
   downtimeSeconds: 0.3,
+  migration: null,
 };
 
 /** A move's predicted effect on guest contention (see {@link assessMove}). */
@@ -110,8 +126,17 @@ export interface MoveAssessment extends MovePressure {
   readonly migrationSeconds: number;
   /** Contention saved over the horizon once the migration is done, guest-seconds (negative when the move makes it worse). */
   readonly savedSeconds: number;
-  /** What the migration costs the moving guests, guest-seconds (≥ 0). */
+  /**
+   * What the migration costs, guest-seconds (≥ 0): the moving guests' own cost, plus (with the
+   * migration model) `transferSeconds`.
+   */
   readonly costSeconds: number;
+  /** With the migration model: what the transfer's cpu makes the guests of both nodes wait, guest-seconds (≥ 0); else 0. */
+  readonly transferSeconds: number;
+  /** With the migration model: its estimate for this move (`converged` false: the move would fail); else `null`. */
+  readonly migration: MigrationEstimate | null;
+  /** The horizon the saving was counted over, seconds (the move's own, else the options'). */
+  readonly horizonSeconds: number;
   /** The lowest confidence of the eight predictions, 0..1. */
   readonly confidence: number;
   /**
@@ -179,6 +204,23 @@ function checkMoved(value: unknown, field: string): MovedLoad {
   return { cpu: finite(m.cpu, `${field}.cpu`), mem: finite(m.mem, `${field}.mem`) };
 }
 
+function checkHorizon(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !(value > 0) || value > SECONDS_MAX)
+    throw bad('move.horizonSeconds', 'a number of seconds in (0, 1e9]', value);
+  return value;
+}
+
+function checkVcpus(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > QUANTITY_MAX)
+    throw bad('move.bundle.vcpus', 'an integer >= 1', value);
+  return value;
+}
+
+/** A bundle's virtual cpus from its cores in use and its activity (`cpu / maxcpu` per guest). */
+function impliedVcpus(cpu: number, activity: number): number {
+  return activity > 0 ? Math.max(1, Math.ceil(cpu / activity - 1e-9)) : 1;
+}
+
 /**
  * Checks options (a partial set; missing fields take {@link CONTENTION_DEFAULTS}) and returns
  * them complete. Throws {@link ContentionError} `invalid-options` naming the field.
@@ -199,6 +241,14 @@ export function contentionOptions(options: Partial<ContentionOptions> = {}): Con
   check('setupSeconds', (v) => v >= 0 && v <= SECONDS_MAX, 'a number of seconds in 0..1e9');
   check('stallShare', (v) => v >= 0 && v <= 1, 'a share in 0..1');
   check('downtimeSeconds', (v) => v >= 0 && v <= SECONDS_MAX, 'a number of seconds in 0..1e9');
+  if (o.migration !== null) {
+    if (typeof o.migration !== 'object')
+      throw new ContentionError(
+        'invalid-options',
+        `contention option 'migration' must be null or migration settings, got ${showValue(o.migration)}`,
+      );
+    return { ...o, migration: migrationSettings(o.migration) };
+  }
   return o;
 }
 
@@ -270,6 +320,8 @@ export interface MoveInput {
   readonly source: NodeContention;
   readonly target: NodeContention;
   readonly bundle: MovedBundle;
+  /** How long the gain is counted for this move, seconds (in (0, 1e9]; e.g. the source's learned hot spell); absent: the options'. */
+  readonly horizonSeconds?: number;
 }
 
 /**
@@ -333,11 +385,38 @@ export function moveScorer(
     const rateAfterEscape =
       contentionRate(Math.max(0, source.activity - activity), s.cpu.before.percent, s.mem.before.percent) +
       contentionRate(target.activity + activity, t.cpu.after.percent, t.mem.after.percent);
-    const migrationSeconds = o.setupSeconds + transferBytes / o.bandwidthBytesPerSecond;
-    const counted = Math.max(0, o.horizonSeconds - migrationSeconds);
+    const horizon = move.horizonSeconds === undefined ? o.horizonSeconds : checkHorizon(move.horizonSeconds);
+    let migrationSeconds: number;
+    let costSeconds: number;
+    let transferSeconds = 0;
+    let estimate: MigrationEstimate | null = null;
+    if (o.migration === null) {
+      migrationSeconds = o.setupSeconds + transferBytes / o.bandwidthBytesPerSecond;
+      costSeconds = guests * (migrationSeconds * o.stallShare + o.downtimeSeconds);
+    } else {
+      const vcpus = b.vcpus === undefined ? impliedVcpus(moved.cpu, activity) : checkVcpus(b.vcpus);
+      estimate = estimateMigration(o.migration, { memBytes: transferBytes, cpuCores: moved.cpu, vcpus });
+      migrationSeconds = estimate.durationSeconds;
+      // the transfer's cores on both ends while it runs: the guests there wait that much more
+      const k = estimate.transferCpuCores;
+      const extra = (n: NodeContention, p: NodePressureChange) =>
+        Math.max(
+          0,
+          contentionRate(
+            n.activity,
+            model.predict(n.node, 'cpu', checkLoadArgument((n.cpu + k) / n.maxcpu, `the load of '${n.node}'`)).percent,
+            p.mem.before.percent,
+          ) - contentionRate(n.activity, p.cpu.before.percent, p.mem.before.percent),
+        );
+      transferSeconds =
+        k > 0 ? (extra(source, pressure.source) + extra(target, pressure.target)) * migrationSeconds : 0;
+      // the moving guests' own cost: one pause each, the slowdown and throttle of the bundle
+      costSeconds = estimate.guestSeconds + (guests - 1) * estimate.downtimeSeconds + transferSeconds;
+    }
+    // a migration that fails moves nothing: no saving, its cost all the same
+    const counted = estimate && !estimate.converged ? 0 : Math.max(0, horizon - migrationSeconds);
     const savedSeconds = (rateBefore - rateAfter) * counted;
     const escapeSeconds = (rateBefore - rateAfterEscape) * counted;
-    const costSeconds = guests * (migrationSeconds * o.stallShare + o.downtimeSeconds);
     const escapeConfidence = Math.min(
       s.cpu.before.confidence,
       s.mem.before.confidence,
@@ -374,6 +453,9 @@ export function moveScorer(
       migrationSeconds,
       savedSeconds,
       costSeconds,
+      transferSeconds,
+      migration: estimate,
+      horizonSeconds: horizon,
       confidence,
       escapeSeconds,
       escapeConfidence,

@@ -5,6 +5,8 @@
  * planner (`planInputFromSnapshot` of `@poise/plan`) plans on one. Units: cores and bytes.
  */
 
+import type { FinishedMigrationTask } from './env';
+
 /** One round's view of the cluster. */
 export interface ClusterSnapshot {
   /** When it was read, in seconds (the port's clock: epoch seconds, or simulated time). */
@@ -43,6 +45,11 @@ export interface ClusterSnapshot {
   readonly guestConfigs?: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** `shared` of each storage id (`storage.cfg`), when known; a storage left out is unknown. */
   readonly storageShared?: ReadonlyMap<string, boolean>;
+  /**
+   * The cluster's finished live migrations, oldest first (how long each took, how much memory
+   * it sent), when the policy reads them (`SnapshotNeeds.migrationTasks` of poise-manager).
+   */
+  readonly migrationTasks?: readonly FinishedMigrationTask[];
   /**
    * Nodes whose pressure is from before the last motion that changed them (poise-manager's
    * `BalancerPort.refreshTelemetry`): the pressure a decision would read is out of date.

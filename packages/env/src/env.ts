@@ -28,6 +28,14 @@ export type LogLevel = 'err' | 'warning' | 'warn' | 'notice' | 'info' | 'debug' 
  * parts that did not change with the previous one. Methods that touch the cluster filesystem
  * throw when it is unavailable, with the message the reference uses (callers catch and log it).
  */
+/** A finished live migration (see {@link Env.getMigrationTasks}). */
+export interface FinishedMigrationTask {
+  /** From its start to its end, seconds. */
+  readonly durationSeconds: number;
+  /** Memory sent, bytes. */
+  readonly transferredBytes: number;
+}
+
 export interface Env {
   nodename(): string;
   /** Seconds (integer in the simulator). */
@@ -95,6 +103,12 @@ export interface Env {
    * May be slow on a real cluster: the HA core asks only for guests it considers moving.
    */
   getGuestConfig?(sid: string): Snapshot<GuestConfigEntry> | undefined;
+  /**
+   * Optional: the cluster's finished live migrations, oldest first (how long each took, how
+   * much memory it sent), or `undefined` when unknown; read by the contention objective's
+   * cost–benefit to learn the migration link's rate.
+   */
+  getMigrationTasks?(): readonly FinishedMigrationTask[] | undefined;
 
   /** A notification (fence events); subject is `<prefix>: <subject>`. */
   sendNotification(prefix: string, subject: string): void;

@@ -1,4 +1,4 @@
-export type { Env, LogLevel } from './env';
+export type { Env, FinishedMigrationTask, LogLevel } from './env';
 export type {
   DatacenterSettings,
   DynamicNodeStats,

@@ -1,4 +1,4 @@
-import type { Env, LogLevel } from './env';
+import type { Env, FinishedMigrationTask, LogLevel } from './env';
 import type {
   DatacenterSettings,
   DynamicNodeStats,
@@ -50,6 +50,8 @@ export interface SimBackend {
   nodeVersion(node: string): string | undefined;
   /** A guest's configuration (the case's `guest_config`), `undefined` when it has none. */
   getGuestConfig?(sid: string): Snapshot<GuestConfigEntry> | undefined;
+  /** The simulated cluster's finished live migrations, `undefined` when it does not model them. */
+  migrationTasks?(): readonly FinishedMigrationTask[] | undefined;
   /** The simulated resource agent of a service type, acting as the daemon of `env`. */
   resourceAgent(type: string, env: Env): ResourceAgent | undefined;
 }
@@ -243,6 +245,10 @@ export class SimEnv implements Env {
 
   getGuestConfig(sid: string): Snapshot<GuestConfigEntry> | undefined {
     return this.hw.getGuestConfig?.(sid);
+  }
+
+  getMigrationTasks(): readonly FinishedMigrationTask[] | undefined {
+    return this.hw.migrationTasks?.();
   }
 
   sendNotification(prefix: string, subject: string): void {

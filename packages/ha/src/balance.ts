@@ -163,6 +163,8 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
     score: (candidates, m, limit) => (kit ? kit.score(candidates, m, limit) : []),
     ...(kit ? { nodes: kit.nodes, guests: kit.guests, adjust: kit.adjust } : {}),
     guestConfig,
+    // finished migrations, when the host reports them (cost–benefit learns the link rate)
+    ...(env.getMigrationTasks ? { migrationTasks: () => env.getMigrationTasks?.() ?? [] } : {}),
     ...(crsUsage && host.registry.needs(settings.variant).planInput
       ? { planInput: () => planInputOf(crsUsage, manager.rules.view.compiled) }
       : {}),

@@ -182,10 +182,10 @@ describe('readCrsSettings: the variant keys', () => {
   test('pve-9.2: the objective key turns the contention stages on; a bad value names it', () => {
     const on = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'contention' }), 'pve-9.2');
     expect(on.problems).toEqual([]);
-    expect(contention(on.settings)).toEqual({ objective: 'contention', minGainSeconds: 30 });
+    expect(contention(on.settings)).toEqual({ objective: 'contention', minGainSeconds: 30, costBenefit: false });
     expect(on.settings.variant.active).toBe(true);
     const bad = readCrsSettings(envWith({ 'ha-auto-rebalance-objective': 'speed' }), 'pve-9.2');
-    expect(contention(bad.settings)).toEqual({ objective: 'imbalance', minGainSeconds: 30 });
+    expect(contention(bad.settings)).toEqual({ objective: 'imbalance', minGainSeconds: 30, costBenefit: false });
     expect(bad.settings.variant.active).toBe(false);
     expect(bad.problems).toEqual([
       "datacenter.cfg: invalid value 'speed' for 'crs.ha-auto-rebalance-objective' (one of imbalance, contention), falling back to 'imbalance' (the default)",

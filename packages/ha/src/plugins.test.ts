@@ -47,6 +47,7 @@ describe('the built-in plug-ins', () => {
       nodePressure: true,
       guestConfigs: true,
       planInput: false,
+      migrationTasks: false,
     });
   });
 

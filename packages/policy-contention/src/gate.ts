@@ -3,11 +3,14 @@ import {
   type ContentionModelState,
   type ContentionOptions,
   type FittedModel,
+  HORIZON_SPELLS_KEPT,
   checkModelState,
   contentionOptions,
   emptyModel,
   fitModel,
+  learnMigrationSettings,
   observeNodes,
+  spellHorizon,
 } from '@poise/contention';
 import {
   type NodeTelemetry,
@@ -52,6 +55,70 @@ export interface ContentionGateState {
   readonly samples: readonly PressureSample[];
   /** Nodes whose pressure rose while their load did not, until it falls below the contention floor. */
   readonly unexplained: readonly UnexplainedRise[];
+  /** Each node's hot spells, byte order (cost–benefit: how long a move's saving is counted). */
+  readonly spells: readonly NodeSpells[];
+  /** Whether the last round it priced a move found no finished migration to learn the link rate from (for the notice). */
+  readonly noTasks: boolean;
+  /** How many reported finished migrations were left out as bad the last round (for the notice). */
+  readonly badTasks: number;
+}
+
+/** A node's hot spells: contention from the round it reached the floor to the round it fell below. */
+export interface NodeSpells {
+  readonly node: string;
+  /** When its spell going on began (seconds), `null` while it is calm. */
+  readonly since: number | null;
+  /** The durations of its last spells, seconds, oldest first (at most `HORIZON_SPELLS_KEPT`). */
+  readonly durations: readonly number[];
+}
+
+/** The spells after a round in which `hot` nodes reached the contention floor (nodes of `seen` only). */
+export function recordSpells(
+  spells: readonly NodeSpells[],
+  seen: readonly string[],
+  hot: ReadonlySet<string>,
+  now: number,
+): NodeSpells[] {
+  const byNode = new Map(spells.map((s) => [s.node, s]));
+  for (const node of seen) {
+    const s = byNode.get(node) ?? { node, since: null, durations: [] };
+    if (hot.has(node) && s.since === null) byNode.set(node, { ...s, since: now });
+    else if (!hot.has(node) && s.since !== null)
+      byNode.set(node, { node, since: null, durations: [...s.durations, now - s.since].slice(-HORIZON_SPELLS_KEPT) });
+    else if (!byNode.has(node)) byNode.set(node, s);
+  }
+  return [...byNode.values()].sort((a, b) => compareNames(a.node, b.node));
+}
+
+function checkCount(check: ReturnType<typeof stateCheck>, value: unknown, field: string): number {
+  const n = check.numberOrNull(value, field);
+  if (n === null || !Number.isInteger(n) || n < 0)
+    throw new PolicyError(
+      'invalid-state',
+      `stage 'contention': state field '${field}' must be an integer >= 0, got ${String(value)}`,
+    );
+  return n;
+}
+
+function checkSpells(check: ReturnType<typeof stateCheck>, value: unknown, field: string): NodeSpells[] {
+  if (value === undefined) return [];
+  return check.array(value, field).map((v, i) => {
+    const o = check.object(v, `${field}.${i}`);
+    const durations = check.array(o.durations, `${field}.${i}.durations`).map((d, j) => {
+      const n = check.numberOrNull(d, `${field}.${i}.durations.${j}`);
+      if (n === null || n < 0)
+        throw new PolicyError(
+          'invalid-state',
+          `stage 'contention': state field '${field}.${i}.durations.${j}' must be a number >= 0, got ${String(d)}`,
+        );
+      return n;
+    });
+    return {
+      node: check.string(o.node, `${field}.${i}.node`),
+      since: check.numberOrNull(o.since, `${field}.${i}.since`),
+      durations: durations.slice(-HORIZON_SPELLS_KEPT),
+    };
+  });
 }
 
 /** Options of {@link contentionGate}. */
@@ -60,6 +127,12 @@ export interface ContentionGateOptions {
   readonly model?: Partial<ContentionOptions>;
   /** How sparingly it moves (default `CONTENTION_PACE`). */
   readonly pace?: Partial<ContentionPace>;
+  /**
+   * Cost–benefit (`ha-auto-rebalance-contention-cost-benefit`): each source's horizon is learned
+   * from its own hot spells (`spellHorizon`, the model's `horizonSeconds` until it has shown
+   * a few), and with a migration model the link rate from `ctx.migrationTasks()`.
+   */
+  readonly costBenefit?: boolean;
 }
 
 /** Every node's pressure now: what it reports, else the model's prediction at its load (usage-based for a node without PSI). */
@@ -132,6 +205,9 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       noPsi: false,
       samples: [],
       unexplained: [],
+      spells: [],
+      noTasks: false,
+      badTasks: 0,
     }),
     validateState: (value) => {
       const s = check.object(value, '');
@@ -154,6 +230,10 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         noPsi: s.noPsi === undefined ? false : check.boolean(s.noPsi, 'noPsi'),
         samples: checkSamples(check, s.samples, 'samples'),
         unexplained: checkRises(check, 'contention', s.unexplained, 'unexplained'),
+        // a state saved before cost–benefit has neither field
+        spells: checkSpells(check, s.spells, 'spells'),
+        noTasks: s.noTasks === undefined ? false : check.boolean(s.noTasks, 'noTasks'),
+        badTasks: s.badTasks === undefined ? 0 : checkCount(check, s.badTasks, 'badTasks'),
       };
     },
     observe: (facts, state) => {
@@ -231,7 +311,23 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
       const hot = new Set(pressures.filter((p) => reaches(p, CONTENTION_FLOOR)).map((p) => p.node));
       const unexplained = lastingRises(state.unexplained, rises, (node) => hot.has(node));
       const unexplainedNodes = new Set(unexplained.map((r) => r.node));
-      const next = { ...state, model: learned, fallback, noPsi: false, samples, unexplained };
+      const spells = options.costBenefit
+        ? recordSpells(
+            state.spells,
+            pressures.map((p) => p.node),
+            hot,
+            ctx.now,
+          )
+        : state.spells;
+      let next: ContentionGateState = {
+        ...state,
+        model: learned,
+        fallback,
+        noPsi: false,
+        samples,
+        unexplained,
+        spells,
+      };
 
       const contended = pressures.filter((p) => reaches(p, CONTENTION_FLOOR) && !unexplainedNodes.has(p.node));
       for (const r of rises) {
@@ -264,11 +360,58 @@ export function contentionGate(options: ContentionGateOptions = {}): Stage<Conte
         if (!ctx.guests) throw missingContext('contention', 'guests()');
         return ctx.guests();
       };
-      const objective = roundObjective(fitted, nodes, guests, model, pressures, {
+      let round = model;
+      let horizons: ReadonlyMap<string, number> | undefined;
+      if (options.costBenefit) {
+        horizons = new Map(spells.map((s) => [s.node, spellHorizon(s.durations, model.horizonSeconds)]));
+        if (model.migration !== null) {
+          // the link rate the cluster's finished migrations show; without them, the model's own
+          const reported = ctx.migrationTasks?.();
+          // a task without a positive duration or with a bad volume teaches nothing: left out, said
+          const tasks = reported?.filter(
+            (t) =>
+              typeof t === 'object' &&
+              t !== null &&
+              Number.isFinite(t.durationSeconds) &&
+              t.durationSeconds > 0 &&
+              Number.isFinite(t.transferredBytes) &&
+              t.transferredBytes >= 0,
+          );
+          const bad = reported && tasks ? reported.length - tasks.length : 0;
+          if (bad !== state.badTasks) {
+            if (bad > 0)
+              notices.push({
+                code: 'contention-bad-migration-tasks',
+                severity: 'warning',
+                message: `${bad} finished migration${bad === 1 ? '' : 's'} reported without a positive duration or a byte count: left out of the link rate`,
+              });
+            next = { ...next, badTasks: bad };
+          }
+          const learnedRate = tasks
+            ? modelCall('migration tasks', () => learnMigrationSettings(model.migration!, tasks))
+            : undefined;
+          if (learnedRate && learnedRate.learnedFrom > 0) {
+            round = { ...model, migration: learnedRate.settings };
+            next = { ...next, noTasks: false };
+          } else {
+            if (!state.noTasks)
+              notices.push({
+                code: 'contention-no-migration-tasks',
+                severity: 'info',
+                message: tasks
+                  ? `fewer than 3 finished migrations known (${tasks.length}): migrations priced at the default link rate`
+                  : 'the host reports no finished migrations: migrations priced at the default link rate',
+              });
+            next = { ...next, noTasks: true };
+          }
+        }
+      }
+      const objective = roundObjective(fitted, nodes, guests, round, pressures, {
         pace,
         motions: state.motions,
         calmAt: state.calmAt,
         unexplained: [...unexplainedNodes],
+        ...(horizons ? { horizons } : {}),
       });
       return { plan: { ...plan, objective }, state: next, notices };
     },

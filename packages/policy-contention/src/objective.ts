@@ -125,6 +125,8 @@ export function roundObjective(
     readonly motions: readonly RecentMotion[];
     readonly calmAt: number | null;
     readonly unexplained?: readonly string[];
+    /** Cost–benefit: each source node's learned horizon, seconds (absent: the options'). */
+    readonly horizons?: ReadonlyMap<string, number>;
   },
 ): ContentionObjective {
   const score = moveScorer(model, options);
@@ -174,10 +176,12 @@ export function roundObjective(
       let cpu = 0;
       let mem = 0;
       let moving = 0;
+      let vcpus = 0;
       for (const g of members as GuestTelemetry[]) {
         cpu += g.cpu;
         mem += g.mem;
         moving += guestActivity(g.cpu, g.maxcpu);
+        vcpus += Number.isFinite(g.maxcpu) && g.maxcpu >= 1 ? Math.ceil(g.maxcpu) : 1;
       }
       const bundle = {
         cpu,
@@ -185,9 +189,11 @@ export function roundObjective(
         activity: moving,
         guests: members.length,
         transferBytes: candidate.transferBytes ?? mem,
+        vcpus,
       };
+      const horizonSeconds = history.horizons?.get(source.node);
       result = modelCall(`candidate '${candidate.leader}' to '${target}'`, () =>
-        score({ source, target: destination, bundle }),
+        score({ source, target: destination, bundle, ...(horizonSeconds === undefined ? {} : { horizonSeconds }) }),
       );
     }
     assessed.set(key, result);

@@ -9,7 +9,7 @@ import {
 } from './index';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
-const ON = { objective: 'contention', minGainSeconds: 30 } as const;
+const ON = { objective: 'contention', minGainSeconds: 30, costBenefit: false } as const;
 
 describe('ha-auto-rebalance-objective', () => {
   it.each([
@@ -44,7 +44,7 @@ describe('ha-auto-rebalance-objective', () => {
     ],
   ])('%j → %s', (crs, objective, problems) => {
     const parsed = parseContentionSettings(readCrs(crs));
-    expect(parsed.settings).toEqual({ objective, minGainSeconds: 30 });
+    expect(parsed.settings).toEqual({ objective, minGainSeconds: 30, costBenefit: false });
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
@@ -116,7 +116,7 @@ describe('ha-auto-rebalance-objective', () => {
       'contention-min-gain 120 guest-seconds',
     ]);
     // the minimum alone, with the imbalance objective, changes nothing and is not described
-    expect(contentionPlugin.describe!({ objective: 'imbalance', minGainSeconds: 120 })).toEqual([]);
+    expect(contentionPlugin.describe!({ objective: 'imbalance', minGainSeconds: 120, costBenefit: false })).toEqual([]);
   });
 
   it('is in the JSON schema with its choices and default', () => {
@@ -148,7 +148,7 @@ describe('ha-auto-rebalance-contention-min-gain', () => {
     [{ [KEY]: 1e6 }, 30, [bad('1000000')]],
   ])('%j → %d', (crs, minGainSeconds, problems) => {
     const parsed = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention', ...crs }));
-    expect(parsed.settings).toEqual({ objective: 'contention', minGainSeconds });
+    expect(parsed.settings).toEqual({ objective: 'contention', minGainSeconds, costBenefit: false });
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
@@ -178,5 +178,47 @@ describe('ha-auto-rebalance-contention-min-gain beside the imbalance objective',
     [{}, []],
   ])('%j warns %j', (crs, problems) => {
     expect(parseContentionSettings(readCrs(crs)).problems.map((p) => p.message)).toEqual(problems);
+  });
+});
+
+describe('ha-auto-rebalance-contention-cost-benefit', () => {
+  const KEY = 'ha-auto-rebalance-contention-cost-benefit';
+  it.each([
+    // crs, on, problems
+    [{}, false, []],
+    [{ [KEY]: 1 }, true, []],
+    [{ [KEY]: '1' }, true, []],
+    [{ [KEY]: 0 }, false, []],
+    [
+      { [KEY]: 'yes' },
+      false,
+      [`datacenter.cfg: invalid value 'yes' for 'crs.${KEY}' (0 or 1), falling back to 0 (off)`],
+    ],
+  ])('%j → %s', (crs, on, problems) => {
+    const parsed = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention', ...crs }));
+    expect(parsed.settings.costBenefit).toBe(on);
+    expect(parsed.problems.map((p) => p.message)).toEqual(problems);
+  });
+
+  it('beside the imbalance objective it does nothing, and says so', () => {
+    const parsed = parseContentionSettings(readCrs({ [KEY]: 1 }));
+    expect(parsed.problems.map((p) => p.message)).toEqual([
+      `datacenter.cfg: value 1 for 'crs.${KEY}' has no effect while the objective is 'imbalance' (it applies with ha-auto-rebalance-objective contention)`,
+    ]);
+  });
+
+  it('asks the host for the finished migrations only with the contention objective and cost–benefit on', () => {
+    expect(contentionPlugin.needs!({ ...ON, costBenefit: true })).toEqual({ migrationTasks: true });
+    expect(contentionPlugin.needs!(ON)).toEqual({ migrationTasks: false });
+    expect(contentionPlugin.needs!({ ...CONTENTION_OFF, costBenefit: true })).toEqual({ migrationTasks: false });
+  });
+
+  it('is described when on, and in the JSON schema', () => {
+    expect(contentionPlugin.describe!({ ...ON, costBenefit: true })).toEqual([
+      'objective contention',
+      'contention-cost-benefit',
+    ]);
+    const schema = crsJsonSchema(CONTENTION_KEYS) as { properties: Record<string, unknown> };
+    expect(schema.properties[KEY]).toBeDefined();
   });
 });

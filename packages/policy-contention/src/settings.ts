@@ -1,7 +1,8 @@
-import { CONTENTION_DEFAULTS, type ContentionOptions } from '@poise/contention';
+import { CONTENTION_DEFAULTS, type ContentionOptions, MIGRATION_DEFAULTS } from '@poise/contention';
 import {
   type ChoiceKeySpec,
   type CrsInput,
+  type FlagKeySpec,
   type NumberKeySpec,
   type PipelineObjective,
   PolicyError,
@@ -50,21 +51,49 @@ export const MIN_GAIN_KEY: NumberKeySpec = {
   why: "5 % of one guest's time over the horizon: below it the prediction's own error would decide. Raised to 120 on the lab's contention corpus the objective moves 42 % less (12.2 moves a run over the six scenarios against 20.9) and the guests wait 14 % more (still 26 % below the preset); at 480 it barely moves and gains nothing (apps/sim/README.md)",
 };
 
+/**
+ * `ha-auto-rebalance-contention-cost-benefit`: with the `contention` objective, price each
+ * move by the migration model of `@poise/contention` (pre-copy rounds, the transfer's cpu on
+ * both nodes, the guest's slowdown; the link rate learned from the cluster's finished
+ * migrations when the host reports them) and count its saving over each source node's own
+ * hot spells (the median of its last spells once it has shown three, 600 s before), instead of
+ * the fixed price and the fixed 600 s.
+ */
+export const COST_BENEFIT_KEY: FlagKeySpec = {
+  key: 'ha-auto-rebalance-contention-cost-benefit',
+  type: 'flag',
+  off: false,
+  recommended: false,
+  description:
+    "with 'contention': price each move as the cluster pays it (pre-copy migration model, the transfer's cpu on both nodes, the link rate learned from finished migrations) and count its saving over how long the source node's hot spells last",
+  why: 'the fixed price of a migration (5 s + memory / 512 MiB/s, 10 % of the guest) ignores the transfer’s cpu on both nodes and busy guests that dirty memory; the fixed 600 s ignores that hot spells last minutes on one node and hours on another (apps/sim/README.md, issue 27)',
+};
+
 /** Every key this package reads, for docs and `crsJsonSchema`. */
-export const CONTENTION_KEYS = [OBJECTIVE_KEY, MIN_GAIN_KEY] as const;
+export const CONTENTION_KEYS = [OBJECTIVE_KEY, MIN_GAIN_KEY, COST_BENEFIT_KEY] as const;
 
 /** The settings of this package, in the keys' units. */
 export interface ContentionSettings {
   readonly objective: RebalanceObjective;
   /** `ha-auto-rebalance-contention-min-gain`, guest-seconds (finite, ≥ 0). */
   readonly minGainSeconds: number;
+  /** `ha-auto-rebalance-contention-cost-benefit`. */
+  readonly costBenefit: boolean;
 }
 
 /** The key of each setting. */
-const CONTENTION_FIELDS = { objective: OBJECTIVE_KEY, minGainSeconds: MIN_GAIN_KEY } as const;
+const CONTENTION_FIELDS = {
+  objective: OBJECTIVE_KEY,
+  minGainSeconds: MIN_GAIN_KEY,
+  costBenefit: COST_BENEFIT_KEY,
+} as const;
 
 /** The reference's objective: no stage of this package. */
-export const CONTENTION_OFF: ContentionSettings = { objective: 'imbalance', minGainSeconds: MIN_GAIN_SECONDS };
+export const CONTENTION_OFF: ContentionSettings = {
+  objective: 'imbalance',
+  minGainSeconds: MIN_GAIN_SECONDS,
+  costBenefit: false,
+};
 
 /**
  * Reads `ha-auto-rebalance-objective` and `ha-auto-rebalance-contention-min-gain` from the
@@ -82,17 +111,20 @@ export function parseContentionSettings(input: CrsInput): { settings: Contention
   return read;
 }
 
-/** The minimum gain is the contention objective's: set beside `imbalance` it does nothing (a problem naming it). */
+/** The minimum gain and cost–benefit are the contention objective's: set beside `imbalance` they do nothing (a problem naming each). */
 function contentionChecks(settings: ContentionSettings, explicit: (key: string) => unknown): SettingProblem[] {
-  const gain = explicit(MIN_GAIN_KEY.key);
-  if (settings.objective !== 'imbalance' || gain === undefined) return [];
-  return [
-    {
-      key: `crs.${MIN_GAIN_KEY.key}`,
-      value: gain,
-      message: `datacenter.cfg: value ${typeof gain === 'string' ? `'${gain}'` : JSON.stringify(gain)} for 'crs.${MIN_GAIN_KEY.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
-    },
-  ];
+  if (settings.objective !== 'imbalance') return [];
+  const problems: SettingProblem[] = [];
+  for (const spec of [MIN_GAIN_KEY, COST_BENEFIT_KEY]) {
+    const value = explicit(spec.key);
+    if (value === undefined) continue;
+    problems.push({
+      key: `crs.${spec.key}`,
+      value,
+      message: `datacenter.cfg: value ${typeof value === 'string' ? `'${value}'` : JSON.stringify(value)} for 'crs.${spec.key}' has no effect while the objective is 'imbalance' (it applies with ${OBJECTIVE_KEY.key} contention)`,
+    });
+  }
+  return problems;
 }
 
 /** Options of {@link contentionObjective} that are not datacenter.cfg keys. */
@@ -128,10 +160,11 @@ export function contentionObjective(
     return undefined;
   }
   const { minGainSeconds } = settings;
-  const model = { ...CONTENTION_DEFAULTS, ...options.model };
+  const costBenefit = settings.costBenefit;
+  const model = { ...CONTENTION_DEFAULTS, ...(costBenefit ? { migration: MIGRATION_DEFAULTS } : {}), ...options.model };
   return {
     name: 'contention',
-    gate: contentionGate({ model, pace: options.pace ?? {} }),
+    gate: contentionGate({ model, pace: options.pace ?? {}, costBenefit }),
     hold: contentionHold({ holdRounds: reference.holdRounds }),
     score: contentionScorer({
       method: reference.method,
@@ -146,13 +179,15 @@ export function contentionObjective(
 
 /**
  * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys
- * (`ha-auto-rebalance-objective`, `ha-auto-rebalance-contention-min-gain`) and, with the
+ * (`ha-auto-rebalance-objective`, `ha-auto-rebalance-contention-min-gain`, `ha-auto-rebalance-contention-cost-benefit`) and, with the
  * `contention` objective, the objective of the pipeline.
  */
 export const contentionPlugin = definePlugin({
   name: 'contention',
   keys: CONTENTION_FIELDS,
   objective: (settings, { reference }) => contentionObjective(settings, reference),
+  // cost–benefit learns the migration link's rate from the cluster's finished migrations
+  needs: (settings) => ({ migrationTasks: settings.objective === 'contention' && settings.costBenefit }),
   check: contentionChecks,
   describe: (settings) =>
     settings.objective === 'imbalance'
@@ -162,5 +197,6 @@ export const contentionPlugin = definePlugin({
           ...(settings.minGainSeconds === MIN_GAIN_KEY.off
             ? []
             : [`contention-min-gain ${settings.minGainSeconds} guest-seconds`]),
+          ...(settings.costBenefit ? ['contention-cost-benefit'] : []),
         ],
 });

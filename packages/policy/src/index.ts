@@ -88,6 +88,7 @@ export type {
   AdjustedNodeUsage,
   BalanceCandidate,
   BalanceContext,
+  FinishedMigration,
   BalanceEvaluator,
   BalanceMethod,
   Decision,

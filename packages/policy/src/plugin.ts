@@ -96,6 +96,8 @@ export interface HostNeeds {
   readonly guestConfigs?: boolean;
   /** Stages read the whole cluster (`BalanceContext.planInput`): a host builds it. */
   readonly planInput?: boolean;
+  /** Stages read finished migrations (`BalanceContext.migrationTasks`): a host fetches them. */
+  readonly migrationTasks?: boolean;
 }
 
 /**

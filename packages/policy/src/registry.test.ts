@@ -118,12 +118,14 @@ describe('PolicyRegistry: reading the settings', () => {
       nodePressure: false,
       guestConfigs: false,
       planInput: false,
+      migrationTasks: false,
     });
     expect(registry.needs(settings)).toEqual({
       memhost: true,
       nodePressure: false,
       guestConfigs: true,
       planInput: false,
+      migrationTasks: false,
     });
     expect(registry.describe(settings)).toEqual(['freeze', 'pause 5 s']);
   });

@@ -37,7 +37,13 @@ export interface PolicySettings {
 /** What every host flag of {@link HostNeeds} is for the settings in force. */
 export type HostNeedsInForce = { readonly [K in keyof HostNeeds]-?: boolean };
 
-const NO_NEEDS: HostNeedsInForce = { memhost: false, nodePressure: false, guestConfigs: false, planInput: false };
+const NO_NEEDS: HostNeedsInForce = {
+  memhost: false,
+  nodePressure: false,
+  guestConfigs: false,
+  planInput: false,
+  migrationTasks: false,
+};
 
 /**
  * The policy plug-ins a host runs, checked once: every host reads the variants through one

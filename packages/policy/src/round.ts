@@ -4,6 +4,7 @@ import type {
   AdjustedNodeUsage,
   BalanceCandidate,
   BalanceContext,
+  FinishedMigration,
   BalanceEvaluator,
   BalanceMethod,
   GuestTelemetry,
@@ -250,6 +251,11 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
   if (ctx.adjust) {
     const adjust = ctx.adjust.bind(ctx);
     round.adjust = (list: readonly AdjustedNodeUsage[]) => checkedEvaluator(adjust(list), 'the adjusted');
+  }
+  if (ctx.migrationTasks) {
+    const read = ctx.migrationTasks.bind(ctx);
+    let tasks: readonly FinishedMigration[] | undefined;
+    round.migrationTasks = () => (tasks ??= read());
   }
   if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
   if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);

@@ -183,6 +183,14 @@ export interface MigratabilityVerdict {
   readonly blockers: readonly MigrationBlocker[];
 }
 
+/** A finished live migration as the host reports it (see {@link BalanceContext.migrationTasks}). */
+export interface FinishedMigration {
+  /** From its start to its end, seconds (finite, > 0). */
+  readonly durationSeconds: number;
+  /** Memory it sent, bytes (finite, ≥ 0). */
+  readonly transferredBytes: number;
+}
+
 /**
  * What one balancing round sees: the host's facts and its scoring on the measured stats.
  * Values are computed lazily by the host, so a gate that stops the round never pays for
@@ -218,6 +226,12 @@ export interface BalanceContext extends BalanceEvaluator {
    * view's first call.
    */
   adjust?(nodes: readonly AdjustedNodeUsage[]): BalanceEvaluator;
+  /**
+   * The cluster's finished live migrations, oldest first (PVE: `qmigrate` tasks and their logs;
+   * the simulator: its migration model's): how long each took and how much memory it sent.
+   * Read by `contention` with cost–benefit, to learn the migration link's rate.
+   */
+  migrationTasks?(): readonly FinishedMigration[];
   /** A guest's current configuration, or `undefined` when unknown. May be slow: cache it. */
   guestConfig?(sid: string): GuestConfig | undefined;
   /** The host's own migratability verdict (e.g. from PVE's migrate precheck); preferred over `guestConfig`. */

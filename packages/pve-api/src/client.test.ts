@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { PveClient, type PveClientOptions } from './client';
+import { parseMigrationLog } from './migration-log';
 import { PveApiError } from './errors';
 import {
   generateCertificates,
@@ -260,6 +261,34 @@ describe('transport', () => {
     expect(Object.fromEntries(post.form)).toEqual({ target: 'node2', online: '1', 'with-local-disks': '0' });
     expect(await c.taskStatus(task)).toMatchObject({ outcome: 'ok', status: 'stopped' });
     expect(server.requests.at(-1)!.path).toBe(`/nodes/node1/tasks/${upid}/status`);
+  });
+
+  test('a task log: its lines in order, from its node; a bad range or task id is refused', async () => {
+    const upid = 'UPID:node1:00001234:0010102A:6A6CD601:qmigrate:100:root@pam:';
+    await serve({
+      'GET /nodes/{node}/tasks/{upid}/log': {
+        data: [
+          { n: 2, t: 'migration finished successfully (duration 00:00:11)' },
+          { n: 1, t: 'migration active, transferred 4.3 GiB of 4.0 GiB VM-state, 1.0 GiB/s' },
+        ],
+      },
+    });
+    const c = client();
+    const lines = await c.taskLog(upid, { limit: 500 });
+    expect(lines).toEqual([
+      'migration active, transferred 4.3 GiB of 4.0 GiB VM-state, 1.0 GiB/s',
+      'migration finished successfully (duration 00:00:11)',
+    ]);
+    expect(server.requests.at(-1)!.path).toBe(`/nodes/node1/tasks/${upid}/log`);
+    expect(parseMigrationLog(lines)).toMatchObject({ ok: true, durationSeconds: 11 });
+    await expect(c.taskLog(upid, { start: -1 })).rejects.toThrow("'start' must be an integer ≥ 0, got -1");
+    await expect(c.taskLog('qmigrate')).rejects.toThrow("'qmigrate' is not a task id (UPID:…)");
+  });
+
+  test('a task log row without its text is a schema error naming the field', async () => {
+    const upid = 'UPID:node1:00001234:0010102A:6A6CD601:qmigrate:100:root@pam:';
+    await serve({ 'GET /nodes/{node}/tasks/{upid}/log': { data: [{ n: 1 }] } });
+    await expect(client().taskLog(upid)).rejects.toThrow("reply field 'data[0].t' is missing");
   });
 
   test('the qmigrate task after a hamigrate is found with the task list filters', async () => {

@@ -94,3 +94,4 @@ export type {
   TaskStatus,
   Upid,
 } from './types';
+export { parseMigrationLog, type MigrationLogSummary } from './migration-log';

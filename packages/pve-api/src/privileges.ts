@@ -28,6 +28,8 @@ export const ENDPOINT_PRIVILEGES = {
   'POST /cluster/ha/resources/{sid}/relocate': "'Sys.Console' on '/'",
   'GET /nodes/{node}/tasks/{upid}/status':
     "the task's owner, or 'Sys.Audit' on '/nodes/{node}' (HA tasks run as 'root@pam')",
+  'GET /nodes/{node}/tasks/{upid}/log':
+    "the task's owner, or 'Sys.Audit' on '/nodes/{node}' (HA tasks run as 'root@pam')",
   'GET /nodes/{node}/certificates/info': 'no privilege (any valid token)',
 } as const;
 

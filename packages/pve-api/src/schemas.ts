@@ -951,6 +951,11 @@ export const taskStatusSchema = obj({
 );
 
 /** `GET /nodes/{node}/tasks` (running tasks have no `status`/`endtime`, or `status: "running"`). */
+/** `GET /nodes/{node}/tasks/{upid}/log`: `[{ n, t }]`, line number and text; the lines' texts in order. */
+export const taskLogSchema = arr(obj({ n: count, t: z.string() })).transform((rows) =>
+  [...rows].sort((a, b) => a.n - b.n).map((r) => r.t),
+);
+
 export const taskListSchema = arr(
   obj({
     upid: name,

@@ -417,6 +417,7 @@ describe('RunRecorder: a run recorded from the Simulation API', () => {
     // 3 resource moves; the bundle's 2 failed; the in-flight one is not a failure
     expect(summarizeRun(run)).toEqual({
       guestContentionSeconds: null,
+      migrationSeconds: null,
       moves: 3,
       failedMoves: 2,
       movesBySid: { 'vm:101': 1, 'vm:102': 1, 'vm:103': 1 },

@@ -389,11 +389,17 @@ export class Hardware implements SimBackend {
   }
 
   /**
-   * A guest moved from `source` (called by the resource agents once its configuration names the
-   * target): under the load pressure model a guest that was running pays the migration's cost.
+   * A running guest moves from `source` to `target` (called by the resource agents before its
+   * configuration names the target): under the load pressure model it pays the migration's
+   * cost; false when the live migration does not converge in time (the guest stays).
    */
-  guestMoved(sid: string, source: string, live: boolean): void {
-    this.measurements.guestMoved(sid, source, live);
+  guestMoved(sid: string, source: string, target: string, live: boolean): boolean {
+    return this.measurements.guestMoved(sid, source, target, live);
+  }
+
+  /** The load pressure model's finished live migrations (undefined without the model). */
+  migrationTasks(): readonly { readonly durationSeconds: number; readonly transferredBytes: number }[] | undefined {
+    return this.loadModel?.finishedMigrations();
   }
 
   // --- locks and watchdogs -----------------------------------------------------------------

@@ -106,14 +106,25 @@ describe('the load pressure model in a simulation', () => {
     // 16 GiB of 32 under the default logistic curve (knee 0.95), a stall of the order of 1e-12
     expect(summary.guestContentionSeconds).toBeCloseTo(580 * 2.78528, 6);
     expect(summary.pressureSeconds).toBe(560); // reported ≥ 10 % from the sample at 60 on
-    // with the balancer, two guests move (4 GiB each: 4.096 s of copy × 0.2 + 0.1 s = 0.9192 s)
+    // with the balancer, two guests move, each 4 GiB with 1.6 of its 4 vcpus busy, one at a time:
+    // dirty 1.6 × 32 = 51.2 MiB/s over 1000 MiB/s, λ = 0.0512; 4096 → 209.72 → 10.74 MiB (≤ 100):
+    // 4316.45 MiB copied in 4.31645 s + 2 s of set-up, paused 0.010737 s; each guest pays
+    // 10 % × 0.4 × 6.31645 + 0.010737 = 0.263395 guest-seconds
     const moved = new Simulation(packed({ crs: { 'ha-auto-rebalance': 1 } }), { profile: 'pve-9.2' });
     const r2 = new RunRecorder(moved);
     moved.run();
     const truth = moved.groundTruth()!;
     const migration = [...truth.guests.values()].reduce((a, g) => a + g.migrationStallSeconds, 0);
     expect(r2.resourceMoves().filter((m) => m.ok)).toHaveLength(2);
-    expect(migration).toBeCloseTo(2 * 0.9192, 9);
+    const own = 2 * (0.1 * 0.4 * (2 + 4316.4526 / 1000) + 10.7374 / 1000);
+    // ... and the transfer keeps a core busy on both ends for 6.32 s: the guests there wait more
+    // (at most all of them, all the time, for both transfers: 4 guests × 6.32 s × 2)
+    const induced = migration - own;
+    expect(induced).toBeGreaterThan(0);
+    expect(induced).toBeLessThan(4 * 6.32 * 2);
+    expect(r2.summary().migrationSeconds).toBeCloseTo(migration, 9);
+    const byGuest = (sid: string) => truth.guests.get(sid)!.migrationStallSeconds;
+    expect(byGuest('vm:101') + byGuest('vm:102')).toBeGreaterThan(own);
     const total = [...truth.guests.values()].reduce(
       (a, g) => a + g.cpuStallSeconds + g.memStallSeconds + g.migrationStallSeconds,
       0,
@@ -121,6 +132,37 @@ describe('the load pressure model in a simulation', () => {
     expect(r2.summary().guestContentionSeconds).toBeCloseTo(total, 6);
     // balancing relieved the guests: 2 per node at 40 % from about 200 s on, half the stall
     expect(r2.summary().guestContentionSeconds!).toBeLessThan(0.6 * summary.guestContentionSeconds!);
+  });
+
+  it('a live migration that cannot converge without auto-converge fails at the timeout: the guest stays', () => {
+    // 1.6 busy cores dirty 1.6 × 800 = 1280 MiB/s over a 1000 MiB/s link: λ > 1, no throttle,
+    // 30 s of copying, then the LRM reports the failure and the guest keeps running on node1
+    const stuck = packed({
+      crs: { 'ha-auto-rebalance': 1 },
+      loadPressure: {
+        cpu: {
+          family: 'piecewise',
+          points: [
+            [0, 0],
+            [1, 100],
+          ],
+        },
+        migration: { 'auto-converge': 0, 'dirty-mib-per-core-second': 800, 'timeout-seconds': 30 },
+      },
+    });
+    const sim = new Simulation(stuck, { profile: 'pve-9.2' });
+    const recorder = new RunRecorder(sim);
+    sim.run();
+    expect(sim.log()).toMatch(
+      /service 'vm:101' migration to node 'node2' did not converge in time, unable to migrate!/,
+    );
+    const moves = recorder.resourceMoves();
+    expect(moves.length).toBeGreaterThan(0);
+    expect(moves.every((m) => m.ok !== true)).toBe(true);
+    // every guest still on node1; each failed try cost its guest 10 % × 0.4 × (2 + 30) s = 1.28
+    const truth = sim.groundTruth()!;
+    for (const g of truth.guests.values()) expect(g.node).toBe('node1');
+    expect(truth.guests.get('vm:101')!.migrationStallSeconds).toBeGreaterThanOrEqual(1.28 - 1e-9);
   });
 
   it('moveOutcomes: each landed move with the pressure of source and target before and after', () => {

@@ -439,16 +439,22 @@ export class Measurements {
   }
 
   /**
-   * A guest moved from `source`: under the load pressure model a guest that was running pays
-   * the migration's cost (live: copy time × stall share + pause, for the memory it holds;
-   * relocation: the restart).
+   * A running guest moves from `source` to `target`: under the load pressure model it pays the
+   * migration's cost (live: the migration model's price for the memory it holds and the cores
+   * it keeps busy; relocation: the restart). Returns false when the live migration does not
+   * converge before the model's timeout (its cost is paid all the same): the guest stays.
    */
-  guestMoved(sid: string, source: string, live: boolean): void {
+  guestMoved(sid: string, source: string, target: string, live: boolean): boolean {
     const loadModel = this.options.loadModel;
-    if (!loadModel) return;
+    if (!loadModel) return true;
     const st = this.dynamicStats.get(sid);
     const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
-    loadModel.chargeMigration(sid, source, live, mem);
+    const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
+    const maxcpu = this.staticStats.get(sid)?.maxcpu;
+    const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
+    const estimate = live ? loadModel.priceMigration(source, target, { cpu, vcpus, memBytes: mem }) : undefined;
+    loadModel.chargeMigration(sid, source, target, estimate);
+    return estimate === undefined || estimate.converged;
   }
 }
 

@@ -13,8 +13,8 @@ export interface GuestHardware {
   changeServiceLocation(sid: string, current: string, next: string): void;
   /** The guest's configuration, undefined for a service the cluster does not know. */
   getGuestConfig(sid: string): Snapshot<GuestConfigEntry> | undefined;
-  /** A guest that was running moved from `source` (what the move costs it). */
-  guestMoved(sid: string, source: string, live: boolean): void;
+  /** A guest that was running moves from `source` to `target` (what the move costs it); false: the live migration failed, the guest stays. */
+  guestMoved(sid: string, source: string, target: string, live: boolean): boolean;
   /** Process-global failure counters of `fa:` resources, per service name. */
   readonly virtFailTries: { readonly start: Map<string, number>; readonly migrate: Map<string, number> };
 }
@@ -80,9 +80,13 @@ class SimResource implements ResourceAgent {
       this.shutdown(sid);
       env.log('info', `service status ${sid} stopped`);
     }
+    // what the move costs (ground truth of the load pressure model; nothing otherwise): a live
+    // migration that does not converge before the model's timeout fails and the guest stays
+    if (wasRunning && !this.hw.guestMoved(sid, node, target, online)) {
+      env.log('err', `service '${sid}' migration to node '${target}' did not converge in time, unable to ${cmd}!`);
+      return false;
+    }
     this.hw.changeServiceLocation(sid, node, target);
-    // what the move cost the guest (ground truth of the load pressure model; nothing otherwise)
-    if (wasRunning) this.hw.guestMoved(sid, node, online);
     env.log('info', `service ${sid} - end ${cmd} to node '${target}'`);
     // the source no longer has the guest; the target is NOT marked running
     this.hw.setRunning(node, sid, undefined);

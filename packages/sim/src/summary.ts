@@ -150,6 +150,12 @@ export interface RunSummary {
    * model's ground truth); `null` when the run did not use that model.
    */
   guestContentionSeconds: number | null;
+  /**
+   * The part of {@link guestContentionSeconds} migrations caused: the migrated guests' own cost
+   * (slowdown, pause, throttle; a relocation's restart) and what the transfers' cpu made the
+   * other guests of both ends wait; `null` when the run did not use the load pressure model.
+   */
+  migrationSeconds: number | null;
   /** Resource motions the balancer issued: a bundle of k members counts k; failed and refused ones included. */
   moves: number;
   /** Of those, the ones that failed or were refused (in-flight ones at the end are not failures). */
@@ -367,6 +373,7 @@ export function summarizeRun(run: RunRecord, thresholds: PressureThresholds = PR
   for (const sid of [...bySid.keys()].sort(compareNames)) movesBySid[sid] = bySid.get(sid)!;
   return {
     guestContentionSeconds: run.rounds.truth ? guestContentionSeconds(run.rounds.truth) : null,
+    migrationSeconds: run.rounds.truth ? migrationSeconds(run.rounds.truth) : null,
     moves: run.moves.length,
     failedMoves: failed,
     movesBySid,
@@ -440,6 +447,13 @@ export function guestContentionSeconds(truth: TruthColumns): number {
   let acc = 0;
   for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall])
     for (const node of col) for (const v of node) acc += v;
+  return acc;
+}
+
+/** The part of a run's guest contention-seconds migrations caused: every node's migration stall, summed over the samples. */
+export function migrationSeconds(truth: TruthColumns): number {
+  let acc = 0;
+  for (const node of truth.migrationStall) for (const v of node) acc += v;
   return acc;
 }
 

@@ -163,6 +163,7 @@ describe('buildPolicy', () => {
     expect(BUILTIN_REGISTRY.settingsOf(p.settings, contentionPlugin)).toEqual({
       objective: 'contention',
       minGainSeconds: 30,
+      costBenefit: false,
     });
     expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
       "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
@@ -178,6 +179,7 @@ describe('buildPolicy', () => {
     expect(BUILTIN_REGISTRY.settingsOf(frugal.settings, contentionPlugin)).toEqual({
       objective: 'contention',
       minGainSeconds: 120,
+      costBenefit: false,
     });
     expect(
       policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' })

@@ -223,6 +223,7 @@ export function balanceContext(input: RoundInput): BalanceContext {
     planInput: () =>
       planInputFromSnapshot(snapshot, { usage: snapshot.crs.ha === 'static' ? 'configured' : 'measured' }).input,
     guestConfig: (sid) => snapshot.guestConfigs?.get(sid),
+    ...(snapshot.migrationTasks ? { migrationTasks: () => snapshot.migrationTasks! } : {}),
     sharedStorage: (storage) => snapshot.storageShared?.get(storage),
     format: REASON_FORMAT,
   };

@@ -88,6 +88,12 @@ export interface SnapshotNeeds {
   readonly guestConfigs: boolean;
   /** Also the running non-HA guests (`guests.non-ha`), not only the HA resources. */
   readonly nonHa: boolean;
+  /**
+   * The cluster's finished live migrations (`ha-auto-rebalance-contention-cost-benefit`):
+   * `ClusterSnapshot.migrationTasks`. An adapter reading them over the network caches each
+   * task's reading and refreshes the list at a bounded rate.
+   */
+  readonly migrationTasks?: boolean;
 }
 
 /** How a motion is judged, from the config in force (a reload changes it). */

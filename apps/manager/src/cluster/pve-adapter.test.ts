@@ -79,6 +79,84 @@ describe('reads per round', () => {
   });
 });
 
+describe('finished migrations (cost–benefit)', () => {
+  it('reads each successful qmigrate task’s log once, at the slow cadence, and names a log that says nothing usable', async () => {
+    const spec = unbalanced({
+      guests: [
+        { sid: 'vm:101', node: 'node1', mem: 4 * GIB },
+        { sid: 'vm:102', node: 'node1', mem: 0 },
+        { sid: 'vm:103', node: 'node2', mem: 2 * GIB },
+      ],
+    });
+    const s = await setup({}, spec);
+    s.cluster.s.tasks['UPID:node1:1:2:3:qmigrate:101:root@pam:'] = {
+      sid: 'vm:101',
+      target: 'node2',
+      status: 'stopped',
+      exitstatus: 'OK',
+    };
+    s.cluster.s.tasks['UPID:node1:1:2:4:qmigrate:102:root@pam:'] = {
+      sid: 'vm:102',
+      target: 'node2',
+      status: 'stopped',
+      exitstatus: 'OK',
+    };
+    s.cluster.s.tasks['UPID:node1:1:2:5:qmigrate:103:root@pam:'] = {
+      sid: 'vm:103',
+      target: 'node3',
+      status: 'stopped',
+      exitstatus: 'migration problems',
+    };
+    const needs = { guestConfigs: false, nonHa: false, migrationTasks: true };
+    const before = s.fake.server.requests.length;
+    const snap = await s.host.port.readSnapshot(needs);
+    // the fake lists every task on every node; vm:101's log: 4 GiB in 8 s
+    expect(snap.migrationTasks).toEqual([{ durationSeconds: 8, transferredBytes: 4 * GIB }]);
+    expect(snap.problems?.map((p) => p.message)).toContain(
+      "migration task UPID:node1:1:2:4:qmigrate:102:root@pam:: no 'migration active, transferred …' line: left out of the migration link rate",
+    );
+    const logs = (from: number) => s.fake.server.requests.slice(from).filter((r) => r.path.endsWith('/log')).length;
+    expect(logs(before)).toBe(2); // the failed task's log is not read
+    // the next read within 60 s reads nothing again; without the need, nothing at all
+    const again = s.fake.server.requests.length;
+    expect((await s.host.port.readSnapshot(needs)).migrationTasks).toEqual(snap.migrationTasks);
+    expect(s.fake.server.requests.slice(again).filter((r) => r.path.includes('/tasks')).length).toBe(0);
+    expect((await s.host.port.readSnapshot()).migrationTasks).toBeUndefined();
+  });
+});
+
+describe('finished migrations: failed calls', () => {
+  it('a node whose task list fails and a log that fails are left out, named; the log is read again at the next refresh', async () => {
+    const s = await setup({}, unbalanced({ guests: [{ sid: 'vm:101', node: 'node1', mem: 4 * GIB }] }));
+    s.cluster.s.tasks['UPID:node1:1:2:3:qmigrate:101:root@pam:'] = {
+      sid: 'vm:101',
+      target: 'node2',
+      status: 'stopped',
+      exitstatus: 'OK',
+    };
+    s.fake.injectWhere('GET /nodes/{node}/tasks', (r) => r.params.node === 'node2', {
+      status: 403,
+      statusText: 'Permission check failed',
+    });
+    s.fake.inject('GET /nodes/{node}/tasks/{upid}/log', { status: 403, statusText: 'Permission check failed' });
+    const needs = { guestConfigs: false, nonHa: false, migrationTasks: true };
+    const snap = await s.host.port.readSnapshot(needs);
+    expect(snap.migrationTasks).toEqual([]);
+    const messages = snap.problems?.map((p) => p.message) ?? [];
+    expect(messages.some((m) => m.startsWith("the finished migrations of node 'node2' could not be read"))).toBe(true);
+    expect(
+      messages.some((m) =>
+        m.startsWith('the log of migration task UPID:node1:1:2:3:qmigrate:101:root@pam: could not be read'),
+      ),
+    ).toBe(true);
+    // a minute later (six daemon rounds of 10 s) the list and the log are read again
+    await s.daemon.start();
+    await s.run(6);
+    const later = await s.host.port.readSnapshot(needs);
+    expect(later.migrationTasks).toEqual([{ durationSeconds: 8, transferredBytes: 4 * GIB }]);
+  });
+});
+
 describe('what the adapter reads', () => {
   it('nodes, guests, HA states and storage as the port has them (units: cores, bytes, percent)', async () => {
     const spec = unbalanced({

@@ -11,9 +11,11 @@ import {
   type PveClient,
   PveApiError,
   type PveVersion,
+  parseMigrationLog,
   requireServiceStatus,
   type TaskListEntry,
 } from '@poise/pve-api';
+import type { FinishedMigrationTask } from '@poise/env';
 import { groupRuleId } from '@poise/rules';
 import { compareNames } from '@poise/usage';
 import { nodeCondition } from './condition';
@@ -50,6 +52,16 @@ const PRESSURE_MAX_AGE_SECONDS = 300;
 const CONFIG_REFRESH_SECONDS = 600;
 /** Cached guest configurations refreshed per round at most (the oldest first); new guests are read at once. */
 const CONFIG_REFRESHES_PER_ROUND = 4;
+/** Finished migrations listed per node at most (`GET /nodes/{node}/tasks?typefilter=qmigrate`). */
+const MIGRATION_TASKS_LISTED = 20;
+/** New migration task logs read per refresh at most (each log is read once, then cached). */
+const MIGRATION_LOGS_PER_READ = 5;
+/** Lines of a migration task log read (a live migration's log runs to a few hundred). */
+const MIGRATION_LOG_LINES = 2000;
+/** Finished migrations handed to the policy at most, the newest. */
+const MIGRATION_TASKS_KEPT = 20;
+/** Task readings cached at most (the newest by start time). */
+const MIGRATION_CACHE_MAX = 200;
 /** Requests of one kind in flight at once (per-node RRD rows, guest configurations). */
 const PARALLEL_REQUESTS = 4;
 /** pve-manager release from which the cluster stores the balancer threshold and margin in percent (spec §3.6). */
@@ -249,6 +261,9 @@ export class PveAdapter implements BalancerPort {
   private readonly pressureSince = new Map<string, number>();
   private readonly configs = new Map<string, CachedConfig>();
   private places = new Map<string, GuestPlace>();
+  /** Each finished migration task read so far, by UPID: its start and what its log says (`undefined`: nothing usable). */
+  private readonly migrationLogs = new Map<string, { start: number; task: FinishedMigrationTask | undefined }>();
+  private migrationList: Timed<FinishedMigrationTask[]> | undefined;
 
   constructor(options: PveAdapterOptions) {
     this.client = options.client;
@@ -407,6 +422,7 @@ export class PveAdapter implements BalancerPort {
         storageShared.set(r.storage, (storageShared.get(r.storage) ?? false) || r.shared);
     }
     const guestConfigs = needs.guestConfigs ? await this.readConfigs(guests, needs, now, problems) : undefined;
+    const migrationTasks = needs.migrationTasks ? await this.readMigrationTasks(online, now, problems) : undefined;
 
     return {
       time: now,
@@ -419,6 +435,7 @@ export class PveAdapter implements BalancerPort {
       ...(options.maxWorkers !== undefined ? { maxWorkers: options.maxWorkers } : {}),
       storageShared,
       ...(guestConfigs ? { guestConfigs } : {}),
+      ...(migrationTasks ? { migrationTasks } : {}),
       ...(stalePressure.length > 0 ? { stalePressure } : {}),
       problems,
     };
@@ -432,6 +449,78 @@ export class PveAdapter implements BalancerPort {
    */
   refreshTelemetry(nodes: readonly string[], since: number): void {
     for (const node of nodes) this.pressureSince.set(node, Math.max(since, this.pressureSince.get(node) ?? since));
+  }
+
+  /**
+   * The finished live migrations (`ha-auto-rebalance-contention-cost-benefit`), every
+   * {@link SLOW_REFRESH_SECONDS}: each online node's newest {@link MIGRATION_TASKS_LISTED}
+   * `qmigrate` tasks (`GET /nodes/{node}/tasks`), and the log of each successful one not read
+   * before (`GET /nodes/{node}/tasks/{upid}/log`, at most {@link MIGRATION_LOGS_PER_READ} per
+   * refresh; `parseMigrationLog`). A log that says nothing usable is a problem naming the task,
+   * once; a failed call leaves that node's or task's migrations out (a problem) until the next
+   * refresh. Returns the newest {@link MIGRATION_TASKS_KEPT} by start time, oldest first.
+   */
+  private async readMigrationTasks(
+    online: readonly string[],
+    now: number,
+    problems: SnapshotProblem[],
+  ): Promise<FinishedMigrationTask[]> {
+    if (this.fresh(this.migrationList, now)) return this.migrationList!.value;
+    const listed: TaskListEntry[] = [];
+    for (const node of online) {
+      try {
+        listed.push(
+          ...(await this.client.tasks(node, {
+            typefilter: 'qmigrate',
+            source: 'archive',
+            limit: MIGRATION_TASKS_LISTED,
+          })),
+        );
+      } catch (err) {
+        const error = toPortError(err, 'GET /nodes/{node}/tasks');
+        problems.push({
+          message: `the finished migrations of node '${node}' could not be read (${error.kind}): left out of the migration link rate`,
+          error,
+        });
+      }
+    }
+    const seen = new Set<string>();
+    const fresh = listed
+      .filter((e) => e.type === 'qmigrate' && e.outcome === 'ok' && !this.migrationLogs.has(e.upid))
+      .filter((e) => !seen.has(e.upid) && seen.add(e.upid))
+      .sort((a, b) => a.startTime - b.startTime || compareNames(a.upid, b.upid))
+      .slice(-MIGRATION_LOGS_PER_READ);
+    for (const e of fresh) {
+      try {
+        const summary = parseMigrationLog(await this.client.taskLog(e.upid, { limit: MIGRATION_LOG_LINES }));
+        if (summary.ok) {
+          const { durationSeconds, transferredBytes } = summary;
+          this.migrationLogs.set(e.upid, { start: e.startTime, task: { durationSeconds, transferredBytes } });
+        } else {
+          this.migrationLogs.set(e.upid, { start: e.startTime, task: undefined });
+          problems.push({
+            message: `migration task ${e.upid}: ${summary.reason}: left out of the migration link rate`,
+          });
+        }
+      } catch (err) {
+        const error = toPortError(err, 'GET /nodes/{node}/tasks/{upid}/log');
+        problems.push({
+          message: `the log of migration task ${e.upid} could not be read (${error.kind}): left out of the migration link rate`,
+          error,
+        });
+      }
+    }
+    const byStart = [...this.migrationLogs.entries()].sort(
+      (a, b) => a[1].start - b[1].start || compareNames(a[0], b[0]),
+    );
+    for (const [upid] of byStart.slice(0, Math.max(0, byStart.length - MIGRATION_CACHE_MAX)))
+      this.migrationLogs.delete(upid);
+    const tasks = byStart
+      .filter(([, v]) => v.task !== undefined)
+      .slice(-MIGRATION_TASKS_KEPT)
+      .map(([, v]) => v.task!);
+    this.migrationList = { value: tasks, at: now };
+    return tasks;
   }
 
   private async readVersion(now: number, problems: SnapshotProblem[]): Promise<PveVersion | undefined> {

@@ -194,6 +194,7 @@ export class RoundRunner {
       snapshot = await ctx.host.port.readSnapshot({
         guestConfigs: policy.needs.guestConfigs,
         nonHa: config.guests.nonHa,
+        ...(policy.needs.migrationTasks ? { migrationTasks: true } : {}),
       });
     } catch (err) {
       return portFailure(ctx, err, 'reading the cluster');

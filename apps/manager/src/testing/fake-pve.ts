@@ -220,6 +220,25 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
         },
       };
     }),
+    // a finished task's log as qemu-server writes a live migration's: the guest's memory sent
+    // once in 8 s; a task whose guest has no memory says nothing usable (no transfer line)
+    route('GET /nodes/{node}/tasks/{upid}/log', (req) => {
+      const task = Object.hasOwn(cluster.s.tasks, req.params.upid!) ? cluster.s.tasks[req.params.upid!] : undefined;
+      if (!task) return { status: 500, statusText: `unable to find task '${req.params.upid}'` };
+      const mem = cluster.s.guests.find((g) => g.sid === task.sid)?.mem ?? 0;
+      const lines = [
+        `starting migration of VM ${vmidOf(task.sid)} to node '${task.target}'`,
+        ...(mem > 0
+          ? [
+              `migration active, transferred ${(mem / 1024 ** 2).toFixed(1)} MiB of ${(mem / 1024 ** 2).toFixed(1)} MiB VM-state, 512.0 MiB/s`,
+            ]
+          : []),
+        ...(task.status === 'stopped' && task.exitstatus === 'OK'
+          ? ['migration finished successfully (duration 00:00:08)', 'TASK OK']
+          : []),
+      ];
+      return { data: lines.map((t, i) => ({ n: i + 1, t })) };
+    }),
     route('GET /nodes/{node}/tasks', (req) => {
       const vmid = req.query.get('vmid');
       const data = Object.entries(cluster.s.tasks)

@@ -59,11 +59,14 @@ describe('runComparison', () => {
     ]);
     const csv = readFileSync(join(out, 'summary.csv'), 'utf8').trimEnd().split('\n');
     expect(csv[0]).toBe('scenario,variant,metric,unit,better,n,mean,sd,p50,p95,min,max,note');
-    expect(csv.length).toBe(1 + 2 * 2 * 8);
+    expect(csv.length).toBe(1 + 2 * 2 * 9);
     // 'wide' has no pressure telemetry: empty numbers and the reason
     expect(csv).toContain('wide,calm,pressureSeconds,node·s,lower,,,,,,,,no pressure telemetry');
     const runs = readFileSync(join(out, 'runs.csv'), 'utf8').trimEnd().split('\n');
     expect(runs.length).toBe(1 + 8);
+    expect(runs[0]).toBe(
+      'scenario,variant,seed,guestContentionSeconds,migrationSeconds,moves,failedMoves,pingPongs,maxMovesPerSid,imbalanceTimeWeighted,pressureSeconds,simSeconds',
+    );
     // the saved trace reads back and matches its run row
     const t = readTrace(join(out, 'traces', 'small', 'calm', 'seed-2.json'));
     expect(t.moves.length).toBe(s.runs[3]!.moves);
@@ -84,7 +87,7 @@ describe('runComparison', () => {
     ).toHaveLength(4);
     const json = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(json.format).toBe('poise-lab-summary/1');
-    expect(json.verdicts.length).toBe(2 * 8);
+    expect(json.verdicts.length).toBe(2 * 9);
   });
 });
 

@@ -71,6 +71,7 @@ describe('describeValues', () => {
 
 const summary = (over: Partial<RunSummary>): RunSummary => ({
   guestContentionSeconds: null,
+  migrationSeconds: null,
   moves: 0,
   failedMoves: 0,
   movesBySid: {},

@@ -20,6 +20,7 @@ export interface MetricDef {
 
 export type MetricKey =
   | 'guestContentionSeconds'
+  | 'migrationSeconds'
   | 'moves'
   | 'failedMoves'
   | 'pingPongs'
@@ -45,6 +46,16 @@ export const METRICS: readonly MetricDef[] = [
     displayUnit: 'guest·s',
     description:
       'time guests wanted cpu and waited, stalled on memory or in their own migration (the load pressure model’s ground truth)',
+  },
+  {
+    key: 'migrationSeconds',
+    label: 'of which migrations',
+    unit: 'guest·s',
+    better: 'none',
+    displayScale: 1,
+    displayUnit: 'guest·s',
+    description:
+      'the part of guest contention-seconds migrations caused: the migrated guests’ own cost and the other guests’ wait behind the transfers (context: judged within the total)',
   },
   {
     key: 'moves',
@@ -193,7 +204,7 @@ export function computeStats(groups: readonly RunGroup[]): MetricStats[] {
         const why =
           m.key === 'pressureSeconds'
             ? 'no pressure telemetry'
-            : m.key === 'guestContentionSeconds'
+            : m.key === 'guestContentionSeconds' || m.key === 'migrationSeconds'
               ? 'no load pressure model'
               : 'no samples in some runs';
         out.push({ scenario: g.scenario, variant: g.variant, metric: m.key, stats: null, reason: why });

@@ -47,6 +47,7 @@ describe('summarize (a trace through @poise/sim summarizeRun)', () => {
   it('an empty run: no samples, no moves', () => {
     expect(summarize(trace({ endTime: 0 }))).toEqual({
       guestContentionSeconds: null,
+      migrationSeconds: null,
       moves: 0,
       failedMoves: 0,
       movesBySid: {},
@@ -95,6 +96,7 @@ describe('summarize (a trace through @poise/sim summarizeRun)', () => {
     const s = summarize(t);
     expect(s).toEqual({
       guestContentionSeconds: null,
+      migrationSeconds: null,
       moves: 4,
       failedMoves: 1,
       movesBySid: { 'vm:10': 2, 'vm:2': 2 },

@@ -3,6 +3,7 @@ import { PolicyError } from '../errors';
 import { showValue } from '../state';
 import type { Pipeline } from '../pipeline';
 import type {
+  FinishedMigration,
   AdjustedNodeUsage,
   BalanceCandidate,
   BalanceContext,
@@ -149,6 +150,8 @@ export class ReplayCluster {
   readonly events: ReplayEvent[] = [];
   readonly roundSeconds: number;
   readonly motionSeconds: number;
+  /** The finished migrations `ctx.migrationTasks()` reports; `undefined`: the member is absent. */
+  migrationTasks: FinishedMigration[] | undefined;
   private readonly metric: ImbalanceMetric;
   private readonly nodeMap = new Map<string, ReplayNodeState>();
   private readonly guests = new Map<string, Guest>();
@@ -378,6 +381,7 @@ export class ReplayCluster {
         this.sortedGuests().map((g) => ({ sid: g.sid, node: g.node, cpu: g.cpu, maxcpu: g.maxcpu, mem: g.mem })),
       adjust: (nodes) => this.evaluator(new Map(nodes.map((n) => [n.node, n]))),
       guestConfig: (sid) => this.guests.get(sid)?.config,
+      ...(this.migrationTasks ? { migrationTasks: () => this.migrationTasks! } : {}),
     };
   }
 

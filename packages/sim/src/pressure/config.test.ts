@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MIGRATION_DEFAULTS } from '@poise/contention';
 import { SimError } from '../errors';
 import { CPU_FAMILY_DEFAULTS, DEFAULT_DELAY_SECONDS, MEMORY_FAMILY_DEFAULTS, parseLoadPressure } from './config';
 
@@ -29,11 +30,38 @@ describe('load-pressure: defaults', () => {
     expect(o.memory.curve).toEqual(MEMORY_FAMILY_DEFAULTS.logistic);
     expect(o.heterogeneity).toBe(0);
     expect(Object.keys(o.nodes)).toEqual([]);
+    expect(o.migration).toEqual({ model: MIGRATION_DEFAULTS, relocateSeconds: 10 });
+  });
+
+  it('the migration keys become the migration model’s settings, in its units', () => {
+    const o = parse({
+      migration: {
+        'bandwidth-mib-per-second': 512,
+        'bwlimit-kib-per-second': 102400, // PVE's unit: 100 MiB/s
+        'max-downtime-seconds': 0.3,
+        'dirty-mib-per-core-second': 16,
+        'transfer-cores': 0,
+        'auto-converge': 0,
+        'timeout-seconds': 600,
+        'degradation-share': 0.2,
+        'setup-seconds': 5,
+        'relocate-seconds': 30,
+      },
+    });
     expect(o.migration).toEqual({
-      bandwidthMiBPerSecond: 1000,
-      stallShare: 0.2,
-      downtimeSeconds: 0.1,
-      relocateSeconds: 10,
+      model: {
+        ...MIGRATION_DEFAULTS,
+        linkBytesPerSecond: 512 * 1024 ** 2,
+        bwlimitBytesPerSecond: 100 * 1024 ** 2,
+        maxDowntimeSeconds: 0.3,
+        dirtyBytesPerCoreSecond: 16 * 1024 ** 2,
+        transferCpuCores: 0,
+        autoConverge: false,
+        timeoutSeconds: 600,
+        degradationShare: 0.2,
+        setupSeconds: 5,
+      },
+      relocateSeconds: 30,
     });
   });
 
@@ -238,14 +266,64 @@ describe('load-pressure: bad values are refused, naming the file and the field',
       'load-pressure.migration.bandwidth-mib-per-second: expected a number from 1 to 1000000, got 0',
     ],
     [
-      'a stall share above 1',
-      { migration: { 'stall-share': 1.5 } },
-      'load-pressure.migration.stall-share: expected a number from 0 to 1, got 1.5',
+      'the former stall share',
+      { migration: { 'stall-share': 0.2 } },
+      "load-pressure.migration.stall-share: replaced by the migration model: 'degradation-share' (the guest's loss while it migrates)",
+    ],
+    [
+      'the former downtime',
+      { migration: { 'downtime-seconds': 0.1 } },
+      "load-pressure.migration.downtime-seconds: replaced by the migration model: 'max-downtime-seconds' (the longest pause allowed)",
+    ],
+    [
+      'a bwlimit of 0',
+      { migration: { 'bwlimit-kib-per-second': 0 } },
+      'load-pressure.migration.bwlimit-kib-per-second: expected a number from 1 to 1000000000, got 0',
+    ],
+    [
+      'no pause allowed',
+      { migration: { 'max-downtime-seconds': 0 } },
+      'load-pressure.migration.max-downtime-seconds: expected a number > 0 and ≤ 3600, got 0',
+    ],
+    [
+      'a negative dirty rate',
+      { migration: { 'dirty-mib-per-core-second': -1 } },
+      'load-pressure.migration.dirty-mib-per-core-second: expected a number from 0 to 1000000, got -1',
+    ],
+    [
+      'transfer cores as a string',
+      { migration: { 'transfer-cores': '1' } },
+      'load-pressure.migration.transfer-cores: expected a number from 0 to 64, got "1"',
+    ],
+    [
+      'auto-converge not a flag',
+      { migration: { 'auto-converge': 'yes' } },
+      'load-pressure.migration.auto-converge: expected a flag (0, 1, true or false), got "yes"',
+    ],
+    [
+      'no timeout',
+      { migration: { 'timeout-seconds': 0 } },
+      'load-pressure.migration.timeout-seconds: expected a number > 0 and ≤ 86400, got 0',
+    ],
+    [
+      'a degradation share above 1',
+      { migration: { 'degradation-share': 1.5 } },
+      'load-pressure.migration.degradation-share: expected a number from 0 to 1, got 1.5',
+    ],
+    [
+      'a negative set-up',
+      { migration: { 'setup-seconds': -2 } },
+      'load-pressure.migration.setup-seconds: expected a number from 0 to 3600, got -2',
+    ],
+    [
+      'a relocation of a day',
+      { migration: { 'relocate-seconds': 86400 } },
+      'load-pressure.migration.relocate-seconds: expected a number from 0 to 3600, got 86400',
     ],
     [
       'an unknown migration key',
       { migration: { speed: 1 } },
-      'load-pressure.migration.speed: unknown key (expected one of bandwidth-mib-per-second, stall-share, downtime-seconds, relocate-seconds)',
+      'load-pressure.migration.speed: unknown key (expected one of bandwidth-mib-per-second, bwlimit-kib-per-second, max-downtime-seconds, dirty-mib-per-core-second, transfer-cores, auto-converge, timeout-seconds, degradation-share, setup-seconds, relocate-seconds)',
     ],
   ])('%s', (_name, value, expected) => {
     expect(problem(value)).toBe(`'case/sim_options' ${expected}`);

@@ -7,6 +7,7 @@
 import { FileCheck, describe } from '../check';
 import type { JsonObject, JsonValue } from '../json';
 import { CURVE_FAMILIES, type CurveFamily, type PressureCurve } from './curves';
+import { MIGRATION_DEFAULTS, type MigrationSettings, migrationSettings } from '@poise/contention';
 
 /** Where a node's pressure comes from: the case's commands (`scripted`, the default) or its load. */
 export type PressureModelKind = 'scripted' | 'load';
@@ -41,14 +42,14 @@ export interface NodePressureOptions {
   readonly memory?: ResourcePressureOptions;
 }
 
-/** What a migration costs the guest that moves (ground truth only: nobody reports it). */
+/**
+ * What a migration costs (ground truth only: nobody reports it): the settings of
+ * `@poise/contention`'s migration model (`estimateMigration`), with the simulator's own
+ * relocation time. Keys and sources: the package README, *Load pressure model*.
+ */
 export interface MigrationCostOptions {
-  /** Memory copied per second by a live migration, MiB/s. */
-  readonly bandwidthMiBPerSecond: number;
-  /** Share of the copy time the guest is stalled (dirty-page tracking, throttling), 0..1. */
-  readonly stallShare: number;
-  /** The final stop-and-copy pause, seconds. */
-  readonly downtimeSeconds: number;
+  /** The model's settings, checked (`migrationSettings`). */
+  readonly model: MigrationSettings;
   /** A relocation (a running container, or `relocate`): the guest is down this long, seconds. */
   readonly relocateSeconds: number;
 }
@@ -82,12 +83,6 @@ export const DEFAULT_CPU_FAMILY: CurveFamily = 'queue';
 export const DEFAULT_MEMORY_FAMILY: CurveFamily = 'logistic';
 /** avg10's window, seconds. */
 export const DEFAULT_DELAY_SECONDS = 10;
-/** A 10 Gbit/s migration network, about 1,000 MiB/s of memory copied. */
-export const DEFAULT_MIGRATION_BANDWIDTH_MIB_PER_SECOND = 1000;
-/** A guest loses about a fifth of its time while its memory is copied. */
-export const DEFAULT_MIGRATION_STALL_SHARE = 0.2;
-/** The final pause of a live migration, seconds. */
-export const DEFAULT_MIGRATION_DOWNTIME_SECONDS = 0.1;
 /** A relocated guest is down while it stops and starts again, seconds. */
 export const DEFAULT_RELOCATE_SECONDS = 10;
 
@@ -106,6 +101,11 @@ const LIMITS = {
   heterogeneity: [0, 0.9],
   capacityFactor: [0.05, 10],
   bandwidth: [1, 1_000_000],
+  bandwidth0: [0, 1_000_000],
+  bwlimit: [1, 1_000_000_000],
+  downtime: [0, 3600], // > 0
+  transferCores: [0, 64],
+  timeout: [0, 86_400], // > 0
   seconds: [0, 3600],
 } as const;
 
@@ -128,7 +128,26 @@ const FAMILY_KEYS: Record<CurveFamily, readonly string[]> = {
 };
 const MODEL_KEYS = ['cpu', 'memory', 'heterogeneity', 'nodes', 'migration'];
 const NODE_KEYS = ['capacity-factor', 'psi', 'cpu', 'memory'];
-const MIGRATION_KEYS = ['bandwidth-mib-per-second', 'stall-share', 'downtime-seconds', 'relocate-seconds'];
+const MIGRATION_KEYS = [
+  'bandwidth-mib-per-second',
+  'bwlimit-kib-per-second',
+  'max-downtime-seconds',
+  'dirty-mib-per-core-second',
+  'transfer-cores',
+  'auto-converge',
+  'timeout-seconds',
+  'degradation-share',
+  'setup-seconds',
+  'relocate-seconds',
+];
+/** Keys of the former near-free cost, refused with what replaced them. */
+const REPLACED_MIGRATION_KEYS: Readonly<Record<string, string>> = {
+  'stall-share': "replaced by the migration model: 'degradation-share' (the guest's loss while it migrates)",
+  'downtime-seconds': "replaced by the migration model: 'max-downtime-seconds' (the longest pause allowed)",
+};
+
+/** A flag already checked by `FileCheck.flag`: on or off. */
+const isOn = (v: JsonValue | undefined): boolean => v === true || v === 1 || v === '1';
 
 /** A JSON number in [lo, hi] (`loOpen`: > lo). */
 function num(
@@ -281,23 +300,36 @@ export function parseLoadPressureObject(
       ? (Object.create(null) as JsonObject)
       : check.object(o.migration, [...field, 'migration']);
   const mf = [...field, 'migration'];
+  for (const key of Object.keys(REPLACED_MIGRATION_KEYS))
+    if (m[key] !== undefined) check.fail([...mf, key], REPLACED_MIGRATION_KEYS[key]!);
   check.keys(m, MIGRATION_KEYS, mf);
+  if (m['auto-converge'] !== undefined) check.flag(m['auto-converge'], [...mf, 'auto-converge']);
+  const autoConverge = m['auto-converge'] === undefined ? MIGRATION_DEFAULTS.autoConverge : isOn(m['auto-converge']);
+  const d = MIGRATION_DEFAULTS;
+  const MIB = 1024 ** 2;
+  const model = migrationSettings({
+    linkBytesPerSecond:
+      optNum(check, m, 'bandwidth-mib-per-second', mf, LIMITS.bandwidth, d.linkBytesPerSecond / MIB) * MIB,
+    bwlimitBytesPerSecond:
+      m['bwlimit-kib-per-second'] === undefined
+        ? null
+        : num(check, m['bwlimit-kib-per-second'], [...mf, 'bwlimit-kib-per-second'], LIMITS.bwlimit) * 1024,
+    maxDowntimeSeconds: optNum(check, m, 'max-downtime-seconds', mf, LIMITS.downtime, d.maxDowntimeSeconds, true),
+    dirtyBytesPerCoreSecond:
+      optNum(check, m, 'dirty-mib-per-core-second', mf, LIMITS.bandwidth0, d.dirtyBytesPerCoreSecond / MIB) * MIB,
+    transferCpuCores: optNum(check, m, 'transfer-cores', mf, LIMITS.transferCores, d.transferCpuCores),
+    autoConverge,
+    timeoutSeconds: optNum(check, m, 'timeout-seconds', mf, LIMITS.timeout, d.timeoutSeconds, true),
+    degradationShare: optNum(check, m, 'degradation-share', mf, [0, 1], d.degradationShare),
+    setupSeconds: optNum(check, m, 'setup-seconds', mf, LIMITS.seconds, d.setupSeconds),
+  });
   return {
     cpu: parseResource(check, o.cpu, [...field, 'cpu'], 'cpu'),
     memory: parseResource(check, o.memory, [...field, 'memory'], 'memory'),
     heterogeneity: optNum(check, o, 'heterogeneity', field, LIMITS.heterogeneity, 0),
     nodes: nodeOptions,
     migration: {
-      bandwidthMiBPerSecond: optNum(
-        check,
-        m,
-        'bandwidth-mib-per-second',
-        mf,
-        LIMITS.bandwidth,
-        DEFAULT_MIGRATION_BANDWIDTH_MIB_PER_SECOND,
-      ),
-      stallShare: optNum(check, m, 'stall-share', mf, [0, 1], DEFAULT_MIGRATION_STALL_SHARE),
-      downtimeSeconds: optNum(check, m, 'downtime-seconds', mf, LIMITS.seconds, DEFAULT_MIGRATION_DOWNTIME_SECONDS),
+      model,
       relocateSeconds: optNum(check, m, 'relocate-seconds', mf, LIMITS.seconds, DEFAULT_RELOCATE_SECONDS),
     },
   };

@@ -163,21 +163,89 @@ describe('LoadPressureModel', () => {
     expect(m.guestTotals().get('vm:1')!.cpuStallSeconds).toBeGreaterThan(0);
   });
 
-  it('charges a migration: copy time × stall share + pause (live), the restart (relocation)', () => {
-    const m = model({
-      migration: {
-        'bandwidth-mib-per-second': 512,
-        'stall-share': 0.25,
-        'downtime-seconds': 0.5,
-        'relocate-seconds': 30,
-      },
-    });
-    // 4 GiB = 4096 MiB / 512 MiB/s = 8 s of copy × 0.25 = 2 s, + 0.5 s
-    expect(m.chargeMigration('vm:1', 'node1', true, 4 * GIB)).toBe(2.5);
-    expect(m.chargeMigration('vm:2', 'node2', false, 4 * GIB)).toBe(30);
-    expect(m.guestTotals().get('vm:1')!.migrationStallSeconds).toBe(2.5);
-    expect(m.nodeTotals().get('node1')!.migrationStallSeconds).toBe(2.5);
+  it('charges a live migration the migration model’s price, a relocation the restart', () => {
+    const m = model({ migration: { 'bandwidth-mib-per-second': 1024, 'setup-seconds': 0, 'relocate-seconds': 30 } });
+    // 4 GiB, 2 of 4 vcpus busy: 64 MiB/s dirtied over 1024 MiB/s, λ = 1/16; stop at 102.4 MiB:
+    // 4096 → 256 → 16 MiB: two rounds, 4368 MiB in 4.2656 s, paused 16/1024 = 0.015625 s; the
+    // guest pays 10 % of its activity (½) for the duration, plus the pause
+    const e = m.priceMigration('node1', 'node2', { cpu: 2, vcpus: 4, memBytes: 4 * GIB });
+    expect(e.rounds).toBe(2);
+    expect(e.durationSeconds).toBeCloseTo(4368 / 1024, 12);
+    expect(e.guestSeconds).toBeCloseTo(0.1 * 0.5 * (4368 / 1024) + 16 / 1024, 12);
+    expect(m.chargeMigration('vm:1', 'node1', 'node2', e)).toBe(e.guestSeconds);
+    expect(m.chargeMigration('vm:2', 'node2', 'node1', undefined)).toBe(30);
+    expect(m.guestTotals().get('vm:1')!.migrationStallSeconds).toBe(e.guestSeconds);
+    expect(m.nodeTotals().get('node1')!.migrationStallSeconds).toBe(e.guestSeconds);
     expect(m.nodeTotals().get('node2')!.migrationStallSeconds).toBe(30);
+  });
+
+  it('keeps the finished live migrations as a cluster’s task logs report them (not relocations)', () => {
+    const m = model({ migration: { 'setup-seconds': 0 } });
+    const e = m.priceMigration('node1', 'node2', { cpu: 1, vcpus: 2, memBytes: 2 * GIB });
+    m.chargeMigration('vm:1', 'node1', 'node2', e);
+    m.chargeMigration('vm:2', 'node1', 'node2', undefined);
+    expect(m.finishedMigrations()).toEqual([
+      {
+        sid: 'vm:1',
+        source: 'node1',
+        target: 'node2',
+        durationSeconds: e.durationSeconds,
+        transferredBytes: e.transferredBytes,
+        converged: true,
+      },
+    ]);
+  });
+
+  it('a running transfer shares the link: a second migration from the same node gets half', () => {
+    const m = model({ migration: { 'setup-seconds': 0 } });
+    const g = { cpu: 1, vcpus: 2, memBytes: 8 * GIB };
+    const first = m.priceMigration('node1', 'node2', g);
+    m.chargeMigration('vm:1', 'node1', 'node2', first);
+    const second = m.priceMigration('node1', 'node2', g);
+    expect(second.rateBytesPerSecond).toBe(first.rateBytesPerSecond / 2);
+  });
+
+  it('the transfer’s cpu raises both ends’ pressure while it runs, charged to their guests’ migration stall', () => {
+    // cpu share = load ratio (piecewise 0 → 0, 1 → 100 %); 8 cores; one transfer core on each end
+    const m = model({
+      cpu: {
+        family: 'piecewise',
+        points: [
+          [0, 0],
+          [1, 100],
+        ],
+        'delay-seconds': 0,
+      },
+      migration: { 'setup-seconds': 0, 'transfer-cores': 1 },
+    });
+    const loads = () => [load('node1', [guest('vm:1', 4, 4, 0)]), load('node2', [guest('vm:2', 4, 4, 16)])];
+    // vm:2 (32 GiB to copy, 4 busy cores) moves from node2 to node1, priced and charged mid-round
+    const e = m.priceMigration('node2', 'node1', { cpu: 4, vcpus: 4, memBytes: 32 * GIB });
+    expect(e.durationSeconds).toBeGreaterThan(20);
+    m.begin(loads());
+    m.chargeMigration('vm:2', 'node2', 'node1', e);
+    m.end(20); // the round it started in: not yet
+    expect(m.guestTotals().get('vm:1')!.migrationStallSeconds).toBe(0);
+    expect(m.reported('node1')!.cpu).toBe(50);
+    m.begin(loads());
+    m.end(20);
+    // node1: 4 + 1 cores of 8: 62.5 % instead of 50 %; vm:1 wants cpu all the time (4 of 4
+    // busy): 0.125 × 20 s = 2.5 guest-seconds of migration stall, and node1 reports 62.5
+    expect(m.guestTotals().get('vm:1')!.migrationStallSeconds).toBeCloseTo(2.5, 12);
+    expect(m.guestTotals().get('vm:1')!.cpuStallSeconds).toBeCloseTo(0.5 * 40, 12);
+    expect(m.reported('node1')!.cpu).toBe(62.5);
+    // once the transfer is over (it lasts e.durationSeconds), nothing more is charged
+    for (let t = 40; t < 20 + e.durationSeconds + 40; t += 20) {
+      m.begin(loads());
+      m.end(20);
+    }
+    const before = m.guestTotals().get('vm:1')!.migrationStallSeconds;
+    m.begin(loads());
+    m.end(20);
+    expect(m.guestTotals().get('vm:1')!.migrationStallSeconds).toBe(before);
+    expect(m.reported('node1')!.cpu).toBe(50);
+    // charged for exactly the transfer's duration: 0.125 × duration
+    expect(before).toBeCloseTo(0.125 * e.durationSeconds, 9);
   });
 
   it('noise and outliers: within their bounds, the same for the same seed, others for another', () => {

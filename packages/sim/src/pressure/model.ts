@@ -11,6 +11,7 @@ import { Prng } from '../prng';
 import { curveShare } from './curves';
 import type { LoadPressureOptions, NodePressureOptions, ResourcePressureOptions } from './config';
 import { compareNames } from '@poise/usage';
+import { estimateMigration, type MigrationEstimate } from '@poise/contention';
 
 /** One running guest's demand on its node. */
 export interface GuestLoad {
@@ -121,6 +122,8 @@ interface GuestState {
   want: number;
   cpuRate: number;
   memRate: number;
+  /** Extra cpu stall share while migrations run on its node (the round's, from `begin`). */
+  migrationRate: number;
   cpuStall: number;
   memStall: number;
   migrationStall: number;
@@ -128,13 +131,56 @@ interface GuestState {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+/** A live migration as the cluster reports it once done (PVE: a `qmigrate` task and its log). */
+export interface FinishedMigrationRecord {
+  readonly sid: string;
+  readonly source: string;
+  readonly target: string;
+  /** From its start to its end, seconds. */
+  readonly durationSeconds: number;
+  /** Memory sent, bytes. */
+  readonly transferredBytes: number;
+  /** false: it did not converge in time (the guest stayed). */
+  readonly converged: boolean;
+}
+
+/** Finished migrations the model keeps for {@link LoadPressureModel.finishedMigrations}. */
+const FINISHED_MIGRATIONS_KEPT = 50;
+
+/** A migration whose transfer still runs (its cpu on both ends). */
+interface RunningMigration {
+  readonly sid: string;
+  readonly source: string;
+  readonly target: string;
+  /** Cores the transfer keeps busy on each end. */
+  readonly cores: number;
+  /** Seconds of transfer left. */
+  remainingSeconds: number;
+}
+
+/** A node's migration load in the round running (from `begin`). */
+interface MigrationLoad {
+  /** The node's cpu share with the transfers minus without, 0..1. */
+  readonly extraCpuShare: number;
+  /** Seconds of the round the transfers run (the longest remaining, at most the round). */
+  readonly remainingSeconds: number;
+}
+
 export class LoadPressureModel {
   private readonly nodes: NodeState[] = [];
   private readonly byName = new Map<string, NodeState>();
   private readonly guests = new Map<string, GuestState>();
   private readonly prng: Prng;
-  /** The per-node state of the round running (from `begin`). */
+  /** The per-node state of the round running (from `begin`), without the migrations' cpu. */
   private current: readonly NodePressure[] = [];
+  /** Transfers still running, in start order. */
+  private running: RunningMigration[] = [];
+  /** Per node with transfers in the round running: their effect (from `begin`). */
+  private migrationLoad = new Map<string, MigrationLoad>();
+  /** How many of `running` were running at `begin` (those started later begin with the next round). */
+  private runningAtBegin = 0;
+  /** The newest finished live migrations, oldest first (at most {@link FINISHED_MIGRATIONS_KEPT}). */
+  private finished: FinishedMigrationRecord[] = [];
 
   /** `nodeNames` in byte order; `seed` the simulation's. */
   constructor(
@@ -202,7 +248,9 @@ export class LoadPressureModel {
 
   /**
    * The start of a round: `loads` hold until {@link end}. Sets every running guest's shares;
-   * a guest that no longer runs keeps its totals and gets no share.
+   * a guest that no longer runs keeps its totals and gets no share. A node with migration
+   * transfers running carries their cpu too: each of its guests gets the extra cpu stall
+   * share they cause (`migrationRate`), charged to its migration stall.
    */
   begin(loads: readonly NodeLoad[]): void {
     this.current = this.evaluate(loads);
@@ -211,23 +259,54 @@ export class LoadPressureModel {
       g.want = 0;
       g.cpuRate = 0;
       g.memRate = 0;
+      g.migrationRate = 0;
     }
+    this.migrationLoad = this.evaluateMigrations(loads);
+    this.runningAtBegin = this.running.length;
     loads.forEach((load, i) => {
       const p = this.current[i]!;
+      const extra = this.migrationLoad.get(load.node)?.extraCpuShare ?? 0;
       for (const x of load.guests) {
         const g = this.guest(x.sid);
         g.node = load.node;
         g.want = wantShare(x.cpu, x.vcpus);
         g.cpuRate = guestCpuStall(g.want, p.cpuShare);
         g.memRate = guestMemStall(x.memBytes, p.memShare);
+        g.migrationRate = guestCpuStall(g.want, extra);
       }
     });
   }
 
+  /** Per node with running transfers: the extra cpu share they cause and how long they run this round. */
+  private evaluateMigrations(loads: readonly NodeLoad[]): Map<string, MigrationLoad> {
+    const out = new Map<string, MigrationLoad>();
+    if (this.running.length === 0) return out;
+    const cores = new Map<string, number>();
+    const remaining = new Map<string, number>();
+    for (const m of this.running) {
+      for (const node of [m.source, m.target]) {
+        cores.set(node, (cores.get(node) ?? 0) + m.cores);
+        remaining.set(node, Math.max(remaining.get(node) ?? 0, m.remainingSeconds));
+      }
+    }
+    loads.forEach((load, i) => {
+      const extraCores = cores.get(load.node);
+      if (extraCores === undefined) return;
+      const withTransfers = this.evaluateNode({ ...load, hostCpu: load.hostCpu + extraCores });
+      out.set(load.node, {
+        extraCpuShare: Math.max(0, withTransfers.cpuShare - this.current[i]!.cpuShare),
+        remainingSeconds: remaining.get(load.node)!,
+      });
+    });
+    return out;
+  }
+
   /**
-   * The end of a round of `seconds`: every running guest's stall accrues at its share, each
-   * node's average moves towards the round's share (`avg ← s + (avg − s)·e^(−Δ/τ)`), and the
-   * reported values are drawn (noise, outliers; nodes in byte order, cpu then memory).
+   * The end of a round of `seconds`: every running guest's stall accrues at its share (the
+   * migrations' extra share for the part of the round their transfers ran), each node's average
+   * moves towards the round's share (`avg ← s + (avg − s)·e^(−Δ/τ)`, the transfers' share
+   * weighted by the part of the round they ran), and the reported values are drawn (noise,
+   * outliers; nodes in byte order, cpu then memory). Transfers then advance by `seconds`.
    */
   end(seconds: number): void {
     for (const g of this.guests.values()) {
@@ -237,15 +316,30 @@ export class LoadPressureModel {
       g.memStall += g.memRate * seconds;
       n.cpuStall += g.cpuRate * seconds;
       n.memStall += g.memRate * seconds;
+      if (g.migrationRate > 0) {
+        const during = Math.min(seconds, this.migrationLoad.get(g.node)!.remainingSeconds);
+        g.migrationStall += g.migrationRate * during;
+        n.migrationStall += g.migrationRate * during;
+      }
     }
     const byNode = new Map(this.current.map((p) => [p.node, p]));
     for (const n of this.nodes) {
       const p = byNode.get(n.name);
-      n.avgCpu = decay(n.avgCpu, p?.cpuShare ?? 0, seconds, n.cpu.delaySeconds);
+      const m = this.migrationLoad.get(n.name);
+      const extra = m && seconds > 0 ? (m.extraCpuShare * Math.min(seconds, m.remainingSeconds)) / seconds : 0;
+      n.avgCpu = decay(n.avgCpu, (p?.cpuShare ?? 0) + extra, seconds, n.cpu.delaySeconds);
       n.avgMem = decay(n.avgMem, p?.memShare ?? 0, seconds, n.memory.delaySeconds);
       n.reportedCpu = this.report(n.avgCpu, n.cpu);
       n.reportedMem = this.report(n.avgMem, n.memory);
     }
+    // the transfers that ran this round advance; one started during the round (after `begin`)
+    // starts with the next
+    if (this.runningAtBegin > 0) {
+      for (let i = 0; i < this.runningAtBegin; i++) this.running[i]!.remainingSeconds -= seconds;
+      this.running = this.running.filter((m) => m.remainingSeconds > 0);
+    }
+    this.runningAtBegin = 0;
+    this.migrationLoad = new Map();
   }
 
   private report(avg: number, r: ResourcePressureOptions): number {
@@ -256,19 +350,72 @@ export class LoadPressureModel {
   }
 
   /**
-   * A migration's cost to the guest: a live one stalls it for the copy time × the stall share
-   * plus the final pause; a relocation takes it down for `relocate-seconds`. Charged to the
-   * guest and to the source node's migration stall.
+   * Prices a live migration of `guest` from `source` to `target` with the migration model
+   * (`@poise/contention` `estimateMigration`): the link shared with the transfers already
+   * running at either end. Pure: nothing is charged (see {@link chargeMigration}).
    */
-  chargeMigration(sid: string, source: string, live: boolean, memBytes: number): number {
-    const m = this.options.migration;
-    const seconds = live
-      ? (memBytes / 1024 ** 2 / m.bandwidthMiBPerSecond) * m.stallShare + m.downtimeSeconds
-      : m.relocateSeconds;
+  priceMigration(
+    source: string,
+    target: string,
+    guest: { readonly cpu: number; readonly vcpus: number; readonly memBytes: number },
+  ): MigrationEstimate {
+    let atSource = 1;
+    let atTarget = 1;
+    for (const m of this.running) {
+      if (m.source === source || m.target === source) atSource++;
+      if (m.source === target || m.target === target) atTarget++;
+    }
+    return estimateMigration(this.options.migration.model, {
+      memBytes: guest.memBytes,
+      cpuCores: guest.cpu,
+      vcpus: Math.max(1, Math.ceil(guest.vcpus)),
+      sourceMigrations: atSource,
+      targetMigrations: atTarget,
+    });
+  }
+
+  /**
+   * Charges a migration's cost: a live one (`estimate` from {@link priceMigration}) costs the
+   * guest its `guestSeconds` (the slowdown while it migrates, the pause, the throttle) and
+   * starts its transfer, whose cpu raises both ends' pressure for its duration (what the other
+   * guests pay, charged in {@link end}); a relocation takes the guest down for
+   * `relocate-seconds`. The guest's own cost is charged to the source node's migration stall.
+   * Returns the guest's own seconds.
+   */
+  chargeMigration(sid: string, source: string, target: string, estimate: MigrationEstimate | undefined): number {
+    const seconds = estimate ? estimate.guestSeconds : this.options.migration.relocateSeconds;
     this.guest(sid).migrationStall += seconds;
     const n = this.byName.get(source);
     if (n) n.migrationStall += seconds;
+    if (estimate) {
+      this.finished.push({
+        sid,
+        source,
+        target,
+        durationSeconds: estimate.durationSeconds,
+        transferredBytes: estimate.transferredBytes,
+        converged: estimate.converged,
+      });
+      if (this.finished.length > FINISHED_MIGRATIONS_KEPT) this.finished.shift();
+    }
+    if (estimate && estimate.transferCpuCores > 0 && estimate.durationSeconds > 0)
+      this.running.push({
+        sid,
+        source,
+        target,
+        cores: estimate.transferCpuCores,
+        remainingSeconds: estimate.durationSeconds,
+      });
     return seconds;
+  }
+
+  /**
+   * The newest finished live migrations (oldest first, at most {@link FINISHED_MIGRATIONS_KEPT}),
+   * as a cluster's task logs report them; a migration counts from the moment the guest moves
+   * (the simulated HA stack moves it at once; its transfer's cpu runs after).
+   */
+  finishedMigrations(): readonly FinishedMigrationRecord[] {
+    return this.finished;
   }
 
   /** What a node reports (percent, avg10-like, noisy); undefined for a node without PSI. */
@@ -311,7 +458,16 @@ export class LoadPressureModel {
     if (!g)
       this.guests.set(
         sid,
-        (g = { node: undefined, want: 0, cpuRate: 0, memRate: 0, cpuStall: 0, memStall: 0, migrationStall: 0 }),
+        (g = {
+          node: undefined,
+          want: 0,
+          cpuRate: 0,
+          memRate: 0,
+          migrationRate: 0,
+          cpuStall: 0,
+          memStall: 0,
+          migrationStall: 0,
+        }),
       );
     return g;
   }
