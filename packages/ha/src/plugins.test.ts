@@ -28,18 +28,19 @@ describe('the built-in plug-ins', () => {
     const recommended = BUILTIN_REGISTRY.read({ 'ha-auto-rebalance-preset': 'recommended' });
     expect(BUILTIN_REGISTRY.pipeline(recommended, reference).stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
+      'contention',
       'smoothing',
       'backoff-series',
       'pressure',
-      'threshold-hold',
+      'contention-hold',
       'candidates',
       'pressure-source',
       'cooldown',
       'backoff',
       'migratable',
-      'score-bruteforce',
+      'contention-score',
       'select-cost',
-      'relative-margin',
+      'contention-margin',
       'min-improvement',
     ]);
     expect(BUILTIN_REGISTRY.needs(recommended)).toEqual({

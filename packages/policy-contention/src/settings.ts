@@ -27,10 +27,10 @@ export const OBJECTIVE_KEY: ChoiceKeySpec<RebalanceObjective> = {
   type: 'choice',
   choices: ['imbalance', 'contention'],
   off: 'imbalance',
-  recommended: 'imbalance',
+  recommended: 'contention',
   description:
     "what the balancer minimises: 'imbalance' (the reference: node load spread) or 'contention' (the guests' predicted waiting for cpu and memory, learned from each node's PSI against its load)",
-  why: "the preset favours few moves: on the lab's contention corpus 'contention' cuts guest contention-seconds 39-96 % below the preset but moves 2.25-7.5 times a run where the preset moves 0-2.9, and on the existing corpus's hot-node 3.4 times against 2.9 (apps/sim/README.md); turn it on where the guests' waiting matters more than migrations",
+  why: 'chosen by measurement (issue 27, apps/sim/README.md, *Migrations priced*), migrations priced by the pre-copy model: on real PlanetLab traces it cuts guest contention-seconds 14-83 % below the reference balancer (45 % averaged over the five scenarios) where the imbalance preset makes no move, and 33-97 % below the imbalance preset on the contention corpus; on the existing corpus it moves as the imbalance preset does. While no node reports PSI it balances the imbalance as the reference does',
 };
 
 /**

@@ -18,9 +18,9 @@ describe('buildPolicy', () => {
   it('by default it is the recommended preset, and says where its keys come from', () => {
     const p = policyOf({});
     expect(p.description).toBe(
-      'motion-in-flight → smoothing → backoff-series → pressure → threshold-hold → candidates → pressure-source → cooldown → backoff → migratable → ' +
-        'score-bruteforce → select-cost → relative-margin → min-improvement: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; ' +
-        'preset recommended, backoff 60 s, cooldown 600 s, min-improvement 5 pp, smoothing 300 s, cost-weight 0.2, memhost, min-pressure-cpu 10%, ' +
+      'motion-in-flight → contention → smoothing → backoff-series → pressure → contention-hold → candidates → pressure-source → cooldown → backoff → migratable → ' +
+        'contention-score → select-cost → contention-margin → min-improvement: threshold 30%, hold 3 rounds, margin 10%, method bruteforce; ' +
+        'preset recommended, objective contention, backoff 60 s, cooldown 600 s, min-improvement 5 pp, smoothing 300 s, cost-weight 0.2, memhost, min-pressure-cpu 10%, ' +
         'min-pressure-mem 5%, pressure-missing balance, check-migratable',
     );
     expect(p.sources).toBe(
@@ -57,17 +57,18 @@ describe('buildPolicy', () => {
     });
     expect(p.pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
+      'contention',
       'smoothing',
       'backoff-series',
       'pressure',
-      'threshold-hold',
+      'contention-hold',
       'candidates',
       'pressure-source',
       'backoff',
       'migratable',
-      'score-bruteforce',
+      'contention-score',
       'select-cost',
-      'relative-margin',
+      'contention-margin',
       'min-improvement',
     ]);
     expect(BUILTIN_REGISTRY.settingsOf(p.settings, stablePlugin)).toMatchObject({

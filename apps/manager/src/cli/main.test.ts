@@ -88,7 +88,9 @@ describe('command line', () => {
     expect(text).toContain('env pve, mode act, interval 10 s');
     expect(text).toContain(`API token poise@pve!balancer from file '${w.tokenFile}'`);
     expect(text).toContain('TLS: verified against the system CAs');
-    expect(text).toContain('margin 5%, method bruteforce; preset recommended, backoff 60 s, cooldown 600 s,');
+    expect(text).toContain(
+      'margin 5%, method bruteforce; preset recommended, objective contention, backoff 60 s, cooldown 600 s,',
+    );
     expect(text).toContain(
       `policy keys: from poise-manager's defaults: hold-duration 3, method bruteforce, preset recommended, threshold 30; from '${w.config}': cooldown 600, margin 5`,
     );
@@ -287,7 +289,7 @@ describe('command line', () => {
       await main(['--config', workspace().config, '--once'], below.io, { createHost: () => fakeHost(balanced) }),
     ).toBe(EXIT_OK);
     expect(below.logs.map((l) => JSON.parse(l)).find((r) => r.event === 'round').msg).toMatch(
-      /^below threshold: smoothed imbalance 0\.0% ≤ 30\.0%$/,
+      /^imbalance 0\.0% at or below threshold 30\.0%$/,
     );
   });
 
@@ -385,8 +387,16 @@ describe('signals (child process)', () => {
     const term = events.indexOf('stop: SIGTERM: finishing the current round, then exiting');
     expect(term).toBeGreaterThan(0);
     // the round ends (after saying what the first read showed), the lock is released
-    // (the fake cluster reports no pressure: the recommended policy says so once)
-    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual(['cluster', 'policy', 'round', 'lock', 'stop']);
+    // (the fake cluster reports no pressure: the recommended policy's pressure gate and its
+    // contention objective each say so once)
+    expect(events.slice(term + 1).map((e) => e.split(':')[0])).toEqual([
+      'cluster',
+      'policy',
+      'policy',
+      'round',
+      'lock',
+      'stop',
+    ]);
     expect(events.at(-1)).toBe('stop: stopped after 1 round; observe mode: nothing moved');
   });
 

@@ -118,7 +118,9 @@ describe('the example plug-in examples/policy-plugin-freeze under poise-manager'
     expect([run.code, run.requested]).toEqual([EXIT_OK, 0]);
     const msgs = run.records.map((r) => String(r.msg));
     expect(msgs).toContainEqual(
-      expect.stringMatching(/^policy: motion-in-flight → freeze → smoothing → .*; preset recommended, .*, freeze$/),
+      expect.stringMatching(
+        /^policy: motion-in-flight → contention → freeze → smoothing → .*; preset recommended, .*, freeze$/,
+      ),
     );
     expect(msgs).toContainEqual(expect.stringContaining('freeze: balancer moves are frozen (policy key freeze)'));
     const free = await simRun(config([`plugins: ['${FREEZE}']`, 'freeze: 0']));

@@ -36,7 +36,9 @@ describe('policy keys that mean nothing are named at start', () => {
   }, 60_000);
 
   it('contention-min-gain while the objective is imbalance', async () => {
-    expect(await startLines(['ha-auto-rebalance-contention-min-gain: 60'])).toContain(
+    expect(
+      await startLines(['ha-auto-rebalance-objective: imbalance', 'ha-auto-rebalance-contention-min-gain: 60']),
+    ).toContain(
       "policy.ha-auto-rebalance-contention-min-gain: value 60 has no effect while the objective is 'imbalance' (it applies with ha-auto-rebalance-objective contention)",
     );
     const withContention = await startLines([

@@ -249,7 +249,7 @@ describe('the status endpoints', () => {
     });
     const doc = (await s.get('/api/policy')).json();
     expect(doc).toMatchObject({ mode: 'act', thresholdPercent: 30, holdRounds: 2, preset: 'recommended' });
-    expect(doc.stages).toContain('threshold-hold');
+    expect(doc.stages).toContain('contention-hold');
     expect(doc.keys).toContainEqual({
       key: 'ha-auto-rebalance-hold-duration',
       value: 2,

@@ -345,7 +345,9 @@ export class RoundRunner {
     if (!policy.holdCountedMet || policy.holdRounds <= 1) return partial.message;
     const stages = policy.pipeline.stages.map((s) => s.name);
     const stage = typeof partial.fields?.stage === 'string' ? partial.fields.stage : undefined;
-    const afterHold = stage !== undefined && stages.indexOf(stage) > stages.indexOf('threshold-hold');
+    // the objective's hold: `threshold-hold` (imbalance) or `contention-hold`
+    const holdAt = stages.findIndex((name) => /(^|-)hold$/.test(name));
+    const afterHold = stage !== undefined && holdAt >= 0 && stages.indexOf(stage) > holdAt;
     if (partial.outcome !== 'would-move' && !afterHold) return partial.message;
     return `${partial.message} (--once: the hold of ${policy.holdRounds} rounds counted as met)`;
   }
