@@ -4,7 +4,7 @@
  * model. Generates the case in process (the trace file parsed once), then times `poise-sim
  * summary` on it as a user runs it — the built CLI (`apps/sim/dist/cli.js`, `pnpm build` first)
  * and, for comparison, the sources through tsx (`pnpm poise-sim`) — under the trace variants'
- * settings. Prints a table; not part of `pnpm bench` (a run takes seconds). Never a test.
+ * settings (`apps/sim/lab/variants-traces.yaml`). Prints a table; not part of `pnpm bench` (a run takes seconds). Never a test.
  *
  *   pnpm tsx --conditions=poise-source bench/trace-day.ts [guests=400] [hours=24] [--day 20110303] [--reps 1]
  *
@@ -20,6 +20,7 @@ import process from 'node:process';
 import { generateCase, writeCase } from '../apps/sim/src/lab/generate/generate';
 import { validateParams } from '../apps/sim/src/lab/generate/params';
 import { TraceCache, workloadFor } from '../apps/sim/src/lab/generate/workload-trace';
+import { readVariants } from '../apps/sim/src/lab/variants';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const option = (name: string, fallback: string) => {
@@ -50,21 +51,14 @@ const params = {
   loadPressure: { cpu: { family: 'logistic', knee: 0.75, width: 0.06, 'noise-percent': 0.5 } },
 };
 
-const VARIANTS: [string, string[]][] = [
-  ['reference', []],
-  ['recommended-imbalance', ['--set', 'ha-auto-rebalance-preset=recommended']],
-  [
-    'contention-eager',
-    [
-      '--set',
-      'ha-auto-rebalance-preset=recommended',
-      '--set',
-      'ha-auto-rebalance-objective=contention',
-      '--set',
-      'ha-auto-rebalance-contention-min-gain=30',
-    ],
-  ],
-];
+// the trace corpus's variants (one place: apps/sim/lab/variants-traces.yaml), as `--set` options
+const VARIANTS: [string, string[]][] = readVariants(join(ROOT, 'apps/sim/lab/variants-traces.yaml')).map((v) => [
+  v.name,
+  Object.entries(v.crs).flatMap(([key, value]) => [
+    '--set',
+    `${key}=${typeof value === 'boolean' ? Number(value) : value}`,
+  ]),
+]);
 
 const dir = mkdtempSync(join(tmpdir(), 'poise-trace-day-'));
 try {
