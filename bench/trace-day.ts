@@ -9,7 +9,7 @@
  *   pnpm tsx --conditions=poise-source bench/trace-day.ts [guests=400] [hours=24] [--day 20110303] [--reps 1]
  *
  * The trace directory is `$POISE_TRACES/planetlab` (default `../shared/traces/planetlab` beside
- * the repository).
+ * the repository). `POISE_KEEP_CASE=1` keeps the generated case (its path is printed) for profiling.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -103,5 +103,6 @@ try {
     }
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.POISE_KEEP_CASE) process.stdout.write(`kept ${dir}\n`);
+  else rmSync(dir, { recursive: true, force: true });
 }
