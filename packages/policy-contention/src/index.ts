@@ -1,4 +1,4 @@
-export { contentionGate, type ContentionGateOptions, type ContentionGateState } from './gate';
+export { contentionGate, type ContentionGateOptions, type ContentionGateState, type NodeSpells } from './gate';
 export { contentionHold, type ContentionHoldState } from './hold';
 export { contentionScorer, type ContentionScorerOptions } from './score';
 export { contentionMarginAccept, type ContentionMarginOptions, type ContentionMarginState } from './margin';

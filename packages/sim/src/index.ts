@@ -106,6 +106,7 @@ export {
   guestCpuStall,
   guestMemStall,
   wantShare,
+  type FinishedMigrationRecord,
   type GuestContention,
   type GuestLoad,
   type NodeContention,
