@@ -410,7 +410,7 @@ export class LoadPressureModel {
   }
 
   /**
-   * The newest finished live migrations (oldest first, at most {@link FINISHED_MIGRATIONS_KEPT}),
+   * The newest finished live migrations (oldest first, at most 50),
    * as a cluster's task logs report them; a migration counts from the moment the guest moves
    * (the simulated HA stack moves it at once; its transfer's cpu runs after).
    */
