@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Simulation, loadCase } from '@poise/sim';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { main } from './main';
-import { REPO_ROOT } from './testing/upstream';
+import { simulatedDay } from './testing/day-identity';
 
 // The simulator's speed work (issue 28: a simulated day of the 64 × 5,000 case at least 3×
 // faster) must not change a byte of what it simulates. These runs were recorded with the code
@@ -22,24 +19,7 @@ import { REPO_ROOT } from './testing/upstream';
 const root = mkdtempSync(join(tmpdir(), 'poise-day-identity-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const io = (out: string[]) => ({
-  out: (l: string) => out.push(l),
-  err: (l: string) => out.push(`stderr: ${l}`),
-  write: () => {},
-});
-
-async function day(name: string, params: string, extra: string[]): Promise<{ log: string; summary: string }> {
-  const dir = join(root, name);
-  const generated: string[] = [];
-  const yaml = resolve(REPO_ROOT, 'apps/sim/lab/corpus', params);
-  expect(await main(['generate', yaml, '--out', dir, '--seed', '1', ...extra], io(generated))).toBe(0);
-  const res = new Simulation(loadCase(dir), { profile: 'pve-9.2' }).run();
-  expect(res.error).toBeUndefined();
-  const summary: string[] = [];
-  expect(await main(['summary', dir], io(summary))).toBe(0);
-  expect(summary).toHaveLength(1);
-  return { log: createHash('sha256').update(res.log).digest('hex'), summary: summary[0]! };
-}
+const day = (name: string, params: string, extra: string[]) => simulatedDay(root, name, params, extra);
 
 describe('a simulated day is the same, byte for byte, as before the speed work', () => {
   test('a hot node under the load pressure model (moves)', async () => {
