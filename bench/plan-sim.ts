@@ -11,37 +11,23 @@
  * The last table checks that the plan read from the simulator is the plan of the same cluster
  * written as a snapshot file (placement and steps equal).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readCluster } from '../apps/manager/src/cli/plan/source';
+import { median, type TimedRun, timedProcess } from './clock';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TSX = join(ROOT, 'node_modules/.bin/tsx');
-const TIME = '/usr/bin/time';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i < 0 ? undefined : process.argv[i + 1];
 }
 
-function run(args: string[]): { wallMs: number; cpuS: number | undefined; stdout: string } {
-  const command = [TSX, '--conditions=poise-source', ...args];
-  const timed = existsSync(TIME);
-  const start = performance.now();
-  const r = spawnSync(timed ? TIME : command[0]!, timed ? ['-f', 'cpu %U %S', ...command] : command.slice(1), {
-    cwd: ROOT,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  const wallMs = performance.now() - start;
-  if (r.status !== 0) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
-  return { wallMs, cpuS: m ? Number(m[1]) + Number(m[2]) : undefined, stdout: r.stdout };
+function run(args: string[]): TimedRun {
+  return timedProcess([TSX, '--conditions=poise-source', ...args], ROOT);
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const reps = Number(arg('--reps') ?? 3);
 let caseDir = arg('--case');

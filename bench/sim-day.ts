@@ -16,13 +16,13 @@
  * The last table checks that both print the same summary, byte for byte (exit 1 if not).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
+import { median, timedProcess } from './clock';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const TIME = '/usr/bin/time';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -43,21 +43,12 @@ interface Timed {
 
 /** `poise-sim <args>` from the source of the tree at `root`, timed. */
 function poiseSim(root: string, args: string[]): Timed {
-  const command = [join(root, 'node_modules/.bin/tsx'), '--conditions=poise-source', 'apps/sim/src/cli.ts', ...args];
-  const timed = existsSync(TIME);
-  const start = performance.now();
-  const r = spawnSync(timed ? TIME : command[0]!, timed ? ['-f', 'cpu %U %S', ...command] : command.slice(1), {
-    cwd: root,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  const wallS = (performance.now() - start) / 1000;
-  if (r.status !== 0) throw new Error(`poise-sim ${args.join(' ')} in ${root} failed (${r.status}): ${r.stderr}`);
-  const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
-  return { wallS, cpuS: m ? Number(m[1]) + Number(m[2]) : undefined, stdout: r.stdout };
+  const r = timedProcess(
+    [join(root, 'node_modules/.bin/tsx'), '--conditions=poise-source', 'apps/sim/src/cli.ts', ...args],
+    root,
+  );
+  return { wallS: r.wallMs / 1000, cpuS: r.cpuS, stdout: r.stdout };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const baselineRef = arg('--baseline') ?? 'main';
 const reps = Number(arg('--reps') ?? 1);
