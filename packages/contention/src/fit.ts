@@ -12,8 +12,8 @@ import {
 import { type PressureCurve, STEEPEST_RISE, USAGE_PRIOR, curveAt, fitCurveFamily } from './curves';
 import { ContentionError, showValue } from './errors';
 import { binOf } from './learn';
-import { isotonicMedians, median } from './robust';
-import type { ContentionModelState, CurveState, NodeModelState } from './state';
+import { isotonicSortedMedians, median, sortedCopy } from './robust';
+import type { BinState, ContentionModelState, CurveState, NodeModelState } from './state';
 
 /** A pressure dimension: PSI cpu some or PSI memory some. */
 export type PressureDimension = 'cpu' | 'mem';
@@ -78,6 +78,28 @@ interface Fitted extends CurveSummary {
   readonly dimension: PressureDimension;
   /** The bin of each point. */
   readonly pointBins: readonly number[];
+  /** `shape` at each point's load (what the interpolation between two points scales by). */
+  readonly shapeAt: Float64Array;
+}
+
+/** What the fit reads of a bin, worked out once per bin (a bin is never changed: learning replaces it). */
+interface BinSummary {
+  /** The median of its loads and of its pressures. */
+  readonly load: number;
+  readonly pressure: number;
+  /** Its pressures sorted ascending (for the isotonic medians). */
+  readonly sortedPressures: readonly number[];
+}
+
+const BIN_SUMMARIES = new WeakMap<BinState, BinSummary>();
+
+function summaryOf(bin: BinState): BinSummary {
+  let summary = BIN_SUMMARIES.get(bin);
+  if (!summary) {
+    summary = { load: median(bin.loads), pressure: median(bin.pressures), sortedPressures: sortedCopy(bin.pressures) };
+    BIN_SUMMARIES.set(bin, summary);
+  }
+  return summary;
 }
 
 /** The confidence of the samples in the bins within NEAR_BINS of `bin`: `n / (n + CONFIDENCE_SAMPLES)`. */
@@ -108,23 +130,22 @@ function fitCurve(curve: CurveState, dimension: PressureDimension): Fitted | und
   for (const b of curve.bins) samples += b.count;
   if (curve.reportedAt === null || samples < MIN_SAMPLES || curve.bins.length === 0) return undefined;
   const all = curve.bins;
-  const allLoads = all.map((b) => median(b.loads));
+  const summaries = all.map(summaryOf);
+  const allLoads = summaries.map((b) => b.load);
+  const allPressures = summaries.map((b) => b.pressure);
   const fit = fitCurveFamily(
     allLoads,
-    all.map((b) => median(b.pressures)),
+    allPressures,
     all.map((b) => b.loads.length),
   );
-  const keep = inliers(
-    allLoads,
-    all.map((b) => median(b.pressures)),
-    fit,
-  );
+  const keep = inliers(allLoads, allPressures, fit);
   const bins = all.filter((_, j) => keep[j]);
   const loads = allLoads.filter((_, j) => keep[j]);
-  const pressures = isotonicMedians(bins.map((b) => b.pressures));
+  const pressures = isotonicSortedMedians(summaries.filter((_, j) => keep[j]).map((b) => b.sortedPressures));
   const cumulative = new Float64Array(LOAD_BINS + 1);
   for (const b of bins) cumulative[b.index + 1] = b.count;
   for (let i = 1; i <= LOAD_BINS; i++) cumulative[i]! += cumulative[i - 1]!;
+  const shape = fit ?? USAGE_PRIOR[dimension];
   return {
     samples,
     loads,
@@ -133,9 +154,10 @@ function fitCurve(curve: CurveState, dimension: PressureDimension): Fitted | und
     firstBin: bins[0]!.index,
     lastBin: bins[bins.length - 1]!.index,
     cumulative,
-    shape: fit ?? USAGE_PRIOR[dimension],
+    shape,
     dimension,
     pointBins: bins.map((b) => b.index),
+    shapeAt: Float64Array.from(loads, (x) => curveAt(shape, x)),
   };
 }
 
@@ -148,14 +170,14 @@ function bracketOf(loads: readonly number[], x: number): number {
 
 /** `x` within the points: shape-preserving interpolation between the two neighbours. */
 function between(f: Fitted, x: number): number {
-  const { loads, pressures, shape } = f;
+  const { loads, pressures, shape, shapeAt } = f;
   const j = bracketOf(loads, x);
   const xa = loads[j]!;
   const xb = loads[j + 1]!;
   const ya = pressures[j]!;
   const yb = pressures[j + 1]!;
-  const fa = curveAt(shape, xa);
-  const fb = curveAt(shape, xb);
+  const fa = shapeAt[j]!;
+  const fb = shapeAt[j + 1]!;
   const t = fb - fa > 1e-9 ? (curveAt(shape, x) - fa) / (fb - fa) : xb > xa ? (x - xa) / (xb - xa) : 1;
   return ya + (yb - ya) * Math.min(1, Math.max(0, t));
 }
@@ -166,8 +188,8 @@ function learned(f: Fitted, load: number): PressurePrediction {
   const hi = loads[loads.length - 1]!;
   let percent: number;
   if (load > hi)
-    percent = Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - curveAt(shape, hi)));
-  else if (load < lo) percent = Math.max(0, pressures[0]! - Math.max(0, curveAt(shape, lo) - curveAt(shape, load)));
+    percent = Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - f.shapeAt[loads.length - 1]!));
+  else if (load < lo) percent = Math.max(0, pressures[0]! - Math.max(0, f.shapeAt[0]! - curveAt(shape, load)));
   else percent = loads.length === 1 ? pressures[0]! : between(f, load);
   const bin = binOf(load);
   if (bin >= f.firstBin && bin <= f.lastBin) {
@@ -228,7 +250,8 @@ export function checkLoadArgument(load: unknown, field: string): number {
  * points and beyond them the values follow the robust curve fit of the points ({@link fitCurveFamily}),
  * or the usage prior's shape until the node's rise shows. Where the node never reported the
  * pressure, or has fewer than `MIN_SAMPLES` samples, the usage-based prior answers, and the
- * prediction says so. Curves are fitted lazily, once, on first use. Pure and deterministic.
+ * prediction says so. Curves are fitted lazily, once, on first use. Pure and deterministic; `state` is read as immutable (as `observeNodes` makes it: a bin
+ * that learns is replaced, never changed in place).
  */
 export function fitModel(state: ContentionModelState): FittedModel {
   const nodes = new Map<string, FittedNode>();

@@ -1,3 +1,5 @@
+import { LOAD_BINS } from './constants';
+
 /**
  * Robust one-dimensional statistics the learner is built on: the median, the weighted median
  * and isotonic (monotone) regression. Plain arrays of finite numbers in, finite numbers out.
@@ -32,8 +34,8 @@ const SCRATCH = new Float64Array(64);
 export function weightedMedian(values: ArrayLike<number>, weights: ArrayLike<number>): number {
   // insertion sort of (value, weight) pairs: the lists are short (a curve's points) and stable
   const n = values.length;
-  const v = new Float64Array(n);
-  const w = new Float64Array(n);
+  const v = n <= WEIGHTED_VALUES.length ? WEIGHTED_VALUES : new Float64Array(n);
+  const w = n <= WEIGHTED_WEIGHTS.length ? WEIGHTED_WEIGHTS : new Float64Array(n);
   let total = 0;
   for (let i = 0; i < n; i++) {
     const value = values[i]!;
@@ -56,6 +58,10 @@ export function weightedMedian(values: ArrayLike<number>, weights: ArrayLike<num
   return v[n - 1]!;
 }
 
+/** Scratch space of {@link weightedMedian} (its contents never outlive one call; the fit calls it in its inner loop). */
+const WEIGHTED_VALUES = new Float64Array(LOAD_BINS);
+const WEIGHTED_WEIGHTS = new Float64Array(LOAD_BINS);
+
 /**
  * Isotonic regression in absolute error (pool adjacent violators with medians): given groups of
  * samples ordered by their abscissa (each group non-empty), the non-decreasing values, one per
@@ -67,9 +73,19 @@ export function weightedMedian(values: ArrayLike<number>, weights: ArrayLike<num
  * Example: groups [[1], [3, 3], [2], [4]] → [1, 3, 3, 4] ([3, 3] and [2] pool to the median 3).
  */
 export function isotonicMedians(groups: readonly (readonly number[])[]): number[] {
-  const blocks: { sorted: number[]; value: number; groups: number }[] = [];
+  return isotonicSortedMedians(groups.map((group) => (group.length === 1 ? group : sortedCopy(group))));
+}
+
+/** `values` sorted ascending, a new array. */
+export function sortedCopy(values: readonly number[]): number[] {
+  return Array.from(Float64Array.from(values).sort());
+}
+
+/** {@link isotonicMedians} of groups already sorted ascending (as {@link sortedCopy} sorts them); the groups are not changed. */
+export function isotonicSortedMedians(groups: readonly (readonly number[])[]): number[] {
+  const blocks: { sorted: readonly number[]; value: number; groups: number }[] = [];
   for (const group of groups) {
-    let sorted = Array.from(Float64Array.from(group).sort());
+    let sorted = group;
     let count = 1;
     let value = median(sorted);
     while (blocks.length > 0 && blocks[blocks.length - 1]!.value > value) {

@@ -272,20 +272,64 @@ export function contentionRate(activity: number, cpuPercent: number, memPercent:
   return activity * Math.min(1, (cpuPercent + memPercent) / 100);
 }
 
-function change(
-  model: FittedModel,
-  node: string,
-  dimension: PressureDimension,
-  before: number,
-  after: number,
-): PressureChange {
-  return { before: model.predict(node, dimension, before), after: model.predict(node, dimension, after) };
+/** What `movePressure` asks of a model: the `predict` of a {@link FittedModel}. */
+type Predict = FittedModel['predict'];
+
+/** How many loads a scorer remembers the prediction of, per node and dimension. */
+const REMEMBERED_LOADS = 4;
+
+/**
+ * `model.predict`, remembering the last {@link REMEMBERED_LOADS} loads asked per node and
+ * dimension: scoring a round's moves asks for each node's load now with every move, and for a
+ * source's load after a guest leaves with every target of that guest. The same load predicts
+ * the same (the model is pure), so the answer is the one `model.predict` gives.
+ */
+function rememberingPredict(model: FittedModel): Predict {
+  type Remembered = { loads: number[]; predictions: PressurePrediction[] };
+  const cpu = new Map<string, Remembered>();
+  const mem = new Map<string, Remembered>();
+  return (node, dimension, load) => {
+    const byNode = dimension === 'cpu' ? cpu : dimension === 'mem' ? mem : undefined;
+    if (!byNode) return model.predict(node, dimension, load);
+    let r = byNode.get(node);
+    if (!r) byNode.set(node, (r = { loads: [], predictions: [] }));
+    const at = r.loads.indexOf(load);
+    if (at >= 0) {
+      const p = r.predictions[at]!;
+      if (at > 0) {
+        // most recent first
+        r.loads.splice(at, 1);
+        r.predictions.splice(at, 1);
+        r.loads.unshift(load);
+        r.predictions.unshift(p);
+      }
+      return p;
+    }
+    const p = model.predict(node, dimension, load);
+    r.loads.unshift(load);
+    r.predictions.unshift(p);
+    if (r.loads.length > REMEMBERED_LOADS) {
+      r.loads.pop();
+      r.predictions.pop();
+    }
+    return p;
+  };
 }
 
-function movePressure(model: FittedModel, source: NodeLoad, target: NodeLoad, moved: MovedLoad): MovePressure {
+/** A node's load (cores or bytes over capacity) checked as a prediction's argument. */
+function loadOf(used: number, capacity: number, node: string): number {
+  const load = used / capacity;
+  return load >= 0 && load < Infinity ? load : checkLoadArgument(load, `the load of '${node}'`);
+}
+
+function change(predict: Predict, node: string, dimension: PressureDimension, before: number, after: number): PressureChange {
+  return { before: predict(node, dimension, before), after: predict(node, dimension, after) };
+}
+
+function movePressure(predict: Predict, source: NodeLoad, target: NodeLoad, moved: MovedLoad): MovePressure {
   const loads = (n: NodeLoad, cpu: number, mem: number) => ({
-    cpu: change(model, n.node, 'cpu', n.cpu / n.maxcpu, checkLoadArgument(cpu / n.maxcpu, `the load of '${n.node}'`)),
-    mem: change(model, n.node, 'mem', n.mem / n.maxmem, checkLoadArgument(mem / n.maxmem, `the load of '${n.node}'`)),
+    cpu: change(predict, n.node, 'cpu', n.cpu / n.maxcpu, loadOf(cpu, n.maxcpu, n.node)),
+    mem: change(predict, n.node, 'mem', n.mem / n.maxmem, loadOf(mem, n.maxmem, n.node)),
   });
   return {
     source: {
@@ -312,7 +356,7 @@ export function predictMovePressure(
   const s = checkNode(source, 'source', false);
   const t = checkNode(target, 'target', false);
   if (s.node === t.node) throw bad('target.node', `another node than the source`, t.node);
-  return movePressure(model, s, t, checkMoved(moved, 'moved'));
+  return movePressure(model.predict, s, t, checkMoved(moved, 'moved'));
 }
 
 /** A move to score: its two nodes (with their guests' activity) and what moves. */
@@ -359,6 +403,7 @@ export function moveScorer(
   options: Partial<ContentionOptions> = {},
 ): (move: MoveInput) => MoveAssessment {
   const o = contentionOptions(options);
+  const predict = rememberingPredict(model);
   return (move) => {
     if (typeof move !== 'object' || move === null) throw bad('move', 'an object', move);
     const source = checkNode(move.source, 'move.source', true);
@@ -372,7 +417,7 @@ export function moveScorer(
       throw bad('move.bundle.guests', 'an integer in 1..2^31', guests);
     const transferBytes = finite(b.transferBytes, 'move.bundle.transferBytes');
 
-    const pressure = movePressure(model, source, target, moved);
+    const pressure = movePressure(predict, source, target, moved);
     const s = pressure.source;
     const t = pressure.target;
     const rateBefore =
@@ -404,7 +449,7 @@ export function moveScorer(
           0,
           contentionRate(
             n.activity,
-            model.predict(n.node, 'cpu', checkLoadArgument((n.cpu + k) / n.maxcpu, `the load of '${n.node}'`)).percent,
+            predict(n.node, 'cpu', loadOf(n.cpu + k, n.maxcpu, n.node)).percent,
             p.mem.before.percent,
           ) - contentionRate(n.activity, p.cpu.before.percent, p.mem.before.percent),
         );

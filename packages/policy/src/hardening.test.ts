@@ -332,6 +332,53 @@ describe('restored state is validated when a round starts', () => {
     );
   });
 
+  describe('a state the pipeline returned is not walked again; any other is', () => {
+    // a gate with an object state that counts its checks
+    const counting = () => {
+      const checked: unknown[] = [];
+      const gate: Stage<{ rounds: number }> = {
+        name: 'counting',
+        kind: 'gate',
+        initialState: () => ({ rounds: 0 }),
+        validateState: (value) => {
+          checked.push(value);
+          const rounds = (value as { rounds?: unknown }).rounds;
+          if (typeof rounds !== 'number' || !Number.isInteger(rounds) || rounds < 0)
+            throw new PolicyError('invalid-state', `stage 'counting': state field 'rounds' must be an integer >= 0, got ${String(rounds)}`);
+          return value as { rounds: number };
+        },
+        run: (_ctx, plan, state) => ({ plan, state: { rounds: state.rounds + 1 } }),
+      };
+      const pipeline = new Pipeline([gate, hostCandidates(), usageScorer({ method: 'bruteforce' }), selectBest()]);
+      return { pipeline, checked };
+    };
+
+    it('the state a round returned, handed back, is taken as it is', () => {
+      const { pipeline, checked } = counting();
+      let state: PipelineState = {};
+      for (let i = 0; i < 3; i++) state = pipeline.run(host(), state).state;
+      expect(state.counting).toEqual({ rounds: 3 });
+      expect(checked).toEqual([]);
+    });
+
+    it('a persisted copy of it is checked, and a corrupt one refused', () => {
+      const { pipeline, checked } = counting();
+      const { state } = pipeline.run(host(), {});
+      const copy = JSON.parse(JSON.stringify(state)) as PipelineState;
+      expect(pipeline.run(host(), copy).state.counting).toEqual({ rounds: 2 });
+      expect(checked).toEqual([{ rounds: 1 }]);
+      expect(() => pipeline.run(host(), { ...copy, counting: { rounds: -1 } })).toThrow("state field 'rounds'");
+    });
+
+    it("another pipeline's state is checked, though its stage has the same name", () => {
+      const a = counting();
+      const b = counting();
+      const { state } = a.pipeline.run(host(), {});
+      b.pipeline.run(host(), state);
+      expect(b.checked).toEqual([{ rounds: 1 }]);
+    });
+  });
+
   it('restore() checks a persisted state up front and fills in missing stages', () => {
     expect(ref(3).restore(JSON.parse('{"threshold-hold":{"sustainedRounds":2},"old":1}'))).toEqual({
       'motion-in-flight': null,

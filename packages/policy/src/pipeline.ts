@@ -36,6 +36,13 @@ export const PIPELINE_STAGE = 'pipeline';
 /** An ordered, validated list of stages. */
 export class Pipeline {
   readonly stages: readonly Stage[];
+  /**
+   * The stage states (objects) this pipeline's own rounds returned, with the stage that made
+   * each: handed back as they are, they are not checked again (a host keeps the state a round
+   * returned; a persisted one comes back as new objects and is checked). A large learned state
+   * (the contention model's) would otherwise be walked whole every round.
+   */
+  readonly #made = new WeakMap<object, Stage>();
 
   /**
    * Checks the stages: unique non-empty names, known kinds in the order gate < candidates < filter <
@@ -81,7 +88,8 @@ export class Pipeline {
    * stage's state validated (`Stage.validateState`) and missing ones filled with their initial
    * state. States of names no stage has are kept untouched (e.g. from an older pipeline).
    * Throws `PolicyError` `invalid-state` naming the stage and field. `run` does the same at
-   * the start of every round.
+   * the start of every round, except for a stage state that is the very object a round of this
+   * pipeline returned for that stage (its stage made it; states are not to be mutated).
    */
   restore(state: unknown): PipelineState {
     if (typeof state !== 'object' || state === null || Array.isArray(state)) {
@@ -91,9 +99,22 @@ export class Pipeline {
     for (const stage of this.stages) {
       const value = Object.hasOwn(next, stage.name) ? next[stage.name] : undefined;
       next[stage.name] =
-        value === undefined ? stage.initialState() : stage.validateState ? stage.validateState(value) : value;
+        value === undefined
+          ? stage.initialState()
+          : stage.validateState && !(typeof value === 'object' && value !== null && this.#made.get(value) === stage)
+            ? stage.validateState(value)
+            : value;
     }
     return next;
+  }
+
+  /** `result`, its stage states remembered as made by this pipeline (see `restore`). */
+  #returned<T extends { state: PipelineState }>(result: T): T {
+    for (const stage of this.stages) {
+      const value = result.state[stage.name];
+      if (typeof value === 'object' && value !== null) this.#made.set(value, stage);
+    }
+    return result;
   }
 
   /**
@@ -104,6 +125,10 @@ export class Pipeline {
    * run the stages until one stops or the last one passes.
    */
   run(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
+    return this.#returned(this.#round(ctx, state));
+  }
+
+  #round(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
     const restored = this.restore(state);
     const notices: Notice[] = [];
     const collect = (stage: string, list: readonly NoticeInit[] | undefined) => {
