@@ -275,43 +275,39 @@ export function contentionRate(activity: number, cpuPercent: number, memPercent:
 /** What `movePressure` asks of a model: the `predict` of a {@link FittedModel}. */
 type Predict = FittedModel['predict'];
 
-/** How many loads a scorer remembers the prediction of, per node and dimension. */
-const REMEMBERED_LOADS = 4;
+/** The loads a scorer remembers the prediction of, per node and dimension. */
+interface Remembered {
+  /** The first load asked (a node's load now: every move asks for it). */
+  readonly first: number;
+  readonly firstPrediction: PressurePrediction;
+  /** The last other load asked (a source's load after its guest leaves: every target of that guest asks for it). */
+  last: number;
+  lastPrediction: PressurePrediction | undefined;
+}
 
 /**
- * `model.predict`, remembering the last {@link REMEMBERED_LOADS} loads asked per node and
- * dimension: scoring a round's moves asks for each node's load now with every move, and for a
- * source's load after a guest leaves with every target of that guest. The same load predicts
- * the same (the model is pure), so the answer is the one `model.predict` gives.
+ * `model.predict`, remembering per node and dimension the first load asked and the last other
+ * one: scoring a round's moves asks for each node's load now with every move, and for a
+ * source's load after a guest leaves with every target of that guest. The model is pure, so
+ * the answer is the one `model.predict` gives.
  */
 function rememberingPredict(model: FittedModel): Predict {
-  type Remembered = { loads: number[]; predictions: PressurePrediction[] };
   const cpu = new Map<string, Remembered>();
   const mem = new Map<string, Remembered>();
   return (node, dimension, load) => {
     const byNode = dimension === 'cpu' ? cpu : dimension === 'mem' ? mem : undefined;
     if (!byNode) return model.predict(node, dimension, load);
-    let r = byNode.get(node);
-    if (!r) byNode.set(node, (r = { loads: [], predictions: [] }));
-    const at = r.loads.indexOf(load);
-    if (at >= 0) {
-      const p = r.predictions[at]!;
-      if (at > 0) {
-        // most recent first
-        r.loads.splice(at, 1);
-        r.predictions.splice(at, 1);
-        r.loads.unshift(load);
-        r.predictions.unshift(p);
-      }
+    const r = byNode.get(node);
+    if (!r) {
+      const p = model.predict(node, dimension, load);
+      byNode.set(node, { first: load, firstPrediction: p, last: NaN, lastPrediction: undefined });
       return p;
     }
+    if (load === r.first) return r.firstPrediction;
+    if (load === r.last) return r.lastPrediction!;
     const p = model.predict(node, dimension, load);
-    r.loads.unshift(load);
-    r.predictions.unshift(p);
-    if (r.loads.length > REMEMBERED_LOADS) {
-      r.loads.pop();
-      r.predictions.pop();
-    }
+    r.last = load;
+    r.lastPrediction = p;
     return p;
   };
 }

@@ -8,7 +8,7 @@ import {
   type PolicyRegistry,
 } from '@poise/policy';
 import { rulesFromCompiled, type PlanGuest, type PlanInput, type PlanRule } from '@poise/plan';
-import type { CompiledRules } from '@poise/rules';
+import { balancingCandidatesCache, type CachedBalancingCandidates, type CompiledRules } from '@poise/rules';
 import type { CrsSettings } from './crs';
 import type { CrsUsage } from './usage-model';
 import { BUILTIN_REGISTRY } from './plugins';
@@ -75,6 +75,8 @@ export class BalancerHost {
   private readonly motions: MotionLedger;
   /** The key of the last decision not to act that was logged (forgotten after a move). */
   lastLoggedKey: string | undefined;
+  /** The rules' balancing candidates, worked out again only when what they read changed. */
+  readonly candidates: CachedBalancingCandidates = balancingCandidatesCache();
 
   constructor(
     private readonly observe?: (event: BalancerEvent) => void,

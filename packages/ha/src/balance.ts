@@ -7,7 +7,7 @@ import {
   type Decision,
   type ScoredMigration,
 } from '@poise/policy';
-import { getBalancingCandidates, type BalancingCandidate } from '@poise/rules';
+import type { BalancingCandidate } from '@poise/rules';
 import { CrsUsage } from './usage-model';
 import { formatFixed } from './format';
 import { errorMessage } from './tools';
@@ -53,9 +53,12 @@ function motionInFlight(manager: BalancingManager): boolean {
  * own node), on the nodes of the usage, the same query poise-manager asks. Each with its source,
  * the node the bundle runs on.
  */
-function migrationCandidates(manager: BalancingManager): Array<BalancingCandidate & { source: string }> {
+function migrationCandidates(
+  manager: BalancingManager,
+  host: BalancerHost,
+): Array<Readonly<BalancingCandidate> & { source: string }> {
   const ss = manager.ss;
-  return getBalancingCandidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({
+  return host.candidates(manager.rules.view.compiled, ss, manager.usage.listNodes()).map((c) => ({
     ...c,
     source: ss[c.leader]!.node,
   }));
@@ -69,7 +72,7 @@ function migrationCandidates(manager: BalancingManager): Array<BalancingCandidat
  * copies (`candidateFacts` of the policy's host kit).
  */
 export function scorableCandidates(
-  candidates: ReadonlyArray<BalancingCandidate & { source: string }>,
+  candidates: ReadonlyArray<Readonly<BalancingCandidate> & { source: string }>,
   usage: CrsUsage,
 ): BalanceCandidate[] {
   return usage.context().describe(candidates.filter((c) => c.resources.every((sid) => usage.containsService(sid))));
@@ -157,7 +160,7 @@ export function loadBalance(manager: BalancingManager, host: BalancerHost): void
     outcomes: host.takeOutcomes(),
     imbalance: () => (imbalance ??= kit ? kit.imbalance() : 0),
     candidates: () => {
-      const all = migrationCandidates(manager);
+      const all = migrationCandidates(manager, host);
       return percent && crsUsage ? scorableCandidates(all, crsUsage) : all;
     },
     score: (candidates, m, limit) => (kit ? kit.score(candidates, m, limit) : []),

@@ -44,6 +44,8 @@ export {
   findNegativeAffinityConflict,
   getActiveStationaryResourceBundles,
   getBalancingCandidates,
+  balancingCandidatesCache,
+  type CachedBalancingCandidates,
   getNegativePartners,
   getNodeAffinity,
   getPositivePartners,

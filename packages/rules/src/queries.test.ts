@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
 import {
   applyNegativeResourceAffinity,
   applyPositiveResourceAffinity,
+  balancingCandidatesCache,
   compileRules,
   findNegativeAffinityConflict,
   getActiveStationaryResourceBundles,
@@ -248,5 +250,66 @@ describe('getBalancingCandidates', () => {
     expect(getBalancingCandidates(compiled, moving, NODES).find((c) => c.leader === 'vm:301')?.targets).toEqual([
       'node10',
     ]);
+  });
+});
+
+describe('balancingCandidatesCache', () => {
+  const base: ServiceStatus = {
+    'vm:101': { state: 'started', node: 'node1' },
+    'vm:102': { state: 'started', node: 'node1' },
+    'vm:201': { state: 'started', node: 'node2' },
+    'vm:202': { state: 'started', node: 'node2' },
+    'vm:203': { state: 'started', node: 'node2' },
+    'vm:301': { state: 'started', node: 'node3' },
+    'vm:302': { state: 'stopped', node: 'node1' },
+    'vm:999': { state: 'started', node: 'node1' },
+  };
+
+  test('answers as the query, the same frozen list while nothing it reads changed', () => {
+    const cached = balancingCandidatesCache();
+    const first = cached(compiled, base, NODES);
+    expect(first).toEqual(getBalancingCandidates(compiled, base, NODES));
+    expect(Object.isFrozen(first) && Object.isFrozen(first[0]) && Object.isFrozen(first[0]!.targets)).toBe(true);
+    // a copy of the status with equal entries, and fields the query does not read, change nothing
+    const copy = Object.fromEntries(Object.entries(base).map(([sid, e]) => [sid, { ...e, uid: sid }]));
+    expect(cached(compiled, copy, [...NODES])).toBe(first);
+  });
+
+  test.each([
+    ['a state', { ...base, 'vm:202': { state: 'migrate', node: 'node2', target: 'node1' } }, NODES, compiled],
+    ['a node', { ...base, 'vm:999': { state: 'started', node: 'node3' } }, NODES, compiled],
+    ['a target', { ...base, 'vm:302': { state: 'stopped', node: 'node1', target: 'node2' } }, NODES, compiled],
+    ['a service more', { ...base, 'vm:400': { state: 'started', node: 'node1' } }, NODES, compiled],
+    ['the online nodes', base, ['node1', 'node2'], compiled],
+    ['the rules', base, NODES, compile('resource-affinity: apart\n\tresources vm:101,vm:999\n\taffinity negative\n')],
+  ])('%s changed: worked out again', (_what, status, online, rules) => {
+    const cached = balancingCandidatesCache();
+    cached(compiled, base, NODES);
+    expect(cached(rules, status, online)).toEqual(getBalancingCandidates(rules, status, online));
+    expect(cached(rules, status, online)).toEqual(getBalancingCandidates(rules, status, online));
+  });
+
+  test('over any sequence of changes, always the answer of the query', () => {
+    const sids = Object.keys(base);
+    const change = fc.record({
+      sid: fc.constantFrom(...sids, 'vm:400'),
+      state: fc.constantFrom('started', 'stopped', 'migrate', 'relocate', 'fence'),
+      node: fc.constantFrom(...NODES),
+      target: fc.option(fc.constantFrom(...NODES), { nil: undefined }),
+      online: fc.subarray(NODES, { minLength: 1 }),
+      remove: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 12 }), (changes) => {
+        const cached = balancingCandidatesCache();
+        let status: ServiceStatus = { ...base };
+        for (const c of changes) {
+          status = { ...status };
+          if (c.remove) delete status[c.sid];
+          else status[c.sid] = { state: c.state, node: c.node, ...(c.target ? { target: c.target } : {}) };
+          expect(cached(compiled, status, c.online)).toEqual(getBalancingCandidates(compiled, status, c.online));
+        }
+      }),
+    );
   });
 });

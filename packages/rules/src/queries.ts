@@ -282,3 +282,61 @@ export function getBalancingCandidates(
   }
   return candidates;
 }
+
+/** {@link getBalancingCandidates}, remembering its last answer (see {@link balancingCandidatesCache}). */
+export type CachedBalancingCandidates = (
+  compiled: CompiledRules,
+  serviceStatus: ServiceStatus,
+  onlineNodes: readonly string[],
+) => readonly Readonly<BalancingCandidate>[];
+
+/**
+ * {@link getBalancingCandidates} for a caller that asks every round (the balancer): the same
+ * answer, worked out again only when something the query reads changed since the last call —
+ * the compiled rules (by identity: compiling makes new rules, it never changes them), the
+ * online nodes, the set of services, or any service's `state`, `node` or `target`. A round of
+ * a cluster that stands still costs one pass over the service status instead of the rules of
+ * every bundle. The candidates are frozen: they may be the ones the previous call returned.
+ */
+export function balancingCandidatesCache(): CachedBalancingCandidates {
+  let last:
+    | {
+        compiled: CompiledRules;
+        online: readonly string[];
+        sids: string[];
+        fields: (string | undefined)[];
+        candidates: readonly Readonly<BalancingCandidate>[];
+      }
+    | undefined;
+  return (compiled, serviceStatus, onlineNodes) => {
+    const sids = Object.keys(serviceStatus);
+    const fields: (string | undefined)[] = new Array(sids.length * 3);
+    for (let i = 0; i < sids.length; i++) {
+      const entry = serviceStatus[sids[i]!]!;
+      fields[3 * i] = entry.state;
+      fields[3 * i + 1] = entry.node;
+      fields[3 * i + 2] = entry.target;
+    }
+    if (
+      last &&
+      last.compiled === compiled &&
+      sameList(last.online, onlineNodes) &&
+      sameList(last.sids, sids) &&
+      sameList(last.fields, fields)
+    )
+      return last.candidates;
+    const candidates = Object.freeze(
+      getBalancingCandidates(compiled, serviceStatus, onlineNodes).map((c) =>
+        Object.freeze({ ...c, resources: Object.freeze(c.resources), targets: Object.freeze(c.targets) }),
+      ),
+    ) as readonly Readonly<BalancingCandidate>[];
+    last = { compiled, online: [...onlineNodes], sids, fields, candidates };
+    return candidates;
+  };
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
