@@ -8,6 +8,8 @@ import {
   emptyModel,
   fitModel,
   guestActivity,
+  migrationSettings,
+  moveScorer,
   predictMovePressure,
   type FittedModel,
   type MovedBundle,
@@ -289,5 +291,41 @@ describe('bad arguments and options are named', () => {
     expect(() => predictMovePressure(model, good.source, good.target, { cpu: 1 } as never)).toThrow(
       new ContentionError('invalid-argument', 'moved.mem must be a finite number >= 0 and <= 2^53, got undefined'),
     );
+  });
+});
+
+describe('moveScorer: one round of moves', () => {
+  const model = learnedModel();
+  const nodes = [
+    node('node1', 14.4, 40 * GIB, 4),
+    node('node2', 4.8, 10 * GIB, 2),
+    node('node3', 11, 60 * GIB, 3),
+    node('node4', 9.6, 20 * GIB, 2),
+  ];
+  const bundles = [bundle(2, 2 * GIB, 1), bundle(0.5, 8 * GIB, 0.25, 2), bundle(4, 1 * GIB, 1), bundle(2, 2 * GIB, 1)];
+  // every guest of every source to every target, sources repeated: what a round asks
+  const moves = nodes.flatMap((source) =>
+    bundles.flatMap((b) => nodes.filter((t) => t !== source).map((target) => ({ source, target, bundle: b }))),
+  );
+
+  it.each([
+    ['the fixed price', {}],
+    ['the migration model', { migration: migrationSettings({}) }],
+  ])('with %s: each move as assessMove judges it alone (shared nodes, remembered predictions)', (_name, options) => {
+    const score = moveScorer(model, options);
+    for (const move of [...moves, ...moves.slice().reverse()]) {
+      expect(score(move)).toEqual(
+        assessMove(model, { ...move, source: { ...move.source }, target: { ...move.target } }, options),
+      );
+    }
+  });
+
+  it('a bad node is refused every time it is named, not only the first', () => {
+    const score = moveScorer(model);
+    const broken = { ...nodes[0]!, maxcpu: 0 };
+    for (let i = 0; i < 2; i++)
+      expect(() => score({ source: broken, target: nodes[1]!, bundle: bundles[0]! })).toThrow(
+        'move.source.maxcpu must be a finite number > 0',
+      );
   });
 });

@@ -392,7 +392,10 @@ export function assessMove(
 
 /**
  * {@link assessMove} for many moves on one model: the options are checked (and completed with
- * {@link CONTENTION_DEFAULTS}) once, here; the returned function checks each move.
+ * {@link CONTENTION_DEFAULTS}) once, here; the returned function checks each move. Meant for
+ * the moves of one round: it checks a node object once, the first time a move names it (the
+ * moves of a round share their nodes; a node is not to be changed in place between moves),
+ * and remembers a few of each node's predictions.
  */
 export function moveScorer(
   model: FittedModel,
@@ -400,10 +403,20 @@ export function moveScorer(
 ): (move: MoveInput) => MoveAssessment {
   const o = contentionOptions(options);
   const predict = rememberingPredict(model);
+  // a round's moves share their nodes: each node object is checked once
+  const checked = new WeakMap<object, NodeContention>();
+  const node = (value: unknown, field: string) => {
+    let n = typeof value === 'object' && value !== null ? checked.get(value) : undefined;
+    if (!n) {
+      n = checkNode(value, field, true);
+      checked.set(value as object, n);
+    }
+    return n;
+  };
   return (move) => {
     if (typeof move !== 'object' || move === null) throw bad('move', 'an object', move);
-    const source = checkNode(move.source, 'move.source', true);
-    const target = checkNode(move.target, 'move.target', true);
+    const source = node(move.source, 'move.source');
+    const target = node(move.target, 'move.target');
     if (source.node === target.node) throw bad('move.target.node', 'another node than the source', target.node);
     const moved = checkMoved(move.bundle, 'move.bundle');
     const b = move.bundle as unknown as Record<string, unknown>;

@@ -144,18 +144,20 @@ export function roundObjective(
     }
     return { bySid, activity: activity! };
   };
+  const contention = new Map<string, NodeContention | undefined>();
   const node = (name: string): NodeContention | undefined => {
+    if (contention.has(name)) return contention.get(name);
     const n = byNode.get(name);
-    return (
-      n && {
-        node: n.node,
-        cpu: n.cpu,
-        maxcpu: n.maxcpu,
-        mem: n.mem,
-        maxmem: n.maxmem,
-        activity: guestIndex().activity.get(name) ?? 0,
-      }
-    );
+    const c = n && {
+      node: n.node,
+      cpu: n.cpu,
+      maxcpu: n.maxcpu,
+      mem: n.mem,
+      maxmem: n.maxmem,
+      activity: guestIndex().activity.get(name) ?? 0,
+    };
+    contention.set(name, c);
+    return c;
   };
   const assessed = new Map<string, MoveAssessment | undefined>();
   const assess = (candidate: BalanceCandidate, target: string): MoveAssessment | undefined => {
