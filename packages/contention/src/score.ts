@@ -323,16 +323,14 @@ function change(predict: Predict, node: string, dimension: PressureDimension, be
 }
 
 function movePressure(predict: Predict, source: NodeLoad, target: NodeLoad, moved: MovedLoad): MovePressure {
-  const loads = (n: NodeLoad, cpu: number, mem: number) => ({
+  const loads = (n: NodeLoad, cpu: number, mem: number): NodePressureChange => ({
+    node: n.node,
     cpu: change(predict, n.node, 'cpu', n.cpu / n.maxcpu, loadOf(cpu, n.maxcpu, n.node)),
     mem: change(predict, n.node, 'mem', n.mem / n.maxmem, loadOf(mem, n.maxmem, n.node)),
   });
   return {
-    source: {
-      node: source.node,
-      ...loads(source, Math.max(0, source.cpu - moved.cpu), Math.max(0, source.mem - moved.mem)),
-    },
-    target: { node: target.node, ...loads(target, target.cpu + moved.cpu, target.mem + moved.mem) },
+    source: loads(source, Math.max(0, source.cpu - moved.cpu), Math.max(0, source.mem - moved.mem)),
+    target: loads(target, target.cpu + moved.cpu, target.mem + moved.mem),
   };
 }
 

@@ -164,6 +164,41 @@ describe('candidates from the host are checked', () => {
       list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node1'], source: 'node1' }],
       message: "its source 'node1' is also a target",
     },
+    // long lists (a large bundle, a large cluster) are checked through a set: the same answers
+    {
+      name: 'a resource listed twice in a bundle of 40',
+      list: [
+        {
+          leader: 'vm:100',
+          resources: [...Array.from({ length: 39 }, (_, i) => `vm:${100 + i}`), 'vm:120'],
+          targets: ['node2'],
+        },
+      ],
+      message: "'resources' lists 'vm:120' twice",
+    },
+    {
+      name: 'a target listed twice among 40',
+      list: [
+        {
+          leader: 'vm:101',
+          resources: ['vm:101'],
+          targets: [...Array.from({ length: 39 }, (_, i) => `node${i + 2}`), 'node30'],
+        },
+      ],
+      message: "'targets' lists 'node30' twice",
+    },
+    {
+      name: 'its source among 40 targets',
+      list: [
+        {
+          leader: 'vm:101',
+          resources: ['vm:101'],
+          targets: Array.from({ length: 40 }, (_, i) => `node${i + 1}`),
+          source: 'node40',
+        },
+      ],
+      message: "its source 'node40' is also a target",
+    },
     {
       name: 'a NaN cost',
       list: [{ leader: 'vm:101', resources: ['vm:101'], targets: ['node2'], transferBytes: NaN }],

@@ -1,4 +1,4 @@
-import { invalidInput } from './errors';
+import { type PolicyError, invalidInput } from './errors';
 import { showValue } from './state';
 import type {
   AdjustedNodeUsage,
@@ -29,46 +29,71 @@ function checkImbalance(value: unknown, what: string): number {
   return value;
 }
 
-/** Checks the host's candidates (see `BalanceCandidate` for the accepted shape). */
+/** Lists up to this long are searched for duplicates in place; longer ones through a set. */
+const SHORT_LIST = 16;
+
+/** Whether `list` holds `value` before index `end` (`seen`: the set of those, for a long list). */
+function heldBefore(list: readonly unknown[], value: unknown, end: number, seen: Set<unknown> | undefined): boolean {
+  if (seen) return seen.has(value);
+  for (let k = 0; k < end; k++) if (list[k] === value) return true;
+  return false;
+}
+
+/**
+ * Checks the host's candidates (see `BalanceCandidate` for the accepted shape). Asked every
+ * round the objective scores: the messages are built only for a candidate that fails.
+ */
 function checkCandidates(value: unknown): BalanceCandidate[] {
   if (!Array.isArray(value)) throw invalidInput(`candidates must be an array, got ${showValue(value)}`);
   const leaders = new Set<string>();
-  value.forEach((c: unknown, i) => {
-    const at = `candidates.${i}`;
-    if (typeof c !== 'object' || c === null) throw invalidInput(`${at} must be an object, got ${showValue(c)}`);
+  for (let i = 0; i < value.length; i++) {
+    const c: unknown = value[i];
+    if (typeof c !== 'object' || c === null) throw invalidInput(`candidates.${i} must be an object, got ${showValue(c)}`);
     const { leader, resources, targets, source, transferBytes } = c as Record<string, unknown>;
-    if (!isName(leader)) throw invalidInput(`${at}.leader must be a non-empty string, got ${showValue(leader)}`);
-    const name = `candidate '${leader}' (${at})`;
-    if (leaders.has(leader)) throw invalidInput(`${name}: leader listed twice`);
+    if (!isName(leader))
+      throw invalidInput(`candidates.${i}.leader must be a non-empty string, got ${showValue(leader)}`);
+    if (leaders.has(leader)) throw badCandidate(leader, i, 'leader listed twice');
     leaders.add(leader);
     if (!Array.isArray(resources) || resources.length === 0)
-      throw invalidInput(`${name}: 'resources' must be a non-empty array`);
-    const members = new Set<string>();
-    for (const sid of resources) {
-      if (!isName(sid)) throw invalidInput(`${name}: 'resources' must hold non-empty strings, got ${showValue(sid)}`);
-      if (members.has(sid)) throw invalidInput(`${name}: 'resources' lists '${sid}' twice`);
-      members.add(sid);
+      throw badCandidate(leader, i, "'resources' must be a non-empty array");
+    let hasLeader = false;
+    const members = resources.length > SHORT_LIST ? new Set<unknown>() : undefined;
+    for (let k = 0; k < resources.length; k++) {
+      const sid: unknown = resources[k];
+      if (!isName(sid))
+        throw badCandidate(leader, i, `'resources' must hold non-empty strings, got ${showValue(sid)}`);
+      if (heldBefore(resources, sid, k, members)) throw badCandidate(leader, i, `'resources' lists '${sid}' twice`);
+      members?.add(sid);
+      if (sid === leader) hasLeader = true;
     }
-    if (!members.has(leader)) throw invalidInput(`${name}: 'resources' must include the leader`);
-    if (!Array.isArray(targets)) throw invalidInput(`${name}: 'targets' must be an array`);
-    const seen = new Set<string>();
-    for (const t of targets) {
-      if (!isName(t)) throw invalidInput(`${name}: 'targets' must hold non-empty strings, got ${showValue(t)}`);
-      if (seen.has(t)) throw invalidInput(`${name}: 'targets' lists '${t}' twice`);
-      seen.add(t);
+    if (!hasLeader) throw badCandidate(leader, i, "'resources' must include the leader");
+    if (!Array.isArray(targets)) throw badCandidate(leader, i, "'targets' must be an array");
+    const seen = targets.length > SHORT_LIST ? new Set<unknown>() : undefined;
+    for (let k = 0; k < targets.length; k++) {
+      const t: unknown = targets[k];
+      if (!isName(t)) throw badCandidate(leader, i, `'targets' must hold non-empty strings, got ${showValue(t)}`);
+      if (heldBefore(targets, t, k, seen)) throw badCandidate(leader, i, `'targets' lists '${t}' twice`);
+      seen?.add(t);
     }
     if (source !== undefined) {
-      if (!isName(source)) throw invalidInput(`${name}: 'source' must be a non-empty string, got ${showValue(source)}`);
-      if (seen.has(source)) throw invalidInput(`${name}: its source '${source}' is also a target`);
+      if (!isName(source))
+        throw badCandidate(leader, i, `'source' must be a non-empty string, got ${showValue(source)}`);
+      if (heldBefore(targets, source, targets.length, seen))
+        throw badCandidate(leader, i, `its source '${source}' is also a target`);
     }
     if (
       transferBytes !== undefined &&
       (typeof transferBytes !== 'number' || !Number.isFinite(transferBytes) || transferBytes < 0)
     ) {
-      throw invalidInput(`${name}: 'transferBytes' must be a finite number >= 0, got ${showValue(transferBytes)}`);
+      throw badCandidate(leader, i, `'transferBytes' must be a finite number >= 0, got ${showValue(transferBytes)}`);
     }
-  });
+  }
   return value as BalanceCandidate[];
+}
+
+/** `candidate 'vm:101' (candidates.3): <problem>`, as an `invalid-input` error. */
+function badCandidate(leader: string, i: number, problem: string): PolicyError {
+  return invalidInput(`candidate '${leader}' (candidates.${i}): ${problem}`);
 }
 
 /** Checks scored migrations against the candidates they were scored from. */
