@@ -40,9 +40,15 @@ interface Ranked {
   readonly candidate: BalanceCandidate;
   readonly target: string;
   readonly assessment: MoveAssessment;
+  /** 1 when the move is worth making (`netSeconds > 0`), else 0: worked out once, the sort compares it often. */
+  readonly worth: number;
+  /** Its {@link expectedSaving}, likewise. */
+  readonly saving: number;
 }
 
-const worth = (a: MoveAssessment) => (a.netSeconds > 0 ? 1 : 0);
+function rankedMove(candidate: BalanceCandidate, target: string, assessment: MoveAssessment): Ranked {
+  return { candidate, target, assessment, worth: assessment.netSeconds > 0 ? 1 : 0, saving: expectedSaving(assessment) };
+}
 
 /**
  * The moves worth making (their gain counted with its confidence, net of the migration) first,
@@ -51,8 +57,8 @@ const worth = (a: MoveAssessment) => (a.netSeconds > 0 ? 1 : 0);
  */
 function byExpectedSaving(a: Ranked, b: Ranked): number {
   return (
-    worth(b.assessment) - worth(a.assessment) ||
-    (worth(a.assessment) === 1 ? expectedSaving(b.assessment) - expectedSaving(a.assessment) : 0) ||
+    b.worth - a.worth ||
+    (a.worth === 1 ? b.saving - a.saving : 0) ||
     b.assessment.netSeconds - a.assessment.netSeconds ||
     compareNames(a.candidate.leader, b.candidate.leader) ||
     compareNames(a.target, b.target)
@@ -154,7 +160,7 @@ export function contentionScorer(options: ContentionScorerOptions): Stage<null> 
         }
         for (const target of candidate.targets) {
           const assessment = objective.assess(candidate, target);
-          if (assessment) ranked.push({ candidate, target, assessment });
+          if (assessment) ranked.push(rankedMove(candidate, target, assessment));
           else unjudged.push(`${candidate.leader} to ${target}`);
         }
       }
