@@ -24,6 +24,7 @@ import { type CrsSettings, readCrsSettings } from './crs';
 import { CrsUsage, createUsage, type UsageDocuments } from './usage-model';
 import { BalancerHost, loadBalance, type BalancerEvent } from './balance';
 import { compareNames } from '@poise/usage';
+import { EntryList } from './entry-list';
 
 /** Options the simulator or daemon passes to every manager it creates. */
 export interface ManagerOptions {
@@ -98,13 +99,12 @@ export class Manager {
   private statusKeys: readonly string[] | undefined;
   private statusKeyEntries: readonly ServiceStatus[] | undefined;
   /**
-   * What the last {@link flush} published of `ss`: the entry snapshots by sid, the lazy record
-   * made of them and the key list it was made for.
+   * What the last {@link flush} published of `ss`: the entry snapshots (an {@link EntryList} over
+   * the key list `ss` had then) and the lazy record made of them.
    */
   private published:
     | {
-        keys: readonly string[];
-        entries: Map<string, Snapshot<ServiceStatus>>;
+        entries: EntryList<Snapshot<ServiceStatus>>;
         record: Snapshot<Record<string, ServiceStatus>>;
       }
     | undefined;
@@ -197,24 +197,30 @@ export class Manager {
     this.env.writeManagerStatus(doc);
   }
 
-  /** The service status as the lazy record {@link flush} writes. */
+  /**
+   * The service status as the lazy record {@link flush} writes. Its entries are an
+   * {@link EntryList}: while `ss` keeps its keys (the same key array), the new list shares the
+   * key index of the last one and each entry's previous snapshot is found by position, so a round
+   * builds two arrays, not a 5,000-entry map.
+   */
   private publishServiceStatus(): Snapshot<Record<string, ServiceStatus>> {
     this.sids();
     const keys = this.statusKeys!;
     const values = this.statusKeyEntries!;
-    const last = this.published;
-    const entries = new Map<string, Snapshot<ServiceStatus>>();
-    let changed = last === undefined || last.keys !== keys;
+    const last = this.published?.entries;
+    const sameKeys = last !== undefined && last.keyList === keys;
+    const snapshots: Snapshot<ServiceStatus>[] = new Array<Snapshot<ServiceStatus>>(keys.length);
+    let changed = !sameKeys;
     for (let i = 0; i < keys.length; i++) {
-      const sid = keys[i]!;
-      const before = last?.entries.get(sid);
+      const before = sameKeys ? last.valueList[i] : last?.get(keys[i]!);
       const entry = snapshot<ServiceStatus>(values[i]!, before);
       if (entry !== before) changed = true;
-      entries.set(sid, entry);
+      snapshots[i] = entry;
     }
-    if (!changed) return last!.record;
+    if (!changed) return this.published!.record;
+    const entries = new EntryList(keys, snapshots, sameKeys ? last.keyIndex() : undefined);
     const record = lazyRecord(entries, { handOver: true });
-    this.published = { keys, entries, record };
+    this.published = { entries, record };
     return record;
   }
 
@@ -232,6 +238,13 @@ export class Manager {
       const res = st.results;
       if (!res) continue;
       const entries = lazyRecordEntries(res);
+      if (entries instanceof EntryList) {
+        // an LRM's results (see Lrm): walked by position, no entry pair made per result
+        const uids = entries.keyList;
+        const values = entries.valueList;
+        for (let i = 0; i < uids.length; i++) if (!results.has(uids[i]!)) results.set(uids[i]!, values[i]!);
+        continue;
+      }
       if (entries !== undefined) {
         for (const [uid, result] of entries) if (!results.has(uid)) results.set(uid, result);
         continue;

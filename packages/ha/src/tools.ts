@@ -1,5 +1,6 @@
 import { isSnapshot, lazyRecordEntries, thaw, type Snapshot } from '@poise/env';
 import { compareNames } from '@poise/usage';
+import { EntryList } from './entry-list';
 
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
 export const ExitCode = {
@@ -83,9 +84,13 @@ export class KeyOrder {
   private keys: readonly string[] = NO_KEYS;
   private sorted: readonly string[] = NO_KEYS;
 
-  /** `keys` in byte order (frozen; do not change it). */
+  /**
+   * `keys` in byte order (frozen; do not change it). `keys` is remembered and must not change
+   * afterwards either: the same array again is answered without a comparison.
+   */
   sort(keys: readonly string[]): readonly string[] {
     const last = this.keys;
+    if (keys === last) return this.sorted;
     if (keys.length === last.length) {
       let same = true;
       for (let i = 0; i < keys.length; i++) {
@@ -178,7 +183,10 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
   return memo(ss, 'serviceIndex', () => {
     // a lazy record (the master's status): its entries, without making its properties
     const entries = lazyRecordEntries(ss);
-    const sorted = statusOrder.sort(entries ? [...entries.keys()] : Object.keys(ss));
+    // (the master's entry list hands out its key array, the same one while the keys stay)
+    const sorted = statusOrder.sort(
+      entries instanceof EntryList ? entries.keyList : entries ? [...entries.keys()] : Object.keys(ss),
+    );
     const byNode = new Map<string, string[]>();
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
