@@ -1,5 +1,6 @@
 import {
   lazyRecord,
+  lazyRecordEntries,
   nullRecord,
   openRecord,
   sealRecord,
@@ -11,6 +12,7 @@ import {
   type Snapshot,
 } from '@poise/env';
 import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType, statusEntry } from './tools';
+import { EntryList } from './entry-list';
 import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
@@ -21,13 +23,24 @@ const LRM_RESTART_GIVE_UP_SECONDS = 90;
 type LrmState = 'startup' | 'wait_for_agent_lock' | 'active' | 'lost_agent_lock' | 'maintenance';
 type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
 
+/**
+ * A service's command slot: the queued command while `queued`, kept (not queued) after it ran so
+ * that the service's next command reuses it instead of a new object and map entry each round.
+ */
 interface Worker {
-  sid: string;
+  readonly sid: string;
   uid: string | undefined;
   state: string;
-  params?: { target?: string; timeout?: number | string };
+  params: { target?: string; timeout?: number | string } | undefined;
   startTries: number;
+  queued: boolean;
 }
+
+/**
+ * Finished command slots of services no longer on the node are dropped once the slots outnumber
+ * twice the node's services plus this many (a bound on what services that left cost).
+ */
+const WORKER_SLOTS_SLACK = 64;
 
 /**
  * State shared by every LRM of one process. The reference keeps "some LRM wrote its status
@@ -45,6 +58,18 @@ function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): 
 
 const NO_SERVICES: readonly string[] = Object.freeze([]);
 
+/** The order queued commands run in: most tried first, then by sid (byte order). */
+function runOrder(a: Worker, b: Worker): number {
+  const d = b.startTries - a.startTries;
+  return d !== 0 ? d : compareNames(a.sid, b.sid);
+}
+
+/** Whether `queue` is in {@link runOrder} already. */
+function inRunOrder(queue: readonly Worker[]): boolean {
+  for (let i = 1; i < queue.length; i++) if (runOrder(queue[i - 1]!, queue[i]!) > 0) return false;
+  return true;
+}
+
 /**
  * The local resource manager of one node: holds the node's agent lock and watchdog while
  * services run here, and executes the manager's requests through the resource agents.
@@ -53,7 +78,9 @@ export class Lrm {
   private state: LrmState = 'startup';
   private stateChangeTime = 0;
   private mode: LrmMode = 'active';
-  private workers = new Map<string, Worker>();
+  /** Command slots by sid (see {@link Worker}); {@link queuedWorkers} of them are queued. */
+  private readonly workers = new Map<string, Worker>();
+  private queuedWorkers = 0;
   /**
    * Results by command uid, in the order recorded. A `Map`: a uid is a fresh string each round,
    * which a keyed write to (or read of) a record would have to intern first.
@@ -181,9 +208,21 @@ export class Lrm {
     return true;
   }
 
-  /** The results as a record snapshot (keys in the order recorded); the same object while they do not change. */
+  /**
+   * The results as a record snapshot (keys in the order recorded); the same object while they do
+   * not change. Its entries are an {@link EntryList} (two arrays, no hash table: the master walks
+   * them, nobody looks a uid up in them).
+   */
   private resultsDocument(): Snapshot<Record<string, LrmResult>> {
-    this.resultsRecord ??= lazyRecord(this.results);
+    if (this.resultsRecord === undefined) {
+      const uids: string[] = [];
+      const results: Snapshot<LrmResult>[] = [];
+      this.results.forEach((result, uid) => {
+        uids.push(uid);
+        results.push(result);
+      });
+      this.resultsRecord = lazyRecord(new EntryList(uids, results), { handOver: true });
+    }
     return this.resultsRecord;
   }
 
@@ -412,8 +451,10 @@ export class Lrm {
       this.restartTriesPrunedFor = sorted;
       this.restartTriesGrew = false;
     }
+    // the master's status is a lazy record: its entries, looked up once (not once per service)
+    const entries = lazyRecordEntries(ss);
     for (const sid of servicesOn(ss, node)) {
-      const sd = statusEntry(ss, sid)!;
+      const sd = (entries !== undefined ? entries.get(sid) : own(ss, sid))!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;
@@ -437,22 +478,51 @@ export class Lrm {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
     if (state !== 'stopped' && uid && this.results.has(uid)) return;
-    this.workers.delete(sid);
-    const w: Worker = { sid, uid, state, startTries: 0 };
-    if (params) w.params = params;
-    this.workers.set(sid, w);
+    // (a queued command of the same service is replaced; the map's order does not matter, the
+    // queue is sorted by tries and sid, a total order, before it runs)
+    let w = this.workers.get(sid);
+    if (w === undefined) {
+      w = { sid, uid, state, params, startTries: 0, queued: false };
+      this.workers.set(sid, w);
+    }
+    if (!w.queued) {
+      w.queued = true;
+      this.queuedWorkers++;
+    }
+    w.uid = uid;
+    w.state = state;
+    w.params = params;
+    w.startTries = 0;
+  }
+
+  /** Takes a command out of the queue (its slot stays for the service's next command). */
+  private dequeue(w: Worker): void {
+    w.queued = false;
+    w.params = undefined;
+    this.queuedWorkers--;
+  }
+
+  /** Drops the finished slots of services no longer on this node once they are many (see {@link WORKER_SLOTS_SLACK}). */
+  private pruneWorkerSlots(): void {
+    const node = this.env.nodename();
+    const here = servicesOn(this.serviceStatus, node).length;
+    if (this.workers.size <= 2 * here + WORKER_SLOTS_SLACK) return;
+    for (const [sid, w] of this.workers) {
+      if (!w.queued && statusEntry(this.serviceStatus, sid)?.node !== node) this.workers.delete(sid);
+    }
   }
 
   /** Runs queued commands synchronously (max_workers 0); returns the workers left. */
   private runWorkers(): number {
     const env = this.env;
     const sc = env.readServiceConfig();
-    // most tried first, then by sid (a worker's sid is its key in `workers`)
-    const queue = [...this.workers.values()];
-    queue.sort((a, b) => {
-      const d = b.startTries - a.startTries;
-      return d !== 0 ? d : compareNames(a.sid, b.sid);
+    // most tried first, then by sid (a worker's sid is its key in `workers`); usually queued in
+    // that order already (manageResources queues in sid order), which one pass confirms
+    const queue: Worker[] = [];
+    this.workers.forEach((w) => {
+      if (w.queued) queue.push(w);
     });
+    if (!inRunOrder(queue)) queue.sort(runOrder);
     let finished = false;
     for (const w of queue) {
       const sid = w.sid;
@@ -463,11 +533,12 @@ export class Lrm {
       } catch (err) {
         env.log('err', errorMessage(err));
       }
-      if (w.uid !== undefined) finished = this.resourceCommandFinished(sid, w.uid, res, sc) || finished;
-      else this.stopCommandFinished(sid, res);
+      if (w.uid !== undefined) finished = this.resourceCommandFinished(w, w.uid, res, sc) || finished;
+      else this.stopCommandFinished(w, res);
     }
     if (finished) this.pruneResults();
-    return this.workers.size;
+    this.pruneWorkerSlots();
+    return this.queuedWorkers;
   }
 
   /** Keeps only the results of uids the manager still knows. */
@@ -480,10 +551,9 @@ export class Lrm {
     }
   }
 
-  private stopCommandFinished(sid: string, status: number): void {
-    const w = this.workers.get(sid);
-    if (!w) return;
-    this.workers.delete(sid);
+  private stopCommandFinished(w: Worker, status: number): void {
+    if (!w.queued) return;
+    this.dequeue(w);
     if (status !== ExitCode.SUCCESS) this.shutdownErrors++;
   }
 
@@ -493,17 +563,17 @@ export class Lrm {
    * run instead, which leaves the same results (the service status does not change meanwhile)
    * without a pass over all services per command.
    */
-  private resourceCommandFinished(sid: string, uid: string, exitCode: number, sc: Snapshot<ServiceConfig>): boolean {
-    const w = this.workers.get(sid);
-    if (!w) return false;
-    this.workers.delete(sid);
-    const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
+  private resourceCommandFinished(w: Worker, uid: string, exitCode: number, sc: Snapshot<ServiceConfig>): boolean {
+    if (!w.queued) return false;
+    const state = w.state;
+    this.dequeue(w);
+    const status = this.handleServiceExitcode(w.sid, state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
     // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the walk)
     const result = openRecord<unknown>();
     result.sid = w.sid;
-    result.state = w.state;
+    result.state = state;
     result.exit_code = status;
     this.results.set(uid, sealRecord(result) as unknown as Snapshot<LrmResult>);
     this.resultsRecord = undefined;
