@@ -83,6 +83,21 @@ const NO_KEYS: readonly string[] = Object.freeze([]);
 export class KeyOrder {
   private keys: readonly string[] = NO_KEYS;
   private sorted: readonly string[] = NO_KEYS;
+  private order: readonly number[] | undefined;
+
+  /**
+   * For the last list {@link sort} was given: position by position of its sorted copy, where
+   * that key is in the list (`sorted[i] === keys[positions()[i]]`); made at the first call.
+   */
+  positions(): readonly number[] {
+    if (this.order === undefined) {
+      const keys = this.keys;
+      const where = new Map<string, number>();
+      for (let i = 0; i < keys.length; i++) where.set(keys[i]!, i);
+      this.order = Object.freeze(this.sorted.map((key) => where.get(key)!));
+    }
+    return this.order;
+  }
 
   /**
    * `keys` in byte order (frozen; do not change it). `keys` is remembered and must not change
@@ -103,6 +118,7 @@ export class KeyOrder {
     }
     this.keys = keys;
     this.sorted = Object.freeze([...keys].sort(compareNames));
+    this.order = undefined;
     return this.sorted;
   }
 }
@@ -175,32 +191,44 @@ export interface ServiceIndex {
 const statusOrder = new KeyOrder();
 
 /**
+ * The last {@link ServiceIndex.byNode} built, with the sorted ids and their nodes it was built
+ * from: while a new status has the same ids on the same nodes (most rounds), its index shares the
+ * lists instead of building 64 new ones.
+ */
+let lastByNode:
+  | { sorted: readonly string[]; nodes: readonly (string | undefined)[]; byNode: ReadonlyMap<string, readonly string[]> }
+  | undefined;
+
+/**
  * The {@link ServiceIndex} of a service status document, built in one pass over it and
  * remembered per snapshot: every daemon reads the same status each round, and a large
  * document's keys are costly to enumerate.
  */
 export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> }): ServiceIndex {
   return memo(ss, 'serviceIndex', () => {
-    // a lazy record (the master's status): its entries, without making its properties
+    // a lazy record (the master's status): its entries, without making its properties; the
+    // master's entry list hands out its key array (the same one while the keys stay) and its
+    // values by position
     const entries = lazyRecordEntries(ss);
-    // (the master's entry list hands out its key array, the same one while the keys stay)
-    const sorted = statusOrder.sort(
-      entries instanceof EntryList ? entries.keyList : entries ? [...entries.keys()] : Object.keys(ss),
-    );
-    const byNode = new Map<string, string[]>();
+    const list = entries instanceof EntryList ? (entries as EntryList<Readonly<ServiceStatusLike>>) : undefined;
+    const sorted = statusOrder.sort(list ? list.keyList : entries ? [...entries.keys()] : Object.keys(ss));
+    const positions = list ? statusOrder.positions() : undefined;
+    const values = list?.valueList;
+    const entryAt = (i: number): Readonly<ServiceStatusLike> =>
+      values !== undefined ? values[positions![i]!]! : ((entries ? entries.get(sorted[i]!) : ss[sorted[i]!])!);
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
     const uids = new Set<string>();
-    for (const sid of sorted) {
-      const sd = (entries ? entries.get(sid) : ss[sid])!;
+    const last = lastByNode?.sorted === sorted ? lastByNode : undefined;
+    let sameNodes = last !== undefined;
+    for (let i = 0; i < sorted.length; i++) {
+      const sd = entryAt(i);
       const node = sd.node;
       const state = sd.state;
       if (sd.uid) uids.add(sd.uid);
       if (state === 'fence') fenced.set(node, (fenced.get(node) ?? 0) + 1);
+      if (sameNodes && node !== last!.nodes[i]) sameNodes = false;
       if (!node) continue;
-      let list = byNode.get(node);
-      if (!list) byNode.set(node, (list = []));
-      list.push(sid);
       if (
         state === undefined ||
         state === 'stopped' ||
@@ -212,6 +240,23 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
       active.set(node, (active.get(node) ?? 0) + 1);
       const target = sd.target;
       if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
+    }
+    let byNode: ReadonlyMap<string, readonly string[]>;
+    if (sameNodes) {
+      byNode = last!.byNode;
+    } else {
+      const lists = new Map<string, string[]>();
+      const nodes = new Array<string | undefined>(sorted.length);
+      for (let i = 0; i < sorted.length; i++) {
+        const node = entryAt(i).node;
+        nodes[i] = node;
+        if (!node) continue;
+        let l = lists.get(node);
+        if (!l) lists.set(node, (l = []));
+        l.push(sorted[i]!);
+      }
+      byNode = lists;
+      lastByNode = { sorted, nodes, byNode };
     }
     return { sorted, byNode, fenced, active, uids };
   });
