@@ -34,6 +34,8 @@ interface Worker {
   params: { target?: string; timeout?: number | string } | undefined;
   startTries: number;
   queued: boolean;
+  /** The last result recorded for this service (immutable; reused while the next one reads the same). */
+  lastResult: Snapshot<LrmResult> | undefined;
 }
 
 /**
@@ -453,7 +455,9 @@ export class Lrm {
     }
     // the master's status is a lazy record: its entries, looked up once (not once per service)
     const entries = lazyRecordEntries(ss);
-    for (const sid of servicesOn(ss, node)) {
+    const here = servicesOn(ss, node);
+    for (let i = 0; i < here.length; i++) {
+      const sid = here[i]!;
       const sd = (entries !== undefined ? entries.get(sid) : own(ss, sid))!;
       if (!sd.uid) continue;
       const req = sd.state;
@@ -482,7 +486,7 @@ export class Lrm {
     // queue is sorted by tries and sid, a total order, before it runs)
     let w = this.workers.get(sid);
     if (w === undefined) {
-      w = { sid, uid, state, params, startTries: 0, queued: false };
+      w = { sid, uid, state, params, startTries: 0, queued: false, lastResult: undefined };
       this.workers.set(sid, w);
     }
     if (!w.queued) {
@@ -523,8 +527,12 @@ export class Lrm {
       if (w.queued) queue.push(w);
     });
     if (!inRunOrder(queue)) queue.sort(runOrder);
+    // the results recorded before this run: the first ones in the map's order (a run appends
+    // new uids, and a uid recorded again keeps its place)
+    const earlier = this.results.size;
     let finished = false;
-    for (const w of queue) {
+    for (let i = 0; i < queue.length; i++) {
+      const w = queue[i]!;
       const sid = w.sid;
       w.startTries++;
       let res: number = -1;
@@ -536,15 +544,21 @@ export class Lrm {
       if (w.uid !== undefined) finished = this.resourceCommandFinished(w, w.uid, res, sc) || finished;
       else this.stopCommandFinished(w, res);
     }
-    if (finished) this.pruneResults();
+    if (finished) this.pruneResults(earlier);
     this.pruneWorkerSlots();
     return this.queuedWorkers;
   }
 
-  /** Keeps only the results of uids the manager still knows. */
-  private pruneResults(): void {
+  /**
+   * Keeps only the results of uids the manager still knows. Only the first `earlier` results
+   * (in the map's order) can be stale: the later ones were recorded by this run, for uids of
+   * the status it read, which has not changed since.
+   */
+  private pruneResults(earlier: number): void {
     const valid = serviceIndex(this.serviceStatus).uids;
+    let seen = 0;
     for (const id of this.results.keys()) {
+      if (seen++ >= earlier) break;
       if (valid.has(id)) continue;
       this.results.delete(id);
       this.resultsRecord = undefined;
@@ -570,18 +584,27 @@ export class Lrm {
     const status = this.handleServiceExitcode(w.sid, state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
-    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the walk)
-    const result = openRecord<unknown>();
-    result.sid = w.sid;
-    result.state = state;
-    result.exit_code = status;
-    this.results.set(uid, sealRecord(result) as unknown as Snapshot<LrmResult>);
+    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the
+    // walk), and with the service's next result when that reads the same (a running service's
+    // `started` succeeds round after round, each time under a new uid)
+    let result = w.lastResult;
+    if (result === undefined || result.state !== state || result.exit_code !== status) {
+      const record = openRecord<unknown>();
+      record.sid = w.sid;
+      record.state = state;
+      record.exit_code = status;
+      result = sealRecord(record) as unknown as Snapshot<LrmResult>;
+      w.lastResult = result;
+    }
+    this.results.set(uid, result);
     this.resultsRecord = undefined;
     return true;
   }
 
   private setRestartTries(sid: string, tries: number): void {
-    if (!this.restartTries.has(sid)) this.restartTriesGrew = true;
+    const before = this.restartTries.get(sid);
+    if (before === tries) return; // (a running service's start succeeds every round: 0 again)
+    if (before === undefined) this.restartTriesGrew = true;
     this.restartTries.set(sid, tries);
   }
 
