@@ -217,11 +217,12 @@ export class Lrm {
    */
   private resultsDocument(): Snapshot<Record<string, LrmResult>> {
     if (this.resultsRecord === undefined) {
-      const uids: string[] = [];
-      const results: Snapshot<LrmResult>[] = [];
+      const uids = new Array<string>(this.results.size);
+      const results = new Array<Snapshot<LrmResult>>(this.results.size);
+      let i = 0;
       this.results.forEach((result, uid) => {
-        uids.push(uid);
-        results.push(result);
+        uids[i] = uid;
+        results[i++] = result;
       });
       this.resultsRecord = lazyRecord(new EntryList(uids, results), { handOver: true });
     }
@@ -522,10 +523,12 @@ export class Lrm {
     const sc = env.readServiceConfig();
     // most tried first, then by sid (a worker's sid is its key in `workers`); usually queued in
     // that order already (manageResources queues in sid order), which one pass confirms
-    const queue: Worker[] = [];
+    const queue = new Array<Worker>(this.queuedWorkers);
+    let n = 0;
     this.workers.forEach((w) => {
-      if (w.queued) queue.push(w);
+      if (w.queued) queue[n++] = w;
     });
+    queue.length = n; // (n is queuedWorkers; this only guards the invariant)
     if (!inRunOrder(queue)) queue.sort(runOrder);
     // the results recorded before this run: the first ones in the map's order (a run appends
     // new uids, and a uid recorded again keeps its place)

@@ -900,8 +900,8 @@ export class Manager {
             'info',
             `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`,
           );
+          delete sd.failed_nodes;
         }
-        delete sd.failed_nodes;
         // flag a successful start; only valid while the state is 'started'. Reference quirk
         // (§4.7): a direct edit, the usage model keeps the service as 'starting' until the next
         // rebuild, which in dynamic mode counts it twice for start scoring this round (the
