@@ -454,12 +454,17 @@ export class Lrm {
       this.restartTriesPrunedFor = sorted;
       this.restartTriesGrew = false;
     }
-    // the master's status is a lazy record: its entries, looked up once (not once per service)
+    // the master's status is a lazy record over an entry list: its entries taken by position
+    // (see ServiceIndex.byNodeAt), else by sid
     const entries = lazyRecordEntries(ss);
     const here = servicesOn(ss, node);
+    const at = entries instanceof EntryList ? serviceIndex(ss).byNodeAt?.get(node) : undefined;
+    const values = at !== undefined ? (entries as EntryList<Snapshot<ServiceStatus>>).valueList : undefined;
     for (let i = 0; i < here.length; i++) {
       const sid = here[i]!;
-      const sd = (entries !== undefined ? entries.get(sid) : own(ss, sid))!;
+      const sd = (
+        values !== undefined ? values[at![i]!] : entries !== undefined ? entries.get(sid) : own(ss, sid)
+      )!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;

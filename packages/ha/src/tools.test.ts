@@ -105,6 +105,14 @@ describe('serviceIndex: what the daemons derive from a service status, in one pa
     expect(Object.fromEntries(index.active)).toEqual(Object.fromEntries(plain.active));
     expect(Object.fromEntries(index.fenced)).toEqual(Object.fromEntries(plain.fenced));
     expect([...index.uids].sort()).toEqual([...plain.uids].sort());
+    // byNodeAt: where each node's services sit in the list, in byNode's order
+    expect(plain.byNodeAt).toBeUndefined();
+    for (const [node, sids] of index.byNode) {
+      const at = index.byNodeAt!.get(node)!;
+      expect(at.map((p) => keys[p])).toEqual(sids);
+      expect(at.map((p) => list.valueList[p])).toEqual(sids.map((sid) => ss[sid]));
+    }
+    expect([...index.byNodeAt!.keys()]).toEqual([...index.byNode.keys()]);
   });
 
   test('a next status with the services on the same nodes shares the per-node lists; a move makes new ones', () => {
@@ -121,10 +129,12 @@ describe('serviceIndex: what the daemons derive from a service status, in one pa
     const second = serviceIndex(round(['n1', 'n2', 'n1'], 'b'));
     expect(second).not.toBe(first);
     expect(second.byNode).toBe(first.byNode);
+    expect(second.byNodeAt).toBe(first.byNodeAt);
     expect([...second.uids]).toEqual(['b-0', 'b-1', 'b-2']);
     const moved = serviceIndex(round(['n1', 'n2', 'n2'], 'c'));
     expect(moved.byNode).not.toBe(first.byNode);
     expect(Object.fromEntries(moved.byNode)).toEqual({ n1: ['vm:1'], n2: ['vm:2', 'vm:3'] });
+    expect(Object.fromEntries(moved.byNodeAt!)).toEqual({ n1: [0], n2: [1, 2] });
     // the earlier index is unchanged
     expect(Object.fromEntries(first.byNode)).toEqual({ n1: ['vm:1', 'vm:3'], n2: ['vm:2'] });
   });

@@ -185,6 +185,12 @@ export interface ServiceIndex {
   readonly active: ReadonlyMap<string, number>;
   /** The uids of all services. */
   readonly uids: ReadonlySet<string>;
+  /**
+   * For a status whose entries are an {@link EntryList} (the master's): per node, where the
+   * entries of its services ({@link byNode}, in that order) sit in the list's values, so that a
+   * reader takes them by position instead of by sid. Undefined for any other status.
+   */
+  readonly byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
 }
 
 /** The byte order of service status keys (usually the same keys round after round). */
@@ -196,7 +202,12 @@ const statusOrder = new KeyOrder();
  * lists instead of building 64 new ones.
  */
 let lastByNode:
-  | { sorted: readonly string[]; nodes: readonly (string | undefined)[]; byNode: ReadonlyMap<string, readonly string[]> }
+  | {
+      sorted: readonly string[];
+      nodes: readonly (string | undefined)[];
+      byNode: ReadonlyMap<string, readonly string[]>;
+      byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
+    }
   | undefined;
 
 /**
@@ -219,7 +230,11 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
     const uids = new Set<string>();
-    const last = lastByNode?.sorted === sorted ? lastByNode : undefined;
+    // (positions depend only on the keys, which the same sorted array stands for)
+    const last =
+      lastByNode?.sorted === sorted && (lastByNode.byNodeAt !== undefined) === (positions !== undefined)
+        ? lastByNode
+        : undefined;
     let sameNodes = last !== undefined;
     for (let i = 0; i < sorted.length; i++) {
       const sd = entryAt(i);
@@ -242,10 +257,13 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
       if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
     }
     let byNode: ReadonlyMap<string, readonly string[]>;
+    let byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
     if (sameNodes) {
       byNode = last!.byNode;
+      byNodeAt = last!.byNodeAt;
     } else {
       const lists = new Map<string, string[]>();
+      const at = positions !== undefined ? new Map<string, number[]>() : undefined;
       const nodes = new Array<string | undefined>(sorted.length);
       for (let i = 0; i < sorted.length; i++) {
         const node = entryAt(i).node;
@@ -254,11 +272,17 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
         let l = lists.get(node);
         if (!l) lists.set(node, (l = []));
         l.push(sorted[i]!);
+        if (at !== undefined) {
+          let p = at.get(node);
+          if (!p) at.set(node, (p = []));
+          p.push(positions![i]!);
+        }
       }
       byNode = lists;
-      lastByNode = { sorted, nodes, byNode };
+      byNodeAt = at;
+      lastByNode = { sorted, nodes, byNode, byNodeAt };
     }
-    return { sorted, byNode, fenced, active, uids };
+    return { sorted, byNode, fenced, active, uids, byNodeAt };
   });
 }
 
