@@ -36,6 +36,9 @@ interface Worker {
   queued: boolean;
   /** The last result recorded for this service (immutable; reused while the next one reads the same). */
   lastResult: Snapshot<LrmResult> | undefined;
+  /** The service's config entry in {@link cdOf} (read once per config snapshot, not once per run). */
+  cd: Snapshot<ServiceConfigEntry> | undefined;
+  cdOf: Snapshot<ServiceConfig> | undefined;
 }
 
 /**
@@ -83,6 +86,12 @@ export class Lrm {
   /** Command slots by sid (see {@link Worker}); {@link queuedWorkers} of them are queued. */
   private readonly workers = new Map<string, Worker>();
   private queuedWorkers = 0;
+  /**
+   * The slots of the services on this node, index by index with the list they were taken for
+   * (the service index's per-node list, the same array while no service moved): manageResources
+   * takes a service's slot by index instead of by sid. Dropped whenever a slot is.
+   */
+  private hereSlots: { list: readonly string[]; slots: readonly Worker[] } | undefined;
   /**
    * Results by command uid, in the order recorded. A `Map`: a uid is a fresh string each round,
    * which a keyed write to (or read of) a record would have to intern first.
@@ -460,6 +469,8 @@ export class Lrm {
     const here = servicesOn(ss, node);
     const at = entries instanceof EntryList ? serviceIndex(ss).byNodeAt?.get(node) : undefined;
     const values = at !== undefined ? (entries as EntryList<Snapshot<ServiceStatus>>).valueList : undefined;
+    if (this.hereSlots?.list !== here) this.hereSlots = { list: here, slots: here.map((sid) => this.slot(sid)) };
+    const slots = this.hereSlots.slots;
     for (let i = 0; i < here.length; i++) {
       const sid = here[i]!;
       const sd = (
@@ -479,22 +490,49 @@ export class Lrm {
         sd.uid,
         req,
         target === undefined && timeout === undefined ? undefined : { target, timeout },
+        slots[i],
       );
     }
     return this.runWorkers();
   }
 
-  private queueResourceCommand(sid: string, uid: string | undefined, state: string, params?: Worker['params']): void {
+  /** The command slot of `sid`, made (not queued) if it has none. */
+  private slot(sid: string): Worker {
+    let w = this.workers.get(sid);
+    if (w === undefined) {
+      w = {
+        sid,
+        uid: undefined,
+        state: '',
+        params: undefined,
+        startTries: 0,
+        queued: false,
+        lastResult: undefined,
+        cd: undefined,
+        cdOf: undefined,
+      };
+      this.workers.set(sid, w);
+    }
+    return w;
+  }
+
+  /**
+   * Queues a command for `sid`; `slot` is its command slot when the caller has it at hand (see
+   * {@link hereSlots}), else it is looked up.
+   */
+  private queueResourceCommand(
+    sid: string,
+    uid: string | undefined,
+    state: string,
+    params?: Worker['params'],
+    slot?: Worker,
+  ): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
     if (state !== 'stopped' && uid && this.results.has(uid)) return;
     // (a queued command of the same service is replaced; the map's order does not matter, the
     // queue is sorted by tries and sid, a total order, before it runs)
-    let w = this.workers.get(sid);
-    if (w === undefined) {
-      w = { sid, uid, state, params, startTries: 0, queued: false, lastResult: undefined };
-      this.workers.set(sid, w);
-    }
+    const w = slot ?? this.slot(sid);
     if (!w.queued) {
       w.queued = true;
       this.queuedWorkers++;
@@ -520,6 +558,7 @@ export class Lrm {
     for (const [sid, w] of this.workers) {
       if (!w.queued && statusEntry(this.serviceStatus, sid)?.node !== node) this.workers.delete(sid);
     }
+    this.hereSlots = undefined; // (it may hold a slot dropped here)
   }
 
   /** Runs queued commands synchronously (max_workers 0); returns the workers left. */
@@ -545,7 +584,11 @@ export class Lrm {
       w.startTries++;
       let res: number = -1;
       try {
-        res = this.execResourceAgent(sid, own(sc, sid), w.state, w.params);
+        if (w.cdOf !== sc) {
+          w.cd = own(sc, sid);
+          w.cdOf = sc;
+        }
+        res = this.execResourceAgent(sid, w.cd, w.state, w.params);
       } catch (err) {
         env.log('err', errorMessage(err));
       }
