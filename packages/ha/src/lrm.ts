@@ -39,6 +39,8 @@ interface Worker {
   /** The service's config entry in {@link cdOf} (read once per config snapshot, not once per run). */
   cd: Snapshot<ServiceConfigEntry> | undefined;
   cdOf: Snapshot<ServiceConfig> | undefined;
+  /** The service's type (`sidType`), once asked. */
+  type: string | undefined;
 }
 
 /**
@@ -510,6 +512,7 @@ export class Lrm {
         lastResult: undefined,
         cd: undefined,
         cdOf: undefined,
+        type: undefined,
       };
       this.workers.set(sid, w);
     }
@@ -588,7 +591,7 @@ export class Lrm {
           w.cd = own(sc, sid);
           w.cdOf = sc;
         }
-        res = this.execResourceAgent(sid, w.cd, w.state, w.params);
+        res = this.execResourceAgent(sid, w.cd, w.state, w.params, w);
       } catch (err) {
         env.log('err', errorMessage(err));
       }
@@ -688,10 +691,12 @@ export class Lrm {
     cd: Snapshot<ServiceConfigEntry> | undefined,
     cmd: string,
     params: Worker['params'],
+    slot?: Worker,
   ): number {
     const env = this.env;
     const node = env.nodename();
-    const type = sidType(sid);
+    // (the slot remembers the type: a lookup in the process-wide map of every sid seen spared)
+    const type = slot !== undefined ? (slot.type ??= sidType(sid)) : sidType(sid);
     const agent = env.resourceAgent(type);
     if (!agent) {
       env.log('err', `service type '${type}' not implemented`);
