@@ -475,9 +475,7 @@ export class Lrm {
     const slots = this.hereSlots.slots;
     for (let i = 0; i < here.length; i++) {
       const sid = here[i]!;
-      const sd = (
-        values !== undefined ? values[at![i]!] : entries !== undefined ? entries.get(sid) : own(ss, sid)
-      )!;
+      const sd = (values !== undefined ? values[at![i]!] : entries !== undefined ? entries.get(sid) : own(ss, sid))!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;

@@ -7,6 +7,7 @@ import {
   thaw,
   type Env,
   type LrmResult,
+  type LrmStatus,
   type ManagerStatus,
   type ServiceConfig,
   type ServiceConfigEntry,
@@ -231,27 +232,30 @@ export class Manager {
    */
   private readLrmStatus(): { results: Map<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
     const modes = nullRecord<string>();
-    const documents: Snapshot<Record<string, LrmResult>>[] = [];
+    const statuses: Snapshot<LrmStatus>[] = [];
     for (const node of this.ns.listNodes()) {
       const st = this.env.readLrmStatus(node);
       modes[node] = st.mode || 'active';
-      if (st.results) documents.push(st.results);
+      statuses.push(st);
     }
     // the last node first, each setting its results: the first node's result for a uid is the
     // one left, with one map operation per result (the map's order is never read)
     const results = new Map<string, Snapshot<LrmResult>>();
-    for (let d = documents.length - 1; d >= 0; d--) {
-      const res = documents[d]!;
+    for (let d = statuses.length - 1; d >= 0; d--) {
+      const res = statuses[d]!.results;
+      if (!res) continue;
       const entries = lazyRecordEntries(res);
       if (entries instanceof EntryList) {
         // an LRM's results (see Lrm): walked by position, no entry pair made per result
-        const uids = entries.keyList;
-        const values = entries.valueList;
+        const list = entries as EntryList<Snapshot<LrmResult>>;
+        const uids = list.keyList;
+        const values = list.valueList;
         for (let i = 0; i < uids.length; i++) results.set(uids[i]!, values[i]!);
       } else if (entries !== undefined) {
         for (const [uid, result] of entries) results.set(uid, result);
       } else {
-        for (const uid of Object.keys(res)) results.set(uid, res[uid]!);
+        const record: Snapshot<Record<string, LrmResult>> = res;
+        for (const uid of Object.keys(record)) results.set(uid, record[uid]!);
       }
     }
     return { results, modes };

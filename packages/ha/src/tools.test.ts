@@ -92,10 +92,11 @@ describe('serviceIndex: what the daemons derive from a service status, in one pa
   });
 
   test("the master's status (a lazy record over an entry list) gives the index a plain record gives", () => {
+    const byId: Readonly<Record<string, { readonly state: string; readonly node: string }>> = ss;
     const keys = Object.keys(ss);
     const list = new EntryList(
       keys,
-      keys.map((k) => ss[k]!),
+      keys.map((k) => byId[k]!),
     );
     const lazy = lazyRecord(list, { handOver: true });
     const plain = serviceIndex(ss);
@@ -110,7 +111,7 @@ describe('serviceIndex: what the daemons derive from a service status, in one pa
     for (const [node, sids] of index.byNode) {
       const at = index.byNodeAt!.get(node)!;
       expect(at.map((p) => keys[p])).toEqual(sids);
-      expect(at.map((p) => list.valueList[p])).toEqual(sids.map((sid) => ss[sid]));
+      expect(at.map((p) => list.valueList[p])).toEqual(sids.map((sid) => byId[sid]));
     }
     expect([...index.byNodeAt!.keys()]).toEqual([...index.byNode.keys()]);
   });

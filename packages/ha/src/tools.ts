@@ -226,7 +226,7 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
     const positions = list ? statusOrder.positions() : undefined;
     const values = list?.valueList;
     const entryAt = (i: number): Readonly<ServiceStatusLike> =>
-      values !== undefined ? values[positions![i]!]! : ((entries ? entries.get(sorted[i]!) : ss[sorted[i]!])!);
+      values !== undefined ? values[positions![i]!]! : (entries ? entries.get(sorted[i]!) : ss[sorted[i]!])!;
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
     const uids = new Set<string>();
