@@ -1,5 +1,6 @@
 import {
   lazyRecord,
+  lazyRecordEntries,
   nullRecord,
   openRecord,
   sealRecord,
@@ -11,6 +12,7 @@ import {
   type Snapshot,
 } from '@poise/env';
 import { countFencedServices, errorMessage, ExitCode, own, serviceIndex, sidType, statusEntry } from './tools';
+import { EntryList } from './entry-list';
 import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
@@ -21,13 +23,31 @@ const LRM_RESTART_GIVE_UP_SECONDS = 90;
 type LrmState = 'startup' | 'wait_for_agent_lock' | 'active' | 'lost_agent_lock' | 'maintenance';
 type LrmMode = 'active' | 'reboot' | 'shutdown' | 'restart' | 'maintenance' | 'disarm';
 
+/**
+ * A service's command slot: the queued command while `queued`, kept (not queued) after it ran so
+ * that the service's next command reuses it instead of a new object and map entry each round.
+ */
 interface Worker {
-  sid: string;
+  readonly sid: string;
   uid: string | undefined;
   state: string;
-  params?: { target?: string; timeout?: number | string };
+  params: { target?: string; timeout?: number | string } | undefined;
   startTries: number;
+  queued: boolean;
+  /** The last result recorded for this service (immutable; reused while the next one reads the same). */
+  lastResult: Snapshot<LrmResult> | undefined;
+  /** The service's config entry in {@link cdOf} (read once per config snapshot, not once per run). */
+  cd: Snapshot<ServiceConfigEntry> | undefined;
+  cdOf: Snapshot<ServiceConfig> | undefined;
+  /** The service's type (`sidType`), once asked. */
+  type: string | undefined;
 }
+
+/**
+ * Finished command slots of services no longer on the node are dropped once the slots outnumber
+ * twice the node's services plus this many (a bound on what services that left cost).
+ */
+const WORKER_SLOTS_SLACK = 64;
 
 /**
  * State shared by every LRM of one process. The reference keeps "some LRM wrote its status
@@ -45,6 +65,18 @@ function servicesOn(ss: Snapshot<Record<string, ServiceStatus>>, node: string): 
 
 const NO_SERVICES: readonly string[] = Object.freeze([]);
 
+/** The order queued commands run in: most tried first, then by sid (byte order). */
+function runOrder(a: Worker, b: Worker): number {
+  const d = b.startTries - a.startTries;
+  return d !== 0 ? d : compareNames(a.sid, b.sid);
+}
+
+/** Whether `queue` is in {@link runOrder} already. */
+function inRunOrder(queue: readonly Worker[]): boolean {
+  for (let i = 1; i < queue.length; i++) if (runOrder(queue[i - 1]!, queue[i]!) > 0) return false;
+  return true;
+}
+
 /**
  * The local resource manager of one node: holds the node's agent lock and watchdog while
  * services run here, and executes the manager's requests through the resource agents.
@@ -53,7 +85,15 @@ export class Lrm {
   private state: LrmState = 'startup';
   private stateChangeTime = 0;
   private mode: LrmMode = 'active';
-  private workers = new Map<string, Worker>();
+  /** Command slots by sid (see {@link Worker}); {@link queuedWorkers} of them are queued. */
+  private readonly workers = new Map<string, Worker>();
+  private queuedWorkers = 0;
+  /**
+   * The slots of the services on this node, index by index with the list they were taken for
+   * (the service index's per-node list, the same array while no service moved): manageResources
+   * takes a service's slot by index instead of by sid. Dropped whenever a slot is.
+   */
+  private hereSlots: { list: readonly string[]; slots: readonly Worker[] } | undefined;
   /**
    * Results by command uid, in the order recorded. A `Map`: a uid is a fresh string each round,
    * which a keyed write to (or read of) a record would have to intern first.
@@ -181,9 +221,22 @@ export class Lrm {
     return true;
   }
 
-  /** The results as a record snapshot (keys in the order recorded); the same object while they do not change. */
+  /**
+   * The results as a record snapshot (keys in the order recorded); the same object while they do
+   * not change. Its entries are an {@link EntryList} (two arrays, no hash table: the master walks
+   * them, nobody looks a uid up in them).
+   */
   private resultsDocument(): Snapshot<Record<string, LrmResult>> {
-    this.resultsRecord ??= lazyRecord(this.results);
+    if (this.resultsRecord === undefined) {
+      const uids = new Array<string>(this.results.size);
+      const results = new Array<Snapshot<LrmResult>>(this.results.size);
+      let i = 0;
+      this.results.forEach((result, uid) => {
+        uids[i] = uid;
+        results[i++] = result;
+      });
+      this.resultsRecord = lazyRecord(new EntryList(uids, results), { handOver: true });
+    }
     return this.resultsRecord;
   }
 
@@ -412,8 +465,17 @@ export class Lrm {
       this.restartTriesPrunedFor = sorted;
       this.restartTriesGrew = false;
     }
-    for (const sid of servicesOn(ss, node)) {
-      const sd = statusEntry(ss, sid)!;
+    // the master's status is a lazy record over an entry list: its entries taken by position
+    // (see ServiceIndex.byNodeAt), else by sid
+    const entries = lazyRecordEntries(ss);
+    const here = servicesOn(ss, node);
+    const at = entries instanceof EntryList ? serviceIndex(ss).byNodeAt?.get(node) : undefined;
+    const values = at !== undefined ? (entries as EntryList<Snapshot<ServiceStatus>>).valueList : undefined;
+    if (this.hereSlots?.list !== here) this.hereSlots = { list: here, slots: here.map((sid) => this.slot(sid)) };
+    const slots = this.hereSlots.slots;
+    for (let i = 0; i < here.length; i++) {
+      const sid = here[i]!;
+      const sd = (values !== undefined ? values[at![i]!] : entries !== undefined ? entries.get(sid) : own(ss, sid))!;
       if (!sd.uid) continue;
       const req = sd.state;
       if (req === undefined) continue;
@@ -428,62 +490,136 @@ export class Lrm {
         sd.uid,
         req,
         target === undefined && timeout === undefined ? undefined : { target, timeout },
+        slots[i],
       );
     }
     return this.runWorkers();
   }
 
-  private queueResourceCommand(sid: string, uid: string | undefined, state: string, params?: Worker['params']): void {
+  /** The command slot of `sid`, made (not queued) if it has none. */
+  private slot(sid: string): Worker {
+    let w = this.workers.get(sid);
+    if (w === undefined) {
+      w = {
+        sid,
+        uid: undefined,
+        state: '',
+        params: undefined,
+        startTries: 0,
+        queued: false,
+        lastResult: undefined,
+        cd: undefined,
+        cdOf: undefined,
+        type: undefined,
+      };
+      this.workers.set(sid, w);
+    }
+    return w;
+  }
+
+  /**
+   * Queues a command for `sid`; `slot` is its command slot when the caller has it at hand (see
+   * {@link hereSlots}), else it is looked up.
+   */
+  private queueResourceCommand(
+    sid: string,
+    uid: string | undefined,
+    state: string,
+    params?: Worker['params'],
+    slot?: Worker,
+  ): void {
     // never queue the same command twice (a failed first try the CRM has not seen yet would
     // race with a second one); 'stopped' is re-queued every round on purpose
     if (state !== 'stopped' && uid && this.results.has(uid)) return;
-    this.workers.delete(sid);
-    const w: Worker = { sid, uid, state, startTries: 0 };
-    if (params) w.params = params;
-    this.workers.set(sid, w);
+    // (a queued command of the same service is replaced; the map's order does not matter, the
+    // queue is sorted by tries and sid, a total order, before it runs)
+    const w = slot ?? this.slot(sid);
+    if (!w.queued) {
+      w.queued = true;
+      this.queuedWorkers++;
+    }
+    w.uid = uid;
+    w.state = state;
+    w.params = params;
+    w.startTries = 0;
+  }
+
+  /** Takes a command out of the queue (its slot stays for the service's next command). */
+  private dequeue(w: Worker): void {
+    w.queued = false;
+    w.params = undefined;
+    this.queuedWorkers--;
+  }
+
+  /** Drops the finished slots of services no longer on this node once they are many (see {@link WORKER_SLOTS_SLACK}). */
+  private pruneWorkerSlots(): void {
+    const node = this.env.nodename();
+    const here = servicesOn(this.serviceStatus, node).length;
+    if (this.workers.size <= 2 * here + WORKER_SLOTS_SLACK) return;
+    for (const [sid, w] of this.workers) {
+      if (!w.queued && statusEntry(this.serviceStatus, sid)?.node !== node) this.workers.delete(sid);
+    }
+    this.hereSlots = undefined; // (it may hold a slot dropped here)
   }
 
   /** Runs queued commands synchronously (max_workers 0); returns the workers left. */
   private runWorkers(): number {
     const env = this.env;
     const sc = env.readServiceConfig();
-    // most tried first, then by sid (a worker's sid is its key in `workers`)
-    const queue = [...this.workers.values()];
-    queue.sort((a, b) => {
-      const d = b.startTries - a.startTries;
-      return d !== 0 ? d : compareNames(a.sid, b.sid);
+    // most tried first, then by sid (a worker's sid is its key in `workers`); usually queued in
+    // that order already (manageResources queues in sid order), which one pass confirms
+    const queue = new Array<Worker>(this.queuedWorkers);
+    let n = 0;
+    this.workers.forEach((w) => {
+      if (w.queued) queue[n++] = w;
     });
+    queue.length = n; // (n is queuedWorkers; this only guards the invariant)
+    if (!inRunOrder(queue)) queue.sort(runOrder);
+    // the results recorded before this run: the first ones in the map's order (a run appends
+    // new uids, and a uid recorded again keeps its place)
+    const earlier = this.results.size;
     let finished = false;
-    for (const w of queue) {
+    for (let i = 0; i < queue.length; i++) {
+      const w = queue[i]!;
       const sid = w.sid;
       w.startTries++;
       let res: number = -1;
       try {
-        res = this.execResourceAgent(sid, own(sc, sid), w.state, w.params);
+        if (w.cdOf !== sc) {
+          w.cd = own(sc, sid);
+          w.cdOf = sc;
+        }
+        res = this.execResourceAgent(sid, w.cd, w.state, w.params, w);
       } catch (err) {
         env.log('err', errorMessage(err));
       }
-      if (w.uid !== undefined) finished = this.resourceCommandFinished(sid, w.uid, res, sc) || finished;
-      else this.stopCommandFinished(sid, res);
+      if (w.uid !== undefined) finished = this.resourceCommandFinished(w, w.uid, res, sc) || finished;
+      else this.stopCommandFinished(w, res);
     }
-    if (finished) this.pruneResults();
-    return this.workers.size;
+    if (finished) this.pruneResults(earlier);
+    this.pruneWorkerSlots();
+    return this.queuedWorkers;
   }
 
-  /** Keeps only the results of uids the manager still knows. */
-  private pruneResults(): void {
+  /**
+   * Keeps only the results of uids the manager still knows. Only the first `earlier` results
+   * (in the map's order) can be stale: the later ones were recorded by this run, for uids of
+   * the status it read, which has not changed since.
+   */
+  private pruneResults(earlier: number): void {
     const valid = serviceIndex(this.serviceStatus).uids;
+    let seen = 0;
     for (const id of this.results.keys()) {
+      if (seen++ >= earlier) break;
       if (valid.has(id)) continue;
       this.results.delete(id);
       this.resultsRecord = undefined;
     }
   }
 
-  private stopCommandFinished(sid: string, status: number): void {
-    const w = this.workers.get(sid);
-    if (!w) return;
-    this.workers.delete(sid);
+  private stopCommandFinished(w: Worker, status: number): void {
+    if (!w.queued) return;
+    this.dequeue(w);
     if (status !== ExitCode.SUCCESS) this.shutdownErrors++;
   }
 
@@ -493,25 +629,34 @@ export class Lrm {
    * run instead, which leaves the same results (the service status does not change meanwhile)
    * without a pass over all services per command.
    */
-  private resourceCommandFinished(sid: string, uid: string, exitCode: number, sc: Snapshot<ServiceConfig>): boolean {
-    const w = this.workers.get(sid);
-    if (!w) return false;
-    this.workers.delete(sid);
-    const status = this.handleServiceExitcode(sid, w.state, exitCode, sc);
+  private resourceCommandFinished(w: Worker, uid: string, exitCode: number, sc: Snapshot<ServiceConfig>): boolean {
+    if (!w.queued) return false;
+    const state = w.state;
+    this.dequeue(w);
+    const status = this.handleServiceExitcode(w.sid, state, exitCode, sc);
     if (status === ExitCode.ETRY_AGAIN) return false; // retried silently
     // results never change once recorded: an immutable value, shared with every status written
-    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the walk)
-    const result = openRecord<unknown>();
-    result.sid = w.sid;
-    result.state = w.state;
-    result.exit_code = status;
-    this.results.set(uid, sealRecord(result) as unknown as Snapshot<LrmResult>);
+    // (built as a sealed record: the same snapshot `snapshot()` would make of it, without the
+    // walk), and with the service's next result when that reads the same (a running service's
+    // `started` succeeds round after round, each time under a new uid)
+    let result = w.lastResult;
+    if (result === undefined || result.state !== state || result.exit_code !== status) {
+      const record = openRecord<unknown>();
+      record.sid = w.sid;
+      record.state = state;
+      record.exit_code = status;
+      result = sealRecord(record) as unknown as Snapshot<LrmResult>;
+      w.lastResult = result;
+    }
+    this.results.set(uid, result);
     this.resultsRecord = undefined;
     return true;
   }
 
   private setRestartTries(sid: string, tries: number): void {
-    if (!this.restartTries.has(sid)) this.restartTriesGrew = true;
+    const before = this.restartTries.get(sid);
+    if (before === tries) return; // (a running service's start succeeds every round: 0 again)
+    if (before === undefined) this.restartTriesGrew = true;
     this.restartTries.set(sid, tries);
   }
 
@@ -544,10 +689,12 @@ export class Lrm {
     cd: Snapshot<ServiceConfigEntry> | undefined,
     cmd: string,
     params: Worker['params'],
+    slot?: Worker,
   ): number {
     const env = this.env;
     const node = env.nodename();
-    const type = sidType(sid);
+    // (the slot remembers the type: a lookup in the process-wide map of every sid seen spared)
+    const type = slot !== undefined ? (slot.type ??= sidType(sid)) : sidType(sid);
     const agent = env.resourceAgent(type);
     if (!agent) {
       env.log('err', `service type '${type}' not implemented`);

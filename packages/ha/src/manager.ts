@@ -7,6 +7,7 @@ import {
   thaw,
   type Env,
   type LrmResult,
+  type LrmStatus,
   type ManagerStatus,
   type ServiceConfig,
   type ServiceConfigEntry,
@@ -24,6 +25,7 @@ import { type CrsSettings, readCrsSettings } from './crs';
 import { CrsUsage, createUsage, type UsageDocuments } from './usage-model';
 import { BalancerHost, loadBalance, type BalancerEvent } from './balance';
 import { compareNames } from '@poise/usage';
+import { EntryList } from './entry-list';
 
 /** Options the simulator or daemon passes to every manager it creates. */
 export interface ManagerOptions {
@@ -98,13 +100,12 @@ export class Manager {
   private statusKeys: readonly string[] | undefined;
   private statusKeyEntries: readonly ServiceStatus[] | undefined;
   /**
-   * What the last {@link flush} published of `ss`: the entry snapshots by sid, the lazy record
-   * made of them and the key list it was made for.
+   * What the last {@link flush} published of `ss`: the entry snapshots (an {@link EntryList} over
+   * the key list `ss` had then) and the lazy record made of them.
    */
   private published:
     | {
-        keys: readonly string[];
-        entries: Map<string, Snapshot<ServiceStatus>>;
+        entries: EntryList<Snapshot<ServiceStatus>>;
         record: Snapshot<Record<string, ServiceStatus>>;
       }
     | undefined;
@@ -197,24 +198,30 @@ export class Manager {
     this.env.writeManagerStatus(doc);
   }
 
-  /** The service status as the lazy record {@link flush} writes. */
+  /**
+   * The service status as the lazy record {@link flush} writes. Its entries are an
+   * {@link EntryList}: while `ss` keeps its keys (the same key array), the new list shares the
+   * key index of the last one and each entry's previous snapshot is found by position, so a round
+   * builds two arrays, not a 5,000-entry map.
+   */
   private publishServiceStatus(): Snapshot<Record<string, ServiceStatus>> {
     this.sids();
     const keys = this.statusKeys!;
     const values = this.statusKeyEntries!;
-    const last = this.published;
-    const entries = new Map<string, Snapshot<ServiceStatus>>();
-    let changed = last === undefined || last.keys !== keys;
+    const last = this.published?.entries;
+    const sameKeys = last !== undefined && last.keyList === keys;
+    const snapshots: Snapshot<ServiceStatus>[] = new Array<Snapshot<ServiceStatus>>(keys.length);
+    let changed = !sameKeys;
     for (let i = 0; i < keys.length; i++) {
-      const sid = keys[i]!;
-      const before = last?.entries.get(sid);
+      const before = sameKeys ? last.valueList[i] : last?.get(keys[i]!);
       const entry = snapshot<ServiceStatus>(values[i]!, before);
       if (entry !== before) changed = true;
-      entries.set(sid, entry);
+      snapshots[i] = entry;
     }
-    if (!changed) return last!.record;
+    if (!changed) return this.published!.record;
+    const entries = new EntryList(keys, snapshots, sameKeys ? last.keyIndex() : undefined);
     const record = lazyRecord(entries, { handOver: true });
-    this.published = { keys, entries, record };
+    this.published = { entries, record };
     return record;
   }
 
@@ -224,20 +231,31 @@ export class Manager {
    * which a keyed read of a large object would have to intern first.
    */
   private readLrmStatus(): { results: Map<string, Snapshot<LrmResult>>; modes: Record<string, string> } {
-    const results = new Map<string, Snapshot<LrmResult>>();
     const modes = nullRecord<string>();
+    const statuses: Snapshot<LrmStatus>[] = [];
     for (const node of this.ns.listNodes()) {
       const st = this.env.readLrmStatus(node);
       modes[node] = st.mode || 'active';
-      const res = st.results;
+      statuses.push(st);
+    }
+    // the last node first, each setting its results: the first node's result for a uid is the
+    // one left, with one map operation per result (the map's order is never read)
+    const results = new Map<string, Snapshot<LrmResult>>();
+    for (let d = statuses.length - 1; d >= 0; d--) {
+      const res = statuses[d]!.results;
       if (!res) continue;
       const entries = lazyRecordEntries(res);
-      if (entries !== undefined) {
-        for (const [uid, result] of entries) if (!results.has(uid)) results.set(uid, result);
-        continue;
-      }
-      for (const uid of Object.keys(res)) {
-        if (!results.has(uid)) results.set(uid, res[uid]!);
+      if (entries instanceof EntryList) {
+        // an LRM's results (see Lrm): walked by position, no entry pair made per result
+        const list = entries as EntryList<Snapshot<LrmResult>>;
+        const uids = list.keyList;
+        const values = list.valueList;
+        for (let i = 0; i < uids.length; i++) results.set(uids[i]!, values[i]!);
+      } else if (entries !== undefined) {
+        for (const [uid, result] of entries) results.set(uid, result);
+      } else {
+        const record: Snapshot<Record<string, LrmResult>> = res;
+        for (const uid of Object.keys(record)) results.set(uid, record[uid]!);
       }
     }
     return { results, modes };
@@ -886,8 +904,8 @@ export class Manager {
             'info',
             `relocation policy successful for '${sid}' on node '${sd.node}', failed nodes: ${sd.failed_nodes.join(', ')}`,
           );
+          delete sd.failed_nodes;
         }
-        delete sd.failed_nodes;
         // flag a successful start; only valid while the state is 'started'. Reference quirk
         // (§4.7): a direct edit, the usage model keeps the service as 'starting' until the next
         // rebuild, which in dynamic mode counts it twice for start scoring this round (the

@@ -306,6 +306,25 @@ describe('update', () => {
     ]);
   });
 
+  test('unconstrained: no rule names the service; each kind of rule counts, new rules are seen', () => {
+    const w = world({
+      rules:
+        'node-affinity: r1\n\tresources vm:101\n\tnodes node2\n\n' +
+        'resource-affinity: r2\n\tresources vm:103,vm:104\n\taffinity positive\n\n' +
+        'resource-affinity: r3\n\tresources vm:105,vm:106\n\taffinity negative\n',
+      config: { 'vm:101': service('node1'), 'vm:102': service('node2') },
+    });
+    const { state } = migrate(w, 'pve-9.2', 0);
+    state.update(structuredClone(w.config), '');
+    const free = (sid: string) => state.view.unconstrained(sid);
+    expect(['vm:101', 'vm:103', 'vm:104', 'vm:105', 'vm:106'].map(free)).toEqual([false, false, false, false, false]);
+    // names Object.prototype holds are services like any other
+    expect(['vm:102', 'toString', '__proto__', 'constructor'].map(free)).toEqual([true, true, true, true]);
+    w.rules = 'node-affinity: r1\n\tresources vm:102\n\tnodes node2\n';
+    state.update(structuredClone(w.config), '');
+    expect(['vm:101', 'vm:102', 'vm:103'].map(free)).toEqual([true, false, true]);
+  });
+
   test('the service config gets the failback of its group every round', () => {
     const w = world();
     const { state } = migrate(w, 'pve-9.2', 0);

@@ -45,12 +45,18 @@ export interface RulesView {
 
 function viewOf(compiled: CompiledRules, onlineNodes: () => string[]): RulesView {
   const affinity = compiled['resource-affinity'];
+  // the services some rule names, gathered at the first question (the master asks for every
+  // started service every round: one lookup in a set of the few named ones instead of three in
+  // the compiled records; the compiled rules never change once made)
+  let named: ReadonlySet<string> | undefined;
   return {
     compiled,
     unconstrained: (sid) =>
-      !Object.hasOwn(compiled['node-affinity'], sid) &&
-      !Object.hasOwn(affinity.positive, sid) &&
-      !Object.hasOwn(affinity.negative, sid),
+      !(named ??= new Set([
+        ...Object.keys(compiled['node-affinity']),
+        ...Object.keys(affinity.positive),
+        ...Object.keys(affinity.negative),
+      ])).has(sid),
     // a service no node-affinity rule names may run anywhere (asked as an own key: a service
     // id such as `toString` must not find Object.prototype's member in the compiled rules)
     nodeAffinity: (sid, online) =>

@@ -11,6 +11,9 @@ import { compareNames } from '@poise/usage';
  */
 export type NodePreference = 'none' | 'best-score' | 'try-next';
 
+/** No failed nodes (one shared empty list, not a new one per service and round). */
+const NO_NODES: readonly string[] = Object.freeze([]);
+
 /**
  * Chooses the node a service should run on (spec §3.6): node affinity, staying put without
  * failback, failed nodes, resource affinity, the maintenance fallback, then the scheduler's
@@ -26,7 +29,7 @@ export function selectServiceNode(
   preference: NodePreference,
 ): string | undefined {
   const current = sd.node;
-  const tried = sd.failed_nodes ?? [];
+  const tried: readonly string[] = sd.failed_nodes ?? NO_NODES;
   const maintenanceFallback = sd.maintenance_node;
 
   // The common case of a large cluster, without building node sets: a service no rule names,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { snapshot } from '@poise/env';
+import { lazyRecord, snapshot } from '@poise/env';
+import { EntryList } from './entry-list';
 import { KeyOrder, countFencedServices, isEmptyRecord, memo, own, serviceIndex, sidType, sortedKeys } from './tools';
 
 describe('own: lookups by names from input', () => {
@@ -53,6 +54,18 @@ describe('KeyOrder: byte order of key lists, sorted again only when the keys cha
     expect(order.sort(['vm:2', 'vm:10'])).toEqual(['vm:10', 'vm:2']);
     expect(order.sort([])).toEqual([]);
   });
+
+  test('positions: where each sorted key is in the list given; the same array again is not compared', () => {
+    const order = new KeyOrder();
+    const keys = ['vm:2', 'vm:10', 'ct:1'];
+    const sorted = order.sort(keys);
+    // sorted = ['ct:1', 'vm:10', 'vm:2']: list positions 2, 1, 0
+    expect(order.positions()).toEqual([2, 1, 0]);
+    expect(sorted.map((_, i) => keys[order.positions()[i]!])).toEqual(sorted);
+    expect(order.sort(keys)).toBe(sorted);
+    order.sort(['vm:10', 'vm:2']);
+    expect(order.positions()).toEqual([0, 1]);
+  });
 });
 
 describe('serviceIndex: what the daemons derive from a service status, in one pass', () => {
@@ -76,6 +89,55 @@ describe('serviceIndex: what the daemons derive from a service status, in one pa
     expect(Object.fromEntries(index.active)).toEqual({ n1: 2, n2: 2 });
     expect([...index.uids].sort()).toEqual(['u10', 'u2', 'u3', 'u5', 'u6']);
     expect(serviceIndex(ss)).toBe(index); // remembered per snapshot
+  });
+
+  test("the master's status (a lazy record over an entry list) gives the index a plain record gives", () => {
+    const byId: Readonly<Record<string, { readonly state: string; readonly node: string }>> = ss;
+    const keys = Object.keys(ss);
+    const list = new EntryList(
+      keys,
+      keys.map((k) => byId[k]!),
+    );
+    const lazy = lazyRecord(list, { handOver: true });
+    const plain = serviceIndex(ss);
+    const index = serviceIndex(lazy);
+    expect(index.sorted).toEqual(plain.sorted);
+    expect(Object.fromEntries(index.byNode)).toEqual(Object.fromEntries(plain.byNode));
+    expect(Object.fromEntries(index.active)).toEqual(Object.fromEntries(plain.active));
+    expect(Object.fromEntries(index.fenced)).toEqual(Object.fromEntries(plain.fenced));
+    expect([...index.uids].sort()).toEqual([...plain.uids].sort());
+    // byNodeAt: where each node's services sit in the list, in byNode's order
+    expect(plain.byNodeAt).toBeUndefined();
+    for (const [node, sids] of index.byNode) {
+      const at = index.byNodeAt!.get(node)!;
+      expect(at.map((p) => keys[p])).toEqual(sids);
+      expect(at.map((p) => list.valueList[p])).toEqual(sids.map((sid) => byId[sid]));
+    }
+    expect([...index.byNodeAt!.keys()]).toEqual([...index.byNode.keys()]);
+  });
+
+  test('a next status with the services on the same nodes shares the per-node lists; a move makes new ones', () => {
+    const keys = ['vm:1', 'vm:2', 'vm:3'];
+    const round = (nodes: string[], uid: string) =>
+      lazyRecord(
+        new EntryList(
+          keys,
+          nodes.map((node, i) => snapshot({ state: 'started', node, uid: `${uid}-${i}` })),
+        ),
+        { handOver: true },
+      );
+    const first = serviceIndex(round(['n1', 'n2', 'n1'], 'a'));
+    const second = serviceIndex(round(['n1', 'n2', 'n1'], 'b'));
+    expect(second).not.toBe(first);
+    expect(second.byNode).toBe(first.byNode);
+    expect(second.byNodeAt).toBe(first.byNodeAt);
+    expect([...second.uids]).toEqual(['b-0', 'b-1', 'b-2']);
+    const moved = serviceIndex(round(['n1', 'n2', 'n2'], 'c'));
+    expect(moved.byNode).not.toBe(first.byNode);
+    expect(Object.fromEntries(moved.byNode)).toEqual({ n1: ['vm:1'], n2: ['vm:2', 'vm:3'] });
+    expect(Object.fromEntries(moved.byNodeAt!)).toEqual({ n1: [0], n2: [1, 2] });
+    // the earlier index is unchanged
+    expect(Object.fromEntries(first.byNode)).toEqual({ n1: ['vm:1', 'vm:3'], n2: ['vm:2'] });
   });
 });
 

@@ -1,5 +1,6 @@
 import { isSnapshot, lazyRecordEntries, thaw, type Snapshot } from '@poise/env';
 import { compareNames } from '@poise/usage';
+import { EntryList } from './entry-list';
 
 /** LRM exit codes (the reference's numeric values; they appear in logs). */
 export const ExitCode = {
@@ -82,10 +83,29 @@ const NO_KEYS: readonly string[] = Object.freeze([]);
 export class KeyOrder {
   private keys: readonly string[] = NO_KEYS;
   private sorted: readonly string[] = NO_KEYS;
+  private order: readonly number[] | undefined;
 
-  /** `keys` in byte order (frozen; do not change it). */
+  /**
+   * For the last list {@link sort} was given: position by position of its sorted copy, where
+   * that key is in the list (`sorted[i] === keys[positions()[i]]`); made at the first call.
+   */
+  positions(): readonly number[] {
+    if (this.order === undefined) {
+      const keys = this.keys;
+      const where = new Map<string, number>();
+      for (let i = 0; i < keys.length; i++) where.set(keys[i]!, i);
+      this.order = Object.freeze(this.sorted.map((key) => where.get(key)!));
+    }
+    return this.order;
+  }
+
+  /**
+   * `keys` in byte order (frozen; do not change it). `keys` is remembered and must not change
+   * afterwards either: the same array again is answered without a comparison.
+   */
   sort(keys: readonly string[]): readonly string[] {
     const last = this.keys;
+    if (keys === last) return this.sorted;
     if (keys.length === last.length) {
       let same = true;
       for (let i = 0; i < keys.length; i++) {
@@ -98,6 +118,7 @@ export class KeyOrder {
     }
     this.keys = keys;
     this.sorted = Object.freeze([...keys].sort(compareNames));
+    this.order = undefined;
     return this.sorted;
   }
 }
@@ -164,10 +185,30 @@ export interface ServiceIndex {
   readonly active: ReadonlyMap<string, number>;
   /** The uids of all services. */
   readonly uids: ReadonlySet<string>;
+  /**
+   * For a status whose entries are an {@link EntryList} (the master's): per node, where the
+   * entries of its services ({@link byNode}, in that order) sit in the list's values, so that a
+   * reader takes them by position instead of by sid. Undefined for any other status.
+   */
+  readonly byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
 }
 
 /** The byte order of service status keys (usually the same keys round after round). */
 const statusOrder = new KeyOrder();
+
+/**
+ * The last {@link ServiceIndex.byNode} built, with the sorted ids and their nodes it was built
+ * from: while a new status has the same ids on the same nodes (most rounds), its index shares the
+ * lists instead of building 64 new ones.
+ */
+let lastByNode:
+  | {
+      sorted: readonly string[];
+      nodes: readonly (string | undefined)[];
+      byNode: ReadonlyMap<string, readonly string[]>;
+      byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
+    }
+  | undefined;
 
 /**
  * The {@link ServiceIndex} of a service status document, built in one pass over it and
@@ -176,23 +217,33 @@ const statusOrder = new KeyOrder();
  */
 export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatusLike> }): ServiceIndex {
   return memo(ss, 'serviceIndex', () => {
-    // a lazy record (the master's status): its entries, without making its properties
+    // a lazy record (the master's status): its entries, without making its properties; the
+    // master's entry list hands out its key array (the same one while the keys stay) and its
+    // values by position
     const entries = lazyRecordEntries(ss);
-    const sorted = statusOrder.sort(entries ? [...entries.keys()] : Object.keys(ss));
-    const byNode = new Map<string, string[]>();
+    const list = entries instanceof EntryList ? (entries as EntryList<Readonly<ServiceStatusLike>>) : undefined;
+    const sorted = statusOrder.sort(list ? list.keyList : entries ? [...entries.keys()] : Object.keys(ss));
+    const positions = list ? statusOrder.positions() : undefined;
+    const values = list?.valueList;
+    const entryAt = (i: number): Readonly<ServiceStatusLike> =>
+      values !== undefined ? values[positions![i]!]! : (entries ? entries.get(sorted[i]!) : ss[sorted[i]!])!;
     const fenced = new Map<string | undefined, number>();
     const active = new Map<string, number>();
     const uids = new Set<string>();
-    for (const sid of sorted) {
-      const sd = (entries ? entries.get(sid) : ss[sid])!;
+    // (positions depend only on the keys, which the same sorted array stands for)
+    const last =
+      lastByNode?.sorted === sorted && (lastByNode.byNodeAt !== undefined) === (positions !== undefined)
+        ? lastByNode
+        : undefined;
+    let sameNodes = last !== undefined;
+    for (let i = 0; i < sorted.length; i++) {
+      const sd = entryAt(i);
       const node = sd.node;
       const state = sd.state;
       if (sd.uid) uids.add(sd.uid);
       if (state === 'fence') fenced.set(node, (fenced.get(node) ?? 0) + 1);
+      if (sameNodes && node !== last!.nodes[i]) sameNodes = false;
       if (!node) continue;
-      let list = byNode.get(node);
-      if (!list) byNode.set(node, (list = []));
-      list.push(sid);
       if (
         state === undefined ||
         state === 'stopped' ||
@@ -205,7 +256,33 @@ export function serviceIndex(ss: { readonly [sid: string]: Readonly<ServiceStatu
       const target = sd.target;
       if (target !== undefined && target !== node) active.set(target, (active.get(target) ?? 0) + 1);
     }
-    return { sorted, byNode, fenced, active, uids };
+    let byNode: ReadonlyMap<string, readonly string[]>;
+    let byNodeAt: ReadonlyMap<string, readonly number[]> | undefined;
+    if (sameNodes) {
+      byNode = last!.byNode;
+      byNodeAt = last!.byNodeAt;
+    } else {
+      const lists = new Map<string, string[]>();
+      const at = positions !== undefined ? new Map<string, number[]>() : undefined;
+      const nodes = new Array<string | undefined>(sorted.length);
+      for (let i = 0; i < sorted.length; i++) {
+        const node = entryAt(i).node;
+        nodes[i] = node;
+        if (!node) continue;
+        let l = lists.get(node);
+        if (!l) lists.set(node, (l = []));
+        l.push(sorted[i]!);
+        if (at !== undefined) {
+          let p = at.get(node);
+          if (!p) at.set(node, (p = []));
+          p.push(positions![i]!);
+        }
+      }
+      byNode = lists;
+      byNodeAt = at;
+      lastByNode = { sorted, nodes, byNode, byNodeAt };
+    }
+    return { sorted, byNode, fenced, active, uids, byNodeAt };
   });
 }
 

@@ -327,8 +327,11 @@ export class Measurements {
       let mem = host.mem;
       const c = byNode.get(node);
       if (c !== undefined) {
-        for (const v of c.cpu) cpu += v;
-        for (const v of c.mem) mem += v;
+        // (indexed loops: a for-of over a double array boxes each number it hands out)
+        const cpus = c.cpu;
+        const mems = c.mem;
+        for (let i = 0; i < cpus.length; i++) cpu += cpus[i]!;
+        for (let i = 0; i < mems.length; i++) mem += mems[i]!;
       }
       const stats: DynamicNodeStats = {
         cpu,
