@@ -188,7 +188,10 @@ function learned(f: Fitted, load: number): PressurePrediction {
   const hi = loads[loads.length - 1]!;
   let percent: number;
   if (load > hi)
-    percent = Math.min(100, pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - f.shapeAt[loads.length - 1]!));
+    percent = Math.min(
+      100,
+      pressures[pressures.length - 1]! + Math.max(0, curveAt(shape, load) - f.shapeAt[loads.length - 1]!),
+    );
   else if (load < lo) percent = Math.max(0, pressures[0]! - Math.max(0, f.shapeAt[0]! - curveAt(shape, load)));
   else percent = loads.length === 1 ? pressures[0]! : between(f, load);
   const bin = binOf(load);

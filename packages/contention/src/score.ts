@@ -318,7 +318,13 @@ function loadOf(used: number, capacity: number, node: string): number {
   return load >= 0 && load < Infinity ? load : checkLoadArgument(load, `the load of '${node}'`);
 }
 
-function change(predict: Predict, node: string, dimension: PressureDimension, before: number, after: number): PressureChange {
+function change(
+  predict: Predict,
+  node: string,
+  dimension: PressureDimension,
+  before: number,
+  after: number,
+): PressureChange {
   return { before: predict(node, dimension, before), after: predict(node, dimension, after) };
 }
 
@@ -350,7 +356,12 @@ export function predictMovePressure(
   const s = checkNode(source, 'source', false);
   const t = checkNode(target, 'target', false);
   if (s.node === t.node) throw bad('target.node', `another node than the source`, t.node);
-  return movePressure(model.predict, s, t, checkMoved(moved, 'moved'));
+  return movePressure(
+    (node, dimension, load) => model.predict(node, dimension, load),
+    s,
+    t,
+    checkMoved(moved, 'moved'),
+  );
 }
 
 /** A move to score: its two nodes (with their guests' activity) and what moves. */

@@ -47,7 +47,13 @@ interface Ranked {
 }
 
 function rankedMove(candidate: BalanceCandidate, target: string, assessment: MoveAssessment): Ranked {
-  return { candidate, target, assessment, worth: assessment.netSeconds > 0 ? 1 : 0, saving: expectedSaving(assessment) };
+  return {
+    candidate,
+    target,
+    assessment,
+    worth: assessment.netSeconds > 0 ? 1 : 0,
+    saving: expectedSaving(assessment),
+  };
 }
 
 /**

@@ -379,7 +379,10 @@ describe('restored state is validated when a round starts', () => {
           checked.push(value);
           const rounds = (value as { rounds?: unknown }).rounds;
           if (typeof rounds !== 'number' || !Number.isInteger(rounds) || rounds < 0)
-            throw new PolicyError('invalid-state', `stage 'counting': state field 'rounds' must be an integer >= 0, got ${String(rounds)}`);
+            throw new PolicyError(
+              'invalid-state',
+              `stage 'counting': state field 'rounds' must be an integer >= 0, got ${String(rounds)}`,
+            );
           return value as { rounds: number };
         },
         run: (_ctx, plan, state) => ({ plan, state: { rounds: state.rounds + 1 } }),

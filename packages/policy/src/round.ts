@@ -48,7 +48,8 @@ function checkCandidates(value: unknown): BalanceCandidate[] {
   const leaders = new Set<string>();
   for (let i = 0; i < value.length; i++) {
     const c: unknown = value[i];
-    if (typeof c !== 'object' || c === null) throw invalidInput(`candidates.${i} must be an object, got ${showValue(c)}`);
+    if (typeof c !== 'object' || c === null)
+      throw invalidInput(`candidates.${i} must be an object, got ${showValue(c)}`);
     const { leader, resources, targets, source, transferBytes } = c as Record<string, unknown>;
     if (!isName(leader))
       throw invalidInput(`candidates.${i}.leader must be a non-empty string, got ${showValue(leader)}`);
@@ -60,8 +61,7 @@ function checkCandidates(value: unknown): BalanceCandidate[] {
     const members = resources.length > SHORT_LIST ? new Set<unknown>() : undefined;
     for (let k = 0; k < resources.length; k++) {
       const sid: unknown = resources[k];
-      if (!isName(sid))
-        throw badCandidate(leader, i, `'resources' must hold non-empty strings, got ${showValue(sid)}`);
+      if (!isName(sid)) throw badCandidate(leader, i, `'resources' must hold non-empty strings, got ${showValue(sid)}`);
       if (heldBefore(resources, sid, k, members)) throw badCandidate(leader, i, `'resources' lists '${sid}' twice`);
       members?.add(sid);
       if (sid === leader) hasLeader = true;

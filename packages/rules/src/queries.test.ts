@@ -214,17 +214,20 @@ describe('partners, bundles and motions', () => {
   });
 });
 
+/** The status both candidate queries are asked about. */
+const BALANCING_STATUS: ServiceStatus = {
+  'vm:101': { state: 'started', node: 'node1' },
+  'vm:102': { state: 'started', node: 'node1' },
+  'vm:201': { state: 'started', node: 'node2' },
+  'vm:202': { state: 'started', node: 'node2' },
+  'vm:203': { state: 'started', node: 'node2' },
+  'vm:301': { state: 'started', node: 'node3' },
+  'vm:302': { state: 'stopped', node: 'node1' },
+  'vm:999': { state: 'started', node: 'node1' },
+};
+
 describe('getBalancingCandidates', () => {
-  const status: ServiceStatus = {
-    'vm:101': { state: 'started', node: 'node1' },
-    'vm:102': { state: 'started', node: 'node1' },
-    'vm:201': { state: 'started', node: 'node2' },
-    'vm:202': { state: 'started', node: 'node2' },
-    'vm:203': { state: 'started', node: 'node2' },
-    'vm:301': { state: 'started', node: 'node3' },
-    'vm:302': { state: 'stopped', node: 'node1' },
-    'vm:999': { state: 'started', node: 'node1' },
-  };
+  const status = BALANCING_STATUS;
 
   test("bundles with the leader's preferred nodes, minus negative partners' nodes and its own", () => {
     expect(getBalancingCandidates(compiled, status, NODES)).toEqual([
@@ -254,16 +257,7 @@ describe('getBalancingCandidates', () => {
 });
 
 describe('balancingCandidatesCache', () => {
-  const base: ServiceStatus = {
-    'vm:101': { state: 'started', node: 'node1' },
-    'vm:102': { state: 'started', node: 'node1' },
-    'vm:201': { state: 'started', node: 'node2' },
-    'vm:202': { state: 'started', node: 'node2' },
-    'vm:203': { state: 'started', node: 'node2' },
-    'vm:301': { state: 'started', node: 'node3' },
-    'vm:302': { state: 'stopped', node: 'node1' },
-    'vm:999': { state: 'started', node: 'node1' },
-  };
+  const base = BALANCING_STATUS;
 
   test('answers as the query, the same frozen list while nothing it reads changed', () => {
     const cached = balancingCandidatesCache();

@@ -310,7 +310,7 @@ export function balancingCandidatesCache(): CachedBalancingCandidates {
     | undefined;
   return (compiled, serviceStatus, onlineNodes) => {
     const sids = Object.keys(serviceStatus);
-    const fields: (string | undefined)[] = new Array(sids.length * 3);
+    const fields = new Array<string | undefined>(sids.length * 3);
     for (let i = 0; i < sids.length; i++) {
       const entry = serviceStatus[sids[i]!]!;
       fields[3 * i] = entry.state;
