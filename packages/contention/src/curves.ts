@@ -2,7 +2,7 @@
  * The curve families the learner fits to a node's points, the usage-based prior, and the fit
  * itself (one module: the fit evaluates curves in its inner loop).
  */
-import { LOAD_BIN_WIDTH } from './constants';
+import { LOAD_BIN_WIDTH, LOAD_MAX } from './constants';
 import { isotonicMedians, weightedMedian } from './robust';
 
 /** A learned point counts as part of the curve's rise from this pressure on (percent); below it is idle noise. */
@@ -120,6 +120,37 @@ export function fitCurveFamily(
   pressures: readonly number[],
   weights: readonly number[],
 ): PressureCurve | undefined {
+  return fitCurveFamilyWith(loads, pressures, weights, undefined);
+}
+
+/** The knees (`i · CURVE_GRID_STEP`) a {@link HingePowers} table holds: every grid knee up to `LOAD_MAX`. */
+const POWER_KNEES = Math.ceil(LOAD_MAX / CURVE_GRID_STEP) + 1;
+
+/** The hinge exponents other than 1, whose powers a {@link HingePowers} table keeps. */
+const POWERED = HINGE_EXPONENTS.filter((e) => e !== 1);
+
+/**
+ * Where a point keeps its `(load − i · CURVE_GRID_STEP) ** exponent` for the grid knees `i` and
+ * the hinge exponents other than 1: a table made on the point's first hinge fit, each value
+ * worked out on first use (NaN: not yet). A node's points change one at a time between fits
+ * (one bin learns a sample), so the table kept with a point serves every later fit it takes
+ * part in; the values are the very ones the fit would compute (a fit spends most of its time
+ * on these powers otherwise).
+ */
+export interface HingePowers {
+  powers?: Float64Array;
+}
+
+/**
+ * {@link fitCurveFamily}, with each point's powers taken from (and kept in) `powers[j]` when
+ * given (see {@link HingePowers}): the same curve.
+ */
+export function fitCurveFamilyWith(
+  loads: readonly number[],
+  pressures: readonly number[],
+  weights: readonly number[],
+  powers: readonly HingePowers[] | undefined,
+): PressureCurve | undefined {
   const n = loads.length;
   const monotone = isotonicMedians(pressures.map((p) => [p]));
   const first = monotone.findIndex((p) => p >= RISE_FLOOR_PERCENT);
@@ -137,12 +168,24 @@ export function fitCurveFamily(
   const ratios = new Float64Array(n);
   const ratioWeights = new Float64Array(n);
   for (const exponent of HINGE_EXPONENTS) {
+    const row = POWERED.indexOf(exponent as (typeof POWERED)[number]) * POWER_KNEES;
     for (let i = gridFrom(quiet - KNEE_SEARCH_SPAN); i * CURVE_GRID_STEP < loads[first]!; i++) {
       const knee = i * CURVE_GRID_STEP;
+      const slot = powers !== undefined && row >= 0 && i < POWER_KNEES ? row + i : -1;
       let m = 0;
       for (let j = 0; j < n; j++) {
         const over = loads[j]! - knee;
-        const g = over > 0 ? (exponent === 1 ? over : over ** exponent) : 0;
+        let g = 0;
+        if (over > 0) {
+          if (exponent === 1) g = over;
+          else if (slot < 0) g = over ** exponent;
+          else {
+            const holder = powers![j]!;
+            const table = (holder.powers ??= new Float64Array(POWERED.length * POWER_KNEES).fill(Number.NaN));
+            g = table[slot]!;
+            if (g !== g) g = table[slot] = over ** exponent;
+          }
+        }
         shape[j] = g;
         if (g > 0) {
           ratios[m] = pressures[j]! / g;

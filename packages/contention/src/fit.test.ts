@@ -13,6 +13,7 @@ import {
   type NodeObservation,
   type PressureDimension,
 } from './index';
+import { type HingePowers, fitCurveFamilyWith } from './curves';
 import { CURVES, learnAll, synthetic, type TrueCurve } from './testing/support';
 
 /** Absolute errors of the model's predictions against the true curve on a 0.01 grid of [low, high]. */
@@ -331,5 +332,46 @@ describe('robustness', () => {
     for (let i = 0; i <= 150; i++)
       expect(b.predict('node1', 'cpu', i / 100)).toEqual(a.predict('node1', 'cpu', i / 100));
     expect(observeNodes(state, 1e9, []).nodes).toEqual([]);
+  });
+});
+
+describe('the fit with kept hinge powers', () => {
+  // points as the learner hands them: ascending loads, pressures that rise somewhere
+  const points = fc
+    .array(
+      fc.record({
+        load: fc.integer({ min: 0, max: 15000 }).map((x) => x / 1e4),
+        pressure: fc.integer({ min: 0, max: 10000 }).map((p) => p / 100),
+        weight: fc.integer({ min: 1, max: 32 }),
+      }),
+      { minLength: 2, maxLength: 24 },
+    )
+    .map((ps) => [...new Map(ps.map((p) => [p.load, p])).values()].sort((a, b) => a.load - b.load));
+
+  it('fits the same curve as without them, while the tables are shared by a sequence of fits', () => {
+    fc.assert(
+      fc.property(fc.array(points, { minLength: 1, maxLength: 6 }), (fits) => {
+        // one table per load value, kept across the fits (as a bin's summary keeps its own)
+        const tables = new Map<number, HingePowers>();
+        for (const ps of fits) {
+          const loads = ps.map((p) => p.load);
+          const pressures = ps.map((p) => p.pressure);
+          const weights = ps.map((p) => p.weight);
+          const holders = loads.map((x) => tables.get(x) ?? tables.set(x, {}).get(x)!);
+          const kept = fitCurveFamilyWith(loads, pressures, weights, holders);
+          expect(kept).toEqual(fitCurveFamily(loads, pressures, weights));
+          // a second fit reads the powers the first one kept
+          expect(fitCurveFamilyWith(loads, pressures, weights, holders)).toEqual(kept);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps the powers it worked out', () => {
+    const holders: HingePowers[] = [{}, {}, {}, {}];
+    fitCurveFamilyWith([0.5, 0.7, 0.8, 0.9], [0, 5, 20, 60], [8, 8, 8, 8], holders);
+    const filled = holders.map((h) => (h.powers ? h.powers.filter((v) => !Number.isNaN(v)).length : 0));
+    expect(filled.every((n) => n > 0)).toBe(true);
   });
 });

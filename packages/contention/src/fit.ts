@@ -9,7 +9,14 @@ import {
   PRIOR_SHAPE_FACTOR,
   USAGE_CONFIDENCE,
 } from './constants';
-import { type PressureCurve, STEEPEST_RISE, USAGE_PRIOR, curveAt, fitCurveFamily } from './curves';
+import {
+  type HingePowers,
+  type PressureCurve,
+  STEEPEST_RISE,
+  USAGE_PRIOR,
+  curveAt,
+  fitCurveFamilyWith,
+} from './curves';
 import { ContentionError, showValue } from './errors';
 import { binOf } from './learn';
 import { isotonicSortedMedians, median, sortedCopy } from './robust';
@@ -48,7 +55,7 @@ export interface CurveSummary {
   /** The monotone points: each bin's median load and its isotonic pressure, ascending. */
   readonly loads: readonly number[];
   readonly pressures: readonly number[];
-  /** The curve fitted to the points (robust, L1; see {@link fitCurveFamily}), or `undefined` while the rise has not shown. */
+  /** The curve fitted to the points (robust, L1; see `fitCurveFamily`), or `undefined` while the rise has not shown. */
   readonly fit: PressureCurve | undefined;
 }
 
@@ -83,7 +90,7 @@ interface Fitted extends CurveSummary {
 }
 
 /** What the fit reads of a bin, worked out once per bin (a bin is never changed: learning replaces it). */
-interface BinSummary {
+interface BinSummary extends HingePowers {
   /** The median of its loads and of its pressures. */
   readonly load: number;
   readonly pressure: number;
@@ -96,7 +103,12 @@ const BIN_SUMMARIES = new WeakMap<BinState, BinSummary>();
 function summaryOf(bin: BinState): BinSummary {
   let summary = BIN_SUMMARIES.get(bin);
   if (!summary) {
-    summary = { load: median(bin.loads), pressure: median(bin.pressures), sortedPressures: sortedCopy(bin.pressures) };
+    summary = {
+      load: median(bin.loads),
+      pressure: median(bin.pressures),
+      sortedPressures: sortedCopy(bin.pressures),
+      powers: undefined,
+    };
     BIN_SUMMARIES.set(bin, summary);
   }
   return summary;
@@ -133,10 +145,11 @@ function fitCurve(curve: CurveState, dimension: PressureDimension): Fitted | und
   const summaries = all.map(summaryOf);
   const allLoads = summaries.map((b) => b.load);
   const allPressures = summaries.map((b) => b.pressure);
-  const fit = fitCurveFamily(
+  const fit = fitCurveFamilyWith(
     allLoads,
     allPressures,
     all.map((b) => b.loads.length),
+    summaries,
   );
   const keep = inliers(allLoads, allPressures, fit);
   const bins = all.filter((_, j) => keep[j]);
@@ -250,7 +263,7 @@ export function checkLoadArgument(load: unknown, field: string): number {
 /**
  * The predictions of a learned state. Per node and dimension: the median load and pressure of
  * each bin's samples (robust to outliers), made monotone by isotonic regression; between those
- * points and beyond them the values follow the robust curve fit of the points ({@link fitCurveFamily}),
+ * points and beyond them the values follow the robust curve fit of the points (`fitCurveFamily`),
  * or the usage prior's shape until the node's rise shows. Where the node never reported the
  * pressure, or has fewer than `MIN_SAMPLES` samples, the usage-based prior answers, and the
  * prediction says so. Curves are fitted lazily, once, on first use. Pure and deterministic; `state` is read as immutable (as `observeNodes` makes it: a bin

@@ -101,11 +101,12 @@ export function formatChange(change: MoveAssessment['source']): string {
 }
 
 /** Runs a model computation; its `ContentionError` (data the host gave) stops the round as `invalid-input`. */
-export function modelCall<T>(what: string, run: () => T): T {
+export function modelCall<T>(what: string | (() => string), run: () => T): T {
   try {
     return run();
   } catch (err) {
-    if (err instanceof ContentionError) throw invalidInput(`${what}: ${err.message}`);
+    if (err instanceof ContentionError)
+      throw invalidInput(`${typeof what === 'string' ? what : what()}: ${err.message}`);
     throw err;
   }
 }
@@ -159,46 +160,57 @@ export function roundObjective(
     contention.set(name, c);
     return c;
   };
-  const assessed = new Map<string, MoveAssessment | undefined>();
+  // by leader, then target: a round asks for ~1,000 moves, and a string key per move cost more
+  // than the lookup it served
+  const assessed = new Map<string, Map<string, MoveAssessment | undefined>>();
   const assess = (candidate: BalanceCandidate, target: string): MoveAssessment | undefined => {
-    const key = `${candidate.leader}\u0000${target}`;
-    if (assessed.has(key)) return assessed.get(key);
+    let byTarget = assessed.get(candidate.leader);
+    if (byTarget === undefined) assessed.set(candidate.leader, (byTarget = new Map()));
+    else if (byTarget.has(target)) return byTarget.get(target);
     const { bySid: index } = guestIndex();
-    const members = candidate.resources.map((sid) => index.get(sid));
-    const sourceName = candidate.source ?? members[0]?.node;
+    const sids = candidate.resources;
+    const first = sids.length > 0 ? index.get(sids[0]!) : undefined;
+    const sourceName = candidate.source ?? first?.node;
     let result: MoveAssessment | undefined;
     const source = sourceName === undefined ? undefined : node(sourceName);
     const destination = node(target);
-    if (
-      source &&
-      destination &&
-      source.node !== destination.node &&
-      members.every((g) => g !== undefined && g.node === source.node)
-    ) {
+    if (source && destination && source.node !== destination.node) {
       let cpu = 0;
       let mem = 0;
       let moving = 0;
       let vcpus = 0;
-      for (const g of members as GuestTelemetry[]) {
+      let members = 0;
+      for (const sid of sids) {
+        const g = index.get(sid);
+        if (g === undefined || g.node !== source.node) break;
+        members++;
         cpu += g.cpu;
         mem += g.mem;
         moving += guestActivity(g.cpu, g.maxcpu);
         vcpus += Number.isFinite(g.maxcpu) && g.maxcpu >= 1 ? Math.ceil(g.maxcpu) : 1;
       }
-      const bundle = {
-        cpu,
-        mem,
-        activity: moving,
-        guests: members.length,
-        transferBytes: candidate.transferBytes ?? mem,
-        vcpus,
-      };
-      const horizonSeconds = history.horizons?.get(source.node);
-      result = modelCall(`candidate '${candidate.leader}' to '${target}'`, () =>
-        score({ source, target: destination, bundle, ...(horizonSeconds === undefined ? {} : { horizonSeconds }) }),
-      );
+      // every member known and on the source
+      if (members === sids.length) {
+        const bundle = {
+          cpu,
+          mem,
+          activity: moving,
+          guests: members,
+          transferBytes: candidate.transferBytes ?? mem,
+          vcpus,
+        };
+        const horizonSeconds = history.horizons?.get(source.node);
+        const move =
+          horizonSeconds === undefined
+            ? { source, target: destination, bundle }
+            : { source, target: destination, bundle, horizonSeconds };
+        result = modelCall(
+          () => `candidate '${candidate.leader}' to '${target}'`,
+          () => score(move),
+        );
+      }
     }
-    assessed.set(key, result);
+    byTarget.set(target, result);
     return result;
   };
   return {
