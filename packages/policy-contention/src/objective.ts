@@ -165,8 +165,10 @@ export function roundObjective(
   const assessed = new Map<string, Map<string, MoveAssessment | undefined>>();
   const assess = (candidate: BalanceCandidate, target: string): MoveAssessment | undefined => {
     let byTarget = assessed.get(candidate.leader);
-    if (byTarget === undefined) assessed.set(candidate.leader, (byTarget = new Map()));
-    else if (byTarget.has(target)) return byTarget.get(target);
+    if (byTarget === undefined) {
+      byTarget = new Map<string, MoveAssessment | undefined>();
+      assessed.set(candidate.leader, byTarget);
+    } else if (byTarget.has(target)) return byTarget.get(target);
     const { bySid: index } = guestIndex();
     const sids = candidate.resources;
     const first = sids.length > 0 ? index.get(sids[0]!) : undefined;
