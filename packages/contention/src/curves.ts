@@ -3,7 +3,7 @@
  * itself (one module: the fit evaluates curves in its inner loop).
  */
 import { LOAD_BIN_WIDTH, LOAD_MAX } from './constants';
-import { isotonicMedians, weightedMedian } from './robust';
+import { isotonicMedians, weightedMedianOf } from './robust';
 
 /** A learned point counts as part of the curve's rise from this pressure on (percent); below it is idle noise. */
 export const RISE_FLOOR_PERCENT = 2;
@@ -193,7 +193,7 @@ export function fitCurveFamilyWith(
         }
       }
       if (m === 0) continue;
-      const scale = weightedMedian(ratios.subarray(0, m), ratioWeights.subarray(0, m));
+      const scale = weightedMedianOf(ratios, ratioWeights, m);
       if (!(scale > 0) || !Number.isFinite(scale)) continue;
       let loss = 0;
       for (let j = 0; j < n; j++) {

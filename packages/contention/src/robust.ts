@@ -32,8 +32,12 @@ const SCRATCH = new Float64Array(64);
  * Deterministic: ties in value keep their order.
  */
 export function weightedMedian(values: ArrayLike<number>, weights: ArrayLike<number>): number {
+  return weightedMedianOf(values, weights, values.length);
+}
+
+/** {@link weightedMedian} of the first `n` values and weights (the fit's scratch arrays, without a view of them per call). */
+export function weightedMedianOf(values: ArrayLike<number>, weights: ArrayLike<number>, n: number): number {
   // insertion sort of (value, weight) pairs: the lists are short (a curve's points) and stable
-  const n = values.length;
   const v = n <= WEIGHTED_VALUES.length ? WEIGHTED_VALUES : new Float64Array(n);
   const w = n <= WEIGHTED_WEIGHTS.length ? WEIGHTED_WEIGHTS : new Float64Array(n);
   let total = 0;

@@ -87,7 +87,11 @@ export function detectRises(
 ): UnexplainedRise[] {
   const rises: UnexplainedRise[] = [];
   const byNode = new Map<string, PressureSample[]>();
-  for (const s of samples) byNode.set(s.node, [...(byNode.get(s.node) ?? []), s]);
+  for (const s of samples) {
+    const list = byNode.get(s.node);
+    if (list) list.push(s);
+    else byNode.set(s.node, [s]);
+  }
   for (const [node, list] of byNode) {
     const current = list.find((s) => s.at === now);
     if (!current) continue;

@@ -92,13 +92,21 @@ export function usageContext(usage: ClusterUsage, options: UsageContextOptions =
 
 /** cpu and mem of the guests placed on each node as their current node, summed in the usage's fold order. */
 function guestsPerNode(usage: ClusterUsage): Map<string, { cpu: number; mem: number }> {
+  // summed in place (a node's slot in two arrays): read every round, so no copy of the usage
+  const slots = new Map<string, number>();
+  const cpu = new Float64Array(usage.resourceCount);
+  const mem = new Float64Array(usage.resourceCount);
+  usage.forEachResource((_sid, current, rcpu, _maxcpu, rmem) => {
+    let slot = slots.get(current);
+    if (slot === undefined) {
+      slot = slots.size;
+      slots.set(current, slot);
+    }
+    cpu[slot]! += rcpu;
+    mem[slot]! += rmem;
+  });
   const out = new Map<string, { cpu: number; mem: number }>();
-  for (const r of usage.snapshot().resources) {
-    const sum = out.get(r.placement.current) ?? { cpu: 0, mem: 0 };
-    sum.cpu += r.stats.cpu;
-    sum.mem += r.stats.mem;
-    out.set(r.placement.current, sum);
-  }
+  for (const [node, slot] of slots) out.set(node, { cpu: cpu[slot]!, mem: mem[slot]! });
   return out;
 }
 
@@ -129,15 +137,9 @@ export function nodeTelemetry(
 
 /** Guest telemetry of a usage model (see {@link usageContext}). O(guests · log guests). */
 export function guestTelemetry(usage: ClusterUsage): GuestTelemetry[] {
-  return [...usage.snapshot().resources]
-    .sort((a, b) => compareNames(a.sid, b.sid))
-    .map((r) => ({
-      sid: r.sid,
-      node: r.placement.current,
-      cpu: r.stats.cpu,
-      maxcpu: r.stats.maxcpu,
-      mem: r.stats.mem,
-    }));
+  const guests: GuestTelemetry[] = [];
+  usage.forEachResource((sid, node, cpu, maxcpu, mem) => guests.push({ sid, node, cpu, maxcpu, mem }));
+  return guests.sort((a, b) => compareNames(a.sid, b.sid));
 }
 
 /**
@@ -177,7 +179,7 @@ export function transferBytes(usage: ClusterUsage, resources: readonly string[])
   let bytes = 0;
   for (const sid of resources) {
     if (!usage.hasResource(sid)) return undefined;
-    bytes += usage.getResource(sid).stats.mem;
+    bytes += usage.getResourceStats(sid).mem;
   }
   return bytes;
 }
@@ -189,14 +191,11 @@ export function transferBytes(usage: ClusterUsage, resources: readonly string[])
  */
 export function candidateFacts(usage: ClusterUsage, candidate: MigrationCandidate): BalanceCandidate {
   const given = (candidate as BalanceCandidate).source;
-  const source =
-    given ?? (usage.hasResource(candidate.leader) ? usage.getResource(candidate.leader).placement.current : undefined);
+  const source = given ?? (usage.hasResource(candidate.leader) ? usage.currentNode(candidate.leader) : undefined);
   const bytes = transferBytes(usage, candidate.resources);
-  return {
-    ...candidate,
-    ...(source === undefined ? {} : { source }),
-    ...(bytes === undefined ? {} : { transferBytes: bytes }),
-  };
+  // one object per candidate (every scoring round describes each): no spread of a temporary
+  if (bytes === undefined) return source === undefined ? { ...candidate } : { ...candidate, source };
+  return source === undefined ? { ...candidate, transferBytes: bytes } : { ...candidate, source, transferBytes: bytes };
 }
 
 /** One member's result: arrived on the target, or why not. */

@@ -358,6 +358,27 @@ export class ClusterUsage {
     };
   }
 
+  /** A resource's current node (what `getResource(sid).placement.current` says, without building the spec). */
+  currentNode(sid: string): string {
+    return this.resource(sid).current.name;
+  }
+
+  /** A resource's stats (what `getResource(sid).stats` says, without building the rest of the spec). */
+  getResourceStats(sid: string): ResourceStats {
+    return statsOf(this.resource(sid));
+  }
+
+  /**
+   * Calls `visit` for every resource in fold order (the order {@link snapshot} lists them) with
+   * its sid, current node and stats: what a per-round pass over the guests reads, without the
+   * snapshot's three objects per resource.
+   */
+  forEachResource(
+    visit: (sid: string, current: string, cpu: number, maxcpu: number, mem: number, maxmem: number) => void,
+  ): void {
+    for (const r of this.resources.values()) visit(r.sid, r.current.name, r.cpu, r.maxcpu, r.mem, r.maxmem);
+  }
+
   /** Replaces a resource's stats (keeps its position in the fold order). */
   setResourceStats(sid: string, stats: ResourceStats): void {
     const r = this.resource(sid);

@@ -329,3 +329,38 @@ describe('members of a node through every placement change', () => {
     expect(() => u.nodeResourceCount('b')).toThrow("node 'b' does not exist");
   });
 });
+
+describe('reading resources without a snapshot', () => {
+  const u = new ClusterUsage({ aggregation: 'dynamic', metric: 'raw' });
+  for (const n of ['node1', 'node2']) u.addNode(n, { cpu: 1, maxcpu: 8, mem: GIB, maxmem: 16 * GIB });
+  // added out of byte order, one moving: the fold order is the order of addition
+  u.addResource('vm:200', {
+    stats: { cpu: 1.5, maxcpu: 2, mem: 3 * GIB, maxmem: 4 * GIB },
+    state: 'started',
+    placement: { current: 'node2' },
+  });
+  u.addResource('vm:100', {
+    stats: { cpu: 0.25, maxcpu: 1, mem: GIB, maxmem: 2 * GIB },
+    state: 'started',
+    placement: { current: 'node1', target: 'node2' },
+  });
+  u.setResourceStats('vm:200', { cpu: 2, maxcpu: 2, mem: 3.5 * GIB, maxmem: 4 * GIB });
+
+  it('forEachResource visits what the snapshot lists, in its order', () => {
+    const seen: unknown[] = [];
+    u.forEachResource((sid, current, cpu, maxcpu, mem, maxmem) =>
+      seen.push({ sid, current, cpu, maxcpu, mem, maxmem }),
+    );
+    expect(seen).toEqual(u.snapshot().resources.map((r) => ({ sid: r.sid, current: r.placement.current, ...r.stats })));
+    expect(seen.map((r) => (r as { sid: string }).sid)).toEqual(['vm:200', 'vm:100']);
+  });
+
+  it('currentNode and getResourceStats answer as getResource, and name an unknown resource', () => {
+    for (const sid of ['vm:100', 'vm:200']) {
+      expect(u.currentNode(sid)).toBe(u.getResource(sid).placement.current);
+      expect(u.getResourceStats(sid)).toEqual(u.getResource(sid).stats);
+    }
+    expect(() => u.currentNode('vm:999')).toThrow("resource 'vm:999' does not exist");
+    expect(() => u.getResourceStats('vm:999')).toThrow(UsageError);
+  });
+});
