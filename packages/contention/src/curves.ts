@@ -123,33 +123,38 @@ export function fitCurveFamily(
   return fitCurveFamilyWith(loads, pressures, weights, undefined);
 }
 
-/** The knees (`i · CURVE_GRID_STEP`) a {@link HingePowers} table holds: every grid knee up to `LOAD_MAX`. */
+/** The knees (`i · CURVE_GRID_STEP`) a {@link FitTables} table holds: every grid knee up to `LOAD_MAX`. */
 const POWER_KNEES = Math.ceil(LOAD_MAX / CURVE_GRID_STEP) + 1;
 
-/** The hinge exponents other than 1, whose powers a {@link HingePowers} table keeps. */
+/** The hinge exponents other than 1, whose powers a {@link FitTables} table keeps. */
 const POWERED = HINGE_EXPONENTS.filter((e) => e !== 1);
 
 /**
  * Where a point keeps its `(load − i · CURVE_GRID_STEP) ** exponent` for the grid knees `i` and
- * the hinge exponents other than 1: a table made on the point's first hinge fit, each value
- * worked out on first use (NaN: not yet). A node's points change one at a time between fits
+ * the hinge exponents other than 1 (and its logistic values): a table made on the point's first
+ * fit, each value worked out on first use (NaN: not yet). A node's points change one at a time between fits
  * (one bin learns a sample), so the table kept with a point serves every later fit it takes
  * part in; the values are the very ones the fit would compute (a fit spends most of its time
  * on these powers otherwise).
  */
-export interface HingePowers {
+export interface FitTables {
   powers?: Float64Array;
+  /** Likewise the logistic steps' values at the point, by width and grid centre (up to `LOGISTIC_CENTRES`). */
+  logistic?: Float64Array;
 }
+
+/** The grid centres a point's logistic table holds: up to three spans above the highest load. */
+const LOGISTIC_CENTRES = Math.ceil((LOAD_MAX + 3 * LOGISTIC_CENTRE_SPAN) / CURVE_GRID_STEP) + 1;
 
 /**
  * {@link fitCurveFamily}, with each point's powers taken from (and kept in) `powers[j]` when
- * given (see {@link HingePowers}): the same curve.
+ * given (see {@link FitTables}): the same curve.
  */
 export function fitCurveFamilyWith(
   loads: readonly number[],
   pressures: readonly number[],
   weights: readonly number[],
-  powers: readonly HingePowers[] | undefined,
+  powers: readonly FitTables[] | undefined,
 ): PressureCurve | undefined {
   const n = loads.length;
   const monotone = isotonicMedians(pressures.map((p) => [p]));
@@ -196,7 +201,8 @@ export function fitCurveFamilyWith(
       const scale = weightedMedianOf(ratios, ratioWeights, m);
       if (!(scale > 0) || !Number.isFinite(scale)) continue;
       let loss = 0;
-      for (let j = 0; j < n; j++) {
+      // every term is ≥ 0: once the sum reaches the best loss this curve cannot win (as below)
+      for (let j = 0; j < n && loss < bestLoss; j++) {
         const value = scale * shape[j]!;
         loss += weights[j]! * Math.abs(pressures[j]! - (value < 100 ? value : 100));
       }
@@ -211,12 +217,25 @@ export function fitCurveFamilyWith(
   const half = monotone.findIndex((p) => p >= 50);
   const from = half >= 0 ? loads[half]! - LOGISTIC_CENTRE_SPAN : Math.max(quiet, top - LOGISTIC_CENTRE_SPAN);
   const to = half >= 0 ? loads[half]! + LOGISTIC_CENTRE_SPAN : top + 3 * LOGISTIC_CENTRE_SPAN;
-  for (const width of LOGISTIC_WIDTHS) {
+  for (let w = 0; w < LOGISTIC_WIDTHS.length; w++) {
+    const width = LOGISTIC_WIDTHS[w]!;
     for (let i = gridFrom(from); i * CURVE_GRID_STEP <= to; i++) {
       const centre = i * CURVE_GRID_STEP;
+      const slot = powers !== undefined && i < LOGISTIC_CENTRES ? w * LOGISTIC_CENTRES + i : -1;
       let loss = 0;
-      for (let j = 0; j < n && loss < bestLoss; j++)
-        loss += weights[j]! * Math.abs(pressures[j]! - 100 / (1 + Math.exp(-(loads[j]! - centre) / width)));
+      for (let j = 0; j < n && loss < bestLoss; j++) {
+        let value: number;
+        if (slot < 0) value = 100 / (1 + Math.exp(-(loads[j]! - centre) / width));
+        else {
+          const holder = powers![j]!;
+          const table = (holder.logistic ??= new Float64Array(LOGISTIC_WIDTHS.length * LOGISTIC_CENTRES).fill(
+            Number.NaN,
+          ));
+          value = table[slot]!;
+          if (value !== value) value = table[slot] = 100 / (1 + Math.exp(-(loads[j]! - centre) / width));
+        }
+        loss += weights[j]! * Math.abs(pressures[j]! - value);
+      }
       if (loss < bestLoss - 1e-9) {
         bestLoss = loss;
         best = { family: 'logistic', centre, width };

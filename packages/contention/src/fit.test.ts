@@ -13,7 +13,7 @@ import {
   type NodeObservation,
   type PressureDimension,
 } from './index';
-import { type HingePowers, fitCurveFamilyWith } from './curves';
+import { type FitTables, fitCurveFamilyWith } from './curves';
 import { CURVES, learnAll, synthetic, type TrueCurve } from './testing/support';
 
 /** Absolute errors of the model's predictions against the true curve on a 0.01 grid of [low, high]. */
@@ -335,7 +335,7 @@ describe('robustness', () => {
   });
 });
 
-describe('the fit with kept hinge powers', () => {
+describe("the fit with kept tables of a point's curve values", () => {
   // points as the learner hands them: ascending loads, pressures that rise somewhere
   const points = fc
     .array(
@@ -352,7 +352,7 @@ describe('the fit with kept hinge powers', () => {
     fc.assert(
       fc.property(fc.array(points, { minLength: 1, maxLength: 6 }), (fits) => {
         // one table per load value, kept across the fits (as a bin's summary keeps its own)
-        const tables = new Map<number, HingePowers>();
+        const tables = new Map<number, FitTables>();
         for (const ps of fits) {
           const loads = ps.map((p) => p.load);
           const pressures = ps.map((p) => p.pressure);
@@ -369,7 +369,7 @@ describe('the fit with kept hinge powers', () => {
   });
 
   it('keeps the powers it worked out', () => {
-    const holders: HingePowers[] = [{}, {}, {}, {}];
+    const holders: FitTables[] = [{}, {}, {}, {}];
     fitCurveFamilyWith([0.5, 0.7, 0.8, 0.9], [0, 5, 20, 60], [8, 8, 8, 8], holders);
     const filled = holders.map((h) => (h.powers ? h.powers.filter((v) => !Number.isNaN(v)).length : 0));
     expect(filled.every((n) => n > 0)).toBe(true);

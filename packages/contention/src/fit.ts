@@ -9,14 +9,7 @@ import {
   PRIOR_SHAPE_FACTOR,
   USAGE_CONFIDENCE,
 } from './constants';
-import {
-  type HingePowers,
-  type PressureCurve,
-  STEEPEST_RISE,
-  USAGE_PRIOR,
-  curveAt,
-  fitCurveFamilyWith,
-} from './curves';
+import { type FitTables, type PressureCurve, STEEPEST_RISE, USAGE_PRIOR, curveAt, fitCurveFamilyWith } from './curves';
 import { ContentionError, showValue } from './errors';
 import { binOf } from './learn';
 import { isotonicSortedMedians, median, sortedCopy } from './robust';
@@ -90,7 +83,7 @@ interface Fitted extends CurveSummary {
 }
 
 /** What the fit reads of a bin, worked out once per bin (a bin is never changed: learning replaces it). */
-interface BinSummary extends HingePowers {
+interface BinSummary extends FitTables {
   /** The median of its loads and of its pressures. */
   readonly load: number;
   readonly pressure: number;
@@ -108,6 +101,7 @@ function summaryOf(bin: BinState): BinSummary {
       pressure: median(bin.pressures),
       sortedPressures: sortedCopy(bin.pressures),
       powers: undefined,
+      logistic: undefined,
     };
     BIN_SUMMARIES.set(bin, summary);
   }
