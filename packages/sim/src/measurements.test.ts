@@ -11,7 +11,9 @@ const SIDS = ['vm:1', 'vm:2', 'vm:3', 'vm:4', 'vm:5'];
 
 /** A mutable placement: where each service is configured and whether it runs there. */
 function placement(): GuestPlacement & { config: Map<string, string>; running: Set<string> } {
-  const hw = new Map<string, HardwareNode>(NODES.map((n, i) => [n, { maxcpu: 8 + 8 * i, maxmem: 32 * 1024 ** 3 }]));
+  const hw = new Map<string, HardwareNode>(
+    NODES.map((n, i) => [n, { power: 'on', network: 'on', maxcpu: 8 + 8 * i, maxmem: 32 * 1024 ** 3 }]),
+  );
   const config = new Map(SIDS.map((sid, i) => [sid, NODES[i % NODES.length]!]));
   const running = new Set(SIDS);
   return {
