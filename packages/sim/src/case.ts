@@ -222,7 +222,7 @@ export function loadCase(dir: string, name = dir, options: LoadOptions = {}): Ca
   const guestConfig = loadGuestConfig(dir, options, services, warnings);
   const simOptions = loadSimOptions(dir, options, nodes);
   checkDelays(commands, simOptions?.maxTime ?? MAX_SIM_TIME);
-  if (simOptions?.pressureModel === 'load') refuseScriptedPressure(join(dir, 'cmdlist'), cmdlist, nodes);
+  if (simOptions?.pressureModel === 'load') refuseScriptedPressure(commands);
 
   const rulesConfig = readInputFile(join(dir, 'rules_config'), { maxBytes: options.maxFileBytes }) ?? '';
   const groups = readInputFile(join(dir, 'groups'), { maxBytes: options.maxFileBytes }) ?? '';
@@ -331,28 +331,18 @@ function loadGuestConfig(
 
 /**
  * Under the load pressure model a node's pressure is computed, never scripted: a command setting
- * `pressurecpusome` or `pressurememorysome` is refused, naming it.
+ * `pressurecpusome` or `pressurememorysome` is refused, naming it. Reads the commands as
+ * {@link loadCmdlist} parsed them (every one parsed, in list order), not parsing them again.
  */
-function refuseScriptedPressure(
-  path: string,
-  cmdlist: readonly (readonly string[])[],
-  nodes: ReadonlySet<string>,
-): void {
-  cmdlist.forEach((list, i) =>
-    list.forEach((cmd, j) => {
-      const parsed = parseCommand(cmd, nodes);
-      if (
-        parsed.ok &&
-        parsed.command.kind === 'node-stats' &&
-        parsed.command.values.some(([key]) => key.startsWith('pressure'))
-      ) {
-        throw new SimError(
-          'bad-case',
-          `'${path}' [${i}][${j}] '${cmd}': scripted pressure, but sim_options 'pressure-model' is 'load' (the model computes every node's pressure)`,
-        );
-      }
-    }),
-  );
+function refuseScriptedPressure(commands: readonly CaseCommand[]): void {
+  for (const { at, command } of commands) {
+    if (command.kind === 'node-stats' && command.values.some(([key]) => key.startsWith('pressure'))) {
+      throw new SimError(
+        'bad-case',
+        `${at}: scripted pressure, but sim_options 'pressure-model' is 'load' (the model computes every node's pressure)`,
+      );
+    }
+  }
 }
 
 /**

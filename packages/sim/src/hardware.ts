@@ -384,7 +384,7 @@ export class Hardware implements SimBackend {
   }
 
   /** The load pressure model's noise-free state of every node now (undefined without the model). */
-  pressureTruth(): NodePressure[] | undefined {
+  pressureTruth(): readonly NodePressure[] | undefined {
     return this.measurements.pressureTruth();
   }
 
@@ -660,7 +660,8 @@ export class Hardware implements SimBackend {
     // nothing to do, and the round ends the same way for both
     const concurrent = this.roundModel === 'concurrent';
     // the loads at the round's start hold for the whole round (a move shows in the next one)
-    this.loadModel?.begin(this.measurements.nodeLoads());
+    // (its evaluation shared with the previous round's sample when nothing changed in between)
+    this.loadModel?.begin(this.measurements.nodeLoads(), this.measurements.pressureTruth());
     if (concurrent) this.runConcurrentDaemons(skip);
     if (!concurrent && loopTime >= MAX_ROUND_SECONDS) throw new SimError('sim-abort', 'too many nodes');
     let first = true;

@@ -115,6 +115,27 @@ export class Measurements {
    * service is made once per change, not once per read.
    */
   private contributions: { version: number; byNode: Map<string, NodeContribution> } | undefined;
+  /**
+   * Per node, its running guests as the load pressure model sees them (sid byte order), for
+   * {@link measureVersion}: it moves with everything they are made of (running flags, config
+   * nodes, the services' static and dynamic stats); the nodes and their capacity never change.
+   */
+  private guestLoads: { version: number; byNode: Map<string, GuestLoad[]> } | undefined;
+  /**
+   * The last {@link nodeLoads} result for the versions it was made at (the guests by
+   * {@link measureVersion}, the host load by {@link hostVersion}), and its noise-free pressure
+   * once asked for: a round's start and the previous round's sample see the same loads when no
+   * command ran between them, so they are built and evaluated once. Neither the model nor any
+   * caller changes them (`readonly` all the way down).
+   */
+  private loads:
+    | {
+        version: number;
+        hostVersion: number;
+        loads: readonly NodeLoad[];
+        truth: readonly NodePressure[] | undefined;
+      }
+    | undefined;
   /** The last {@link measureNodes} result and its snapshot, for the versions it was made at (scripted pressure only). */
   private measuredNodes:
     | {
@@ -407,22 +428,15 @@ export class Measurements {
    * its load outside the HA services and its running guests (sid byte order) with the usage
    * the measured node stats count (`pve-9.2` rules: a value that is not a finite number ≥ 0
    * counts 0; memory is `memhost` when the guest reports one) and their configured cores.
+   * The same array is returned while nothing it is made of changed (callers read it, never
+   * change it).
    */
-  nodeLoads(): NodeLoad[] {
-    const nodeNames = this.placement.nodeNames;
-    const guests = new Map<string, GuestLoad[]>(nodeNames.map((n) => [n, []]));
-    for (const sid of this.placement.sortedSids()) {
-      const node = this.placement.configNode(sid)!;
-      const list = guests.get(node);
-      if (!list || !this.placement.isRunning(node, sid)) continue;
-      const st = this.dynamicStats.get(sid);
-      const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
-      const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
-      const maxcpu = this.staticStats.get(sid)?.maxcpu;
-      const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
-      list.push({ sid, cpu, vcpus, memBytes: mem });
-    }
-    return nodeNames.map((node) => {
+  nodeLoads(): readonly NodeLoad[] {
+    const cached = this.loads;
+    if (cached !== undefined && cached.version === this.measureVersion && cached.hostVersion === this.hostVersion)
+      return cached.loads;
+    const guests = this.nodeGuestLoads();
+    const loads = this.placement.nodeNames.map((node): NodeLoad => {
       const d = this.placement.nodeHardware(node)!;
       const host = this.hostLoad(node);
       return {
@@ -434,11 +448,41 @@ export class Measurements {
         guests: guests.get(node)!,
       };
     });
+    this.loads = { version: this.measureVersion, hostVersion: this.hostVersion, loads, truth: undefined };
+    return loads;
   }
 
-  /** The load pressure model's noise-free state of every node now (undefined without the model). */
-  pressureTruth(): NodePressure[] | undefined {
-    return this.options.loadModel?.evaluate(this.nodeLoads());
+  /** Per node, its running guests for {@link nodeLoads} (rebuilt when {@link measureVersion} moves). */
+  private nodeGuestLoads(): Map<string, GuestLoad[]> {
+    const cached = this.guestLoads;
+    if (cached !== undefined && cached.version === this.measureVersion) return cached.byNode;
+    const byNode = new Map<string, GuestLoad[]>(this.placement.nodeNames.map((n) => [n, []]));
+    for (const sid of this.placement.sortedSids()) {
+      const node = this.placement.configNode(sid)!;
+      const list = byNode.get(node);
+      if (!list || !this.placement.isRunning(node, sid)) continue;
+      const st = this.dynamicStats.get(sid);
+      const cpu = validMeasure(st?.cpu) ? st.cpu : 0;
+      const mem = validMeasure(st?.memhost) ? st.memhost : validMeasure(st?.mem) ? st.mem : 0;
+      const maxcpu = this.staticStats.get(sid)?.maxcpu;
+      const vcpus = validMeasure(maxcpu) && maxcpu >= 1 ? Math.ceil(maxcpu) : Math.max(1, Math.ceil(cpu));
+      list.push({ sid, cpu, vcpus, memBytes: mem });
+    }
+    this.guestLoads = { version: this.measureVersion, byNode };
+    return byNode;
+  }
+
+  /**
+   * The load pressure model's noise-free state of every node now (undefined without the model);
+   * evaluated once per {@link nodeLoads} result (the evaluation reads only the loads and the
+   * model's fixed node settings).
+   */
+  pressureTruth(): readonly NodePressure[] | undefined {
+    const loadModel = this.options.loadModel;
+    if (!loadModel) return undefined;
+    const loads = this.nodeLoads();
+    const cached = this.loads!;
+    return (cached.truth ??= loadModel.evaluate(loads));
   }
 
   /**

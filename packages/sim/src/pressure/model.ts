@@ -250,10 +250,11 @@ export class LoadPressureModel {
    * The start of a round: `loads` hold until {@link end}. Sets every running guest's shares;
    * a guest that no longer runs keeps its totals and gets no share. A node with migration
    * transfers running carries their cpu too: each of its guests gets the extra cpu stall
-   * share they cause (`migrationRate`), charged to its migration stall.
+   * share they cause (`migrationRate`), charged to its migration stall. `evaluated` is
+   * {@link evaluate}`(loads)` when the caller has it already (the evaluation is pure).
    */
-  begin(loads: readonly NodeLoad[]): void {
-    this.current = this.evaluate(loads);
+  begin(loads: readonly NodeLoad[], evaluated: readonly NodePressure[] = this.evaluate(loads)): void {
+    this.current = evaluated;
     for (const g of this.guests.values()) {
       g.node = undefined;
       g.want = 0;
