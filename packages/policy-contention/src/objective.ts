@@ -101,12 +101,11 @@ export function formatChange(change: MoveAssessment['source']): string {
 }
 
 /** Runs a model computation; its `ContentionError` (data the host gave) stops the round as `invalid-input`. */
-export function modelCall<T>(what: string | (() => string), run: () => T): T {
+export function modelCall<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (err) {
-    if (err instanceof ContentionError)
-      throw invalidInput(`${typeof what === 'string' ? what : what()}: ${err.message}`);
+    if (err instanceof ContentionError) throw invalidInput(`${what}: ${err.message}`);
     throw err;
   }
 }
@@ -206,10 +205,14 @@ export function roundObjective(
           horizonSeconds === undefined
             ? { source, target: destination, bundle }
             : { source, target: destination, bundle, horizonSeconds };
-        result = modelCall(
-          () => `candidate '${candidate.leader}' to '${target}'`,
-          () => score(move),
-        );
+        // modelCall's rule inline: no two closures per move
+        try {
+          result = score(move);
+        } catch (err) {
+          if (err instanceof ContentionError)
+            throw invalidInput(`candidate '${candidate.leader}' to '${target}': ${err.message}`);
+          throw err;
+        }
       }
     }
     byTarget.set(target, result);
