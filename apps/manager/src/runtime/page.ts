@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { errorMessage } from '../errors';
-import type { HttpReply, HttpRoute } from './metrics';
+import type { HttpReply, HttpRoute } from './listener';
 
 /** The files of the built page and what they are served as: `/` and `/ui/<file>`. */
 const PAGE_FILES: readonly { readonly file: string; readonly path: string; readonly type: string }[] = [
