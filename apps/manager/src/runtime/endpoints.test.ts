@@ -100,7 +100,12 @@ async function running(spec: FakeClusterSpec = unbalanced(), doc: Record<string,
 describe('the status endpoints', () => {
   it('/api/cluster: each node now (condition, load, pressure, guests); before any read, none', async () => {
     const s = await running();
-    expect((await s.get('/api/cluster')).json()).toEqual({ thresholdPercent: 30, read: null, failure: null });
+    expect((await s.get('/api/cluster')).json()).toEqual({
+      thresholdPercent: 30,
+      read: null,
+      failure: null,
+      version: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
     await s.rounds(1);
     const doc = (await s.get('/api/cluster')).json();
     expect(doc).toMatchObject({ thresholdPercent: 30, failure: null, read: { round: 1, quorate: true, imbalance: 1 } });
@@ -162,11 +167,76 @@ describe('the status endpoints', () => {
       ['after=1.5', "query parameter 'after' (a round number): expected a whole number ≥ 0, got '1.5'"],
       ['since=-3', "query parameter 'since' (seconds of the daemon clock): expected a number ≥ 0, got '-3'"],
       ['after=1&after=2', "query parameter 'after' is given twice"],
-      ['from=1', "unknown query parameter 'from' (this endpoint takes 'since', 'after')"],
+      ['from=1', "unknown query parameter 'from' (this endpoint takes 'since', 'after', 'pressure')"],
     ]) {
       const r = await s.get(`/api/history?${query}`);
       expect([r.status, r.json()], query).toEqual([400, { error: message }]);
     }
+  });
+
+  it('/api/history?pressure=0: the load columns without the pressure ones; a bad flag named', async () => {
+    const s = await running();
+    await s.rounds(2);
+    const doc = (await s.get('/api/history?pressure=0')).json();
+    expect(doc.nodes.node1).toEqual({ cpu: [0.75, 0.75], mem: [0.75, 0.75] });
+    expect((await s.get('/api/history?pressure=1')).json().nodes.node1.pressureCpu).toEqual([12.5, 12.5]);
+    // nothing since the poller's last round: no rounds, nothing to draw
+    expect((await s.get('/api/history?after=2&pressure=0')).json()).toMatchObject({ rounds: [], nodes: {} });
+    const r = await s.get('/api/history?pressure=no');
+    expect([r.status, r.json()]).toEqual([
+      400,
+      { error: "query parameter 'pressure' (the nodes' pressure columns): expected 1 or 0, got 'no'" },
+    ]);
+  });
+
+  it('unless=<version>: the same document again is only {unchanged, version}; a new round changes it; bad versions named', async () => {
+    const s = await running();
+    await s.rounds(1);
+    for (const path of ['/api/run', '/api/cluster', '/api/motions', '/api/drain']) {
+      const first = (await s.get(path)).json();
+      expect(first.version, path).toMatch(/^[0-9a-f]{16}$/);
+      // asked again with what it holds: nothing to redraw
+      expect((await s.get(`${path}?unless=${first.version}`)).json(), path).toEqual({
+        unchanged: true,
+        version: first.version,
+      });
+      // another version (a poller of an older state): the whole document
+      const other = first.version === '0000000000000000' ? '1111111111111111' : '0000000000000000';
+      expect((await s.get(`${path}?unless=${other}`)).json(), path).toEqual(first);
+    }
+    const cluster = (await s.get('/api/cluster')).json();
+    const motions = (await s.get('/api/motions')).json();
+    await s.rounds(1);
+    // round 2 read the cluster again, and the motion of round 1 ran on (its duration grew)
+    expect((await s.get(`/api/cluster?unless=${cluster.version}`)).json()).toMatchObject({ read: { round: 2 } });
+    expect((await s.get(`/api/motions?unless=${motions.version}&limit=5`)).json().motions).toHaveLength(1);
+    for (const [query, message] of [
+      [
+        'unless=abc',
+        "query parameter 'unless' (the version a poller holds): expected 16 hex digits as a reply's 'version', got 'abc'",
+      ],
+      [
+        'unless=0123456789ABCDEF',
+        "query parameter 'unless' (the version a poller holds): expected 16 hex digits as a reply's 'version', got '0123456789ABCDEF'",
+      ],
+      ['unless=0&unless=1', "query parameter 'unless' is given twice"],
+    ]) {
+      const r = await s.get(`/api/cluster?${query}`);
+      expect([r.status, r.json()], query).toEqual([400, { error: message }]);
+    }
+    expect((await s.get('/api/run?since=1')).json()).toEqual({
+      error: "unknown query parameter 'since' (this endpoint takes 'unless')",
+    });
+  });
+
+  it('/api/run: the interval; ended (and how) once the environment has', async () => {
+    const s = await running();
+    expect((await s.get('/api/run')).json()).toEqual({ intervalSeconds: 10, ended: null, version: expect.any(String) });
+    const host = s.host as { finished?: () => boolean; endStatus?: () => { ok: boolean; message: string } };
+    host.finished = () => true;
+    expect((await s.get('/api/run')).json().ended).toEqual({ ok: true, message: 'the environment has ended' });
+    host.endStatus = () => ({ ok: false, message: 'the simulation aborted at 40 s' });
+    expect((await s.get('/api/run')).json().ended).toEqual({ ok: false, message: 'the simulation aborted at 40 s' });
   });
 
   it('/api/decisions: each round line, filtered by outcome, reason and text; bad values named', async () => {
@@ -292,7 +362,7 @@ describe('the status endpoints', () => {
 
   it('/api/drain: none, a record written beside state.file, or a file that is no record (named)', async () => {
     const s = await running();
-    expect((await s.get('/api/drain')).json()).toEqual({ drain: null });
+    expect((await s.get('/api/drain')).json()).toEqual({ drain: null, version: expect.any(String) });
     const file = join(s.dir, 'drain-progress.json');
     writeFileSync(
       file,
@@ -320,11 +390,13 @@ describe('the status endpoints', () => {
         startedAtText: '2026-01-01T00:00:00.000Z',
         processGone: false,
       }),
+      version: expect.any(String),
     });
     writeFileSync(file, '{"format": "something else"}');
     expect((await s.get('/api/drain')).json()).toEqual({
       drain: null,
       problem: `'${file}' is not a drain progress record: field 'format': ${'Invalid input: expected "poise-drain-progress"'}`,
+      version: expect.any(String),
     });
   });
 
@@ -343,6 +415,7 @@ describe('the status endpoints', () => {
     await s.rounds(3);
     const paths = [
       '/status',
+      '/api/run',
       '/api/cluster',
       '/api/history',
       '/api/decisions',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nodeFailureReport, planPlacement } from '@poise/plan';
 import { inputFromSnapshot } from '../balancing/plan-input';
 import { planJson, whatIfJson } from '../balancing/plan-render';
@@ -62,6 +63,15 @@ function numberParam(
   return value;
 }
 
+/** A flag parameter, `1` or `0`: `undefined` when absent; a 400 naming it otherwise. */
+function flagParam(query: URLSearchParams, name: string, meaning: string): boolean | undefined {
+  const text = query.get(name);
+  if (text === null) return undefined;
+  if (text !== '0' && text !== '1')
+    throw new QueryError(`query parameter '${name}' (${meaning}): expected 1 or 0, got '${text}'`);
+  return text === '1';
+}
+
 /** A comma-separated list parameter, each value checked against `allowed` when given. */
 function listParam(query: URLSearchParams, name: string, allowed?: readonly string[]): Set<string> | undefined {
   const text = query.get(name);
@@ -73,6 +83,39 @@ function listParam(query: URLSearchParams, name: string, allowed?: readonly stri
       throw new QueryError(`query parameter '${name}': unknown value '${v}' (one of ${allowed.join(', ')})`);
   }
   return new Set(values);
+}
+
+/** A document's version: the first 16 hex digits of the SHA-1 of its JSON (equal documents, equal versions). */
+function versionOf(doc: unknown): string {
+  return createHash('sha1').update(JSON.stringify(doc)).digest('hex').slice(0, 16);
+}
+
+/** The `unless` parameter: a version a poller holds (16 hex digits), or `undefined`. */
+function versionParam(query: URLSearchParams): string | undefined {
+  const text = query.get('unless');
+  if (text === null) return undefined;
+  if (!/^[0-9a-f]{16}$/.test(text))
+    throw new QueryError(
+      `query parameter 'unless' (the version a poller holds): expected 16 hex digits as a reply's 'version', got '${text}'`,
+    );
+  return text;
+}
+
+/**
+ * A reply with its `version`; asked with `unless=<version>` and still the same, only
+ * `{unchanged: true, version}` (the poller keeps what it has and redraws nothing).
+ */
+function versioned(
+  query: URLSearchParams,
+  known: readonly string[],
+  body: (q: URLSearchParams) => Record<string, unknown>,
+): JsonReply {
+  return answer(query, [...known, 'unless'], (checked) => {
+    const unless = versionParam(checked);
+    const doc = body(checked);
+    const version = versionOf(doc);
+    return unless === version ? { unchanged: true, version } : { ...doc, version };
+  });
 }
 
 /** A reply from a function that may throw a QueryError (a 400 with the message). */
@@ -106,17 +149,18 @@ export class StatusEndpoints {
   /** The endpoints by path. */
   routes(): Map<string, JsonEndpoint> {
     return new Map<string, JsonEndpoint>([
-      ['/api/cluster', (q) => answer(q, [], () => this.cluster())],
-      ['/api/history', (q) => answer(q, ['since', 'after'], (checked) => this.history(checked))],
+      ['/api/run', (q) => versioned(q, [], () => this.run())],
+      ['/api/cluster', (q) => versioned(q, [], () => this.cluster())],
+      ['/api/history', (q) => answer(q, ['since', 'after', 'pressure'], (checked) => this.history(checked))],
       [
         '/api/decisions',
         (q) => answer(q, ['since', 'after', 'outcome', 'reason', 'q', 'limit'], (checked) => this.decisions(checked)),
       ],
-      ['/api/motions', (q) => answer(q, ['limit'], (checked) => this.motions(checked))],
+      ['/api/motions', (q) => versioned(q, ['limit'], (checked) => this.motions(checked))],
       ['/api/policy', (q) => answer(q, [], () => this.policy())],
       ['/api/plan', (q) => this.planReply(q, 'plan')],
       ['/api/what-if', (q) => this.planReply(q, 'what-if')],
-      ['/api/drain', (q) => answer(q, [], () => this.drain())],
+      ['/api/drain', (q) => versioned(q, [], () => this.drain())],
     ]);
   }
 
@@ -124,6 +168,19 @@ export class StatusEndpoints {
     return seconds === undefined
       ? { time: null, timeText: null }
       : { time: seconds, timeText: this.ctx.timeText(seconds) };
+  }
+
+  /**
+   * `/api/run`: whether the run goes on. `ended` once the environment has (a simulated
+   * scenario that ran to its end while the daemon keeps its page up), with how; else null.
+   */
+  run(): Record<string, unknown> {
+    const host = this.ctx.host;
+    const ended = host.finished?.() === true;
+    return {
+      intervalSeconds: this.ctx.config.intervalSeconds,
+      ended: ended ? (host.endStatus?.() ?? { ok: true, message: 'the environment has ended' }) : null,
+    };
   }
 
   /** `/api/cluster`: the nodes as the last good read saw them, and a failed read since. */
@@ -157,10 +214,14 @@ export class StatusEndpoints {
     };
   }
 
-  /** `/api/history?since=<seconds>&after=<round>`: per round, the imbalance and each node's load. */
+  /**
+   * `/api/history?since=<seconds>&after=<round>&pressure=0`: per round, the imbalance and each
+   * node's load (and pressure, unless `pressure=0`: the page charts load only).
+   */
   history(query: URLSearchParams): Record<string, unknown> {
     const since = numberParam(query, 'since', { min: 0, meaning: 'seconds of the daemon clock' });
     const after = numberParam(query, 'after', { whole: true, min: 0, meaning: 'a round number' });
+    const pressure = flagParam(query, 'pressure', "the nodes' pressure columns");
     return {
       intervalSeconds: this.ctx.config.intervalSeconds,
       keptSeconds: HISTORY_SECONDS,
@@ -168,6 +229,7 @@ export class StatusEndpoints {
       ...this.ctx.journal.history.toJson({
         ...(since === undefined ? {} : { since }),
         ...(after === undefined ? {} : { after }),
+        ...(pressure === false ? { pressure } : {}),
       }),
     };
   }

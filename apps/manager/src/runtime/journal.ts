@@ -84,6 +84,12 @@ export interface RoundQuery {
   readonly after?: number;
 }
 
+/** Which rounds and columns a history query wants. */
+export interface HistoryQuery extends RoundQuery {
+  /** `false`: without the nodes' pressure columns (default: with them, where reported). */
+  readonly pressure?: boolean;
+}
+
 /** The history's JSON: one entry per round in each column, aligned (`null` = no value). */
 export interface HistoryJson {
   readonly rounds: number[];
@@ -176,7 +182,7 @@ export class RoundHistory {
   }
 
   /** The rounds a query asks for, at most the capacity (the oldest beyond it are left out). */
-  toJson(query: RoundQuery = {}): HistoryJson {
+  toJson(query: HistoryQuery = {}): HistoryJson {
     const picked: { chunk: Chunk; index: number }[] = [];
     let skip = Math.max(0, this.kept - this.capacity);
     for (const chunk of this.chunks) {
@@ -201,6 +207,7 @@ export class RoundHistory {
           return col === undefined ? null : jsonNumber(col[index]!, digits);
         });
       const withPressure = (pick: (c: NodeColumns) => Float32Array | undefined) =>
+        query.pressure !== false &&
         picked.some(({ chunk }) => {
           const values = chunk.nodes.get(name);
           return values !== undefined && pick(values) !== undefined;
