@@ -5,6 +5,7 @@ export {
   imbalanceObjective,
   referencePipeline,
   type PipelineObjective,
+  type PipelineOptions,
   type ReferenceBalancerConfig,
   type StagePart,
   type StageSlot,
@@ -46,7 +47,17 @@ export {
   usageScorer,
   type HoldState,
 } from './stages';
-export { PolicyError, hasErrorCode, invalidInput, missingContext, type PolicyErrorCode } from './errors';
+export {
+  PolicyError,
+  StageError,
+  hasErrorCode,
+  invalidInput,
+  missingContext,
+  type PolicyErrorCode,
+  type StageFailure,
+  type StageHook,
+} from './errors';
+export { jsonProblem } from './json';
 export { showValue, stateCheck, type StateCheck } from './state';
 export { TELEMETRY_MAX } from './round';
 export {

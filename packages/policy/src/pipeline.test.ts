@@ -542,7 +542,7 @@ describe('state in, state out', () => {
     expect(state.count).toBe(3);
   });
 
-  it('throws when the select stage passes without a selection', () => {
+  it('fails the select stage that passes without a selection', () => {
     const lazySelect: Stage<null> = {
       name: 'lazy',
       kind: 'select',
@@ -551,7 +551,7 @@ describe('state in, state out', () => {
     };
     const pipeline = new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), lazySelect]);
     expect(() => pipeline.run(fakeContext().ctx, {})).toThrow(
-      new PolicyError('invalid-pipeline', 'pipeline ended without a selected migration'),
+      "stage 'lazy' failed in round 1 (now 100): run() passed on a plan without 'selected' (a select stage selects a move or stops the round)",
     );
   });
 

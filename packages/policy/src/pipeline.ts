@@ -1,5 +1,6 @@
-import { PolicyError, hasErrorCode } from './errors';
-import { checkOutcomes, isReasonFormat, roundContext } from './round';
+import { PolicyError, StageError, hasErrorCode, type StageHook } from './errors';
+import { jsonProblem } from './json';
+import { checkOutcomes, isHostError, isReasonFormat, roundContext } from './round';
 import { showValue } from './state';
 import {
   evaluatorOf,
@@ -16,6 +17,7 @@ import type {
   Decision,
   Notice,
   NoticeInit,
+  Observed,
   PipelineState,
   Plan,
   Stage,
@@ -33,9 +35,102 @@ const KIND_ORDER: StageKind[] = ['gate', 'candidates', 'filter', 'score', 'selec
 /** The stage name of decisions about the context itself (an invalid `now` or `motionInFlight`). */
 export const PIPELINE_STAGE = 'pipeline';
 
+/** What a {@link Pipeline} knows beside its stages. */
+export interface PipelineOptions {
+  /**
+   * The plug-in each stage comes from (its `name`), by stage name, for the {@link StageError}s
+   * of its stages; a stage not listed is the reference pipeline's. `PolicyRegistry.pipeline`
+   * fills it.
+   */
+  readonly owners?: ReadonlyMap<string, string>;
+  /**
+   * Sees every {@link StageError} just before the pipeline throws it: for a host that cannot
+   * catch it itself (the HA core's manager logs the errors of a round and carries on, as the
+   * reference does; the simulator's command line still has to say that a stage failed). An
+   * observer: it must not throw.
+   */
+  readonly onStageError?: (err: StageError) => void;
+}
+
+/** Ways a stage's outcome can be wrong, checked every round (see {@link outcomeProblem}). */
+const OUTCOME_SHAPE = 'expected {plan, state} or {stop, state}';
+
+/** The first problem with the shape of an outcome of `Stage.run`, or `undefined`. */
+function outcomeProblem(out: unknown): string | undefined {
+  if (typeof out !== 'object' || out === null || Array.isArray(out))
+    return `returned ${showValue(out)}, ${OUTCOME_SHAPE}`;
+  const o = out as Record<string, unknown>;
+  if (!('state' in o)) return `returned no 'state', ${OUTCOME_SHAPE}`;
+  const notices = noticesProblem(o.notices);
+  if (notices !== undefined) return notices;
+  if ('stop' in o) {
+    if (typeof o.stop !== 'string' || o.stop === '')
+      return `returned 'stop' ${showValue(o.stop)}, expected a non-empty string (the reason)`;
+    for (const field of ['code', 'key'] as const)
+      if (o[field] !== undefined && (typeof o[field] !== 'string' || o[field] === ''))
+        return `returned '${field}' ${showValue(o[field])}, expected a non-empty string or nothing`;
+    for (const field of ['quiet', 'breaksStreak'] as const)
+      if (o[field] !== undefined && typeof o[field] !== 'boolean')
+        return `returned '${field}' ${showValue(o[field])}, expected a boolean or nothing`;
+    return undefined;
+  }
+  if (typeof o.plan !== 'object' || o.plan === null || Array.isArray(o.plan))
+    return `returned 'plan' ${showValue(o.plan)} and no 'stop', ${OUTCOME_SHAPE}`;
+  return planProblem(o.plan as Record<string, unknown>);
+}
+
+/** The first problem with the fields of a plan a stage passed on (their types; the values are the stages'). */
+function planProblem(plan: Record<string, unknown>): string | undefined {
+  const bad = (field: string, expected: string) =>
+    `returned 'plan.${field}' ${showValue(plan[field])}, expected ${expected}`;
+  const { imbalance, candidates, scored, selected, evaluator, continueSeries, objective } = plan;
+  if (imbalance !== undefined && (typeof imbalance !== 'number' || !Number.isFinite(imbalance) || imbalance < 0))
+    return bad('imbalance', 'a finite number >= 0');
+  if (candidates !== undefined && !Array.isArray(candidates)) return bad('candidates', 'an array');
+  if (scored !== undefined && !Array.isArray(scored)) return bad('scored', 'an array');
+  if (selected !== undefined && (typeof selected !== 'object' || selected === null || Array.isArray(selected)))
+    return bad('selected', 'a scored migration (an object)');
+  const functions = (value: unknown, names: readonly string[]) =>
+    typeof value === 'object' &&
+    value !== null &&
+    names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+  if (evaluator !== undefined && !functions(evaluator, ['imbalance', 'score']))
+    return bad('evaluator', 'an object with imbalance() and score()');
+  if (continueSeries !== undefined && typeof continueSeries !== 'boolean') return bad('continueSeries', 'a boolean');
+  if (
+    objective !== undefined &&
+    (!functions(objective, ['gain', 'formatGain']) || typeof (objective as { name?: unknown }).name !== 'string')
+  )
+    return bad('objective', "a move objective (a 'name', gain() and formatGain())");
+  return undefined;
+}
+
+/** The first problem with the notices of an outcome (an array of {code, severity, message}, or nothing). */
+function noticesProblem(notices: unknown): string | undefined {
+  if (notices === undefined) return undefined;
+  if (!Array.isArray(notices)) return `returned 'notices' ${showValue(notices)}, expected an array or nothing`;
+  for (let i = 0; i < notices.length; i++) {
+    const n: unknown = notices[i];
+    const ok =
+      typeof n === 'object' &&
+      n !== null &&
+      typeof (n as NoticeInit).code === 'string' &&
+      ((n as NoticeInit).severity === 'info' || (n as NoticeInit).severity === 'warning') &&
+      typeof (n as NoticeInit).message === 'string';
+    if (!ok) return `returned 'notices.${i}' ${showValue(n)}, expected {code, severity: info|warning, message}`;
+  }
+  return undefined;
+}
+
 /** An ordered, validated list of stages. */
 export class Pipeline {
   readonly stages: readonly Stage[];
+  readonly #owners: ReadonlyMap<string, string>;
+  readonly #onStageError: ((err: StageError) => void) | undefined;
+  /** Rounds this pipeline ran (`run` calls), for {@link StageError.round}. */
+  #rounds = 0;
+  /** `ctx.now` of the round running, if one is. */
+  #now: number | undefined;
   /**
    * The stage states (objects) this pipeline's own rounds returned, with the stage that made
    * each: handed back as they are, they are not checked again (a host keeps the state a round
@@ -49,7 +144,9 @@ export class Pipeline {
    * score < select < accept, at least one `candidates`, `score` and `select` stage. Throws
    * `PolicyError` `invalid-pipeline`.
    */
-  constructor(stages: readonly Stage[]) {
+  constructor(stages: readonly Stage[], options: PipelineOptions = {}) {
+    this.#owners = options.owners ?? new Map();
+    this.#onStageError = options.onStageError;
     const names = new Set<string>();
     let last = 0;
     for (const stage of stages) {
@@ -79,15 +176,97 @@ export class Pipeline {
     this.stages = stages;
   }
 
+  /**
+   * Every stage's initial state. Throws {@link StageError} for a stage whose `initialState`
+   * throws or is not plain JSON.
+   */
   initialState(): PipelineState {
-    return Object.fromEntries(this.stages.map((s) => [s.name, s.initialState()]));
+    return Object.fromEntries(this.stages.map((s) => [s.name, this.#initial(s)]));
+  }
+
+  /** The plug-in of a stage (`undefined`: the reference pipeline's), as its {@link StageError}s name it. */
+  pluginOf(stage: string): string | undefined {
+    return this.#owners.get(stage);
+  }
+
+  /**
+   * The {@link StageError} of `stage` (named with its plug-in and the round running), shown to
+   * the observer of {@link PipelineOptions.onStageError}; the caller throws it.
+   */
+  #failure(stage: Stage, hook: StageHook, problem: string, cause?: unknown): StageError {
+    const err = new StageError(
+      {
+        plugin: this.#owners.get(stage.name),
+        stage: stage.name,
+        hook,
+        round: this.#now === undefined ? 0 : this.#rounds,
+        now: this.#now,
+        problem,
+      },
+      cause === undefined ? undefined : { cause },
+    );
+    this.#onStageError?.(err);
+    return err;
+  }
+
+  /**
+   * Runs a stage function: what it throws becomes its {@link StageError} (`threw: <message>`),
+   * except the errors it may throw by contract (`pass` says which) and the host's own errors
+   * passing through it (thrown by a member of the context: not the stage's).
+   */
+  #call<T>(stage: Stage, hook: StageHook, run: () => T, pass: (err: unknown) => boolean = () => false): T {
+    try {
+      return run();
+    } catch (err) {
+      if (pass(err) || hasErrorCode(err, 'stage-failed') || isHostError(err)) throw err;
+      throw this.#failure(stage, hook, `threw: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+  }
+
+  /** `state` as a stage returned it from `hook`, checked to be plain JSON (else its {@link StageError}). */
+  #json<S>(stage: Stage, hook: StageHook, state: S): S {
+    const problem = jsonProblem(state);
+    if (problem !== undefined) throw this.#failure(stage, hook, `returned a state that is not plain JSON: ${problem}`);
+    return state;
+  }
+
+  #initial(stage: Stage): unknown {
+    return this.#json(
+      stage,
+      'initialState',
+      this.#call(stage, 'initialState', () => stage.initialState()),
+    );
+  }
+
+  /**
+   * The state after an earlier stage stopped the round as not qualifying, for a host that
+   * breaks the streaks itself on a round it does not run (e.g. an unsettled cluster): every
+   * stage's `breakStreak` on its state (the input is not mutated). Throws {@link StageError}
+   * for a stage whose `breakStreak` throws or returns a state that is not plain JSON.
+   */
+  breakStreaks(state: PipelineState): PipelineState {
+    const next: Record<string, unknown> = { ...state };
+    for (const stage of this.stages) {
+      if (stage.breakStreak && Object.hasOwn(state, stage.name))
+        next[stage.name] = this.#broken(stage, state[stage.name]);
+    }
+    return next;
+  }
+
+  #broken(stage: Stage, state: unknown): unknown {
+    return this.#json(
+      stage,
+      'breakStreak',
+      this.#call(stage, 'breakStreak', () => stage.breakStreak!(state)),
+    );
   }
 
   /**
    * Checks a restored (e.g. persisted, `JSON.parse`d) pipeline state and returns it with every
    * stage's state validated (`Stage.validateState`) and missing ones filled with their initial
    * state. States of names no stage has are kept untouched (e.g. from an older pipeline).
-   * Throws `PolicyError` `invalid-state` naming the stage and field. `run` does the same at
+   * Throws `PolicyError` `invalid-state` naming the stage and field (and {@link StageError}
+   * when `validateState` throws anything else, or `initialState` fails). `run` does the same at
    * the start of every round, except for a stage state that is the very object a round of this
    * pipeline returned for that stage (its stage made it; states are not to be mutated).
    */
@@ -100,9 +279,14 @@ export class Pipeline {
       const value = Object.hasOwn(next, stage.name) ? next[stage.name] : undefined;
       next[stage.name] =
         value === undefined
-          ? stage.initialState()
+          ? this.#initial(stage)
           : stage.validateState && !(typeof value === 'object' && value !== null && this.#made.get(value) === stage)
-            ? stage.validateState(value)
+            ? this.#call(
+                stage,
+                'validateState',
+                () => stage.validateState!(value),
+                (err) => hasErrorCode(err, 'invalid-state'),
+              )
             : value;
     }
     return next;
@@ -123,9 +307,23 @@ export class Pipeline {
    * `motionInFlight` and `format` (else a stop of stage `pipeline`, code `invalid-input`), check the
    * reported outcomes (invalid ones dropped with a notice), let every stage `observe`, then
    * run the stages until one stops or the last one passes.
+   *
+   * A stage that breaks its contract aborts the round with a {@link StageError} naming its
+   * plug-in, the stage, the round and what was wrong: `observe`, `run` or `breakStreak` threw
+   * (other than `invalid-input` from `run`, which stops the round, `invalid-context`, which
+   * names the host's missing member, and the host's own errors passing through the stage), a
+   * result not of the shape its type says (`returned undefined`), or a state that is not plain
+   * JSON (`state.x is a function`, NaN, Infinity, a BigInt, a Map, a cycle, an `undefined`
+   * field). The host's state stays as before the round.
    */
   run(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
-    return this.#returned(this.#round(ctx, state));
+    this.#rounds++;
+    this.#now = typeof ctx.now === 'number' ? ctx.now : undefined;
+    try {
+      return this.#returned(this.#round(ctx, state));
+    } finally {
+      this.#now = undefined;
+    }
   }
 
   #round(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
@@ -171,33 +369,56 @@ export class Pipeline {
     const facts = { now: ctx.now, outcomes: reported.outcomes };
     for (const stage of this.stages) {
       if (!stage.observe) continue;
-      const seen = stage.observe(facts, next[stage.name]);
-      next[stage.name] = seen.state;
-      collect(stage.name, seen.notices);
+      const before = next[stage.name];
+      const seen: unknown = this.#call(stage, 'observe', () => stage.observe!(facts, before));
+      const problem =
+        typeof seen !== 'object' || seen === null || Array.isArray(seen)
+          ? `returned ${showValue(seen)}, expected {state}`
+          : !('state' in seen)
+            ? "returned no 'state', expected {state}"
+            : noticesProblem((seen as Observed<unknown>).notices);
+      if (problem !== undefined) throw this.#failure(stage, 'observe', problem);
+      const observed = seen as Observed<unknown>;
+      next[stage.name] = observed.state === before ? before : this.#json(stage, 'observe', observed.state);
+      collect(stage.name, observed.notices);
     }
 
     const round = roundContext(ctx, reported.outcomes);
     let plan: Plan = {};
     for (let i = 0; i < this.stages.length; i++) {
       const stage = this.stages[i]!;
-      let out;
+      const before = next[stage.name];
+      let out: StageOutcome<unknown>;
       try {
-        out = stage.run(round, plan, next[stage.name]);
+        out = this.#call(
+          stage,
+          'run',
+          () => stage.run(round, plan, before),
+          (err) => hasErrorCode(err, 'invalid-input') || hasErrorCode(err, 'invalid-context'),
+        );
       } catch (err) {
         if (hasErrorCode(err, 'invalid-input')) {
           return { decision: stopped(stage.name, { stop: err.message, code: 'invalid-input' }), state: next };
         }
         throw err;
       }
-      next[stage.name] = out.state;
+      const problem = outcomeProblem(out);
+      if (problem !== undefined) throw this.#failure(stage, 'run', problem);
+      next[stage.name] = out.state === before ? before : this.#json(stage, 'run', out.state);
       collect(stage.name, out.notices);
       if ('stop' in out) {
         if (out.breaksStreak) {
           for (const later of this.stages.slice(i + 1))
-            if (later.breakStreak) next[later.name] = later.breakStreak(next[later.name]);
+            if (later.breakStreak) next[later.name] = this.#broken(later, next[later.name]);
         }
         return { decision: stopped(stage.name, out), state: next };
       }
+      if (stage.kind === 'select' && out.plan.selected === undefined)
+        throw this.#failure(
+          stage,
+          'run',
+          "passed on a plan without 'selected' (a select stage selects a move or stops the round)",
+        );
       plan = out.plan;
     }
     const selected = plan.selected;
@@ -377,6 +598,7 @@ export function composePipeline(
   reference: ReferenceBalancerConfig,
   parts: readonly StagePart[] = [],
   objective?: PipelineObjective,
+  options: PipelineOptions = {},
 ): Pipeline {
   for (const part of parts) {
     if (!Object.hasOwn(SLOT_KIND, part.slot)) {
@@ -436,18 +658,21 @@ export function composePipeline(
         }
       : objective;
   }
-  return new Pipeline([
-    motionInFlightGate(),
-    ...(judge.gate ? [judge.gate] : []),
-    ...bySlot('gate'),
-    judge.hold,
-    hostCandidates(),
-    ...bySlot('filter'),
-    judge.score,
-    chosen[0]?.stage ?? selectBest(),
-    judge.margin,
-    ...bySlot('accept'),
-  ]);
+  return new Pipeline(
+    [
+      motionInFlightGate(),
+      ...(judge.gate ? [judge.gate] : []),
+      ...bySlot('gate'),
+      judge.hold,
+      hostCandidates(),
+      ...bySlot('filter'),
+      judge.score,
+      chosen[0]?.stage ?? selectBest(),
+      judge.margin,
+      ...bySlot('accept'),
+    ],
+    options,
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { PolicyError } from './errors';
+import { PolicyError, type StageError } from './errors';
 import {
   type Pipeline,
   type PipelineObjective,
@@ -59,6 +59,8 @@ export class PolicyRegistry {
   private readonly byKey = new Map<string, { readonly plugin: PolicyPlugin; readonly spec: CrsKeySpec }>();
   /** Every plug-in's settings when no key is set and no preset applies. */
   readonly off: PolicySettings;
+  /** Sees the stage failures of this registry's pipelines (see {@link PolicyRegistry.reporting}). */
+  private onStageError: ((err: StageError) => void) | undefined;
 
   /**
    * Checks each plug-in ({@link checkPlugin}, named by `origins[i]` when given, else by its
@@ -100,10 +102,28 @@ export class PolicyRegistry {
    */
   with(plugins: readonly { readonly plugin: unknown; readonly origin: string }[]): PolicyRegistry {
     if (plugins.length === 0) return this;
-    return new PolicyRegistry(
+    const next = new PolicyRegistry(
       [...this.plugins, ...plugins.map((p) => p.plugin)],
       [...this.plugins.map((p) => p.name), ...plugins.map((p) => p.origin)],
     );
+    next.onStageError = this.onStageError;
+    return next;
+  }
+
+  /**
+   * This registry (the same plug-ins) with pipelines that show every `StageError` to
+   * `listener` before they throw it (`PipelineOptions.onStageError`): for a host that runs the
+   * pipeline through code that catches the error (the HA core's manager logs it and carries on,
+   * as the reference does) and must still learn that a stage failed (the simulator's command
+   * line). The listener is an observer: it must not throw.
+   */
+  reporting(listener: (err: StageError) => void): PolicyRegistry {
+    const next = new PolicyRegistry(
+      this.plugins,
+      this.plugins.map((p) => p.name),
+    );
+    next.onStageError = listener;
+    return next;
   }
 
   /** Every key of every plug-in, in the registry's order (for docs, schemas, key lists). */
@@ -158,16 +178,24 @@ export class PolicyRegistry {
    * objective one supplies (see `composePipeline`). Throws `PolicyError` `invalid-pipeline` for
    * two objectives or parts that do not fit, and `invalid-plugin` when a plug-in's function
    * throws or returns something else than its contract says (the message names the plug-in).
+   * The pipeline knows the plug-in of each stage: its `StageError`s name it.
    */
   pipeline(settings: PolicySettings, reference: ReferenceBalancerConfig): Pipeline {
     const build = { reference };
     const parts: StagePart[] = [];
+    const owners = new Map<string, string>();
     let objective: { readonly plugin: string; readonly value: PipelineObjective } | undefined;
     for (const plugin of this.plugins) {
       const own = this.own(settings, plugin);
       if (plugin.stages) {
         const list = call(plugin, 'stages', () => plugin.stages!(own, build));
         if (!Array.isArray(list)) throw badReturn(plugin, 'stages', 'an array of stage parts', list);
+        list.forEach((part: unknown, i) => {
+          const stage = (part as { stage?: unknown } | null)?.stage as { name?: unknown; run?: unknown } | undefined;
+          if (typeof stage !== 'object' || stage === null || typeof stage.run !== 'function')
+            throw badReturn(plugin, 'stages', `stage parts ({slot, order, stage}); part ${i} has no stage`, part);
+          if (typeof stage.name === 'string') owners.set(stage.name, plugin.name);
+        });
         parts.push(...(list as StagePart[]));
       }
       if (plugin.objective) {
@@ -181,9 +209,16 @@ export class PolicyRegistry {
             `plug-ins '${objective.plugin}' and '${plugin.name}' both supply an objective ('${objective.value.name}', '${value.name}')`,
           );
         objective = { plugin: plugin.name, value };
+        for (const role of ['gate', 'hold', 'score', 'margin'] as const) {
+          const name = (value[role] as { name?: unknown } | undefined)?.name;
+          if (typeof name === 'string') owners.set(name, plugin.name);
+        }
       }
     }
-    return composePipeline(reference, parts, objective?.value);
+    return composePipeline(reference, parts, objective?.value, {
+      owners,
+      ...(this.onStageError ? { onStageError: this.onStageError } : {}),
+    });
   }
 
   /** What the host must provide or do for these settings: every plug-in's {@link HostNeeds}, ORed. */

@@ -237,13 +237,41 @@ export function checkOutcomes(value: unknown, now: number): { outcomes: MotionOu
   return { outcomes, notices };
 }
 
+/**
+ * Errors the host's context threw (marked on their way through the round context): a stage
+ * must let them pass (see `Stage`), and the pipeline hands them on as they are, not as the
+ * stage's failure.
+ */
+const HOST_ERRORS = new WeakSet<object>();
+
+/** Whether `err` was thrown by a member of the host's context during a round. */
+export function isHostError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && HOST_ERRORS.has(err);
+}
+
+/** `read` as a call of the host: what it throws is marked as the host's ({@link isHostError}). */
+function fromHost<A extends unknown[], R>(read: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return read(...args);
+    } catch (err) {
+      if (typeof err === 'object' && err !== null) HOST_ERRORS.add(err);
+      throw err;
+    }
+  };
+}
+
 /** Wraps an evaluator: memoises the imbalance and checks every value it returns. */
 function checkedEvaluator(inner: BalanceEvaluator, what: string): BalanceEvaluator {
   let imbalance: number | undefined;
+  const read = fromHost(() => inner.imbalance());
+  const score = fromHost((candidates: MigrationCandidate[], method: BalanceMethod, limit: number) =>
+    inner.score(candidates, method, limit),
+  );
   return {
-    imbalance: () => (imbalance ??= checkImbalance(inner.imbalance(), `${what} imbalance`)),
+    imbalance: () => (imbalance ??= checkImbalance(read(), `${what} imbalance`)),
     score: (candidates: MigrationCandidate[], method: BalanceMethod, limit: number) =>
-      checkScored(inner.score(candidates, method, limit), candidates, limit),
+      checkScored(score(candidates, method, limit), candidates, limit),
   };
 }
 
@@ -254,6 +282,7 @@ function checkedEvaluator(inner: BalanceEvaluator, what: string): BalanceEvaluat
  */
 export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutcome[]): BalanceContext {
   const measured = checkedEvaluator(ctx, 'the host');
+  const readCandidates = fromHost(() => ctx.candidates());
   let candidates: BalanceCandidate[] | undefined;
   let nodes: readonly NodeTelemetry[] | undefined;
   let guests: readonly GuestTelemetry[] | undefined;
@@ -263,30 +292,30 @@ export function roundContext(ctx: BalanceContext, outcomes: readonly MotionOutco
     outcomes,
     imbalance: () => measured.imbalance(),
     score: (candidates, method, limit) => measured.score(candidates, method, limit),
-    candidates: () => (candidates ??= checkCandidates(ctx.candidates())),
+    candidates: () => (candidates ??= checkCandidates(readCandidates())),
   };
   if (ctx.nodes) {
-    const read = ctx.nodes.bind(ctx);
+    const read = fromHost(ctx.nodes.bind(ctx));
     round.nodes = () => (nodes ??= checkNodes(read()));
   }
   if (ctx.guests) {
-    const read = ctx.guests.bind(ctx);
+    const read = fromHost(ctx.guests.bind(ctx));
     round.guests = () => (guests ??= checkGuests(read()));
   }
   if (ctx.adjust) {
-    const adjust = ctx.adjust.bind(ctx);
+    const adjust = fromHost(ctx.adjust.bind(ctx));
     round.adjust = (list: readonly AdjustedNodeUsage[]) => checkedEvaluator(adjust(list), 'the adjusted');
   }
   if (ctx.migrationTasks) {
-    const read = ctx.migrationTasks.bind(ctx);
+    const read = fromHost(ctx.migrationTasks.bind(ctx));
     let tasks: readonly FinishedMigration[] | undefined;
     round.migrationTasks = () => (tasks ??= read());
   }
-  if (ctx.guestConfig) round.guestConfig = ctx.guestConfig.bind(ctx);
-  if (ctx.migratability) round.migratability = ctx.migratability.bind(ctx);
-  if (ctx.sharedStorage) round.sharedStorage = ctx.sharedStorage.bind(ctx);
+  if (ctx.guestConfig) round.guestConfig = fromHost(ctx.guestConfig.bind(ctx));
+  if (ctx.migratability) round.migratability = fromHost(ctx.migratability.bind(ctx));
+  if (ctx.sharedStorage) round.sharedStorage = fromHost(ctx.sharedStorage.bind(ctx));
   if (ctx.planInput) {
-    const read = ctx.planInput.bind(ctx);
+    const read = fromHost(ctx.planInput.bind(ctx));
     let input: { value: unknown } | undefined;
     round.planInput = () => (input ??= { value: read() }).value;
   }

@@ -368,7 +368,10 @@ export interface Observed<S> {
  *   `PolicyError`, or, in a plug-in without a runtime import of this package, any `Error` with
  *   that `code`); the pipeline turns it into a stop with that code (the stage's state stays as
  *   it was). A stage must not catch errors thrown by the context.
- * - Any other exception aborts the round and reaches the host.
+ * - Any other exception, a result not of the shape {@link StageOutcome} says, or a state that is
+ *   not plain JSON aborts the round with a `StageError` (`stage-failed`) naming the stage's
+ *   plug-in, the stage, the round and what was wrong; it reaches the host. (`invalid-context`
+ *   and the context's own errors reach it as they are.)
  */
 export interface Stage<S = unknown> {
   /** Unique within a pipeline; the key of the stage's state. */
