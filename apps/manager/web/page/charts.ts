@@ -6,7 +6,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 
 /** Up to this many nodes the load chart has a line per node; above, a heatmap. */
-const MAX_NODE_LINES = 12;
+export const MAX_NODE_LINES = 12;
 
 /** Colours of a motion's outcome, as the page's tables show them. */
 const MOTION_COLOURS = {
@@ -43,7 +43,15 @@ export interface MotionRow {
   readonly t: number;
   readonly label: string;
   readonly result: string;
+  /** Who asked: `ha` or `guest` (the daemon's own), `drain` (a drain's). */
+  readonly via: string;
 }
+
+/** The marker of a motion by who asked: the daemon's a triangle, a drain's a square. */
+const MOTION_SHAPES = {
+  domain: ['ha', 'guest', 'drain'],
+  range: ['triangle-down', 'triangle-down', 'square'],
+} as const;
 
 /** A row of the node load chart. */
 export interface LoadRow {
@@ -71,7 +79,8 @@ const timeAxis = (title: string | null, width: number, spanSeconds: number) => (
 
 /**
  * The normalised imbalance per round (percent) with the threshold as a dashed rule and each
- * motion as a mark at its request (colour: its outcome). Datasets: `series`, `motions`.
+ * motion as a mark at its request (colour: its outcome; a square for a drain's). Datasets:
+ * `series` (down-sampled by the page: each slice's lowest and highest value), `motions`.
  * `spanSeconds`: the time the chart spans (the axis labels show seconds when it is short).
  */
 export function imbalanceSpec(width: number, thresholdPercent: number, spanSeconds: number): TopLevelSpec {
@@ -117,8 +126,15 @@ export function imbalanceSpec(width: number, thresholdPercent: number, spanSecon
             scale: { domain: [...MOTION_COLOURS.domain], range: [...MOTION_COLOURS.range] },
             legend: { title: 'motions', symbolType: 'triangle-down' },
           },
+          shape: {
+            field: 'via',
+            type: 'nominal',
+            scale: { domain: [...MOTION_SHAPES.domain], range: [...MOTION_SHAPES.range] },
+            legend: null,
+          },
           tooltip: [
             { field: 'label', type: 'nominal', title: 'motion' },
+            { field: 'via', type: 'nominal', title: 'asked by' },
             { field: 'result', type: 'nominal', title: 'outcome' },
           ],
         },
@@ -129,9 +145,9 @@ export function imbalanceSpec(width: number, thresholdPercent: number, spanSecon
 }
 
 /**
- * One resource's node load (percent of capacity) per round: a line per node, or above
- * {@link MAX_NODE_LINES} nodes a heatmap of nodes × time. Dataset: `load` (rows of every
- * resource; the chart keeps its own).
+ * One resource's node load (percent of capacity), a line per node (up to
+ * {@link MAX_NODE_LINES} nodes; above, the page draws a heatmap: `heatmap.ts`). Dataset: `load`
+ * (rows of this resource, down-sampled by the page: each slice's lowest and highest value).
  */
 export function loadSpec(
   width: number,
@@ -144,36 +160,13 @@ export function loadSpec(
     { field: 't', type: 'temporal' as const, title: 'time (UTC)', format: '%H:%M:%S', formatType: 'utc' },
     { field: 'load', type: 'quantitative' as const, title: 'load %', format: '.1f' },
   ];
-  const common = {
+  return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     config: CONFIG,
     width,
     autosize: { type: 'fit-x' as const, contains: 'padding' as const },
     data: { name: 'load' },
     title: { text: `Node ${resource}`, subtitle: 'measured use, percent of the node\u2019s capacity' },
-    transform: [{ filter: { field: 'resource', equal: resource } }],
-  };
-  if (nodes.length > MAX_NODE_LINES) {
-    return {
-      ...common,
-      height: Math.min(600, Math.max(120, nodes.length * 8)),
-      mark: { type: 'rect' },
-      encoding: {
-        x: { ...timeAxis(null, width, spanSeconds), timeUnit: { unit: 'utcyearmonthdatehoursminutes', step: 5 } },
-        y: { field: 'node', type: 'nominal', sort: [...nodes], axis: { title: null, labelLimit: 90 } },
-        color: {
-          aggregate: 'mean',
-          field: 'load',
-          type: 'quantitative',
-          title: 'load %',
-          scale: { domain: [0, 100], scheme: 'yelloworangered', clamp: true },
-        },
-        tooltip,
-      },
-    };
-  }
-  return {
-    ...common,
     height: 170,
     mark: { type: 'line', interpolate: 'step-after', strokeWidth: 1.5 },
     encoding: {
@@ -189,24 +182,4 @@ export function loadSpec(
       tooltip,
     },
   };
-}
-
-/** The history's columns as chart rows (times in ms, ratios in percent). */
-export function historyRows(history: {
-  readonly time: readonly number[];
-  readonly imbalance: readonly (number | null)[];
-  readonly nodes: Readonly<
-    Record<string, { readonly cpu: readonly (number | null)[]; readonly mem: readonly (number | null)[] }>
-  >;
-}): { imbalance: ImbalanceRow[]; load: LoadRow[] } {
-  const pct = (x: number | null | undefined) => (x === null || x === undefined ? null : Math.round(x * 10000) / 100);
-  const imbalance = history.time.map((t, i) => ({ t: t * 1000, imbalance: pct(history.imbalance[i]) }));
-  const load: LoadRow[] = [];
-  for (const [node, series] of Object.entries(history.nodes)) {
-    history.time.forEach((t, i) => {
-      load.push({ t: t * 1000, node, resource: 'CPU', load: pct(series.cpu[i]) });
-      load.push({ t: t * 1000, node, resource: 'memory', load: pct(series.mem[i]) });
-    });
-  }
-  return { imbalance, load };
 }

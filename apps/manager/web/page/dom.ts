@@ -20,16 +20,79 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return e;
 }
 
-/** Replaces the children of the element with the id. */
+/**
+ * Makes the children of the element with the id those given, changing only what differs:
+ * an element of the same tag (and `data-key`) is kept and its attributes and children made
+ * alike, a text node keeps its node and gets the new text only when it differs. So a poll
+ * that brings nothing new leaves the DOM as it was (a text selection survives), and a table
+ * whose rows carry a `data-key` keeps its old rows when new ones come on top.
+ */
 export function fill(id: string, ...children: Child[]): HTMLElement {
   const target = document.getElementById(id);
   if (target === null) throw new Error(`the page has no element '#${id}'`);
-  target.replaceChildren(
-    ...children
-      .filter((c): c is Node | string => c !== null && c !== undefined && c !== false)
-      .map((c) => (typeof c === 'number' ? String(c) : c)),
+  morphChildren(
+    target,
+    children
+      .filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false)
+      .map((c) => (typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c)),
   );
   return target;
+}
+
+function keyOf(n: Node): string | null {
+  return n.nodeType === Node.ELEMENT_NODE ? (n as Element).getAttribute('data-key') : null;
+}
+
+function sameKind(a: Node, b: Node): boolean {
+  if (a.nodeType !== b.nodeType) return false;
+  if (a.nodeType !== Node.ELEMENT_NODE) return true;
+  return (a as Element).tagName === (b as Element).tagName && keyOf(a) === keyOf(b);
+}
+
+/** Makes `old` like `fresh` (same kind), in place. */
+function morphNode(old: Node, fresh: Node): void {
+  if (old.nodeType !== Node.ELEMENT_NODE) {
+    if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
+    return;
+  }
+  const o = old as Element;
+  const f = fresh as Element;
+  // an open <details> stays open: the reader opened it
+  const kept = (name: string) => name === 'open' && o.tagName === 'DETAILS';
+  for (const a of [...o.attributes]) if (!f.hasAttribute(a.name) && !kept(a.name)) o.removeAttribute(a.name);
+  for (const a of [...f.attributes]) if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
+  morphChildren(o, [...f.childNodes]);
+}
+
+/** Makes the children of `parent` like `fresh`, keeping every node that matches (by kind, or by `data-key`). */
+export function morphChildren(parent: Element, fresh: readonly Node[]): void {
+  const keyed = new Map<string, Element>();
+  for (const c of parent.children) {
+    const k = c.getAttribute('data-key');
+    if (k !== null) keyed.set(k, c);
+  }
+  let cursor: ChildNode | null = parent.firstChild;
+  for (const f of fresh) {
+    const key = keyOf(f);
+    let match: ChildNode | null = null;
+    if (key !== null) {
+      const k = keyed.get(key);
+      if (k !== undefined && k.tagName === (f as Element).tagName) match = k;
+    } else if (cursor !== null && sameKind(cursor, f)) match = cursor;
+    if (match === null) {
+      parent.insertBefore(f, cursor);
+      continue;
+    }
+    if (key !== null) keyed.delete(key);
+    if (match === cursor) cursor = cursor.nextSibling;
+    else parent.insertBefore(match, cursor);
+    morphNode(match, f);
+  }
+  while (cursor !== null) {
+    const next: ChildNode | null = cursor.nextSibling;
+    cursor.remove();
+    cursor = next;
+  }
 }
 
 /** `12.3 %` (one decimal), or `–` for no value. */

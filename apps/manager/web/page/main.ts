@@ -1,21 +1,41 @@
 /**
  * The status page of poise-manager: polls the daemon's JSON endpoints (relative URLs, so the
- * page works behind a proxy under a sub-path) and shows the cluster now, node load and
- * imbalance over time, the decision log, the motions, a running drain, the policy, the plan to
- * balance and the N+1 what-if. When the daemon stops answering, or its last read of the
- * cluster failed, it says so and keeps showing what it last had.
+ * page works behind a proxy under a sub-path) and shows the cluster now, a running drain, node
+ * load and imbalance over time, the decision log, the motions, the policy, the plan to balance
+ * and the N+1 what-if. A poll asks only for what is new (rounds after the last it has; the
+ * other documents `unless` they are the version it holds) and redraws only what changed, in
+ * place (`fill` keeps the DOM that did not change, so a text selection survives). When the
+ * daemon stops answering, or its last read of the cluster failed, it says so and keeps showing
+ * what it last had; once the run has ended it says so and polls slowly.
  */
 import { parse, View } from 'vega';
 import { compile } from 'vega-lite';
-import { historyRows, imbalanceSpec, loadSpec, type MotionRow } from './charts';
+import { imbalanceSpec, loadSpec, MAX_NODE_LINES, type MotionRow } from './charts';
 import { bar, duration, el, fill, gib, pct } from './dom';
+import { drawHeatmap, heatmapBuckets } from './heatmap';
+import { naturalCompare, naturalSort } from './order';
+import { chartWindow, type HistoryDoc, HistoryStore, minMaxLine, sliceStats } from './series';
 
 /** How often the page asks the daemon (ms). */
 const POLL_MS = 2000;
-/** Decision rows drawn at most (the filter narrows them). */
-const MAX_DECISION_ROWS = 300;
-/** Plan steps drawn at most. */
+/** The longest wait between polls (ms): a daemon that does not answer, a run that has ended. */
+const SLOW_POLL_MS = 30_000;
+/** Rounds the page holds at most (the daemon's own bound: a day at 5 s). */
+const HISTORY_MAX_ROUNDS = 17_280;
+/** Decisions the page holds at most (the newest). */
+const MAX_DECISIONS = 20_000;
+/** Decision rows on a page of the table (older ones a click away). */
+const DECISION_PAGE_ROWS = 100;
+/** Motion rows on a page of the table. */
+const MOTION_PAGE_ROWS = 50;
+/** Plan steps shown open; up to {@link MAX_PLAN_STEPS} more behind a click. */
+const PLAN_STEPS_OPEN = 8;
+/** Plan steps drawn at most (api/plan lists them all). */
 const MAX_PLAN_STEPS = 40;
+/** Names listed of a what-if case's lost or unrecovered guests (the rest counted). */
+const WHATIF_NAMES = 4;
+/** Slices of a line chart at most per CSS pixel of its width (each keeps its lowest and highest value). */
+const LINE_SLICES_PER_PX = 0.5;
 
 // ---- what the endpoints answer (README, *The status page*) ----
 
@@ -66,14 +86,6 @@ interface ClusterDoc {
   } | null;
   failure: { round: number; timeText: string; message: string } | null;
 }
-interface HistoryDoc {
-  thresholdPercent: number;
-  rounds: number[];
-  time: number[];
-  outcome: string[];
-  imbalance: (number | null)[];
-  nodes: Record<string, { cpu: (number | null)[]; mem: (number | null)[] }>;
-}
 interface Decision {
   round: number;
   time: number;
@@ -91,6 +103,8 @@ interface Motion {
   target: string;
   requestedAt: number | null;
   requestedAtText: string | null;
+  /** `ha`, `guest` (the daemon's own) or `drain` (a drain's). */
+  via: string;
   result: 'in-flight' | 'succeeded' | 'failed';
   endedAtText: string | null;
   durationSeconds: number | null;
@@ -114,6 +128,7 @@ interface DrainDoc {
     message: string;
     startedAtText: string;
     updatedAtText: string;
+    processGone?: boolean;
   } | null;
   problem?: string;
 }
@@ -154,40 +169,122 @@ interface WhatIfDoc {
   }[];
 }
 
+interface RunDoc {
+  intervalSeconds: number;
+  ended: { ok: boolean; message: string } | null;
+}
+/** What a versioned endpoint answers when asked `unless=<the version held>` and nothing changed. */
+interface Unchanged {
+  unchanged: true;
+  version: string;
+}
+
 // ---- state ----
+
+/** The parts of the page a poll can change; each render draws only those that did. */
+type Part =
+  | 'status'
+  | 'run'
+  | 'cluster'
+  | 'history'
+  | 'decisions'
+  | 'motions'
+  | 'drain'
+  | 'policy'
+  | 'plan'
+  | 'liveness';
 
 const page = {
   status: undefined as Status | undefined,
+  statusText: '',
+  run: undefined as RunDoc | undefined,
   cluster: undefined as ClusterDoc | undefined,
-  history: undefined as HistoryDoc | undefined,
+  history: new HistoryStore(HISTORY_MAX_ROUNDS),
   decisions: [] as Decision[],
   motions: [] as Motion[],
   drain: undefined as DrainDoc | undefined,
   policy: undefined as PolicyDoc | undefined,
   plan: undefined as PlanDoc | { error: string } | undefined,
   whatIf: undefined as WhatIfDoc | { error: string } | undefined,
+  /** The version of each versioned document held (asked `unless=` it). */
+  versions: new Map<string, string>(),
   /** When the daemon last answered, and since when it does not. */
   lastAnswer: undefined as Date | undefined,
   silentSince: undefined as Date | undefined,
   silentWhy: '',
+  /** Polls in a row without an answer. */
+  failures: 0,
   /** Shown window of the charts, seconds (0: all the history). */
   windowSeconds: 6 * 3600,
+  /** The page of each table (0: the newest rows). */
+  decisionsPage: 0,
+  motionsPage: 0,
 };
 
 class HttpError extends Error {}
 
-async function getJson<T>(path: string): Promise<T> {
+async function getText(path: string): Promise<string> {
   const res = await fetch(path, { cache: 'no-store' });
-  const body = (await res.json()) as T & { error?: string };
-  if (!res.ok) throw new HttpError(body.error ?? `${path}: HTTP ${res.status}`);
-  return body;
+  const text = await res.text();
+  if (!res.ok) {
+    let message = `${path}: HTTP ${res.status}`;
+    try {
+      message = (JSON.parse(text) as { error?: string }).error ?? message;
+    } catch {
+      // not JSON: the status says it
+    }
+    throw new HttpError(message);
+  }
+  return text;
+}
+
+async function getJson<T>(path: string): Promise<T> {
+  return JSON.parse(await getText(path)) as T;
+}
+
+/** A versioned document: the new one, or `undefined` when it is the version held. */
+async function getVersioned<T>(path: string): Promise<T | undefined> {
+  const held = page.versions.get(path);
+  const doc = await getJson<(T & { version: string }) | Unchanged>(
+    held === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}unless=${held}`,
+  );
+  if ('unchanged' in doc && doc.unchanged === true) return undefined;
+  page.versions.set(path, doc.version);
+  return doc as T;
+}
+
+// ---- the drain ----
+
+/** The drain now, in figures: moved, failed, in flight, left; whether it still runs. */
+function drainFigures(d: NonNullable<DrainDoc['drain']>) {
+  const inFlight = d.inFlight.length;
+  return {
+    moved: d.succeeded,
+    failed: d.failed,
+    inFlight,
+    left: Math.max(0, d.total - d.succeeded - d.failed - inFlight),
+    running: d.state === 'running' && d.processGone !== true,
+  };
+}
+
+/** The nodes a running drain empties. */
+function drainingNodes(): Set<string> {
+  const d = page.drain?.drain;
+  return d && drainFigures(d).running ? new Set(d.nodes) : new Set();
 }
 
 // ---- rendering ----
 
+/** The run has ended (the environment said so): nothing more will change. */
+function ended(): RunDoc['ended'] {
+  return page.run?.ended ?? null;
+}
+
 function renderHeader(): void {
   const s = page.status;
   const live = page.silentSince === undefined;
+  const end = ended();
+  const liveness = !live ? ['bad', '● no answer'] : end ? ['warn', '● ended'] : ['ok', '● live'];
   fill(
     'meta',
     s === undefined
@@ -198,21 +295,35 @@ function renderHeader(): void {
           el('span', { class: 'chip' }, `v${s.version}`),
           el('span', { class: 'chip' }, `env ${s.env}`),
           el('span', { class: `chip mode-${s.mode}` }, `mode ${s.mode}`),
-          el('span', { class: `chip ${s.active ? 'ok' : 'warn'}` }, s.active ? 'active' : 'standby'),
+          // active/standby is the daemon's now: not said of a daemon that ended or does not answer
+          live && !end
+            ? el('span', { class: `chip ${s.active ? 'ok' : 'warn'}` }, s.active ? 'active' : 'standby')
+            : null,
           el('span', { class: 'chip' }, `round ${s.rounds}`),
-          el('span', { class: `chip ${live ? 'ok' : 'bad'}`, id: 'liveness' }, live ? '● live' : '● no answer'),
+          el('span', { class: `chip ${liveness[0]}`, id: 'liveness' }, liveness[1]),
         ),
   );
 }
 
 function renderBanners(): void {
   const banners: HTMLElement[] = [];
+  const end = ended();
   if (page.silentSince !== undefined) {
     banners.push(
       el(
         'div',
         { class: 'banner bad', id: 'banner-silent' },
-        `The daemon does not answer since ${page.silentSince.toLocaleTimeString()} (${page.silentWhy}); showing what it last said${page.lastAnswer ? ` at ${page.lastAnswer.toLocaleTimeString()}` : ''}. Trying again every ${POLL_MS / 1000} s.`,
+        `The daemon does not answer since ${page.silentSince.toLocaleTimeString()} (${page.silentWhy}); showing what it last said${page.lastAnswer ? ` at ${page.lastAnswer.toLocaleTimeString()}` : ''}. Trying again every ${Math.round(nextPollMs() / 1000)} s.`,
+      ),
+    );
+  } else if (end) {
+    banners.push(
+      el(
+        'div',
+        { class: `banner ${end.ok ? 'info' : 'warn'}`, id: 'banner-ended' },
+        el('strong', {}, 'The run has ended: '),
+        /[.!?]$/.test(end.message) ? end.message : `${end.message}.`,
+        ` Nothing more changes; the daemon keeps this page up until it is stopped (the page checks every ${SLOW_POLL_MS / 1000} s).`,
       ),
     );
   }
@@ -230,12 +341,63 @@ function renderBanners(): void {
     );
   }
   const s = page.status;
-  if (s?.notice) banners.push(el('div', { class: 'banner info' }, s.notice));
+  const d = page.drain?.drain;
+  const running = d ? drainFigures(d) : undefined;
+  if (d && running?.running) {
+    // what runs: a drain (its own process) moves guests, whatever the daemon's mode
+    const what = `a drain of ${naturalSort(d.nodes).join(', ')} is running: ${running.moved} of ${d.total} moved${running.inFlight > 0 ? `, ${running.inFlight} in flight` : ''}${running.failed > 0 ? `, ${running.failed} failed` : ''}`;
+    const observe = s?.mode === 'observe';
+    banners.push(
+      el(
+        'div',
+        { class: 'banner warn', id: 'banner-drain' },
+        observe ? `observe mode — ${what}. ` : `${what[0]!.toUpperCase()}${what.slice(1)}. `,
+        observe
+          ? 'The daemon itself moves nothing; the drain (poise-manager drain --execute) moves the guests.'
+          : 'The drain (poise-manager drain --execute) moves the guests; the daemon goes on balancing.',
+      ),
+    );
+    if (s?.notice && !(observe && s.notice.startsWith('observe mode')))
+      banners.push(el('div', { class: 'banner info' }, s.notice));
+  } else if (s?.notice) banners.push(el('div', { class: 'banner info', id: 'banner-notice' }, s.notice));
   for (const [kind, p] of Object.entries(s?.pausedMotions ?? {}))
     banners.push(
       el('div', { class: 'banner warn' }, `${kind} motions paused: ${p.fault}; tried again at ${p.nextCheckAt}`),
     );
+  const panel = drainPanel();
+  if (panel) banners.push(panel);
+  if (page.drain?.problem) banners.push(el('p', { class: 'banner warn', id: 'drain-problem' }, page.drain.problem));
   fill('banners', ...banners);
+}
+
+/** The drain's progress (running, or the last one): moved, in flight, left, failed, and how it stopped. */
+function drainPanel(): HTMLElement | null {
+  const d = page.drain?.drain;
+  if (!d) return null;
+  const f = drainFigures(d);
+  const state = d.processGone ? 'gone' : d.state;
+  const words: Record<string, string> = {
+    running: 'running',
+    done: 'done',
+    stopped: 'stopped',
+    gone: 'its process is gone',
+  };
+  return el(
+    'div',
+    { class: `drain ${state}`, id: 'drain' },
+    el('strong', {}, `Drain of ${naturalSort(d.nodes).join(', ')}: ${words[state] ?? state}`),
+    ` — ${f.moved} of ${d.total} moved, ${f.inFlight} in flight, ${f.left} left${f.failed > 0 ? `, ${f.failed} failed` : ''}; since ${d.startedAtText}`,
+    bar(d.total > 0 ? f.moved / d.total : 1, 'moved'),
+    ...d.inFlight.map((m) =>
+      el(
+        'div',
+        { 'data-key': m.sid },
+        el('span', { class: 'chip warn' }, 'moving'),
+        ` ${m.sid} ${m.source} → ${m.target}`,
+      ),
+    ),
+    el('div', { class: d.state === 'stopped' ? 'drain-why' : 'muted' }, `${d.message} (${d.updatedAtText})`),
+  );
 }
 
 const STATE_WORDS: Record<NodeNow['state'], string> = {
@@ -256,13 +418,14 @@ function renderNodes(): void {
   const threshold = c.thresholdPercent / 100;
   const over = read.imbalance !== null && read.imbalance > threshold;
   const settled = s?.cluster.settled;
+  const draining = drainingNodes();
   fill(
     'nodes-summary',
     el('span', { class: `big ${over ? 'warn' : 'ok'}`, id: 'imbalance-now' }, `imbalance ${pct(read.imbalance)}`),
     el(
       'span',
       { class: 'muted' },
-      ` threshold ${c.thresholdPercent} % · read in round ${read.round} at ${read.timeText}`,
+      ` threshold ${c.thresholdPercent} % · ${read.nodes.length} nodes · read in round ${read.round} at ${read.timeText}`,
     ),
     read.quorate ? null : el('span', { class: 'chip bad' }, 'not quorate'),
     settled === false
@@ -273,17 +436,25 @@ function renderNodes(): void {
         )
       : null,
   );
+  const nodes = [...read.nodes].sort((a, b) => naturalCompare(a.name, b.name));
   fill(
     'node-grid',
-    ...read.nodes.map((n) =>
+    ...nodes.map((n) =>
       el(
         'article',
-        { class: `node ${n.state}`, 'data-node': n.name },
+        { class: `node ${n.state}${draining.has(n.name) ? ' draining' : ''}`, 'data-node': n.name, 'data-key': n.name },
         el(
           'header',
           {},
           el('strong', {}, n.name),
-          el('span', { class: `chip state-${n.state}`, title: `condition: ${n.condition}` }, STATE_WORDS[n.state]),
+          el(
+            'span',
+            {},
+            draining.has(n.name)
+              ? el('span', { class: 'chip warn drain-chip', title: 'a drain empties this node' }, 'draining')
+              : null,
+            el('span', { class: `chip state-${n.state}`, title: `condition: ${n.condition}` }, STATE_WORDS[n.state]),
+          ),
         ),
         bar(n.cpu, 'CPU'),
         bar(n.mem, 'memory'),
@@ -309,38 +480,17 @@ function renderNodes(): void {
 
 function renderMotion(): void {
   const m = page.status?.motionInFlight;
-  const parts: HTMLElement[] = [];
-  if (m)
-    parts.push(
-      el(
-        'p',
-        { id: 'motion-now' },
-        el('span', { class: 'chip warn' }, 'in flight'),
-        ` ${m.kind} ${m.sid} from ${m.source} to ${m.target} (${m.phase})`,
-      ),
-    );
-  else parts.push(el('p', { class: 'muted', id: 'motion-now' }, 'No motion in flight.'));
-  const d = page.drain;
-  if (d?.drain) {
-    const p = d.drain;
-    const done = p.succeeded + p.failed;
-    const ratio = p.total > 0 ? done / p.total : 1;
-    parts.push(
-      el(
-        'div',
-        { class: `drain ${p.state}`, id: 'drain' },
-        el('strong', {}, `Drain of ${p.nodes.join(', ')}: ${p.state}`),
-        ` — ${done} of ${p.total} motions (${p.succeeded} succeeded, ${p.failed} failed), since ${p.startedAtText}`,
-        bar(ratio, 'progress'),
-        ...p.inFlight.map((f) =>
-          el('div', {}, el('span', { class: 'chip warn' }, 'moving'), ` ${f.sid} ${f.source} → ${f.target}`),
-        ),
-        el('div', { class: 'muted' }, `${p.message} (${p.updatedAtText})`),
-      ),
-    );
-  }
-  if (d?.problem) parts.push(el('p', { class: 'banner warn' }, d.problem));
-  fill('motion-body', ...parts);
+  fill(
+    'motion-body',
+    m
+      ? el(
+          'p',
+          { id: 'motion-now' },
+          el('span', { class: 'chip warn' }, 'in flight'),
+          ` ${m.kind} ${m.sid} from ${m.source} to ${m.target} (${m.phase})`,
+        )
+      : el('p', { class: 'muted', id: 'motion-now' }, 'No motion of the daemon in flight.'),
+  );
 }
 
 // ---- charts ----
@@ -376,32 +526,53 @@ async function draw(
   await chart.view.runAsync();
 }
 
+/** A figure that becomes a heatmap: its Vega view (if it had one) goes. */
+function dropView(id: string): void {
+  const chart = charts.get(id);
+  if (chart === undefined) return;
+  chart.view.finalize();
+  charts.delete(id);
+  document.getElementById(id)!.replaceChildren();
+}
+
+/** `14:05` (or `14:05:30` when the span is short), UTC like the log. */
+function clockText(seconds: number, spanSeconds: number): string {
+  const iso = new Date(seconds * 1000).toISOString();
+  return spanSeconds < 1800 ? iso.slice(11, 19) : iso.slice(11, 16);
+}
+
+const percent = (ratio: number | null) => (ratio === null ? null : Math.round(ratio * 10000) / 100);
+
+/** What the charts last drew (history version, window, width, motions): nothing new, nothing drawn. */
+let chartsDrawn = '';
+
 async function renderCharts(): Promise<void> {
   const h = page.history;
-  if (!h || h.time.length === 0) {
+  if (h.length === 0) {
     fill('history-note', 'No rounds yet.');
     return;
   }
-  const latest = h.time[h.time.length - 1]!;
-  const from = page.windowSeconds > 0 ? latest - page.windowSeconds : -Infinity;
-  const keep = h.time.map((t) => t >= from);
-  const cut = <T>(xs: readonly T[]) => xs.filter((_, i) => keep[i]);
-  const shown = {
-    time: cut(h.time),
-    imbalance: cut(h.imbalance),
-    nodes: Object.fromEntries(Object.entries(h.nodes).map(([n, s]) => [n, { cpu: cut(s.cpu), mem: cut(s.mem) }])),
-  };
-  const rows = historyRows(shown);
+  const width = chartWidth('chart-imbalance');
+  const widths = { cpu: chartWidth('chart-cpu'), mem: chartWidth('chart-mem') };
+  const drawnKey = `${h.version}:${page.windowSeconds}:${width}:${widths.cpu}:${widths.mem}:${page.versions.get('api/motions') ?? ''}`;
+  if (drawnKey === chartsDrawn) return;
+  chartsDrawn = drawnKey;
+  const w = chartWindow(h, page.windowSeconds, Math.floor(width * LINE_SLICES_PER_PX));
+  const span = w.to - w.from;
   const motions: MotionRow[] = page.motions
-    .filter((m) => m.requestedAt !== null && m.requestedAt >= from)
-    .map((m) => ({ t: m.requestedAt! * 1000, label: `${m.sid} ${m.source} → ${m.target}`, result: m.result }));
-  const nodes = Object.keys(shown.nodes);
+    .filter((m) => m.requestedAt !== null && m.requestedAt >= w.from)
+    .map((m) => ({
+      t: m.requestedAt! * 1000,
+      label: `${m.sid} ${m.source} → ${m.target}`,
+      result: m.result,
+      via: m.via,
+    }));
+  const nodes = naturalSort(h.nodes.keys());
+  const rounds = w.end - w.start;
   fill(
     'history-note',
-    `${shown.time.length} rounds shown of ${h.time.length} kept; ${page.motions.length} motions this run.`,
+    `${rounds} rounds shown of ${h.length} kept${w.buckets < rounds ? ` (each point the lowest and highest of ${Math.ceil(rounds / w.buckets)} rounds)` : ''}; ${page.motions.length} motions this run.`,
   );
-  const width = chartWidth('chart-imbalance');
-  const span = shown.time.length > 0 ? shown.time[shown.time.length - 1]! - shown.time[0]! : 0;
   // the axis format follows the span: rebuilt when it crosses a step of a tenth
   const spanKey = Math.round(Math.log10(Math.max(1, span)) * 10);
   await draw(
@@ -409,20 +580,69 @@ async function renderCharts(): Promise<void> {
     `${width}:${h.thresholdPercent}:${spanKey}`,
     () => imbalanceSpec(width, h.thresholdPercent, span),
     {
-      series: rows.imbalance,
+      series: minMaxLine(h.time, h.imbalance, w).map((p) => ({ t: p.t * 1000, imbalance: percent(p.v) })),
       motions,
     },
   );
-  for (const [id, resource] of [
-    ['chart-cpu', 'CPU'],
-    ['chart-mem', 'memory'],
+  for (const [id, resource, column, fw] of [
+    ['chart-cpu', 'CPU', 'cpu', widths.cpu],
+    ['chart-mem', 'memory', 'mem', widths.mem],
   ] as const) {
-    const w = chartWidth(id);
-    await draw(id, `${w}:${spanKey}:${nodes.join(',')}`, () => loadSpec(w, nodes, resource, span), { load: rows.load });
+    if (nodes.length > MAX_NODE_LINES) {
+      dropView(id);
+      const hw = chartWindow(h, page.windowSeconds, heatmapBuckets(fw));
+      const stats = nodes.map((n) => sliceStats(h.time, h.nodes.get(n)![column], hw));
+      drawHeatmap(document.getElementById(id)!, fw, {
+        title: `Node ${resource}`,
+        subtitle: `highest use in each slice, percent of the node\u2019s capacity; ${nodes.length} nodes`,
+        nodes,
+        from: hw.from,
+        to: hw.to,
+        buckets: hw.buckets,
+        max: stats.map((s) => s.max),
+        mean: stats.map((s) => s.mean),
+        timeText: clockText,
+      });
+      continue;
+    }
+    const lw = chartWindow(h, page.windowSeconds, Math.floor(fw * LINE_SLICES_PER_PX));
+    const load = nodes.flatMap((node) =>
+      minMaxLine(h.time, h.nodes.get(node)![column], lw).map((p) => ({
+        t: p.t * 1000,
+        node,
+        resource,
+        load: percent(p.v),
+      })),
+    );
+    await draw(id, `${fw}:${spanKey}:${nodes.join(',')}`, () => loadSpec(fw, nodes, resource, span), { load });
   }
 }
 
-// ---- the decision log ----
+let chartsRunning: Promise<void> | undefined;
+let chartsAgain = false;
+
+/** Draws the charts, one drawing at a time (one asked for meanwhile runs after). */
+function scheduleCharts(): Promise<void> {
+  if (chartsRunning) {
+    chartsAgain = true;
+    return chartsRunning;
+  }
+  chartsRunning = (async () => {
+    try {
+      do {
+        chartsAgain = false;
+        await renderCharts();
+      } while (chartsAgain);
+    } catch (err) {
+      fill('history-note', `the charts failed: ${String(err)}`);
+    } finally {
+      chartsRunning = undefined;
+    }
+  })();
+  return chartsRunning;
+}
+
+// ---- the decision log and the motions ----
 
 function decisionFilter(): (d: Decision) => boolean {
   const outcome = (document.getElementById('filter-outcome') as HTMLSelectElement).value;
@@ -437,6 +657,22 @@ function decisionFilter(): (d: Decision) => boolean {
     (text === '' || d.message.toLowerCase().includes(text) || d.reason.includes(text));
 }
 
+/** A pager: `newer` / `older` buttons (their clicks handled by the table's listener) and where one is. */
+function pager(which: string, pageIndex: number, rows: number, perPage: number): HTMLElement | null {
+  const pages = Math.max(1, Math.ceil(rows / perPage));
+  if (pages <= 1) return null;
+  const first = pageIndex * perPage + 1;
+  const last = Math.min(rows, (pageIndex + 1) * perPage);
+  return el(
+    'div',
+    { class: 'pager' },
+    el('button', { type: 'button', 'data-page': `${which}:newest`, disabled: pageIndex === 0 }, 'newest'),
+    el('button', { type: 'button', 'data-page': `${which}:newer`, disabled: pageIndex === 0 }, 'newer'),
+    el('span', { class: 'muted' }, ` rows ${first}–${last} of ${rows} (page ${pageIndex + 1} of ${pages}) `),
+    el('button', { type: 'button', 'data-page': `${which}:older`, disabled: pageIndex >= pages - 1 }, 'older'),
+  );
+}
+
 function renderDecisions(): void {
   const changesOnly = (document.getElementById('filter-changes') as HTMLInputElement).checked;
   const keep = decisionFilter();
@@ -445,17 +681,18 @@ function renderDecisions(): void {
     const explanation = (d: Decision) => d.key ?? `${d.outcome}:${d.reason}`;
     rows = rows.filter((d, i) => i === 0 || explanation(rows[i - 1]!) !== explanation(d));
   }
-  const shown = rows.slice(-MAX_DECISION_ROWS).reverse();
-  fill(
-    'decisions-note',
-    `${rows.length} of ${page.decisions.length} rounds match${rows.length > shown.length ? `; the newest ${shown.length} shown` : ''}.`,
-  );
+  const pages = Math.max(1, Math.ceil(rows.length / DECISION_PAGE_ROWS));
+  page.decisionsPage = Math.min(page.decisionsPage, pages - 1);
+  const end = rows.length - page.decisionsPage * DECISION_PAGE_ROWS;
+  const shown = rows.slice(Math.max(0, end - DECISION_PAGE_ROWS), end).reverse();
+  fill('decisions-note', `${rows.length} of ${page.decisions.length} rounds match, newest first.`);
+  fill('decisions-pager', pager('decisions', page.decisionsPage, rows.length, DECISION_PAGE_ROWS));
   fill(
     'decisions-body',
     ...shown.map((d) =>
       el(
         'tr',
-        { class: `outcome-${d.outcome} level-${d.level}`, 'data-round': d.round },
+        { class: `outcome-${d.outcome} level-${d.level}`, 'data-round': d.round, 'data-key': d.round },
         el('td', { class: 'num' }, d.round),
         el('td', { class: 'time' }, d.timeText),
         el('td', {}, el('span', { class: `chip outcome-${d.outcome}` }, d.outcome)),
@@ -466,23 +703,41 @@ function renderDecisions(): void {
   );
 }
 
+/** Who asked for a motion, in words. */
+const VIA_WORDS: Record<string, string> = { ha: 'daemon (HA)', guest: 'daemon (guest)', drain: 'drain' };
+
 function renderMotions(): void {
-  const rows = [...page.motions].reverse();
-  fill('motions-note', rows.length === 0 ? 'No motion this run.' : `${rows.length} motions this run, newest first.`);
+  const all = [...page.motions].reverse();
+  const pages = Math.max(1, Math.ceil(all.length / MOTION_PAGE_ROWS));
+  page.motionsPage = Math.min(page.motionsPage, pages - 1);
+  const rows = all.slice(page.motionsPage * MOTION_PAGE_ROWS, (page.motionsPage + 1) * MOTION_PAGE_ROWS);
+  const byDrain = page.motions.filter((m) => m.via === 'drain').length;
+  fill(
+    'motions-note',
+    all.length === 0
+      ? 'No motion this run.'
+      : `${all.length} motions this run${byDrain > 0 ? ` (${byDrain} by a drain)` : ''}, newest first.`,
+  );
+  fill('motions-pager', pager('motions', page.motionsPage, all.length, MOTION_PAGE_ROWS));
+  const seen = new Map<string, number>();
   fill(
     'motions-body',
-    ...rows.map((m) =>
-      el(
+    ...rows.map((m) => {
+      const base = `${m.sid}|${m.source}|${m.target}|${m.requestedAt ?? '-'}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      return el(
         'tr',
-        { class: `result-${m.result}`, 'data-sid': m.sid },
+        { class: `result-${m.result} via-${m.via}`, 'data-sid': m.sid, 'data-key': `${base}|${n}` },
         el('td', {}, `${m.kind} ${m.sid}`),
         el('td', {}, `${m.source} → ${m.target}`),
+        el('td', {}, el('span', { class: `chip via-${m.via}` }, VIA_WORDS[m.via] ?? m.via)),
         el('td', { class: 'time' }, m.requestedAtText ?? '–'),
         el('td', { class: 'num' }, duration(m.durationSeconds)),
         el('td', {}, el('span', { class: `chip result-${m.result}` }, m.result)),
         el('td', { class: 'message' }, m.reason ?? ''),
-      ),
-    ),
+      );
+    }),
   );
 }
 
@@ -525,6 +780,26 @@ function balanceLine(o: Objective, imbalance: number | undefined): string {
   return `highest CPU ${pct(o.cpu)}, highest memory ${pct(o.mem)}${imbalance === undefined ? '' : `, reference imbalance ${pct(imbalance)}`}`;
 }
 
+function planStep(step: PlanDoc['steps'][number], i: number): HTMLElement {
+  return el(
+    'li',
+    { 'data-key': i },
+    ...step.map((m) =>
+      el(
+        'div',
+        {},
+        `${m.guests.join(' + ')} ${m.source} → ${m.target} (${gib(m.bytes)})${m.kind === 'move' ? '' : ` [${m.kind}]`}`,
+      ),
+    ),
+  );
+}
+
+/** `vm:1, vm:2, vm:3, vm:4 and 12 more`. */
+function someNames(names: readonly string[]): string {
+  const shown = names.slice(0, WHATIF_NAMES).join(', ');
+  return names.length > WHATIF_NAMES ? `${shown} and ${names.length - WHATIF_NAMES} more` : shown;
+}
+
 function renderPlan(): void {
   const p = page.plan;
   if (p === undefined) {
@@ -532,7 +807,8 @@ function renderPlan(): void {
   } else if ('error' in p) {
     fill('plan-body', el('p', { class: 'muted' }, p.error));
   } else {
-    const steps = p.steps.slice(0, MAX_PLAN_STEPS);
+    const open = p.steps.slice(0, PLAN_STEPS_OPEN);
+    const more = p.steps.slice(PLAN_STEPS_OPEN, MAX_PLAN_STEPS);
     fill(
       'plan-body',
       el('p', { class: 'muted' }, `From round ${p.round} (${p.timeText}); nothing is requested. ${p.source}`),
@@ -564,28 +840,24 @@ function renderPlan(): void {
             p.executable === false
               ? el('p', { class: 'banner warn' }, `blocked: ${p.blocked ?? 'some motions cannot be ordered safely'}`)
               : null,
-            el(
-              'ol',
-              { id: 'plan-steps' },
-              ...steps.map((step) =>
-                el(
-                  'li',
-                  {},
-                  ...step.map((m) =>
-                    el(
-                      'div',
-                      {},
-                      `${m.guests.join(' + ')} ${m.source} → ${m.target} (${gib(m.bytes)})${m.kind === 'move' ? '' : ` [${m.kind}]`}`,
-                    ),
+            el('ol', { id: 'plan-steps' }, ...open.map(planStep)),
+            more.length > 0
+              ? el(
+                  'details',
+                  { id: 'plan-more' },
+                  el('summary', {}, `steps ${PLAN_STEPS_OPEN + 1}–${PLAN_STEPS_OPEN + more.length}`),
+                  el(
+                    'ol',
+                    { start: PLAN_STEPS_OPEN + 1, class: 'bounded' },
+                    ...more.map((s, i) => planStep(s, PLAN_STEPS_OPEN + i)),
                   ),
-                ),
-              ),
-            ),
-            p.steps.length > steps.length
+                )
+              : null,
+            p.steps.length > MAX_PLAN_STEPS
               ? el(
                   'p',
                   { class: 'muted' },
-                  `… and ${p.steps.length - steps.length} more steps (api/plan lists them all)`,
+                  `… and ${p.steps.length - MAX_PLAN_STEPS} more steps (api/plan lists them all)`,
                 )
               : null,
           )
@@ -595,7 +867,9 @@ function renderPlan(): void {
   const w = page.whatIf;
   if (w === undefined) fill('whatif-body', 'computing…');
   else if ('error' in w) fill('whatif-body', el('p', { class: 'muted' }, w.error));
-  else
+  else {
+    const cases = [...w.cases].sort((a, b) => naturalCompare(a.node, b.node));
+    const failing = cases.filter((c) => !c.recovered).length;
     fill(
       'whatif-body',
       el(
@@ -608,25 +882,54 @@ function renderPlan(): void {
         ),
         w.survivesAnyNodeFailure
           ? ' HA recovers the guests of any one node.'
-          : ' Some node’s guests would not all be recovered.',
+          : ` The guests of ${failing} of ${cases.length} nodes would not all be recovered.`,
       ),
       el(
-        'ul',
-        {},
-        ...w.cases.map((c) =>
+        'div',
+        { class: 'scroll bounded' },
+        el(
+          'table',
+          { id: 'whatif' },
           el(
-            'li',
+            'thead',
             {},
-            el('strong', {}, c.node),
-            c.recovered
-              ? `: recovered (${c.recover.length} HA resources)`
-              : `: not all recovered — ${c.unrecovered.map((u) => `${u.id} (${u.reason})`).join(', ')}`,
-            c.lost.length > 0 ? `; lost (not HA): ${c.lost.join(', ')}` : '',
-            c.after ? `; after: highest CPU ${pct(c.after.cpu)}, highest memory ${pct(c.after.mem)}` : '',
+            el(
+              'tr',
+              {},
+              el('th', {}, 'node fails'),
+              el('th', {}, 'HA recovers'),
+              el('th', {}, 'after'),
+              el('th', {}, 'not recovered'),
+            ),
+          ),
+          el(
+            'tbody',
+            {},
+            ...cases.map((c) =>
+              el(
+                'tr',
+                { 'data-key': c.node, class: c.recovered ? '' : 'unrecovered' },
+                el('td', {}, el('strong', {}, c.node)),
+                el(
+                  'td',
+                  {},
+                  el('span', { class: `chip ${c.recovered ? 'ok' : 'bad'}` }, c.recovered ? 'all' : 'not all'),
+                  ` ${c.recover.length} HA resources`,
+                ),
+                el('td', {}, c.after ? `CPU ${pct(c.after.cpu)}, memory ${pct(c.after.mem)}` : '–'),
+                el(
+                  'td',
+                  { class: 'message' },
+                  c.unrecovered.length > 0 ? someNames(c.unrecovered.map((u) => `${u.id} (${u.reason})`)) : '',
+                  c.lost.length > 0 ? `${c.unrecovered.length > 0 ? '; ' : ''}lost (not HA): ${someNames(c.lost)}` : '',
+                ),
+              ),
+            ),
           ),
         ),
       ),
     );
+  }
 }
 
 let planLoading = false;
@@ -648,117 +951,168 @@ async function loadPlan(): Promise<void> {
 
 // ---- polling ----
 
-async function poll(): Promise<void> {
+/** One poll: asks for what is new, keeps it, and says which parts changed. */
+async function poll(): Promise<Set<Part>> {
+  const changed = new Set<Part>();
+  const h = page.history;
   const lastRound = page.decisions.at(-1)?.round;
-  const lastHistoryRound = page.history?.rounds.at(-1);
-  const historyQuery = lastHistoryRound === undefined ? 'api/history' : `api/history?after=${lastHistoryRound}`;
   const results = await Promise.allSettled([
-    getJson<Status>('status'),
-    getJson<ClusterDoc>('api/cluster'),
-    getJson<HistoryDoc>(historyQuery),
+    getText('status'),
+    getVersioned<RunDoc>('api/run'),
+    getVersioned<ClusterDoc>('api/cluster'),
+    getJson<HistoryDoc>(
+      h.lastRound === undefined ? 'api/history?pressure=0' : `api/history?after=${h.lastRound}&pressure=0`,
+    ),
     getJson<{ decisions: Decision[] }>(
       lastRound === undefined ? 'api/decisions?limit=5000' : `api/decisions?after=${lastRound}&limit=5000`,
     ),
-    getJson<{ motions: Motion[] }>('api/motions'),
-    getJson<DrainDoc>('api/drain'),
+    getVersioned<{ motions: Motion[] }>('api/motions'),
+    getVersioned<DrainDoc>('api/drain'),
   ]);
-  const [status, cluster, history, decisions, motions, drain] = results;
+  const [status, run, cluster, history, decisions, motions, drain] = results;
   const failed = results.find((r) => r.status === 'rejected');
+  const wasSilent = page.silentSince !== undefined;
+  let restarted = false;
   if (failed) {
     page.silentSince ??= new Date();
     page.silentWhy = String((failed.reason as Error)?.message ?? failed.reason);
+    page.failures++;
+    changed.add('liveness');
   } else {
     page.silentSince = undefined;
     page.lastAnswer = new Date();
+    page.failures = 0;
+    if (wasSilent) changed.add('liveness');
   }
-  if (status.status === 'fulfilled') {
+  if (status.status === 'fulfilled' && status.value !== page.statusText) {
     const before = page.status;
-    page.status = status.value;
+    page.statusText = status.value;
+    page.status = JSON.parse(status.value) as Status;
+    changed.add('status');
     // a new daemon run (its rounds restarted): start the history and the log afresh
-    if (before && status.value.rounds < before.rounds) {
-      page.history = undefined;
+    if (before && page.status.rounds < before.rounds) {
+      page.history.clear();
       page.decisions = [];
+      changed.add('history').add('decisions');
+      // this poll's rounds came after the old run's last: the next poll asks for all of them
+      restarted = true;
     }
   }
-  if (cluster.status === 'fulfilled') page.cluster = cluster.value;
-  if (history.status === 'fulfilled') {
-    const h = history.value;
-    const old = page.history;
-    if (old === undefined) page.history = h;
-    else if (h.rounds.length > 0) {
-      const names = new Set([...Object.keys(old.nodes), ...Object.keys(h.nodes)]);
-      const nodes: HistoryDoc['nodes'] = {};
-      for (const n of names) {
-        const a = old.nodes[n] ?? { cpu: old.rounds.map(() => null), mem: old.rounds.map(() => null) };
-        const b = h.nodes[n] ?? { cpu: h.rounds.map(() => null), mem: h.rounds.map(() => null) };
-        nodes[n] = { cpu: [...a.cpu, ...b.cpu], mem: [...a.mem, ...b.mem] };
-      }
-      page.history = {
-        ...h,
-        rounds: [...old.rounds, ...h.rounds],
-        time: [...old.time, ...h.time],
-        outcome: [...old.outcome, ...h.outcome],
-        imbalance: [...old.imbalance, ...h.imbalance],
-        nodes,
-      };
-    }
+  if (run.status === 'fulfilled' && run.value) {
+    page.run = run.value;
+    changed.add('run');
   }
-  if (page.plan !== undefined && !('error' in page.plan)) renderPlan();
-  if (decisions.status === 'fulfilled')
-    page.decisions = [...page.decisions, ...decisions.value.decisions].slice(-20000);
-  if (motions.status === 'fulfilled') page.motions = motions.value.motions;
-  if (drain.status === 'fulfilled') page.drain = drain.value;
+  if (cluster.status === 'fulfilled' && cluster.value) {
+    page.cluster = cluster.value;
+    changed.add('cluster');
+  }
+  if (history.status === 'fulfilled' && !restarted && page.history.append(history.value) > 0) changed.add('history');
+  if (decisions.status === 'fulfilled' && !restarted && decisions.value.decisions.length > 0) {
+    page.decisions = [...page.decisions, ...decisions.value.decisions].slice(-MAX_DECISIONS);
+    changed.add('decisions');
+  }
+  if (motions.status === 'fulfilled' && motions.value) {
+    page.motions = motions.value.motions;
+    changed.add('motions');
+  }
+  if (drain.status === 'fulfilled' && drain.value) {
+    page.drain = drain.value;
+    changed.add('drain');
+  }
   // the plan is computed once the daemon has read the cluster, then when asked again
   const noPlanYet = page.plan !== undefined && 'error' in page.plan && page.plan.error.startsWith('no round has read');
   if (page.cluster?.read && (page.plan === undefined || noPlanYet) && !planLoading) void loadPlan();
   if (page.policy === undefined) {
     try {
       page.policy = await getJson<PolicyDoc>('api/policy');
+      changed.add('policy');
     } catch {
       // next time
     }
   }
-  renderAll();
+  return changed;
 }
 
-function renderAll(): void {
-  renderHeader();
-  renderBanners();
-  renderNodes();
-  renderMotion();
-  renderDecisions();
-  renderMotions();
-  renderPolicy();
+/** Draws the parts that changed (all of them on the first poll). */
+function render(changed: ReadonlySet<Part>): void {
+  const any = (...parts: Part[]) => parts.some((p) => changed.has(p));
+  if (any('status', 'run', 'liveness')) renderHeader();
+  if (any('status', 'run', 'liveness', 'cluster', 'drain')) renderBanners();
+  if (any('status', 'cluster', 'drain')) renderNodes();
+  if (any('status')) renderMotion();
+  if (any('decisions')) renderDecisions();
+  if (any('motions')) renderMotions();
+  if (any('policy')) renderPolicy();
+  if (any('cluster') && page.plan !== undefined && !('error' in page.plan)) renderPlan();
   document.body.dataset.round = String(page.status?.rounds ?? 0);
-  renderCharts().catch((err: unknown) => fill('history-note', `the charts failed: ${String(err)}`));
+  if (any('history', 'motions')) void scheduleCharts();
 }
+
+/** The wait before the next poll: every 2 s; slower while the daemon does not answer (up to 30 s) and once the run ended. */
+function nextPollMs(): number {
+  if (page.failures > 0) return Math.min(SLOW_POLL_MS, POLL_MS * 2 ** (page.failures - 1));
+  return ended() ? SLOW_POLL_MS : POLL_MS;
+}
+
+let first = true;
+let polls = 0;
 
 async function loop(): Promise<void> {
+  const wasEnded = ended() !== null;
   try {
-    await poll();
+    const changed = await poll();
+    render(
+      first
+        ? new Set<Part>(['status', 'run', 'cluster', 'history', 'decisions', 'motions', 'drain', 'policy', 'liveness'])
+        : changed,
+    );
+    if (first) {
+      first = false;
+      await scheduleCharts();
+      document.body.dataset.ready = 'true';
+    }
   } catch (err) {
     page.silentSince ??= new Date();
     page.silentWhy = String(err);
-    renderAll();
+    page.failures++;
+    render(new Set<Part>(['liveness']));
   }
-  setTimeout(() => void loop(), POLL_MS);
+  // for a reader (and the browser test): polls done, and the wait before the next
+  polls++;
+  document.body.dataset.polls = String(polls);
+  document.body.dataset.polling = String(nextPollMs());
+  // the poll that first saw the end may have raced the last round: one more at the usual pace
+  setTimeout(() => void loop(), ended() !== null && !wasEnded ? POLL_MS : nextPollMs());
 }
 
 function start(): void {
+  const decisionsAnew = () => {
+    page.decisionsPage = 0;
+    renderDecisions();
+  };
   for (const id of ['filter-outcome', 'filter-text', 'filter-changes'])
-    document.getElementById(id)?.addEventListener('input', renderDecisions);
+    document.getElementById(id)?.addEventListener('input', decisionsAnew);
+  document.addEventListener('click', (e) => {
+    const target = (e.target as Element | null)?.closest<HTMLButtonElement>('button[data-page]');
+    if (!target) return;
+    const [which, where] = (target.dataset.page ?? '').split(':');
+    const key = which === 'motions' ? 'motionsPage' : 'decisionsPage';
+    page[key] = where === 'newest' ? 0 : where === 'newer' ? Math.max(0, page[key] - 1) : page[key] + 1;
+    if (which === 'motions') renderMotions();
+    else renderDecisions();
+  });
   for (const b of document.querySelectorAll<HTMLButtonElement>('button[data-window]')) {
     b.addEventListener('click', () => {
       page.windowSeconds = Number(b.dataset.window);
       for (const other of document.querySelectorAll('button[data-window]')) other.classList.toggle('on', other === b);
-      void renderCharts();
+      void scheduleCharts();
     });
   }
   document.getElementById('plan-refresh')?.addEventListener('click', () => void loadPlan());
   let resizeTimer: number | undefined;
   window.addEventListener('resize', () => {
     window.clearTimeout(resizeTimer);
-    resizeTimer = window.setTimeout(() => void renderCharts(), 200);
+    resizeTimer = window.setTimeout(() => void scheduleCharts(), 200);
   });
   void loop();
 }
