@@ -15,9 +15,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PRESET_KEY } from '@poise/policy';
-import { STABLE_KEYS } from '@poise/policy-stable';
-import { PRESSURE_KEYS } from '@poise/policy-pressure';
+import { PRESET_KEY, PolicyRegistry } from '@poise/policy';
+import { stablePlugin } from '@poise/policy-stable';
+import { pressurePlugin } from '@poise/policy-pressure';
 import {
   MAX_SEED,
   RunRecorder,
@@ -50,6 +50,9 @@ export interface TableVariant {
   readonly sets: readonly string[];
 }
 
+/** The plug-ins whose keys have a column of their own: the tables of their READMEs. */
+const TABLE_PLUGINS = new PolicyRegistry([stablePlugin, pressurePlugin]);
+
 /** The overrides that remove every variant key: the reference balancer. */
 export const REFERENCE_SETS: readonly string[] = VARIANT_CRS_KEYS.map((key) => `${key}=`);
 
@@ -60,7 +63,7 @@ export const REFERENCE_SETS: readonly string[] = VARIANT_CRS_KEYS.map((key) => `
  */
 export function tableVariants(): TableVariant[] {
   const columns: TableVariant[] = [{ name: 'defaults', sets: [] }];
-  for (const spec of [...STABLE_KEYS, ...PRESSURE_KEYS]) {
+  for (const spec of TABLE_PLUGINS.keys()) {
     if (spec.recommended === spec.off) continue;
     const value = spec.type === 'flag' ? (spec.recommended ? 1 : 0) : spec.recommended;
     const short = spec.key.replace(/^ha-auto-rebalance-/, '');

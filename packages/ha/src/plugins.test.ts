@@ -3,16 +3,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { PolicyError } from '@poise/policy';
-import { CONTENTION_KEYS } from '@poise/policy-contention';
-import { PLAN_KEYS } from '@poise/policy-plan';
-import { PRESSURE_KEYS } from '@poise/policy-pressure';
-import { STABLE_KEYS } from '@poise/policy-stable';
+import { contentionPlugin } from '@poise/policy-contention';
+import { planPlugin } from '@poise/policy-plan';
+import { pressurePlugin } from '@poise/policy-pressure';
+import { stablePlugin } from '@poise/policy-stable';
 import { BUILTIN_REGISTRY, loadPluginRegistry, loadPolicyPlugins } from './plugins';
 
 describe('the built-in plug-ins', () => {
   test("are the four variant packages, their keys in each package's order", () => {
     expect(BUILTIN_REGISTRY.plugins.map((p) => p.name)).toEqual(['contention', 'plan', 'stable', 'pressure']);
-    expect(BUILTIN_REGISTRY.keys()).toEqual([...CONTENTION_KEYS, ...PLAN_KEYS, ...STABLE_KEYS, ...PRESSURE_KEYS]);
+    expect(BUILTIN_REGISTRY.keys()).toEqual(
+      [contentionPlugin, planPlugin, stablePlugin, pressurePlugin].flatMap((p) => Object.values(p.keys)),
+    );
+    expect(BUILTIN_REGISTRY.keys().map((k) => k.key.replace(/^ha-auto-rebalance-/, ''))).toEqual([
+      'objective',
+      'contention-min-gain',
+      'contention-cost-benefit',
+      'plan',
+      'backoff',
+      'cooldown',
+      'min-improvement',
+      'smoothing',
+      'cost-weight',
+      'memhost',
+      'min-pressure-cpu',
+      'min-pressure-mem',
+      'pressure-missing',
+      'check-migratable',
+    ]);
   });
 
   test('with every key off the pipeline is the reference; the preset turns the stages on', () => {
