@@ -1,37 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { type PipelineObjective, type StagePart, composePipeline, readCrs } from '@poise/policy';
-import { parseStableSettings, stableStages } from '@poise/policy-stable';
-import { parsePressureSettings, pressureStages } from '@poise/policy-pressure';
-import { type ContentionStageOptions, contentionObjective, parseContentionSettings } from './index';
-import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support';
+import { stablePlugin } from '@poise/policy-stable';
+import { pressurePlugin } from '@poise/policy-pressure';
+import { type ContentionPluginOptions, createContentionPlugin } from './index';
+import { GIB, KNEE, cluster, guests, lines, loadDriven, pipelineFor } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 
-/** Every variant package's stages and the objective for a `crs` section, as the HA core and poise-manager build them. */
-function parts(
-  crs: Record<string, unknown>,
-  options: ContentionStageOptions = {},
-): { parts: StagePart[]; objective: PipelineObjective | undefined } {
-  const input = readCrs(crs);
-  return {
-    parts: [
-      ...stableStages(parseStableSettings(input).settings),
-      ...pressureStages(parsePressureSettings(input).settings),
-    ],
-    objective: contentionObjective(parseContentionSettings(input).settings, REF, options),
-  };
-}
-
-/** The pipeline of {@link parts}. */
-const compose = (reference: typeof REF, built: ReturnType<typeof parts>) =>
-  composePipeline(reference, built.parts, built.objective);
+/**
+ * The pipeline of this package, the stability and the pressure plug-ins for a `crs` section, as
+ * the HA core and poise-manager build it: through a `PolicyRegistry`.
+ */
+const composed = (crs: Record<string, unknown>, options: ContentionPluginOptions = {}) =>
+  pipelineFor(crs, REF, [createContentionPlugin(options), stablePlugin, pressurePlugin]);
 
 describe('composes with the other variant stages', () => {
   it('the preset with the contention objective: every stage in its slot', () => {
-    const pipeline = compose(
-      REF,
-      parts({ 'ha-auto-rebalance-preset': 'recommended', 'ha-auto-rebalance-objective': 'contention' }),
-    );
+    const pipeline = composed({
+      'ha-auto-rebalance-preset': 'recommended',
+      'ha-auto-rebalance-objective': 'contention',
+    });
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'contention',
@@ -67,16 +54,16 @@ describe('composes with the other variant stages', () => {
       ...guests('node1', 104, 2, 2),
     ];
     const alone = cluster(list);
-    alone.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+    alone.run(composed({ 'ha-auto-rebalance-objective': 'contention' }), {
       until: 200,
       beforeRound: loadDriven(KNEE),
     });
     expect(alone.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
-    c.run(
-      compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 })),
-      { until: 200, beforeRound: loadDriven(KNEE) },
-    );
+    c.run(composed({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-check-migratable': 1 }), {
+      until: 200,
+      beforeRound: loadDriven(KNEE),
+    });
     expect(c.moves()[0]!.resources).not.toEqual(['vm:101']);
     expect(lines(c).filter((l) => l.includes('not-migratable'))).toEqual([
       "40 notice not-migratable: vm:101 cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)",
@@ -92,13 +79,13 @@ describe('composes with the other variant stages', () => {
       ...guests('node1', 103, 5, 1.5, 1),
     ];
     const without = cluster(list);
-    without.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' })), {
+    without.run(composed({ 'ha-auto-rebalance-objective': 'contention' }), {
       until: 300,
       beforeRound: loadDriven(KNEE),
     });
     expect(without.moves()[0]!.resources).toEqual(['vm:101']);
     const c = cluster(list);
-    c.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 })), {
+    c.run(composed({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cost-weight': 0.3 }), {
       until: 300,
       beforeRound: loadDriven(KNEE),
     });
@@ -124,16 +111,16 @@ describe('composes with the other variant stages', () => {
     // what keeps vm:101 in place below is the cooldown
     const pace = { windowSeconds: 60 };
     const without = make();
-    without.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention' }, { pace })), {
+    without.run(composed({ 'ha-auto-rebalance-objective': 'contention' }, { pace }), {
       until: 600,
       beforeRound: script,
     });
     expect(without.moves()).toHaveLength(2);
     const c = make();
-    c.run(
-      compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 }, { pace })),
-      { until: 600, beforeRound: script },
-    );
+    c.run(composed({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-cooldown': 600 }, { pace }), {
+      until: 600,
+      beforeRound: script,
+    });
     expect(c.moves()).toHaveLength(1);
     expect(lines(c).some((l) => /stop cooldown: cooldown of vm:101 until \d+/.test(l))).toBe(true);
   });
@@ -141,7 +128,7 @@ describe('composes with the other variant stages', () => {
   it('backoff: a motion that failed is not retried in its series; the next best target is', () => {
     const list = [{ sid: 'vm:101', node: 'node1', cpu: 8, maxcpu: 8, mem: 8 * GIB, failures: 1 }];
     const c = cluster(list, [{ cpu: 6 }]);
-    c.run(compose(REF, parts({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 })), {
+    c.run(composed({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-backoff': 60 }), {
       until: 400,
       beforeRound: loadDriven(KNEE),
     });

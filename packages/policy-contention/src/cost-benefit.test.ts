@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { PolicyError, composePipeline } from '@poise/policy';
-import { contentionGate, contentionObjective } from './index';
+import { PolicyError } from '@poise/policy';
+import { contentionGate } from './index';
 import { recordSpells } from './gate';
-import { GIB, cluster, guests, lines } from './testing/support';
+import { GIB, cluster, guests, lines, pipelineFor } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
 
@@ -65,12 +65,19 @@ describe('cost–benefit in a replay', () => {
   const script = (r: ReturnType<typeof cluster>) => {
     for (const n of r.telemetry()) r.setNode(n.node, { pressureCpu: n.cpu / n.maxcpu > 0.7 ? 30 : 2, pressureMem: 0 });
   };
-  const objective = (costBenefit: boolean) =>
-    contentionObjective({ objective: 'contention', minGainSeconds: 30, costBenefit }, REF)!;
+  const pipeline = (costBenefit: boolean) =>
+    pipelineFor(
+      {
+        'ha-auto-rebalance-objective': 'contention',
+        'ha-auto-rebalance-contention-min-gain': 30,
+        'ha-auto-rebalance-contention-cost-benefit': costBenefit ? 1 : 0,
+      },
+      REF,
+    );
 
   it('without finished migrations it says once that it prices at the default link rate, and still moves', () => {
     const c = cluster(guests('node1', 101, 6, 2, 8));
-    c.run(composePipeline(REF, [], objective(true)), { until: 600, beforeRound: script });
+    c.run(pipeline(true), { until: 600, beforeRound: script });
     const said = lines(c).filter((l) => l.includes('contention-no-migration-tasks'));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/the host reports no finished migrations: migrations priced at the default link rate$/);
@@ -83,7 +90,7 @@ describe('cost–benefit in a replay', () => {
     const make = (costBenefit: boolean) => {
       const c = cluster(guests('node1', 101, 6, 2, 8));
       c.migrationTasks = Array.from({ length: 3 }, () => ({ durationSeconds: 802, transferredBytes: 8 * GIB }));
-      c.run(composePipeline(REF, [], objective(costBenefit)), { until: 600, beforeRound: script });
+      c.run(pipeline(costBenefit), { until: 600, beforeRound: script });
       return c;
     };
     expect(make(false).moves().length).toBeGreaterThan(0);
@@ -99,7 +106,7 @@ describe('cost–benefit in a replay', () => {
       { durationSeconds: Number.NaN, transferredBytes: GIB },
       { durationSeconds: 10, transferredBytes: 8 * GIB },
     ];
-    c.run(composePipeline(REF, [], objective(true)), { until: 400, beforeRound: script });
+    c.run(pipeline(true), { until: 400, beforeRound: script });
     const said = lines(c).filter((l) => l.includes('contention-bad-migration-tasks'));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/2 finished migrations reported without a positive duration or a byte count: left out/);

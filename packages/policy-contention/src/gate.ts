@@ -159,6 +159,25 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
 }
 
 /**
+ * The gate's model options and pace with their defaults, checked (by the gate, and by
+ * `createContentionPlugin` when the plug-in is made). Throws `PolicyError` `invalid-config` naming the field, e.g. `contention
+ * pace factor must be a finite number >= 1, got '0.5'`.
+ */
+export function checkedGateOptions(options: Pick<ContentionGateOptions, 'model' | 'pace'>): {
+  model: ContentionOptions;
+  pace: ContentionPace;
+} {
+  let model: ContentionOptions;
+  try {
+    model = contentionOptions(options.model);
+  } catch (err) {
+    if (err instanceof ContentionError) throw new PolicyError('invalid-config', err.message, { cause: err });
+    throw err;
+  }
+  return { model, pace: contentionPace(options.pace) };
+}
+
+/**
  * Guest contention as the balancer's objective (name `contention`, the objective's gate: the
  * pipeline runs it first, so it learns in every round another gate stops). Every round it runs
  * (all but those with a motion in flight) it learns from `ctx.nodes()` how each node's PSI
@@ -184,14 +203,7 @@ function describe(p: NodePressureNow, limits: { readonly cpuPercent: number; rea
  * change of that set. Needs `ctx.nodes()` (and, once a move is assessed, `ctx.guests()`).
  */
 export function contentionGate(options: ContentionGateOptions = {}): Stage<ContentionGateState> {
-  let model: ContentionOptions;
-  try {
-    model = contentionOptions(options.model);
-  } catch (err) {
-    if (err instanceof ContentionError) throw new PolicyError('invalid-config', err.message, { cause: err });
-    throw err;
-  }
-  const pace = contentionPace(options.pace);
+  const { model, pace } = checkedGateOptions(options);
   const check = stateCheck('contention');
   return {
     name: 'contention',

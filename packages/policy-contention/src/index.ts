@@ -13,15 +13,12 @@ export {
 export { CONTENTION_PACE, SPELL_MOTIONS_KEPT, type ContentionPace, type RecentMotion } from './pace';
 export { CONTENTION_FLOOR, CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS, SATURATED } from './limits';
 export {
-  CONTENTION_KEYS,
-  CONTENTION_OFF,
   COST_BENEFIT_KEY,
   MIN_GAIN_KEY,
   OBJECTIVE_KEY,
-  contentionObjective,
   contentionPlugin,
-  parseContentionSettings,
+  createContentionPlugin,
+  type ContentionPluginOptions,
   type ContentionSettings,
-  type ContentionStageOptions,
   type RebalanceObjective,
 } from './settings';

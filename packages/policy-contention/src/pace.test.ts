@@ -1,19 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { PolicyError, composePipeline, readCrs } from '@poise/policy';
-import {
-  CONTENTION_PACE,
-  type ContentionStageOptions,
-  contentionGate,
-  contentionObjective,
-  parseContentionSettings,
-} from './index';
+import { PolicyError } from '@poise/policy';
+import { CONTENTION_PACE, type ContentionPluginOptions, contentionGate, createContentionPlugin } from './index';
 import { SPELL_MOTIONS_KEPT, contentionPace, recordMotions, requiredGain, settledAt } from './pace';
-import { GIB, KNEE, cluster, guests, lines, loadDriven } from './testing/support';
+import { GIB, KNEE, cluster, guests, lines, loadDriven, pipelineFor } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const SETTINGS = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings;
-const pipeline = (options: ContentionStageOptions = {}) =>
-  composePipeline(REF, [], contentionObjective(SETTINGS, REF, options));
+const CONTENTION = { 'ha-auto-rebalance-objective': 'contention' };
+const pipeline = (options: ContentionPluginOptions = {}) =>
+  pipelineFor(CONTENTION, REF, [createContentionPlugin(options)]);
 
 /** The README's cluster: node1 runs six guests of 2 cores, (1 + 12)/16 = 81 % → 42.5 % cpu pressure. */
 const hotNode = () => cluster(guests('node1', 101, 6, 2));
@@ -29,7 +23,7 @@ describe('the pace options', () => {
     ],
     [{ factor: 0.5 }, "contention pace factor must be a finite number >= 1, got '0.5'"],
   ])('%j is refused', (pace, message) => {
-    expect(() => contentionObjective(SETTINGS, REF, { pace })).toThrow(new PolicyError('invalid-config', message));
+    expect(() => createContentionPlugin({ pace })).toThrow(new PolicyError('invalid-config', message));
     expect(() => contentionGate({ pace })).toThrow(message);
   });
 
@@ -144,17 +138,9 @@ describe('the pace in a replay', () => {
 
   it('the minimum is the key ha-auto-rebalance-contention-min-gain: at 100 the second move waits until it spares 100', () => {
     const keyed = (minGain: number) =>
-      composePipeline(
-        REF,
-        [],
-        contentionObjective(
-          parseContentionSettings(
-            readCrs({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': minGain }),
-          ).settings,
-          REF,
-          { pace: { factor: 1 } },
-        ),
-      );
+      pipelineFor({ ...CONTENTION, 'ha-auto-rebalance-contention-min-gain': minGain }, REF, [
+        createContentionPlugin({ pace: { factor: 1 } }),
+      ]);
     const movedAt = (c: ReturnType<typeof hotNode>) => c.events.filter((e) => e.type === 'move').map((e) => e.time);
     const loose = hotNode();
     loose.run(keyed(30), { until: 1800, beforeRound: loadDriven(KNEE) });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { composePipeline, readCrs, stateCheck } from '@poise/policy';
-import { contentionObjective, parseContentionSettings } from './index';
+import { stateCheck } from '@poise/policy';
 import { type PressureSample, checkRises, checkSamples, detectRises, lastingRises, recordSamples } from './rise';
-import { GIB, cluster, guests, lines } from './testing/support';
+import { GIB, cluster, guests, lines, pipelineFor } from './testing/support';
 
 /** node1's samples every 20 s from 0 to 120: cpu load and pressure per time. */
 function series(load: (t: number) => number, cpu: (t: number) => number, mem: (t: number) => number | null = () => 0) {
@@ -131,15 +130,12 @@ describe('keeping the rises and the samples', () => {
 
 describe('the gate: a node whose pressure does not follow its load is no source', () => {
   const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-  const objective = contentionObjective(
-    parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings,
-    REF,
-  );
+  const pipeline = () => pipelineFor({ 'ha-auto-rebalance-objective': 'contention' }, REF);
 
   it('the only contention unexplained: said once, and the rounds go to the imbalance', () => {
     // node1 runs 12 of its 16 cores for six guests; at 600 its PSI jumps from 2 % to 30 % at the same load
     const c = cluster(guests('node1', 101, 6, 2));
-    c.run(composePipeline(REF, [], objective), {
+    c.run(pipeline(), {
       until: 1200,
       beforeRound: (r) => r.setNode('node1', { pressureCpu: r.time < 600 ? 2 : 30, pressureMem: 0 }),
     });
@@ -157,7 +153,7 @@ describe('the gate: a node whose pressure does not follow its load is no source'
   it('the same jump with the load: the contention objective moves', () => {
     // node1: six guests of 1 core and 1 core of its own (44 %); at 600 its own load grows by 6 cores (81 %)
     const c = cluster(guests('node1', 101, 6, 1));
-    c.run(composePipeline(REF, [], objective), {
+    c.run(pipeline(), {
       until: 1200,
       beforeRound: (r) => {
         if (r.time >= 600) r.setNode('node1', { cpu: 7 });

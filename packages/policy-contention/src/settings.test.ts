@@ -1,15 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { PolicyError, composePipeline, crsJsonSchema, readCrs, referencePipeline } from '@poise/policy';
 import {
-  CONTENTION_KEYS,
-  CONTENTION_OFF,
-  contentionObjective,
+  PolicyError,
+  PolicyRegistry,
+  type ReferenceBalancerConfig,
+  composePipeline,
+  referencePipeline,
+} from '@poise/policy';
+import {
+  COST_BENEFIT_KEY,
+  type ContentionSettings,
+  MIN_GAIN_KEY,
+  OBJECTIVE_KEY,
   contentionPlugin,
-  parseContentionSettings,
+  createContentionPlugin,
 } from './index';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
+/** The reference's objective: no stage of this package. */
+const OFF = { objective: 'imbalance', minGainSeconds: 30, costBenefit: false } as const;
 const ON = { objective: 'contention', minGainSeconds: 30, costBenefit: false } as const;
+const registry = new PolicyRegistry([contentionPlugin]);
+/** The settings a host reads from a `crs` section, and every problem (the keys', then the plug-in's check). */
+const parse = (crs: unknown) => {
+  const read = registry.read(crs);
+  return { settings: registry.settingsOf(read, contentionPlugin), problems: read.problems };
+};
+/** The objective the plug-in supplies for these settings, as the registry asks for it. */
+const objectiveOf = (settings: ContentionSettings, reference: ReferenceBalancerConfig = REF) =>
+  contentionPlugin.objective!(settings, { reference });
 
 describe('ha-auto-rebalance-objective', () => {
   it.each([
@@ -43,20 +61,20 @@ describe('ha-auto-rebalance-objective', () => {
       ],
     ],
   ])('%j → %s', (crs, objective, problems) => {
-    const parsed = parseContentionSettings(readCrs(crs));
+    const parsed = parse(crs);
     expect(parsed.settings).toEqual({ objective, minGainSeconds: 30, costBenefit: false });
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
   it('imbalance supplies no objective: the composed pipeline is the reference', () => {
-    expect(contentionObjective(CONTENTION_OFF, REF)).toBeUndefined();
-    expect(composePipeline(REF, [], contentionObjective(CONTENTION_OFF, REF)).stages.map((s) => s.name)).toEqual(
+    expect(objectiveOf(OFF)).toBeUndefined();
+    expect(registry.pipeline(registry.off, REF).stages.map((s) => s.name)).toEqual(
       referencePipeline(REF).stages.map((s) => s.name),
     );
   });
 
   it('contention is the objective: its gate, hold, scorer and margin', () => {
-    const objective = contentionObjective(ON, REF)!;
+    const objective = objectiveOf(ON)!;
     expect(objective.name).toBe('contention');
     expect([objective.gate, objective.hold, objective.score, objective.margin].map((s) => s?.name)).toEqual([
       'contention',
@@ -64,7 +82,9 @@ describe('ha-auto-rebalance-objective', () => {
       'contention-score',
       'contention-margin',
     ]);
-    expect(composePipeline(REF, [], objective).stages.map((s) => s.name)).toEqual([
+    const settings = registry.read({ 'ha-auto-rebalance-objective': 'contention' });
+    expect(registry.settingsOf(settings, contentionPlugin)).toEqual(ON);
+    expect(registry.pipeline(settings, REF).stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'contention',
       'contention-hold',
@@ -76,27 +96,27 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('rejects a bad setting or reference value as a library argument', () => {
-    expect(() => contentionObjective({ ...ON, objective: 'speed' as never }, REF)).toThrow(
+    expect(() => objectiveOf({ ...ON, objective: 'speed' as never })).toThrow(
       new PolicyError(
         'invalid-config',
         "contention setting 'objective' must be 'imbalance' or 'contention', got 'speed'",
       ),
     );
-    expect(() => contentionObjective(ON, { ...REF, holdRounds: 1.5 })).toThrow(
+    expect(() => objectiveOf(ON, { ...REF, holdRounds: 1.5 })).toThrow(
       "contention holdRounds must be a non-negative integer, got '1.5'",
     );
-    expect(() => contentionObjective(ON, { ...REF, margin: Number.NaN })).toThrow(
+    expect(() => objectiveOf(ON, { ...REF, margin: Number.NaN })).toThrow(
       "contention margin must be a finite number, got 'NaN'",
     );
-    expect(() => contentionObjective(ON, { ...REF, threshold: -0.1 })).toThrow(
+    expect(() => objectiveOf(ON, { ...REF, threshold: -0.1 })).toThrow(
       "contention score threshold must be a finite number >= 0, got '-0.1'",
     );
-    expect(() => contentionObjective({ ...ON, minGainSeconds: -5 }, REF)).toThrow(
+    expect(() => objectiveOf({ ...ON, minGainSeconds: -5 })).toThrow(
       "contention minGainSeconds must be a finite number >= 0, got '-5'",
     );
     // the imbalance's stages, which judge the rounds handed to it (a cluster without PSI), check
     // the reference values where the pipeline is composed
-    const objective = contentionObjective(ON, REF);
+    const objective = objectiveOf(ON);
     expect(() => composePipeline({ ...REF, threshold: -0.1 }, [], objective)).toThrow(
       "threshold must be a finite number >= 0, got '-0.1'",
     );
@@ -105,11 +125,28 @@ describe('ha-auto-rebalance-objective', () => {
     );
   });
 
+  it('as a plug-in with options: bad ones are refused when it is made, naming the field; good ones reach the gate', () => {
+    expect(() => createContentionPlugin({ model: { horizonSeconds: 0 } })).toThrow(
+      new PolicyError(
+        'invalid-config',
+        "contention option 'horizonSeconds' must be a number of seconds in (0, 1e9], got 0",
+      ),
+    );
+    expect(() => createContentionPlugin({ pace: { factor: 0.5 } })).toThrow(
+      new PolicyError('invalid-config', "contention pace factor must be a finite number >= 1, got '0.5'"),
+    );
+    const tuned = createContentionPlugin({ pace: { windowSeconds: 600 } });
+    expect(tuned.name).toBe(contentionPlugin.name);
+    expect(tuned.keys).toBe(contentionPlugin.keys);
+    const gate = tuned.objective!(ON, { reference: REF })!.gate!;
+    expect(gate.name).toBe('contention');
+  });
+
   it('as a plug-in: its keys, the objective with contention, the description fragments', () => {
-    expect(Object.values(contentionPlugin.keys)).toEqual([...CONTENTION_KEYS]);
-    expect(contentionPlugin.objective!(CONTENTION_OFF, { reference: REF })).toBeUndefined();
+    expect(Object.values(contentionPlugin.keys)).toEqual([OBJECTIVE_KEY, MIN_GAIN_KEY, COST_BENEFIT_KEY]);
+    expect(contentionPlugin.objective!(OFF, { reference: REF })).toBeUndefined();
     expect(contentionPlugin.objective!(ON, { reference: REF })?.name).toBe('contention');
-    expect(contentionPlugin.describe!(CONTENTION_OFF)).toEqual([]);
+    expect(contentionPlugin.describe!(OFF)).toEqual([]);
     expect(contentionPlugin.describe!(ON)).toEqual(['objective contention']);
     expect(contentionPlugin.describe!({ ...ON, minGainSeconds: 120 })).toEqual([
       'objective contention',
@@ -120,7 +157,7 @@ describe('ha-auto-rebalance-objective', () => {
   });
 
   it('is in the JSON schema with its choices and default', () => {
-    const schema = crsJsonSchema(CONTENTION_KEYS) as {
+    const schema = registry.jsonSchema() as {
       properties: Record<string, { enum?: unknown[]; default?: unknown }>;
     };
     expect(schema.properties['ha-auto-rebalance-objective']).toMatchObject({
@@ -147,13 +184,13 @@ describe('ha-auto-rebalance-contention-min-gain', () => {
     [{ [KEY]: '60s' }, 30, [bad('60s')]],
     [{ [KEY]: 1e6 }, 30, [bad('1000000')]],
   ])('%j → %d', (crs, minGainSeconds, problems) => {
-    const parsed = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention', ...crs }));
+    const parsed = parse({ 'ha-auto-rebalance-objective': 'contention', ...crs });
     expect(parsed.settings).toEqual({ objective: 'contention', minGainSeconds, costBenefit: false });
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
   it('a bad value as a library argument is refused (the replay in pace.test.ts shows it at work)', () => {
-    expect(() => contentionObjective({ ...ON, minGainSeconds: Number.NaN }, REF)).toThrow(
+    expect(() => objectiveOf({ ...ON, minGainSeconds: Number.NaN })).toThrow(
       new PolicyError('invalid-config', "contention minGainSeconds must be a finite number >= 0, got 'NaN'"),
     );
   });
@@ -177,7 +214,7 @@ describe('ha-auto-rebalance-contention-min-gain beside the imbalance objective',
     [{ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 60 }, []],
     [{}, []],
   ])('%j warns %j', (crs, problems) => {
-    expect(parseContentionSettings(readCrs(crs)).problems.map((p) => p.message)).toEqual(problems);
+    expect(parse(crs).problems.map((p) => p.message)).toEqual(problems);
   });
 });
 
@@ -195,13 +232,13 @@ describe('ha-auto-rebalance-contention-cost-benefit', () => {
       [`datacenter.cfg: invalid value 'yes' for 'crs.${KEY}' (0 or 1), falling back to 0 (off)`],
     ],
   ])('%j → %s', (crs, on, problems) => {
-    const parsed = parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention', ...crs }));
+    const parsed = parse({ 'ha-auto-rebalance-objective': 'contention', ...crs });
     expect(parsed.settings.costBenefit).toBe(on);
     expect(parsed.problems.map((p) => p.message)).toEqual(problems);
   });
 
   it('beside the imbalance objective it does nothing, and says so', () => {
-    const parsed = parseContentionSettings(readCrs({ [KEY]: 1 }));
+    const parsed = parse({ [KEY]: 1 });
     expect(parsed.problems.map((p) => p.message)).toEqual([
       `datacenter.cfg: value 1 for 'crs.${KEY}' has no effect while the objective is 'imbalance' (it applies with ha-auto-rebalance-objective contention)`,
     ]);
@@ -210,7 +247,7 @@ describe('ha-auto-rebalance-contention-cost-benefit', () => {
   it('asks the host for the finished migrations only with the contention objective and cost–benefit on', () => {
     expect(contentionPlugin.needs!({ ...ON, costBenefit: true })).toEqual({ migrationTasks: true });
     expect(contentionPlugin.needs!(ON)).toEqual({ migrationTasks: false });
-    expect(contentionPlugin.needs!({ ...CONTENTION_OFF, costBenefit: true })).toEqual({ migrationTasks: false });
+    expect(contentionPlugin.needs!({ ...OFF, costBenefit: true })).toEqual({ migrationTasks: false });
   });
 
   it('is described when on, and in the JSON schema', () => {
@@ -218,7 +255,7 @@ describe('ha-auto-rebalance-contention-cost-benefit', () => {
       'objective contention',
       'contention-cost-benefit',
     ]);
-    const schema = crsJsonSchema(CONTENTION_KEYS) as { properties: Record<string, unknown> };
+    const schema = registry.jsonSchema() as { properties: Record<string, unknown> };
     expect(schema.properties[KEY]).toBeDefined();
   });
 });

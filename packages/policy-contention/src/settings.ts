@@ -1,17 +1,17 @@
 import { CONTENTION_DEFAULTS, type ContentionOptions, MIGRATION_DEFAULTS } from '@poise/contention';
 import {
   type ChoiceKeySpec,
-  type CrsInput,
   type FlagKeySpec,
   type NumberKeySpec,
   type PipelineObjective,
+  type PluginSettings,
   PolicyError,
+  type PolicyPlugin,
   type ReferenceBalancerConfig,
   type SettingProblem,
   definePlugin,
-  readCrsKeys,
 } from '@poise/policy';
-import { contentionGate } from './gate';
+import { checkedGateOptions, contentionGate } from './gate';
 import { contentionHold } from './hold';
 import { CONTENTION_SCORE_LIMIT, MIN_GAIN_SECONDS } from './limits';
 import { contentionMarginAccept } from './margin';
@@ -69,47 +69,26 @@ export const COST_BENEFIT_KEY: FlagKeySpec = {
   why: 'the fixed price of a migration (5 s + memory / 512 MiB/s, 10 % of the guest) ignores the transfer’s cpu on both nodes and busy guests that dirty memory; the fixed 600 s ignores that hot spells last minutes on one node and hours on another (apps/sim/README.md, issue 27)',
 };
 
-/** Every key this package reads, for docs and `crsJsonSchema`. */
-export const CONTENTION_KEYS = [OBJECTIVE_KEY, MIN_GAIN_KEY, COST_BENEFIT_KEY] as const;
-
-/** The settings of this package, in the keys' units. */
-export interface ContentionSettings {
-  readonly objective: RebalanceObjective;
-  /** `ha-auto-rebalance-contention-min-gain`, guest-seconds (finite, ≥ 0). */
-  readonly minGainSeconds: number;
-  /** `ha-auto-rebalance-contention-cost-benefit`. */
-  readonly costBenefit: boolean;
-}
-
-/** The key of each setting. */
+/**
+ * The key of each setting, by the field of {@link ContentionSettings} it fills: the plug-in's
+ * keys (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
+ */
 const CONTENTION_FIELDS = {
+  /** What the balancer minimises. */
   objective: OBJECTIVE_KEY,
+  /** `ha-auto-rebalance-contention-min-gain`, guest-seconds (finite, ≥ 0). */
   minGainSeconds: MIN_GAIN_KEY,
+  /** `ha-auto-rebalance-contention-cost-benefit`. */
   costBenefit: COST_BENEFIT_KEY,
 } as const;
 
-/** The reference's objective: no stage of this package. */
-export const CONTENTION_OFF: ContentionSettings = {
-  objective: 'imbalance',
-  minGainSeconds: MIN_GAIN_SECONDS,
-  costBenefit: false,
-};
-
 /**
- * Reads `ha-auto-rebalance-objective` and `ha-auto-rebalance-contention-min-gain` from the
- * `crs` section (see `readCrs` of `@poise/policy`): absent → the preset's value or the
- * default; a bad value is a problem naming the key, and the setting keeps its default (the
- * objective `imbalance`, the minimum `MIN_GAIN_SECONDS`). Never throws.
+ * The settings of this package, in the keys' units: one field per key, typed from the keys
+ * (`PluginSettings` of `@poise/policy`). A host reads them through a `PolicyRegistry`
+ * (`registry.settingsOf(registry.read(crs), contentionPlugin)`); with every key absent the
+ * objective is `imbalance` (the reference's) and the minimum `MIN_GAIN_SECONDS`.
  */
-export function parseContentionSettings(input: CrsInput): { settings: ContentionSettings; problems: SettingProblem[] } {
-  const read = readCrsKeys(input, CONTENTION_FIELDS);
-  const explicit = (key: string) => {
-    const v = Object.hasOwn(input.crs, key) ? input.crs[key] : undefined;
-    return v === null || v === '' ? undefined : v;
-  };
-  read.problems.push(...contentionChecks(read.settings, explicit));
-  return read;
-}
+export type ContentionSettings = PluginSettings<typeof CONTENTION_FIELDS>;
 
 /** The minimum gain and cost–benefit are the contention objective's: set beside `imbalance` they do nothing (a problem naming each). */
 function contentionChecks(settings: ContentionSettings, explicit: (key: string) => unknown): SettingProblem[] {
@@ -127,8 +106,8 @@ function contentionChecks(settings: ContentionSettings, explicit: (key: string) 
   return problems;
 }
 
-/** Options of {@link contentionObjective} that are not datacenter.cfg keys. */
-export interface ContentionStageOptions {
+/** Options of {@link createContentionPlugin} that are not datacenter.cfg keys. */
+export interface ContentionPluginOptions {
   /** The contention model's horizon and migration costs (default `CONTENTION_DEFAULTS` of `@poise/contention`). */
   readonly model?: Partial<ContentionOptions>;
   /** How sparingly the objective moves (default `CONTENTION_PACE`). */
@@ -136,20 +115,21 @@ export interface ContentionStageOptions {
 }
 
 /**
- * The objective the settings select, for `composePipeline`: with `contention`, guest contention
+ * The objective the settings select, for `composePipeline` (the plug-in's `objective`): with
+ * `contention`, guest contention
  * (the `contention` gate, `contention-hold` counting `reference.holdRounds`, `contention-score`
  * scoring with `reference.method` for the imbalance the log shows and keeping moves within
  * `reference.threshold`, and `contention-margin` applying the relative margin `reference.margin`,
  * a fraction, to the contention the move relieves); `undefined` with `imbalance` (the
  * reference's objective). The rounds the gate hands on without an objective (no node reports
  * PSI, or the only contention is a pressure rise the load does not explain) the pipeline judges
- * by the imbalance with the same reference settings. Pass the same reference settings as to
- * `composePipeline`. Throws `PolicyError` `invalid-config` for a bad setting or option.
+ * by the imbalance with the same reference settings (the registry passes the same to both).
+ * Throws `PolicyError` `invalid-config` for a bad setting or option.
  */
-export function contentionObjective(
+function contentionObjective(
   settings: ContentionSettings,
   reference: ReferenceBalancerConfig,
-  options: ContentionStageOptions = {},
+  options: ContentionPluginOptions,
 ): PipelineObjective | undefined {
   if (settings.objective !== 'contention') {
     if (settings.objective !== 'imbalance')
@@ -178,25 +158,43 @@ export function contentionObjective(
 }
 
 /**
- * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys
- * (`ha-auto-rebalance-objective`, `ha-auto-rebalance-contention-min-gain`, `ha-auto-rebalance-contention-cost-benefit`) and, with the
- * `contention` objective, the objective of the pipeline.
+ * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`), with options that
+ * are not datacenter.cfg keys (the model's horizon and migration costs, the pace; a lab or a
+ * test tunes them): its keys (`ha-auto-rebalance-objective`,
+ * `ha-auto-rebalance-contention-min-gain`, `ha-auto-rebalance-contention-cost-benefit`) and, with
+ * the `contention` objective, the objective of the pipeline. Register it in a `PolicyRegistry`
+ * in place of {@link contentionPlugin} (its name is the same). Throws `PolicyError`
+ * `invalid-config` for a bad option, naming the field (`contention pace factor must be a finite
+ * number >= 1, got '0.5'`).
  */
-export const contentionPlugin = definePlugin({
-  name: 'contention',
-  keys: CONTENTION_FIELDS,
-  objective: (settings, { reference }) => contentionObjective(settings, reference),
-  // cost–benefit learns the migration link's rate from the cluster's finished migrations
-  needs: (settings) => ({ migrationTasks: settings.objective === 'contention' && settings.costBenefit }),
-  check: contentionChecks,
-  describe: (settings) =>
-    settings.objective === 'imbalance'
-      ? []
-      : [
-          `objective ${settings.objective}`,
-          ...(settings.minGainSeconds === MIN_GAIN_KEY.off
-            ? []
-            : [`contention-min-gain ${settings.minGainSeconds} guest-seconds`]),
-          ...(settings.costBenefit ? ['contention-cost-benefit'] : []),
-        ],
-});
+export function createContentionPlugin(options: ContentionPluginOptions = {}): PolicyPlugin<typeof CONTENTION_FIELDS> {
+  checkedGateOptions(options);
+  return definePlugin({
+    name: 'contention',
+    keys: CONTENTION_FIELDS,
+    objective: (settings, { reference }) => contentionObjective(settings, reference, options),
+    // cost–benefit learns the migration link's rate from the cluster's finished migrations
+    needs: (settings) => ({ migrationTasks: settings.objective === 'contention' && settings.costBenefit }),
+    check: contentionChecks,
+    describe: describeContention,
+  });
+}
+
+/** `objective contention`, `contention-min-gain 120 guest-seconds`, `contention-cost-benefit`: the settings that are on. */
+function describeContention(settings: ContentionSettings): string[] {
+  return settings.objective === 'imbalance'
+    ? []
+    : [
+        `objective ${settings.objective}`,
+        ...(settings.minGainSeconds === MIN_GAIN_KEY.off
+          ? []
+          : [`contention-min-gain ${settings.minGainSeconds} guest-seconds`]),
+        ...(settings.costBenefit ? ['contention-cost-benefit'] : []),
+      ];
+}
+
+/**
+ * This package as a policy plug-in with the default options ({@link createContentionPlugin}):
+ * the one the HA core and poise-manager register among their built-in plug-ins.
+ */
+export const contentionPlugin = createContentionPlugin();

@@ -4,21 +4,19 @@ import {
   type BalanceContext,
   Pipeline,
   PolicyError,
-  composePipeline,
   hostCandidates,
-  readCrs,
+  referencePipeline,
   selectBest,
   type Stage,
 } from '@poise/policy';
-import { PRESSURE_OFF, pressureStages } from '@poise/policy-pressure';
+import { pressurePlugin } from '@poise/policy-pressure';
 import {
   CONTENTION_PACE,
   contentionGate,
   contentionHold,
   contentionMarginAccept,
+  contentionPlugin,
   contentionScorer,
-  contentionObjective,
-  parseContentionSettings,
   type ContentionGateState,
 } from './index';
 import {
@@ -29,24 +27,22 @@ import {
   guests,
   lines,
   loadDriven,
+  pipelineFor,
   selectedPlan,
   stubAssessment,
   stubObjective,
 } from './testing/support';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const CONTENTION = contentionObjective(
-  parseContentionSettings(readCrs({ 'ha-auto-rebalance-objective': 'contention' })).settings,
-  REF,
-);
-const pipeline = () => composePipeline(REF, [], CONTENTION);
+const CONTENTION = { 'ha-auto-rebalance-objective': 'contention' };
+const pipeline = () => pipelineFor(CONTENTION, REF);
 
 describe('no move when no move helps', () => {
   it('an idle cluster: the reference moves (imbalance 45 % above the threshold), contention does not', () => {
     // node loads (1 + 2·1)/16 = 19 %, 1/16 = 6 %, 6 %: imbalance high, pressure nil
     const make = () => cluster(guests('node1', 101, 2, 1));
     const reference = make();
-    reference.run(composePipeline(REF), { until: 3600, beforeRound: loadDriven(KNEE, { noise: 0.3 }) });
+    reference.run(referencePipeline(REF), { until: 3600, beforeRound: loadDriven(KNEE, { noise: 0.3 }) });
     expect(reference.moves().length).toBeGreaterThan(0);
     const c = make();
     c.run(pipeline(), { until: 3600, beforeRound: loadDriven(KNEE, { noise: 0.3 }) });
@@ -195,11 +191,10 @@ describe('the move that spares the most', () => {
 
   it('learns while the pressure gate stops the rounds (it runs first)', () => {
     const c = cluster(guests('node1', 101, 2, 1));
-    const withPressure = composePipeline(
-      REF,
-      pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 }),
-      CONTENTION,
-    );
+    const withPressure = pipelineFor({ ...CONTENTION, 'ha-auto-rebalance-min-pressure-cpu': 10 }, REF, [
+      contentionPlugin,
+      pressurePlugin,
+    ]);
     expect(withPressure.stages.map((s) => s.name).slice(0, 4)).toEqual([
       'motion-in-flight',
       'contention',
@@ -237,7 +232,7 @@ describe('the gate learns every round it runs, and says what it cannot know', ()
     const make = () => cluster([...guests('node1', 101, 7, 2), ...guests('node2', 201, 1, 1)]);
     const silent = loadDriven(KNEE, { noise: 1, silent: ['node1', 'node2', 'node3'] });
     const reference = make();
-    reference.run(composePipeline(REF), { until: 3600, beforeRound: silent });
+    reference.run(referencePipeline(REF), { until: 3600, beforeRound: silent });
     expect(reference.moves().length).toBeGreaterThan(0);
     const c = make();
     c.run(pipeline(), { until: 3600, beforeRound: silent });

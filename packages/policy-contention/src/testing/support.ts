@@ -1,12 +1,27 @@
 // Fixture builders for this package's tests (not exported from the package).
 import { CONTENTION_DEFAULTS, type MoveAssessment, type PressurePrediction } from '@poise/contention';
-import { type BalanceContext } from '@poise/policy';
+import { type BalanceContext, type Pipeline, PolicyRegistry, type ReferenceBalancerConfig } from '@poise/policy';
 import { ReplayCluster, type ReplayGuest, type ReplayNode } from '@poise/policy/testing';
 import { CONTENTION_OBJECTIVE, type ContentionObjective, type NodePressureNow } from '../objective';
 import { CONTENTION_PACE } from '../pace';
+import { contentionPlugin } from '../settings';
 import { mulberry32 } from '@poise/test-support/prng';
 
 export const GIB = 1024 ** 3;
+
+/**
+ * The pipeline a host composes for a datacenter.cfg `crs` section (the simulator's JSON form):
+ * the plug-ins (default this package's, default options) in a `PolicyRegistry`, which reads the
+ * keys and composes the stages and the objective with the reference settings.
+ */
+export function pipelineFor(
+  crs: Readonly<Record<string, unknown>>,
+  reference: ReferenceBalancerConfig,
+  plugins: readonly unknown[] = [contentionPlugin],
+): Pipeline {
+  const registry = new PolicyRegistry(plugins);
+  return registry.pipeline(registry.read(crs), reference);
+}
 
 /** A node's true pressure curve in the replays: load (fraction) → PSI some avg10, percent. */
 export type Curve = (load: number) => number;
