@@ -5,13 +5,4 @@ export {
   type PlanGuidedState,
   type PlanLeftEntry,
 } from './plan-guided';
-export {
-  PLAN_KEY,
-  PLAN_KEYS,
-  PLAN_OFF,
-  PLAN_SELECT_PRECEDENCE,
-  parsePlanSettings,
-  planPlugin,
-  planStages,
-  type PlanSettings,
-} from './settings';
+export { PLAN_KEY, PLAN_SELECT_PRECEDENCE, planPlugin, type PlanSettings } from './settings';

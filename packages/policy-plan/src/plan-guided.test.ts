@@ -1,9 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { composePipeline, type BalanceContext } from '@poise/policy';
+import { type BalanceContext, PolicyRegistry } from '@poise/policy';
 import type { PlanInput } from '@poise/plan';
 import { PLAN_REVERSAL_SECONDS, planGuidedSelect } from './plan-guided';
-import { parsePlanSettings, planStages } from './settings';
-import { readCrs } from '@poise/policy';
+import { planPlugin } from './settings';
 
 const GIB = 1024 ** 3;
 const cluster: PlanInput = {
@@ -35,10 +34,9 @@ function context(input: unknown, extra: Partial<BalanceContext> = {}): BalanceCo
     ...extra,
   };
 }
-const pipeline = composePipeline(
-  { threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' },
-  planStages({ plan: true }, { method: 'bruteforce' }),
-);
+const REFERENCE = { threshold: 0.3, holdRounds: 0, margin: 0.1, method: 'bruteforce' as const };
+const registry = new PolicyRegistry([planPlugin]);
+const pipeline = registry.pipeline(registry.read({ 'ha-auto-rebalance-plan': 1 }), REFERENCE);
 
 describe('plan-guided select', () => {
   test('moves the first motion of the plan, with a notice of the plan', () => {
@@ -139,10 +137,10 @@ describe('plan-guided select', () => {
   });
 
   test('settings: off by default, a bad value is a problem and off', () => {
-    expect(parsePlanSettings(readCrs({})).settings).toEqual({ plan: false });
-    expect(planStages({ plan: false }, { method: 'bruteforce' })).toEqual([]);
-    const bad = parsePlanSettings(readCrs({ 'ha-auto-rebalance-plan': 'yes' }));
-    expect(bad.settings).toEqual({ plan: false });
+    expect(registry.settingsOf(registry.read({}), planPlugin)).toEqual({ plan: false });
+    expect(planPlugin.stages!({ plan: false }, { reference: REFERENCE })).toEqual([]);
+    const bad = registry.read({ 'ha-auto-rebalance-plan': 'yes' });
+    expect(registry.settingsOf(bad, planPlugin)).toEqual({ plan: false });
     expect(bad.problems[0]!.message).toMatch(/ha-auto-rebalance-plan/);
     expect(() => planGuidedSelect({ method: 'fastest' as never })).toThrow(/unknown method 'fastest'/);
   });
