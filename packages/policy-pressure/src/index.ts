@@ -20,12 +20,7 @@ export {
   CHECK_MIGRATABLE_KEY,
   MIN_PRESSURE_CPU_KEY,
   MIN_PRESSURE_MEM_KEY,
-  PRESSURE_KEYS,
   PRESSURE_MISSING_KEY,
-  PRESSURE_OFF,
-  PRESSURE_ORDER,
-  parsePressureSettings,
   pressurePlugin,
-  pressureStages,
   type PressureSettings,
 } from './settings';

@@ -1,9 +1,9 @@
-import { type Pipeline, type StagePart, composePipeline, readCrs } from '@poise/policy';
+import { type Pipeline, PolicyRegistry } from '@poise/policy';
 import { ReplayCluster } from '@poise/policy/testing';
-import { parseStableSettings, stableStages } from '@poise/policy-stable';
+import { stablePlugin } from '@poise/policy-stable';
 import { describe, expect, it } from 'vitest';
 import { readmeBlock, testReadmeExample } from '@poise/test-support/readme';
-import { PRESSURE_OFF, parsePressureSettings, pressureStages } from './index';
+import { pressurePlugin } from './index';
 import { GIB, idleCluster } from './testing/support';
 
 const README = new URL('../README.md', import.meta.url);
@@ -16,24 +16,22 @@ describe('README', () => {
   // The replay table is computed here; POISE_UPDATE_README=1 writes it into the README.
   it('the replay table is what the replays give', () => {
     const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-    const recommended = readCrs({ 'ha-auto-rebalance-preset': 'recommended' });
-    const variants: Array<[string, StagePart[]]> = [
-      ['defaults', pressureStages(PRESSURE_OFF)],
-      ['min-pressure-cpu 10', pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10 })],
-      ['min-pressure-mem 5', pressureStages({ ...PRESSURE_OFF, minPressureMemPercent: 5 })],
+    // each column: the plug-ins registered and a `crs` section, read and composed as a host does
+    const pressure = new PolicyRegistry([pressurePlugin]);
+    const both = new PolicyRegistry([stablePlugin, pressurePlugin]);
+    const recommended = { 'ha-auto-rebalance-preset': 'recommended' };
+    const variants: Array<[string, PolicyRegistry, Record<string, unknown>]> = [
+      ['defaults', pressure, {}],
+      ['min-pressure-cpu 10', pressure, { 'ha-auto-rebalance-min-pressure-cpu': 10 }],
+      ['min-pressure-mem 5', pressure, { 'ha-auto-rebalance-min-pressure-mem': 5 }],
       [
         'cpu 10, pressure-missing hold',
-        pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: 10, pressureMissing: 'hold' }),
+        pressure,
+        { 'ha-auto-rebalance-min-pressure-cpu': 10, 'ha-auto-rebalance-pressure-missing': 'hold' },
       ],
-      ['check-migratable', pressureStages({ ...PRESSURE_OFF, checkMigratable: true })],
-      ['recommended (pressure)', pressureStages(parsePressureSettings(recommended).settings)],
-      [
-        'recommended (both packages)',
-        [
-          ...stableStages(parseStableSettings(recommended).settings),
-          ...pressureStages(parsePressureSettings(recommended).settings),
-        ],
-      ],
+      ['check-migratable', pressure, { 'ha-auto-rebalance-check-migratable': 1 }],
+      ['recommended (pressure)', pressure, recommended],
+      ['recommended (both packages)', both, recommended],
     ];
     const logLines = (c: ReplayCluster) => c.events.filter((e) => e.type === 'stop' || e.type === 'notice').length;
     const rows: Array<[string, (p: Pipeline) => string]> = [
@@ -110,7 +108,7 @@ describe('README', () => {
       `|---|${variants.map(() => '---').join('|')}|`,
       ...rows.map(
         ([name, cell]) =>
-          `| ${name} | ${variants.map(([, parts]) => cell(composePipeline(REFERENCE, parts))).join(' | ')} |`,
+          `| ${name} | ${variants.map(([, registry, crs]) => cell(registry.pipeline(registry.read(crs), REFERENCE))).join(' | ')} |`,
       ),
     ].join('\n');
     const current = readmeBlock(README, 'replay-table', table);

@@ -2,16 +2,20 @@
 // (an idle cluster), the pressure episodes of the seed's patch 7, and symptom 1 with the
 // migratability check; then both variant packages composed together.
 import fc from 'fast-check';
-import { type BalanceContext, type PipelineState, composePipeline, readCrs, referencePipeline } from '@poise/policy';
+import { type BalanceContext, type PipelineState, PolicyRegistry, referencePipeline } from '@poise/policy';
 import { ReplayCluster, type ReplayEvent } from '@poise/policy/testing';
-import { STABLE_KEYS, parseStableSettings, stableStages } from '@poise/policy-stable';
+import { stablePlugin } from '@poise/policy-stable';
 import { describe, expect, it } from 'vitest';
-import { PRESSURE_KEYS, PRESSURE_OFF, type PressureSettings, parsePressureSettings, pressureStages } from './index';
+import { pressurePlugin } from './index';
 import { GIB, idleCluster } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const RECOMMENDED = parsePressureSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
-const withPressure = (settings: PressureSettings) => composePipeline(REFERENCE, pressureStages(settings));
+const pressure = new PolicyRegistry([pressurePlugin]);
+/** The pipeline of this package's stages for a datacenter.cfg `crs` section (the simulator's JSON form). */
+const withPressure = (crs: Record<string, unknown>) => pressure.pipeline(pressure.read(crs), REFERENCE);
+/** Every key off: the reference balancer. */
+const OFF = {};
+const RECOMMENDED = { 'ha-auto-rebalance-preset': 'recommended' };
 
 const stops = (events: readonly ReplayEvent[]) =>
   events.flatMap((e) => (e.type === 'stop' ? [`${e.time} ${e.reason}`] : []));
@@ -20,7 +24,7 @@ const EIGHT_HOURS = 8 * 3600;
 describe('seed symptom 3: an idle cluster with a high imbalance', () => {
   it('the reference moves with nothing to gain; the pressure gate moves nothing in 8 h and says so once', () => {
     const reference = idleCluster();
-    reference.run(withPressure(PRESSURE_OFF), { until: EIGHT_HOURS });
+    reference.run(withPressure(OFF), { until: EIGHT_HOURS });
     expect(reference.moves().length).toBeGreaterThanOrEqual(1);
 
     const gated = idleCluster();
@@ -59,11 +63,18 @@ describe('seed symptom 3: an idle cluster with a high imbalance', () => {
       const cluster = idleCluster();
       for (const node of ['node1', 'node2', 'node3'])
         cluster.setNode(node, { pressureCpu: undefined, pressureMem: undefined });
-      cluster.run(withPressure({ ...RECOMMENDED, pressureMissing: missing, checkMigratable: false }), { until: 3600 });
+      cluster.run(
+        withPressure({
+          ...RECOMMENDED,
+          'ha-auto-rebalance-pressure-missing': missing,
+          'ha-auto-rebalance-check-migratable': 0,
+        }),
+        { until: 3600 },
+      );
       return cluster;
     };
     const reference = idleCluster();
-    reference.run(withPressure(PRESSURE_OFF), { until: 3600 });
+    reference.run(withPressure(OFF), { until: 3600 });
     const balance = blind('balance');
     expect(balance.moves().map((m) => m.type === 'move' && m.resources)).toEqual(
       reference.moves().map((m) => m.type === 'move' && m.resources),
@@ -102,7 +113,7 @@ describe('seed symptom 1 with the migratability check', () => {
       ],
       start: 40,
     });
-    cluster.run(withPressure({ ...PRESSURE_OFF, checkMigratable: true }), { until: 40 + 1200 });
+    cluster.run(withPressure({ 'ha-auto-rebalance-check-migratable': 1 }), { until: 40 + 1200 });
     expect(cluster.moves().every((m) => m.type === 'move' && !m.resources.includes('vm:101'))).toBe(true);
     expect(cluster.outcomes().every((o) => o.type === 'outcome' && o.ok)).toBe(true);
     expect(cluster.moves().length).toBeGreaterThanOrEqual(2);
@@ -114,7 +125,8 @@ describe('seed symptom 1 with the migratability check', () => {
 describe('both variant packages composed', () => {
   const offNumber = fc.constantFrom(undefined, null, '', 0, '0', '0.0');
   const offFlag = fc.constantFrom(undefined, 0, '0', false);
-  const keys = [...STABLE_KEYS, ...PRESSURE_KEYS];
+  const both = new PolicyRegistry([stablePlugin, pressurePlugin]);
+  const keys = both.keys();
 
   it('with every key off (any spelling), decisions and state transitions equal the reference pipeline on random rounds', () => {
     const crsArb = fc.record(
@@ -136,14 +148,9 @@ describe('both variant packages composed', () => {
     });
     fc.assert(
       fc.property(crsArb, fc.array(roundArb, { maxLength: 25 }), (crs, rounds) => {
-        const input = readCrs(crs);
-        const stable = parseStableSettings(input);
-        const pressure = parsePressureSettings(input);
-        expect([...input.problems, ...stable.problems, ...pressure.problems]).toEqual([]);
-        const composed = composePipeline(REFERENCE, [
-          ...stableStages(stable.settings),
-          ...pressureStages(pressure.settings),
-        ]);
+        const settings = both.read(crs);
+        expect(settings.problems).toEqual([]);
+        const composed = both.pipeline(settings, REFERENCE);
         const reference = referencePipeline(REFERENCE);
         let a: PipelineState = composed.initialState();
         let b: PipelineState = reference.initialState();
@@ -173,11 +180,7 @@ describe('both variant packages composed', () => {
   });
 
   it('recommended (all stages) on the idle cluster with a pressure episode: one move, off the pressured node, state plain JSON', () => {
-    const crs = readCrs({ 'ha-auto-rebalance-preset': 'recommended' });
-    const pipeline = composePipeline(REFERENCE, [
-      ...stableStages(parseStableSettings(crs).settings),
-      ...pressureStages(parsePressureSettings(crs).settings),
-    ]);
+    const pipeline = both.pipeline(both.read(RECOMMENDED), REFERENCE);
     const cluster = idleCluster();
     let state = cluster.run(pipeline, { until: 1800 });
     cluster.setNode('node1', { pressureCpu: 30 });

@@ -1,12 +1,23 @@
-import { PolicyError, composePipeline, crsJsonSchema, readCrs } from '@poise/policy';
+import { PolicyError, PolicyRegistry } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { PRESSURE_KEYS, PRESSURE_OFF, parsePressureSettings, pressureStages } from './index';
+import { type PressureSettings, pressurePlugin } from './index';
 
+const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
+const registry = new PolicyRegistry([pressurePlugin]);
+/** The settings a host reads from a `crs` section, and every problem (the preset's, then the keys'). */
 const parse = (crs: unknown) => {
-  const input = readCrs(crs);
-  const { settings, problems } = parsePressureSettings(input);
-  return { settings, problems: [...input.problems, ...problems].map((p) => p.message) };
+  const read = registry.read(crs);
+  return { settings: registry.settingsOf(read, pressurePlugin), problems: read.problems.map((p) => p.message) };
 };
+/** The stage parts the plug-in turns on for these settings, as the registry asks for them. */
+const stagesOf = (settings: PressureSettings) => pressurePlugin.stages!(settings, { reference: REFERENCE });
+/** Every stage off: the reference balancer. */
+const OFF = {
+  minPressureCpuPercent: 0,
+  minPressureMemPercent: 0,
+  pressureMissing: 'balance',
+  checkMigratable: false,
+} as const;
 const RECOMMENDED = {
   minPressureCpuPercent: 10,
   minPressureMemPercent: 5,
@@ -14,10 +25,10 @@ const RECOMMENDED = {
   checkMigratable: true,
 };
 
-describe('parsePressureSettings', () => {
+describe('reading the keys', () => {
   it('no keys: off; the preset turns everything on; explicit keys override it', () => {
-    expect(parse({})).toEqual({ settings: PRESSURE_OFF, problems: [] });
-    expect(pressureStages(PRESSURE_OFF)).toEqual([]);
+    expect(parse({})).toEqual({ settings: OFF, problems: [] });
+    expect(stagesOf(OFF)).toEqual([]);
     expect(parse({ 'ha-auto-rebalance-preset': 'recommended' })).toEqual({ settings: RECOMMENDED, problems: [] });
     expect(
       parse({
@@ -58,17 +69,14 @@ describe('parsePressureSettings', () => {
       'ha-auto-rebalance-min-pressure-mem': 'minPressureMemPercent',
       'ha-auto-rebalance-pressure-missing': 'pressureMissing',
       'ha-auto-rebalance-check-migratable': 'checkMigratable',
-    }[key] as keyof typeof PRESSURE_OFF;
-    expect(settings[field]).toBe(PRESSURE_OFF[field]);
+    }[key] as keyof typeof OFF;
+    expect(settings[field]).toBe(OFF[field]);
   });
 });
 
-describe('pressureStages', () => {
+describe('the stages', () => {
   it('recommended: the gate before the threshold, the source filter first and the migratability check last', () => {
-    const pipeline = composePipeline(
-      { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' },
-      pressureStages(RECOMMENDED as never),
-    );
+    const pipeline = registry.pipeline(registry.read({ 'ha-auto-rebalance-preset': 'recommended' }), REFERENCE);
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'pressure',
@@ -83,21 +91,21 @@ describe('pressureStages', () => {
   });
 
   it('only the migratability check, or only memory pressure', () => {
-    expect(pressureStages({ ...PRESSURE_OFF, checkMigratable: true }).map((p) => p.stage.name)).toEqual(['migratable']);
-    expect(pressureStages({ ...PRESSURE_OFF, minPressureMemPercent: 5 }).map((p) => p.stage.name)).toEqual([
+    expect(stagesOf({ ...OFF, checkMigratable: true }).map((p) => p.stage.name)).toEqual(['migratable']);
+    expect(stagesOf({ ...OFF, minPressureMemPercent: 5 }).map((p) => p.stage.name)).toEqual([
       'pressure',
       'pressure-source',
     ]);
   });
 
   it('rejects settings out of range, and the schema lists the keys', () => {
-    expect(() => pressureStages({ ...PRESSURE_OFF, minPressureCpuPercent: -1 })).toThrow(
+    expect(() => stagesOf({ ...OFF, minPressureCpuPercent: -1 })).toThrow(
       new PolicyError(
         'invalid-config',
         "pressure setting 'minPressureCpuPercent' must be a finite number in 0..100 (percent), got '-1'",
       ),
     );
-    expect(Object.keys((crsJsonSchema(PRESSURE_KEYS) as { properties: object }).properties)).toEqual([
+    expect(Object.keys((registry.jsonSchema() as { properties: object }).properties)).toEqual([
       'ha-auto-rebalance-preset',
       'ha-auto-rebalance-min-pressure-cpu',
       'ha-auto-rebalance-min-pressure-mem',

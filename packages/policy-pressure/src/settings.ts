@@ -1,13 +1,11 @@
 import {
   type ChoiceKeySpec,
-  type CrsInput,
   type FlagKeySpec,
   type NumberKeySpec,
-  type SettingProblem,
+  type PluginSettings,
   type StagePart,
   checkSettingRange,
   definePlugin,
-  readCrsKeys,
 } from '@poise/policy';
 import { migratableFilter } from './migratable';
 import { type PressureMissing, pressureGate, pressureSourceFilter } from './pressure';
@@ -63,55 +61,30 @@ export const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
   why: 'symptom-1 scenario: 17 failed motions become none and the other three guests are balanced; such a motion fails every time, so not trying it beats backing it off',
 };
 
-/** Every key this package reads, for docs and `crsJsonSchema`. */
-export const PRESSURE_KEYS = [
-  MIN_PRESSURE_CPU_KEY,
-  MIN_PRESSURE_MEM_KEY,
-  PRESSURE_MISSING_KEY,
-  CHECK_MIGRATABLE_KEY,
-] as const;
-
-/** The pressure and migratability settings, in the keys' units; 0 / false = off. */
-export interface PressureSettings {
-  /** cpu pressure threshold, percent (0 = cpu not judged). */
-  readonly minPressureCpuPercent: number;
-  /** memory pressure threshold, percent (0 = memory not judged). */
-  readonly minPressureMemPercent: number;
-  /** While telemetry is missing: `balance` (fail open) or `hold`. */
-  readonly pressureMissing: PressureMissing;
-  readonly checkMigratable: boolean;
-}
-
-/** The key of each setting. */
+/**
+ * The key of each setting, by the field of {@link PressureSettings} it fills: the plug-in's keys
+ * (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
+ */
 const PRESSURE_FIELDS = {
+  /** cpu pressure threshold, percent (0 = cpu not judged). */
   minPressureCpuPercent: MIN_PRESSURE_CPU_KEY,
+  /** memory pressure threshold, percent (0 = memory not judged). */
   minPressureMemPercent: MIN_PRESSURE_MEM_KEY,
+  /** While telemetry is missing: `balance` (fail open) or `hold`. */
   pressureMissing: PRESSURE_MISSING_KEY,
+  /** Guests whose configuration prevents a migration are not candidates. */
   checkMigratable: CHECK_MIGRATABLE_KEY,
-} as const satisfies {
-  readonly [K in keyof PressureSettings]: NumberKeySpec | FlagKeySpec | ChoiceKeySpec<PressureMissing>;
-};
-
-/** Every stage off: the reference balancer. */
-export const PRESSURE_OFF: PressureSettings = {
-  minPressureCpuPercent: 0,
-  minPressureMemPercent: 0,
-  pressureMissing: 'balance',
-  checkMigratable: false,
-};
+} as const;
 
 /**
- * Reads the pressure and migratability keys from the `crs` section (see `readCrs` of
- * `@poise/policy`). An absent key takes the preset's value (`recommended`) or off; an explicit
- * key overrides the preset; a bad value is a problem naming the key, and that stage is off.
- * Never throws.
+ * The pressure and migratability settings, in the keys' units (0 / false = off): one field per
+ * key, typed from the keys (`PluginSettings` of `@poise/policy`). A host reads them through a
+ * `PolicyRegistry` (`registry.settingsOf(registry.read(crs), pressurePlugin)`).
  */
-export function parsePressureSettings(input: CrsInput): { settings: PressureSettings; problems: SettingProblem[] } {
-  return readCrsKeys(input, PRESSURE_FIELDS);
-}
+export type PressureSettings = PluginSettings<typeof PRESSURE_FIELDS>;
 
 /** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
-export const PRESSURE_ORDER = {
+const ORDER = {
   /** gate: after smoothing (10) and backoff-series (20), before threshold-hold. */
   pressure: 30,
   /** filter: first — it restricts the sources most and needs no host lookups. */
@@ -122,10 +95,10 @@ export const PRESSURE_ORDER = {
 
 /**
  * The stages the settings turn on, in their slots, for `composePipeline`; empty when every
- * setting is off. Throws `PolicyError` `invalid-config` for a value out of range
- * (`parsePressureSettings` never yields one).
+ * setting is off. Throws `PolicyError` `invalid-config` for a value out of range (reading the
+ * keys never yields one).
  */
-export function pressureStages(settings: PressureSettings): StagePart[] {
+function pressureStages(settings: PressureSettings): StagePart[] {
   for (const name of ['minPressureCpuPercent', 'minPressureMemPercent'] as const) {
     checkSettingRange(`pressure setting '${name}'`, settings[name], PRESSURE_FIELDS[name]);
   }
@@ -136,11 +109,10 @@ export function pressureStages(settings: PressureSettings): StagePart[] {
       memPercent: settings.minPressureMemPercent,
       missing: settings.pressureMissing,
     };
-    parts.push({ slot: 'gate', order: PRESSURE_ORDER.pressure, stage: pressureGate(options) });
-    parts.push({ slot: 'filter', order: PRESSURE_ORDER['pressure-source'], stage: pressureSourceFilter(options) });
+    parts.push({ slot: 'gate', order: ORDER.pressure, stage: pressureGate(options) });
+    parts.push({ slot: 'filter', order: ORDER['pressure-source'], stage: pressureSourceFilter(options) });
   }
-  if (settings.checkMigratable)
-    parts.push({ slot: 'filter', order: PRESSURE_ORDER.migratable, stage: migratableFilter() });
+  if (settings.checkMigratable) parts.push({ slot: 'filter', order: ORDER.migratable, stage: migratableFilter() });
   return parts;
 }
 
@@ -151,13 +123,15 @@ function readsPressure(settings: PressureSettings): boolean {
 
 /**
  * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys, the
- * stages they turn on ({@link pressureStages}), and for the host: node pressure when a threshold
- * is set, the guest configurations with `check-migratable`.
+ * stages they turn on, and for the host: node pressure when a threshold is set, the guest
+ * configurations with `check-migratable`. Register it in a `PolicyRegistry`, which reads the
+ * settings and composes the pipeline; the HA core and poise-manager have it among their built-in
+ * plug-ins.
  */
 export const pressurePlugin = definePlugin({
   name: 'pressure',
   keys: PRESSURE_FIELDS,
-  stages: (settings) => pressureStages(settings),
+  stages: pressureStages,
   needs: (settings) => ({ nodePressure: readsPressure(settings), guestConfigs: settings.checkMigratable }),
   describe: (settings) => [
     ...(settings.minPressureCpuPercent > 0 ? [`min-pressure-cpu ${settings.minPressureCpuPercent}%`] : []),
