@@ -21,12 +21,6 @@ export {
   MEMHOST_KEY,
   MIN_IMPROVEMENT_KEY,
   SMOOTHING_KEY,
-  STABLE_KEYS,
-  STABLE_OFF,
-  STABLE_ORDER,
-  parseStableSettings,
   stablePlugin,
-  stableStages,
   type StableSettings,
-  type StableStageOptions,
 } from './settings';

@@ -4,17 +4,18 @@ import {
   type BalanceContext,
   type Decision,
   type PipelineState,
-  composePipeline,
-  readCrs,
+  PolicyRegistry,
   referencePipeline,
 } from '@poise/policy';
 import { ReplayCluster } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
-import { STABLE_KEYS, parseStableSettings, stableStages } from './index';
+import { stablePlugin } from './index';
 import { mulberry32 } from '@poise/test-support/prng';
 import { GIB } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
+const registry = new PolicyRegistry([stablePlugin]);
+const RECOMMENDED = { 'ha-auto-rebalance-preset': 'recommended' };
 const CANDIDATES: BalanceCandidate[] = [
   { leader: 'vm:101', resources: ['vm:101'], targets: ['node2', 'node3'], source: 'node1', transferBytes: 4 * GIB },
   { leader: 'vm:102', resources: ['vm:102', 'vm:103'], targets: ['node3'], source: 'node1', transferBytes: 8 * GIB },
@@ -59,14 +60,14 @@ const offFlag = fc.constantFrom(undefined, null, '', 0, '0', false);
 describe('properties', () => {
   it('with every key off, the composed pipeline decides and keeps state exactly like the reference', () => {
     const crsArb = fc.record(
-      Object.fromEntries(STABLE_KEYS.map((k) => [k.key, k.type === 'flag' ? offFlag : offNumber])),
+      Object.fromEntries(registry.keys().map((k) => [k.key, k.type === 'flag' ? offFlag : offNumber])),
       { requiredKeys: [] },
     );
     fc.assert(
       fc.property(crsArb, fc.array(roundArb, { maxLength: 25 }), (crs, rounds) => {
-        const { settings, problems } = parseStableSettings(readCrs(crs));
-        expect(problems).toEqual([]);
-        const composed = composePipeline(REFERENCE, stableStages(settings));
+        const settings = registry.read(crs);
+        expect(settings.problems).toEqual([]);
+        const composed = registry.pipeline(settings, REFERENCE);
         const reference = referencePipeline(REFERENCE);
         let a: PipelineState = composed.initialState();
         let b: PipelineState = reference.initialState();
@@ -84,10 +85,7 @@ describe('properties', () => {
   });
 
   it('recommended on random rounds: states are plain JSON, restore to themselves, and no decision holds a non-finite number', () => {
-    const pipeline = composePipeline(
-      REFERENCE,
-      stableStages(parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings),
-    );
+    const pipeline = registry.pipeline(registry.read(RECOMMENDED), REFERENCE);
     const finite = (d: Decision) => d.action === 'none' || [d.imbalanceBefore, d.imbalanceAfter].every(Number.isFinite);
     fc.assert(
       fc.property(fc.array(roundArb, { maxLength: 25 }), (rounds) => {
@@ -129,8 +127,7 @@ describe('properties', () => {
               failures: g.failures,
             })),
           });
-          const settings = parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
-          cluster.run(composePipeline(REFERENCE, stableStages(settings)), {
+          cluster.run(registry.pipeline(registry.read(RECOMMENDED), REFERENCE), {
             until: 1200,
             beforeRound: (c) => {
               for (const n of ['node1', 'node2', 'node3'])

@@ -1,14 +1,19 @@
 // Pipeline-level replays on a small in-memory host (ReplayCluster of @poise/policy): the
 // review's counter-examples of seed 004 and the oscillation of seed symptom 2.
-import { type Pipeline, composePipeline, readCrs } from '@poise/policy';
+import { type Pipeline, PolicyRegistry } from '@poise/policy';
 import { ReplayCluster, type ReplayEvent } from '@poise/policy/testing';
 import { describe, expect, it } from 'vitest';
-import { STABLE_OFF, type StableSettings, parseStableSettings, stableStages } from './index';
+import { stablePlugin } from './index';
 import { GIB, dominantGuest, seed004 } from './testing/support';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
-const pipelineWith = (settings: StableSettings): Pipeline => composePipeline(REFERENCE, stableStages(settings));
-const RECOMMENDED = parseStableSettings(readCrs({ 'ha-auto-rebalance-preset': 'recommended' })).settings;
+const registry = new PolicyRegistry([stablePlugin]);
+/** The pipeline a host composes for a datacenter.cfg `crs` section (the simulator's JSON form). */
+const pipelineWith = (crs: Crs): Pipeline => registry.pipeline(registry.read(crs), REFERENCE);
+type Crs = Record<string, unknown>;
+/** Every key off: the reference balancer. */
+const OFF: Crs = {};
+const RECOMMENDED: Crs = { 'ha-auto-rebalance-preset': 'recommended' };
 
 /** `time resources→target ok|FAIL` per motion, from the issued moves and their outcomes. */
 function motions(events: readonly ReplayEvent[]): string[] {
@@ -40,7 +45,7 @@ function repeatedFailures(events: readonly ReplayEvent[]): string[] {
 describe("seed 004: the review's fa:109 counter-example", () => {
   it('with the reference, fa:109 to node2 is re-issued every hold (the failing loop of symptom 1)', () => {
     const cluster = seed004('fa:109', 9);
-    cluster.run(pipelineWith(STABLE_OFF), { until: 40 + 1200 });
+    cluster.run(pipelineWith(OFF), { until: 40 + 1200 });
     // hold 3 rounds of 20 s after each failure: 80, 140, 200, ... ; attempt 10 succeeds
     expect(motions(cluster.events).slice(0, 3)).toEqual([
       '80 fa:109→node2 FAIL',
@@ -53,7 +58,7 @@ describe("seed 004: the review's fa:109 counter-example", () => {
 
   it('with the backoff, at most one failed attempt per target before another guest moves', () => {
     const cluster = seed004('fa:109', 9);
-    cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 40 + 3600 });
+    cluster.run(pipelineWith({ 'ha-auto-rebalance-backoff': 60 }), { until: 40 + 3600 });
     expect(motions(cluster.events)).toEqual([
       // series 1: the best pair fails; the next round tries the next-best at once (no hold)
       '80 fa:109→node2 FAIL',
@@ -77,7 +82,7 @@ describe("seed 004: the review's fa:109 counter-example", () => {
 
   it('fa:102 (fails twice): tried once per target, another guest moves, then fa:102 once its backoff is over', () => {
     const cluster = seed004('fa:102', 2);
-    cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 40 + 1200 });
+    cluster.run(pipelineWith({ 'ha-auto-rebalance-backoff': 60 }), { until: 40 + 1200 });
     expect(motions(cluster.events)).toEqual([
       '80 fa:102→node2 FAIL',
       '100 fa:102→node3 FAIL',
@@ -88,7 +93,7 @@ describe("seed 004: the review's fa:109 counter-example", () => {
 
   it('a guest that never migrates (local cd-rom): ≤ 3 attempts of any pair in 20 min, others still move', () => {
     const cluster = seed004('vm:101', 1_000_000);
-    cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 40 + 1200 });
+    cluster.run(pipelineWith({ 'ha-auto-rebalance-backoff': 60 }), { until: 40 + 1200 });
     const attempts = new Map<string, number>();
     for (const m of cluster.moves())
       attempts.set(
@@ -112,7 +117,7 @@ describe("seed 004: the review's fa:109 counter-example", () => {
       ],
       start: 40,
     });
-    cluster.run(pipelineWith({ ...STABLE_OFF, backoffSeconds: 60 }), { until: 200 });
+    cluster.run(pipelineWith({ 'ha-auto-rebalance-backoff': 60 }), { until: 200 });
     expect(motions(cluster.events).slice(0, 2)).toEqual(['80 vm:101+vm:102→node2 FAIL', '100 vm:103→node2 ok']);
   });
 });
@@ -123,7 +128,7 @@ describe('seed symptom 2: a dominant guest on an idle 2-node cluster with ±0.5 
     'seed %i: the reference moves it back and forth; recommended moves it at most once in 27 min and twice a day',
     (seed) => {
       const reference = dominantGuest(seed);
-      reference.cluster.run(pipelineWith(STABLE_OFF), { until: MIN27, beforeRound: reference.noise });
+      reference.cluster.run(pipelineWith(OFF), { until: MIN27, beforeRound: reference.noise });
       expect(reference.cluster.moves().length).toBeGreaterThanOrEqual(4);
 
       const stable = dominantGuest(seed);
@@ -140,14 +145,14 @@ describe('seed symptom 2: a dominant guest on an idle 2-node cluster with ±0.5 
   );
 
   it('each stage alone: smoothing is what removes the noise-driven moves', () => {
-    const count = (settings: StableSettings) => {
+    const count = (crs: Crs) => {
       const { cluster, noise } = dominantGuest(1);
-      cluster.run(pipelineWith(settings), { until: MIN27, beforeRound: noise });
+      cluster.run(pipelineWith(crs), { until: MIN27, beforeRound: noise });
       return cluster.moves().length;
     };
-    const reference = count(STABLE_OFF);
-    expect(count({ ...STABLE_OFF, smoothingHalfLifeSeconds: 300 })).toBeLessThanOrEqual(1);
+    const reference = count(OFF);
+    expect(count({ 'ha-auto-rebalance-smoothing': 300 })).toBeLessThanOrEqual(1);
     // the cooldown spaces the moves out, but every 10 min the guest may go again
-    expect(count({ ...STABLE_OFF, cooldownSeconds: 600 })).toBeLessThan(reference);
+    expect(count({ 'ha-auto-rebalance-cooldown': 600 })).toBeLessThan(reference);
   });
 });

@@ -1,12 +1,25 @@
-import { PolicyError, composePipeline, crsJsonSchema, readCrs } from '@poise/policy';
+import { PolicyError, PolicyRegistry } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { STABLE_KEYS, STABLE_OFF, parseStableSettings, stableStages } from './index';
+import { type StableSettings, stablePlugin } from './index';
 
 const REFERENCE = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'bruteforce' as const };
+const registry = new PolicyRegistry([stablePlugin]);
+/** The settings a host reads from a `crs` section, and every problem (the preset's, then the keys'). */
 const parse = (crs: unknown) => {
-  const input = readCrs(crs);
-  const { settings, problems } = parseStableSettings(input);
-  return { settings, problems: [...input.problems, ...problems].map((p) => p.message) };
+  const read = registry.read(crs);
+  return { settings: registry.settingsOf(read, stablePlugin), problems: read.problems.map((p) => p.message) };
+};
+/** The stage parts the plug-in turns on for these settings, as the registry asks for them. */
+const stagesOf = (settings: StableSettings) => stablePlugin.stages!(settings, { reference: REFERENCE });
+
+/** Every stage off: the reference balancer. */
+const OFF = {
+  backoffSeconds: 0,
+  cooldownSeconds: 0,
+  minImprovementPoints: 0,
+  smoothingHalfLifeSeconds: 0,
+  costWeight: 0,
+  memhost: false,
 };
 
 const RECOMMENDED = {
@@ -18,12 +31,20 @@ const RECOMMENDED = {
   memhost: true,
 };
 
-describe('parseStableSettings', () => {
+describe('reading the keys', () => {
   it('no keys: every stage off, the reference pipeline', () => {
     for (const crs of [undefined, {}, { ha: 'dynamic', 'ha-auto-rebalance': 1 }]) {
-      expect(parse(crs)).toEqual({ settings: STABLE_OFF, problems: [] });
+      expect(parse(crs)).toEqual({ settings: OFF, problems: [] });
     }
-    expect(stableStages(STABLE_OFF)).toEqual([]);
+    expect(stagesOf(OFF)).toEqual([]);
+    expect(registry.pipeline(registry.off, REFERENCE).stages.map((s) => s.name)).toEqual([
+      'motion-in-flight',
+      'threshold-hold',
+      'candidates',
+      'score-bruteforce',
+      'select-best',
+      'relative-margin',
+    ]);
   });
 
   it('the recommended preset turns every stage on', () => {
@@ -54,7 +75,7 @@ describe('parseStableSettings', () => {
         'ha-auto-rebalance-memhost': 1,
       }).settings,
     ).toEqual({
-      ...STABLE_OFF,
+      ...OFF,
       minImprovementPoints: 2.5,
       costWeight: 0.1,
       memhost: true,
@@ -104,36 +125,36 @@ describe('parseStableSettings', () => {
       'ha-auto-rebalance-min-improvement': 'minImprovementPoints',
       'ha-auto-rebalance-cost-weight': 'costWeight',
       'ha-auto-rebalance-memhost': 'memhost',
-    }[key] as keyof typeof STABLE_OFF;
-    expect(settings[field]).toBe(STABLE_OFF[field]);
+    }[key] as keyof typeof OFF;
+    expect(settings[field]).toBe(OFF[field]);
     // the other stages keep the preset's values
     expect(Object.values(settings).filter((v, i) => v !== Object.values(RECOMMENDED)[i])).toHaveLength(1);
   });
 
   it('a bad preset or a crs that is not an object is one problem, and everything is off', () => {
     expect(parse({ 'ha-auto-rebalance-preset': 'fast' })).toEqual({
-      settings: STABLE_OFF,
+      settings: OFF,
       problems: [
         "datacenter.cfg: invalid value 'fast' for 'crs.ha-auto-rebalance-preset' (one of recommended), using no preset",
       ],
     });
     expect(parse('dynamic')).toEqual({
-      settings: STABLE_OFF,
+      settings: OFF,
       problems: ['datacenter.cfg: \'crs\' must be an object, got "dynamic"; the balancer stages are off'],
     });
   });
 
   it('keys named like object internals are just absent keys', () => {
     expect(parse(JSON.parse('{"__proto__": {"ha-auto-rebalance-backoff": 60}, "toString": 1}'))).toEqual({
-      settings: STABLE_OFF,
+      settings: OFF,
       problems: [],
     });
   });
 });
 
-describe('stableStages', () => {
+describe('the stages', () => {
   it('recommended: every stage in its slot, composing the documented order', () => {
-    const pipeline = composePipeline(REFERENCE, stableStages(RECOMMENDED));
+    const pipeline = registry.pipeline(registry.read({ 'ha-auto-rebalance-preset': 'recommended' }), REFERENCE);
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'motion-in-flight',
       'smoothing',
@@ -150,7 +171,7 @@ describe('stableStages', () => {
   });
 
   it('converts the dead band from percentage points to the imbalance fraction', () => {
-    const [part] = stableStages({ ...STABLE_OFF, minImprovementPoints: 5 });
+    const [part] = stagesOf(parse({ 'ha-auto-rebalance-min-improvement': 5 }).settings);
     const stop = part!.stage.run(
       {} as never,
       { imbalance: 0.5, selected: { sid: 'a', source: 'n1', target: 'n2', imbalance: 0.46 } },
@@ -161,24 +182,24 @@ describe('stableStages', () => {
   });
 
   it('asks the scorer for more migrations only when cost is on', () => {
-    expect(stableStages({ ...STABLE_OFF, costWeight: 0.2 }).map((p) => p.scoreLimit)).toEqual([16]);
-    expect(stableStages({ ...STABLE_OFF, costWeight: 0.2 }, { costScoreLimit: 4 }).map((p) => p.scoreLimit)).toEqual([
-      4,
+    expect(stagesOf(parse({ 'ha-auto-rebalance-cost-weight': 0.2 }).settings).map((p) => p.scoreLimit)).toEqual([16]);
+    expect(stagesOf(parse({ 'ha-auto-rebalance-cooldown': 600 }).settings).map((p) => p.scoreLimit)).toEqual([
+      undefined,
     ]);
   });
 
-  it('rejects settings out of range (parse never yields them)', () => {
-    expect(() => stableStages({ ...STABLE_OFF, backoffSeconds: NaN })).toThrow(
+  it('rejects settings out of range (reading never yields them)', () => {
+    expect(() => stagesOf({ ...OFF, backoffSeconds: NaN })).toThrow(
       new PolicyError(
         'invalid-config',
         "stable setting 'backoffSeconds' must be a finite number in 0..3600 (seconds), got 'NaN'",
       ),
     );
-    expect(() => stableStages({ ...STABLE_OFF, costWeight: 2 })).toThrow("'costWeight'");
+    expect(() => stagesOf({ ...OFF, costWeight: 2 })).toThrow("'costWeight'");
   });
 
   it('a JSON schema lists every key with its range and default', () => {
-    const schema = crsJsonSchema(STABLE_KEYS) as { properties: Record<string, { default: unknown }> };
+    const schema = registry.jsonSchema() as { properties: Record<string, { default: unknown }> };
     expect(Object.keys(schema.properties)).toEqual([
       'ha-auto-rebalance-preset',
       'ha-auto-rebalance-backoff',

@@ -1,12 +1,10 @@
 import {
-  type CrsInput,
   type FlagKeySpec,
   type NumberKeySpec,
-  type SettingProblem,
+  type PluginSettings,
   type StagePart,
   checkSettingRange,
   definePlugin,
-  readCrsKeys,
 } from '@poise/policy';
 import { BACKOFF_MAX_SECONDS, backoffFilter, backoffSeriesGate } from './backoff';
 import { cooldownFilter } from './cooldown';
@@ -95,67 +93,37 @@ export const MEMHOST_KEY: FlagKeySpec = {
   why: 'symptom-2 scenario: alone it cuts 19 moves in 27 min to 4; without it the rest of the preset still makes 69 moves a day, each one mispredicted by the memory the guest does not see (memhost is what the node carries and a migration copies)',
 };
 
-/** Every key this package reads, for docs and `crsJsonSchema`. */
-export const STABLE_KEYS = [
-  BACKOFF_KEY,
-  COOLDOWN_KEY,
-  MIN_IMPROVEMENT_KEY,
-  SMOOTHING_KEY,
-  COST_WEIGHT_KEY,
-  MEMHOST_KEY,
-] as const;
-
-/** The stability settings, in the keys' units; 0 / false = off. */
-export interface StableSettings {
-  /** Backoff base, seconds (0 = off). */
-  readonly backoffSeconds: number;
-  /** Cooldown, seconds (0 = off). */
-  readonly cooldownSeconds: number;
-  /** Dead band, percentage points of imbalance (0 = off); the stage gets it / 100. */
-  readonly minImprovementPoints: number;
-  /** Smoothing half-life, seconds (0 = off). */
-  readonly smoothingHalfLifeSeconds: number;
-  /** Cost tolerance, fraction 0..1 (0 = off). */
-  readonly costWeight: number;
-  /** Feed the host-side memory footprint to the usage model (a host concern; no stage). */
-  readonly memhost: boolean;
-}
-
-/** The key of each setting. */
+/**
+ * The key of each setting, by the field of {@link StableSettings} it fills: the plug-in's keys
+ * (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
+ */
 const STABLE_FIELDS = {
+  /** Backoff base, seconds (0 = off). */
   backoffSeconds: BACKOFF_KEY,
+  /** Cooldown, seconds (0 = off). */
   cooldownSeconds: COOLDOWN_KEY,
+  /** Dead band, percentage points of imbalance (0 = off); the stage gets it / 100. */
   minImprovementPoints: MIN_IMPROVEMENT_KEY,
+  /** Smoothing half-life, seconds (0 = off). */
   smoothingHalfLifeSeconds: SMOOTHING_KEY,
+  /** Cost tolerance, fraction 0..1 (0 = off). */
   costWeight: COST_WEIGHT_KEY,
+  /** Feed the host-side memory footprint to the usage model (a host concern; no stage). */
   memhost: MEMHOST_KEY,
-} as const satisfies { readonly [K in keyof StableSettings]: NumberKeySpec | FlagKeySpec };
-
-/** Every stage off: the reference balancer. */
-export const STABLE_OFF: StableSettings = {
-  backoffSeconds: 0,
-  cooldownSeconds: 0,
-  minImprovementPoints: 0,
-  smoothingHalfLifeSeconds: 0,
-  costWeight: 0,
-  memhost: false,
-};
+} as const;
 
 /**
- * Reads the stability keys from the `crs` section (see `readCrs` of `@poise/policy`). An
- * absent key takes the preset's value (`recommended`) or off; an explicit key overrides the
- * preset (an explicit 0 turns that stage off); a bad value is a problem naming the key, and
- * that stage is off. Never throws.
+ * The stability settings, in the keys' units (0 / false = off): one field per key, typed from
+ * the keys (`PluginSettings` of `@poise/policy`). A host reads them through a `PolicyRegistry`
+ * (`registry.settingsOf(registry.read(crs), stablePlugin)`).
  */
-export function parseStableSettings(input: CrsInput): { settings: StableSettings; problems: SettingProblem[] } {
-  return readCrsKeys(input, STABLE_FIELDS);
-}
+export type StableSettings = PluginSettings<typeof STABLE_FIELDS>;
 
 /** Where each stage of this package goes (see `composePipeline` of `@poise/policy`). */
-export const STABLE_ORDER = {
+const ORDER = {
   /** gate: first, so every later gate and the threshold see the adjusted view. */
   smoothing: 10,
-  /** gate: before the pressure gate, so a retry round without pressure ends the series. */
+  /** gate: before the pressure gate (30), so a retry round without pressure ends the series. */
   'backoff-series': 20,
   /** filter: after pressure-source (10), before backoff. */
   cooldown: 20,
@@ -165,21 +133,13 @@ export const STABLE_ORDER = {
   'min-improvement': 10,
 } as const;
 
-/** Options of {@link stableStages} that are not datacenter.cfg keys. */
-export interface StableStageOptions {
-  /** Cap of the backoff delay, seconds (default {@link BACKOFF_MAX_SECONDS}). */
-  readonly maxBackoffSeconds?: number;
-  /** How many scored migrations the cost stage compares (default {@link COST_SCORE_LIMIT}). */
-  readonly costScoreLimit?: number;
-}
-
 /**
  * The stages the settings turn on, in their slots, for `composePipeline`; empty when every
  * setting is off (the composed pipeline is then the reference). `minImprovementPoints` is
  * converted to the imbalance's fraction (/ 100). Throws `PolicyError` `invalid-config` for a
- * value out of range (`parseStableSettings` never yields one).
+ * value out of range (reading the keys never yields one).
  */
-export function stableStages(settings: StableSettings, options: StableStageOptions = {}): StagePart[] {
+function stableStages(settings: StableSettings): StagePart[] {
   for (const name of [
     'backoffSeconds',
     'cooldownSeconds',
@@ -193,39 +153,38 @@ export function stableStages(settings: StableSettings, options: StableStageOptio
   if (settings.smoothingHalfLifeSeconds > 0) {
     parts.push({
       slot: 'gate',
-      order: STABLE_ORDER.smoothing,
+      order: ORDER.smoothing,
       stage: smoothingGate({ halfLifeSeconds: settings.smoothingHalfLifeSeconds }),
     });
   }
   if (settings.backoffSeconds > 0) {
-    parts.push({ slot: 'gate', order: STABLE_ORDER['backoff-series'], stage: backoffSeriesGate() });
-    const maxSeconds = Math.max(options.maxBackoffSeconds ?? BACKOFF_MAX_SECONDS, settings.backoffSeconds);
+    parts.push({ slot: 'gate', order: ORDER['backoff-series'], stage: backoffSeriesGate() });
+    // the key's range caps the base at BACKOFF_MAX_SECONDS
     parts.push({
       slot: 'filter',
-      order: STABLE_ORDER.backoff,
-      stage: backoffFilter({ baseSeconds: settings.backoffSeconds, maxSeconds }),
+      order: ORDER.backoff,
+      stage: backoffFilter({ baseSeconds: settings.backoffSeconds, maxSeconds: BACKOFF_MAX_SECONDS }),
     });
   }
   if (settings.cooldownSeconds > 0) {
     parts.push({
       slot: 'filter',
-      order: STABLE_ORDER.cooldown,
+      order: ORDER.cooldown,
       stage: cooldownFilter({ seconds: settings.cooldownSeconds }),
     });
   }
   if (settings.costWeight > 0) {
-    const limit = options.costScoreLimit ?? COST_SCORE_LIMIT;
     parts.push({
       slot: 'select',
       order: 0,
-      stage: costSelect({ weight: settings.costWeight, limit }),
-      scoreLimit: limit,
+      stage: costSelect({ weight: settings.costWeight, limit: COST_SCORE_LIMIT }),
+      scoreLimit: COST_SCORE_LIMIT,
     });
   }
   if (settings.minImprovementPoints > 0) {
     parts.push({
       slot: 'accept',
-      order: STABLE_ORDER['min-improvement'],
+      order: ORDER['min-improvement'],
       stage: minImprovementAccept({ minImprovement: settings.minImprovementPoints / 100 }),
     });
   }
@@ -246,13 +205,14 @@ function describeStable(settings: StableSettings): string[] {
 
 /**
  * This package as a policy plug-in (see `PolicyPlugin` of `@poise/policy`): its keys, the
- * stages they turn on ({@link stableStages}), and `memhost` for the host (the usage model takes
- * the guests' host-side memory).
+ * stages they turn on, and `memhost` for the host (the usage model takes the guests' host-side
+ * memory). Register it in a `PolicyRegistry`, which reads the settings and composes the
+ * pipeline; the HA core and poise-manager have it among their built-in plug-ins.
  */
 export const stablePlugin = definePlugin({
   name: 'stable',
   keys: STABLE_FIELDS,
-  stages: (settings) => stableStages(settings),
+  stages: stableStages,
   needs: (settings) => ({ memhost: settings.memhost }),
   describe: describeStable,
 });
