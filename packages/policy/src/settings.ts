@@ -3,15 +3,17 @@ import { showValue } from './state';
 
 /**
  * Settings of the variant stages come from the datacenter.cfg `crs` section (keys
- * `ha-auto-rebalance-*`, units of the `pve-9.2` profile). Parsing never throws for a bad
- * value: the value is reported as a {@link SettingProblem} naming the key, and the stage it
- * configures falls back to off. Flow for a host:
+ * `ha-auto-rebalance-*`, units of the `pve-9.2` profile), declared by each plug-in as key specs
+ * ({@link NumberKeySpec}, {@link FlagKeySpec}, {@link ChoiceKeySpec}). Reading never throws for a
+ * bad value: the value is reported as a {@link SettingProblem} naming the key, and the stage it
+ * configures falls back to off. A host reads every plug-in's keys through a `PolicyRegistry`
+ * (see `registry.ts`), which uses the readers of this file:
  *
  * ```ts
- * const input = readCrs(datacenterCfg.crs);        // the preset, once
- * const stable = parseStableSettings(input);       // @poise/policy-stable
- * const pressure = parsePressureSettings(input);   // @poise/policy-pressure
- * const problems = [...input.problems, ...stable.problems, ...pressure.problems];
+ * const registry = new PolicyRegistry([stablePlugin, pressurePlugin]); // the plug-ins it runs
+ * const settings = registry.read(datacenterCfg.crs);  // the preset, then each plug-in's keys
+ * for (const p of settings.problems) log(p.message);  // each naming its key
+ * const pipeline = registry.pipeline(settings, reference);
  * ```
  */
 
@@ -210,10 +212,10 @@ export function readKey<S extends CrsKeySpec>(input: CrsInput, spec: S, problems
 }
 
 /**
- * Reads a variant package's keys into its settings object, one field per key, in the order
- * given: an absent key takes the preset's value or off, an explicit one overrides the preset,
- * a bad value is a problem naming the key (in the order of the fields) and that field is off.
- * Never throws. How a variant package parses its settings:
+ * Reads a plug-in's keys into its settings object, one field per key, in the order given: an
+ * absent key takes the preset's value or off, an explicit one overrides the preset, a bad value
+ * is a problem naming the key (in the order of the fields) and that field is off. Never throws.
+ * How the registry reads each plug-in's settings (`PluginSettings` types them from the keys):
  *
  * ```ts
  * const { settings, problems } = readCrsKeys(input, { backoffSeconds: BACKOFF_KEY, memhost: MEMHOST_KEY });
@@ -231,8 +233,8 @@ export function readCrsKeys<F extends Readonly<Record<string, CrsKeySpec>>>(
 }
 
 /**
- * Checks a number setting that a stage builder (`stableStages`, `pressureStages`) receives
- * against its key's range, as a library argument (the parsers never yield one outside it):
+ * Checks a number setting that a plug-in's `stages` receives against its key's range, as a
+ * library argument (reading the keys never yields one outside it):
  * throws `PolicyError` `invalid-config`, e.g. `stable setting 'backoffSeconds' must be a finite
  * number in 0..3600 (seconds), got 'NaN'`. `what` names the setting.
  */
