@@ -9,6 +9,7 @@ export {
   type CheckedRule,
 } from './validate';
 export { planPlacement } from './planner';
+export { MAX_ROOM_MOVES_PER_GUEST, planDrain } from './drain';
 export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, type PlacementResult } from './place';
 export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';
 export { rulesFromCompiled, rulesFromConfig } from './rules';
@@ -16,6 +17,7 @@ export { checkPlanJson, PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
 export { planInputFromSnapshot, type PlanSnapshot, type SnapshotOptions } from './snapshot';
 export type {
   CapacityPolicy,
+  DrainSummary,
   FeasiblePlan,
   InfeasiblePlan,
   NodeUse,
@@ -29,4 +31,5 @@ export type {
   PlanRuleNode,
   PlannedMove,
   PlanWeights,
+  RoomMove,
 } from './types';

@@ -24,8 +24,12 @@ export const PLAN_INPUT_SCHEMA = {
         required: ['name', 'cpuCores', 'memBytes'],
         properties: {
           name: { type: 'string', minLength: 1 },
-          cpuCores: { type: 'number', exclusiveMinimum: 0, description: 'physical cores' },
-          memBytes: { type: 'number', exclusiveMinimum: 0, description: 'physical memory, bytes' },
+          cpuCores: { type: 'number', minimum: 0, description: 'physical cores (> 0 unless the node is offline)' },
+          memBytes: {
+            type: 'number',
+            minimum: 0,
+            description: 'physical memory, bytes (> 0 unless the node is offline)',
+          },
           online: { type: 'boolean', default: true },
           maintenance: { type: 'boolean', default: false },
           baseCpu: {

@@ -99,12 +99,27 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
   }
   const fresh = p.units.length <= FRESH_START_UNITS ? balancedAssignment(p) : undefined;
   const best = optimize(p, start, { seed: opts.seed, effort: opts.effort, fresh });
-  const objective = evaluateAssignment(p, best.assign);
-  const bound = lowerBound(p, { upper: objective.value, assign: best.assign });
-  const steps = schedule(p, best.assign, opts.maxParallelPerNode);
-  const plan: FeasiblePlan = {
+  return feasiblePlan(p, best.assign, opts);
+}
+
+/**
+ * The plan of a target assignment that satisfies the constraints: its steps, objective, bound,
+ * balance and notes (`violations`: the constraints the current placement breaks that the plan
+ * fixes; default all of them).
+ */
+export function feasiblePlan(
+  p: Problem,
+  assign: Int32Array,
+  opts: CheckedOptions,
+  violations: readonly string[] = p.violations,
+): FeasiblePlan {
+  const current = evaluateCurrent(p);
+  const objective = evaluateAssignment(p, assign);
+  const bound = lowerBound(p, { upper: objective.value, assign });
+  const steps = schedule(p, assign, opts.maxParallelPerNode);
+  return {
     feasible: true,
-    placement: placementOf(p, best.assign),
+    placement: placementOf(p, assign),
     steps: steps.steps,
     objective,
     current,
@@ -112,15 +127,14 @@ export function planChecked(checked: CheckedInput, opts: CheckedOptions): Placem
     gap: objective.value > 0 ? Math.max(0, (objective.value - bound) / objective.value) : 0,
     imbalance: {
       current: imbalance(nodeLoads(p, currentLoads(p)), opts.metric),
-      target: imbalance(nodeLoads(p, targetLoads(p, best.assign)), opts.metric),
+      target: imbalance(nodeLoads(p, targetLoads(p, assign)), opts.metric),
     },
-    nodes: nodeUses(p, best.assign),
+    nodes: nodeUses(p, assign),
     executable: steps.executable,
     ...(steps.blocked === undefined ? {} : { blocked: steps.blocked }),
-    currentViolations: p.violations,
+    currentViolations: violations,
     notes: [...p.notes, ...steps.notes],
   };
-  return plan;
 }
 
 /** Guest → node after the assignment, ids in byte order. */

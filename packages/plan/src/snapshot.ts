@@ -24,8 +24,9 @@ export interface SnapshotOptions {
 /**
  * Builds a plan input from a cluster snapshot (the thin layer under `poise-manager plan`):
  *
- * - nodes: cores and memory, online (a node in maintenance is online and in maintenance), and
- *   as base load what the measured use has beyond the listed guests (measured usage only);
+ * - nodes: cores and memory, online (a node in maintenance is online and in maintenance; a
+ *   node without cores or memory, as PVE reports an offline one, is offline: it takes nothing),
+ *   and as base load what the measured use has beyond the listed guests (measured usage only);
  * - guests: HA resources (`ha`) and the others; stopped guests weigh nothing (measured usage);
  *   a locked guest or a template cannot move (the reason names it), nor one
  *   `options.unmigratable` names; HA resources requested `ignored` are ignored;
@@ -72,7 +73,8 @@ export function planInputFromSnapshot(
   }
   const nodes: PlanNode[] = snapshot.nodes.map((n) => {
     const sum = used.get(n.name) ?? { cpu: 0, mem: 0 };
-    const online = n.online || n.maintenance;
+    // a node without sizes (PVE: maxcpu 0 when it is offline) takes nothing, as the daemon's model leaves it out
+    const online = (n.online || n.maintenance) && n.maxcpu > 0 && n.maxmem > 0;
     return {
       name: n.name,
       cpuCores: n.maxcpu,

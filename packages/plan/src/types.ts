@@ -214,6 +214,35 @@ export interface FeasiblePlan {
   readonly currentViolations: readonly string[];
   /** Facts worth knowing: guests that cannot move off a node in maintenance, temporary moves, … */
   readonly notes: readonly string[];
+  /** A drain's plan (`planDrain`): what it moves and why. Absent on a plan of `planPlacement`. */
+  readonly drain?: DrainSummary | undefined;
+}
+
+/**
+ * A guest a drain moves although it is not on a drained node: the only way the drain found to
+ * make room for one that is.
+ */
+export interface RoomMove {
+  /** The guests that move (a positive-affinity bundle moves together). */
+  readonly guests: readonly string[];
+  readonly source: string;
+  readonly target: string;
+  /** The guest (or first of a bundle) of a drained node it makes room for. */
+  readonly for: string;
+  /** In words: `vm:123 node7 → node9 to make room for vm:101 (needs 8.0 GiB, node7 has 3.0 GiB free)`. */
+  readonly reason: string;
+}
+
+/** What a drain plan moves: the guests that must leave, and the others it moves to make room. */
+export interface DrainSummary {
+  /** The nodes drained. */
+  readonly nodes: readonly string[];
+  /** Guests that must move: on a drained node (or on a node in maintenance, or to be recovered). */
+  readonly required: number;
+  /** Every other guest the drain moves, each with why. */
+  readonly makeRoom: readonly RoomMove[];
+  /** Motions of the steps in all (a bundle spread over nodes is one per source; temporary motions count). */
+  readonly motions: number;
 }
 
 /** No placement satisfies every hard constraint. */

@@ -138,8 +138,10 @@ function checkNode(value: unknown, path: string): CheckedNode {
   onlyKeys(n, NODE_KEYS, path);
   const nodeName = name(n.name, `${path}.name`);
   const at = `node '${nodeName}' (${path})`;
-  const cpuCores = checkSize(n.cpuCores, `${at}: cpuCores`, true);
-  const memBytes = checkSize(n.memBytes, `${at}: memBytes`, true);
+  const online = flag(n.online, `${at}: online`, true);
+  // an offline node takes nothing: PVE reports 0 cores and memory for a node it cannot reach
+  const cpuCores = checkSize(n.cpuCores, `${at}: cpuCores`, online);
+  const memBytes = checkSize(n.memBytes, `${at}: memBytes`, online);
   const baseCpu = optionalSize(n.baseCpu, `${at}: baseCpu`, 0);
   const baseMem = optionalSize(n.baseMem, `${at}: baseMem`, 0);
   // the base is measured use of the node itself: it cannot exceed what the node has
@@ -149,7 +151,7 @@ function checkNode(value: unknown, path: string): CheckedNode {
     name: nodeName,
     cpuCores,
     memBytes,
-    online: flag(n.online, `${at}: online`, true),
+    online,
     maintenance: flag(n.maintenance, `${at}: maintenance`, false),
     baseCpu,
     baseMem,
@@ -233,7 +235,8 @@ function checkRule(value: unknown, path: string, nodes: ReadonlySet<string>, gue
  * Checks a {@link PlanInput} (any value, e.g. parsed JSON) and applies the defaults. Throws
  * `PlanError` `invalid-input` naming the field and value: a missing or empty `nodes` list (an
  * empty cluster), duplicate node names, guest ids or rule ids, sizes that are negative, not
- * finite or above 2^60 (cores and memory of a node must be > 0), a guest on a node that is not
+ * finite or above 2^60 (cores and memory of an online node must be > 0; an offline node's may
+ * be 0, as PVE reports a node it cannot reach), a guest on a node that is not
  * listed, a rule naming an unknown guest or node, unknown fields (typos), a capacity or
  * weight out of range. Nothing is planned from an input that fails.
  */
