@@ -5,13 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { MigrationCandidate, ResourceStats } from '../packages/usage/src/index';
 import {
-  type MigrationCandidate,
-  type ResourceStats,
   type UsageSnapshot,
   referenceBestBalancingMigrations,
   referenceScoreNodesToStart,
-} from '../packages/usage/src/index';
+} from '../packages/usage/src/testing/index';
 import {
   type BaselineNode,
   type BaselineResource,

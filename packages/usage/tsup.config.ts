@@ -1,3 +1,5 @@
 import { poiseTsup } from '../../tsup.config.base';
 
-export default poiseTsup();
+// Two entry points: the library, and its test support (`@poise/usage/testing`: the oracle),
+// kept apart so that no host ships the test support.
+export default poiseTsup(['src/index.ts', 'src/testing/index.ts']);

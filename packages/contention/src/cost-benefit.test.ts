@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  HORIZON_MIN_SPELLS,
   MIGRATION_DEFAULTS,
   assessMove,
   emptyModel,
@@ -11,6 +10,7 @@ import {
   type MovedBundle,
   type NodeContention,
 } from './index';
+import { HORIZON_MIN_SPELLS } from './horizon';
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;

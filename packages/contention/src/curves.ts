@@ -6,7 +6,7 @@ import { LOAD_BIN_WIDTH, LOAD_MAX } from './constants';
 import { isotonicMedians, weightedMedianOf } from './robust';
 
 /** A learned point counts as part of the curve's rise from this pressure on (percent); below it is idle noise. */
-export const RISE_FLOOR_PERCENT = 2;
+const RISE_FLOOR_PERCENT = 2;
 
 /**
  * A monotone curve `percent = min(100, scale · max(0, load − knee)^exponent)`: zero up to the
@@ -39,23 +39,23 @@ export interface LogisticCurve {
 export type PressureCurve = HingeCurve | LogisticCurve;
 
 /** The hinge exponents the fit tries (linear, between, quadratic, cubic: a cpu queue to a memory cliff). */
-export const HINGE_EXPONENTS = [1, 1.5, 2, 3] as const;
+const HINGE_EXPONENTS = [1, 1.5, 2, 3] as const;
 
 /** The logistic widths the fit tries (fractions of load: a sharp to a gradual step). */
-export const LOGISTIC_WIDTHS = [0.02, 0.03, 0.05, 0.08, 0.12, 0.2] as const;
+const LOGISTIC_WIDTHS = [0.02, 0.03, 0.05, 0.08, 0.12, 0.2] as const;
 
 /** Step of the knees and centres the fit tries (fraction of load), from 0 to the highest observed load. */
-export const CURVE_GRID_STEP = 0.02;
+const CURVE_GRID_STEP = 0.02;
 
 /**
  * The fit looks for a hinge's knee from this far (fraction of load) below the last point
  * without pressure up to the first point with it: a knee further down would have shown as
  * pressure at that quiet point.
  */
-export const KNEE_SEARCH_SPAN = 0.2;
+const KNEE_SEARCH_SPAN = 0.2;
 
 /** How far (fraction of load) from the points' 50 % crossing the fit looks for a logistic step's centre. */
-export const LOGISTIC_CENTRE_SPAN = 0.1;
+const LOGISTIC_CENTRE_SPAN = 0.1;
 
 /** A hinge curve through `percentAtFull` at load 1 (the prior's parametrisation). */
 function hingeThrough(knee: number, exponent: number, percentAtFull: number): HingeCurve {

@@ -2,17 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ContentionError,
-  MIN_SAMPLES,
-  USAGE_CONFIDENCE,
-  USAGE_PRIOR,
-  curveAt,
   emptyModel,
-  fitCurveFamily,
   fitModel,
   observeNodes,
   type NodeObservation,
   type PressureDimension,
 } from './index';
+import { MIN_SAMPLES, USAGE_CONFIDENCE } from './constants';
+import { USAGE_PRIOR, curveAt, fitCurveFamily } from './curves';
 import { type FitTables, fitCurveFamilyWith } from './curves';
 import { CURVES, learnAll, synthetic, type TrueCurve } from './testing/support';
 

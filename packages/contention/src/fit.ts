@@ -229,11 +229,7 @@ function learned(f: Fitted, load: number): PressurePrediction {
 }
 
 /** The usage-based prediction: the prior curve of the load alone (see `USAGE_PRIOR`). */
-export function usagePrediction(
-  dimension: PressureDimension,
-  load: number,
-  reason: PredictionReason,
-): PressurePrediction {
+function usagePrediction(dimension: PressureDimension, load: number, reason: PredictionReason): PressurePrediction {
   return { percent: curveAt(USAGE_PRIOR[dimension], load), confidence: USAGE_CONFIDENCE, basis: 'usage', reason };
 }
 

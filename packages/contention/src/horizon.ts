@@ -13,7 +13,7 @@ export const HORIZON_MIN_SPELLS = 3;
 /** The newest spells kept per node: the horizon follows a node whose workload changes (judgement: a few days of spells). */
 export const HORIZON_SPELLS_KEPT = 9;
 /** The learned horizon is kept within these bounds, seconds: a round's worth at least (60 s), a day at most. */
-export const HORIZON_BOUNDS = [60, 86_400] as const;
+const HORIZON_BOUNDS = [60, 86_400] as const;
 
 /**
  * The horizon of a node: the median of its last {@link HORIZON_SPELLS_KEPT} hot spells'

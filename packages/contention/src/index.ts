@@ -1,56 +1,17 @@
 export { ContentionError, type ContentionErrorCode } from './errors';
-export {
-  BIN_SAMPLES,
-  CONFIDENCE_SAMPLES,
-  COUNT_CAP,
-  EXTRAPOLATION_SCALE,
-  LOAD_BIN_WIDTH,
-  LOAD_BINS,
-  LOAD_MAX,
-  MIN_SAMPLES,
-  NEAR_BINS,
-  OUTLIER_DEVIATIONS,
-  OUTLIER_MIN_PERCENT,
-  PRIOR_SHAPE_FACTOR,
-  RETAIN_SECONDS,
-  SETTLE_LOAD_DELTA,
-  SETTLE_MAX_GAP_SECONDS,
-  USAGE_CONFIDENCE,
-} from './constants';
-export {
-  CURVE_GRID_STEP,
-  HINGE_EXPONENTS,
-  KNEE_SEARCH_SPAN,
-  LOGISTIC_CENTRE_SPAN,
-  LOGISTIC_WIDTHS,
-  RISE_FLOOR_PERCENT,
-  STEEPEST_RISE,
-  USAGE_PRIOR,
-  curveAt,
-  fitCurveFamily,
-  type HingeCurve,
-  type LogisticCurve,
-  type PressureCurve,
-} from './curves';
+export { LOAD_BINS, LOAD_MAX } from './constants';
+export { type HingeCurve, type LogisticCurve, type PressureCurve } from './curves';
 export {
   MIGRATION_DEFAULTS,
-  MIGRATION_MAX_ROUNDS,
-  MIGRATION_TASKS_KEPT,
-  MIGRATION_TASKS_MIN,
-  THROTTLE_TRIGGER_ROUNDS,
-  THROTTLE_TRIGGER_SHARE,
   estimateMigration,
   learnMigrationSettings,
-  migrationRate,
   migrationSettings,
-  preCopyClosedForm,
   type MigrationEstimate,
   type MigrationInput,
   type MigrationSettings,
   type MigrationTask,
 } from './migration';
-export { HORIZON_BOUNDS, HORIZON_MIN_SPELLS, HORIZON_SPELLS_KEPT, spellHorizon } from './horizon';
-export { isotonicMedians, median, weightedMedian } from './robust';
+export { HORIZON_SPELLS_KEPT, spellHorizon } from './horizon';
 export {
   checkModelState,
   emptyModel,
@@ -59,10 +20,9 @@ export {
   type CurveState,
   type NodeModelState,
 } from './state';
-export { binOf, observeNodes, type NodeObservation } from './learn';
+export { observeNodes, type NodeObservation } from './learn';
 export {
   fitModel,
-  usagePrediction,
   type CurveSummary,
   type FittedModel,
   type PredictionReason,
@@ -71,10 +31,8 @@ export {
 } from './fit';
 export {
   CONTENTION_DEFAULTS,
-  QUANTITY_MAX,
   assessMove,
   contentionOptions,
-  contentionRate,
   guestActivity,
   moveScorer,
   predictMovePressure,

@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  BIN_SAMPLES,
   ContentionError,
   LOAD_BINS,
-  RETAIN_SECONDS,
-  SETTLE_MAX_GAP_SECONDS,
-  binOf,
   checkModelState,
   emptyModel,
   observeNodes,
   type ContentionModelState,
   type NodeObservation,
 } from './index';
+import { BIN_SAMPLES, RETAIN_SECONDS, SETTLE_MAX_GAP_SECONDS } from './constants';
+import { binOf } from './learn';
 import { CURVES, learnAll, synthetic } from './testing/support';
 
 const obs = (cpuLoad: number, pressureCpu?: number | null, extra: Partial<NodeObservation> = {}): NodeObservation => ({

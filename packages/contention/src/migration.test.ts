@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ContentionError,
-  MIGRATION_DEFAULTS,
-  estimateMigration,
-  migrationRate,
-  migrationSettings,
-  preCopyClosedForm,
-} from './index';
+import { ContentionError, MIGRATION_DEFAULTS, estimateMigration, migrationSettings } from './index';
+import { migrationRate, preCopyClosedForm } from './migration';
 
 const MIB = 1024 ** 2;
 const GIB = 1024 ** 3;

@@ -81,11 +81,11 @@ export const MIGRATION_DEFAULTS: MigrationSettings = {
 };
 
 /** The share of a dirty round (dirtied / copied) above which auto-converge counts the round as "high" (QEMU: 50 %). */
-export const THROTTLE_TRIGGER_SHARE = 0.5;
+const THROTTLE_TRIGGER_SHARE = 0.5;
 /** auto-converge raises the throttle after this many high rounds (QEMU: `dirty_rate_high_cnt >= 2`). */
-export const THROTTLE_TRIGGER_ROUNDS = 2;
+const THROTTLE_TRIGGER_ROUNDS = 2;
 /** A safety bound on the rounds walked (a broken invariant past it, not an outcome). */
-export const MIGRATION_MAX_ROUNDS = 100_000;
+const MIGRATION_MAX_ROUNDS = 100_000;
 /** The largest quantity accepted (bytes, cores, seconds): 2^53. */
 const LIMIT = 2 ** 53;
 
@@ -318,9 +318,9 @@ export interface MigrationTask {
 }
 
 /** Finished migrations needed before they set the link rate (fewer: the settings' own). */
-export const MIGRATION_TASKS_MIN = 3;
+const MIGRATION_TASKS_MIN = 3;
 /** The newest finished migrations the rate is learned from. */
-export const MIGRATION_TASKS_KEPT = 20;
+const MIGRATION_TASKS_KEPT = 20;
 
 /**
  * The settings with the link rate learned from the cluster's finished migrations: the median

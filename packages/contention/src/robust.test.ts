@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isotonicMedians, median, weightedMedian } from './index';
+import { isotonicMedians, median, weightedMedian } from './robust';
 
 describe('median and weighted median', () => {
   it.each([

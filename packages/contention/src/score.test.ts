@@ -4,7 +4,6 @@ import {
   ContentionError,
   assessMove,
   contentionOptions,
-  contentionRate,
   emptyModel,
   fitModel,
   guestActivity,
@@ -16,6 +15,7 @@ import {
   type NodeContention,
   type NodeObservation,
 } from './index';
+import { contentionRate } from './score';
 import { CURVES, learnAll, synthetic } from './testing/support';
 
 const GIB = 1024 ** 3;

@@ -166,7 +166,7 @@ const bad = (field: string, expected: string, value: unknown) =>
   new ContentionError('invalid-argument', `${field} must be ${expected}, got ${showValue(value)}`);
 
 /** Largest accepted quantity (cores, bytes, activity): 2^53, as `@poise/policy`'s telemetry; keeps every sum and product finite. */
-export const QUANTITY_MAX = 2 ** 53;
+const QUANTITY_MAX = 2 ** 53;
 
 /** Largest accepted duration option, seconds (about 31 years). */
 const SECONDS_MAX = 1e9;

@@ -15,7 +15,7 @@ export type {
   StaticNodeStats,
   StaticServiceStats,
 } from './types';
-export { SimEnv, CFS_ERROR, type SimBackend } from './sim-env';
+export { SimEnv, type SimBackend } from './sim-env';
 export {
   isSnapshot,
   lazyRecord,

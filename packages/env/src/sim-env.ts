@@ -57,7 +57,7 @@ export interface SimBackend {
 }
 
 /** The message the simulated cluster filesystem fails with (reference text). */
-export const CFS_ERROR = 'cfs connection refused - not mounted?\n';
+const CFS_ERROR = 'cfs connection refused - not mounted?\n';
 
 /**
  * The Env of one simulated daemon (`crm` or `lrm`) on one node: its own clock (advanced one

@@ -3,7 +3,7 @@ import { Manager, type ManagerOptions } from './manager';
 import { countFencedServices, errorMessage, isEmptyRecord, own } from './tools';
 
 /** Idle master rounds (no service configured, nothing to do) before the CRM goes idle. */
-export const CRM_MAX_IDLE_ROUNDS = 90;
+const CRM_MAX_IDLE_ROUNDS = 90;
 
 type CrmState = 'startup' | 'wait_for_quorum' | 'master' | 'slave' | 'lost_manager_lock';
 

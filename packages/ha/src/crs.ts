@@ -49,7 +49,7 @@ export interface CrsSettings {
  * `datacenter.cfg: invalid value 'abc' for 'crs.ha-auto-rebalance-backoff' (seconds, 0 to 3600), falling back to 0 (off)`)
  * and that stage is off.
  */
-export function readVariantSettings(
+function readVariantSettings(
   crs: unknown,
   registry: PolicyRegistry = BUILTIN_REGISTRY,
 ): { settings: PolicySettings; problems: string[] } {

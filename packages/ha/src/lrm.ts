@@ -16,7 +16,7 @@ import { EntryList } from './entry-list';
 import { compareNames } from '@poise/usage';
 
 /** Idle active rounds (no service on this node) before the LRM releases its lock. */
-export const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
+const LRM_MAX_ACTIVE_IDLE_ROUNDS = 60;
 /** Seconds after which an LRM that lost its lock while restarting gives up. */
 const LRM_RESTART_GIVE_UP_SECONDS = 90;
 

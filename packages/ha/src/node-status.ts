@@ -3,7 +3,7 @@ import { own } from './tools';
 import { compareNames } from '@poise/usage';
 
 /** Seconds a node must be offline before its services are fenced. */
-export const FENCE_DELAY_SECONDS = 60;
+const FENCE_DELAY_SECONDS = 60;
 /** Seconds a vanished node stays 'gone' before it is forgotten. */
 const GONE_NODE_DELETE_SECONDS = 3600;
 

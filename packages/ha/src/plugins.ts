@@ -15,7 +15,7 @@ import { stablePlugin } from '@poise/policy-stable';
  * simulator's case loader and `--set`, the lab, the config schema, the man page) reads the
  * variants through {@link BUILTIN_REGISTRY} or a registry extended from it.
  */
-export const BUILTIN_PLUGINS = [contentionPlugin, planPlugin, stablePlugin, pressurePlugin] as const;
+const BUILTIN_PLUGINS = [contentionPlugin, planPlugin, stablePlugin, pressurePlugin] as const;
 
 /** The registry of the built-in plug-ins (see {@link BUILTIN_PLUGINS}). */
 export const BUILTIN_REGISTRY = new PolicyRegistry(BUILTIN_PLUGINS);

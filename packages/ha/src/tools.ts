@@ -148,7 +148,7 @@ export function perlTrue(value: unknown): boolean {
 }
 
 /** `sid` → `[type, name]`, e.g. `vm:101` → `['vm', '101']`. */
-export function parseSid(sid: string): { type: string; name: string } {
+function parseSid(sid: string): { type: string; name: string } {
   const m = /^(\w+):(\S+)$/.exec(sid);
   if (!m) throw new Error(`unable to parse service id '${sid}'`);
   return { type: m[1]!, name: m[2]! };

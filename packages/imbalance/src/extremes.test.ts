@@ -11,12 +11,12 @@ import {
   ImbalanceAccumulator,
   ImbalanceError,
   type ImbalanceMetric,
-  MAX_ACCUMULATOR_LOAD,
   imbalance,
   imbalanceWithReplaced,
   normalizedImbalance,
   rawCv,
 } from './index';
+import { MAX_ACCUMULATOR_LOAD } from './accumulator';
 
 // mathjs declares its factory sets as one destructured Record, so `all` reads as possibly undefined
 const big = create(all!, { number: 'BigNumber', precision: 80 });

@@ -20,9 +20,6 @@ import { exponentOf, scaleByPow2 } from './scale';
  */
 export type ImbalanceMetric = 'raw' | 'normalized';
 
-/** Both metrics, for validation and iteration. */
-export const IMBALANCE_METRICS: readonly ImbalanceMetric[] = Object.freeze(['raw', 'normalized'] as const);
-
 /**
  * Below this mean load the plain fold may lose precision to subnormal squares: two distinct
  * floats near a mean m differ by at least m·2^-54, so with m ≥ 2^-400 every non-zero squared

@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 
-import { analyzeRules, canonicalJson, compileRules, parseRulesConfig, transformRules } from './index';
+import { compileRules, parseRulesConfig, transformRules } from './index';
+import { analyzeRules } from './analyze';
+import { canonicalJson } from './canonical-json';
 
 const TEXT =
   'node-affinity: na\n\tresources vm:1\n\tnodes node1:2,node2\n\n' +

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 
-import { canonicalJson } from './index';
+import { canonicalJson } from './canonical-json';
 
 describe('canonicalJson', () => {
   test.each([

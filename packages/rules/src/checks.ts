@@ -142,7 +142,7 @@ function rulesNaming(sids: Iterable<string>, bySid: ReadonlyMap<string, readonly
  * A resource may be in at most one node-affinity rule: every rule naming a shared resource is
  * dropped, once per shared resource.
  */
-export const singleNodeAffinityPerResource: RuleCheck = {
+const singleNodeAffinityPerResource: RuleCheck = {
   name: 'single-node-affinity-per-resource',
   run({ nodeAffinityBySid }) {
     const conflicts: RuleConflict[] = [];
@@ -157,7 +157,7 @@ export const singleNodeAffinityPerResource: RuleCheck = {
 // --- resource-affinity plugin -----------------------------------------------------------
 
 /** A resource-affinity rule needs at least two resources to mean anything. */
-export const effectiveResourceAffinity: RuleCheck = {
+const effectiveResourceAffinity: RuleCheck = {
   name: 'effective-resource-affinity',
   run({ positive, negative }) {
     return [...positive, ...negative]
@@ -167,7 +167,7 @@ export const effectiveResourceAffinity: RuleCheck = {
 };
 
 /** A negative rule cannot keep more resources apart than there are nodes. */
-export const negativeFitsNodes: RuleCheck = {
+const negativeFitsNodes: RuleCheck = {
   name: 'negative-fits-nodes',
   run({ negative, nodes }) {
     return negative
@@ -182,7 +182,7 @@ export const negativeFitsNodes: RuleCheck = {
  * resources with a negative rule conflicts with it: every positive rule of the component gets
  * one message per such negative rule, and the negative rule one message per such component.
  */
-export const positiveNegativeConsistency: RuleCheck = {
+const positiveNegativeConsistency: RuleCheck = {
   name: 'positive-negative-consistency',
   run({ positiveComponents, negativeBySid }) {
     const conflicts: RuleConflict[] = [];
@@ -222,7 +222,7 @@ function hasSeveralPriorities(rule: NodeAffinityRule): boolean {
  * rule with more than one priority group: for each such pair both rules are dropped, each with
  * its own message (so a rule paired with two others is reported twice).
  */
-export const singlePriorityNodeAffinityForResourceAffinity: RuleCheck = {
+const singlePriorityNodeAffinityForResourceAffinity: RuleCheck = {
   name: 'single-priority-node-affinity-for-resource-affinity',
   run({ nodeAffinity, positive, negative, nodeAffinityBySid }) {
     const severalPriorities = new Set<string>();
@@ -248,7 +248,7 @@ export const singlePriorityNodeAffinityForResourceAffinity: RuleCheck = {
  * over several node-affinity rules: all those positive and node-affinity rules are dropped,
  * once per component.
  */
-export const positiveSingleNodeAffinity: RuleCheck = {
+const positiveSingleNodeAffinity: RuleCheck = {
   name: 'positive-single-node-affinity',
   run({ positiveComponents, nodeAffinityBySid }) {
     const conflicts: RuleConflict[] = [];
@@ -272,7 +272,7 @@ export const positiveSingleNodeAffinity: RuleCheck = {
  * resources list fewer distinct nodes than resources they place, the negative rule and each of
  * those node-affinity rules are dropped, once per negative rule.
  */
-export const negativeNodeAffinityConsistency: RuleCheck = {
+const negativeNodeAffinityConsistency: RuleCheck = {
   name: 'negative-node-affinity-consistency',
   run({ negative, nodeAffinity, nodeAffinityBySid }) {
     const nodeAffinityById = new Map(nodeAffinity);

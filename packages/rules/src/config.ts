@@ -28,7 +28,7 @@ export const RULES_CONFIG_FILE = 'ha/rules.cfg';
 export const GROUPS_CONFIG_FILE = 'ha/groups.cfg';
 
 /** HA resource id (pve-ha-resource-id): `<type>:<name>`, e.g. `vm:101`, `ct:200`, `fa:120001`. */
-export const SID_PATTERN = /^[a-z]+:\S+$/;
+const SID_PATTERN = /^[a-z]+:\S+$/;
 /** `node[:priority]` entry of a node list; node names follow pve-node, priorities are >= 0. */
 const NODE_ENTRY_PATTERN = /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)(?::(\d+))?$/;
 /** Maximum comment length of the reference schema. */

@@ -3,13 +3,13 @@ import { describe, expect, test } from 'vitest';
 import {
   buildPersistentGroupMigration,
   compileRules,
-  emptyRulesConfig,
   migrateGroupsToResources,
   migrateGroupsToRules,
   parseGroupsConfig,
   parseRulesConfig,
-  type ServiceConfig,
 } from './index';
+import { emptyRulesConfig } from './config';
+import { type ServiceConfig } from './types';
 
 const groups = parseGroupsConfig(
   'group: group1\n\tnodes node1\n\trestricted 1\n\ngroup: group2\n\tnodes node2:2,node3\n\tnofailback 1\n\n' +

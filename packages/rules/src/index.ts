@@ -18,23 +18,8 @@
  */
 export { RulesError } from './errors';
 export type { RulesErrorCode } from './errors';
-export { configDigest } from './section-config';
-export type { DecodeResult, PropertySchema, SectionPlugin } from './section-config';
-export {
-  GROUPS_CONFIG_FILE,
-  SID_PATTERN,
-  cloneRulesConfig,
-  decodeText,
-  emptyRulesConfig,
-  encodeText,
-  parseGroupsConfig,
-  parseRulesConfig,
-  splitList,
-  writeGroupsConfig,
-  writeRulesConfig,
-} from './config';
-export { enabledRules, sortedRuleIds } from './rule-set';
-export type { EnabledRulesByType } from './rule-set';
+export { GROUPS_CONFIG_FILE, cloneRulesConfig, parseGroupsConfig, parseRulesConfig, writeRulesConfig } from './config';
+export { enabledRules } from './rule-set';
 export { compileRules, emptyCompiledRules } from './compile';
 export {
   CURRENT_NODE_STATES,
@@ -42,19 +27,15 @@ export {
   applyNegativeResourceAffinity,
   applyPositiveResourceAffinity,
   findNegativeAffinityConflict,
-  getActiveStationaryResourceBundles,
   getBalancingCandidates,
   balancingCandidatesCache,
   type CachedBalancingCandidates,
-  getNegativePartners,
   getNodeAffinity,
-  getPositivePartners,
   getPositivePartnersToMove,
   getResourceAffinity,
-  getUsedServiceNodes,
   isAllowedOnNode,
 } from './queries';
-export type { BalancingCandidate, NodeAffinityResult, ResourceAffinityResult, UsedServiceNodes } from './queries';
+export type { BalancingCandidate, NodeAffinityResult, ResourceAffinityResult } from './queries';
 export {
   buildPersistentGroupMigration,
   groupRuleId,
@@ -63,22 +44,9 @@ export {
   serviceGroup,
 } from './groups';
 export type { PersistentGroupMigration } from './groups';
-export {
-  RULE_CHECKS,
-  effectiveResourceAffinity,
-  negativeFitsNodes,
-  negativeNodeAffinityConsistency,
-  positiveNegativeConsistency,
-  positiveSingleNodeAffinity,
-  singleNodeAffinityPerResource,
-  singlePriorityNodeAffinityForResourceAffinity,
-} from './checks';
 export type { CheckContext, PositiveComponent, RuleCheck, RuleConflict } from './checks';
-export { applyRuleTransforms, dropRuleMessage, findRuleConflicts, transformRules } from './transform';
+export { findRuleConflicts, transformRules } from './transform';
 export type { FoundConflict } from './transform';
-export { analyzeRules } from './analyze';
-export type { RulesAnalysis } from './analyze';
-export { canonicalJson } from './canonical-json';
 export { rulesCheckReport } from './report';
 export type {
   Affinity,
@@ -86,7 +54,6 @@ export type {
   CompiledNodeAffinity,
   CompiledRules,
   ConfigWarning,
-  Flag,
   Group,
   GroupsConfig,
   NodeAffinityRule,
@@ -95,10 +62,8 @@ export type {
   ParseResult,
   ResourceAffinityRule,
   Rule,
-  RuleType,
   RulesConfig,
   SectionConfigData,
-  ServiceConfig,
   ServiceConfigEntry,
   ServiceStatus,
   ServiceStatusEntry,

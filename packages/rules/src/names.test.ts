@@ -6,12 +6,9 @@ import { describe, expect, test } from 'vitest';
 
 import {
   buildPersistentGroupMigration,
-  canonicalJson,
   cloneRulesConfig,
   compileRules,
-  emptyRulesConfig,
   findNegativeAffinityConflict,
-  getActiveStationaryResourceBundles,
   getNodeAffinity,
   getPositivePartnersToMove,
   getResourceAffinity,
@@ -19,13 +16,16 @@ import {
   migrateGroupsToRules,
   parseGroupsConfig,
   parseRulesConfig,
-  sortedRuleIds,
   transformRules,
   writeRulesConfig,
   type CompiledRules,
-  type ServiceConfig,
   type ServiceStatus,
 } from './index';
+import { canonicalJson } from './canonical-json';
+import { emptyRulesConfig } from './config';
+import { getActiveStationaryResourceBundles } from './queries';
+import { sortedRuleIds } from './rule-set';
+import { type ServiceConfig } from './types';
 
 /** Valid as section ids and node names (pve-configid / pve-node); `__proto__` is not. */
 const KEY_NAMES = ['toString', 'constructor', 'hasOwnProperty', 'valueOf'];

@@ -7,20 +7,22 @@ import {
   balancingCandidatesCache,
   compileRules,
   findNegativeAffinityConflict,
-  getActiveStationaryResourceBundles,
   getBalancingCandidates,
-  getNegativePartners,
   getNodeAffinity,
-  getPositivePartners,
   getPositivePartnersToMove,
   getResourceAffinity,
-  getUsedServiceNodes,
   isAllowedOnNode,
   parseRulesConfig,
   transformRules,
   type CompiledRules,
   type ServiceStatus,
 } from './index';
+import {
+  getActiveStationaryResourceBundles,
+  getNegativePartners,
+  getPositivePartners,
+  getUsedServiceNodes,
+} from './queries';
 
 const NODES = ['node1', 'node2', 'node3', 'node10'];
 

@@ -6,14 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
-import {
-  canonicalJson,
-  cloneRulesConfig,
-  compileRules,
-  parseRulesConfig,
-  transformRules,
-  writeRulesConfig,
-} from './index';
+import { cloneRulesConfig, compileRules, parseRulesConfig, transformRules, writeRulesConfig } from './index';
+import { canonicalJson } from './canonical-json';
 import { nullRecord } from './records';
 import { referenceTransform } from './testing/reference';
 import type { Rule, RulesConfig } from './types';

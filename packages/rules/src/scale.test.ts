@@ -6,17 +6,16 @@
 import { describe, expect, test } from 'vitest';
 
 import {
-  canonicalJson,
   cloneRulesConfig,
   compileRules,
-  dropRuleMessage,
-  getNegativePartners,
   getNodeAffinity,
-  getPositivePartners,
   parseRulesConfig,
   transformRules,
   writeRulesConfig,
 } from './index';
+import { canonicalJson } from './canonical-json';
+import { dropRuleMessage } from './transform';
+import { getNegativePartners, getPositivePartners } from './queries';
 import {
   LARGE_CONFIG_NODES,
   LARGE_CONFIG_RULES_PER_BLOCK,

@@ -1,17 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 
-import {
-  RulesError,
-  configDigest,
-  decodeText,
-  encodeText,
-  parseGroupsConfig,
-  parseRulesConfig,
-  splitList,
-  writeGroupsConfig,
-  writeRulesConfig,
-} from './index';
+import { RulesError, parseGroupsConfig, parseRulesConfig, writeRulesConfig } from './index';
+import { configDigest } from './section-config';
+import { decodeText, encodeText, splitList, writeGroupsConfig } from './config';
 import { HEADER_PATTERN, PROPERTY_PATTERN, matchHeader, matchProperty } from './section-config';
 
 const NODE_RULE = 'node-affinity: r1\n\tresources vm:101\n\tnodes node1\n';

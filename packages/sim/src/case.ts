@@ -120,7 +120,7 @@ const DEFAULT_SERVICE_MEM = 2 * GiB;
  * name, plus `_`). Anything else (a space, `/`, `:`, `,`) would break commands, log ids, lock
  * names or the rules' node lists.
  */
-export const NODE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$/;
+const NODE_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,62}$/;
 
 /** Keys of one node in `hardware_status`. */
 const HARDWARE_KEYS = ['power', 'network', 'maxcpu', 'maxmem', 'pve-manager-version', 'cfs', 'shutdown'];
@@ -132,7 +132,7 @@ const SERVICE_KEYS = ['node', 'state', 'group', 'failback', 'max_restart', 'max_
  * bad one is logged naming the key and that stage is off), so the loader only checks that each
  * is a JSON scalar.
  */
-export function variantCrsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
+function variantCrsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
   return [PRESET_KEY, ...registry.keys().map((k) => k.key)];
 }
 /** Every `crs` key a case may set: the reference's and a registry's variant keys. */

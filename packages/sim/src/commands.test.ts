@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateCommand } from './index';
+import { validateCommand } from './commands';
 
 const NODES = ['node1', 'node2', 'node3'];
 

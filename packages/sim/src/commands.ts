@@ -36,13 +36,13 @@ export type Command =
   | { kind: 'node-stats'; node: string; values: Array<[NodeStatKey, number]> }
   | { kind: 'node-noise'; node: string; values: Array<[NodeNoiseKey, number]> };
 
-export type CrmAction = 'stop' | 'start' | 'enable-node-maintenance' | 'disable-node-maintenance' | 'arm-ha';
+type CrmAction = 'stop' | 'start' | 'enable-node-maintenance' | 'disable-node-maintenance' | 'arm-ha';
 export type ServiceStateWord = 'started' | 'disabled' | 'stopped' | 'ignored' | 'enabled';
-export type StatKey = 'maxcpu' | 'maxmem' | 'cpu' | 'mem' | 'memhost';
+type StatKey = 'maxcpu' | 'maxmem' | 'cpu' | 'mem' | 'memhost';
 /** `node <node> set-dynamic-stats` keys: base load (cores, MiB) and PSI some avg10 (percent). */
-export type NodeStatKey = 'cpu' | 'mem' | 'pressurecpusome' | 'pressurememorysome';
+type NodeStatKey = 'cpu' | 'mem' | 'pressurecpusome' | 'pressurememorysome';
 /** `node <node> set-noise` keys: amplitude of the random walk (cores, MiB). */
-export type NodeNoiseKey = 'cpu' | 'mem';
+type NodeNoiseKey = 'cpu' | 'mem';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; problem: string };
 
@@ -70,7 +70,7 @@ const STAT_KEYS = { static: ['maxcpu', 'maxmem'], dynamic: ['cpu', 'mem', 'memho
 const NODE_STAT_KEYS: readonly NodeStatKey[] = ['cpu', 'mem', 'pressurecpusome', 'pressurememorysome'];
 const NODE_NOISE_KEYS: readonly NodeNoiseKey[] = ['cpu', 'mem'];
 /** Largest node base load or noise amplitude a command accepts (cores or MiB): 2^40. */
-export const MAX_NODE_LOAD = 2 ** 40;
+const MAX_NODE_LOAD = 2 ** 40;
 
 /** Parses one cmdlist command; `nodes` are the case's node names. */
 export function parseCommand(text: string, nodes: ReadonlySet<string> | readonly string[]): ParseResult {

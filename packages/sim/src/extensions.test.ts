@@ -1,24 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  Hardware,
   Prng,
   RunRecorder,
   SimError,
   Simulation,
-  countPingPongs,
   parseCrsOverride,
-  pressureNodeSeconds,
-  resourceMoves,
   summarizeRun,
   timeWeightedMean,
-  walkStep,
   withCrsOverrides,
   type CaseInput,
   type RecordedMotion,
   type ResourceMove,
   type RunRecord,
 } from './index';
+import { Hardware } from './hardware';
+import { countPingPongs, pressureNodeSeconds, resourceMoves } from './summary';
+import { walkStep } from './noise';
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;

@@ -6,7 +6,7 @@ import { SimError } from './errors';
  * 1 MiB, so this leaves room for clusters far beyond the reference's while refusing a runaway
  * file before it is read into memory.
  */
-export const MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024;
 
 export interface ReadOptions {
   /** Refuse files larger than this many bytes (default {@link MAX_INPUT_FILE_BYTES}). */

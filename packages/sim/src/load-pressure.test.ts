@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  Hardware,
   RunRecorder,
   SimError,
   Simulation,
-  moveOutcomes,
   parseLoadPressure,
   summarizeRun,
   type CaseInput,
   type RunRecord,
 } from './index';
+import { Hardware } from './hardware';
+import { moveOutcomes } from './move-outcomes';
 
 const GIB = 1024 ** 3;
 

@@ -6,9 +6,9 @@
 import type { Env } from '@poise/env';
 
 /** Seconds after which a lock not renewed may be taken by another node. */
-export const LOCK_TIMEOUT_SECONDS = 120;
+const LOCK_TIMEOUT_SECONDS = 120;
 /** Seconds after which a watchdog not updated powers its node off. */
-export const WATCHDOG_TIMEOUT_SECONDS = 60;
+const WATCHDOG_TIMEOUT_SECONDS = 60;
 
 /** The cluster-wide locks, by name. */
 export class ClusterLocks {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SimLog } from './index';
+import { SimLog } from './log';
 
 /** One line through a fresh log. */
 function line(kind: 'daemon' | 'hardware', level: string, time: number, id: string, msg: string): string {

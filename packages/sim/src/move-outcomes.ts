@@ -6,13 +6,13 @@
 import type { RunRecord } from './summary';
 
 /** A node's pressure at one sample: the model's PSI some shares, percent (noise-free, without the average's delay). */
-export interface NodePressurePoint {
+interface NodePressurePoint {
   readonly cpu: number;
   readonly mem: number;
 }
 
 /** What a node reported at one sample (PSI some avg10, percent); null when it reported none. */
-export interface ReportedPressurePoint {
+interface ReportedPressurePoint {
   readonly cpu: number | null;
   readonly mem: number | null;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONCURRENT_MIN_NODES, SimError, Simulation, resolveRoundModel, simulate, type CaseInput } from './index';
+import { SimError, Simulation, simulate, type CaseInput } from './index';
+import { CONCURRENT_MIN_NODES, resolveRoundModel } from './round-model';
 
 const GIB = 1024 ** 3;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { SimError, Simulation, simulate, validateCommand, type CaseInput } from './index';
+import { SimError, Simulation, simulate, type CaseInput } from './index';
+import { validateCommand } from './commands';
 
 const GIB = 1024 ** 3;
 const NODES = ['node1', 'node2', 'node3'];

@@ -5,18 +5,18 @@ import type { Simulation } from './simulation';
 import type { NodeContention } from './pressure/model';
 
 /** A resource moved back to a node it left at most this many seconds earlier is a ping-pong (30 min). */
-export const PING_PONG_WINDOW_SECONDS = 1800;
+const PING_PONG_WINDOW_SECONDS = 1800;
 /**
  * A node is under cpu pressure while its PSI cpu "some" avg10 is at or above this (percent):
  * the seed's field value, the level of the `recommended` preset's pressure gate.
  */
-export const PRESSURE_CPU_THRESHOLD_PERCENT = 10;
+const PRESSURE_CPU_THRESHOLD_PERCENT = 10;
 /**
  * A node is under memory pressure while its PSI memory "some" avg10 is at or above this
  * (percent): memory stalls are the more severe (reclaim, then the OOM killer), so half the cpu
  * level, as the `recommended` preset's gate judges them.
  */
-export const PRESSURE_MEM_THRESHOLD_PERCENT = 5;
+const PRESSURE_MEM_THRESHOLD_PERCENT = 5;
 
 /** The levels (PSI some avg10, percent) at which a node counts as under pressure. */
 export interface PressureThresholds {
@@ -25,7 +25,7 @@ export interface PressureThresholds {
 }
 
 /** The summary's levels: {@link PRESSURE_CPU_THRESHOLD_PERCENT}, {@link PRESSURE_MEM_THRESHOLD_PERCENT}. */
-export const PRESSURE_THRESHOLDS: PressureThresholds = Object.freeze({
+const PRESSURE_THRESHOLDS: PressureThresholds = Object.freeze({
   cpu: PRESSURE_CPU_THRESHOLD_PERCENT,
   mem: PRESSURE_MEM_THRESHOLD_PERCENT,
 });
@@ -443,7 +443,7 @@ export function pressureNodeSeconds(
 }
 
 /** Guest contention-seconds of a run's ground truth: every node's cpu, memory and migration stall, summed over the samples. */
-export function guestContentionSeconds(truth: TruthColumns): number {
+function guestContentionSeconds(truth: TruthColumns): number {
   let acc = 0;
   for (const col of [truth.cpuStall, truth.memStall, truth.migrationStall])
     for (const node of col) for (const v of node) acc += v;
@@ -451,7 +451,7 @@ export function guestContentionSeconds(truth: TruthColumns): number {
 }
 
 /** The part of a run's guest contention-seconds migrations caused: every node's migration stall, summed over the samples. */
-export function migrationSeconds(truth: TruthColumns): number {
+function migrationSeconds(truth: TruthColumns): number {
   let acc = 0;
   for (const node of truth.migrationStall) for (const v of node) acc += v;
   return acc;

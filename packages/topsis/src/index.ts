@@ -8,5 +8,4 @@ export {
   rankScores,
   scoreAlternatives,
   scoreFlatInPlace,
-  toFlatMatrix,
 } from './topsis';

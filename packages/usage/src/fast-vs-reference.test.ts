@@ -10,10 +10,8 @@ import {
   type ImbalanceMetric,
   type MigrationCandidate,
   type ResourceStats,
-  referenceBestBalancingMigrations,
-  referenceNodeImbalance,
-  referenceScoreNodesToStart,
 } from './index';
+import { referenceBestBalancingMigrations, referenceNodeImbalance, referenceScoreNodesToStart } from './reference';
 import { prng } from './testing/support';
 
 const GIB = 1024 ** 3;

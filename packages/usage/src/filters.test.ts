@@ -16,8 +16,8 @@ import {
   type MigrationCandidate,
   type MigrationMethod,
   type ResourceStats,
-  referenceBestBalancingMigrations,
 } from './index';
+import { referenceBestBalancingMigrations } from './reference';
 import { prng } from './testing/support';
 
 const GIB = 1024 ** 3;

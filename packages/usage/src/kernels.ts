@@ -14,8 +14,8 @@ export function nodeLoad(cpu: number, maxcpu: number, mem: number, maxmem: numbe
 }
 
 /** Digits kept by `ScoredMigration::new` (`f64::DIGITS`). */
-export const MIGRATION_IMBALANCE_DIGITS = 15;
-const TRUNCATION_SCALE = 1e15;
+const MIGRATION_IMBALANCE_DIGITS = 15;
+const TRUNCATION_SCALE = 10 ** MIGRATION_IMBALANCE_DIGITS;
 
 /**
  * `trunc(x·1e15)/1e15`: the imbalance a scored migration reports and is ordered by. For |x| at

@@ -324,7 +324,7 @@ export function referenceScoreNodesToStart(snapshot: UsageSnapshot, stats: Resou
 }
 
 /** A validated candidate: its source node, bundle stats sum and targets. */
-export interface ResolvedCandidate {
+interface ResolvedCandidate {
   readonly sid: string;
   readonly source: string;
   readonly bundleCpu: number;

@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClusterUsage, referenceScoreNodesToStart } from './index';
+import { ClusterUsage } from './index';
+import { referenceScoreNodesToStart } from './reference';
 
 const MAX = 2 ** 64;
 /** A stat in [0, 2^64]: small integers, fractions, extremes (0, -0, subnormal, 2^64). */

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ClusterUsage, type MigrationCandidate, type NodeStats, type ResourceStats, UsageError } from './index';
 import {
-  ClusterUsage,
-  type MigrationCandidate,
-  type NodeStats,
-  type ResourceStats,
-  UsageError,
   addRunningResource,
   referenceBestBalancingMigrations,
   referenceImbalanceOf,
@@ -12,8 +8,8 @@ import {
   referenceNodeImbalance,
   referenceScoreNodesToStart,
   referenceCriteria,
-  SCHEDULER_CRITERIA,
-} from './index';
+} from './reference';
+import { SCHEDULER_CRITERIA } from './kernels';
 import { scoreAlternatives } from '@poise/topsis';
 
 const MIB = 1024 * 1024;

@@ -12,12 +12,14 @@ import {
   type ImbalanceMetric,
   MAX_STAT_VALUE,
   type MigrationCandidate,
-  type MutableNodeStats,
   type NodeStats,
   type ResourceSpec,
   type ResourceStats,
-  SCHEDULER_CRITERIA,
   UsageError,
+  truncateImbalance,
+} from './index';
+import {
+  type MutableNodeStats,
   type UsageSnapshot,
   addRunningResource,
   addStartedResource,
@@ -28,9 +30,9 @@ import {
   referenceNodeImbalance,
   referenceScoreNodesToStart,
   removeRunningResource,
-  truncateImbalance,
   validateSnapshot,
-} from './index';
+} from './reference';
+import { SCHEDULER_CRITERIA } from './kernels';
 
 const GIB = 1024 ** 3;
 const node = (cpu = 0, maxcpu = 16, mem = 0, maxmem = 64 * GIB): NodeStats => ({ cpu, maxcpu, mem, maxmem });

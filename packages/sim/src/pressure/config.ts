@@ -79,12 +79,12 @@ export const MEMORY_FAMILY_DEFAULTS = {
   logistic: { family: 'logistic', knee: 0.95, width: 0.015, maxPercent: 80 },
 } as const;
 /** The families used when `load-pressure` names none. */
-export const DEFAULT_CPU_FAMILY: CurveFamily = 'queue';
-export const DEFAULT_MEMORY_FAMILY: CurveFamily = 'logistic';
+const DEFAULT_CPU_FAMILY: CurveFamily = 'queue';
+const DEFAULT_MEMORY_FAMILY: CurveFamily = 'logistic';
 /** avg10's window, seconds. */
 export const DEFAULT_DELAY_SECONDS = 10;
 /** A relocated guest is down while it stops and starts again, seconds. */
-export const DEFAULT_RELOCATE_SECONDS = 10;
+const DEFAULT_RELOCATE_SECONDS = 10;
 
 /** Ranges (inclusive unless said). */
 const LIMITS = {

@@ -84,7 +84,7 @@ export function guestCpuStall(want: number, cpuShare: number): number {
 }
 
 /** A guest's memory stall share: the node's memory some share, for a guest that holds memory on it. */
-export function guestMemStall(memBytes: number, memShare: number): number {
+function guestMemStall(memBytes: number, memShare: number): number {
   return memBytes > 0 ? memShare : 0;
 }
 

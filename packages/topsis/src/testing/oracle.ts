@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import { type BigNumber, all, create } from 'mathjs';
 import { expect } from 'vitest';
-import { type Criteria, defineCriteria, scoreAlternatives, scoreFlatInPlace, toFlatMatrix } from '../index';
+import { type Criteria, defineCriteria, scoreAlternatives, scoreFlatInPlace } from '../index';
+import { toFlatMatrix } from '../topsis';
 
 /** Runs of each oracle property in all; the fast tier runs {@link ORACLE_SAMPLE_RUNS} of them. */
 export const ORACLE_RUNS = 800;
