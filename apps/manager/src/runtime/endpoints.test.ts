@@ -161,13 +161,23 @@ describe('the status endpoints', () => {
     expect(all.nodes.node1.pressureCpu).toEqual([12.5, 12.5, 12.5]);
     expect(all.nodes.node2.pressureCpu).toBeUndefined();
     expect((await s.get('/api/history?after=2')).json().rounds).toEqual([3]);
+    // in pieces, newest first: the newest 2, then the one before them
+    expect((await s.get('/api/history?limit=2')).json().rounds).toEqual([2, 3]);
+    const older = (await s.get('/api/history?before=2&limit=2')).json();
+    expect([older.rounds, older.nodes.node1.cpu]).toEqual([[1], [0.75]]);
     expect((await s.get(`/api/history?since=${all.time[1]}`)).json().rounds).toEqual([2, 3]);
     for (const [query, message] of [
       ['after=x', "query parameter 'after' (a round number): expected a whole number ≥ 0, got 'x'"],
       ['after=1.5', "query parameter 'after' (a round number): expected a whole number ≥ 0, got '1.5'"],
       ['since=-3', "query parameter 'since' (seconds of the daemon clock): expected a number ≥ 0, got '-3'"],
       ['after=1&after=2', "query parameter 'after' is given twice"],
-      ['from=1', "unknown query parameter 'from' (this endpoint takes 'since', 'after', 'pressure')"],
+      [
+        'from=1',
+        "unknown query parameter 'from' (this endpoint takes 'since', 'after', 'before', 'limit', 'pressure')",
+      ],
+      ['before=0', "query parameter 'before' (a round number): expected a whole number ≥ 1, got '0'"],
+      ['limit=0', "query parameter 'limit' (rounds): expected a whole number from 1 to 17280, got '0'"],
+      ['limit=17281', "query parameter 'limit' (rounds): expected a whole number from 1 to 17280, got '17281'"],
     ]) {
       const r = await s.get(`/api/history?${query}`);
       expect([r.status, r.json()], query).toEqual([400, { error: message }]);

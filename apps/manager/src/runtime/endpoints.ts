@@ -5,7 +5,14 @@ import { planJson, whatIfJson } from '../balancing/plan-render';
 import { errorMessage } from '../errors';
 import type { DaemonContext } from './context';
 import { drainProgressPath, readDrainProgress } from './drain-progress';
-import { type ClusterRead, type DecisionQuery, HISTORY_SECONDS, type MotionEntry, ROUND_OUTCOMES } from './journal';
+import {
+  type ClusterRead,
+  type DecisionQuery,
+  HISTORY_MAX_ROUNDS,
+  HISTORY_SECONDS,
+  type MotionEntry,
+  ROUND_OUTCOMES,
+} from './journal';
 
 /** What an endpoint answers: an HTTP status and a JSON document. */
 export interface JsonReply {
@@ -151,7 +158,10 @@ export class StatusEndpoints {
     return new Map<string, JsonEndpoint>([
       ['/api/run', (q) => versioned(q, [], () => this.run())],
       ['/api/cluster', (q) => versioned(q, [], () => this.cluster())],
-      ['/api/history', (q) => answer(q, ['since', 'after', 'pressure'], (checked) => this.history(checked))],
+      [
+        '/api/history',
+        (q) => answer(q, ['since', 'after', 'before', 'limit', 'pressure'], (checked) => this.history(checked)),
+      ],
       [
         '/api/decisions',
         (q) => answer(q, ['since', 'after', 'outcome', 'reason', 'q', 'limit'], (checked) => this.decisions(checked)),
@@ -215,12 +225,16 @@ export class StatusEndpoints {
   }
 
   /**
-   * `/api/history?since=<seconds>&after=<round>&pressure=0`: per round, the imbalance and each
-   * node's load (and pressure, unless `pressure=0`: the page charts load only).
+   * `/api/history?since=<seconds>&after=<round>&before=<round>&limit=<rounds>&pressure=0`: per
+   * round, the imbalance and each node's load (and pressure, unless `pressure=0`: the page charts
+   * load only); with `limit`, the newest that many of the rounds asked for (a poller fetches a
+   * day of a large cluster in pieces, newest first, `before` the oldest it holds).
    */
   history(query: URLSearchParams): Record<string, unknown> {
     const since = numberParam(query, 'since', { min: 0, meaning: 'seconds of the daemon clock' });
     const after = numberParam(query, 'after', { whole: true, min: 0, meaning: 'a round number' });
+    const before = numberParam(query, 'before', { whole: true, min: 1, meaning: 'a round number' });
+    const limit = numberParam(query, 'limit', { whole: true, min: 1, max: HISTORY_MAX_ROUNDS, meaning: 'rounds' });
     const pressure = flagParam(query, 'pressure', "the nodes' pressure columns");
     return {
       intervalSeconds: this.ctx.config.intervalSeconds,
@@ -229,6 +243,8 @@ export class StatusEndpoints {
       ...this.ctx.journal.history.toJson({
         ...(since === undefined ? {} : { since }),
         ...(after === undefined ? {} : { after }),
+        ...(before === undefined ? {} : { before }),
+        ...(limit === undefined ? {} : { limit }),
         ...(pressure === false ? { pressure } : {}),
       }),
     };

@@ -86,6 +86,10 @@ export interface RoundQuery {
 
 /** Which rounds and columns a history query wants. */
 export interface HistoryQuery extends RoundQuery {
+  /** Only rounds numbered below this one (a poller filling in older rounds). */
+  readonly before?: number;
+  /** The newest this many of the rounds that match (a poller's piece). */
+  readonly limit?: number;
   /** `false`: without the nodes' pressure columns (default: with them, where reported). */
   readonly pressure?: boolean;
 }
@@ -193,19 +197,28 @@ export class RoundHistory {
         }
         if (query.since !== undefined && chunk.time[i]! < query.since) continue;
         if (query.after !== undefined && chunk.round[i]! <= query.after) continue;
+        if (query.before !== undefined && chunk.round[i]! >= query.before) continue;
         picked.push({ chunk, index: i });
       }
     }
+    if (query.limit !== undefined && picked.length > query.limit) picked.splice(0, picked.length - query.limit);
     const names = new Set<string>();
     for (const { chunk } of picked) for (const name of chunk.nodes.keys()) names.add(name);
     const nodes: HistoryJson['nodes'] = {};
     for (const name of [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const column = (pick: (c: NodeColumns) => Float32Array | undefined, digits: number) =>
-        picked.map(({ chunk, index }) => {
-          const values = chunk.nodes.get(name);
-          const col = values === undefined ? undefined : pick(values);
+      const column = (pick: (c: NodeColumns) => Float32Array | undefined, digits: number) => {
+        // the node's column looked up once per chunk, not once per round
+        let at: Chunk | undefined;
+        let col: Float32Array | undefined;
+        return picked.map(({ chunk, index }) => {
+          if (chunk !== at) {
+            at = chunk;
+            const values = chunk.nodes.get(name);
+            col = values === undefined ? undefined : pick(values);
+          }
           return col === undefined ? null : jsonNumber(col[index]!, digits);
         });
+      };
       const withPressure = (pick: (c: NodeColumns) => Float32Array | undefined) =>
         query.pressure !== false &&
         picked.some(({ chunk }) => {
