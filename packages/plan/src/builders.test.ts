@@ -349,6 +349,28 @@ describe('what-if node failure', () => {
     expect(report.survivesAnyNodeFailure).toBe(true);
   });
 
+  test('recovery counts the cores every staying guest has assigned', () => {
+    // cpu overcommit 1: node2's vm:201 has all 16 of its cores assigned (and uses little),
+    // node3's vm:301 14 of 16 (and uses them). The placer once took the staying guests' assigned
+    // cores after copying them: node2 looked empty, won on its low use, and ct:101 went there,
+    // 17 of 16 cores. The only node with room for its core is node3.
+    const input: PlanInput = {
+      nodes: [node('node1'), node('node2'), node('node3')],
+      guests: [
+        { id: 'ct:101', kind: 'ct', node: 'node1', ha: true, cpu: 0.1, cores: 1, mem: GIB },
+        { id: 'vm:201', kind: 'vm', node: 'node2', ha: true, cpu: 0.5, cores: 16, mem: 2 * GIB },
+        { id: 'vm:301', kind: 'vm', node: 'node3', ha: true, cpu: 14, cores: 14, mem: 40 * GIB },
+      ],
+      capacity: { cpuOvercommitRatio: 1 },
+    };
+    const report = nodeFailureReport(input);
+    expect([...report.cases[0]!.placement]).toEqual([['ct:101', 'node3']]);
+    // node2 fails: vm:201's 16 cores fit on node1 (1 assigned) no more than on node3 (14)
+    expect(report.cases[1]!.unrecovered).toEqual([
+      { id: 'vm:201', reason: 'vm:201: no node it may use has room for 2.0 GiB and 16 cores' },
+    ]);
+  });
+
   test('a failure that cannot be absorbed names the guests and why', () => {
     const input: PlanInput = {
       nodes: [node('node1'), node('node2')],

@@ -84,14 +84,17 @@ function failure(checked: CheckedInput, failed: string, opts: CheckedOptions): N
   });
   // fixed guests on the failed node that are counted are HA resources that cannot move: not recoverable
   const loads = currentLoads(p);
+  // the cores assigned on each node before the placer copies them: every guest that stays counts
   const cores = Float64Array.from(p.fixCores);
-  const placer = new SequentialPlacer(p, { cpu: loads.cpu, mem: loads.mem, cores }, opts.metric);
+  const staying: [string, number][] = [];
   guests.forEach((g, i) => {
     const n = p.nodeIndex.get(g.node)!;
     if (n === f || !p.guestCounted[i] || !p.input.nodes[n]!.online) return;
-    placer.where.set(g.id, n);
+    staying.push([g.id, n]);
     if (p.guestUnit[i]! >= 0) cores[n]! += g.cores;
   });
+  const placer = new SequentialPlacer(p, { cpu: loads.cpu, mem: loads.mem, cores }, opts.metric);
+  for (const [id, n] of staying) placer.where.set(id, n);
   // the units with a member on the failed node, in sid order of their first member there
   const units = unitsOnFailed(p, f);
   const placement = new Map<string, string>();
