@@ -24,6 +24,13 @@ export interface BalancerPort {
   readonly description: string;
 
   /**
+   * The endpoint templates its {@link PortError}s name (`GET /cluster/resources`): the bounded
+   * `endpoint` label values of `poise_api_errors_total`, each counted from 0. Absent or empty
+   * for a port whose calls cannot fail (the simulator).
+   */
+  readonly errorEndpoints?: readonly string[];
+
+  /**
    * Reads the whole cluster for one round. `needs` says what the policy in force reads beyond
    * the basics (guest configurations for the migratability check); an adapter may ignore it
    * when the extra costs nothing.
@@ -102,22 +109,29 @@ export interface FollowOptions {
   readonly pickupTimeoutSeconds: number;
 }
 
-/** Kind of failure of a port call, for the `poise_api_errors_total{endpoint,kind}` metric. */
-export type PortErrorKind =
+/**
+ * Kinds of failure of a port call, for the `poise_api_errors_total{endpoint,kind}` metric (which
+ * starts at 0 for each of them on every endpoint of {@link BalancerPort.errorEndpoints}).
+ */
+export const PORT_ERROR_KINDS = [
   /** The connection failed or was dropped. */
-  | 'network'
+  'network',
   /** No reply in time. */
-  | 'timeout'
+  'timeout',
   /** An HTTP error status (5xx, or a 4xx other than 401/403). */
-  | 'http'
+  'http',
   /** 401 or 403: the token is wrong, revoked, or lacks a privilege (the message names it). */
-  | 'auth'
+  'auth',
   /** A reply that does not match the schema (the message names the endpoint and field). */
-  | 'invalid-reply'
+  'invalid-reply',
   /** TLS verification failed (untrusted certificate, wrong fingerprint). */
-  | 'tls'
+  'tls',
   /** Any other failure of the environment (the simulator stopped, …). */
-  | 'other';
+  'other',
+] as const;
+
+/** Kind of failure of a port call: one of {@link PORT_ERROR_KINDS}. */
+export type PortErrorKind = (typeof PORT_ERROR_KINDS)[number];
 
 /** A failed port call: which endpoint, what kind of failure. The message never holds a secret. */
 export class PortError extends ManagerError {
@@ -179,6 +193,15 @@ export type MotionReply =
 export type GuestMigrationCheck = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
 /**
+ * How the daemon requests and follows its motions (`MotionRecord.via`, the `via` label of the
+ * motion counters): `ha` through the HA manager, `guest` a migration task of a non-HA guest.
+ */
+export const MOTION_VIAS = ['ha', 'guest'] as const;
+
+/** One of {@link MOTION_VIAS}. */
+export type MotionVia = (typeof MOTION_VIAS)[number];
+
+/**
  * A motion this daemon issued, as persisted in the state file (plain JSON). `phase`:
  * `requesting` (written before the request is sent, so a crash in between never leads to a
  * second request), `queued` (accepted, not yet seen moving), `moving` (seen in
@@ -193,7 +216,7 @@ export interface MotionRecord {
   readonly resources: readonly string[];
   readonly kind: 'migrate' | 'relocate';
   /** `ha`: an HA motion followed through the HA manager status; `guest`: a migration task. */
-  readonly via: 'ha' | 'guest';
+  readonly via: MotionVia;
   readonly source: string;
   readonly target: string;
   /** Seconds (the daemon's clock) when the request was sent. */

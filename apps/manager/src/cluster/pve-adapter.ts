@@ -93,14 +93,44 @@ export function portErrorKind(err: PveApiError): PortErrorKind {
   }
 }
 
+/**
+ * The endpoint templates of the calls the adapter makes (as `@poise/pve-api` names them in its
+ * errors), hence every `endpoint` its {@link PortError}s name: `poise_api_errors_total` counts
+ * each of them from 0. A call to a new endpoint names it here (`call` and `toPortError` take
+ * only these).
+ */
+export const PVE_ADAPTER_ENDPOINTS = [
+  'GET /version',
+  'GET /cluster/resources',
+  'GET /cluster/status',
+  'GET /cluster/options',
+  'GET /cluster/ha/status/manager_status',
+  'GET /cluster/ha/resources',
+  'GET /cluster/ha/rules',
+  'GET /cluster/ha/groups',
+  'GET /nodes/{node}/rrddata',
+  'GET /nodes/{node}/{type}/{vmid}/config',
+  'GET /nodes/{node}/{type}/{vmid}/migrate',
+  'POST /nodes/{node}/{type}/{vmid}/migrate',
+  'POST /cluster/ha/resources/{sid}/migrate',
+  'POST /cluster/ha/resources/{sid}/relocate',
+  'GET /nodes/{node}/tasks',
+  'GET /nodes/{node}/tasks/{upid}/status',
+  'GET /nodes/{node}/tasks/{upid}/log',
+  'GET /access/permissions',
+] as const;
+
+/** One of {@link PVE_ADAPTER_ENDPOINTS}. */
+type AdapterEndpoint = (typeof PVE_ADAPTER_ENDPOINTS)[number];
+
 /** Maps a client error to a {@link PortError} naming the endpoint template; anything else is re-thrown (a bug). */
-function toPortError(err: unknown, fallbackEndpoint: string): PortError {
+function toPortError(err: unknown, fallbackEndpoint: AdapterEndpoint): PortError {
   if (err instanceof PortError) return err;
   if (!(err instanceof PveApiError)) throw err;
   return new PortError(err.endpoint ?? fallbackEndpoint, portErrorKind(err), err.message, { cause: err });
 }
 
-async function call<T>(endpoint: string, run: () => Promise<T>): Promise<T> {
+async function call<T>(endpoint: AdapterEndpoint, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -251,6 +281,7 @@ export interface PveAdapterOptions {
  */
 export class PveAdapter implements BalancerPort {
   readonly description: string;
+  readonly errorEndpoints: readonly string[] = PVE_ADAPTER_ENDPOINTS;
   private readonly client: PveClient;
   private readonly now: () => number;
   private readonly pickupTimeoutSeconds: number;
@@ -679,7 +710,7 @@ export class PveAdapter implements BalancerPort {
    * through the HA manager status instead of sending it again.
    */
   async requestMotion(request: MotionRequest): Promise<MotionReply> {
-    const endpoint = `POST /cluster/ha/resources/{sid}/${request.kind}`;
+    const endpoint = `POST /cluster/ha/resources/{sid}/${request.kind}` as const;
     try {
       const reply =
         request.kind === 'migrate'
@@ -808,7 +839,7 @@ function taskProgress(
  * `@poise/pve-api`'s `isActionRefusal`), a connection that failed before a byte was sent. A 401
  * or 403 is a fault of the token, not of the motion: `authFault` says what is missing.
  */
-function refusalOrThrow(err: unknown, endpoint: string): MotionReply {
+function refusalOrThrow(err: unknown, endpoint: AdapterEndpoint): MotionReply {
   const error = toPortError(err, endpoint);
   const api = err instanceof PveApiError ? err : undefined;
   const status = api?.status;

@@ -3,6 +3,7 @@ import type { ManagerConfig } from '../config/load';
 import type { Logger } from '../log';
 import { Journal } from './journal';
 import { Metrics } from './metrics';
+import { knownSkipReasons } from './report';
 import type { BuiltPolicy } from '../balancing/policy';
 import { readableTimes } from './text';
 
@@ -23,7 +24,8 @@ export interface RunCounts {
  * both), the clock, and this run's counts.
  */
 export class DaemonContext {
-  readonly metrics = new Metrics();
+  /** Its labelled counters start at 0: the skip reasons of this policy, the port's error endpoints. */
+  readonly metrics: Metrics;
   readonly runCounts: RunCounts = { requested: 0, succeeded: 0, failed: 0, wouldMove: 0, forbidden: 0 };
   /** What the status page shows of this run: history, decisions, motions, the cluster as last read. */
   readonly journal: Journal;
@@ -36,6 +38,10 @@ export class DaemonContext {
     public policy: BuiltPolicy,
   ) {
     this.journal = new Journal(config.intervalSeconds);
+    this.metrics = new Metrics({
+      skipReasons: knownSkipReasons(policy.pipeline.stages),
+      errorEndpoints: host.port.errorEndpoints ?? [],
+    });
   }
 
   now(): number {

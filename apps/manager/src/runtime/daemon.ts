@@ -14,7 +14,7 @@ import { DaemonContext } from './context';
 import { MotionFollower } from './follower';
 import { LockGuard } from './lock-guard';
 import { reloadConfig } from './reload';
-import type { RoundReport } from './report';
+import { knownSkipReasons, type RoundReport } from './report';
 import { RoundRunner } from './round';
 import { StateKeeper } from './state-keeper';
 import { runSummary, statusJson } from './status';
@@ -243,6 +243,7 @@ export class Daemon {
     if (this.options.once) return;
     const adopt = (policy: BuiltPolicy) => {
       this.ctx.policy = policy;
+      this.ctx.metrics.countFromZero({ skipReasons: knownSkipReasons(policy.pipeline.stages) });
       this.keeper.adoptPipelineState(this.keeper.state.pipeline, 'config');
     };
     if (!reloadConfig(this.ctx, this.options.reloadConfig, this.options.isTty ?? false, adopt)) return;

@@ -1,5 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import type { BalanceContext, Decision, MotionOutcome as PolicyOutcome, Notice, ScoredMigration } from '@poise/policy';
+import {
+  type BalanceContext,
+  type Decision,
+  type MotionOutcome as PolicyOutcome,
+  type Notice,
+  PIPELINE_STAGE,
+  type ScoredMigration,
+} from '@poise/policy';
 import { compareNames } from '@poise/usage';
 import { nodeFailed, TRANSITIONAL_SERVICE_STATES } from '../cluster/condition';
 import { errorMessage } from '../errors';
@@ -20,7 +27,13 @@ import type { DaemonContext } from './context';
 import type { ClusterWatch } from './cluster-watch';
 import type { MotionFollower } from './follower';
 import type { LockGuard } from './lock-guard';
-import { type PartialReport, portFailure, type RoundReport } from './report';
+import {
+  type PartialReport,
+  portFailure,
+  REFERENCE_STOP_CODES,
+  type RoundReport,
+  SKIP_COUNTED_OUTCOMES,
+} from './report';
 import type { StateKeeper } from './state-keeper';
 import { describeMotion, percent } from './text';
 
@@ -88,14 +101,7 @@ const TELEMETRY_WAIT_MAX_SECONDS = 180;
  */
 
 /** The reference stages whose codes {@link RoundRunner.explain} words with the daemon's own facts. */
-const REFERENCE_STAGES: ReadonlySet<string> = new Set([
-  'pipeline',
-  'motion-in-flight',
-  'threshold-hold',
-  'candidates',
-  'select-best',
-  'relative-margin',
-]);
+const REFERENCE_STAGES: ReadonlySet<string> = new Set([PIPELINE_STAGE, ...Object.keys(REFERENCE_STOP_CODES)]);
 
 export class RoundRunner {
   private roundNo = 0;
@@ -166,8 +172,7 @@ export class RoundRunner {
     const metrics = this.ctx.metrics;
     metrics.rounds.inc();
     metrics.decisions.inc({ outcome: report.outcome });
-    if (report.outcome === 'skip' || report.outcome === 'standby' || report.outcome === 'error')
-      metrics.skips.inc({ reason: report.reason });
+    if (SKIP_COUNTED_OUTCOMES.has(report.outcome)) metrics.skips.inc({ reason: report.reason });
     metrics.roundDuration.observe((performance.now() - started) / 1000);
     this.last = report;
     this.ctx.journal.round(report, startedAt, this.ctx.timeText(startedAt));

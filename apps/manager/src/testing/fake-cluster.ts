@@ -130,6 +130,12 @@ export const FAKE_START_TIME = 1_767_225_600;
  */
 export class FakeCluster implements BalancerPort {
   readonly description = 'fake cluster';
+  /** The endpoints of its scripted failures (a read; a motion request lost after sending). */
+  readonly errorEndpoints: readonly string[] = [
+    'GET /cluster/resources',
+    'POST /cluster/ha/resources/{sid}/migrate',
+    'POST /cluster/ha/resources/{sid}/relocate',
+  ];
 
   constructor(readonly s: FakeClusterState) {}
 
