@@ -12,6 +12,7 @@ import { captureIo } from '../testing/support';
 interface Target {
   refId?: string;
   expr?: string;
+  legendFormat?: string;
   datasource?: { type?: string; uid?: string };
 }
 interface Panel {
@@ -89,9 +90,20 @@ describe('the Grafana dashboard', () => {
       expect(v.datasource, v.name).toEqual({ type: 'prometheus', uid: '${datasource}' });
   });
 
+  it('tells the instances apart in every node series: legends name the instance, aggregations keep it', () => {
+    const nodeQueries = queries.filter((q) => /\bpoise_node_/.test(q.expr ?? ''));
+    expect(nodeQueries.length).toBeGreaterThanOrEqual(4);
+    for (const q of nodeQueries) {
+      expect(q.legendFormat, q.panel).toMatch(/^\{\{instance\}\} \{\{node\}\}/);
+      // an aggregation over node series keeps both labels
+      for (const by of q.expr!.matchAll(/\bby \(([^)]*)\)/g))
+        expect(by[1]!.split(/,\s*/), q.panel).toEqual(expect.arrayContaining(['instance', 'node']));
+    }
+  });
+
   it('queries only metrics the daemon exports (its /metrics after a simulated scenario)', async () => {
     const text = await simulatorMetrics();
-    // a metric exists once declared (labelled counters have no series before their first event)
+    // a metric exists once declared
     const declared = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     const exported = new Set(declared.keys());
     for (const [name, type] of declared)
@@ -123,5 +135,16 @@ describe('the Grafana dashboard', () => {
       expect(used.has(name), name).toBe(true);
     // the scenario moved guests: the series the dashboard shows are there
     expect(text).toMatch(/^poise_motions_succeeded_total\{via="ha"\} [1-9]/m);
+    // the counters the count panels read have their series from the start: failed motions at 0, not absent
+    expect(text).toMatch(/^poise_motions_failed_total\{via="ha"\} 0$/m);
+    // every resource a query picks is one the node metrics carry (one word for memory in both)
+    for (const q of queries)
+      for (const m of q.expr!.matchAll(/\b(poise_node_[a-z0-9_]+)\{[^}]*resource="([a-z]+)"/g))
+        expect(text, `${q.panel}: ${m[1]}{resource="${m[2]}"}`).toMatch(
+          new RegExp(`^${m[1]}\\{[^}]*resource="${m[2]}"`, 'm'),
+        );
+    // (the simulator reports no pressure: the pressure gauge's `memory` is checked in metrics.test.ts)
+    for (const resource of ['cpu', 'memory', 'total'])
+      expect(text, resource).toMatch(new RegExp(`^poise_node_load_ratio\\{[^}]*resource="${resource}"`, 'm'));
   }, 60_000);
 });
