@@ -4,6 +4,7 @@ import { PveApiError } from './errors';
 import { privilegeFor, type EndpointName } from './privileges';
 import { isActionRefusal } from './refusals';
 import {
+  accessPermissionsSchema,
   certificatesInfoSchema,
   clusterOptionsSchema,
   clusterResourcesSchema,
@@ -30,6 +31,7 @@ import {
 import type { TransportSecurity } from './tls';
 import { Transport, type CallSpec, type TransportOptions } from './transport';
 import type {
+  AccessPermissions,
   CertificateInfo,
   ClusterOptions,
   ClusterResource,
@@ -556,6 +558,20 @@ export class PveClient {
       options,
       { node },
     );
+  }
+
+  /**
+   * `GET /access/permissions[?path=]`: the token's own effective privileges, without trying an
+   * action (a refused action is a request sent; this is a read). With `path`, that path's
+   * privileges only (one entry, the cheap form). Read it with `grantsPrivilege`.
+   * Older Proxmox VE releases answer 501 (`not-implemented`).
+   */
+  async permissions(path?: string, options?: CallOptions): Promise<AccessPermissions> {
+    if (path !== undefined && !/^\/[^\s]*$/.test(path))
+      throw new PveApiError('bad-option', `ACL path ${inspect(path)} must start with '/' and hold no spaces`);
+    return this.#read('GET /access/permissions', '/access/permissions', accessPermissionsSchema, options, {
+      query: { path },
+    });
   }
 
   /** Shows URLs and TLS mode; never the token secret. */

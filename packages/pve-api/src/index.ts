@@ -20,13 +20,23 @@ export {
   type RetryEvent,
   type TransportOptions,
 } from './transport';
-export { ENDPOINT_PRIVILEGES, privilegeFor, type EndpointName } from './privileges';
+export {
+  ACTION_PRIVILEGES,
+  actionPrivilege,
+  ENDPOINT_PRIVILEGES,
+  grantsPrivilege,
+  privilegeFor,
+  type ActionName,
+  type EndpointName,
+  type PrivilegeNeed,
+} from './privileges';
 export { ACTION_REFUSALS, isActionRefusal } from './refusals';
 export { migrationBlockers } from './guest-config';
 export { parseDaemonStatus } from './ha-text';
 export { parseUpid } from './upid';
 export { decode, parsePropertyString } from './wire';
 export {
+  accessPermissionsSchema,
   certificatesInfoSchema,
   clusterOptionsSchema,
   clusterResourceSchema,
@@ -54,6 +64,7 @@ export {
   versionSchema,
 } from './schemas';
 export type {
+  AccessPermissions,
   CertificateInfo,
   ClusterGuestResource,
   ClusterNodeResource,

@@ -950,6 +950,14 @@ export const taskStatusSchema = obj({
   }),
 );
 
+// ---------------------------------------------------------------- /access/permissions
+
+/**
+ * `GET /access/permissions`: `{"/vms": {"VM.Migrate": 1, …}, …}`, ACL path → privilege → the
+ * propagate flag (0/1; read as a boolean). Paths are kept as sent.
+ */
+export const accessPermissionsSchema = mapOf(mapOf(bool01));
+
 /** `GET /nodes/{node}/tasks` (running tasks have no `status`/`endtime`, or `status: "running"`). */
 /** `GET /nodes/{node}/tasks/{upid}/log`: `[{ n, t }]`, line number and text; the lines' texts in order. */
 export const taskLogSchema = arr(obj({ n: count, t: z.string() })).transform((rows) =>

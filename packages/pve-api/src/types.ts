@@ -587,6 +587,14 @@ export interface MigratePrecheck {
   hasDbusVmstate: boolean | undefined;
 }
 
+/**
+ * `GET /access/permissions[?path=]`: the calling token's effective privileges (with privilege
+ * separation the user's ∩ the token's), ACL path → privilege → whether it propagates to the
+ * paths below. Asked with `path`, one entry: that path's effective privileges (empty when it
+ * has none). A privilege listed is granted on its path whatever its propagate flag.
+ */
+export type AccessPermissions = Map<string, Map<string, boolean>>;
+
 /** Result of `POST /cluster/ha/resources/{sid}/migrate|relocate`. The CRM acts on its next round; follow `manager_status`. */
 export interface HaMotionResult {
   sid: string;

@@ -417,6 +417,7 @@ describe('the real shapes and quirks', () => {
     let c = cluster();
     const routes = clusterReadRoutes(() => c);
     expect(Object.keys(routes).sort()).toEqual([
+      'GET /access/permissions',
       'GET /cluster/ha/groups',
       'GET /cluster/ha/resources',
       'GET /cluster/ha/rules',

@@ -31,7 +31,30 @@ export interface ServedCluster {
   readonly crs: Readonly<Record<string, string | number>>;
   /** How `crs` goes on the wire: a property string (`ha=static,ha-auto-rebalance=1`, the default) or an object. */
   readonly crsAs?: 'string' | 'object';
+  /**
+   * The calling token's effective ACL (with privilege separation already the user's ∩ the
+   * token's): what `GET /access/permissions` reports and what the POST routes check. Left out:
+   * the token holds {@link SERVED_PRIVILEGES} on `/`, propagated (an administrator's token).
+   */
+  readonly acl?: readonly ServedAcl[];
 }
+
+/** One ACL entry of the calling token: `privileges` on `path`, inherited below it when `propagate`. */
+export interface ServedAcl {
+  readonly path: string;
+  readonly privileges: readonly string[];
+  readonly propagate: boolean;
+}
+
+/** The privileges of a token without an explicit ACL (the ones a balancing daemon's role holds, spec §2). */
+export const SERVED_PRIVILEGES: readonly string[] = [
+  'Datastore.Audit',
+  'Pool.Audit',
+  'Sys.Audit',
+  'Sys.Console',
+  'VM.Audit',
+  'VM.Migrate',
+];
 
 /** A node. */
 export interface ServedNode {
@@ -568,12 +591,60 @@ export function permissionDenied(path: string, privilege: string): FakeReply {
   return { status: 403, statusText: `Permission check failed (${path}, ${privilege})` };
 }
 
+/** `/vms/101` → `['/', '/vms', '/vms/101']`. */
+function aclLevels(path: string): string[] {
+  const parts = path.split('/').filter((p) => p !== '');
+  return ['/', ...parts.map((_, i) => `/${parts.slice(0, i + 1).join('/')}`)];
+}
+
+/**
+ * The token's effective privileges on `path`, privilege → propagate, as
+ * `PVE::RPCEnvironment::permissions` walks the ACL tree from `/` down: an entry on the path
+ * itself, or a propagating one above it, replaces what was inherited; a non-propagating entry
+ * above the path does not reach it.
+ */
+export function effectivePrivileges(cluster: ServedCluster, path: string): Map<string, boolean> {
+  const acl = cluster.acl ?? [{ path: '/', privileges: SERVED_PRIVILEGES, propagate: true }];
+  let held = new Map<string, boolean>();
+  for (const level of aclLevels(path)) {
+    const entries = acl.filter((e) => e.path === level && (e.propagate || level === path));
+    if (entries.length === 0) continue;
+    held = new Map();
+    for (const e of entries) for (const p of e.privileges) held.set(p, held.get(p) === true || e.propagate);
+  }
+  return held;
+}
+
+/**
+ * `GET /access/permissions[?path=]` for the calling token: with `path`, `{<path>: {<priv>: 0|1}}`
+ * (the propagate flag; an empty map when it holds nothing there); without, every path with an
+ * ACL entry and `/`, each with its effective privileges (pve-access-control
+ * `API2/AccessControl.pm` `permissions`). Another user's (`userid`) needs `Sys.Audit` on
+ * `/access`, which a balancing token does not hold: 403.
+ */
+export function permissionsReply(cluster: ServedCluster, request: FakeRequest): FakeReply {
+  if (request.query.get('userid')) return permissionDenied('/access', 'Sys.Audit');
+  const path = request.query.get('path');
+  const paths = path ? [path] : [...new Set(['/', ...(cluster.acl ?? []).map((e) => e.path)])].sort();
+  const data: Record<string, Record<string, number>> = {};
+  for (const p of paths) {
+    const held = effectivePrivileges(cluster, p);
+    if (path || held.size > 0) data[p] = Object.fromEntries([...held].map(([k, v]) => [k, v ? 1 : 0]));
+  }
+  return { data };
+}
+
+/** The 403 of an action whose privilege the token lacks (checked before the handler runs), or `undefined`. */
+export function privilegeRefusal(cluster: ServedCluster, path: string, privilege: string): FakeReply | undefined {
+  return effectivePrivileges(cluster, path).has(privilege) ? undefined : permissionDenied(path, privilege);
+}
+
 /**
  * The read routes of the API a balancing daemon uses, answered from `read()` at each request:
  * `GET /version`, `/cluster/resources`, `/cluster/status`, `/cluster/ha/status/manager_status`,
  * `/cluster/ha/resources`, `/cluster/ha/rules`, `/cluster/ha/groups`, `/cluster/options`,
  * `/nodes/{node}/rrddata`, `/nodes/{node}/{type}/{vmid}/config`, `GET
- * /nodes/{node}/{type}/{vmid}/migrate`. Add the POST routes (and tasks) of the environment
+ * /nodes/{node}/{type}/{vmid}/migrate`, `GET /access/permissions`. Add the POST routes (and tasks) of the environment
  * behind them; pass the whole to `startFakePveServer`.
  */
 export function clusterReadRoutes(read: () => ServedCluster): Record<string, FakeHandler> {
@@ -589,5 +660,6 @@ export function clusterReadRoutes(read: () => ServedCluster): Record<string, Fak
     'GET /nodes/{node}/rrddata': (req) => nodeRrdReply(read(), req.params.node!),
     'GET /nodes/{node}/{type}/{vmid}/config': (req) => guestConfigReply(read(), req),
     'GET /nodes/{node}/{type}/{vmid}/migrate': (req) => migratePrecheckReply(read(), req),
+    'GET /access/permissions': (req) => permissionsReply(read(), req),
   };
 }
