@@ -3,9 +3,12 @@ import {
   buildUsageModel,
   clusterMotionInFlight,
   compileSnapshotRules,
+  describeLeftOut,
   migrationCandidates,
+  modelWarnings,
   nonHaCandidates,
   restrictToModel,
+  USAGE_VALUE_MAX,
 } from './model';
 import type { HaRule } from '../cluster/port';
 import { GIB, haGuest, node, plainGuest, snapshot } from '../testing/support';
@@ -236,7 +239,7 @@ describe('buildUsageModel', () => {
     expect(model.usage.getResource('vm:102').placement).toEqual({ current: 'node1', target: 'node2' });
   });
 
-  it('leaves out a node or guest with unusable stats, names it, and goes on', () => {
+  it('leaves out a node or guest with a value out of range, names owner, field and value, and marks the view partial', () => {
     const nodes = [node('node1'), node('node2', { maxmem: 0 }), node('node3')];
     const guests = [
       haGuest('vm:101', 'node1', { stats: { cpu: -1, maxcpu: 4, mem: 0, maxmem: 8 * GIB, memhost: undefined } }),
@@ -245,13 +248,81 @@ describe('buildUsageModel', () => {
     ];
     const model = buildUsageModel(snapshot(nodes, guests));
     expect(model.nodes).toEqual(['node1', 'node3']);
-    expect(model.problems).toEqual([
-      "node 'node2' left out: node 'node2': 'maxmem' must be at least 1 (bytes), got 0",
-      "guest 'vm:101' left out: resource 'vm:101': 'cpu' must be a finite number of cores in [0, 2^64], got -1",
+    expect(model.outOfRange).toEqual([
+      { owner: "node 'node2'", field: 'maxmem', value: 0, range: '1..2^53 bytes' },
+      { owner: "guest 'vm:101'", field: 'cpu', value: -1, range: '0..2^53 cores' },
+    ]);
+    expect(model.leftOut).toEqual([{ node: 'node2', reason: "'maxmem' 0 (not in 1..2^53 bytes)" }]);
+    expect(modelWarnings(model)).toEqual([
+      "usage values out of range, left out: node 'node2' 'maxmem' 0 (not in 1..2^53 bytes); guest 'vm:101' 'cpu' -1 (not in 0..2^53 cores)",
     ]);
     const candidates = restrictToModel(migrationCandidates(snapshot(nodes, guests)), model);
     // vm:101 is not in the model; vm:102's node left out; vm:103 may only go to node1
     expect(candidates).toEqual([{ leader: 'vm:103', resources: ['vm:103'], targets: ['node1'] }]);
+  });
+
+  // the bound is 2^53 (byte counts are exact integers up to it), the same the policy judges
+  // telemetry with; 2^54 is the next float above it that is an integer the model could receive
+  it.each([
+    ['maxmem 2^53 is in range', { maxmem: 2 ** 53 }, []],
+    ['maxmem 2^63 (8 EiB)', { maxmem: 2 ** 63 }, ["'maxmem' 9223372036854776000 (not in 1..2^53 bytes)"]],
+    ['maxmem 1e30', { maxmem: 1e30 }, ["'maxmem' 1e+30 (not in 1..2^53 bytes)"]],
+    ['mem 2^54', { mem: 2 ** 54 }, ["'mem' 18014398509481984 (not in 0..2^53 bytes)"]],
+    ['cpu NaN', { cpu: Number.NaN }, ["'cpu' NaN (not in 0..2^53 cores)"]],
+    ['maxcpu Infinity', { maxcpu: Number.POSITIVE_INFINITY }, ["'maxcpu' Infinity (not in 1..2^53 cores)"]],
+    ['maxcpu 0.5 (below one core)', { maxcpu: 0.5 }, ["'maxcpu' 0.5 (not in 1..2^53 cores)"]],
+  ])('%s', (_name, values, reasons) => {
+    expect(USAGE_VALUE_MAX).toBe(2 ** 53);
+    const model = buildUsageModel(snapshot([node('node1'), node('node2', values)], []));
+    expect(model.leftOut.map((n) => n.reason)).toEqual(reasons.length > 0 ? [reasons.join(', ')] : []);
+    expect(model.nodes).toEqual(reasons.length > 0 ? ['node1'] : ['node1', 'node2']);
+  });
+
+  it('several values of one node: one left-out entry naming each; a line per round lists them, the rest counted', () => {
+    const nodes = [
+      node('node1', { cpu: -1, mem: 1e30 }),
+      ...['node2', 'node3', 'node4', 'node5'].map((n) => node(n, { maxmem: 2 ** 60 })),
+    ];
+    const model = buildUsageModel(snapshot(nodes, []));
+    expect(model.leftOut[0]).toEqual({
+      node: 'node1',
+      reason: "'cpu' -1 (not in 0..2^53 cores), 'mem' 1e+30 (not in 0..2^53 bytes)",
+    });
+    expect(model.outOfRange).toHaveLength(6);
+    expect(modelWarnings(model)).toEqual([
+      "usage values out of range, left out: node 'node1' 'cpu' -1 (not in 0..2^53 cores); node 'node1' 'mem' 1e+30 (not in 0..2^53 bytes); " +
+        "node 'node2' 'maxmem' 1152921504606847000 (not in 1..2^53 bytes); node 'node3' 'maxmem' 1152921504606847000 (not in 1..2^53 bytes); and 2 more",
+    ]);
+    expect(describeLeftOut(model.leftOut)).toMatch(/^node 'node1' left out \('cpu' -1 .*; and 1 more$/);
+  });
+
+  it('a node the reader left out (no usage stats) makes the view partial too; an offline or maintenance node does not', () => {
+    const snap = {
+      ...snapshot([node('node1'), node('node2', { online: false }), node('node3', { maintenance: true })], []),
+      nodesLeftOut: [{ node: 'node4', reason: 'GET /cluster/resources has no usage stats for it' }],
+    };
+    const model = buildUsageModel(snap);
+    expect(model.leftOut).toEqual([{ node: 'node4', reason: 'GET /cluster/resources has no usage stats for it' }]);
+    expect(model.nodes).toEqual(['node1']);
+  });
+
+  it('a guest on a node that is not in the node list is named, not silently passed', () => {
+    const guests = [haGuest('vm:101', 'node1'), haGuest('vm:102', 'node9'), plainGuest('vm:201', 'ghost')];
+    const model = buildUsageModel(snapshot(NODES, guests));
+    expect(model.strays).toEqual([
+      { sid: 'vm:102', node: 'node9' },
+      { sid: 'vm:201', node: 'ghost' },
+    ]);
+    expect(model.usage.hasResource('vm:102')).toBe(false);
+    expect(model.leftOut).toEqual([]);
+    expect(modelWarnings(model)).toEqual([
+      "guests on a node that is not in the cluster's node list, left out: guest 'vm:102' on 'node9'; guest 'vm:201' on 'ghost'",
+    ]);
+  });
+
+  it('a clean read says nothing', () => {
+    const model = buildUsageModel(snapshot(NODES, [haGuest('vm:101', 'node1')]));
+    expect([model.leftOut, model.outOfRange, model.strays, modelWarnings(model)]).toEqual([[], [], [], []]);
   });
 
   it('the model scores the candidates: all load on node1 moves to an idle node', () => {

@@ -8,9 +8,43 @@ import {
   type SidSet,
   transformRules,
 } from '@poise/rules';
-import { ClusterUsage, compareNames, type MigrationCandidate, nodeLoad } from '@poise/usage';
+import { TELEMETRY_MAX } from '@poise/policy';
+import { ClusterUsage, compareNames, type MigrationCandidate, MIN_NODE_CAPACITY, nodeLoad } from '@poise/usage';
 import { errorMessage } from '../errors';
-import type { ClusterSnapshot, GuestSnapshot, NodeSnapshot } from '../cluster/port';
+import type { ClusterSnapshot, GuestSnapshot, NodeSnapshot, PortSnapshot } from '../cluster/port';
+
+/**
+ * The one range of a usage value the daemon balances with (cores, bytes): finite, ≥ 0 and at
+ * most `@poise/policy`'s `TELEMETRY_MAX` (2^53: byte counts are exact integers up to it, and the
+ * policy refuses telemetry above it), node capacities at least `@poise/usage`'s
+ * `MIN_NODE_CAPACITY`. The reader passes every finite number on; this model is where a value
+ * out of range is found, named and left out — the same rule for every port.
+ */
+export const USAGE_VALUE_MAX = TELEMETRY_MAX;
+/** {@link USAGE_VALUE_MAX} in words, for the messages. */
+const USAGE_VALUE_MAX_TEXT = '2^53';
+
+/** A usage value out of range (see {@link USAGE_VALUE_MAX}). */
+export interface OutOfRange {
+  /** `node 'node3'` or `guest 'vm:101'`. */
+  readonly owner: string;
+  readonly field: string;
+  readonly value: number;
+  /** The range it should be in (`0..2^53 bytes`). */
+  readonly range: string;
+}
+
+/** A usable node (online, not in maintenance) that is not in the model, and why. */
+export interface LeftOutNode {
+  readonly node: string;
+  readonly reason: string;
+}
+
+/** A guest whose node is not in the snapshot's node list (not counted anywhere). */
+export interface StrayGuest {
+  readonly sid: string;
+  readonly node: string;
+}
 
 /**
  * The usage model of one round: `@poise/usage` with dynamic aggregation (the measured node
@@ -31,6 +65,16 @@ export interface UsageModel {
   readonly services: ReadonlyMap<string, { readonly cpu: number; readonly mem: number }>;
   /** Items left out, one line each (a node or guest with unusable stats); the round goes on without them. */
   readonly problems: readonly string[];
+  /**
+   * Usable nodes not in the model: a value out of range, stats `@poise/usage` refused, or a
+   * node the port could not read whole (`PortSnapshot.nodesLeftOut`). Non-empty = the model is
+   * a partial view of the cluster: its imbalance is not the cluster's.
+   */
+  readonly leftOut: readonly LeftOutNode[];
+  /** Every usage value out of range, nodes and guests, in snapshot order (said each round it lasts). */
+  readonly outOfRange: readonly OutOfRange[];
+  /** Guests on a node the snapshot does not list (said each round it lasts). */
+  readonly strays: readonly StrayGuest[];
 }
 
 /** How the model is built. */
@@ -60,22 +104,99 @@ function guestMemory(guest: GuestSnapshot, memhost: boolean): number {
   return memhost && guest.stats.memhost !== undefined ? guest.stats.memhost : guest.stats.mem;
 }
 
+/** Units of the usage fields, for the messages. */
+const FIELD_UNITS: Readonly<Record<string, string>> = {
+  cpu: 'cores',
+  maxcpu: 'cores',
+  mem: 'bytes',
+  maxmem: 'bytes',
+  memhost: 'bytes',
+};
+
+/** The values of `fields` out of range: finite, ≥ `min` (per field) and ≤ {@link USAGE_VALUE_MAX}. */
+function outOfRangeValues(
+  owner: string,
+  fields: readonly (readonly [field: string, value: number | undefined, min: number])[],
+): OutOfRange[] {
+  const out: OutOfRange[] = [];
+  for (const [field, value, min] of fields) {
+    if (value === undefined) continue;
+    if (!(Number.isFinite(value) && value >= min && value <= USAGE_VALUE_MAX))
+      out.push({ owner, field, value, range: `${min}..${USAGE_VALUE_MAX_TEXT} ${FIELD_UNITS[field] ?? ''}`.trim() });
+  }
+  return out;
+}
+
+/** `'maxmem' 1e+30 (not in 1..2^53 bytes)`. */
+export function describeOutOfRange(v: OutOfRange): string {
+  return `'${v.field}' ${String(v.value)} (not in ${v.range})`;
+}
+
+/** Named in one line at most; the rest are counted. */
+const MAX_NAMED_ITEMS = 4;
+
+/** `a, b, c, d and 3 more`. */
+function namedList(items: readonly string[]): string {
+  const named = items.slice(0, MAX_NAMED_ITEMS).join('; ');
+  return items.length > MAX_NAMED_ITEMS ? `${named}; and ${items.length - MAX_NAMED_ITEMS} more` : named;
+}
+
+/**
+ * The lines a round says at warn level for each round they last (not once: a value that stays
+ * out of range keeps the round's view partial): one for the values out of range, naming owner,
+ * field and value, one for the guests on nodes not in the node list. Empty when the read is
+ * clean.
+ */
+export function modelWarnings(model: UsageModel): string[] {
+  const lines: string[] = [];
+  if (model.outOfRange.length > 0) {
+    const items = model.outOfRange.map((v) => `${v.owner} ${describeOutOfRange(v)}`);
+    lines.push(`usage values out of range, left out: ${namedList(items)}`);
+  }
+  if (model.strays.length > 0) {
+    const items = model.strays.map((g) => `guest '${g.sid}' on '${g.node}'`);
+    lines.push(`guests on a node that is not in the cluster's node list, left out: ${namedList(items)}`);
+  }
+  return lines;
+}
+
+/** Why a round with a partial view decides nothing: `node 'node3' left out ('maxmem' …); …`. */
+export function describeLeftOut(leftOut: readonly LeftOutNode[]): string {
+  return namedList(leftOut.map((n) => `node '${n.node}' left out (${n.reason})`));
+}
+
 /**
  * Builds the usage model from a snapshot. Nodes that are not usable are left out, and with
- * them their guests; a node or guest whose stats `@poise/usage` refuses is left out and named
- * in `problems` (one bad value never stops the round). A moving HA resource counts on its
- * source and its target.
+ * them their guests; a node or guest with a value out of range ({@link USAGE_VALUE_MAX}) or
+ * whose stats `@poise/usage` refuses is left out and named (`outOfRange`, `problems`; one bad
+ * value never stops the round, but a usable node left out makes the view partial: `leftOut`).
+ * A guest on a node the snapshot does not list is named in `strays`. A moving HA resource
+ * counts on its source and its target.
  */
-export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOptions = {}): UsageModel {
+export function buildUsageModel(snapshot: PortSnapshot, options: UsageModelOptions = {}): UsageModel {
   const usage = new ClusterUsage({ aggregation: 'dynamic', metric: 'normalized' });
   const problems: string[] = [];
   const loads = new Map<string, { load: number; cpu: number; mem: number }>();
   const services = new Map<string, { cpu: number; mem: number }>();
+  const leftOut: LeftOutNode[] = (snapshot.nodesLeftOut ?? []).map((n) => ({ node: n.node, reason: n.reason }));
+  const outOfRange: OutOfRange[] = [];
+  const strays: StrayGuest[] = [];
   for (const node of snapshot.nodes) {
     if (!isUsableNode(node)) continue;
     const given = options.nodeUsage?.get(node.name);
     const cpu = given ? given.cpu : node.cpu;
     const mem = given ? given.mem : node.mem;
+    const bad = outOfRangeValues(`node '${node.name}'`, [
+      ['cpu', cpu, 0],
+      ['maxcpu', node.maxcpu, MIN_NODE_CAPACITY],
+      ['mem', mem, 0],
+      ['maxmem', node.maxmem, MIN_NODE_CAPACITY],
+    ]);
+    if (bad.length > 0) {
+      outOfRange.push(...bad);
+      leftOut.push({ node: node.name, reason: bad.map(describeOutOfRange).join(', ') });
+      continue;
+    }
     try {
       usage.addNode(node.name, { cpu, maxcpu: node.maxcpu, mem, maxmem: node.maxmem });
       loads.set(node.name, {
@@ -86,9 +207,15 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
       services.set(node.name, { cpu: 0, mem: 0 });
     } catch (err) {
       problems.push(`node '${node.name}' left out: ${errorMessage(err)}`);
+      leftOut.push({ node: node.name, reason: errorMessage(err) });
     }
   }
+  const listed = new Set(snapshot.nodes.map((n) => n.name));
   for (const guest of snapshot.guests) {
+    if (!listed.has(guest.node)) {
+      strays.push({ sid: guest.sid, node: guest.node });
+      continue;
+    }
     if (!occupies(guest) || !usage.hasNode(guest.node)) continue;
     const target = guest.ha?.target;
     const moving =
@@ -98,6 +225,17 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
       (guest.ha?.state === 'migrate' || guest.ha?.state === 'relocate');
     const { cpu, maxcpu, maxmem } = guest.stats;
     const mem = guestMemory(guest, options.memhost === true);
+    const bad = outOfRangeValues(`guest '${guest.sid}'`, [
+      ['cpu', cpu, 0],
+      ['maxcpu', maxcpu, 0],
+      ['mem', guest.stats.mem, 0],
+      ['maxmem', maxmem, 0],
+      ['memhost', guest.stats.memhost, 0],
+    ]);
+    if (bad.length > 0) {
+      outOfRange.push(...bad);
+      continue;
+    }
     try {
       usage.addResource(guest.sid, {
         stats: { cpu, maxcpu, mem, maxmem },
@@ -110,7 +248,7 @@ export function buildUsageModel(snapshot: ClusterSnapshot, options: UsageModelOp
       problems.push(`guest '${guest.sid}' left out: ${errorMessage(err)}`);
     }
   }
-  return { usage, nodes: usage.nodeNames(), loads, services, problems };
+  return { usage, nodes: usage.nodeNames(), loads, services, problems, leftOut, outOfRange, strays };
 }
 
 function targetsFrom(snapshot: ClusterSnapshot, source: string): string[] {

@@ -67,7 +67,7 @@ describe('followHaMotion', () => {
       {
         status: 'failed',
         reason:
-          'the HA manager did not pick the command up within 120 s (dropped: target offline, already there, or a negative-affinity partner on it)',
+          'the HA manager did not pick the command up within 120 s: it was never queued, or the HA manager dropped it (a negative-affinity partner on the target)',
       },
     ],
     [

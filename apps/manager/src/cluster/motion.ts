@@ -19,7 +19,7 @@ import type { ClusterSnapshot, MotionProgress, MotionRecord } from './port';
  * | `started`, its HA `uid` changed since the request | source | no | failed (moved and came back between two reads) |
  * | `started`, the target offline, unknown, fenced or gone | source | no | failed at once (the CRM drops a command to a node that is not online) |
  * | `started` | source | no, within `pickupTimeoutSeconds` | pending (queued) |
- * | `started` | source | no, after it | failed (not picked up: the CRM drops a command whose target is offline or holds a negative-affinity partner) |
+ * | `started` | source | no, after it | failed (not picked up: never queued — a request whose reply was lost — or dropped by the CRM for a negative-affinity partner on the target; an offline target and a service already there are told apart above) |
  * | `freeze` | source | — | pending (a node shutdown; the motion timeout bounds it) |
  * | `unknown` (a state this build does not know) | source | — | pending (the motion timeout bounds it) |
  * | `error` / `fence` / `recovery` / `stopped` / … | not target | — | failed |
@@ -72,7 +72,7 @@ export function followHaMotion(
     if (options.now - motion.issuedAt > options.pickupTimeoutSeconds) {
       return {
         status: 'failed',
-        reason: `the HA manager did not pick the command up within ${options.pickupTimeoutSeconds} s (dropped: target offline, already there, or a negative-affinity partner on it)`,
+        reason: `the HA manager did not pick the command up within ${options.pickupTimeoutSeconds} s: it was never queued, or the HA manager dropped it (a negative-affinity partner on the target)`,
       };
     }
     return { status: 'pending', phase: 'queued' };

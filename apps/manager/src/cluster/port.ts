@@ -35,7 +35,7 @@ export interface BalancerPort {
    * the basics (guest configurations for the migratability check); an adapter may ignore it
    * when the extra costs nothing.
    */
-  readSnapshot(needs?: SnapshotNeeds): Promise<ClusterSnapshot>;
+  readSnapshot(needs?: SnapshotNeeds): Promise<PortSnapshot>;
 
   /**
    * Asks the HA manager to move an HA resource (`POST /cluster/ha/resources/{sid}/migrate` or
@@ -44,7 +44,8 @@ export interface BalancerPort {
    * wire an HTTP 500 with its message, such as a resource in `error`). Throws a
    * {@link PortError} only when it is unknown whether the request was applied (a timeout or a
    * dropped connection after sending): the daemon then follows the motion as if accepted and
-   * never re-issues it. Adapters never retry this call.
+   * never re-issues it. An error reply of the handler (a bare HTTP 500, no task started) is a
+   * refusal, named as what it is. Adapters never retry this call.
    */
   requestMotion(request: MotionRequest): Promise<MotionReply>;
 
@@ -80,6 +81,16 @@ export interface BalancerPort {
    * Absent on a port whose snapshot is always current (the simulator).
    */
   refreshTelemetry?(nodes: readonly string[], since: number): void;
+
+  /**
+   * Whether the credentials hold `need` now, asked without trying the action (on Proxmox VE
+   * `GET /access/permissions?path=`: one cheap read). The daemon asks once per round while
+   * motions are paused for a refusal naming `need`, and requests again only once it is held.
+   * Throws a {@link PortError} when it cannot tell (an older release without the endpoint, a
+   * refusal of the read, the network): the daemon then falls back to a bounded retry of the
+   * request. Absent on a port without privileges (the simulator).
+   */
+  checkPrivilege?(need: PrivilegeNeed): Promise<boolean>;
 
   /** Releases connections and timers. Optional; called once at shutdown. */
   close?(): Promise<void>;
@@ -160,6 +171,29 @@ export {
   type SnapshotProblem,
 } from '@poise/env';
 
+/** A privilege on an ACL path (`'VM.Migrate'` on `'/vms/101'`), as the cluster names it. */
+export interface PrivilegeNeed {
+  readonly path: string;
+  readonly privilege: string;
+}
+
+/**
+ * A node the port saw but could not read whole (online, yet no usable stats in the reply): left
+ * out of the snapshot's usable nodes. The balancing model treats it as a node left out, so a
+ * round does not decide from a partial view (`balancing.allow-partial-view`).
+ */
+export interface NodeLeftOut {
+  readonly node: string;
+  /** Why, one phrase (`GET /cluster/resources has no usage stats for it`). */
+  readonly reason: string;
+}
+
+/** A snapshot as a port returns it: the cluster, and what of it the port could not read. */
+export type PortSnapshot = ClusterSnapshot & {
+  /** Nodes left out by the reader (see {@link NodeLeftOut}); absent or empty when none. */
+  readonly nodesLeftOut?: readonly NodeLeftOut[];
+};
+
 /** What the daemon asks for: move `sid` to `target` (`relocate` = stop, move, start). */
 export interface MotionRequest {
   readonly sid: string;
@@ -187,6 +221,8 @@ export type MotionReply =
        * The daemon pauses motions of this kind instead of blaming the (guest, target) pair.
        */
       readonly authFault?: string;
+      /** With `authFault` for a missing privilege: the one the request needed, to ask for (`checkPrivilege`). */
+      readonly privilege?: PrivilegeNeed;
     };
 
 /** The guest migrate endpoint's verdict for one (guest, target). */

@@ -8,6 +8,8 @@ import {
   type HaServiceStatus,
   type HaRule as PveHaRule,
   type HaGroup,
+  actionPrivilege,
+  grantsPrivilege,
   type PveClient,
   PveApiError,
   type PveVersion,
@@ -33,8 +35,11 @@ import {
   type MotionRecord,
   type MotionReply,
   type MotionRequest,
+  type NodeLeftOut,
   type NodeSnapshot,
   PortError,
+  type PortSnapshot,
+  type PrivilegeNeed,
   type PortErrorKind,
   type SnapshotNeeds,
   type SnapshotProblem,
@@ -64,6 +69,8 @@ const MIGRATION_TASKS_KEPT = 20;
 const MIGRATION_CACHE_MAX = 200;
 /** Requests of one kind in flight at once (per-node RRD rows, guest configurations). */
 const PARALLEL_REQUESTS = 4;
+/** Characters of the server's message quoted when a motion request is refused with a bare error reply. */
+const REFUSAL_EXCERPT_CHARS = 160;
 /** pve-manager release from which the cluster stores the balancer threshold and margin in percent (spec §3.6). */
 const PERCENT_CRS_RELEASE = { major: 9, minor: 2 } as const;
 
@@ -307,9 +314,10 @@ export class PveAdapter implements BalancerPort {
     return entry !== undefined && now - entry.at < seconds && now >= entry.at;
   }
 
-  async readSnapshot(needs: SnapshotNeeds = { guestConfigs: false, nonHa: false }): Promise<ClusterSnapshot> {
+  async readSnapshot(needs: SnapshotNeeds = { guestConfigs: false, nonHa: false }): Promise<PortSnapshot> {
     const now = this.now();
     const problems: SnapshotProblem[] = [];
+    const nodesLeftOut: NodeLeftOut[] = [];
     const [resources, manager, haResources, options] = await Promise.all([
       call('GET /cluster/resources', () => this.client.clusterResources()),
       call('GET /cluster/ha/status/manager_status', () => this.client.haManagerStatus()),
@@ -344,6 +352,8 @@ export class PveAdapter implements BalancerPort {
         problems.push({
           message: `node '${row.node}' is online but GET /cluster/resources has no usage stats for it (is 'Sys.Audit' on '/nodes/${row.node}' granted?): left out`,
         });
+        if (!maintenance)
+          nodesLeftOut.push({ node: row.node, reason: 'GET /cluster/resources has no usage stats for it' });
         up = false;
       }
       if (up && !maintenance) online.push(row.node);
@@ -469,6 +479,7 @@ export class PveAdapter implements BalancerPort {
       ...(migrationTasks ? { migrationTasks } : {}),
       ...(stalePressure.length > 0 ? { stalePressure } : {}),
       problems,
+      ...(nodesLeftOut.length > 0 ? { nodesLeftOut } : {}),
     };
   }
 
@@ -724,7 +735,7 @@ export class PveAdapter implements BalancerPort {
       }
       return { accepted: true, task: undefined, comigrated: reply.comigrated };
     } catch (err) {
-      return refusalOrThrow(err, endpoint);
+      return refusalOrThrow(err, endpoint, actionPrivilege(endpoint));
     }
   }
 
@@ -762,10 +773,14 @@ export class PveAdapter implements BalancerPort {
     return reasons.length === 0 ? { allowed: true } : { allowed: false, reason: reasons.join('; ') };
   }
 
-  /** `POST /nodes/{node}/{qemu|lxc}/{vmid}/migrate`: live for a running VM, a restart migration for a running container. */
+  /**
+   * `POST /nodes/{node}/{qemu|lxc}/{vmid}/migrate`: live for a running VM, a restart migration
+   * for a running container. Its reply is the task id; an error reply carries none, so no task
+   * was started: a refusal (same rules as {@link requestMotion}).
+   */
   async requestGuestMigration(request: MotionRequest): Promise<MotionReply> {
     const place = this.placeOf(request.sid);
-    const endpoint = 'POST /nodes/{node}/{type}/{vmid}/migrate';
+    const endpoint = 'POST /nodes/{node}/{type}/{vmid}/migrate' as const;
     try {
       const upid = await this.client.migrateGuest(place.node, place.type, place.vmid, {
         target: request.target,
@@ -774,8 +789,18 @@ export class PveAdapter implements BalancerPort {
       });
       return { accepted: true, task: upid.upid, comigrated: [] };
     } catch (err) {
-      return refusalOrThrow(err, endpoint);
+      return refusalOrThrow(err, endpoint, actionPrivilege(endpoint, { vmid: place.vmid }));
     }
+  }
+
+  /**
+   * `GET /access/permissions?path=<need.path>`: the token's effective privileges on that one
+   * path (the server applies inheritance and privilege separation), so the grant is learned
+   * without sending the action again.
+   */
+  async checkPrivilege(need: PrivilegeNeed): Promise<boolean> {
+    const permissions = await call('GET /access/permissions', () => this.client.permissions(need.path));
+    return grantsPrivilege(permissions, need);
   }
 
   async followMotion(
@@ -833,18 +858,27 @@ function taskProgress(
   return { status: 'failed', reason: `migration task ended: ${exitStatus ?? 'unknown exit status'}` };
 }
 
+/** The server's message cut to {@link REFUSAL_EXCERPT_CHARS}, on one line. */
+function excerpt(message: string): string {
+  const line = message.replace(/\s+/g, ' ').trim();
+  return line.length > REFUSAL_EXCERPT_CHARS ? `${line.slice(0, REFUSAL_EXCERPT_CHARS - 1)}…` : line;
+}
+
 /**
  * A POST error: a refusal when certainly not applied, else a thrown PortError (followed, never
- * re-sent). Certainly not applied: a 4xx, the handler's refusal (a 500 with its message, see
- * `@poise/pve-api`'s `isActionRefusal`), a connection that failed before a byte was sent. A 401
- * or 403 is a fault of the token, not of the motion: `authFault` says what is missing.
+ * re-sent). Certainly not applied: a 4xx; an HTTP 500 — pveproxy's answer when the handler
+ * `die`s, before it queued a command or started a task (spec §4.1), whether its message is one
+ * of the known refusals (`isActionRefusal`) or not; a connection that failed before a byte was
+ * sent. A bare 500 is reported as what it is: `the cluster refused the request: HTTP 500 <its
+ * message>`. A 401 or 403 is a fault of the token, not of the motion: `authFault` says what is
+ * missing and `privilege` what to ask for (`need`, the action's privilege).
  */
-function refusalOrThrow(err: unknown, endpoint: AdapterEndpoint): MotionReply {
+function refusalOrThrow(err: unknown, endpoint: AdapterEndpoint, need: PrivilegeNeed): MotionReply {
   const error = toPortError(err, endpoint);
   const api = err instanceof PveApiError ? err : undefined;
   const status = api?.status;
   const certainlyNot =
-    api !== undefined && (api.mayHaveBeenApplied === false || (status !== undefined && status >= 400 && status < 500));
+    api !== undefined && (api.mayHaveBeenApplied === false || (status !== undefined && status >= 400 && status <= 500));
   if (!certainlyNot) throw error;
   if (api.code === 'forbidden') {
     const grant = 'with privilege separation, grant it to the user and to the token';
@@ -853,6 +887,7 @@ function refusalOrThrow(err: unknown, endpoint: AdapterEndpoint): MotionReply {
       reason: api.message,
       error,
       authFault: `the API token lacks ${api.privilege ?? 'a privilege'} (${grant})`,
+      privilege: need,
     };
   }
   if (api.code === 'unauthorized') {
@@ -863,7 +898,13 @@ function refusalOrThrow(err: unknown, endpoint: AdapterEndpoint): MotionReply {
       authFault: 'the API token was refused (wrong, expired or revoked token, or disabled user)',
     };
   }
-  const reason =
-    api.code === 'refused' && api.serverMessage !== undefined ? `${api.serverMessage} (http ${status})` : api.message;
-  return { accepted: false, reason, error };
+  if (api.code === 'refused' && api.serverMessage !== undefined)
+    return { accepted: false, reason: `${api.serverMessage} (http ${status})`, error };
+  if (status === 500)
+    return {
+      accepted: false,
+      reason: `the cluster refused the request: HTTP 500 ${excerpt(api.serverMessage ?? 'without a message')}`,
+      error,
+    };
+  return { accepted: false, reason: api.message, error };
 }

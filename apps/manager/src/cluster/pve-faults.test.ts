@@ -32,11 +32,21 @@ afterAll(() => {
 });
 
 const ACT = { mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } };
+/** A balancing role without 'Sys.Console' (the HA endpoints' privilege). */
+const AUDIT_AND_MIGRATE = ['Datastore.Audit', 'Sys.Audit', 'VM.Audit', 'VM.Migrate'];
 const RESOURCES = 'GET /cluster/resources';
 
 /** The HA motions requested, as `sid>target`. */
 function motions(s: PveSetup): string[] {
   return s.posts().map((p) => `${p.path.split('/')[4]}>${p.target}`);
+}
+
+/** Two nodes, two non-HA VMs of 4 cores / 16 GiB on node1. */
+function plainGuests() {
+  return {
+    nodes: [{ name: 'node1' }, { name: 'node2' }],
+    guests: ['vm:201', 'vm:202'].map((sid) => ({ sid, node: 'node1', ha: false, cpu: 4, mem: 16 * GIB })),
+  };
 }
 
 function errorRounds(s: PveSetup) {
@@ -264,17 +274,68 @@ describe('faults of a motion request: never re-sent blindly', () => {
     await c.close();
   });
 
-  it('a 500 on the request (maybe applied) is followed through the HA manager status until the pickup timeout, then reported failed', async () => {
+  it('a bare 500 on the request (no task id, no known refusal): reported as what it is, the motion failed with that cause, not followed', async () => {
     const s = await setup({ ...ACT, limits: { 'pickup-timeout': 30 } });
     await s.daemon.start();
     s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', { status: 500, statusText: 'cfs lock timeout' });
-    await s.run(6);
-    expect(s.rounds()[0]).toMatchObject({ reason: 'request-uncertain' });
-    const failed = s.records().find((r) => r.event === 'motion');
-    expect(failed?.msg).toMatch(
-      /^migrate vm:101 from node1 to node2 failed after 40 s: the HA manager did not pick the command up within 30 s/,
+    await s.run(2);
+    const [refused, next] = s.rounds();
+    expect(refused).toMatchObject({ outcome: 'refused', reason: 'refused', level: 'warn' });
+    expect(refused!.msg).toBe(
+      'the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): the cluster refused the request: HTTP 500 cfs lock timeout',
     );
-    // only after the HA manager status showed it was not applied, a motion is requested again
+    // failed with that cause (for the backoff), not followed for the pickup timeout
+    expect(s.daemon.currentState().outcomes.map((o) => [o.sid, o.result, o.reason])).toEqual([
+      ['vm:101', 'failed', 'the cluster refused the request: HTTP 500 cfs lock timeout'],
+    ]);
+    expect(s.records().filter((r) => r.event === 'motion')).toEqual([]);
+    // the next round decides afresh at once: the refusal used no motion budget
+    expect(next).toMatchObject({ outcome: 'move' });
+    expect(s.daemon.currentState().motionsIssuedAt).toEqual([s.cluster.time - 10]);
+    expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toContain(
+      'poise_api_errors_total{endpoint="POST /cluster/ha/resources/{sid}/migrate",kind="http"} 1',
+    );
+  });
+
+  it('a bare 500 on a guest migration (no UPID): the same refusal, no task looked for', async () => {
+    const s = await setup({ ...ACT, guests: { 'non-ha': true } }, plainGuests());
+    await s.daemon.start();
+    s.fake.inject('POST /nodes/{node}/{type}/{vmid}/migrate', { status: 500, statusText: 'got timeout' });
+    await s.run(1);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'refused', reason: 'refused' });
+    expect(s.daemon.currentState().motion).toBeNull();
+    expect(s.daemon.currentState().outcomes.map((o) => o.reason)).toEqual([
+      'the cluster refused the request: HTTP 500 got timeout',
+    ]);
+    expect(s.fake.server.requests.filter((r) => r.path.endsWith('/tasks'))).toEqual([]);
+  });
+
+  it('a bare 500 with a long message: the cause quotes its first 160 characters, on one line', async () => {
+    const s = await setup(ACT);
+    await s.daemon.start();
+    const message = `internal error:\n${'x'.repeat(300)}`;
+    s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', {
+      status: 500,
+      rawBody: JSON.stringify({ message, data: null }),
+    });
+    await s.run(1);
+    // 'internal error: ' is 16 characters, 143 'x' and the ellipsis make 160
+    expect(s.daemon.currentState().outcomes[0]!.reason).toBe(
+      `the cluster refused the request: HTTP 500 internal error: ${'x'.repeat(143)}…`,
+    );
+  });
+
+  it('a timeout on the request (maybe applied) is followed through the HA manager status, never sent again', async () => {
+    const s = await setup({ ...ACT, limits: { 'pickup-timeout': 30 } });
+    await s.daemon.start();
+    s.fake.inject('POST /cluster/ha/resources/{sid}/migrate', { delayMs: 1500, data: null });
+    await s.run(6);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'move', reason: 'request-uncertain' });
+    // the injected reply applied nothing: not picked up, reported failed after the pickup timeout
+    expect(s.records().find((r) => r.event === 'motion')?.msg).toBe(
+      'migrate vm:101 from node1 to node2 failed after 40 s: the HA manager did not pick the command up within 30 s: it was never queued, or the HA manager dropped it (a negative-affinity partner on the target)',
+    );
+    // only then a motion is requested again
     expect(motions(s)).toEqual(['vm:101>node2', 'vm:101>node2']);
     expect(
       s
@@ -284,7 +345,7 @@ describe('faults of a motion request: never re-sent blindly', () => {
     ).toEqual([1, 5]);
   });
 
-  it("403 on the request (the token lacks 'Sys.Console'): HA motions pause, said once, no pair blamed, no budget burnt; tried again each round, used within a round of the grant", async () => {
+  it("403 on the request (the token lacks 'Sys.Console'): HA motions pause, said once; GET /access/permissions asked each round, one refused request per pause, the first motion in the round that sees the grant", async () => {
     const MIGRATE = 'POST /cluster/ha/resources/{sid}/migrate';
     const s = await setup({
       mode: 'act',
@@ -292,48 +353,127 @@ describe('faults of a motion request: never re-sent blindly', () => {
       limits: { 'max-motions-per-hour': 2 },
     });
     await s.daemon.start();
-    s.fake.override(MIGRATE, permissionDenied('/', 'Sys.Console'));
+    s.fake.acl = [{ path: '/', privileges: AUDIT_AND_MIGRATE, propagate: true }];
     await s.run(10); // t = 0 … 90
     const refused = s.rounds()[0]!;
     expect(refused).toMatchObject({ outcome: 'refused', reason: 'auth-refused', level: 'warn' });
     expect(refused.msg).toBe(
       "the cluster refused to migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): the API token lacks 'Sys.Console' on '/' " +
-        '(with privilege separation, grant it to the user and to the token); HA motions are paused, tried again at 2026-01-01T00:00:10.000Z',
+        "(with privilege separation, grant it to the user and to the token); HA motions are paused: GET /access/permissions is asked each round for 'Sys.Console' on '/', " +
+        'and the request sent again once it is held (once every 10 rounds if that cannot be asked)',
     );
-    // said once; the re-checks' refusals are not repeated at info or above
-    const paused = s.records().filter((r) => r.event === 'motion' && r.level !== 'debug');
-    expect(paused.map((r) => r.msg)).toEqual([
-      "HA motions paused: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token); none is accepted until that is fixed: the request is tried again each round that decides one (from 2026-01-01T00:00:10.000Z), refusals said at debug level",
+    // said once at warn; the rounds after say why they wait
+    const said = s.records().filter((r) => r.event === 'motion' && r.level !== 'debug');
+    expect(said.map((r) => r.msg)).toEqual([
+      "HA motions paused: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token); none is requested until that is fixed: GET /access/permissions is asked each round for 'Sys.Console' on '/', and the request sent again once it is held (once every 10 rounds if that cannot be asked)",
     ]);
-    // one request a round, each refused (a refusal applies nothing)
-    expect(s.posts().map((p) => p.path)).toEqual(Array(10).fill('/cluster/ha/resources/vm:101/migrate'));
+    expect(s.rounds()[1]).toMatchObject({ outcome: 'skip', reason: 'auth-paused' });
+    expect(s.rounds()[1]!.msg).toBe(
+      "not requesting migrate vm:101 from node1 to node2 (imbalance 100.0% → 66.1%): HA motions are paused since 2026-01-01T00:00:00.000Z: the API token lacks 'Sys.Console' on '/' " +
+        "(with privilege separation, grant it to the user and to the token); GET /access/permissions says 'Sys.Console' on '/' is still not held: asked again next round",
+    );
+    // one refused request for the whole pause, one cheap read a round after it
+    expect(s.posts().map((p) => p.path)).toEqual(['/cluster/ha/resources/vm:101/migrate']);
+    const asked = () => s.fake.server.requests.filter((r) => r.path === '/access/permissions');
+    expect(asked().map((r) => r.query.get('path'))).toEqual(Array(9).fill('/'));
     // not a property of the pair: nothing for the backoff; not a motion: nothing counted
     expect(s.records().filter((r) => r.event === 'policy' && String(r.msg).startsWith('backoff'))).toEqual([]);
     expect(s.daemon.currentState().motionsIssuedAt).toEqual([]);
     expect(s.daemon.currentState().outcomes).toEqual([]);
     expect((s.daemon.status().pausedMotions as Record<string, unknown>).ha).toMatchObject({
+      check: 'permissions',
       nextCheckAt: '2026-01-01T00:01:40.000Z',
+      refusals: 1,
     });
 
-    s.fake.override(MIGRATE, undefined); // the privilege is granted at about 95 s
-    await s.run(1); // t = 100: the round after the grant requests, and it is accepted
-    const accepted = s.rounds().at(-1)!;
-    expect(accepted).toMatchObject({ outcome: 'move' });
+    s.fake.acl = undefined; // the privilege is granted at about 95 s
+    await s.run(1); // t = 100: the round asks, sees the grant, and requests at once
+    expect(s.rounds().at(-1)).toMatchObject({ outcome: 'move' });
     expect(
       s
         .records()
         .filter((r) => r.event === 'motion')
-        .map((r) => r.msg),
-    ).toContain(
-      "HA motions resume: the cluster accepted one again (paused since 2026-01-01T00:00:00.000Z: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token))",
+        .at(-1)?.msg,
+    ).toBe(
+      "HA motions resume: the API token holds 'Sys.Console' on '/' now (GET /access/permissions) (paused since 2026-01-01T00:00:00.000Z: the API token lacks 'Sys.Console' on '/' (with privilege separation, grant it to the user and to the token))",
     );
     await s.run(15); // t = 110 … 250
+    expect(asked()).toHaveLength(10); // no pause, no asking
     // the whole hourly budget (2) is there for accepted motions
-    expect(motions(s).slice(10)).toEqual(['vm:101>node2', 'vm:102>node3']);
+    expect(motions(s).slice(1)).toEqual(['vm:101>node2', 'vm:102>node3']);
     expect(s.records().filter((r) => r.event === 'motion' && r.result === 'succeeded')).toHaveLength(2);
     expect(await s.daemon.metrics.registry.getSingleMetricAsString('poise_api_errors_total')).toContain(
-      `poise_api_errors_total{endpoint="${MIGRATE}",kind="auth"} 10`,
+      `poise_api_errors_total{endpoint="${MIGRATE}",kind="auth"} 1`,
     );
+  });
+
+  it("403 on a guest migration: 'VM.Migrate' on that guest's path is asked for; an ACL on '/vms' granted later ends the pause", async () => {
+    const s = await setup({ ...ACT, guests: { 'non-ha': true } }, plainGuests());
+    await s.daemon.start();
+    s.fake.acl = [{ path: '/', privileges: ['Sys.Audit', 'VM.Audit'], propagate: true }];
+    await s.run(3);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'refused', reason: 'auth-refused' });
+    expect(s.rounds()[0]!.msg).toContain("the API token lacks 'VM.Migrate' on '/vms/201'");
+    const asked = () =>
+      s.fake.server.requests.filter((r) => r.path === '/access/permissions').map((r) => r.query.get('path'));
+    expect(asked()).toEqual(['/vms/201', '/vms/201']);
+    s.fake.acl = [...s.fake.acl, { path: '/vms', privileges: ['VM.Migrate'], propagate: true }];
+    await s.run(1);
+    expect(s.rounds().at(-1)).toMatchObject({ outcome: 'move', sid: 'vm:201' });
+    expect(s.fake.posts()).toHaveLength(2);
+  });
+
+  it.each<[string, FakeReply]>([
+    [
+      'an older Proxmox VE without the endpoint (501)',
+      { status: 501, statusText: "Method 'GET /access/permissions' not implemented" },
+    ],
+    ['the read refused (403)', { status: 403, statusText: 'Permission check failed (/access, Sys.Audit)' }],
+    ['the network', { drop: 'before-reply' }],
+  ])(
+    'when the privilege cannot be asked (%s): one retry request every 10 rounds, never one a round',
+    async (_name, reply) => {
+      const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+      await s.daemon.start();
+      s.fake.acl = [{ path: '/', privileges: AUDIT_AND_MIGRATE, propagate: true }];
+      s.fake.override('GET /access/permissions', reply);
+      await s.run(25); // t = 0 … 240: requests at 0, 100, 200
+      expect(s.posts().map((p) => p.path)).toHaveLength(3);
+      const posts = s.fake.server.requests.filter((r) => r.method === 'POST');
+      expect(posts).toHaveLength(3);
+      const cannot = s
+        .records()
+        .filter((r) => r.event === 'motion' && r.level === 'warn' && String(r.msg).includes('cannot be asked ('));
+      expect(cannot).toHaveLength(1); // said once, then at debug level
+      expect(s.rounds()[1]!.msg).toMatch(
+        /; the request is sent again at 2026-01-01T00:01:40\.000Z \(the privilege cannot be asked\)$/,
+      );
+      expect((s.daemon.status().pausedMotions as Record<string, unknown>).ha).toMatchObject({ check: 'retry' });
+      s.fake.acl = undefined;
+      await s.run(10); // the next retry (t = 300) is accepted
+      expect(s.rounds().find((r) => r.outcome === 'move')?.round).toBe(31);
+    },
+  );
+
+  it('a privilege reported held but the request refused again: the answers are not trusted, the retries are bounded', async () => {
+    const s = await setup({ mode: 'act', policy: { 'ha-auto-rebalance-hold-duration': 1 } });
+    await s.daemon.start();
+    // the permissions say yes, the endpoint says no (another check of the endpoint fails)
+    s.fake.override('POST /cluster/ha/resources/{sid}/migrate', permissionDenied('/', 'Sys.Console'));
+    await s.run(25);
+    // refused at 0; asked at 10, held, refused again (distrusted); then only at 110 and 210
+    expect(s.posts()).toHaveLength(4);
+    expect(
+      s
+        .records()
+        .filter((r) => r.event === 'motion' && r.level === 'warn')
+        .map((r) => r.msg),
+    ).toEqual([
+      expect.stringMatching(/^HA motions paused: .*is asked each round/),
+      expect.stringMatching(
+        /^HA motions paused: .*the request is sent again once every 10 rounds \(next at 2026-01-01T00:01:50\.000Z\) \(refused right after the privilege was reported held\)$/,
+      ),
+    ]);
   });
 
   it('a migration that fails (HA puts the guest back on the source) is reported, fed to the backoff, and another candidate moves', async () => {
@@ -529,5 +669,96 @@ describe('guests that are not HA resources (guests.non-ha)', () => {
     expect(s.records().find((r) => r.event === 'motion')?.msg).toBe(
       'migrate vm:202 from node1 to node2 succeeded after 10 s',
     );
+  });
+});
+
+describe('values out of range and a partial view of the cluster', () => {
+  const warns = (s: PveSetup) =>
+    s
+      .records()
+      .filter((r) => r.event === 'cluster' && r.level === 'warn')
+      .map((r) => r.msg);
+
+  it.each([
+    ['1e30', 1e30, '1e+30'],
+    ['2^63 (8 EiB)', 2 ** 63, '9223372036854776000'],
+  ])(
+    "a node's maxmem of %s: named at warn level every round it lasts, and no motion decided from the other nodes",
+    async (_name, value, shown) => {
+      const s = await setup(ACT);
+      s.cluster.s.nodes[2]!.maxmem = value;
+      await s.daemon.start();
+      await s.run(4);
+      expect(s.posts()).toEqual([]);
+      const line = `usage values out of range, left out: node 'node3' 'maxmem' ${shown} (not in 1..2^53 bytes)`;
+      expect(warns(s)).toEqual(Array(4).fill(line));
+      for (const round of s.rounds()) {
+        expect(round).toMatchObject({ outcome: 'skip', reason: 'partial-view' });
+        expect(round.msg).toBe(
+          `partial view of the cluster: node 'node3' left out ('maxmem' ${shown} (not in 1..2^53 bytes)); nothing is decided from the other nodes (balancing.allow-partial-view: false)`,
+        );
+      }
+      s.cluster.s.nodes[2]!.maxmem = 64 * GIB; // the value is right again: balancing resumes at once
+      await s.run(1);
+      expect(s.rounds().at(-1)).toMatchObject({ outcome: 'move', sid: 'vm:101' });
+      expect(warns(s)).toHaveLength(4);
+    },
+  );
+
+  it('balancing.allow-partial-view: true decides from the other nodes, and still says what was left out each round', async () => {
+    const s = await setup({ ...ACT, balancing: { 'allow-partial-view': true } });
+    s.cluster.s.nodes[2]!.maxmem = 1e30;
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'move', sid: 'vm:101', target: 'node2' });
+    expect(warns(s)).toHaveLength(2);
+  });
+
+  it('a node online without usage stats (the reader leaves it out) makes the view partial too', async () => {
+    const s = await setup(ACT);
+    s.fake.override('GET /cluster/resources', {
+      data: [
+        {
+          id: 'node/node1',
+          type: 'node',
+          node: 'node1',
+          status: 'online',
+          cpu: 0.5,
+          maxcpu: 16,
+          mem: 32 * GIB,
+          maxmem: 64 * GIB,
+        },
+        {
+          id: 'node/node2',
+          type: 'node',
+          node: 'node2',
+          status: 'online',
+          cpu: 0,
+          maxcpu: 16,
+          mem: 0,
+          maxmem: 64 * GIB,
+        },
+        { id: 'node/node3', type: 'node', node: 'node3', status: 'online' },
+      ],
+    });
+    await s.daemon.start();
+    await s.run(2);
+    expect(s.rounds().map((r) => r.reason)).toEqual(['partial-view', 'partial-view']);
+    expect(s.rounds()[0]!.msg).toMatch(
+      /^partial view of the cluster: node 'node3' left out \(GET \/cluster\/resources has no usage stats for it\); nothing is decided/,
+    );
+  });
+
+  it('a guest on a node that is not in the node list is named every round, not silently passed', async () => {
+    const s = await setup(ACT, {
+      ...unbalanced(),
+      guests: [...unbalanced().guests, { sid: 'vm:105', node: 'node9', cpu: 1, mem: GIB }],
+    });
+    await s.daemon.start();
+    await s.run(2);
+    expect(warns(s)).toEqual(
+      Array(2).fill("guests on a node that is not in the cluster's node list, left out: guest 'vm:105' on 'node9'"),
+    );
+    expect(s.rounds()[0]).toMatchObject({ outcome: 'move' });
   });
 });

@@ -1,6 +1,12 @@
 import type { Decision } from '@poise/policy';
 import type { LogFields } from '../log';
-import { type ClusterSnapshot, type MotionRecord, type MotionRequest, PortError } from '../cluster/port';
+import {
+  type ClusterSnapshot,
+  type MotionRecord,
+  type MotionRequest,
+  PortError,
+  type PrivilegeNeed,
+} from '../cluster/port';
 import { type DaemonState, MAX_KEPT_OUTCOMES, type MotionOutcome } from './state';
 import type { DaemonContext } from './context';
 import type { LockGuard } from './lock-guard';
@@ -12,21 +18,36 @@ import { describeMotion, percent } from './text';
 export const MOTION_LIMIT_WINDOW_SECONDS = 3600;
 /**
  * After a motion was refused for the credentials (a 403: a privilege missing; a 401), motions
- * of that kind are paused: the next round that decides one tries its request again (a refusal
- * applies nothing, so the request is the check), so a privilege granted is used within a round
- * of the grant. The re-checks' refusals are logged at debug level and counted in
- * `poise_api_errors_total`; the first one is said once.
+ * of that kind are paused. While the refusal names the privilege and the port can ask for it
+ * (`BalancerPort.checkPrivilege`: on Proxmox VE `GET /access/permissions?path=`), every round
+ * asks once, and the request is sent again only once the answer says the privilege is held: at
+ * most one refused request per pause, and the first motion in the round that sees the grant.
+ * When the port cannot tell (no such endpoint on an older release, the read refused, the
+ * network; a 401; or a request refused again right after a grant was reported), the request
+ * itself is the check, sent again once every AUTH_RETRY_ROUNDS rounds — never every round.
  */
-const AUTH_RECHECK_ROUNDS = 1;
+const AUTH_RETRY_ROUNDS = 10;
 
 /** Motions of one kind paused for a fault of the credentials. */
 interface AuthPause {
   /** What is missing (`the API token lacks 'Sys.Console' on '/' (…)`). */
   readonly fault: string;
+  /** The privilege to ask for; `undefined` when the refusal named none (a 401). */
+  readonly need: PrivilegeNeed | undefined;
   readonly since: number;
-  readonly nextCheckAt: number;
+  /** When the request may be sent again without a grant seen (the fallback). */
+  readonly retryAt: number;
   /** Refusals so far. */
   readonly refusals: number;
+  /**
+   * This round's answer about `need`: `missing` (asked, not held), `unknown` (could not ask;
+   * `why` says what failed), or not asked yet.
+   */
+  readonly answer: { readonly at: number; readonly held: 'missing' | 'unknown'; readonly why?: string } | undefined;
+  /** A grant was reported and the request refused again: answers are not trusted for this pause. */
+  readonly distrusted: boolean;
+  /** Asking failed at least once during this pause (said once at warn level). */
+  readonly askFailed: boolean;
 }
 
 /** `HA motions` / `guest migrations`. */
@@ -42,6 +63,8 @@ function kindOf(via: 'ha' | 'guest'): string {
 export class MotionFollower {
   /** Motions paused for a fault of the credentials, by kind (not persisted: a restart checks at once). */
   private readonly pauses = new Map<'ha' | 'guest', AuthPause>();
+  /** When a pause last ended because its privilege was reported held, by kind. */
+  private readonly grantedAt = new Map<'ha' | 'guest', number>();
 
   constructor(
     private readonly ctx: DaemonContext,
@@ -49,49 +72,140 @@ export class MotionFollower {
     private readonly lock: LockGuard,
   ) {}
 
-  /** Pauses motions of `via` after a refusal for the credentials (said once); returns when they are tried again. */
-  private pause(via: 'ha' | 'guest', fault: string, now: number): number {
-    const old = this.pauses.get(via);
-    const refusals = (old?.refusals ?? 0) + 1;
-    const nextCheckAt = now + AUTH_RECHECK_ROUNDS * this.ctx.config.intervalSeconds;
-    this.pauses.set(via, { fault, since: old?.since ?? now, nextCheckAt, refusals });
-    const log = this.ctx.log;
-    if (old === undefined || old.fault !== fault) {
-      log.warn(
-        'motion',
-        `${kindOf(via)} paused: ${fault}; none is accepted until that is fixed: the request is tried again each round that decides one (from ${this.ctx.timeText(nextCheckAt)}), refusals said at debug level`,
-        {
-          via,
-          fault,
-        },
-      );
-    } else {
-      log.debug('motion', `${kindOf(via)} still paused: ${fault}; tried again at ${this.ctx.timeText(nextCheckAt)}`, {
-        via,
-      });
-    }
-    return nextCheckAt;
+  /** Whether the port can ask for the privilege a pause names (and its answers are trusted). */
+  private asks(pause: AuthPause): boolean {
+    return pause.need !== undefined && !pause.distrusted && this.ctx.host.port.checkPrivilege !== undefined;
   }
 
-  /** A motion of `via` was accepted: a pause of that kind is over (said once). */
-  private resume(via: 'ha' | 'guest'): void {
+  /** How the end of a pause is learned, in words. */
+  private howChecked(pause: AuthPause): string {
+    if (!this.asks(pause))
+      return `the request is sent again once every ${AUTH_RETRY_ROUNDS} rounds (next at ${this.ctx.timeText(pause.retryAt)})`;
+    const need = pause.need!;
+    return `GET /access/permissions is asked each round for '${need.privilege}' on '${need.path}', and the request sent again once it is held (once every ${AUTH_RETRY_ROUNDS} rounds if that cannot be asked)`;
+  }
+
+  /**
+   * Pauses motions of `via` after a refusal for the credentials (said once at warn level, again
+   * at debug); returns the line's tail saying how it ends.
+   */
+  private pause(via: 'ha' | 'guest', fault: string, need: PrivilegeNeed | undefined, now: number): string {
+    const old = this.pauses.get(via);
+    const refusals = (old?.refusals ?? 0) + 1;
+    const retryAt = now + AUTH_RETRY_ROUNDS * this.ctx.config.intervalSeconds;
+    // refused in the round whose answer said the privilege was held: the answers do not tell
+    const distrusted = (old?.distrusted ?? false) || this.grantedAt.get(via) === now;
+    const pause: AuthPause = {
+      fault,
+      need,
+      since: old?.since ?? now,
+      retryAt,
+      refusals,
+      answer: undefined,
+      distrusted,
+      askFailed: old?.askFailed ?? false,
+    };
+    this.pauses.set(via, pause);
+    const log = this.ctx.log;
+    const how = this.howChecked(pause);
+    if (old === undefined || old.fault !== fault || old.distrusted !== distrusted) {
+      const why = distrusted && !old?.distrusted ? ' (refused right after the privilege was reported held)' : '';
+      log.warn('motion', `${kindOf(via)} paused: ${fault}; none is requested until that is fixed: ${how}${why}`, {
+        via,
+        fault,
+      });
+    } else {
+      log.debug('motion', `${kindOf(via)} still paused (refusal ${refusals}): ${fault}; ${how}`, { via });
+    }
+    return how;
+  }
+
+  /** A pause of `via` is over (said once): `what` says how it ended. */
+  private resume(via: 'ha' | 'guest', what: string): void {
     const pause = this.pauses.get(via);
     if (pause === undefined) return;
     this.pauses.delete(via);
     this.ctx.log.info(
       'motion',
-      `${kindOf(via)} resume: the cluster accepted one again (paused since ${this.ctx.timeText(pause.since)}: ${pause.fault})`,
+      `${kindOf(via)} resume: ${what} (paused since ${this.ctx.timeText(pause.since)}: ${pause.fault})`,
       { via },
     );
   }
 
-  /** Motions paused for the credentials, for `/status`. */
-  pausedKinds(): Record<string, unknown> {
-    return Object.fromEntries(
-      [...this.pauses].map(([via, p]) => [
+  /**
+   * Once a round, before anything is decided: for each pause whose privilege the port can ask
+   * for, asks (one cheap read); held = the pause ends now (the round's decision may request at
+   * once), not held or unknown = the answer is kept for this round's `request`. A failed ask is
+   * counted in `poise_api_errors_total`, said at warn level the first time, at debug after.
+   */
+  async checkPauses(now: number): Promise<void> {
+    const port = this.ctx.host.port;
+    for (const [via, pause] of [...this.pauses]) {
+      if (!this.asks(pause) || port.checkPrivilege === undefined) continue;
+      const need = pause.need!;
+      let held: boolean;
+      try {
+        held = await port.checkPrivilege(need);
+      } catch (err) {
+        if (!(err instanceof PortError)) throw err;
+        this.ctx.metrics.apiErrors.inc({ endpoint: err.endpoint, kind: err.kind });
+        const why = `${err.kind}, ${err.endpoint}: ${err.message}`;
+        this.pauses.set(via, { ...pause, answer: { at: now, held: 'unknown', why }, askFailed: true });
+        this.ctx.log.log(
+          pause.askFailed ? 'debug' : 'warn',
+          'motion',
+          `${kindOf(via)} paused: whether the API token holds '${need.privilege}' on '${need.path}' cannot be asked (${why}); the request is sent again once every ${AUTH_RETRY_ROUNDS} rounds instead (next at ${this.ctx.timeText(pause.retryAt)})`,
+          { via },
+        );
+        continue;
+      }
+      if (held) {
+        this.grantedAt.set(via, now);
+        this.resume(via, `the API token holds '${need.privilege}' on '${need.path}' now (GET /access/permissions)`);
+        continue;
+      }
+      this.pauses.set(via, { ...pause, answer: { at: now, held: 'missing' } });
+      this.ctx.log.debug('motion', `${kindOf(via)} still paused: '${need.privilege}' on '${need.path}' is not held`, {
         via,
-        { fault: p.fault, since: this.ctx.timeText(p.since), nextCheckAt: this.ctx.timeText(p.nextCheckAt) },
-      ]),
+      });
+    }
+  }
+
+  /**
+   * Whether this round's request of `via` waits (a skip line's reason), or `undefined` to send it:
+   * a pause answered `missing` this round waits; one that could not be asked, or that asks
+   * nothing, waits until its `retryAt`.
+   */
+  private pausedNow(via: 'ha' | 'guest', now: number): string | undefined {
+    const pause = this.pauses.get(via);
+    if (pause === undefined) return undefined;
+    const since = `${kindOf(via)} are paused since ${this.ctx.timeText(pause.since)}: ${pause.fault}`;
+    const answer = pause.answer?.at === now ? pause.answer : undefined;
+    if (answer?.held === 'missing' && this.asks(pause))
+      return `${since}; GET /access/permissions says '${pause.need!.privilege}' on '${pause.need!.path}' is still not held: asked again next round`;
+    if (now >= pause.retryAt) return undefined;
+    const cannot = answer?.held === 'unknown' ? ' (the privilege cannot be asked)' : '';
+    return `${since}; the request is sent again at ${this.ctx.timeText(pause.retryAt)}${cannot}`;
+  }
+
+  /** Motions paused for the credentials, for `/status`: what is missing, since when, when it is checked next, how. */
+  pausedKinds(): Record<string, unknown> {
+    const interval = this.ctx.config.intervalSeconds;
+    return Object.fromEntries(
+      [...this.pauses].map(([via, p]) => {
+        const asking = this.asks(p) && p.answer?.held !== 'unknown';
+        const next = asking ? (p.answer?.at ?? p.since) + interval : p.retryAt;
+        return [
+          via,
+          {
+            fault: p.fault,
+            since: this.ctx.timeText(p.since),
+            nextCheckAt: this.ctx.timeText(next),
+            check: asking ? 'permissions' : 'retry',
+            refusals: p.refusals,
+          },
+        ];
+      }),
     );
   }
 
@@ -227,14 +341,9 @@ export class MotionFollower {
     }
     const expiring = this.lock.tooLittleTime(what);
     if (expiring) return { ...expiring, fields };
-    const pause = this.pauses.get(via);
-    if (pause && now < pause.nextCheckAt) {
-      return {
-        outcome: 'skip',
-        reason: 'auth-paused',
-        message: `not requesting ${what}: ${kindOf(via)} are paused since ${this.ctx.timeText(pause.since)}: ${pause.fault}; tried again at ${this.ctx.timeText(pause.nextCheckAt)}`,
-        fields,
-      };
+    const paused = this.pausedNow(via, now);
+    if (paused !== undefined) {
+      return { outcome: 'skip', reason: 'auth-paused', message: `not requesting ${what}: ${paused}`, fields };
     }
     const request: MotionRequest = { sid: m.sid, kind, target: m.target };
     const port = this.ctx.host.port;
@@ -306,12 +415,12 @@ export class MotionFollower {
         this.ctx.runCounts.forbidden++;
         this.ctx.runCounts.forbiddenFault = reply.authFault;
         this.ctx.journal.motions.ended(record, 'failed', `refused: ${reply.authFault}`, now);
-        const next = this.pause(via, reply.authFault, now);
+        const how = this.pause(via, reply.authFault, reply.privilege, now);
         return {
           outcome: 'refused',
           reason: 'auth-refused',
           level: 'warn',
-          message: `the cluster refused to ${what}: ${reply.authFault}; ${kindOf(via)} are paused, tried again at ${this.ctx.timeText(next)}`,
+          message: `the cluster refused to ${what}: ${reply.authFault}; ${kindOf(via)} are paused: ${how}`,
           fields,
         };
       }
@@ -328,7 +437,7 @@ export class MotionFollower {
         fields,
       };
     }
-    this.resume(via);
+    this.resume(via, 'the cluster accepted one again');
     this.keeper.update({ motion: { ...record, phase: 'queued', task: reply.task } });
     const along = reply.comigrated.length > 0 ? `; HA moves ${reply.comigrated.join(', ')} along` : '';
     return { outcome: 'move', reason: 'move', message: `${what}${along}`, fields };

@@ -40,6 +40,7 @@ export const DAEMON_REASONS = {
   'no-nodes': 'skip',
   'cluster-auto-rebalance': 'skip',
   'telemetry-pending': 'skip',
+  'partial-view': 'skip',
   'motion-limit': 'skip',
   'auth-paused': 'skip',
   'not-settled': 'skip',

@@ -16,13 +16,15 @@ import {
   buildUsageModel,
   clusterMotionInFlight,
   compileSnapshotRules,
+  describeLeftOut,
   migrationCandidates,
+  modelWarnings,
   nonHaCandidates,
   restrictToModel,
   type UsageModel,
 } from '../balancing/model';
 import { balanceContext, REASON_FORMAT } from '../balancing/policy';
-import type { ClusterSnapshot, SnapshotProblem } from '../cluster/port';
+import type { ClusterSnapshot, PortSnapshot, SnapshotProblem } from '../cluster/port';
 import type { DaemonContext } from './context';
 import type { ClusterWatch } from './cluster-watch';
 import type { MotionFollower } from './follower';
@@ -35,6 +37,7 @@ import {
   SKIP_COUNTED_OUTCOMES,
 } from './report';
 import type { StateKeeper } from './state-keeper';
+import { isStageError, StageGuard } from './stage-guard';
 import { describeMotion, percent } from './text';
 
 /** Whether a guest is in one of the transitional HA states (see `cluster/condition.ts`). */
@@ -105,6 +108,8 @@ const REFERENCE_STAGES: ReadonlySet<string> = new Set([PIPELINE_STAGE, ...Object
 
 export class RoundRunner {
   private roundNo = 0;
+  /** The round a restored journal ended with: this run's rounds are numbered after it (see `continueAfter`). */
+  private firstRound = 0;
   private clusterAutoRebalance: boolean | undefined;
   /** The cluster's own balancer settings as last read (for the status). */
   private lastCrs: ClusterSnapshot['crs']['settings'];
@@ -128,13 +133,29 @@ export class RoundRunner {
   ) {}
 
   /** Whether a round is at work (its line not yet written). */
+  #stageGuard: StageGuard | undefined;
+
+  /** The policy's failing stages, and whether balancing stopped for them (see `stage-guard.ts`). */
+  get stageGuard(): StageGuard {
+    return (this.#stageGuard ??= new StageGuard(this.ctx));
+  }
+
   get busy(): boolean {
     return this.working;
   }
 
-  /** Rounds run so far. */
+  /** Rounds run so far (this run). */
   get rounds(): number {
-    return this.roundNo;
+    return this.roundNo - this.firstRound;
+  }
+
+  /**
+   * Numbers this run's rounds after `lastRound` (the newest of a journal saved by the run
+   * before), so the page's history and the log go on with the numbering. Before the first round only.
+   */
+  continueAfter(lastRound: number): void {
+    if (this.roundNo === this.firstRound && Number.isInteger(lastRound) && lastRound >= 0)
+      this.roundNo = this.firstRound = lastRound;
   }
 
   /** The last round's line. */
@@ -157,7 +178,9 @@ export class RoundRunner {
     try {
       partial = await this.body();
     } catch (err) {
-      partial = { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
+      partial = isStageError(err)
+        ? this.stageGuard.failed(err, this.roundNo)
+        : { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
     } finally {
       this.working = false;
     }
@@ -194,7 +217,7 @@ export class RoundRunner {
     const standby = this.lock.acquire();
     if (standby) return standby;
 
-    let snapshot: ClusterSnapshot;
+    let snapshot: PortSnapshot;
     try {
       snapshot = await ctx.host.port.readSnapshot({
         guestConfigs: policy.needs.guestConfigs,
@@ -227,6 +250,8 @@ export class RoundRunner {
         endedNow = true;
       }
     }
+    // motions paused for a privilege: asked for it once a round (GET /access/permissions)
+    await this.follower.checkPauses(now);
 
     const model = buildUsageModel(snapshot, { memhost: policy.needs.memhost });
     const rules = compileSnapshotRules(snapshot);
@@ -234,6 +259,8 @@ export class RoundRunner {
       ...(snapshot.problems ?? []),
       ...[...rules.dropped, ...model.problems].map((message) => ({ message })),
     ]);
+    // said each round they last: a value out of range keeps the view partial
+    for (const line of modelWarnings(model)) ctx.log.warn('cluster', line);
     const imbalance = model.nodes.length > 0 ? model.usage.nodeImbalance() : undefined;
     this.exportNodes(snapshot, model, imbalance);
     const fields: LogFields = { imbalance: imbalance ?? null };
@@ -254,6 +281,16 @@ export class RoundRunner {
       // a round that does not qualify: the hold counts again from the first settled round
       this.breakStreaks();
       return { ...unsettled, fields };
+    }
+    if (model.leftOut.length > 0 && !config.balancing.allowPartialView) {
+      // the imbalance of the other nodes is not the cluster's: no motion from it, no hold counted
+      this.breakStreaks();
+      return {
+        outcome: 'skip',
+        reason: 'partial-view',
+        message: `partial view of the cluster: ${describeLeftOut(model.leftOut)}; nothing is decided from the other nodes (balancing.allow-partial-view: false)`,
+        fields,
+      };
     }
     const waiting = this.waitForTelemetry(snapshot, now, endedNow);
     if (waiting) return { ...waiting, fields };
@@ -320,7 +357,11 @@ export class RoundRunner {
           }
         : {}),
     };
-    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline);
+    // balancing stopped for a failing stage: the round has done its HA-safety duties above
+    const stopped = this.stageGuard.stoppedReport();
+    if (stopped) return { ...stopped, fields: { ...fields, ...stopped.fields } };
+    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline, this.roundNo);
+    this.stageGuard.succeeded();
     // the pipeline state that saw the outcomes and the end of their being unreported: one write
     this.keeper.update({ pipeline: pipelineState, unreported: [] });
     this.logNotices(decision.notices);
@@ -359,12 +400,10 @@ export class RoundRunner {
 
   /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
   private breakStreaks(): void {
+    if (this.stageGuard.stopped) return;
     const state = this.keeper.state.pipeline;
-    const next: Record<string, unknown> = { ...state };
-    for (const stage of this.ctx.policy.pipeline.stages) {
-      if (stage.breakStreak && Object.hasOwn(state, stage.name))
-        next[stage.name] = stage.breakStreak(state[stage.name]);
-    }
+    // the pipeline's checks: a stage's breakStreak that fails is its StageError
+    const next = this.ctx.policy.pipeline.breakStreaks(state, this.roundNo);
     if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
   }
 

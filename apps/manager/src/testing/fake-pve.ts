@@ -5,6 +5,8 @@ import {
   type FakeRequest,
   haMotionRefusal,
   haMotionReply,
+  privilegeRefusal,
+  type ServedAcl,
   type ServedCluster,
   startFakePveServer,
   vmidOfSid,
@@ -37,6 +39,13 @@ export interface FakePve {
   override(route: string, reply: FakeReply | undefined): void;
   /** Milliseconds a motion POST waits after it was applied before its reply is sent (0 by default). */
   postDelayMs: number;
+  /**
+   * The token's effective ACL, read at each request: `GET /access/permissions` reports it and
+   * the migrate POSTs check it first (a 403 `Permission check failed (<path>, <privilege>)`,
+   * as pveproxy answers before the handler runs). `undefined` (the default): every privilege
+   * a balancing role holds, on `/`.
+   */
+  acl: ServedAcl[] | undefined;
   /** The HA and guest migrate POSTs that reached the server, in order. */
   posts(): FakeRequest[];
   close(): Promise<void>;
@@ -73,7 +82,7 @@ function parseNodes(list: string): { node: string; priority: number }[] {
 /** The fake cluster as the API shows it (`@poise/pve-api/server`'s {@link ServedCluster}). */
 export function servedFakeCluster(
   cluster: FakeCluster,
-  options: Pick<FakePveOptions, 'version' | 'groups'> = {},
+  options: Pick<FakePveOptions, 'version' | 'groups'> & { acl?: readonly ServedAcl[] | undefined } = {},
 ): ServedCluster {
   const version = options.version ?? '9.2.2';
   const nodes = cluster.s.nodes.map((n) => {
@@ -145,6 +154,7 @@ export function servedFakeCluster(
     crs: cluster.s.autoRebalance
       ? { ha: 'static', 'ha-auto-rebalance': 1, 'ha-auto-rebalance-threshold': 30, 'ha-auto-rebalance-margin': 10 }
       : { ha: 'static' },
+    ...(options.acl === undefined ? {} : { acl: options.acl }),
   };
 }
 
@@ -165,13 +175,15 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
         return handler(req);
       },
     ] as const;
-  const served = () => servedFakeCluster(cluster, options);
+  const served = () => servedFakeCluster(cluster, { ...options, acl: fake.acl });
 
   const routes = [
     ...Object.entries(clusterReadRoutes(served)).map(([key, handler]) => route(key, handler)),
     ...(['migrate', 'relocate'] as const).map((kind) =>
       route(`POST /cluster/ha/resources/{sid}/${kind}`, async (req) => {
         const sid = req.params.sid!;
+        const denied = privilegeRefusal(served(), '/', 'Sys.Console');
+        if (denied) return denied;
         const node = req.form.get('node');
         if (node === null || node === '')
           return {
@@ -195,6 +207,8 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       }),
     ),
     route('POST /nodes/{node}/{type}/{vmid}/migrate', async (req) => {
+      const denied = privilegeRefusal(served(), `/vms/${req.params.vmid}`, 'VM.Migrate');
+      if (denied) return denied;
       const g = cluster.s.guests.find((x) => vmidOf(x.sid) === Number(req.params.vmid));
       const reply = await cluster.requestGuestMigration({
         sid: g?.sid ?? `vm:${req.params.vmid}`,
@@ -255,14 +269,14 @@ export async function startFakePve(options: FakePveOptions): Promise<FakePve> {
       return { data };
     }),
   ];
-  const fake: { postDelayMs: number } = { postDelayMs: 0 };
+  const fake: { postDelayMs: number; acl: ServedAcl[] | undefined } = { postDelayMs: 0, acl: undefined };
   const server = await startFakePveServer({
     tls: options.tls,
     tokens: options.tokens,
     routes: Object.fromEntries(routes),
     port: options.port,
   });
-  const methods: Omit<FakePve, 'postDelayMs'> = {
+  const methods: Omit<FakePve, 'postDelayMs' | 'acl'> = {
     server,
     url: server.url,
     inject: (key, ...replies) =>
