@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { BUILTIN_REGISTRY } from '@poise/ha';
 import { PRESET_KEY, type PolicyRegistry } from '@poise/policy';
 import { z } from 'zod';
@@ -34,14 +33,6 @@ const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
  */
 const DEFAULT_SETTLE_SECONDS = 120;
 const MAX_SETTLE_SECONDS = 3600;
-/**
- * Rounds in a row whose policy stage failed (a plug-in's stage threw, returned something else
- * than its contract says, or kept state that is not JSON) before the daemon stops balancing
- * until a reload or a restart: a few, so that one bad round is not the end, but a broken stage
- * does not fill the log for hours.
- */
-const DEFAULT_MAX_FAILING_ROUNDS = 5;
-const MAX_FAILING_ROUNDS = 1000;
 /** Per-request timeout of the Proxmox VE API client. */
 const DEFAULT_API_TIMEOUT_SECONDS = 10;
 const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
@@ -277,18 +268,12 @@ export function policySchemaFor(registry: PolicyRegistry) {
     .catchall(policyValue)
     .superRefine((value, ctx) => {
       for (const key of Object.keys(value)) {
-        if (key === PLUGINS_KEY) continue;
-        if (!isKnownPolicyKey(key, registry)) {
-          ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key, registry) });
-          continue;
-        }
-        // a plug-in's key: its value judged by its plug-in, and refused here (never read as off)
-        const refusal = registry.spec(key) === undefined ? undefined : registry.refusal(key, value[key]);
-        if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: [key], input: value[key], message: refusal });
+        if (key === PLUGINS_KEY || isKnownPolicyKey(key, registry)) continue;
+        ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key, registry) });
       }
     })
     .describe(
-      "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here, the variant keys (backoff, cooldown, …) by their plug-ins; a bad value or an unknown key is an error.",
+      "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here; the variant keys (backoff, cooldown, …) by the policy stages, which log a bad value and leave that stage off. An unknown key is an error.",
     );
 }
 
@@ -320,32 +305,7 @@ const limitsSchema = section({
     .describe(
       'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
     ),
-  'max-failing-rounds': num(`an integer from 1 to ${MAX_FAILING_ROUNDS}`)
-    .int({ error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
-    .min(1, { error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
-    .max(MAX_FAILING_ROUNDS, { error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
-    .default(DEFAULT_MAX_FAILING_ROUNDS)
-    .describe(
-      'After this many rounds in a row in which a policy stage failed (threw, returned a wrong result, kept state that is not JSON), the daemon stops balancing with one error naming the plug-in and the stage, until a reload (SIGHUP) or a restart; it still follows a motion in flight, holds or yields the lock and reads the cluster every round.',
-    ),
 }).describe('Safety limits on what the daemon does.');
-
-/** A host name: labels of letters, digits and `-` between dots, a trailing dot allowed (an IPv4 address is one too). */
-const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
-
-/** An entry of `metrics.allowed-hosts`: a host name, an IPv4 address, or an IPv6 address (bare or in brackets). */
-function isHostName(value: string): boolean {
-  return HOST_NAME.test(value) || isIP(value.replace(/^\[(.*)\]$/, '$1')) === 6;
-}
-
-const metricsTlsSchema = section({
-  'cert-file': str('a file path')
-    .optional()
-    .describe('PEM file of the certificate (and its chain) the listener presents; with key-file, it serves HTTPS only.'),
-  'key-file': str('a file path')
-    .optional()
-    .describe('PEM file of the private key of cert-file (mode 0600).'),
-}).describe('TLS for the listener (both files or neither). Off by default: plain HTTP.');
 
 const metricsSchema = section({
   enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
@@ -353,35 +313,8 @@ const metricsSchema = section({
     .string({ error: 'expected host:port' })
     .regex(LISTEN_ADDRESS, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
     .default(DEFAULT_METRICS_LISTEN)
-    .describe(
-      'Address to listen on; loopback by default. Beyond loopback set bearer-token-file or basic-auth-file (a warning at start otherwise).',
-    ),
-  'allowed-hosts': z
-    .array(
-      z
-        .string({ error: 'expected a host name or address' })
-        .refine(isHostName, {
-          error: (issue) =>
-            `expected a host name or address without a port, e.g. poise.example.org, got ${JSON.stringify(issue.input)}`,
-        }),
-      { error: 'expected a list of host names' },
-    )
-    .default([])
-    .describe(
-      "Names (and addresses) besides the listen address that a request's Host header may carry: the names the page and Prometheus reach this daemon by. Any other Host is refused (421): a page of another origin cannot read the listener through DNS rebinding.",
-    ),
-  'bearer-token-file': str('a file path')
-    .optional()
-    .describe(
-      'File holding a token (one line, mode 0600) every request must send as `Authorization: Bearer <token>` (Prometheus: authorization.credentials_file). At most one of bearer-token-file and basic-auth-file.',
-    ),
-  'basic-auth-file': str('a file path')
-    .optional()
-    .describe(
-      'htpasswd-style file of `user:hash` lines ({SHA} or $scrypt$ hashes) every request must match with HTTP basic authentication (browsers, Prometheus basic_auth).',
-    ),
-  tls: metricsTlsSchema.prefault({}),
-}).describe('The listener: the status page, its JSON endpoints, /status and Prometheus /metrics.');
+    .describe('Address to listen on; loopback by default (the metrics are not authenticated).'),
+}).describe('Prometheus metrics.');
 
 const stateSchema = section({
   file: str('a file path')

@@ -37,7 +37,6 @@ import {
   SKIP_COUNTED_OUTCOMES,
 } from './report';
 import type { StateKeeper } from './state-keeper';
-import { isStageError, StageGuard } from './stage-guard';
 import { describeMotion, percent } from './text';
 
 /** Whether a guest is in one of the transitional HA states (see `cluster/condition.ts`). */
@@ -108,8 +107,6 @@ const REFERENCE_STAGES: ReadonlySet<string> = new Set([PIPELINE_STAGE, ...Object
 
 export class RoundRunner {
   private roundNo = 0;
-  /** The round a restored journal ended with: this run's rounds are numbered after it (see `continueAfter`). */
-  private firstRound = 0;
   private clusterAutoRebalance: boolean | undefined;
   /** The cluster's own balancer settings as last read (for the status). */
   private lastCrs: ClusterSnapshot['crs']['settings'];
@@ -133,29 +130,13 @@ export class RoundRunner {
   ) {}
 
   /** Whether a round is at work (its line not yet written). */
-  #stageGuard: StageGuard | undefined;
-
-  /** The policy's failing stages, and whether balancing stopped for them (see `stage-guard.ts`). */
-  get stageGuard(): StageGuard {
-    return (this.#stageGuard ??= new StageGuard(this.ctx));
-  }
-
   get busy(): boolean {
     return this.working;
   }
 
-  /** Rounds run so far (this run). */
+  /** Rounds run so far. */
   get rounds(): number {
-    return this.roundNo - this.firstRound;
-  }
-
-  /**
-   * Numbers this run's rounds after `lastRound` (the newest of a journal saved by the run
-   * before), so the page's history and the log go on with the numbering. Before the first round only.
-   */
-  continueAfter(lastRound: number): void {
-    if (this.roundNo === this.firstRound && Number.isInteger(lastRound) && lastRound >= 0)
-      this.roundNo = this.firstRound = lastRound;
+    return this.roundNo;
   }
 
   /** The last round's line. */
@@ -178,9 +159,7 @@ export class RoundRunner {
     try {
       partial = await this.body();
     } catch (err) {
-      partial = isStageError(err)
-        ? this.stageGuard.failed(err, this.roundNo)
-        : { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
+      partial = { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
     } finally {
       this.working = false;
     }
@@ -357,11 +336,7 @@ export class RoundRunner {
           }
         : {}),
     };
-    // balancing stopped for a failing stage: the round has done its HA-safety duties above
-    const stopped = this.stageGuard.stoppedReport();
-    if (stopped) return { ...stopped, fields: { ...fields, ...stopped.fields } };
-    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline, this.roundNo);
-    this.stageGuard.succeeded();
+    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline);
     // the pipeline state that saw the outcomes and the end of their being unreported: one write
     this.keeper.update({ pipeline: pipelineState, unreported: [] });
     this.logNotices(decision.notices);
@@ -400,10 +375,12 @@ export class RoundRunner {
 
   /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
   private breakStreaks(): void {
-    if (this.stageGuard.stopped) return;
     const state = this.keeper.state.pipeline;
-    // the pipeline's checks: a stage's breakStreak that fails is its StageError
-    const next = this.ctx.policy.pipeline.breakStreaks(state, this.roundNo);
+    const next: Record<string, unknown> = { ...state };
+    for (const stage of this.ctx.policy.pipeline.stages) {
+      if (stage.breakStreak && Object.hasOwn(state, stage.name))
+        next[stage.name] = stage.breakStreak(state[stage.name]);
+    }
     if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
   }
 
