@@ -1,8 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, createPrivateKey } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { generateCertificates } from '@poise/pve-api/server';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ManagerError } from '../errors';
+import { loadListenerSecurity } from './listener-security';
 import { defaultConfig, describeValue, loadConfig, parseConfig, policyLayer, withPolicyLayer } from './load';
 import { configJsonSchema, DEFAULT_STATE_FILE, KNOWN_POLICY_KEYS } from './schema';
 
@@ -38,7 +41,15 @@ describe('config defaults', () => {
       pickupTimeoutSeconds: 120,
       settleSeconds: 120,
     });
-    expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1', port: 9879 });
+    expect(c.metrics).toEqual({
+      enabled: true,
+      host: '127.0.0.1',
+      port: 9879,
+      allowedHosts: [],
+      bearerTokenFile: undefined,
+      basicAuthFile: undefined,
+      tls: undefined,
+    });
     expect(c.statePath).toBe(DEFAULT_STATE_FILE);
     expect(c.lock).toEqual({ enabled: true, dir: '/etc/pve/priv/lock', name: 'poise-manager' });
     expect(c.guests.nonHa).toBe(false);
@@ -116,7 +127,7 @@ describe('config defaults', () => {
       '/etc/poise/manager.yaml',
     );
     expect(c.pve.tls.fingerprint).toBe(Array(32).fill('AB').join(':'));
-    expect(c.metrics).toEqual({ enabled: true, host: '::1', port: 0 });
+    expect(c.metrics).toMatchObject({ enabled: true, host: '::1', port: 0 });
     expect(c.statePath).toBe('/etc/poise/state/state.json');
   });
 
@@ -173,6 +184,42 @@ describe('config errors name the field by dot path and show the bad value', () =
     [
       { ...PVE_MIN, limits: { 'settle-time': 'soon' } },
       'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got "soon"',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'allowed-hosts': 'poise.example.org' } },
+      'test.yaml: metrics.allowed-hosts: expected a list of host names, got "poise.example.org"',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'allowed-hosts': ['poise.example.org:9879'] } },
+      'test.yaml: metrics.allowed-hosts[0]: expected a host name or address without a port, e.g. poise.example.org, got "poise.example.org:9879"',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'allowed-hosts': ['*'] } },
+      'test.yaml: metrics.allowed-hosts[0]: expected a host name or address without a port, e.g. poise.example.org, got "*"',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'allowed-hosts': [42] } },
+      'test.yaml: metrics.allowed-hosts[0]: expected a host name or address, got 42',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'bearer-token-file': '' } },
+      'test.yaml: metrics.bearer-token-file: expected a file path, not empty, got ""',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'basic-auth-file': true } },
+      'test.yaml: metrics.basic-auth-file: expected a file path, got true',
+    ],
+    [
+      { ...PVE_MIN, metrics: { 'bearer-token-file': '/t', 'basic-auth-file': '/u' } },
+      "test.yaml: metrics.bearer-token-file: expected at most one of 'metrics.bearer-token-file' and 'metrics.basic-auth-file', got both",
+    ],
+    [
+      { ...PVE_MIN, metrics: { tls: { 'cert-file': '/c.pem' } } },
+      "test.yaml: metrics.tls.key-file: expected with 'metrics.tls.cert-file' (both or neither), got nothing",
+    ],
+    [
+      { ...PVE_MIN, metrics: { tls: { 'key-file': '/k.pem', ca: '/ca.pem' } } },
+      'test.yaml: metrics.tls.ca: unknown key',
     ],
     [
       { ...PVE_MIN, metrics: { listen: 'localhost' } },
@@ -372,5 +419,115 @@ describe('config files', () => {
       minimum: 0,
       maximum: 100,
     });
+  });
+});
+
+describe("the listener's files (metrics.bearer-token-file, basic-auth-file, tls)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'poise-listener-files-'));
+  let certs: Awaited<ReturnType<typeof generateCertificates>>;
+  let other: Awaited<ReturnType<typeof generateCertificates>>;
+  beforeAll(async () => {
+    [certs, other] = await Promise.all([generateCertificates(), generateCertificates()]);
+  });
+  const file = (name: string, text: string, mode = 0o600) => {
+    const path = join(dir, name);
+    writeFileSync(path, text, { mode });
+    chmodSync(path, mode);
+    return path;
+  };
+  /** Loads a config file with these `metrics` keys; the message of the error, or 'valid'. */
+  const load = (metrics: Record<string, unknown>): string => {
+    const path = join(dir, 'poise-manager.yaml');
+    writeFileSync(path, JSON.stringify({ ...PVE_MIN, metrics }));
+    try {
+      loadConfig(path);
+      return 'valid';
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'invalid-config' });
+      return (err as Error).message.replaceAll(`${dir}/`, '');
+    }
+  };
+  const sha = (password: string) => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
+
+  it('accepts a token file, a basic-auth file and a certificate with its key, relative to the config file', () => {
+    expect(load({ 'bearer-token-file': file('token', 'abcdefghijklmnopqrstuvwxyz012345\n') })).toBe('valid');
+    expect(load({ 'basic-auth-file': file('users', `# comment\n\nprom:${sha('x')}\r\n`) })).toBe('valid');
+    file('cert.pem', certs.certPem);
+    file('key.pem', certs.keyPem);
+    expect(load({ tls: { 'cert-file': 'cert.pem', 'key-file': 'key.pem' } })).toBe('valid');
+    const c = parseConfig({ ...PVE_MIN, metrics: { tls: { 'cert-file': 'cert.pem', 'key-file': 'key.pem' } } }, join(dir, 'c.yaml'));
+    expect(c.metrics.tls).toEqual({ certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') });
+    const security = loadListenerSecurity(c.metrics);
+    expect(security.tls?.cert).toBe(certs.certPem);
+    expect(security.warnings).toEqual([]);
+  });
+
+  it.each([
+    [{ 'bearer-token-file': 'missing' }, "poise-manager.yaml: metrics.bearer-token-file: cannot read 'missing' (ENOENT)"],
+    [{ 'bearer-token-file': 'a-dir' }, "poise-manager.yaml: metrics.bearer-token-file: 'a-dir' is not a regular file"],
+    [{ 'bearer-token-file': 'token-empty' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-empty' is empty; expected one line holding the token"],
+    [{ 'bearer-token-file': 'token-two' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-two' holds more than one word; expected one line holding the token"],
+    [{ 'bearer-token-file': 'token-odd' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-odd' holds characters a bearer token cannot carry; expected letters, digits and - . _ ~ + / (then = padding)"],
+    [{ 'basic-auth-file': 'users-empty' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-empty' holds no user; expected lines of 'user:hash'"],
+    [{ 'basic-auth-file': 'users-bcrypt' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-bcrypt':2: user 'bob': bcrypt ('$2y$', htpasswd -B) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
+    [{ 'basic-auth-file': 'users-apr1' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-apr1':1: user 'al': Apache MD5 ('$apr1$', the default of htpasswd) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
+    [{ 'basic-auth-file': 'users-plain' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-plain':1: user 'al': not a hash this daemon verifies (plain text or DES crypt?); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
+    [{ 'basic-auth-file': 'users-noline' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-noline':1: expected 'user:hash'"],
+    [{ 'basic-auth-file': 'users-twice' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-twice':2: user 'al' is given twice"],
+    [{ 'basic-auth-file': 'users-shortsha' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-shortsha':1: user 'al': a '{SHA}' hash is the base64 of 20 bytes (htpasswd -s)"],
+    [{ 'basic-auth-file': 'users-scrypt-cost' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-cost':1: user 'al': scrypt ln must be 10 to 20, got 30"],
+    [{ 'basic-auth-file': 'users-scrypt-form' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-form':1: user 'al': expected '$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt base64>$<hash base64>'"],
+    [{ tls: { 'cert-file': 'not-pem', 'key-file': 'key.pem' } }, "poise-manager.yaml: metrics.tls.cert-file: 'not-pem' holds no PEM certificate"],
+    [{ tls: { 'cert-file': 'bad-pem', 'key-file': 'key.pem' } }, /^poise-manager\.yaml: metrics\.tls\.cert-file: 'bad-pem' holds no valid PEM certificate \(.+\)$/],
+    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'cert.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'cert.pem' holds no PEM private key"],
+    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'other-key.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'other-key.pem' is not the private key of the certificate in 'cert.pem'"],
+    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'encrypted-key.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'encrypted-key.pem' holds an encrypted private key; expected one without a passphrase"],
+    [{ tls: { 'cert-file': 'missing.pem', 'key-file': 'token-empty/key.pem' } }, "poise-manager.yaml: metrics.tls.cert-file: cannot read 'missing.pem' (ENOENT)\npoise-manager.yaml: metrics.tls.key-file: cannot read 'token-empty/key.pem' (ENOTDIR)"],
+  ])('%j: %s', (metrics, message) => {
+    mkdirSync(join(dir, 'a-dir'), { recursive: true });
+    file('token-empty', ' \n');
+    file('token-two', 'abc def\n');
+    file('token-odd', 'tøken\n');
+    file('users-empty', '# nobody yet\n');
+    file('users-bcrypt', `al:${sha('a')}\nbob:$2y$05$abcdefghijklmnopqrstuu5Sx3JHhXyG1Q9qfR6Zl7n2v3V1g4hS\n`);
+    file('users-apr1', 'al:$apr1$salt$hash\n');
+    file('users-plain', 'al:secret\n');
+    file('users-noline', 'al\n');
+    file('users-twice', `al:${sha('a')}\nal:${sha('b')}\n`);
+    file('users-shortsha', 'al:{SHA}abcd\n');
+    file('users-scrypt-cost', 'al:$scrypt$ln=30,r=8,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA\n');
+    file('users-scrypt-form', 'al:$scrypt$N=16384$x$y\n');
+    file('not-pem', 'hello\n');
+    file('bad-pem', '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n');
+    file('cert.pem', certs.certPem);
+    file('key.pem', certs.keyPem);
+    file('other-key.pem', other.keyPem);
+    file(
+      'encrypted-key.pem',
+      createPrivateKey(certs.keyPem).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' }) as string,
+    );
+    const got = load(metrics);
+    if (typeof message === 'string') expect(got).toBe(message);
+    else expect(got).toMatch(message);
+  });
+
+  it('never shows the token, even when it is malformed', () => {
+    file('token-secret', 'very secret value\n');
+    expect(load({ 'bearer-token-file': 'token-secret' })).not.toMatch(/very|secret value/);
+  });
+
+  it('warns about a secret readable by others, a short token and an unsalted {SHA} hash', () => {
+    const c = parseConfig(
+      { ...PVE_MIN, metrics: { 'bearer-token-file': file('token-short', 'abc\n', 0o644) } },
+      join(dir, 'c.yaml'),
+    );
+    expect(loadListenerSecurity(c.metrics).warnings).toEqual([
+      `metrics.bearer-token-file: the token in '${join(dir, 'token-short')}' has 3 characters; one of at least 16 (e.g. openssl rand -hex 32) is harder to guess`,
+      `metrics.bearer-token-file: bearer token file '${join(dir, 'token-short')}' is readable by group or others (mode 0644); use chmod 600`,
+    ]);
+  });
+
+  it('are not read when the listener is off', () => {
+    expect(load({ enabled: false, 'bearer-token-file': 'missing' })).toBe('valid');
   });
 });

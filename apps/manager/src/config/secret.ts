@@ -15,6 +15,21 @@ export interface LoadedToken {
 }
 
 /**
+ * A warning when a file holding a secret (`what`: `API token file`, …) can be read by group or
+ * others, `undefined` when only its owner can (or it cannot be stat'ed: its reader says why).
+ */
+export function secretFileModeWarning(path: string, what: string): string | undefined {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o077) === 0) return undefined;
+  return `${what} '${path}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`;
+}
+
+/**
  * Reads the API token from a file or an environment variable (`@poise/pve-api`'s
  * `readTokenFile` / `tokenFromEnv`). Throws `invalid-token` naming the source, never the value.
  * `warnings` get a line when the file is readable by group or others.
@@ -27,12 +42,8 @@ export function loadToken(
   try {
     if (source.file !== undefined) {
       const token = readTokenFile(source.file);
-      const mode = statSync(source.file).mode & 0o777;
-      if ((mode & 0o077) !== 0) {
-        warnings.push(
-          `API token file '${source.file}' is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); use chmod 600`,
-        );
-      }
+      const warning = secretFileModeWarning(source.file, 'API token file');
+      if (warning !== undefined) warnings.push(warning);
       return { token, origin: `file '${source.file}'` };
     }
     if (source.env !== undefined)
