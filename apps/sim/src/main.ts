@@ -16,6 +16,8 @@ import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import type { LabIo } from './lab/cli-lab';
 import { LabError } from './lab/errors';
 import { LAB_COMMAND_NAMES, LAB_USAGE, LabUsageError } from './lab/usage';
+import { emptySetProblem, policyValueProblems } from './policy-values';
+import { watchStageFailures } from './stage-failures';
 import { SERVE_USAGE } from './serve/usage';
 
 type Profile = 'pve-5.2.0' | 'pve-9.2';
@@ -45,7 +47,12 @@ const USAGE = `usage:
   poise-sim summary <case-dir> [--profile pve-5.2.0|pve-9.2] [--set <crs-key>=<value>]... [--plugin <module>]...
   poise-sim rules-check <dir-with-*.cfg>...
 ${SERVE_USAGE}
-${LAB_USAGE}`;
+${LAB_USAGE}
+
+exit status: 0 ok; 1 a run failed (the simulation aborted, or a policy stage failed: the message
+names the plug-in, the stage and the round), a test failed, or compare/report failed; 2 a usage
+error or a bad input refused at load (a bad --set, a bad policy value in a case's datacenter.cfg
+naming the file, the key and the value, a module that is not a plug-in).`;
 
 class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -99,9 +106,14 @@ function parseArgs(argv: string[]): Args {
   return { command, paths, profile, out, sets, plugins, registry: BUILTIN_REGISTRY };
 }
 
-/** Checks the `--set` overrides (the keys of the plug-ins in force): a bad key or value is a usage error. */
+/**
+ * Checks the `--set` overrides (the keys of the plug-ins in force): a bad key or value is a
+ * usage error, and so is an empty value (`key=`: no key takes one).
+ */
 function checkOverrides(sets: readonly string[], registry: PolicyRegistry): void {
   for (const set of sets) {
+    const empty = emptySetProblem(set, registry);
+    if (empty !== undefined) throw new UsageError(empty);
     try {
       parseCrsOverride(set, registry);
     } catch (err) {
@@ -114,12 +126,24 @@ function checkOverrides(sets: readonly string[], registry: PolicyRegistry): void
 /**
  * Loads a case with the `--set` overrides applied (checked first: a bad one is a usage error);
  * its load warnings go to stderr (never into the log: the reference loads such files silently).
+ * A bad policy value in its `datacenter.cfg` is refused (a usage error naming the file, the key
+ * and the value: the one rule of poise-manager too), unless a `--set` of the key replaces it.
  */
 function loadWithOverrides(dir: string, name: string, args: Args, io: Io) {
   checkOverrides(args.sets, args.registry);
   const input = loadCase(dir, name, { registry: args.registry });
   printLoadWarnings(input.warnings, io);
-  return withCrsOverrides(input, args.sets, args.registry);
+  const overridden = withCrsOverrides(input, args.sets, args.registry);
+  const problems = policyValueProblems(overridden.datacenterCfg.crs, join(dir, 'datacenter.cfg'), args.registry);
+  if (problems.length > 0) throw new UsageError(problems.map((p) => `poise-sim: ${p}`).join('\n'));
+  return overridden;
+}
+
+/** The line and exit code of a run whose policy stage failed (see `stage-failures.ts`), or `undefined`. */
+function stageFailure(message: string | undefined, io: Io): number | undefined {
+  if (message === undefined) return undefined;
+  io.err(`poise-sim: ${message}`);
+  return 1;
 }
 
 /** Prints a case's load warnings (`CaseInput.warnings`), one line each. */
@@ -206,9 +230,10 @@ function cmdRun(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'run' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
   const input = loadWithOverrides(dir, basename(resolve(dir)), args, io);
+  const failures = watchStageFailures(args.registry);
   // lines go out in chunks: one write per line costs more than the simulation at scale
   let chunk = '';
-  const res = simulate(input, { profile: args.profile, registry: args.registry }, (line) => {
+  const res = simulate(input, { profile: args.profile, registry: failures.registry }, (line) => {
     chunk += line;
     if (chunk.length >= OUTPUT_CHUNK_CHARS) {
       io.write(chunk);
@@ -217,7 +242,7 @@ function cmdRun(args: Args, io: Io): number {
   });
   if (chunk) io.write(chunk);
   if (args.out) writeOutput(args.out, 'log', res.log);
-  return res.error ? 1 : 0;
+  return stageFailure(failures.message(), io) ?? (res.error ? 1 : 0);
 }
 
 function cmdTest(args: Args, io: Io): number {
@@ -235,8 +260,13 @@ function cmdTest(args: Args, io: Io): number {
       const expectPath = join(dir, 'log.expect');
       const expected = readInputFile(expectPath);
       if (expected === undefined) throw new Error(`missing '${expectPath}'`);
-      const res = simulate(input, { profile: args.profile, registry: args.registry });
-      if (res.log === expected) {
+      const failures = watchStageFailures(args.registry);
+      const res = simulate(input, { profile: args.profile, registry: failures.registry });
+      const stageFailed = failures.message();
+      if (stageFailed !== undefined) {
+        failed++;
+        io.out(`FAIL ${name}\n  error: ${stageFailed}`);
+      } else if (res.log === expected) {
         passed++;
         io.out(`PASS ${name}`);
       } else {
@@ -256,18 +286,22 @@ function cmdTest(args: Args, io: Io): number {
  * `summary`: runs the case with a {@link RunRecorder} and prints its summary as one line of
  * JSON (`moves`, `failedMoves`, `movesBySid`, `pingPongs`, `imbalanceTimeWeighted`,
  * `pressureSeconds`, `simSeconds`; see the `@poise/sim` README). Exit 1 if the simulation
- * aborted (the summary of the run so far is printed all the same).
+ * aborted or a policy stage failed (the summary of the run so far is printed all the same, and
+ * the failure on stderr, naming the plug-in, the stage and the round).
  */
 function cmdSummary(args: Args, io: Io): number {
   if (args.paths.length !== 1) throw new UsageError(`'summary' takes one case directory\n${USAGE}`);
   const dir = args.paths[0]!;
+  const failures = watchStageFailures(args.registry);
   const sim = new Simulation(loadWithOverrides(dir, basename(resolve(dir)), args, io), {
     profile: args.profile,
-    registry: args.registry,
+    registry: failures.registry,
   });
   const recorder = new RunRecorder(sim);
   sim.run();
   io.out(JSON.stringify(recorder.summary()));
+  const failed = stageFailure(failures.message(), io);
+  if (failed !== undefined) return failed;
   if (sim.error !== undefined) {
     io.err(`poise-sim: the simulation aborted: ${sim.error}`);
     return 1;

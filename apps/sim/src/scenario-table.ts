@@ -16,6 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PRESET_KEY, PolicyRegistry } from '@poise/policy';
+import { BUILTIN_REGISTRY } from '@poise/ha';
 import { stablePlugin } from '@poise/policy-stable';
 import { pressurePlugin } from '@poise/policy-pressure';
 import {
@@ -29,6 +30,7 @@ import {
   type RunSummary,
 } from '@poise/sim';
 import { progressBar, type ProgressStream } from './lab/progress';
+import { emptySetProblem } from './policy-values';
 
 /** The repository root (above apps/sim/src): the READMEs this script rewrites. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -175,6 +177,8 @@ export function parseTableArgs(argv: readonly string[]): { write: boolean; seed?
     } else if (a === '--set') {
       const v = argv[++i];
       if (v === undefined) throw new TableUsageError("'--set' needs <crs-key>=<value>");
+      const empty = emptySetProblem(v, BUILTIN_REGISTRY);
+      if (empty !== undefined) throw new TableUsageError(empty);
       try {
         parseCrsOverride(v);
       } catch (err) {

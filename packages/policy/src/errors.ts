@@ -65,7 +65,10 @@ export interface StageFailure {
   readonly plugin: string | undefined;
   readonly stage: string;
   readonly hook: StageHook;
-  /** The pipeline's round it happened in: 1 for the first `Pipeline.run` of that pipeline (0: outside a round). */
+  /**
+   * The round it happened in: the host's number of it when the host gives one to `Pipeline.run`,
+   * else the pipeline's count of its runs (1 for the first); 0 outside a round.
+   */
   readonly round: number;
   /** `ctx.now` of that round (seconds), or `undefined` outside a round. */
   readonly now: number | undefined;

@@ -127,8 +127,10 @@ export class Pipeline {
   readonly stages: readonly Stage[];
   readonly #owners: ReadonlyMap<string, string>;
   readonly #onStageError: ((err: StageError) => void) | undefined;
-  /** Rounds this pipeline ran (`run` calls), for {@link StageError.round}. */
+  /** Rounds this pipeline ran (`run` calls), for {@link StageError.round} when the host numbers none. */
   #rounds = 0;
+  /** The round running, as its {@link StageError}s name it. */
+  #round = 0;
   /** `ctx.now` of the round running, if one is. */
   #now: number | undefined;
   /**
@@ -199,7 +201,7 @@ export class Pipeline {
         plugin: this.#owners.get(stage.name),
         stage: stage.name,
         hook,
-        round: this.#now === undefined ? 0 : this.#rounds,
+        round: this.#round,
         now: this.#now,
         problem,
       },
@@ -242,15 +244,21 @@ export class Pipeline {
    * The state after an earlier stage stopped the round as not qualifying, for a host that
    * breaks the streaks itself on a round it does not run (e.g. an unsettled cluster): every
    * stage's `breakStreak` on its state (the input is not mutated). Throws {@link StageError}
-   * for a stage whose `breakStreak` throws or returns a state that is not plain JSON.
+   * for a stage whose `breakStreak` throws or returns a state that is not plain JSON (naming
+   * `round`, the host's number of the round, when given).
    */
-  breakStreaks(state: PipelineState): PipelineState {
-    const next: Record<string, unknown> = { ...state };
-    for (const stage of this.stages) {
-      if (stage.breakStreak && Object.hasOwn(state, stage.name))
-        next[stage.name] = this.#broken(stage, state[stage.name]);
+  breakStreaks(state: PipelineState, round?: number): PipelineState {
+    this.#round = round ?? 0;
+    try {
+      const next: Record<string, unknown> = { ...state };
+      for (const stage of this.stages) {
+        if (stage.breakStreak && Object.hasOwn(state, stage.name))
+          next[stage.name] = this.#broken(stage, state[stage.name]);
+      }
+      return next;
+    } finally {
+      this.#round = 0;
     }
-    return next;
   }
 
   #broken(stage: Stage, state: unknown): unknown {
@@ -314,19 +322,23 @@ export class Pipeline {
    * names the host's missing member, and the host's own errors passing through the stage), a
    * result not of the shape its type says (`returned undefined`), or a state that is not plain
    * JSON (`state.x is a function`, NaN, Infinity, a BigInt, a Map, a cycle, an `undefined`
-   * field). The host's state stays as before the round.
+   * field). The host's state stays as before the round. The error names the round by `round`,
+   * the host's number of it, when given (the daemon's round), else by this pipeline's count of
+   * its runs (1 for the first).
    */
-  run(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
+  run(ctx: BalanceContext, state: PipelineState, round?: number): { decision: Decision; state: PipelineState } {
     this.#rounds++;
+    this.#round = round ?? this.#rounds;
     this.#now = typeof ctx.now === 'number' ? ctx.now : undefined;
     try {
-      return this.#returned(this.#round(ctx, state));
+      return this.#returned(this.#runRound(ctx, state));
     } finally {
       this.#now = undefined;
+      this.#round = 0;
     }
   }
 
-  #round(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
+  #runRound(ctx: BalanceContext, state: PipelineState): { decision: Decision; state: PipelineState } {
     const restored = this.restore(state);
     const notices: Notice[] = [];
     const collect = (stage: string, list: readonly NoticeInit[] | undefined) => {

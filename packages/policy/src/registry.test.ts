@@ -106,6 +106,15 @@ describe('PolicyRegistry: reading the settings', () => {
     expect(registry.checkValue('ha-auto-rebalance-preset', 'max')?.key).toBe('crs.ha-auto-rebalance-preset');
   });
 
+  it('refusal words a bad value as every host refuses it, after the file and the key', () => {
+    expect(registry.refusal('freeze', 1)).toBeUndefined();
+    expect(registry.refusal('freeze', 2)).toBe("invalid value '2' (0 or 1)");
+    expect(registry.refusal('pause-seconds', 'abc')).toMatch(/^invalid value 'abc' \(seconds, 0 to \d+\)$/);
+    expect(registry.refusal('ha-auto-rebalance-preset', 'max')).toBe("invalid value 'max' (one of recommended)");
+    // not a key of a plug-in: no judgement
+    expect(registry.refusal('no-such-key', 'x')).toBeUndefined();
+  });
+
   it('settingsOf refuses a plug-in of another registry', () => {
     const other = definePlugin({ name: 'other', keys: {} });
     expect(() => registry.settingsOf(registry.off, other)).toThrow("plug-in 'other' is not in this registry");

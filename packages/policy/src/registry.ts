@@ -12,6 +12,7 @@ import {
   type RebalancePreset,
   type SettingProblem,
   crsJsonSchema,
+  quoted,
   readCrs,
   readCrsKeys,
 } from './settings';
@@ -255,6 +256,22 @@ export class PolicyRegistry {
   checkValue(key: string, value: unknown): SettingProblem | undefined {
     const settings = this.readSettings({ [key]: value }, false);
     return settings.problems[0];
+  }
+
+  /**
+   * Why a host refuses this value of a key, as every host words it after the file and the key
+   * (`<file>: policy.<key>: …`, `<file>: crs.<key>: …`, `'--set <key>=<value>': …`):
+   * `invalid value 'abc' (seconds, 0 to 3600)`; `undefined` when the key takes it or is none of
+   * the plug-ins' keys or the preset. One rule for every host: a bad value is refused where it
+   * is loaded, never read as off (the fallback of {@link read} is for a running cluster's
+   * `datacenter.cfg`, which a host cannot refuse).
+   */
+  refusal(key: string, value: unknown): string | undefined {
+    const problem = this.checkValue(key, value);
+    if (problem === undefined) return undefined;
+    return problem.expected === undefined
+      ? problem.message.replace(/^datacenter\.cfg: /, '')
+      : `invalid value ${quoted(value)} (${problem.expected})`;
   }
 
   /** The JSON schema of every plug-in's keys and the preset (`crsJsonSchema`). */

@@ -44,6 +44,11 @@ export interface SettingProblem {
   readonly value: unknown;
   /** e.g. `datacenter.cfg: invalid value 'x' for 'crs.ha-auto-rebalance-backoff' (...), falling back to 0 (off)`. */
   readonly message: string;
+  /**
+   * For a bad value of a key: what the key takes, e.g. `seconds, 0 to 3600` or `one of
+   * imbalance, contention` (the text in parentheses of `message`). Absent for other problems.
+   */
+  readonly expected?: string;
 }
 
 /** The `crs` section, read once: the raw keys, the preset and the problems found so far. */
@@ -97,7 +102,8 @@ export type CrsKeySpec = NumberKeySpec | FlagKeySpec | ChoiceKeySpec;
 /** A strict decimal number: no hex, no blanks, no empty string (which `Number` would accept). */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-function quoted(raw: unknown): string {
+/** A value as the messages of bad values quote it: `'abc'`, `'-1'`, `(an object)`. */
+export function quoted(raw: unknown): string {
   return typeof raw === 'object' && raw !== null ? `(${showValue(raw)})` : `'${String(raw)}'`;
 }
 
@@ -122,6 +128,7 @@ export function readCrs(raw: unknown): CrsInput {
       problems.push({
         key: `crs.${PRESET_KEY}`,
         value,
+        expected: `one of ${PRESETS.join(', ')}`,
         message: `datacenter.cfg: invalid value ${quoted(value)} for 'crs.${PRESET_KEY}' (one of ${PRESETS.join(', ')}), using no preset`,
       });
     }
@@ -147,6 +154,7 @@ function problem(spec: CrsKeySpec, raw: unknown, expected: string, problems: Set
   problems.push({
     key: `crs.${spec.key}`,
     value: raw,
+    expected,
     message: `datacenter.cfg: invalid value ${quoted(raw)} for 'crs.${spec.key}' (${expected}), falling back to ${fallback}`,
   });
 }

@@ -195,10 +195,15 @@ describe('a stage that breaks its contract fails the round with one StageError',
     expect(failure(pipeline).message).toBe(
       "stage 'later' failed in round 1 (now 60): breakStreak() returned a state that is not plain JSON: state is a BigInt",
     );
-    // a host breaking the streaks on a round it does not run: no round named
+    // a host breaking the streaks on a round it does not run: its round named, if it gives one
     expect(() => pipeline.breakStreaks({ later: null })).toThrow(
       "stage 'later' failed: breakStreak() returned a state that is not plain JSON: state is a BigInt",
     );
+    expect(() => pipeline.breakStreaks({ later: null }, 12)).toThrow(
+      "stage 'later' failed in round 12: breakStreak() returned a state that is not plain JSON: state is a BigInt",
+    );
+    // the host's number of the round, when it gives one to run
+    expect(() => pipeline.run(host(80), {}, 41)).toThrow("stage 'later' failed in round 41 (now 80): breakStreak()");
 
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

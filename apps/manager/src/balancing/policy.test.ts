@@ -3,7 +3,7 @@ import { BUILTIN_REGISTRY } from '@poise/ha';
 import { contentionPlugin } from '@poise/policy-contention';
 import { planPlugin } from '@poise/policy-plan';
 import { stablePlugin } from '@poise/policy-stable';
-import { parseConfig } from '../config/load';
+import { parseConfig, withPolicyLayer } from '../config/load';
 import { buildUsageModel, migrationCandidates, restrictToModel } from './model';
 import { balanceContext, buildPolicy, checkPipelineState } from './policy';
 import { GIB, haGuest, node, snapshot } from '../testing/support';
@@ -83,27 +83,37 @@ describe('buildPolicy', () => {
     [
       'ha-auto-rebalance-backoff',
       'abc',
-      "policy.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600), falling back to 0 (off)",
+      "(defaults): policy.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600)",
     ],
     [
       'ha-auto-rebalance-min-pressure-cpu',
       150,
-      "policy.ha-auto-rebalance-min-pressure-cpu: invalid value '150' (percent, 0 to 100), falling back to 0 (off)",
+      "(defaults): policy.ha-auto-rebalance-min-pressure-cpu: invalid value '150' (percent, 0 to 100)",
     ],
-    [
-      'ha-auto-rebalance-memhost',
-      'yes',
-      "policy.ha-auto-rebalance-memhost: invalid value 'yes' (0 or 1), falling back to 0 (off)",
-    ],
+    ['ha-auto-rebalance-memhost', 'yes', "(defaults): policy.ha-auto-rebalance-memhost: invalid value 'yes' (0 or 1)"],
     [
       'ha-auto-rebalance-pressure-missing',
       'panic',
-      "policy.ha-auto-rebalance-pressure-missing: invalid value 'panic' (one of balance, hold), falling back to 'balance' (the default)",
+      "(defaults): policy.ha-auto-rebalance-pressure-missing: invalid value 'panic' (one of balance, hold)",
     ],
-  ])('a bad %s is a problem naming the key, and that stage is off', (key, value, message) => {
-    const p = referenceWith({ [key]: value });
-    expect(p.problems).toEqual([message]);
-    expect(p.pipeline.stages).toHaveLength(6);
+    [
+      'ha-auto-rebalance-objective',
+      '',
+      "(defaults): policy.ha-auto-rebalance-objective: invalid value '' (one of imbalance, contention)",
+    ],
+  ])('a bad %s is refused at load, naming the key and the value (no fallback to off)', (key, value, message) => {
+    expect(() => referenceWith({ [key]: value })).toThrow(message);
+  });
+
+  it('a bad value that got past the config is refused by buildPolicy, named where it was set', () => {
+    const config = parseConfig({ sim: { 'case-dir': '/x' } }, '/etc/poise/c.yaml');
+    const layered = withPolicyLayer(config, {
+      source: { kind: 'case', label: "the crs of '/x/datacenter.cfg'", keyPath: "'/x/datacenter.cfg': crs." },
+      values: new Map([['ha-auto-rebalance-backoff', 'abc']]),
+    });
+    expect(() => buildPolicy(layered.policy)).toThrow(
+      "'/x/datacenter.cfg': crs.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600)",
+    );
   });
 
   it('the plan key puts the plan-guided stage in the select slot (over the cost stage); a bad value names the key', () => {
@@ -121,9 +131,9 @@ describe('buildPolicy', () => {
     expect(recommended.description).toMatch(/, plan-guided(,|$)/);
     expect(BUILTIN_REGISTRY.settingsOf(recommended.settings, planPlugin)).toEqual({ plan: true });
     expect(recommended.needs.planInput).toBe(true);
-    expect(policyOf({ 'ha-auto-rebalance-plan': 'maybe' }).problems).toEqual([
-      expect.stringMatching(/^policy\.ha-auto-rebalance-plan: invalid value 'maybe'/),
-    ]);
+    expect(() => policyOf({ 'ha-auto-rebalance-plan': 'maybe' })).toThrow(
+      "(defaults): policy.ha-auto-rebalance-plan: invalid value 'maybe' (0 or 1)",
+    );
   });
 
   it("the plan-guided stage plans on the round's snapshot", () => {
@@ -166,9 +176,9 @@ describe('buildPolicy', () => {
       minGainSeconds: 30,
       costBenefit: false,
     });
-    expect(policyOf({ 'ha-auto-rebalance-objective': 'fast' }).problems).toEqual([
-      "policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention), falling back to 'imbalance' (the default)",
-    ]);
+    expect(() => policyOf({ 'ha-auto-rebalance-objective': 'fast' })).toThrow(
+      "(defaults): policy.ha-auto-rebalance-objective: invalid value 'fast' (one of imbalance, contention)",
+    );
     const frugal = policyOf({
       'ha-auto-rebalance-preset': 'reference',
       'ha-auto-rebalance-objective': 'contention',
@@ -182,12 +192,15 @@ describe('buildPolicy', () => {
       minGainSeconds: 120,
       costBenefit: false,
     });
+    expect(() =>
+      policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' }),
+    ).toThrow(
+      "(defaults): policy.ha-auto-rebalance-contention-min-gain: invalid value 'lots' (guest-seconds, 0 to 86400)",
+    );
+    // a key that means nothing beside the others is no bad value: a warning at start
     expect(
-      policyOf({ 'ha-auto-rebalance-objective': 'contention', 'ha-auto-rebalance-contention-min-gain': 'lots' })
-        .problems,
-    ).toEqual([
-      "policy.ha-auto-rebalance-contention-min-gain: invalid value 'lots' (guest-seconds, 0 to 86400), falling back to 30 (the default)",
-    ]);
+      policyOf({ 'ha-auto-rebalance-objective': 'imbalance', 'ha-auto-rebalance-contention-min-gain': 60 }).problems,
+    ).toEqual([expect.stringMatching(/^policy\.ha-auto-rebalance-contention-min-gain: value 60 has no effect/)]);
   });
 });
 

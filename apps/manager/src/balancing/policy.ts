@@ -6,6 +6,7 @@ import {
   type MigrationCandidate,
   type MotionOutcome,
   type Pipeline,
+  PolicyError,
   type PolicySettings,
   PRESET_KEY,
   type ScoredMigration,
@@ -13,6 +14,7 @@ import {
 } from '@poise/policy';
 import { planInputFromSnapshot } from '@poise/plan';
 import type { PolicyConfig, PolicySource } from '../config/load';
+import { ManagerError } from '../errors';
 import { REFERENCE_POLICY_KEYS } from '../config/schema';
 import type { UsageModel } from './model';
 import type { ClusterSnapshot } from '../cluster/port';
@@ -30,9 +32,11 @@ export interface BuiltPolicy {
   /** One line: the stages and their settings. */
   readonly description: string;
   /**
-   * One line per bad setting, naming the key (`policy.ha-auto-rebalance-backoff: invalid value
-   * 'abc' (seconds, 0 to 3600), falling back to 0 (off)`); that stage is off, as the variant
-   * packages decide.
+   * One line per setting that means nothing beside the others, naming the key
+   * (`policy.ha-auto-rebalance-contention-min-gain: value 60 has no effect while the objective is
+   * 'imbalance' …`): logged as a warning at start. A bad value is no such line: the config
+   * refuses it at load (`<file>: policy.<key>: invalid value 'abc' (seconds, 0 to 3600)`), and
+   * {@link buildPolicy} refuses one that got past it.
    */
   readonly problems: readonly string[];
   /**
@@ -86,11 +90,13 @@ function describeSources(policy: PolicyConfig): string {
 /**
  * Builds the balancer pipeline from the `crs`-style policy keys through the policy registry in
  * force (`policy.registry`: the built-in plug-ins and those of `policy.plugins`), the way
- * `@poise/policy` documents it for a host: every plug-in's settings read from the keys (each bad
- * value a problem naming its key, that stage off), then the pipeline with the reference keys in
- * the pve-9.2 units (threshold and margin in percent of the normalised imbalance, hence the
- * division by 100, as `@poise/ha` does). Never throws for a bad variant value; the reference keys
- * are checked by the config schema.
+ * `@poise/policy` documents it for a host: every plug-in's settings read from the keys, then the
+ * pipeline with the reference keys in the pve-9.2 units (threshold and margin in percent of the
+ * normalised imbalance, hence the division by 100, as `@poise/ha` does). A bad value is refused,
+ * never read as off: the config schema refuses it at load (naming the file, the key and the
+ * value) and this refuses one that got past it the same way; so is a balancer the plug-ins
+ * cannot build (two objectives, a plug-in function that throws). Throws {@link ManagerError}
+ * `invalid-config`.
  */
 export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean } = {}): BuiltPolicy {
   const ref = policy.reference;
@@ -103,6 +109,15 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
   // `reference` and `none` are poise-manager's words for no preset: every variant stage off unless set
   if (policy.preset !== 'recommended') delete raw[PRESET_KEY];
   const settings = registry.read(raw);
+  const refused = Object.keys(raw).flatMap((key) => {
+    const refusal = registry.refusal(key, raw[key]);
+    if (refusal === undefined) return [];
+    const source = policy.origins.get(key);
+    const where =
+      source?.kind === 'config' ? `${source.label.replace(/^'|'$/g, '')}: policy.` : (source?.keyPath ?? 'policy.');
+    return [`${where}${key}: ${refusal}`];
+  });
+  if (refused.length > 0) throw new ManagerError('invalid-config', refused.join('\n'));
   const problems = settings.problems.map((p) => settingProblemLine(policy, p));
   const thresholdFraction = ref.thresholdPercent / 100;
   const reference = {
@@ -111,7 +126,13 @@ export function buildPolicy(policy: PolicyConfig, options: { holdMet?: boolean }
     margin: ref.marginPercent / 100,
     method: ref.method,
   };
-  const pipeline = registry.pipeline(settings, reference);
+  let pipeline: Pipeline;
+  try {
+    pipeline = registry.pipeline(settings, reference);
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    throw new ManagerError('invalid-config', `policy: the balancer cannot be built: ${err.message}`, { cause: err });
+  }
   const described = [`preset ${policy.preset}`, ...registry.describe(settings)];
   return {
     pipeline,

@@ -132,8 +132,14 @@ function checkListen(value: string): string {
   return value;
 }
 
+/**
+ * The command line's overrides of the config. `env: sim` without `sim.case-dir` runs the bundled
+ * scenario (as `--sim` without a directory does), whether or not `--sim` is given: the daemon's
+ * start and `--check-config` read the same config.
+ */
 function overridesOf(args: Args): ConfigOverrides {
   return {
+    defaultSimCaseDir: bundledSimCase(),
     ...(args.mode ? { mode: args.mode } : {}),
     ...(args.sim ? { env: 'sim' as const, simCaseDir: args.simDir ?? bundledSimCase(), mode: args.mode ?? 'act' } : {}),
     ...(args.speed !== undefined ? { simSpeed: args.speed } : {}),
@@ -227,7 +233,15 @@ export async function main(argv: readonly string[], io: Io = processIo, hooks: M
   }
   if (args.checkConfig) {
     // every check first, then one verdict
-    const check = await checkConfig(config, io.env);
+    let check;
+    try {
+      check = await checkConfig(config, io.env);
+    } catch (err) {
+      // the policy the daemon would build refused (see buildPolicy): as its start refuses it
+      if (!(err instanceof ManagerError) || err.code !== 'invalid-config') throw err;
+      io.err(`poise-manager: invalid configuration:\n${err.message}`);
+      return EXIT_CONFIG;
+    }
     const source = config.file ?? 'the built-in defaults';
     io.out(`config ${source}:`);
     for (const line of check.lines) io.out(`  ${line}`);

@@ -76,12 +76,11 @@ describe('poise-manager runs a plug-in only a test fixture defines', () => {
     );
   });
 
-  it('a bad value of its key is named like a built-in one, and its stage is off', async () => {
-    const run = await simRun(config([`plugins: ['${FIXTURE}']`, 'fixture-move-quota: lots']));
-    expect([run.code, run.requested]).toEqual([EXIT_OK, 3]);
-    expect(run.records.map((r) => String(r.msg))).toContainEqual(
-      "policy.fixture-move-quota: invalid value 'lots' (moves, 0 to 1000), falling back to 0 (off)",
-    );
+  it('a bad value of its key is refused at load like a built-in one, naming the file, the key and the value', async () => {
+    const file = config([`plugins: ['${FIXTURE}']`, 'fixture-move-quota: lots']);
+    const run = await simRun(file);
+    expect([run.code, run.requested, run.records]).toEqual([EXIT_CONFIG, undefined, []]);
+    expect(run.err.join('\n')).toContain(`${file}: policy.fixture-move-quota: invalid value 'lots' (moves, 0 to 1000)`);
   });
 
   it('--print-schema --config lists its key; without the plug-in the key is unknown', async () => {

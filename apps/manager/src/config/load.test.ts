@@ -40,6 +40,7 @@ describe('config defaults', () => {
       motionTimeoutSeconds: 3600,
       pickupTimeoutSeconds: 120,
       settleSeconds: 120,
+      maxFailingRounds: 5,
     });
     expect(c.metrics).toEqual({
       enabled: true,
@@ -61,12 +62,12 @@ describe('config defaults', () => {
     });
   });
 
-  it('keeps every known policy key as given, for the policy stages to check, and says where each came from', () => {
+  it('keeps every known policy key as given, and says where each came from', () => {
     const c = parseConfig(
-      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 'abc', 'ha-auto-rebalance-preset': 'reference' } },
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': '90', 'ha-auto-rebalance-preset': 'reference' } },
       '/etc/poise/c.yaml',
     );
-    expect(c.policy.keys.get('ha-auto-rebalance-backoff')).toBe('abc');
+    expect(c.policy.keys.get('ha-auto-rebalance-backoff')).toBe('90');
     expect(c.policy.preset).toBe('reference');
     expect(c.policy.keys.get('ha-auto-rebalance-threshold')).toBe(30);
     expect(c.policy.origins.get('ha-auto-rebalance-threshold')).toEqual({
@@ -184,6 +185,22 @@ describe('config errors name the field by dot path and show the bad value', () =
     [
       { ...PVE_MIN, limits: { 'settle-time': 'soon' } },
       'test.yaml: limits.settle-time: expected a number of seconds from 0 to 3600, got "soon"',
+    ],
+    [
+      { ...PVE_MIN, limits: { 'max-failing-rounds': 0 } },
+      'test.yaml: limits.max-failing-rounds: expected an integer from 1 to 1000, got 0',
+    ],
+    [
+      { ...PVE_MIN, limits: { 'max-failing-rounds': 2.5 } },
+      'test.yaml: limits.max-failing-rounds: expected an integer from 1 to 1000, got 2.5',
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-backoff': 'abc' } },
+      "test.yaml: policy.ha-auto-rebalance-backoff: invalid value 'abc' (seconds, 0 to 3600)",
+    ],
+    [
+      { ...PVE_MIN, policy: { 'ha-auto-rebalance-objective': 'fastest' } },
+      "test.yaml: policy.ha-auto-rebalance-objective: invalid value 'fastest' (one of imbalance, contention)",
     ],
     [
       { ...PVE_MIN, metrics: { 'allowed-hosts': 'poise.example.org' } },

@@ -204,6 +204,8 @@ export interface ManagerConfig {
     readonly pickupTimeoutSeconds: number;
     /** `limits.settle-time`. */
     readonly settleSeconds: number;
+    /** `limits.max-failing-rounds`: rounds in a row with a failed policy stage before balancing stops. */
+    readonly maxFailingRounds: number;
   };
   readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
   readonly statePath: string;
@@ -373,6 +375,7 @@ function normalise(
       motionTimeoutSeconds: file.limits['motion-timeout'],
       pickupTimeoutSeconds: file.limits['pickup-timeout'],
       settleSeconds: file.limits['settle-time'],
+      maxFailingRounds: file.limits['max-failing-rounds'],
     },
     metrics: { enabled: file.metrics.enabled, host: listen.host, port: listen.port },
     statePath: resolvePath(path, file.state.file),
@@ -386,6 +389,12 @@ export interface ConfigOverrides {
   readonly env?: 'sim' | 'pve';
   readonly mode?: 'observe' | 'act';
   readonly simCaseDir?: string;
+  /**
+   * The case of `env: sim` when neither the file (`sim.case-dir`) nor `simCaseDir` names one:
+   * the bundled scenario, as `--sim` without a directory runs it (resolved from the working
+   * directory, as `simCaseDir`).
+   */
+  readonly defaultSimCaseDir?: string;
   /** `--speed`: `sim.speed`. */
   readonly simSpeed?: number;
   /** `--listen <host:port>`: `metrics.listen`, and the listener on (`metrics.enabled: true`). */
@@ -421,6 +430,11 @@ export function parseConfig(
       ...result.data.sim,
       ...(overrides.simCaseDir === undefined ? {} : { 'case-dir': overrides.simCaseDir }),
       ...(overrides.simSpeed === undefined ? {} : { speed: overrides.simSpeed }),
+      ...(overrides.simCaseDir === undefined &&
+      result.data.sim['case-dir'] === undefined &&
+      overrides.defaultSimCaseDir !== undefined
+        ? { 'case-dir': overrides.defaultSimCaseDir }
+        : {}),
     },
     metrics: overrides.listen === undefined ? result.data.metrics : { enabled: true, listen: overrides.listen },
   };
@@ -435,9 +449,10 @@ export function parseConfig(
     Object.keys(rawPolicy(raw) ?? {}),
     registry,
   );
-  // a --sim directory is relative to the working directory, not to the config file
-  if (overrides.simCaseDir !== undefined)
-    return { ...config, sim: { ...config.sim, caseDir: resolve(overrides.simCaseDir) } };
+  // a --sim directory (or the bundled case) is relative to the working directory, not to the config file
+  const given =
+    overrides.simCaseDir ?? (result.data.sim['case-dir'] === undefined ? overrides.defaultSimCaseDir : undefined);
+  if (given !== undefined) return { ...config, sim: { ...config.sim, caseDir: resolve(given) } };
   return config;
 }
 

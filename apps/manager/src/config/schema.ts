@@ -33,6 +33,14 @@ const DEFAULT_PICKUP_TIMEOUT_SECONDS = 120;
  */
 const DEFAULT_SETTLE_SECONDS = 120;
 const MAX_SETTLE_SECONDS = 3600;
+/**
+ * Rounds in a row whose policy stage failed (a plug-in's stage threw, returned something else
+ * than its contract says, or kept state that is not JSON) before the daemon stops balancing
+ * until a reload or a restart: a few, so that one bad round is not the end, but a broken stage
+ * does not fill the log for hours.
+ */
+const DEFAULT_MAX_FAILING_ROUNDS = 5;
+const MAX_FAILING_ROUNDS = 1000;
 /** Per-request timeout of the Proxmox VE API client. */
 const DEFAULT_API_TIMEOUT_SECONDS = 10;
 const DEFAULT_METRICS_LISTEN = '127.0.0.1:9879';
@@ -268,12 +276,18 @@ export function policySchemaFor(registry: PolicyRegistry) {
     .catchall(policyValue)
     .superRefine((value, ctx) => {
       for (const key of Object.keys(value)) {
-        if (key === PLUGINS_KEY || isKnownPolicyKey(key, registry)) continue;
-        ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key, registry) });
+        if (key === PLUGINS_KEY) continue;
+        if (!isKnownPolicyKey(key, registry)) {
+          ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: policyKeyMessage(key, registry) });
+          continue;
+        }
+        // a plug-in's key: its value judged by its plug-in, and refused here (never read as off)
+        const refusal = registry.spec(key) === undefined ? undefined : registry.refusal(key, value[key]);
+        if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: [key], input: value[key], message: refusal });
       }
     })
     .describe(
-      "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here; the variant keys (backoff, cooldown, …) by the policy stages, which log a bad value and leave that stage off. An unknown key is an error.",
+      "The balancer policy, keyed like the datacenter.cfg 'crs' options (pve-9.2 units). The reference keys and the preset are checked here, the variant keys (backoff, cooldown, …) by their plug-ins; a bad value or an unknown key is an error.",
     );
 }
 
@@ -304,6 +318,14 @@ const limitsSchema = section({
     .default(DEFAULT_SETTLE_SECONDS)
     .describe(
       'While a node is not online (offline, unknown, fenced, gone) or an HA service is being fenced, recovered, frozen, started or stopped, no motion is requested; nor for this many seconds after the last such change.',
+    ),
+  'max-failing-rounds': num(`an integer from 1 to ${MAX_FAILING_ROUNDS}`)
+    .int({ error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
+    .min(1, { error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
+    .max(MAX_FAILING_ROUNDS, { error: `expected an integer from 1 to ${MAX_FAILING_ROUNDS}` })
+    .default(DEFAULT_MAX_FAILING_ROUNDS)
+    .describe(
+      'After this many rounds in a row in which a policy stage failed (threw, returned a wrong result, kept state that is not JSON), the daemon stops balancing with one error naming the plug-in and the stage, until a reload (SIGHUP) or a restart; it still follows a motion in flight, holds or yields the lock and reads the cluster every round.',
     ),
 }).describe('Safety limits on what the daemon does.');
 

@@ -245,6 +245,8 @@ export class Daemon {
       this.ctx.policy = policy;
       this.ctx.metrics.countFromZero({ skipReasons: knownSkipReasons(policy.pipeline.stages) });
       this.keeper.adoptPipelineState(this.keeper.state.pipeline, 'config');
+      // a new policy: balancing stopped for a failing stage runs again
+      this.rounds.stageGuard.reset();
     };
     if (!reloadConfig(this.ctx, this.options.reloadConfig, this.options.isTty ?? false, adopt)) return;
     this.logPolicy('config');
@@ -273,7 +275,7 @@ export class Daemon {
 
   /** The JSON of `/status`. */
   status(): Record<string, unknown> {
-    return statusJson(this.ctx, {
+    const status = statusJson(this.ctx, {
       active: this.lock.active,
       clusterBalancer: this.rounds.clusterBalancer,
       rounds: this.rounds.rounds,
@@ -282,5 +284,8 @@ export class Daemon {
       cluster: this.watch.status(this.ctx.now()),
       paused: this.follower.pausedKinds(),
     });
+    // balancing stopped for a failing policy stage: said first (the page shows the notice)
+    const stopped = this.rounds.stageGuard.stopped ?? null;
+    return { ...status, ...(stopped ? { notice: stopped.message } : {}), balancingStopped: stopped };
   }
 }

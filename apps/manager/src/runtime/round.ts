@@ -37,6 +37,7 @@ import {
   SKIP_COUNTED_OUTCOMES,
 } from './report';
 import type { StateKeeper } from './state-keeper';
+import { isStageError, StageGuard } from './stage-guard';
 import { describeMotion, percent } from './text';
 
 /** Whether a guest is in one of the transitional HA states (see `cluster/condition.ts`). */
@@ -130,6 +131,13 @@ export class RoundRunner {
   ) {}
 
   /** Whether a round is at work (its line not yet written). */
+  #stageGuard: StageGuard | undefined;
+
+  /** The policy's failing stages, and whether balancing stopped for them (see `stage-guard.ts`). */
+  get stageGuard(): StageGuard {
+    return (this.#stageGuard ??= new StageGuard(this.ctx));
+  }
+
   get busy(): boolean {
     return this.working;
   }
@@ -159,7 +167,9 @@ export class RoundRunner {
     try {
       partial = await this.body();
     } catch (err) {
-      partial = { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
+      partial = isStageError(err)
+        ? this.stageGuard.failed(err, this.roundNo)
+        : { outcome: 'error', reason: 'error', level: 'error', message: `round failed: ${errorMessage(err)}` };
     } finally {
       this.working = false;
     }
@@ -336,7 +346,11 @@ export class RoundRunner {
           }
         : {}),
     };
-    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline);
+    // balancing stopped for a failing stage: the round has done its HA-safety duties above
+    const stopped = this.stageGuard.stoppedReport();
+    if (stopped) return { ...stopped, fields: { ...fields, ...stopped.fields } };
+    const { decision, state: pipelineState } = policy.pipeline.run(scoring, this.keeper.state.pipeline, this.roundNo);
+    this.stageGuard.succeeded();
     // the pipeline state that saw the outcomes and the end of their being unreported: one write
     this.keeper.update({ pipeline: pipelineState, unreported: [] });
     this.logNotices(decision.notices);
@@ -375,12 +389,10 @@ export class RoundRunner {
 
   /** The stages' streaks (the hold count) restart, as after a round that does not qualify (`Stage.breakStreak`). */
   private breakStreaks(): void {
+    if (this.stageGuard.stopped) return;
     const state = this.keeper.state.pipeline;
-    const next: Record<string, unknown> = { ...state };
-    for (const stage of this.ctx.policy.pipeline.stages) {
-      if (stage.breakStreak && Object.hasOwn(state, stage.name))
-        next[stage.name] = stage.breakStreak(state[stage.name]);
-    }
+    // the pipeline's checks: a stage's breakStreak that fails is its StageError
+    const next = this.ctx.policy.pipeline.breakStreaks(state, this.roundNo);
     if (JSON.stringify(next) !== JSON.stringify(state)) this.keeper.update({ pipeline: next });
   }
 

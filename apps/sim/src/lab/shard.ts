@@ -11,7 +11,15 @@ import { z } from 'zod';
 import { digestTrace, type LabSummary, type RunDigest } from './compare';
 import { LabError } from './errors';
 import { saveTrace, tracePath, writeAll } from './lab';
-import { planRuns, runAll, scenarioDir, type RunJob, type ScenarioRef, type WorkerStats } from './runner';
+import {
+  planRuns,
+  runAll,
+  scenarioDir,
+  type PluginModules,
+  type RunJob,
+  type ScenarioRef,
+  type WorkerStats,
+} from './runner';
 import { compareNames } from '@poise/usage';
 import { dotPath, type RunTrace } from './trace';
 import type { Variant } from './variants';
@@ -250,6 +258,8 @@ export interface ShardRunOptions {
   variants: Variant[];
   seeds: number[];
   module: string | URL;
+  /** Out-of-tree policy plug-ins every run loads (`--plugin`), as `compare` without `--shard` gets them. */
+  plugins?: PluginModules;
   jobs?: number;
   out: string;
   title: string;
@@ -283,6 +293,7 @@ export async function runShard(o: ShardRunOptions): Promise<ShardFile> {
           jobs: o.jobs,
           onProgress: o.onProgress,
           onWorkers: o.onWorkers,
+          ...(o.plugins ? { runOptions: { plugins: o.plugins } } : {}),
           consume: (job, trace: RunTrace) => {
             if (saveTraces) saveTrace(o.out, trace);
             return digestTrace(trace, job.seed === firstSeed);

@@ -11,6 +11,8 @@ import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
 import type { PolicyRegistry } from '@poise/policy';
 import { RunRecorder, SimError, Simulation, loadCase, withCrsOverrides } from '@poise/sim';
 import { LabError } from './errors';
+import { watchStageFailures } from '../stage-failures';
+import { policyValueProblems } from '../policy-values';
 import { recordPlacement, servicePlacement } from './placement';
 import { scenarioDir, type RunOptions, type ScenarioRef } from './runner';
 import { TRACE_FORMAT, type RunTrace } from './trace';
@@ -28,7 +30,8 @@ export function variantOverrides(variant: Variant): string[] {
  * Runs one scenario under one variant with `seed` (`pve-9.2` profile) and returns its trace;
  * with `options.plugins`, once it has loaded them (a promise). Throws {@link LabError}
  * `bad-variants` for a key or value the simulator refuses, `bad-scenario` for a case that does
- * not load, `run-failed` when the simulation aborts.
+ * not load, `run-failed` when the simulation aborts or a policy stage fails (the message names
+ * the plug-in, the stage and the round: see `StageError` of `@poise/policy`).
  */
 export function runOne(scenario: ScenarioRef, variant: Variant, seed: number): RunTrace;
 export function runOne(
@@ -50,7 +53,9 @@ export function runOne(
   );
 }
 
-function runWith(registry: PolicyRegistry, scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
+function runWith(plugins: PolicyRegistry, scenario: ScenarioRef, variant: Variant, seed: number): RunTrace {
+  const failures = watchStageFailures(plugins);
+  const registry = failures.registry;
   let input;
   try {
     input = loadCase(scenarioDir(scenario, seed), scenario.name, { registry });
@@ -64,6 +69,9 @@ function runWith(registry: PolicyRegistry, scenario: ScenarioRef, variant: Varia
       throw new LabError('bad-variants', `variant '${variant.name}': ${err.message}`, { cause: err });
     throw err;
   }
+  // the one rule for a bad policy value: refused, naming the file, the key and the value
+  const bad = policyValueProblems(input.datacenterCfg.crs, `${scenarioDir(scenario, seed)}/datacenter.cfg`, registry);
+  if (bad.length > 0) throw new LabError('bad-scenario', `scenario '${scenario.name}': ${bad.join('; ')}`);
   const sim = new Simulation(input, { profile: LAB_PROFILE, seed, registry });
   const recorder = new RunRecorder(sim);
   const initial = servicePlacement(sim.view());
@@ -71,6 +79,8 @@ function runWith(registry: PolicyRegistry, scenario: ScenarioRef, variant: Varia
   if (result.error !== undefined) {
     throw new LabError('run-failed', `the simulator stopped at ${sim.time} s: ${result.error}`);
   }
+  const failed = failures.message();
+  if (failed !== undefined) throw new LabError('run-failed', failed);
   recorder.detach();
   const load = input.simOptions?.pressureModel === 'load' ? input.simOptions.loadPressure : undefined;
   return {

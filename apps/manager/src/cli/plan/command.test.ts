@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { PlanInput } from '@poise/plan';
 import { describe, expect, it } from 'vitest';
 import { generatedCluster } from '@poise/plan/testing';
+import { BUILTIN_REGISTRY } from '@poise/ha';
 import { FakeCluster, type FakeClusterSpec, fakeHost } from '../../testing/fake-cluster';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main } from '../main';
 import { spawnCli } from '../../testing/pve-support';
@@ -294,9 +295,25 @@ describe('the bundled simulator scenarios', () => {
     expect(scenarios.length).toBeGreaterThanOrEqual(10);
   });
 
+  /** The bad policy values of a scenario's datacenter.cfg (a scenario of the HA core's fallback): refused at load. */
+  const badValues = (name: string) =>
+    Object.entries(
+      (JSON.parse(readFileSync(join(dir, name, 'datacenter.cfg'), 'utf8')) as { crs?: Record<string, unknown> }).crs ??
+        {},
+    ).filter(([key, value]) => BUILTIN_REGISTRY.spec(key) !== undefined && BUILTIN_REGISTRY.refusal(key, value));
+
   it.each(scenarios)(
     '%s: plan and what-if answer',
     async (name) => {
+      const bad = badValues(name);
+      if (bad.length > 0) {
+        const refused = await run(['plan', '--sim', join(dir, name), '--json']);
+        expect(refused.code).toBe(EXIT_CONFIG);
+        expect(refused.err.join('\n')).toContain(
+          `${join(dir, name, 'datacenter.cfg')}: crs.${bad[0]![0]}: invalid value`,
+        );
+        return;
+      }
       const plan = await run(['plan', '--sim', join(dir, name), '--json']);
       expect(plan.code, plan.err.join('\n')).toBe(EXIT_OK);
       const doc = plan.json();
