@@ -3,7 +3,8 @@ import type { ManagerConfig } from '../config/load';
 import type { LockFs, ProcessIdentity } from './lock';
 import type { Logger } from '../log';
 import type { HttpReply, HttpRoute } from './listener';
-import { MetricsServer } from './listener';
+import { beyondLoopback, MetricsServer } from './listener';
+import { loadListenerSecurity } from '../config/listener-security';
 import type { Metrics } from './metrics';
 import { StatusEndpoints } from './endpoints';
 import { StatusPage } from './page';
@@ -62,6 +63,8 @@ export class Daemon {
   private readonly watch: ClusterWatch;
   private readonly follower: MotionFollower;
   private readonly server: MetricsServer;
+  /** Start-up warnings about the listener's files (a key readable by others, …). */
+  private readonly listenerWarnings: readonly string[];
   private stopping = false;
   private reloadPending = false;
   /** The page's address once listening. */
@@ -82,7 +85,15 @@ export class Daemon {
     this.watch = new ClusterWatch(this.ctx);
     this.follower = new MotionFollower(this.ctx, this.keeper, this.lock);
     this.rounds = new RoundRunner(this.ctx, this.keeper, this.lock, this.follower, this.watch);
-    this.server = new MetricsServer(this.ctx.metrics, this.routes());
+    // the listener's files are read here: one that cannot work stops the start (invalid-config)
+    const metrics = options.config.metrics;
+    const security = metrics.enabled ? loadListenerSecurity(metrics) : undefined;
+    this.listenerWarnings = security?.warnings ?? [];
+    this.server = new MetricsServer(this.ctx.metrics, this.routes(), {
+      log: options.log,
+      allowedHosts: metrics.allowedHosts,
+      ...(security === undefined ? {} : { security }),
+    });
     if (options.host.redact) options.log.addRedaction(options.host.redact);
   }
 
@@ -155,13 +166,25 @@ export class Daemon {
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.keeper.load('start');
     if (c.metrics.enabled) {
+      for (const warning of this.listenerWarnings) log.warn('metrics', warning);
       const addr = await this.server.listen(c.metrics.host, c.metrics.port);
       const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
-      this.pageUrl = `http://${host}:${addr.port}/`;
+      const base = `${this.server.scheme}://${host}:${addr.port}`;
+      this.pageUrl = `${base}/`;
       log.info(
         'metrics',
-        `status page on http://${host}:${addr.port}/ (JSON: /status, /api/…), metrics on http://${host}:${addr.port}/metrics`,
+        `status page on ${base}/ (JSON: /status, /api/…), metrics on ${base}/metrics; authentication: ${this.server.authDescription}`,
       );
+      if (beyondLoopback(c.metrics.host) && this.server.authDescription === 'none')
+        log.warn(
+          'metrics',
+          `the listener on ${host}:${addr.port} is reachable beyond loopback without authentication: anyone who reaches it reads the cluster's state (set metrics.bearer-token-file or metrics.basic-auth-file, or listen on 127.0.0.1)`,
+        );
+      else if (beyondLoopback(c.metrics.host) && this.server.scheme === 'http')
+        log.warn(
+          'metrics',
+          `the listener on ${host}:${addr.port} is reachable beyond loopback over plain HTTP: the credentials travel in clear (set metrics.tls.cert-file and metrics.tls.key-file)`,
+        );
       this.options.onListening?.(addr);
     } else {
       log.info('metrics', 'disabled (metrics.enabled: false)');
