@@ -5,6 +5,7 @@ import type { Logger } from '../log';
 import type { HttpReply, HttpRoute } from './listener';
 import { beyondLoopback, MetricsServer } from './listener';
 import { loadListenerSecurity } from '../config/listener-security';
+import { JournalStore, journalPath } from './journal-store';
 import type { Metrics } from './metrics';
 import { StatusEndpoints } from './endpoints';
 import { StatusPage } from './page';
@@ -65,6 +66,8 @@ export class Daemon {
   private readonly server: MetricsServer;
   /** Start-up warnings about the listener's files (a key readable by others, …). */
   private readonly listenerWarnings: readonly string[];
+  /** The journal's file (not with `--once`). */
+  private readonly journalStore: JournalStore | undefined;
   private stopping = false;
   private reloadPending = false;
   /** The page's address once listening. */
@@ -94,6 +97,9 @@ export class Daemon {
       allowedHosts: metrics.allowedHosts,
       ...(security === undefined ? {} : { security }),
     });
+    this.journalStore = once
+      ? undefined
+      : new JournalStore(journalPath(options.host.statePath ?? options.config.statePath), this.ctx.journal, options.log);
     if (options.host.redact) options.log.addRedaction(options.host.redact);
   }
 
@@ -165,6 +171,11 @@ export class Daemon {
     );
     for (const notice of this.options.host.notices) log.log(notice.level, 'start', notice.msg);
     this.keeper.load('start');
+    if (this.journalStore !== undefined) {
+      const state = this.keeper.state;
+      const restored = this.journalStore.load(this.ctx.now(), { motion: state.motion, outcomes: state.outcomes });
+      this.rounds.continueAfter(restored.lastRound);
+    }
     if (c.metrics.enabled) {
       for (const warning of this.listenerWarnings) log.warn('metrics', warning);
       const addr = await this.server.listen(c.metrics.host, c.metrics.port);
@@ -240,7 +251,9 @@ export class Daemon {
 
   /** One round; never throws (a failure is the round's line). */
   async runRound(): Promise<RoundReport> {
-    return this.rounds.run();
+    const report = await this.rounds.run();
+    this.journalStore?.saveIfDue();
+    return report;
   }
 
   /** SIGTERM/SIGINT: finish the current round, then exit 0. */
@@ -287,6 +300,7 @@ export class Daemon {
   async close(): Promise<void> {
     this.lock.release();
     await this.server.close();
+    this.journalStore?.save();
     await this.options.host.port.close?.();
     await this.options.host.close?.();
     const n = this.rounds.rounds;

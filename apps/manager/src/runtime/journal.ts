@@ -356,6 +356,11 @@ export class MotionLog {
     if (this.entries.length > MOTION_LOG_MAX) this.entries = this.entries.slice(-MOTION_LOG_MAX);
   }
 
+  /** Puts the motions of a previous run (a saved journal, oldest first) before this run's; at most {@link MOTION_LOG_MAX} are kept. */
+  restore(entries: readonly MotionEntry[]): void {
+    this.entries = [...entries, ...this.entries].slice(-MOTION_LOG_MAX);
+  }
+
   /** The newest `limit` motions, oldest first. */
   list(limit = MOTION_LOG_MAX): readonly MotionEntry[] {
     return this.entries.slice(-limit);
@@ -453,9 +458,10 @@ export interface ReadFailure {
 }
 
 /**
- * What the status page and its endpoints show of the run, in memory only (a restart starts it
- * afresh): the history of node load and imbalance, the decision log, the motions, and the
- * cluster as last read (with the failure of a later read, if any).
+ * What the status page and its endpoints show of the run: the history of node load and
+ * imbalance, the decision log, the motions, and the cluster as last read (with the failure of a
+ * later read, if any). All but the cluster as last read are kept across restarts by
+ * `journal-store.ts` (saved every minute and at stop, reloaded at start).
  */
 export class Journal {
   readonly history: RoundHistory;
