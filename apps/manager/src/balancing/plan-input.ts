@@ -1,4 +1,5 @@
 import { planInputFromSnapshot, type PlanInput } from '@poise/plan';
+import { judgeMigratability } from '@poise/policy-pressure';
 import type { ClusterSnapshot } from '../cluster/port';
 import type { ManagerConfig } from '../config/load';
 
@@ -11,7 +12,26 @@ export interface CapacityArgs {
   readonly memoryHeadroomPercent?: number;
 }
 
-/** Which guests may move, for a plan: everything on a drained node; elsewhere, what the daemon may balance. */
+/**
+ * Why a guest's configuration prevents a migration, as the daemon's migratability check judges
+ * it (`@poise/policy-pressure`'s `judgeMigratability` with the cluster's shared storages):
+ * `cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)`; `undefined` when it can or
+ * its configuration was not read.
+ */
+export function configBlocker(snapshot: ClusterSnapshot, sid: string): string | undefined {
+  const config = snapshot.guestConfigs?.get(sid);
+  if (config === undefined) return undefined;
+  const verdict = judgeMigratability(config, {
+    kind: sid.startsWith('ct:') ? 'ct' : 'vm',
+    sharedStorage: (storage) => snapshot.storageShared?.get(storage),
+  });
+  return verdict.migratable ? undefined : `cannot be migrated: ${verdict.blockers.map((b) => b.message).join('; ')}`;
+}
+
+/**
+ * Which guests may move, for a plan: none whose configuration prevents a migration (anywhere,
+ * a drained node too); on a drained node every other one; elsewhere, what the daemon may balance.
+ */
 function unmigratableReason(
   snapshot: ClusterSnapshot,
   config: ManagerConfig,
@@ -20,7 +40,10 @@ function unmigratableReason(
   const bySid = new Map(snapshot.guests.map((g) => [g.sid, g]));
   return (sid) => {
     const g = bySid.get(sid);
-    if (g === undefined || drain.includes(g.node)) return undefined;
+    if (g === undefined) return undefined;
+    const blocked = configBlocker(snapshot, sid);
+    if (blocked !== undefined) return blocked;
+    if (drain.includes(g.node)) return undefined;
     if (g.ha === undefined && !config.guests.nonHa) return 'is not an HA resource (guests.non-ha: false)';
     if (g.ha !== undefined && !g.ha.autoRebalance) return 'has auto-rebalance 0 (no balancer may move it)';
     return undefined;
@@ -40,6 +63,11 @@ export function inputFromSnapshot(
     unmigratable: unmigratableReason(snapshot, config, drain),
   });
   const problems = [...built.problems];
+  // what the daemon calls not migratable stays where it is: say so (a drain of its node says why it cannot be done)
+  for (const g of snapshot.guests) {
+    const blocked = configBlocker(snapshot, g.sid);
+    if (blocked !== undefined && !drain.includes(g.node)) problems.push(`${g.sid} stays on ${g.node}: it ${blocked}`);
+  }
   if (!snapshot.quorate) problems.push('the cluster is not quorate: the plan is of a cluster that cannot act now');
   for (const p of snapshot.problems ?? []) problems.push(p.message);
   return { input: built.input, problems };

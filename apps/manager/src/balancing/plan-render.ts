@@ -68,6 +68,13 @@ export function planText(
   lines.push(
     `moves: ${o.moves} ${o.moves === 1 ? 'migration' : 'migrations'} in ${plan.steps.length} ${plan.steps.length === 1 ? 'step' : 'steps'}, ${gib(o.bytes)} of memory to copy`,
   );
+  if (plan.drain) {
+    const d = plan.drain;
+    const others = d.makeRoom.length;
+    lines.push(
+      `drain: ${d.required} ${d.required === 1 ? 'guest leaves' : 'guests leave'} ${d.nodes.join(', ')}; ${others === 0 ? 'no other guest moves' : `${others} other ${others === 1 ? 'guest moves' : 'guests move'} to make room (notes below say why)`}; ${d.motions} ${d.motions === 1 ? 'motion' : 'motions'}`,
+    );
+  }
   lines.push(`bound: ${plan.bound.toFixed(4)}, gap ${pct(plan.gap)} (no placement has an objective below the bound)`);
   for (const v of plan.currentViolations.slice(0, MAX_VIOLATIONS_SHOWN))
     lines.push(`now broken (the plan fixes it): ${v}`);
@@ -151,6 +158,7 @@ export function planJson(
     executable: plan.executable,
     ...(plan.blocked === undefined ? {} : { blocked: plan.blocked }),
     currentViolations: plan.currentViolations,
+    ...(plan.drain ? { drainPlan: plan.drain } : {}),
     ...common,
   };
 }

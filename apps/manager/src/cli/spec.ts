@@ -203,7 +203,7 @@ export const CLI_SPEC: CliSpec = {
           names: ['--drain'],
           value: '<node>',
           description:
-            'Plan emptying this node (repeat for several): every guest on it leaves, HA resources and others; a guest that cannot leave makes the plan infeasible and says why.',
+            'Plan emptying this node (repeat for several) as drain does: every guest on it leaves, HA resources and others, and another guest moves only where that is the only way to make room (named with why); the rest stay where they are. A guest that cannot leave (not migratable, pinned, no room) makes the plan infeasible and says why.',
         },
         {
           key: 'whatIf',
@@ -242,7 +242,7 @@ export const CLI_SPEC: CliSpec = {
       summary:
         'empty a node by the plan of plan --drain, step by step, through the motion follower of the daemon (observe unless --execute)',
       description:
-        'Plans the drain of the node (as plan --drain) and carries it out one motion at a time, in the order of the plan, each requested and followed to its outcome as the daemon does (HA resources through the HA manager, other guests by a migration task). ' +
+        "Plans the drain of the node (as plan --drain: the node's guests move, another guest only where that is the only way to make room, each named with why) and carries it out with up to --parallel motions in flight at once (default: the cluster's max_workers, else 4), each started when the motions of earlier steps on its nodes have ended, requested and followed to its outcome as the daemon does (HA resources through the HA manager, other guests by a migration task). " +
         'Without --execute it only prints what it would do. Before each motion it checks that the cluster is still as planned; it stops and says why when a guest is not where the plan expects it, a node failed, or a motion is refused or fails (exit 1). ' +
         'Stop the daemon first, or let the lock (lock.enabled) keep the two apart: with the lock held by another instance the drain does not start.',
       options: [

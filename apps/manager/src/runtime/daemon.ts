@@ -18,6 +18,8 @@ import { LockGuard } from './lock-guard';
 import { reloadConfig } from './reload';
 import { knownSkipReasons, type RoundReport } from './report';
 import { RoundRunner } from './round';
+import { DrainBooking, drainBookedPath } from './drain-booking';
+import { drainProgressPath } from './drain-progress';
 import { StateKeeper } from './state-keeper';
 import { runSummary, statusJson } from './status';
 
@@ -64,6 +66,8 @@ export class Daemon {
   private readonly watch: ClusterWatch;
   private readonly follower: MotionFollower;
   private readonly server: MetricsServer;
+  /** Books a `poise-manager drain`'s motions from its progress record (not with `--once`). */
+  private readonly drainBooking: DrainBooking | undefined;
   /** Start-up warnings about the listener's files (a key readable by others, …). */
   private readonly listenerWarnings: readonly string[];
   /** The journal's file (not with `--once`). */
@@ -100,6 +104,16 @@ export class Daemon {
     this.journalStore = once
       ? undefined
       : new JournalStore(journalPath(options.host.statePath ?? options.config.statePath), this.ctx.journal, options.log);
+    const statePath = options.host.statePath ?? options.config.statePath;
+    this.drainBooking = once
+      ? undefined
+      : new DrainBooking(
+          drainProgressPath(statePath),
+          drainBookedPath(statePath),
+          this.ctx.journal.motions,
+          this.ctx.metrics,
+          (m) => options.log.warn('drain', m),
+        );
     if (options.host.redact) options.log.addRedaction(options.host.redact);
   }
 
@@ -252,6 +266,7 @@ export class Daemon {
   /** One round; never throws (a failure is the round's line). */
   async runRound(): Promise<RoundReport> {
     const report = await this.rounds.run();
+    this.drainBooking?.poll();
     this.journalStore?.saveIfDue();
     return report;
   }

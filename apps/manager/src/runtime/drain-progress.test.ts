@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DrainProgressWriter, drainProgressPath, readDrainProgress } from './drain-progress';
+import { DrainProgressWriter, drainProgressPath, readDrainProgress, unfinishedDrain } from './drain-progress';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'poise-drain-progress-'));
 
@@ -41,9 +41,48 @@ describe('the drain progress record', () => {
         succeeded: 1,
         failed: 1,
         inFlight: [],
+        ended: [
+          { sid: 'vm:101', source: 'node3', target: 'node1', since: 110, endedAt: 150, ok: true },
+          { sid: 'vm:102', source: 'node3', target: 'node2', since: 150, endedAt: 170, ok: false },
+        ],
         message: 'drain stopped after 1 of 2 motions: …',
       },
     });
+  });
+
+  it('a drain run again after it stopped continues the record: its start, counts and ended motions', () => {
+    const path = join(dir(), 'drain-progress.json');
+    const first = new DrainProgressWriter(path, { nodes: ['node3', 'node4'], total: 5, at: 100, message: 'm' }, () => {
+      throw new Error('no write error expected');
+    });
+    first.requested({ sid: 'vm:101', source: 'node3', target: 'node1' }, 110, 'step 1');
+    first.requested({ sid: 'vm:102', source: 'node3', target: 'node1' }, 111, 'step 1');
+    first.ended('vm:101', true, 150, 'done');
+    // killed here: still running, vm:102 in flight; another drain's nodes, or a finished one, is not continued
+    expect(unfinishedDrain(path, ['node3'])).toBeUndefined();
+    const earlier = unfinishedDrain(path, ['node4', 'node3']);
+    expect(earlier).toMatchObject({ state: 'running', succeeded: 1, startedAt: 100 });
+    // the run after it followed vm:102 to success, and plans 2 more motions
+    const second = new DrainProgressWriter(
+      path,
+      {
+        nodes: ['node3', 'node4'],
+        total: 2,
+        at: 300,
+        message: 'm',
+        carried: { record: earlier, succeeded: 1, failed: 0 },
+      },
+      () => undefined,
+    );
+    expect(second.carriedSucceeded).toBe(2);
+    expect(second.current).toMatchObject({ startedAt: 100, total: 4, succeeded: 2, failed: 0, inFlight: [] });
+    expect(second.current.ended).toHaveLength(1);
+    second.requested({ sid: 'vm:103', source: 'node4', target: 'node2' }, 310, 'step 1');
+    second.ended('vm:103', true, 350, 'done');
+    second.finished('done', 350, 'drain done');
+    expect(second.carriedSucceeded).toBe(2);
+    expect(readDrainProgress(path)).toMatchObject({ progress: { state: 'done', total: 4, succeeded: 3 } });
+    expect(unfinishedDrain(path, ['node3', 'node4'])).toBeUndefined();
   });
 
   it('a running record whose process is gone on this host says so', () => {

@@ -17,6 +17,9 @@ export function drainProgressPath(statePath: string): string {
   return join(dirname(statePath), DRAIN_PROGRESS_FILE);
 }
 
+/** Ended motions a record keeps (the newest): enough for a daemon that reads it every round to see each one. */
+export const DRAIN_PROGRESS_ENDED_MAX = 256;
+
 /** A motion of the drain in flight. */
 export interface DrainMotionInFlight {
   readonly sid: string;
@@ -24,6 +27,15 @@ export interface DrainMotionInFlight {
   readonly target: string;
   /** Seconds (the drain's clock) it was requested. */
   readonly since: number;
+  /** How it is followed (`ha`: through the HA manager, `guest`: a migration task); absent in records of older drains. */
+  readonly via?: 'ha' | 'guest' | undefined;
+}
+
+/** A motion of the drain that ended. */
+export interface DrainMotionEnded extends DrainMotionInFlight {
+  /** Seconds (the drain's clock) it ended. */
+  readonly endedAt: number;
+  readonly ok: boolean;
 }
 
 /**
@@ -48,12 +60,24 @@ export interface DrainProgress {
   readonly succeeded: number;
   readonly failed: number;
   readonly inFlight: readonly DrainMotionInFlight[];
+  /**
+   * The newest motions that ended (at most {@link DRAIN_PROGRESS_ENDED_MAX}, oldest first), so
+   * that the daemon books each one (`drain-booking.ts`); absent in records of older drains.
+   */
+  readonly ended?: readonly DrainMotionEnded[] | undefined;
   /** The drain's last line (`step 2: migrate vm:102 from node1 to node3 …`, `drain stopped after …`). */
   readonly message: string;
 }
 
 const finite = z.number().refine(Number.isFinite, { error: 'expected a finite number' });
 const count = z.number().int().min(0);
+const motionShape = {
+  sid: z.string(),
+  source: z.string(),
+  target: z.string(),
+  since: finite,
+  via: z.enum(['ha', 'guest']).optional(),
+};
 const progressSchema = z.strictObject({
   format: z.literal(DRAIN_PROGRESS_FORMAT),
   version: z.literal(DRAIN_PROGRESS_VERSION),
@@ -66,13 +90,41 @@ const progressSchema = z.strictObject({
   total: count,
   succeeded: count,
   failed: count,
-  inFlight: z.array(z.strictObject({ sid: z.string(), source: z.string(), target: z.string(), since: finite })),
+  inFlight: z.array(z.strictObject(motionShape)),
+  ended: z
+    .array(z.strictObject({ ...motionShape, endedAt: finite, ok: z.boolean() }))
+    .max(DRAIN_PROGRESS_ENDED_MAX)
+    .optional(),
   message: z.string(),
 });
 
+/** What the motions of a drain's run before (followed to their end by a resumed run) add to its counts. */
+export interface DrainCarried {
+  /** The record the run before left (same nodes, not done), or undefined. */
+  readonly record: DrainProgress | undefined;
+  /** Motions of that run that the resumed run followed to their end: how many succeeded and failed. */
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+/**
+ * The record of an earlier run of the same drain that a new run continues: one of the same
+ * nodes (in any order) that did not end `done` (it stopped, or was killed while `running`);
+ * undefined otherwise (no record, another drain's, a finished one, a file that is no record).
+ */
+export function unfinishedDrain(path: string, nodes: readonly string[]): DrainProgress | undefined {
+  const read = readDrainProgress(path);
+  if (read.kind !== 'record' || read.progress.state === 'done') return undefined;
+  const key = (list: readonly string[]) => JSON.stringify([...list].sort());
+  return key(read.progress.nodes) === key(nodes) ? read.progress : undefined;
+}
+
 /**
  * Writes a drain's progress record. Writing never stops the drain: the first failure is handed
- * to `onError` (the drain logs it once) and nothing more is written.
+ * to `onError` (the drain logs it once) and nothing more is written. A drain run again after it
+ * stopped or was killed continues the record of the run before (`carried`): its start, its
+ * counts, the motions that ended since, and its total grown by this run's plan; so the counts
+ * and the closing line are those of the whole drain.
  */
 export class DrainProgressWriter {
   private record: DrainProgress;
@@ -80,9 +132,18 @@ export class DrainProgressWriter {
 
   constructor(
     private readonly path: string,
-    start: { readonly nodes: readonly string[]; readonly total: number; readonly at: number; readonly message: string },
+    start: {
+      readonly nodes: readonly string[];
+      readonly total: number;
+      readonly at: number;
+      readonly message: string;
+      readonly carried?: DrainCarried | undefined;
+    },
     private readonly onError: (message: string) => void,
   ) {
+    const before = start.carried?.record;
+    const succeeded = (before?.succeeded ?? 0) + (start.carried?.succeeded ?? 0);
+    const failed = (before?.failed ?? 0) + (start.carried?.failed ?? 0);
     this.record = {
       format: DRAIN_PROGRESS_FORMAT,
       version: DRAIN_PROGRESS_VERSION,
@@ -90,16 +151,24 @@ export class DrainProgressWriter {
       hostname: hostname(),
       nodes: [...start.nodes],
       state: 'running',
-      startedAt: start.at,
+      startedAt: before?.startedAt ?? start.at,
       updatedAt: start.at,
-      total: start.total,
-      succeeded: 0,
-      failed: 0,
+      total: succeeded + failed + start.total,
+      succeeded,
+      failed,
       inFlight: [],
+      ended: [...(before?.ended ?? [])],
       message: start.message,
     };
     this.write();
   }
+
+  /** Motions of the drain's runs before this one that ended, succeeded (0 for a drain that starts afresh). */
+  get carriedSucceeded(): number {
+    return this.record.succeeded - this.runSucceeded;
+  }
+
+  private runSucceeded = 0;
 
   /** The record as last written (or as it would have been). */
   get current(): DrainProgress {
@@ -113,8 +182,13 @@ export class DrainProgressWriter {
 
   /** A motion ended. */
   ended(sid: string, ok: boolean, at: number, message: string): void {
+    const motion = this.record.inFlight.find((m) => m.sid === sid);
+    if (ok) this.runSucceeded++;
     this.update({
       inFlight: this.record.inFlight.filter((m) => m.sid !== sid),
+      ...(motion === undefined
+        ? {}
+        : { ended: [...(this.record.ended ?? []), { ...motion, endedAt: at, ok }].slice(-DRAIN_PROGRESS_ENDED_MAX) }),
       succeeded: this.record.succeeded + (ok ? 1 : 0),
       failed: this.record.failed + (ok ? 0 : 1),
       updatedAt: at,

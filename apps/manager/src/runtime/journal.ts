@@ -281,7 +281,8 @@ export interface MotionEntry {
   readonly sid: string;
   readonly resources: readonly string[];
   readonly kind: 'migrate' | 'relocate';
-  readonly via: 'ha' | 'guest';
+  /** `ha`, `guest`: the daemon's own (how it follows them); `drain`: a `poise-manager drain`'s, booked from its progress record. */
+  readonly via: 'ha' | 'guest' | 'drain';
   readonly source: string;
   readonly target: string;
   /** Seconds (the daemon's clock) the request was sent; `undefined` for one refused before a request was recorded. */
@@ -359,6 +360,51 @@ export class MotionLog {
   /** Puts the motions of a previous run (a saved journal, oldest first) before this run's; at most {@link MOTION_LOG_MAX} are kept. */
   restore(entries: readonly MotionEntry[]): void {
     this.entries = [...entries, ...this.entries].slice(-MOTION_LOG_MAX);
+  }
+
+  /**
+   * A motion of a drain (`drain-booking.ts`): its entry is the one of the same guest requested
+   * at the same time (`since`, the drain's clock), made when first seen and ended once; booking
+   * it again changes nothing.
+   */
+  drainMotion(
+    motion: { readonly sid: string; readonly source: string; readonly target: string; readonly since: number },
+    ended?: { readonly at: number; readonly ok: boolean },
+  ): void {
+    const i = this.entries.findIndex(
+      (e) => e.via === 'drain' && e.sid === motion.sid && e.requestedAt === motion.since,
+    );
+    const entry: MotionEntry =
+      i >= 0
+        ? this.entries[i]!
+        : {
+            sid: motion.sid,
+            resources: [motion.sid],
+            kind: motion.sid.startsWith('ct:') ? 'relocate' : 'migrate',
+            via: 'drain',
+            source: motion.source,
+            target: motion.target,
+            requestedAt: motion.since,
+            imbalanceBefore: undefined,
+            imbalanceAfter: undefined,
+            result: 'in-flight',
+            endedAt: undefined,
+            reason: undefined,
+          };
+    const next: MotionEntry =
+      ended === undefined || entry.result !== 'in-flight'
+        ? entry
+        : {
+            ...entry,
+            result: ended.ok ? 'succeeded' : 'failed',
+            endedAt: ended.at,
+            reason: ended.ok ? undefined : 'the drain says it failed',
+          };
+    if (i >= 0) this.entries[i] = next;
+    else {
+      this.entries.push(next);
+      if (this.entries.length > MOTION_LOG_MAX) this.entries = this.entries.slice(-MOTION_LOG_MAX);
+    }
   }
 
   /** The newest `limit` motions, oldest first. */

@@ -1,4 +1,4 @@
-import { nodeFailureReport, placeGuests, PlanError, type PlanInput, planPlacement } from '@poise/plan';
+import { nodeFailureReport, placeGuests, planDrain, PlanError, type PlanInput, planPlacement } from '@poise/plan';
 import type { HostFactory } from '../../cluster/host';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, renderSubcommandHelp } from '../spec';
 import { errorMessage, ManagerError } from '../../errors';
@@ -18,7 +18,7 @@ import {
   whatIfJson,
   whatIfText,
 } from '../../balancing/plan-render';
-import { type ClusterRead, closeHost, readCluster } from './source';
+import { type ClusterRead, closeHost, PLAN_READ, readCluster } from './source';
 import { inputFromSnapshot } from '../../balancing/plan-input';
 import { dirname, join } from 'node:path';
 import type { Host } from '../../cluster/host';
@@ -84,7 +84,8 @@ async function run(args: PlanArgs, io: Io, hooks: PlanCommandHooks): Promise<num
       return EXIT_OK;
     }
     if (args.command === 'drain') return await drainCommand(args, read, context, io, hooks);
-    const plan = planPlacement(read.input, { drain: args.drain });
+    // a drain moves only what it must; without --drain the cluster is rebalanced
+    const plan = args.drain.length > 0 ? planDrain(read.input, { drain: args.drain }) : planPlacement(read.input, {});
     print(
       io,
       args.json,
@@ -158,7 +159,7 @@ async function drainCommand(
         }
         if (resumed.resumed > 0) {
           // what moved stays moved: plan the rest from the cluster as it is now
-          snapshot = await live.host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+          snapshot = await live.host.port.readSnapshot(PLAN_READ);
           const built = inputFromSnapshot(snapshot, config, args.capacity, args.drain);
           input = built.input;
           ctx = {
@@ -169,10 +170,13 @@ async function drainCommand(
         }
       }
     }
-    const plan = planPlacement(input, { drain: args.drain, maxParallelPerNode: parallel });
+    const plan = planDrain(input, { drain: args.drain, maxParallelPerNode: parallel });
     for (const line of planText(plan, ctx)) io.out(line);
     if (!plan.feasible) {
-      io.err(`poise-manager: ${args.drain[0]} cannot be drained: ${plan.reasons.join('; ')}`);
+      const prefix = `${args.drain.join(', ')} cannot be drained`;
+      io.err(
+        `poise-manager: ${plan.reasons.map((r) => (r.includes('cannot be drained') ? r : `${prefix}: ${r}`)).join('; ')}`,
+      );
       return EXIT_FAILURE;
     }
     if (!plan.executable) {

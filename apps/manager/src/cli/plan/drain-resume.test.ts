@@ -87,7 +87,21 @@ describe('a drain killed mid-way and run again', () => {
       /^resuming: 3 motions of an interrupted drain in flight \(/,
     );
     expect(code2).toBe(EXIT_OK);
-    expect(records.at(-1)).toMatchObject({ event: 'drain', result: 'done', motions: 5 });
+    // the closing line counts the whole drain: the 3 motions followed after the resume and the 5 of this run
+    expect(records.at(-1)).toMatchObject({
+      event: 'drain',
+      result: 'done',
+      motions: 8,
+      msg: 'drain done: 8 motions (5 in this run, 3 before it was resumed)',
+    });
+    // and so does the progress record the status page reads
+    expect(JSON.parse(readFileSync(join(s.dir, 'drain-progress.json'), 'utf8'))).toMatchObject({
+      state: 'done',
+      total: 8,
+      succeeded: 8,
+      failed: 0,
+      inFlight: [],
+    });
     // every guest left node1, each requested exactly once
     expect(s.cluster.s.guests.filter((g) => g.node === 'node1')).toEqual([]);
     const counts = new Map<string, number>();

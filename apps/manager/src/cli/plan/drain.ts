@@ -11,7 +11,7 @@ import { DaemonContext } from '../../runtime/context';
 import { MotionFollower } from '../../runtime/follower';
 import { LockGuard } from '../../runtime/lock-guard';
 import { StateKeeper } from '../../runtime/state-keeper';
-import { DrainProgressWriter } from '../../runtime/drain-progress';
+import { DrainProgressWriter, unfinishedDrain } from '../../runtime/drain-progress';
 import type { LockFs } from '../../runtime/lock';
 import type { Logger } from '../../log';
 import { buildPolicy } from '../../balancing/policy';
@@ -25,7 +25,7 @@ import { describeMotion } from '../../runtime/text';
  */
 const DRAIN_POLL_SECONDS = 10;
 
-/** How a drain ended. */
+/** How a drain ended; `motions`: the motions that succeeded, the whole drain's (runs before a resume included). */
 export type DrainResult =
   | { readonly ok: true; readonly motions: number }
   | { readonly ok: false; readonly motions: number; readonly reason: string };
@@ -190,6 +190,8 @@ export class DrainRunner {
   private readonly dir: string;
   private readonly temporary: boolean;
   private readonly never = new AbortController().signal;
+  /** How the motions of an interrupted run that {@link resume} followed ended. */
+  private readonly resumed = { succeeded: 0, failed: 0 };
 
   constructor(private readonly options: DrainOptions) {
     const base = options.config;
@@ -244,6 +246,7 @@ export class DrainRunner {
       await this.options.host.clock.sleep(DRAIN_POLL_SECONDS, this.options.signal ?? this.never);
       const read = await this.followAll();
       if ('failed' in read && read.failed !== undefined) return { failed: read.failed };
+      for (const e of read.ended) this.resumed[e.ok ? 'succeeded' : 'failed']++;
     }
     return { resumed: left.length };
   }
@@ -303,16 +306,18 @@ export class DrainRunner {
     const total = sequence.length;
     const ended = new Set<number>();
     let done = 0;
+    /** Motions of the drain's runs before this one that succeeded (a drain run again continues their count). */
+    let before = this.resumed.succeeded;
     let stopReason: string | undefined;
     const progress = this.options.progress;
     let record: DrainProgressWriter | undefined;
     const inFlight = () => this.lanes.filter((l) => l.index !== undefined).length;
     const stop = (reason: string): DrainResult => {
       progress?.end();
-      const line = `drain stopped after ${done} of ${total} motions: ${reason}`;
-      log.error('drain', line, { result: 'stopped', motions: done });
+      const line = `drain stopped after ${done + before} of ${total + before} motions${this.earlier(done, before)}: ${reason}`;
+      log.error('drain', line, { result: 'stopped', motions: done + before });
       record?.finished('stopped', this.ctx.now(), line);
-      return { ok: false, motions: done, reason };
+      return { ok: false, motions: done + before, reason };
     };
     try {
       const standby = this.acquire();
@@ -338,7 +343,7 @@ export class DrainRunner {
         );
         return { ok: true, motions: done };
       }
-      if (this.options.progressPath !== undefined)
+      if (this.options.progressPath !== undefined) {
         record = new DrainProgressWriter(
           this.options.progressPath,
           {
@@ -346,9 +351,12 @@ export class DrainRunner {
             total,
             at: this.ctx.now(),
             message: `draining ${this.options.drain.join(', ')}`,
+            carried: { record: unfinishedDrain(this.options.progressPath, this.options.drain), ...this.resumed },
           },
           (problem) => log.warn('drain', problem),
         );
+        before = record.carriedSucceeded;
+      }
       let current = snapshot;
       let fresh = true;
       for (;;) {
@@ -390,8 +398,14 @@ export class DrainRunner {
             free.index = i;
             fresh = false;
             log.info('drain', `${this.prefix(motion)}${report.message}`, { ...report.fields, inFlight: inFlight() });
+            const via = free.keeper.state.motion?.via;
             record?.requested(
-              { sid: motion.move.guests[0]!, source: motion.move.source, target: motion.move.target },
+              {
+                sid: motion.move.guests[0]!,
+                source: motion.move.source,
+                target: motion.move.target,
+                ...(via === undefined ? {} : { via }),
+              },
               this.ctx.now(),
               `${this.prefix(motion)}${report.message}`,
             );
@@ -443,13 +457,19 @@ export class DrainRunner {
           `could not read the cluster after the last motion (${err.kind}, ${err.endpoint}): ${err.message}`,
         );
       }
-      const line = `drain done: ${done} ${done === 1 ? 'motion' : 'motions'}`;
-      log.info('drain', line, { result: 'done', motions: done });
+      const all = done + before;
+      const line = `drain done: ${all} ${all === 1 ? 'motion' : 'motions'}${this.earlier(done, before)}`;
+      log.info('drain', line, { result: 'done', motions: all });
       record?.finished('done', this.ctx.now(), line);
-      return { ok: true, motions: done };
+      return { ok: true, motions: all };
     } finally {
       progress?.end();
     }
+  }
+
+  /** ` (5 in this run, 4 before it was resumed)` when runs before this one count, else nothing. */
+  private earlier(done: number, before: number): string {
+    return before > 0 ? ` (${done} in this run, ${before} before it was resumed)` : '';
   }
 
   private prefix(motion: DrainMotion): string {

@@ -41,6 +41,13 @@ export function readMoment(
   };
 }
 
+/**
+ * What a plan reads of the cluster: every guest, HA or not, and the guest configurations, so
+ * that a guest the daemon's migratability check calls not migratable (a local cd-rom, a local
+ * disk) is planned as staying.
+ */
+export const PLAN_READ = { guestConfigs: true, nonHa: true } as const;
+
 /** The cluster a subcommand works on. */
 export interface ClusterRead {
   readonly input: PlanInput;
@@ -94,7 +101,7 @@ async function settledSimSnapshot(
     await host.clock.sleep(SIM_ROUND_SECONDS, never);
   const problems: string[] = [];
   for (let round = 0; ; round++) {
-    const snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+    const snapshot = await host.port.readSnapshot(PLAN_READ);
     const moving = snapshot.guests
       .filter((g) => g.ha?.state === 'migrate' || g.ha?.state === 'relocate')
       .map((g) => `${g.sid} in HA state '${g.ha!.state}'`);
@@ -190,7 +197,7 @@ export async function readCluster(
       const settled = await settledSimSnapshot(host, moment.seconds);
       snapshot = settled.snapshot;
       problems.push(...settled.problems);
-    } else snapshot = await host.port.readSnapshot({ guestConfigs: false, nonHa: true });
+    } else snapshot = await host.port.readSnapshot(PLAN_READ);
     const built = inputFromSnapshot(snapshot, config, options.capacity, options.drain);
     const when = host.timeLabel?.(snapshot.time) ?? new Date(snapshot.time * 1000).toISOString();
     return {
