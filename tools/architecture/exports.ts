@@ -391,7 +391,40 @@ function signatureClosure(packages: PackageInfo[], kept: Map<string, Set<string>
       queue.push(declared);
     }
   };
+  // A type written as an alias of an alias (`type Options = TransportOptions`) reaches the
+  // checker as the inner alias: the names written in the declaration count too.
+  const markWritten = (node: ts.Node | undefined): void => {
+    if (!node) return;
+    if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node)) {
+      const name = ts.isTypeReferenceNode(node) ? node.typeName : node.expression;
+      mark(checker.getSymbolAtLocation(ts.isQualifiedName(name) ? name.right : name));
+    } else if (ts.isTypeQueryNode(node)) {
+      const name = node.exprName;
+      mark(checker.getSymbolAtLocation(ts.isQualifiedName(name) ? name.right : name));
+    }
+    ts.forEachChild(node, markWritten);
+  };
+  const markDeclared = (declaration: ts.Declaration | undefined): void => {
+    if (!declaration) return;
+    if (ts.isFunctionLike(declaration)) {
+      for (const parameter of declaration.parameters) markWritten(parameter.type);
+      markWritten(declaration.type);
+      for (const parameter of declaration.typeParameters ?? []) markWritten(parameter.constraint);
+    } else if (
+      (ts.isPropertySignature(declaration) ||
+        ts.isPropertyDeclaration(declaration) ||
+        ts.isVariableDeclaration(declaration)) &&
+      declaration.type
+    ) {
+      markWritten(declaration.type);
+    } else if (ts.isTypeAliasDeclaration(declaration)) {
+      markWritten(declaration.type);
+    } else if (ts.isInterfaceDeclaration(declaration) || ts.isClassDeclaration(declaration)) {
+      for (const clause of declaration.heritageClauses ?? []) markWritten(clause);
+    }
+  };
   const visitSignature = (signature: ts.Signature) => {
+    markDeclared(signature.declaration);
     for (const parameter of signature.typeParameters ?? []) {
       const constraint = parameter.getConstraint();
       if (constraint) visitType(constraint);
@@ -416,7 +449,9 @@ function signatureClosure(packages: PackageInfo[], kept: Map<string, Set<string>
     }
     if (!inRepository(type.symbol) && !(type.symbol?.name === '__type' || type.symbol?.name === '__object')) return;
     for (const property of checker.getPropertiesOfType(type)) {
-      if (!isHidden(property)) visitType(checker.getTypeOfSymbol(property));
+      if (isHidden(property)) continue;
+      markDeclared(property.valueDeclaration);
+      visitType(checker.getTypeOfSymbol(property));
     }
     for (const signature of type.getCallSignatures()) visitSignature(signature);
     for (const signature of type.getConstructSignatures()) visitSignature(signature);
@@ -435,6 +470,7 @@ function signatureClosure(packages: PackageInfo[], kept: Map<string, Set<string>
   while (queue.length > 0) {
     const symbol = queue.pop()!;
     if (!inRepository(symbol)) continue;
+    for (const declaration of symbol.declarations ?? []) markDeclared(declaration);
     if (symbol.flags & (ts.SymbolFlags.Value & ~ts.SymbolFlags.Class)) visitType(checker.getTypeOfSymbol(symbol));
     if (symbol.flags & ts.SymbolFlags.Class) {
       visitType(checker.getTypeOfSymbol(symbol));

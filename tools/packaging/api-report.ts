@@ -81,20 +81,20 @@ function configOf(entry: ReportEntry, tempFolder: string): IConfigFile {
     tsdocMetadata: { enabled: false },
     newlineKind: 'lf',
     messages: {
-      compilerMessageReporting: { default: { logLevel: 'warning' } },
+      compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
       extractorMessageReporting: {
-        default: { logLevel: 'warning' },
+        default: { logLevel: ExtractorLogLevel.Warning },
         // the packages do not use release tags (@public/@beta): every export is public
-        'ae-missing-release-tag': { logLevel: 'none' },
+        'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
         // typedoc reports these (notExported); the report marks them for review
-        'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: true },
+        'ae-forgotten-export': { logLevel: ExtractorLogLevel.None, addToApiReportFile: true },
         // a package's own error codes and names may repeat between entries
-        'ae-unresolved-link': { logLevel: 'none' },
+        'ae-unresolved-link': { logLevel: ExtractorLogLevel.None },
         // TypeDoc builds the documentation (with its own validation); the report is the surface
-        'ae-undocumented': { logLevel: 'none' },
+        'ae-undocumented': { logLevel: ExtractorLogLevel.None },
       },
       // the doc comments are TypeDoc's, not TSDoc's
-      tsdocMessageReporting: { default: { logLevel: 'none' } },
+      tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.None } },
     },
   };
 }

@@ -1,19 +1,11 @@
 export { PlanError, type PlanErrorCode } from './errors';
-export {
-  DEFAULT_WEIGHTS,
-  MAX_SIZE,
-  validatePlanInput,
-  type CheckedGuest,
-  type CheckedInput,
-  type CheckedNode,
-  type CheckedRule,
-} from './validate';
+export { DEFAULT_WEIGHTS, MAX_SIZE, type CheckedGuest, type CheckedNode } from './validate';
 export { planPlacement } from './planner';
-export { MAX_ROOM_MOVES_PER_GUEST, planDrain } from './drain';
+export { planDrain } from './drain';
 export { placeGuests, type NewGuest, type PlaceOptions, type PlacementRequest, type PlacementResult } from './place';
 export { nodeFailureReport, type NodeFailureCase, type NodeFailureReport } from './what-if';
 export { rulesFromCompiled, rulesFromConfig } from './rules';
-export { checkPlanJson, PLAN_INPUT_SCHEMA, parsePlanJson } from './json';
+export { checkPlanJson } from './json';
 export { planInputFromSnapshot, type PlanSnapshot, type SnapshotOptions } from './snapshot';
 export type {
   CapacityPolicy,

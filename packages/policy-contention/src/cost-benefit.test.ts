@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PolicyError } from '@poise/policy';
-import { contentionGate } from './index';
+import { contentionGate } from './gate';
 import { recordSpells } from './gate';
 import { GIB, cluster, guests, lines, pipelineFor } from './testing/support';
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PolicyError } from '@poise/policy';
-import { CONTENTION_PACE, type ContentionPluginOptions, contentionGate, createContentionPlugin } from './index';
+import { type ContentionPluginOptions, createContentionPlugin } from './index';
+import { CONTENTION_PACE } from './pace';
+import { contentionGate } from './gate';
 import { SPELL_MOTIONS_KEPT, contentionPace, recordMotions, requiredGain, settledAt } from './pace';
 import { GIB, KNEE, cluster, guests, lines, loadDriven, pipelineFor } from './testing/support';
 

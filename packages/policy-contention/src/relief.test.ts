@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ScoredMigration, stateCheck } from '@poise/policy';
-import { contentionMarginAccept, contentionScorer } from './index';
+import { contentionMarginAccept } from './margin';
+import { contentionScorer } from './score';
 import { type PredictedRelief, checkPredicted, checkUnrelieved, judgeRelief } from './relief';
 import { balanceContext, pressureNow, selectedPlan, stubAssessment, stubObjective } from './testing/support';
 

@@ -39,7 +39,7 @@ export const JUDGED_CONFIDENCE = 0.5;
  * after by at least this and by half the predicted fall (a fall of 26 points that shows 13 is
  * an error of the model's degree, one that shows none is not).
  */
-export const MISS_POINTS = 5;
+const MISS_POINTS = 5;
 
 /**
  * Judges the last move once it landed and settled (`settleSeconds` after its outcome): the

@@ -44,7 +44,7 @@ export interface UnexplainedRise {
  * pressure must rise by `risePoints` more than the node's learned curve predicts for the load
  * change: a noise of a few points, or a steep knee the model knows, is no rise.
  */
-export const RISE = { lookbackSeconds: 60, loadWindowSeconds: 120, steadyLoad: 0.02, risePoints: 10 } as const;
+const RISE = { lookbackSeconds: 60, loadWindowSeconds: 120, steadyLoad: 0.02, risePoints: 10 } as const;
 
 /** How long samples are kept, seconds. */
 const KEEP_SECONDS = RISE.loadWindowSeconds + RISE.lookbackSeconds;

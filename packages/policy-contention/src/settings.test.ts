@@ -6,14 +6,8 @@ import {
   composePipeline,
   referencePipeline,
 } from '@poise/policy';
-import {
-  COST_BENEFIT_KEY,
-  type ContentionSettings,
-  MIN_GAIN_KEY,
-  OBJECTIVE_KEY,
-  contentionPlugin,
-  createContentionPlugin,
-} from './index';
+import { type ContentionSettings, contentionPlugin, createContentionPlugin } from './index';
+import { COST_BENEFIT_KEY, MIN_GAIN_KEY, OBJECTIVE_KEY } from './settings';
 
 const REF = { threshold: 0.3, holdRounds: 3, margin: 0.1, method: 'topsis' as const };
 /** The reference's objective: no stage of this package. */

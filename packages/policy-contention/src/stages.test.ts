@@ -10,15 +10,12 @@ import {
   type Stage,
 } from '@poise/policy';
 import { pressurePlugin } from '@poise/policy-pressure';
-import {
-  CONTENTION_PACE,
-  contentionGate,
-  contentionHold,
-  contentionMarginAccept,
-  contentionPlugin,
-  contentionScorer,
-  type ContentionGateState,
-} from './index';
+import { contentionPlugin } from './index';
+import { CONTENTION_PACE } from './pace';
+import { contentionGate, type ContentionGateState } from './gate';
+import { contentionHold } from './hold';
+import { contentionMarginAccept } from './margin';
+import { contentionScorer } from './score';
 import {
   GIB,
   KNEE,

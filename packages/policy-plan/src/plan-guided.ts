@@ -35,7 +35,7 @@ export interface PlanGuidedOptions {
 export const PLAN_REVERSAL_SECONDS = 3600;
 
 /** A guest that left `node` by a successful motion; not sent back there while `now < until`. */
-export interface PlanLeftEntry {
+interface PlanLeftEntry {
   readonly sid: string;
   readonly node: string;
   readonly until: number;

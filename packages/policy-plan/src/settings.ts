@@ -2,7 +2,7 @@ import { type FlagKeySpec, type PluginSettings, type StagePart, definePlugin } f
 import { planGuidedSelect } from './plan-guided';
 
 /** `ha-auto-rebalance-plan` (0/1): the balancer takes the first step of a global plan instead of the greedy best move. */
-export const PLAN_KEY: FlagKeySpec = {
+const PLAN_KEY: FlagKeySpec = {
   key: 'ha-auto-rebalance-plan',
   type: 'flag',
   off: false,
@@ -25,7 +25,7 @@ const PLAN_FIELDS = {
 export type PlanSettings = PluginSettings<typeof PLAN_FIELDS>;
 
 /** The precedence of `plan-guided` in the select slot: above the cost stage's (0), which it replaces when both are on. */
-export const PLAN_SELECT_PRECEDENCE = 1;
+const PLAN_SELECT_PRECEDENCE = 1;
 
 /**
  * The stage the settings turn on, in its slot, for `composePipeline`: `plan-guided` in the

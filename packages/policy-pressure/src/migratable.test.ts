@@ -3,7 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BalanceCandidate, BalanceContext, GuestConfig } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { type MigratableState, judgeMigratability, migratableFilter, parsePropertyString } from './index';
+import { judgeMigratability, parsePropertyString } from './index';
+import { type MigratableState, migratableFilter } from './migratable';
 
 const codes = (config: GuestConfig, options?: Parameters<typeof judgeMigratability>[1]) =>
   judgeMigratability(config, options).blockers.map((b) => `${b.key}:${b.code}`);

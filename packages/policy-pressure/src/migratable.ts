@@ -31,7 +31,7 @@ export interface JudgeOptions {
 }
 
 /** True when `storage` counts as local (not shared) under {@link JudgeOptions.sharedStorage}. */
-export function isLocalStorage(storage: string, sharedStorage?: JudgeOptions['sharedStorage']): boolean {
+function isLocalStorage(storage: string, sharedStorage?: JudgeOptions['sharedStorage']): boolean {
   const known = sharedStorage?.(storage);
   if (known !== undefined) return !known;
   return storage === 'local' || storage.startsWith('local-');
@@ -164,7 +164,7 @@ export function judgeMigratability(config: GuestConfig, options: JudgeOptions = 
 }
 
 /** A guest reported as not movable (or without configuration), remembered so it is reported once. */
-export interface ReportedGuest {
+interface ReportedGuest {
   readonly sid: string;
   /** What was reported: the blockers' codes and keys, or `unknown`. A change is reported again. */
   readonly key: string;
@@ -179,7 +179,7 @@ export interface MigratableState {
 }
 
 /** A reported guest not judged for this long is forgotten (seconds, 24 h); if it shows up again it is reported again. */
-export const REPORT_FORGET_SECONDS = 86_400;
+const REPORT_FORGET_SECONDS = 86_400;
 
 function checkVerdict(value: unknown, sid: string): MigratabilityVerdict | undefined {
   if (value === undefined) return undefined;

@@ -6,7 +6,8 @@ import {
   type StageOutcome,
 } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { type PressureGateState, pressureGate, pressureSourceFilter } from './index';
+import { pressureGate } from './index';
+import { type PressureGateState, pressureSourceFilter } from './pressure';
 
 const node = (name: string, pressureCpu?: number, pressureMem?: number): NodeTelemetry => ({
   node: name,

@@ -11,7 +11,7 @@ import { migratableFilter } from './migratable';
 import { type PressureMissing, pressureGate, pressureSourceFilter } from './pressure';
 
 /** `ha-auto-rebalance-min-pressure-cpu`: node cpu some-pressure (PSI avg10, %) that counts as pressure; 0 = off. */
-export const MIN_PRESSURE_CPU_KEY: NumberKeySpec = {
+const MIN_PRESSURE_CPU_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-min-pressure-cpu',
   type: 'number',
   unit: 'percent',
@@ -25,7 +25,7 @@ export const MIN_PRESSURE_CPU_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-min-pressure-mem`: node memory some-pressure (PSI avg10, %) that counts as pressure; 0 = off. */
-export const MIN_PRESSURE_MEM_KEY: NumberKeySpec = {
+const MIN_PRESSURE_MEM_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-min-pressure-mem',
   type: 'number',
   unit: 'percent',
@@ -39,7 +39,7 @@ export const MIN_PRESSURE_MEM_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-pressure-missing`: what to do while some node reports no pressure telemetry. */
-export const PRESSURE_MISSING_KEY: ChoiceKeySpec<PressureMissing> = {
+const PRESSURE_MISSING_KEY: ChoiceKeySpec<PressureMissing> = {
   key: 'ha-auto-rebalance-pressure-missing',
   type: 'choice',
   choices: ['balance', 'hold'],
@@ -51,7 +51,7 @@ export const PRESSURE_MISSING_KEY: ChoiceKeySpec<PressureMissing> = {
 };
 
 /** `ha-auto-rebalance-check-migratable` (0/1): guests whose configuration prevents a migration are not candidates. */
-export const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
+const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
   key: 'ha-auto-rebalance-check-migratable',
   type: 'flag',
   off: false,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKOFF_FORGET_SECONDS, type BackoffState, backoffDelay, backoffFilter, backoffSeriesGate } from './index';
+import { BACKOFF_FORGET_SECONDS, type BackoffState, backoffDelay, backoffFilter, backoffSeriesGate } from './backoff';
 import { candidate, failed, observeAndRun, passed, succeeded } from './testing/support';
 
 const EMPTY: BackoffState = { lastOutcomeAt: null, pairs: [], series: [] };

@@ -29,13 +29,13 @@ export interface BackoffSeriesState {
 }
 
 /** A (bundle, target) pair that failed: members in byte order. */
-export interface MotionPair {
+interface MotionPair {
   readonly resources: readonly string[];
   readonly target: string;
 }
 
 /** A pair's failure record: consecutive failures and until when it is skipped. */
-export interface BackoffPair extends MotionPair {
+interface BackoffPair extends MotionPair {
   /** Failures since the last success (≥ 1). */
   readonly failures: number;
   /** Seconds: the pair is skipped while `now < until`. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { percentReasonFormat } from '@poise/policy';
-import { type CooldownState, cooldownFilter, minImprovementAccept } from './index';
+import { cooldownFilter } from './index';
+import { type CooldownState } from './cooldown';
+import { minImprovementAccept } from './dead-band';
 import { candidate, failed, fixedContext, passed, succeeded } from './testing/support';
 
 describe('cooldown', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type MoveObjective, percentReasonFormat } from '@poise/policy';
-import { costSelect, minImprovementAccept } from './index';
+import { costSelect } from './cost';
+import { minImprovementAccept } from './dead-band';
 import { GIB, candidate, fixedContext } from './testing/support';
 
 // before 0.5; A improves by 0.20 (16 GiB), B by 0.17 (4 GiB), C by 0.15 (1 GiB)

@@ -16,7 +16,7 @@ import { smoothingGate } from './smoothing';
  * `ha-auto-rebalance-backoff`: base delay of the cross-series backoff of a failed
  * (bundle, target) pair, seconds; 0 = off (also turns off the series exclusion).
  */
-export const BACKOFF_KEY: NumberKeySpec = {
+const BACKOFF_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-backoff',
   type: 'number',
   unit: 'seconds',
@@ -30,7 +30,7 @@ export const BACKOFF_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-cooldown`: seconds a resource the balancer moved is left alone; 0 = off. */
-export const COOLDOWN_KEY: NumberKeySpec = {
+const COOLDOWN_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-cooldown',
   type: 'number',
   unit: 'seconds',
@@ -43,7 +43,7 @@ export const COOLDOWN_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-min-improvement`: absolute dead band, percentage points of imbalance; 0 = off. */
-export const MIN_IMPROVEMENT_KEY: NumberKeySpec = {
+const MIN_IMPROVEMENT_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-min-improvement',
   type: 'number',
   unit: 'percentage points',
@@ -56,7 +56,7 @@ export const MIN_IMPROVEMENT_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-smoothing`: half-life of the residual's moving average, seconds; 0 = off. */
-export const SMOOTHING_KEY: NumberKeySpec = {
+const SMOOTHING_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-smoothing',
   type: 'number',
   unit: 'seconds',
@@ -69,7 +69,7 @@ export const SMOOTHING_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-cost-weight`: tolerance (fraction of the best improvement) for preferring cheaper moves; 0 = off. */
-export const COST_WEIGHT_KEY: NumberKeySpec = {
+const COST_WEIGHT_KEY: NumberKeySpec = {
   key: 'ha-auto-rebalance-cost-weight',
   type: 'number',
   unit: 'fraction of the best improvement',
@@ -83,7 +83,7 @@ export const COST_WEIGHT_KEY: NumberKeySpec = {
 };
 
 /** `ha-auto-rebalance-memhost` (0/1): the host feeds the host-side memory footprint to the usage model. */
-export const MEMHOST_KEY: FlagKeySpec = {
+const MEMHOST_KEY: FlagKeySpec = {
   key: 'ha-auto-rebalance-memhost',
   type: 'flag',
   off: false,

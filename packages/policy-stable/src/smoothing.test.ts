@@ -1,6 +1,6 @@
 import { type AdjustedNodeUsage, type NodeTelemetry, PolicyError } from '@poise/policy';
 import { describe, expect, it } from 'vitest';
-import { type SmoothingState, decayWeight, smoothingGate } from './index';
+import { type SmoothingState, decayWeight, smoothingGate } from './smoothing';
 import { fixedContext } from './testing/support';
 
 const stage = smoothingGate({ halfLifeSeconds: 300 });

@@ -9,7 +9,7 @@ import {
 } from '@poise/policy';
 
 /** The smoothed residual of one node: cores and bytes not accounted for by the HA services. */
-export interface ResidualEntry {
+interface ResidualEntry {
   readonly node: string;
   /** Seconds: when the average was last updated. */
   readonly at: number;

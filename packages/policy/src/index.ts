@@ -61,10 +61,8 @@ export { jsonProblem } from './json';
 export { showValue, stateCheck, type StateCheck } from './state';
 export { TELEMETRY_MAX } from './round';
 export {
-  FRACTION_REASON_FORMAT,
   REASON_LIST_MAX,
   bundleLabel,
-  formatCompared,
   formatList,
   formatPercent,
   pairKey,
@@ -78,7 +76,6 @@ export {
   PRESET_KEY,
   REFERENCE_CRS_KEYS,
   checkSettingRange,
-  crsJsonSchema,
   readChoiceKey,
   readCrs,
   readCrsKeys,
@@ -86,7 +83,6 @@ export {
   readKey,
   readNumberKey,
   type ChoiceKeySpec,
-  type CrsInput,
   type CrsKeySpec,
   type CrsKeyValue,
   type FlagKeySpec,

@@ -8,15 +8,12 @@ export {
 } from './client';
 export { PveApiError, type PveApiErrorCode, type PveApiErrorDetails } from './errors';
 export { ApiToken, readTokenFile, tokenFromEnv } from './token';
-export { normaliseFingerprint, type PveTlsOptions, type TransportSecurity } from './tls';
+export { type PveTlsOptions, type TransportSecurity } from './tls';
 export {
   DEFAULT_BACKOFF_BASE_MS,
   DEFAULT_BACKOFF_MAX_MS,
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
-  Transport,
-  type CallResult,
-  type CallSpec,
   type RetryEvent,
   type TransportOptions,
 } from './transport';
@@ -25,43 +22,19 @@ export {
   actionPrivilege,
   ENDPOINT_PRIVILEGES,
   grantsPrivilege,
-  privilegeFor,
   type ActionName,
-  type EndpointName,
   type PrivilegeNeed,
 } from './privileges';
-export { ACTION_REFUSALS, isActionRefusal } from './refusals';
-export { migrationBlockers } from './guest-config';
-export { parseDaemonStatus } from './ha-text';
-export { parseUpid } from './upid';
+export { ACTION_REFUSALS } from './refusals';
 export { decode, parsePropertyString } from './wire';
 export {
-  accessPermissionsSchema,
-  certificatesInfoSchema,
-  clusterOptionsSchema,
   clusterResourceSchema,
   clusterResourcesSchema,
-  clusterStatusSchema,
   crsSchema,
-  guestConfigSchema,
-  guestRrdSchema,
-  guestStatusSchema,
-  haGroupsSchema,
   haManagerStatusSchema,
-  haMotionReplySchema,
-  haResourcesSchema,
-  haRulesSchema,
-  haStatusCurrentSchema,
-  migratePrecheckSchema,
-  nodeGuestsSchema,
   nodePriorityList,
   nodeRrdSchema,
-  nodeStatusSchema,
   objAliased,
-  taskListSchema,
-  taskStatusSchema,
-  upidSchema,
-  versionSchema,
 } from './schemas';
 export type {
   AccessPermissions,
