@@ -11,6 +11,10 @@
  * - system (`./system.ts`): the simulator running the HA core, first and later manager rounds,
  *   the case run and a simulated hour, heap per service, and CPU profiles of two workloads.
  *
+ * - page (`./page.ts`, only with `--only page`: it needs Chromium): the status page of a day of
+ *   64 nodes in a headless browser, ready time, heap, main-thread busy share and longest task;
+ *   its own table (not in the JSON result).
+ *
  * Options: `--only start,rebalance,memory,system,profile` (sections; the others are empty),
  * `--quick` (fewer repetitions and no 30,000-service point, for development).
  */
@@ -18,6 +22,7 @@ import { cpus } from 'node:os';
 import process from 'node:process';
 import { rebalanceScoring, startPlacement, usageMemory } from './kernels';
 import { nativeStartKernel } from './native';
+import { pageBench, pageTable } from './page';
 import { mixedWorkload, seed3Workload, startScoring } from './start-score';
 import { BENCH_SCHEMA, type BenchResult, README_REGIONS, renderRegion, validateBenchResult } from './schema';
 import { type SystemWorkload, profileRow, systemRow } from './system';
@@ -31,6 +36,11 @@ async function main(): Promise<void> {
   const wants = (section: string) => only === undefined || only.has(section);
   if (!(globalThis as { gc?: unknown }).gc) throw new Error('run with --expose-gc (pnpm bench does)');
   const progress = (msg: string) => process.stderr.write(`${msg}\n`);
+  if (only?.has('page')) {
+    progress('status page (Chromium)');
+    process.stdout.write(`${pageTable(await pageBench())}\n\n`);
+    if (only.size === 1) return;
+  }
 
   const reps = { kernels: quick ? 3 : 7, system: quick ? 2 : 5, hour: quick ? 1 : 3 };
   const startPlacementRows = wants('start')

@@ -13,7 +13,7 @@
 import process from 'node:process';
 import { buildUsageModel } from '../apps/manager/src/balancing/model';
 import type { ClusterSnapshot } from '../apps/manager/src/cluster/port';
-import { historyCapacity, Journal } from '../apps/manager/src/runtime/journal';
+import { historyCapacity, Journal, type NodeNow } from '../apps/manager/src/runtime/journal';
 import { nodesNow } from '../apps/manager/src/runtime/round';
 import { GIB, haGuest, motionRecord, node, snapshot, T0 } from '../apps/manager/src/testing/support';
 
@@ -32,9 +32,12 @@ function gc(): void {
   collect();
 }
 
-/** A cluster of `nodes` nodes (64 cores, 512 GiB, pressure reported) and 9,000 HA VMs spread over them. */
-function cluster(nodes: number): ClusterSnapshot {
-  const names = Array.from({ length: nodes }, (_, i) => `node${String(i + 1).padStart(2, '0')}`);
+/**
+ * A cluster of `nodes` nodes (64 cores, 512 GiB, pressure reported) and 9,000 HA VMs spread over
+ * them; names `node01`… (or `node1`… with `padded: false`).
+ */
+export function cluster(nodes: number, padded = true): ClusterSnapshot {
+  const names = Array.from({ length: nodes }, (_, i) => `node${padded ? String(i + 1).padStart(2, '0') : i + 1}`);
   return snapshot(
     names.map((n) =>
       node(n, { maxcpu: 64, maxmem: 512 * GIB, cpu: 20, mem: 200 * GIB, pressure: { cpuSome: 3.5, memSome: 0.5 } }),
@@ -47,15 +50,20 @@ function cluster(nodes: number): ClusterSnapshot {
   );
 }
 
-function measure(nodes: number, intervalSeconds: number): string[] {
-  const snap = cluster(nodes);
-  const model = buildUsageModel(snap);
-  const base = nodesNow(snap, model);
-  gc();
-  const before = used();
-  const journal = new Journal(intervalSeconds);
-  const rounds = historyCapacity(intervalSeconds);
-  for (let r = 1; r <= rounds; r++) {
+/**
+ * Rounds `first`..`last` of `snap` into the journal, as a daemon's rounds at `intervalSeconds`
+ * would put them: each round's read (loads varying from round to round, with a slow wave and a
+ * jitter), its line, its history. `bench/page.ts` fills the daemon it serves with it.
+ */
+export function fillJournal(
+  journal: Journal,
+  snap: ClusterSnapshot,
+  first: number,
+  last: number,
+  intervalSeconds: number,
+  base: readonly NodeNow[] = nodesNow(snap, buildUsageModel(snap)),
+): void {
+  for (let r = first; r <= last; r++) {
     // each round's values differ (no sharing between rounds), as measured loads do
     const jitter = (r % 97) / 1000;
     journal.observe({
@@ -63,13 +71,17 @@ function measure(nodes: number, intervalSeconds: number): string[] {
       time: T0 + r * intervalSeconds,
       quorate: true,
       imbalance: 0.2 + jitter,
-      nodes: base.map((n) => ({
-        ...n,
-        cpu: (n.cpu ?? 0) + jitter,
-        mem: (n.mem ?? 0) - jitter,
-        pressureCpu: 3 + jitter,
-        pressureMem: 0.5 + jitter,
-      })),
+      nodes: base.map((n, i) => {
+        // a wave per node over the day, so charts and heatmaps have something to show
+        const wave = 0.15 * Math.sin((r / 1440) * Math.PI * 2 + i);
+        return {
+          ...n,
+          cpu: (n.cpu ?? 0) + jitter + wave,
+          mem: (n.mem ?? 0) - jitter + wave / 2,
+          pressureCpu: 3 + jitter,
+          pressureMem: 0.5 + jitter,
+        };
+      }),
       snapshot: snap,
     });
     journal.round(
@@ -86,11 +98,26 @@ function measure(nodes: number, intervalSeconds: number): string[] {
       new Date((T0 + r * intervalSeconds) * 1000).toISOString(),
     );
   }
+}
+
+/** 1,000 motions, each succeeded 40 s after its request, a minute apart. */
+export function fillMotions(journal: Journal): void {
   for (let i = 0; i < 1000; i++) {
     const m = motionRecord({ sid: `vm:${100 + i}`, issuedAt: T0 + i * 60 });
     journal.motions.requested(m);
     journal.motions.ended(m, 'succeeded', undefined, T0 + i * 60 + 40);
   }
+}
+
+function measure(nodes: number, intervalSeconds: number): string[] {
+  const snap = cluster(nodes);
+  const base = nodesNow(snap, buildUsageModel(snap));
+  gc();
+  const before = used();
+  const journal = new Journal(intervalSeconds);
+  const rounds = historyCapacity(intervalSeconds);
+  fillJournal(journal, snap, 1, rounds, intervalSeconds, base);
+  fillMotions(journal);
   gc();
   const after = used();
   const bytes = after - before;
@@ -118,4 +145,4 @@ function main(): void {
   );
 }
 
-main();
+if (process.argv[1] !== undefined && process.argv[1].endsWith('status-history.ts')) main();

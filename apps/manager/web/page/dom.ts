@@ -51,6 +51,8 @@ function sameKind(a: Node, b: Node): boolean {
 
 /** Makes `old` like `fresh` (same kind), in place. */
 function morphNode(old: Node, fresh: Node): void {
+  // the node itself (a part the page keeps, unchanged since it was drawn)
+  if (old === fresh) return;
   if (old.nodeType !== Node.ELEMENT_NODE) {
     if (old.nodeValue !== fresh.nodeValue) old.nodeValue = fresh.nodeValue;
     return;

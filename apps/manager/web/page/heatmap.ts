@@ -23,6 +23,8 @@ const STOPS: readonly (readonly [number, number, number])[] = [
   [128, 0, 38],
 ];
 const NO_VALUE = '#eef1f4';
+/** Steps of the time axis (seconds), the shortest that leaves ~90 px between labels. */
+const TICK_STEPS_SECONDS = [10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
 
 /** The colour of a load ratio (clamped to 0..1); `NO_VALUE` for none. */
 export function loadColour(ratio: number): string {
@@ -46,8 +48,8 @@ export interface HeatmapData {
   /** Per node, per slice: the highest and the mean load (ratios; NaN: none). */
   readonly max: readonly Float32Array[];
   readonly mean: readonly Float32Array[];
-  /** Clock text of a time (seconds): `14:05`. */
-  readonly timeText: (seconds: number, spanSeconds: number) => string;
+  /** Clock text of a time (seconds) on an axis of ticks `stepSeconds` apart: `14:05`, `14:05:30`. */
+  readonly timeText: (seconds: number, stepSeconds: number) => string;
 }
 
 /** The slices a heatmap of this width holds. */
@@ -100,17 +102,21 @@ export function drawHeatmap(figure: HTMLElement, width: number, data: HeatmapDat
       ctx.fillRect(LABEL_PX + b * cell, y, cell + 0.5, HEAT_ROW_PX - 1);
     }
   });
-  // the time axis: a label every ~90 px
+  // the time axis: round clock times, at least ~90 px apart
   const span = data.to - data.from;
-  const ticks = Math.max(2, Math.floor(plot / 90));
+  const step = TICK_STEPS_SECONDS.find((s) => span <= 0 || (plot * s) / span >= 90) ?? TICK_STEPS_SECONDS.at(-1)!;
   ctx.fillStyle = '#5f6b76';
-  ctx.textAlign = 'center';
   const axisY = data.nodes.length * HEAT_ROW_PX + AXIS_PX / 2;
-  for (let k = 0; k <= ticks; k++) {
-    const x = LABEL_PX + (plot * k) / ticks;
-    const t = data.from + (span * k) / ticks;
-    ctx.textAlign = k === 0 ? 'left' : k === ticks ? 'right' : 'center';
-    ctx.fillText(data.timeText(t, span), x, axisY);
+  for (let t = Math.ceil(data.from / step) * step; t <= data.to; t += step) {
+    const x = LABEL_PX + (span > 0 ? ((t - data.from) / span) * plot : 0);
+    const text = data.timeText(t, step);
+    const half = ctx.measureText(text).width / 2;
+    if (x - half < LABEL_PX || x + half > width) continue;
+    ctx.fillStyle = '#c5ccd3';
+    ctx.fillRect(x, data.nodes.length * HEAT_ROW_PX, 1, 4);
+    ctx.fillStyle = '#5f6b76';
+    ctx.textAlign = 'center';
+    ctx.fillText(text, x, axisY);
   }
   (canvas as HTMLCanvasElement & { heat?: HeatmapData & { width: number } }).heat = { ...data, width };
 }
@@ -140,7 +146,8 @@ function hover(canvas: HTMLCanvasElement, tip: HTMLElement, e: MouseEvent): void
   const t1 = data.from + (span * (b + 1)) / data.buckets;
   const max = data.max[row]![b]!;
   const mean = data.mean[row]![b]!;
-  tip.textContent = `${data.nodes[row]} ${data.timeText(t0, span)}–${data.timeText(t1, span)}: ${
+  const slice = span / data.buckets;
+  tip.textContent = `${data.nodes[row]} ${data.timeText(t0, slice)}–${data.timeText(t1, slice)}: ${
     Number.isNaN(max) ? 'not read' : `highest ${(max * 100).toFixed(1)} %, mean ${(mean * 100).toFixed(1)} %`
   }`;
   tip.hidden = false;

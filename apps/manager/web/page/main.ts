@@ -27,13 +27,20 @@ const MAX_DECISIONS = 20_000;
 /** Decision rows on a page of the table (older ones a click away). */
 const DECISION_PAGE_ROWS = 100;
 /** Motion rows on a page of the table. */
-const MOTION_PAGE_ROWS = 50;
+const MOTION_PAGE_ROWS = 25;
 /** Plan steps shown open; up to {@link MAX_PLAN_STEPS} more behind a click. */
 const PLAN_STEPS_OPEN = 8;
 /** Plan steps drawn at most (api/plan lists them all). */
 const MAX_PLAN_STEPS = 40;
 /** Names listed of a what-if case's lost or unrecovered guests (the rest counted). */
 const WHATIF_NAMES = 4;
+/**
+ * Rounds of history per request when the page fills in older ones (at 64 nodes about 2 MB of
+ * JSON: parsed in a few tens of ms, not one long task for a day).
+ */
+const HISTORY_PIECE_ROUNDS = 2000;
+/** Marks a Vega chart draws as SVG at most; beyond, on a canvas. */
+const SVG_MAX_MARKS = 1500;
 /** Slices of a line chart at most per CSS pixel of its width (each keeps its lowest and highest value). */
 const LINE_SLICES_PER_PX = 0.5;
 
@@ -437,43 +444,59 @@ function renderNodes(): void {
       : null,
   );
   const nodes = [...read.nodes].sort((a, b) => naturalCompare(a.name, b.name));
-  fill(
-    'node-grid',
-    ...nodes.map((n) =>
+  const grid = fill('node-grid', ...nodes.map((n) => nodeCard(n, draining.has(n.name))));
+  // the cards in the page are those drawn before, made like the new ones: those are held
+  for (const card of grid.children) {
+    const name = card.getAttribute('data-key');
+    const held = name === null ? undefined : cards.get(name);
+    if (held !== undefined) cards.set(name!, { from: held.from, card: card as HTMLElement });
+  }
+  for (const name of cards.keys()) if (!read.nodes.some((n) => n.name === name)) cards.delete(name);
+}
+
+/** The card of each node as last drawn, with what it was drawn from: a node that did not change is not built again. */
+const cards = new Map<string, { readonly from: string; readonly card: HTMLElement }>();
+
+function nodeCard(n: NodeNow, draining: boolean): HTMLElement {
+  const from = `${JSON.stringify(n)}:${draining}`;
+  const held = cards.get(n.name);
+  if (held?.from === from && held.card.isConnected) return held.card;
+  const card = buildNodeCard(n, draining);
+  cards.set(n.name, { from, card });
+  return card;
+}
+
+function buildNodeCard(n: NodeNow, draining: boolean): HTMLElement {
+  return el(
+    'article',
+    { class: `node ${n.state}${draining ? ' draining' : ''}`, 'data-node': n.name, 'data-key': n.name },
+    el(
+      'header',
+      {},
+      el('strong', {}, n.name),
       el(
-        'article',
-        { class: `node ${n.state}${draining.has(n.name) ? ' draining' : ''}`, 'data-node': n.name, 'data-key': n.name },
-        el(
-          'header',
-          {},
-          el('strong', {}, n.name),
-          el(
-            'span',
-            {},
-            draining.has(n.name)
-              ? el('span', { class: 'chip warn drain-chip', title: 'a drain empties this node' }, 'draining')
-              : null,
-            el('span', { class: `chip state-${n.state}`, title: `condition: ${n.condition}` }, STATE_WORDS[n.state]),
-          ),
-        ),
-        bar(n.cpu, 'CPU'),
-        bar(n.mem, 'memory'),
-        el(
-          'div',
-          { class: 'node-facts muted' },
-          `${n.guests} guests (${n.haResources} HA)`,
-          n.maxCpuCores !== null ? ` · ${(n.cpuCores ?? 0).toFixed(1)} of ${n.maxCpuCores} cores` : '',
-          n.maxMemBytes !== null ? ` · ${gib(n.memBytes)} of ${gib(n.maxMemBytes)}` : '',
-        ),
-        el(
-          'div',
-          { class: 'node-facts muted' },
-          n.pressureCpu === null && n.pressureMem === null
-            ? 'pressure: not reported'
-            : `pressure: CPU ${n.pressureCpu?.toFixed(1) ?? '–'} %, memory ${n.pressureMem?.toFixed(1) ?? '–'} %`,
-          n.balanced ? '' : ' · not balanced (not online or in maintenance)',
-        ),
+        'span',
+        {},
+        draining ? el('span', { class: 'chip warn drain-chip', title: 'a drain empties this node' }, 'draining') : null,
+        el('span', { class: `chip state-${n.state}`, title: `condition: ${n.condition}` }, STATE_WORDS[n.state]),
       ),
+    ),
+    bar(n.cpu, 'CPU'),
+    bar(n.mem, 'memory'),
+    el(
+      'div',
+      { class: 'node-facts muted' },
+      `${n.guests} guests (${n.haResources} HA)`,
+      n.maxCpuCores !== null ? ` · ${(n.cpuCores ?? 0).toFixed(1)} of ${n.maxCpuCores} cores` : '',
+      n.maxMemBytes !== null ? ` · ${gib(n.memBytes)} of ${gib(n.maxMemBytes)}` : '',
+    ),
+    el(
+      'div',
+      { class: 'node-facts muted' },
+      n.pressureCpu === null && n.pressureMem === null
+        ? 'pressure: not reported'
+        : `pressure: CPU ${n.pressureCpu?.toFixed(1) ?? '–'} %, memory ${n.pressureMem?.toFixed(1) ?? '–'} %`,
+      n.balanced ? '' : ' · not balanced (not online or in maintenance)',
     ),
   );
 }
@@ -506,20 +529,25 @@ function chartWidth(id: string): number {
   return Math.max(200, Math.floor(box?.clientWidth ?? 800));
 }
 
-/** Renders a spec into the figure, rebuilding the view only when its key (width, nodes) changes. */
+/**
+ * Renders a spec into the figure, rebuilding the view only when its key (width, nodes,
+ * renderer) changes. SVG for a few hundred marks; a canvas beyond (a day of motions as SVG
+ * paths is a long task at every redraw).
+ */
 async function draw(
   id: string,
   key: string,
   spec: () => Parameters<typeof compile>[0],
   data: Record<string, object[]>,
+  renderer: 'svg' | 'canvas' = 'svg',
 ): Promise<void> {
   let chart = charts.get(id);
-  if (chart === undefined || chart.key !== key) {
+  if (chart === undefined || chart.key !== `${renderer}:${key}`) {
     chart?.view.finalize();
     const target = document.getElementById(id)!;
     target.replaceChildren();
-    const view = new View(parse(compile(spec()).spec), { renderer: 'svg', container: target, hover: true });
-    chart = { key, view };
+    const view = new View(parse(compile(spec()).spec), { renderer, container: target, hover: true });
+    chart = { key: `${renderer}:${key}`, view };
     charts.set(id, chart);
   }
   for (const [name, rows] of Object.entries(data)) chart.view.data(name, rows);
@@ -535,10 +563,10 @@ function dropView(id: string): void {
   document.getElementById(id)!.replaceChildren();
 }
 
-/** `14:05` (or `14:05:30` when the span is short), UTC like the log. */
-function clockText(seconds: number, spanSeconds: number): string {
+/** `14:05` (or `14:05:30` on an axis of ticks less than a minute apart), UTC like the log. */
+function clockText(seconds: number, stepSeconds: number): string {
   const iso = new Date(seconds * 1000).toISOString();
-  return spanSeconds < 1800 ? iso.slice(11, 19) : iso.slice(11, 16);
+  return stepSeconds < 60 ? iso.slice(11, 19) : iso.slice(11, 16);
 }
 
 const percent = (ratio: number | null) => (ratio === null ? null : Math.round(ratio * 10000) / 100);
@@ -554,10 +582,16 @@ async function renderCharts(): Promise<void> {
   }
   const width = chartWidth('chart-imbalance');
   const widths = { cpu: chartWidth('chart-cpu'), mem: chartWidth('chart-mem') };
-  const drawnKey = `${h.version}:${page.windowSeconds}:${width}:${widths.cpu}:${widths.mem}:${page.versions.get('api/motions') ?? ''}`;
+  const w = chartWindow(h, page.windowSeconds, Math.floor(width * LINE_SLICES_PER_PX));
+  const rounds = w.end - w.start;
+  fill(
+    'history-note',
+    `${rounds} rounds shown of ${h.length} kept${w.buckets < rounds ? ` (each point the lowest and highest of ${Math.ceil(rounds / w.buckets)} rounds)` : ''}; ${page.motions.length} motions this run.${backfill.busy ? ' Fetching older rounds…' : ''}`,
+  );
+  // the rounds shown (older ones filled in outside the window change nothing drawn)
+  const drawnKey = `${h.rounds[w.start]}:${h.lastRound}:${page.windowSeconds}:${width}:${widths.cpu}:${widths.mem}:${page.versions.get('api/motions') ?? ''}`;
   if (drawnKey === chartsDrawn) return;
   chartsDrawn = drawnKey;
-  const w = chartWindow(h, page.windowSeconds, Math.floor(width * LINE_SLICES_PER_PX));
   const span = w.to - w.from;
   const motions: MotionRow[] = page.motions
     .filter((m) => m.requestedAt !== null && m.requestedAt >= w.from)
@@ -568,26 +602,23 @@ async function renderCharts(): Promise<void> {
       via: m.via,
     }));
   const nodes = naturalSort(h.nodes.keys());
-  const rounds = w.end - w.start;
-  fill(
-    'history-note',
-    `${rounds} rounds shown of ${h.length} kept${w.buckets < rounds ? ` (each point the lowest and highest of ${Math.ceil(rounds / w.buckets)} rounds)` : ''}; ${page.motions.length} motions this run.`,
-  );
   // the axis format follows the span: rebuilt when it crosses a step of a tenth
   const spanKey = Math.round(Math.log10(Math.max(1, span)) * 10);
+  const series = minMaxLine(h.time, h.imbalance, w).map((p) => ({ t: p.t * 1000, imbalance: percent(p.v) }));
+  // each chart in a task of its own: the page answers between them
+  await nextTask();
   await draw(
     'chart-imbalance',
     `${width}:${h.thresholdPercent}:${spanKey}`,
     () => imbalanceSpec(width, h.thresholdPercent, span),
-    {
-      series: minMaxLine(h.time, h.imbalance, w).map((p) => ({ t: p.t * 1000, imbalance: percent(p.v) })),
-      motions,
-    },
+    { series, motions },
+    motions.length + series.length > SVG_MAX_MARKS ? 'canvas' : 'svg',
   );
   for (const [id, resource, column, fw] of [
     ['chart-cpu', 'CPU', 'cpu', widths.cpu],
     ['chart-mem', 'memory', 'mem', widths.mem],
   ] as const) {
+    await nextTask();
     if (nodes.length > MAX_NODE_LINES) {
       dropView(id);
       const hw = chartWindow(h, page.windowSeconds, heatmapBuckets(fw));
@@ -616,6 +647,11 @@ async function renderCharts(): Promise<void> {
     );
     await draw(id, `${fw}:${spanKey}:${nodes.join(',')}`, () => loadSpec(fw, nodes, resource, span), { load });
   }
+}
+
+/** Resolves in a task of its own (after what the browser has queued: input, rendering). */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 let chartsRunning: Promise<void> | undefined;
@@ -934,6 +970,31 @@ function renderPlan(): void {
 
 let planLoading = false;
 
+/** Filling in the older rounds: its run (bumped to abandon it), whether one runs, whether it is done. */
+const backfill = { run: 0, busy: false, done: false };
+
+/** Asks for the rounds before the first held, a piece at a time, until the daemon has none older or the page is full. */
+async function fillInHistory(): Promise<void> {
+  const run = ++backfill.run;
+  backfill.busy = true;
+  try {
+    while (run === backfill.run && !page.history.full) {
+      const first = page.history.firstRound;
+      if (first === undefined || first <= 1) break;
+      const doc = await getJson<HistoryDoc>(`api/history?pressure=0&before=${first}&limit=${HISTORY_PIECE_ROUNDS}`);
+      if (run !== backfill.run) return;
+      if (doc.rounds.length === 0 || page.history.prepend(doc) === 0) break;
+      void scheduleCharts();
+    }
+    if (run === backfill.run) backfill.done = true;
+  } catch {
+    // the next poll starts it again
+  } finally {
+    if (run === backfill.run) backfill.busy = false;
+  }
+  if (run === backfill.run) void scheduleCharts();
+}
+
 async function loadPlan(): Promise<void> {
   planLoading = true;
   page.plan = undefined;
@@ -956,20 +1017,37 @@ async function poll(): Promise<Set<Part>> {
   const changed = new Set<Part>();
   const h = page.history;
   const lastRound = page.decisions.at(-1)?.round;
+  // the first history asked for is the default window's (the interval says how many rounds);
+  // older rounds are filled in afterwards, in pieces (`backfill`)
+  if (page.run === undefined) {
+    try {
+      page.run = await getVersioned<RunDoc>('api/run');
+      changed.add('run');
+    } catch {
+      // said by the poll below
+    }
+  }
+  const firstRounds = Math.min(
+    HISTORY_MAX_ROUNDS,
+    Math.ceil(page.windowSeconds / (page.run?.intervalSeconds ?? 10)) + 1,
+  );
   const results = await Promise.allSettled([
     getText('status'),
     getVersioned<RunDoc>('api/run'),
     getVersioned<ClusterDoc>('api/cluster'),
     getJson<HistoryDoc>(
-      h.lastRound === undefined ? 'api/history?pressure=0' : `api/history?after=${h.lastRound}&pressure=0`,
+      h.lastRound === undefined
+        ? `api/history?pressure=0&limit=${firstRounds}`
+        : `api/history?after=${h.lastRound}&pressure=0`,
     ),
     getJson<{ decisions: Decision[] }>(
       lastRound === undefined ? 'api/decisions?limit=5000' : `api/decisions?after=${lastRound}&limit=5000`,
     ),
     getVersioned<{ motions: Motion[] }>('api/motions'),
     getVersioned<DrainDoc>('api/drain'),
+    page.policy === undefined ? getJson<PolicyDoc>('api/policy') : Promise.resolve(undefined),
   ]);
-  const [status, run, cluster, history, decisions, motions, drain] = results;
+  const [status, run, cluster, history, decisions, motions, drain, policy] = results;
   const failed = results.find((r) => r.status === 'rejected');
   const wasSilent = page.silentSince !== undefined;
   let restarted = false;
@@ -992,6 +1070,8 @@ async function poll(): Promise<Set<Part>> {
     // a new daemon run (its rounds restarted): start the history and the log afresh
     if (before && page.status.rounds < before.rounds) {
       page.history.clear();
+      backfill.run++;
+      backfill.done = false;
       page.decisions = [];
       changed.add('history').add('decisions');
       // this poll's rounds came after the old run's last: the next poll asks for all of them
@@ -1019,16 +1099,9 @@ async function poll(): Promise<Set<Part>> {
     page.drain = drain.value;
     changed.add('drain');
   }
-  // the plan is computed once the daemon has read the cluster, then when asked again
-  const noPlanYet = page.plan !== undefined && 'error' in page.plan && page.plan.error.startsWith('no round has read');
-  if (page.cluster?.read && (page.plan === undefined || noPlanYet) && !planLoading) void loadPlan();
-  if (page.policy === undefined) {
-    try {
-      page.policy = await getJson<PolicyDoc>('api/policy');
-      changed.add('policy');
-    } catch {
-      // next time
-    }
+  if (policy.status === 'fulfilled' && policy.value) {
+    page.policy = policy.value;
+    changed.add('policy');
   }
   return changed;
 }
@@ -1070,7 +1143,15 @@ async function loop(): Promise<void> {
       first = false;
       await scheduleCharts();
       document.body.dataset.ready = 'true';
+      // when, after the navigation began (ms): the page benchmark reads it
+      document.body.dataset.readyMs = String(Math.round(performance.now()));
     }
+    if (!backfill.busy && !backfill.done && page.history.length > 0) void fillInHistory();
+    // the plan is computed once the daemon has read the cluster (after the page is drawn: it
+    // may take the daemon a while), then when asked again
+    const noPlanYet =
+      page.plan !== undefined && 'error' in page.plan && page.plan.error.startsWith('no round has read');
+    if (page.cluster?.read && (page.plan === undefined || noPlanYet) && !planLoading) void loadPlan();
   } catch (err) {
     page.silentSince ??= new Date();
     page.silentWhy = String(err);

@@ -95,6 +95,66 @@ export class HistoryStore {
     return n;
   }
 
+  get firstRound(): number | undefined {
+    return this.length === 0 ? undefined : this.rounds[0];
+  }
+
+  /** Whether it holds as many rounds as it may. */
+  get full(): boolean {
+    return this.length >= this.maxRounds;
+  }
+
+  /**
+   * Puts the rounds of a reply before those held (a piece of older rounds: those below the
+   * first held), as many as the bound leaves room for (the newest of them).
+   */
+  prepend(doc: HistoryDoc): number {
+    if (this.length === 0) return this.append(doc);
+    const firstHeld = this.rounds[0]!;
+    let end = 0;
+    while (end < doc.rounds.length && doc.rounds[end]! < firstHeld) end++;
+    const n = Math.min(end, this.maxRounds - this.length);
+    if (n <= 0) return 0;
+    const from = end - n;
+    const size = Math.max(this.time.length, this.length + n);
+    const shifted = <T extends Float32Array | Float64Array | Uint32Array>(
+      old: T,
+      make: (size: number) => T,
+      nan: boolean,
+    ): T => {
+      const next = make(size);
+      if (nan && next instanceof Float32Array) next.fill(Number.NaN);
+      next.set(old.subarray(0, this.length), n);
+      return next;
+    };
+    this.rounds = shifted(this.rounds, (z) => new Uint32Array(z), false);
+    this.time = shifted(this.time, (z) => new Float64Array(z), false);
+    this.imbalance = shifted(this.imbalance, (z) => new Float32Array(z), true);
+    for (const c of this.nodes.values()) {
+      c.cpu = shifted(c.cpu, (z) => new Float32Array(z), true);
+      c.mem = shifted(c.mem, (z) => new Float32Array(z), true);
+    }
+    for (let k = 0; k < n; k++) {
+      this.rounds[k] = doc.rounds[from + k]!;
+      this.time[k] = doc.time[from + k]!;
+      this.imbalance[k] = doc.imbalance[from + k] ?? Number.NaN;
+    }
+    for (const [name, series] of Object.entries(doc.nodes)) {
+      let columns = this.nodes.get(name);
+      if (columns === undefined) {
+        columns = { cpu: nanColumn(size), mem: nanColumn(size) };
+        this.nodes.set(name, columns);
+      }
+      for (let k = 0; k < n; k++) {
+        columns.cpu[k] = series.cpu[from + k] ?? Number.NaN;
+        columns.mem[k] = series.mem[from + k] ?? Number.NaN;
+      }
+    }
+    this.length += n;
+    this.version++;
+    return n;
+  }
+
   /** Forgets every round (a new daemon run). */
   clear(): void {
     this.length = 0;
