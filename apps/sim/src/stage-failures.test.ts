@@ -65,7 +65,7 @@ describe('a plug-in stage that breaks its contract', () => {
   for (const kind of KINDS) {
     test(`${kind.name}: summary and run name the plug-in, the stage and the round, and exit 1`, async () => {
       const plugin = brokenPlugin(kind.name, kind.run);
-      const first = `plug-in '${kind.name}': stage 'broken-gate' failed in round 1 (now 20): ${kind.problem}`;
+      const first = `plug-in '${kind.name}': stage 'broken-gate' failed in round 1 (at 20): ${kind.problem}`;
       const summary = capture();
       expect(await main(['summary', SCENARIO, '--plugin', plugin, '--set', 'broken=1'], summary.io)).toBe(1);
       expect(summary.err).toEqual([
@@ -96,7 +96,7 @@ describe('a plug-in stage that breaks its contract', () => {
     );
     expect(code).toBe(1);
     expect(c.err.join('\n')).toMatch(
-      /poise-sim: run of .*broken.* failed: a policy stage failed in \d+ rounds of the balancer; the first: plug-in 'compare-broken': stage 'broken-gate' failed in round 1 \(now 20\): run\(\) threw: kaboom/,
+      /poise-sim: run of .*broken.* failed: a policy stage failed in \d+ rounds of the balancer; the first: plug-in 'compare-broken': stage 'broken-gate' failed in round 1 \(at 20\): run\(\) threw: kaboom/,
     );
   }, 120_000);
 });

@@ -79,7 +79,7 @@ export interface StageFailure {
 /**
  * `stage-failed`: a stage broke its contract (see `Stage`). One type for every way a stage can
  * fail a round, naming the plug-in, the stage, the round and what was wrong:
- * `plug-in 'freeze': stage 'freeze' failed in round 3 (now 60): run() threw: kaboom`. A host
+ * `plug-in 'freeze': stage 'freeze' failed in round 3 (at 60): run() threw: kaboom`. A host
  * judges it by its `code` (as every error of this package family) and logs its message; the
  * exception the stage threw, if any, is the `cause`.
  */
@@ -94,7 +94,7 @@ export class StageError extends PolicyError implements StageFailure {
   constructor(failure: StageFailure, options?: { cause?: unknown }) {
     const owner = failure.plugin === undefined ? '' : `plug-in '${failure.plugin}': `;
     const when =
-      failure.round > 0 ? ` in round ${failure.round}${failure.now === undefined ? '' : ` (now ${failure.now})`}` : '';
+      failure.round > 0 ? ` in round ${failure.round}${failure.now === undefined ? '' : ` (at ${failure.now})`}` : '';
     super(
       'stage-failed',
       `${owner}stage '${failure.stage}' failed${when}: ${failure.hook}() ${failure.problem}`,

@@ -551,7 +551,7 @@ describe('state in, state out', () => {
     };
     const pipeline = new Pipeline([hostCandidates(), usageScorer({ method: 'bruteforce' }), lazySelect]);
     expect(() => pipeline.run(fakeContext().ctx, {})).toThrow(
-      "stage 'lazy' failed in round 1 (now 100): run() passed on a plan without 'selected' (a select stage selects a move or stops the round)",
+      "stage 'lazy' failed in round 1 (at 100): run() passed on a plan without 'selected' (a select stage selects a move or stops the round)",
     );
   });
 

@@ -147,7 +147,7 @@ describe('a stage that breaks its contract fails the round with one StageError',
       expect({ ...err, message: err.message }).toMatchObject({
         ...expected,
         code: 'stage-failed',
-        message: `plug-in 'odd-plugin': stage 'odd' failed in round 2 (now 40): run() ${c.problem}`,
+        message: `plug-in 'odd-plugin': stage 'odd' failed in round 2 (at 40): run() ${c.problem}`,
       });
     });
   }
@@ -163,7 +163,7 @@ describe('a stage that breaks its contract fails the round with one StageError',
     );
     expect(err.cause).toBe(thrown);
     // a stage of no plug-in is the reference pipeline's: no plug-in named
-    expect(err.message).toBe("stage 'odd' failed in round 1 (now 60): run() threw: kaboom");
+    expect(err.message).toBe("stage 'odd' failed in round 1 (at 60): run() threw: kaboom");
     expect(err.name).toBe('StageError');
     expect(err).toBeInstanceOf(PolicyError);
   });
@@ -174,7 +174,7 @@ describe('a stage that breaks its contract fails the round with one StageError',
       observe: () => ({ state: { at: Infinity } }),
     };
     expect(failure(withGate(observing)).message).toBe(
-      "stage 'odd' failed in round 1 (now 60): observe() returned a state that is not plain JSON: state.at is Infinity",
+      "stage 'odd' failed in round 1 (at 60): observe() returned a state that is not plain JSON: state.at is Infinity",
     );
     const noObserved: Stage = { ...gate(passOn), observe: () => undefined as never };
     expect(failure(withGate(noObserved)).problem).toBe('returned undefined, expected {state}');
@@ -193,7 +193,7 @@ describe('a stage that breaks its contract fails the round with one StageError',
       selectBest(),
     ]);
     expect(failure(pipeline).message).toBe(
-      "stage 'later' failed in round 1 (now 60): breakStreak() returned a state that is not plain JSON: state is a BigInt",
+      "stage 'later' failed in round 1 (at 60): breakStreak() returned a state that is not plain JSON: state is a BigInt",
     );
     // a host breaking the streaks on a round it does not run: its round named, if it gives one
     expect(() => pipeline.breakStreaks({ later: null })).toThrow(
@@ -203,7 +203,7 @@ describe('a stage that breaks its contract fails the round with one StageError',
       "stage 'later' failed in round 12: breakStreak() returned a state that is not plain JSON: state is a BigInt",
     );
     // the host's number of the round, when it gives one to run
-    expect(() => pipeline.run(host(80), {}, 41)).toThrow("stage 'later' failed in round 41 (now 80): breakStreak()");
+    expect(() => pipeline.run(host(80), {}, 41)).toThrow("stage 'later' failed in round 41 (at 80): breakStreak()");
 
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
@@ -285,7 +285,7 @@ describe('PolicyRegistry: the stages of a plug-in are named by it', () => {
     expect(pipeline.pluginOf('boom-gate')).toBe('boom');
     expect(pipeline.pluginOf('select-best')).toBeUndefined();
     expect(() => pipeline.run(host(), {})).toThrow(
-      "plug-in 'boom': stage 'boom-gate' failed in round 1 (now 60): run() threw: kaboom",
+      "plug-in 'boom': stage 'boom-gate' failed in round 1 (at 60): run() threw: kaboom",
     );
     expect(seen.map((e) => e.stage)).toEqual(['boom-gate']);
     // `with` keeps the listener

@@ -120,7 +120,7 @@ describe('a failing policy stage in the daemon', () => {
       ]);
       expect(rounds[0]!.msg).toMatch(
         new RegExp(
-          `^the policy failed \\(1 of 3 rounds in a row before balancing stops, limits\\.max-failing-rounds\\): plug-in 'broken': stage 'broken-gate' failed in round 1 \\(now \\d+\\): ${c.problem.replace(/[().{}]/g, '\\$&')}$`,
+          `^the policy failed \\(1 of 3 rounds in a row before balancing stops, limits\\.max-failing-rounds\\): plug-in 'broken': stage 'broken-gate' failed in round 1 \\(at 2026-01-01T00:00:00Z\\): ${c.problem.replace(/[().{}]/g, '\\$&')}$`,
         ),
       );
       expect(rounds[0]).toMatchObject({ plugin: 'broken', stage: 'broken-gate', hook: 'run', failingRounds: 1 });

@@ -70,16 +70,18 @@ export class StageGuard {
     this.failing++;
     const limit = this.ctx.config.limits.maxFailingRounds;
     const fields = { plugin: err.plugin ?? null, stage: err.stage, hook: err.hook, failingRounds: this.failing };
+    // `at <epoch seconds>` as a readable time (UTC, or the simulator's clock)
+    const failure = this.ctx.policyText(err.message);
     if (this.failing < limit) {
       return {
         outcome: 'error',
         reason: 'stage-failed',
         level: 'error',
-        message: `the policy failed (${this.failing} of ${limit} rounds in a row before balancing stops, limits.max-failing-rounds): ${err.message}`,
+        message: `the policy failed (${this.failing} of ${limit} rounds in a row before balancing stops, limits.max-failing-rounds): ${failure}`,
         fields,
       };
     }
-    const message = `balancing stopped: the policy failed in ${this.failing} rounds in a row (limits.max-failing-rounds ${limit}), the last: ${err.message}; the daemon still reads the cluster, follows a motion in flight and keeps the lock; a reload (SIGHUP) or a restart re-enables balancing`;
+    const message = `balancing stopped: the policy failed in ${this.failing} rounds in a row (limits.max-failing-rounds ${limit}), the last: ${failure}; the daemon still reads the cluster, follows a motion in flight and keeps the lock; a reload (SIGHUP) or a restart re-enables balancing`;
     this.stop = { round, at: this.ctx.now(), message, plugin: err.plugin ?? null, stage: err.stage };
     return { outcome: 'error', reason: 'balancing-stopped', level: 'error', message, fields };
   }
