@@ -88,6 +88,25 @@ describe('the history store', () => {
     expect(Number.isNaN(a.cpu[3]!)).toBe(true);
   });
 
+  it('older pieces go before the rounds held, as many as the bound leaves room for', () => {
+    const store = new HistoryStore(250);
+    store.append(reply(201, 300));
+    store.append(reply(301, 310, ['a', 'b']));
+    // a piece of rounds 101..200 (and one it holds, ignored)
+    expect(store.prepend(reply(101, 201))).toBe(100);
+    expect([store.length, store.firstRound, store.lastRound]).toEqual([210, 101, 310]);
+    expect(store.time[0]).toBe(1000 + 101 * 10);
+    expect(store.nodes.get('a')!.cpu[0]).toBeCloseTo(1.01, 5);
+    expect(store.nodes.get('a')!.cpu[209]).toBeCloseTo(3.1, 5);
+    // node b came with round 301: nothing before
+    expect(Number.isNaN(store.nodes.get('b')!.cpu[0]!)).toBe(true);
+    expect(store.nodes.get('b')!.cpu[200]).toBeCloseTo(3.01, 5);
+    // room for 40 more: the newest 40 of rounds 1..100
+    expect(store.prepend(reply(1, 100))).toBe(40);
+    expect([store.length, store.firstRound, store.full]).toEqual([250, 61, true]);
+    expect(store.prepend(reply(1, 60))).toBe(0);
+  });
+
   it('refuses a bound that is no whole number ≥ 1', () => {
     expect(() => new HistoryStore(0)).toThrow("the page's history bound must be a whole number ≥ 1, got 0");
   });
