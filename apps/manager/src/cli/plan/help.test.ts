@@ -9,6 +9,14 @@ async function run(argv: string[]) {
 }
 
 describe('<subcommand> --help', () => {
+  it('drain --help says how many motions run at once and that only what must move moves', async () => {
+    const r = await run(['drain', '--help']);
+    const text = r.out.replace(/\s+/g, ' ');
+    expect(text).not.toContain('one motion at a time');
+    expect(text).toContain("up to --parallel motions in flight at once (default: the cluster's max_workers, else 4)");
+    expect(text).toContain('another guest only where that is the only way to make room, each named with why');
+  });
+
   it.each([
     ['plan', '--what-if node-failure'],
     ['drain', '--execute'],
