@@ -77,10 +77,12 @@ describe('drain killed (SIGKILL) mid-way and run again (child process)', () => {
     expect(records.find((r) => String(r.msg).startsWith('resuming:'))?.msg).toMatch(
       /^resuming: 2 motions of an interrupted drain in flight/,
     );
+    // the closing line counts the whole drain: the 2 motions of the killed run and the 2 of this one
     expect(records.at(-1)).toMatchObject({
       event: 'drain',
       result: 'done',
-      motions: 2,
+      motions: 4,
+      msg: 'drain done: 4 motions (2 in this run, 2 before it was resumed)',
     });
     const posts = fake.posts().map((p) => p.path);
     expect(posts.sort()).toEqual(SIDS.map((sid) => `/cluster/ha/resources/${sid}/migrate`));
