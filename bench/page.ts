@@ -11,7 +11,7 @@
  * - longest task: the longest task seen meanwhile (the Long Tasks API; it reports tasks over 50 ms);
  * - DOM nodes.
  *
- *   pnpm tsx --conditions=poise-source bench/page.ts [--screenshots <dir>]
+ *   pnpm tsx --conditions=poise-source bench/page.ts [--screenshots apps/manager/docs]
  *   pnpm bench --only page
  *
  * Prints a table; never a test. Needs Chromium (`apt-get install -y chromium`).
@@ -214,7 +214,10 @@ async function steady(
   };
 }
 
-/** Measures the page at the 6 h and 24 h windows; with `shots`, screenshots at 1440×900 and 390×844 there. */
+/**
+ * Measures the page at the 6 h and 24 h windows; with `shots`, screenshots there: the top of
+ * the page at 1440×900 and at 390×844, and the charts at 1440.
+ */
 export async function pageBench(shots?: string): Promise<Row[]> {
   const daemon = await servedDaemon();
   const browser = await launchChromium({ width: 1440, height: 900 });
@@ -264,12 +267,16 @@ export async function pageBench(shots?: string): Promise<Row[]> {
       ...(await steady(page, cdp, daemon.round)),
     });
     if (shots !== undefined) {
+      // what a reader sees first (the drain, the nodes), and the charts of the 6 h window
       await page.click('button[data-window="21600"]');
       await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(shots, 'status-page-64-nodes-desktop.png'), fullPage: true });
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.screenshot({ path: join(shots, 'status-page-64-nodes-desktop.png') });
+      await page.locator('#history').screenshot({ path: join(shots, 'status-page-64-nodes-history.png') });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(shots, 'status-page-64-nodes-phone.png'), fullPage: true });
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.screenshot({ path: join(shots, 'status-page-64-nodes-phone.png') });
       const width = await page.evaluate('document.documentElement.scrollWidth');
       if (Number(width) > 390) process.stderr.write(`page.ts: at 390 px the page is ${String(width)} px wide\n`);
     }

@@ -23,7 +23,7 @@ const STOPS: readonly (readonly [number, number, number])[] = [
   [128, 0, 38],
 ];
 const NO_VALUE = '#eef1f4';
-/** Steps of the time axis (seconds), the shortest that leaves ~90 px between labels. */
+/** Steps of the time axis (seconds), the shortest that leaves ~70 px between labels. */
 const TICK_STEPS_SECONDS = [10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
 
 /** The colour of a load ratio (clamped to 0..1); `NO_VALUE` for none. */
@@ -102,9 +102,9 @@ export function drawHeatmap(figure: HTMLElement, width: number, data: HeatmapDat
       ctx.fillRect(LABEL_PX + b * cell, y, cell + 0.5, HEAT_ROW_PX - 1);
     }
   });
-  // the time axis: round clock times, at least ~90 px apart
+  // the time axis: round clock times, at least ~70 px apart
   const span = data.to - data.from;
-  const step = TICK_STEPS_SECONDS.find((s) => span <= 0 || (plot * s) / span >= 90) ?? TICK_STEPS_SECONDS.at(-1)!;
+  const step = TICK_STEPS_SECONDS.find((s) => span <= 0 || (plot * s) / span >= 70) ?? TICK_STEPS_SECONDS.at(-1)!;
   ctx.fillStyle = '#5f6b76';
   const axisY = data.nodes.length * HEAT_ROW_PX + AXIS_PX / 2;
   for (let t = Math.ceil(data.from / step) * step; t <= data.to; t += step) {
