@@ -486,7 +486,7 @@ function buildNodeCard(n: NodeNow, draining: boolean): HTMLElement {
     el(
       'div',
       { class: 'node-facts muted' },
-      `${n.guests} guests (${n.haResources} HA)`,
+      `${n.guests} ${n.guests === 1 ? 'guest' : 'guests'} (${n.haResources} HA)`,
       n.maxCpuCores !== null ? ` · ${(n.cpuCores ?? 0).toFixed(1)} of ${n.maxCpuCores} cores` : '',
       n.maxMemBytes !== null ? ` · ${gib(n.memBytes)} of ${gib(n.maxMemBytes)}` : '',
     ),
