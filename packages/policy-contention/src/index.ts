@@ -1,3 +1,4 @@
+export { type ContentionPace } from './pace';
 export {
   contentionPlugin,
   createContentionPlugin,

@@ -2,7 +2,7 @@ import { type BalanceCandidate, PolicyError, type Stage, compareNames, formatLis
 import { freshOutcomes } from './outcomes';
 
 /** A resource the balancer moved, and until when it is not moved again. */
-interface CooldownEntry {
+export interface CooldownEntry {
   readonly sid: string;
   /** Seconds: the resource is left alone while `now < until`. */
   readonly until: number;

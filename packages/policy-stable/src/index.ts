@@ -1,2 +1,2 @@
-export { cooldownFilter } from './cooldown';
+export { cooldownFilter, type CooldownEntry, type CooldownState } from './cooldown';
 export { stablePlugin, type StableSettings } from './settings';

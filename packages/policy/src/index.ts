@@ -83,6 +83,7 @@ export {
   readKey,
   readNumberKey,
   type ChoiceKeySpec,
+  type CrsInput,
   type CrsKeySpec,
   type CrsKeyValue,
   type FlagKeySpec,

@@ -54,6 +54,7 @@ export type {
   CompiledNodeAffinity,
   CompiledRules,
   ConfigWarning,
+  Flag,
   Group,
   GroupsConfig,
   NodeAffinityRule,

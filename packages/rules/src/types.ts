@@ -18,7 +18,7 @@ export interface NodePriority {
 export type NodePriorities = Record<string, NodePriority>;
 
 /** Boolean as the reference keeps it after the schema check: only `0` or `1`. */
-type Flag = 0 | 1;
+export type Flag = 0 | 1;
 
 /** Positive: keep the resources on one node; negative: keep them on different nodes. */
 export type Affinity = 'positive' | 'negative';
