@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { BUILTIN_REGISTRY, loadPluginRegistry } from '@poise/ha';
 import { PolicyError, type PolicyRegistry } from '@poise/policy';
 import { ManagerError } from '../errors';
+import { loadListenerSecurity } from './listener-security';
 import {
   type ConfigFile,
   configSchema,
@@ -207,7 +208,19 @@ export interface ManagerConfig {
     /** `limits.max-failing-rounds`: rounds in a row with a failed policy stage before balancing stops. */
     readonly maxFailingRounds: number;
   };
-  readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
+  readonly metrics: {
+    readonly enabled: boolean;
+    readonly host: string;
+    readonly port: number;
+    /** `metrics.allowed-hosts`: lower-case, without a trailing dot or brackets. */
+    readonly allowedHosts: readonly string[];
+    /** `metrics.bearer-token-file` (absolute). At most one of it and `basicAuthFile`. */
+    readonly bearerTokenFile: string | undefined;
+    /** `metrics.basic-auth-file` (absolute). */
+    readonly basicAuthFile: string | undefined;
+    /** `metrics.tls`: both files, or `undefined` for plain HTTP. */
+    readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  };
   readonly statePath: string;
   readonly lock: { readonly enabled: boolean; readonly dir: string; readonly name: string };
   readonly log: { readonly format: 'auto' | 'json' | 'text'; readonly level: 'debug' | 'info' | 'warn' | 'error' };
@@ -297,11 +310,26 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host, port: Number(listen.slice(colon + 1)) };
 }
 
+/** A host name as the Host header check compares it: lower-case, no trailing dot, no brackets. */
+export function normaliseHostName(name: string): string {
+  const lower = name.toLowerCase().replace(/\.$/, '');
+  return lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
+}
+
 /** Cross-field rules on a parsed file; one message per problem, with dot paths. */
 function crossFieldProblems(file: ConfigFile): string[] {
   const problems: string[] = [];
   const port = parseListen(file.metrics.listen).port;
   if (port > 65535) problems.push(`metrics.listen: expected a port from 0 to 65535, got ${port}`);
+  if (file.metrics['bearer-token-file'] !== undefined && file.metrics['basic-auth-file'] !== undefined)
+    problems.push(
+      "metrics.bearer-token-file: expected at most one of 'metrics.bearer-token-file' and 'metrics.basic-auth-file', got both",
+    );
+  const tls = file.metrics.tls;
+  if ((tls['cert-file'] === undefined) !== (tls['key-file'] === undefined)) {
+    const [given, missing] = tls['cert-file'] === undefined ? ['key-file', 'cert-file'] : ['cert-file', 'key-file'];
+    problems.push(`metrics.tls.${missing}: expected with 'metrics.tls.${given}' (both or neither), got nothing`);
+  }
   if (file.env === 'pve') {
     if (file.pve.urls.length === 0) problems.push("pve.urls: expected at least one URL when env is 'pve', got nothing");
     const sources = [file.pve['token-file'], file.pve['token-env']].filter((v) => v !== undefined).length;
@@ -377,7 +405,21 @@ function normalise(
       settleSeconds: file.limits['settle-time'],
       maxFailingRounds: file.limits['max-failing-rounds'],
     },
-    metrics: { enabled: file.metrics.enabled, host: listen.host, port: listen.port },
+    metrics: {
+      enabled: file.metrics.enabled,
+      host: listen.host,
+      port: listen.port,
+      allowedHosts: [...new Set(file.metrics['allowed-hosts'].map(normaliseHostName))],
+      bearerTokenFile: fileRel(file.metrics['bearer-token-file']),
+      basicAuthFile: fileRel(file.metrics['basic-auth-file']),
+      tls:
+        file.metrics.tls['cert-file'] === undefined || file.metrics.tls['key-file'] === undefined
+          ? undefined
+          : {
+              certFile: resolvePath(path, file.metrics.tls['cert-file']),
+              keyFile: resolvePath(path, file.metrics.tls['key-file']),
+            },
+    },
     statePath: resolvePath(path, file.state.file),
     lock: { enabled: file.lock.enabled, dir: resolvePath(path, file.lock.dir), name: file.lock.name },
     log: file.log,
@@ -436,7 +478,10 @@ export function parseConfig(
         ? { 'case-dir': overrides.defaultSimCaseDir }
         : {}),
     },
-    metrics: overrides.listen === undefined ? result.data.metrics : { enabled: true, listen: overrides.listen },
+    metrics:
+      overrides.listen === undefined
+        ? result.data.metrics
+        : { ...result.data.metrics, enabled: true, listen: overrides.listen },
   };
   const problems = crossFieldProblems(file);
   if (file.env === 'sim' && file.sim['case-dir'] === undefined) {
@@ -484,14 +529,27 @@ function readConfigDocument(path: string): unknown {
 
 /**
  * Reads, parses (YAML) and validates a config file; see {@link parseConfig}. `registry`: the
- * plug-ins loaded for it ({@link loadConfigPlugins}; default the built-in ones).
+ * plug-ins loaded for it ({@link loadConfigPlugins}; default the built-in ones). With the
+ * listener on, the files its authentication and TLS name are read and checked too
+ * (`loadListenerSecurity`).
  */
 export function loadConfig(
   path: string,
   overrides: ConfigOverrides = {},
   registry: PolicyRegistry = BUILTIN_REGISTRY,
 ): ManagerConfig {
-  return parseConfig(readConfigDocument(path), path, overrides, registry);
+  const config = parseConfig(readConfigDocument(path), path, overrides, registry);
+  // the listener's files are read at start: a file that cannot work is a config error here too
+  // (--check-config, a reload), named with its key
+  if (config.metrics.enabled) {
+    try {
+      loadListenerSecurity(config.metrics);
+    } catch (err) {
+      if (err instanceof ManagerError && err.code === 'invalid-config') throw invalid(path, err.message.split('\n'));
+      throw err;
+    }
+  }
+  return config;
 }
 
 /**

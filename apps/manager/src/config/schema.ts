@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { BUILTIN_REGISTRY } from '@poise/ha';
 import { PRESET_KEY, type PolicyRegistry } from '@poise/policy';
 import { z } from 'zod';
@@ -329,14 +330,58 @@ const limitsSchema = section({
     ),
 }).describe('Safety limits on what the daemon does.');
 
+/** A host name: labels of letters, digits and `-` between dots, a trailing dot allowed (an IPv4 address is one too). */
+const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/** An entry of `metrics.allowed-hosts`: a host name, an IPv4 address, or an IPv6 address (bare or in brackets). */
+function isHostName(value: string): boolean {
+  return HOST_NAME.test(value) || isIP(value.replace(/^\[(.*)\]$/, '$1')) === 6;
+}
+
+const metricsTlsSchema = section({
+  'cert-file': str('a file path')
+    .optional()
+    .describe('PEM file of the certificate (and its chain) the listener presents; with key-file, it serves HTTPS only.'),
+  'key-file': str('a file path')
+    .optional()
+    .describe('PEM file of the private key of cert-file (mode 0600).'),
+}).describe('TLS for the listener (both files or neither). Off by default: plain HTTP.');
+
 const metricsSchema = section({
   enabled: bool().default(true).describe('Serve Prometheus metrics (/metrics) and a JSON status (/status).'),
   listen: z
     .string({ error: 'expected host:port' })
     .regex(LISTEN_ADDRESS, { error: 'expected host:port, e.g. 127.0.0.1:9879 or [::1]:9879' })
     .default(DEFAULT_METRICS_LISTEN)
-    .describe('Address to listen on; loopback by default (the metrics are not authenticated).'),
-}).describe('Prometheus metrics.');
+    .describe(
+      'Address to listen on; loopback by default. Beyond loopback set bearer-token-file or basic-auth-file (a warning at start otherwise).',
+    ),
+  'allowed-hosts': z
+    .array(
+      z
+        .string({ error: 'expected a host name or address' })
+        .refine(isHostName, {
+          error: (issue) =>
+            `expected a host name or address without a port, e.g. poise.example.org, got ${JSON.stringify(issue.input)}`,
+        }),
+      { error: 'expected a list of host names' },
+    )
+    .default([])
+    .describe(
+      "Names (and addresses) besides the listen address that a request's Host header may carry: the names the page and Prometheus reach this daemon by. Any other Host is refused (421): a page of another origin cannot read the listener through DNS rebinding.",
+    ),
+  'bearer-token-file': str('a file path')
+    .optional()
+    .describe(
+      'File holding a token (one line, mode 0600) every request must send as `Authorization: Bearer <token>` (Prometheus: authorization.credentials_file). At most one of bearer-token-file and basic-auth-file.',
+    ),
+  'basic-auth-file': str('a file path')
+    .optional()
+    .describe(
+      'htpasswd-style file of `user:hash` lines ({SHA} or $scrypt$ hashes) every request must match with HTTP basic authentication (browsers, Prometheus basic_auth).',
+    ),
+  tls: metricsTlsSchema.prefault({}),
+}).describe('The listener: the status page, its JSON endpoints, /status and Prometheus /metrics.');
 
 const stateSchema = section({
   file: str('a file path')

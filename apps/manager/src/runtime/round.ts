@@ -108,6 +108,8 @@ const REFERENCE_STAGES: ReadonlySet<string> = new Set([PIPELINE_STAGE, ...Object
 
 export class RoundRunner {
   private roundNo = 0;
+  /** The round a restored journal ended with: this run's rounds are numbered after it (see `continueAfter`). */
+  private firstRound = 0;
   private clusterAutoRebalance: boolean | undefined;
   /** The cluster's own balancer settings as last read (for the status). */
   private lastCrs: ClusterSnapshot['crs']['settings'];
@@ -142,9 +144,18 @@ export class RoundRunner {
     return this.working;
   }
 
-  /** Rounds run so far. */
+  /** Rounds run so far (this run). */
   get rounds(): number {
-    return this.roundNo;
+    return this.roundNo - this.firstRound;
+  }
+
+  /**
+   * Numbers this run's rounds after `lastRound` (the newest of a journal saved by the run
+   * before), so the page's history and the log go on with the numbering. Before the first round only.
+   */
+  continueAfter(lastRound: number): void {
+    if (this.roundNo === this.firstRound && Number.isInteger(lastRound) && lastRound >= 0)
+      this.roundNo = this.firstRound = lastRound;
   }
 
   /** The last round's line. */
