@@ -17,8 +17,8 @@ const HORIZON_BOUNDS = [60, 86_400] as const;
 
 /**
  * The horizon of a node: the median of its last {@link HORIZON_SPELLS_KEPT} hot spells'
- * durations (seconds) once it has shown {@link HORIZON_MIN_SPELLS}, within
- * {@link HORIZON_BOUNDS}; `fallbackSeconds` before. The median, not the mean: one spell that
+ * durations (seconds) once it has shown `HORIZON_MIN_SPELLS`, within
+ * `HORIZON_BOUNDS`; `fallbackSeconds` before. The median, not the mean: one spell that
  * lasted all night does not make every move look worth it. Throws `invalid-argument` for a
  * duration that is not a finite number ≥ 0 (naming its index) or a bad fallback.
  */

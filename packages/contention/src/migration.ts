@@ -324,9 +324,9 @@ const MIGRATION_TASKS_KEPT = 20;
 
 /**
  * The settings with the link rate learned from the cluster's finished migrations: the median
- * over the newest {@link MIGRATION_TASKS_KEPT} of `transferredBytes / (durationSeconds −
+ * over the newest `MIGRATION_TASKS_KEPT` of `transferredBytes / (durationSeconds −
  * setupSeconds)` (a task shorter than its set-up counts at one second of copy), once at least
- * {@link MIGRATION_TASKS_MIN} are known; else `settings` as they are. A rate measured while
+ * `MIGRATION_TASKS_MIN` are known; else `settings` as they are. A rate measured while
  * other migrations shared the link is low: the estimate errs on the side of dear moves.
  * Throws `invalid-argument` naming `tasks.<i>.<field>` for a bad task (callers that read
  * tasks from a cluster skip those with a warning before).

@@ -392,7 +392,7 @@ export interface MoveInput {
  * its two nodes over the horizon, net of what the migration costs the moving guests.
  *
  * With `A` a node's activity and `P` its predicted cpu and memory pressures (at its current
- * load, and at its load after the move), a node's rate is {@link contentionRate}; the move
+ * load, and at its load after the move), a node's rate is `contentionRate`; the move
  * changes the source to `A − a`, `P(load − moved)` and the target to `A + a`, `P(load + moved)`.
  * The migration takes `T = setup + transferBytes / bandwidth` seconds; its gain counts from
  * then until the horizon, `saved = (rateBefore − rateAfter) · max(0, horizon − T)`, and it

@@ -4,7 +4,7 @@ import { ContentionError, showValue } from './errors';
 /**
  * The learner's memory, plain JSON (objects, arrays, finite numbers, strings, `null`), so a
  * host can persist it and `JSON.parse(JSON.stringify(state))` restores it exactly. Bounded:
- * per node two curves of at most {@link LOAD_BINS} bins of at most {@link BIN_SAMPLES}
+ * per node two curves of at most {@link LOAD_BINS} bins of at most `BIN_SAMPLES`
  * samples; nodes and bins not seen for `RETAIN_SECONDS` are dropped.
  */
 export interface ContentionModelState {

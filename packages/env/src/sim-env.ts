@@ -62,7 +62,7 @@ const CFS_ERROR = 'cfs connection refused - not mounted?\n';
 /**
  * The Env of one simulated daemon (`crm` or `lrm`) on one node: its own clock (advanced one
  * second per loop iteration), its log id `<node>/<daemon>`, and the cluster through the
- * {@link SimBackend}. Cluster-filesystem access throws {@link CFS_ERROR} while the node's cfs
+ * {@link SimBackend}. Cluster-filesystem access throws `CFS_ERROR` while the node's cfs
  * is set to fail.
  */
 export class SimEnv implements Env {

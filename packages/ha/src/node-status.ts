@@ -49,7 +49,7 @@ export class NodeStatus {
 
   /**
    * Undefined when the node is online (maintenance counts as offline); otherwise whether it has been offline for at
-   * least {@link FENCE_DELAY_SECONDS}. A node never seen is counted from now.
+   * least `FENCE_DELAY_SECONDS`. A node never seen is counted from now.
    */
   nodeIsOfflineDelayed(node: string, delay = FENCE_DELAY_SECONDS): boolean | undefined {
     const now = this.env.getTime();

@@ -17,7 +17,7 @@ import { stablePlugin } from '@poise/policy-stable';
  */
 const BUILTIN_PLUGINS = [contentionPlugin, planPlugin, stablePlugin, pressurePlugin] as const;
 
-/** The registry of the built-in plug-ins (see {@link BUILTIN_PLUGINS}). */
+/** The registry of the built-in plug-ins (see `BUILTIN_PLUGINS`). */
 export const BUILTIN_REGISTRY = new PolicyRegistry(BUILTIN_PLUGINS);
 
 /** A plug-in as loaded from a module, before it is checked: the value and the module it came from. */
@@ -81,7 +81,7 @@ export async function loadPolicyPlugins(specifiers: readonly string[], from: str
 }
 
 /**
- * The built-in registry extended with the plug-ins of these modules ({@link loadPolicyPlugins},
+ * The built-in registry extended with the plug-ins of these modules (`loadPolicyPlugins`,
  * then `PolicyRegistry.with`): throws `PolicyError` `invalid-plugin` naming the module and the
  * field for one that cannot be loaded, is not a plug-in, or clashes with a key or name before it.
  */

@@ -27,7 +27,7 @@ export const MAX_ACCUMULATOR_LOAD = 2 ** 400;
  */
 const HUGE_MEAN = 2 ** 450;
 
-/** Validates one held load: a finite number in [0, {@link MAX_ACCUMULATOR_LOAD}]. */
+/** Validates one held load: a finite number in [0, `MAX_ACCUMULATOR_LOAD`]. */
 function checkLoad(load: number, where: string): void {
   if (!isLoad(load)) throw invalidLoad(load, where);
   if (load > MAX_ACCUMULATOR_LOAD) {
@@ -50,7 +50,7 @@ function checkLoad(load: number, where: string): void {
  * alternatives that cannot win and re-evaluate only the rest exactly.
  *
  * Loads are ratios (node load, usually 0..1) and must be finite numbers in
- * [0, {@link MAX_ACCUMULATOR_LOAD}] (else {@link ImbalanceError} `invalid-load` naming the
+ * [0, `MAX_ACCUMULATOR_LOAD`] (else {@link ImbalanceError} `invalid-load` naming the
  * index); every result is finite. A rejected call leaves the accumulator as it was.
  */
 export class ImbalanceAccumulator {

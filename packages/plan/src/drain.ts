@@ -33,7 +33,7 @@ const coresText = (n: number) => `${Number.isInteger(n) ? n : n.toFixed(1)}`;
  * When some guest of a drained node fits nowhere, an exact search first looks for a split of
  * the drained guests alone; only when there is none does the drain move other guests, off one
  * node the guest may use, to nodes where they fit as they are: the fewest that make room
- * (at most {@link MAX_ROOM_MOVES_PER_GUEST}), then the least memory to copy. Each such move is
+ * (at most `MAX_ROOM_MOVES_PER_GUEST`), then the least memory to copy. Each such move is
  * named with why in `plan.drain.makeRoom` and the notes (`vm:123 node7 → node9 to make room
  * for vm:101 (needs 8.0 GiB, node7 has 3.0 GiB free)`). When that is not enough either, the
  * answer is infeasible with the reason, and nothing is planned.
@@ -324,7 +324,7 @@ function makeRoomFor(p: Problem, s: DrainState, u: number, stationary: Uint8Arra
 
 /**
  * Takes units of `candidates` (in order) off node `n` until `u` fits there, each to the node
- * it fits on best; at most {@link MAX_ROOM_MOVES_PER_GUEST} of them paid (units that would stay
+ * it fits on best; at most `MAX_ROOM_MOVES_PER_GUEST` of them paid (units that would stay
  * otherwise). The state is restored before returning. The moves (unit, node), how many are
  * paid and the memory they copy, or undefined when `u` still does not fit.
  */

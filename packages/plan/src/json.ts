@@ -156,7 +156,7 @@ export function parsePlanJson(text: string, source = 'input'): PlanInput {
 }
 
 /**
- * Validates a parsed JSON value as a plan input (the second half of {@link parsePlanJson}, for
+ * Validates a parsed JSON value as a plan input (the second half of `parsePlanJson`, for
  * a caller with its own JSON reader, e.g. one that refuses duplicate keys). Throws `PlanError`
  * `invalid-input` with `source` prefixed to the message.
  */

@@ -1,5 +1,6 @@
 export { type ContentionPace } from './pace';
 export {
+  CONTENTION_FIELDS,
   contentionPlugin,
   createContentionPlugin,
   type ContentionPluginOptions,

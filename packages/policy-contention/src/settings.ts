@@ -73,7 +73,8 @@ export const COST_BENEFIT_KEY: FlagKeySpec = {
  * The key of each setting, by the field of {@link ContentionSettings} it fills: the plug-in's
  * keys (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
  */
-const CONTENTION_FIELDS = {
+/** The plug-in's key specs, by setting name (what its settings type is derived from). */
+export const CONTENTION_FIELDS = {
   /** What the balancer minimises. */
   objective: OBJECTIVE_KEY,
   /** `ha-auto-rebalance-contention-min-gain`, guest-seconds (finite, ≥ 0). */

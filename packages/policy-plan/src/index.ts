@@ -1,1 +1,1 @@
-export { planPlugin, type PlanSettings } from './settings';
+export { PLAN_FIELDS, planPlugin, type PlanSettings } from './settings';

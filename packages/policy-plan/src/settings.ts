@@ -13,7 +13,8 @@ const PLAN_KEY: FlagKeySpec = {
 };
 
 /** The key of each setting, by the field of {@link PlanSettings} it fills: the plug-in's keys. */
-const PLAN_FIELDS = {
+/** The plug-in's key specs, by setting name (what its settings type is derived from). */
+export const PLAN_FIELDS = {
   /** Take the first step of a global plan (off: the greedy best move). */
   plan: PLAN_KEY,
 } as const;

@@ -65,7 +65,8 @@ const CHECK_MIGRATABLE_KEY: FlagKeySpec = {
  * The key of each setting, by the field of {@link PressureSettings} it fills: the plug-in's keys
  * (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
  */
-const PRESSURE_FIELDS = {
+/** The plug-in's key specs, by setting name (what its settings type is derived from). */
+export const PRESSURE_FIELDS = {
   /** cpu pressure threshold, percent (0 = cpu not judged). */
   minPressureCpuPercent: MIN_PRESSURE_CPU_KEY,
   /** memory pressure threshold, percent (0 = memory not judged). */

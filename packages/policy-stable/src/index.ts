@@ -1,2 +1,2 @@
 export { cooldownFilter, type CooldownEntry, type CooldownState } from './cooldown';
-export { stablePlugin, type StableSettings } from './settings';
+export { STABLE_FIELDS, stablePlugin, type StableSettings } from './settings';

@@ -97,7 +97,8 @@ const MEMHOST_KEY: FlagKeySpec = {
  * The key of each setting, by the field of {@link StableSettings} it fills: the plug-in's keys
  * (see `PolicyPlugin.keys` of `@poise/policy`), in the order of the keys, problems and schema.
  */
-const STABLE_FIELDS = {
+/** The plug-in's key specs, by setting name (what its settings type is derived from). */
+export const STABLE_FIELDS = {
   /** Backoff base, seconds (0 = off). */
   backoffSeconds: BACKOFF_KEY,
   /** Cooldown, seconds (0 = off). */

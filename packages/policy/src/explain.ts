@@ -51,7 +51,7 @@ export type ReasonQuantity = 'imbalance' | 'improvement' | 'relative-improvement
 /**
  * How stop reasons and notices print the quantities of the imbalance, in the units the host's
  * operator configured them ({@link BalanceContext.format}); the policy itself stays
- * unit-agnostic. The default, {@link FRACTION_REASON_FORMAT}, prints fractions;
+ * unit-agnostic. The default, `FRACTION_REASON_FORMAT`, prints fractions;
  * {@link percentReasonFormat} prints percent and percentage points.
  *
  * Contract: pure, returns a non-empty string for every finite number; `value(q, v, bound)`

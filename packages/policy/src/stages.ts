@@ -13,7 +13,7 @@ export function evaluatorOf(ctx: BalanceContext, plan: Plan): BalanceEvaluator {
 
 /**
  * How the stage's reasons print imbalances and improvements: the host's format
- * ({@link BalanceContext.format}), else fractions ({@link FRACTION_REASON_FORMAT}).
+ * ({@link BalanceContext.format}), else fractions (`FRACTION_REASON_FORMAT`).
  */
 export function reasonFormatOf(ctx: BalanceContext): ReasonFormat {
   return ctx.format ?? FRACTION_REASON_FORMAT;

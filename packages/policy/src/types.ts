@@ -253,7 +253,7 @@ export interface BalanceContext extends BalanceEvaluator {
   /**
    * How stop reasons and notices print imbalances, improvements and relative improvements: in
    * the units the host's operator configured (`percentReasonFormat()`: `27.4%`, `18.4 pp`).
-   * Default {@link FRACTION_REASON_FORMAT} (fractions, `0.2738`). Only text depends on it:
+   * Default `FRACTION_REASON_FORMAT` (fractions, `0.2738`). Only text depends on it:
    * decisions, codes and keys are the same in every format. Not an object with `value` and
    * `bound` functions: the round stops with `invalid-input`.
    */

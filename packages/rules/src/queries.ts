@@ -255,7 +255,7 @@ export interface BalancingCandidate {
 
 /**
  * The auto-rebalance candidates (spec §3.7 step 4): every movable bundle
- * ({@link getActiveStationaryResourceBundles}: started, co-located, positively affine resources
+ * (`getActiveStationaryResourceBundles`: started, co-located, positively affine resources
  * with no member moving), with as targets the leader's highest-priority allowed nodes among
  * `onlineNodes` ({@link getNodeAffinity} `pri`: strict and non-strict node affinity), minus
  * the nodes its negative partners use or move to ({@link applyNegativeResourceAffinity}),

@@ -139,7 +139,7 @@ function variantCrsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
 export function crsKeys(registry: PolicyRegistry = BUILTIN_REGISTRY): string[] {
   return [...REFERENCE_CRS_KEYS, ...variantCrsKeys(registry)];
 }
-/** The variant keys of the built-in plug-ins and the preset (see {@link variantCrsKeys}). */
+/** The variant keys of the built-in plug-ins and the preset (see `variantCrsKeys`). */
 export const VARIANT_CRS_KEYS: readonly string[] = variantCrsKeys();
 /** Every `crs` key a case may set with the built-in plug-ins (see {@link crsKeys}). */
 export const CRS_KEYS: readonly string[] = crsKeys();

@@ -9,7 +9,7 @@ import { SimError } from './errors';
 const MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024;
 
 export interface ReadOptions {
-  /** Refuse files larger than this many bytes (default {@link MAX_INPUT_FILE_BYTES}). */
+  /** Refuse files larger than this many bytes (default `MAX_INPUT_FILE_BYTES`). */
   maxBytes?: number;
 }
 

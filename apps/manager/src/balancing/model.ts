@@ -25,7 +25,7 @@ export const USAGE_VALUE_MAX = TELEMETRY_MAX;
 const USAGE_VALUE_MAX_TEXT = '2^53';
 
 /** A usage value out of range (see {@link USAGE_VALUE_MAX}). */
-export interface OutOfRange {
+interface OutOfRange {
   /** `node 'node3'` or `guest 'vm:101'`. */
   readonly owner: string;
   readonly field: string;
@@ -41,7 +41,7 @@ export interface LeftOutNode {
 }
 
 /** A guest whose node is not in the snapshot's node list (not counted anywhere). */
-export interface StrayGuest {
+interface StrayGuest {
   readonly sid: string;
   readonly node: string;
 }
@@ -128,7 +128,7 @@ function outOfRangeValues(
 }
 
 /** `'maxmem' 1e+30 (not in 1..2^53 bytes)`. */
-export function describeOutOfRange(v: OutOfRange): string {
+function describeOutOfRange(v: OutOfRange): string {
   return `'${v.field}' ${String(v.value)} (not in ${v.range})`;
 }
 

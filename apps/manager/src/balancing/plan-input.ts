@@ -18,7 +18,7 @@ export interface CapacityArgs {
  * `cannot be migrated: local cd-rom image 'local:iso/d.iso' (ide2)`; `undefined` when it can or
  * its configuration was not read.
  */
-export function configBlocker(snapshot: ClusterSnapshot, sid: string): string | undefined {
+function configBlocker(snapshot: ClusterSnapshot, sid: string): string | undefined {
   const config = snapshot.guestConfigs?.get(sid);
   if (config === undefined) return undefined;
   const verdict = judgeMigratability(config, {

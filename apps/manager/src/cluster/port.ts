@@ -235,7 +235,7 @@ export type GuestMigrationCheck = { readonly allowed: true } | { readonly allowe
 export const MOTION_VIAS = ['ha', 'guest'] as const;
 
 /** One of {@link MOTION_VIAS}. */
-export type MotionVia = (typeof MOTION_VIAS)[number];
+type MotionVia = (typeof MOTION_VIAS)[number];
 
 /**
  * A motion this daemon issued, as persisted in the state file (plain JSON). `phase`:

@@ -133,7 +133,7 @@ function base64Bytes(text: string): Buffer {
 }
 
 /** One hash of the basic-auth file, or a message saying why it is refused. */
-export function parsePasswordHash(hash: string): PasswordHash | string {
+function parsePasswordHash(hash: string): PasswordHash | string {
   if (hash.startsWith('{SHA}')) {
     const digest = base64Bytes(hash.slice(5));
     if (digest.length !== 20 || !/^[A-Za-z0-9+/]+={0,2}$/.test(hash.slice(5)))
@@ -169,7 +169,7 @@ export function parsePasswordHash(hash: string): PasswordHash | string {
  * Throws a message naming `file:line` for a line that is not `user:hash`, a user given twice, or
  * a hash format that is not accepted (see {@link parsePasswordHash}).
  */
-export function parseBasicAuthFile(text: string, path: string, key = 'metrics.basic-auth-file'): BasicCredential {
+function parseBasicAuthFile(text: string, path: string, key = 'metrics.basic-auth-file'): BasicCredential {
   const users = new Map<string, PasswordHash>();
   const lines = text.split('\n');
   for (const [i, raw] of lines.entries()) {

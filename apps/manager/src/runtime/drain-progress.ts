@@ -18,7 +18,7 @@ export function drainProgressPath(statePath: string): string {
 }
 
 /** Ended motions a record keeps (the newest): enough for a daemon that reads it every round to see each one. */
-export const DRAIN_PROGRESS_ENDED_MAX = 256;
+const DRAIN_PROGRESS_ENDED_MAX = 256;
 
 /** A motion of the drain in flight. */
 export interface DrainMotionInFlight {
@@ -32,7 +32,7 @@ export interface DrainMotionInFlight {
 }
 
 /** A motion of the drain that ended. */
-export interface DrainMotionEnded extends DrainMotionInFlight {
+interface DrainMotionEnded extends DrainMotionInFlight {
   /** Seconds (the drain's clock) it ended. */
   readonly endedAt: number;
   readonly ok: boolean;

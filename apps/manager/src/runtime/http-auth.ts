@@ -6,13 +6,13 @@ import type { BasicCredential, BearerCredential, PasswordHash } from '../config/
  * flood of wrong passwords could otherwise keep the pool (and the API client's DNS lookups) busy.
  * A request beyond it is answered 503 with `retry-after`.
  */
-export const MAX_PENDING_VERIFICATIONS = 4;
+const MAX_PENDING_VERIFICATIONS = 4;
 /**
  * Authorization headers verified with scrypt that are remembered (by their SHA-256) so that a
  * page polling every 2 s or a Prometheus scrape does not pay for scrypt each time. Only headers
  * that were right are kept; the oldest is forgotten first.
  */
-export const VERIFIED_CACHE_SIZE = 32;
+const VERIFIED_CACHE_SIZE = 32;
 /** The realm of the challenge (`WWW-Authenticate`). */
 const REALM = 'poise-manager';
 
@@ -29,7 +29,7 @@ function sameSecret(a: Buffer, b: Buffer): boolean {
 }
 
 /** `Basic <base64(user:password)>` → the user and the password, or `undefined` when it is not that. */
-export function parseBasicHeader(header: string): { user: string; password: string } | undefined {
+function parseBasicHeader(header: string): { user: string; password: string } | undefined {
   const m = /^basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(header);
   if (m === null) return undefined;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');

@@ -17,11 +17,11 @@ import {
 import { type MotionOutcome, writeAtomically } from './state';
 
 /** Marks a file as a saved journal. */
-export const JOURNAL_FORMAT = 'poise-manager-journal';
+const JOURNAL_FORMAT = 'poise-manager-journal';
 /** The journal file version this build reads and writes. */
-export const JOURNAL_VERSION = 1;
+const JOURNAL_VERSION = 1;
 /** The file's name, beside `state.file`. */
-export const JOURNAL_FILE = 'journal.json';
+const JOURNAL_FILE = 'journal.json';
 /**
  * The journal is written at most once per this many seconds of real time (after a round that
  * added to it), and at stop: a crash loses at most this much of the page's history.
@@ -31,7 +31,7 @@ export const JOURNAL_SAVE_SECONDS = 60;
  * The file is at most this long: beyond it the oldest rounds are left out of it (halving what
  * is written until it fits). A day of 64 nodes at 10 s is about 12 MiB.
  */
-export const JOURNAL_MAX_BYTES = 32 * 1024 * 1024;
+const JOURNAL_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * Where the journal of a daemon with this `state.file` is kept: beside it, except on the

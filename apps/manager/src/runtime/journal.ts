@@ -77,7 +77,7 @@ function jsonNumber(value: number, digits: number): number | null {
 }
 
 /** Which rounds a history or decision query wants. */
-export interface RoundQuery {
+interface RoundQuery {
   /** Only rounds at or after this time (seconds, the daemon's clock). */
   readonly since?: number;
   /** Only rounds numbered above this one (a poller's last). */

@@ -35,17 +35,17 @@ export type HttpRoute = (query: URLSearchParams) => HttpReply | Promise<HttpRepl
 /** Bodies at least this long are sent gzipped to a client that accepts it (JSON is computed per request). */
 const GZIP_MIN_BYTES = 8192;
 /** Request line and headers together at most (node's `maxHeaderSize`); beyond: 431 and the socket closed. */
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 /** A GET or HEAD may carry a body this long at most (it is read and ignored); beyond: 413 and the socket closed. */
 export const MAX_BODY_BYTES = 1024;
 /** The request line and headers must arrive within this (node's `headersTimeout`). */
-export const HEADERS_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 /** The whole request, body included, must arrive within this (node's `requestTimeout`); else 408. */
-export const REQUEST_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 /** An idle kept-alive connection is closed after this. */
-export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** A connection on which nothing moves either way for this long (a client that stopped reading the reply) is closed. */
-export const SOCKET_IDLE_TIMEOUT_MS = 60_000;
+const SOCKET_IDLE_TIMEOUT_MS = 60_000;
 /** How often node checks the header and request timeouts (they fire at most this late). */
 const TIMEOUT_CHECK_MS = 1_000;
 /** A TLS handshake must end within this. */

@@ -14,9 +14,6 @@ export const DRAIN_VIA = 'drain';
 /** Every `via` of the motion counters: the daemon's own ({@link MOTION_VIAS}) and a drain's. */
 export const MOTION_VIA_LABELS = [...MOTION_VIAS, DRAIN_VIA] as const;
 
-/** One of {@link MOTION_VIA_LABELS}. */
-export type MotionViaLabel = (typeof MOTION_VIA_LABELS)[number];
-
 /**
  * The label values the labelled counters take that depend on what the daemon runs: they start
  * at 0 (so `increase()` sees the first event), the fixed ones (outcomes, `via`, error kinds)

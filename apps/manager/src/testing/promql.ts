@@ -13,7 +13,7 @@
 /** Instant selectors look this far back for a sample (Prometheus's default `lookback-delta`). */
 const LOOKBACK_SECONDS = 300;
 
-export type Labels = Readonly<Record<string, string>>;
+type Labels = Readonly<Record<string, string>>;
 
 /** One sample of a scrape: the metric name, its labels, its value. */
 export interface ExposedSample {

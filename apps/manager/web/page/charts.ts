@@ -30,14 +30,6 @@ const CONFIG = {
   },
 };
 
-/** A row of the imbalance chart. */
-export interface ImbalanceRow {
-  /** Milliseconds since the epoch (the daemon's clock). */
-  readonly t: number;
-  /** Percent; null where the round read nothing. */
-  readonly imbalance: number | null;
-}
-
 /** A motion marker. */
 export interface MotionRow {
   readonly t: number;
@@ -52,16 +44,6 @@ const MOTION_SHAPES = {
   domain: ['ha', 'guest', 'drain'],
   range: ['triangle-down', 'triangle-down', 'square'],
 } as const;
-
-/** A row of the node load chart. */
-export interface LoadRow {
-  readonly t: number;
-  readonly node: string;
-  /** `CPU` or `memory`. */
-  readonly resource: string;
-  /** Percent of the node's capacity; null where not read. */
-  readonly load: number | null;
-}
 
 /** The time axis of every chart: UTC clock times. */
 const timeAxis = (title: string | null, width: number, spanSeconds: number) => ({

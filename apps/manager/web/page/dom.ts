@@ -67,7 +67,7 @@ function morphNode(old: Node, fresh: Node): void {
 }
 
 /** Makes the children of `parent` like `fresh`, keeping every node that matches (by kind, or by `data-key`). */
-export function morphChildren(parent: Element, fresh: readonly Node[]): void {
+function morphChildren(parent: Element, fresh: readonly Node[]): void {
   const keyed = new Map<string, Element>();
   for (const c of parent.children) {
     const k = c.getAttribute('data-key');

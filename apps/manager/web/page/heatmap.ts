@@ -7,9 +7,9 @@
 import { el } from './dom';
 
 /** Row height (CSS px): a 10 px label per row, no overlap. */
-export const HEAT_ROW_PX = 12;
+const HEAT_ROW_PX = 12;
 /** Width of a cell at least (CSS px): the slices of a chart are its plot width over this. */
-export const HEAT_CELL_PX = 4;
+const HEAT_CELL_PX = 4;
 const LABEL_PX = 84;
 const AXIS_PX = 22;
 const FONT = '10px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
@@ -27,7 +27,7 @@ const NO_VALUE = '#eef1f4';
 const TICK_STEPS_SECONDS = [10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
 
 /** The colour of a load ratio (clamped to 0..1); `NO_VALUE` for none. */
-export function loadColour(ratio: number): string {
+function loadColour(ratio: number): string {
   if (Number.isNaN(ratio)) return NO_VALUE;
   const x = Math.max(0, Math.min(1, ratio)) * (STOPS.length - 1);
   const k = Math.min(STOPS.length - 2, Math.floor(x));

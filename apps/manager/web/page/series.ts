@@ -205,7 +205,7 @@ function nanColumn(size: number): Float32Array {
 }
 
 /** The index of the first time ≥ `from` in the first `length` (sorted) times. */
-export function firstAtOrAfter(time: Float64Array, length: number, from: number): number {
+function firstAtOrAfter(time: Float64Array, length: number, from: number): number {
   let lo = 0;
   let hi = length;
   while (lo < hi) {
