@@ -151,7 +151,9 @@ describe('PveClient.permissions', () => {
     const got = await client.permissions('/vms/101');
     expect(grantsPrivilege(got, { path: '/vms/101', privilege: 'VM.Migrate' })).toBe(true);
     expect(got.get('/vms/101')?.get('VM.Audit')).toBe(false);
-    expect(server.requests.map((r) => `${r.path}?${r.query.toString()}`)).toEqual(['/access/permissions?path=%2Fvms%2F101']);
+    expect(server.requests.map((r) => `${r.path}?${r.query.toString()}`)).toEqual([
+      '/access/permissions?path=%2Fvms%2F101',
+    ]);
   });
 
   it('an older release without the endpoint: not-implemented', async () => {

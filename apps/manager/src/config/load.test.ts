@@ -472,7 +472,10 @@ describe("the listener's files (metrics.bearer-token-file, basic-auth-file, tls)
     file('cert.pem', certs.certPem);
     file('key.pem', certs.keyPem);
     expect(load({ tls: { 'cert-file': 'cert.pem', 'key-file': 'key.pem' } })).toBe('valid');
-    const c = parseConfig({ ...PVE_MIN, metrics: { tls: { 'cert-file': 'cert.pem', 'key-file': 'key.pem' } } }, join(dir, 'c.yaml'));
+    const c = parseConfig(
+      { ...PVE_MIN, metrics: { tls: { 'cert-file': 'cert.pem', 'key-file': 'key.pem' } } },
+      join(dir, 'c.yaml'),
+    );
     expect(c.metrics.tls).toEqual({ certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') });
     const security = loadListenerSecurity(c.metrics);
     expect(security.tls?.cert).toBe(certs.certPem);
@@ -480,26 +483,83 @@ describe("the listener's files (metrics.bearer-token-file, basic-auth-file, tls)
   });
 
   it.each([
-    [{ 'bearer-token-file': 'missing' }, "poise-manager.yaml: metrics.bearer-token-file: cannot read 'missing' (ENOENT)"],
+    [
+      { 'bearer-token-file': 'missing' },
+      "poise-manager.yaml: metrics.bearer-token-file: cannot read 'missing' (ENOENT)",
+    ],
     [{ 'bearer-token-file': 'a-dir' }, "poise-manager.yaml: metrics.bearer-token-file: 'a-dir' is not a regular file"],
-    [{ 'bearer-token-file': 'token-empty' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-empty' is empty; expected one line holding the token"],
-    [{ 'bearer-token-file': 'token-two' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-two' holds more than one word; expected one line holding the token"],
-    [{ 'bearer-token-file': 'token-odd' }, "poise-manager.yaml: metrics.bearer-token-file: 'token-odd' holds characters a bearer token cannot carry; expected letters, digits and - . _ ~ + / (then = padding)"],
-    [{ 'basic-auth-file': 'users-empty' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-empty' holds no user; expected lines of 'user:hash'"],
-    [{ 'basic-auth-file': 'users-bcrypt' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-bcrypt':2: user 'bob': bcrypt ('$2y$', htpasswd -B) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
-    [{ 'basic-auth-file': 'users-apr1' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-apr1':1: user 'al': Apache MD5 ('$apr1$', the default of htpasswd) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
-    [{ 'basic-auth-file': 'users-plain' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-plain':1: user 'al': not a hash this daemon verifies (plain text or DES crypt?); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'"],
-    [{ 'basic-auth-file': 'users-noline' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-noline':1: expected 'user:hash'"],
-    [{ 'basic-auth-file': 'users-twice' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-twice':2: user 'al' is given twice"],
-    [{ 'basic-auth-file': 'users-shortsha' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-shortsha':1: user 'al': a '{SHA}' hash is the base64 of 20 bytes (htpasswd -s)"],
-    [{ 'basic-auth-file': 'users-scrypt-cost' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-cost':1: user 'al': scrypt ln must be 10 to 20, got 30"],
-    [{ 'basic-auth-file': 'users-scrypt-form' }, "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-form':1: user 'al': expected '$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt base64>$<hash base64>'"],
-    [{ tls: { 'cert-file': 'not-pem', 'key-file': 'key.pem' } }, "poise-manager.yaml: metrics.tls.cert-file: 'not-pem' holds no PEM certificate"],
-    [{ tls: { 'cert-file': 'bad-pem', 'key-file': 'key.pem' } }, /^poise-manager\.yaml: metrics\.tls\.cert-file: 'bad-pem' holds no valid PEM certificate \(.+\)$/],
-    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'cert.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'cert.pem' holds no PEM private key"],
-    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'other-key.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'other-key.pem' is not the private key of the certificate in 'cert.pem'"],
-    [{ tls: { 'cert-file': 'cert.pem', 'key-file': 'encrypted-key.pem' } }, "poise-manager.yaml: metrics.tls.key-file: 'encrypted-key.pem' holds an encrypted private key; expected one without a passphrase"],
-    [{ tls: { 'cert-file': 'missing.pem', 'key-file': 'token-empty/key.pem' } }, "poise-manager.yaml: metrics.tls.cert-file: cannot read 'missing.pem' (ENOENT)\npoise-manager.yaml: metrics.tls.key-file: cannot read 'token-empty/key.pem' (ENOTDIR)"],
+    [
+      { 'bearer-token-file': 'token-empty' },
+      "poise-manager.yaml: metrics.bearer-token-file: 'token-empty' is empty; expected one line holding the token",
+    ],
+    [
+      { 'bearer-token-file': 'token-two' },
+      "poise-manager.yaml: metrics.bearer-token-file: 'token-two' holds more than one word; expected one line holding the token",
+    ],
+    [
+      { 'bearer-token-file': 'token-odd' },
+      "poise-manager.yaml: metrics.bearer-token-file: 'token-odd' holds characters a bearer token cannot carry; expected letters, digits and - . _ ~ + / (then = padding)",
+    ],
+    [
+      { 'basic-auth-file': 'users-empty' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-empty' holds no user; expected lines of 'user:hash'",
+    ],
+    [
+      { 'basic-auth-file': 'users-bcrypt' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-bcrypt':2: user 'bob': bcrypt ('$2y$', htpasswd -B) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'",
+    ],
+    [
+      { 'basic-auth-file': 'users-apr1' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-apr1':1: user 'al': Apache MD5 ('$apr1$', the default of htpasswd) is not accepted (node:crypto cannot verify it); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'",
+    ],
+    [
+      { 'basic-auth-file': 'users-plain' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-plain':1: user 'al': not a hash this daemon verifies (plain text or DES crypt?); accepted: '{SHA}' (htpasswd -s) and '$scrypt$ln=…,r=…,p=…$<salt>$<hash>'",
+    ],
+    [
+      { 'basic-auth-file': 'users-noline' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-noline':1: expected 'user:hash'",
+    ],
+    [
+      { 'basic-auth-file': 'users-twice' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-twice':2: user 'al' is given twice",
+    ],
+    [
+      { 'basic-auth-file': 'users-shortsha' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-shortsha':1: user 'al': a '{SHA}' hash is the base64 of 20 bytes (htpasswd -s)",
+    ],
+    [
+      { 'basic-auth-file': 'users-scrypt-cost' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-cost':1: user 'al': scrypt ln must be 10 to 20, got 30",
+    ],
+    [
+      { 'basic-auth-file': 'users-scrypt-form' },
+      "poise-manager.yaml: metrics.basic-auth-file: 'users-scrypt-form':1: user 'al': expected '$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt base64>$<hash base64>'",
+    ],
+    [
+      { tls: { 'cert-file': 'not-pem', 'key-file': 'key.pem' } },
+      "poise-manager.yaml: metrics.tls.cert-file: 'not-pem' holds no PEM certificate",
+    ],
+    [
+      { tls: { 'cert-file': 'bad-pem', 'key-file': 'key.pem' } },
+      /^poise-manager\.yaml: metrics\.tls\.cert-file: 'bad-pem' holds no valid PEM certificate \(.+\)$/,
+    ],
+    [
+      { tls: { 'cert-file': 'cert.pem', 'key-file': 'cert.pem' } },
+      "poise-manager.yaml: metrics.tls.key-file: 'cert.pem' holds no PEM private key",
+    ],
+    [
+      { tls: { 'cert-file': 'cert.pem', 'key-file': 'other-key.pem' } },
+      "poise-manager.yaml: metrics.tls.key-file: 'other-key.pem' is not the private key of the certificate in 'cert.pem'",
+    ],
+    [
+      { tls: { 'cert-file': 'cert.pem', 'key-file': 'encrypted-key.pem' } },
+      "poise-manager.yaml: metrics.tls.key-file: 'encrypted-key.pem' holds an encrypted private key; expected one without a passphrase",
+    ],
+    [
+      { tls: { 'cert-file': 'missing.pem', 'key-file': 'token-empty/key.pem' } },
+      "poise-manager.yaml: metrics.tls.cert-file: cannot read 'missing.pem' (ENOENT)\npoise-manager.yaml: metrics.tls.key-file: cannot read 'token-empty/key.pem' (ENOTDIR)",
+    ],
   ])('%j: %s', (metrics, message) => {
     mkdirSync(join(dir, 'a-dir'), { recursive: true });
     file('token-empty', ' \n');
@@ -521,7 +581,12 @@ describe("the listener's files (metrics.bearer-token-file, basic-auth-file, tls)
     file('other-key.pem', other.keyPem);
     file(
       'encrypted-key.pem',
-      createPrivateKey(certs.keyPem).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' }) as string,
+      createPrivateKey(certs.keyPem).export({
+        type: 'pkcs8',
+        format: 'pem',
+        cipher: 'aes-256-cbc',
+        passphrase: 'pw',
+      }) as string,
     );
     const got = load(metrics);
     if (typeof message === 'string') expect(got).toBe(message);

@@ -331,7 +331,8 @@ const limitsSchema = section({
 }).describe('Safety limits on what the daemon does.');
 
 /** A host name: labels of letters, digits and `-` between dots, a trailing dot allowed (an IPv4 address is one too). */
-const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOST_NAME =
+  /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** An entry of `metrics.allowed-hosts`: a host name, an IPv4 address, or an IPv6 address (bare or in brackets). */
 function isHostName(value: string): boolean {
@@ -341,10 +342,10 @@ function isHostName(value: string): boolean {
 const metricsTlsSchema = section({
   'cert-file': str('a file path')
     .optional()
-    .describe('PEM file of the certificate (and its chain) the listener presents; with key-file, it serves HTTPS only.'),
-  'key-file': str('a file path')
-    .optional()
-    .describe('PEM file of the private key of cert-file (mode 0600).'),
+    .describe(
+      'PEM file of the certificate (and its chain) the listener presents; with key-file, it serves HTTPS only.',
+    ),
+  'key-file': str('a file path').optional().describe('PEM file of the private key of cert-file (mode 0600).'),
 }).describe('TLS for the listener (both files or neither). Off by default: plain HTTP.');
 
 const metricsSchema = section({
@@ -358,12 +359,10 @@ const metricsSchema = section({
     ),
   'allowed-hosts': z
     .array(
-      z
-        .string({ error: 'expected a host name or address' })
-        .refine(isHostName, {
-          error: (issue) =>
-            `expected a host name or address without a port, e.g. poise.example.org, got ${JSON.stringify(issue.input)}`,
-        }),
+      z.string({ error: 'expected a host name or address' }).refine(isHostName, {
+        error: (issue) =>
+          `expected a host name or address without a port, e.g. poise.example.org, got ${JSON.stringify(issue.input)}`,
+      }),
       { error: 'expected a list of host names' },
     )
     .default([])

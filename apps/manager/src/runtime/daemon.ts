@@ -103,7 +103,11 @@ export class Daemon {
     });
     this.journalStore = once
       ? undefined
-      : new JournalStore(journalPath(options.host.statePath ?? options.config.statePath), this.ctx.journal, options.log);
+      : new JournalStore(
+          journalPath(options.host.statePath ?? options.config.statePath),
+          this.ctx.journal,
+          options.log,
+        );
     const statePath = options.host.statePath ?? options.config.statePath;
     this.drainBooking = once
       ? undefined
