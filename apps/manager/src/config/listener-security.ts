@@ -1,7 +1,6 @@
 import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { ManagerError } from '../errors';
-import type { ManagerConfig } from './load';
 import { secretFileModeWarning } from './secret';
 
 /** A bearer token file longer than this is not a token (refused before it is read). */
@@ -254,6 +253,13 @@ function tls(certFile: string, keyFile: string, warnings: string[]): NonNullable
   return { certFile, keyFile, cert: certPem, key: keyPem };
 }
 
+/** The files of `metrics` the listener reads (`ManagerConfig['metrics']` holds them; declared here so config/load can import this module). */
+interface ListenerFiles {
+  readonly bearerTokenFile?: string | undefined;
+  readonly basicAuthFile?: string | undefined;
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+}
+
 /**
  * Reads the files the listener's authentication and TLS name (`metrics.bearer-token-file`,
  * `metrics.basic-auth-file`, `metrics.tls.cert-file`/`key-file`) and checks them. Throws a
@@ -261,7 +267,7 @@ function tls(certFile: string, keyFile: string, warnings: string[]): NonNullable
  * file (`metrics.tls.cert-file: '/etc/poise-manager/cert.pem' holds no PEM certificate`);
  * never shows a secret.
  */
-export function loadListenerSecurity(metrics: ManagerConfig['metrics']): ListenerSecurity {
+export function loadListenerSecurity(metrics: ListenerFiles): ListenerSecurity {
   const warnings: string[] = [];
   const problems: string[] = [];
   const attempt = <T>(f: () => T): T | undefined => {

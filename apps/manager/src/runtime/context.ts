@@ -3,7 +3,7 @@ import type { ManagerConfig } from '../config/load';
 import type { Logger } from '../log';
 import { Journal } from './journal';
 import { Metrics } from './metrics';
-import { knownSkipReasons } from './report';
+import { knownSkipReasons } from './reasons';
 import type { BuiltPolicy } from '../balancing/policy';
 import { readableTimes } from './text';
 

@@ -325,11 +325,16 @@ describe('the status endpoints', () => {
 
   it('/api/policy: the keys in force with where each came from, the stages, the problems', async () => {
     const s = await running(unbalanced(), {
-      policy: { 'ha-auto-rebalance-hold-duration': 2, 'ha-auto-rebalance-backoff': 'abc' },
+      // a key that has no effect beside the others: a problem the policy reports (a bad value is refused at load)
+      policy: {
+        'ha-auto-rebalance-hold-duration': 2,
+        'ha-auto-rebalance-objective': 'imbalance',
+        'ha-auto-rebalance-contention-min-gain': 60,
+      },
     });
     const doc = (await s.get('/api/policy')).json();
     expect(doc).toMatchObject({ mode: 'act', thresholdPercent: 30, holdRounds: 2, preset: 'recommended' });
-    expect(doc.stages).toContain('contention-hold');
+    expect(doc.stages).toEqual(expect.arrayContaining(['threshold-hold', 'cooldown']));
     expect(doc.keys).toContainEqual({
       key: 'ha-auto-rebalance-hold-duration',
       value: 2,
@@ -342,7 +347,9 @@ describe('the status endpoints', () => {
       source: "poise-manager's defaults",
       sourceKind: 'default',
     });
-    expect(doc.problems).toEqual([expect.stringMatching(/^policy\.ha-auto-rebalance-backoff: invalid value 'abc'/)]);
+    expect(doc.problems).toEqual([
+      expect.stringMatching(/^policy\.ha-auto-rebalance-contention-min-gain: value 60 has no effect/),
+    ]);
   });
 
   it('/api/plan and /api/what-if: computed from the last read when asked, nothing requested', async () => {

@@ -21,7 +21,7 @@ import { Daemon } from './daemon';
 import { ROUND_OUTCOMES } from './journal';
 import { localLockFs } from './lock';
 import { DRAIN_VIA, Metrics, MOTION_VIA_LABELS } from './metrics';
-import { DAEMON_REASONS, knownSkipReasons, REFERENCE_STOP_CODES } from './report';
+import { DAEMON_REASONS, knownSkipReasons, REFERENCE_STOP_CODES } from './reasons';
 
 const dashboard = JSON.parse(
   readFileSync(new URL('../../../../tools/grafana/poise-manager.json', import.meta.url), 'utf8'),

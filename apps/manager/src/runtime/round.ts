@@ -29,13 +29,8 @@ import type { DaemonContext } from './context';
 import type { ClusterWatch } from './cluster-watch';
 import type { MotionFollower } from './follower';
 import type { LockGuard } from './lock-guard';
-import {
-  type PartialReport,
-  portFailure,
-  REFERENCE_STOP_CODES,
-  type RoundReport,
-  SKIP_COUNTED_OUTCOMES,
-} from './report';
+import { type PartialReport, portFailure, type RoundReport } from './report';
+import { REFERENCE_STOP_CODES, SKIP_COUNTED_OUTCOMES } from './reasons';
 import type { StateKeeper } from './state-keeper';
 import { isStageError, StageGuard } from './stage-guard';
 import { describeMotion, percent } from './text';
