@@ -419,25 +419,20 @@ describe('the default policy is the recommended preset; the case and a config fi
     }
   });
 
-  it("a bad variant value is the warning the HA core gives (that stage off), naming where it was set: the case's datacenter.cfg or the config file", async () => {
-    const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-backoff': -5, 'ha-auto-rebalance-cooldown': 'soon' });
+  it("a bad variant value is refused at start like a bad reference key (exit 78), naming where it was set: the case's datacenter.cfg or the config file", async () => {
+    const dir = cdromCase({ ha: 'dynamic', 'ha-auto-rebalance-backoff': -5 });
+    for (const args of [
+      ['--sim', dir],
+      ['--sim', dir, '--check-config'],
+    ]) {
+      const c = captureIo();
+      expect(await main(args, c.io)).toBe(78);
+      expect(c.err.join('\n')).toMatch(/datacenter\.cfg.*ha-auto-rebalance-backoff: invalid value '-5'/);
+    }
     const config = writeConfig('policy: {ha-auto-rebalance-cooldown: -1}');
     const c = captureIo();
-    expect(await main(['--sim', dir, '--config', config], c.io)).toBe(EXIT_OK);
-    const warnings = c
-      .records()
-      .filter((r) => r.event === 'start' && r.level === 'warn')
-      .map((r) => String(r.msg));
-    expect(warnings).toContain(
-      `'${join(dir, 'datacenter.cfg')}': crs.ha-auto-rebalance-backoff: invalid value '-5' (seconds, 0 to 3600), falling back to 0 (off)`,
-    );
-    // the config file's value is the one in force, and the one named
-    expect(warnings.filter((w) => w.includes('cooldown'))).toEqual([
-      expect.stringMatching(/^policy\.ha-auto-rebalance-cooldown: invalid value '-1' /),
-    ]);
-    expect(c.records().find((r) => r.event === 'start' && String(r.msg).startsWith('policy: '))?.msg).not.toMatch(
-      /backoff|cooldown/,
-    );
+    expect(await main(['--sim', cdromCase({ ha: 'dynamic' }), '--config', config], c.io)).toBe(78);
+    expect(c.err.join('\n')).toContain(`${config}: policy.ha-auto-rebalance-cooldown: invalid value '-1'`);
   });
 });
 
